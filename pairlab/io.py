@@ -1,0 +1,128 @@
+"""Reading the raw TSV releases: quotes are text, malformed rows are counted and reported.
+
+The files are read line by line with ``str.split('\\t')`` rather than a CSV reader: questions
+contain double quotes that are text, not quoting, and a bad row must be reported with its file
+and line number rather than surface as a parser error from deep inside pandas.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+__all__ = ["MalformedRowError", "ReadReport", "SkippedRow", "read_qqp", "read_wikiqa"]
+
+QQP_COLUMNS = ["id", "qid1", "qid2", "question1", "question2", "is_duplicate"]
+WIKIQA_COLUMNS_7 = ["QuestionID", "Question", "DocumentID", "DocumentTitle", "SentenceID",
+                    "Sentence", "Label"]
+WIKIQA_COLUMNS_5 = ["QuestionID", "Question", "SentenceID", "Sentence", "Label"]
+
+
+class MalformedRowError(ValueError):
+    """A row that does not have the expected fields, raised under ``strict=True``."""
+
+
+@dataclass(frozen=True)
+class SkippedRow:
+    path: str
+    line: int  # 1-based line number in the file
+    reason: str
+    text: str  # the start of the raw line, for the report
+
+
+@dataclass
+class ReadReport:
+    """What a reader read and what it skipped."""
+
+    files: list[str] = field(default_factory=list)
+    rows_read: int = 0
+    skipped: list[SkippedRow] = field(default_factory=list)
+
+    def merge(self, other: "ReadReport") -> "ReadReport":
+        return ReadReport(self.files + other.files, self.rows_read + other.rows_read,
+                          self.skipped + other.skipped)
+
+    def summary(self) -> str:
+        lines = [f"read {self.rows_read:,} rows from {len(self.files)} file(s); "
+                 f"skipped {len(self.skipped)} malformed row(s)"]
+        for row in self.skipped[:20]:
+            lines.append(f"  {row.path}:{row.line}: {row.reason}: {row.text!r}")
+        if len(self.skipped) > 20:
+            lines.append(f"  ... and {len(self.skipped) - 20} more")
+        return "\n".join(lines)
+
+
+def read_qqp(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport]:
+    """Rows of a QQP file: the GLUE form (no header) or ``quora_duplicate_questions.tsv``.
+
+    Returns a frame with columns ``qid1, qid2`` (int64), ``question1, question2`` (str),
+    ``is_duplicate`` (int8), and the report of skipped rows.
+    """
+    path = Path(path)
+
+    def parse(fields):
+        if len(fields) != 6:
+            raise _Bad(f"expected 6 tab-separated fields, found {len(fields)}")
+        try:
+            qid1, qid2, label = int(fields[1]), int(fields[2]), int(fields[5])
+        except ValueError:
+            raise _Bad("qid1, qid2 and is_duplicate must be integers") from None
+        if label not in (0, 1):
+            raise _Bad(f"is_duplicate must be 0 or 1, found {label}")
+        return qid1, qid2, fields[3], fields[4], label
+
+    rows, report = _read_rows(path, parse, header_prefix="id\tqid1", strict=strict)
+    frame = pd.DataFrame(rows, columns=["qid1", "qid2", "question1", "question2", "is_duplicate"])
+    frame = frame.astype({"qid1": "int64", "qid2": "int64", "is_duplicate": "int8"})
+    return frame, report
+
+
+def read_wikiqa(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport]:
+    """Rows of a WikiQA file in the original 7-column form or the 5-column re-formatted one.
+
+    Returns a frame with columns ``question, title, sentence, label``; ``title`` is ``None``
+    for rows that came without a document title.
+    """
+    path = Path(path)
+
+    def parse(fields):
+        if len(fields) == 7:
+            question, title, sentence, label = fields[1], fields[3], fields[5], fields[6]
+        elif len(fields) == 5:
+            question, title, sentence, label = fields[1], None, fields[3], fields[4]
+        else:
+            raise _Bad(f"expected 7 (or 5) tab-separated fields, found {len(fields)}")
+        if label not in ("0", "1"):
+            raise _Bad(f"Label must be 0 or 1, found {label!r}")
+        if not question.strip() or not sentence.strip():
+            raise _Bad("empty question or sentence")
+        return question, title, sentence, int(label)
+
+    rows, report = _read_rows(path, parse, header_prefix="QuestionID\t", strict=strict)
+    frame = pd.DataFrame(rows, columns=["question", "title", "sentence", "label"])
+    return frame, report
+
+
+class _Bad(Exception):
+    """Internal: the reason a row is malformed."""
+
+
+def _read_rows(path: Path, parse, *, header_prefix: str, strict: bool):
+    if not path.is_file():
+        raise FileNotFoundError(f"data file not found: {path}")
+    rows, skipped = [], []
+    with open(path, encoding="utf-8", newline="\n") as handle:
+        for number, line in enumerate(handle, start=1):
+            line = line.rstrip("\r\n")
+            if number == 1 and line.startswith(header_prefix):
+                continue
+            if not line.strip():
+                continue
+            try:
+                rows.append(parse(line.split("\t")))
+            except _Bad as bad:
+                if strict:
+                    raise MalformedRowError(f"{path}:{number}: {bad}: {line[:120]!r}") from None
+                skipped.append(SkippedRow(str(path), number, str(bad), line[:120]))
+    return rows, ReadReport([str(path)], len(rows), skipped)

@@ -1,0 +1,92 @@
+"""Notebook helpers: the one set-up call, saving figures, recording the metrics file."""
+from __future__ import annotations
+
+import json
+import os
+import platform
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .paths import project_root
+
+__all__ = ["Context", "setup", "to_json"]
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where a notebook writes: its run folder (metrics, config) and its figures folder."""
+
+    notebook: str
+    run_dir: Path
+    figures_dir: Path
+
+    @property
+    def metrics_path(self) -> Path:
+        return self.run_dir / f"{self.notebook}.metrics.json"
+
+    def path(self, name: str) -> Path:
+        """A file in this notebook's run folder."""
+        return self.run_dir / name
+
+    def save_figure(self, fig, name: str) -> Path:
+        """Write ``fig`` as ``<figures_dir>/<name>.html`` (plotly.js beside it, works offline)."""
+        path = self.figures_dir / f"{name}.html"
+        fig.write_html(path, include_plotlyjs="directory", full_html=True)
+        return path
+
+    def record_metrics(self, metrics: dict) -> Path:
+        """Write the notebook's metrics file atomically; tests and readers check this file."""
+        return _write_json(self.metrics_path, metrics)
+
+
+def setup(notebook: str, *, run_dir="runs/interactive", figures_dir="figures/interactive",
+          params: dict | None = None, quiet: bool = False) -> Context:
+    """Create the run and figure folders (relative to the project root), write the parameters
+    to ``<run_dir>/<notebook>.config.json`` and print where things are."""
+    root = project_root()
+    ctx = Context(notebook, (root / run_dir).resolve(), (root / figures_dir).resolve())
+    ctx.run_dir.mkdir(parents=True, exist_ok=True)
+    ctx.figures_dir.mkdir(parents=True, exist_ok=True)
+    if params is not None:
+        _write_json(ctx.run_dir / f"{notebook}.config.json", params)
+    if not quiet:
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        print(f"pairlab notebook {notebook}: python {platform.python_version()}, "
+              f"torch {torch.__version__} on {device}, {os.cpu_count()} cpu(s)")
+        print(f"  run folder: {_relative(ctx.run_dir, root)}; figures: "
+              f"{_relative(ctx.figures_dir, root)}")
+    return ctx
+
+
+def to_json(value):
+    """Plain-Python copy of ``value`` (numpy scalars and arrays become numbers and lists)."""
+    if isinstance(value, dict):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return to_json(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def _write_json(path: Path, value) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(to_json(value), indent=2, sort_keys=True, allow_nan=False) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)

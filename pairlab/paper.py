@@ -1,0 +1,34 @@
+"""Numbers reported by Mussmann, Jia and Liang (2020), to print beside ours.
+
+Typed in from ``shared/papers/mussmann2020_adaptive_data_collection.md`` (the paper's text);
+these are the paper's results, never ours.
+"""
+from __future__ import annotations
+
+__all__ = ["TABLE1", "TABLE2_BERT"]
+
+# Table 1: positives, total pairs, stated negatives, nearby negatives (None: not reported).
+TABLE1 = {
+    "qqp": {
+        "train": {"positives": 124_625, "pairs": 38e9, "ratio": 300_000, "stated_negatives": 132_796,
+                  "nearby_negatives": None},
+        "dev": {"positives": 60_510, "pairs": 8.8e9, "ratio": 150_000, "stated_negatives": 61_645,
+                "nearby_negatives": 13.1e6},
+        "test": {"positives": 43_413, "pairs": 8.5e9, "ratio": 190_000, "stated_negatives": 60_575,
+                 "nearby_negatives": 12.8e6},
+    },
+    "wikiqa": {
+        "train": {"positives": 1_040, "pairs": 56e6, "ratio": 53_000, "stated_negatives": 19_320,
+                  "nearby_negatives": None},
+        "dev": {"positives": 140, "pairs": 7.8e6, "ratio": 56_000, "stated_negatives": 2_593,
+                "nearby_negatives": 29_511},
+        "test": {"positives": 293, "pairs": 17e6, "ratio": 57_000, "stated_negatives": 5_872,
+                 "nearby_negatives": 63_136},
+    },
+}
+
+# Table 2, BERT row: ConcatBERT trained on stated data.
+TABLE2_BERT = {
+    "qqp": {"accuracy": 0.825, "f1": 0.773, "p_at_r20": 0.030, "ap": 0.024},
+    "wikiqa": {"c_map": 0.799, "a_f1": 0.459, "p_at_r20": 0.065, "ap": 0.024},
+}

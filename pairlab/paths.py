@@ -1,0 +1,55 @@
+"""Where things live: the project root, the data folder, the cache."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["DataNotFoundError", "cache_dir", "data_dir", "project_root"]
+
+DATA_LAYOUT = """\
+expected layout:
+  <data>/qqp/qqp_subset.tsv                 (GLUE QQP format, no header)
+     or <data>/qqp/quora_duplicate_questions.tsv   (the original release, with header)
+  <data>/wikiqa/WikiQA-train*.tsv, WikiQA-dev*.tsv, WikiQA-test*.tsv
+public sources:
+  QQP:    https://quoradata.quora.com/First-Quora-Dataset-Release-Question-Pairs
+          (quora_duplicate_questions.tsv) or the GLUE QQP task (https://gluebenchmark.com)
+  WikiQA: https://www.microsoft.com/en-us/download/details.aspx?id=52419 (WikiQACorpus.zip)
+Point PAIRLAB_DATA_DIR at the folder (in this project's workspace: ../shared/data)."""
+
+
+class DataNotFoundError(FileNotFoundError):
+    """The data folder or one of its files is missing."""
+
+
+def project_root() -> Path:
+    """The repository root when pairlab is installed in development mode, else the cwd."""
+    here = Path(__file__).resolve().parents[1]
+    if (here / "pyproject.toml").is_file() and (here / "notebooks").is_dir():
+        return here
+    return Path.cwd()
+
+
+def data_dir(path=None) -> Path:
+    """The data folder: ``path``, else ``$PAIRLAB_DATA_DIR``, else ``./data``."""
+    if path is not None:
+        chosen, source = Path(path), "the data_dir argument"
+    elif os.environ.get("PAIRLAB_DATA_DIR"):
+        chosen, source = Path(os.environ["PAIRLAB_DATA_DIR"]), "$PAIRLAB_DATA_DIR"
+    else:
+        chosen, source = Path("data"), "the default ./data"
+    if not chosen.is_absolute() and not chosen.is_dir() and (project_root() / chosen).is_dir():
+        chosen = project_root() / chosen  # relative to the project root, as `make` sets it
+    if not chosen.is_dir():
+        raise DataNotFoundError(
+            f"data folder {chosen.resolve()} (from {source}) does not exist.\n{DATA_LAYOUT}"
+        )
+    return chosen
+
+
+def cache_dir() -> Path:
+    """Cache folder for embeddings: ``$PAIRLAB_CACHE_DIR``, else ``~/.cache/pairlab``."""
+    root = os.environ.get("PAIRLAB_CACHE_DIR") or Path.home() / ".cache" / "pairlab"
+    path = Path(root)
+    path.mkdir(parents=True, exist_ok=True)
+    return path

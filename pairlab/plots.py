@@ -1,0 +1,67 @@
+"""Plotly figures for the notebooks: one function a figure, data in, ``go.Figure`` out."""
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+__all__ = ["growth_figure", "cluster_figure", "yield_figure", "pr_figure"]
+
+TEMPLATE = "plotly_white"
+COLOURS = {"qqp": "#1f77b4", "wikiqa": "#d62728", "static retrieval": "#2ca02c",
+           "random (one draw)": "#ff7f0e", "random (expected)": "#7f7f7f"}
+
+
+def growth_figure(curves: dict[str, pd.DataFrame]) -> go.Figure:
+    """Pairs and positives (left) and pairs per positive (right) against items in the split."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(
+        "The pool grows quadratically, positives linearly", "Imbalance: pairs per positive"))
+    for name, frame in curves.items():
+        colour = COLOURS.get(name)
+        fig.add_scatter(x=frame["items"], y=frame["pairs"], name=f"{name}: pairs", row=1, col=1,
+                        mode="lines+markers", line=dict(color=colour))
+        fig.add_scatter(x=frame["items"], y=frame["positives"], name=f"{name}: positives",
+                        row=1, col=1, mode="lines+markers", line=dict(color=colour, dash="dot"))
+        fig.add_scatter(x=frame["items"], y=frame["ratio"], name=f"{name}: 1 : ratio", row=1,
+                        col=2, mode="lines+markers", line=dict(color=colour), showlegend=False)
+    fig.update_xaxes(type="log", title="left items in the training split")
+    fig.update_yaxes(type="log", title="count", row=1, col=1)
+    fig.update_yaxes(type="log", title="pairs per positive", row=1, col=2)
+    return fig.update_layout(template=TEMPLATE, height=420)
+
+
+def cluster_figure(sizes: dict[str, pd.Series]) -> go.Figure:
+    """Items by number of positive partners (QQP: duplicate cluster size - 1)."""
+    fig = go.Figure()
+    for name, series in sizes.items():
+        fig.add_bar(x=series.index, y=series.values, name=name, marker_color=COLOURS.get(name))
+    fig.update_yaxes(type="log", title="left items")
+    fig.update_xaxes(title="positive partners per item")
+    return fig.update_layout(template=TEMPLATE, barmode="group", height=380,
+                             title="Most items have no positive partner at all")
+
+
+def yield_figure(yields: dict[str, pd.DataFrame]) -> go.Figure:
+    """Positives found against labels spent: static retrieval vs uniform random labelling."""
+    fig = make_subplots(rows=1, cols=len(yields), subplot_titles=list(yields))
+    for col, (name, frame) in enumerate(yields.items(), start=1):
+        for method in ("static retrieval", "random (one draw)", "random (expected)"):
+            fig.add_scatter(x=frame["labels"], y=frame[method], name=method, row=1, col=col,
+                            mode="lines+markers", line=dict(color=COLOURS[method]),
+                            showlegend=col == 1)
+    fig.update_xaxes(type="log", title="labels spent")
+    fig.update_yaxes(title="positives found")
+    return fig.update_layout(template=TEMPLATE, height=400,
+                             title="Why random labelling finds almost no positives")
+
+
+def pr_figure(curves: dict[str, dict]) -> go.Figure:
+    """Estimated all-pairs precision-recall curves (``metrics.pr_curve`` outputs) by name."""
+    fig = go.Figure()
+    for name, curve in curves.items():
+        fig.add_scatter(x=curve["recall"], y=curve["precision"], name=name, mode="lines",
+                        line_shape="hv")
+    fig.add_vline(x=0.2, line_dash="dot", annotation_text="R = 20%")
+    fig.update_xaxes(title="recall", range=[0, 1])
+    fig.update_yaxes(title="precision (all pairs, estimated)", range=[0, 1.02])
+    return fig.update_layout(template=TEMPLATE, height=420)

@@ -1,0 +1,137 @@
+"""Dataset statistics: the Table 1 analog, pool growth, and what random labelling finds."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .data import SPLITS, Pool, Task, build_qqp, build_wikiqa
+from .candidates import neighbour_pairs
+from .evaluation import EvalSet, embed_pool
+from .pairs import isin_sorted
+from .paper import TABLE1
+
+__all__ = ["split_stats", "table1", "growth", "cluster_sizes", "retrieval_yield",
+           "static_retrieval_yield", "examples", "construction_metrics"]
+
+
+def split_stats(pool: Pool, eval_set: EvalSet | None = None) -> dict:
+    """Counts of one split (JSON-ready): items, pairs, positives, stated and nearby negatives."""
+    out = {"n_left": len(pool.left_texts), "n_right": len(pool.right_texts),
+           "n_pairs": int(pool.n_pairs), "n_positives": int(pool.n_positives),
+           "n_stated_negatives": int(len(pool.stated_negatives)),
+           "ratio": float(pool.n_pairs / pool.n_positives) if pool.n_positives else None}
+    if eval_set is not None:
+        out["n_nearby_negatives"] = int(len(eval_set.near))
+        out["n_random_negatives"] = int(len(eval_set.rand))
+        out["neighbours"] = int(eval_set.config.neighbours)
+    return out
+
+
+def table1(tasks: dict[str, Task], eval_sets: dict | None = None) -> pd.DataFrame:
+    """Table 1 of the paper, ours beside theirs: one row per task and split."""
+    rows = []
+    for name, task in tasks.items():
+        for split in SPLITS:
+            ours = split_stats(task[split], (eval_sets or {}).get(name, {}).get(split))
+            paper = TABLE1[name][split]
+            rows.append({"task": name, "split": split,
+                         "positives": ours["n_positives"], "paper positives": paper["positives"],
+                         "pairs": ours["n_pairs"], "paper pairs": paper["pairs"],
+                         "ratio 1:": ours["ratio"], "paper ratio 1:": paper["ratio"],
+                         "stated neg.": ours["n_stated_negatives"],
+                         "paper stated neg.": paper["stated_negatives"],
+                         "nearby neg.": ours.get("n_nearby_negatives"),
+                         "paper nearby neg.": paper["nearby_negatives"]})
+    return pd.DataFrame(rows).set_index(["task", "split"])
+
+
+def growth(name: str, raw: dict, sizes, *, seed: int = 0, split: str = "train",
+           fractions=(0.5, 0.25, 0.25)) -> pd.DataFrame:
+    """Pairs, positives and imbalance of ``split`` when only ``sizes`` left items are kept.
+
+    Uses the same subsampling as small profiles (whole QQP duplicate/question components;
+    WikiQA questions with the sentences of their own documents), so it shows how a growing
+    collection of items grows the pool quadratically but the positives only linearly.
+    """
+    rows = []
+    for size in sorted(set(int(s) for s in sizes)):
+        if name == "qqp":
+            pool = build_qqp(raw["frame"], seed=seed, fractions=fractions, max_items=size)[split]
+        else:
+            pool = build_wikiqa(raw, seed=seed, max_items=size)[split]
+        rows.append({"items": len(pool.left_texts), "right_items": len(pool.right_texts),
+                     "pairs": pool.n_pairs, "positives": pool.n_positives,
+                     "ratio": pool.n_pairs / max(pool.n_positives, 1)})
+    return pd.DataFrame(rows).drop_duplicates("items")
+
+
+def cluster_sizes(pool: Pool) -> pd.Series:
+    """How many left items have k positive partners, k = 0, 1, 2, ... (index k)."""
+    left, right = pool.space.decode(pool.positives)
+    partners = np.bincount(left, minlength=len(pool.left_texts))
+    if pool.symmetric:
+        partners = partners + np.bincount(right, minlength=len(pool.left_texts))
+    return pd.Series(np.bincount(partners), name="items").rename_axis("positive partners")
+
+
+def retrieval_yield(pool: Pool, candidate_ids: np.ndarray, candidate_scores: np.ndarray,
+                    budgets=None, *, seed: int = 0) -> pd.DataFrame:
+    """Positives found when labelling ``b`` pairs, for each budget ``b``: the top-``b``
+    candidates by score (static retrieval), ``b`` uniformly random pairs (one real draw) and
+    the expectation of random labelling. Budgets default to a geometric grid up to the number
+    of candidates."""
+    if len(candidate_ids) == 0:
+        raise ValueError("no candidate pairs to rank")
+    if budgets is None:
+        budgets = np.unique(np.geomspace(10, len(candidate_ids), 12).astype(np.int64))
+    budgets = np.minimum(np.asarray(budgets, dtype=np.int64), len(candidate_ids))
+    order = np.argsort(-np.asarray(candidate_scores), kind="stable")
+    found = np.r_[0, np.cumsum(isin_sorted(candidate_ids[order], pool.positives))]
+    # One uniform random labelling sequence; its prefixes are random label sets of each size.
+    draw = np.random.default_rng(seed).permutation(
+        pool.space.sample(int(budgets.max()), np.random.default_rng(seed)))
+    random_found = np.r_[0, np.cumsum(pool.labels(draw))]
+    return pd.DataFrame({"labels": budgets, "static retrieval": found[budgets],
+                         "random (one draw)": random_found[budgets],
+                         "random (expected)": budgets * pool.n_positives / pool.n_pairs})
+
+
+def examples(pool: Pool, n: int = 4, *, seed: int = 0) -> pd.DataFrame:
+    """A few positives, stated negatives and uniformly random pairs of a pool, as text."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    for kind, ids in (("positive", pool.positives), ("stated negative", pool.stated_negatives),
+                      ("random pair", pool.space.sample(n, rng))):
+        chosen = np.sort(rng.choice(ids, size=min(n, len(ids)), replace=False)) if len(ids) else ids
+        parts.append(pool.frame(chosen).assign(kind=kind))
+    frame = pd.concat(parts, ignore_index=True)
+    return frame[["kind", "left", "right", "label", "pair_id"]]
+
+
+def construction_metrics(tasks: dict[str, Task], eval_sets: dict, results: dict,
+                         exact: dict | None = None) -> dict:
+    """Notebook 01's metrics file: per task and split, the counts, and for evaluated splits
+    the pretrained encoder's all-pairs AP and P@R20 (with the exact values where enumerated)."""
+    out = {}
+    for name, task in tasks.items():
+        out[name] = {}
+        for split in SPLITS:
+            entry = split_stats(task[split], eval_sets.get(name, {}).get(split))
+            result = results.get(name, {}).get(split)
+            if result is not None:
+                entry["pretrained_cosine"] = {k: result[k] for k in
+                                              ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")}
+                if exact and split in exact.get(name, {}):
+                    entry["pretrained_cosine"]["exact_ap"] = exact[name][split]["ap"]
+                    entry["pretrained_cosine"]["exact_p_at_r20"] = exact[name][split]["p_at_r"]
+            out[name][split] = entry
+        out[name]["notes"] = task.notes | {"malformed_rows_skipped": len(task.report.skipped)}
+    return out
+
+
+def static_retrieval_yield(pool: Pool, budgets=None, *, m: int, model=None,
+                           max_seq_length: int | None = None, seed: int = 0) -> pd.DataFrame:
+    """:func:`retrieval_yield` over each left item's top-``m`` pretrained neighbours."""
+    left, right = embed_pool(pool, model, max_seq_length=max_seq_length)
+    ids, scores = neighbour_pairs(pool.space, left, right, m=m)
+    return retrieval_yield(pool, ids, scores, budgets, seed=seed)
