@@ -31,16 +31,17 @@ run: install
 test: unit nbval
 
 unit: install
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q --ignore=tests/smoke tests
 
 notebooks-smoke: install
 	$(BIN)/python -m pairlab.runner --profile smoke
 
 # nbval re-executes the smoke-profile notebooks and compares the cells marked
-# NBVAL_CHECK_OUTPUT with what papermill recorded: the same seed must give the same numbers.
+# NBVAL_CHECK_OUTPUT with what papermill recorded (the same seed must give the same numbers);
+# tests/smoke checks the metrics files the notebooks recorded.
 nbval: notebooks-smoke
 	$(BIN)/python -m pytest -q -p no:cacheprovider --nbval-lax --nbval-kernel-name pairlab \
-		--nbval-sanitize-with tests/nbval_sanitize.cfg runs/smoke/*.ipynb
+		--nbval-sanitize-with tests/nbval_sanitize.cfg runs/smoke/*.ipynb tests/smoke
 
 lab: install
 	$(BIN)/jupyter lab notebooks/

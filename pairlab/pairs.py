@@ -38,7 +38,7 @@ class PairSpace:
             raise ValueError(
                 f"a symmetric pool has one item set: n_left={self.n_left} != n_right={self.n_right}"
             )
-        if self.n_left * self.n_right >= 2**62:
+        if self.n_left * self.n_right >= 2**63:  # codes and j * (j - 1) must fit in int64
             raise ValueError(f"pool of {self.n_left} x {self.n_right} items overflows int64 codes")
 
     @property

@@ -1,0 +1,39 @@
+"""Checks on the metrics files of the smoke-profile run (`make test` runs the notebooks first).
+
+A missing file fails: these tests only run after the notebooks have been executed."""
+import json
+from pathlib import Path
+
+import pytest
+
+RUN = Path(__file__).resolve().parents[2] / "runs" / "smoke"
+
+
+def load(notebook: str) -> dict:
+    path = RUN / f"{notebook}.metrics.json"
+    assert path.is_file(), f"{path} missing: run `make notebooks-smoke` first"
+    return json.loads(path.read_text())
+
+
+def test_01_records_every_task_and_split():
+    metrics = load("01_dataset_construction")
+    assert set(metrics) == {"qqp", "wikiqa"}
+    for task, by_split in metrics.items():
+        for split in ("train", "dev", "test"):
+            m = by_split[split]
+            assert {"n_left", "n_right", "n_pairs", "n_positives", "n_stated_negatives"} <= set(m)
+            assert m["n_positives"] > 0
+            if task == "qqp":
+                assert m["n_left"] == m["n_right"]
+                assert m["n_pairs"] == m["n_left"] * (m["n_left"] - 1) // 2
+            else:
+                assert m["n_pairs"] == m["n_left"] * m["n_right"]
+        assert by_split["notes"]["malformed_rows_skipped"] == (1 if task == "qqp" else 0)
+
+
+def test_01_estimate_agrees_with_exact_enumeration():
+    for task, by_split in load("01_dataset_construction").items():
+        dev = by_split["dev"]["pretrained_cosine"]
+        low, high = dev["ap_ci"]
+        assert low <= dev["ap"] <= high
+        assert low <= dev["exact_ap"] <= high, f"{task}: exact AP outside the estimate's interval"

@@ -1,0 +1,67 @@
+import numpy as np
+import pytest
+
+from pairlab.candidates import neighbour_pairs
+from pairlab.pairs import PairSpace, as_id_set
+
+
+def unit(rng, n, d=16):
+    x = rng.normal(size=(n, d)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def test_symmetric_matches_brute_force_and_has_each_pair_once():
+    rng = np.random.default_rng(0)
+    emb = unit(rng, 300)
+    emb[1] = emb[0]  # an exact duplicate: its self hit may not come first
+    space = PairSpace(300, 300, True)
+    ids, scores = neighbour_pairs(space, emb, m=7)
+    sims = emb @ emb.T
+    np.fill_diagonal(sims, -np.inf)
+    top = np.argsort(-sims, axis=1, kind="stable")[:, :7]
+    brute = as_id_set(space.encode(np.repeat(np.arange(300), 7), top.ravel()))
+    assert np.array_equal(ids, brute)
+    left, right = space.decode(ids)
+    assert (left < right).all() and len(np.unique(ids)) == len(ids)
+    assert np.allclose(scores, np.einsum("nd,nd->n", emb[left], emb[right]), atol=1e-5)
+
+
+def test_asymmetric_matches_brute_force():
+    rng = np.random.default_rng(1)
+    q, s = unit(rng, 40), unit(rng, 500)
+    space = PairSpace(40, 500, False)
+    ids, _ = neighbour_pairs(space, q, s, m=5)
+    top = np.argsort(-(q @ s.T), axis=1)[:, :5]
+    assert np.array_equal(ids, as_id_set(space.encode(np.repeat(np.arange(40), 5), top.ravel())))
+
+
+def test_exclusion_removes_labelled_pairs():
+    rng = np.random.default_rng(2)
+    emb = unit(rng, 100)
+    space = PairSpace(100, 100, True)
+    ids, _ = neighbour_pairs(space, emb, m=5)
+    labelled = ids[::3]
+    kept, _ = neighbour_pairs(space, emb, m=5, exclude=labelled)
+    assert np.array_equal(kept, np.setdiff1d(ids, labelled))
+
+
+def test_ivf_index_finds_most_exact_neighbours():
+    rng = np.random.default_rng(3)
+    emb = unit(rng, 2000)
+    space = PairSpace(2000, 2000, True)
+    exact, _ = neighbour_pairs(space, emb, m=10)
+    approx, _ = neighbour_pairs(space, emb, m=10, index="IVF20,Flat", nprobe=20)
+    assert np.array_equal(approx, exact)  # nprobe = nlist: exhaustive
+
+
+def test_bad_input():
+    space = PairSpace(10, 10, True)
+    emb = unit(np.random.default_rng(0), 10)
+    with pytest.raises(ValueError, match="positive integer"):
+        neighbour_pairs(space, emb, m=0)
+    with pytest.raises(ValueError, match="do not match"):
+        neighbour_pairs(PairSpace(11, 11, True), emb, m=2)
+    bad = emb.copy()
+    bad[3, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        neighbour_pairs(space, bad, m=2)

@@ -1,0 +1,38 @@
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pairlab import embed
+
+
+def test_default_model_is_the_offline_package():
+    path = Path(embed.resolve_model())
+    assert (path / "modules.json").is_file() and (path / "model.safetensors").is_file()
+    assert embed.resolve_model("some/other-model") == "some/other-model"
+
+
+def test_encode_is_unit_norm_and_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
+    texts = ["How do I learn Python?", "What is the best way to learn Python?", "Limestone"]
+    emb = embed.encode(texts, max_seq_length=32, show_progress=False)
+    assert emb.shape == (3, 384) and emb.dtype == np.float32
+    assert np.allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-5)
+    assert emb[0] @ emb[1] > emb[0] @ emb[2]  # paraphrases are closer than unrelated text
+    cached = list((tmp_path / "embeddings").glob("*.npy"))
+    assert len(cached) == 1
+    np.save(cached[0], np.zeros_like(emb))  # a cache hit must return what is on disk
+    assert not embed.encode(texts, max_seq_length=32, show_progress=False).any()
+    # another max length or other texts are another key
+    assert embed.encode(texts, max_seq_length=16, show_progress=False).any()
+
+
+def test_encode_rejects_nothing_to_encode():
+    with pytest.raises(ValueError, match="no texts"):
+        embed.encode([])
+
+
+def test_missing_local_model_offline_is_clear(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(FileNotFoundError, match="hub is offline"):
+        embed.load_encoder("no-such-org/no-such-model")

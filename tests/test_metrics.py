@@ -1,0 +1,105 @@
+import numpy as np
+import pytest
+from sklearn.metrics import average_precision_score
+
+from pairlab import metrics
+from pairlab.metrics import estimate_ap, estimate_precision_at_recall
+
+
+def weighted_sklearn_ap(pos, near, rand, n_neg_total):
+    w = (n_neg_total - len(near)) / len(rand)
+    y = np.r_[np.ones(len(pos)), np.zeros(len(near) + len(rand))]
+    weights = np.r_[np.ones(len(pos) + len(near)), np.full(len(rand), w)]
+    return average_precision_score(y, np.r_[pos, near, rand], sample_weight=weights)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ap_equals_sklearn_weighted_ap_with_ties(seed):
+    rng = np.random.default_rng(seed)
+    pos = np.round(rng.normal(1.5, 1, 200), 1)  # rounding makes many ties across strata
+    near = np.round(rng.normal(0.8, 1, 3000), 1)
+    rand = np.round(rng.normal(0, 1, 5000), 1)
+    got = estimate_ap(pos, near, rand, 1_000_000)
+    assert got == pytest.approx(weighted_sklearn_ap(pos, near, rand, 1_000_000), rel=1e-12)
+
+
+def test_hand_worked_example():
+    # Scores: positives 0.9, 0.5; near negative 0.7; two random negatives 0.8, 0.1 with
+    # n_neg_total = 11 -> w_rand = (11 - 1) / 2 = 5 per random pair.
+    pos, near, rand = [0.9, 0.5], [0.7], [0.8, 0.1]
+    # threshold 0.9: TP 1, FP 0 -> P 1, R .5 ; threshold 0.5: TP 2, FP 1 + 5 -> P 2/8, R 1
+    assert estimate_ap(pos, near, rand, 11) == pytest.approx(0.5 * 1 + 0.5 * 0.25)
+    assert estimate_precision_at_recall(pos, near, rand, 11, recall=0.2) == 1.0
+    assert estimate_precision_at_recall(pos, near, rand, 11, recall=0.5) == 1.0
+    assert estimate_precision_at_recall(pos, near, rand, 11, recall=0.51) == 0.25
+    # ">=": a negative tied with a positive counts as a false positive at that threshold
+    assert estimate_precision_at_recall([0.5], [0.5], [], 1, recall=1.0) == 0.5
+
+
+def test_estimate_fp_is_eq_13():
+    fp = metrics.estimate_fp([0.75, 0.0], [0.7, 0.8], [0.9, 0.1, -1.0, 0.2], 102)
+    w = (102 - 2) / 4
+    assert fp.tolist() == [1 + w * 1, 2 + w * 3]
+
+
+@pytest.mark.parametrize("args, message", [
+    (([np.nan, 1.0], [0.1], [0.2], 10), "pos_scores has 1 NaN"),
+    (([1.0], [0.1, np.inf], [0.2], 10), "near_neg_scores has 1 NaN or infinite"),
+    (([], [0.1], [0.2], 10), "pos_scores is empty"),
+    (([1.0], [0.1, 0.2], [], 1), "smaller than the 2 near negatives"),
+    (([1.0], [0.1], [], 10), "rand_neg_scores is empty but 9 negatives"),
+    (([1.0], [0.1], [0.2] * 5, 3), "5 random negatives but only 2"),
+    (([1.0], [0.1], [0.2], 10.5), "n_neg_total must be an integer"),
+    (([[1.0]], [0.1], [0.2], 10), "1-d array"),
+])
+def test_bad_input_is_named(args, message):
+    with pytest.raises(ValueError, match=message):
+        estimate_ap(*args)
+
+
+def test_recall_out_of_range():
+    with pytest.raises(ValueError, match="recall"):
+        estimate_precision_at_recall([1.0], [], [], 0, recall=0.0)
+
+
+def test_empty_random_stratum_is_fine_when_near_holds_every_negative():
+    assert estimate_ap([1.0, 0.2], [0.5], [], 1) == pytest.approx(0.5 + 0.5 * 2 / 3)
+
+
+def test_bootstrap_point_estimates_and_interval_order():
+    rng = np.random.default_rng(0)
+    pos, near, rand = rng.normal(2, 1, 100), rng.normal(1, 1, 1000), rng.normal(0, 1, 2000)
+    out = metrics.bootstrap(pos, near, rand, 10**6, n_boot=300, seed=1)
+    assert out["ap"] == estimate_ap(pos, near, rand, 10**6)
+    assert out["ap_ci"][0] < out["ap"] < out["ap_ci"][1]
+    assert out["p_at_r_ci"][0] <= out["p_at_r"] <= out["p_at_r_ci"][1]
+    again = metrics.bootstrap(pos, near, rand, 10**6, n_boot=300, seed=1)
+    assert again["ap_ci"] == out["ap_ci"]  # seeded
+
+
+def test_bootstrap_replicate_equals_weighted_recomputation():
+    """The O(n) weighted replicate must equal re-running the estimator on the resample."""
+    rng = np.random.default_rng(4)
+    pos, near, rand = (np.round(rng.normal(m, 1, n), 2) for m, n in ((2, 50), (1, 300), (0, 400)))
+    resampler = metrics._Resampler(pos, near, rand, (10_000 - 300) / 400)
+    draw_rng = np.random.default_rng(9)
+    ap, p20 = resampler.draw(draw_rng, 0.2)
+    replay = np.random.default_rng(9)  # the same draws, in the same order
+    p = pos[replay.integers(0, 50, 50)]
+    n = np.sort(near)[replay.integers(0, 300, 300)]  # negatives are drawn from sorted strata
+    r = np.sort(rand)[replay.integers(0, 400, 400)]
+    assert ap == pytest.approx(estimate_ap(p, n, r, 10_000))
+    assert p20 == pytest.approx(estimate_precision_at_recall(p, n, r, 10_000))
+
+
+def test_corrected_precision_eq_14():
+    # 10 true positives; 20 near and 70 (weighted) random putative false positives.
+    # 72% of near and 92% of random putative FPs are real errors (the paper's QQP check).
+    out = metrics.corrected_precision(10, 20, 70, near_marks=(36, 50), rand_marks=(46, 50))
+    assert out["imputed_precision"] == pytest.approx(10 / 100)
+    assert out["precision"] == pytest.approx(10 / (10 + 0.72 * 20 + 0.92 * 70))
+    assert out["ci"][0] < out["precision"] < out["ci"][1]
+    unmarked = metrics.corrected_precision(10, 20, 70)
+    assert unmarked["precision"] == unmarked["imputed_precision"] == unmarked["ci"][0]
+    with pytest.raises(ValueError, match="real_errors"):
+        metrics.corrected_precision(10, 20, 70, near_marks=(5, 3))
