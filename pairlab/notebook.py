@@ -30,10 +30,13 @@ class Context:
         """A file in this notebook's run folder."""
         return self.run_dir / name
 
-    def save_figure(self, fig, name: str) -> Path:
-        """Write ``fig`` as ``<figures_dir>/<name>.html`` (plotly.js beside it, works offline)."""
+    def save_figure(self, fig, name: str, *, png: bool = True) -> Path:
+        """Write ``fig`` as ``<figures_dir>/<name>.html`` (plotly.js beside it, works offline)
+        and, where kaleido finds a Chrome/Chromium, a static ``<name>.png`` beside it."""
         path = self.figures_dir / f"{name}.html"
         fig.write_html(path, include_plotlyjs="directory", full_html=True)
+        if png:
+            _write_png(fig, path.with_suffix(".png"))
         return path
 
     def record_metrics(self, metrics: dict) -> Path:
@@ -75,6 +78,26 @@ def to_json(value):
     if isinstance(value, Path):
         return str(value)
     return value
+
+
+_PNG_SKIP_REPORTED = []
+
+
+def _write_png(fig, path: Path) -> None:
+    """Static export through kaleido; without a browser, say so once and write HTML only."""
+    try:
+        from kaleido.errors import ChromeNotFoundError
+    except ImportError:
+        reason = "kaleido is not installed"
+    else:
+        try:
+            fig.write_image(path, width=1100, height=fig.layout.height or 450, scale=2)
+            return
+        except ChromeNotFoundError:
+            reason = "kaleido found no Chrome/Chromium (apt install chromium, or plotly_get_chrome)"
+    if not _PNG_SKIP_REPORTED:
+        print(f"PNG figures skipped: {reason}; the HTML figures are written.")
+        _PNG_SKIP_REPORTED.append(reason)
 
 
 def _write_json(path: Path, value) -> Path:

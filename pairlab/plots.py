@@ -55,7 +55,7 @@ def yield_figure(yields: dict[str, pd.DataFrame]) -> go.Figure:
                              title="Why random labelling finds almost no positives")
 
 
-def pr_figure(curves: dict[str, dict]) -> go.Figure:
+def pr_figure(curves: dict[str, dict], title: str = "All-pairs precision-recall") -> go.Figure:
     """Estimated all-pairs precision-recall curves (``metrics.pr_curve`` outputs) by name."""
     fig = go.Figure()
     for name, curve in curves.items():
@@ -64,4 +64,4 @@ def pr_figure(curves: dict[str, dict]) -> go.Figure:
     fig.add_vline(x=0.2, line_dash="dot", annotation_text="R = 20%")
     fig.update_xaxes(title="recall", range=[0, 1])
     fig.update_yaxes(title="precision (all pairs, estimated)", range=[0, 1.02])
-    return fig.update_layout(template=TEMPLATE, height=420)
+    return fig.update_layout(template=TEMPLATE, height=420, title=title)
