@@ -146,12 +146,12 @@ def exact_all_pairs(pool: Pool, left_emb: np.ndarray, right_emb: np.ndarray | No
     each positive score are kept. Returns ``{"ap", "p_at_r", "n_pairs"}``.
     """
     right_emb = left_emb if pool.symmetric else right_emb
-    score = CosineScorer(pool.space, left_emb, right_emb)
-    thresholds = np.unique(score(pool.positives).astype(np.float64))[::-1]
+    positive = np.sort(CosineScorer(pool.space, left_emb, right_emb)(pool.positives).astype(np.float64))
+    thresholds = np.unique(positive)[::-1]
     fp = np.zeros(len(thresholds))
     for start in range(0, pool.space.n_left, block):
         fp += _block_negatives_at_least(pool, left_emb, right_emb, start, block, thresholds)
-    tp = metrics._count_at_least(np.sort(score(pool.positives).astype(np.float64)), thresholds)
+    tp = metrics._count_at_least(positive, thresholds)
     return {"ap": metrics.ap_from_counts(tp, fp, pool.n_positives),
             "p_at_r": metrics.precision_at_recall_from_counts(tp, fp, pool.n_positives, recall),
             "n_pairs": pool.n_pairs}
