@@ -1,0 +1,103 @@
+"""ConcatBERT (paper 3.1.3): both texts in one input, a single logit, binary cross-entropy.
+
+Built on sentence-transformers' ``CrossEncoder(num_labels=1)`` and its trainer. Scores are the
+raw logits: a sigmoid saturates to exactly 1.0 in float32 for confident pairs and would tie them.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from .embed import resolve_model
+from .training import TrainConfig, default_device, pair_dataset, training_arguments
+
+__all__ = ["ConcatBERT"]
+
+INFO_FILE = "pairlab_info.json"
+
+
+class ConcatBERT:
+    """A cross-encoder scoring (left, right) text pairs."""
+
+    def __init__(self, cross_encoder, *, info: dict | None = None):
+        self.model = cross_encoder
+        self.info = dict(info or {})
+
+    @classmethod
+    def untrained(cls, model=None, *, max_seq_length: int = 128, seed: int = 0, device=None):
+        """The pretrained encoder with a fresh one-logit head."""
+        import torch
+        from sentence_transformers import CrossEncoder
+
+        torch.manual_seed(seed)  # the head's initialisation
+        ce = CrossEncoder(resolve_model(model), num_labels=1, max_length=max_seq_length,
+                          device=device or default_device())
+        return cls(ce, info={"model": str(model), "trained_on": 0})
+
+    @classmethod
+    def train(cls, left_texts, right_texts, labels, *, model=None,
+              config: TrainConfig = TrainConfig()) -> "ConcatBERT":
+        """Fine-tune from the pretrained checkpoint on labelled pairs."""
+        from sentence_transformers.cross_encoder import (CrossEncoderTrainer,
+                                                         CrossEncoderTrainingArguments)
+        from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+
+        dataset = pair_dataset(left_texts, right_texts, labels)
+        trained = cls.untrained(model, max_seq_length=config.max_seq_length, seed=config.seed)
+        args = training_arguments(CrossEncoderTrainingArguments, config)
+        CrossEncoderTrainer(model=trained.model, args=args, train_dataset=dataset,
+                            loss=BinaryCrossEntropyLoss(trained.model)).train()
+        trained.model.eval()
+        trained.info.update(trained_on=len(dataset), config=config.to_dict())
+        return trained
+
+    def logits(self, left_texts, right_texts, *, batch_size: int = 64,
+               show_progress: bool = True) -> np.ndarray:
+        """Raw logits (n,) float64 of text pairs, batched with a progress bar."""
+        import torch
+
+        left, right = [str(t) for t in left_texts], [str(t) for t in right_texts]
+        if len(left) != len(right):
+            raise ValueError(f"{len(left)} left texts but {len(right)} right texts")
+        if not left:
+            return np.empty(0)
+        out = self.model.predict(list(zip(left, right)), batch_size=batch_size,
+                                 show_progress_bar=show_progress,
+                                 activation_fn=torch.nn.Identity(), convert_to_numpy=True)
+        out = np.asarray(out, dtype=np.float64).reshape(-1)
+        if not np.isfinite(out).all():
+            raise ValueError("the cross-encoder returned non-finite scores")
+        return out
+
+    def predict_proba(self, pairs, *, pool=None) -> np.ndarray:
+        """p(y=1) of pair ids of ``pool``, or of (left, right) text pairs."""
+        logits = self.scorer(pool)(pairs) if pool is not None else self.logits(
+            *(zip(*pairs) if len(pairs) else ((), ())))
+        return 1.0 / (1.0 + np.exp(-logits))
+
+    def scorer(self, pool, *, batch_size: int = 64):
+        """A callable: pair ids of ``pool`` -> logits."""
+
+        def score(pair_ids):
+            left, right = pool.texts(np.asarray(pair_ids, dtype=np.int64))
+            return self.logits(left, right, batch_size=batch_size)
+
+        return score
+
+    def save(self, path) -> Path:
+        path = Path(path)
+        self.model.save(str(path))
+        (path / INFO_FILE).write_text(json.dumps(self.info, indent=2))
+        return path
+
+    @classmethod
+    def load(cls, path, *, device=None) -> "ConcatBERT":
+        from sentence_transformers import CrossEncoder
+
+        path = Path(path)
+        if not (path / INFO_FILE).is_file():
+            raise FileNotFoundError(f"{path} is not a saved ConcatBERT (no {INFO_FILE})")
+        ce = CrossEncoder(str(path), device=device or default_device())
+        return cls(ce, info=json.loads((path / INFO_FILE).read_text()))

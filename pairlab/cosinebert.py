@@ -1,0 +1,212 @@
+"""CosineBERT (paper 4.2.1, appendix A.1): a bi-encoder whose probability is a logistic model on
+the cosine of the two embeddings, so positives can be searched by nearest neighbours.
+
+Training: a ``SentenceTransformer`` (mean pooling, dropout off) with :class:`CosineBCELoss`,
+p = sigmoid(|w| * BN(cos) + b), trained by sentence-transformers' own trainer; w and b learn
+10^4 times faster than the encoder. Afterwards the encoder is frozen and (w, b) are refitted as a
+two-parameter logistic regression on the standardised cosine of the training pairs
+(:class:`Calibration`), so that p is calibrated for uncertainty sampling. A trained CosineBERT
+is a standard SentenceTransformer folder plus ``pairlab_calibration.json``.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from .embed import encode, load_encoder
+from .training import TrainConfig, disable_dropout, pair_dataset, training_arguments
+
+__all__ = ["CosineBCELoss", "Calibration", "CosineBERT", "HEAD_LR_FACTOR"]
+
+HEAD_LR_FACTOR = 1e4  # w and b learn this much faster than the encoder
+CALIBRATION_FILE = "pairlab_calibration.json"
+
+
+class CosineBCELoss(nn.Module):
+    """Binary cross-entropy of sigmoid(|w| * BN(cos(e1, e2)) + b); BN has no affine part and
+    averages its statistics over the whole run (momentum None)."""
+
+    def __init__(self, model, *, w_init: float = 10.0, b_init: float = -50.0):
+        super().__init__()
+        self.model = model
+        self.norm = nn.BatchNorm1d(1, affine=False, momentum=None, eps=1e-8)
+        self.w = nn.Parameter(torch.tensor(float(w_init)))
+        self.b = nn.Parameter(torch.tensor(float(b_init)))
+
+    def logits(self, cosine: torch.Tensor) -> torch.Tensor:
+        """(batch,) cosines -> (batch,) logits; |w| keeps the slope non-negative."""
+        if self.training and cosine.shape[0] < 2:  # a lone last batch has no batch statistics
+            z = F.batch_norm(cosine[:, None], self.norm.running_mean, self.norm.running_var,
+                             training=False, eps=self.norm.eps)
+        else:
+            z = self.norm(cosine[:, None])
+        return self.w.abs() * z[:, 0] + self.b
+
+    def forward(self, sentence_features, labels: torch.Tensor) -> torch.Tensor:
+        left, right = (self.model(features)["sentence_embedding"] for features in sentence_features)
+        return F.binary_cross_entropy_with_logits(self.logits(F.cosine_similarity(left, right)),
+                                                  labels.float())
+
+    @torch.no_grad()
+    def folded(self) -> "Calibration":
+        """The trained head as a logistic model on the raw cosine (BN statistics folded in)."""
+        return Calibration(mean=self.norm.running_mean.item(),
+                           std=torch.sqrt(self.norm.running_var + self.norm.eps).item(),
+                           weight=self.w.abs().item(), bias=self.b.item())
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """p = sigmoid(weight * (cos - mean) / std + bias), weight >= 0."""
+
+    mean: float
+    std: float
+    weight: float
+    bias: float
+
+    def logits(self, cosine: np.ndarray) -> np.ndarray:
+        return self.weight * (np.asarray(cosine, dtype=np.float64) - self.mean) / self.std + self.bias
+
+    def proba(self, cosine: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-self.logits(cosine)))
+
+    def log_loss(self, cosine: np.ndarray, labels: np.ndarray) -> float:
+        """Mean binary cross-entropy on (cosine, label) pairs."""
+        z = self.logits(cosine)
+        y = np.asarray(labels, dtype=np.float64)
+        return float(np.mean(np.logaddexp(0.0, z) - y * z))
+
+    @classmethod
+    def fit(cls, cosine: np.ndarray, labels: np.ndarray) -> "Calibration":
+        """Logistic regression on the standardised cosine: maximum likelihood with a very weak
+        ridge (C = 1e4), so that separable training pairs give large but finite weights (the
+        paper ran 10,000 steps of gradient descent, which stops short of infinity the same way)."""
+        from sklearn.linear_model import LogisticRegression
+
+        cosine = np.asarray(cosine, dtype=np.float64)
+        y = np.asarray(labels)
+        if len(np.unique(y)) < 2:
+            raise ValueError("calibration needs both positive and negative training pairs")
+        mean, std = float(cosine.mean()), float(cosine.std())
+        if not std > 0:
+            raise ValueError("all training cosines are equal: nothing to calibrate on")
+        fit = LogisticRegression(C=1e4, max_iter=10_000, tol=1e-10)
+        fit.fit(((cosine - mean) / std)[:, None], y)
+        weight = max(float(fit.coef_[0, 0]), 0.0)  # a negative slope would break neighbour search
+        return cls(mean, std, weight, float(fit.intercept_[0]))
+
+
+class CosineBERT:
+    """A trained (or pretrained) bi-encoder with its calibration."""
+
+    def __init__(self, encoder, calibration: Calibration | None = None, *, info: dict | None = None):
+        self.encoder = encoder
+        self.calibration = calibration
+        self.info = dict(info or {})
+
+    @classmethod
+    def pretrained(cls, model=None, *, max_seq_length: int = 128, device=None) -> "CosineBERT":
+        """The untrained encoder (no calibration: use it for cosines and neighbour search)."""
+        encoder = load_encoder(model, device=device, max_seq_length=max_seq_length)
+        disable_dropout(encoder)
+        return cls(encoder, info={"model": str(model), "trained_on": 0})
+
+    @classmethod
+    def train(cls, left_texts, right_texts, labels, *, model=None, config: TrainConfig = TrainConfig(),
+              warm_start: "CosineBERT | None" = None, w_init: float = 10.0,
+              b_init: float = -50.0) -> "CosineBERT":
+        """Train from the pretrained checkpoint (or ``warm_start``'s encoder), then calibrate."""
+        from sentence_transformers import (SentenceTransformerTrainer,
+                                           SentenceTransformerTrainingArguments)
+
+        dataset = pair_dataset(left_texts, right_texts, labels)
+        encoder = warm_start.encoder if warm_start is not None else load_encoder(
+            model, max_seq_length=config.max_seq_length)
+        encoder.max_seq_length = config.max_seq_length
+        disable_dropout(encoder)
+        torch.manual_seed(config.seed)
+        loss = CosineBCELoss(encoder, w_init=w_init, b_init=b_init)
+        args = training_arguments(SentenceTransformerTrainingArguments, config,
+                                  learning_rate_mapping={r"^(w|b)$": config.learning_rate * HEAD_LR_FACTOR})
+        SentenceTransformerTrainer(model=encoder, args=args, train_dataset=dataset, loss=loss).train()
+        encoder.eval()
+        trained = cls(encoder, info={"model": str(model), "trained_on": len(dataset),
+                                     "config": config.to_dict(), "head": asdict(loss.folded())})
+        trained.calibrate(left_texts, right_texts, labels)
+        return trained
+
+    def calibrate(self, left_texts, right_texts, labels) -> Calibration:
+        """Refit (w, b) on the frozen encoder's cosines of the training pairs."""
+        cosine = self.cosine(left_texts, right_texts)
+        self.calibration = Calibration.fit(cosine, labels)
+        self.info["calibration_log_loss"] = self.calibration.log_loss(cosine, labels)
+        if "head" in self.info:
+            self.info["head_log_loss"] = Calibration(**self.info["head"]).log_loss(cosine, labels)
+        return self.calibration
+
+    def embed(self, texts, *, batch_size: int = 64, show_progress: bool = True) -> np.ndarray:
+        """Unit-norm embeddings (n, dim) float32 from this encoder (not cached: it changes)."""
+        return encode(texts, encoder=self.encoder, batch_size=batch_size, show_progress=show_progress)
+
+    def cosine(self, left_texts, right_texts, *, show_progress: bool = False) -> np.ndarray:
+        left, right = list(left_texts), list(right_texts)
+        if len(left) != len(right):
+            raise ValueError(f"{len(left)} left texts but {len(right)} right texts")
+        both = self.embed(left + right, show_progress=show_progress)
+        return np.einsum("nd,nd->n", both[:len(left)], both[len(left):]).astype(np.float64)
+
+    def predict_proba(self, pairs, *, pool=None) -> np.ndarray:
+        """Calibrated p(y=1) of pair ids of ``pool``, or of (left, right) text pairs."""
+        if self.calibration is None:
+            raise ValueError("this CosineBERT is not calibrated: train it or call calibrate()")
+        if pool is not None:
+            return self.calibration.proba(self.scorer(pool).cosine(pairs))
+        left, right = zip(*pairs) if len(pairs) else ((), ())
+        return self.calibration.proba(self.cosine(left, right))
+
+    def scorer(self, pool) -> "PoolScorer":
+        """Scores pair ids of ``pool`` from embeddings of its items, computed once."""
+        left = self.embed(pool.left_texts)
+        right = left if pool.symmetric else self.embed(pool.right_texts)
+        return PoolScorer(pool.space, left, right, self.calibration)
+
+    def save(self, path) -> Path:
+        path = Path(path)
+        self.encoder.save(str(path))
+        payload = {"calibration": asdict(self.calibration) if self.calibration else None,
+                   "info": self.info}
+        (path / CALIBRATION_FILE).write_text(json.dumps(payload, indent=2))
+        return path
+
+    @classmethod
+    def load(cls, path, *, device=None) -> "CosineBERT":
+        path = Path(path)
+        if not (path / CALIBRATION_FILE).is_file():
+            raise FileNotFoundError(f"{path} is not a saved CosineBERT (no {CALIBRATION_FILE})")
+        payload = json.loads((path / CALIBRATION_FILE).read_text())
+        encoder = load_encoder(str(path), device=device)
+        calibration = Calibration(**payload["calibration"]) if payload["calibration"] else None
+        return cls(encoder, calibration, info=payload["info"])
+
+
+class PoolScorer:
+    """Logits (monotone in cosine) of pair ids, from fixed item embeddings."""
+
+    def __init__(self, space, left: np.ndarray, right: np.ndarray, calibration: Calibration | None):
+        from .evaluation import CosineScorer
+
+        self._cosine = CosineScorer(space, left, right)
+        self.left, self.right, self.calibration = left, right, calibration
+
+    def cosine(self, pair_ids) -> np.ndarray:
+        return self._cosine(pair_ids).astype(np.float64)
+
+    def __call__(self, pair_ids) -> np.ndarray:
+        cosine = self.cosine(pair_ids)
+        return cosine if self.calibration is None else self.calibration.logits(cosine)

@@ -1,0 +1,79 @@
+"""Training configuration shared by ConcatBERT and CosineBERT, and the data they train on."""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+__all__ = ["TrainConfig", "pair_dataset", "training_arguments", "default_device", "disable_dropout"]
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Hyperparameters of the paper (Table 7) as defaults."""
+
+    learning_rate: float = 2e-5
+    epochs: float = 2.0
+    batch_size: int = 16
+    adam_epsilon: float = 1e-6
+    weight_decay: float = 0.0
+    warmup_ratio: float = 0.1  # linear warm-up over the first 10% of steps, as the original code
+    max_seq_length: int = 128  # word pieces
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.learning_rate <= 0 or self.epochs <= 0 or self.batch_size < 1:
+            raise ValueError(f"learning_rate, epochs and batch_size must be positive: {self}")
+        if self.max_seq_length < 8:
+            raise ValueError(f"max_seq_length must be >= 8, got {self.max_seq_length}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def pair_dataset(left_texts, right_texts, labels):
+    """A ``datasets.Dataset`` with columns ``sentence1, sentence2, label`` (float 0/1)."""
+    from datasets import Dataset
+
+    left, right = [str(t) for t in left_texts], [str(t) for t in right_texts]
+    y = np.asarray(labels)
+    if not (len(left) == len(right) == len(y)):
+        raise ValueError(f"{len(left)} left texts, {len(right)} right texts and {len(y)} labels "
+                         "must be equally many")
+    if len(y) == 0:
+        raise ValueError("no labelled pairs to train on")
+    if not np.isin(y, (0, 1)).all():
+        raise ValueError("labels must be 0 or 1")
+    return Dataset.from_dict({"sentence1": left, "sentence2": right,
+                              "label": y.astype(np.float32).tolist()})
+
+
+def training_arguments(args_cls, config: TrainConfig, *, output_dir: str | None = None, **extra):
+    """sentence-transformers training arguments from ``config`` (no checkpoints, no logging
+    services, progress bar on)."""
+    import torch
+
+    return args_cls(
+        output_dir=output_dir or tempfile.mkdtemp(prefix="pairlab-train-"),
+        num_train_epochs=config.epochs, per_device_train_batch_size=config.batch_size,
+        learning_rate=config.learning_rate, adam_epsilon=config.adam_epsilon,
+        weight_decay=config.weight_decay, warmup_steps=config.warmup_ratio,  # float: a ratio
+        lr_scheduler_type="linear", seed=config.seed, data_seed=config.seed,
+        save_strategy="no", report_to="none", logging_steps=50,
+        use_cpu=not torch.cuda.is_available(), dataloader_drop_last=False, **extra)
+
+
+def default_device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def disable_dropout(module) -> None:
+    """Set every dropout probability to 0 (dropout lowers cosines at training time only)."""
+    import torch
+
+    for layer in module.modules():
+        if isinstance(layer, torch.nn.Dropout):
+            layer.p = 0.0

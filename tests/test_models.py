@@ -1,0 +1,109 @@
+"""CosineBERT and ConcatBERT on a tiny separable set of real-looking questions."""
+import numpy as np
+import pytest
+import torch
+from torch.nn import functional as F
+
+from pairlab.concatbert import ConcatBERT
+from pairlab.cosinebert import Calibration, CosineBCELoss, CosineBERT
+from pairlab.training import TrainConfig
+
+BASE = ["How do I learn Python?", "What is the capital of France?", "How can I lose weight fast?",
+        "What is machine learning?", "How do I cook rice?", "Why is the sky blue?",
+        "How to invest in stocks?", "What is love?"]
+PARA = ["What is the best way to learn Python?", "Which city is the capital of France?",
+        "What are quick ways to lose weight?", "Can you explain machine learning?",
+        "What's the method to cook rice?", "What makes the sky look blue?",
+        "How should I start investing in stocks?", "How do you define love?"]
+
+
+def toy_pairs():
+    left, right, labels = [], [], []
+    for i in range(8):
+        left.append(BASE[i]), right.append(PARA[i]), labels.append(1)
+        for j in range(8):
+            if j != i and j % 3 == i % 3:
+                left.append(BASE[i]), right.append(PARA[j]), labels.append(0)
+    return left, right, np.array(labels)
+
+
+@pytest.fixture(scope="module")
+def cosinebert():
+    left, right, labels = toy_pairs()
+    return CosineBERT.train(left, right, labels, config=TrainConfig(epochs=2, batch_size=8))
+
+
+def test_cosine_head_forward_is_the_formula():
+    encoder = CosineBERT.pretrained().encoder
+    loss = CosineBCELoss(encoder, w_init=-3.0, b_init=0.5)  # a negative raw w acts as |w|
+    loss.train()
+    features = [encoder.tokenize(BASE[:4]), encoder.tokenize(PARA[:4])]
+    labels = torch.tensor([1.0, 0.0, 1.0, 0.0])
+    left = encoder(dict(features[0]))["sentence_embedding"]
+    right = encoder(dict(features[1]))["sentence_embedding"]
+    cos = F.cosine_similarity(left, right)
+    z = (cos - cos.mean()) / torch.sqrt(cos.var(unbiased=False) + 1e-8)
+    expected = F.binary_cross_entropy_with_logits(3.0 * z + 0.5, labels)
+    got = loss([dict(f) for f in features], labels)
+    assert torch.allclose(got, expected, atol=1e-5)
+    assert loss.folded().weight == pytest.approx(3.0)
+
+
+def test_training_keeps_w_non_negative_and_calibration_lowers_log_loss(cosinebert):
+    assert cosinebert.info["head"]["weight"] >= 0
+    assert cosinebert.calibration.weight >= 0
+    # the refit is the best logistic model on the training cosines: never worse than the head
+    assert cosinebert.info["calibration_log_loss"] < cosinebert.info["head_log_loss"]
+    left, right, labels = toy_pairs()
+    p = cosinebert.predict_proba(list(zip(left, right)))
+    assert ((p > 0.5) == (labels == 1)).mean() >= 0.9
+
+
+def test_anti_correlated_labels_cannot_make_the_slope_negative():
+    left, right, labels = toy_pairs()
+    model = CosineBERT.train(left, right, 1 - labels, config=TrainConfig(epochs=1, batch_size=8))
+    assert model.info["head"]["weight"] >= 0 and model.calibration.weight >= 0
+
+
+def test_save_load_round_trip_gives_identical_scores(cosinebert, tmp_path):
+    left, right, _ = toy_pairs()
+    before = cosinebert.predict_proba(list(zip(left, right)))
+    cosinebert.save(tmp_path / "cosinebert")
+    loaded = CosineBERT.load(tmp_path / "cosinebert")
+    assert loaded.calibration == cosinebert.calibration
+    assert np.array_equal(loaded.predict_proba(list(zip(left, right))), before)
+    assert (tmp_path / "cosinebert" / "modules.json").is_file()  # a standard ST folder
+
+
+def test_calibration_validates():
+    with pytest.raises(ValueError, match="both positive and negative"):
+        Calibration.fit(np.array([0.1, 0.2]), np.array([1, 1]))
+    with pytest.raises(ValueError, match="not calibrated"):
+        CosineBERT.pretrained().predict_proba([("a", "b")])
+    with pytest.raises(FileNotFoundError, match="not a saved CosineBERT"):
+        CosineBERT.load("/nonexistent")
+
+
+def test_concatbert_loss_falls_and_round_trips(tmp_path):
+    left, right, labels = toy_pairs()
+
+    def bce(model):
+        z = model.logits(left, right, show_progress=False)
+        return float(np.mean(np.logaddexp(0, z) - labels * z))
+
+    before = bce(ConcatBERT.untrained(seed=0))
+    model = ConcatBERT.train(left, right, labels,
+                             config=TrainConfig(epochs=6, batch_size=8, learning_rate=1e-4))
+    after = bce(model)
+    assert after < before - 0.05, (before, after)
+    model.save(tmp_path / "concat")
+    loaded = ConcatBERT.load(tmp_path / "concat")
+    assert np.allclose(loaded.logits(left, right, show_progress=False),
+                       model.logits(left, right, show_progress=False), atol=1e-6)
+
+
+def test_training_data_is_validated():
+    with pytest.raises(ValueError, match="equally many"):
+        CosineBERT.train(["a"], ["b", "c"], [1])
+    with pytest.raises(ValueError, match="0 or 1"):
+        ConcatBERT.train(["a"], ["b"], [2])
