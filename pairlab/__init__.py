@@ -5,9 +5,13 @@ Modules (import what you need; heavy libraries load only where used):
 ``embed`` encoders and cached embeddings · ``candidates`` faiss neighbour pairs ·
 ``metrics`` all-pairs estimators · ``evaluation`` strata, scorers, exact enumeration ·
 ``heuristic`` balanced-data metrics · ``stats`` dataset statistics · ``plots`` figures ·
-``notebook`` notebook set-up · ``runner`` papermill profiles · ``paper`` reference numbers.
+``notebook`` notebook set-up · ``runner`` papermill profiles · ``paper`` reference numbers ·
+``training`` shared hyperparameters · ``concatbert`` / ``cosinebert`` the two models ·
+``baselines`` models on stated data · ``labels`` durable manual marks (SQLite) ·
+``browser`` the false-positive browser (ipywidgets).
 """
 __version__ = "0.1.0"
 
-__all__ = ["candidates", "data", "embed", "evaluation", "heuristic", "io", "metrics",
-           "notebook", "pairs", "paper", "paths", "plots", "runner", "stats"]
+__all__ = ["baselines", "browser", "candidates", "concatbert", "cosinebert", "data", "embed",
+           "evaluation", "heuristic", "io", "labels", "metrics", "notebook", "pairs", "paper",
+           "paths", "plots", "runner", "stats", "training"]

@@ -77,14 +77,13 @@ class ConcatBERT:
             *(zip(*pairs) if len(pairs) else ((), ())))
         return 1.0 / (1.0 + np.exp(-logits))
 
+    def score_pairs(self, pool, pair_ids, *, batch_size: int = 64) -> np.ndarray:
+        """Logits of pair ids of ``pool``."""
+        return self.logits(*pool.texts(np.asarray(pair_ids, dtype=np.int64)), batch_size=batch_size)
+
     def scorer(self, pool, *, batch_size: int = 64):
         """A callable: pair ids of ``pool`` -> logits."""
-
-        def score(pair_ids):
-            left, right = pool.texts(np.asarray(pair_ids, dtype=np.int64))
-            return self.logits(left, right, batch_size=batch_size)
-
-        return score
+        return lambda pair_ids: self.score_pairs(pool, pair_ids, batch_size=batch_size)
 
     def save(self, path) -> Path:
         path = Path(path)

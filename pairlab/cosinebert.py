@@ -170,6 +170,12 @@ class CosineBERT:
         left, right = zip(*pairs) if len(pairs) else ((), ())
         return self.calibration.proba(self.cosine(left, right))
 
+    def score_pairs(self, pool, pair_ids) -> np.ndarray:
+        """Calibrated logits of a few pair ids of ``pool`` (embeds only their texts)."""
+        if self.calibration is None:
+            raise ValueError("this CosineBERT is not calibrated: train it or call calibrate()")
+        return self.calibration.logits(self.cosine(*pool.texts(np.asarray(pair_ids, np.int64))))
+
     def scorer(self, pool) -> "PoolScorer":
         """Scores pair ids of ``pool`` from embeddings of its items, computed once."""
         left = self.embed(pool.left_texts)

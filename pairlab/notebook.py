@@ -30,6 +30,11 @@ class Context:
         """A file in this notebook's run folder."""
         return self.run_dir / name
 
+    @staticmethod
+    def project_path(path) -> Path:
+        """``path`` relative to the project root (absolute paths pass through)."""
+        return project_root() / path
+
     def save_figure(self, fig, name: str, *, png: bool = True) -> Path:
         """Write ``fig`` as ``<figures_dir>/<name>.html`` (plotly.js beside it, works offline)
         and, where kaleido finds a Chrome/Chromium, a static ``<name>.png`` beside it."""

@@ -1,8 +1,9 @@
 """Run the notebook suite with papermill under a profile: ``python -m pairlab.runner``.
 
-A profile is a papermill parameter file ``profiles/<name>.yaml``; the runner adds ``run_dir``
-and ``figures_dir`` and writes each executed notebook to ``runs/<profile>/<notebook>.ipynb``
-beside its metrics file. Notebooks always run on the ``pairlab`` kernel (never a global
+A profile is a papermill parameter file ``profiles/<name>.yaml`` for the whole suite; the
+runner adds ``run_dir`` and ``figures_dir``, passes each notebook the parameters it declares,
+and writes each executed notebook to ``runs/<profile>/<notebook>.ipynb`` beside its metrics
+file. Notebooks always run on the ``pairlab`` kernel (never a global
 ``python3`` kernel that may not have pairlab installed).
 """
 from __future__ import annotations
@@ -60,12 +61,18 @@ def run(profile: str, *, select=None, overrides: dict | None = None) -> list[Pat
         os.environ["PAIRLAB_DATA_DIR"] = str(Path(os.environ["PAIRLAB_DATA_DIR"]).resolve())
     out_dir = root / params["run_dir"]
     out_dir.mkdir(parents=True, exist_ok=True)
+    selected = notebooks(root, select)
+    declared = {nb: set(papermill.inspect_notebook(str(nb))) for nb in notebooks(root)}
+    unknown = set(params) - set().union(*declared.values())
+    if unknown:
+        raise ValueError(f"profile {profile!r} sets {sorted(unknown)}, which no notebook declares")
     written = []
-    for notebook in notebooks(root, select):
+    for notebook in selected:
         output = out_dir / notebook.name
         start = time.perf_counter()
         print(f"[{profile}] {notebook.name} -> {output.relative_to(root)}", flush=True)
-        papermill.execute_notebook(str(notebook), str(output), parameters=params,
+        own = {k: v for k, v in params.items() if k in declared[notebook]}
+        papermill.execute_notebook(str(notebook), str(output), parameters=own,
                                    kernel_name=KERNEL, cwd=str(notebook.parent),
                                    progress_bar=sys.stderr.isatty(), report_mode=False)
         print(f"[{profile}] {notebook.name} done in {time.perf_counter() - start:.0f} s", flush=True)

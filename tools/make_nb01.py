@@ -27,7 +27,7 @@ from pairlab.notebook import setup"""),
 code("""dataset = "all"                   # "qqp", "wikiqa" or "all"
 seed = 0                          # seed of the QQP split, subsampling and random draws
 fractions = [0.5, 0.25, 0.25]     # QQP train/dev/test shares of questions (WikiQA keeps its split)
-max_items = {"qqp": {"train": 6000, "dev": 3000, "test": 3000},
+max_items = {"qqp": {"train": 4000, "dev": 2000, "test": 2000},
              "wikiqa": {"train": 500, "dev": 126, "test": 300}}  # left items per split (None: all)
 neighbours = 50                   # m: pretrained neighbours per left item, forming D_near
 n_random = 200_000                # |D_rand|: uniform random negatives outside D_near
@@ -35,7 +35,7 @@ n_boot = 500                      # bootstrap replicates for the 95% intervals
 model = None                      # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
 max_seq_length = 128              # word pieces per text, as in the paper
 exact_check = True                # also score every dev pair, to check the estimator
-growth_sizes = [100, 300, 1000, 3000, 6000]  # training-split sizes for the growth figure
+growth_sizes = [100, 300, 1000, 2000, 4000]  # training-split sizes for the growth figure
 data_dir = None                   # None: $PAIRLAB_DATA_DIR, else ./data
 run_dir = "runs/interactive"      # metrics and config land here (relative to the project root)
 figures_dir = "figures/interactive"

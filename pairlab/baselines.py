@@ -1,0 +1,125 @@
+"""Models trained on the stated (heuristic) data, and their heuristic-balanced metrics
+(paper section 3): the pieces notebook 02 calls."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+
+from . import heuristic
+from .concatbert import ConcatBERT
+from .cosinebert import CosineBERT
+from .data import Pool
+from .pairs import union_sorted
+from .training import TrainConfig
+
+__all__ = ["KINDS", "stated_pairs", "sample_pairs", "model_id", "train_or_load", "heuristic_metrics",
+           "failure_metrics", "table2"]
+
+KINDS = {"concatbert": ConcatBERT, "cosinebert": CosineBERT}
+
+
+def stated_pairs(pool: Pool) -> tuple[np.ndarray, np.ndarray]:
+    """D_heur of a split: every positive and every stated negative; (sorted ids, labels)."""
+    ids = union_sorted(pool.positives, pool.stated_negatives)
+    return ids, pool.labels(ids)
+
+
+def sample_pairs(ids: np.ndarray, max_pairs: int | None, *, seed: int = 0) -> np.ndarray:
+    """A uniform subsample of at most ``max_pairs`` ids (sorted), or all of them."""
+    if max_pairs is None or max_pairs >= len(ids):
+        return ids
+    if max_pairs < 2:
+        raise ValueError(f"max_pairs must be >= 2 or None, got {max_pairs!r}")
+    return np.sort(np.random.default_rng(seed).choice(ids, size=max_pairs, replace=False))
+
+
+def model_id(kind: str, pool: Pool, train_ids: np.ndarray, config: TrainConfig, model=None) -> str:
+    """A stable name for a model: its kind, task, base model, training config and data."""
+    digest = hashlib.sha256(json.dumps([kind, pool.task, str(model), config.to_dict()]).encode())
+    digest.update(np.ascontiguousarray(train_ids, dtype=np.int64).tobytes())
+    digest.update("\x00".join(pool.left_texts[:50]).encode())  # ties ids to this pool's items
+    return f"{pool.task}-{kind}-{digest.hexdigest()[:12]}"
+
+
+def train_or_load(kind: str, pool: Pool, train_ids: np.ndarray, config: TrainConfig, *,
+                  folder, model=None):
+    """Train ``kind`` on ``train_ids`` of ``pool``, or load the model saved under ``folder``
+    by an earlier run with the same id. Returns (model, model_id)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
+    name = model_id(kind, pool, train_ids, config, model)
+    path = Path(folder) / name
+    if (path / "pairlab_done").is_file():
+        return KINDS[kind].load(path), name
+    left, right = pool.texts(train_ids)
+    trained = KINDS[kind].train(left, right, pool.labels(train_ids), model=model, config=config)
+    trained.save(path)
+    (path / "pairlab_done").write_text("saved\n")  # written last: a half-saved model is retrained
+    return trained, name
+
+
+def heuristic_metrics(task: str, score, dev: Pool, test: Pool) -> dict:
+    """The benchmark's own metrics on stated test pairs, thresholds tuned on stated dev pairs.
+
+    QQP: accuracy and F1 (each at its dev-tuned threshold). WikiQA: c-MAP and a-F1 (F1 over all
+    stated test pairs). Both: ROC-AUC. ``score`` maps pair ids of a pool to scores:
+    ``score(pool, ids)`` (e.g. a model's ``score_pairs``).
+    """
+    dev_ids, dev_y = stated_pairs(dev)
+    test_ids, test_y = stated_pairs(test)
+    dev_s, test_s = score(dev, dev_ids), score(test, test_ids)
+    out = {"n_test_pairs": int(len(test_ids)), "roc_auc": heuristic.roc_auc(test_y, test_s)}
+    f1_at = heuristic.best_threshold(dev_y, dev_s, metric="f1")
+    if task == "qqp":
+        acc_at = heuristic.best_threshold(dev_y, dev_s, metric="accuracy")
+        out["accuracy"] = heuristic.accuracy_f1(test_y, test_s, acc_at)["accuracy"]
+        out["f1"] = heuristic.accuracy_f1(test_y, test_s, f1_at)["f1"]
+    else:
+        questions, _ = test.space.decode(test_ids)
+        out["c_map"] = heuristic.clean_map(questions, test_y, test_s)
+        out["a_f1"] = heuristic.accuracy_f1(test_y, test_s, f1_at)["f1"]
+    return out
+
+
+def failure_metrics(heuristics: dict, results: dict, eval_sets: dict, extra: dict) -> dict:
+    """Notebook 02's metrics file: ``{task: {kind: {"heuristic", "all_pairs", ...}}}`` from
+    dicts keyed by (task, kind)."""
+    out: dict = {}
+    for (task, kind), result in results.items():
+        es = eval_sets[(task, kind)]
+        out.setdefault(task, {})[kind] = {
+            "heuristic": heuristics[(task, kind)],
+            "all_pairs": {"ap": result["ap"], "ap_ci": result["ap_ci"],
+                          "p_at_r20": result["p_at_r20"], "p_at_r20_ci": result["p_at_r20_ci"],
+                          "n_positive": int(len(es.positives)), "n_near": int(len(es.near)),
+                          "n_rand": int(len(es.rand)), "neighbours": es.config.neighbours},
+            **extra.get((task, kind), {})}
+    return out
+
+
+def table2(metrics: dict):
+    """Table 2 of the paper beside ours: one row per task and model."""
+    import pandas as pd
+
+    from .paper import TABLE2_BERT, TABLE3
+
+    rows = []
+    for task, by_kind in metrics.items():
+        for kind, m in by_kind.items():
+            h, a = m["heuristic"], m["all_pairs"]
+            names = ("accuracy", "f1") if task == "qqp" else ("c_map", "a_f1")
+            row = {"task": task, "model": kind}
+            for name in names:
+                row[name] = h[name]
+                row[f"paper {name}"] = TABLE2_BERT[task][name] if kind == "concatbert" else None
+            row["P@R20"] = a["p_at_r20"]
+            row["P@R20 95% CI"] = "[{:.3f}, {:.3f}]".format(*a["p_at_r20_ci"])
+            row["AP"] = a["ap"]
+            row["AP 95% CI"] = "[{:.3f}, {:.3f}]".format(*a["ap_ci"])
+            paper = TABLE2_BERT[task] if kind == "concatbert" else TABLE3[task]["stated"]
+            row["paper P@R20"], row["paper AP"] = paper["p_at_r20"], paper["ap"]
+            rows.append(row)
+    return pd.DataFrame(rows).set_index(["task", "model"])

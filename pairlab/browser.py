@@ -1,0 +1,374 @@
+"""Browsing a model's putative false positives and marking them by hand (paper eq. 14).
+
+At the threshold of a recall, every ``D_near`` and ``D_rand`` negative scoring at least the
+threshold is a *putative* false positive: its label was imputed, and some are real positives
+missed by the data set. :class:`FalsePositiveBrowser` (ipywidgets) shows them one at a time and
+writes each judgement to a :class:`~pairlab.labels.LabelStore`; the share of real errors per
+stratum then corrects the estimated precision. :func:`report` is the static version for
+papermill runs, where widgets have no state.
+
+The pure functions validate and raise ``ValueError``; the ``_``-prefixed cores do not.
+"""
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from . import metrics
+from .data import Pool
+from .evaluation import EvalSet
+from .labels import MARKS, STRATA, LabelStore, _check_name
+
+__all__ = ["FalsePositiveBrowser", "threshold_at_recall", "putative_false_positives",
+           "corrected_summary", "highlight_differences", "report"]
+
+_LABELS = {"real_error": ("real error", "danger"),  # mark: (button text, button style)
+           "actually_positive": ("actually positive", "success"), "unsure": ("unsure", "")}
+_KEYS = {"e": "real_error", "p": "actually_positive", "u": "unsure", "n": 1, "b": -1}
+_KEYS_HELP = "keys: e = real error, p = actually positive, u = unsure, n = next, b = back"
+_WORD = re.compile(r"(\w+)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure functions
+
+
+def threshold_at_recall(pos_scores, recall: float) -> float:
+    """The score threshold where recall reaches ``recall``: the k-th highest positive score,
+    k = ceil(recall * n_pos) (a pair counts when its score >= the threshold)."""
+    _check_recall(recall)
+    pos = metrics._scores("pos_scores", pos_scores)
+    if len(pos) == 0:
+        raise ValueError("pos_scores is empty: no threshold reaches any recall")
+    return _threshold(pos, recall)
+
+
+def putative_false_positives(eval_set: EvalSet, scores: Mapping, threshold: float) -> pd.DataFrame:
+    """Near and rand negatives scoring >= ``threshold``, highest score first.
+
+    ``scores`` is ``evaluate(...)["scores"]``. Returns columns ``pair_id`` (int64),
+    ``stratum`` ("near"/"rand") and ``score`` (float64).
+    """
+    checked = _check_scores(eval_set, scores)
+    if not _is_number(threshold) or not np.isfinite(threshold):
+        raise ValueError(f"threshold must be a finite number, got {threshold!r}")
+    return _putative(eval_set, checked, float(threshold))
+
+
+def corrected_summary(eval_set: EvalSet, scores: Mapping, recall: float, counts: Mapping) -> dict:
+    """Imputed and corrected precision at ``recall``, given manual ``counts``.
+
+    ``counts`` is ``LabelStore.counts(...)``: ``{"near": (real_errors, judged), "rand": ...}``.
+    Returns :func:`pairlab.metrics.corrected_precision`'s dict plus ``threshold``, ``tp``,
+    ``fp_near`` and ``fp_rand`` (the weighted estimate from the random stratum).
+    """
+    _check_recall(recall)
+    checked = _check_scores(eval_set, scores)
+    missing = [s for s in STRATA if s not in counts]
+    if missing:
+        raise ValueError(f"counts must have keys {STRATA} (LabelStore.counts), missing {missing}")
+    return _corrected(eval_set, checked, recall, counts)
+
+
+def highlight_differences(left: str, right: str) -> tuple[str, str]:
+    """Both texts HTML-escaped, with ``<mark>`` around words (case-insensitive) missing from the
+    other text."""
+    left_words, right_words = _words(left), _words(right)
+    return _highlight(left, right_words), _highlight(right, left_words)
+
+
+def report(pool: Pool, eval_set: EvalSet, scores: Mapping, *, model_id: str, store: LabelStore,
+           recall: float = 0.2, n: int = 10) -> pd.DataFrame:
+    """The top-``n`` putative false positives with texts and current marks (any annotator);
+    prints the corrected-precision line. The static stand-in for the browser under papermill."""
+    _check_recall(recall)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"n must be a non-negative integer, got {n!r}")
+    checked = _check_scores(eval_set, scores)
+    where = {"task": pool.task, "split": pool.split, "model_id": model_id}
+    putative = _putative(eval_set, checked, _threshold(checked["positive"], recall))
+    counts = store.counts(**where, pair_ids=putative["pair_id"])
+    summary = _corrected(eval_set, checked, recall, counts)
+    print(_summary_line(summary, recall, counts))
+    return _with_texts_and_marks(pool, putative.head(int(n)), store.marks(**where))
+
+
+# ---------------------------------------------------------------------------------------------
+# The widget
+
+
+class FalsePositiveBrowser:
+    """Walks one model's putative false positives at a recall and records manual marks.
+
+    ``order="random"`` (the default) shows them in a fixed random order, so that the marked
+    pairs are a uniform sample of each stratum's putative false positives, as the corrected
+    precision of eq. 14 assumes; ``"score"`` shows the most confident first, for exploring
+    (its correction then leans towards the confident errors). The summary counts the current
+    marks of ``model_id`` (all annotators) on pairs that are putative false positives at the
+    slider's threshold.
+    """
+
+    def __init__(self, pool: Pool, eval_set: EvalSet, scores: Mapping, *, model_id: str,
+                 store: LabelStore, annotator: str = "anonymous", recall: float = 0.2,
+                 order: str = "random", seed: int = 0):
+        import ipywidgets as widgets  # optional dependency: only the widget needs it
+
+        _check_recall(recall)
+        _check_name("model_id", model_id)
+        _check_name("annotator", annotator)
+        if order not in ("score", "random"):
+            raise ValueError(f"order must be 'score' or 'random', got {order!r}")
+        self.pool, self.eval_set, self.store = pool, eval_set, store
+        self.model_id, self.annotator, self.order, self.seed = model_id, annotator, order, seed
+        self._scores = _check_scores(eval_set, scores)
+        self._where = {"task": pool.task, "split": pool.split, "model_id": model_id}
+        self._pairs = _putative(eval_set, self._scores, np.inf)  # empty until the first refresh
+        self._pos = 0
+        self._build(widgets, recall)
+        self._refresh()
+
+    # -- state --------------------------------------------------------------------------------
+
+    def current(self) -> dict | None:
+        """The pair on show: ``pair_id, stratum, score, left, right, mark`` (None if none)."""
+        if not len(self._pairs):
+            return None
+        row = self._pairs.iloc[self._pos]
+        left, right = self.pool.texts(np.array([row["pair_id"]], dtype=np.int64))
+        mine = self.store.marks(**self._where, annotator=self.annotator)
+        marks = mine.loc[mine["pair_id"] == row["pair_id"], "mark"]
+        return {"pair_id": int(row["pair_id"]), "stratum": str(row["stratum"]),
+                "score": float(row["score"]), "left": str(left[0]), "right": str(right[0]),
+                "mark": marks.iloc[-1] if len(marks) else None}
+
+    def table(self) -> pd.DataFrame:
+        """The pairs being browsed (putative false positives at the current threshold and
+        stratum filter) with their texts and this annotator's current marks."""
+        mine = self.store.marks(**self._where, annotator=self.annotator)
+        return _with_texts_and_marks(self.pool, self._pairs, mine)
+
+    def summary_dict(self) -> dict:
+        """:func:`corrected_summary` at the slider's recall, plus ``recall`` and the number of
+        marked pairs per stratum (``marked``, unsure included)."""
+        threshold = _threshold(self._scores["positive"], self.slider.value)
+        putative = _putative(self.eval_set, self._scores, threshold)["pair_id"]
+        summary = _corrected(self.eval_set, self._scores, self.slider.value,
+                             self.store.counts(**self._where, pair_ids=putative))
+        marks = self.store.marks(**self._where)
+        summary["recall"] = float(self.slider.value)
+        summary["marked"] = {s: int(marks["pair_id"][marks["stratum"] == s].nunique())
+                             for s in STRATA}
+        return summary
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def mark(self, mark: str) -> int | None:
+        """Record ``mark`` for the pair on show and move to the next; returns the row id."""
+        pair = self.current()
+        if pair is None:
+            return None
+        row = self.store.add(pair["pair_id"], **self._where, stratum=pair["stratum"], mark=mark,
+                             annotator=self.annotator, left_text=pair["left"],
+                             right_text=pair["right"])
+        self.step(1)
+        return row
+
+    def step(self, delta: int) -> None:
+        """Move ``delta`` pairs forward (negative: back), staying inside the list."""
+        self._pos = int(np.clip(self._pos + delta, 0, max(len(self._pairs) - 1, 0)))
+        self._render()
+
+    def display(self):
+        """Show the browser in the notebook."""
+        from IPython.display import display
+
+        display(self.widget)
+
+    def _ipython_display_(self):
+        self.display()
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    # -- wiring -------------------------------------------------------------------------------
+
+    def _build(self, widgets, recall: float) -> None:
+        self.slider = widgets.FloatSlider(value=recall, min=min(0.05, recall), max=1.0, step=0.05,
+                                          description="recall", continuous_update=False,
+                                          readout_format=".2f")
+        self.stratum = widgets.ToggleButtons(options=["all", *STRATA], value="all",
+                                             description="stratum")
+        self.prev_button = widgets.Button(description="◀ back", tooltip="back (b)")
+        self.next_button = widgets.Button(description="next ▶", tooltip="next (n)")
+        self.position = widgets.Label()
+        self.pair = widgets.HTML()
+        key_of = {action: key for key, action in _KEYS.items()}
+        self.buttons = {m: widgets.Button(description=_LABELS[m][0], button_style=_LABELS[m][1],
+                                          tooltip=f"{_LABELS[m][0]} ({key_of[m]})") for m in MARKS}
+        self.keys = widgets.Text(value="", placeholder=_KEYS_HELP, continuous_update=True,
+                                 description="keys", layout=widgets.Layout(width="60%"))
+        self.summary = widgets.HTML()
+        self.slider.observe(lambda _: self._refresh(), names="value")
+        self.stratum.observe(lambda _: self._refresh(), names="value")
+        self.prev_button.on_click(lambda _: self.step(-1))
+        self.next_button.on_click(lambda _: self.step(1))
+        for m, button in self.buttons.items():
+            button.on_click(lambda _, m=m: self.mark(m))
+        self.keys.observe(self._on_keys, names="value")
+        self.widget = widgets.VBox([
+            widgets.HBox([self.slider, self.stratum]),
+            widgets.HBox([self.prev_button, self.position, self.next_button]),
+            self.pair, widgets.HBox(list(self.buttons.values())), self.keys, self.summary])
+
+    def _on_keys(self, change) -> None:
+        typed = change["new"]
+        if not typed:
+            return
+        self.keys.value = ""  # re-enters with "" and returns at once
+        for char in typed.lower():
+            action = _KEYS.get(char)
+            if isinstance(action, str):
+                self.mark(action)
+            elif action is not None:
+                self.step(action)
+
+    def _refresh(self) -> None:
+        """Recompute the list after a slider or filter change, staying on the same pair if it
+        is still listed."""
+        shown = self._pairs["pair_id"].iloc[self._pos] if len(self._pairs) else None
+        threshold = _threshold(self._scores["positive"], self.slider.value)
+        pairs = _putative(self.eval_set, self._scores, threshold)
+        if self.stratum.value != "all":
+            pairs = pairs[pairs["stratum"] == self.stratum.value]
+        if self.order == "random":
+            pairs = pairs.iloc[np.argsort(_hash(pairs["pair_id"].to_numpy(), self.seed),
+                                          kind="stable")]
+        self._pairs = pairs.reset_index(drop=True)
+        at = np.flatnonzero(self._pairs["pair_id"].to_numpy() == shown)
+        self._pos = int(at[0]) if len(at) else 0
+        self._render()
+
+    def _render(self) -> None:
+        pair, n = self.current(), len(self._pairs)
+        self.position.value = f"{self._pos + 1 if n else 0} of {n}"
+        for button in (*self.buttons.values(), self.prev_button, self.next_button):
+            button.disabled = n == 0
+        self.pair.value = _pair_html(pair) if pair else "<i>no putative false positive here</i>"
+        self.summary.value = _summary_html(self.summary_dict())
+
+
+# ---------------------------------------------------------------------------------------------
+# Unchecked cores and rendering
+
+
+def _threshold(pos: np.ndarray, recall: float) -> float:
+    k = max(1, math.ceil(recall * len(pos) - 1e-9))  # the tolerance keeps 0.7 * 10 at 7
+    return float(np.partition(pos, len(pos) - k)[len(pos) - k])
+
+
+def _putative(eval_set: EvalSet, scores: dict, threshold: float) -> pd.DataFrame:
+    near, rand = scores["near"] >= threshold, scores["rand"] >= threshold
+    ids = np.r_[eval_set.near[near], eval_set.rand[rand]].astype(np.int64)
+    score = np.r_[scores["near"][near], scores["rand"][rand]]
+    stratum = np.repeat(np.array(STRATA, dtype=object), [near.sum(), rand.sum()])
+    order = np.lexsort((ids, -score))  # score descending, ties by pair id
+    return pd.DataFrame({"pair_id": ids[order], "stratum": stratum[order], "score": score[order]})
+
+
+def _corrected(eval_set: EvalSet, scores: dict, recall: float, counts: Mapping) -> dict:
+    threshold = _threshold(scores["positive"], recall)
+    tp = int((scores["positive"] >= threshold).sum())
+    fp_near = int((scores["near"] >= threshold).sum())
+    fp_rand = float(eval_set.w_rand * (scores["rand"] >= threshold).sum())
+    out = metrics.corrected_precision(tp, fp_near, fp_rand, near_marks=tuple(counts["near"]),
+                                      rand_marks=tuple(counts["rand"]))
+    return {**out, "threshold": threshold, "tp": tp, "fp_near": fp_near, "fp_rand": fp_rand}
+
+
+def _with_texts_and_marks(pool: Pool, pairs: pd.DataFrame, marks: pd.DataFrame) -> pd.DataFrame:
+    """``pairs`` with ``left``, ``right`` and the latest current ``mark`` of each pair."""
+    left, right = pool.texts(pairs["pair_id"].to_numpy(np.int64))
+    latest = marks.drop_duplicates("pair_id", keep="last").set_index("pair_id")["mark"]
+    mark = pairs["pair_id"].map(latest).astype(object)
+    return pairs.assign(left=left, right=right,
+                        mark=mark.where(mark.notna(), None)).reset_index(drop=True)
+
+
+def _hash(ids: np.ndarray, seed: int) -> np.ndarray:
+    """A fixed pseudo-random key per pair id: the order of a subset does not depend on the rest."""
+    with np.errstate(over="ignore"):
+        return (ids.astype(np.uint64) + np.uint64(seed)) * np.uint64(0x9E3779B97F4A7C15)
+
+
+def _pair_html(pair: dict) -> str:
+    left, right = highlight_differences(pair["left"], pair["right"])
+    box = "flex:1;border:1px solid #ccc;border-radius:4px;padding:0.5em"
+    mark = _LABELS[pair["mark"]][0] if pair["mark"] else "not marked"
+    return (f"<div style='display:flex;gap:1em'><div style='{box}'>{left}</div>"
+            f"<div style='{box}'>{right}</div></div>"
+            f"<div style='color:#666'>pair {pair['pair_id']} · {pair['stratum']} · "
+            f"score {pair['score']:.4f} · {html.escape(mark)}</div>")
+
+
+def _summary_html(s: dict) -> str:
+    low, high = s["ci"]
+    return (f"recall {s['recall']:.2f} · threshold {s['threshold']:.4f} · putative false "
+            f"positives: {s['fp_near']} near, {s['fp_rand']:.1f} estimated from rand<br>"
+            f"imputed precision <b>{s['imputed_precision']:.4f}</b> · corrected precision "
+            f"<b>{s['precision']:.4f}</b> [{low:.4f}, {high:.4f}] (95%)<br>"
+            f"marked pairs: near {s['marked']['near']}, rand {s['marked']['rand']} · "
+            f"real-error share: near {s['p_near']:.2f}, rand {s['p_rand']:.2f}")
+
+
+def _summary_line(s: dict, recall: float, counts: Mapping) -> str:
+    low, high = s["ci"]
+    return (f"corrected precision at recall {recall:.2f}: {s['precision']:.4f} "
+            f"[{low:.4f}, {high:.4f}] (imputed {s['imputed_precision']:.4f}, threshold "
+            f"{s['threshold']:.4f}; real errors / judged: near {counts['near'][0]}/"
+            f"{counts['near'][1]}, rand {counts['rand'][0]}/{counts['rand'][1]})")
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+def _highlight(text: str, other_words: set[str]) -> str:
+    parts = _WORD.split(text)  # odd positions are words, even ones what lies between
+    return "".join(f"<mark>{html.escape(p)}</mark>" if k % 2 and p.lower() not in other_words
+                   else html.escape(p) for k, p in enumerate(parts))
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation
+
+
+def _check_recall(recall) -> None:
+    if not _is_number(recall) or not 0.0 < recall <= 1.0:
+        raise ValueError(f"recall must be a number in (0, 1], got {recall!r}")
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
+def _check_scores(eval_set: EvalSet, scores) -> dict[str, np.ndarray]:
+    """Each stratum's scores as float64, finite and aligned with ``eval_set``'s pair ids."""
+    strata = eval_set.strata()
+    if not isinstance(scores, Mapping) or any(name not in scores for name in strata):
+        keys = list(scores) if isinstance(scores, Mapping) else type(scores).__name__
+        raise ValueError(f"scores must map {list(strata)} to score arrays (evaluate(...)"
+                         f"['scores']), got {keys}")
+    out = {}
+    for name, ids in strata.items():
+        out[name] = metrics._scores(f"scores[{name!r}]", scores[name])
+        if len(out[name]) != len(ids):
+            raise ValueError(f"scores[{name!r}] has {len(out[name])} scores for {len(ids)} "
+                             f"{name} pairs of the evaluation set")
+    if len(out["positive"]) == 0:
+        raise ValueError("the evaluation set has no positives: no threshold reaches any recall")
+    return out
