@@ -102,6 +102,16 @@ class Calibration:
         return cls(mean, std, weight, float(fit.intercept_[0]))
 
 
+def trainer(encoder, loss: CosineBCELoss, dataset, config: TrainConfig):
+    """sentence-transformers' trainer for CosineBERT: the head (w, b) gets a learning rate
+    ``HEAD_LR_FACTOR`` times the encoder's."""
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+
+    args = training_arguments(SentenceTransformerTrainingArguments, config, learning_rate_mapping={
+        r"^(w|b)$": config.learning_rate * HEAD_LR_FACTOR})
+    return SentenceTransformerTrainer(model=encoder, args=args, train_dataset=dataset, loss=loss)
+
+
 class CosineBERT:
     """A trained (or pretrained) bi-encoder with its calibration."""
 
@@ -122,9 +132,6 @@ class CosineBERT:
               warm_start: "CosineBERT | None" = None, w_init: float = 10.0,
               b_init: float = -50.0) -> "CosineBERT":
         """Train from the pretrained checkpoint (or ``warm_start``'s encoder), then calibrate."""
-        from sentence_transformers import (SentenceTransformerTrainer,
-                                           SentenceTransformerTrainingArguments)
-
         dataset = pair_dataset(left_texts, right_texts, labels)
         encoder = warm_start.encoder if warm_start is not None else load_encoder(
             model, max_seq_length=config.max_seq_length)
@@ -132,9 +139,7 @@ class CosineBERT:
         disable_dropout(encoder)
         torch.manual_seed(config.seed)
         loss = CosineBCELoss(encoder, w_init=w_init, b_init=b_init)
-        args = training_arguments(SentenceTransformerTrainingArguments, config,
-                                  learning_rate_mapping={r"^(w|b)$": config.learning_rate * HEAD_LR_FACTOR})
-        SentenceTransformerTrainer(model=encoder, args=args, train_dataset=dataset, loss=loss).train()
+        trainer(encoder, loss, dataset, config).train()
         encoder.eval()
         trained = cls(encoder, info={"model": str(model), "trained_on": len(dataset),
                                      "config": config.to_dict(), "head": asdict(loss.folded())})

@@ -5,8 +5,8 @@ import torch
 from torch.nn import functional as F
 
 from pairlab.concatbert import ConcatBERT
-from pairlab.cosinebert import Calibration, CosineBCELoss, CosineBERT
-from pairlab.training import TrainConfig
+from pairlab.cosinebert import HEAD_LR_FACTOR, Calibration, CosineBCELoss, CosineBERT, trainer
+from pairlab.training import TrainConfig, pair_dataset
 
 BASE = ["How do I learn Python?", "What is the capital of France?", "How can I lose weight fast?",
         "What is machine learning?", "How do I cook rice?", "Why is the sky blue?",
@@ -107,3 +107,15 @@ def test_training_data_is_validated():
         CosineBERT.train(["a"], ["b", "c"], [1])
     with pytest.raises(ValueError, match="0 or 1"):
         ConcatBERT.train(["a"], ["b"], [2])
+
+
+def test_head_learns_ten_thousand_times_faster_than_the_encoder():
+    encoder = CosineBERT.pretrained().encoder
+    loss = CosineBCELoss(encoder)
+    left, right, labels = toy_pairs()
+    config = TrainConfig(learning_rate=2e-5)
+    optimizer = trainer(encoder, loss, pair_dataset(left, right, labels), config).create_optimizer()
+    lr_of = {id(p): group["lr"] for group in optimizer.param_groups for p in group["params"]}
+    assert lr_of[id(loss.w)] == lr_of[id(loss.b)] == pytest.approx(2e-5 * HEAD_LR_FACTOR)
+    encoder_lrs = {lr_of[id(p)] for p in encoder.parameters()}
+    assert np.allclose(sorted(encoder_lrs), [2e-5])

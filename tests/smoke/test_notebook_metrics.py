@@ -37,3 +37,20 @@ def test_01_estimate_agrees_with_exact_enumeration():
         low, high = dev["ap_ci"]
         assert low <= dev["ap"] <= high
         assert low <= dev["exact_ap"] <= high, f"{task}: exact AP outside the estimate's interval"
+
+
+def test_02_records_heuristic_and_all_pairs_figures_for_both_models():
+    metrics = load("02_concatbert_failure_analysis")
+    assert set(metrics) == {"qqp", "wikiqa"}
+    heuristic_keys = {"qqp": {"accuracy", "f1", "roc_auc"}, "wikiqa": {"c_map", "a_f1", "roc_auc"}}
+    for task, by_model in metrics.items():
+        assert set(by_model) == {"concatbert", "cosinebert"}
+        for model, m in by_model.items():
+            assert heuristic_keys[task] <= set(m["heuristic"])
+            assert all(0.0 <= m["heuristic"][k] <= 1.0 for k in heuristic_keys[task])
+            a = m["all_pairs"]
+            for key in ("ap", "p_at_r20"):
+                low, high = a[f"{key}_ci"]
+                assert 0.0 <= low <= a[key] <= high <= 1.0, (task, model, key, a)
+            assert a["n_positive"] > 0 and a["n_near"] > 0 and a["n_rand"] > 0
+            assert m["model_id"].startswith(f"{task}-{model}-")
