@@ -44,3 +44,14 @@ def test_notebooks_use_the_pairlab_kernel_and_follow_the_habits():
 def test_unknown_profile_lists_the_known_ones():
     with pytest.raises(FileNotFoundError, match="known profiles"):
         load_profile("nope", ROOT)
+
+
+def test_every_code_cell_is_valid_python():
+    for notebook in notebooks(ROOT):
+        nb = nbformat.read(notebook, as_version=4)
+        for number, cell in enumerate(nb.cells):
+            if cell.cell_type == "code":
+                try:
+                    ast.parse(cell.source)
+                except SyntaxError as error:
+                    pytest.fail(f"{notebook.name} cell {number}: {error}")

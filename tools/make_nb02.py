@@ -95,7 +95,7 @@ extra = {key: {"model_id": mid, "train_pairs": int(len(train_ids[key[0]]))} for 
 metrics = baselines.failure_metrics(heuristics, results, evals, extra)
 table = baselines.table2(metrics)
 for name in table.index.unique("task"):
-    print(table.loc[name].dropna(axis=1, how="all").round(3).to_string(), "\n")"""),
+    print(table.loc[name].dropna(axis=1, how="all").round(3).to_string(), end="\\n\\n")"""),
 md("""The balanced numbers are respectable; the all-pairs numbers are the ones a deployed system
 would see. The paper's ConcatBERT (BERT-base, all 257k stated QQP pairs) reached 2.4% AP on
 QQP and 2.4% on WikiQA; its CosineBERT trained on the same stated data reached 15.4% and 2.2%
