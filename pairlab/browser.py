@@ -84,8 +84,9 @@ def highlight_differences(left: str, right: str) -> tuple[str, str]:
 
 def report(pool: Pool, eval_set: EvalSet, scores: Mapping, *, model_id: str, store: LabelStore,
            recall: float = 0.2, n: int = 10) -> pd.DataFrame:
-    """The top-``n`` putative false positives with texts and current marks (any annotator);
-    prints the corrected-precision line. The static stand-in for the browser under papermill."""
+    """The top-``n`` putative false positives of each stratum (near, then rand) with texts and
+    current marks (any annotator); prints the corrected-precision line. The static stand-in
+    for the browser under papermill."""
     _check_recall(recall)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"n must be a non-negative integer, got {n!r}")
@@ -95,7 +96,9 @@ def report(pool: Pool, eval_set: EvalSet, scores: Mapping, *, model_id: str, sto
     counts = store.counts(**where, pair_ids=putative["pair_id"])
     summary = _corrected(eval_set, checked, recall, counts)
     print(_summary_line(summary, recall, counts))
-    return _with_texts_and_marks(pool, putative.head(int(n)), store.marks(**where))
+    top = putative.groupby("stratum", sort=False).head(int(n))
+    top = top.sort_values(["stratum", "score"], ascending=[True, False], kind="stable")
+    return _with_texts_and_marks(pool, top, store.marks(**where))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -170,14 +170,19 @@ def test_widget_is_displayable(browser):
 
 def test_report_returns_table_and_prints_corrected_line(setting, store, capsys):
     pool, es, scores = setting
-    first = putative_false_positives(es, scores, threshold_at_recall(scores["positive"], 0.2))
+    first = putative_false_positives(es, scores, threshold_at_recall(scores["positive"], 0.5))
+    assert set(first["stratum"]) == {"near", "rand"}  # both strata, or the check below is empty
     store.add(int(first["pair_id"].iloc[0]), task="synthetic", split="dev", model_id="cosine",
               stratum=first["stratum"].iloc[0], mark="actually_positive", annotator="a")
-    table = report(pool, es, scores, model_id="cosine", store=store, recall=0.2, n=4)
+    table = report(pool, es, scores, model_id="cosine", store=store, recall=0.5, n=4)
     assert list(table.columns) == ["pair_id", "stratum", "score", "left", "right", "mark"]
-    assert len(table) == min(4, len(first))
-    assert table["mark"].iloc[0] == "actually_positive"
-    assert table["mark"].iloc[1:].isna().all() and table["mark"].iloc[-1] is None
+    # the top 4 of each stratum, each stratum by score descending
+    for stratum in ("near", "rand"):
+        expected = first[first["stratum"] == stratum].head(4)["pair_id"].tolist()
+        assert table.loc[table["stratum"] == stratum, "pair_id"].tolist() == expected
+    marked = table.set_index("pair_id")["mark"]
+    assert marked[int(first["pair_id"].iloc[0])] == "actually_positive"
+    assert marked.drop(int(first["pair_id"].iloc[0])).isna().all()
     assert "corrected" in capsys.readouterr().out
 
 

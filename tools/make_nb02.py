@@ -108,7 +108,7 @@ fig"""),
 md("""## 5. The most confident false positives (Figure 2 analog)
 
 At the threshold where ConcatBERT reaches 20% recall, these negatives score above it: the
-highest-scoring ones from each stratum. `near` pairs are at least topically close; `rand`
+highest-scoring ones of each stratum. `near` pairs are at least topically close; `rand`
 pairs are drawn uniformly from the pool, and each one stands for thousands like it. Look for
 pairs that share a word, a named entity or an answer type ("what is X made of" against any
 sentence listing ingredients) and nothing else."""),
@@ -117,7 +117,7 @@ for name in tasks:
     key = (name, "concatbert")
     print(f"== {name}")
     display(browser.report(tasks[name]["test"], evals[key], results[key]["scores"], model_id=trained[key][1],
-                           store=store, recall=0.2, n=8))"""),
+                           store=store, recall=0.2, n=5))"""),
 md("""## 6. Judge them yourself
 
 The imputed labels are not gold: some "false positives" are real duplicates nobody stated.
