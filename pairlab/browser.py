@@ -24,7 +24,7 @@ from .data import Pool
 from .evaluation import EvalSet
 from .labels import MARKS, STRATA, LabelStore, _check_name
 
-__all__ = ["FalsePositiveBrowser", "threshold_at_recall", "putative_false_positives",
+__all__ = ["FalsePositiveBrowser", "RunPicker", "threshold_at_recall", "putative_false_positives",
            "corrected_summary", "highlight_differences", "report"]
 
 _LABELS = {"real_error": ("real error", "danger"),  # mark: (button text, button style)
@@ -263,6 +263,46 @@ class FalsePositiveBrowser:
             button.disabled = n == 0
         self.pair.value = _pair_html(pair) if pair else "<i>no putative false positive here</i>"
         self.summary.value = _summary_html(self.summary_dict())
+
+
+class RunPicker:
+    """A dropdown of scored runs; picking one shows a :class:`FalsePositiveBrowser` on it.
+
+    ``runs`` maps a name (e.g. ``"qqp concatbert"``) to ``(pool, eval_set, scores, model_id)``.
+    Browsers are built on first pick and kept, so moving between runs keeps each one's place.
+    """
+
+    def __init__(self, runs: Mapping, *, store: LabelStore, annotator: str = "anonymous",
+                 recall: float = 0.2):
+        import ipywidgets as widgets
+
+        if not runs:
+            raise ValueError("runs is empty: nothing to browse")
+        self.runs, self.store, self.annotator, self.recall = dict(runs), store, annotator, recall
+        self.browsers: dict[str, FalsePositiveBrowser] = {}
+        self.dropdown = widgets.Dropdown(options=list(self.runs), description="run")
+        self.widget = widgets.VBox([self.dropdown])
+        self.dropdown.observe(lambda _: self._show(), names="value")
+        self._show()
+
+    @property
+    def browser(self) -> FalsePositiveBrowser:
+        """The browser of the run picked now."""
+        return self.browsers[self.dropdown.value]
+
+    def _show(self) -> None:
+        name = self.dropdown.value
+        if name not in self.browsers:
+            pool, eval_set, scores, model_id = self.runs[name]
+            self.browsers[name] = FalsePositiveBrowser(pool, eval_set, scores, model_id=model_id,
+                                                       store=self.store, annotator=self.annotator,
+                                                       recall=self.recall)
+        self.widget.children = [self.dropdown, self.browsers[name].widget]
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        display(self.widget)
 
 
 # ---------------------------------------------------------------------------------------------

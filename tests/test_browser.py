@@ -1,8 +1,9 @@
 import numpy as np
 import pytest
 
-from pairlab.browser import (FalsePositiveBrowser, corrected_summary, highlight_differences,
-                             putative_false_positives, report, threshold_at_recall)
+from pairlab.browser import (FalsePositiveBrowser, RunPicker, corrected_summary,
+                             highlight_differences, putative_false_positives, report,
+                             threshold_at_recall)
 from pairlab.evaluation import CosineScorer, EvalConfig, build_eval_set, evaluate
 from pairlab.labels import LabelStore
 
@@ -202,3 +203,21 @@ def test_correction_counts_only_marks_above_the_current_threshold(setting, store
     assert fpb.summary_dict()["precision"] == fpb.summary_dict()["imputed_precision"]
     fpb.slider.value = 0.9
     assert fpb.summary_dict()["precision"] > fpb.summary_dict()["imputed_precision"]
+
+
+def test_run_picker_switches_runs_and_keeps_each_place(setting, store):
+    pool, es, scores = setting
+    doubled = {k: 2 * v for k, v in scores.items()}  # another "model": same ranking, other scores
+    picker = RunPicker({"cosine": (pool, es, scores, "cosine"),
+                        "doubled": (pool, es, doubled, "doubled")}, store=store, annotator="t")
+    first = picker.browser
+    first.step(2)
+    picker.dropdown.value = "doubled"
+    assert picker.browser is not first and picker.browser.model_id == "doubled"
+    assert picker.widget.children[1] is picker.browser.widget
+    picker.browser.buttons["unsure"].click()
+    assert store.marks(model_id="doubled")["mark"].tolist() == ["unsure"]
+    picker.dropdown.value = "cosine"
+    assert picker.browser is first and first._pos == 2
+    with pytest.raises(ValueError, match="empty"):
+        RunPicker({}, store=store)

@@ -121,17 +121,15 @@ for name in tasks:
 md("""## 6. Judge them yourself
 
 The imputed labels are not gold: some "false positives" are real duplicates nobody stated.
-The browser shows the putative false positives at a recall you choose (slider), filtered by
-stratum, with the words that differ highlighted. Mark each pair **real error**, **actually
+Pick a scored run (task and model); the browser shows its putative false positives at a
+recall you choose (slider), filtered by stratum, with the words that differ highlighted. Mark each pair **real error**, **actually
 positive** or **unsure** (buttons, or type `e` / `p` / `u` in the keys box; `n` / `b` move).
 Marks are written to an SQLite file at once (they survive a crash or a kernel restart), and the
 corrected precision of paper eq. 14 updates with its interval. In a non-interactive run the
 widget has no state; the table above and the line printed with it carry the same figures."""),
-code("""name = next(iter(tasks))
-key = (name, "concatbert")
-fp_browser = browser.FalsePositiveBrowser(tasks[name]["test"], evals[key], results[key]["scores"],
-                                          model_id=trained[key][1], store=store, annotator=annotator)
-fp_browser"""),
+code("""runs = {f"{name} {kind}": (tasks[name]["test"], evals[(name, kind)], results[(name, kind)]["scores"],
+                             trained[(name, kind)][1]) for name, kind in results}
+browser.RunPicker(runs, store=store, annotator=annotator)"""),
 md("""## 7. Record the metrics"""),
 code("""ctx.record_metrics(metrics)"""),
 ]
