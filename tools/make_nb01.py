@@ -1,7 +1,5 @@
 """Writes notebooks/01_dataset_construction.ipynb (kept so the notebook's source is reviewable)."""
-import nbformat as nbf
-
-md, code = nbf.v4.new_markdown_cell, nbf.v4.new_code_cell
+from nbsource import code, md, write
 cells = [
 md("""# 01 · Dataset construction: all-pairs tasks from QQP and WikiQA
 
@@ -149,9 +147,4 @@ code("""evalsets = {name: {s: e for s, (e, _) in by.items()} for name, by in eva
 metrics = stats.construction_metrics(tasks, evalsets, results, exact)
 ctx.record_metrics(metrics)"""),
 ]
-for number, cell in enumerate(cells):
-    cell["id"] = f"cell-{number:02d}"  # stable ids: regenerating gives a clean diff
-nb = nbf.v4.new_notebook(cells=cells)
-nb.metadata["kernelspec"] = {"name": "pairlab", "display_name": "Python (pairlab)", "language": "python"}
-nb.metadata["language_info"] = {"name": "python"}
-nbf.write(nb, "notebooks/01_dataset_construction.ipynb")
+write(cells, "notebooks/01_dataset_construction.ipynb")

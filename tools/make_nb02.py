@@ -1,7 +1,5 @@
 """Writes notebooks/02_concatbert_failure_analysis.ipynb (kept so the source is reviewable)."""
-import nbformat as nbf
-
-md, code = nbf.v4.new_markdown_cell, nbf.v4.new_code_cell
+from nbsource import code, md, write
 cells = [
 md("""# 02 · Balanced training fails on all pairs: ConcatBERT and CosineBERT on stated data
 
@@ -133,9 +131,4 @@ browser.RunPicker(runs, store=store, annotator=annotator)"""),
 md("""## 7. Record the metrics"""),
 code("""ctx.record_metrics(metrics)"""),
 ]
-for number, cell in enumerate(cells):
-    cell["id"] = f"cell-{number:02d}"  # stable ids: regenerating gives a clean diff
-nb = nbf.v4.new_notebook(cells=cells)
-nb.metadata["kernelspec"] = {"name": "pairlab", "display_name": "Python (pairlab)", "language": "python"}
-nb.metadata["language_info"] = {"name": "python"}
-nbf.write(nb, "notebooks/02_concatbert_failure_analysis.ipynb")
+write(cells, "notebooks/02_concatbert_failure_analysis.ipynb")
