@@ -157,12 +157,14 @@ class FalsePositiveBrowser:
 
     def summary_dict(self) -> dict:
         """:func:`corrected_summary` at the slider's recall, plus ``recall`` and the number of
-        marked pairs per stratum (``marked``, unsure included)."""
+        marked pairs per stratum among the putative false positives at that threshold
+        (``marked``, unsure included)."""
         threshold = _threshold(self._scores["positive"], self.slider.value)
         putative = _putative(self.eval_set, self._scores, threshold)["pair_id"]
         summary = _corrected(self.eval_set, self._scores, self.slider.value,
                              self.store.counts(**self._where, pair_ids=putative))
         marks = self.store.marks(**self._where)
+        marks = marks[marks["pair_id"].isin(putative)]  # the pairs the correction counts
         summary["recall"] = float(self.slider.value)
         summary["marked"] = {s: int(marks["pair_id"][marks["stratum"] == s].nunique())
                              for s in STRATA}
