@@ -4,6 +4,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 from contextlib import closing
 from pathlib import Path
 
@@ -100,6 +101,7 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
 
 WRITER = """
 import sys
+import threading
 from contextlib import closing
 from pairlab.labels import LabelStore
 store = LabelStore(sys.argv[1])
@@ -133,3 +135,22 @@ def test_killed_writer_loses_no_committed_mark(tmp_path):
         assert store._conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     with closing(sqlite3.connect(path)) as conn:  # a plain reader sees the same rows
         assert conn.execute("SELECT COUNT(*) FROM marks").fetchone()[0] == len(stored)
+
+
+def test_opening_waits_for_another_process_converting_the_file(tmp_path):
+    # sqlite does not run the busy handler for the switch to WAL: a store opened while another
+    # connection is mid-write in the not-yet-WAL file must retry rather than fail at once
+    path = tmp_path / "labels.sqlite"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("CREATE TABLE other (x)")
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("INSERT INTO other VALUES (1)")
+    release = threading.Timer(0.5, holder.execute, args=("COMMIT",))
+    release.start()
+    try:
+        with LabelStore(path, timeout=10) as store:
+            store.add(1, **WHERE, stratum="near", mark="unsure", annotator="late")
+            assert len(store.to_pandas()) == 1
+    finally:
+        release.join()
+        holder.close()
