@@ -102,14 +102,19 @@ class Calibration:
         return cls(mean, std, weight, float(fit.intercept_[0]))
 
 
-def trainer(encoder, loss: CosineBCELoss, dataset, config: TrainConfig):
+def trainer(encoder, loss: CosineBCELoss, dataset, config: TrainConfig, *, quiet: bool = False):
     """sentence-transformers' trainer for CosineBERT: the head (w, b) gets a learning rate
-    ``HEAD_LR_FACTOR`` times the encoder's."""
+    ``HEAD_LR_FACTOR`` times the encoder's. ``quiet`` drops the progress bar and loss logs
+    (the active-learning loop trains dozens of models and reports through its own events)."""
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+    from transformers.trainer_callback import ProgressCallback
 
     args = training_arguments(SentenceTransformerTrainingArguments, config, learning_rate_mapping={
         r"^(w|b)$": config.learning_rate * HEAD_LR_FACTOR})
-    return SentenceTransformerTrainer(model=encoder, args=args, train_dataset=dataset, loss=loss)
+    built = SentenceTransformerTrainer(model=encoder, args=args, train_dataset=dataset, loss=loss)
+    if quiet:
+        built.remove_callback(ProgressCallback)
+    return built
 
 
 class CosineBERT:
@@ -130,8 +135,12 @@ class CosineBERT:
     @classmethod
     def train(cls, left_texts, right_texts, labels, *, model=None, config: TrainConfig = TrainConfig(),
               warm_start: "CosineBERT | None" = None, w_init: float = 10.0,
-              b_init: float = -50.0) -> "CosineBERT":
-        """Train from the pretrained checkpoint (or ``warm_start``'s encoder), then calibrate."""
+              b_init: float = -50.0, quiet: bool = False) -> "CosineBERT":
+        """Train from the pretrained checkpoint (or ``warm_start``'s encoder), then calibrate.
+
+        With one class only among ``labels`` (random sampling can meet no positive at all),
+        there is nothing to refit: the trained head itself is the calibration, and
+        ``info["calibration"]`` says so."""
         dataset = pair_dataset(left_texts, right_texts, labels)
         encoder = warm_start.encoder if warm_start is not None else load_encoder(
             model, max_seq_length=config.max_seq_length)
@@ -139,11 +148,16 @@ class CosineBERT:
         disable_dropout(encoder)
         torch.manual_seed(config.seed)
         loss = CosineBCELoss(encoder, w_init=w_init, b_init=b_init)
-        trainer(encoder, loss, dataset, config).train()
+        trainer(encoder, loss, dataset, config, quiet=quiet).train()
         encoder.eval()
         trained = cls(encoder, info={"model": str(model), "trained_on": len(dataset),
                                      "config": config.to_dict(), "head": asdict(loss.folded())})
-        trained.calibrate(left_texts, right_texts, labels)
+        if len(np.unique(np.asarray(labels))) < 2:
+            trained.calibration = loss.folded()
+            trained.info["calibration"] = "trained head (one class labelled: nothing to refit)"
+        else:
+            trained.calibrate(left_texts, right_texts, labels)
+            trained.info["calibration"] = "refitted on the training pairs"
         return trained
 
     def calibrate(self, left_texts, right_texts, labels) -> Calibration:

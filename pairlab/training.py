@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import tempfile
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-__all__ = ["TrainConfig", "pair_dataset", "training_arguments", "default_device", "disable_dropout"]
+__all__ = ["TrainConfig", "pair_dataset", "training_arguments", "default_device", "disable_dropout",
+           "quiet_progress"]
 
 
 @dataclass(frozen=True)
@@ -77,3 +79,28 @@ def disable_dropout(module) -> None:
     for layer in module.modules():
         if isinstance(layer, torch.nn.Dropout):
             layer.p = 0.0
+
+
+@contextmanager
+def quiet_progress():
+    """Silence the progress bars of transformers (loading, saving weights), datasets and the
+    hub inside the block, restoring them after: a loop that trains dozens of models reports
+    through its own events instead."""
+    import datasets
+    import huggingface_hub.utils as hub
+    from transformers.utils import logging as hf_logging
+
+    was = (hf_logging.is_progress_bar_enabled(), datasets.is_progress_bar_enabled(),
+           hub.are_progress_bars_disabled())
+    hf_logging.disable_progress_bar()
+    datasets.disable_progress_bars()
+    hub.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if was[0]:
+            hf_logging.enable_progress_bar()
+        if was[1]:
+            datasets.enable_progress_bars()
+        if not was[2]:
+            hub.enable_progress_bars()

@@ -1,0 +1,134 @@
+"""Each strategy on a small pool with known scores picks exactly the expected pairs; one
+contract runs over every registered strategy."""
+import numpy as np
+import pytest
+
+from pairlab.data import Pool
+from pairlab.pairs import PairSpace, as_id_set, isin_sorted
+from pairlab.strategies import (STRATEGIES, AdaptiveRetrieval, Random, RoundState, Stated,
+                                StaticRetrieval, StratifiedAllPositives, StratifiedMatch,
+                                Uncertainty, make_strategy)
+
+N_ITEMS = 40
+SPACE = PairSpace(N_ITEMS, N_ITEMS, True)  # 780 pairs
+
+
+def pool() -> Pool:
+    texts = np.array([f"q{k}" for k in range(N_ITEMS)], dtype=object)
+    positives = as_id_set(SPACE.encode(np.arange(0, 20, 2), np.arange(1, 21, 2)))  # 10 pairs
+    stated_neg = as_id_set(SPACE.encode(np.arange(20, 30), np.arange(30, 40)))  # 10 pairs
+    return Pool("toy", "train", texts, texts, True, positives, stated_neg)
+
+
+def state(labelled=(), n_candidates=30, budget=60, seed=0, logits=True) -> RoundState:
+    p = pool()
+    labelled = as_id_set(labelled)
+    candidates = np.setdiff1d(np.arange(0, 3 * n_candidates, 3, dtype=np.int64), labelled)
+    cosine = np.cos(candidates * 0.37)  # known, distinct scores
+    return RoundState(round=2, pool=p, labelled=labelled, budget=budget,
+                      rng=np.random.default_rng(seed), candidates=candidates, cosine=cosine,
+                      logits=(cosine - 0.3) * 4 if logits else None)
+
+
+def expected_top(s: RoundState, key, n):
+    return np.sort(s.candidates[np.argsort(key, kind="stable")[:n]])
+
+
+def test_static_and_adaptive_retrieval_take_the_highest_cosines():
+    s = state()
+    for strategy in (StaticRetrieval(), AdaptiveRetrieval()):
+        assert np.array_equal(strategy.select(s, 7), expected_top(s, -s.cosine, 7))
+
+
+def test_uncertainty_takes_p_closest_to_one_half():
+    s = state()
+    picked = Uncertainty().select(s, 5)
+    assert np.array_equal(picked, expected_top(s, np.abs(s.logits), 5))
+    p = 1 / (1 + np.exp(-s.logits))
+    assert np.abs(p[isin_sorted(s.candidates, picked)] - 0.5).max() <= np.abs(
+        p[~isin_sorted(s.candidates, picked)] - 0.5).min()
+
+
+def test_ties_break_by_pair_id():
+    s = state()
+    tied = RoundState(round=2, pool=s.pool, labelled=s.labelled, budget=60, rng=s.rng,
+                      candidates=s.candidates, cosine=np.ones(len(s.candidates)),
+                      logits=np.zeros(len(s.candidates)))
+    assert np.array_equal(Uncertainty().select(tied, 4), s.candidates[:4])
+    assert np.array_equal(StaticRetrieval().select(tied, 4), s.candidates[:4])
+
+
+def test_random_is_uniform_over_the_whole_pool_not_the_candidates():
+    labelled = np.arange(0, 700, dtype=np.int64)  # most of the pool already labelled
+    s = state(labelled=labelled)
+    picked = Random().select(s, 80)
+    assert np.array_equal(picked, np.arange(700, 780))  # exactly the 80 unlabelled pairs
+    again = Random().select(state(seed=3), 50)
+    assert np.array_equal(again, SPACE.sample(50, np.random.default_rng(3), exclude=np.empty(0, np.int64)))
+    assert not isin_sorted(again, state().candidates).all()  # it looks beyond D_close
+
+
+def test_stated_samples_the_stated_pairs():
+    s = state(labelled=pool().positives[:4])
+    picked = Stated().select(s, 16)  # 6 unlabelled positives + 10 stated negatives
+    assert np.array_equal(picked, np.union1d(pool().positives[4:], pool().stated_negatives))
+    with pytest.raises(ValueError, match="only 16 unlabelled stated pairs"):
+        Stated().select(s, 17)
+
+
+def test_stratified_match_reaches_its_counts_over_rounds():
+    strategy = StratifiedMatch(n_positive=6, n_negative=24)
+    labelled = np.empty(0, np.int64)
+    for round_, n in enumerate([10, 20], start=1):
+        s = RoundState(round=round_, pool=pool(), labelled=labelled, budget=30,
+                       rng=np.random.default_rng(round_))
+        labelled = np.union1d(labelled, strategy.select(s, n))
+    assert len(labelled) == 30
+    assert isin_sorted(labelled, pool().positives).sum() == 6
+    with pytest.raises(ValueError, match="budget is 60"):
+        strategy.select(state(), 5)
+
+
+def test_stratified_all_positives_takes_every_positive():
+    s = RoundState(round=1, pool=pool(), labelled=np.empty(0, np.int64), budget=20,
+                   rng=np.random.default_rng(0))
+    picked = StratifiedAllPositives().select(s, 20)
+    assert isin_sorted(pool().positives, picked).all() and len(picked) == 20
+    with pytest.raises(ValueError, match="more than the run's budget"):
+        StratifiedAllPositives().select(state(budget=5), 5)
+
+
+def test_uncertainty_needs_a_calibrated_model():
+    with pytest.raises(ValueError, match="needs a calibrated model"):
+        Uncertainty().select(state(logits=False), 3)
+
+
+def test_too_few_candidates_and_nan_scores_are_clear_errors():
+    with pytest.raises(ValueError, match="only 30 unlabelled candidates for a batch of 31"):
+        AdaptiveRetrieval().select(state(), 31)
+    s = state()
+    s.logits[3] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        Uncertainty().select(s, 3)
+
+
+def test_unknown_strategy_names_the_known_ones():
+    with pytest.raises(ValueError, match="known: .*uncertainty"):
+        make_strategy("committee")
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+def test_contract_every_strategy(name):
+    """n distinct, sorted, unlabelled, in-range int64 ids; the same ids for the same seed."""
+    params = {"n_positive": 3, "n_negative": 57} if name == "stratified_match" else {}
+    strategy = make_strategy(name, **params)
+    labelled = np.array([0, 3, 6, pool().positives[0]], dtype=np.int64)
+    labelled.sort()
+    first = strategy.select(state(labelled=labelled), 12)
+    second = strategy.select(state(labelled=labelled), 12)
+    assert first.dtype == np.int64 and first.shape == (12,)
+    assert np.array_equal(first, np.unique(first))
+    assert not isin_sorted(first, labelled).any()
+    SPACE.check(first)
+    assert np.array_equal(first, second)
+    assert isinstance(strategy.adaptive, bool) and strategy.name == name
