@@ -259,7 +259,8 @@ class ActiveRun:
 
     def _finish(self, model, records, ids, labels, rounds) -> dict:
         test = self._evaluate(model, "test") if "test" in self.pools else None
-        result = {"config": to_json(self.config.to_dict()), "records": records,
+        result = {"config": to_json(self.config.to_dict()), "folder": self.folder.name,
+                  "records": records,
                   "labels": int(len(ids)), "positives_found": int(labels.sum()),
                   "test": test, "final_dev": records[-1].get("dev"),
                   "model_info": {k: v for k, v in getattr(model, "info", {}).items()

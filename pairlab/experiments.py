@@ -11,7 +11,8 @@ from .active import ActiveConfig, ActiveRun, run_folder
 from .data import Task
 from .evaluation import EvalConfig, pretrained_eval_set
 
-__all__ = ["prepare", "sweep", "summarise", "curves", "stage_times", "table3", "table4"]
+__all__ = ["prepare", "sweep", "summarise", "curves", "stage_times", "calibration", "scale",
+           "table3", "table4", "total_rounds"]
 
 MAIN_STRATEGIES = ("random", "static_retrieval", "adaptive_retrieval", "uncertainty")
 
@@ -43,25 +44,41 @@ def sweep(prepared: dict, strategies, seeds, settings: dict, root, *, callbacks=
     return results
 
 
+def total_rounds(prepared: dict, strategies, seeds, settings: dict) -> int:
+    """Rounds the sweep will run (for a progress bar)."""
+    total = 0
+    for task in prepared:
+        own = {k: (v[task] if isinstance(v, dict) and task in v else v) for k, v in settings.items()}
+        total += len(ActiveConfig(task=task, strategy="random", **own).schedule())
+    return total * len(list(strategies)) * len(list(seeds))
+
+
 def summarise(results: dict) -> dict:
-    """The metrics file's ``{task: {strategy: {labels, positives_found, ap, p_at_r20}}}``: test
-    metrics as mean, std (over seeds, ddof 0: the paper's three runs) and per seed."""
-    out: dict = {}
-    for (task, strategy, seed), result in sorted(results.items()):
-        entry = out.setdefault(task, {}).setdefault(strategy, {"seeds": [], "labels": [],
-                                                                "positives_found": [], "ap": [],
-                                                                "p_at_r20": []})
-        entry["seeds"].append(seed)
-        entry["labels"].append(result["labels"])
-        entry["positives_found"].append(result["positives_found"])
-        entry["ap"].append(result["test"]["ap"])
-        entry["p_at_r20"].append(result["test"]["p_at_r20"])
-    for task in out.values():
-        for name, entry in task.items():
-            task[name] = {"seeds": entry["seeds"], "labels": int(np.mean(entry["labels"])),
-                          "positives_found": _spread(entry["positives_found"]),
-                          "ap": _spread(entry["ap"]), "p_at_r20": _spread(entry["p_at_r20"])}
-    return out
+    """The metrics file's ``{task: {strategy: {labels, positives_found, ap, p_at_r20, ...}}}``:
+    test metrics as mean, std (over seeds, ddof 0: the paper's three runs) and per seed, the
+    mean dev AP after each round, and the mean seconds per stage of a run."""
+    grouped: dict = {}
+    for (task, strategy, seed), result in results.items():  # the sweep's order
+        grouped.setdefault(task, {}).setdefault(strategy, []).append((seed, result))
+    return {task: {name: _summary(runs) for name, runs in strategies.items()}
+            for task, strategies in grouped.items()}
+
+
+def _summary(runs) -> dict:
+    seeds = [seed for seed, _ in runs]
+    results = [result for _, result in runs]
+    dev = pd.DataFrame([{"labels": r["labels"], "ap": r["dev"]["ap"]}
+                        for result in results for r in result["records"] if r.get("dev")])
+    seconds = pd.DataFrame([{stage: sum(r["seconds"].get(stage, 0.0) for r in result["records"])
+                             for stage in ("embed", "search", "select", "train", "evaluate")}
+                            for result in results])
+    return {"seeds": seeds, "labels": int(np.mean([r["labels"] for r in results])),
+            "positives_found": _spread([r["positives_found"] for r in results]),
+            "ap": _spread([r["test"]["ap"] for r in results]),
+            "p_at_r20": _spread([r["test"]["p_at_r20"] for r in results]),
+            "dev_ap_per_round": dev.groupby("labels")["ap"].mean().reset_index().to_dict("records"),
+            "seconds_per_run": seconds.mean().round(1).to_dict(),
+            "runs": [r["folder"] for r in results if "folder" in r]}
 
 
 def _spread(values) -> dict:
@@ -95,6 +112,38 @@ def stage_times(results: dict) -> pd.DataFrame:
     return frame.groupby(["task", "strategy", "round"])[["labels", *stages]].mean().round(1)
 
 
+def calibration(results: dict) -> pd.DataFrame:
+    """Per round of each run whose batch was chosen by a trained model: the mean predicted p of
+    the batch and the share of it that was positive (calibrated: the two agree)."""
+    rows = [{"task": task, "strategy": strategy, "seed": seed, "round": r["round"],
+             "batch": r["batch"], "mean p": r["calibration"]["mean_p"],
+             "positive share": r["calibration"]["positive_share"]}
+            for (task, strategy, seed), result in results.items() for r in result["records"]
+            if r.get("calibration")]
+    if not rows:
+        return pd.DataFrame(columns=["task", "strategy", "round", "batch", "mean p", "positive share"])
+    frame = pd.DataFrame(rows)
+    return frame.groupby(["task", "strategy", "round"])[["batch", "mean p", "positive share"]].mean().round(3)
+
+
+def scale(prepared: dict, settings: dict, budget: dict) -> pd.DataFrame:
+    """This run's sizes beside the paper's: training items and pairs, positives, labels,
+    rounds and neighbours per item."""
+    rows = []
+    for task, (pools, _) in prepared.items():
+        own = {k: (v[task] if isinstance(v, dict) and task in v else v) for k, v in settings.items()}
+        config = ActiveConfig(task=task, strategy="random", **own)
+        train = pools["train"]
+        ref = budget.get(task, {})
+        rows.append({"task": task, "train items": f"{len(train.left_texts):,} x {len(train.right_texts):,}",
+                     "train pairs": f"{train.n_pairs:,}", "positives": f"{train.n_positives:,}",
+                     "n1": config.schedule()[0], "rounds": len(config.schedule()),
+                     "labels": f"{config.budget:,}", "paper labels": f"{ref.get('labels', 0):,}",
+                     "neighbours m": config.neighbours, "paper m": ref.get("neighbours"),
+                     "max seq length": config.max_seq_length, "epochs": config.epochs})
+    return pd.DataFrame(rows).set_index("task")
+
+
 def table3(summary: dict, paper: dict) -> pd.DataFrame:
     """Test P@R20 and AP per strategy, mean +- std over seeds, beside the paper's Table 3."""
     rows = []
@@ -107,16 +156,18 @@ def table3(summary: dict, paper: dict) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["task", "strategy"])
 
 
-def table4(summary: dict, paper: dict) -> pd.DataFrame:
+def table4(summary: dict, paper: dict, budget: dict) -> pd.DataFrame:
     """Positives found per strategy (mean over seeds) with the same budget, beside the paper's
-    Table 4."""
+    Table 4 (positives among its 232,100 QQP / 16,640 WikiQA labels)."""
     rows = []
     for task, strategies in summary.items():
         for name, entry in strategies.items():
+            ref = paper.get(task, {}).get(name)
             rows.append({"task": task, "strategy": name, "labels": entry["labels"],
-                         "positives found": f"{entry['positives_found']['mean']:,.0f}",
+                         "positives found": f"{entry['positives_found']['mean']:,.1f}",
                          "share": f"{entry['positives_found']['mean'] / entry['labels']:.1%}",
-                         "paper": paper.get(task, {}).get(name, "-")})
+                         "paper": "-" if ref is None else f"{ref:,}",
+                         "paper share": "-" if ref is None else f"{ref / budget[task]['labels']:.1%}"})
     return pd.DataFrame(rows).set_index(["task", "strategy"])
 
 

@@ -5,11 +5,15 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-__all__ = ["growth_figure", "cluster_figure", "yield_figure", "pr_figure"]
+__all__ = ["growth_figure", "cluster_figure", "yield_figure", "pr_figure", "active_curves_figure",
+           "positives_figure"]
 
 TEMPLATE = "plotly_white"
 COLOURS = {"qqp": "#1f77b4", "wikiqa": "#d62728", "static retrieval": "#2ca02c",
-           "random (one draw)": "#ff7f0e", "random (expected)": "#7f7f7f"}
+           "random (one draw)": "#ff7f0e", "random (expected)": "#7f7f7f",
+           "random": "#7f7f7f", "static_retrieval": "#2ca02c", "adaptive_retrieval": "#9467bd",
+           "uncertainty": "#d62728", "stated": "#8c564b", "stratified_match": "#e377c2",
+           "stratified_all_positives": "#17becf"}
 
 
 def growth_figure(curves: dict[str, pd.DataFrame]) -> go.Figure:
@@ -65,3 +69,53 @@ def pr_figure(curves: dict[str, dict], title: str = "All-pairs precision-recall"
     fig.update_xaxes(title="recall", range=[0, 1])
     fig.update_yaxes(title="precision (all pairs, estimated)", range=[0, 1.02])
     return fig.update_layout(template=TEMPLATE, height=420, title=title)
+
+
+def active_curves_figure(curves: pd.DataFrame, *, paper: dict | None = None,
+                         value: str = "ap") -> go.Figure:
+    """Dev ``value`` against labels collected, one panel a task: each strategy's mean over
+    seeds (line) and the seeds themselves (faint points); ``paper`` adds the paper's final
+    test numbers ``{task: {strategy: {value: x}}}`` as dotted levels."""
+    tasks = list(dict.fromkeys(curves["task"]))
+    fig = make_subplots(rows=1, cols=len(tasks), subplot_titles=[t.upper() for t in tasks])
+    for col, task in enumerate(tasks, start=1):
+        frame = curves[curves["task"] == task]
+        for strategy, rows in frame.groupby("strategy", sort=False):
+            colour = COLOURS.get(strategy)
+            mean = rows.groupby("labels")[value].agg(["mean", "std"]).reset_index()
+            fig.add_scatter(x=mean["labels"], y=mean["mean"], mode="lines+markers", name=strategy,
+                            legendgroup=strategy, showlegend=col == 1, line=dict(color=colour),
+                            error_y=dict(type="data", array=mean["std"].fillna(0), thickness=1),
+                            row=1, col=col)
+            fig.add_scatter(x=rows["labels"], y=rows[value], mode="markers", legendgroup=strategy,
+                            showlegend=False, marker=dict(color=colour, opacity=0.35, size=5),
+                            hovertext=[f"seed {s}" for s in rows["seed"]], row=1, col=col)
+            ref = (paper or {}).get(task, {}).get(strategy, {}).get(value)
+            if ref is not None:
+                fig.add_hline(y=ref, line=dict(color=colour, dash="dot", width=1), row=1, col=col)
+        fig.update_xaxes(title="labels collected", row=1, col=col)
+    label = {"ap": "dev all-pairs AP", "p_at_r20": "dev precision at 20% recall"}.get(value, value)
+    fig.update_yaxes(title=label, row=1, col=1)
+    return fig.update_layout(template=TEMPLATE, height=420,
+                             title=f"{label} per round (mean ± std over seeds; dotted: the paper's test value)")
+
+
+def positives_figure(summary: dict, *, paper: dict | None = None) -> go.Figure:
+    """Share of collected labels that are positive, per strategy and task (Table 4 as bars);
+    ``paper`` adds the paper's shares as hollow markers."""
+    fig = go.Figure()
+    for task, strategies in summary.items():
+        names = list(strategies)
+        share = [strategies[n]["positives_found"]["mean"] / strategies[n]["labels"] for n in names]
+        fig.add_bar(x=[f"{task}: {n}" for n in names], y=share, name=task,
+                    marker_color=[COLOURS.get(n) for n in names],
+                    text=[f"{strategies[n]['positives_found']['mean']:,.0f}" for n in names])
+        if paper and task in paper:
+            fig.add_scatter(x=[f"{task}: {n}" for n in names if n in paper[task]["positives"]],
+                            y=[paper[task]["positives"][n] / paper[task]["labels"]
+                               for n in names if n in paper[task]["positives"]],
+                            mode="markers", marker=dict(symbol="circle-open", size=12, color="black"),
+                            name=f"paper ({task})")
+    fig.update_yaxes(title="share of labels that are positive", tickformat=".0%")
+    return fig.update_layout(template=TEMPLATE, height=400, showlegend=True,
+                             title="Positives among the collected labels (bar text: mean count)")

@@ -119,3 +119,13 @@ def test_head_learns_ten_thousand_times_faster_than_the_encoder():
     assert lr_of[id(loss.w)] == lr_of[id(loss.b)] == pytest.approx(2e-5 * HEAD_LR_FACTOR)
     encoder_lrs = {lr_of[id(p)] for p in encoder.parameters()}
     assert np.allclose(sorted(encoder_lrs), [2e-5])
+
+
+def test_cosinebert_trained_on_one_class_keeps_its_head_as_calibration():
+    left, right, labels = toy_pairs()
+    negatives = labels == 0  # what uniform sampling of a real pool returns: no positive at all
+    model = CosineBERT.train(np.array(left)[negatives], np.array(right)[negatives], labels[negatives],
+                             config=TrainConfig(epochs=1, batch_size=8), quiet=True)
+    assert "one class" in model.info["calibration"]
+    assert model.calibration == Calibration(**model.info["head"])
+    assert np.isfinite(model.predict_proba(list(zip(BASE[:2], PARA[:2])))).all()

@@ -54,3 +54,28 @@ def test_02_records_heuristic_and_all_pairs_figures_for_both_models():
                 assert 0.0 <= low <= a[key] <= high <= 1.0, (task, model, key, a)
             assert a["n_positive"] > 0 and a["n_near"] > 0 and a["n_rand"] > 0
             assert m["model_id"].startswith(f"{task}-{model}-")
+
+
+def test_03_records_every_strategy_with_its_budget_and_spread():
+    metrics = load("03_cosinebert_active_learning")
+    config = json.loads((RUN / "03_cosinebert_active_learning.config.json").read_text())
+    assert set(metrics) == {"qqp", "wikiqa"}
+    for task, by_strategy in metrics.items():
+        assert set(by_strategy) == {"random", "static_retrieval", "adaptive_retrieval", "uncertainty"}
+        n1, k = config["n1"], config["rounds"][task]
+        budget = sum(int(n1 * 1.5 ** i) for i in range(k))
+        for name, m in by_strategy.items():
+            assert m["labels"] == budget, (task, name)
+            assert 0 <= m["positives_found"]["mean"] <= budget
+            for key in ("ap", "p_at_r20"):
+                assert len(m[key]["per_seed"]) == len(config["seeds"])
+                assert all(0.0 <= v <= 1.0 for v in m[key]["per_seed"])
+                assert m[key]["std"] >= 0.0
+            assert len(m["runs"]) == len(config["seeds"])
+            for folder in m["runs"]:
+                labels = (RUN / "active" / task / folder / "labels.csv").read_text().splitlines()
+                assert len(labels) == budget + 1  # header + one row per label
+        # static retrieval, and the adaptive strategies seeded by it, find positives that
+        # uniform sampling of a pool with one positive in hundreds does not
+        for name in ("static_retrieval", "adaptive_retrieval", "uncertainty"):
+            assert by_strategy[name]["positives_found"]["mean"] > by_strategy["random"]["positives_found"]["mean"]

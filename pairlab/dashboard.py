@@ -1,0 +1,110 @@
+"""A live dashboard of active-learning runs (ipywidgets + a plotly FigureWidget).
+
+It is a callback of :class:`pairlab.active.ActiveRun`: pass it in ``callbacks`` and display it;
+each finished round moves the progress bar, adds a point to the dev-AP curve of its run and
+updates the status line and the stage-time table. ``RunDashboard.open(folder)`` shows finished
+(or half-finished) run folders the same way. Without a widget frontend (papermill, a terminal)
+it is harmless: the notebook prints and saves static figures alongside.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+__all__ = ["RunDashboard"]
+
+STAGES = ("embed", "search", "select", "train", "evaluate")
+
+
+class RunDashboard:
+    """Round, labels, positives, dev AP per round and time per stage of one or more runs."""
+
+    def __init__(self, total_rounds: int = 0, *, title: str = "active learning"):
+        import ipywidgets as w
+        import plotly.graph_objects as go
+
+        self.progress = w.IntProgress(value=0, min=0, max=max(total_rounds, 1),
+                                      description="rounds", bar_style="info")
+        self.status = w.HTML(f"<b>{title}</b>: waiting for the first round")
+        self.times = w.HTML()
+        self.figure = go.FigureWidget(layout=dict(
+            height=360, margin=dict(l=50, r=20, t=40, b=40), title="dev AP after each round",
+            xaxis_title="labels collected", yaxis_title="dev all-pairs AP", template="plotly_white"))
+        self.widget = w.VBox([self.status, self.progress, self.figure, self.times])
+        self.title = title
+        self._traces: dict[tuple, int] = {}
+        self._totals = {stage: 0.0 for stage in STAGES}
+        self._stage_now = ""
+
+    def __call__(self, event: str, **p) -> None:
+        key = (p.get("task"), p.get("strategy"), p.get("seed"))
+        if event == "round_finished":
+            self._add_round(key, p["record"])
+        elif event == "run_reused":
+            for record in p["result"]["records"]:
+                self._add_round(key, record)
+        elif event == "stage":
+            self._stage_now = f" · round {p['round']}: {p['stage']} took {p['seconds']:.1f} s"
+            self.status.value = self._status(key, None)
+        elif event == "run_finished":
+            self.progress.bar_style = "success" if self.progress.value >= self.progress.max else "info"
+
+    def _add_round(self, key, record: dict) -> None:
+        self.progress.value = min(self.progress.value + 1, self.progress.max)
+        for stage, seconds in record.get("seconds", {}).items():
+            self._totals[stage] = self._totals.get(stage, 0.0) + seconds
+        self.status.value = self._status(key, record)
+        self.times.value = _times_table(record.get("seconds", {}), self._totals)
+        if record.get("dev") is None:
+            return
+        dev = record["dev"]
+        if key not in self._traces:
+            self.figure.add_scatter(x=[], y=[], mode="lines+markers", name="/".join(map(str, key)),
+                                    error_y=dict(type="data", symmetric=False, array=[], arrayminus=[]))
+            self._traces[key] = len(self.figure.data) - 1
+        trace = self.figure.data[self._traces[key]]
+        with self.figure.batch_update():
+            trace.x = tuple(trace.x) + (record["labels"],)
+            trace.y = tuple(trace.y) + (dev["ap"],)
+            trace.error_y.array = tuple(trace.error_y.array or ()) + (dev["ap_ci"][1] - dev["ap"],)
+            trace.error_y.arrayminus = tuple(trace.error_y.arrayminus or ()) + (dev["ap"] - dev["ap_ci"][0],)
+
+    def _status(self, key, record) -> str:
+        who = "/".join(map(str, key))
+        if record is None:
+            return f"<b>{self.title}</b> · {who}{self._stage_now}"
+        dev = record.get("dev")
+        ap = f"dev AP {dev['ap']:.3f}" if dev else "not evaluated this round"
+        return (f"<b>{self.title}</b> · {who} · round {record['round']} · "
+                f"{record['labels']:,} labels · {record['positives_found']:,} positives found · {ap}")
+
+    @classmethod
+    def open(cls, folder, *, title: str | None = None) -> "RunDashboard":
+        """A dashboard of the run folder ``folder``, or of every run folder under it."""
+        folder = Path(folder)
+        runs = sorted(p.parent.parent for p in folder.glob("**/rounds/round_01.json"))
+        if not runs:
+            raise FileNotFoundError(f"no active-learning run folder at or under {folder}")
+        records = {run: [json.loads(p.read_text()) for p in sorted((run / "rounds").glob("round_*.json"))]
+                   for run in runs}
+        board = cls(sum(len(r) for r in records.values()), title=title or folder.name)
+        for run, run_records in records.items():
+            config = json.loads((run / "config.json").read_text())
+            key = (config["task"], config["strategy"], config["seed"])
+            for record in run_records:
+                board._add_round(key, record)
+        return board
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        display(self.widget)
+
+
+def _times_table(last: dict, totals: dict) -> str:
+    stages = [s for s in STAGES if s in totals]
+    head = "".join(f"<th style='padding:0 8px'>{s}</th>" for s in stages)
+    row_last = "".join(f"<td style='padding:0 8px'>{last.get(s, 0.0):.1f}</td>" for s in stages)
+    row_total = "".join(f"<td style='padding:0 8px'>{totals[s]:.0f}</td>" for s in stages)
+    return (f"<table><tr><th>seconds</th>{head}</tr><tr><td>last round</td>{row_last}</tr>"
+            f"<tr><td>all rounds</td>{row_total}</tr></table>")

@@ -1,0 +1,26 @@
+"""The run dashboard follows the loop's events, and opens finished run folders."""
+import pytest
+
+from pairlab.dashboard import RunDashboard
+from test_active import run
+
+
+def test_dashboard_follows_a_live_run(tmp_path):
+    board = RunDashboard(total_rounds=3, title="toy")
+    active, _ = run(tmp_path, callbacks=[board])
+    result = active.run()
+    assert board.progress.value == 3 and board.progress.bar_style == "success"
+    (trace,) = board.figure.data
+    assert list(trace.x) == [r["labels"] for r in result["records"]]
+    assert list(trace.y) == pytest.approx([r["dev"]["ap"] for r in result["records"]])
+    assert "57 labels" in board.status.value and "train" in board.times.value
+
+
+def test_dashboard_opens_finished_run_folders(tmp_path):
+    for strategy in ("uncertainty", "random"):
+        run(tmp_path, strategy=strategy)[0].run()
+    board = RunDashboard.open(tmp_path)
+    assert board.progress.max == 6 and board.progress.value == 6
+    assert sorted(t.name for t in board.figure.data) == ["toy/random/0", "toy/uncertainty/0"]
+    with pytest.raises(FileNotFoundError, match="no active-learning run folder"):
+        RunDashboard.open(tmp_path / "nothing")
