@@ -34,7 +34,7 @@ def sweep(prepared: dict, strategies, seeds, settings: dict, root, *, callbacks=
     Returns ``{(task, strategy, seed): result}``."""
     results = {}
     for task, (pools, eval_sets) in prepared.items():
-        own = {k: (v[task] if isinstance(v, dict) and task in v else v) for k, v in settings.items()}
+        own = _for_task(settings, task)
         for strategy in strategies:
             for seed in seeds:
                 config = ActiveConfig(task=task, strategy=strategy, seed=int(seed), **own)
@@ -44,11 +44,16 @@ def sweep(prepared: dict, strategies, seeds, settings: dict, root, *, callbacks=
     return results
 
 
+def _for_task(settings: dict, task: str) -> dict:
+    """``settings`` with any per-task dict (``{"qqp": 5, "wikiqa": 4}``) resolved for ``task``."""
+    return {k: (v[task] if isinstance(v, dict) and task in v else v) for k, v in settings.items()}
+
+
 def total_rounds(prepared: dict, strategies, seeds, settings: dict) -> int:
     """Rounds the sweep will run (for a progress bar)."""
     total = 0
     for task in prepared:
-        own = {k: (v[task] if isinstance(v, dict) and task in v else v) for k, v in settings.items()}
+        own = _for_task(settings, task)
         total += len(ActiveConfig(task=task, strategy="random", **own).schedule())
     return total * len(list(strategies)) * len(list(seeds))
 
@@ -131,7 +136,7 @@ def scale(prepared: dict, settings: dict, budget: dict) -> pd.DataFrame:
     rounds and neighbours per item."""
     rows = []
     for task, (pools, _) in prepared.items():
-        own = {k: (v[task] if isinstance(v, dict) and task in v else v) for k, v in settings.items()}
+        own = _for_task(settings, task)
         config = ActiveConfig(task=task, strategy="random", **own)
         train = pools["train"]
         ref = budget.get(task, {})

@@ -1,0 +1,63 @@
+"""Sweep summaries: the metrics file's shape and arithmetic, and the tables built from it."""
+import numpy as np
+import pytest
+
+from pairlab import experiments, paper
+from test_active import run
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sweep")
+    out = {}
+    for strategy in ("random", "uncertainty"):
+        for seed in (0, 1):
+            active, _ = run(root, strategy=strategy, seed=seed)
+            out[("toy", strategy, seed)] = active.run()
+    return out
+
+
+def test_summary_holds_mean_std_and_per_seed_test_metrics(results):
+    summary = experiments.summarise(results)
+    assert list(summary["toy"]) == ["random", "uncertainty"]  # the sweep's order
+    entry = summary["toy"]["uncertainty"]
+    per_seed = [results[("toy", "uncertainty", s)]["test"]["ap"] for s in (0, 1)]
+    assert entry["ap"]["per_seed"] == per_seed
+    assert entry["ap"]["mean"] == pytest.approx(np.mean(per_seed))
+    assert entry["ap"]["std"] == pytest.approx(np.std(per_seed))
+    assert entry["labels"] == 57 and entry["seeds"] == [0, 1] and len(entry["runs"]) == 2
+    assert [r["labels"] for r in entry["dev_ap_per_round"]] == [12, 30, 57]
+    assert set(entry["seconds_per_run"]) == {"embed", "search", "select", "train", "evaluate"}
+    found = summary["toy"]["random"]["positives_found"]["per_seed"]
+    assert found == [results[("toy", "random", s)]["positives_found"] for s in (0, 1)]
+
+
+def test_tables_and_frames_from_a_sweep(results):
+    summary = experiments.summarise(results)
+    ref = {"toy": {"uncertainty": {"ap": 0.325, "p_at_r20": 0.602}}}
+    t3 = experiments.table3(summary, ref)
+    assert t3.loc[("toy", "uncertainty"), "AP (paper)"] == "32.5"
+    assert t3.loc[("toy", "random"), "AP (paper)"] == "-"
+    t4 = experiments.table4(summary, {"toy": {"random": 1}}, {"toy": {"labels": 100}})
+    assert t4.loc[("toy", "random"), "paper share"] == "1.0%"
+    curves = experiments.curves(results)
+    assert len(curves) == 4 * 3 and set(curves["round"]) == {1, 2, 3}
+    calibration = experiments.calibration(results)
+    assert set(calibration.index.get_level_values("round")) == {2, 3}  # round 1: pretrained
+    assert "train" in experiments.stage_times(results).columns
+
+
+def test_paper_reference_tables_agree_with_the_budget():
+    for task in ("qqp", "wikiqa"):
+        assert set(paper.TABLE4[task]) <= set(paper.TABLE3[task])
+        assert max(paper.TABLE4[task].values()) < paper.BUDGET[task]["labels"]
+
+
+def test_figures_draw_every_strategy(results):
+    from pairlab import plots
+
+    fig = plots.active_curves_figure(experiments.curves(results), paper={"toy": {"uncertainty": {"ap": 0.3}}})
+    assert {t.name for t in fig.data if t.name} == {"random", "uncertainty"}
+    summary = experiments.summarise(results)
+    bars = plots.positives_figure(summary, paper={"toy": {"positives": {"random": 1}, "labels": 100}})
+    assert list(bars.data[0].x) == ["toy: random", "toy: uncertainty"]
