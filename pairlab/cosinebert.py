@@ -10,6 +10,8 @@ is a standard SentenceTransformer folder plus ``pairlab_calibration.json``.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -108,12 +110,16 @@ def trainer(encoder, loss: CosineBCELoss, dataset, config: TrainConfig, *, quiet
     (the active-learning loop trains dozens of models and reports through its own events)."""
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from transformers.trainer_callback import ProgressCallback
+    from transformers.utils.notebook import NotebookProgressCallback
 
     args = training_arguments(SentenceTransformerTrainingArguments, config, learning_rate_mapping={
         r"^(w|b)$": config.learning_rate * HEAD_LR_FACTOR})
-    built = SentenceTransformerTrainer(model=encoder, args=args, train_dataset=dataset, loss=loss)
+    # the model-card callback draws a bar while it picks widget examples at construction
+    with contextlib.redirect_stderr(io.StringIO()) if quiet else contextlib.nullcontext():
+        built = SentenceTransformerTrainer(model=encoder, args=args, train_dataset=dataset, loss=loss)
     if quiet:
-        built.remove_callback(ProgressCallback)
+        for callback in (ProgressCallback, NotebookProgressCallback):  # terminal, notebook
+            built.remove_callback(callback)
     return built
 
 

@@ -83,8 +83,11 @@ def active_curves_figure(curves: pd.DataFrame, *, paper: dict | None = None,
         for strategy, rows in frame.groupby("strategy", sort=False):
             colour = COLOURS.get(strategy)
             mean = rows.groupby("labels")[value].agg(["mean", "std"]).reset_index()
-            fig.add_scatter(x=mean["labels"], y=mean["mean"], mode="lines+markers", name=strategy,
-                            legendgroup=strategy, showlegend=col == 1, line=dict(color=colour),
+            once = len(mean) == 1  # trained once, at the full budget: a point, drawn large
+            fig.add_scatter(x=mean["labels"], y=mean["mean"], mode="markers" if once else "lines+markers",
+                            name=strategy, legendgroup=strategy, showlegend=col == 1,
+                            line=dict(color=colour), marker=dict(size=12 if once else 7,
+                                                                 symbol="diamond" if once else "circle"),
                             error_y=dict(type="data", array=mean["std"].fillna(0), thickness=1),
                             row=1, col=col)
             fig.add_scatter(x=rows["labels"], y=rows[value], mode="markers", legendgroup=strategy,
@@ -96,8 +99,8 @@ def active_curves_figure(curves: pd.DataFrame, *, paper: dict | None = None,
         fig.update_xaxes(title="labels collected", row=1, col=col)
     label = {"ap": "dev all-pairs AP", "p_at_r20": "dev precision at 20% recall"}.get(value, value)
     fig.update_yaxes(title=label, row=1, col=1)
-    return fig.update_layout(template=TEMPLATE, height=420,
-                             title=f"{label} per round (mean ± std over seeds; dotted: the paper's test value)")
+    title = f"{label} per round (mean ± std over seeds" + ("; dotted: the paper's test value)" if paper else ")")
+    return fig.update_layout(template=TEMPLATE, height=420, title=title)
 
 
 def positives_figure(summary: dict, *, paper: dict | None = None) -> go.Figure:
