@@ -12,7 +12,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: install run test unit notebooks-smoke nbval lab clean
+.PHONY: install run test unit notebooks-smoke nbval bench lab clean
 
 install: $(VENV)/.installed
 
@@ -42,6 +42,11 @@ notebooks-smoke: install
 nbval: notebooks-smoke
 	$(BIN)/python -m pytest -q -p no:cacheprovider --nbval-lax --nbval-kernel-name pairlab \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg runs/smoke/*.ipynb tests/smoke
+
+# pairlab against sentence-transformers' own tools and the machine's matmul rate; prints a
+# table and writes benchmarks/results/<profile>-<host>.json. Not a test: no thresholds.
+bench: install
+	$(BIN)/python benchmarks/bench.py --profile $(PROFILE)
 
 lab: install
 	$(BIN)/jupyter lab notebooks/

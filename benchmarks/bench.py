@@ -1,0 +1,220 @@
+"""pairlab against the tools a user would otherwise reach for, on the same inputs in one process.
+
+    python benchmarks/bench.py [--profile demo] [--sizes 1e6 1e7 1e8] [--skip-round]
+
+Prints a table and writes ``benchmarks/results/<profile>-<host>.json``. Rows:
+candidate generation (faiss top-m pairs vs sentence-transformers' ``paraphrase_mining_embeddings``
+and ``semantic_search``), encoding (pairlab's cached encoder path vs ``SentenceTransformer.encode``,
+and as a share of this machine's measured matmul rate), the all-pairs estimate vs exact
+enumeration at growing pools, and one active-learning round per stage with peak memory.
+Benchmarks are not tests: nothing here has a timing threshold.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import socket
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pairlab import data, runner  # noqa: E402
+from pairlab.candidates import neighbour_pairs  # noqa: E402
+from pairlab.data import Pool  # noqa: E402
+from pairlab.embed import encode, load_encoder  # noqa: E402
+from pairlab.evaluation import EvalConfig, build_eval_set, evaluate, exact_all_pairs  # noqa: E402
+from pairlab.pairs import PairSpace, as_id_set  # noqa: E402
+
+
+def timed(fn, *args, repeat: int = 1, **kwargs):
+    """(best seconds over ``repeat`` calls, the last result)."""
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = fn(*args, **kwargs)
+        best = min(best, time.perf_counter() - start)
+    return best, out
+
+
+def candidates_symmetric(emb: np.ndarray, m: int) -> dict:
+    """pairlab's top-m neighbour pairs vs ``paraphrase_mining_embeddings`` (top_k = m)."""
+    import torch
+    from sentence_transformers.util import paraphrase_mining_embeddings
+
+    space = PairSpace(len(emb), len(emb), True)
+    ours_s, (ours, _) = timed(neighbour_pairs, space, emb, m=m, repeat=3)
+    theirs_s, mined = timed(paraphrase_mining_embeddings, torch.from_numpy(emb), top_k=m,
+                            max_pairs=len(emb) * m, repeat=3)
+    i = np.array([p[1] for p in mined]), np.array([p[2] for p in mined])
+    theirs = as_id_set(space.encode(np.minimum(*i), np.maximum(*i)))
+    return _compare("candidates, symmetric (QQP questions)", "paraphrase_mining_embeddings",
+                    ours_s, theirs_s, ours, theirs, items=len(emb), m=m)
+
+
+def candidates_asymmetric(left: np.ndarray, right: np.ndarray, m: int) -> dict:
+    """pairlab's top-m neighbour pairs vs ``semantic_search`` (top_k = m)."""
+    import torch
+    from sentence_transformers.util import semantic_search
+
+    space = PairSpace(len(left), len(right), False)
+    ours_s, (ours, _) = timed(neighbour_pairs, space, left, right, m=m, repeat=3)
+    theirs_s, hits = timed(semantic_search, torch.from_numpy(left), torch.from_numpy(right),
+                           top_k=m, repeat=3)
+    rows = np.repeat(np.arange(len(hits)), [len(h) for h in hits])
+    cols = np.array([h["corpus_id"] for hs in hits for h in hs])
+    theirs = as_id_set(space.encode(rows, cols))
+    return _compare("candidates, asymmetric (WikiQA questions x sentences)", "semantic_search",
+                    ours_s, theirs_s, ours, theirs, items=f"{len(left)} x {len(right)}", m=m)
+
+
+def _compare(row, tool, ours_s, theirs_s, ours, theirs, **extra) -> dict:
+    same = len(np.intersect1d(ours, theirs)) / max(len(np.union1d(ours, theirs)), 1)
+    return {"row": row, "tool": tool, "pairlab_s": ours_s, "tool_s": theirs_s,
+            "speed_ratio": theirs_s / ours_s, "identical_share": same, "pairs": int(len(ours)),
+            **extra}
+
+
+def encoding(texts, max_seq_length: int = 128) -> dict:
+    """pairlab's encode path (the loaded encoder, as the loop calls it) vs
+    ``SentenceTransformer.encode``; texts/s, tokens/s, and the share of the measured matmul rate
+    that 2 x (non-embedding) parameters FLOPs per token would use."""
+    model = load_encoder(None, max_seq_length=max_seq_length)
+    texts = list(texts)
+    ours_s, _ = timed(encode, texts, encoder=model, show_progress=False)
+    theirs_s, _ = timed(model.encode, texts, batch_size=64, normalize_embeddings=True,
+                        show_progress_bar=False)
+    tokens = sum(min(len(ids), max_seq_length) for ids in model.tokenizer(texts)["input_ids"])
+    params = sum(p.numel() for name, p in model.named_parameters() if "embeddings" not in name)
+    flops_per_token = 2 * params
+    peak = matmul_rate()
+    return {"row": "encoding (all-MiniLM-L6-v2)", "tool": "SentenceTransformer.encode",
+            "pairlab_s": ours_s, "tool_s": theirs_s, "speed_ratio": theirs_s / ours_s,
+            "texts": len(texts), "texts_per_s": len(texts) / ours_s, "tokens_per_s": tokens / ours_s,
+            "matmul_gflops": peak / 1e9,
+            "hardware_share": tokens / ours_s * flops_per_token / peak,
+            "flops_per_token": flops_per_token}
+
+
+def matmul_rate(n: int = 2048, repeat: int = 5) -> float:
+    """FLOP/s of float32 matrix multiplication on this machine (torch, all threads)."""
+    import torch
+
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    seconds, _ = timed(torch.matmul, a, b, repeat=repeat)
+    return 2 * n ** 3 / seconds
+
+
+def estimate_vs_exact(n_pairs: float, *, dim: int = 384, m: int = 20, n_random: int = 100_000,
+                      seed: int = 0) -> dict:
+    """The stratified all-pairs estimate vs exact enumeration on a synthetic clustered pool of
+    about ``n_pairs`` unordered pairs."""
+    n = int((1 + np.sqrt(1 + 8 * n_pairs)) / 2)
+    rng = np.random.default_rng(seed)
+    cluster = rng.integers(0, n // 3, size=n)
+    centres = rng.normal(size=(n // 3, dim)).astype(np.float32)
+    emb = centres[cluster] + 1.2 * rng.normal(size=(n, dim)).astype(np.float32)
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    space = PairSpace(n, n, True)
+    order = np.argsort(cluster, kind="stable")
+    same = cluster[order][1:] == cluster[order][:-1]  # consecutive members: a chain of positives
+    a, b = order[1:][same], order[:-1][same]
+    positives = as_id_set(space.encode(np.minimum(a, b), np.maximum(a, b)))
+    texts = np.array([str(k) for k in range(n)], dtype=object)
+    pool = Pool("synthetic", "dev", texts, texts, True, positives, np.empty(0, np.int64))
+    est_s, result = timed(lambda: evaluate(build_eval_set(pool, emb, emb, EvalConfig(m, n_random, seed)),
+                                           _cosine(space, emb), n_boot=200, seed=seed))
+    exact_s, exact = timed(exact_all_pairs, pool, emb, emb)
+    inside = result["ap_ci"][0] <= exact["ap"] <= result["ap_ci"][1]
+    return {"row": f"all-pairs AP, {space.n_pairs:.1e} pairs", "tool": "exact enumeration",
+            "pairlab_s": est_s, "tool_s": exact_s, "speed_ratio": exact_s / est_s,
+            "estimate": result["ap"], "ci": result["ap_ci"], "exact": exact["ap"],
+            "error": abs(result["ap"] - exact["ap"]), "inside_interval": bool(inside),
+            "positives": int(len(positives))}
+
+
+def _cosine(space, emb):
+    from pairlab.evaluation import CosineScorer
+
+    return CosineScorer(space, emb, emb)
+
+
+def active_round(profile: dict, data_dir) -> dict:
+    """Two rounds of uncertainty sampling on the profile's QQP pools: seconds per stage of the
+    second (adaptive) round, and this process's peak resident memory."""
+    from pairlab.active import ActiveConfig, ActiveRun
+    from pairlab.experiments import prepare
+
+    import tempfile
+
+    task = data.load_task("qqp", data_dir, seed=0, max_items=profile["al_max_items"]["qqp"])
+    pools, eval_sets = prepare(task, EvalConfig(profile["neighbours"], profile["al_n_random"], 0))
+    config = ActiveConfig(task="qqp", strategy="uncertainty", n1=profile["n1"], rounds=2,
+                          neighbours=profile["al_neighbours"], n_boot=profile["al_n_boot"])
+    with tempfile.TemporaryDirectory() as folder:
+        result = ActiveRun(config, pools, eval_sets, folder).run()
+    second = result["records"][1]
+    return {"row": "one active-learning round (QQP, uncertainty, round 2)", "tool": "-",
+            "items": len(pools["train"].left_texts), "labels": second["labels"],
+            "seconds": second["seconds"], "peak_rss_mb": peak_rss_mb()}
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kilobytes on Linux
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", default="demo")
+    parser.add_argument("--sizes", nargs="*", type=float, default=[1e6, 1e7, 1e8])
+    parser.add_argument("--skip-round", action="store_true", help="skip the active-learning round")
+    args = parser.parse_args(argv)
+    profile = runner.load_profile(args.profile)
+    tasks = data.load_tasks("all", None, seed=0, max_items=profile["max_items"])
+    qqp, wikiqa = tasks["qqp"]["train"], tasks["wikiqa"]["train"]
+    q_emb = encode(qqp.left_texts, show_progress=False)
+    rows = [candidates_symmetric(q_emb, 50),
+            candidates_asymmetric(encode(wikiqa.left_texts, show_progress=False),
+                                  encode(wikiqa.right_texts, show_progress=False), 50),
+            encoding(qqp.left_texts[:2000])]
+    rows += [estimate_vs_exact(size) for size in args.sizes]
+    if not args.skip_round:
+        rows.append(active_round(profile, None))
+    report(rows, args.profile)
+    return 0
+
+
+def report(rows: list[dict], profile: str) -> None:
+    import torch
+
+    machine = {"host": socket.gethostname(), "python": platform.python_version(),
+               "torch": torch.__version__, "threads": torch.get_num_threads(),
+               "cpu": platform.processor() or platform.machine(),
+               "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
+    print(f"machine: {machine}")
+    print(f"{'row':58s} {'vs':30s} {'pairlab s':>10s} {'tool s':>10s} {'ratio':>8s}  notes")
+    for r in rows:
+        if "speed_ratio" not in r:
+            stages = ", ".join(f"{k} {v:.1f}s" for k, v in r["seconds"].items())
+            print(f"{r['row']:58s} {'':30s} {'':>10s} {'':>10s} {'':>8s}  {stages}; peak RSS {r['peak_rss_mb']:.0f} MB")
+            continue
+        notes = {k: r[k] for k in ("identical_share", "texts_per_s", "tokens_per_s", "hardware_share",
+                                   "error", "inside_interval") if k in r}
+        notes = ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in notes.items())
+        print(f"{r['row']:58s} {r['tool']:30s} {r['pairlab_s']:10.3f} {r['tool_s']:10.3f} "
+              f"{r['speed_ratio']:7.1f}x  {notes}")
+    out = ROOT / "benchmarks" / "results" / f"{profile}-{machine['host']}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"machine": machine, "profile": profile, "rows": rows}, indent=2,
+                              default=float) + "\n")
+    print(f"written: {out.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
