@@ -40,7 +40,7 @@ from .strategies import RoundState, Strategy, make_strategy
 from .training import quiet_progress
 
 __all__ = ["ActiveConfig", "ActiveRun", "CosineBERTLearner", "schedule", "run_folder",
-           "load_result", "reliability", "PrintLog"]
+           "load_result", "reliability", "PrintLog", "STAGES"]
 
 STAGES = ("embed", "search", "select", "train", "evaluate")
 
@@ -214,7 +214,7 @@ class ActiveRun:
                   "candidates": int(len(state.candidates)),
                   "calibration": _batch_calibration(state, batch, batch_labels)}
         all_ids = union_sorted(labelled, batch)
-        if self._trains(i, strategy):
+        if self._trains(i):
             with _timer(times, "train", self, i):
                 model = self.learner.train(self.pool, all_ids, self.pool.labels(all_ids), round=i)
             with _timer(times, "evaluate", self, i):
@@ -246,7 +246,9 @@ class ActiveRun:
                           cosine=cosine, logits=logits, model=model,
                           pretrained_cosine=self._pretrained_cosine)
 
-    def _trains(self, i: int, strategy: Strategy) -> bool:
+    def _trains(self, i: int) -> bool:
+        """Adaptive runs train every round (the next round selects with the model); others
+        only where a curve point or the final model is wanted."""
         last = i == len(self.config.schedule())
         return last or self.config.curve or self.strategy.adaptive
 

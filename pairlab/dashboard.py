@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-__all__ = ["RunDashboard"]
+from .active import STAGES
 
-STAGES = ("embed", "search", "select", "train", "evaluate")
+__all__ = ["RunDashboard"]
 
 
 class RunDashboard:

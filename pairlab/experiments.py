@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .active import ActiveConfig, ActiveRun, run_folder
+from .active import STAGES, ActiveConfig, ActiveRun, run_folder
 from .data import Task
 from .evaluation import EvalConfig, pretrained_eval_set
 
@@ -75,7 +75,7 @@ def _summary(runs) -> dict:
     dev = pd.DataFrame([{"labels": r["labels"], "ap": r["dev"]["ap"]}
                         for result in results for r in result["records"] if r.get("dev")])
     seconds = pd.DataFrame([{stage: sum(r["seconds"].get(stage, 0.0) for r in result["records"])
-                             for stage in ("embed", "search", "select", "train", "evaluate")}
+                             for stage in STAGES}
                             for result in results])
     return {"seeds": seeds, "labels": int(np.mean([r["labels"] for r in results])),
             "positives_found": _spread([r["positives_found"] for r in results]),
@@ -113,7 +113,7 @@ def stage_times(results: dict) -> pd.DataFrame:
              "labels": r["labels"], **r["seconds"]}
             for (task, strategy, seed), result in results.items() for r in result["records"]]
     frame = pd.DataFrame(rows).fillna(0.0)
-    stages = [s for s in ("embed", "search", "select", "train", "evaluate") if s in frame]
+    stages = [s for s in STAGES if s in frame]
     return frame.groupby(["task", "strategy", "round"])[["labels", *stages]].mean().round(1)
 
 
