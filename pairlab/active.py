@@ -34,7 +34,7 @@ import pandas as pd
 from .candidates import neighbour_pairs
 from .data import Pool
 from .evaluation import CosineScorer, EvalSet, embed_pool, evaluate
-from .notebook import to_json
+from .notebook import to_json, write_json
 from .pairs import isin_sorted, union_sorted
 from .strategies import RoundState, Strategy, make_strategy
 from .training import quiet_progress
@@ -223,7 +223,7 @@ class ActiveRun:
             self.learner.save(model, self._model_path(i))
         record["positives_found"] = int(isin_sorted(all_ids, self.pool.positives).sum())
         record["seconds"] = times
-        _write_json(self.folder / "rounds" / f"round_{i:02d}.json", record)  # the round is done
+        write_json(self.folder / "rounds" / f"round_{i:02d}.json", record)  # the round is done
         self._drop_models(keep=i)
         return model, record, batch, batch_labels
 
@@ -270,7 +270,7 @@ class ActiveRun:
         _write_labels_csv(self.folder, self.pool, ids, labels, rounds)
         if self.config.keep_model:
             self.learner.save(model, self.folder / "model")
-        _write_json(self.folder / "result.json", result)
+        write_json(self.folder / "result.json", result)
         self._drop_models(keep=None)
         self._emit("run_finished", result=result, folder=self.folder)
         return result
@@ -282,7 +282,7 @@ class ActiveRun:
         config = to_json(self.config.to_dict())
         if path.is_file() and json.loads(path.read_text()) != config:
             raise ValueError(f"{self.folder} holds a run of another config; use a new folder")
-        _write_json(path, config)
+        write_json(path, config)
 
     def _resume(self):
         """Finished rounds' records and labels; an unfinished round's batch is dropped."""
@@ -443,13 +443,6 @@ def _write_labels_csv(folder: Path, pool: Pool, ids, labels, rounds) -> None:
     tmp = folder / f"labels.{os.getpid()}.tmp"
     frame.to_csv(tmp, index=False)
     os.replace(tmp, folder / "labels.csv")
-
-
-def _write_json(path: Path, value) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(to_json(value), indent=2, allow_nan=False) + "\n")
-    os.replace(tmp, path)
 
 
 class PrintLog:

@@ -11,7 +11,7 @@ import numpy as np
 
 from .paths import project_root
 
-__all__ = ["Context", "setup", "to_json"]
+__all__ = ["Context", "setup", "to_json", "write_json"]
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class Context:
 
     def record_metrics(self, metrics: dict) -> Path:
         """Write the notebook's metrics file atomically; tests and readers check this file."""
-        return _write_json(self.metrics_path, metrics)
+        return write_json(self.metrics_path, metrics)
 
 
 def setup(notebook: str, *, run_dir="runs/interactive", figures_dir="figures/interactive",
@@ -58,7 +58,7 @@ def setup(notebook: str, *, run_dir="runs/interactive", figures_dir="figures/int
     ctx.run_dir.mkdir(parents=True, exist_ok=True)
     ctx.figures_dir.mkdir(parents=True, exist_ok=True)
     if params is not None:
-        _write_json(ctx.run_dir / f"{notebook}.config.json", params)
+        write_json(ctx.run_dir / f"{notebook}.config.json", params)
     if not quiet:
         import torch
 
@@ -105,7 +105,8 @@ def _write_png(fig, path: Path) -> None:
         _PNG_SKIP_REPORTED.append(reason)
 
 
-def _write_json(path: Path, value) -> Path:
+def write_json(path: Path, value) -> Path:
+    """Write ``value`` (numpy allowed) as JSON atomically: a crash never leaves half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(to_json(value), indent=2, sort_keys=True, allow_nan=False) + "\n")
