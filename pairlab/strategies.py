@@ -24,7 +24,7 @@ from .data import Pool
 from .pairs import as_id_set, isin_sorted, sample_range, setdiff_sorted
 
 __all__ = ["RoundState", "Strategy", "Random", "StaticRetrieval", "AdaptiveRetrieval",
-           "Uncertainty", "Stated", "StratifiedMatch", "StratifiedAllPositives", "STRATEGIES",
+           "Uncertainty", "RandomCandidates", "Stated", "StratifiedMatch", "StratifiedAllPositives", "STRATEGIES",
            "make_strategy"]
 
 
@@ -106,6 +106,19 @@ class Uncertainty(Strategy):
         return _top(state, n, np.abs(state.logits))
 
 
+class RandomCandidates(Strategy):
+    """Uniform over the pretrained candidates ``D_close``: random label sets that do contain
+    positives, to measure how much AP moves between equally good label sets (noise)."""
+
+    name = "random_candidates"
+
+    def select(self, state, n):
+        if n > len(state.candidates):
+            raise ValueError(f"round {state.round}: only {len(state.candidates)} unlabelled "
+                             f"candidates for a batch of {n}; search more neighbours per item")
+        return np.sort(state.rng.choice(state.candidates, size=n, replace=False))
+
+
 class Stated(Strategy):
     """A uniform sample of the split's stated (heuristic) pairs: the alternative seed set."""
 
@@ -158,7 +171,8 @@ class StratifiedAllPositives(Strategy):
 
 
 STRATEGIES = {cls.name: cls for cls in (Random, StaticRetrieval, AdaptiveRetrieval, Uncertainty,
-                                        Stated, StratifiedMatch, StratifiedAllPositives)}
+                                        RandomCandidates, Stated, StratifiedMatch,
+                                        StratifiedAllPositives)}
 
 
 def make_strategy(name: str, **params) -> Strategy:

@@ -5,7 +5,8 @@ import pytest
 
 from pairlab.data import Pool
 from pairlab.pairs import PairSpace, as_id_set, isin_sorted
-from pairlab.strategies import (STRATEGIES, AdaptiveRetrieval, Random, RoundState, Stated,
+from pairlab.strategies import (STRATEGIES, AdaptiveRetrieval, Random, RandomCandidates,
+                                RoundState, Stated,
                                 StaticRetrieval, StratifiedAllPositives, StratifiedMatch,
                                 Uncertainty, make_strategy)
 
@@ -66,6 +67,16 @@ def test_random_is_uniform_over_the_whole_pool_not_the_candidates():
     again = Random().select(state(seed=3), 50)
     assert np.array_equal(again, SPACE.sample(50, np.random.default_rng(3), exclude=np.empty(0, np.int64)))
     assert not isin_sorted(again, state().candidates).all()  # it looks beyond D_close
+
+
+def test_random_candidates_is_uniform_over_the_candidates_only():
+    s = state()
+    picked = RandomCandidates().select(s, 12)
+    assert isin_sorted(picked, s.candidates).all() and len(np.unique(picked)) == 12
+    seen = np.unique(np.concatenate([RandomCandidates().select(state(seed=k), 12) for k in range(40)]))
+    assert np.array_equal(seen, s.candidates)  # every candidate can be drawn
+    with pytest.raises(ValueError, match="only 30 unlabelled candidates for a batch of 31"):
+        RandomCandidates().select(s, 31)
 
 
 def test_stated_samples_the_stated_pairs():
