@@ -40,7 +40,7 @@ from .strategies import RoundState, Strategy, make_strategy
 from .training import quiet_progress
 
 __all__ = ["ActiveConfig", "ActiveRun", "CosineBERTLearner", "schedule", "run_folder",
-           "load_result", "reliability", "PrintLog", "STAGES"]
+           "load_result", "run_labels", "reliability", "PrintLog", "STAGES"]
 
 STAGES = ("embed", "search", "select", "train", "evaluate")
 
@@ -157,6 +157,25 @@ def load_result(folder) -> dict | None:
     """The finished run's result, or None if the run is not finished."""
     path = Path(folder) / "result.json"
     return json.loads(path.read_text()) if path.is_file() else None
+
+
+def run_labels(folder) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted pair ids a finished run labelled and their labels, read from its rounds (what
+    another model trains on, e.g. ConcatBERT on data CosineBERT collected)."""
+    folder = Path(folder)
+    result = load_result(folder)
+    if result is None:
+        raise FileNotFoundError(f"{folder} holds no finished run (no result.json)")
+    ids, labels, rounds = _empty_labels()
+    n_rounds = len(result["records"])
+    for i in range(1, n_rounds + 1):
+        with np.load(folder / "rounds" / f"round_{i:02d}.npz") as f:
+            ids, labels, rounds = _append(ids, labels, rounds, f["ids"], f["labels"], i)
+    if len(ids) != result["labels"] or int(labels.sum()) != result["positives_found"]:
+        raise ValueError(f"{folder}: the rounds hold {len(ids)} labels ({int(labels.sum())} "
+                         f"positive) but result.json says {result['labels']} "
+                         f"({result['positives_found']})")
+    return ids, labels
 
 
 class ActiveRun:

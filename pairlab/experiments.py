@@ -2,17 +2,22 @@
 notebooks 03-05 call."""
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from .active import STAGES, ActiveConfig, ActiveRun, run_folder
+from . import budget as budget_views
+from .active import STAGES, ActiveConfig, ActiveRun, run_folder, run_labels
 from .data import Task
-from .evaluation import EvalConfig, pretrained_eval_set
+from .evaluation import EvalConfig, evaluate, pretrained_eval_set
 
-__all__ = ["prepare", "sweep", "summarise", "curves", "stage_times", "calibration", "scale",
-           "table3", "table4", "total_rounds"]
+__all__ = ["Variant", "prepare", "sweep", "summarise", "curves", "stage_times", "calibration",
+           "scale", "table3", "table4", "total_rounds", "stratified_variants", "table5",
+           "seed_set_rounds", "transfer", "table6", "efficiency", "noise", "costs"]
 
 MAIN_STRATEGIES = ("random", "static_retrieval", "adaptive_retrieval", "uncertainty")
 
@@ -27,20 +32,42 @@ def prepare(task: Task, eval_config: EvalConfig, *, model=None, max_seq_length: 
     return pools, eval_sets
 
 
-def sweep(prepared: dict, strategies, seeds, settings: dict, root, *, callbacks=()) -> dict:
+@dataclass(frozen=True)
+class Variant:
+    """A strategy run with other settings, under its own name in the results and tables:
+    ``overrides`` are :class:`ActiveConfig` fields, or a callable ``(task, seed) -> fields``
+    (e.g. stratified sampling matching each uncertainty run's counts)."""
+
+    label: str
+    strategy: str
+    overrides: dict | Callable[[str, int], dict] = field(default_factory=dict)
+
+    def fields(self, task: str, seed: int) -> dict:
+        return dict(self.overrides(task, seed) if callable(self.overrides) else self.overrides)
+
+
+def _variant(entry) -> Variant:
+    return entry if isinstance(entry, Variant) else Variant(str(entry), str(entry))
+
+
+def sweep(prepared: dict, strategies, seeds, settings: dict, root, *, callbacks=(),
+          learner: Callable | None = None) -> dict:
     """Run every (task, strategy, seed); ``prepared`` maps task -> :func:`prepare`'s output and
     ``settings`` holds the other :class:`ActiveConfig` fields (a per-task dict is allowed for
-    any of them, e.g. ``{"rounds": {"qqp": 5, "wikiqa": 4}}``). Finished runs are read back.
-    Returns ``{(task, strategy, seed): result}``."""
+    any of them, e.g. ``{"rounds": {"qqp": 5, "wikiqa": 4}}``). A strategy is a name or a
+    :class:`Variant`. Finished runs are read back; ``learner(config)`` replaces CosineBERT (tests).
+    Returns ``{(task, label, seed): result}``."""
     results = {}
     for task, (pools, eval_sets) in prepared.items():
         own = _for_task(settings, task)
-        for strategy in strategies:
+        for entry in map(_variant, strategies):
             for seed in seeds:
-                config = ActiveConfig(task=task, strategy=strategy, seed=int(seed), **own)
+                fields = {**own, **entry.fields(task, int(seed))}
+                config = ActiveConfig(task=task, strategy=entry.strategy, seed=int(seed), **fields)
                 folder = run_folder(root, config, pools, eval_sets)
-                results[(task, strategy, int(seed))] = ActiveRun(
-                    config, pools, eval_sets, folder, callbacks=callbacks).run()
+                results[(task, entry.label, int(seed))] = ActiveRun(
+                    config, pools, eval_sets, folder, callbacks=callbacks,
+                    learner=learner(config) if learner else None).run()
     return results
 
 
@@ -54,8 +81,12 @@ def total_rounds(prepared: dict, strategies, seeds, settings: dict) -> int:
     total = 0
     for task in prepared:
         own = _for_task(settings, task)
-        total += len(ActiveConfig(task=task, strategy="random", **own).schedule())
-    return total * len(list(strategies)) * len(list(seeds))
+        for entry in map(_variant, strategies):
+            for seed in seeds:
+                fields = {**own, **entry.fields(task, int(seed))}
+                total += len(ActiveConfig(task=task, strategy=entry.strategy, seed=int(seed),
+                                          **fields).schedule())
+    return total
 
 
 def summarise(results: dict) -> dict:
@@ -182,3 +213,260 @@ def _pm(spread: dict) -> str:
 
 def _pct(value) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
+
+
+# -- notebook 04: stratified sampling, seed sets, transfer to ConcatBERT ----------------------
+
+def stratified_variants(results: dict, prepared: dict, settings: dict, *,
+                        match: str = "uncertainty") -> list[Variant]:
+    """The paper's two oracle baselines (section 5.4), as variants trained once on one batch:
+
+    - ``stratified_match``: uniform positives and negatives in the counts the ``match`` run of
+      the same task and seed collected (its positives; the rest of its budget negative);
+    - ``stratified_all_positives``: every positive of the training pool plus uniform negatives,
+      as many as the positives or up to the active-learning budget, whichever is larger (QQP:
+      a slightly larger set than the budget; WikiQA: the budget).
+    """
+    def budget(task):
+        return ActiveConfig(task=task, strategy="random", **_for_task(settings, task)).budget
+
+    def matched(task, seed):
+        key = (task, match, seed)
+        if key not in results:
+            raise KeyError(f"stratified_match needs the {match!r} run of {task} seed {seed}")
+        found = int(results[key]["positives_found"])
+        return {"strategy_params": {"n_positive": found, "n_negative": budget(task) - found},
+                "batches": (budget(task),), "curve": False}
+
+    def all_positives(task, seed):
+        positives = prepared[task][0]["train"].n_positives
+        return {"batches": (max(2 * positives, budget(task)),), "curve": False}
+
+    return [Variant("stratified_match", "stratified_match", matched),
+            Variant("stratified_all_positives", "stratified_all_positives", all_positives)]
+
+
+def table5(summary: dict, paper: dict) -> pd.DataFrame:
+    """Stratified sampling (with oracle access to the positives) against the active-learning
+    strategies: labels, positives, test P@R20 and AP, mean +- std, beside the paper's Table 5."""
+    rows = []
+    for task, strategies in summary.items():
+        for name in ("stratified_match", "stratified_all_positives", "adaptive_retrieval",
+                     "uncertainty"):
+            if name not in strategies:
+                continue
+            entry, ref = strategies[name], paper.get(task, {}).get(name, {})
+            rows.append({"task": task, "strategy": name, "labels": entry["labels"],
+                         "positives": f"{entry['positives_found']['mean']:,.0f}",
+                         "P@R20": _pm(entry["p_at_r20"]), "P@R20 (paper)": _pct(ref.get("p_at_r20")),
+                         "AP": _pm(entry["ap"]), "AP (paper)": _pct(ref.get("ap"))})
+    return pd.DataFrame(rows).set_index(["task", "strategy"])
+
+
+def seed_set_rounds(results: dict, labels: dict) -> pd.DataFrame:
+    """Per round of each run: dev AP, and the queried batch's positive share beside the model's
+    mean p for it (the calibration story of the paper's Figure 3b). ``labels`` maps a results
+    label (e.g. ``"uncertainty"``) to the seed set's name shown."""
+    rows = []
+    for (task, label, seed), result in results.items():
+        if label not in labels:
+            continue
+        for r in result["records"]:
+            calibration = r.get("calibration") or {}
+            rows.append({"task": task, "seed set": labels[label], "seed": seed, "round": r["round"],
+                         "labels": r["labels"], "dev AP": (r.get("dev") or {}).get("ap"),
+                         "batch positive share": r["positives_in_batch"] / r["batch"],
+                         "mean p": calibration.get("mean_p"),
+                         "positives found": r["positives_found"]})
+    return pd.DataFrame(rows)
+
+
+def transfer(prepared: dict, results: dict, sources, seeds, root, *, kind: str = "concatbert",
+             eval_config: EvalConfig, train_config: Callable, folder, model=None,
+             max_seq_length: int = 128, n_boot: int = 1000, log=print) -> dict:
+    """Train another model (ConcatBERT) on the labels each source run collected and measure it on
+    all test pairs (the paper's Table 6). ``train_config(task, seed)`` gives its
+    :class:`TrainConfig`; the test strata are drawn once per task with ``eval_config`` (a
+    cross-encoder scores every pair, so they are smaller than CosineBERT's). Trained models are
+    cached under ``folder``. Returns ``{(task, source, seed): metrics}``."""
+    from .baselines import train_or_load
+
+    out = {}
+    for task, (pools, _) in prepared.items():
+        test = pools["test"]
+        eval_set = pretrained_eval_set(test, eval_config, model=model, max_seq_length=max_seq_length)[0]
+        for source in sources:
+            for seed in seeds:
+                key = (task, source, int(seed))
+                if key not in results:
+                    raise KeyError(f"no {source!r} run of {task} seed {seed} to transfer from")
+                ids, labels = run_labels(Path(root) / task / results[key]["folder"])
+                start = time.perf_counter()
+                trained, name = train_or_load(kind, pools["train"], ids, train_config(task, int(seed)),
+                                              folder=folder, model=model)
+                scored = evaluate(eval_set, trained.scorer(test), n_boot=n_boot, seed=int(seed))
+                seconds = time.perf_counter() - start
+                out[key] = {"labels": int(len(ids)), "positives": int(labels.sum()), "model_id": name,
+                            "seconds": round(seconds, 1), "n_scored": int(sum(len(v) for v in eval_set.strata().values())),
+                            **{k: scored[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")}}
+                log(f"{task}/{kind} on {source} data, seed {seed}: AP {scored['ap']:.3f} "
+                    f"[{scored['ap_ci'][0]:.3f}, {scored['ap_ci'][1]:.3f}] ({seconds:.0f} s)")
+    return out
+
+
+def table6(summary: dict, transferred: dict, paper: dict) -> pd.DataFrame:
+    """CosineBERT (the run's own model) beside ConcatBERT trained on the same collected labels:
+    test P@R20 and AP, mean +- std over seeds, with the paper's Table 6 (QQP only)."""
+    grouped: dict = {}
+    for (task, source, _), m in transferred.items():
+        grouped.setdefault((task, source), []).append(m)
+    rows = []
+    for (task, source), runs in grouped.items():
+        cosine, ref = summary[task][source], paper.get(task, {}).get(source, {})
+        rows.append({"task": task, "data": source, "labels": runs[0]["labels"],
+                     "CosineBERT P@R20": _pm(cosine["p_at_r20"]), "CosineBERT AP": _pm(cosine["ap"]),
+                     "ConcatBERT P@R20": _pm(_spread([m["p_at_r20"] for m in runs])),
+                     "ConcatBERT AP": _pm(_spread([m["ap"] for m in runs])),
+                     "paper CosineBERT AP": _pct(ref.get("cosine_ap")),
+                     "paper ConcatBERT AP": _pct(ref.get("concat_ap"))})
+    return pd.DataFrame(rows).set_index(["task", "data"])
+
+
+# -- notebook 05: budget curves, data efficiency, noise and cost ------------------------------
+
+def efficiency(curves: pd.DataFrame, *, strategy: str = "uncertainty",
+               reference: str = "static_retrieval") -> pd.DataFrame:
+    """Per task and seed: the labels ``strategy`` needs to pass ``reference``'s full-budget dev AP
+    (same seed), and the data-efficiency factor (reference budget / those labels; the paper's
+    14x on QQP). ``bound`` says whether the factor is exact, a lower bound (the first round
+    already passed it) or undefined (never passed within the budget)."""
+    rows = []
+    for (task, seed), frame in curves.groupby(["task", "seed"], sort=False):
+        mine = frame[frame["strategy"] == strategy].sort_values("labels")
+        ref = frame[frame["strategy"] == reference].sort_values("labels")
+        if mine.empty or ref.empty:
+            continue
+        target, ref_labels = float(ref["ap"].iloc[-1]), int(ref["labels"].iloc[-1])
+        needed = budget_views.labels_to_reach(mine["labels"], mine["ap"], target)
+        bound = ("not reached" if np.isnan(needed) else
+                 "lower bound" if needed <= mine["labels"].iloc[0] else "exact")
+        rows.append({"task": task, "seed": seed, f"{reference} labels": ref_labels,
+                     f"{reference} dev AP": target, f"{strategy} final dev AP": float(mine["ap"].iloc[-1]),
+                     "labels needed": needed, "factor": ref_labels / needed, "bound": bound})
+    return pd.DataFrame(rows)
+
+
+def noise(summary: dict, groups, *, gap=("uncertainty", "static_retrieval")) -> pd.DataFrame:
+    """How far test AP moves between runs that should be equally good (random label sets of the
+    same size, training seeds), beside the gap between the two strategies of ``gap``: one row
+    per task and group with the runs' mean, std, min, max and range of test AP."""
+    rows = []
+    for task, strategies in summary.items():
+        for name in groups:
+            if name not in strategies:
+                continue
+            values = np.asarray(strategies[name]["ap"]["per_seed"])
+            rows.append({"task": task, "runs of": name, "n": len(values), "mean AP": values.mean(),
+                         "std": values.std(), "min": values.min(), "max": values.max(),
+                         "range": values.max() - values.min()})
+        if all(g in strategies for g in gap):
+            diff = strategies[gap[0]]["ap"]["mean"] - strategies[gap[1]]["ap"]["mean"]
+            rows.append({"task": task, "runs of": f"gap: {gap[0]} - {gap[1]} (means)", "n": None,
+                         "mean AP": diff, "std": None, "min": None, "max": None, "range": None})
+    return pd.DataFrame(rows).set_index(["task", "runs of"])
+
+
+def costs(summary: dict, efficiency_frame: pd.DataFrame | None = None, *, per_hour: float = 75.0,
+          dollars_per_hour: float = 50.0) -> pd.DataFrame:
+    """What each strategy's labels cost to annotate (``per_hour`` judgements at
+    ``dollars_per_hour``) beside the compute one run took (measured); with ``efficiency_frame``
+    also what reaching the reference's full-budget dev AP costs."""
+    rows = []
+    for task, strategies in summary.items():
+        for name, entry in strategies.items():
+            compute = sum(entry["seconds_per_run"].values())
+            cost = budget_views.annotation_cost([entry["labels"]], per_hour=per_hour,
+                                                dollars_per_hour=dollars_per_hour,
+                                                compute_seconds=compute)
+            rows.append({"task": task, "strategy": name, "labels": entry["labels"],
+                         "annotator hours": float(cost["annotator_hours"][0]),
+                         "annotation $": float(cost["dollars"][0]),
+                         "compute hours (measured)": cost["compute_hours"],
+                         "test AP": entry["ap"]["mean"]})
+    frame = pd.DataFrame(rows).set_index(["task", "strategy"])
+    if efficiency_frame is not None and not efficiency_frame.empty:
+        needed = efficiency_frame.groupby("task")["labels needed"].mean()
+        for task, labels in needed.items():
+            if np.isfinite(labels):
+                cost = budget_views.annotation_cost([labels], per_hour=per_hour,
+                                                    dollars_per_hour=dollars_per_hour)
+                frame.loc[(task, "uncertainty to static's AP"), ["labels", "annotator hours", "annotation $"]] = (
+                    round(labels), float(cost["annotator_hours"][0]), float(cost["dollars"][0]))
+    return frame.round(3)
+
+
+def ablation_metrics(summary: dict, seed_rounds: pd.DataFrame, transferred: dict) -> dict:
+    """Notebook 04's metrics file: ``{task: {"strategies": summary, "seed_set": {name: per-round
+    means}, "transfer": {source: {"labels", "ap", "p_at_r20", ...}}}}``."""
+    out = {task: {"strategies": strategies, "seed_set": {}, "transfer": {}}
+           for task, strategies in summary.items()}
+    for (task, seed_set), rows in seed_rounds.groupby(["task", "seed set"], sort=False):
+        mean = rows.groupby("round")[["labels", "dev AP", "batch positive share", "mean p"]].mean()
+        out[task]["seed_set"][seed_set] = {
+            "seeds": sorted(set(int(s) for s in rows["seed"])),
+            "rounds": [{"round": int(r), "labels": int(m["labels"]), "dev_ap": _num(m["dev AP"]),
+                        "batch_positive_share": _num(m["batch positive share"]),
+                        "mean_p": _num(m["mean p"])} for r, m in mean.iterrows()]}
+    grouped: dict = {}
+    for (task, source, seed), m in transferred.items():
+        grouped.setdefault((task, source), []).append((seed, m))
+    for (task, source), runs in grouped.items():
+        out[task]["transfer"][source] = {
+            "seeds": [s for s, _ in runs], "labels": runs[0][1]["labels"],
+            "positives": _spread([m["positives"] for _, m in runs]),
+            "ap": _spread([m["ap"] for _, m in runs]), "p_at_r20": _spread([m["p_at_r20"] for _, m in runs]),
+            "ap_ci_per_seed": [m["ap_ci"] for _, m in runs], "n_scored": runs[0][1]["n_scored"],
+            "seconds_per_model": float(np.mean([m["seconds"] for _, m in runs])),
+            "model_ids": [m["model_id"] for _, m in runs]}
+    return out
+
+
+def budget_metrics(curves_frame: pd.DataFrame, efficiency_frame: pd.DataFrame, summary: dict,
+                   noise_frame: pd.DataFrame, cost_frame: pd.DataFrame) -> dict:
+    """Notebook 05's metrics file: per task the mean curve of each strategy (labels, dev AP and
+    interval, share of collected pairs positive), the efficiency factor per seed with its mean
+    and std over the seeds where it is defined, the test AP spreads and the cost table."""
+    out: dict = {}
+    for task in summary:
+        frame = curves_frame[curves_frame["task"] == task]
+        curves_out = {}
+        for strategy, rows in frame.groupby("strategy", sort=False):
+            mean = rows.groupby("labels")[["ap", "ap_lo", "ap_hi", "positives_found"]].mean()
+            curves_out[strategy] = [{"labels": int(n), "dev_ap": float(m["ap"]),
+                                     "dev_ap_ci": [float(m["ap_lo"]), float(m["ap_hi"])],
+                                     "positive_share": float(m["positives_found"] / n)}
+                                    for n, m in mean.iterrows()]
+        eff = efficiency_frame[efficiency_frame["task"] == task] if not efficiency_frame.empty else efficiency_frame
+        finite = eff["factor"][np.isfinite(eff["factor"])] if len(eff) else pd.Series(dtype=float)
+        out[task] = {
+            "curves": curves_out,
+            "efficiency": {"per_seed": eff.replace({np.nan: None}).to_dict("records"),
+                           "factor_mean": _num(finite.mean()) if len(finite) else None,
+                           "factor_std": _num(finite.std(ddof=0)) if len(finite) else None,
+                           "seeds_defined": int(len(finite)), "seeds": int(len(eff))},
+            "strategies": summary[task],
+            "noise": _records(noise_frame, task), "costs": _records(cost_frame, task)}
+    return out
+
+
+def _records(frame: pd.DataFrame, task: str) -> list[dict]:
+    if task not in frame.index.get_level_values(0):
+        return []
+    part = frame.loc[task].reset_index()
+    return [{k: _num(v) if isinstance(v, (float, np.floating)) else v for k, v in row.items()}
+            for row in part.to_dict("records")]
+
+
+def _num(value):
+    value = float(value)
+    return None if np.isnan(value) else value

@@ -5,7 +5,8 @@ these are the paper's results, never ours.
 """
 from __future__ import annotations
 
-__all__ = ["TABLE1", "TABLE2_BERT", "TABLE3", "TABLE4", "BUDGET"]
+__all__ = ["TABLE1", "TABLE2_BERT", "TABLE3", "TABLE4", "TABLE5", "TABLE6", "BUDGET",
+           "DATA_EFFICIENCY"]
 
 # Table 1: positives, total pairs, stated negatives, nearby negatives (None: not reported).
 TABLE1 = {
@@ -59,3 +60,32 @@ TABLE4 = {
 # Section 5: n1 = 2048, n_i = n1 (3/2)^(i-1); k = 10 rounds on QQP, 4 on WikiQA; m neighbours.
 BUDGET = {"qqp": {"n1": 2048, "rounds": 10, "labels": 232_100, "neighbours": 1000},
           "wikiqa": {"n1": 2048, "rounds": 4, "labels": 16_640, "neighbours": 100}}
+
+# Table 5: stratified sampling (oracle access to the positives) against active learning.
+TABLE5 = {
+    "qqp": {"stratified_match": {"p_at_r20": 0.351, "ap": 0.190},
+            "stratified_all_positives": {"p_at_r20": 0.416, "ap": 0.222},
+            "adaptive_retrieval": {"p_at_r20": 0.591, "ap": 0.324},
+            "uncertainty": {"p_at_r20": 0.602, "ap": 0.325}},
+    "wikiqa": {"stratified_match": {"p_at_r20": 0.132, "ap": 0.085},
+               "stratified_all_positives": {"p_at_r20": 0.137, "ap": 0.091},
+               "adaptive_retrieval": {"p_at_r20": 0.271, "ap": 0.151},
+               "uncertainty": {"p_at_r20": 0.324, "ap": 0.201}},
+}
+
+# Table 6 (QQP only): CosineBERT and ConcatBERT trained on the same data; "stratified_match"
+# is the paper's "Stratified" row (matching uncertainty sampling's label balance).
+TABLE6 = {
+    "qqp": {"stated": {"cosine_p_at_r20": 0.293, "cosine_ap": 0.154, "concat_p_at_r20": 0.030, "concat_ap": 0.024},
+            "static_retrieval": {"cosine_p_at_r20": 0.492, "cosine_ap": 0.251, "concat_p_at_r20": 0.046,
+                                 "concat_ap": 0.019},
+            "stratified_match": {"cosine_p_at_r20": 0.351, "cosine_ap": 0.190, "concat_p_at_r20": 0.290,
+                                 "concat_ap": 0.164},
+            "uncertainty": {"cosine_p_at_r20": 0.602, "cosine_ap": 0.325, "concat_p_at_r20": 0.236,
+                            "concat_ap": 0.089}},
+}
+
+# Section 5.6 / appendix B.1 (QQP dev AP): static retrieval's full budget against the round at
+# which uncertainty sampling passes it.
+DATA_EFFICIENCY = {"qqp": {"static_labels": 232_100, "static_dev_ap": 0.219,
+                           "uncertainty_labels": 16_640, "uncertainty_dev_ap": 0.226, "factor": 14}}

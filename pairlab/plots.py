@@ -6,14 +6,16 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 __all__ = ["growth_figure", "cluster_figure", "yield_figure", "pr_figure", "active_curves_figure",
-           "positives_figure"]
+           "positives_figure", "seed_set_figure", "budget_curves_figure", "noise_figure",
+           "cost_figure"]
 
 TEMPLATE = "plotly_white"
 COLOURS = {"qqp": "#1f77b4", "wikiqa": "#d62728", "static retrieval": "#2ca02c",
            "random (one draw)": "#ff7f0e", "random (expected)": "#7f7f7f",
            "random": "#7f7f7f", "static_retrieval": "#2ca02c", "adaptive_retrieval": "#9467bd",
            "uncertainty": "#d62728", "stated": "#8c564b", "stratified_match": "#e377c2",
-           "stratified_all_positives": "#17becf"}
+           "stratified_all_positives": "#17becf", "random_candidates": "#bcbd22",
+           "static retrieval seed": "#d62728", "stated seed": "#8c564b"}
 
 
 def growth_figure(curves: dict[str, pd.DataFrame]) -> go.Figure:
@@ -122,3 +124,99 @@ def positives_figure(summary: dict, *, paper: dict | None = None) -> go.Figure:
     fig.update_yaxes(title="share of labels that are positive", tickformat=".0%")
     return fig.update_layout(template=TEMPLATE, height=400, showlegend=True,
                              title="Positives among the collected labels (bar text: mean count)")
+
+
+def seed_set_figure(rounds: pd.DataFrame) -> go.Figure:
+    """The paper's Figure 3 per task (columns): dev AP per round for each seed set (top), and
+    the share of each round's queried pairs that were positive beside the model's mean p for
+    them (bottom: a calibrated model queries pairs that are positive about as often as it says)."""
+    tasks = list(dict.fromkeys(rounds["task"]))
+    fig = make_subplots(rows=2, cols=len(tasks), shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=[f"{t.upper()}: dev AP" for t in tasks]
+                        + [f"{t.upper()}: queried pairs that were positive" for t in tasks])
+    for col, task in enumerate(tasks, start=1):
+        frame = rounds[rounds["task"] == task]
+        for seed_set, rows in frame.groupby("seed set", sort=False):
+            colour = COLOURS.get(seed_set)
+            mean = rows.groupby("round")[["dev AP", "batch positive share", "mean p"]].mean().reset_index()
+            show = col == 1
+            fig.add_scatter(x=mean["round"], y=mean["dev AP"], mode="lines+markers", name=seed_set,
+                            legendgroup=seed_set, showlegend=show, line=dict(color=colour), row=1, col=col)
+            fig.add_scatter(x=rows["round"], y=rows["dev AP"], mode="markers", legendgroup=seed_set,
+                            showlegend=False, marker=dict(color=colour, opacity=0.35, size=5),
+                            hovertext=[f"seed {s}" for s in rows["seed"]], row=1, col=col)
+            fig.add_scatter(x=mean["round"], y=mean["batch positive share"], mode="lines+markers",
+                            name=f"{seed_set}: positive share", legendgroup=seed_set, showlegend=False,
+                            line=dict(color=colour), row=2, col=col)
+            fig.add_scatter(x=mean["round"], y=mean["mean p"], mode="lines", legendgroup=seed_set,
+                            name=f"{seed_set}: mean p", showlegend=False,
+                            line=dict(color=colour, dash="dot"), row=2, col=col)
+        fig.update_xaxes(title="round", dtick=1, row=2, col=col)
+    fig.update_yaxes(title="dev all-pairs AP", row=1, col=1)
+    fig.update_yaxes(title="share (solid) / mean p (dotted)", tickformat=".0%", row=2, col=1)
+    return fig.update_layout(template=TEMPLATE, height=620,
+                             title="Uncertainty sampling from two seed sets (round 1 is the seed set)")
+
+
+def budget_curves_figure(curves: pd.DataFrame, strategies=("uncertainty", "static_retrieval"), *,
+                         reference: dict | None = None) -> go.Figure:
+    """The paper's Figure 4 per task (columns): dev AP against labels with the mean bootstrap
+    interval as a band (top), and the share of all collected pairs that are positive (bottom).
+    ``reference`` ``{task: labels}`` marks where a strategy passed the other's full budget."""
+    tasks = list(dict.fromkeys(curves["task"]))
+    fig = make_subplots(rows=2, cols=len(tasks), shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=[f"{t.upper()}: dev AP" for t in tasks]
+                        + [f"{t.upper()}: collected pairs that are positive" for t in tasks])
+    for col, task in enumerate(tasks, start=1):
+        frame = curves[(curves["task"] == task) & curves["strategy"].isin(strategies)]
+        for strategy, rows in frame.groupby("strategy", sort=False):
+            colour = COLOURS.get(strategy)
+            mean = rows.groupby("labels")[["ap", "ap_lo", "ap_hi", "positives_found"]].mean().reset_index()
+            fig.add_scatter(x=list(mean["labels"]) + list(mean["labels"][::-1]),
+                            y=list(mean["ap_hi"]) + list(mean["ap_lo"][::-1]), fill="toself",
+                            fillcolor=colour, opacity=0.15, line=dict(width=0), hoverinfo="skip",
+                            legendgroup=strategy, showlegend=False, row=1, col=col)
+            fig.add_scatter(x=mean["labels"], y=mean["ap"], mode="lines+markers", name=strategy,
+                            legendgroup=strategy, showlegend=col == 1, line=dict(color=colour),
+                            row=1, col=col)
+            fig.add_scatter(x=rows["labels"], y=rows["ap"], mode="markers", legendgroup=strategy,
+                            showlegend=False, marker=dict(color=colour, opacity=0.35, size=5),
+                            hovertext=[f"seed {s}" for s in rows["seed"]], row=1, col=col)
+            fig.add_scatter(x=mean["labels"], y=mean["positives_found"] / mean["labels"],
+                            mode="lines+markers", legendgroup=strategy, showlegend=False,
+                            line=dict(color=colour), row=2, col=col)
+        if reference and reference.get(task) is not None and pd.notna(reference[task]):
+            fig.add_vline(x=reference[task], line=dict(dash="dot", color="black", width=1), row=1, col=col)
+        fig.update_xaxes(title="labels collected", row=2, col=col)
+    fig.update_yaxes(title="dev all-pairs AP", row=1, col=1)
+    fig.update_yaxes(title="positive share", tickformat=".0%", row=2, col=1)
+    return fig.update_layout(template=TEMPLATE, height=620,
+                             title="Adaptive vs static labels at equal budgets (band: mean 95% bootstrap interval)")
+
+
+def noise_figure(summary: dict, groups) -> go.Figure:
+    """Test AP of every run (one point each) for the groups named, per task: how far equally
+    good label sets and training seeds move the result."""
+    tasks = list(summary)
+    fig = make_subplots(rows=1, cols=len(tasks), subplot_titles=[t.upper() for t in tasks])
+    for col, task in enumerate(tasks, start=1):
+        for name in groups:
+            if name not in summary[task]:
+                continue
+            values = summary[task][name]["ap"]["per_seed"]
+            fig.add_box(y=values, name=name, boxpoints="all", jitter=0.4, pointpos=0,
+                        marker_color=COLOURS.get(name), line=dict(width=1), showlegend=False,
+                        row=1, col=col)
+    fig.update_yaxes(title="test all-pairs AP", row=1, col=1)
+    return fig.update_layout(template=TEMPLATE, height=420,
+                             title="Run-to-run spread: every point is one run of the same budget")
+
+
+def cost_figure(curves: pd.DataFrame, *, dollars_per_label: float,
+                strategies=("uncertainty", "static_retrieval")) -> go.Figure:
+    """Dev AP against what the labels cost to annotate, per task."""
+    frame = curves[curves["strategy"].isin(strategies)].copy()
+    frame["labels"] = frame["labels"] * dollars_per_label
+    fig = active_curves_figure(frame)
+    fig.update_xaxes(title="annotation cost ($)", tickprefix="$")
+    return fig.update_layout(title=f"dev AP against annotation cost (${dollars_per_label:.2f} a label)")
