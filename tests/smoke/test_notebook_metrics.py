@@ -79,3 +79,54 @@ def test_03_records_every_strategy_with_its_budget_and_spread():
         # uniform sampling of a pool with one positive in hundreds does not
         for name in ("static_retrieval", "adaptive_retrieval", "uncertainty"):
             assert by_strategy[name]["positives_found"]["mean"] > by_strategy["random"]["positives_found"]["mean"]
+
+
+def test_04_records_the_ablations():
+    metrics = load("04_ablations")
+    config = json.loads((RUN / "04_ablations.config.json").read_text())
+    assert set(metrics) == {"qqp", "wikiqa"}
+    for task, m in metrics.items():
+        strategies = m["strategies"]
+        assert {"stratified_match", "stratified_all_positives", "adaptive_retrieval", "uncertainty",
+                "static_retrieval", "stated", "uncertainty_stated_seed"} <= set(strategies)
+        # stratified_match takes exactly the counts uncertainty sampling collected, seed by seed
+        match, unc = strategies["stratified_match"], strategies["uncertainty"]
+        assert match["labels"] == unc["labels"]
+        assert match["positives_found"]["per_seed"] == unc["positives_found"]["per_seed"]
+        assert strategies["stratified_all_positives"]["labels"] >= unc["labels"]
+        assert set(m["seed_set"]) == {"static retrieval seed", "stated seed"}
+        assert m["seed_set"]["stated seed"]["seeds"] == config["seed_set_seeds"]
+        for rounds in (s["rounds"] for s in m["seed_set"].values()):
+            assert [r["round"] for r in rounds] == list(range(1, config["rounds"][task] + 1))
+            assert all(0.0 <= r["batch_positive_share"] <= 1.0 for r in rounds)
+        assert set(m["transfer"]) == {"stated", "static_retrieval", "stratified_match", "uncertainty"}
+        for source, t in m["transfer"].items():
+            assert t["seeds"] == config["transfer_seeds"]
+            assert t["labels"] == strategies[source]["labels"]
+            for low, high in t["ap_ci_per_seed"]:
+                assert 0.0 <= low <= high <= 1.0
+            assert all(0.0 <= v <= 1.0 for v in t["ap"]["per_seed"])
+
+
+def test_05_records_curves_efficiency_noise_and_cost():
+    metrics = load("05_budget_curves")
+    config = json.loads((RUN / "05_budget_curves.config.json").read_text())
+    assert set(metrics) == {"qqp", "wikiqa"}
+    for task, m in metrics.items():
+        n1, k = config["n1"], config["rounds"][task]
+        budgets = [sum(int(n1 * 1.5 ** i) for i in range(r)) for r in range(1, k + 1)]
+        for name in ("uncertainty", "static_retrieval"):  # both have a point at every round
+            assert [p["labels"] for p in m["curves"][name]] == budgets
+            for p in m["curves"][name]:
+                assert p["dev_ap_ci"][0] <= p["dev_ap"] <= p["dev_ap_ci"][1]
+        eff = m["efficiency"]
+        assert eff["seeds"] == len(config["seeds"]) == len(eff["per_seed"])
+        for row in eff["per_seed"]:
+            assert row["bound"] in {"exact", "lower bound", "not reached"}
+            if row["bound"] != "not reached":
+                assert row["factor"] == pytest.approx(budgets[-1] / row["labels needed"])
+        for name in ("random", "random_candidates"):
+            assert m["strategies"][name]["seeds"] == config["random_seeds"]
+        costs = {row["strategy"]: row for row in m["costs"]}
+        per_label = config["dollars_per_hour"] / config["labels_per_hour"]
+        assert costs["uncertainty"]["annotation $"] == pytest.approx(budgets[-1] * per_label, abs=1e-3)
