@@ -51,7 +51,7 @@ seed_set_seeds = [0]              # seeds of the stated-seed runs (the paper: on
 transfer_seeds = [0]              # seeds whose collected labels also train ConcatBERT
 concat_epochs = {"qqp": 2, "wikiqa": 3}
 concat_neighbours = 2             # ConcatBERT's D_near per test item (it scores every pair)
-concat_n_random = 2000            # ConcatBERT's |D_rand|
+transfer_n_random = 2000          # ConcatBERT's |D_rand| here (notebook 02 has its own concat_n_random)
 data_dir = None                   # None: $PAIRLAB_DATA_DIR, else ./data
 run_dir = "runs/interactive"      # metrics, config and the run folders land here
 figures_dir = "figures/interactive"
@@ -60,7 +60,7 @@ code("""config = {k: v for k, v in dict(globals()).items() if k in (
     "dataset seed seeds fractions al_max_items model max_seq_length n1 rounds growth al_neighbours "
     "cosine_epochs learning_rate batch_size curve neighbours al_n_random al_n_boot seed_set_seeds "
     "transfer_seeds "
-    "concat_epochs concat_neighbours concat_n_random").split()}
+    "concat_epochs concat_neighbours transfer_n_random").split()}
 ctx = setup("04_ablations", run_dir=run_dir, figures_dir=figures_dir, params=config)
 settings = dict(n1=n1, rounds=rounds, growth=growth, neighbours=al_neighbours, model=model,
                 epochs=cosine_epochs, learning_rate=learning_rate, batch_size=batch_size,
@@ -125,14 +125,14 @@ md("""## 4. ConcatBERT on data collected with CosineBERT (Table 6 analog)
 The labels of the stated-data, static-retrieval, stratified-match and uncertainty-sampling
 runs (read from each run folder's rounds) train a ConcatBERT from the pretrained checkpoint,
 for the `transfer_seeds`. A cross-encoder must run the whole model on every pair it scores,
-so its test strata are smaller than CosineBERT's (`concat_neighbours`, `concat_n_random`):
+so its test strata are smaller than CosineBERT's (`concat_neighbours`, `transfer_n_random`):
 both estimate the same all-pairs AP, ConcatBERT's with a wider interval. The paper has this
 table for QQP only; here it is run for both tasks."""),
 code("""concat_config = lambda task, s: TrainConfig(learning_rate=learning_rate, epochs=concat_epochs[task],
                                             batch_size=batch_size, max_seq_length=max_seq_length, seed=s)
 transferred = experiments.transfer(
     prepared, results, ["stated", "static_retrieval", "stratified_match", "uncertainty"],
-    transfer_seeds, ctx.path("active"), eval_config=EvalConfig(concat_neighbours, concat_n_random, seed),
+    transfer_seeds, ctx.path("active"), eval_config=EvalConfig(concat_neighbours, transfer_n_random, seed),
     train_config=concat_config, folder=ctx.path("transfer_models"), model=model,
     max_seq_length=max_seq_length, n_boot=al_n_boot)"""),
 code("""# NBVAL_CHECK_OUTPUT
