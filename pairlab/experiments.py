@@ -373,7 +373,9 @@ def noise(summary: dict, groups, *, gap=("uncertainty", "static_retrieval")) -> 
             diff = strategies[gap[0]]["ap"]["mean"] - strategies[gap[1]]["ap"]["mean"]
             rows.append({"task": task, "runs of": f"gap: {gap[0]} - {gap[1]} (means)", "n": None,
                          "mean AP": diff, "std": None, "min": None, "max": None, "range": None})
-    return pd.DataFrame(rows).set_index(["task", "runs of"])
+    frame = pd.DataFrame(rows)
+    frame["n"] = frame["n"].astype("Int64")
+    return frame.set_index(["task", "runs of"])
 
 
 def costs(summary: dict, efficiency_frame: pd.DataFrame | None = None, *, per_hour: float = 75.0,
@@ -463,8 +465,18 @@ def _records(frame: pd.DataFrame, task: str) -> list[dict]:
     if task not in frame.index.get_level_values(0):
         return []
     part = frame.loc[task].reset_index()
-    return [{k: _num(v) if isinstance(v, (float, np.floating)) else v for k, v in row.items()}
-            for row in part.to_dict("records")]
+    return [{k: _plain(v) for k, v in row.items()} for row in part.to_dict("records")]
+
+
+def _plain(value):
+    """A JSON value for a table cell: NaN and pandas' NA become None, numpy scalars Python's."""
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, (float, np.floating)):
+        return _num(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
 
 
 def _num(value):

@@ -116,3 +116,19 @@ def test_noise_and_cost_tables():
     assert cost.loc[("toy", "random"), "compute hours (measured)"] == 1.0
     reach = cost.loc[("toy", "uncertainty to static's AP")]
     assert reach["labels"] == 38 and reach["annotation $"] == pytest.approx(37.5 / 50 * 40)
+
+
+def test_budget_metrics_are_plain_json(base):
+    import json
+
+    results = {k: v for k, v in base.items() if k[1] == "uncertainty"}
+    results.update({("toy", "static_retrieval", s): base[("toy", "unc_small", s)] for s in (0, 1)})
+    curves = experiments.curves(results)
+    summary = experiments.summarise(results)
+    eff = experiments.efficiency(curves)
+    noise = experiments.noise(summary, ["uncertainty", "static_retrieval"])
+    metrics = experiments.budget_metrics(curves, eff, summary, noise, experiments.costs(summary, eff))
+    again = json.loads(json.dumps(metrics, allow_nan=False))
+    assert again["toy"]["efficiency"]["seeds"] == 2
+    assert [p["labels"] for p in again["toy"]["curves"]["uncertainty"]] == [12, 30, 57]
+    assert again["toy"]["noise"][-1]["n"] is None  # the gap row
