@@ -306,12 +306,19 @@ def transfer(prepared: dict, results: dict, sources, seeds, root, *, kind: str =
                                               folder=folder, model=model)
                 scored = evaluate(eval_set, trained.scorer(test), n_boot=n_boot, seed=int(seed))
                 seconds = time.perf_counter() - start
+                spread = float(np.std(np.concatenate(list(scored["scores"].values()))))
                 out[key] = {"labels": int(len(ids)), "positives": int(labels.sum()), "model_id": name,
                             "seconds": round(seconds, 1), "n_scored": int(sum(len(v) for v in eval_set.strata().values())),
+                            "score_std": spread, "collapsed": spread < COLLAPSED_SPREAD,
                             **{k: scored[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")}}
                 log(f"{task}/{kind} on {source} data, seed {seed}: AP {scored['ap']:.3f} "
-                    f"[{scored['ap_ci'][0]:.3f}, {scored['ap_ci'][1]:.3f}] ({seconds:.0f} s)")
+                    f"[{scored['ap_ci'][0]:.3f}, {scored['ap_ci'][1]:.3f}], score std {spread:.3f} "
+                    f"({seconds:.0f} s)" + (f"; COLLAPSED: it gives every pair about the same "
+                                            f"score, so its AP is the base rate" if out[key]["collapsed"] else ""))
     return out
+
+
+COLLAPSED_SPREAD = 0.05  # logit std over the scored pairs below which a model ranks nothing
 
 
 def table6(summary: dict, transferred: dict, paper: dict) -> pd.DataFrame:
@@ -327,6 +334,7 @@ def table6(summary: dict, transferred: dict, paper: dict) -> pd.DataFrame:
                      "CosineBERT P@R20": _pm(cosine["p_at_r20"]), "CosineBERT AP": _pm(cosine["ap"]),
                      "ConcatBERT P@R20": _pm(_spread([m["p_at_r20"] for m in runs])),
                      "ConcatBERT AP": _pm(_spread([m["ap"] for m in runs])),
+                     "ConcatBERT collapsed": f"{sum(m['collapsed'] for m in runs)} of {len(runs)}",
                      "paper CosineBERT AP": _pct(ref.get("cosine_ap")),
                      "paper ConcatBERT AP": _pct(ref.get("concat_ap"))})
     return pd.DataFrame(rows).set_index(["task", "data"])
@@ -428,6 +436,8 @@ def ablation_metrics(summary: dict, seed_rounds: pd.DataFrame, transferred: dict
             "positives": _spread([m["positives"] for _, m in runs]),
             "ap": _spread([m["ap"] for _, m in runs]), "p_at_r20": _spread([m["p_at_r20"] for _, m in runs]),
             "ap_ci_per_seed": [m["ap_ci"] for _, m in runs], "n_scored": runs[0][1]["n_scored"],
+            "score_std_per_seed": [m["score_std"] for _, m in runs],
+            "collapsed_per_seed": [m["collapsed"] for _, m in runs],
             "seconds_per_model": float(np.mean([m["seconds"] for _, m in runs])),
             "model_ids": [m["model_id"] for _, m in runs]}
     return out

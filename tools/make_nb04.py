@@ -137,6 +137,10 @@ transferred = experiments.transfer(
     max_seq_length=max_seq_length, n_boot=al_n_boot)"""),
 code("""# NBVAL_CHECK_OUTPUT
 print(experiments.table6(summary, transferred, paper.TABLE6).to_string())"""),
+md("""`ConcatBERT collapsed` counts models whose logits barely vary over the scored pairs (standard
+deviation below 0.05): such a model learned the base rate and nothing else, so its AP is the
+prevalence whatever the data; a fresh cross-encoder head can need more labels or epochs than the
+budget gives. The per-seed spreads are in the metrics file."""),
 md("""## 5. Record the metrics
 
 `04_ablations.metrics.json`: per task, every strategy's summary (as notebook 03's), the seed

@@ -106,6 +106,7 @@ def test_04_records_the_ablations():
             for low, high in t["ap_ci_per_seed"]:
                 assert 0.0 <= low <= high <= 1.0
             assert all(0.0 <= v <= 1.0 for v in t["ap"]["per_seed"])
+            assert len(t["collapsed_per_seed"]) == len(t["score_std_per_seed"]) == len(t["seeds"])
 
 
 def test_05_records_curves_efficiency_noise_and_cost():
