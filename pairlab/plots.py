@@ -153,7 +153,8 @@ def seed_set_figure(rounds: pd.DataFrame) -> go.Figure:
                             line=dict(color=colour, dash="dot"), row=2, col=col)
         fig.update_xaxes(title="round", dtick=1, row=2, col=col)
     fig.update_yaxes(title="dev all-pairs AP", row=1, col=1)
-    fig.update_yaxes(title="share (solid) / mean p (dotted)", tickformat=".0%", row=2, col=1)
+    fig.update_yaxes(tickformat=".0%", row=2)
+    fig.update_yaxes(title="share (solid) / mean p (dotted)", row=2, col=1)
     return fig.update_layout(template=TEMPLATE, height=620,
                              title="Uncertainty sampling from two seed sets (round 1 is the seed set)")
 
@@ -189,7 +190,8 @@ def budget_curves_figure(curves: pd.DataFrame, strategies=("uncertainty", "stati
             fig.add_vline(x=reference[task], line=dict(dash="dot", color="black", width=1), row=1, col=col)
         fig.update_xaxes(title="labels collected", row=2, col=col)
     fig.update_yaxes(title="dev all-pairs AP", row=1, col=1)
-    fig.update_yaxes(title="positive share", tickformat=".0%", row=2, col=1)
+    fig.update_yaxes(tickformat=".0%", row=2)
+    fig.update_yaxes(title="positive share", row=2, col=1)
     return fig.update_layout(template=TEMPLATE, height=620,
                              title="Adaptive vs static labels at equal budgets (band: mean 95% bootstrap interval)")
 
