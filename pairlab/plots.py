@@ -175,8 +175,8 @@ def budget_curves_figure(curves: pd.DataFrame, strategies=("uncertainty", "stati
             mean = rows.groupby("labels")[["ap", "ap_lo", "ap_hi", "positives_found"]].mean().reset_index()
             fig.add_scatter(x=list(mean["labels"]) + list(mean["labels"][::-1]),
                             y=list(mean["ap_hi"]) + list(mean["ap_lo"][::-1]), fill="toself",
-                            fillcolor=colour, opacity=0.15, line=dict(width=0), hoverinfo="skip",
-                            legendgroup=strategy, showlegend=False, row=1, col=col)
+                            mode="lines", fillcolor=_rgba(colour, 0.12), line=dict(width=0),
+                            hoverinfo="skip", legendgroup=strategy, showlegend=False, row=1, col=col)
             fig.add_scatter(x=mean["labels"], y=mean["ap"], mode="lines+markers", name=strategy,
                             legendgroup=strategy, showlegend=col == 1, line=dict(color=colour),
                             row=1, col=col)
@@ -194,6 +194,13 @@ def budget_curves_figure(curves: pd.DataFrame, strategies=("uncertainty", "stati
     fig.update_yaxes(title="positive share", row=2, col=1)
     return fig.update_layout(template=TEMPLATE, height=620,
                              title="Adaptive vs static labels at equal budgets (band: mean 95% bootstrap interval)")
+
+
+def _rgba(colour: str | None, alpha: float) -> str:
+    """``#rrggbb`` as a translucent ``rgba(...)`` (grey when the colour is unknown)."""
+    colour = (colour or "#7f7f7f").lstrip("#")
+    r, g, b = (int(colour[k:k + 2], 16) for k in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha})"
 
 
 def noise_figure(summary: dict, groups) -> go.Figure:
