@@ -132,3 +132,22 @@ def test_budget_metrics_are_plain_json(base):
     assert again["toy"]["efficiency"]["seeds"] == 2
     assert [p["labels"] for p in again["toy"]["curves"]["uncertainty"]] == [12, 30, 57]
     assert again["toy"]["noise"][-1]["n"] is None  # the gap row
+
+
+def test_figures_of_notebooks_04_and_05_draw_every_group(base):
+    from pairlab import plots
+
+    rounds = experiments.seed_set_rounds(base, {"uncertainty": "static retrieval seed", "unc_small": "stated seed"})
+    fig = plots.seed_set_figure(rounds)
+    assert {t.name for t in fig.data if t.showlegend is not False} == {"static retrieval seed", "stated seed"}
+    results = {k: v for k, v in base.items() if k[1] == "uncertainty"}
+    results.update({("toy", "static_retrieval", s): base[("toy", "unc_small", s)] for s in (0, 1)})
+    curves = experiments.curves(results)
+    fig = plots.budget_curves_figure(curves, reference={"toy": 20.0})
+    bands = [t for t in fig.data if t.fill == "toself"]
+    assert len(bands) == 2 and all(t.fillcolor.startswith("rgba(") for t in bands)
+    summary = experiments.summarise(results)
+    assert [t.name for t in plots.noise_figure(summary, ["static_retrieval", "uncertainty"]).data] == [
+        "static_retrieval", "uncertainty"]
+    cost = plots.cost_figure(curves, dollars_per_label=2.0)
+    assert max(max(t.x) for t in cost.data) == 2.0 * 57
