@@ -1,5 +1,5 @@
 """Writes notebooks/03_cosinebert_active_learning.ipynb (kept so the source is reviewable)."""
-from nbsource import code, md, write
+from nbsource import AL_PREPARE, al_parameters, al_setup, code, md, write
 
 cells = [
 md("""# 03 · Active learning over all pairs: CosineBERT finds its own training data
@@ -30,37 +30,12 @@ from pairlab.active import PrintLog
 from pairlab.dashboard import RunDashboard
 from pairlab.evaluation import EvalConfig
 from pairlab.notebook import setup"""),
-code("""dataset = "all"                   # "qqp", "wikiqa" or "all"
+al_parameters('''dataset = "all"                   # "qqp", "wikiqa" or "all"
 seed = 0                          # data split and evaluation-strata seed
 seeds = [0, 1, 2]                 # active-learning seeds (one run per seed and strategy)
 strategies = ["random", "static_retrieval", "adaptive_retrieval", "uncertainty"]
-fractions = [0.5, 0.25, 0.25]     # QQP train/dev/test shares of questions
-al_max_items = {"qqp": {"train": 1000, "dev": 500, "test": 500},
-                "wikiqa": {"train": 100, "dev": 126, "test": 100}}  # left items per split (None: all)
-model = None                      # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
-max_seq_length = 128              # word pieces per input
-n1 = 32                           # seed-set size; round i labels n1 * growth^(i-1) pairs
-rounds = {"qqp": 3, "wikiqa": 3}  # k (the paper: 10 on QQP, 4 on WikiQA)
-growth = 1.5
-al_neighbours = 50                # m: candidate neighbours per item in each round (paper: 1000 / 100)
-cosine_epochs = 2                 # CosineBERT epochs per round (a fresh model each round)
-learning_rate = 2e-5
-batch_size = 16
-curve = False                     # also train non-adaptive strategies every round (for their curves)
-neighbours = 50                   # evaluation D_near: pretrained neighbours per dev/test item
-al_n_random = 200_000             # evaluation |D_rand| (scored from embeddings: cheap)
-al_n_boot = 200                   # bootstrap replicates for each round's interval
-data_dir = None                   # None: $PAIRLAB_DATA_DIR, else ./data
-run_dir = "runs/interactive"      # metrics, config and the run folders land here
-figures_dir = "figures/interactive"
-""", metadata={"tags": ["parameters"]}),
-code("""config = {k: v for k, v in dict(globals()).items() if k in (
-    "dataset seed seeds strategies fractions al_max_items model max_seq_length n1 rounds growth "
-    "al_neighbours cosine_epochs learning_rate batch_size curve neighbours al_n_random al_n_boot").split()}
-ctx = setup("03_cosinebert_active_learning", run_dir=run_dir, figures_dir=figures_dir, params=config)
-settings = dict(n1=n1, rounds=rounds, growth=growth, neighbours=al_neighbours, model=model,
-                epochs=cosine_epochs, learning_rate=learning_rate, batch_size=batch_size,
-                max_seq_length=max_seq_length, n_boot=al_n_boot, curve=curve)"""),
+'''),
+code(al_setup("03_cosinebert_active_learning", "dataset seed seeds strategies", prepare=False)),
 md("""## 1. The pools and the budget
 
 Each task's training split is the unlabelled pool; dev and test are measured on all pairs with
@@ -68,10 +43,7 @@ the strata of notebook 01 (every positive, the pretrained neighbours `D_near`, u
 `D_rand`), drawn once and shared by every run. The table puts this run's scale beside the
 paper's: on 2 CPU cores everything is smaller, and the offline encoder (all-MiniLM-L6-v2)
 replaces BERT-base."""),
-code("""tasks = data.load_tasks(dataset, data_dir, seed=seed, fractions=fractions, max_items=al_max_items)
-prepared = {name: experiments.prepare(task, EvalConfig(neighbours, al_n_random, seed), model=model,
-                                      max_seq_length=max_seq_length) for name, task in tasks.items()}
-experiments.scale(prepared, settings, paper.BUDGET)"""),
+code(AL_PREPARE),
 md("""## 2. The runs
 
 One run per task, strategy and seed. The dashboard below follows them live in JupyterLab:

@@ -1,5 +1,5 @@
 """Writes notebooks/05_budget_curves.ipynb (kept so the source is reviewable)."""
-from nbsource import code, md, write
+from nbsource import al_parameters, al_setup, code, md, write
 
 cells = [
 md("""# 05 · Budget curves: how many labels does adaptivity save?
@@ -21,44 +21,14 @@ from pairlab.dashboard import RunDashboard
 from pairlab.evaluation import EvalConfig
 from pairlab.experiments import Variant
 from pairlab.notebook import setup"""),
-code("""dataset = "all"                   # "qqp", "wikiqa" or "all"
+al_parameters('''dataset = "all"                   # "qqp", "wikiqa" or "all"
 seed = 0                          # data split and evaluation-strata seed
 seeds = [0, 1, 2]                 # active-learning seeds
 random_seeds = [0, 1, 2]          # random label sets (of each kind) for the noise estimate
-fractions = [0.5, 0.25, 0.25]     # QQP train/dev/test shares of questions
-al_max_items = {"qqp": {"train": 1000, "dev": 500, "test": 500},
-                "wikiqa": {"train": 100, "dev": 126, "test": 100}}  # left items per split (None: all)
-model = None                      # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
-max_seq_length = 128              # word pieces per input
-n1 = 32                           # seed-set size; round i labels n1 * growth^(i-1) pairs
-rounds = {"qqp": 3, "wikiqa": 3}  # k (the paper: 10 on QQP, 4 on WikiQA)
-growth = 1.5
-al_neighbours = 50                # m: candidate neighbours per item in each round
-cosine_epochs = 2                 # CosineBERT epochs per round
-learning_rate = 2e-5
-batch_size = 16
-curve = False                     # notebook 03's setting (static retrieval is re-run with curves here)
-neighbours = 50                   # evaluation D_near: pretrained neighbours per item
-al_n_random = 200_000             # evaluation |D_rand|
-al_n_boot = 200                   # bootstrap replicates for each round's interval
-labels_per_hour = 75              # annotation speed (Althammer et al. 2023: 75 judgements an hour)
+''', '''labels_per_hour = 75              # annotation speed (Althammer et al. 2023: 75 judgements an hour)
 dollars_per_hour = 50             # annotator cost (Althammer et al. 2023: $50 an hour)
-data_dir = None                   # None: $PAIRLAB_DATA_DIR, else ./data
-run_dir = "runs/interactive"      # metrics, config and the run folders land here
-figures_dir = "figures/interactive"
-""", metadata={"tags": ["parameters"]}),
-code("""config = {k: v for k, v in dict(globals()).items() if k in (
-    "dataset seed seeds random_seeds fractions al_max_items model max_seq_length n1 rounds growth "
-    "al_neighbours cosine_epochs learning_rate batch_size curve neighbours al_n_random al_n_boot "
-    "labels_per_hour dollars_per_hour").split()}
-ctx = setup("05_budget_curves", run_dir=run_dir, figures_dir=figures_dir, params=config)
-settings = dict(n1=n1, rounds=rounds, growth=growth, neighbours=al_neighbours, model=model,
-                epochs=cosine_epochs, learning_rate=learning_rate, batch_size=batch_size,
-                max_seq_length=max_seq_length, n_boot=al_n_boot, curve=curve)
-tasks = data.load_tasks(dataset, data_dir, seed=seed, fractions=fractions, max_items=al_max_items)
-prepared = {name: experiments.prepare(task, EvalConfig(neighbours, al_n_random, seed), model=model,
-                                      max_seq_length=max_seq_length) for name, task in tasks.items()}
-experiments.scale(prepared, settings, paper.BUDGET)"""),
+'''),
+code(al_setup("05_budget_curves", "dataset seed seeds random_seeds labels_per_hour dollars_per_hour")),
 md("""## 1. The runs
 
 Uncertainty sampling (notebook 03's runs, read back), static retrieval trained after every
