@@ -98,6 +98,13 @@ def test_efficiency_factor_on_curves_with_known_answers():
     assert first["labels needed"] == 10 and first["bound"] == "lower bound"
     never = experiments.efficiency(curves_frame([0.1, 0.2, 0.3], [0.3, 0.4, 0.5])).iloc[0]
     assert np.isnan(never["factor"]) and never["bound"] == "not reached"
+    # a reference that peaked early needs fewer labels than its budget for its own final AP:
+    # static ends at 0.5 but passed 0.5 a fifth of the way from 10 (0.4) to 25 (0.9) = 13 labels
+    peaked = experiments.efficiency(curves_frame([0.45, 0.55, 0.6], [0.4, 0.9, 0.5])).iloc[0]
+    assert peaked["static_retrieval labels needed"] == pytest.approx(13.0)
+    assert peaked["labels needed"] == pytest.approx(17.5) and peaked["factor"] == pytest.approx(13 / 17.5)
+    both = experiments.efficiency(curves_frame([0.7, 0.6, 0.6], [0.7, 0.6, 0.5])).iloc[0]
+    assert both["bound"] == "both at the first point" and both["factor"] == 1.0
 
 
 def test_noise_and_cost_tables():

@@ -123,9 +123,10 @@ def test_05_records_curves_efficiency_noise_and_cost():
         eff = m["efficiency"]
         assert eff["seeds"] == len(config["seeds"]) == len(eff["per_seed"])
         for row in eff["per_seed"]:
-            assert row["bound"] in {"exact", "lower bound", "not reached"}
+            assert row["bound"] in {"exact", "lower bound", "both at the first point", "not reached"}
+            assert budgets[0] <= row["static_retrieval labels needed"] <= budgets[-1]
             if row["bound"] != "not reached":
-                assert row["factor"] == pytest.approx(budgets[-1] / row["labels needed"])
+                assert row["factor"] == pytest.approx(row["static_retrieval labels needed"] / row["labels needed"])
         for name in ("random", "random_candidates"):
             assert m["strategies"][name]["seeds"] == config["random_seeds"]
         costs = {row["strategy"]: row for row in m["costs"]}
