@@ -281,6 +281,9 @@ def seed_set_rounds(results: dict, labels: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+COLLAPSED_SPREAD = 0.05  # logit std over the scored pairs below which a model ranks nothing
+
+
 def transfer(prepared: dict, results: dict, sources, seeds, root, *, kind: str = "concatbert",
              eval_config: EvalConfig, train_config: Callable, folder, model=None,
              max_seq_length: int = 128, n_boot: int = 1000, log=print) -> dict:
@@ -313,12 +316,9 @@ def transfer(prepared: dict, results: dict, sources, seeds, root, *, kind: str =
                             **{k: scored[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")}}
                 log(f"{task}/{kind} on {source} data, seed {seed}: AP {scored['ap']:.3f} "
                     f"[{scored['ap_ci'][0]:.3f}, {scored['ap_ci'][1]:.3f}], score std {spread:.3f} "
-                    f"({seconds:.0f} s)" + (f"; COLLAPSED: it gives every pair about the same "
-                                            f"score, so its AP is the base rate" if out[key]["collapsed"] else ""))
+                    f"({seconds:.0f} s)" + ("; COLLAPSED: it gives every pair about the same "
+                                            "score, so its AP is the base rate" if out[key]["collapsed"] else ""))
     return out
-
-
-COLLAPSED_SPREAD = 0.05  # logit std over the scored pairs below which a model ranks nothing
 
 
 def table6(summary: dict, transferred: dict, paper: dict) -> pd.DataFrame:
