@@ -77,19 +77,62 @@ def test_bootstrap_point_estimates_and_interval_order():
     assert again["ap_ci"] == out["ap_ci"]  # seeded
 
 
+def _strata(seed=4):
+    rng = np.random.default_rng(seed)
+    return tuple(np.round(rng.normal(m, 1, n), 2) for m, n in ((2, 50), (1, 300), (0, 400)))
+
+
 def test_bootstrap_replicate_equals_weighted_recomputation():
-    """The O(n) weighted replicate must equal re-running the estimator on the resample."""
-    rng = np.random.default_rng(4)
-    pos, near, rand = (np.round(rng.normal(m, 1, n), 2) for m, n in ((2, 50), (1, 300), (0, 400)))
+    """A replicate drawn item by item must equal re-running the estimator on the resample: the
+    draws at or above the lowest positive are replayed, the rest stand below every positive."""
+    pos, near, rand = _strata()
     resampler = metrics._Resampler(pos, near, rand, (10_000 - 300) / 400)
-    draw_rng = np.random.default_rng(9)
-    ap, p20 = resampler.draw(draw_rng, 0.2)
+    assert not resampler.near.by_bin and not resampler.rand.by_bin
+    ap, p20 = resampler.draw(np.random.default_rng(9), 0.2)
     replay = np.random.default_rng(9)  # the same draws, in the same order
     p = pos[replay.integers(0, 50, 50)]
-    n = np.sort(near)[replay.integers(0, 300, 300)]  # negatives are drawn from sorted strata
-    r = np.sort(rand)[replay.integers(0, 400, 400)]
+    below = pos.min() - 1.0
+    n, r = (_replay_items(replay, np.sort(s), pos.min(), below) for s in (near, rand))
     assert ap == pytest.approx(estimate_ap(p, n, r, 10_000))
     assert p20 == pytest.approx(estimate_precision_at_recall(p, n, r, 10_000))
+
+
+def _replay_items(rng, sorted_scores, lowest, below):
+    above = sorted_scores[sorted_scores >= lowest]
+    m = rng.binomial(len(sorted_scores), len(above) / len(sorted_scores))
+    return np.r_[above[rng.integers(0, len(above), m)], np.full(len(sorted_scores) - m, below)]
+
+
+def test_bootstrap_replicate_by_bin_counts_equals_recomputation(monkeypatch):
+    """The multinomial path (large strata): bin counts, replayed as that many copies of each
+    bin's lower edge, give the same AP as the estimator on that resample."""
+    monkeypatch.setattr(metrics._Stratum, "ITEMS_PER_BIN", 0)
+    pos, near, rand = _strata()
+    resampler = metrics._Resampler(pos, near, rand, (10_000 - 300) / 400)
+    assert resampler.near.by_bin and resampler.rand.by_bin
+    ap, p20 = resampler.draw(np.random.default_rng(9), 0.2)
+    replay = np.random.default_rng(9)
+    p = pos[replay.integers(0, 50, 50)]
+    values = np.unique(pos)
+    edges = np.r_[values[0] - 1.0, values]  # bin b holds scores in [edges[b], values[b])
+    n, r = (np.repeat(edges, replay.multinomial(len(s), np.bincount(
+        np.searchsorted(values, s, side="right"), minlength=len(edges)) / len(s))) for s in (near, rand))
+    assert ap == pytest.approx(estimate_ap(p, n, r, 10_000))
+    assert p20 == pytest.approx(estimate_precision_at_recall(p, n, r, 10_000))
+
+
+@pytest.mark.parametrize("items_per_bin", [16, 0])
+def test_bootstrap_intervals_match_a_plain_resampling_bootstrap(monkeypatch, items_per_bin):
+    """Within Monte Carlo error (2,000 replicates each), the fast bootstrap's 95% interval is the
+    one of resampling every stratum's items with replacement and re-running the estimator."""
+    monkeypatch.setattr(metrics._Stratum, "ITEMS_PER_BIN", items_per_bin)
+    pos, near, rand = _strata(5)
+    fast = metrics.bootstrap(pos, near, rand, 10_000, n_boot=2000, seed=3)
+    rng = np.random.default_rng(11)
+    plain = np.percentile([estimate_ap(*(s[rng.integers(0, len(s), len(s))] for s in (pos, near, rand)),
+                                       10_000) for _ in range(2000)], [2.5, 97.5])
+    width = plain[1] - plain[0]
+    assert np.abs(np.array(fast["ap_ci"]) - plain).max() < 0.08 * width
 
 
 def test_corrected_precision_eq_14():
