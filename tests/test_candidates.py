@@ -65,3 +65,26 @@ def test_bad_input():
     bad[3, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         neighbour_pairs(space, bad, m=2)
+
+
+def test_index_moves_to_the_gpus_faiss_sees(monkeypatch):
+    """With faiss-gpu and a GPU (simulated here: this machine has neither), the built index is
+    handed to ``index_cpu_to_all_gpus`` and searched there; ``PAIRLAB_FAISS_GPU=0`` opts out."""
+    import faiss
+
+    from pairlab import candidates
+
+    moved = []
+    monkeypatch.setattr(faiss, "StandardGpuResources", object, raising=False)
+    monkeypatch.setattr(faiss, "get_num_gpus", lambda: 1)
+    monkeypatch.setattr(faiss, "index_cpu_to_all_gpus", lambda index: moved.append(index) or index,
+                        raising=False)
+    rng = np.random.default_rng(3)
+    emb = unit(rng, 50)
+    ids, _ = neighbour_pairs(PairSpace(50, 50, True), emb, m=3)
+    assert len(moved) == 1 and moved[0].ntotal == 50 and len(ids) > 0
+    monkeypatch.setenv("PAIRLAB_FAISS_GPU", "0")
+    assert candidates.faiss_gpus() == 0
+    neighbour_pairs(PairSpace(50, 50, True), emb, m=3)
+    assert len(moved) == 1
+
