@@ -129,10 +129,12 @@ class CosineScorer:
         self.left = np.asarray(left_emb, dtype=np.float32)
         self.right = self.left if right_emb is None else np.asarray(right_emb, dtype=np.float32)
 
-    def __call__(self, pair_ids, *, batch_size: int = 1_000_000) -> np.ndarray:
+    def __call__(self, pair_ids, *, batch_size: int = 2048) -> np.ndarray:
         ids = np.asarray(pair_ids, dtype=np.int64)
         out = np.empty(len(ids), dtype=np.float32)
-        for start in range(0, len(ids), batch_size):  # batches bound the gathered rows' memory
+        # small batches keep the gathered rows in cache: 4x faster than 10^6-pair batches at
+        # 384 dimensions on this machine, and bit-identical (each row's dot product is the same)
+        for start in range(0, len(ids), batch_size):
             i, j = self.space.decode(ids[start:start + batch_size])
             out[start:start + batch_size] = np.einsum("nd,nd->n", self.left[i], self.right[j])
         return out

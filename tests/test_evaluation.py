@@ -131,3 +131,16 @@ def test_pool_without_positives_is_a_clear_error(pool_and_emb):
     empty = replace(pool, positives=np.empty(0, dtype=np.int64))
     with pytest.raises(ValueError, match="no positives"):
         build_eval_set(empty, emb)
+
+
+def test_cosine_scorer_is_the_same_in_any_batch_size(pool_and_emb):
+    """Batches are a speed setting only: scores are bit-identical and equal the plain dot
+    products of the pairs' rows."""
+    pool, emb = pool_and_emb
+    i, j = np.triu_indices(len(emb), k=1)
+    ids = pool.space.encode(i, j)
+    scorer = CosineScorer(pool.space, emb)
+    default = scorer(ids)
+    assert np.array_equal(default, scorer(ids, batch_size=7))
+    assert np.array_equal(default, scorer(ids, batch_size=10**7))
+    assert np.allclose(default, (emb[i] * emb[j]).sum(1), atol=1e-6)
