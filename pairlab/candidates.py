@@ -104,10 +104,12 @@ def _first_m_per_row(rows: np.ndarray, keep: np.ndarray, m: int) -> np.ndarray:
 
 def _dedup(ids: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Unique ids, each with its highest score ((i, j) and (j, i) can both be found)."""
-    order = np.lexsort((-scores, ids))
+    if len(ids) == 0:
+        return ids, scores.astype(np.float32)
+    order = np.argsort(ids, kind="stable")  # one integer key: 2x faster than a lexsort with scores
     ids, scores = ids[order], scores[order]
-    first = np.r_[True, ids[1:] != ids[:-1]]
-    return ids[first], scores[first].astype(np.float32)
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    return ids[starts], np.maximum.reduceat(scores, starts).astype(np.float32)
 
 
 def _as_vectors(name: str, vectors) -> np.ndarray:

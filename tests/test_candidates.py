@@ -88,3 +88,19 @@ def test_index_moves_to_the_gpus_faiss_sees(monkeypatch):
     neighbour_pairs(PairSpace(50, 50, True), emb, m=3)
     assert len(moved) == 1
 
+
+
+def test_dedup_keeps_each_id_once_with_its_highest_score():
+    from pairlab.candidates import _dedup
+
+    rng = np.random.default_rng(5)
+    ids = rng.integers(0, 300, 2000)
+    scores = np.round(rng.random(2000), 2).astype(np.float32)  # ties included
+    out_ids, out_scores = _dedup(ids, scores)
+    assert np.array_equal(out_ids, np.unique(ids))
+    best = {}
+    for i, s in zip(ids.tolist(), scores.tolist()):
+        best[i] = max(best.get(i, -1.0), s)
+    assert np.array_equal(out_scores, np.array([best[i] for i in out_ids.tolist()], np.float32))
+    empty = _dedup(np.empty(0, np.int64), np.empty(0, np.float32))
+    assert len(empty[0]) == len(empty[1]) == 0
