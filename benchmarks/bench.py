@@ -1,6 +1,7 @@
 """pairlab against the tools a user would otherwise reach for, on the same inputs in one process.
 
     python benchmarks/bench.py [--profile demo] [--sizes 1e6 1e7 1e8] [--skip-round]
+    python benchmarks/bench.py --markdown benchmarks/results/demo-vm.json   # the README's table
 
 Prints a table and writes ``benchmarks/results/<profile>-<host>.json``. Rows:
 candidate generation (faiss top-m pairs vs sentence-transformers' ``paraphrase_mining_embeddings``
@@ -43,15 +44,28 @@ def timed(fn, *args, repeat: int = 1, **kwargs):
     return best, out
 
 
+def alternating(f, g, *, repeat: int = 3) -> tuple[float, float]:
+    """Best seconds of ``f`` and of ``g`` over ``repeat`` alternating calls each, after one
+    warm-up call of each: neither gets the cold start or a quieter moment of the machine."""
+    f(), g()
+    fs, gs = [], []
+    for _ in range(repeat):
+        fs.append(timed(f)[0])
+        gs.append(timed(g)[0])
+    return min(fs), min(gs)
+
+
 def candidates_symmetric(emb: np.ndarray, m: int) -> dict:
     """pairlab's top-m neighbour pairs vs ``paraphrase_mining_embeddings`` (top_k = m)."""
     import torch
     from sentence_transformers.util import paraphrase_mining_embeddings
 
     space = PairSpace(len(emb), len(emb), True)
-    ours_s, (ours, _) = timed(neighbour_pairs, space, emb, m=m, repeat=3)
-    theirs_s, mined = timed(paraphrase_mining_embeddings, torch.from_numpy(emb), top_k=m,
-                            max_pairs=len(emb) * m, repeat=3)
+    ours_fn = lambda: neighbour_pairs(space, emb, m=m)  # noqa: E731
+    theirs_fn = lambda: paraphrase_mining_embeddings(torch.from_numpy(emb), top_k=m,  # noqa: E731
+                                                     max_pairs=len(emb) * m)
+    ours_s, theirs_s = alternating(ours_fn, theirs_fn, repeat=5)
+    (ours, _), mined = ours_fn(), theirs_fn()
     i = np.array([p[1] for p in mined]), np.array([p[2] for p in mined])
     theirs = as_id_set(space.encode(np.minimum(*i), np.maximum(*i)))
     return _compare("candidates, symmetric (QQP questions)", "paraphrase_mining_embeddings",
@@ -64,9 +78,11 @@ def candidates_asymmetric(left: np.ndarray, right: np.ndarray, m: int) -> dict:
     from sentence_transformers.util import semantic_search
 
     space = PairSpace(len(left), len(right), False)
-    ours_s, (ours, _) = timed(neighbour_pairs, space, left, right, m=m, repeat=3)
-    theirs_s, hits = timed(semantic_search, torch.from_numpy(left), torch.from_numpy(right),
-                           top_k=m, repeat=3)
+    ours_fn = lambda: neighbour_pairs(space, left, right, m=m)  # noqa: E731
+    theirs_fn = lambda: semantic_search(torch.from_numpy(left), torch.from_numpy(right),  # noqa: E731
+                                        top_k=m)
+    ours_s, theirs_s = alternating(ours_fn, theirs_fn, repeat=5)
+    (ours, _), hits = ours_fn(), theirs_fn()
     rows = np.repeat(np.arange(len(hits)), [len(h) for h in hits])
     cols = np.array([h["corpus_id"] for hs in hits for h in hs])
     theirs = as_id_set(space.encode(rows, cols))
@@ -87,9 +103,10 @@ def encoding(texts, max_seq_length: int = 128) -> dict:
     that 2 x (non-embedding) parameters FLOPs per token would use."""
     model = load_encoder(None, max_seq_length=max_seq_length)
     texts = list(texts)
-    ours_s, _ = timed(encode, texts, encoder=model, show_progress=False)
-    theirs_s, _ = timed(model.encode, texts, batch_size=64, normalize_embeddings=True,
-                        show_progress_bar=False)
+    ours = lambda: encode(texts, encoder=model, show_progress=False)  # noqa: E731
+    theirs = lambda: model.encode(texts, batch_size=64, normalize_embeddings=True,  # noqa: E731
+                                  show_progress_bar=False)
+    ours_s, theirs_s = alternating(ours, theirs, repeat=3)
     tokens = sum(min(len(ids), max_seq_length) for ids in model.tokenizer(texts)["input_ids"])
     params = sum(p.numel() for name, p in model.named_parameters() if "embeddings" not in name)
     flops_per_token = 2 * params
@@ -135,8 +152,8 @@ def estimate_vs_exact(n_pairs: float, *, dim: int = 384, m: int = 20, n_random: 
     # again for each model. Both parts are timed, and their sum is the headline ratio.
     strata_s, eval_set = timed(build_eval_set, pool, emb, emb, config)
     scorer = _cosine(space, emb)
-    model_s, result = timed(evaluate, eval_set, scorer, n_boot=200, seed=seed)
-    score_s, _ = timed(lambda: [scorer(ids) for ids in eval_set.strata().values()])
+    model_s, result = timed(evaluate, eval_set, scorer, n_boot=200, seed=seed, repeat=3)
+    score_s, _ = timed(lambda: [scorer(ids) for ids in eval_set.strata().values()], repeat=3)
     est_s = strata_s + model_s
     exact_s, exact = timed(exact_all_pairs, pool, emb, emb)
     inside = result["ap_ci"][0] <= exact["ap"] <= result["ap_ci"][1]
@@ -215,8 +232,15 @@ def main(argv=None) -> int:
     parser.add_argument("--ivf-from", type=float, default=1e8,
                         help="also time the estimate with an IVF D_near at pools this large")
     parser.add_argument("--skip-round", action="store_true", help="skip the active-learning round")
+    parser.add_argument("--markdown", metavar="JSON", help="print a results file as a markdown table")
     args = parser.parse_args(argv)
+    if args.markdown:
+        print(markdown(json.loads(Path(args.markdown).read_text())))
+        return 0
     profile = runner.load_profile(args.profile)
+    # the round first, so that the peak memory reported with it is the round's (model, pools,
+    # training), not the synthetic 10^8-pair rows'
+    first = [] if args.skip_round else [active_round(profile, None)]
     tasks = data.load_tasks("all", None, seed=0, max_items=profile["max_items"])
     qqp, wikiqa = tasks["qqp"]["train"], tasks["wikiqa"]["train"]
     q_emb = encode(qqp.left_texts, show_progress=False)
@@ -231,9 +255,7 @@ def main(argv=None) -> int:
             rows.append(cross_encoder_projection(rows[-1], rate))
         if size >= args.ivf_from:
             rows.append(estimate_vs_exact(size, index=f"IVF{int(np.sqrt(np.sqrt(2 * size)) * 4)},Flat"))
-    if not args.skip_round:
-        rows.append(active_round(profile, None))
-    report(rows, args.profile)
+    report(rows + first, args.profile)
     return 0
 
 
@@ -263,6 +285,48 @@ def report(rows: list[dict], profile: str) -> None:
     out.write_text(json.dumps({"machine": machine, "profile": profile, "rows": rows}, indent=2,
                               default=float) + "\n")
     print(f"written: {out.relative_to(ROOT)}")
+
+
+def markdown(results: dict) -> str:
+    """The results file as the README's markdown table, with the round's stages below it."""
+    lines = ["| row | compared with | pairlab | other | ratio | notes |", "|---|---|---|---|---|---|"]
+    rounds = []
+    for r in results["rows"]:
+        if "speed_ratio" not in r:
+            stages = ", ".join(f"{k} {v:.1f} s" for k, v in r["seconds"].items())
+            rounds.append(f"One active-learning round of the {results['profile']} profile (QQP, "
+                          f"{r['items']:,} items, uncertainty, round 2, {r['labels']} labels): "
+                          f"{stages}; peak RSS {r['peak_rss_mb'] / 1024:.1f} GB.")
+            continue
+        lines.append(f"| {r['row']} | {r['tool']} | {_seconds(r['pairlab_s'])} | "
+                     f"{_seconds(r['tool_s'])} | {r['speed_ratio']:.1f}x | {_notes(r)} |")
+    return "\n".join(lines + [""] + rounds)
+
+
+def _seconds(s: float) -> str:
+    if s >= 86400:
+        return f"{s / 86400:.1f} days"
+    if s >= 3600:
+        return f"{s / 3600:.1f} h"
+    return f"{s:.3f} s" if s < 10 else f"{s:.1f} s"
+
+
+def _notes(r: dict) -> str:
+    if "identical_share" in r:
+        return f"identical pairs: {r['identical_share']:.2%}; {r['pairs']:,} pairs"
+    if "texts_per_s" in r:
+        return (f"{r['texts_per_s']:.0f} texts/s, {r['tokens_per_s']:,.0f} tokens/s, "
+                f"{r['hardware_share']:.0%} of the measured matmul rate "
+                f"({r['matmul_gflops']:.0f} GFLOP/s) at {r['flops_per_token'] / 1e6:.1f} MFLOP/token")
+    if r.get("projected"):
+        return (f"{r['pairs_per_s']:.0f} pairs/s measured; {r['scored_pairs']:,} pairs scored vs "
+                f"all ({r['scored_ratio']:.0f}x fewer); projected, not run")
+    inside = "inside" if r["inside_interval"] else "OUTSIDE"
+    return (f"AP error {r['error']:.1g}, {inside} the 95% interval; strata (once per split) "
+            f"{r['strata_s']:.2f} s, per model {r['per_model_s']:.2f} s = scoring "
+            f"{r['score_s']:.2f} s + AP and 200-replicate interval {r['metrics_s']:.2f} s "
+            f"({r['per_model_ratio']:.0f}x); {r['scored_pairs']:,} pairs scored "
+            f"({r['scored_ratio']:.0f}x fewer)")
 
 
 if __name__ == "__main__":
