@@ -106,7 +106,7 @@ def encoding(texts, max_seq_length: int = 128) -> dict:
     ours = lambda: encode(texts, encoder=model, show_progress=False)  # noqa: E731
     theirs = lambda: model.encode(texts, batch_size=64, normalize_embeddings=True,  # noqa: E731
                                   show_progress_bar=False)
-    ours_s, theirs_s = alternating(ours, theirs, repeat=3)
+    ours_s, theirs_s = alternating(ours, theirs, repeat=5)
     tokens = sum(min(len(ids), max_seq_length) for ids in model.tokenizer(texts)["input_ids"])
     params = sum(p.numel() for name, p in model.named_parameters() if "embeddings" not in name)
     flops_per_token = 2 * params
@@ -201,24 +201,57 @@ def _cosine(space, emb):
     return CosineScorer(space, emb, emb)
 
 
-def active_round(profile: dict, data_dir) -> dict:
-    """Two rounds of uncertainty sampling on the profile's QQP pools: seconds per stage of the
-    second (adaptive) round, and this process's peak resident memory."""
+def active_rounds(profile: dict, data_dir) -> list[dict]:
+    """On the profile's QQP pools: seconds per stage of the second (adaptive) round of two rounds
+    of uncertainty sampling, with this process's peak resident memory (seed-round sharing off,
+    so the round pays for everything); then the cost of a second strategy (adaptive retrieval,
+    same seed) after the first, with and without the shared seed-round model, each pair of runs
+    in a fresh cache folder."""
+    import os
+    import tempfile
+
     from pairlab.active import ActiveConfig, ActiveRun
     from pairlab.experiments import prepare
 
-    import tempfile
-
     task = data.load_task("qqp", data_dir, seed=0, max_items=profile["al_max_items"]["qqp"])
     pools, eval_sets = prepare(task, EvalConfig(profile["neighbours"], profile["al_n_random"], 0))
-    config = ActiveConfig(task="qqp", strategy="uncertainty", n1=profile["n1"], rounds=2,
-                          neighbours=profile["al_neighbours"], n_boot=profile["al_n_boot"])
-    with tempfile.TemporaryDirectory() as folder:
-        result = ActiveRun(config, pools, eval_sets, folder).run()
-    second = result["records"][1]
-    return {"row": "one active-learning round (QQP, uncertainty, round 2)", "tool": "-",
-            "items": len(pools["train"].left_texts), "labels": second["labels"],
-            "seconds": second["seconds"], "peak_rss_mb": peak_rss_mb()}
+
+    def run(strategy):
+        config = ActiveConfig(task="qqp", strategy=strategy, n1=profile["n1"], rounds=2,
+                              neighbours=profile["al_neighbours"], n_boot=profile["al_n_boot"])
+        with tempfile.TemporaryDirectory() as folder:
+            start = time.perf_counter()
+            result = ActiveRun(config, pools, eval_sets, folder).run()
+        return result, time.perf_counter() - start
+
+    saved = {k: os.environ.get(k) for k in ("PAIRLAB_SHARE_MODELS", "PAIRLAB_CACHE_DIR")}
+    try:
+        os.environ["PAIRLAB_SHARE_MODELS"] = "0"
+        result, _ = run("uncertainty")
+        second = result["records"][1]
+        rows = [{"row": "one active-learning round (QQP, uncertainty, round 2)", "tool": "-",
+                 "items": len(pools["train"].left_texts), "labels": second["labels"],
+                 "seconds": second["seconds"], "peak_rss_mb": peak_rss_mb()}]
+        seconds, tests = {}, {}
+        for share in ("0", "1"):
+            with tempfile.TemporaryDirectory() as cache:
+                os.environ.update(PAIRLAB_SHARE_MODELS=share, PAIRLAB_CACHE_DIR=cache)
+                run("uncertainty")
+                result, seconds[share] = run("adaptive_retrieval")
+                tests[share] = result["test"]["ap"]
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    rows.append({"row": "a second strategy after the first (QQP, adaptive retrieval, 2 rounds)",
+                 "tool": "the same without the shared seed-round model",
+                 "pairlab_s": seconds["1"], "tool_s": seconds["0"],
+                 "speed_ratio": seconds["0"] / seconds["1"],
+                 "test_ap": tests["1"], "test_ap_unshared": tests["0"],
+                 "identical": tests["0"] == tests["1"]})
+    return rows
 
 
 def peak_rss_mb() -> float:
@@ -240,14 +273,14 @@ def main(argv=None) -> int:
     profile = runner.load_profile(args.profile)
     # the round first, so that the peak memory reported with it is the round's (model, pools,
     # training), not the synthetic 10^8-pair rows'
-    first = [] if args.skip_round else [active_round(profile, None)]
+    first = [] if args.skip_round else active_rounds(profile, None)
     tasks = data.load_tasks("all", None, seed=0, max_items=profile["max_items"])
     qqp, wikiqa = tasks["qqp"]["train"], tasks["wikiqa"]["train"]
     q_emb = encode(qqp.left_texts, show_progress=False)
     rows = [candidates_symmetric(q_emb, 50),
             candidates_asymmetric(encode(wikiqa.left_texts, show_progress=False),
                                   encode(wikiqa.right_texts, show_progress=False), 50),
-            encoding(qqp.left_texts[:2000])]
+            encoding(qqp.left_texts[:1000])]
     rate = cross_encoder_rate(qqp)
     for size in args.sizes:
         rows.append(estimate_vs_exact(size))
@@ -276,7 +309,7 @@ def report(rows: list[dict], profile: str) -> None:
         notes = {k: r[k] for k in ("identical_share", "texts_per_s", "tokens_per_s", "hardware_share",
                                    "error", "inside_interval", "strata_s", "per_model_s",
                                    "per_model_ratio", "score_s", "metrics_s", "scored_ratio",
-                                   "pairs_per_s") if k in r}
+                                   "pairs_per_s", "identical") if k in r}
         notes = ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in notes.items())
         print(f"{r['row']:58s} {r['tool']:30s} {r['pairlab_s']:10.3f} {r['tool_s']:10.3f} "
               f"{r['speed_ratio']:7.1f}x  {notes}")
@@ -318,6 +351,9 @@ def _notes(r: dict) -> str:
         return (f"{r['texts_per_s']:.0f} texts/s, {r['tokens_per_s']:,.0f} tokens/s, "
                 f"{r['hardware_share']:.0%} of the measured matmul rate "
                 f"({r['matmul_gflops']:.0f} GFLOP/s) at {r['flops_per_token'] / 1e6:.1f} MFLOP/token")
+    if "identical" in r:
+        same = "identical" if r["identical"] else "DIFFERENT"
+        return f"test AP {r['test_ap']:.4f} with sharing, {r['test_ap_unshared']:.4f} without ({same})"
     if r.get("projected"):
         return (f"{r['pairs_per_s']:.0f} pairs/s measured; {r['scored_pairs']:,} pairs scored vs "
                 f"all ({r['scored_ratio']:.0f}x fewer); projected, not run")

@@ -33,9 +33,11 @@ import pandas as pd
 
 from .candidates import neighbour_pairs
 from .data import Pool
+from .embed import model_fingerprint
 from .evaluation import CosineScorer, EvalSet, embed_pool, evaluate
 from .notebook import to_json, write_json
 from .pairs import isin_sorted, union_sorted
+from .paths import cache_dir
 from .strategies import RoundState, Strategy, make_strategy
 from .training import quiet_progress
 
@@ -104,10 +106,22 @@ class ActiveConfig:
 
 
 class CosineBERTLearner:
-    """Trains CosineBERT from the pretrained checkpoint (the paper: a fresh model each round)."""
+    """Trains CosineBERT from the pretrained checkpoint (the paper: a fresh model each round).
 
-    def __init__(self, config: ActiveConfig):
+    A model trained in one of ``shared_rounds`` (default: the seed round) is kept in the cache
+    folder under a digest of everything its training reads: the model, the training settings,
+    the labelled texts and labels. Strategies and variants that share a seed set (uncertainty,
+    adaptive retrieval and static retrieval all start from static retrieval's first batch) then
+    load that model instead of training it again, and its item embeddings come from the
+    embedding cache. Training is deterministic on a device, so the loaded model is the one
+    training would give. ``PAIRLAB_SHARE_MODELS=0`` turns this off.
+    """
+
+    VERSION = "cosinebert-1"  # part of the digest: bump when training changes
+
+    def __init__(self, config: ActiveConfig, *, shared_rounds=(1,)):
         self.config = config
+        self.shared_rounds = () if os.environ.get("PAIRLAB_SHARE_MODELS") == "0" else tuple(shared_rounds)
 
     def pretrained_embeddings(self, pool: Pool) -> tuple[np.ndarray, np.ndarray]:
         return embed_pool(pool, self.config.model, max_seq_length=self.config.max_seq_length,
@@ -122,11 +136,37 @@ class CosineBERTLearner:
                                    batch_size=c.batch_size, max_seq_length=c.max_seq_length,
                                    seed=c.seed * 1000 + round)
         left, right = pool.texts(ids)
-        return CosineBERT.train(left, right, labels, model=c.model, config=train_config, quiet=True)
+        if round not in self.shared_rounds:
+            return CosineBERT.train(left, right, labels, model=c.model, config=train_config,
+                                    quiet=True)
+        key = self._digest(train_config, left, right, labels)
+        path = cache_dir() / "models" / key
+        if path.is_dir():
+            model = CosineBERT.load(path)
+        else:
+            model = CosineBERT.train(left, right, labels, model=c.model, config=train_config,
+                                     quiet=True)
+            tmp = path.with_name(f"{key}.{os.getpid()}.tmp")
+            shutil.rmtree(tmp, ignore_errors=True)
+            model.save(tmp)
+            try:
+                os.replace(tmp, path)  # atomic: a crash never leaves a half-written model
+            except OSError:  # another process saved the same model first
+                shutil.rmtree(tmp, ignore_errors=True)
+        model.cache_key = key
+        return model
+
+    def _digest(self, train_config, left, right, labels) -> str:
+        digest = hashlib.sha256(json.dumps([self.VERSION, model_fingerprint(self.config.model),
+                                            train_config.to_dict()]).encode())
+        for text in (*left, *right):
+            digest.update(str(text).encode("utf-8", "surrogatepass") + b"\x00")
+        digest.update(np.asarray(labels, dtype=np.int8).tobytes())
+        return digest.hexdigest()[:32]
 
     @staticmethod
     def embed(model, texts) -> np.ndarray:
-        return model.embed(texts, show_progress=False)
+        return model.embed(texts, show_progress=False, cache_key=getattr(model, "cache_key", None))
 
     @staticmethod
     def save(model, path: Path) -> None:
@@ -236,6 +276,8 @@ class ActiveRun:
         if self._trains(i):
             with _timer(times, "train", self, i):
                 model = self.learner.train(self.pool, all_ids, self.pool.labels(all_ids), round=i)
+            if getattr(model, "cache_key", None):  # trained or loaded as a shared seed-round model
+                record["shared_model"] = model.cache_key
             with _timer(times, "evaluate", self, i):
                 record["dev"] = self._evaluate(model, "dev")
             shutil.rmtree(self._model_path(i), ignore_errors=True)  # a crash's leftover

@@ -175,9 +175,12 @@ class CosineBERT:
             self.info["head_log_loss"] = Calibration(**self.info["head"]).log_loss(cosine, labels)
         return self.calibration
 
-    def embed(self, texts, *, batch_size: int = 64, show_progress: bool = True) -> np.ndarray:
-        """Unit-norm embeddings (n, dim) float32 from this encoder (not cached: it changes)."""
-        return encode(texts, encoder=self.encoder, batch_size=batch_size, show_progress=show_progress)
+    def embed(self, texts, *, batch_size: int = 64, show_progress: bool = True,
+              cache_key: str | None = None) -> np.ndarray:
+        """Unit-norm embeddings (n, dim) float32 from this encoder; cached on disk only under a
+        ``cache_key`` that names these exact weights (a shared seed-round model)."""
+        return encode(texts, encoder=self.encoder, batch_size=batch_size,
+                      show_progress=show_progress, cache_key=cache_key)
 
     def cosine(self, left_texts, right_texts, *, show_progress: bool = False) -> np.ndarray:
         left, right = list(left_texts), list(right_texts)

@@ -59,29 +59,33 @@ def model_fingerprint(model=None) -> str:
 
 
 def encode(texts, model=None, *, batch_size: int = 64, max_seq_length: int | None = None,
-           device=None, cache: bool = True, show_progress: bool = True, encoder=None) -> np.ndarray:
+           device=None, cache: bool = True, show_progress: bool = True, encoder=None,
+           cache_key: str | None = None) -> np.ndarray:
     """Unit-norm embeddings of ``texts``: float32 array (n_texts, dim).
 
     Cached on disk under ``$PAIRLAB_CACHE_DIR`` keyed by the model's fingerprint, the maximum
-    sequence length and the texts. Pass a loaded ``encoder`` (for example a model being trained)
-    to bypass the cache.
+    sequence length and the texts. A loaded ``encoder`` (for example a model being trained)
+    bypasses the cache, unless ``cache_key`` names its exact weights.
     """
     texts = [str(t) for t in texts]
     if not texts:
         raise ValueError("no texts to encode")
-    if encoder is not None:
+    if encoder is not None and cache_key is None:
         return _encode(encoder, texts, batch_size, show_progress)
     path = None
     if cache:
-        key = json.dumps([model_fingerprint(model), max_seq_length, len(texts)])
+        weights = model_fingerprint(model) if encoder is None else f"trained:{cache_key}"
+        length = max_seq_length if encoder is None else encoder.max_seq_length
+        key = json.dumps([weights, length, len(texts)])
         digest = hashlib.sha256(key.encode())
         for text in texts:
             digest.update(text.encode("utf-8", "surrogatepass") + b"\x00")
         path = cache_dir() / "embeddings" / f"{digest.hexdigest()[:32]}.npy"
         if path.is_file():
             return np.load(path)
-    emb = _encode(load_encoder(model, device=device, max_seq_length=max_seq_length), texts,
-                  batch_size, show_progress)
+    if encoder is None:
+        encoder = load_encoder(model, device=device, max_seq_length=max_seq_length)
+    emb = _encode(encoder, texts, batch_size, show_progress)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")

@@ -129,3 +129,37 @@ def test_cosinebert_trained_on_one_class_keeps_its_head_as_calibration():
     assert "one class" in model.info["calibration"]
     assert model.calibration == Calibration(**model.info["head"])
     assert np.isfinite(model.predict_proba(list(zip(BASE[:2], PARA[:2])))).all()
+
+
+def test_seed_round_models_are_shared_across_runs_and_identical(tmp_path, monkeypatch):
+    """The learner keeps a seed-round model under a digest of its training inputs: a second run
+    with the same labels loads it instead of training, with the same calibration and the same
+    embeddings; other rounds, other labels and PAIRLAB_SHARE_MODELS=0 train afresh."""
+    from pairlab.active import ActiveConfig, CosineBERTLearner
+    from pairlab.data import Pool
+    from pairlab.pairs import PairSpace
+
+    monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
+    space = PairSpace(8, 8, False)
+    pool = Pool("toy", "train", np.array(BASE, dtype=object), np.array(PARA, dtype=object), False,
+                space.encode(np.arange(8), np.arange(8)), np.empty(0, np.int64))
+    ids = np.sort(np.r_[pool.positives, space.encode(np.arange(8), (np.arange(8) + 1) % 8)])
+    labels = pool.labels(ids)
+    calls = []
+    real = CosineBERT.train.__func__
+    monkeypatch.setattr(CosineBERT, "train", classmethod(
+        lambda cls, *a, **k: calls.append(1) or real(cls, *a, **k)))
+    config = ActiveConfig(task="toy", strategy="uncertainty", epochs=1, batch_size=8)
+    first = CosineBERTLearner(config).train(pool, ids, labels, round=1)
+    first_emb = CosineBERTLearner.embed(first, PARA)
+    again = CosineBERTLearner(config).train(pool, ids, labels, round=1)
+    assert len(calls) == 1 and again.cache_key == first.cache_key
+    assert again.calibration == first.calibration
+    assert np.array_equal(CosineBERTLearner.embed(again, PARA), first_emb)
+    assert np.array_equal(again.embed(PARA, show_progress=False), first_emb)  # not just the cache
+    CosineBERTLearner(config).train(pool, ids, labels, round=2)
+    flipped = CosineBERTLearner(config).train(pool, ids, 1 - labels, round=1)
+    assert len(calls) == 3 and flipped.cache_key != first.cache_key
+    monkeypatch.setenv("PAIRLAB_SHARE_MODELS", "0")
+    CosineBERTLearner(config).train(pool, ids, labels, round=1)
+    assert len(calls) == 4
