@@ -341,12 +341,14 @@ def _seconds(s: float) -> str:
         return f"{s / 86400:.1f} days"
     if s >= 3600:
         return f"{s / 3600:.1f} h"
+    if s >= 600:
+        return f"{s / 60:.0f} min"
     return f"{s:.3f} s" if s < 10 else f"{s:.1f} s"
 
 
 def _notes(r: dict) -> str:
     if "identical_share" in r:
-        return f"identical pairs: {r['identical_share']:.2%}; {r['pairs']:,} pairs"
+        return f"identical pairs: {r['identical_share']:.3%}; {r['pairs']:,} pairs"
     if "texts_per_s" in r:
         return (f"{r['texts_per_s']:.0f} texts/s, {r['tokens_per_s']:,.0f} tokens/s, "
                 f"{r['hardware_share']:.0%} of the measured matmul rate "
