@@ -166,7 +166,7 @@ class CosineBERTLearner:
 
     @staticmethod
     def embed(model, texts) -> np.ndarray:
-        return model.embed(texts, show_progress=False, cache_key=getattr(model, "cache_key", None))
+        return model.embed(texts, show_progress=False, cache_key=model.cache_key)
 
     @staticmethod
     def save(model, path: Path) -> None:

@@ -126,6 +126,8 @@ def trainer(encoder, loss: CosineBCELoss, dataset, config: TrainConfig, *, quiet
 class CosineBERT:
     """A trained (or pretrained) bi-encoder with its calibration."""
 
+    cache_key: str | None = None  # set when these exact weights are shared through the cache
+
     def __init__(self, encoder, calibration: Calibration | None = None, *, info: dict | None = None):
         self.encoder = encoder
         self.calibration = calibration
