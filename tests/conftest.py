@@ -1,13 +1,20 @@
-"""Shared fixtures: the real data folder, and small synthetic pools with known answers."""
+"""Shared fixtures: the real data folder, small synthetic pools with known answers, and a fast,
+deterministic stand-in learner for the active-learning loop (used by the unit tests and the
+browser tests' widget notebook)."""
 from __future__ import annotations
 
 import os
+import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from pairlab.active import ActiveConfig, ActiveRun, run_folder
+from pairlab.cosinebert import Calibration
 from pairlab.data import Pool
+from pairlab.evaluation import EvalConfig, build_eval_set
 from pairlab.pairs import PairSpace, as_id_set
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,3 +47,80 @@ def clustered_pool(n_items=400, dim=8, noise=0.35, seed=0, symmetric=True) -> tu
     texts = np.array([f"item {k} of cluster {c}" for k, c in enumerate(cluster)], dtype=object)
     pool = Pool("synthetic", "dev", texts, texts, True, positives, np.empty(0, dtype=np.int64))
     return pool, emb
+
+
+class FakeModel:
+    def __init__(self, vectors: dict, calibration):
+        self.vectors, self.calibration = vectors, calibration
+
+    def embed(self, texts):
+        return np.stack([self.vectors[t] for t in texts]).astype(np.float32)
+
+
+class FakeLearner:
+    """"Training" pulls each labelled positive pair's vectors together and fits the
+    calibration on the cosines: adaptive enough to change later rounds' candidates."""
+
+    def __init__(self, vectors: dict, *, crash_at_round=None):
+        self.vectors, self.crash_at_round, self.trained = vectors, crash_at_round, []
+
+    def pretrained_embeddings(self, pool):
+        emb = np.stack([self.vectors[t] for t in pool.left_texts])
+        return emb, emb
+
+    def train(self, pool, ids, labels, *, round):
+        if round == self.crash_at_round:
+            raise KeyboardInterrupt(f"killed in round {round}")
+        self.trained.append((round, len(ids)))
+        vectors = dict(self.vectors)
+        i, j = pool.space.decode(ids[labels == 1])
+        for a, b in zip(pool.left_texts[i], pool.right_texts[j]):
+            mid = vectors[a] + vectors[b]
+            vectors[a] = vectors[b] = mid / np.linalg.norm(mid)
+        left, right = pool.texts(ids)
+        cosine = np.einsum("nd,nd->n", np.stack([vectors[t] for t in left]),
+                           np.stack([vectors[t] for t in right]))
+        calibration = (Calibration.fit(cosine, labels) if len(np.unique(labels)) == 2
+                       else Calibration(0.0, 1.0, 1.0, 0.0))
+        return FakeModel(vectors, calibration)
+
+    @staticmethod
+    def embed(model, texts):
+        return model.embed(texts)
+
+    @staticmethod
+    def save(model, path):
+        path.mkdir(parents=True, exist_ok=True)
+        keys = sorted(model.vectors)
+        np.savez(path / "model.npz", keys=np.array(keys), vectors=np.stack([model.vectors[k] for k in keys]))
+        (path / "calibration.json").write_text(json.dumps(model.calibration.__dict__))
+
+    @staticmethod
+    def load(path):
+        with np.load(path / "model.npz") as f:
+            vectors = dict(zip(f["keys"].tolist(), f["vectors"]))
+        return FakeModel(vectors, Calibration(**json.loads((path / "calibration.json").read_text())))
+
+
+def make_task():
+    pools, eval_sets, vectors = {}, {}, {}
+    for seed, split in enumerate(("train", "dev", "test")):
+        pool, emb = clustered_pool(n_items=160, seed=seed)
+        texts = np.array([f"{split} {t}" for t in pool.left_texts], dtype=object)
+        pool = replace(pool, task="toy", split=split, left_texts=texts, right_texts=texts)
+        vectors.update(zip(texts, emb))
+        pools[split] = pool
+        if split != "train":
+            eval_sets[split] = build_eval_set(pool, emb, emb, EvalConfig(neighbours=5, n_random=800))
+    return pools, eval_sets, vectors
+
+
+POOLS, EVAL_SETS, VECTORS = make_task()
+BASE = dict(task="toy", n1=12, rounds=3, neighbours=6, n_boot=20)
+
+
+def run(tmp_path, strategy="uncertainty", learner=None, callbacks=(), **extra):
+    config = ActiveConfig(strategy=strategy, **{**BASE, **extra})
+    folder = run_folder(tmp_path, config, POOLS, EVAL_SETS)
+    learner = learner or FakeLearner(VECTORS)
+    return ActiveRun(config, POOLS, EVAL_SETS, folder, learner=learner, callbacks=callbacks), folder

@@ -9,7 +9,7 @@ from pairlab import experiments
 from pairlab.active import run_labels
 from pairlab.experiments import Variant
 from pairlab.pairs import isin_sorted
-from test_active import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner
+from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner
 
 SETTINGS = {k: v for k, v in BASE.items() if k != "task"}
 PREPARED = {"toy": (POOLS, EVAL_SETS)}

@@ -7,88 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import clustered_pool
+from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner, clustered_pool, run
 from pairlab.active import ActiveConfig, ActiveRun, reliability, run_folder, schedule
 from pairlab.cosinebert import Calibration
 from pairlab.evaluation import CosineScorer, EvalConfig, build_eval_set
 from pairlab.pairs import isin_sorted
-
-
-class FakeModel:
-    def __init__(self, vectors: dict, calibration):
-        self.vectors, self.calibration = vectors, calibration
-
-    def embed(self, texts):
-        return np.stack([self.vectors[t] for t in texts]).astype(np.float32)
-
-
-class FakeLearner:
-    """"Training" pulls each labelled positive pair's vectors together and fits the
-    calibration on the cosines: adaptive enough to change later rounds' candidates."""
-
-    def __init__(self, vectors: dict, *, crash_at_round=None):
-        self.vectors, self.crash_at_round, self.trained = vectors, crash_at_round, []
-
-    def pretrained_embeddings(self, pool):
-        emb = np.stack([self.vectors[t] for t in pool.left_texts])
-        return emb, emb
-
-    def train(self, pool, ids, labels, *, round):
-        if round == self.crash_at_round:
-            raise KeyboardInterrupt(f"killed in round {round}")
-        self.trained.append((round, len(ids)))
-        vectors = dict(self.vectors)
-        i, j = pool.space.decode(ids[labels == 1])
-        for a, b in zip(pool.left_texts[i], pool.right_texts[j]):
-            mid = vectors[a] + vectors[b]
-            vectors[a] = vectors[b] = mid / np.linalg.norm(mid)
-        left, right = pool.texts(ids)
-        cosine = np.einsum("nd,nd->n", np.stack([vectors[t] for t in left]),
-                           np.stack([vectors[t] for t in right]))
-        calibration = (Calibration.fit(cosine, labels) if len(np.unique(labels)) == 2
-                       else Calibration(0.0, 1.0, 1.0, 0.0))
-        return FakeModel(vectors, calibration)
-
-    @staticmethod
-    def embed(model, texts):
-        return model.embed(texts)
-
-    @staticmethod
-    def save(model, path):
-        path.mkdir(parents=True, exist_ok=True)
-        keys = sorted(model.vectors)
-        np.savez(path / "model.npz", keys=np.array(keys), vectors=np.stack([model.vectors[k] for k in keys]))
-        (path / "calibration.json").write_text(json.dumps(model.calibration.__dict__))
-
-    @staticmethod
-    def load(path):
-        with np.load(path / "model.npz") as f:
-            vectors = dict(zip(f["keys"].tolist(), f["vectors"]))
-        return FakeModel(vectors, Calibration(**json.loads((path / "calibration.json").read_text())))
-
-
-def make_task():
-    pools, eval_sets, vectors = {}, {}, {}
-    for seed, split in enumerate(("train", "dev", "test")):
-        pool, emb = clustered_pool(n_items=160, seed=seed)
-        texts = np.array([f"{split} {t}" for t in pool.left_texts], dtype=object)
-        pool = replace(pool, task="toy", split=split, left_texts=texts, right_texts=texts)
-        vectors.update(zip(texts, emb))
-        pools[split] = pool
-        if split != "train":
-            eval_sets[split] = build_eval_set(pool, emb, emb, EvalConfig(neighbours=5, n_random=800))
-    return pools, eval_sets, vectors
-
-
-POOLS, EVAL_SETS, VECTORS = make_task()
-BASE = dict(task="toy", n1=12, rounds=3, neighbours=6, n_boot=20)
-
-
-def run(tmp_path, strategy="uncertainty", learner=None, callbacks=(), **extra):
-    config = ActiveConfig(strategy=strategy, **{**BASE, **extra})
-    folder = run_folder(tmp_path, config, POOLS, EVAL_SETS)
-    learner = learner or FakeLearner(VECTORS)
-    return ActiveRun(config, POOLS, EVAL_SETS, folder, learner=learner, callbacks=callbacks), folder
 
 
 def test_schedule_matches_the_papers_budgets():

@@ -2,7 +2,7 @@
 import pytest
 
 from pairlab.dashboard import RunDashboard
-from test_active import run
+from conftest import run
 
 
 def test_dashboard_follows_a_live_run(tmp_path):

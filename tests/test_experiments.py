@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from pairlab import experiments, paper
-from test_active import run
+from conftest import run
 
 
 @pytest.fixture(scope="module")
