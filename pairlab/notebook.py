@@ -11,7 +11,7 @@ import numpy as np
 
 from .paths import project_root
 
-__all__ = ["Context", "setup", "to_json", "write_json"]
+__all__ = ["Context", "png_export", "setup", "to_json", "write_json"]
 
 
 @dataclass(frozen=True)
@@ -88,20 +88,35 @@ def to_json(value):
 _PNG_SKIP_REPORTED = []
 
 
-def _write_png(fig, path: Path) -> None:
-    """Static export through kaleido; without a browser, say so once and write HTML only."""
+def png_export() -> tuple[bool, str]:
+    """Whether static PNG export can run here, and why not: kaleido draws with a Chrome or
+    Chromium, found the way kaleido's own browser finder (choreographer) finds it, honouring
+    ``BROWSER_PATH`` and a browser fetched by ``plotly_get_chrome``. Decided before exporting, so
+    a missing browser is never an exception from inside plotly."""
     try:
-        from kaleido.errors import ChromeNotFoundError
-    except ImportError:
-        reason = "kaleido is not installed"
-    else:
-        try:
-            fig.write_image(path, width=1100, height=fig.layout.height or 450, scale=2)
-            return
-        except ChromeNotFoundError:
-            reason = "kaleido found no Chrome/Chromium (apt install chromium, or plotly_get_chrome)"
+        import kaleido  # noqa: F401
+        from choreographer.browsers.chromium import Chromium
+    except ImportError as missing:
+        return False, f"kaleido is not installed ({missing.name} missing)"
+    path = Chromium.find_browser(skip_local=False)
+    if path and os.path.isfile(path) and os.access(path, os.X_OK):
+        return True, path
+    where = f" (BROWSER_PATH={os.environ['BROWSER_PATH']!r} is not a program)" \
+        if os.environ.get("BROWSER_PATH") else ""
+    return False, f"kaleido found no Chrome or Chromium{where}"
+
+
+def _write_png(fig, path: Path) -> None:
+    """Static export through kaleido where a browser is there; else say once why PNGs are
+    skipped and how to get them (the HTML figure is written either way)."""
+    available, reason = png_export()
+    if available:
+        fig.write_image(path, width=1100, height=fig.layout.height or 450, scale=2)
+        return
     if not _PNG_SKIP_REPORTED:
-        print(f"PNG figures skipped: {reason}; the HTML figures are written.")
+        print(f"PNG figures skipped: {reason}. The HTML figures are written. For PNGs, install "
+              "a browser (apt install chromium) or fetch one with plotly_get_chrome where "
+              "there is internet.")
         _PNG_SKIP_REPORTED.append(reason)
 
 

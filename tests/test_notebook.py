@@ -24,16 +24,71 @@ def test_nan_metric_is_refused(tmp_path):
         ctx.record_metrics({"ap": float("nan")})
 
 
-def test_figure_without_a_browser_writes_html_and_says_why(tmp_path, monkeypatch, capsys):
-    from kaleido.errors import ChromeNotFoundError
+NO_BROWSER = "/nonexistent/chromium"  # kaleido's finder honours BROWSER_PATH: none is found
 
-    def no_chrome(*args, **kwargs):
-        raise ChromeNotFoundError("no chrome here")
 
-    monkeypatch.setattr(go.Figure, "write_image", no_chrome)
+def line_figure():
+    return go.Figure(go.Scatter(x=[0, 1], y=[1, 0]))
+
+
+def test_figure_without_a_browser_writes_html_and_says_why_once(tmp_path, monkeypatch, capsys):
+    def must_not_export(*args, **kwargs):
+        raise AssertionError("write_image called although no browser was found")
+
+    monkeypatch.setenv("BROWSER_PATH", NO_BROWSER)
+    monkeypatch.setattr(go.Figure, "write_image", must_not_export)  # decided up front
     monkeypatch.setattr(notebook, "_PNG_SKIP_REPORTED", [])
+    assert notebook.png_export() == (False, "kaleido found no Chrome or Chromium "
+                                            f"(BROWSER_PATH={NO_BROWSER!r} is not a program)")
     ctx = notebook.setup("99_example", run_dir=tmp_path, figures_dir=tmp_path, quiet=True)
-    path = ctx.save_figure(go.Figure(go.Scatter(x=[0, 1], y=[1, 0])), "line")
-    assert path.is_file() and (tmp_path / "plotly.min.js").is_file()
-    assert not (tmp_path / "line.png").exists()
-    assert "PNG figures skipped" in capsys.readouterr().out
+    for name in ("line", "again"):
+        path = ctx.save_figure(line_figure(), name)
+        assert path.is_file() and not path.with_suffix(".png").exists()
+    assert (tmp_path / "plotly.min.js").is_file()
+    out = capsys.readouterr().out
+    assert out.count("PNG figures skipped") == 1 and "apt install chromium" in out
+
+
+def test_a_browser_at_browser_path_is_found(tmp_path, monkeypatch):
+    fake = tmp_path / "chromium"
+    fake.write_text("#!/bin/sh\n")
+    monkeypatch.setenv("BROWSER_PATH", str(fake))
+    assert notebook.png_export() == (False, "kaleido found no Chrome or Chromium "
+                                            f"(BROWSER_PATH={str(fake)!r} is not a program)")
+    fake.chmod(0o755)
+    assert notebook.png_export() == (True, str(fake))
+
+
+def test_figure_with_a_browser_writes_the_png(tmp_path):
+    available, reason = notebook.png_export()
+    if not available:
+        pytest.skip(f"no browser for kaleido on this machine: {reason}")
+    ctx = notebook.setup("99_example", run_dir=tmp_path, figures_dir=tmp_path, quiet=True)
+    png = ctx.save_figure(line_figure(), "line").with_suffix(".png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_notebook_completes_without_a_browser(tmp_path, monkeypatch):
+    """The kernel papermill starts inherits BROWSER_PATH, so kaleido there finds no browser:
+    the notebook must finish with its HTML figures and the message, and write no PNG."""
+    import nbformat
+    import papermill
+
+    from pairlab.runner import KERNEL
+
+    monkeypatch.setenv("BROWSER_PATH", NO_BROWSER)
+    cells = [nbformat.v4.new_code_cell(
+        "import plotly.graph_objects as go\n"
+        "from pairlab.notebook import setup\n"
+        f"ctx = setup('99_example', run_dir={str(tmp_path / 'run')!r}, "
+        f"figures_dir={str(tmp_path / 'fig')!r})\n"
+        "for name in ('one', 'two'):\n"
+        "    ctx.save_figure(go.Figure(go.Bar(x=[1, 2], y=[3, 4])), name)")]
+    source, output = tmp_path / "in.ipynb", tmp_path / "out.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), source)
+    papermill.execute_notebook(str(source), str(output), kernel_name=KERNEL, cwd=str(tmp_path),
+                               progress_bar=False)
+    printed = "".join(o.get("text", "") for o in nbformat.read(output, 4).cells[0].outputs)
+    assert printed.count("PNG figures skipped: kaleido found no Chrome or Chromium") == 1
+    assert {p.name for p in (tmp_path / "fig").iterdir()} == {"one.html", "two.html",
+                                                               "plotly.min.js"}
