@@ -5,10 +5,16 @@ same pair by the same annotator (for the same task, split and model) supersedes 
 when reading *current* marks, so the whole history stays auditable. Every ``add`` is its own
 committed transaction, and the file runs in WAL mode with ``synchronous=FULL`` and a busy
 timeout: a killed kernel loses no returned mark, and two kernels may write at once.
+
+One store may be used from several threads: JupyterLab's kernels (ipykernel 7) run widget
+callbacks on per-comm-target subshell threads beside the main one, so the connection is opened
+with ``check_same_thread=False`` and every use of it holds the store's lock (a write and its
+commit, or a read, never interleave with another thread's).
 """
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -48,8 +54,9 @@ class LabelStore:
     def __init__(self, path, *, timeout: float = 30.0):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
         # timeout is sqlite's busy timeout: a writer waits for the other's lock, not fails
-        self._conn = sqlite3.connect(self.path, timeout=timeout)
+        self._conn = sqlite3.connect(self.path, timeout=timeout, check_same_thread=False)
         self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
         _set_wal(self._conn, timeout)
         self._conn.execute("PRAGMA synchronous = FULL")
@@ -69,7 +76,7 @@ class LabelStore:
             _check_name(name, value)
         row = (pair_id, task, split, model_id, stratum, mark, annotator, _utc_now(),
                _optional_text("left_text", left_text), _optional_text("right_text", right_text))
-        with self._conn:  # one transaction per mark: committed (and fsynced) on exit
+        with self._lock, self._conn:  # one transaction per mark: committed (and fsynced) on exit
             cursor = self._conn.execute(
                 "INSERT INTO marks (pair_id, task, split, model_id, stratum, mark, annotator, "
                 "created_at, left_text, right_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
@@ -116,7 +123,8 @@ class LabelStore:
         return out
 
     def _frame(self, sql: str, params) -> pd.DataFrame:
-        rows = self._conn.execute(sql, params).fetchall()
+        with self._lock:
+            rows = self._conn.execute(sql, params).fetchall()
         frame = pd.DataFrame(rows, columns=list(COLUMNS))
         return frame.astype({"id": np.int64, "pair_id": np.int64})
 
@@ -124,7 +132,8 @@ class LabelStore:
 
     def close(self) -> None:
         """Close the connection (every mark is already committed)."""
-        self._conn.close()
+        with self._lock:
+            self._conn.close()
 
     def __enter__(self) -> "LabelStore":
         return self
@@ -133,7 +142,8 @@ class LabelStore:
         self.close()
 
     def __len__(self) -> int:
-        return int(self._conn.execute("SELECT COUNT(*) FROM marks").fetchone()[0])
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM marks").fetchone()[0])
 
     def __repr__(self) -> str:
         return f"LabelStore({str(self.path)!r})"

@@ -99,6 +99,34 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     assert frame.groupby("annotator").size().to_dict() == {"w0": 200, "w1": 200}
 
 
+def test_one_store_used_from_several_threads_loses_nothing(tmp_path):
+    """Widget callbacks run on comm subshell threads (ipykernel 7), not the thread that opened
+    the store: writes and reads from other threads, at once, must all land exactly once."""
+    store = LabelStore(tmp_path / "labels.sqlite")  # opened on this thread
+    rows, errors = [], []
+
+    def work(k):
+        try:
+            for pair_id in range(100):
+                rows.append(_add(store, pair_id, annotator=f"t{k}"))
+                store.marks(annotator=f"t{k}")
+        except Exception as caught:  # noqa: BLE001 - reported below with its thread
+            errors.append(f"thread {k}: {caught!r}")
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    frame = store.to_pandas()
+    assert sorted(frame["id"]) == sorted(rows) and len(store) == 400
+    assert frame.groupby("annotator").size().to_dict() == {f"t{k}": 100 for k in range(4)}
+    with closing(sqlite3.connect(store.path)) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    store.close()
+
+
 WRITER = """
 import sys
 import threading
