@@ -163,6 +163,10 @@ def corrected_precision(tp: float, fp_near: float, fp_rand: float, *, near_marks
     weighted estimate from the random stratum; ``*_marks = (real_errors, marked)`` are the
     manual judgements of putative false positives drawn from each stratum. The share of real
     errors gets a Jeffreys Beta posterior; unmarked strata keep share 1 (the imputed labels).
+    The interval follows the Jeffreys interval's boundary rule (Brown, Cai and DasGupta 2001):
+    where every marked pair of a stratum is a real error, the share's interval reaches 1 (and 0
+    where none is), so the interval always holds the point estimate; without the rule one "real
+    error" mark gave an interval wholly above its own point.
     Returns ``{"precision", "ci", "imputed_precision", "p_near", "p_rand"}``.
     """
     if tp < 0 or fp_near < 0 or fp_rand < 0:
@@ -183,6 +187,7 @@ def corrected_precision(tp: float, fp_near: float, fp_rand: float, *, near_marks
     sampled = tp / (tp + draws[0] * fp_near + draws[1] * fp_rand)
     tail = (1.0 - level) / 2.0 * 100.0
     low, high = np.percentile(sampled, [tail, 100.0 - tail])
+    low, high = min(low, point), max(high, point)  # the boundary rule (see the docstring)
     return {"precision": float(point), "ci": [float(low), float(high)],
             "imputed_precision": float(tp / (tp + fp_near + fp_rand)),
             "p_near": shares[0], "p_rand": shares[1]}

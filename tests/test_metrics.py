@@ -146,3 +146,15 @@ def test_corrected_precision_eq_14():
     assert unmarked["precision"] == unmarked["imputed_precision"] == unmarked["ci"][0]
     with pytest.raises(ValueError, match="real_errors"):
         metrics.corrected_precision(10, 20, 70, near_marks=(5, 3))
+
+
+@pytest.mark.parametrize("near, rand", [((1, 1), (0, 0)), ((0, 0), (3, 3)), ((4, 4), (2, 2)),
+                                        ((0, 1), (0, 0)), ((0, 2), (5, 5)), ((1, 3), (0, 0))])
+def test_corrected_precision_interval_holds_its_point(near, rand):
+    """One 'real error' mark (share 1) gave [0.1153, 0.4717] around a point of 0.1152: the
+    Jeffreys posterior never reaches share 1. The boundary rule puts the point inside."""
+    out = metrics.corrected_precision(59, 120, 332.2, near_marks=near, rand_marks=rand)
+    low, high = out["ci"]
+    assert low <= out["precision"] <= high and low < high
+    if near[0] == near[1] and rand[0] == rand[1]:  # every marked pair a real error
+        assert out["precision"] == pytest.approx(out["imputed_precision"]) == low
