@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import math
 import re
+import threading
 from collections.abc import Mapping
 
 import numpy as np
@@ -114,6 +115,11 @@ class FalsePositiveBrowser:
     (its correction then leans towards the confident errors). The summary counts the current
     marks of ``model_id`` (all annotators) on pairs that are putative false positives at the
     slider's threshold.
+
+    Each key press in the keys box is one action (e/p/u mark, n/b move), however fast it is
+    typed. Widget callbacks may run on another thread than the cell that built the browser
+    (JupyterLab's kernels handle widget messages on subshell threads), so every action holds
+    the browser's lock and the label store is thread-safe.
     """
 
     def __init__(self, pool: Pool, eval_set: EvalSet, scores: Mapping, *, model_id: str,
@@ -132,6 +138,8 @@ class FalsePositiveBrowser:
         self._where = {"task": pool.task, "split": pool.split, "model_id": model_id}
         self._pairs = _putative(eval_set, self._scores, np.inf)  # empty until the first refresh
         self._pos = 0
+        self._shown = None  # the pair last on show: kept through a filter that lists none
+        self._lock = threading.RLock()
         self._build(widgets, recall)
         self._refresh()
 
@@ -174,19 +182,30 @@ class FalsePositiveBrowser:
 
     def mark(self, mark: str) -> int | None:
         """Record ``mark`` for the pair on show and move to the next; returns the row id."""
-        pair = self.current()
-        if pair is None:
-            return None
-        row = self.store.add(pair["pair_id"], **self._where, stratum=pair["stratum"], mark=mark,
-                             annotator=self.annotator, left_text=pair["left"],
-                             right_text=pair["right"])
-        self.step(1)
-        return row
+        with self._lock:
+            pair = self.current()
+            if pair is None:
+                return None
+            row = self.store.add(pair["pair_id"], **self._where, stratum=pair["stratum"],
+                                 mark=mark, annotator=self.annotator, left_text=pair["left"],
+                                 right_text=pair["right"])
+            self.step(1)
+            return row
 
     def step(self, delta: int) -> None:
         """Move ``delta`` pairs forward (negative: back), staying inside the list."""
-        self._pos = int(np.clip(self._pos + delta, 0, max(len(self._pairs) - 1, 0)))
-        self._render()
+        with self._lock:
+            self._pos = int(np.clip(self._pos + delta, 0, max(len(self._pairs) - 1, 0)))
+            self._render()
+
+    def press(self, key: str) -> None:
+        """Act on one key as if pressed in the keys box (e/p/u mark, n/b move; others ignored)."""
+        action = _KEYS.get(key.lower())
+        with self._lock:
+            if isinstance(action, str):
+                self.mark(action)
+            elif action is not None:
+                self.step(action)
 
     def display(self):
         """Show the browser in the notebook."""
@@ -215,37 +234,36 @@ class FalsePositiveBrowser:
         key_of = {action: key for key, action in _KEYS.items()}
         self.buttons = {m: widgets.Button(description=_LABELS[m][0], button_style=_LABELS[m][1],
                                           tooltip=f"{_LABELS[m][0]} ({key_of[m]})") for m in MARKS}
-        self.keys = widgets.Text(value="", placeholder=_KEYS_HELP, continuous_update=True,
-                                 description="keys", layout=widgets.Layout(width="60%"))
+        from .keycatcher import KeyCatcher
+
+        self.keys = KeyCatcher(_KEYS_HELP, layout=widgets.Layout(width="60%"))
         self.summary = widgets.HTML()
+        for widget, name in ((self.slider, "recall"), (self.stratum, "stratum"),
+                             (self.prev_button, "back"), (self.next_button, "next"),
+                             (self.position, "position"), (self.pair, "pair"),
+                             (self.keys, "keys"), (self.summary, "summary"),
+                             *((b, f"mark-{m}") for m, b in self.buttons.items())):
+            widget.add_class(f"pairlab-fp-{name}")  # stable handles for the browser tests
         self.slider.observe(lambda _: self._refresh(), names="value")
         self.stratum.observe(lambda _: self._refresh(), names="value")
         self.prev_button.on_click(lambda _: self.step(-1))
         self.next_button.on_click(lambda _: self.step(1))
         for m, button in self.buttons.items():
             button.on_click(lambda _, m=m: self.mark(m))
-        self.keys.observe(self._on_keys, names="value")
+        self.keys.on_key(self.press)
         self.widget = widgets.VBox([
             widgets.HBox([self.slider, self.stratum]),
             widgets.HBox([self.prev_button, self.position, self.next_button]),
             self.pair, widgets.HBox(list(self.buttons.values())), self.keys, self.summary])
-
-    def _on_keys(self, change) -> None:
-        typed = change["new"]
-        if not typed:
-            return
-        self.keys.value = ""  # re-enters with "" and returns at once
-        for char in typed.lower():
-            action = _KEYS.get(char)
-            if isinstance(action, str):
-                self.mark(action)
-            elif action is not None:
-                self.step(action)
+        self.widget.add_class("pairlab-fp-browser")
 
     def _refresh(self) -> None:
-        """Recompute the list after a slider or filter change, staying on the same pair if it
-        is still listed."""
-        shown = self._pairs["pair_id"].iloc[self._pos] if len(self._pairs) else None
+        """Recompute the list after a slider or filter change, staying on the pair last shown
+        if it is listed (also after a filter that listed nothing)."""
+        with self._lock:
+            self._relist()
+
+    def _relist(self) -> None:
         threshold = _threshold(self._scores["positive"], self.slider.value)
         pairs = _putative(self.eval_set, self._scores, threshold)
         if self.stratum.value != "all":
@@ -254,12 +272,14 @@ class FalsePositiveBrowser:
             pairs = pairs.iloc[np.argsort(_hash(pairs["pair_id"].to_numpy(), self.seed),
                                           kind="stable")]
         self._pairs = pairs.reset_index(drop=True)
-        at = np.flatnonzero(self._pairs["pair_id"].to_numpy() == shown)
+        at = np.flatnonzero(self._pairs["pair_id"].to_numpy() == self._shown)
         self._pos = int(at[0]) if len(at) else 0
         self._render()
 
     def _render(self) -> None:
         pair, n = self.current(), len(self._pairs)
+        if pair is not None:
+            self._shown = pair["pair_id"]
         self.position.value = f"{self._pos + 1 if n else 0} of {n}"
         for button in (*self.buttons.values(), self.prev_button, self.next_button):
             button.disabled = n == 0
@@ -283,7 +303,9 @@ class RunPicker:
         self.runs, self.store, self.annotator, self.recall = dict(runs), store, annotator, recall
         self.browsers: dict[str, FalsePositiveBrowser] = {}
         self.dropdown = widgets.Dropdown(options=list(self.runs), description="run")
+        self.dropdown.add_class("pairlab-run-picker-dropdown")
         self.widget = widgets.VBox([self.dropdown])
+        self.widget.add_class("pairlab-run-picker")
         self.dropdown.observe(lambda _: self._show(), names="value")
         self._show()
 

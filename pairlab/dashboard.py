@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .active import STAGES
+from .active import STAGES, load_result
 
 __all__ = ["RunDashboard"]
 
@@ -31,6 +31,10 @@ class RunDashboard:
             height=360, margin=dict(l=50, r=20, t=40, b=40), title="dev AP after each round",
             xaxis_title="labels collected", yaxis_title="dev all-pairs AP", template="plotly_white"))
         self.widget = w.VBox([self.status, self.progress, self.figure, self.times])
+        for widget, name in ((self.widget, ""), (self.status, "-status"),
+                             (self.progress, "-progress"), (self.figure, "-figure"),
+                             (self.times, "-times")):
+            widget.add_class(f"pairlab-dashboard{name}")  # stable handles for the browser tests
         self.title = title
         self._traces: dict[tuple, int] = {}
         self._totals = {stage: 0.0 for stage in STAGES}
@@ -80,19 +84,23 @@ class RunDashboard:
 
     @classmethod
     def open(cls, folder, *, title: str | None = None) -> "RunDashboard":
-        """A dashboard of the run folder ``folder``, or of every run folder under it."""
+        """A dashboard of the run folder ``folder``, or of every run folder under it: the bar
+        counts the rounds done of those the runs' configs plan, and turns green when every
+        run has finished (its ``result.json`` written)."""
         folder = Path(folder)
         runs = sorted(p.parent.parent for p in folder.glob("**/rounds/round_01.json"))
         if not runs:
             raise FileNotFoundError(f"no active-learning run folder at or under {folder}")
-        records = {run: [json.loads(p.read_text()) for p in sorted((run / "rounds").glob("round_*.json"))]
-                   for run in runs}
-        board = cls(sum(len(r) for r in records.values()), title=title or folder.name)
-        for run, run_records in records.items():
-            config = json.loads((run / "config.json").read_text())
+        configs = {run: json.loads((run / "config.json").read_text()) for run in runs}
+        board = cls(sum(c["rounds"] for c in configs.values()), title=title or folder.name)
+        finished = 0
+        for run, config in configs.items():
             key = (config["task"], config["strategy"], config["seed"])
-            for record in run_records:
-                board._add_round(key, record)
+            for path in sorted((run / "rounds").glob("round_[0-9][0-9].json")):
+                board._add_round(key, json.loads(path.read_text()))
+            finished += load_result(run) is not None
+        board.progress.bar_style = "success" if finished == len(runs) else "info"
+        board.status.value += f" · {finished} of {len(runs)} runs finished"
         return board
 
     def _ipython_display_(self):

@@ -129,16 +129,60 @@ def test_actually_positive_marks_raise_the_corrected_precision(browser):
     assert "corrected precision" in browser.summary.value
 
 
-def test_typed_keys_mark_and_clear_the_box(browser, store):
+def keydown(browser, keys: str) -> None:
+    """Each key as the browser's key box sends it: one widget message per key press."""
+    for key in keys:
+        browser.keys._dispatch(browser.keys, {"key": key}, [])
+
+
+def test_each_key_press_is_one_action(browser, store):
     first = browser.current()
-    browser.keys.value = "u"
-    assert browser.keys.value == ""
+    keydown(browser, "u")
     marks = store.marks()
     assert marks["mark"].tolist() == ["unsure"] and marks["pair_id"].iloc[0] == first["pair_id"]
-    browser.keys.value = "b"
+    keydown(browser, "b")
     assert browser.current()["pair_id"] == first["pair_id"]
-    browser.keys.value = "nn"
+    keydown(browser, "nn")
     assert browser.position.value.startswith("3 of")
+    third = browser.current()["pair_id"]
+    keydown(browser, "ep")  # typed fast: exactly two marks, on the two pairs shown in turn
+    marks = store.marks()
+    assert marks["mark"].tolist() == ["unsure", "real_error", "actually_positive"]
+    assert marks["pair_id"].iloc[1] == third and marks["pair_id"].iloc[2] != third
+    assert browser.position.value.startswith("5 of")
+    keydown(browser, "xZ!")  # other keys do nothing
+    assert len(store.marks()) == 3 and browser.position.value.startswith("5 of")
+
+
+def test_an_empty_stratum_and_back_keeps_the_place(browser):
+    counts = browser.table()["stratum"].value_counts()
+    empty = next((s for s in ("near", "rand") if s not in counts), None)
+    assert empty is not None, "the setting must leave one stratum empty at recall 0.2"
+    browser.step(2)
+    shown = browser.current()["pair_id"]
+    browser.stratum.value = empty
+    assert browser.current() is None and browser.position.value == "0 of 0"
+    browser.stratum.value = "all"
+    assert browser.current()["pair_id"] == shown and browser.position.value.startswith("3 of")
+
+
+def test_marks_from_another_thread_are_written(browser, store):
+    """JupyterLab runs widget callbacks on a comm subshell thread, not the cell's thread."""
+    import threading
+
+    errors = []
+
+    def click_twice():
+        try:
+            browser.buttons["real_error"].click()
+            browser.buttons["unsure"].click()
+        except Exception as caught:  # noqa: BLE001 - reported below
+            errors.append(caught)
+
+    thread = threading.Thread(target=click_twice)
+    thread.start()
+    thread.join(timeout=30)
+    assert errors == [] and store.marks()["mark"].tolist() == ["real_error", "unsure"]
 
 
 def test_stratum_filter_shows_only_rand_pairs(browser):

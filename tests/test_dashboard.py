@@ -21,6 +21,18 @@ def test_dashboard_opens_finished_run_folders(tmp_path):
         run(tmp_path, strategy=strategy)[0].run()
     board = RunDashboard.open(tmp_path)
     assert board.progress.max == 6 and board.progress.value == 6
+    assert board.progress.bar_style == "success" and "2 of 2 runs finished" in board.status.value
     assert sorted(t.name for t in board.figure.data) == ["toy/random/0", "toy/uncertainty/0"]
     with pytest.raises(FileNotFoundError, match="no active-learning run folder"):
         RunDashboard.open(tmp_path / "nothing")
+
+
+def test_dashboard_of_a_half_finished_run_is_not_green(tmp_path):
+    run(tmp_path, strategy="uncertainty")[0].run()
+    active, _ = run(tmp_path, strategy="random", rounds=4)
+    active.run()
+    (next(tmp_path.glob("toy/random-*")) / "result.json").unlink()  # as if killed before the end
+    (next(tmp_path.glob("toy/random-*")) / "rounds" / "round_04.json").unlink()
+    board = RunDashboard.open(tmp_path)
+    assert (board.progress.value, board.progress.max) == (6, 7)
+    assert board.progress.bar_style == "info" and "1 of 2 runs finished" in board.status.value
