@@ -5,6 +5,11 @@ runner adds ``run_dir`` and ``figures_dir``, passes each notebook the parameters
 and writes each executed notebook to ``runs/<profile>/<notebook>.ipynb`` beside its metrics
 file. Notebooks always run on the ``pairlab`` kernel (never a global
 ``python3`` kernel that may not have pairlab installed).
+
+The executed copies keep no widget state: a plotly FigureWidget alone put its 5 MB JavaScript
+bundle into each saved notebook (the live dashboards of notebooks 03-05 made them 5-10 MB). The
+widgets are live while a kernel runs them; what a saved copy shows instead is the printed log,
+the tables and the static figures each notebook also writes.
 """
 from __future__ import annotations
 
@@ -74,7 +79,8 @@ def run(profile: str, *, select=None, overrides: dict | None = None) -> list[Pat
         own = {k: v for k, v in params.items() if k in declared[notebook]}
         papermill.execute_notebook(str(notebook), str(output), parameters=own,
                                    kernel_name=KERNEL, cwd=str(notebook.parent),
-                                   progress_bar=sys.stderr.isatty(), report_mode=False)
+                                   progress_bar=sys.stderr.isatty(), report_mode=False,
+                                   store_widget_state=False)
         print(f"[{profile}] {notebook.name} done in {time.perf_counter() - start:.0f} s", flush=True)
         written.append(output)
     return written

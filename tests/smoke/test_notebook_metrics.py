@@ -132,3 +132,14 @@ def test_05_records_curves_efficiency_noise_and_cost():
         costs = {row["strategy"]: row for row in m["costs"]}
         per_label = config["dollars_per_hour"] / config["labels_per_hour"]
         assert costs["uncertainty"]["annotation $"] == pytest.approx(budgets[-1] * per_label, abs=1e-3)
+
+
+@pytest.mark.parametrize("notebook", sorted(p.name for p in RUN.glob("[0-9][0-9]_*.ipynb")))
+def test_executed_notebooks_keep_no_widget_state(notebook):
+    """The runner saves no widget state: one plotly FigureWidget put its 5 MB JavaScript bundle
+    into each saved notebook. The live widgets' outputs are still there (rendered while a
+    kernel runs them)."""
+    path = RUN / notebook
+    nb = json.loads(path.read_text())
+    assert "widgets" not in nb["metadata"]
+    assert path.stat().st_size < 1_500_000, f"{notebook}: {path.stat().st_size:,} bytes"
