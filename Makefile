@@ -12,7 +12,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: install run test unit notebooks-smoke nbval bench lab clean
+.PHONY: install run test unit notebooks-smoke nbval test-browser bench lab clean
 
 install: $(VENV)/.installed
 
@@ -28,10 +28,11 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 run: install
 	$(BIN)/python -m pairlab.runner --profile $(PROFILE)
 
-test: unit nbval
+# The browser tests run last, so a skip and its reason are the last lines `make test` prints.
+test: unit nbval test-browser
 
 unit: install
-	$(BIN)/python -m pytest -q --ignore=tests/smoke tests
+	$(BIN)/python -m pytest -q --ignore=tests/smoke --ignore=tests/browser tests
 
 notebooks-smoke: install
 	$(BIN)/python -m pairlab.runner --profile smoke
@@ -42,6 +43,14 @@ notebooks-smoke: install
 nbval: notebooks-smoke
 	$(BIN)/python -m pytest -q -p no:cacheprovider --nbval-lax --nbval-kernel-name pairlab \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg runs/smoke/*.ipynb tests/smoke
+
+# Every widget in a real JupyterLab, driven by the system Chromium (about a minute). Without
+# Chromium (`apt-get install chromium`; .ci/run installs it when it runs as root) they are
+# skipped, and the reason is printed.
+test-browser: install
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/browser
+	@if [ -f runs/browser-tests.skipped ]; then \
+		echo "browser tests skipped: $$(cat runs/browser-tests.skipped)"; fi
 
 # pairlab against sentence-transformers' own tools and the machine's matmul rate; prints a
 # table and writes benchmarks/results/<profile>-<host>.json. Not a test: no thresholds.

@@ -1,0 +1,177 @@
+"""JupyterLab from the project's venv and a system Chromium driven by Python playwright.
+
+JupyterLab runs with its default settings (so ipykernel 7 handles widget messages on comm
+subshell threads, as users get it), apart from its news toast being off; it listens on loopback
+with a token, in a temporary root, and is stopped by its PID at the end. Chromium is the
+system's (``$PAIRLAB_CHROMIUM``, else ``/usr/bin/chromium``): playwright cannot download browsers
+here. Without Chromium or playwright every browser test is skipped, and the reason is written
+to ``runs/browser-tests.skipped`` for ``make test`` to print in its last lines.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from widgets_notebook import notebook
+
+ROOT = Path(__file__).resolve().parents[2]
+TESTS = ROOT / "tests"
+SKIPPED = ROOT / "runs" / "browser-tests.skipped"
+SCREENSHOTS = ROOT / "runs" / "browser-screenshots"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync"]
+
+
+def _missing() -> str | None:
+    """Why the browser tests cannot run here, or None."""
+    chromium = os.environ.get("PAIRLAB_CHROMIUM", "/usr/bin/chromium")
+    if not (os.path.isfile(chromium) and os.access(chromium, os.X_OK)):
+        return (f"no Chromium at {chromium} (apt-get install chromium, as .ci/run does when it "
+                "runs as root; or set PAIRLAB_CHROMIUM)")
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        return "playwright is not installed (make install installs it with the test extras)"
+    jupyter = Path(sys.executable).parent / "jupyter-lab"
+    if not jupyter.is_file():
+        return f"JupyterLab is not installed beside {sys.executable}"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    reason = _missing()
+    SKIPPED.unlink(missing_ok=True)
+    if reason is None:
+        return
+    SKIPPED.parent.mkdir(parents=True, exist_ok=True)
+    SKIPPED.write_text(reason + "\n")
+    for item in items:
+        item.add_marker(pytest.mark.skip(reason=f"browser tests skipped: {reason}"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory):
+    """``(url, token, root)`` of a running JupyterLab; stopped by its PID afterwards."""
+    base = tmp_path_factory.mktemp("lab")
+    root, settings = base / "root", base / "settings"
+    root.mkdir()
+    toast = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    toast.parent.mkdir(parents=True)
+    toast.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    port, token = _free_port(), secrets.token_hex(16)
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces")}
+    command = [str(Path(sys.executable).parent / "jupyter-lab"), "--no-browser",
+               "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+               "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+               f"--ServerApp.root_dir={root}", f"--LabApp.user_settings_dir={settings}",
+               f"--LabApp.workspaces_dir={base / 'workspaces'}"]
+    if os.geteuid() == 0:  # CI runs as root; JupyterLab refuses that unless told
+        command.append("--allow-root")
+    log = open(base / "jupyterlab.log", "w")
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
+                               start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for(f"{url}/api/status?token={token}", process, base / "jupyterlab.log")
+        yield url, token, root
+    finally:
+        _stop(process)
+        log.close()
+
+
+def _stop(process) -> None:
+    """Stop JupyterLab and its kernels (one process group) by its PID."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def _wait_for(url: str, process, log: Path, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"JupyterLab exited with {process.returncode}:\n{log.read_text()}")
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError(f"JupyterLab did not answer {url} within {timeout:.0f} s:\n{log.read_text()}")
+
+
+@pytest.fixture(scope="session")
+def page(lab, tmp_path_factory):
+    """The widget notebook open in Chromium with every cell run through JupyterLab's menu."""
+    from playwright.sync_api import sync_playwright
+
+    url, token, root = lab
+    work = tmp_path_factory.mktemp("widgets")
+    store, runs = work / "labels.sqlite", work / "runs"
+    nbformat.write(notebook(TESTS, store, runs), root / "widgets.ipynb")
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(
+            executable_path=os.environ.get("PAIRLAB_CHROMIUM", "/usr/bin/chromium"),
+            args=CHROMIUM_FLAGS, headless=True)
+        page = chromium.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(60_000)
+        page.goto(f"{url}/lab/tree/widgets.ipynb?token={token}")
+        page.locator(".jp-Notebook").wait_for()
+        page.locator("#jp-main-statusbar", has_text="Idle").wait_for()  # the kernel started
+        menu(page, "Run", "Run All Cells")
+        page.get_by_text("ALL CELLS DONE").wait_for(timeout=180_000)
+        page.store = store  # where the marks land: the tests read the SQLite file itself
+        yield page
+        chromium.close()
+
+
+def menu(page, top: str, item: str) -> None:
+    """Click ``top`` in JupyterLab's menu bar, then ``item`` in the menu it opens."""
+    page.locator(".lm-MenuBar-itemLabel", has_text=top).first.click()
+    page.locator(".lm-Menu-itemLabel", has_text=item).first.click()
+
+
+@pytest.fixture(autouse=True)
+def screenshot_on_failure(request):
+    yield
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed and "page" in request.fixturenames:
+        page = request.getfixturevalue("page")
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS / f"{request.node.name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        print(f"screenshot of the failure: {path}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"rep_{report.when}", report)
+
+
+def pytest_sessionstart(session):
+    shutil.rmtree(SCREENSHOTS, ignore_errors=True)  # only this run's failures are left there

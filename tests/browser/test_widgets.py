@@ -1,0 +1,236 @@
+"""Every pairlab widget driven in a real JupyterLab by a real Chromium, checked where it matters:
+the rows in the SQLite file, the position and summary text, the plotly points, the progress bar
+and JupyterLab's log console.
+
+The tests share one page (the widget notebook run once) and run in file order; each reads the
+state it starts from rather than assuming a fresh one.
+"""
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from contextlib import closing
+
+import pytest
+
+from conftest import menu
+
+HUMAN, FAST = 150, 0  # milliseconds between key presses
+
+
+def rows(page, annotator: str) -> list[tuple[int, str]]:
+    """``(pair_id, mark)`` of every mark of ``annotator`` in the label store, oldest first."""
+    with closing(sqlite3.connect(page.store)) as conn:
+        return conn.execute("SELECT pair_id, mark FROM marks WHERE annotator = ? ORDER BY id",
+                            (annotator,)).fetchall()
+
+
+def wait_rows(page, annotator: str, n: int, timeout: float = 20) -> list[tuple[int, str]]:
+    """The rows once there are ``n`` (fails if there are more, or fewer after ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = rows(page, annotator)
+        if len(got) > n:
+            pytest.fail(f"{len(got)} marks of {annotator}, expected {n}: {got}")
+        if len(got) == n:
+            time.sleep(0.5)  # a duplicate would arrive now
+            got = rows(page, annotator)
+            assert len(got) == n, f"a key press was applied twice: {got}"
+            return got
+        if time.monotonic() > deadline:
+            pytest.fail(f"{len(got)} marks of {annotator} after {timeout} s, expected {n}: {got}")
+        time.sleep(0.1)
+
+
+class Browser:
+    """One FalsePositiveBrowser on the page, read through its DOM."""
+
+    def __init__(self, root):
+        self.root = root
+
+    def part(self, name: str):
+        return self.root.locator(f".pairlab-fp-{name}").first
+
+    def pair(self) -> int:
+        text = self.part("pair").inner_text()
+        return int(re.search(r"pair (\d+) · (near|rand)", text).group(1))
+
+    def position(self) -> tuple[int, int]:
+        here, total = re.fullmatch(r"(\d+) of (\d+)", self.part("position").inner_text()).groups()
+        return int(here), int(total)
+
+    def wait_position(self, here: int, timeout: float = 20) -> None:
+        deadline = time.monotonic() + timeout
+        while self.position()[0] != here:
+            if time.monotonic() > deadline:
+                pytest.fail(f"position {self.position()}, expected {here}")
+            time.sleep(0.1)
+
+    def click(self, name: str) -> None:
+        self.part(name).locator("button").first.click() if name == "stratum" else \
+            self.part(name).click()
+
+    def type(self, keys: str, delay: int) -> None:
+        box = self.part("keys").locator("input").first
+        box.click()
+        box.press_sequentially(keys, delay=delay)
+
+    def summary(self) -> dict:
+        text = self.part("summary").inner_text()
+        found = re.search(r"recall ([\d.]+).*corrected precision ([\d.]+) \[([\d.]+), ([\d.]+)\]",
+                          text, re.S)
+        recall, point, low, high = map(float, found.groups())
+        return {"recall": recall, "precision": point, "ci": (low, high), "text": text}
+
+
+@pytest.fixture(scope="module")
+def browser(page):
+    return Browser(page.locator(".pairlab-fp-browser").first)
+
+
+def test_mark_buttons_write_one_row_each_and_move_on(page, browser):
+    """The second click is the first message on a comm subshell thread: before the label store
+    was thread-safe it raised ProgrammingError there, and no row was written."""
+    first = browser.pair()
+    browser.click("mark-real_error")
+    browser.wait_position(2)
+    second = browser.pair()
+    browser.click("mark-actually_positive")
+    browser.wait_position(3)
+    browser.click("back")
+    browser.wait_position(2)
+    assert browser.pair() == second
+    browser.click("mark-unsure")
+    browser.wait_position(3)
+    browser.click("next")
+    browser.wait_position(4)
+    assert wait_rows(page, "browser-test", 3) == [
+        (first, "real_error"), (second, "actually_positive"), (second, "unsure")]
+
+
+def test_summary_interval_holds_its_point(page, browser):
+    """One real-error mark gave 'corrected precision 0.1152 [0.1153, 0.4717]'."""
+    s = browser.summary()
+    assert s["ci"][0] <= s["precision"] <= s["ci"][1], s["text"]
+    assert "marked pairs: near" in s["text"]
+
+
+@pytest.mark.parametrize("delay", [HUMAN, FAST], ids=["human speed", "fast"])
+def test_each_key_press_is_one_action(page, browser, delay):
+    """Typed fast into a synced text box, "ep" became real error, real error, actually positive
+    and "nn" moved three pairs."""
+    before = rows(page, "browser-test")
+    here = browser.position()[0]
+    browser.type("nn", delay)
+    browser.wait_position(here + 2)
+    time.sleep(0.5)
+    assert browser.position()[0] == here + 2
+    first = browser.pair()
+    browser.type("ep", delay)
+    browser.wait_position(here + 4)
+    after = wait_rows(page, "browser-test", len(before) + 2)
+    assert after[len(before):] == [(first, "real_error"), (after[-1][0], "actually_positive")]
+    assert after[-1][0] != first
+    browser.type("b", delay)
+    browser.wait_position(here + 3)
+    assert browser.pair() == after[-1][0]
+
+
+def test_an_empty_stratum_and_back_keeps_the_place(page, browser):
+    shown, (here, total) = browser.pair(), browser.position()
+    counts = {}
+    for stratum in ("near", "rand"):
+        browser.part("stratum").get_by_role("button", name=stratum, exact=True).click()
+        time.sleep(1.0)
+        counts[stratum] = browser.position()[1]
+    browser.part("stratum").get_by_role("button", name="all", exact=True).click()
+    browser.wait_position(here)
+    assert browser.pair() == shown and browser.position() == (here, total)
+    assert sum(counts.values()) == total and 0 in counts.values(), counts
+
+
+def test_recall_slider_relists_and_marking_still_works(page, browser):
+    readout = browser.part("recall").locator(".widget-readout")
+    readout.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("0.6")
+    page.keyboard.press("Enter")
+    deadline = time.monotonic() + 20
+    while browser.summary()["recall"] != 0.6:
+        assert time.monotonic() < deadline, browser.summary()["text"]
+        time.sleep(0.1)
+    before = rows(page, "browser-test")
+    shown = browser.pair()
+    browser.type("u", HUMAN)
+    assert wait_rows(page, "browser-test", len(before) + 1)[-1] == (shown, "unsure")
+
+
+def dashboard(page, n: int):
+    return page.locator(".pairlab-dashboard").nth(n)
+
+
+def points(board) -> int:
+    return board.locator(".scatterlayer .points path").count()
+
+
+def wait_points(board, n: int, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while points(board) != n:
+        assert time.monotonic() < deadline, f"{points(board)} points, expected {n}"
+        time.sleep(0.1)
+
+
+def test_live_dashboard_followed_the_run_and_turned_green(page):
+    board = dashboard(page, 0)
+    bar = board.locator(".pairlab-dashboard-progress .progress-bar").first
+    assert "progress-bar-success" in bar.get_attribute("class")
+    assert "round 3" in board.locator(".pairlab-dashboard-status").inner_text()
+    assert points(board) == 3  # one dev-AP point per round
+    assert "train" in board.locator(".pairlab-dashboard-times").inner_text()
+
+
+def test_opened_dashboard_is_green_and_its_legend_hides_a_run(page):
+    board = dashboard(page, 1)
+    bar = board.locator(".pairlab-dashboard-progress .progress-bar").first
+    assert "progress-bar-success" in bar.get_attribute("class")
+    assert "2 of 2 runs finished" in board.locator(".pairlab-dashboard-status").inner_text()
+    assert points(board) == 6
+    legend = board.locator(".legend .traces", has_text="toy/random/0").locator(".legendtoggle")
+    legend.click()
+    wait_points(board, 3)  # the random run hidden
+    legend.click()
+    wait_points(board, 6)
+
+
+def test_run_picker_switches_runs_and_keeps_each_place(page):
+    picker = page.locator(".pairlab-run-picker").first
+    select = picker.locator(".pairlab-run-picker-dropdown select")
+    inner = Browser(picker.locator(".pairlab-fp-browser").first)
+    inner.click("next")
+    inner.wait_position(2)
+    select.select_option("model b")
+    inner.wait_position(1)
+    inner.type("nn", FAST)
+    inner.wait_position(3)
+    shown = inner.pair()
+    inner.type("e", HUMAN)
+    inner.wait_position(4)
+    assert wait_rows(page, "picker-test", 1) == [(shown, "real_error")]
+    select.select_option("model a")
+    inner.wait_position(2)
+    select.select_option("model b")
+    inner.wait_position(4)
+
+
+def test_no_traceback_anywhere(page):
+    """Widget callbacks fail silently for the user: their tracebacks go to the log console."""
+    outputs = page.locator(".jp-OutputArea-output")
+    assert not any("Traceback" in t or "Error" in t for t in outputs.all_inner_texts())
+    menu(page, "View", "Show Log Console")
+    console = page.locator(".jp-LogConsolePanel").first
+    console.wait_for()
+    page.wait_for_timeout(1000)
+    entries = console.locator(".jp-OutputArea-output").all_inner_texts()
+    assert entries == [], "\n".join(entries)
+    assert "No log messages." in console.inner_text()
