@@ -46,10 +46,6 @@ class KeyCatcher(anywidget.AnyWidget):
         """Call ``handler(key)`` for each key press (one character)."""
         self._handlers.append(handler)
 
-    def press(self, key: str) -> None:
-        """Act as if ``key`` was pressed in the browser (tests, scripted use)."""
-        self._dispatch(self, {"key": key}, [])
-
     def _dispatch(self, _widget, content, _buffers) -> None:
         key = content.get("key") if isinstance(content, dict) else None
         if isinstance(key, str) and len(key) == 1:

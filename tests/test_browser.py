@@ -132,7 +132,7 @@ def test_actually_positive_marks_raise_the_corrected_precision(browser):
 def keydown(browser, keys: str) -> None:
     """Each key as the browser's key box sends it: one widget message per key press."""
     for key in keys:
-        browser.keys._dispatch(browser.keys, {"key": key}, [])
+        browser.keys._handle_custom_msg({"key": key}, [])  # ipywidgets' own dispatch
 
 
 def test_each_key_press_is_one_action(browser, store):

@@ -68,8 +68,7 @@ class Browser:
             time.sleep(0.1)
 
     def click(self, name: str) -> None:
-        self.part(name).locator("button").first.click() if name == "stratum" else \
-            self.part(name).click()
+        self.part(name).click()
 
     def type(self, keys: str, delay: int) -> None:
         box = self.part("keys").locator("input").first
