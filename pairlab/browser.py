@@ -280,11 +280,12 @@ class FalsePositiveBrowser:
         pair, n = self.current(), len(self._pairs)
         if pair is not None:
             self._shown = pair["pair_id"]
-        self.position.value = f"{self._pos + 1 if n else 0} of {n}"
         for button in (*self.buttons.values(), self.prev_button, self.next_button):
             button.disabled = n == 0
         self.pair.value = _pair_html(pair) if pair else "<i>no putative false positive here</i>"
         self.summary.value = _summary_html(self.summary_dict())
+        # last: once the position reads the new place, the pair and summary already show it
+        self.position.value = f"{self._pos + 1 if n else 0} of {n}"
 
 
 class RunPicker:

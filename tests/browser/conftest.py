@@ -26,7 +26,8 @@ import pytest
 
 from widgets_notebook import notebook
 
-ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 TESTS = ROOT / "tests"
 SKIPPED = ROOT / "runs" / "browser-tests.skipped"
 SCREENSHOTS = ROOT / "runs" / "browser-screenshots"
@@ -52,13 +53,16 @@ def _missing() -> str | None:
 
 
 def pytest_collection_modifyitems(config, items):
-    reason = _missing()
+    # this hook sees every collected item (`pytest tests` collects the unit tests too): only
+    # the browser tests are skipped
+    ours = [item for item in items if HERE in item.path.parents]
     SKIPPED.unlink(missing_ok=True)
+    reason = _missing() if ours else None
     if reason is None:
         return
     SKIPPED.parent.mkdir(parents=True, exist_ok=True)
     SKIPPED.write_text(reason + "\n")
-    for item in items:
+    for item in ours:
         item.add_marker(pytest.mark.skip(reason=f"browser tests skipped: {reason}"))
 
 

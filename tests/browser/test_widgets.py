@@ -52,9 +52,20 @@ class Browser:
     def part(self, name: str):
         return self.root.locator(f".pairlab-fp-{name}").first
 
-    def pair(self) -> int:
-        text = self.part("pair").inner_text()
-        return int(re.search(r"pair (\d+) · (near|rand)", text).group(1))
+    def shown(self) -> tuple[int, str] | None:
+        """``(pair_id, stratum)`` of the pair on show, or None when none is listed."""
+        found = re.search(r"pair (\d+) · (near|rand)", self.part("pair").inner_text())
+        return (int(found.group(1)), found.group(2)) if found else None
+
+    def pair(self, timeout: float = 20) -> int:
+        """The pair on show (waits for one: the position and the pair are two widgets, updated
+        by two messages, so one can be on screen a moment before the other)."""
+        deadline = time.monotonic() + timeout
+        while (shown := self.shown()) is None:
+            if time.monotonic() > deadline:
+                pytest.fail(f"no pair on show after {timeout} s: {self.part('pair').inner_text()}")
+            time.sleep(0.1)
+        return shown[0]
 
     def position(self) -> tuple[int, int]:
         here, total = re.fullmatch(r"(\d+) of (\d+)", self.part("position").inner_text()).groups()
@@ -141,8 +152,14 @@ def test_an_empty_stratum_and_back_keeps_the_place(page, browser):
     counts = {}
     for stratum in ("near", "rand"):
         browser.part("stratum").get_by_role("button", name=stratum, exact=True).click()
-        time.sleep(1.0)
-        counts[stratum] = browser.position()[1]
+        deadline = time.monotonic() + 20
+        while True:  # until the page shows this stratum's list: one of its pairs, or none
+            on_show, (_, n) = browser.shown(), browser.position()
+            if (on_show is None and n == 0) or (on_show is not None and on_show[1] == stratum):
+                break
+            assert time.monotonic() < deadline, (stratum, on_show, n)
+            time.sleep(0.1)
+        counts[stratum] = n
     browser.part("stratum").get_by_role("button", name="all", exact=True).click()
     browser.wait_position(here)
     assert browser.pair() == shown and browser.position() == (here, total)
