@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from widgets_notebook import notebook
+from .widgets_notebook import notebook
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

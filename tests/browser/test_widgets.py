@@ -4,6 +4,15 @@ and JupyterLab's log console.
 
 The tests share one page (the widget notebook run once) and run in file order; each reads the
 state it starts from rather than assuming a fresh one.
+
+Where the callbacks run: JupyterLab (default settings) sends each comm message with the id of
+one subshell per comm target, and ipykernel 7 routes a comm's message to the subshell named in
+the header of the message it last published on that comm from. A comm that has published
+nothing since its cell built it stays on the main thread: a button's clicks and the keys box run
+there until something re-renders the button (the stratum filter disabling it). A value widget
+(slider, toggle buttons, dropdown) echoes each change, so from its second change on it runs on
+the subshell thread. Hence the slider, stratum and run-picker tests change their widget at least
+twice and read or mark afterwards: that is where a label store bound to one thread failed.
 """
 from __future__ import annotations
 
@@ -13,8 +22,9 @@ import time
 from contextlib import closing
 
 import pytest
+from playwright.sync_api import expect
 
-from conftest import menu
+from .conftest import menu
 
 HUMAN, FAST = 150, 0  # milliseconds between key presses
 
@@ -100,8 +110,7 @@ def browser(page):
 
 
 def test_mark_buttons_write_one_row_each_and_move_on(page, browser):
-    """The second click is the first message on a comm subshell thread: before the label store
-    was thread-safe it raised ProgrammingError there, and no row was written."""
+    """Three marks, each one row for the pair on show; back and next move one pair a click."""
     first = browser.pair()
     browser.click("mark-real_error")
     browser.wait_position(2)
@@ -113,8 +122,9 @@ def test_mark_buttons_write_one_row_each_and_move_on(page, browser):
     assert browser.pair() == second
     browser.click("mark-unsure")
     browser.wait_position(3)
-    browser.click("next")
-    browser.wait_position(4)
+    for button, here in (("next", 4), ("next", 5), ("back", 4), ("next", 5), ("back", 4)):
+        browser.click(button)
+        browser.wait_position(here)
     assert wait_rows(page, "browser-test", 3) == [
         (first, "real_error"), (second, "actually_positive"), (second, "unsure")]
 
@@ -148,6 +158,10 @@ def test_each_key_press_is_one_action(page, browser, delay):
 
 
 def test_an_empty_stratum_and_back_keeps_the_place(page, browser):
+    """Through a filter that lists nothing and back to "all": the same pair at the same place
+    (it went back to the first pair). The filter's second and third changes run on the subshell
+    thread, and so do the mark buttons' clicks once the empty list disabled them: the mark at
+    the end must still land in the store."""
     shown, (here, total) = browser.pair(), browser.position()
     counts = {}
     for stratum in ("near", "rand"):
@@ -164,22 +178,42 @@ def test_an_empty_stratum_and_back_keeps_the_place(page, browser):
     browser.wait_position(here)
     assert browser.pair() == shown and browser.position() == (here, total)
     assert sum(counts.values()) == total and 0 in counts.values(), counts
+    before = rows(page, "browser-test")
+    browser.click("mark-real_error")
+    browser.wait_position(here + 1)
+    assert wait_rows(page, "browser-test", len(before) + 1)[-1] == (shown, "real_error")
+
+
+def set_recall(page, browser, value: float, timeout: float = 20) -> None:
+    """Type ``value`` into the recall slider's readout; returns once the summary shows it."""
+    browser.part("recall").locator(".widget-readout").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type(str(value))
+    page.keyboard.press("Enter")
+    deadline = time.monotonic() + timeout
+    while browser.summary()["recall"] != value:
+        assert time.monotonic() < deadline, browser.summary()["text"]
+        time.sleep(0.1)
 
 
 def test_recall_slider_relists_and_marking_still_works(page, browser):
-    readout = browser.part("recall").locator(".widget-readout")
-    readout.click()
-    page.keyboard.press("Control+A")
-    page.keyboard.type("0.6")
-    page.keyboard.press("Enter")
-    deadline = time.monotonic() + 20
-    while browser.summary()["recall"] != 0.6:
-        assert time.monotonic() < deadline, browser.summary()["text"]
-        time.sleep(0.1)
-    before = rows(page, "browser-test")
-    shown = browser.pair()
-    browser.type("u", HUMAN)
-    assert wait_rows(page, "browser-test", len(before) + 1)[-1] == (shown, "unsure")
+    """Each recall moves the threshold, so the list and the summary change; the second change
+    runs on the subshell thread, where the summary reads the store. A button mark and a key mark
+    afterwards land on the pairs on show."""
+    listed = {browser.summary()["recall"]: browser.position()[1]}
+    for recall in (0.6, 0.4):
+        set_recall(page, browser, recall)
+        listed[recall] = browser.position()[1]
+    assert listed[0.2] < listed[0.4] < listed[0.6], listed
+    before, (here, _) = rows(page, "browser-test"), browser.position()
+    first = browser.pair()
+    browser.click("mark-unsure")
+    browser.wait_position(here + 1)
+    second = browser.pair()
+    browser.type("p", HUMAN)
+    browser.wait_position(here + 2)
+    assert wait_rows(page, "browser-test", len(before) + 2)[len(before):] == [
+        (first, "unsure"), (second, "actually_positive")]
 
 
 def dashboard(page, n: int):
@@ -197,21 +231,55 @@ def wait_points(board, n: int, timeout: float = 10) -> None:
         time.sleep(0.1)
 
 
-def test_live_dashboard_followed_the_run_and_turned_green(page):
-    board = dashboard(page, 0)
+def wait_finished(board, status: str, timeout: float = 60_000) -> None:
+    """Wait until the board's bar is full and green and its status reads ``status`` (the page
+    may still be drawing the run's messages when the last cell has printed)."""
     bar = board.locator(".pairlab-dashboard-progress .progress-bar").first
-    assert "progress-bar-success" in bar.get_attribute("class")
-    assert "round 3" in board.locator(".pairlab-dashboard-status").inner_text()
-    assert points(board) == 3  # one dev-AP point per round
+    expect(board.locator(".pairlab-dashboard-status")).to_contain_text(status, timeout=timeout)
+    expect(bar).to_have_class(re.compile(r"\bprogress-bar-success\b"), timeout=timeout)
+    expect(bar).to_have_attribute("style", re.compile(r"\bwidth: 100%"), timeout=timeout)
+
+
+def x_range(board) -> list[float]:
+    return board.locator(".js-plotly-plot").first.evaluate("el => el._fullLayout.xaxis.range")
+
+
+def test_live_dashboard_followed_the_run_and_turned_green(page):
+    """Three rounds: a full green bar, round 3 in the status, three dev-AP points, the stage
+    times; a box zoom narrows the x axis and a double click restores it (two relayout
+    messages from plotly to the kernel), the three points still drawn."""
+    board = dashboard(page, 0)
+    board.scroll_into_view_if_needed()
+    wait_finished(board, "round 3")
+    wait_points(board, 3)  # one dev-AP point per round
     assert "train" in board.locator(".pairlab-dashboard-times").inner_text()
+    full = x_range(board)
+    box = board.locator(".nsewdrag").first.bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.1, box["y"] + box["height"] * 0.2)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.8, steps=10)
+    page.mouse.up()
+    deadline = time.monotonic() + 10
+    while x_range(board) == full:
+        assert time.monotonic() < deadline, "the box zoom left the x axis as it was"
+        time.sleep(0.1)
+    zoomed = x_range(board)
+    assert full[0] < zoomed[0] < zoomed[1] < full[1], (full, zoomed)
+    board.locator(".nsewdrag").first.dblclick()
+    deadline = time.monotonic() + 10
+    while x_range(board) != full:
+        assert time.monotonic() < deadline, f"x axis {x_range(board)} after reset, was {full}"
+        time.sleep(0.1)
+    wait_points(board, 3)
 
 
 def test_opened_dashboard_is_green_and_its_legend_hides_a_run(page):
+    """Two finished runs of three rounds: a full green bar and six points; the legend hides one
+    run's three points and shows them again."""
     board = dashboard(page, 1)
-    bar = board.locator(".pairlab-dashboard-progress .progress-bar").first
-    assert "progress-bar-success" in bar.get_attribute("class")
-    assert "2 of 2 runs finished" in board.locator(".pairlab-dashboard-status").inner_text()
-    assert points(board) == 6
+    board.scroll_into_view_if_needed()
+    wait_finished(board, "2 of 2 runs finished")
+    wait_points(board, 6)
     legend = board.locator(".legend .traces", has_text="toy/random/0").locator(".legendtoggle")
     legend.click()
     wait_points(board, 3)  # the random run hidden
