@@ -22,7 +22,6 @@ import time
 from contextlib import closing
 
 import pytest
-from playwright.sync_api import expect
 
 from .conftest import menu
 
@@ -234,6 +233,8 @@ def wait_points(board, n: int, timeout: float = 10) -> None:
 def wait_finished(board, status: str, timeout: float = 60_000) -> None:
     """Wait until the board's bar is full and green and its status reads ``status`` (the page
     may still be drawing the run's messages when the last cell has printed)."""
+    from playwright.sync_api import expect  # here: without playwright the tests are skipped
+
     bar = board.locator(".pairlab-dashboard-progress .progress-bar").first
     expect(board.locator(".pairlab-dashboard-status")).to_contain_text(status, timeout=timeout)
     expect(bar).to_have_class(re.compile(r"\bprogress-bar-success\b"), timeout=timeout)
