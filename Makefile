@@ -12,7 +12,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: install run test unit notebooks-smoke nbval test-browser bench lab clean
+.PHONY: install run test unit notebooks-smoke nbval test-browser bench lab sync clean
 
 install: $(VENV)/.installed
 
@@ -56,6 +56,12 @@ test-browser: install
 # table and writes benchmarks/results/<profile>-<host>.json. Not a test: no thresholds.
 bench: install
 	$(BIN)/python benchmarks/bench.py --profile $(PROFILE)
+
+# Each notebook is a jupytext pair (notebooks/NN_name.ipynb + NN_name.py). JupyterLab saves
+# both; after editing a .py in an editor, this brings its .ipynb up to date (the newer file of a
+# pair wins). `make unit` fails while a pair disagrees.
+sync: install
+	$(BIN)/jupytext --sync notebooks/[0-9][0-9]_*.ipynb
 
 lab: install
 	$(BIN)/jupyter lab notebooks/

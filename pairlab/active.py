@@ -35,7 +35,7 @@ from .candidates import neighbour_pairs
 from .data import Pool
 from .embed import model_fingerprint
 from .evaluation import CosineScorer, EvalSet, embed_pool, evaluate
-from .notebook import to_json, write_json
+from .io import to_json, write_json
 from .pairs import isin_sorted, union_sorted
 from .paths import cache_dir
 from .strategies import RoundState, Strategy, make_strategy

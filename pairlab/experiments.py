@@ -15,7 +15,7 @@ from .active import STAGES, ActiveConfig, ActiveRun, run_folder, run_labels
 from .data import Task
 from .evaluation import EvalConfig, evaluate, pretrained_eval_set
 
-__all__ = ["Variant", "prepare", "sweep", "summarise", "curves", "stage_times", "calibration",
+__all__ = ["Variant", "prepare", "prepare_active", "loop_settings", "sweep", "summarise", "curves", "stage_times", "calibration",
            "scale", "table3", "table4", "total_rounds", "stratified_variants", "table5",
            "seed_set_rounds", "transfer", "table6", "efficiency", "noise", "costs"]
 
@@ -30,6 +30,37 @@ def prepare(task: Task, eval_config: EvalConfig, *, model=None, max_seq_length: 
                                             max_seq_length=max_seq_length)[0]
                  for split in ("dev", "test")}
     return pools, eval_sets
+
+
+def loop_settings(params: dict) -> dict:
+    """The :class:`ActiveConfig` fields a sweep shares, from an active-learning notebook's
+    parameters (``al_neighbours`` is the loop's candidate count m; ``al_n_boot`` its replicates)."""
+    return dict(n1=params["n1"], rounds=params["rounds"], growth=params["growth"],
+                neighbours=params["al_neighbours"], model=params["model"],
+                epochs=params["cosine_epochs"], learning_rate=params["learning_rate"],
+                batch_size=params["batch_size"], max_seq_length=params["max_seq_length"],
+                n_boot=params["al_n_boot"], curve=params["curve"])
+
+
+def prepare_active(params: dict, *, show: bool = True):
+    """Everything notebooks 03-05 share before their sweeps, from their parameters: each task's
+    pools and evaluation strata (:func:`prepare`) and the loop settings (:func:`loop_settings`).
+    ``show`` displays this run's sizes beside the paper's (:func:`scale`).
+    Returns ``(prepared, settings)``."""
+    from . import data, paper
+
+    tasks = data.load_tasks(params["dataset"], params["data_dir"], seed=params["seed"],
+                            fractions=params["fractions"], max_items=params["al_max_items"])
+    eval_config = EvalConfig(params["neighbours"], params["al_n_random"], params["seed"])
+    prepared = {name: prepare(task, eval_config, model=params["model"],
+                              max_seq_length=params["max_seq_length"])
+                for name, task in tasks.items()}
+    settings = loop_settings(params)
+    if show:
+        from IPython.display import display
+
+        display(scale(prepared, settings, paper.BUDGET))
+    return prepared, settings
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Reading the raw TSV releases: quotes are text, malformed rows are counted and reported.
+"""Files in and out: the raw TSV releases (quotes are text, malformed rows are counted and
+reported) and JSON written atomically (metrics, configs, run records).
 
 The files are read line by line with ``str.split('\\t')`` rather than a CSV reader: questions
 contain double quotes that are text, not quoting, and a bad row must be reported with its file
@@ -6,12 +7,16 @@ and line number rather than surface as a parser error from deep inside pandas.
 """
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-__all__ = ["MalformedRowError", "ReadReport", "SkippedRow", "read_qqp", "read_wikiqa"]
+__all__ = ["MalformedRowError", "ReadReport", "SkippedRow", "read_qqp", "read_wikiqa", "to_json",
+           "write_json"]
 
 QQP_COLUMNS = ["id", "qid1", "qid2", "question1", "question2", "is_duplicate"]
 WIKIQA_COLUMNS_7 = ["QuestionID", "Question", "DocumentID", "DocumentTitle", "SentenceID",
@@ -126,3 +131,27 @@ def _read_rows(path: Path, parse, *, header_prefix: str, strict: bool):
                     raise MalformedRowError(f"{path}:{number}: {bad}: {line[:120]!r}") from None
                 skipped.append(SkippedRow(str(path), number, str(bad), line[:120]))
     return rows, ReadReport([str(path)], len(rows), skipped)
+
+
+def to_json(value):
+    """Plain-Python copy of ``value`` (numpy scalars and arrays become numbers and lists)."""
+    if isinstance(value, dict):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return to_json(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def write_json(path: Path, value) -> Path:
+    """Write ``value`` (numpy allowed) as JSON atomically: a crash never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(to_json(value), indent=2, sort_keys=True, allow_nan=False) + "\n")
+    os.replace(tmp, path)
+    return path

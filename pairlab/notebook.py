@@ -1,26 +1,26 @@
 """Notebook helpers: the one set-up call, saving figures, recording the metrics file."""
 from __future__ import annotations
 
-import json
 import os
 import platform
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
+from .io import to_json, write_json
 from .paths import project_root
 
-__all__ = ["Context", "png_export", "setup", "to_json", "write_json"]
+__all__ = ["Context", "parameters", "png_export", "setup", "to_json", "write_json"]
 
 
 @dataclass(frozen=True)
 class Context:
-    """Where a notebook writes: its run folder (metrics, config) and its figures folder."""
+    """Where a notebook writes (its run folder: metrics, config; its figures folder) and the
+    parameters it ran with."""
 
     notebook: str
     run_dir: Path
     figures_dir: Path
+    params: dict = field(default_factory=dict)  # the parameters the config file records
 
     @property
     def metrics_path(self) -> Path:
@@ -49,16 +49,42 @@ class Context:
         return write_json(self.metrics_path, metrics)
 
 
-def setup(notebook: str, *, run_dir="runs/interactive", figures_dir="figures/interactive",
-          params: dict | None = None, quiet: bool = False) -> Context:
-    """Create the run and figure folders (relative to the project root), write the parameters
-    to ``<run_dir>/<notebook>.config.json`` and print where things are."""
+def parameters(notebook: str, namespace: dict, *, path=None) -> dict:
+    """The notebook's parameters and their current values: every name its ``parameters`` cell
+    assigns (read from the notebook file itself, as papermill reads it), valued from
+    ``namespace`` so papermill's injected values and edits made in the kernel count."""
+    import papermill
+
+    path = Path(path) if path else project_root() / "notebooks" / f"{notebook}.ipynb"
+    if not path.is_file():
+        raise FileNotFoundError(f"no notebook {path} to read the parameters of {notebook!r} from")
+    names = list(papermill.inspect_notebook(str(path)))
+    if not names:
+        raise ValueError(f"{path} has no cell tagged 'parameters'")
+    missing = [name for name in names if name not in namespace]
+    if missing:
+        raise NameError(f"parameters {missing} of {path.name} are not defined: run the "
+                        "parameters cell before the set-up cell")
+    return {name: namespace[name] for name in names}
+
+
+def setup(notebook: str, namespace: dict | None = None, *, path=None, quiet: bool = False,
+          **params) -> Context:
+    """The set-up call after a notebook's parameters cell: ``setup("01_name", globals())``.
+
+    Records every parameter of the parameters cell (:func:`parameters`) in
+    ``<run_dir>/<notebook>.config.json``, creates the run and figure folders (relative to the
+    project root) and prints where things are. Without ``namespace``, ``params`` are the
+    parameters (for scripts and tests)."""
+    if namespace is not None:
+        params = {**parameters(notebook, namespace, path=path), **params}
     root = project_root()
-    ctx = Context(notebook, (root / run_dir).resolve(), (root / figures_dir).resolve())
+    run_dir = params.get("run_dir") or "runs/interactive"
+    figures_dir = params.get("figures_dir") or "figures/interactive"
+    ctx = Context(notebook, (root / run_dir).resolve(), (root / figures_dir).resolve(), params)
     ctx.run_dir.mkdir(parents=True, exist_ok=True)
     ctx.figures_dir.mkdir(parents=True, exist_ok=True)
-    if params is not None:
-        write_json(ctx.run_dir / f"{notebook}.config.json", params)
+    write_json(ctx.run_dir / f"{notebook}.config.json", params)
     if not quiet:
         import torch
 
@@ -68,21 +94,6 @@ def setup(notebook: str, *, run_dir="runs/interactive", figures_dir="figures/int
         print(f"  run folder: {_relative(ctx.run_dir, root)}; figures: "
               f"{_relative(ctx.figures_dir, root)}")
     return ctx
-
-
-def to_json(value):
-    """Plain-Python copy of ``value`` (numpy scalars and arrays become numbers and lists)."""
-    if isinstance(value, dict):
-        return {str(k): to_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_json(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return to_json(value.tolist())
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, Path):
-        return str(value)
-    return value
 
 
 _PNG_SKIP_REPORTED = []
@@ -118,15 +129,6 @@ def _write_png(fig, path: Path) -> None:
               "a browser (apt install chromium) or fetch one with plotly_get_chrome where "
               "there is internet.")
         _PNG_SKIP_REPORTED.append(reason)
-
-
-def write_json(path: Path, value) -> Path:
-    """Write ``value`` (numpy allowed) as JSON atomically: a crash never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(to_json(value), indent=2, sort_keys=True, allow_nan=False) + "\n")
-    os.replace(tmp, path)
-    return path
 
 
 def _relative(path: Path, root: Path) -> str:

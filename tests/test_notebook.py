@@ -1,5 +1,6 @@
 import json
 
+import nbformat
 import numpy as np
 import plotly.graph_objects as go
 import pytest
@@ -7,15 +8,46 @@ import pytest
 from pairlab import notebook
 
 
-def test_setup_writes_config_and_metrics_atomically(tmp_path):
-    ctx = notebook.setup("99_example", run_dir=tmp_path / "run", figures_dir=tmp_path / "fig",
-                         params={"seed": np.int64(3), "sizes": np.arange(2)}, quiet=True)
-    assert json.loads((tmp_path / "run" / "99_example.config.json").read_text()) == {
-        "seed": 3, "sizes": [0, 1]}
+def parameters_notebook(path):
+    cells = [nbformat.v4.new_code_cell("from pairlab.notebook import setup"),
+             nbformat.v4.new_code_cell("seed = 0                # a comment\nsizes = [1, 2]\n"
+                                       "run_dir = 'runs/x'\nfigures_dir = 'figures/x'",
+                                       metadata={"tags": ["parameters"]}),
+             nbformat.v4.new_code_cell("ctx = setup('99_example', globals())")]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "pairlab", "language": "python", "display_name": "pairlab"}
+    nbformat.write(nb, path)
+    return path
+
+
+def test_setup_records_every_parameter_of_the_parameters_cell(tmp_path):
+    path = parameters_notebook(tmp_path / "99_example.ipynb")
+    namespace = {"seed": np.int64(3), "sizes": np.arange(2), "run_dir": tmp_path / "run",
+                 "figures_dir": tmp_path / "fig", "not_a_parameter": 5, "setup": notebook.setup}
+    ctx = notebook.setup("99_example", namespace, path=path, quiet=True)
+    recorded = json.loads((tmp_path / "run" / "99_example.config.json").read_text())
+    assert recorded == {"seed": 3, "sizes": [0, 1], "run_dir": str(tmp_path / "run"),
+                        "figures_dir": str(tmp_path / "fig")}
+    assert ctx.params["seed"] == 3 and (tmp_path / "fig").is_dir()
     path = ctx.record_metrics({"qqp": {"ap": np.float32(0.5)}})
     assert path == tmp_path / "run" / "99_example.metrics.json"
     assert json.loads(path.read_text()) == {"qqp": {"ap": 0.5}}
     assert not list((tmp_path / "run").glob("*.tmp"))
+
+
+def test_setup_before_the_parameters_cell_ran_names_what_is_missing(tmp_path):
+    path = parameters_notebook(tmp_path / "99_example.ipynb")
+    with pytest.raises(NameError, match=r"\['sizes', 'run_dir', 'figures_dir'\].*parameters cell"):
+        notebook.setup("99_example", {"seed": 0}, path=path, quiet=True)
+
+
+def test_every_notebook_records_its_own_parameters_through_setup():
+    from pairlab.runner import notebooks
+
+    for path in notebooks():
+        sources = [c.source for c in nbformat.read(path, 4).cells if c.cell_type == "code"]
+        assert f'setup("{path.stem}", globals())' in "\n".join(sources), path.name
+        assert not any("globals()" in s and "setup(" not in s for s in sources), path.name
 
 
 def test_nan_metric_is_refused(tmp_path):
