@@ -12,7 +12,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: install run test unit notebooks-smoke nbval test-browser bench lab sync clean
+.PHONY: install run test unit notebooks-smoke nbval test-browser bench docs lab sync clean
 
 install: $(VENV)/.installed
 
@@ -62,6 +62,12 @@ bench: install
 # pair wins). `make unit` fails while a pair disagrees.
 sync: install
 	$(BIN)/jupytext --sync notebooks/[0-9][0-9]_*.ipynb
+
+# RESULTS.md and benchmarks/README.md, rendered from the committed results/ and
+# benchmarks/results/ (templates in docs/). After `make run PROFILE=cpu`:
+# `.venv/bin/python -m pairlab.report --collect cpu` copies its metrics into results/cpu/ first.
+docs: install
+	$(BIN)/python -m pairlab.report
 
 lab: install
 	$(BIN)/jupyter lab notebooks/

@@ -1,9 +1,10 @@
 """pairlab against the tools a user would otherwise reach for, on the same inputs in one process.
 
     python benchmarks/bench.py [--profile demo] [--sizes 1e6 1e7 1e8] [--skip-round]
-    python benchmarks/bench.py --markdown benchmarks/results/demo-vm.json   # the README's table
+    python benchmarks/bench.py --markdown benchmarks/results/demo-vm.json   # one results table
 
-Prints a table and writes ``benchmarks/results/<profile>-<host>.json``. Rows:
+Prints a table and writes ``benchmarks/results/<profile>-<host>.json``; ``make docs`` renders
+benchmarks/README.md from those files. Rows:
 candidate generation (faiss top-m pairs vs sentence-transformers' ``paraphrase_mining_embeddings``
 and ``semantic_search``), encoding (pairlab's cached encoder path vs ``SentenceTransformer.encode``,
 and as a share of this machine's measured matmul rate), the all-pairs estimate vs exact
@@ -32,6 +33,7 @@ from pairlab.data import Pool  # noqa: E402
 from pairlab.embed import encode, load_encoder  # noqa: E402
 from pairlab.evaluation import EvalConfig, build_eval_set, evaluate, exact_all_pairs  # noqa: E402
 from pairlab.pairs import PairSpace, as_id_set  # noqa: E402
+from pairlab.report import bench_table  # noqa: E402
 
 
 def timed(fn, *args, repeat: int = 1, **kwargs):
@@ -268,7 +270,7 @@ def main(argv=None) -> int:
     parser.add_argument("--markdown", metavar="JSON", help="print a results file as a markdown table")
     args = parser.parse_args(argv)
     if args.markdown:
-        print(markdown(json.loads(Path(args.markdown).read_text())))
+        print(bench_table(json.loads(Path(args.markdown).read_text())))
         return 0
     profile = runner.load_profile(args.profile)
     # the round first, so that the peak memory reported with it is the round's (model, pools,
@@ -318,53 +320,6 @@ def report(rows: list[dict], profile: str) -> None:
     out.write_text(json.dumps({"machine": machine, "profile": profile, "rows": rows}, indent=2,
                               default=float) + "\n")
     print(f"written: {out.relative_to(ROOT)}")
-
-
-def markdown(results: dict) -> str:
-    """The results file as the README's markdown table, with the round's stages below it."""
-    lines = ["| row | compared with | pairlab | other | ratio | notes |", "|---|---|---|---|---|---|"]
-    rounds = []
-    for r in results["rows"]:
-        if "speed_ratio" not in r:
-            stages = ", ".join(f"{k} {v:.1f} s" for k, v in r["seconds"].items())
-            rounds.append(f"One active-learning round of the {results['profile']} profile (QQP, "
-                          f"{r['items']:,} items, uncertainty, round 2, {r['labels']} labels): "
-                          f"{stages}; peak RSS {r['peak_rss_mb'] / 1024:.1f} GB.")
-            continue
-        lines.append(f"| {r['row']} | {r['tool']} | {_seconds(r['pairlab_s'])} | "
-                     f"{_seconds(r['tool_s'])} | {r['speed_ratio']:.1f}x | {_notes(r)} |")
-    return "\n".join(lines + [""] + rounds)
-
-
-def _seconds(s: float) -> str:
-    if s >= 86400:
-        return f"{s / 86400:.1f} days"
-    if s >= 3600:
-        return f"{s / 3600:.1f} h"
-    if s >= 600:
-        return f"{s / 60:.0f} min"
-    return f"{s:.3f} s" if s < 10 else f"{s:.1f} s"
-
-
-def _notes(r: dict) -> str:
-    if "identical_share" in r:
-        return f"identical pairs: {r['identical_share']:.3%}; {r['pairs']:,} pairs"
-    if "texts_per_s" in r:
-        return (f"{r['texts_per_s']:.0f} texts/s, {r['tokens_per_s']:,.0f} tokens/s, "
-                f"{r['hardware_share']:.0%} of the measured matmul rate "
-                f"({r['matmul_gflops']:.0f} GFLOP/s) at {r['flops_per_token'] / 1e6:.1f} MFLOP/token")
-    if "identical" in r:
-        same = "identical" if r["identical"] else "DIFFERENT"
-        return f"test AP {r['test_ap']:.4f} with sharing, {r['test_ap_unshared']:.4f} without ({same})"
-    if r.get("projected"):
-        return (f"{r['pairs_per_s']:.0f} pairs/s measured; {r['scored_pairs']:,} pairs scored vs "
-                f"all ({r['scored_ratio']:.0f}x fewer); projected, not run")
-    inside = "inside" if r["inside_interval"] else "OUTSIDE"
-    return (f"AP error {r['error']:.1g}, {inside} the 95% interval; strata (once per split) "
-            f"{r['strata_s']:.2f} s, per model {r['per_model_s']:.2f} s = scoring "
-            f"{r['score_s']:.2f} s + AP and 200-replicate interval {r['metrics_s']:.2f} s "
-            f"({r['per_model_ratio']:.0f}x); {r['scored_pairs']:,} pairs scored "
-            f"({r['scored_ratio']:.0f}x fewer)")
 
 
 if __name__ == "__main__":

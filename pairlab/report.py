@@ -1,0 +1,218 @@
+"""Documents rendered from committed results: ``python -m pairlab.report``.
+
+``RESULTS.md`` is rendered from ``results/<profile>/<notebook>.metrics.json`` (and the
+``.config.json`` beside each) and ``benchmarks/README.md`` from ``benchmarks/results/*.json``,
+through the Jinja templates in ``docs/``: no number in them is typed by hand.
+
+    python -m pairlab.report                  # render both documents
+    python -m pairlab.report --check          # exit 1 when a document differs from its rendering
+    python -m pairlab.report --collect cpu    # copy runs/cpu/*.{metrics,config}.json to results/cpu/
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from .paths import project_root
+
+__all__ = ["DOCUMENTS", "PROFILE_ORDER", "bench_table", "collect", "load_bench", "load_results",
+           "markdown_table", "render", "stale"]
+
+# document -> its template (paths relative to the project root)
+DOCUMENTS = {"RESULTS.md": "docs/RESULTS.md.j2", "benchmarks/README.md": "docs/benchmarks.md.j2"}
+# a notebook's reference results come from the first of these profiles that recorded them
+PROFILE_ORDER = ("paper", "cpu", "demo", "quick", "smoke")
+
+
+def load_results(root: Path | None = None) -> dict:
+    """``{profile: {notebook: {"metrics": ..., "config": ...}}}`` from ``results/``."""
+    root = root or project_root()
+    out: dict = {}
+    for path in sorted((root / "results").glob("*/*.metrics.json")):
+        notebook = path.name.removesuffix(".metrics.json")
+        config = path.with_name(f"{notebook}.config.json")
+        if not config.is_file():
+            raise FileNotFoundError(f"{path} has no {config.name} beside it: a result without "
+                                    "its parameters cannot be audited")
+        out.setdefault(path.parent.name, {})[notebook] = {
+            "metrics": json.loads(path.read_text()), "config": json.loads(config.read_text())}
+    return out
+
+
+def load_bench(root: Path | None = None) -> dict:
+    """``{"<profile>-<host>": results}`` from ``benchmarks/results/*.json``."""
+    root = root or project_root()
+    return {p.stem: json.loads(p.read_text())
+            for p in sorted((root / "benchmarks" / "results").glob("*.json"))}
+
+
+def collect(profile: str, root: Path | None = None) -> list[Path]:
+    """Copy a finished run's metrics and config files into ``results/<profile>/`` (committed)."""
+    root = root or project_root()
+    source, target = root / "runs" / profile, root / "results" / profile
+    found = sorted(source.glob("*.metrics.json"))
+    if not found:
+        raise FileNotFoundError(f"no metrics files in {source}: run `make run PROFILE={profile}`")
+    target.mkdir(parents=True, exist_ok=True)
+    copied = []
+    for metrics in found:
+        config = metrics.with_name(metrics.name.replace(".metrics.json", ".config.json"))
+        for path in (metrics, config):
+            copied.append(Path(shutil.copy2(path, target / path.name)))
+    return copied
+
+
+def markdown_table(frame, *, digits: int = 3) -> str:
+    """A pandas frame (index included) as a markdown table; floats rounded to ``digits``."""
+    frame = frame.reset_index() if any(n is not None for n in frame.index.names) else frame
+    cells = [[_cell(v, digits) for v in row] for row in frame.itertuples(index=False)]
+    header = [str(c) for c in frame.columns]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in cells])
+
+
+def _cell(value, digits: int) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value).replace("|", "\\|")
+
+
+def bench_table(results: dict) -> str:
+    """A benchmark results file as a markdown table, with the round's stages below it."""
+    lines = ["| row | compared with | pairlab | other | ratio | notes |", "|---|---|---|---|---|---|"]
+    rounds = []
+    for r in results["rows"]:
+        if "speed_ratio" not in r:
+            stages = ", ".join(f"{k} {v:.1f} s" for k, v in r["seconds"].items())
+            rounds.append(f"One active-learning round of the {results['profile']} profile (QQP, "
+                          f"{r['items']:,} items, uncertainty, round 2, {r['labels']} labels): "
+                          f"{stages}; peak RSS {r['peak_rss_mb'] / 1024:.1f} GB.")
+            continue
+        lines.append(f"| {r['row']} | {r['tool']} | {seconds(r['pairlab_s'])} | "
+                     f"{seconds(r['tool_s'])} | {r['speed_ratio']:.1f}x | {_bench_notes(r)} |")
+    return "\n".join(lines + [""] + rounds)
+
+
+def bench_row(results: dict, start: str) -> dict:
+    """The row of a benchmark results file whose name starts with ``start``."""
+    for r in results["rows"]:
+        if r["row"].startswith(start):
+            return r
+    raise KeyError(f"no benchmark row starting {start!r} in the {results['profile']} results")
+
+
+def seconds(s: float) -> str:
+    """A duration as people read it: 0.139 s, 11.9 s, 26 min, 7.0 days."""
+    if s >= 86400:
+        return f"{s / 86400:.1f} days"
+    if s >= 3600:
+        return f"{s / 3600:.1f} h"
+    if s >= 600:
+        return f"{s / 60:.0f} min"
+    return f"{s:.3f} s" if s < 10 else f"{s:.1f} s"
+
+
+def _bench_notes(r: dict) -> str:
+    if "identical_share" in r:
+        return f"identical pairs: {r['identical_share']:.3%}; {r['pairs']:,} pairs"
+    if "texts_per_s" in r:
+        return (f"{r['texts_per_s']:.0f} texts/s, {r['tokens_per_s']:,.0f} tokens/s, "
+                f"{r['hardware_share']:.0%} of the measured matmul rate "
+                f"({r['matmul_gflops']:.0f} GFLOP/s) at {r['flops_per_token'] / 1e6:.1f} MFLOP/token")
+    if "identical" in r:
+        same = "identical" if r["identical"] else "DIFFERENT"
+        return f"test AP {r['test_ap']:.4f} with sharing, {r['test_ap_unshared']:.4f} without ({same})"
+    if r.get("projected"):
+        return (f"{r['pairs_per_s']:.0f} pairs/s measured; {r['scored_pairs']:,} pairs scored vs "
+                f"all ({r['scored_ratio']:.0f}x fewer); projected, not run")
+    inside = "inside" if r["inside_interval"] else "OUTSIDE"
+    return (f"AP error {r['error']:.1g}, {inside} the 95% interval; strata (once per split) "
+            f"{r['strata_s']:.2f} s, per model {r['per_model_s']:.2f} s = scoring "
+            f"{r['score_s']:.2f} s + AP and 200-replicate interval {r['metrics_s']:.2f} s "
+            f"({r['per_model_ratio']:.0f}x); {r['scored_pairs']:,} pairs scored "
+            f"({r['scored_ratio']:.0f}x fewer)")
+
+
+def _environment(root: Path):
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(root)), undefined=jinja2.StrictUndefined,
+                             keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(num=lambda v: f"{v:,.0f}", f=lambda v, d=3: f"{v:.{d}f}", seconds=seconds,
+                       pct=lambda v, d=0: f"{100 * v:.{d}f}%", table=markdown_table,
+                       ci=lambda c, d=3: f"{c[0]:.{d}f}-{c[1]:.{d}f}", ratio=_one_in)
+    return env
+
+
+def _one_in(ratio: float) -> str:
+    """Pairs per positive as "1:32K"."""
+    for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if ratio >= limit:
+            value = ratio / limit
+            return f"1:{value:.0f}{suffix}" if value >= 10 else f"1:{value:.1f}{suffix}"
+    return f"1:{ratio:.0f}"
+
+
+def reference(results: dict, notebook: str):
+    """``(profile, record)`` of the first profile in :data:`PROFILE_ORDER` that recorded
+    ``notebook``, else ``(None, None)``."""
+    for profile in PROFILE_ORDER:
+        if notebook in results.get(profile, {}):
+            return profile, results[profile][notebook]
+    return None, None
+
+
+def render(document: str, root: Path | None = None) -> str:
+    """The text of ``document`` (a key of :data:`DOCUMENTS`) rendered from the committed files."""
+    from . import baselines, experiments, paper
+
+    root = root or project_root()
+    if document not in DOCUMENTS:
+        raise ValueError(f"unknown document {document!r}; known: {sorted(DOCUMENTS)}")
+    results, bench = load_results(root), load_bench(root)
+    if document == "RESULTS.md" and not results:
+        raise FileNotFoundError(f"no results/<profile>/*.metrics.json under {root}")
+    if document == "benchmarks/README.md" and not bench:
+        raise FileNotFoundError(f"no benchmarks/results/*.json under {root}")
+    template = _environment(root).get_template(DOCUMENTS[document])
+    return template.render(results=results, bench=bench, reference=lambda nb: reference(results, nb),
+                           bench_table=bench_table, row=bench_row, paper=paper,
+                           experiments=experiments, baselines=baselines)
+
+
+def stale(root: Path | None = None, documents=tuple(DOCUMENTS)) -> list[str]:
+    """Those of ``documents`` whose committed text differs from their rendering."""
+    root = root or project_root()
+    return [doc for doc in documents
+            if not (root / doc).is_file() or (root / doc).read_text() != render(doc, root)]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if a document is stale")
+    parser.add_argument("--collect", metavar="PROFILE", help="copy runs/PROFILE's metrics first")
+    args = parser.parse_args(argv)
+    root = project_root()
+    if args.collect:
+        for path in collect(args.collect, root):
+            print(f"collected {path.relative_to(root)}")
+    if args.check:
+        out_of_date = stale(root)
+        for doc in out_of_date:
+            print(f"{doc} differs from its rendering: run `make docs`", file=sys.stderr)
+        return 1 if out_of_date else 0
+    for doc in DOCUMENTS:
+        (root / doc).write_text(render(doc, root))
+        print(f"rendered {doc}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
