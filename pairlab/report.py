@@ -18,11 +18,13 @@ from pathlib import Path
 
 from .paths import project_root
 
-__all__ = ["DOCUMENTS", "PROFILE_ORDER", "bench_table", "collect", "load_bench", "load_results",
-           "markdown_table", "render", "stale"]
+__all__ = ["DOCUMENTS", "PROFILE_ORDER", "bench_table", "collect", "default_profile", "load_bench",
+           "load_results", "load_timings", "markdown_table", "profile_purposes", "render", "stale",
+           "timing_cell"]
 
 # document -> its template (paths relative to the project root)
-DOCUMENTS = {"RESULTS.md": "docs/RESULTS.md.j2", "benchmarks/README.md": "docs/benchmarks.md.j2"}
+DOCUMENTS = {"README.md": "docs/README.md.j2", "RESULTS.md": "docs/RESULTS.md.j2",
+             "benchmarks/README.md": "docs/benchmarks.md.j2"}
 # a notebook's reference results come from the first of these profiles that recorded them
 PROFILE_ORDER = ("paper", "cpu", "demo", "quick", "smoke")
 
@@ -42,6 +44,45 @@ def load_results(root: Path | None = None) -> dict:
     return out
 
 
+def load_timings(root: Path | None = None) -> dict:
+    """``{profile: timings}`` from ``results/<profile>/timings.json`` (written by the runner)."""
+    root = root or project_root()
+    return {p.parent.name: json.loads(p.read_text())
+            for p in sorted((root / "results").glob("*/timings.json"))}
+
+
+def profile_purposes(root: Path | None = None) -> list[tuple[str, str]]:
+    """``(name, purpose)`` of every profile, the purpose being the first comment line of
+    ``profiles/<name>.yaml`` (``# name: purpose``)."""
+    root = root or project_root()
+    out = []
+    for path in sorted((root / "profiles").glob("*.yaml")):
+        first = path.read_text().splitlines()[0] if path.read_text() else ""
+        if not first.startswith(f"# {path.stem}:"):
+            raise ValueError(f"{path} must start with a line '# {path.stem}: <what it is for>'")
+        out.append((path.stem, first.removeprefix(f"# {path.stem}:").strip()))
+    return out
+
+
+def default_profile(root: Path | None = None) -> str:
+    """The profile ``make run`` uses (the Makefile's ``PROFILE ?=``)."""
+    root = root or project_root()
+    for line in (root / "Makefile").read_text().splitlines():
+        if line.replace(" ", "").startswith("PROFILE?="):
+            return line.split("=", 1)[1].strip()
+    raise ValueError("the Makefile sets no default PROFILE")
+
+
+def timing_cell(timings: dict, profile: str) -> str:
+    """A recorded profile time for a table cell, or that none is recorded."""
+    t = timings.get(profile)
+    if not t:
+        return "not recorded yet"
+    total = sum(t["notebooks"].values())
+    return (f"{total / 60:.0f} min for {len(t['notebooks'])} notebooks ({t['cpus']} CPU cores, "
+            f"{t['recorded']})")
+
+
 def load_bench(root: Path | None = None) -> dict:
     """``{"<profile>-<host>": results}`` from ``benchmarks/results/*.json``."""
     root = root or project_root()
@@ -50,7 +91,8 @@ def load_bench(root: Path | None = None) -> dict:
 
 
 def collect(profile: str, root: Path | None = None) -> list[Path]:
-    """Copy a finished run's metrics and config files into ``results/<profile>/`` (committed)."""
+    """Copy a finished run's metrics and config files (and the runner's ``timings.json``) into
+    ``results/<profile>/``, which is committed."""
     root = root or project_root()
     source, target = root / "runs" / profile, root / "results" / profile
     found = sorted(source.glob("*.metrics.json"))
@@ -62,13 +104,18 @@ def collect(profile: str, root: Path | None = None) -> list[Path]:
         config = metrics.with_name(metrics.name.replace(".metrics.json", ".config.json"))
         for path in (metrics, config):
             copied.append(Path(shutil.copy2(path, target / path.name)))
+    if (source / "timings.json").is_file():
+        copied.append(Path(shutil.copy2(source / "timings.json", target / "timings.json")))
     return copied
 
 
 def markdown_table(frame, *, digits: int = 3) -> str:
     """A pandas frame (index included) as a markdown table; floats rounded to ``digits``."""
     frame = frame.reset_index() if any(n is not None for n in frame.index.names) else frame
-    cells = [[_cell(v, digits) for v in row] for row in frame.itertuples(index=False)]
+    whole = {c for c in frame.columns if frame[c].dtype.kind == "f"
+             and frame[c].dropna().apply(float.is_integer).all()}  # counts that NaN made floats
+    cells = [[_cell(int(v) if c in whole and v == v else v, digits)
+              for c, v in zip(frame.columns, row)] for row in frame.itertuples(index=False)]
     header = [str(c) for c in frame.columns]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in cells])
@@ -147,8 +194,17 @@ def _environment(root: Path):
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(num=lambda v: f"{v:,.0f}", f=lambda v, d=3: f"{v:.{d}f}", seconds=seconds,
                        pct=lambda v, d=0: f"{100 * v:.{d}f}%", table=markdown_table,
-                       ci=lambda c, d=3: f"{c[0]:.{d}f}-{c[1]:.{d}f}", ratio=_one_in)
+                       ci=lambda c, d=3: f"{c[0]:.{d}f}-{c[1]:.{d}f}", ratio=_one_in,
+                       big=_big)
     return env
+
+
+def _big(value: float) -> str:
+    """A count people read at a glance: 241.5M, 38B, 7,509."""
+    for limit, suffix in ((1e9, "B"), (1e6, "M")):
+        if value >= limit:
+            return f"{value / limit:.1f}".removesuffix(".0") + suffix
+    return f"{value:,.0f}"
 
 
 def _one_in(ratio: float) -> str:
@@ -158,6 +214,14 @@ def _one_in(ratio: float) -> str:
             value = ratio / limit
             return f"1:{value:.0f}{suffix}" if value >= 10 else f"1:{value:.1f}{suffix}"
     return f"1:{ratio:.0f}"
+
+
+def _frame(records: list[dict], columns=None):
+    """A table of JSON records, optionally in the given column order."""
+    import pandas as pd
+
+    frame = pd.DataFrame(records)
+    return frame[list(columns)] if columns else frame
 
 
 def reference(results: dict, notebook: str):
@@ -182,9 +246,20 @@ def render(document: str, root: Path | None = None) -> str:
     if document == "benchmarks/README.md" and not bench:
         raise FileNotFoundError(f"no benchmarks/results/*.json under {root}")
     template = _environment(root).get_template(DOCUMENTS[document])
-    return template.render(results=results, bench=bench, reference=lambda nb: reference(results, nb),
-                           bench_table=bench_table, row=bench_row, paper=paper,
-                           experiments=experiments, baselines=baselines)
+    timings = load_timings(root)
+
+    def timing_phrase(profile):
+        cell = timing_cell(timings, profile)
+        return "" if cell == "not recorded yet" else f" (recorded: {cell})"
+
+    readme = ({"profiles": profile_purposes(root), "default_profile": default_profile(root)}
+              if document == "README.md" else {})
+    return template.render(**readme,
+                           timing_cell=lambda p: timing_cell(timings, p), timing_phrase=timing_phrase,
+                           results=results, bench=bench, reference=lambda nb: reference(results, nb),
+                           bench_table=bench_table, row=bench_row, profile_order=PROFILE_ORDER, paper=paper,
+                           experiments=experiments, baselines=baselines, frame=_frame,
+                           strategies_of=lambda m: {t: v["strategies"] for t, v in m.items()})
 
 
 def stale(root: Path | None = None, documents=tuple(DOCUMENTS)) -> list[str]:

@@ -16,10 +16,14 @@ def test_best_threshold_maximises_f1_and_accuracy():
 
 
 def test_ties_are_one_threshold():
-    labels = np.array([1, 0, 1])
-    scores = np.array([0.5, 0.5, 0.1])
-    assert best_threshold(labels, scores) in (0.5, 0.1)
-    assert accuracy_f1(labels, scores, 0.5)["precision"] == 0.5
+    # Splitting the tie at 0.5 would reach F1 1.0 (the positive 0.5 in, the negative out), which
+    # no threshold can: the tied group goes in whole, giving F1 0.8 at 0.5, the best there is.
+    labels = np.array([1, 1, 0, 0])
+    scores = np.array([0.9, 0.5, 0.5, 0.1])
+    assert best_threshold(labels, scores) == 0.5
+    at = accuracy_f1(labels, scores, 0.5)
+    assert at["f1"] == pytest.approx(0.8) and at["precision"] == pytest.approx(2 / 3)
+    assert best_threshold(labels, scores, metric="accuracy") == 0.9  # 3 of 4 right, vs 3 of 4 at 0.5
 
 
 def test_clean_map_uses_only_clean_queries():

@@ -1,0 +1,70 @@
+"""README.md and RESULTS.md are renderings of committed files (docs/*.j2 with results/): a
+number typed into either, or a metrics file changed without `make docs`, fails here."""
+import json
+import shutil
+
+import pytest
+
+from pairlab import report
+from pairlab.paths import project_root
+
+ROOT = project_root()
+
+
+def test_there_are_committed_results_with_their_configs():
+    results = report.load_results()
+    assert results, "results/ holds no metrics: run a profile and `python -m pairlab.report --collect`"
+    for profile, notebooks in results.items():
+        for notebook, record in notebooks.items():
+            assert record["config"], (profile, notebook)
+
+
+@pytest.mark.parametrize("document", ["README.md", "RESULTS.md"])
+def test_document_is_the_rendering_of_the_committed_files(document):
+    assert (ROOT / document).read_text() == report.render(document), \
+        f"{document} differs from its rendering: edit docs/, then run `make docs`"
+
+
+def test_readme_stays_a_front_door():
+    text = (ROOT / "README.md").read_text()
+    assert len(text) <= 12_000, len(text)
+    for command in ("make run", "make test", "make sync", "make docs"):
+        assert command in text
+
+
+def copy_tree(tmp_path):
+    for part in ("docs", "results", "profiles", "benchmarks/results"):
+        shutil.copytree(ROOT / part, tmp_path / part)
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    return tmp_path
+
+
+def test_a_changed_metric_makes_results_stale(tmp_path):
+    root = copy_tree(tmp_path)
+    (root / "RESULTS.md").write_text(report.render("RESULTS.md", root))
+    assert report.stale(root, ["RESULTS.md"]) == []
+    path = next((root / "results").glob("*/01_dataset_construction.metrics.json"))
+    metrics = json.loads(path.read_text())
+    metrics["qqp"]["dev"]["n_positives"] += 1
+    path.write_text(json.dumps(metrics))
+    assert report.stale(root, ["RESULTS.md"]) == ["RESULTS.md"]
+
+
+def test_a_metrics_file_without_its_config_is_refused(tmp_path):
+    root = copy_tree(tmp_path)
+    next((root / "results").glob("*/*.config.json")).unlink()
+    with pytest.raises(FileNotFoundError, match="cannot be audited"):
+        report.load_results(root)
+
+
+def test_collect_copies_a_runs_metrics_configs_and_timings(tmp_path):
+    run = tmp_path / "runs" / "toy"
+    run.mkdir(parents=True)
+    (run / "01_x.metrics.json").write_text("{}")
+    (run / "01_x.config.json").write_text("{}")
+    (run / "timings.json").write_text("{}")
+    (run / "01_x.ipynb").write_text("{}")  # executed notebooks stay in runs/
+    copied = report.collect("toy", tmp_path)
+    assert sorted(p.name for p in copied) == ["01_x.config.json", "01_x.metrics.json", "timings.json"]
+    with pytest.raises(FileNotFoundError, match="make run PROFILE=nothing"):
+        report.collect("nothing", tmp_path)
