@@ -218,7 +218,7 @@ def active_rounds(profile: dict, data_dir) -> list[dict]:
 
     def run(strategy):
         config = ActiveConfig(task="qqp", strategy=strategy, n1=profile["n1"], rounds=2,
-                              neighbours=profile["al_neighbours"], n_boot=profile["al_n_boot"])
+                              candidate_m=profile["al_neighbours"], n_boot=profile["al_n_boot"])
         with tempfile.TemporaryDirectory() as folder:
             start = time.perf_counter()
             result = ActiveRun(config, pools, eval_sets, folder).run()

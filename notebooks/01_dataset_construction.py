@@ -108,7 +108,7 @@ fig
 # so later notebooks reuse them.
 
 # %%
-eval_config = ev.EvalConfig(neighbours=neighbours, n_random=n_random, seed=seed)
+eval_config = ev.EvalConfig(near_m=neighbours, n_random=n_random, seed=seed)
 evals = {name: {split: ev.pretrained_eval_set(task[split], eval_config, model=model,
                                              max_seq_length=max_seq_length)
                 for split in ("dev", "test")} for name, task in tasks.items()}

@@ -31,7 +31,6 @@
 # %%
 from pairlab import baselines, browser, data, evaluation as ev, labels, plots
 from pairlab.notebook import setup
-from pairlab.training import TrainConfig
 
 # %% tags=["parameters"]
 dataset = "all"                   # "qqp", "wikiqa" or "all"
@@ -85,14 +84,7 @@ for name, ids in train_ids.items():
 # notebook runs again with the same data and settings.
 
 # %%
-kinds = ["concatbert", "cosinebert"]
-configs = {(name, kind): TrainConfig(learning_rate=learning_rate, batch_size=batch_size, seed=seed,
-                                     max_seq_length=max_seq_length,
-                                     epochs=concat_epochs[name] if kind == "concatbert" else cosine_epochs)
-           for name in tasks for kind in kinds}
-trained = {key: baselines.train_or_load(key[1], tasks[key[0]]["train"], train_ids[key[0]], cfg,
-                                        folder=ctx.path("models"), model=model)
-           for key, cfg in configs.items()}
+trained = baselines.train_all(tasks, train_ids, ctx.params, folder=ctx.path("models"))
 models = {key: m for key, (m, _) in trained.items()}
 
 # %% [markdown]

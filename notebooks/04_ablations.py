@@ -36,13 +36,12 @@
 
 # %%
 from IPython.display import display
-from pairlab import experiments, paper, plots
+from pairlab import baselines, experiments, paper, plots
 from pairlab.active import PrintLog
 from pairlab.dashboard import RunDashboard
 from pairlab.evaluation import EvalConfig
 from pairlab.experiments import Variant
 from pairlab.notebook import setup
-from pairlab.training import TrainConfig
 
 # %% tags=["parameters"]
 dataset = "all"                   # "qqp", "wikiqa" or "all"
@@ -139,9 +138,7 @@ fig
 
 # %%
 # NBVAL_CHECK_OUTPUT
-per_round = seed_rounds.groupby(["task", "seed set", "round"])[
-    ["labels", "dev AP", "batch positive share", "mean p", "positives found"]].mean()
-print(per_round.round(3).to_string())
+print(experiments.seed_set_means(seed_rounds).round(3).to_string())
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -160,12 +157,10 @@ print(seed_table.to_string())
 # table for QQP only; here it is run for both tasks.
 
 # %%
-concat_config = lambda task, s: TrainConfig(learning_rate=learning_rate, epochs=concat_epochs[task],
-                                            batch_size=batch_size, max_seq_length=max_seq_length, seed=s)
 transferred = experiments.transfer(
     prepared, results, ["stated", "static_retrieval", "stratified_match", "uncertainty"],
     transfer_seeds, ctx.path("active"), eval_config=EvalConfig(concat_neighbours, transfer_n_random, seed),
-    train_config=concat_config, folder=ctx.path("transfer_models"), model=model,
+    train_config=baselines.train_settings(ctx.params, "concatbert"), folder=ctx.path("transfer_models"), model=model,
     max_seq_length=max_seq_length, n_boot=al_n_boot)
 
 # %%

@@ -80,13 +80,10 @@ prepared, settings = experiments.prepare_active(ctx.params)
 static_curve = Variant("static_retrieval", "static_retrieval", {"curve": True})
 groups = [("uncertainty", seeds), (static_curve, seeds), ("random", random_seeds),
           ("random_candidates", random_seeds)]
-dashboard = RunDashboard(sum(experiments.total_rounds(prepared, [s], k, settings) for s, k in groups),
-                         title="notebook 05")
+dashboard = RunDashboard(experiments.group_rounds(prepared, groups, settings), title="notebook 05")
 display(dashboard)
-results = {}
-for strategy, its_seeds in groups:
-    results.update(experiments.sweep(prepared, [strategy], its_seeds, settings, ctx.path("active"),
-                                     callbacks=[dashboard, PrintLog()]))
+results = experiments.sweep_groups(prepared, groups, settings, ctx.path("active"),
+                                   callbacks=[dashboard, PrintLog()])
 curves = experiments.curves(results)
 summary = experiments.summarise(results)
 
@@ -125,12 +122,7 @@ print(table.round(3).to_string())
 # %%
 # NBVAL_CHECK_OUTPUT
 print(efficiency.round(3).to_string())
-for task, rows in efficiency.groupby("task"):
-    finite = rows["factor"].dropna()
-    ref = paper.DATA_EFFICIENCY.get(task)
-    print(f"{task}: factor {finite.mean():.2f} ± {finite.std(ddof=0):.2f} over {len(finite)} of "
-          f"{len(rows)} seeds" + (f"; paper {ref['factor']}x ({ref['static_labels']:,} static labels "
-                                  f"vs {ref['uncertainty_labels']:,})" if ref else "; the paper has no WikiQA factor"))
+print(experiments.efficiency_report(efficiency, paper.DATA_EFFICIENCY))
 
 # %% [markdown]
 # ## 4. How much of a gap is noise?

@@ -24,6 +24,7 @@ import json
 import os
 import shutil
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -31,7 +32,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .candidates import neighbour_pairs
 from .data import Pool
 from .embed import model_fingerprint
 from .evaluation import CosineScorer, EvalSet, embed_pool, evaluate
@@ -73,7 +73,7 @@ class ActiveConfig:
     growth: float = 1.5
     batches: tuple | None = None  # explicit batch sizes (overrides n1, rounds, growth)
     seed_set: str = "static_retrieval"  # round 1 of adaptive strategies ("stated": the ablation)
-    neighbours: int = 100  # m: candidates per left item (D_close)
+    candidate_m: int = 100  # m: candidates per left item (D_close)
     index: str = "Flat"  # faiss index-factory string
     model: str | None = None  # None: the offline all-MiniLM-L6-v2
     epochs: float = 2.0
@@ -85,7 +85,7 @@ class ActiveConfig:
     keep_model: bool = False  # keep the final model in the run folder
 
     def __post_init__(self):
-        make_strategy(self.strategy, **self.strategy_params)  # fails early on a bad name
+        self.make_strategy()  # fails early on a bad name or parameters
         if self.seed_set not in ("static_retrieval", "stated"):
             raise ValueError(f"seed_set must be 'static_retrieval' or 'stated', got {self.seed_set!r}")
         if self.batches is not None:
@@ -93,6 +93,13 @@ class ActiveConfig:
             if not self.batches or min(self.batches) < 1:
                 raise ValueError(f"batches must be positive sizes, got {self.batches!r}")
         self.schedule()
+
+    def make_strategy(self, name: str | None = None) -> Strategy:
+        """The strategy ``name`` (default: this run's, with its parameters), its candidate search
+        set to this config's ``candidate_m`` and faiss ``index``."""
+        params = self.strategy_params if name is None else {}
+        return make_strategy(name or self.strategy, candidate_m=self.candidate_m, index=self.index,
+                             **params)
 
     def schedule(self) -> list[int]:
         return list(self.batches) if self.batches else schedule(self.n1, self.rounds, self.growth)
@@ -228,8 +235,9 @@ class ActiveRun:
         self.pool = pools["train"]
         self.folder = Path(folder)
         self.learner = learner if learner is not None else CosineBERTLearner(config)
-        self.strategy = make_strategy(config.strategy, **config.strategy_params)
-        self.seed_strategy = (make_strategy(config.seed_set) if self.strategy.adaptive
+        self.strategy = config.make_strategy()
+        # a strategy that selects with the trained model has none before round 1: the seed set
+        self.seed_strategy = (config.make_strategy(config.seed_set) if self.strategy.adaptive
                               else self.strategy)
         self.callbacks = list(callbacks)
         self._pretrained = None
@@ -259,53 +267,38 @@ class ActiveRun:
 
     def _round(self, i: int, n: int, model, labelled: np.ndarray):
         strategy = self.strategy if i > 1 else self.seed_strategy
-        times = {}
-        selector = model if (strategy.adaptive and model is not None) else None
-        state = self._state(i, strategy, selector, labelled, times)
-        with _timer(times, "select", self, i):
+        stages = _Stages(self, i)
+        seen = []  # the candidates a CandidateSearch restricted the pool to, if any
+        state = RoundState(round=i, pool=self.pool, labelled=labelled, budget=self.config.budget,
+                           rng=np.random.default_rng([self.config.seed, i]), model=model,
+                           pretrained_cosine=self._pretrained_cosine, embeddings=self._embeddings,
+                           stage=stages, observe=seen.append)
+        with stages("select"):
             batch = np.asarray(strategy.select(state, n), dtype=np.int64)
             _check_batch(self.pool, labelled, batch, n, strategy)
             batch_labels = self.pool.labels(batch)
+        searched = seen[-1] if seen else state
         _save_batch(self.folder, i, batch, batch_labels)
         record = {"round": i, "strategy": strategy.name, "batch": n,
                   "labels": int(len(labelled) + n),
                   "positives_in_batch": int(batch_labels.sum()),
-                  "candidates": int(len(state.candidates)),
-                  "calibration": _batch_calibration(state, batch, batch_labels)}
+                  "candidates": int(len(searched.candidates)),
+                  "calibration": _batch_calibration(searched, batch, batch_labels)}
         all_ids = union_sorted(labelled, batch)
         if self._trains(i):
-            with _timer(times, "train", self, i):
+            with stages("train"):
                 model = self.learner.train(self.pool, all_ids, self.pool.labels(all_ids), round=i)
             if getattr(model, "cache_key", None):  # trained or loaded as a shared seed-round model
                 record["shared_model"] = model.cache_key
-            with _timer(times, "evaluate", self, i):
+            with stages("evaluate"):
                 record["dev"] = self._evaluate(model, "dev")
             shutil.rmtree(self._model_path(i), ignore_errors=True)  # a crash's leftover
             self.learner.save(model, self._model_path(i))
         record["positives_found"] = int(isin_sorted(all_ids, self.pool.positives).sum())
-        record["seconds"] = times
+        record["seconds"] = stages.times
         write_json(self.folder / "rounds" / f"round_{i:02d}.json", record)  # the round is done
         self._drop_models(keep=i)
         return model, record, batch, batch_labels
-
-    def _state(self, i, strategy: Strategy, model, labelled, times) -> RoundState:
-        candidates = np.empty(0, np.int64)
-        cosine, logits = np.empty(0), None
-        if strategy.uses_candidates:
-            with _timer(times, "embed", self, i):
-                left, right = (self._embed(model, self.pool) if model is not None
-                               else self._pretrained_embeddings())
-            with _timer(times, "search", self, i):
-                candidates, cosine = neighbour_pairs(
-                    self.pool.space, left, right, m=self.config.neighbours, exclude=labelled,
-                    index=self.config.index)
-                cosine = cosine.astype(np.float64)
-            if model is not None and model.calibration is not None:
-                logits = model.calibration.logits(cosine)
-        return RoundState(round=i, pool=self.pool, labelled=labelled, budget=self.config.budget,
-                          rng=np.random.default_rng([self.config.seed, i]), candidates=candidates,
-                          cosine=cosine, logits=logits, model=model,
-                          pretrained_cosine=self._pretrained_cosine)
 
     def _trains(self, i: int) -> bool:
         """Adaptive runs train every round (the next round selects with the model); others
@@ -368,7 +361,7 @@ class ActiveRun:
             return self.learner.load(path)
         if not (self.strategy.adaptive or i == len(self.config.schedule())):
             return None  # a non-adaptive run selects with the pretrained encoder
-        with _timer({}, "train", self, i):
+        with _Stages(self, i)("train"):
             return self.learner.train(self.pool, ids, labels, round=i)
 
     def _model_path(self, i: int) -> Path:
@@ -393,6 +386,10 @@ class ActiveRun:
         left = cache[id(pool.left_texts)][1]
         return left, cache[id(pool.right_texts)][1]
 
+    def _embeddings(self, model) -> tuple[np.ndarray, np.ndarray]:
+        """The training pool's item embeddings under ``model`` (None: the pretrained encoder)."""
+        return self._embed(model, self.pool) if model is not None else self._pretrained_embeddings()
+
     def _pretrained_embeddings(self):
         if self._pretrained is None:
             self._pretrained = self.learner.pretrained_embeddings(self.pool)
@@ -408,20 +405,28 @@ class ActiveRun:
                      seed=self.config.seed, **payload)
 
 
-class _timer:
-    """Adds a stage's wall time to ``times`` and emits a ``stage`` event."""
+class _Stages:
+    """Wall time per stage of one round, each emitted as a ``stage`` event. A stage inside
+    another (the candidate search inside the selection) counts once: the outer stage keeps only
+    its own time."""
 
-    def __init__(self, times: dict, stage: str, run: ActiveRun, round: int):
-        self.times, self.stage, self.run, self.round = times, stage, run, round
+    def __init__(self, run: ActiveRun, round: int):
+        self.run, self.round, self.times, self._inner = run, round, {}, [0.0]
 
-    def __enter__(self):
-        self.start = time.perf_counter()
-
-    def __exit__(self, *exc):
-        seconds = time.perf_counter() - self.start
-        self.times[self.stage] = self.times.get(self.stage, 0.0) + seconds
-        if exc[0] is None:
-            self.run._emit("stage", round=self.round, stage=self.stage, seconds=seconds)
+    @contextmanager
+    def __call__(self, stage: str):
+        start, finished = time.perf_counter(), False
+        self._inner.append(0.0)
+        try:
+            yield
+            finished = True
+        finally:
+            total = time.perf_counter() - start
+            seconds = total - self._inner.pop()
+            self._inner[-1] += total
+            self.times[stage] = self.times.get(stage, 0.0) + seconds
+            if finished:
+                self.run._emit("stage", round=self.round, stage=stage, seconds=seconds)
 
 
 def reliability(proba: np.ndarray, labels: np.ndarray, *, bins: int = 10) -> list[dict]:

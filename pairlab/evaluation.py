@@ -26,7 +26,7 @@ __all__ = ["EvalConfig", "EvalSet", "build_eval_set", "evaluate", "CosineScorer"
 class EvalConfig:
     """How an evaluation set is drawn."""
 
-    neighbours: int = 100  # m: pretrained neighbours per left item forming D_near
+    near_m: int = 100  # m: pretrained neighbours per left item forming D_near
     n_random: int = 100_000  # |D_rand|
     seed: int = 0
     index: str = "Flat"  # faiss index-factory string for the neighbour search
@@ -71,7 +71,7 @@ def build_eval_set(pool: Pool, left_emb: np.ndarray, right_emb: np.ndarray | Non
     if config.n_random < 0:
         raise ValueError(f"n_random must be >= 0, got {config.n_random}")
     right_emb = left_emb if pool.symmetric else right_emb
-    candidates, _ = neighbour_pairs(pool.space, left_emb, right_emb, m=config.neighbours,
+    candidates, _ = neighbour_pairs(pool.space, left_emb, right_emb, m=config.near_m,
                                     index=config.index)
     near = setdiff_sorted(candidates, pool.positives)
     outside = pool.n_negatives - len(near)

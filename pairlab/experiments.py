@@ -16,7 +16,8 @@ from .data import Task
 from .evaluation import EvalConfig, evaluate, pretrained_eval_set
 
 __all__ = ["Variant", "prepare", "prepare_active", "loop_settings", "sweep", "summarise", "curves", "stage_times", "calibration",
-           "scale", "table3", "table4", "total_rounds", "stratified_variants", "table5",
+           "scale", "sweep_groups", "group_rounds", "efficiency_summary", "efficiency_report",
+           "seed_set_means", "ablation_metrics", "budget_metrics", "table3", "table4", "total_rounds", "stratified_variants", "table5",
            "seed_set_rounds", "transfer", "table6", "efficiency", "noise", "costs"]
 
 MAIN_STRATEGIES = ("random", "static_retrieval", "adaptive_retrieval", "uncertainty")
@@ -36,7 +37,7 @@ def loop_settings(params: dict) -> dict:
     """The :class:`ActiveConfig` fields a sweep shares, from an active-learning notebook's
     parameters (``al_neighbours`` is the loop's candidate count m; ``al_n_boot`` its replicates)."""
     return dict(n1=params["n1"], rounds=params["rounds"], growth=params["growth"],
-                neighbours=params["al_neighbours"], model=params["model"],
+                candidate_m=params["al_neighbours"], model=params["model"],
                 epochs=params["cosine_epochs"], learning_rate=params["learning_rate"],
                 batch_size=params["batch_size"], max_seq_length=params["max_seq_length"],
                 n_boot=params["al_n_boot"], curve=params["curve"])
@@ -100,6 +101,22 @@ def sweep(prepared: dict, strategies, seeds, settings: dict, root, *, callbacks=
                     config, pools, eval_sets, folder, callbacks=callbacks,
                     learner=learner(config) if learner else None).run()
     return results
+
+
+def sweep_groups(prepared: dict, groups, settings: dict, root, *, callbacks=(),
+                 learner: Callable | None = None) -> dict:
+    """:func:`sweep` over ``groups`` of ``(strategy, seeds)``, each strategy with its own seeds,
+    in the order given; returns the merged results."""
+    results = {}
+    for strategy, seeds in groups:
+        results.update(sweep(prepared, [strategy], seeds, settings, root, callbacks=callbacks,
+                             learner=learner))
+    return results
+
+
+def group_rounds(prepared: dict, groups, settings: dict) -> int:
+    """Rounds :func:`sweep_groups` will run (for a progress bar)."""
+    return sum(total_rounds(prepared, [strategy], seeds, settings) for strategy, seeds in groups)
 
 
 def _for_task(settings: dict, task: str) -> dict:
@@ -206,7 +223,7 @@ def scale(prepared: dict, settings: dict, budget: dict) -> pd.DataFrame:
                      "train pairs": f"{train.n_pairs:,}", "positives": f"{train.n_positives:,}",
                      "n1": config.schedule()[0], "rounds": len(config.schedule()),
                      "labels": f"{config.budget:,}", "paper labels": f"{ref.get('labels', 0):,}",
-                     "neighbours m": config.neighbours, "paper m": ref.get("neighbours"),
+                     "neighbours m": config.candidate_m, "paper m": ref.get("neighbours"),
                      "max seq length": config.max_seq_length, "epochs": config.epochs})
     return pd.DataFrame(rows).set_index("task")
 
@@ -312,6 +329,12 @@ def seed_set_rounds(results: dict, labels: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def seed_set_means(seed_rounds: pd.DataFrame) -> pd.DataFrame:
+    """:func:`seed_set_rounds` averaged over seeds: one row per task, seed set and round."""
+    return seed_rounds.groupby(["task", "seed set", "round"])[
+        ["labels", "dev AP", "batch positive share", "mean p", "positives found"]].mean()
+
+
 COLLAPSED_SPREAD = 0.05  # logit std over the scored pairs below which a model ranks nothing
 
 
@@ -390,6 +413,7 @@ def efficiency(curves: pd.DataFrame, *, strategy: str = "uncertainty",
         target = float(ref["ap"].iloc[-1])
         ref_needed = budget_views.labels_to_reach(ref["labels"], ref["ap"], target)
         needed = budget_views.labels_to_reach(mine["labels"], mine["ap"], target)
+        factor = budget_views.efficiency_factor(mine["labels"], mine["ap"], ref_needed, target)
         first = needed <= mine["labels"].iloc[0]
         bound = ("not reached" if np.isnan(needed) else
                  "both at the first point" if first and ref_needed <= ref["labels"].iloc[0] else
@@ -397,8 +421,35 @@ def efficiency(curves: pd.DataFrame, *, strategy: str = "uncertainty",
         rows.append({"task": task, "seed": seed, f"{reference} labels": int(ref["labels"].iloc[-1]),
                      f"{reference} dev AP": target, f"{reference} labels needed": ref_needed,
                      f"{strategy} final dev AP": float(mine["ap"].iloc[-1]),
-                     "labels needed": needed, "factor": ref_needed / needed, "bound": bound})
+                     "labels needed": needed, "factor": factor, "bound": bound})
     return pd.DataFrame(rows)
+
+
+def efficiency_summary(efficiency_frame: pd.DataFrame) -> pd.DataFrame:
+    """Per task: the factor's mean and std (ddof 0) over the seeds where it is defined, how many
+    seeds those are and how many there were (:func:`efficiency`'s rows)."""
+    rows = []
+    for task, eff in efficiency_frame.groupby("task") if len(efficiency_frame) else ():
+        finite = eff["factor"][np.isfinite(eff["factor"])]
+        rows.append({"task": task, "factor_mean": _num(finite.mean()) if len(finite) else None,
+                     "factor_std": _num(finite.std(ddof=0)) if len(finite) else None,
+                     "seeds_defined": int(len(finite)), "seeds": int(len(eff))})
+    columns = ["task", "factor_mean", "factor_std", "seeds_defined", "seeds"]
+    return pd.DataFrame(rows, columns=columns).set_index("task")
+
+
+def efficiency_report(efficiency_frame: pd.DataFrame, paper_factors: dict) -> str:
+    """One line per task: the factor's mean ± std over the seeds where it is defined, beside the
+    paper's (``paper.DATA_EFFICIENCY``)."""
+    lines = []
+    for task, row in efficiency_summary(efficiency_frame).to_dict("index").items():
+        ref = paper_factors.get(task)
+        mean, std = (float("nan") if v is None else v for v in (row["factor_mean"], row["factor_std"]))
+        lines.append(f"{task}: factor {mean:.2f} ± {std:.2f} over {row['seeds_defined']} of "
+                     f"{row['seeds']} seeds" + (
+                         f"; paper {ref['factor']}x ({ref['static_labels']:,} static labels vs "
+                         f"{ref['uncertainty_labels']:,})" if ref else "; the paper has no WikiQA factor"))
+    return "\n".join(lines)
 
 
 def noise(summary: dict, groups, *, gap=("uncertainty", "static_retrieval")) -> pd.DataFrame:
@@ -457,8 +508,9 @@ def ablation_metrics(summary: dict, seed_rounds: pd.DataFrame, transferred: dict
     means}, "transfer": {source: {"labels", "ap", "p_at_r20", ...}}}}``."""
     out = {task: {"strategies": strategies, "seed_set": {}, "transfer": {}}
            for task, strategies in summary.items()}
+    means = seed_set_means(seed_rounds)
     for (task, seed_set), rows in seed_rounds.groupby(["task", "seed set"], sort=False):
-        mean = rows.groupby("round")[["labels", "dev AP", "batch positive share", "mean p"]].mean()
+        mean = means.loc[(task, seed_set)]
         out[task]["seed_set"][seed_set] = {
             "seeds": sorted(set(int(s) for s in rows["seed"])),
             "rounds": [{"round": int(r), "labels": int(m["labels"]), "dev_ap": _num(m["dev AP"]),
@@ -496,13 +548,12 @@ def budget_metrics(curves_frame: pd.DataFrame, efficiency_frame: pd.DataFrame, s
                                      "positive_share": float(m["positives_found"] / n)}
                                     for n, m in mean.iterrows()]
         eff = efficiency_frame[efficiency_frame["task"] == task] if not efficiency_frame.empty else efficiency_frame
-        finite = eff["factor"][np.isfinite(eff["factor"])] if len(eff) else pd.Series(dtype=float)
+        factor = (efficiency_summary(eff).to_dict("index")[task] if len(eff) else
+                  {"factor_mean": None, "factor_std": None, "seeds_defined": 0, "seeds": 0})
         out[task] = {
             "curves": curves_out,
             "efficiency": {"per_seed": eff.replace({np.nan: None}).to_dict("records"),
-                           "factor_mean": _num(finite.mean()) if len(finite) else None,
-                           "factor_std": _num(finite.std(ddof=0)) if len(finite) else None,
-                           "seeds_defined": int(len(finite)), "seeds": int(len(eff))},
+                           **{k: _plain(v) for k, v in factor.items()}},
             "strategies": summary[task],
             "noise": _records(noise_frame, task), "costs": _records(cost_frame, task)}
     return out

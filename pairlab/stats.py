@@ -23,7 +23,7 @@ def split_stats(pool: Pool, eval_set: EvalSet | None = None) -> dict:
     if eval_set is not None:
         out["n_nearby_negatives"] = int(len(eval_set.near))
         out["n_random_negatives"] = int(len(eval_set.rand))
-        out["neighbours"] = int(eval_set.config.neighbours)
+        out["neighbours"] = int(eval_set.config.near_m)
     return out
 
 

@@ -13,7 +13,7 @@ from conftest import clustered_pool
 @pytest.fixture(scope="module")
 def setting():
     pool, emb = clustered_pool(n_items=200)
-    es = build_eval_set(pool, emb, config=EvalConfig(neighbours=5, n_random=2000))
+    es = build_eval_set(pool, emb, config=EvalConfig(near_m=5, n_random=2000))
     scores = evaluate(es, CosineScorer(pool.space, emb), n_boot=20)["scores"]
     return pool, es, scores
 
