@@ -213,12 +213,12 @@ def active_rounds(profile: dict, data_dir) -> list[dict]:
     from pairlab.active import ActiveConfig, ActiveRun
     from pairlab.experiments import prepare
 
-    task = data.load_task("qqp", data_dir, seed=0, max_items=profile["al_max_items"]["qqp"])
-    pools, eval_sets = prepare(task, EvalConfig(profile["neighbours"], profile["al_n_random"], 0))
+    task = data.load_task("qqp", data_dir, seed=0, max_items=profile["max_items"]["qqp"])
+    pools, eval_sets = prepare(task, EvalConfig(profile["near_m"], profile["n_random"], 0))
 
     def run(strategy):
         config = ActiveConfig(task="qqp", strategy=strategy, n1=profile["n1"], rounds=2,
-                              candidate_m=profile["al_neighbours"], n_boot=profile["al_n_boot"])
+                              candidate_m=profile["candidate_m"], n_boot=profile["n_boot"])
         with tempfile.TemporaryDirectory() as folder:
             start = time.perf_counter()
             result = ActiveRun(config, pools, eval_sets, folder).run()
@@ -270,10 +270,11 @@ def main(argv=None) -> int:
     if args.markdown:
         print(markdown(json.loads(Path(args.markdown).read_text())))
         return 0
-    profile = runner.load_profile(args.profile)
+    profile = runner.load_profile(args.profile, notebook="01")  # the dataset notebook's sizes
     # the round first, so that the peak memory reported with it is the round's (model, pools,
     # training), not the synthetic 10^8-pair rows'
-    first = [] if args.skip_round else active_rounds(profile, None)
+    first = [] if args.skip_round else active_rounds(
+        runner.load_profile(args.profile, notebook="03"), None)
     tasks = data.load_tasks("all", None, seed=0, max_items=profile["max_items"])
     qqp, wikiqa = tasks["qqp"]["train"], tasks["wikiqa"]["train"]
     q_emb = encode(qqp.left_texts, show_progress=False)

@@ -45,9 +45,9 @@ concat_epochs = {"qqp": 2, "wikiqa": 3}  # the paper's epochs
 cosine_epochs = 2
 learning_rate = 2e-5
 batch_size = 16
-neighbours = 50                   # CosineBERT's D_near: m pretrained neighbours per test item
+near_m = 50                       # CosineBERT's D_near: m pretrained neighbours per test item
 n_random = 200_000                # CosineBERT's |D_rand| (scored from cached embeddings: cheap)
-concat_neighbours = 2             # ConcatBERT's D_near (it scores ~90 pairs/s on 2 CPU cores)
+concat_near_m = 2                 # ConcatBERT's D_near (it scores ~90 pairs/s on 2 CPU cores)
 concat_n_random = 2000            # ConcatBERT's |D_rand|
 n_boot = 500                      # bootstrap replicates for the 95% intervals
 labels_db = "runs/labels.sqlite"  # where the false-positive browser keeps hand-made marks
@@ -108,8 +108,8 @@ heuristics = {(name, kind): baselines.heuristic_metrics(name, m.score_pairs, tas
 # once and scores any number of pairs from the embeddings.
 
 # %%
-strata = {"concatbert": ev.EvalConfig(concat_neighbours, concat_n_random, seed),
-          "cosinebert": ev.EvalConfig(neighbours, n_random, seed)}
+strata = {"concatbert": ev.EvalConfig(concat_near_m, concat_n_random, seed),
+          "cosinebert": ev.EvalConfig(near_m, n_random, seed)}
 evals = {key: ev.pretrained_eval_set(tasks[key[0]]["test"], strata[key[1]], model=model,
                                      max_seq_length=max_seq_length)[0] for key in models}
 results = {key: ev.evaluate(evals[key], m.scorer(tasks[key[0]]["test"]), n_boot=n_boot, seed=seed)

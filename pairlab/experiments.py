@@ -35,12 +35,12 @@ def prepare(task: Task, eval_config: EvalConfig, *, model=None, max_seq_length: 
 
 def loop_settings(params: dict) -> dict:
     """The :class:`ActiveConfig` fields a sweep shares, from an active-learning notebook's
-    parameters (``al_neighbours`` is the loop's candidate count m; ``al_n_boot`` its replicates)."""
+    parameters (``candidate_m``: the loop's candidate count m; ``n_boot``: its replicates)."""
     return dict(n1=params["n1"], rounds=params["rounds"], growth=params["growth"],
-                candidate_m=params["al_neighbours"], model=params["model"],
+                candidate_m=params["candidate_m"], model=params["model"],
                 epochs=params["cosine_epochs"], learning_rate=params["learning_rate"],
                 batch_size=params["batch_size"], max_seq_length=params["max_seq_length"],
-                n_boot=params["al_n_boot"], curve=params["curve"])
+                n_boot=params["n_boot"], curve=params["curve"])
 
 
 def prepare_active(params: dict, *, show: bool = True):
@@ -51,8 +51,8 @@ def prepare_active(params: dict, *, show: bool = True):
     from . import data, paper
 
     tasks = data.load_tasks(params["dataset"], params["data_dir"], seed=params["seed"],
-                            fractions=params["fractions"], max_items=params["al_max_items"])
-    eval_config = EvalConfig(params["neighbours"], params["al_n_random"], params["seed"])
+                            fractions=params["fractions"], max_items=params["max_items"])
+    eval_config = EvalConfig(params["near_m"], params["n_random"], params["seed"])
     prepared = {name: prepare(task, eval_config, model=params["model"],
                               max_seq_length=params["max_seq_length"])
                 for name, task in tasks.items()}
