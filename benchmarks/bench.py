@@ -27,11 +27,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pairlab import data, runner  # noqa: E402
-from pairlab.candidates import neighbour_pairs  # noqa: E402
+from pairlab.evaluation.candidates import neighbour_pairs  # noqa: E402
 from pairlab.data import Pool  # noqa: E402
-from pairlab.embed import encode, load_encoder  # noqa: E402
+from pairlab.models.embed import encode, load_encoder  # noqa: E402
 from pairlab.evaluation import EvalConfig, build_eval_set, evaluate, exact_all_pairs  # noqa: E402
-from pairlab.pairs import PairSpace, as_id_set  # noqa: E402
+from pairlab.data.pairs import PairSpace, as_id_set  # noqa: E402
 
 
 def timed(fn, *args, repeat: int = 1, **kwargs):
@@ -172,7 +172,7 @@ def estimate_vs_exact(n_pairs: float, *, dim: int = 384, m: int = 20, n_random: 
 def cross_encoder_rate(pool, n: int = 512, max_seq_length: int = 128) -> float:
     """Pairs per second that a ConcatBERT (cross-encoder on the default MiniLM) scores, measured
     on ``n`` pairs of ``pool``'s questions."""
-    from pairlab.concatbert import ConcatBERT
+    from pairlab.models.concatbert import ConcatBERT
 
     model = ConcatBERT.untrained(max_seq_length=max_seq_length)
     rng = np.random.default_rng(0)

@@ -37,7 +37,9 @@
 # hundreds of millions of pairs.
 
 # %%
-from pairlab import data, stats, plots, evaluation as ev
+from pairlab import data, evaluation as ev
+from pairlab.evaluation import stats
+from pairlab.widgets import plots
 from pairlab.notebook import setup
 
 # %% tags=["parameters"]

@@ -29,7 +29,9 @@
 # positives, and opens a browser to judge them by hand (paper section 3.3).
 
 # %%
-from pairlab import baselines, browser, data, evaluation as ev, labels, plots
+from pairlab import data, evaluation as ev
+from pairlab.experiments import baselines
+from pairlab.widgets import browser, labels, plots, review
 from pairlab.notebook import setup
 
 # %% tags=["parameters"]
@@ -150,7 +152,7 @@ store = labels.LabelStore(ctx.project_path(labels_db))
 for name in tasks:
     key = (name, "concatbert")
     print(f"== {name}")
-    display(browser.report(tasks[name]["test"], evals[key], results[key]["scores"], model_id=trained[key][1],
+    display(review.report(tasks[name]["test"], evals[key], results[key]["scores"], model_id=trained[key][1],
                            store=store, recall=0.2, n=5))
 
 # %% [markdown]

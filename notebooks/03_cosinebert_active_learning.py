@@ -41,9 +41,11 @@
 # %%
 import pandas as pd
 from IPython.display import display
-from pairlab import experiments, paper, plots
+from pairlab import experiments
+from pairlab.data import paper
+from pairlab.widgets import plots
 from pairlab.active import PrintLog
-from pairlab.dashboard import RunDashboard
+from pairlab.widgets.dashboard import RunDashboard
 from pairlab.notebook import setup
 
 # %% tags=["parameters"]

@@ -36,9 +36,12 @@
 
 # %%
 from IPython.display import display
-from pairlab import baselines, experiments, paper, plots
+from pairlab import experiments
+from pairlab.experiments import baselines
+from pairlab.data import paper
+from pairlab.widgets import plots
 from pairlab.active import PrintLog
-from pairlab.dashboard import RunDashboard
+from pairlab.widgets.dashboard import RunDashboard
 from pairlab.evaluation import EvalConfig
 from pairlab.experiments import Variant
 from pairlab.notebook import setup

@@ -30,9 +30,11 @@
 
 # %%
 from IPython.display import display
-from pairlab import experiments, paper, plots
+from pairlab import experiments
+from pairlab.data import paper
+from pairlab.widgets import plots
 from pairlab.active import PrintLog
-from pairlab.dashboard import RunDashboard
+from pairlab.widgets.dashboard import RunDashboard
 from pairlab.experiments import Variant
 from pairlab.notebook import setup
 

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from pairlab.active import ActiveConfig, ActiveRun, run_folder
-from pairlab.cosinebert import Calibration
+from pairlab.models.cosinebert import Calibration
 from pairlab.data import Pool
 from pairlab.evaluation import EvalConfig, build_eval_set
-from pairlab.pairs import PairSpace, as_id_set
+from pairlab.data.pairs import PairSpace, as_id_set
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,7 +8,7 @@ import pytest
 from pairlab import experiments
 from pairlab.active import run_labels
 from pairlab.experiments import Variant
-from pairlab.pairs import isin_sorted
+from pairlab.data.pairs import isin_sorted
 from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner
 
 SETTINGS = {k: v for k, v in BASE.items() if k != "task"}
@@ -142,7 +142,7 @@ def test_budget_metrics_are_plain_json(base):
 
 
 def test_figures_of_notebooks_04_and_05_draw_every_group(base):
-    from pairlab import plots
+    from pairlab.widgets import plots
 
     rounds = experiments.seed_set_rounds(base, {"uncertainty": "static retrieval seed", "unc_small": "stated seed"})
     fig = plots.seed_set_figure(rounds)
@@ -191,7 +191,7 @@ def test_seed_set_means_average_over_seeds(base):
 
 
 def test_train_settings_read_a_notebooks_parameters():
-    from pairlab.baselines import train_settings
+    from pairlab.experiments.baselines import train_settings
 
     params = {"concat_epochs": {"qqp": 2, "wikiqa": 3}, "cosine_epochs": 1, "learning_rate": 3e-5,
               "batch_size": 8, "max_seq_length": 64}

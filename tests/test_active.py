@@ -9,9 +9,9 @@ import pytest
 
 from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner, clustered_pool, run
 from pairlab.active import ActiveConfig, ActiveRun, reliability, run_folder, schedule
-from pairlab.cosinebert import Calibration
+from pairlab.models.cosinebert import Calibration
 from pairlab.evaluation import CosineScorer, EvalConfig, build_eval_set
-from pairlab.pairs import isin_sorted
+from pairlab.data.pairs import isin_sorted
 
 
 def test_schedule_matches_the_papers_budgets():

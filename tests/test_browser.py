@@ -1,11 +1,11 @@
 import numpy as np
 import pytest
 
-from pairlab.browser import (FalsePositiveBrowser, RunPicker, corrected_summary,
-                             highlight_differences, putative_false_positives, report,
-                             threshold_at_recall)
+from pairlab.widgets.browser import FalsePositiveBrowser, RunPicker
+from pairlab.widgets.review import (corrected_summary, highlight_differences,
+                                    putative_false_positives, report, threshold_at_recall)
 from pairlab.evaluation import CosineScorer, EvalConfig, build_eval_set, evaluate
-from pairlab.labels import LabelStore
+from pairlab.widgets.labels import LabelStore
 
 from conftest import clustered_pool
 

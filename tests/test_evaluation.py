@@ -2,10 +2,10 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score
 
-from pairlab import metrics
+from pairlab.evaluation import metrics
 from pairlab.evaluation import (CosineScorer, EvalConfig, EvalSet, build_eval_set, evaluate,
                                 exact_all_pairs)
-from pairlab.pairs import isin_sorted
+from pairlab.data.pairs import isin_sorted
 
 from conftest import clustered_pool
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from pairlab.data import Pool
-from pairlab.pairs import PairSpace, as_id_set, isin_sorted
-from pairlab.cosinebert import Calibration
-from pairlab.strategies import (STRATEGIES, CandidateSearch, Random, RandomCandidates, Retrieval,
+from pairlab.data.pairs import PairSpace, as_id_set, isin_sorted
+from pairlab.models.cosinebert import Calibration
+from pairlab.active.strategies import (STRATEGIES, CandidateSearch, Random, RandomCandidates, Retrieval,
                                 RoundState, Stated, StratifiedAllPositives, StratifiedMatch,
                                 Uncertainty, make_strategy)
 
@@ -146,7 +146,7 @@ def searchable(labelled=(), seed=0, model=None) -> RoundState:
 
 
 def test_candidate_search_hands_the_criterion_d_close_under_the_chosen_model():
-    from pairlab.candidates import neighbour_pairs
+    from pairlab.evaluation.candidates import neighbour_pairs
 
     labelled = np.array([1, 5], dtype=np.int64)
     for model, emb in (("pretrained", EMB), ("trained", TRAINED)):

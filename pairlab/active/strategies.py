@@ -1,6 +1,6 @@
 """Which pairs to label next: one small class per criterion, one ``select`` method.
 
-The round loop (:mod:`pairlab.active`) hands every strategy a :class:`RoundState`: the pool, the
+The round loop (:mod:`pairlab.active.loop`) hands every strategy a :class:`RoundState`: the pool, the
 sorted ids already labelled, and the model trained on them so far. A strategy returns ``n``
 distinct unlabelled pair ids; the loop checks that.
 
@@ -14,100 +14,17 @@ trained model; the registry composes the named strategies (:data:`STRATEGIES`).
 """
 from __future__ import annotations
 
-from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
 
-from .candidates import neighbour_pairs
-from .data import Pool
-from .pairs import as_id_set, isin_sorted, sample_range, setdiff_sorted
+from ..data.pairs import as_id_set, isin_sorted, sample_range, setdiff_sorted
+from .base import RoundState, Strategy
+from .candidate_search import CandidateSearch
 
 __all__ = ["RoundState", "Strategy", "CandidateSearch", "Random", "Retrieval", "Uncertainty",
            "RandomCandidates", "Stated", "StratifiedMatch", "StratifiedAllPositives",
            "STRATEGIES", "make_strategy"]
-
-SELECTION_MODELS = ("pretrained", "trained")
-
-
-def _no_timing(stage: str):
-    return nullcontext()
-
-
-@dataclass(frozen=True, eq=False)
-class RoundState:
-    """What a strategy may look at when choosing round ``round``'s batch."""
-
-    round: int  # 1-based
-    pool: Pool
-    labelled: np.ndarray  # (n_labelled,) int64 sorted ids labelled in earlier rounds
-    budget: int  # total labels of the run (all rounds)
-    rng: np.random.Generator  # seeded by the run's seed and the round
-    candidates: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # sorted, unlabelled
-    cosine: np.ndarray = field(default_factory=lambda: np.empty(0))  # (n_candidates,) selection model
-    logits: np.ndarray | None = None  # (n_candidates,) calibrated; None under the pretrained encoder
-    model: object = None  # the model trained so far (a CosineBERT); None before the first training
-    pretrained_cosine: Callable | None = None  # pair ids -> cosine under the pretrained encoder
-    embeddings: Callable | None = None  # model or None (pretrained) -> (left, right) item embeddings
-    stage: Callable = _no_timing  # stage name -> context manager timing that stage
-    observe: Callable | None = None  # called with the restricted state a wrapper hands on
-
-
-class Strategy:
-    """Chooses ``n`` unlabelled pairs; subclasses set ``name`` and implement ``select``."""
-
-    name = "strategy"
-    adaptive = False  # True: selects with the model trained on the labels so far
-
-    def select(self, state: RoundState, n: int) -> np.ndarray:
-        """(n,) int64 pair ids, distinct and not in ``state.labelled``."""
-        raise NotImplementedError
-
-    def params(self) -> dict:
-        """Constructor arguments, recorded in the run's config."""
-        return {}
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
-        return f"{type(self).__name__}({args})"
-
-
-class CandidateSearch(Strategy):
-    """Restricts ``base`` to ``D_close``: every item's top-``m`` neighbours under the selection
-    model (``"pretrained"`` or ``"trained"``), minus the labelled pairs, with their cosines and,
-    under a trained model, calibrated logits. SEALS (Coleman et al. 2022) on pairs."""
-
-    def __init__(self, base: Strategy, *, model: str = "pretrained", m: int = 100,
-                 index: str = "Flat", name: str | None = None):
-        if model not in SELECTION_MODELS:
-            raise ValueError(f"model must be one of {SELECTION_MODELS}, got {model!r}")
-        if not isinstance(m, (int, np.integer)) or m < 1:
-            raise ValueError(f"m must be a positive integer, got {m!r}")
-        self.base, self.model, self.m, self.index = base, model, int(m), index
-        self.name = name or f"{base.name}_over_{model}_candidates"
-
-    @property
-    def adaptive(self) -> bool:
-        return self.model == "trained"
-
-    def params(self):
-        return {"base": self.base, "model": self.model, "m": self.m, "index": self.index}
-
-    def select(self, state, n):
-        model = state.model if self.adaptive else None
-        with state.stage("embed"):
-            left, right = state.embeddings(model)
-        with state.stage("search"):
-            candidates, cosine = neighbour_pairs(state.pool.space, left, right, m=self.m,
-                                                 exclude=state.labelled, index=self.index)
-            cosine = cosine.astype(np.float64)
-        calibration = getattr(model, "calibration", None)
-        logits = calibration.logits(cosine) if calibration is not None else None
-        restricted = replace(state, candidates=candidates, cosine=cosine, logits=logits, model=model)
-        if state.observe is not None:  # the loop records the candidates and the batch's p
-            state.observe(restricted)
-        return self.base.select(restricted, n)
 
 
 class Random(Strategy):

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 
-from . import heuristic
-from .concatbert import ConcatBERT
-from .cosinebert import CosineBERT
-from .data import Pool
-from .pairs import union_sorted
-from .training import TrainConfig
+from ..evaluation import heuristic
+from ..models.concatbert import ConcatBERT
+from ..models.cosinebert import CosineBERT
+from ..data.loaders import Pool
+from ..data.pairs import union_sorted
+from ..models.training import TrainConfig
 
 __all__ = ["KINDS", "stated_pairs", "sample_pairs", "model_id", "train_or_load", "train_settings",
            "train_all", "heuristic_metrics",
@@ -131,7 +131,7 @@ def table2(metrics: dict):
     """Table 2 of the paper beside ours: one row per task and model."""
     import pandas as pd
 
-    from .paper import TABLE2_BERT, TABLE3
+    from ..data.paper import TABLE2_BERT, TABLE3
 
     rows = []
     for task, by_kind in metrics.items():
