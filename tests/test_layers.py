@@ -80,3 +80,32 @@ def test_no_module_over_400_lines():
     long = {str(p.relative_to(PACKAGE)): n for p in MODULES
             if (n := len(p.read_text().splitlines())) > 400}
     assert not long, f"split these by concept: {long}"
+
+
+def test_notebooks_call_only_names_their_modules_export():
+    """``module.name`` in a notebook's code is in that module's ``__all__``: what notebooks call
+    is the public surface."""
+    import importlib
+    import re
+
+    notebooks = sorted((PACKAGE.parent / "notebooks").glob("[0-9][0-9]_*.py"))
+    for nb in notebooks:
+        code = nb.read_text()
+        aliases = {}
+        for line in code.splitlines():
+            m = re.match(r"from (pairlab[\w.]*) import (.+)", line)
+            if m:
+                for item in m.group(2).split(","):
+                    name, _, alias = item.strip().partition(" as ")
+                    target = f"{m.group(1)}.{name}"
+                    try:
+                        aliases[alias or name] = importlib.import_module(target)
+                    except ModuleNotFoundError:
+                        pass  # a class or function, not a module
+        used = {(n.value.id, n.attr) for n in ast.walk(ast.parse(code))
+                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+        calls = [(alias, attr) for alias, attr in used if alias in aliases]
+        assert calls or "ctx" in code
+        for alias, attr in calls:
+            module = aliases[alias]
+            assert attr in module.__all__, f"{nb.name} calls {alias}.{attr}, not in {module.__name__}.__all__"
