@@ -28,11 +28,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pairlab import data, runner  # noqa: E402
-from pairlab.candidates import neighbour_pairs  # noqa: E402
+from pairlab.evaluation.candidates import neighbour_pairs  # noqa: E402
 from pairlab.data import Pool  # noqa: E402
-from pairlab.embed import encode, load_encoder  # noqa: E402
+from pairlab.models.embed import encode, load_encoder  # noqa: E402
 from pairlab.evaluation import EvalConfig, build_eval_set, evaluate, exact_all_pairs  # noqa: E402
-from pairlab.pairs import PairSpace, as_id_set  # noqa: E402
+from pairlab.data.pairs import PairSpace, as_id_set  # noqa: E402
 from pairlab.report import bench_table  # noqa: E402
 
 
@@ -174,7 +174,7 @@ def estimate_vs_exact(n_pairs: float, *, dim: int = 384, m: int = 20, n_random: 
 def cross_encoder_rate(pool, n: int = 512, max_seq_length: int = 128) -> float:
     """Pairs per second that a ConcatBERT (cross-encoder on the default MiniLM) scores, measured
     on ``n`` pairs of ``pool``'s questions."""
-    from pairlab.concatbert import ConcatBERT
+    from pairlab.models.concatbert import ConcatBERT
 
     model = ConcatBERT.untrained(max_seq_length=max_seq_length)
     rng = np.random.default_rng(0)
@@ -215,12 +215,12 @@ def active_rounds(profile: dict, data_dir) -> list[dict]:
     from pairlab.active import ActiveConfig, ActiveRun
     from pairlab.experiments import prepare
 
-    task = data.load_task("qqp", data_dir, seed=0, max_items=profile["al_max_items"]["qqp"])
-    pools, eval_sets = prepare(task, EvalConfig(profile["neighbours"], profile["al_n_random"], 0))
+    task = data.load_task("qqp", data_dir, seed=0, max_items=profile["max_items"]["qqp"])
+    pools, eval_sets = prepare(task, EvalConfig(profile["near_m"], profile["n_random"], 0))
 
     def run(strategy):
         config = ActiveConfig(task="qqp", strategy=strategy, n1=profile["n1"], rounds=2,
-                              neighbours=profile["al_neighbours"], n_boot=profile["al_n_boot"])
+                              candidate_m=profile["candidate_m"], n_boot=profile["n_boot"])
         with tempfile.TemporaryDirectory() as folder:
             start = time.perf_counter()
             result = ActiveRun(config, pools, eval_sets, folder).run()
@@ -272,10 +272,11 @@ def main(argv=None) -> int:
     if args.markdown:
         print(bench_table(json.loads(Path(args.markdown).read_text())))
         return 0
-    profile = runner.load_profile(args.profile)
+    profile = runner.load_profile(args.profile, notebook="01")  # the dataset notebook's sizes
     # the round first, so that the peak memory reported with it is the round's (model, pools,
     # training), not the synthetic 10^8-pair rows'
-    first = [] if args.skip_round else active_rounds(profile, None)
+    first = [] if args.skip_round else active_rounds(
+        runner.load_profile(args.profile, notebook="03"), None)
     tasks = data.load_tasks("all", None, seed=0, max_items=profile["max_items"])
     qqp, wikiqa = tasks["qqp"]["train"], tasks["wikiqa"]["train"]
     q_emb = encode(qqp.left_texts, show_progress=False)

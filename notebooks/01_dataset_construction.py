@@ -37,7 +37,9 @@
 # hundreds of millions of pairs.
 
 # %%
-from pairlab import data, stats, plots, evaluation as ev
+from pairlab import data, evaluation as ev
+from pairlab.evaluation import stats
+from pairlab.widgets import plots
 from pairlab.notebook import setup
 
 # %% tags=["parameters"]
@@ -46,7 +48,7 @@ seed = 0                          # seed of the QQP split, subsampling and rando
 fractions = [0.5, 0.25, 0.25]     # QQP train/dev/test shares of questions (WikiQA keeps its split)
 max_items = {"qqp": {"train": 4000, "dev": 2000, "test": 2000},
              "wikiqa": {"train": 500, "dev": 126, "test": 300}}  # left items per split (None: all)
-neighbours = 50                   # m: pretrained neighbours per left item, forming D_near
+near_m = 50                       # m: pretrained neighbours per left item, forming D_near
 n_random = 200_000                # |D_rand|: uniform random negatives outside D_near
 n_boot = 500                      # bootstrap replicates for the 95% intervals
 model = None                      # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
@@ -108,7 +110,7 @@ fig
 # so later notebooks reuse them.
 
 # %%
-eval_config = ev.EvalConfig(neighbours=neighbours, n_random=n_random, seed=seed)
+eval_config = ev.EvalConfig(near_m=near_m, n_random=n_random, seed=seed)
 evals = {name: {split: ev.pretrained_eval_set(task[split], eval_config, model=model,
                                              max_seq_length=max_seq_length)
                 for split in ("dev", "test")} for name, task in tasks.items()}
@@ -164,7 +166,7 @@ for name, task in tasks.items():
 # learning (notebook 03) closes.
 
 # %%
-yields = {name: stats.static_retrieval_yield(task["train"], m=neighbours, model=model,
+yields = {name: stats.static_retrieval_yield(task["train"], m=near_m, model=model,
                                            max_seq_length=max_seq_length, seed=seed)
           for name, task in tasks.items()}
 fig = plots.yield_figure(yields)

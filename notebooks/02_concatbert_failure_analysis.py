@@ -29,9 +29,10 @@
 # positives, and opens a browser to judge them by hand (paper section 3.3).
 
 # %%
-from pairlab import baselines, browser, data, evaluation as ev, labels, plots
+from pairlab import data, evaluation as ev
+from pairlab.experiments import baselines
+from pairlab.widgets import browser, labels, plots, review
 from pairlab.notebook import setup
-from pairlab.training import TrainConfig
 
 # %% tags=["parameters"]
 dataset = "all"                   # "qqp", "wikiqa" or "all"
@@ -46,9 +47,9 @@ concat_epochs = {"qqp": 2, "wikiqa": 3}  # the paper's epochs
 cosine_epochs = 2
 learning_rate = 2e-5
 batch_size = 16
-neighbours = 50                   # CosineBERT's D_near: m pretrained neighbours per test item
+near_m = 50                       # CosineBERT's D_near: m pretrained neighbours per test item
 n_random = 200_000                # CosineBERT's |D_rand| (scored from cached embeddings: cheap)
-concat_neighbours = 2             # ConcatBERT's D_near (it scores ~90 pairs/s on 2 CPU cores)
+concat_near_m = 2                 # ConcatBERT's D_near (it scores ~90 pairs/s on 2 CPU cores)
 concat_n_random = 2000            # ConcatBERT's |D_rand|
 n_boot = 500                      # bootstrap replicates for the 95% intervals
 labels_db = "runs/labels.sqlite"  # where the false-positive browser keeps hand-made marks
@@ -85,14 +86,7 @@ for name, ids in train_ids.items():
 # notebook runs again with the same data and settings.
 
 # %%
-kinds = ["concatbert", "cosinebert"]
-configs = {(name, kind): TrainConfig(learning_rate=learning_rate, batch_size=batch_size, seed=seed,
-                                     max_seq_length=max_seq_length,
-                                     epochs=concat_epochs[name] if kind == "concatbert" else cosine_epochs)
-           for name in tasks for kind in kinds}
-trained = {key: baselines.train_or_load(key[1], tasks[key[0]]["train"], train_ids[key[0]], cfg,
-                                        folder=ctx.path("models"), model=model)
-           for key, cfg in configs.items()}
+trained = baselines.train_all(tasks, train_ids, ctx.params, folder=ctx.path("models"))
 models = {key: m for key, (m, _) in trained.items()}
 
 # %% [markdown]
@@ -116,8 +110,8 @@ heuristics = {(name, kind): baselines.heuristic_metrics(name, m.score_pairs, tas
 # once and scores any number of pairs from the embeddings.
 
 # %%
-strata = {"concatbert": ev.EvalConfig(concat_neighbours, concat_n_random, seed),
-          "cosinebert": ev.EvalConfig(neighbours, n_random, seed)}
+strata = {"concatbert": ev.EvalConfig(concat_near_m, concat_n_random, seed),
+          "cosinebert": ev.EvalConfig(near_m, n_random, seed)}
 evals = {key: ev.pretrained_eval_set(tasks[key[0]]["test"], strata[key[1]], model=model,
                                      max_seq_length=max_seq_length)[0] for key in models}
 results = {key: ev.evaluate(evals[key], m.scorer(tasks[key[0]]["test"]), n_boot=n_boot, seed=seed)
@@ -158,7 +152,7 @@ store = labels.LabelStore(ctx.project_path(labels_db))
 for name in tasks:
     key = (name, "concatbert")
     print(f"== {name}")
-    display(browser.report(tasks[name]["test"], evals[key], results[key]["scores"], model_id=trained[key][1],
+    display(review.report(tasks[name]["test"], evals[key], results[key]["scores"], model_id=trained[key][1],
                            store=store, recall=0.2, n=5))
 
 # %% [markdown]

@@ -41,9 +41,11 @@
 # %%
 import pandas as pd
 from IPython.display import display
-from pairlab import experiments, paper, plots
+from pairlab import experiments
+from pairlab.data import paper
+from pairlab.widgets import plots
 from pairlab.active import PrintLog
-from pairlab.dashboard import RunDashboard
+from pairlab.widgets.dashboard import RunDashboard
 from pairlab.notebook import setup
 
 # %% tags=["parameters"]
@@ -52,21 +54,21 @@ seed = 0                          # data split and evaluation-strata seed
 seeds = [0, 1, 2]                 # active-learning seeds (one run per seed and strategy)
 strategies = ["random", "static_retrieval", "adaptive_retrieval", "uncertainty"]
 fractions = [0.5, 0.25, 0.25]     # QQP train/dev/test shares of questions
-al_max_items = {"qqp": {"train": 1000, "dev": 500, "test": 500},
-                "wikiqa": {"train": 100, "dev": 126, "test": 100}}  # left items per split (None: all)
+max_items = {"qqp": {"train": 1000, "dev": 500, "test": 500},
+             "wikiqa": {"train": 100, "dev": 126, "test": 100}}  # left items per split (None: all)
 model = None                      # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
 max_seq_length = 128              # word pieces per input
 n1 = 32                           # seed-set size; round i labels n1 * growth^(i-1) pairs
 rounds = {"qqp": 3, "wikiqa": 3}  # k (the paper: 10 on QQP, 4 on WikiQA)
 growth = 1.5
-al_neighbours = 50                # m: candidate neighbours per item in each round (paper: 1000 / 100)
+candidate_m = 50                  # m: candidate neighbours per item in each round (paper: 1000 / 100)
 cosine_epochs = 2                 # CosineBERT epochs per round (a fresh model each round)
 learning_rate = 2e-5
 batch_size = 16
 curve = False                     # also train non-adaptive strategies every round (for their curves)
-neighbours = 50                   # evaluation D_near: pretrained neighbours per dev/test item
-al_n_random = 200_000             # evaluation |D_rand| (scored from embeddings: cheap)
-al_n_boot = 200                   # bootstrap replicates for every interval
+near_m = 50                       # evaluation D_near: pretrained neighbours per dev/test item
+n_random = 200_000                # evaluation |D_rand| (scored from embeddings: cheap)
+n_boot = 200                      # bootstrap replicates for every interval
 data_dir = None                   # None: $PAIRLAB_DATA_DIR, else ./data
 run_dir = "runs/interactive"      # metrics, config and the run folders land here
 figures_dir = "figures/interactive"

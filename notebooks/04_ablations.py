@@ -36,38 +36,40 @@
 
 # %%
 from IPython.display import display
-from pairlab import experiments, paper, plots
+from pairlab import experiments
+from pairlab.experiments import baselines
+from pairlab.data import paper
+from pairlab.widgets import plots
 from pairlab.active import PrintLog
-from pairlab.dashboard import RunDashboard
+from pairlab.widgets.dashboard import RunDashboard
 from pairlab.evaluation import EvalConfig
 from pairlab.experiments import Variant
 from pairlab.notebook import setup
-from pairlab.training import TrainConfig
 
 # %% tags=["parameters"]
 dataset = "all"                   # "qqp", "wikiqa" or "all"
 seed = 0                          # data split and evaluation-strata seed
 seeds = [0, 1, 2]                 # active-learning seeds (one run per seed and strategy)
 fractions = [0.5, 0.25, 0.25]     # QQP train/dev/test shares of questions
-al_max_items = {"qqp": {"train": 1000, "dev": 500, "test": 500},
-                "wikiqa": {"train": 100, "dev": 126, "test": 100}}  # left items per split (None: all)
+max_items = {"qqp": {"train": 1000, "dev": 500, "test": 500},
+             "wikiqa": {"train": 100, "dev": 126, "test": 100}}  # left items per split (None: all)
 model = None                      # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
 max_seq_length = 128              # word pieces per input
 n1 = 32                           # seed-set size; round i labels n1 * growth^(i-1) pairs
 rounds = {"qqp": 3, "wikiqa": 3}  # k (the paper: 10 on QQP, 4 on WikiQA)
 growth = 1.5
-al_neighbours = 50                # m: candidate neighbours per item in each round (paper: 1000 / 100)
+candidate_m = 50                  # m: candidate neighbours per item in each round (paper: 1000 / 100)
 cosine_epochs = 2                 # CosineBERT epochs per round (a fresh model each round)
 learning_rate = 2e-5
 batch_size = 16
 curve = False                     # also train non-adaptive strategies every round (for their curves)
-neighbours = 50                   # evaluation D_near: pretrained neighbours per dev/test item
-al_n_random = 200_000             # evaluation |D_rand| (scored from embeddings: cheap)
-al_n_boot = 200                   # bootstrap replicates for every interval
+near_m = 50                       # evaluation D_near: pretrained neighbours per dev/test item
+n_random = 200_000                # evaluation |D_rand| (scored from embeddings: cheap)
+n_boot = 200                      # bootstrap replicates for every interval
 seed_set_seeds = [0]              # seeds of the stated-seed runs (the paper: one run)
 transfer_seeds = [0]              # seeds whose collected labels also train ConcatBERT
 concat_epochs = {"qqp": 2, "wikiqa": 3}
-concat_neighbours = 2             # ConcatBERT's D_near per test item (it scores every pair)
+concat_near_m = 2                 # ConcatBERT's D_near per test item (it scores every pair)
 transfer_n_random = 2000          # ConcatBERT's |D_rand| here (notebook 02 has its own concat_n_random)
 data_dir = None                   # None: $PAIRLAB_DATA_DIR, else ./data
 run_dir = "runs/interactive"      # metrics, config and the run folders land here
@@ -139,9 +141,7 @@ fig
 
 # %%
 # NBVAL_CHECK_OUTPUT
-per_round = seed_rounds.groupby(["task", "seed set", "round"])[
-    ["labels", "dev AP", "batch positive share", "mean p", "positives found"]].mean()
-print(per_round.round(3).to_string())
+print(experiments.seed_set_means(seed_rounds).round(3).to_string())
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -160,13 +160,11 @@ print(seed_table.to_string())
 # table for QQP only; here it is run for both tasks.
 
 # %%
-concat_config = lambda task, s: TrainConfig(learning_rate=learning_rate, epochs=concat_epochs[task],
-                                            batch_size=batch_size, max_seq_length=max_seq_length, seed=s)
 transferred = experiments.transfer(
     prepared, results, ["stated", "static_retrieval", "stratified_match", "uncertainty"],
-    transfer_seeds, ctx.path("active"), eval_config=EvalConfig(concat_neighbours, transfer_n_random, seed),
-    train_config=concat_config, folder=ctx.path("transfer_models"), model=model,
-    max_seq_length=max_seq_length, n_boot=al_n_boot)
+    transfer_seeds, ctx.path("active"), eval_config=EvalConfig(concat_near_m, transfer_n_random, seed),
+    train_config=baselines.train_settings(ctx.params, "concatbert"), folder=ctx.path("transfer_models"), model=model,
+    max_seq_length=max_seq_length, n_boot=n_boot)
 
 # %%
 # NBVAL_CHECK_OUTPUT

@@ -30,9 +30,11 @@
 
 # %%
 from IPython.display import display
-from pairlab import experiments, paper, plots
+from pairlab import experiments
+from pairlab.data import paper
+from pairlab.widgets import plots
 from pairlab.active import PrintLog
-from pairlab.dashboard import RunDashboard
+from pairlab.widgets.dashboard import RunDashboard
 from pairlab.experiments import Variant
 from pairlab.notebook import setup
 
@@ -42,21 +44,21 @@ seed = 0                          # data split and evaluation-strata seed
 seeds = [0, 1, 2]                 # active-learning seeds
 random_seeds = [0, 1, 2]          # random label sets (of each kind) for the noise estimate
 fractions = [0.5, 0.25, 0.25]     # QQP train/dev/test shares of questions
-al_max_items = {"qqp": {"train": 1000, "dev": 500, "test": 500},
-                "wikiqa": {"train": 100, "dev": 126, "test": 100}}  # left items per split (None: all)
+max_items = {"qqp": {"train": 1000, "dev": 500, "test": 500},
+             "wikiqa": {"train": 100, "dev": 126, "test": 100}}  # left items per split (None: all)
 model = None                      # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
 max_seq_length = 128              # word pieces per input
 n1 = 32                           # seed-set size; round i labels n1 * growth^(i-1) pairs
 rounds = {"qqp": 3, "wikiqa": 3}  # k (the paper: 10 on QQP, 4 on WikiQA)
 growth = 1.5
-al_neighbours = 50                # m: candidate neighbours per item in each round (paper: 1000 / 100)
+candidate_m = 50                  # m: candidate neighbours per item in each round (paper: 1000 / 100)
 cosine_epochs = 2                 # CosineBERT epochs per round (a fresh model each round)
 learning_rate = 2e-5
 batch_size = 16
 curve = False                     # also train non-adaptive strategies every round (for their curves)
-neighbours = 50                   # evaluation D_near: pretrained neighbours per dev/test item
-al_n_random = 200_000             # evaluation |D_rand| (scored from embeddings: cheap)
-al_n_boot = 200                   # bootstrap replicates for every interval
+near_m = 50                       # evaluation D_near: pretrained neighbours per dev/test item
+n_random = 200_000                # evaluation |D_rand| (scored from embeddings: cheap)
+n_boot = 200                      # bootstrap replicates for every interval
 labels_per_hour = 75              # annotation speed (Althammer et al. 2023: 75 judgements an hour)
 dollars_per_hour = 50             # annotator cost (Althammer et al. 2023: $50 an hour)
 data_dir = None                   # None: $PAIRLAB_DATA_DIR, else ./data
@@ -80,13 +82,10 @@ prepared, settings = experiments.prepare_active(ctx.params)
 static_curve = Variant("static_retrieval", "static_retrieval", {"curve": True})
 groups = [("uncertainty", seeds), (static_curve, seeds), ("random", random_seeds),
           ("random_candidates", random_seeds)]
-dashboard = RunDashboard(sum(experiments.total_rounds(prepared, [s], k, settings) for s, k in groups),
-                         title="notebook 05")
+dashboard = RunDashboard(experiments.group_rounds(prepared, groups, settings), title="notebook 05")
 display(dashboard)
-results = {}
-for strategy, its_seeds in groups:
-    results.update(experiments.sweep(prepared, [strategy], its_seeds, settings, ctx.path("active"),
-                                     callbacks=[dashboard, PrintLog()]))
+results = experiments.sweep_groups(prepared, groups, settings, ctx.path("active"),
+                                   callbacks=[dashboard, PrintLog()])
 curves = experiments.curves(results)
 summary = experiments.summarise(results)
 
@@ -125,12 +124,7 @@ print(table.round(3).to_string())
 # %%
 # NBVAL_CHECK_OUTPUT
 print(efficiency.round(3).to_string())
-for task, rows in efficiency.groupby("task"):
-    finite = rows["factor"].dropna()
-    ref = paper.DATA_EFFICIENCY.get(task)
-    print(f"{task}: factor {finite.mean():.2f} ± {finite.std(ddof=0):.2f} over {len(finite)} of "
-          f"{len(rows)} seeds" + (f"; paper {ref['factor']}x ({ref['static_labels']:,} static labels "
-                                  f"vs {ref['uncertainty_labels']:,})" if ref else "; the paper has no WikiQA factor"))
+print(experiments.efficiency_report(efficiency, paper.DATA_EFFICIENCY))
 
 # %% [markdown]
 # ## 4. How much of a gap is noise?

@@ -1,17 +1,26 @@
 """pairlab: adaptive data collection for extremely imbalanced pairwise tasks, as notebooks.
 
-Modules (import what you need; heavy libraries load only where used):
-``pairs`` pair-id codes and id sets · ``io`` raw readers · ``data`` tasks and pools ·
-``embed`` encoders and cached embeddings · ``candidates`` faiss neighbour pairs ·
-``metrics`` all-pairs estimators · ``evaluation`` strata, scorers, exact enumeration ·
-``heuristic`` balanced-data metrics · ``stats`` dataset statistics · ``plots`` figures ·
-``notebook`` notebook set-up · ``runner`` papermill profiles · ``paper`` reference numbers ·
-``training`` shared hyperparameters · ``concatbert`` / ``cosinebert`` the two models ·
-``baselines`` models on stated data · ``labels`` durable manual marks (SQLite) ·
-``browser`` the false-positive browser (ipywidgets).
+The package is drawn in layers; a module imports only from its own layer or the ones below:
+
+``io``, ``paths``   raw readers, JSON out; where data, cache and runs live
+``data``           pair ids (``pairs``), tasks and pools (``loaders``), the paper's numbers (``paper``)
+``models``         encoder and cached embeddings (``embed``), ``training``, ``cosinebert``,
+                   ``concatbert``, ``scoring`` (cosine of fixed embeddings)
+``evaluation``     all-pairs strata (``strata``), the estimator (``metrics``), faiss neighbour
+                   pairs (``candidates``), balanced-data metrics (``heuristic``), ``stats``
+``active``         the strategy contract (``base``), criteria (``strategies``), candidate search
+                   as a wrapper (``candidate_search``), ``config``, the round ``loop``, its
+                   ``learner`` and run folder ``store``
+``experiments``    ``sweeps`` of runs, ``tables``, ``records`` (metrics files), ``budget``
+                   views, ``baselines`` (models on stated data)
+``widgets``        ``plots``, ``dashboard``, false-positive ``review`` and ``browser``,
+                   ``keycatcher``, durable manual ``labels`` (SQLite)
+``notebook``, ``runner``   the notebooks' set-up call; papermill profiles (``python -m pairlab.runner``)
+
+Heavy libraries (torch, transformers, faiss, ipywidgets, plotly) load only in the modules that
+use them; ``tests/test_layers.py`` holds the order.
 """
 __version__ = "0.1.0"
 
-__all__ = ["baselines", "browser", "candidates", "concatbert", "cosinebert", "data", "embed",
-           "evaluation", "heuristic", "io", "labels", "metrics", "notebook", "pairs", "paper",
-           "paths", "plots", "runner", "stats", "training"]
+__all__ = ["active", "data", "evaluation", "experiments", "io", "models", "notebook", "paths",
+           "runner", "widgets"]

@@ -235,7 +235,9 @@ def reference(results: dict, notebook: str):
 
 def render(document: str, root: Path | None = None) -> str:
     """The text of ``document`` (a key of :data:`DOCUMENTS`) rendered from the committed files."""
-    from . import baselines, experiments, paper
+    from . import experiments
+    from .data import paper
+    from .experiments import baselines
 
     root = root or project_root()
     if document not in DOCUMENTS:

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from pairlab.active import ActiveConfig, ActiveRun, run_folder
-from pairlab.cosinebert import Calibration
+from pairlab.models.cosinebert import Calibration
 from pairlab.data import Pool
 from pairlab.evaluation import EvalConfig, build_eval_set
-from pairlab.pairs import PairSpace, as_id_set
+from pairlab.data.pairs import PairSpace, as_id_set
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -111,12 +111,12 @@ def make_task():
         vectors.update(zip(texts, emb))
         pools[split] = pool
         if split != "train":
-            eval_sets[split] = build_eval_set(pool, emb, emb, EvalConfig(neighbours=5, n_random=800))
+            eval_sets[split] = build_eval_set(pool, emb, emb, EvalConfig(near_m=5, n_random=800))
     return pools, eval_sets, vectors
 
 
 POOLS, EVAL_SETS, VECTORS = make_task()
-BASE = dict(task="toy", n1=12, rounds=3, neighbours=6, n_boot=20)
+BASE = dict(task="toy", n1=12, rounds=3, candidate_m=6, n_boot=20)
 
 
 def run(tmp_path, strategy="uncertainty", learner=None, callbacks=(), **extra):

@@ -8,7 +8,7 @@ import pytest
 from pairlab import experiments
 from pairlab.active import run_labels
 from pairlab.experiments import Variant
-from pairlab.pairs import isin_sorted
+from pairlab.data.pairs import isin_sorted
 from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner
 
 SETTINGS = {k: v for k, v in BASE.items() if k != "task"}
@@ -136,13 +136,13 @@ def test_budget_metrics_are_plain_json(base):
     noise = experiments.noise(summary, ["uncertainty", "static_retrieval"])
     metrics = experiments.budget_metrics(curves, eff, summary, noise, experiments.costs(summary, eff))
     again = json.loads(json.dumps(metrics, allow_nan=False))
-    assert again["toy"]["efficiency"]["seeds"] == 2
+    assert again["toy"]["efficiency"]["seeds"] == 2 and isinstance(again["toy"]["efficiency"]["seeds"], int)
     assert [p["labels"] for p in again["toy"]["curves"]["uncertainty"]] == [12, 30, 57]
     assert again["toy"]["noise"][-1]["n"] is None  # the gap row
 
 
 def test_figures_of_notebooks_04_and_05_draw_every_group(base):
-    from pairlab import plots
+    from pairlab.widgets import plots
 
     rounds = experiments.seed_set_rounds(base, {"uncertainty": "static retrieval seed", "unc_small": "stated seed"})
     fig = plots.seed_set_figure(rounds)
@@ -158,3 +158,45 @@ def test_figures_of_notebooks_04_and_05_draw_every_group(base):
         "static_retrieval", "uncertainty"]
     cost = plots.cost_figure(curves, dollars_per_label=2.0)
     assert max(max(t.x) for t in cost.data) == 2.0 * 57
+
+
+def test_sweep_groups_run_each_strategy_with_its_own_seeds(root, base):
+    groups = [("uncertainty", [1]), (Variant("unc_small", "uncertainty", {"n1": 6}), [0, 1])]
+    learner = FakeLearner(VECTORS)
+    out = experiments.sweep_groups(PREPARED, groups, SETTINGS, root, learner=lambda c: learner)
+    assert list(out) == [("toy", "uncertainty", 1), ("toy", "unc_small", 0), ("toy", "unc_small", 1)]
+    assert all(out[key] == base[key] for key in out) and learner.trained == []  # read back
+    assert experiments.group_rounds(PREPARED, groups, SETTINGS) == 3 * 3
+
+
+def test_efficiency_summary_and_report_count_only_defined_factors():
+    eff = experiments.efficiency(curves_frame([0.4, 0.6, 0.7], [0.3, 0.4, 0.5]))
+    never = experiments.efficiency(curves_frame([0.1, 0.2, 0.3], [0.3, 0.4, 0.5]))
+    both = pd.concat([eff, never.assign(seed=1)], ignore_index=True)
+    row = experiments.efficiency_summary(both).loc["toy"]
+    assert row["factor_mean"] == pytest.approx(47 / 17.5) and row["factor_std"] == 0.0
+    assert (row["seeds_defined"], row["seeds"]) == (1, 2)
+    ref = {"toy": {"factor": 14, "static_labels": 232_100, "uncertainty_labels": 16_640}}
+    assert experiments.efficiency_report(both, ref) == (
+        "toy: factor 2.69 ± 0.00 over 1 of 2 seeds; paper 14x (232,100 static labels vs 16,640)")
+    assert experiments.efficiency_summary(never).loc["toy", "factor_mean"] is None
+
+
+def test_seed_set_means_average_over_seeds(base):
+    rounds = experiments.seed_set_rounds(base, {"uncertainty": "retrieval"})
+    means = experiments.seed_set_means(rounds)
+    assert list(means.index) == [("toy", "retrieval", r) for r in (1, 2, 3)]
+    second = rounds[rounds["round"] == 2]
+    assert means.loc[("toy", "retrieval", 2), "dev AP"] == pytest.approx(second["dev AP"].mean())
+
+
+def test_train_settings_read_a_notebooks_parameters():
+    from pairlab.experiments.baselines import train_settings
+
+    params = {"concat_epochs": {"qqp": 2, "wikiqa": 3}, "cosine_epochs": 1, "learning_rate": 3e-5,
+              "batch_size": 8, "max_seq_length": 64}
+    concat = train_settings(params, "concatbert")("wikiqa", 4)
+    assert (concat.epochs, concat.seed, concat.learning_rate, concat.batch_size) == (3, 4, 3e-5, 8)
+    assert train_settings(params, "cosinebert")("qqp", 0).epochs == 1
+    with pytest.raises(ValueError, match="kind must be one of .* got 'bert'"):
+        train_settings(params, "bert")

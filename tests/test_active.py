@@ -9,9 +9,9 @@ import pytest
 
 from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner, clustered_pool, run
 from pairlab.active import ActiveConfig, ActiveRun, reliability, run_folder, schedule
-from pairlab.cosinebert import Calibration
+from pairlab.models.cosinebert import Calibration
 from pairlab.evaluation import CosineScorer, EvalConfig, build_eval_set
-from pairlab.pairs import isin_sorted
+from pairlab.data.pairs import isin_sorted
 
 
 def test_schedule_matches_the_papers_budgets():
@@ -111,3 +111,13 @@ def test_reliability_bins_predicted_p_against_labels():
     table = reliability(np.array([0.05, 0.1, 0.55, 0.58, 0.95]), np.array([0, 0, 1, 0, 1]))
     assert [row["n"] for row in table] == [1, 1, 2, 1]
     assert table[2]["positive_share"] == 0.5 and table[2]["bin"] == [0.5, 0.6]
+
+
+def test_stage_times_count_the_candidate_search_once(tmp_path):
+    events = []
+    active, _ = run(tmp_path, callbacks=[lambda event, **p: events.append((event, p))])
+    record = active.run()["records"][1]
+    assert list(record["seconds"]) == ["embed", "search", "select", "train", "evaluate"]
+    emitted = [p for e, p in events if e == "stage" and p["round"] == 2]
+    assert [p["stage"] for p in emitted] == list(record["seconds"])
+    assert all(p["seconds"] == record["seconds"][p["stage"]] >= 0 for p in emitted)

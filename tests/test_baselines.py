@@ -2,9 +2,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pairlab import baselines
+from pairlab.experiments import baselines
 from pairlab.data import build_qqp
-from pairlab.training import TrainConfig
+from pairlab.models.training import TrainConfig
 
 
 def toy_qqp():

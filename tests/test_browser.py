@@ -1,11 +1,11 @@
 import numpy as np
 import pytest
 
-from pairlab.browser import (FalsePositiveBrowser, RunPicker, corrected_summary,
-                             highlight_differences, putative_false_positives, report,
-                             threshold_at_recall)
+from pairlab.widgets.browser import FalsePositiveBrowser, RunPicker
+from pairlab.widgets.review import (corrected_summary, highlight_differences,
+                                    putative_false_positives, report, threshold_at_recall)
 from pairlab.evaluation import CosineScorer, EvalConfig, build_eval_set, evaluate
-from pairlab.labels import LabelStore
+from pairlab.widgets.labels import LabelStore
 
 from conftest import clustered_pool
 
@@ -13,7 +13,7 @@ from conftest import clustered_pool
 @pytest.fixture(scope="module")
 def setting():
     pool, emb = clustered_pool(n_items=200)
-    es = build_eval_set(pool, emb, config=EvalConfig(neighbours=5, n_random=2000))
+    es = build_eval_set(pool, emb, config=EvalConfig(near_m=5, n_random=2000))
     scores = evaluate(es, CosineScorer(pool.space, emb), n_boot=20)["scores"]
     return pool, es, scores
 

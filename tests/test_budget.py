@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from pairlab.budget import annotation_cost, efficiency_factor, labels_to_reach
+from pairlab.experiments.budget import annotation_cost, efficiency_factor, labels_to_reach
 
 LABELS = [100, 200, 400, 800]
 AP = [0.10, 0.30, 0.50, 0.55]

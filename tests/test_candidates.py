@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from pairlab.candidates import neighbour_pairs
-from pairlab.pairs import PairSpace, as_id_set
+from pairlab.evaluation.candidates import neighbour_pairs
+from pairlab.data.pairs import PairSpace, as_id_set
 
 
 def unit(rng, n, d=16):
@@ -72,7 +72,7 @@ def test_index_moves_to_the_gpus_faiss_sees(monkeypatch):
     handed to ``index_cpu_to_all_gpus`` and searched there; ``PAIRLAB_FAISS_GPU=0`` opts out."""
     import faiss
 
-    from pairlab import candidates
+    from pairlab.evaluation import candidates
 
     moved = []
     monkeypatch.setattr(faiss, "StandardGpuResources", object, raising=False)
@@ -91,7 +91,7 @@ def test_index_moves_to_the_gpus_faiss_sees(monkeypatch):
 
 
 def test_dedup_keeps_each_id_once_with_its_highest_score():
-    from pairlab.candidates import _dedup
+    from pairlab.evaluation.candidates import _dedup
 
     rng = np.random.default_rng(5)
     ids = rng.integers(0, 300, 2000)

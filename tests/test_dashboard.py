@@ -1,7 +1,7 @@
 """The run dashboard follows the loop's events, and opens finished run folders."""
 import pytest
 
-from pairlab.dashboard import RunDashboard
+from pairlab.widgets.dashboard import RunDashboard
 from conftest import run
 
 

@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 from pairlab.data import build_qqp, load_task, load_tasks, read_raw
-from pairlab.pairs import isin_sorted
+from pairlab.data.pairs import isin_sorted
 from pairlab.paths import DataNotFoundError
 
 

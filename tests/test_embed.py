@@ -3,7 +3,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pairlab import embed
+from pairlab.models import embed
 
 
 def test_default_model_is_the_offline_package():

@@ -2,10 +2,10 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score
 
-from pairlab import metrics
+from pairlab.evaluation import metrics
 from pairlab.evaluation import (CosineScorer, EvalConfig, EvalSet, build_eval_set, evaluate,
                                 exact_all_pairs)
-from pairlab.pairs import isin_sorted
+from pairlab.data.pairs import isin_sorted
 
 from conftest import clustered_pool
 
@@ -22,7 +22,7 @@ def big_pool_and_emb():
 
 def test_strata_are_disjoint_and_complete(pool_and_emb):
     pool, emb = pool_and_emb
-    es = build_eval_set(pool, emb, config=EvalConfig(neighbours=5, n_random=1000, seed=0))
+    es = build_eval_set(pool, emb, config=EvalConfig(near_m=5, n_random=1000, seed=0))
     assert not isin_sorted(es.near, pool.positives).any()
     assert not isin_sorted(es.rand, pool.positives).any()
     assert not isin_sorted(es.rand, es.near).any()
@@ -57,7 +57,7 @@ def test_fp_estimate_is_unbiased_against_exact_enumeration(pool_and_emb):
     scorer, exact_fp = _fixed_threshold_truth(pool, emb, thresholds)
     fps = []
     for seed in range(500):
-        es = build_eval_set(pool, emb, config=EvalConfig(neighbours=3, n_random=400, seed=seed))
+        es = build_eval_set(pool, emb, config=EvalConfig(near_m=3, n_random=400, seed=seed))
         fps.append(metrics.estimate_fp(thresholds, scorer(es.near), scorer(es.rand),
                                        es.n_neg_total))
     fps = np.array(fps)
@@ -77,7 +77,7 @@ def test_ap_estimate_is_unbiased_against_exact_enumeration(big_pool_and_emb):
     scorer = CosineScorer(pool.space, emb)
     aps, p20s = [], []
     for seed in range(60):
-        es = build_eval_set(pool, emb, config=EvalConfig(neighbours=3, n_random=10_000, seed=seed))
+        es = build_eval_set(pool, emb, config=EvalConfig(near_m=3, n_random=10_000, seed=seed))
         args = (scorer(es.positives), scorer(es.near), scorer(es.rand), es.n_neg_total)
         aps.append(metrics.estimate_ap(*args))
         p20s.append(metrics.estimate_precision_at_recall(*args))
@@ -94,7 +94,7 @@ def test_bootstrap_intervals_cover_the_exact_value(pool_and_emb):
     scorer = CosineScorer(pool.space, emb)
     covered_ap, covered_p = [], []
     for seed in range(100):
-        es = build_eval_set(pool, emb, config=EvalConfig(neighbours=3, n_random=400, seed=seed))
+        es = build_eval_set(pool, emb, config=EvalConfig(near_m=3, n_random=400, seed=seed))
         out = evaluate(es, scorer, n_boot=200, seed=seed)
         covered_ap.append(out["ap_ci"][0] <= exact["ap"] <= out["ap_ci"][1])
         covered_p.append(out["p_at_r20_ci"][0] <= exact["p_at_r"] <= out["p_at_r20_ci"][1])
@@ -105,7 +105,7 @@ def test_bootstrap_intervals_cover_the_exact_value(pool_and_emb):
 
 def test_evaluate_rejects_nan_scores(pool_and_emb):
     pool, emb = pool_and_emb
-    es = build_eval_set(pool, emb, config=EvalConfig(neighbours=2, n_random=100))
+    es = build_eval_set(pool, emb, config=EvalConfig(near_m=2, n_random=100))
 
     def broken(ids):
         out = np.zeros(len(ids))
@@ -118,7 +118,7 @@ def test_evaluate_rejects_nan_scores(pool_and_emb):
 
 def test_eval_set_round_trips_through_disk(pool_and_emb, tmp_path):
     pool, emb = pool_and_emb
-    es = build_eval_set(pool, emb, config=EvalConfig(neighbours=2, n_random=100, seed=3))
+    es = build_eval_set(pool, emb, config=EvalConfig(near_m=2, n_random=100, seed=3))
     es.save(tmp_path / "dev.npz")
     back = EvalSet.load(tmp_path / "dev.npz")
     assert np.array_equal(back.rand, es.rand) and back.config == es.config

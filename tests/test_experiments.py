@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from pairlab import experiments, paper
+from pairlab import experiments
+from pairlab.data import paper
 from conftest import run
 
 
@@ -54,7 +55,7 @@ def test_paper_reference_tables_agree_with_the_budget():
 
 
 def test_figures_draw_every_strategy(results):
-    from pairlab import plots
+    from pairlab.widgets import plots
 
     fig = plots.active_curves_figure(experiments.curves(results), paper={"toy": {"uncertainty": {"ap": 0.3}}})
     assert {t.name for t in fig.data if t.name} == {"random", "uncertainty"}

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from pairlab.heuristic import accuracy_f1, best_threshold, clean_map, roc_auc
+from pairlab.evaluation.heuristic import accuracy_f1, best_threshold, clean_map, roc_auc
 
 
 def test_best_threshold_maximises_f1_and_accuracy():

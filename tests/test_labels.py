@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pairlab.labels import LabelStore
+from pairlab.widgets.labels import LabelStore
 
 ROOT = Path(__file__).resolve().parents[1]
 WHERE = {"task": "qqp", "split": "dev", "model_id": "m0"}
@@ -131,7 +131,7 @@ WRITER = """
 import sys
 import threading
 from contextlib import closing
-from pairlab.labels import LabelStore
+from pairlab.widgets.labels import LabelStore
 store = LabelStore(sys.argv[1])
 k = 0
 while True:

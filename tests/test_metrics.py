@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score
 
-from pairlab import metrics
-from pairlab.metrics import estimate_ap, estimate_precision_at_recall
+from pairlab.evaluation import metrics
+from pairlab.evaluation.metrics import estimate_ap, estimate_precision_at_recall
 
 
 def weighted_sklearn_ap(pos, near, rand, n_neg_total):

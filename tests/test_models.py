@@ -4,9 +4,9 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from pairlab.concatbert import ConcatBERT
-from pairlab.cosinebert import HEAD_LR_FACTOR, Calibration, CosineBCELoss, CosineBERT, trainer
-from pairlab.training import TrainConfig, pair_dataset
+from pairlab.models.concatbert import ConcatBERT
+from pairlab.models.cosinebert import HEAD_LR_FACTOR, Calibration, CosineBCELoss, CosineBERT, trainer
+from pairlab.models.training import TrainConfig, pair_dataset
 
 BASE = ["How do I learn Python?", "What is the capital of France?", "How can I lose weight fast?",
         "What is machine learning?", "How do I cook rice?", "Why is the sky blue?",
@@ -137,7 +137,7 @@ def test_seed_round_models_are_shared_across_runs_and_identical(tmp_path, monkey
     embeddings; other rounds, other labels and PAIRLAB_SHARE_MODELS=0 train afresh."""
     from pairlab.active import ActiveConfig, CosineBERTLearner
     from pairlab.data import Pool
-    from pairlab.pairs import PairSpace
+    from pairlab.data.pairs import PairSpace
 
     monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
     space = PairSpace(8, 8, False)

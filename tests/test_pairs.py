@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from pairlab.pairs import PairSpace, as_id_set, isin_sorted, sample_range, setdiff_sorted
+from pairlab.data.pairs import PairSpace, as_id_set, isin_sorted, sample_range, setdiff_sorted
 
 
 @pytest.mark.parametrize("n", [2, 3, 10, 1000])

@@ -5,7 +5,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from pairlab.runner import load_profile, notebooks
+import yaml
+
+from pairlab.runner import check_profile, load_profile, notebooks, resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILES = sorted(p.stem for p in (ROOT / "profiles").glob("*.yaml"))
@@ -23,12 +25,69 @@ def test_the_four_profiles_exist():
     assert set(PROFILES) >= {"smoke", "demo", "cpu", "paper"}
 
 
+def declared() -> dict[str, set]:
+    return {nb.stem: parameters_of(nb) for nb in notebooks(ROOT)}
+
+
 @pytest.mark.parametrize("profile", PROFILES)
-def test_profile_parameters_are_declared_by_some_notebook(profile):
-    params = load_profile(profile, ROOT)
-    declared = set().union(*(parameters_of(nb) for nb in notebooks(ROOT)))
-    unknown = set(params) - declared
-    assert not unknown, f"{profile}.yaml sets {unknown}, which no notebook declares (a typo?)"
+def test_profile_parameters_are_declared_by_a_notebook_of_their_scope(profile):
+    check_profile(load_profile(profile, ROOT), declared(), name=profile)  # raises on a typo
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_active_learning_notebooks_share_every_value(profile):
+    """04 and 05 read back 03's run folders: any parameter two of them declare is equal."""
+    found = declared()
+    active = [nb for nb in found if nb[:2] in ("03", "04", "05")]
+    params = {nb: resolve(load_profile(profile, ROOT), nb) for nb in active}
+    for a in active:
+        for b in active:
+            for key in found[a] & found[b] & set(params[a]):
+                assert params[a][key] == params[b][key], (profile, key, a, b)
+
+
+def test_the_smoke_profile_resolves_per_notebook():
+    smoke = load_profile("smoke", ROOT)
+    assert resolve(smoke, "01_dataset_construction")["max_items"]["qqp"]["train"] == 300
+    assert resolve(smoke, "03")["max_items"]["qqp"]["train"] == 150
+    assert resolve(smoke, "05_budget_curves")["n_boot"] == 50 and resolve(smoke, "02")["n_boot"] == 100
+    assert load_profile("smoke", ROOT, notebook="04")["candidate_m"] == 10
+    assert resolve(smoke, "03")["near_m"] == 10 and resolve(smoke, "03")["run_dir"] == "runs/smoke"
+
+
+def write(root, text):
+    (root / "profiles").mkdir(exist_ok=True)
+    (root / "profiles" / "old.yaml").write_text(text)
+
+
+def test_old_flat_keys_still_work_with_a_warning_naming_the_new_key(tmp_path):
+    old = yaml.safe_dump({"neighbours": 7, "al_neighbours": 9, "al_max_items": {"qqp": 5},
+                          "al_n_random": 11, "al_n_boot": 3, "concat_neighbours": 1,
+                          "max_items": {"qqp": 50}, "n_random": 100, "n_boot": 20})
+    write(tmp_path, old)
+    with pytest.warns(DeprecationWarning) as caught:
+        profile = load_profile("old", tmp_path)
+    said = " ".join(str(w.message) for w in caught)
+    for key, new in (("'al_max_items'", "notebooks['03 04 05'].max_items"), ("'neighbours'", "near_m"),
+                     ("'al_neighbours'", "candidate_m"), ("'concat_neighbours'", "concat_near_m")):
+        assert f"parameter {key} is deprecated; use {new}" in said
+    assert resolve(profile, "03") == {**resolve(profile, "01"), "max_items": {"qqp": 5}, "n_random": 11,
+                                      "n_boot": 3}
+    assert resolve(profile, "01")["near_m"] == 7 and resolve(profile, "04")["candidate_m"] == 9
+    assert resolve(profile, "01")["max_items"] == {"qqp": 50}
+
+
+def test_an_old_key_beside_its_new_one_and_unknown_keys_are_errors(tmp_path):
+    write(tmp_path, "al_n_boot: 3\nnotebooks:\n  '03 04 05': {n_boot: 4}\n")
+    with pytest.raises(ValueError, match="both the deprecated 'al_n_boot'"):
+        load_profile("old", tmp_path)
+    found = declared()
+    with pytest.raises(ValueError, match=r"sets \['growth_sizes'\] for notebooks '03 04 05'"):
+        check_profile({"notebooks": {"03 04 05": {"growth_sizes": [1]}}}, found)
+    with pytest.raises(ValueError, match=r"sets \['n_boots'\], which no notebook declares"):
+        check_profile({"n_boots": 3}, found)
+    with pytest.raises(ValueError, match="section '03 09' names notebooks"):
+        check_profile({"notebooks": {"03 09": {"n_boot": 3}}}, found)
 
 
 def test_notebooks_use_the_pairlab_kernel_and_follow_the_habits():

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from pairlab import stats
-from pairlab.pairs import as_id_set
+from pairlab.evaluation import stats
+from pairlab.data.pairs import as_id_set
 
 from conftest import clustered_pool
 

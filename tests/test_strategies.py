@@ -1,13 +1,15 @@
 """Each strategy on a small pool with known scores picks exactly the expected pairs; one
 contract runs over every registered strategy."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from pairlab.data import Pool
-from pairlab.pairs import PairSpace, as_id_set, isin_sorted
-from pairlab.strategies import (STRATEGIES, AdaptiveRetrieval, Random, RandomCandidates,
-                                RoundState, Stated,
-                                StaticRetrieval, StratifiedAllPositives, StratifiedMatch,
+from pairlab.data.pairs import PairSpace, as_id_set, isin_sorted
+from pairlab.models.cosinebert import Calibration
+from pairlab.active.strategies import (STRATEGIES, CandidateSearch, Random, RandomCandidates, Retrieval,
+                                RoundState, Stated, StratifiedAllPositives, StratifiedMatch,
                                 Uncertainty, make_strategy)
 
 N_ITEMS = 40
@@ -35,10 +37,9 @@ def expected_top(s: RoundState, key, n):
     return np.sort(s.candidates[np.argsort(key, kind="stable")[:n]])
 
 
-def test_static_and_adaptive_retrieval_take_the_highest_cosines():
+def test_retrieval_takes_the_highest_cosines():
     s = state()
-    for strategy in (StaticRetrieval(), AdaptiveRetrieval()):
-        assert np.array_equal(strategy.select(s, 7), expected_top(s, -s.cosine, 7))
+    assert np.array_equal(Retrieval().select(s, 7), expected_top(s, -s.cosine, 7))
 
 
 def test_uncertainty_takes_p_closest_to_one_half():
@@ -56,7 +57,7 @@ def test_ties_break_by_pair_id():
                       candidates=s.candidates, cosine=np.ones(len(s.candidates)),
                       logits=np.zeros(len(s.candidates)))
     assert np.array_equal(Uncertainty().select(tied, 4), s.candidates[:4])
-    assert np.array_equal(StaticRetrieval().select(tied, 4), s.candidates[:4])
+    assert np.array_equal(Retrieval().select(tied, 4), s.candidates[:4])
 
 
 def test_random_is_uniform_over_the_whole_pool_not_the_candidates():
@@ -116,7 +117,7 @@ def test_uncertainty_needs_a_calibrated_model():
 
 def test_too_few_candidates_and_nan_scores_are_clear_errors():
     with pytest.raises(ValueError, match="only 30 unlabelled candidates for a batch of 31"):
-        AdaptiveRetrieval().select(state(), 31)
+        Retrieval().select(state(), 31)
     s = state()
     s.logits[3] = np.nan
     with pytest.raises(ValueError, match="NaN"):
@@ -128,15 +129,62 @@ def test_unknown_strategy_names_the_known_ones():
         make_strategy("committee")
 
 
+EMB = np.random.default_rng(7).normal(size=(N_ITEMS, 6)).astype(np.float32)
+EMB /= np.linalg.norm(EMB, axis=1, keepdims=True)
+TRAINED = np.roll(EMB, 1, axis=1)  # another embedding space: another D_close
+
+
+class Trained:
+    calibration = Calibration(0.0, 1.0, 4.0, -1.0)
+
+
+def searchable(labelled=(), seed=0, model=None) -> RoundState:
+    """A state with no candidates yet: a CandidateSearch finds them in the embeddings."""
+    return RoundState(round=2, pool=pool(), labelled=as_id_set(labelled), budget=60,
+                      rng=np.random.default_rng(seed), model=model,
+                      embeddings=lambda m: (EMB, EMB) if m is None else (TRAINED, TRAINED))
+
+
+def test_candidate_search_hands_the_criterion_d_close_under_the_chosen_model():
+    from pairlab.evaluation.candidates import neighbour_pairs
+
+    labelled = np.array([1, 5], dtype=np.int64)
+    for model, emb in (("pretrained", EMB), ("trained", TRAINED)):
+        seen = []
+        strategy = CandidateSearch(Retrieval(), model=model, m=3, name="r")
+        picked = strategy.select(replace(searchable(labelled, model=Trained()),
+                                         observe=seen.append), 5)
+        ids, cosine = neighbour_pairs(SPACE, emb, emb, m=3, exclude=labelled)
+        assert np.array_equal(seen[0].candidates, ids) and np.allclose(seen[0].cosine, cosine)
+        assert np.array_equal(picked, expected_top(seen[0], -seen[0].cosine, 5))
+        assert (seen[0].logits is None) == (model == "pretrained")
+        assert strategy.adaptive == (model == "trained")
+    with pytest.raises(ValueError, match="model must be one of"):
+        CandidateSearch(Retrieval(), model="finetuned")
+    with pytest.raises(ValueError, match="m must be a positive integer, got 0"):
+        CandidateSearch(Retrieval(), m=0)
+
+
+def test_the_registry_composes_the_named_strategies():
+    adaptive = {name for name in STRATEGIES if make_strategy(name, **_params(name)).adaptive}
+    assert adaptive == {"adaptive_retrieval", "uncertainty"}
+    static = make_strategy("static_retrieval", candidate_m=7, index="IVF4,Flat")
+    assert isinstance(static.base, Retrieval) and (static.m, static.index) == (7, "IVF4,Flat")
+    assert isinstance(make_strategy("random", candidate_m=7), Random)
+
+
+def _params(name):
+    return {"n_positive": 3, "n_negative": 57} if name == "stratified_match" else {}
+
+
 @pytest.mark.parametrize("name", sorted(STRATEGIES))
 def test_contract_every_strategy(name):
     """n distinct, sorted, unlabelled, in-range int64 ids; the same ids for the same seed."""
-    params = {"n_positive": 3, "n_negative": 57} if name == "stratified_match" else {}
-    strategy = make_strategy(name, **params)
+    strategy = make_strategy(name, candidate_m=10, **_params(name))
     labelled = np.array([0, 3, 6, pool().positives[0]], dtype=np.int64)
     labelled.sort()
-    first = strategy.select(state(labelled=labelled), 12)
-    second = strategy.select(state(labelled=labelled), 12)
+    first = strategy.select(searchable(labelled, model=Trained()), 12)
+    second = strategy.select(searchable(labelled, model=Trained()), 12)
     assert first.dtype == np.int64 and first.shape == (12,)
     assert np.array_equal(first, np.unique(first))
     assert not isin_sorted(first, labelled).any()

@@ -12,12 +12,12 @@ sys.path.insert(0, TESTS_DIR)
 from pathlib import Path
 import numpy as np
 from conftest import clustered_pool, run
-from pairlab.browser import FalsePositiveBrowser, RunPicker
-from pairlab.dashboard import RunDashboard
+from pairlab.widgets.browser import FalsePositiveBrowser, RunPicker
+from pairlab.widgets.dashboard import RunDashboard
 from pairlab.evaluation import CosineScorer, EvalConfig, build_eval_set, evaluate
-from pairlab.labels import LabelStore
+from pairlab.widgets.labels import LabelStore
 pool, emb = clustered_pool(n_items=200)
-eval_set = build_eval_set(pool, emb, config=EvalConfig(neighbours=5, n_random=2000))
+eval_set = build_eval_set(pool, emb, config=EvalConfig(near_m=5, n_random=2000))
 scores = evaluate(eval_set, CosineScorer(pool.space, emb), n_boot=20)["scores"]
 noisy = np.random.default_rng(1).normal(0, 0.05, emb.shape).astype(np.float32)
 other = evaluate(eval_set, CosineScorer(pool.space, emb + noisy), n_boot=20)["scores"]

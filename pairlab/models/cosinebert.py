@@ -22,6 +22,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from .embed import encode, load_encoder
+from .scoring import CosineScorer
 from .training import TrainConfig, disable_dropout, pair_dataset, training_arguments
 
 __all__ = ["CosineBCELoss", "Calibration", "CosineBERT", "HEAD_LR_FACTOR"]
@@ -235,8 +236,6 @@ class PoolScorer:
     """Logits (monotone in cosine) of pair ids, from fixed item embeddings."""
 
     def __init__(self, space, left: np.ndarray, right: np.ndarray, calibration: Calibration | None):
-        from .evaluation import CosineScorer
-
         self._cosine = CosineScorer(space, left, right)
         self.left, self.right, self.calibration = left, right, calibration
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .data import SPLITS, Pool, Task, build_qqp, build_wikiqa
+from ..data.loaders import SPLITS, Pool, Task, build_qqp, build_wikiqa
 from .candidates import neighbour_pairs
-from .evaluation import EvalSet, embed_pool
-from .pairs import isin_sorted
-from .paper import TABLE1
+from .strata import EvalSet, embed_pool
+from ..data.pairs import isin_sorted
+from ..data.paper import TABLE1
 
 __all__ = ["split_stats", "table1", "growth", "cluster_sizes", "retrieval_yield",
            "static_retrieval_yield", "examples", "construction_metrics"]
@@ -23,7 +23,7 @@ def split_stats(pool: Pool, eval_set: EvalSet | None = None) -> dict:
     if eval_set is not None:
         out["n_nearby_negatives"] = int(len(eval_set.near))
         out["n_random_negatives"] = int(len(eval_set.rand))
-        out["neighbours"] = int(eval_set.config.neighbours)
+        out["neighbours"] = int(eval_set.config.near_m)
     return out
 
 

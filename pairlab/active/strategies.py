@@ -1,93 +1,46 @@
 """Which pairs to label next: one small class per criterion, one ``select`` method.
 
-The round loop (:mod:`pairlab.active`) hands every strategy a :class:`RoundState`: the pool, the
-sorted ids already labelled, and the candidate pairs ``D_close`` that nearest-neighbour search
-found under the selection model (unlabelled, with their cosines and, once a model is trained,
-calibrated logits). A strategy returns ``n`` distinct unlabelled pair ids; the loop checks that.
-Candidate search restricts the pool for every strategy that wants it; a strategy that looks
-elsewhere (random over the whole pool, the stated data, oracle strata) simply ignores it.
+The round loop (:mod:`pairlab.active.loop`) hands every strategy a :class:`RoundState`: the pool, the
+sorted ids already labelled, and the model trained on them so far. A strategy returns ``n``
+distinct unlabelled pair ids; the loop checks that.
 
-``adaptive`` says whether the strategy wants the model trained on the labels so far
-(uncertainty, adaptive retrieval) or the pretrained encoder (static retrieval, and every
-strategy's seed round). New strategies (committee disagreement, diversity, base-vs-finetuned
-deviation) subclass :class:`Strategy`; ``state.model`` and ``state.pretrained_cosine`` give them
-what they need without touching the loop.
+A criterion that ranks candidates (retrieval, uncertainty) never searches for them itself:
+:class:`CandidateSearch` wraps it, as small-text's ``SEALS`` wraps a query strategy, and
+restricts the pool to ``D_close`` (each item's top-m neighbours under the selection model,
+minus the labelled pairs) before the criterion picks. The wrapper also says which model selects:
+``"pretrained"`` (static retrieval) or ``"trained"`` (the model trained on the labels so far:
+adaptive retrieval, uncertainty). A strategy is ``adaptive`` exactly when it selects with the
+trained model; the registry composes the named strategies (:data:`STRATEGIES`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
-from .data import Pool
-from .pairs import as_id_set, isin_sorted, sample_range, setdiff_sorted
+from ..data.pairs import as_id_set, isin_sorted, sample_range, setdiff_sorted
+from .base import RoundState, Strategy
+from .candidate_search import CandidateSearch
 
-__all__ = ["RoundState", "Strategy", "Random", "StaticRetrieval", "AdaptiveRetrieval",
-           "Uncertainty", "RandomCandidates", "Stated", "StratifiedMatch", "StratifiedAllPositives", "STRATEGIES",
-           "make_strategy"]
-
-
-@dataclass(frozen=True, eq=False)
-class RoundState:
-    """What a strategy may look at when choosing round ``round``'s batch."""
-
-    round: int  # 1-based
-    pool: Pool
-    labelled: np.ndarray  # (n_labelled,) int64 sorted ids labelled in earlier rounds
-    budget: int  # total labels of the run (all rounds)
-    rng: np.random.Generator  # seeded by the run's seed and the round
-    candidates: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # sorted, unlabelled
-    cosine: np.ndarray = field(default_factory=lambda: np.empty(0))  # (n_candidates,) selection model
-    logits: np.ndarray | None = None  # (n_candidates,) calibrated; None under the pretrained encoder
-    model: object = None  # the selection model (a CosineBERT), None when pretrained
-    pretrained_cosine: Callable | None = None  # pair ids -> cosine under the pretrained encoder
-
-
-class Strategy:
-    """Chooses ``n`` unlabelled pairs; subclasses set ``name`` and implement ``select``."""
-
-    name = "strategy"
-    adaptive = False  # True: select with the model trained on the labels so far
-    uses_candidates = True  # False: the loop skips the neighbour search for it
-
-    def select(self, state: RoundState, n: int) -> np.ndarray:
-        """(n,) int64 pair ids, distinct and not in ``state.labelled``."""
-        raise NotImplementedError
-
-    def params(self) -> dict:
-        """Constructor arguments, recorded in the run's config."""
-        return {}
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
-        return f"{type(self).__name__}({args})"
+__all__ = ["RoundState", "Strategy", "CandidateSearch", "Random", "Retrieval", "Uncertainty",
+           "RandomCandidates", "Stated", "StratifiedMatch", "StratifiedAllPositives",
+           "STRATEGIES", "make_strategy"]
 
 
 class Random(Strategy):
     """Uniform over the whole pool: meets the true imbalance, whatever the labels turn out."""
 
     name = "random"
-    uses_candidates = False
 
     def select(self, state, n):
         return state.pool.space.sample(n, state.rng, exclude=state.labelled)
 
 
-class StaticRetrieval(Strategy):
-    """The candidates of highest pretrained cosine (one shot: the same order every round)."""
+class Retrieval(Strategy):
+    """The candidates of highest cosine under the selection model (under a trained model, the
+    highest p: p rises with the cosine)."""
 
-    name = "static_retrieval"
-
-    def select(self, state, n):
-        return _top(state, n, -state.cosine)
-
-
-class AdaptiveRetrieval(Strategy):
-    """The candidates of highest p under the model trained so far (p rises with the cosine)."""
-
-    name = "adaptive_retrieval"
-    adaptive = True
+    name = "retrieval"
 
     def select(self, state, n):
         return _top(state, n, -state.cosine)
@@ -97,7 +50,6 @@ class Uncertainty(Strategy):
     """The candidates whose calibrated p is closest to 1/2 (smallest |logit|)."""
 
     name = "uncertainty"
-    adaptive = True
 
     def select(self, state, n):
         if state.logits is None:
@@ -123,7 +75,6 @@ class Stated(Strategy):
     """A uniform sample of the split's stated (heuristic) pairs: the alternative seed set."""
 
     name = "stated"
-    uses_candidates = False
 
     def select(self, state, n):
         stated = setdiff_sorted(as_id_set(np.concatenate(
@@ -138,7 +89,6 @@ class StratifiedMatch(Strategy):
     labels in all (the counts uncertainty sampling collected), spread over the rounds."""
 
     name = "stratified_match"
-    uses_candidates = False
 
     def __init__(self, n_positive: int, n_negative: int):
         for name, value in (("n_positive", n_positive), ("n_negative", n_negative)):
@@ -161,7 +111,6 @@ class StratifiedAllPositives(Strategy):
     (set the budget to twice the positives to match them, as the paper did on QQP)."""
 
     name = "stratified_all_positives"
-    uses_candidates = False
 
     def select(self, state, n):
         if state.pool.n_positives > state.budget:
@@ -170,16 +119,36 @@ class StratifiedAllPositives(Strategy):
         return _stratified(state, n, state.pool.n_positives)
 
 
-STRATEGIES = {cls.name: cls for cls in (Random, StaticRetrieval, AdaptiveRetrieval, Uncertainty,
-                                        RandomCandidates, Stated, StratifiedMatch,
-                                        StratifiedAllPositives)}
+def _over_candidates(base: type, model: str, name: str) -> Callable:
+    def build(*, candidate_m: int = 100, index: str = "Flat", **params) -> Strategy:
+        return CandidateSearch(base(**params), model=model, m=candidate_m, index=index, name=name)
+    return build
 
 
-def make_strategy(name: str, **params) -> Strategy:
-    """The strategy registered as ``name``, built with ``params``."""
+def _whole_pool(cls: type) -> Callable:
+    def build(*, candidate_m: int = 100, index: str = "Flat", **params) -> Strategy:
+        return cls(**params)  # looks beyond any candidates: m and the index do not apply
+    return build
+
+
+STRATEGIES = {
+    "random": _whole_pool(Random),
+    "static_retrieval": _over_candidates(Retrieval, "pretrained", "static_retrieval"),
+    "adaptive_retrieval": _over_candidates(Retrieval, "trained", "adaptive_retrieval"),
+    "uncertainty": _over_candidates(Uncertainty, "trained", "uncertainty"),
+    "random_candidates": _over_candidates(RandomCandidates, "pretrained", "random_candidates"),
+    "stated": _whole_pool(Stated),
+    "stratified_match": _whole_pool(StratifiedMatch),
+    "stratified_all_positives": _whole_pool(StratifiedAllPositives),
+}
+
+
+def make_strategy(name: str, *, candidate_m: int = 100, index: str = "Flat", **params) -> Strategy:
+    """The strategy registered as ``name``, built with ``params``; candidate strategies search
+    ``candidate_m`` neighbours per item with the faiss ``index``."""
     if name not in STRATEGIES:
         raise ValueError(f"unknown strategy {name!r}; known: {sorted(STRATEGIES)}")
-    return STRATEGIES[name](**params)
+    return STRATEGIES[name](candidate_m=candidate_m, index=index, **params)
 
 
 def _top(state: RoundState, n: int, key: np.ndarray) -> np.ndarray:

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["LabelStore", "MARKS", "STRATA"]
+__all__ = ["LabelStore", "MARKS", "STRATA", "check_name"]
 
 MARKS = ("real_error", "actually_positive", "unsure")
 STRATA = ("near", "rand")
@@ -73,7 +73,7 @@ class LabelStore:
         _check_choice("stratum", stratum, STRATA)
         for name, value in (("task", task), ("split", split), ("model_id", model_id),
                             ("annotator", annotator)):
-            _check_name(name, value)
+            check_name(name, value)
         row = (pair_id, task, split, model_id, stratum, mark, annotator, _utc_now(),
                _optional_text("left_text", left_text), _optional_text("right_text", right_text))
         with self._lock, self._conn:  # one transaction per mark: committed (and fsynced) on exit
@@ -110,7 +110,7 @@ class LabelStore:
                pair_ids=None) -> dict[str, tuple[int, int]]:
         """``{stratum: (real_errors, judged)}`` from current marks; judged = real errors +
         actually positive (unsure marks are left out). These are ``near_marks`` and
-        ``rand_marks`` of :func:`pairlab.metrics.corrected_precision`. ``pair_ids`` keeps only
+        ``rand_marks`` of :func:`pairlab.evaluation.metrics.corrected_precision`. ``pair_ids`` keeps only
         marks of those pairs (the putative false positives at one threshold)."""
         frame = self.marks(task=task, split=split, model_id=model_id)
         if pair_ids is not None:
@@ -166,7 +166,7 @@ def _check_choice(name: str, value, allowed: tuple[str, ...]) -> None:
         raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
 
 
-def _check_name(name: str, value) -> None:
+def check_name(name: str, value) -> None:
     if not isinstance(value, str) or not value:
         raise ValueError(f"{name} must be a non-empty string, got {value!r}")
 

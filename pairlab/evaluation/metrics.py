@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["estimate_ap", "estimate_precision_at_recall", "estimate_fp", "pr_curve",
-           "bootstrap", "corrected_precision", "ap_from_counts", "precision_at_recall_from_counts"]
+           "bootstrap", "corrected_precision", "ap_from_counts", "precision_at_recall_from_counts",
+           "as_scores", "count_at_least"]
 
 
 def estimate_ap(pos_scores, near_neg_scores, rand_neg_scores, n_neg_total) -> float:
@@ -36,11 +37,11 @@ def estimate_precision_at_recall(pos_scores, near_neg_scores, rand_neg_scores, n
 
 def estimate_fp(thresholds, near_neg_scores, rand_neg_scores, n_neg_total) -> np.ndarray:
     """Estimated false positives (eq. 13) at each threshold: float64 array like ``thresholds``."""
-    near = _scores("near_neg_scores", near_neg_scores)
-    rand = _scores("rand_neg_scores", rand_neg_scores)
+    near = as_scores("near_neg_scores", near_neg_scores)
+    rand = as_scores("rand_neg_scores", rand_neg_scores)
     w = _rand_weight(len(near), len(rand), n_neg_total)
-    thresholds = _scores("thresholds", thresholds)
-    return _count_at_least(np.sort(near), thresholds) + w * _count_at_least(np.sort(rand), thresholds)
+    thresholds = as_scores("thresholds", thresholds)
+    return count_at_least(np.sort(near), thresholds) + w * count_at_least(np.sort(rand), thresholds)
 
 
 def pr_curve(pos_scores, near_neg_scores, rand_neg_scores, n_neg_total) -> dict:
@@ -201,26 +202,26 @@ def _curve(pos, near, rand, w):
     """Distinct positive scores (descending) with TP and estimated FP at each."""
     pos_sorted = np.sort(pos)
     thresholds = np.unique(pos_sorted)[::-1]
-    tp = _count_at_least(pos_sorted, thresholds)
-    fp = _count_at_least(np.sort(near), thresholds) + w * _count_at_least(np.sort(rand), thresholds)
+    tp = count_at_least(pos_sorted, thresholds)
+    fp = count_at_least(np.sort(near), thresholds) + w * count_at_least(np.sort(rand), thresholds)
     return thresholds, tp, fp
 
 
-def _count_at_least(sorted_values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+def count_at_least(sorted_values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     return (len(sorted_values) - np.searchsorted(sorted_values, thresholds, side="left")).astype(
         np.float64)
 
 
 def _validate(pos, near, rand, n_neg_total):
-    pos = _scores("pos_scores", pos)
-    near = _scores("near_neg_scores", near)
-    rand = _scores("rand_neg_scores", rand)
+    pos = as_scores("pos_scores", pos)
+    near = as_scores("near_neg_scores", near)
+    rand = as_scores("rand_neg_scores", rand)
     if len(pos) == 0:
         raise ValueError("pos_scores is empty: precision and recall need at least one positive")
     return pos, near, rand, _rand_weight(len(near), len(rand), n_neg_total)
 
 
-def _scores(name: str, values) -> np.ndarray:
+def as_scores(name: str, values) -> np.ndarray:
     arr = np.asarray(values, dtype=np.float64)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-d array of scores, got shape {arr.shape}")

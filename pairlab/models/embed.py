@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .paths import cache_dir
+from ..paths import cache_dir
 
-__all__ = ["DEFAULT_MODEL", "resolve_model", "load_encoder", "encode", "model_fingerprint"]
+__all__ = ["DEFAULT_MODEL", "resolve_model", "load_encoder", "encode", "embed_pool", "model_fingerprint"]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {None, "", DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}
@@ -92,6 +92,18 @@ def encode(texts, model=None, *, batch_size: int = 64, max_seq_length: int | Non
         np.save(tmp, emb)
         os.replace(tmp, path)  # atomic: a crash never leaves a half-written cache entry
     return emb
+
+
+def embed_pool(pool: "Pool", model=None, *, max_seq_length: int | None = None,
+               show_progress: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Pretrained (cached) embeddings of a pool's left and right items; the same array twice
+    for a symmetric pool."""
+    left = encode(pool.left_texts, model, max_seq_length=max_seq_length,
+                  show_progress=show_progress)
+    if pool.symmetric:
+        return left, left
+    return left, encode(pool.right_texts, model, max_seq_length=max_seq_length,
+                        show_progress=show_progress)
 
 
 def _encode(encoder, texts, batch_size, show_progress) -> np.ndarray:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .active import STAGES, load_result
+from ..active.loop import STAGES, load_result
 
 __all__ = ["RunDashboard"]
 

@@ -2,7 +2,7 @@
 
 A :class:`Pool` is one split of a task: the left and right texts, the positive pair ids and the
 stated (heuristic) negative pair ids, both as sorted int64 arrays of codes of its
-:class:`~pairlab.pairs.PairSpace`. Every other pair is an imputed negative.
+:class:`~pairlab.data.pairs.PairSpace`. Every other pair is an imputed negative.
 """
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from .io import ReadReport, read_qqp, read_wikiqa
+from ..io import ReadReport, read_qqp, read_wikiqa
 from .pairs import PairSpace, as_id_set, isin_sorted, setdiff_sorted
-from .paths import DATA_LAYOUT, DataNotFoundError, data_dir as resolve_data_dir
+from ..paths import DATA_LAYOUT, DataNotFoundError, data_dir as resolve_data_dir
 
 __all__ = ["Pool", "Task", "SPLITS", "TASKS", "load_task", "load_tasks", "read_raw",
            "build_qqp", "build_wikiqa"]

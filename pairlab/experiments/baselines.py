@@ -8,14 +8,15 @@ from pathlib import Path
 
 import numpy as np
 
-from . import heuristic
-from .concatbert import ConcatBERT
-from .cosinebert import CosineBERT
-from .data import Pool
-from .pairs import union_sorted
-from .training import TrainConfig
+from ..evaluation import heuristic
+from ..models.concatbert import ConcatBERT
+from ..models.cosinebert import CosineBERT
+from ..data.loaders import Pool
+from ..data.pairs import union_sorted
+from ..models.training import TrainConfig
 
-__all__ = ["KINDS", "stated_pairs", "sample_pairs", "model_id", "train_or_load", "heuristic_metrics",
+__all__ = ["KINDS", "stated_pairs", "sample_pairs", "model_id", "train_or_load", "train_settings",
+           "train_all", "heuristic_metrics",
            "failure_metrics", "table2"]
 
 KINDS = {"concatbert": ConcatBERT, "cosinebert": CosineBERT}
@@ -61,6 +62,32 @@ def train_or_load(kind: str, pool: Pool, train_ids: np.ndarray, config: TrainCon
     return trained, name
 
 
+def train_settings(params: dict, kind: str):
+    """``(task, seed) -> TrainConfig`` of ``kind`` from a notebook's parameters: its epochs
+    (``concat_epochs`` or ``cosine_epochs``, a number or a per-task dict), ``learning_rate``,
+    ``batch_size`` and ``max_seq_length``."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
+    epochs = params["concat_epochs" if kind == "concatbert" else "cosine_epochs"]
+
+    def config(task: str, seed: int) -> TrainConfig:
+        return TrainConfig(learning_rate=params["learning_rate"], batch_size=params["batch_size"],
+                           max_seq_length=params["max_seq_length"], seed=seed,
+                           epochs=epochs[task] if isinstance(epochs, dict) else epochs)
+    return config
+
+
+def train_all(tasks: dict, train_ids: dict, params: dict, *, folder, kinds=("concatbert", "cosinebert")) -> dict:
+    """Every ``kind`` trained (or loaded, :func:`train_or_load`) on each task's ``train_ids``
+    with the settings of a notebook's parameters (:func:`train_settings`, seed ``params["seed"]``).
+    Returns ``{(task, kind): (model, model_id)}``."""
+    configs = {kind: train_settings(params, kind) for kind in kinds}
+    return {(name, kind): train_or_load(kind, tasks[name]["train"], train_ids[name],
+                                        configs[kind](name, params["seed"]), folder=folder,
+                                        model=params["model"])
+            for name in tasks for kind in kinds}
+
+
 def heuristic_metrics(task: str, score, dev: Pool, test: Pool) -> dict:
     """The benchmark's own metrics on stated test pairs, thresholds tuned on stated dev pairs.
 
@@ -95,7 +122,7 @@ def failure_metrics(heuristics: dict, results: dict, eval_sets: dict, extra: dic
             "all_pairs": {"ap": result["ap"], "ap_ci": result["ap_ci"],
                           "p_at_r20": result["p_at_r20"], "p_at_r20_ci": result["p_at_r20_ci"],
                           "n_positive": int(len(es.positives)), "n_near": int(len(es.near)),
-                          "n_rand": int(len(es.rand)), "neighbours": es.config.neighbours},
+                          "n_rand": int(len(es.rand)), "neighbours": es.config.near_m},
             **extra.get((task, kind), {})}
     return out
 
@@ -104,7 +131,7 @@ def table2(metrics: dict):
     """Table 2 of the paper beside ours: one row per task and model."""
     import pandas as pd
 
-    from .paper import TABLE2_BERT, TABLE3
+    from ..data.paper import TABLE2_BERT, TABLE3
 
     rows = []
     for task, by_kind in metrics.items():

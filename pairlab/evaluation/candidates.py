@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .pairs import PairSpace, as_id_set, isin_sorted
+from ..data.pairs import PairSpace, as_id_set, isin_sorted
 
 __all__ = ["neighbour_pairs", "build_index", "search", "faiss_gpus"]
 

@@ -1,109 +1,28 @@
-"""Browsing a model's putative false positives and marking them by hand (paper eq. 14).
-
-At the threshold of a recall, every ``D_near`` and ``D_rand`` negative scoring at least the
-threshold is a *putative* false positive: its label was imputed, and some are real positives
-missed by the data set. :class:`FalsePositiveBrowser` (ipywidgets) shows them one at a time and
-writes each judgement to a :class:`~pairlab.labels.LabelStore`; the share of real errors per
-stratum then corrects the estimated precision. :func:`report` is the static version for
-papermill runs, where widgets have no state.
-
-The pure functions validate and raise ``ValueError``; the ``_``-prefixed cores do not.
-"""
+"""The false-positive browser (ipywidgets): one model's putative false positives at a recall
+you choose, one at a time, each judgement written to a :class:`~pairlab.widgets.labels.LabelStore`
+at once, the corrected precision of paper eq. 14 updated as you mark (the computations are
+:mod:`pairlab.widgets.review`'s)."""
 from __future__ import annotations
 
 import html
-import math
-import re
 import threading
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
-from . import metrics
-from .data import Pool
-from .evaluation import EvalSet
-from .labels import MARKS, STRATA, LabelStore, _check_name
+from ..data.loaders import Pool
+from ..evaluation.strata import EvalSet
+from .labels import MARKS, STRATA, LabelStore, check_name
+from .review import (check_recall, check_scores, compute_corrected, compute_putative,
+                     compute_threshold, highlight_differences, with_texts_and_marks)
 
-__all__ = ["FalsePositiveBrowser", "RunPicker", "threshold_at_recall", "putative_false_positives",
-           "corrected_summary", "highlight_differences", "report"]
+__all__ = ["FalsePositiveBrowser", "RunPicker"]
 
 _LABELS = {"real_error": ("real error", "danger"),  # mark: (button text, button style)
            "actually_positive": ("actually positive", "success"), "unsure": ("unsure", "")}
 _KEYS = {"e": "real_error", "p": "actually_positive", "u": "unsure", "n": 1, "b": -1}
 _KEYS_HELP = "keys: e = real error, p = actually positive, u = unsure, n = next, b = back"
-_WORD = re.compile(r"(\w+)")
-
-
-# ---------------------------------------------------------------------------------------------
-# Pure functions
-
-
-def threshold_at_recall(pos_scores, recall: float) -> float:
-    """The score threshold where recall reaches ``recall``: the k-th highest positive score,
-    k = ceil(recall * n_pos) (a pair counts when its score >= the threshold)."""
-    _check_recall(recall)
-    pos = metrics._scores("pos_scores", pos_scores)
-    if len(pos) == 0:
-        raise ValueError("pos_scores is empty: no threshold reaches any recall")
-    return _threshold(pos, recall)
-
-
-def putative_false_positives(eval_set: EvalSet, scores: Mapping, threshold: float) -> pd.DataFrame:
-    """Near and rand negatives scoring >= ``threshold``, highest score first.
-
-    ``scores`` is ``evaluate(...)["scores"]``. Returns columns ``pair_id`` (int64),
-    ``stratum`` ("near"/"rand") and ``score`` (float64).
-    """
-    checked = _check_scores(eval_set, scores)
-    if not _is_number(threshold) or not np.isfinite(threshold):
-        raise ValueError(f"threshold must be a finite number, got {threshold!r}")
-    return _putative(eval_set, checked, float(threshold))
-
-
-def corrected_summary(eval_set: EvalSet, scores: Mapping, recall: float, counts: Mapping) -> dict:
-    """Imputed and corrected precision at ``recall``, given manual ``counts``.
-
-    ``counts`` is ``LabelStore.counts(...)``: ``{"near": (real_errors, judged), "rand": ...}``.
-    Returns :func:`pairlab.metrics.corrected_precision`'s dict plus ``threshold``, ``tp``,
-    ``fp_near`` and ``fp_rand`` (the weighted estimate from the random stratum).
-    """
-    _check_recall(recall)
-    checked = _check_scores(eval_set, scores)
-    missing = [s for s in STRATA if s not in counts]
-    if missing:
-        raise ValueError(f"counts must have keys {STRATA} (LabelStore.counts), missing {missing}")
-    return _corrected(eval_set, checked, recall, counts)
-
-
-def highlight_differences(left: str, right: str) -> tuple[str, str]:
-    """Both texts HTML-escaped, with ``<mark>`` around words (case-insensitive) missing from the
-    other text."""
-    left_words, right_words = _words(left), _words(right)
-    return _highlight(left, right_words), _highlight(right, left_words)
-
-
-def report(pool: Pool, eval_set: EvalSet, scores: Mapping, *, model_id: str, store: LabelStore,
-           recall: float = 0.2, n: int = 10) -> pd.DataFrame:
-    """The top-``n`` putative false positives of each stratum (near, then rand) with texts and
-    current marks (any annotator); prints the corrected-precision line. The static stand-in
-    for the browser under papermill."""
-    _check_recall(recall)
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise ValueError(f"n must be a non-negative integer, got {n!r}")
-    checked = _check_scores(eval_set, scores)
-    where = {"task": pool.task, "split": pool.split, "model_id": model_id}
-    putative = _putative(eval_set, checked, _threshold(checked["positive"], recall))
-    counts = store.counts(**where, pair_ids=putative["pair_id"])
-    summary = _corrected(eval_set, checked, recall, counts)
-    print(_summary_line(summary, recall, counts))
-    top = putative.groupby("stratum", sort=False).head(int(n))
-    top = top.sort_values(["stratum", "score"], ascending=[True, False], kind="stable")
-    return _with_texts_and_marks(pool, top, store.marks(**where))
-
-
-# ---------------------------------------------------------------------------------------------
-# The widget
 
 
 class FalsePositiveBrowser:
@@ -127,16 +46,16 @@ class FalsePositiveBrowser:
                  order: str = "random", seed: int = 0):
         import ipywidgets as widgets  # optional dependency: only the widget needs it
 
-        _check_recall(recall)
-        _check_name("model_id", model_id)
-        _check_name("annotator", annotator)
+        check_recall(recall)
+        check_name("model_id", model_id)
+        check_name("annotator", annotator)
         if order not in ("score", "random"):
             raise ValueError(f"order must be 'score' or 'random', got {order!r}")
         self.pool, self.eval_set, self.store = pool, eval_set, store
         self.model_id, self.annotator, self.order, self.seed = model_id, annotator, order, seed
-        self._scores = _check_scores(eval_set, scores)
+        self._scores = check_scores(eval_set, scores)
         self._where = {"task": pool.task, "split": pool.split, "model_id": model_id}
-        self._pairs = _putative(eval_set, self._scores, np.inf)  # empty until the first refresh
+        self._pairs = compute_putative(eval_set, self._scores, np.inf)  # empty until the first refresh
         self._pos = 0
         self._shown = None  # the pair last on show: kept through a filter that lists none
         self._lock = threading.RLock()
@@ -161,15 +80,15 @@ class FalsePositiveBrowser:
         """The pairs being browsed (putative false positives at the current threshold and
         stratum filter) with their texts and this annotator's current marks."""
         mine = self.store.marks(**self._where, annotator=self.annotator)
-        return _with_texts_and_marks(self.pool, self._pairs, mine)
+        return with_texts_and_marks(self.pool, self._pairs, mine)
 
     def summary_dict(self) -> dict:
         """:func:`corrected_summary` at the slider's recall, plus ``recall`` and the number of
         marked pairs per stratum among the putative false positives at that threshold
         (``marked``, unsure included)."""
-        threshold = _threshold(self._scores["positive"], self.slider.value)
-        putative = _putative(self.eval_set, self._scores, threshold)["pair_id"]
-        summary = _corrected(self.eval_set, self._scores, self.slider.value,
+        threshold = compute_threshold(self._scores["positive"], self.slider.value)
+        putative = compute_putative(self.eval_set, self._scores, threshold)["pair_id"]
+        summary = compute_corrected(self.eval_set, self._scores, self.slider.value,
                              self.store.counts(**self._where, pair_ids=putative))
         marks = self.store.marks(**self._where)
         marks = marks[marks["pair_id"].isin(putative)]  # the pairs the correction counts
@@ -264,8 +183,8 @@ class FalsePositiveBrowser:
             self._relist()
 
     def _relist(self) -> None:
-        threshold = _threshold(self._scores["positive"], self.slider.value)
-        pairs = _putative(self.eval_set, self._scores, threshold)
+        threshold = compute_threshold(self._scores["positive"], self.slider.value)
+        pairs = compute_putative(self.eval_set, self._scores, threshold)
         if self.stratum.value != "all":
             pairs = pairs[pairs["stratum"] == self.stratum.value]
         if self.order == "random":
@@ -334,39 +253,6 @@ class RunPicker:
 # Unchecked cores and rendering
 
 
-def _threshold(pos: np.ndarray, recall: float) -> float:
-    k = max(1, math.ceil(recall * len(pos) - 1e-9))  # the tolerance keeps 0.7 * 10 at 7
-    return float(np.partition(pos, len(pos) - k)[len(pos) - k])
-
-
-def _putative(eval_set: EvalSet, scores: dict, threshold: float) -> pd.DataFrame:
-    near, rand = scores["near"] >= threshold, scores["rand"] >= threshold
-    ids = np.r_[eval_set.near[near], eval_set.rand[rand]].astype(np.int64)
-    score = np.r_[scores["near"][near], scores["rand"][rand]]
-    stratum = np.repeat(np.array(STRATA, dtype=object), [near.sum(), rand.sum()])
-    order = np.lexsort((ids, -score))  # score descending, ties by pair id
-    return pd.DataFrame({"pair_id": ids[order], "stratum": stratum[order], "score": score[order]})
-
-
-def _corrected(eval_set: EvalSet, scores: dict, recall: float, counts: Mapping) -> dict:
-    threshold = _threshold(scores["positive"], recall)
-    tp = int((scores["positive"] >= threshold).sum())
-    fp_near = int((scores["near"] >= threshold).sum())
-    fp_rand = float(eval_set.w_rand * (scores["rand"] >= threshold).sum())
-    out = metrics.corrected_precision(tp, fp_near, fp_rand, near_marks=tuple(counts["near"]),
-                                      rand_marks=tuple(counts["rand"]))
-    return {**out, "threshold": threshold, "tp": tp, "fp_near": fp_near, "fp_rand": fp_rand}
-
-
-def _with_texts_and_marks(pool: Pool, pairs: pd.DataFrame, marks: pd.DataFrame) -> pd.DataFrame:
-    """``pairs`` with ``left``, ``right`` and the latest current ``mark`` of each pair."""
-    left, right = pool.texts(pairs["pair_id"].to_numpy(np.int64))
-    latest = marks.drop_duplicates("pair_id", keep="last").set_index("pair_id")["mark"]
-    mark = pairs["pair_id"].map(latest).astype(object)
-    return pairs.assign(left=left, right=right,
-                        mark=mark.where(mark.notna(), None)).reset_index(drop=True)
-
-
 def _hash(ids: np.ndarray, seed: int) -> np.ndarray:
     """A fixed pseudo-random key per pair id: the order of a subset does not depend on the rest."""
     with np.errstate(over="ignore"):
@@ -392,51 +278,3 @@ def _summary_html(s: dict) -> str:
             f"marked pairs: near {s['marked']['near']}, rand {s['marked']['rand']} · "
             f"real-error share: near {s['p_near']:.2f}, rand {s['p_rand']:.2f}")
 
-
-def _summary_line(s: dict, recall: float, counts: Mapping) -> str:
-    low, high = s["ci"]
-    return (f"corrected precision at recall {recall:.2f}: {s['precision']:.4f} "
-            f"[{low:.4f}, {high:.4f}] (imputed {s['imputed_precision']:.4f}, threshold "
-            f"{s['threshold']:.4f}; real errors / judged: near {counts['near'][0]}/"
-            f"{counts['near'][1]}, rand {counts['rand'][0]}/{counts['rand'][1]})")
-
-
-def _words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text)}
-
-
-def _highlight(text: str, other_words: set[str]) -> str:
-    parts = _WORD.split(text)  # odd positions are words, even ones what lies between
-    return "".join(f"<mark>{html.escape(p)}</mark>" if k % 2 and p.lower() not in other_words
-                   else html.escape(p) for k, p in enumerate(parts))
-
-
-# ---------------------------------------------------------------------------------------------
-# Validation
-
-
-def _check_recall(recall) -> None:
-    if not _is_number(recall) or not 0.0 < recall <= 1.0:
-        raise ValueError(f"recall must be a number in (0, 1], got {recall!r}")
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-
-
-def _check_scores(eval_set: EvalSet, scores) -> dict[str, np.ndarray]:
-    """Each stratum's scores as float64, finite and aligned with ``eval_set``'s pair ids."""
-    strata = eval_set.strata()
-    if not isinstance(scores, Mapping) or any(name not in scores for name in strata):
-        keys = list(scores) if isinstance(scores, Mapping) else type(scores).__name__
-        raise ValueError(f"scores must map {list(strata)} to score arrays (evaluate(...)"
-                         f"['scores']), got {keys}")
-    out = {}
-    for name, ids in strata.items():
-        out[name] = metrics._scores(f"scores[{name!r}]", scores[name])
-        if len(out[name]) != len(ids):
-            raise ValueError(f"scores[{name!r}] has {len(out[name])} scores for {len(ids)} "
-                             f"{name} pairs of the evaluation set")
-    if len(out["positive"]) == 0:
-        raise ValueError("the evaluation set has no positives: no threshold reaches any recall")
-    return out

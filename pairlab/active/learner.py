@@ -1,0 +1,92 @@
+"""The learner the loop trains each round: CosineBERT from the pretrained checkpoint, with a
+cache of the models every strategy sharing a seed set would otherwise train again."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from ..data.loaders import Pool
+from ..models.embed import embed_pool, model_fingerprint
+from ..paths import cache_dir
+from .config import ActiveConfig
+
+__all__ = ["CosineBERTLearner"]
+
+
+class CosineBERTLearner:
+    """Trains CosineBERT from the pretrained checkpoint (the paper: a fresh model each round).
+
+    A model trained in one of ``shared_rounds`` (default: the seed round) is kept in the cache
+    folder under a digest of everything its training reads: the model, the training settings,
+    the labelled texts and labels. Strategies and variants that share a seed set (uncertainty,
+    adaptive retrieval and static retrieval all start from static retrieval's first batch) then
+    load that model instead of training it again, and its item embeddings come from the
+    embedding cache. Training is deterministic on a device, so the loaded model is the one
+    training would give. ``PAIRLAB_SHARE_MODELS=0`` turns this off.
+    """
+
+    VERSION = "cosinebert-1"  # part of the digest: bump when training changes
+
+    def __init__(self, config: ActiveConfig, *, shared_rounds=(1,)):
+        self.config = config
+        self.shared_rounds = () if os.environ.get("PAIRLAB_SHARE_MODELS") == "0" else tuple(shared_rounds)
+
+    def pretrained_embeddings(self, pool: Pool) -> tuple[np.ndarray, np.ndarray]:
+        return embed_pool(pool, self.config.model, max_seq_length=self.config.max_seq_length,
+                          show_progress=False)
+
+    def train(self, pool: Pool, ids: np.ndarray, labels: np.ndarray, *, round: int):
+        from ..models.cosinebert import CosineBERT
+        from ..models.training import TrainConfig
+
+        c = self.config
+        train_config = TrainConfig(learning_rate=c.learning_rate, epochs=c.epochs,
+                                   batch_size=c.batch_size, max_seq_length=c.max_seq_length,
+                                   seed=c.seed * 1000 + round)
+        left, right = pool.texts(ids)
+        if round not in self.shared_rounds:
+            return CosineBERT.train(left, right, labels, model=c.model, config=train_config,
+                                    quiet=True)
+        key = self._digest(train_config, left, right, labels)
+        path = cache_dir() / "models" / key
+        if path.is_dir():
+            model = CosineBERT.load(path)
+        else:
+            model = CosineBERT.train(left, right, labels, model=c.model, config=train_config,
+                                     quiet=True)
+            tmp = path.with_name(f"{key}.{os.getpid()}.tmp")
+            shutil.rmtree(tmp, ignore_errors=True)
+            model.save(tmp)
+            try:
+                os.replace(tmp, path)  # atomic: a crash never leaves a half-written model
+            except OSError:  # another process saved the same model first
+                shutil.rmtree(tmp, ignore_errors=True)
+        model.cache_key = key
+        return model
+
+    def _digest(self, train_config, left, right, labels) -> str:
+        digest = hashlib.sha256(json.dumps([self.VERSION, model_fingerprint(self.config.model),
+                                            train_config.to_dict()]).encode())
+        for text in (*left, *right):
+            digest.update(str(text).encode("utf-8", "surrogatepass") + b"\x00")
+        digest.update(np.asarray(labels, dtype=np.int8).tobytes())
+        return digest.hexdigest()[:32]
+
+    @staticmethod
+    def embed(model, texts) -> np.ndarray:
+        return model.embed(texts, show_progress=False, cache_key=model.cache_key)
+
+    @staticmethod
+    def save(model, path: Path) -> None:
+        model.save(path)
+
+    @staticmethod
+    def load(path: Path):
+        from ..models.cosinebert import CosineBERT
+
+        return CosineBERT.load(path)

@@ -1,0 +1,283 @@
+"""Active learning over all pairs (paper section 4): the round loop and its run folder.
+
+Round i picks a batch of n_i = n1 * growth^(i-1) pairs (:func:`schedule`). The seed round uses
+``config.seed_set`` (static retrieval by default) for adaptive strategies and the strategy
+itself otherwise. Each round: embed the training split with the selection model, take every
+item's top-m faiss neighbours as candidates ``D_close`` minus the labelled pairs, let the
+strategy pick, label the batch with the pool's imputed-label oracle, retrain CosineBERT from the
+pretrained checkpoint on everything labelled, and evaluate it on the dev strata.
+
+Each round's batch and record go to the run folder (:mod:`pairlab.active.store`): a killed run
+resumes after its last finished round; a finished run with the same config is read back, not
+recomputed. The strategy is composed (:mod:`pairlab.active.strategies`): a criterion, wrapped
+in a :class:`~pairlab.active.candidate_search.CandidateSearch` where it ranks candidates.
+
+The loop emits events to callbacks (``callback(event, **payload)``): ``run_started``,
+``stage`` (round, stage, seconds), ``round_finished`` (record), ``run_finished`` (result). The
+dashboard (:mod:`pairlab.widgets.dashboard`) and the printed log subscribe; the loop has no widget code.
+"""
+from __future__ import annotations
+
+import shutil
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from ..data.loaders import Pool
+from ..data.pairs import isin_sorted, union_sorted
+from ..evaluation.strata import EvalSet, evaluate
+from ..io import to_json, write_json
+from ..models.scoring import CosineScorer
+from ..models.training import quiet_progress
+from . import store
+from .config import ActiveConfig
+from .learner import CosineBERTLearner
+from .store import load_result
+from .strategies import RoundState, Strategy
+
+__all__ = ["ActiveRun", "reliability", "PrintLog", "STAGES"]
+
+STAGES = ("embed", "search", "select", "train", "evaluate")
+
+
+class ActiveRun:
+    """One run of ``config`` on ``pools`` (``train``; ``dev`` and ``test`` for evaluation)."""
+
+    def __init__(self, config: ActiveConfig, pools: dict[str, Pool], eval_sets: dict[str, EvalSet],
+                 folder, *, learner=None, callbacks=()):
+        _check_inputs(config, pools, eval_sets)
+        self.config, self.pools, self.eval_sets = config, pools, eval_sets
+        self.pool = pools["train"]
+        self.folder = Path(folder)
+        self.learner = learner if learner is not None else CosineBERTLearner(config)
+        self.strategy = config.make_strategy()
+        # a strategy that selects with the trained model has none before round 1: the seed set
+        self.seed_strategy = (config.make_strategy(config.seed_set) if self.strategy.adaptive
+                              else self.strategy)
+        self.callbacks = list(callbacks)
+        self._pretrained = None
+        self._embedded = (None, {})
+
+    # -- the run ------------------------------------------------------------------------------
+
+    def run(self) -> dict:
+        """Run (or resume, or read back) the whole run; returns its result."""
+        result = load_result(self.folder)
+        if result is not None and result["config"] == to_json(self.config.to_dict()):
+            self._emit("run_reused", result=result, folder=self.folder)
+            return result
+        store.write_config(self.folder, to_json(self.config.to_dict()))
+        records, ids, labels, rounds = store.resume(self.folder, len(self.config.schedule()))
+        sizes = self.config.schedule()
+        self._emit("run_started", config=self.config, schedule=sizes, resumed=len(records),
+                   folder=self.folder)
+        with quiet_progress():
+            model = self._load_model(len(records), ids, labels) if records else None
+            for i in range(len(records) + 1, len(sizes) + 1):
+                model, record, batch, batch_labels = self._round(i, sizes[i - 1], model, ids)
+                ids, labels, rounds = store.append_batch(ids, labels, rounds, batch, batch_labels, i)
+                records.append(record)
+                self._emit("round_finished", record=record)
+            return self._finish(model, records, ids, labels, rounds)
+
+    def _round(self, i: int, n: int, model, labelled: np.ndarray):
+        strategy = self.strategy if i > 1 else self.seed_strategy
+        stages = _Stages(self, i)
+        seen = []  # the candidates a CandidateSearch restricted the pool to, if any
+        state = RoundState(round=i, pool=self.pool, labelled=labelled, budget=self.config.budget,
+                           rng=np.random.default_rng([self.config.seed, i]), model=model,
+                           pretrained_cosine=self._pretrained_cosine, embeddings=self._embeddings,
+                           stage=stages, observe=seen.append)
+        with stages("select"):
+            batch = np.asarray(strategy.select(state, n), dtype=np.int64)
+            _check_batch(self.pool, labelled, batch, n, strategy)
+            batch_labels = self.pool.labels(batch)
+        searched = seen[-1] if seen else state
+        store.save_batch(self.folder, i, batch, batch_labels)
+        record = {"round": i, "strategy": strategy.name, "batch": n,
+                  "labels": int(len(labelled) + n),
+                  "positives_in_batch": int(batch_labels.sum()),
+                  "candidates": int(len(searched.candidates)),
+                  "calibration": _batch_calibration(searched, batch, batch_labels)}
+        all_ids = union_sorted(labelled, batch)
+        if self._trains(i):
+            with stages("train"):
+                model = self.learner.train(self.pool, all_ids, self.pool.labels(all_ids), round=i)
+            if getattr(model, "cache_key", None):  # trained or loaded as a shared seed-round model
+                record["shared_model"] = model.cache_key
+            with stages("evaluate"):
+                record["dev"] = self._evaluate(model, "dev")
+            shutil.rmtree(store.model_path(self.folder, i), ignore_errors=True)  # a crash's leftover
+            self.learner.save(model, store.model_path(self.folder, i))
+        record["positives_found"] = int(isin_sorted(all_ids, self.pool.positives).sum())
+        record["seconds"] = stages.times
+        write_json(self.folder / "rounds" / f"round_{i:02d}.json", record)  # the round is done
+        store.drop_models(self.folder, keep=i)
+        return model, record, batch, batch_labels
+
+    def _trains(self, i: int) -> bool:
+        """Adaptive runs train every round (the next round selects with the model); others
+        only where a curve point or the final model is wanted."""
+        last = i == len(self.config.schedule())
+        return last or self.config.curve or self.strategy.adaptive
+
+    def _evaluate(self, model, split: str) -> dict:
+        left, right = self._embed(model, self.pools[split])
+        scorer = CosineScorer(self.pools[split].space, left, right)  # ranks as p: w >= 0
+        result = evaluate(self.eval_sets[split], scorer, n_boot=self.config.n_boot,
+                          seed=self.config.seed)
+        return {k: result[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")}
+
+    def _finish(self, model, records, ids, labels, rounds) -> dict:
+        test = self._evaluate(model, "test") if "test" in self.pools else None
+        result = {"config": to_json(self.config.to_dict()), "folder": self.folder.name,
+                  "records": records,
+                  "labels": int(len(ids)), "positives_found": int(labels.sum()),
+                  "test": test, "final_dev": records[-1].get("dev"),
+                  "model_info": {k: v for k, v in getattr(model, "info", {}).items()
+                                 if k in ("calibration", "trained_on")}}
+        store.write_labels_csv(self.folder, self.pool, ids, labels, rounds)
+        if self.config.keep_model:
+            self.learner.save(model, self.folder / "model")
+        write_json(self.folder / "result.json", result)
+        store.drop_models(self.folder, keep=None)
+        self._emit("run_finished", result=result, folder=self.folder)
+        return result
+
+    # -- resuming -----------------------------------------------------------------------------
+
+    def _load_model(self, i: int, ids, labels):
+        """Round ``i``'s model, saved when the round finished; retrained (deterministically,
+        from the same labels and seed) if it was deleted."""
+        path = store.model_path(self.folder, i)
+        if path.exists():
+            return self.learner.load(path)
+        if not (self.strategy.adaptive or i == len(self.config.schedule())):
+            return None  # a non-adaptive run selects with the pretrained encoder
+        with _Stages(self, i)("train"):
+            return self.learner.train(self.pool, ids, labels, round=i)
+
+    def _embed(self, model, pool: Pool) -> tuple[np.ndarray, np.ndarray]:
+        """Item embeddings under ``model``; texts the splits share (WikiQA's sentences) are
+        embedded once per model."""
+        if self._embedded[0] is not model:
+            self._embedded = (model, {})
+        cache = self._embedded[1]
+        for texts in (pool.left_texts, pool.right_texts):
+            if id(texts) not in cache:
+                cache[id(texts)] = (texts, self.learner.embed(model, texts))  # texts pin the id
+        left = cache[id(pool.left_texts)][1]
+        return left, cache[id(pool.right_texts)][1]
+
+    def _embeddings(self, model) -> tuple[np.ndarray, np.ndarray]:
+        """The training pool's item embeddings under ``model`` (None: the pretrained encoder)."""
+        return self._embed(model, self.pool) if model is not None else self._pretrained_embeddings()
+
+    def _pretrained_embeddings(self):
+        if self._pretrained is None:
+            self._pretrained = self.learner.pretrained_embeddings(self.pool)
+        return self._pretrained
+
+    def _pretrained_cosine(self, ids) -> np.ndarray:
+        left, right = self._pretrained_embeddings()
+        return CosineScorer(self.pool.space, left, right)(ids).astype(np.float64)
+
+    def _emit(self, event: str, **payload) -> None:
+        for callback in self.callbacks:
+            callback(event, task=self.config.task, strategy=self.config.strategy,
+                     seed=self.config.seed, **payload)
+
+
+class _Stages:
+    """Wall time per stage of one round, each emitted as a ``stage`` event. A stage inside
+    another (the candidate search inside the selection) counts once: the outer stage keeps only
+    its own time."""
+
+    def __init__(self, run: ActiveRun, round: int):
+        self.run, self.round, self.times, self._inner = run, round, {}, [0.0]
+
+    @contextmanager
+    def __call__(self, stage: str):
+        start, finished = time.perf_counter(), False
+        self._inner.append(0.0)
+        try:
+            yield
+            finished = True
+        finally:
+            total = time.perf_counter() - start
+            seconds = total - self._inner.pop()
+            self._inner[-1] += total
+            self.times[stage] = self.times.get(stage, 0.0) + seconds
+            if finished:
+                self.run._emit("stage", round=self.round, stage=stage, seconds=seconds)
+
+
+def reliability(proba: np.ndarray, labels: np.ndarray, *, bins: int = 10) -> list[dict]:
+    """Reliability table of predicted p against labels: one row per non-empty bin of p."""
+    proba, labels = np.asarray(proba, np.float64), np.asarray(labels, np.float64)
+    which = np.clip((proba * bins).astype(int), 0, bins - 1)
+    rows = []
+    for b in np.unique(which):
+        mask = which == b
+        rows.append({"bin": [b / bins, (b + 1) / bins], "n": int(mask.sum()),
+                     "mean_p": float(proba[mask].mean()), "positive_share": float(labels[mask].mean())})
+    return rows
+
+
+def _batch_calibration(state: RoundState, batch, batch_labels) -> dict | None:
+    """How the selection model's p compares with the labels the batch got."""
+    if state.logits is None:
+        return None
+    p = 1.0 / (1.0 + np.exp(-state.logits[np.searchsorted(state.candidates, batch)]))
+    return {"mean_p": float(p.mean()), "positive_share": float(np.mean(batch_labels)),
+            "table": reliability(p, batch_labels)}
+
+
+def _check_inputs(config: ActiveConfig, pools, eval_sets) -> None:
+    if "train" not in pools:
+        raise ValueError(f"pools need a 'train' split, got {sorted(pools)}")
+    for split in ("dev",) + (("test",) if "test" in pools else ()):
+        if split not in pools or split not in eval_sets:
+            raise ValueError(f"the {split!r} split needs both a pool and an evaluation set")
+    pool = pools["train"]
+    if pool.task != config.task:
+        raise ValueError(f"config is for task {config.task!r} but the pool is {pool.task!r}")
+    if config.budget > pool.n_pairs:
+        raise ValueError(f"a budget of {config.budget:,} labels exceeds the {pool.n_pairs:,} "
+                         f"pairs of {pool.task}/train")
+
+
+def _check_batch(pool: Pool, labelled, batch, n: int, strategy: Strategy) -> None:
+    """The loop's invariant: n distinct valid pairs, none labelled before, no self pair."""
+    where = f"strategy {strategy.name!r}"
+    if batch.shape != (n,):
+        raise RuntimeError(f"{where} returned {batch.shape} ids for a batch of {n}")
+    pool.space.check(batch)
+    if len(np.unique(batch)) != n:
+        raise RuntimeError(f"{where} returned a pair twice in one batch")
+    if isin_sorted(batch, labelled).any():
+        raise RuntimeError(f"{where} returned {int(isin_sorted(batch, labelled).sum())} "
+                           "already-labelled pairs")
+    left, right = pool.space.decode(batch)
+    if pool.symmetric and (left == right).any():
+        raise RuntimeError(f"{where} returned a self pair")
+
+
+class PrintLog:
+    """A callback printing one line per round: what a papermill log or a terminal shows."""
+
+    def __call__(self, event: str, **p) -> None:
+        who = f"{p['task']}/{p['strategy']}/seed {p['seed']}"
+        if event == "run_reused":
+            print(f"{who}: finished earlier, read back from {p['folder'].name}")
+        elif event == "run_started" and p["resumed"]:
+            print(f"{who}: resuming after round {p['resumed']} of {len(p['schedule'])}")
+        elif event == "round_finished":
+            r = p["record"]
+            dev = r.get("dev")
+            ap = f"dev AP {dev['ap']:.3f} [{dev['ap_ci'][0]:.3f}, {dev['ap_ci'][1]:.3f}]" if dev else "not evaluated"
+            secs = " ".join(f"{k} {v:.0f}s" for k, v in r["seconds"].items())
+            print(f"{who} round {r['round']}: {r['labels']:,} labels, "
+                  f"{r['positives_found']:,} positives; {ap}; {secs}")

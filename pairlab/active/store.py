@@ -1,0 +1,133 @@
+"""The run folder: where a run's rounds are saved, how a killed run resumes, how a finished one
+is read back.
+
+A run folder holds ``config.json``, ``rounds/round_XX.npz`` (the batch: ids, labels) and
+``rounds/round_XX.json`` (the round's record, written last: a round without it is not
+finished), ``labels.csv`` (round, left, right, label), the latest round's model while the run
+is unfinished, and ``result.json`` once it is done.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..data.loaders import Pool
+from ..evaluation.strata import EvalSet
+from ..io import to_json, write_json
+from .config import ActiveConfig
+
+__all__ = ["run_folder", "load_result", "run_labels", "write_config", "resume", "save_batch",
+           "write_labels_csv", "append_batch", "empty_labels", "model_path", "drop_models"]
+
+
+def run_folder(root, config: ActiveConfig, pools: dict[str, Pool], eval_sets: dict[str, EvalSet]) -> Path:
+    """``<root>/<task>/<strategy>-seed<k>-<digest>``: the digest covers the config, the pools'
+    items and positives, and the evaluation strata, so a changed input never reuses a run."""
+    digest = hashlib.sha256(json.dumps(to_json(config.to_dict()), sort_keys=True).encode())
+    for name in sorted(pools):
+        pool = pools[name]
+        digest.update(f"{name}|{pool.n_pairs}|{pool.symmetric}".encode())
+        digest.update("\x00".join(map(str, pool.left_texts)).encode())
+        digest.update(pool.positives.tobytes())
+    for name in sorted(eval_sets):
+        digest.update(eval_sets[name].near.tobytes() + eval_sets[name].rand.tobytes())
+    return Path(root) / config.task / f"{config.strategy}-seed{config.seed}-{digest.hexdigest()[:10]}"
+
+
+def load_result(folder) -> dict | None:
+    """The finished run's result, or None if the run is not finished."""
+    path = Path(folder) / "result.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def run_labels(folder) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted pair ids a finished run labelled and their labels, read from its rounds (what
+    another model trains on, e.g. ConcatBERT on data CosineBERT collected)."""
+    folder = Path(folder)
+    result = load_result(folder)
+    if result is None:
+        raise FileNotFoundError(f"{folder} holds no finished run (no result.json)")
+    ids, labels, rounds = empty_labels()
+    n_rounds = len(result["records"])
+    for i in range(1, n_rounds + 1):
+        with np.load(folder / "rounds" / f"round_{i:02d}.npz") as f:
+            ids, labels, rounds = append_batch(ids, labels, rounds, f["ids"], f["labels"], i)
+    if len(ids) != result["labels"] or int(labels.sum()) != result["positives_found"]:
+        raise ValueError(f"{folder}: the rounds hold {len(ids)} labels ({int(labels.sum())} "
+                         f"positive) but result.json says {result['labels']} "
+                         f"({result['positives_found']})")
+    return ids, labels
+
+
+def empty_labels():
+    return np.empty(0, np.int64), np.empty(0, np.int8), np.empty(0, np.int16)
+
+
+def append_batch(ids, labels, rounds, batch, batch_labels, i):
+    """Labelled ids kept sorted, with their labels and rounds alongside."""
+    ids = np.concatenate([ids, batch])
+    labels = np.concatenate([labels, np.asarray(batch_labels, np.int8)])
+    rounds = np.concatenate([rounds, np.full(len(batch), i, np.int16)])
+    order = np.argsort(ids, kind="stable")
+    return ids[order], labels[order], rounds[order]
+
+
+def save_batch(folder: Path, i: int, batch, batch_labels) -> None:
+    path = folder / "rounds" / f"round_{i:02d}.npz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
+    np.savez(tmp, ids=batch, labels=batch_labels)
+    os.replace(tmp, path)
+
+
+def write_labels_csv(folder: Path, pool: Pool, ids, labels, rounds) -> None:
+    order = np.lexsort((ids, rounds))
+    left, right = pool.texts(ids[order])
+    frame = pd.DataFrame({"round": rounds[order], "left": left, "right": right,
+                          "label": labels[order]})
+    tmp = folder / f"labels.{os.getpid()}.tmp"
+    frame.to_csv(tmp, index=False)
+    os.replace(tmp, folder / "labels.csv")
+
+
+def write_config(folder: Path, config: dict) -> None:
+    """Write ``config.json``; a folder holding another config's run is an error."""
+    path = folder / "config.json"
+    if path.is_file() and json.loads(path.read_text()) != config:
+        raise ValueError(f"{folder} holds a run of another config; use a new folder")
+    write_json(path, config)
+
+
+def resume(folder: Path, n_rounds: int):
+    """Finished rounds' records and labels (sorted ids, labels, rounds); an unfinished round's
+    batch is dropped."""
+    records, ids, labels, rounds = [], *empty_labels()
+    for i in range(1, n_rounds + 1):
+        record_path = folder / "rounds" / f"round_{i:02d}.json"
+        if not record_path.is_file():
+            break
+        with np.load(folder / "rounds" / f"round_{i:02d}.npz") as f:
+            ids, labels, rounds = append_batch(ids, labels, rounds, f["ids"], f["labels"], i)
+        records.append(json.loads(record_path.read_text()))
+    for stale in (folder / "rounds").glob("round_*.npz"):
+        if int(stale.stem.split("_")[1]) > len(records):
+            stale.unlink()
+    return records, ids, labels, rounds
+
+
+def model_path(folder: Path, i: int) -> Path:
+    """Where round ``i``'s model is kept while the run is unfinished."""
+    return folder / f"model_round_{i:02d}"
+
+
+def drop_models(folder: Path, keep: int | None) -> None:
+    """Delete the round models, but round ``keep``'s."""
+    for path in folder.glob("model_round_*"):
+        if keep is None or int(path.name.rsplit("_", 1)[1]) != keep:
+            shutil.rmtree(path, ignore_errors=True)

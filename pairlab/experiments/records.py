@@ -1,0 +1,142 @@
+"""The metrics files of notebooks 03-05: a sweep's results summarised per task and strategy
+(mean, std over seeds and per seed), as plain JSON values tests and readers check."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..active.loop import STAGES
+
+__all__ = ["summarise", "spread", "seed_set_means", "efficiency_summary", "ablation_metrics",
+           "budget_metrics"]
+
+
+def summarise(results: dict) -> dict:
+    """The metrics file's ``{task: {strategy: {labels, positives_found, ap, p_at_r20, ...}}}``:
+    test metrics as mean, std (over seeds, ddof 0: the paper's three runs) and per seed, the
+    mean dev AP after each round, and the mean seconds per stage of a run."""
+    grouped: dict = {}
+    for (task, strategy, seed), result in results.items():  # the sweep's order
+        grouped.setdefault(task, {}).setdefault(strategy, []).append((seed, result))
+    return {task: {name: _summary(runs) for name, runs in strategies.items()}
+            for task, strategies in grouped.items()}
+
+
+def _summary(runs) -> dict:
+    seeds = [seed for seed, _ in runs]
+    results = [result for _, result in runs]
+    dev = pd.DataFrame([{"labels": r["labels"], "ap": r["dev"]["ap"]}
+                        for result in results for r in result["records"] if r.get("dev")])
+    seconds = pd.DataFrame([{stage: sum(r["seconds"].get(stage, 0.0) for r in result["records"])
+                             for stage in STAGES}
+                            for result in results])
+    return {"seeds": seeds, "labels": int(np.mean([r["labels"] for r in results])),
+            "positives_found": spread([r["positives_found"] for r in results]),
+            "ap": spread([r["test"]["ap"] for r in results]),
+            "p_at_r20": spread([r["test"]["p_at_r20"] for r in results]),
+            "dev_ap_per_round": dev.groupby("labels")["ap"].mean().reset_index().to_dict("records"),
+            "seconds_per_run": seconds.mean().round(1).to_dict(),
+            "runs": [r["folder"] for r in results if "folder" in r]}
+
+
+def spread(values) -> dict:
+    values = [float(v) for v in values]
+    return {"mean": float(np.mean(values)), "std": float(np.std(values)), "per_seed": values}
+
+
+def seed_set_means(seed_rounds: pd.DataFrame) -> pd.DataFrame:
+    """:func:`seed_set_rounds` averaged over seeds: one row per task, seed set and round."""
+    return seed_rounds.groupby(["task", "seed set", "round"])[
+        ["labels", "dev AP", "batch positive share", "mean p", "positives found"]].mean()
+
+
+def efficiency_summary(efficiency_frame: pd.DataFrame) -> pd.DataFrame:
+    """Per task: the factor's mean and std (ddof 0) over the seeds where it is defined, how many
+    seeds those are and how many there were (:func:`efficiency`'s rows)."""
+    rows = []
+    for task, eff in efficiency_frame.groupby("task") if len(efficiency_frame) else ():
+        finite = eff["factor"][np.isfinite(eff["factor"])]
+        rows.append({"task": task, "factor_mean": _num(finite.mean()) if len(finite) else None,
+                     "factor_std": _num(finite.std(ddof=0)) if len(finite) else None,
+                     "seeds_defined": int(len(finite)), "seeds": int(len(eff))})
+    columns = ["task", "factor_mean", "factor_std", "seeds_defined", "seeds"]
+    return pd.DataFrame(rows, columns=columns).set_index("task")
+
+
+def ablation_metrics(summary: dict, seed_rounds: pd.DataFrame, transferred: dict) -> dict:
+    """Notebook 04's metrics file: ``{task: {"strategies": summary, "seed_set": {name: per-round
+    means}, "transfer": {source: {"labels", "ap", "p_at_r20", ...}}}}``."""
+    out = {task: {"strategies": strategies, "seed_set": {}, "transfer": {}}
+           for task, strategies in summary.items()}
+    means = seed_set_means(seed_rounds)
+    for (task, seed_set), rows in seed_rounds.groupby(["task", "seed set"], sort=False):
+        mean = means.loc[(task, seed_set)]
+        out[task]["seed_set"][seed_set] = {
+            "seeds": sorted(set(int(s) for s in rows["seed"])),
+            "rounds": [{"round": int(r), "labels": int(m["labels"]), "dev_ap": _num(m["dev AP"]),
+                        "batch_positive_share": _num(m["batch positive share"]),
+                        "mean_p": _num(m["mean p"])} for r, m in mean.iterrows()]}
+    grouped: dict = {}
+    for (task, source, seed), m in transferred.items():
+        grouped.setdefault((task, source), []).append((seed, m))
+    for (task, source), runs in grouped.items():
+        out[task]["transfer"][source] = {
+            "seeds": [s for s, _ in runs], "labels": runs[0][1]["labels"],
+            "positives": spread([m["positives"] for _, m in runs]),
+            "ap": spread([m["ap"] for _, m in runs]), "p_at_r20": spread([m["p_at_r20"] for _, m in runs]),
+            "ap_ci_per_seed": [m["ap_ci"] for _, m in runs], "n_scored": runs[0][1]["n_scored"],
+            "score_std_per_seed": [m["score_std"] for _, m in runs],
+            "collapsed_per_seed": [m["collapsed"] for _, m in runs],
+            "seconds_per_model": float(np.mean([m["seconds"] for _, m in runs])),
+            "model_ids": [m["model_id"] for _, m in runs]}
+    return out
+
+
+def budget_metrics(curves_frame: pd.DataFrame, efficiency_frame: pd.DataFrame, summary: dict,
+                   noise_frame: pd.DataFrame, cost_frame: pd.DataFrame) -> dict:
+    """Notebook 05's metrics file: per task the mean curve of each strategy (labels, dev AP and
+    interval, share of collected pairs positive), the efficiency factor per seed with its mean
+    and std over the seeds where it is defined, the test AP spreads and the cost table."""
+    out: dict = {}
+    for task in summary:
+        frame = curves_frame[curves_frame["task"] == task]
+        curves_out = {}
+        for strategy, rows in frame.groupby("strategy", sort=False):
+            mean = rows.groupby("labels")[["ap", "ap_lo", "ap_hi", "positives_found"]].mean()
+            curves_out[strategy] = [{"labels": int(n), "dev_ap": float(m["ap"]),
+                                     "dev_ap_ci": [float(m["ap_lo"]), float(m["ap_hi"])],
+                                     "positive_share": float(m["positives_found"] / n)}
+                                    for n, m in mean.iterrows()]
+        eff = efficiency_frame[efficiency_frame["task"] == task] if not efficiency_frame.empty else efficiency_frame
+        factor = (efficiency_summary(eff).to_dict("index")[task] if len(eff) else
+                  {"factor_mean": None, "factor_std": None, "seeds_defined": 0, "seeds": 0})
+        out[task] = {
+            "curves": curves_out,
+            "efficiency": {"per_seed": eff.replace({np.nan: None}).to_dict("records"),
+                           **{k: _plain(v) for k, v in factor.items()}},
+            "strategies": summary[task],
+            "noise": _records(noise_frame, task), "costs": _records(cost_frame, task)}
+    return out
+
+
+def _records(frame: pd.DataFrame, task: str) -> list[dict]:
+    if task not in frame.index.get_level_values(0):
+        return []
+    part = frame.loc[task].reset_index()
+    return [{k: _plain(v) for k, v in row.items()} for row in part.to_dict("records")]
+
+
+def _plain(value):
+    """A JSON value for a table cell: NaN and pandas' NA become None, numpy scalars Python's."""
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, (float, np.floating)):
+        return _num(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def _num(value):
+    value = float(value)
+    return None if np.isnan(value) else value

@@ -1,0 +1,225 @@
+"""Sweeps of active-learning runs (tasks x strategies x seeds): what notebooks 03-05 prepare
+and run, from their parameters to the results of every run (read back when finished)."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from ..active.config import ActiveConfig
+from ..active.loop import ActiveRun
+from ..active.store import run_folder, run_labels
+from ..data.loaders import Task
+from ..evaluation.strata import EvalConfig, evaluate, pretrained_eval_set
+
+__all__ = ["MAIN_STRATEGIES", "Variant", "prepare", "loop_settings", "prepare_active", "scale",
+           "sweep", "sweep_groups", "total_rounds", "group_rounds", "stratified_variants",
+           "transfer", "COLLAPSED_SPREAD"]
+
+MAIN_STRATEGIES = ("random", "static_retrieval", "adaptive_retrieval", "uncertainty")
+
+
+def prepare(task: Task, eval_config: EvalConfig, *, model=None, max_seq_length: int = 128):
+    """The pools (train, dev, test) and the dev and test evaluation strata of ``task``, drawn
+    from pretrained embeddings (cached): the same strata for every run of the sweep."""
+    pools = {split: task[split] for split in ("train", "dev", "test")}
+    eval_sets = {split: pretrained_eval_set(pools[split], eval_config, model=model,
+                                            max_seq_length=max_seq_length)[0]
+                 for split in ("dev", "test")}
+    return pools, eval_sets
+
+
+def loop_settings(params: dict) -> dict:
+    """The :class:`ActiveConfig` fields a sweep shares, from an active-learning notebook's
+    parameters (``candidate_m``: the loop's candidate count m; ``n_boot``: its replicates)."""
+    return dict(n1=params["n1"], rounds=params["rounds"], growth=params["growth"],
+                candidate_m=params["candidate_m"], model=params["model"],
+                epochs=params["cosine_epochs"], learning_rate=params["learning_rate"],
+                batch_size=params["batch_size"], max_seq_length=params["max_seq_length"],
+                n_boot=params["n_boot"], curve=params["curve"])
+
+
+def prepare_active(params: dict, *, show: bool = True):
+    """Everything notebooks 03-05 share before their sweeps, from their parameters: each task's
+    pools and evaluation strata (:func:`prepare`) and the loop settings (:func:`loop_settings`).
+    ``show`` displays this run's sizes beside the paper's (:func:`scale`).
+    Returns ``(prepared, settings)``."""
+    from ..data import loaders, paper
+
+    tasks = loaders.load_tasks(params["dataset"], params["data_dir"], seed=params["seed"],
+                            fractions=params["fractions"], max_items=params["max_items"])
+    eval_config = EvalConfig(params["near_m"], params["n_random"], params["seed"])
+    prepared = {name: prepare(task, eval_config, model=params["model"],
+                              max_seq_length=params["max_seq_length"])
+                for name, task in tasks.items()}
+    settings = loop_settings(params)
+    if show:
+        from IPython.display import display
+
+        display(scale(prepared, settings, paper.BUDGET))
+    return prepared, settings
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A strategy run with other settings, under its own name in the results and tables:
+    ``overrides`` are :class:`ActiveConfig` fields, or a callable ``(task, seed) -> fields``
+    (e.g. stratified sampling matching each uncertainty run's counts)."""
+
+    label: str
+    strategy: str
+    overrides: dict | Callable[[str, int], dict] = field(default_factory=dict)
+
+    def fields(self, task: str, seed: int) -> dict:
+        return dict(self.overrides(task, seed) if callable(self.overrides) else self.overrides)
+
+
+def _variant(entry) -> Variant:
+    return entry if isinstance(entry, Variant) else Variant(str(entry), str(entry))
+
+
+def sweep(prepared: dict, strategies, seeds, settings: dict, root, *, callbacks=(),
+          learner: Callable | None = None) -> dict:
+    """Run every (task, strategy, seed); ``prepared`` maps task -> :func:`prepare`'s output and
+    ``settings`` holds the other :class:`ActiveConfig` fields (a per-task dict is allowed for
+    any of them, e.g. ``{"rounds": {"qqp": 5, "wikiqa": 4}}``). A strategy is a name or a
+    :class:`Variant`. Finished runs are read back; ``learner(config)`` replaces CosineBERT (tests).
+    Returns ``{(task, label, seed): result}``."""
+    results = {}
+    for task, (pools, eval_sets) in prepared.items():
+        own = _for_task(settings, task)
+        for entry in map(_variant, strategies):
+            for seed in seeds:
+                fields = {**own, **entry.fields(task, int(seed))}
+                config = ActiveConfig(task=task, strategy=entry.strategy, seed=int(seed), **fields)
+                folder = run_folder(root, config, pools, eval_sets)
+                results[(task, entry.label, int(seed))] = ActiveRun(
+                    config, pools, eval_sets, folder, callbacks=callbacks,
+                    learner=learner(config) if learner else None).run()
+    return results
+
+
+def sweep_groups(prepared: dict, groups, settings: dict, root, *, callbacks=(),
+                 learner: Callable | None = None) -> dict:
+    """:func:`sweep` over ``groups`` of ``(strategy, seeds)``, each strategy with its own seeds,
+    in the order given; returns the merged results."""
+    results = {}
+    for strategy, seeds in groups:
+        results.update(sweep(prepared, [strategy], seeds, settings, root, callbacks=callbacks,
+                             learner=learner))
+    return results
+
+
+def group_rounds(prepared: dict, groups, settings: dict) -> int:
+    """Rounds :func:`sweep_groups` will run (for a progress bar)."""
+    return sum(total_rounds(prepared, [strategy], seeds, settings) for strategy, seeds in groups)
+
+
+def _for_task(settings: dict, task: str) -> dict:
+    """``settings`` with any per-task dict (``{"qqp": 5, "wikiqa": 4}``) resolved for ``task``."""
+    return {k: (v[task] if isinstance(v, dict) and task in v else v) for k, v in settings.items()}
+
+
+def total_rounds(prepared: dict, strategies, seeds, settings: dict) -> int:
+    """Rounds the sweep will run (for a progress bar)."""
+    total = 0
+    for task in prepared:
+        own = _for_task(settings, task)
+        for entry in map(_variant, strategies):
+            for seed in seeds:
+                fields = {**own, **entry.fields(task, int(seed))}
+                total += len(ActiveConfig(task=task, strategy=entry.strategy, seed=int(seed),
+                                          **fields).schedule())
+    return total
+
+
+def scale(prepared: dict, settings: dict, budget: dict) -> pd.DataFrame:
+    """This run's sizes beside the paper's: training items and pairs, positives, labels,
+    rounds and neighbours per item."""
+    rows = []
+    for task, (pools, _) in prepared.items():
+        own = _for_task(settings, task)
+        config = ActiveConfig(task=task, strategy="random", **own)
+        train = pools["train"]
+        ref = budget.get(task, {})
+        rows.append({"task": task, "train items": f"{len(train.left_texts):,} x {len(train.right_texts):,}",
+                     "train pairs": f"{train.n_pairs:,}", "positives": f"{train.n_positives:,}",
+                     "n1": config.schedule()[0], "rounds": len(config.schedule()),
+                     "labels": f"{config.budget:,}", "paper labels": f"{ref.get('labels', 0):,}",
+                     "neighbours m": config.candidate_m, "paper m": ref.get("neighbours"),
+                     "max seq length": config.max_seq_length, "epochs": config.epochs})
+    return pd.DataFrame(rows).set_index("task")
+
+
+def stratified_variants(results: dict, prepared: dict, settings: dict, *,
+                        match: str = "uncertainty") -> list[Variant]:
+    """The paper's two oracle baselines (section 5.4), as variants trained once on one batch:
+
+    - ``stratified_match``: uniform positives and negatives in the counts the ``match`` run of
+      the same task and seed collected (its positives; the rest of its budget negative);
+    - ``stratified_all_positives``: every positive of the training pool plus uniform negatives,
+      as many as the positives or up to the active-learning budget, whichever is larger (QQP:
+      a slightly larger set than the budget; WikiQA: the budget).
+    """
+    def budget(task):
+        return ActiveConfig(task=task, strategy="random", **_for_task(settings, task)).budget
+
+    def matched(task, seed):
+        key = (task, match, seed)
+        if key not in results:
+            raise KeyError(f"stratified_match needs the {match!r} run of {task} seed {seed}")
+        found = int(results[key]["positives_found"])
+        return {"strategy_params": {"n_positive": found, "n_negative": budget(task) - found},
+                "batches": (budget(task),), "curve": False}
+
+    def all_positives(task, seed):
+        positives = prepared[task][0]["train"].n_positives
+        return {"batches": (max(2 * positives, budget(task)),), "curve": False}
+
+    return [Variant("stratified_match", "stratified_match", matched),
+            Variant("stratified_all_positives", "stratified_all_positives", all_positives)]
+
+
+COLLAPSED_SPREAD = 0.05  # logit std over the scored pairs below which a model ranks nothing
+
+
+def transfer(prepared: dict, results: dict, sources, seeds, root, *, kind: str = "concatbert",
+             eval_config: EvalConfig, train_config: Callable, folder, model=None,
+             max_seq_length: int = 128, n_boot: int = 1000, log=print) -> dict:
+    """Train another model (ConcatBERT) on the labels each source run collected and measure it on
+    all test pairs (the paper's Table 6). ``train_config(task, seed)`` gives its
+    :class:`TrainConfig`; the test strata are drawn once per task with ``eval_config`` (a
+    cross-encoder scores every pair, so they are smaller than CosineBERT's). Trained models are
+    cached under ``folder``. Returns ``{(task, source, seed): metrics}``."""
+    from .baselines import train_or_load
+
+    out = {}
+    for task, (pools, _) in prepared.items():
+        test = pools["test"]
+        eval_set = pretrained_eval_set(test, eval_config, model=model, max_seq_length=max_seq_length)[0]
+        for source in sources:
+            for seed in seeds:
+                key = (task, source, int(seed))
+                if key not in results:
+                    raise KeyError(f"no {source!r} run of {task} seed {seed} to transfer from")
+                ids, labels = run_labels(Path(root) / task / results[key]["folder"])
+                start = time.perf_counter()
+                trained, name = train_or_load(kind, pools["train"], ids, train_config(task, int(seed)),
+                                              folder=folder, model=model)
+                scored = evaluate(eval_set, trained.scorer(test), n_boot=n_boot, seed=int(seed))
+                seconds = time.perf_counter() - start
+                spread = float(np.std(np.concatenate(list(scored["scores"].values()))))
+                out[key] = {"labels": int(len(ids)), "positives": int(labels.sum()), "model_id": name,
+                            "seconds": round(seconds, 1), "n_scored": int(sum(len(v) for v in eval_set.strata().values())),
+                            "score_std": spread, "collapsed": spread < COLLAPSED_SPREAD,
+                            **{k: scored[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")}}
+                log(f"{task}/{kind} on {source} data, seed {seed}: AP {scored['ap']:.3f} "
+                    f"[{scored['ap_ci'][0]:.3f}, {scored['ap_ci'][1]:.3f}], score std {spread:.3f} "
+                    f"({seconds:.0f} s)" + ("; COLLAPSED: it gives every pair about the same "
+                                            "score, so its AP is the base rate" if out[key]["collapsed"] else ""))
+    return out
+

@@ -1,0 +1,111 @@
+"""The package's layers: every module imports only from its own layer or the ones below (read
+from the source with ast, lazy imports inside functions included), and no module grows past
+400 lines. The layer order is declared here, once."""
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "pairlab"
+
+LAYERS = [  # bottom first; names are pairlab's top-level modules and subpackages
+    {"io", "paths"},
+    {"data"},
+    {"models"},
+    {"evaluation"},
+    {"active"},
+    {"experiments"},
+    {"widgets"},
+    {"notebook", "runner", "report"},
+]
+RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+MODULES = sorted(p for p in PACKAGE.rglob("*.py") if p != PACKAGE / "__init__.py")
+
+
+def dotted(path: Path) -> list[str]:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return parts[:-1] if parts[-1] == "__init__" else parts
+
+
+def imported(path: Path) -> set[str]:
+    """The pairlab modules ``path`` imports, as dotted names (``pairlab.models.embed``)."""
+    here = dotted(path)
+    package = here if path.name == "__init__.py" else here[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            if module.startswith("pairlab"):
+                found |= {f"{module}.{a.name}" if module == "pairlab" else module for a in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("pairlab")}
+    return found
+
+
+def layer(module: str) -> str:
+    return module.split(".")[1]
+
+
+def test_every_module_has_a_layer():
+    assert {dotted(p)[1] for p in MODULES} <= set(RANK), "a new subpackage needs a place in LAYERS"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_point_down(path):
+    mine = layer(".".join(dotted(path)))
+    upward = sorted(m for m in imported(path) if RANK[layer(m)] > RANK[mine])
+    assert not upward, f"{path.relative_to(PACKAGE)} (layer {mine!r}) imports from above: {upward}"
+
+
+def test_the_import_reader_sees_relative_lazy_and_absolute_imports():
+    """The checker itself: an upward import in each form is found (a probe file in the data
+    layer, removed afterwards)."""
+    source = ("from ..active.loop import ActiveRun\n"
+              "def f():\n    from ..widgets import plots\n"
+              "import pairlab.experiments.tables\n")
+    probe = PACKAGE / "data" / "_layer_probe.py"
+    probe.write_text(source)
+    try:
+        assert imported(probe) == {"pairlab.active.loop", "pairlab.widgets",
+                                   "pairlab.experiments.tables"}
+    finally:
+        probe.unlink()
+
+
+def test_no_module_over_400_lines():
+    long = {str(p.relative_to(PACKAGE)): n for p in MODULES
+            if (n := len(p.read_text().splitlines())) > 400}
+    assert not long, f"split these by concept: {long}"
+
+
+def test_notebooks_call_only_names_their_modules_export():
+    """``module.name`` in a notebook's code is in that module's ``__all__``: what notebooks call
+    is the public surface."""
+    import importlib
+    import re
+
+    notebooks = sorted((PACKAGE.parent / "notebooks").glob("[0-9][0-9]_*.py"))
+    for nb in notebooks:
+        code = nb.read_text()
+        aliases = {}
+        for line in code.splitlines():
+            m = re.match(r"from (pairlab[\w.]*) import (.+)", line)
+            if m:
+                for item in m.group(2).split(","):
+                    name, _, alias = item.strip().partition(" as ")
+                    target = f"{m.group(1)}.{name}"
+                    try:
+                        aliases[alias or name] = importlib.import_module(target)
+                    except ModuleNotFoundError:
+                        pass  # a class or function, not a module
+        used = {(n.value.id, n.attr) for n in ast.walk(ast.parse(code))
+                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+        calls = [(alias, attr) for alias, attr in used if alias in aliases]
+        assert calls or "ctx" in code
+        for alias, attr in calls:
+            module = aliases[alias]
+            assert attr in module.__all__, f"{nb.name} calls {alias}.{attr}, not in {module.__name__}.__all__"
