@@ -1,7 +1,11 @@
 # pairlab: `make run` executes the notebook suite, `make test` runs the tests.
 PYTHON  ?= python3
 VENV    ?= .venv
-PROFILE ?= demo
+PROFILE ?= quick
+# Tests run two at a time (pytest-xdist); so do the smoke notebooks (04 and 05 wait for 03, whose
+# runs they read back), one thread each, and nbval re-runs them the same way, so both executions
+# compute alike.
+JOBS ?= 2
 BIN     := $(VENV)/bin
 # The data folder: $PAIRLAB_DATA_DIR if set, else ../shared/data if it exists, else ./data.
 PAIRLAB_DATA_DIR ?= $(if $(wildcard ../shared/data),../shared/data,data)
@@ -32,17 +36,18 @@ run: install
 test: unit nbval test-browser
 
 unit: install
-	$(BIN)/python -m pytest -q --ignore=tests/smoke --ignore=tests/browser tests
+	$(BIN)/python -m pytest -q -n $(JOBS) --ignore=tests/smoke --ignore=tests/browser tests
 
 notebooks-smoke: install
-	$(BIN)/python -m pairlab.runner --profile smoke
+	OMP_NUM_THREADS=1 $(BIN)/python -m pairlab.runner --profile smoke --jobs $(JOBS)
 
 # nbval re-executes the smoke-profile notebooks and compares the cells marked
 # NBVAL_CHECK_OUTPUT with what papermill recorded (the same seed must give the same numbers);
 # tests/smoke checks the metrics files the notebooks recorded.
 nbval: notebooks-smoke
-	$(BIN)/python -m pytest -q -p no:cacheprovider --nbval-lax --nbval-kernel-name pairlab \
-		--nbval-sanitize-with tests/nbval_sanitize.cfg runs/smoke/*.ipynb tests/smoke
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadfile \
+		--nbval-lax --nbval-kernel-name pairlab --nbval-sanitize-with tests/nbval_sanitize.cfg \
+		runs/smoke/*.ipynb tests/smoke
 
 # Every widget in a real JupyterLab, driven by the system Chromium (about a minute). Without
 # Chromium (`apt-get install chromium`; .ci/run installs it when it runs as root) they are

@@ -3,7 +3,7 @@
 #   jupytext:
 #     cell_metadata_filter: tags,-all
 #     formats: ipynb,py:percent
-#     notebook_metadata_filter: kernelspec,jupytext
+#     notebook_metadata_filter: kernelspec,jupytext,pairlab
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -13,6 +13,9 @@
 #     display_name: Python (pairlab)
 #     language: python
 #     name: pairlab
+#   pairlab:
+#     after:
+#     - '03'
 # ---
 
 # %% [markdown]

@@ -28,8 +28,11 @@ the tables and the static figures each notebook also writes.
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import os
 import re
+import subprocess
 import sys
 import time
 import warnings
@@ -39,8 +42,8 @@ import yaml
 
 from .paths import project_root
 
-__all__ = ["KERNEL", "ACTIVE", "DEPRECATED", "load_profile", "resolve", "check_profile",
-           "notebooks", "run"]
+__all__ = ["KERNEL", "ACTIVE", "DEPRECATED", "TIMINGS", "after", "check_profile",
+           "expected_time", "load_profile", "notebooks", "resolve", "run"]
 
 KERNEL = "pairlab"
 
@@ -150,8 +153,17 @@ def _numbers(names) -> list[str]:
     return re.split(r"[\s,]+", str(names).strip()) if str(names).strip() else []
 
 
-def run(profile: str, *, select=None, overrides: dict | None = None) -> list[Path]:
-    """Execute the selected notebooks under ``profile``; returns the executed copies."""
+TIMINGS = "timings.json"
+
+
+def run(profile: str, *, select=None, overrides: dict | None = None, jobs: int = 1,
+        record_times: bool = True) -> list[Path]:
+    """Execute the selected notebooks under ``profile``; returns the executed copies.
+
+    ``jobs`` > 1 runs that many notebooks at once, each in its own process with
+    ``$OMP_NUM_THREADS`` (else ``cpus // jobs``) threads, a notebook starting once those it declares ``after`` (its
+    metadata ``pairlab.after``) have finished. Each notebook's seconds go to
+    ``<run_dir>/timings.json``; the expected time is printed first, from the recorded times."""
     import papermill
 
     root = project_root()
@@ -165,32 +177,126 @@ def run(profile: str, *, select=None, overrides: dict | None = None) -> list[Pat
     check_profile(extra, declared, name="overrides")
     out_dir = root / {**resolve(loaded, selected[0].stem), **resolve(extra, selected[0].stem)}["run_dir"]
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for notebook in selected:
-        output = out_dir / notebook.name
-        start = time.perf_counter()
-        print(f"[{profile}] {notebook.name} -> {output.relative_to(root)}", flush=True)
-        params = {**resolve(loaded, notebook.stem), **resolve(extra, notebook.stem)}
-        own = {k: v for k, v in params.items() if k in declared[notebook.stem]}
-        papermill.execute_notebook(str(notebook), str(output), parameters=own,
-                                   kernel_name=KERNEL, cwd=str(notebook.parent),
-                                   progress_bar=sys.stderr.isatty(), report_mode=False,
-                                   store_widget_state=False)
-        print(f"[{profile}] {notebook.name} done in {time.perf_counter() - start:.0f} s", flush=True)
-        written.append(output)
-    return written
+    if record_times:
+        print(f"[{profile}] {expected_time(profile, [nb.stem for nb in selected], root)}", flush=True)
+    start = time.perf_counter()
+    if jobs > 1 and len(selected) > 1:
+        seconds = _run_parallel(profile, selected, overrides or {}, jobs, root)
+    else:
+        seconds = {}
+        for notebook in selected:
+            params = {**resolve(loaded, notebook.stem), **resolve(extra, notebook.stem)}
+            own = {k: v for k, v in params.items() if k in declared[notebook.stem]}
+            seconds[notebook.stem] = _execute(profile, notebook, own, out_dir, root)
+    if record_times:
+        complete = len(selected) == len(declared)
+        _record_times(out_dir / TIMINGS, seconds, jobs=jobs,
+                      wall=time.perf_counter() - start if complete else None)
+    return [out_dir / nb.name for nb in selected]
+
+
+def _execute(profile: str, notebook: Path, params: dict, out_dir: Path, root: Path) -> float:
+    import papermill
+
+    output = out_dir / notebook.name
+    start = time.perf_counter()
+    print(f"[{profile}] {notebook.name} -> {output.relative_to(root)}", flush=True)
+    papermill.execute_notebook(str(notebook), str(output), parameters=params,
+                               kernel_name=KERNEL, cwd=str(notebook.parent),
+                               progress_bar=sys.stderr.isatty(), report_mode=False,
+                               store_widget_state=False)
+    seconds = time.perf_counter() - start
+    print(f"[{profile}] {notebook.name} done in {seconds:.0f} s", flush=True)
+    return seconds
+
+
+def after(notebook: Path) -> list[str]:
+    """The notebooks (by number) that ``notebook`` reads the results of: its metadata
+    ``pairlab.after``, e.g. ``["03"]`` for notebooks that read back notebook 03's runs."""
+    import nbformat
+
+    return [str(n) for n in nbformat.read(notebook, 4).metadata.get("pairlab", {}).get("after", [])]
+
+
+def _run_parallel(profile: str, selected: list[Path], overrides: dict, jobs: int,
+                  root: Path) -> dict:
+    """Each notebook in a child runner process, ``jobs`` at a time, in the declared order."""
+    threads = os.environ.get("OMP_NUM_THREADS") or str(max(1, (os.cpu_count() or 1) // jobs))
+    env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+    numbers = {_number(nb): nb for nb in selected}
+    waits = {nb: [n for n in after(nb) if n in numbers] for nb in selected}
+    pending, running, done, seconds = list(selected), {}, set(), {}
+    args = [a for name, value in overrides.items()
+            for a in ("-p", name, yaml.safe_dump(value, default_flow_style=True).strip())]
+    while pending or running:
+        for nb in [nb for nb in pending if all(n in done for n in waits[nb])][:jobs - len(running)]:
+            pending.remove(nb)
+            command = [sys.executable, "-m", "pairlab.runner", "--profile", profile,
+                       "--notebooks", _number(nb), "--no-timings", *args]
+            running[nb] = (subprocess.Popen(command, env=env, cwd=str(root)), time.perf_counter())
+        time.sleep(0.5)
+        for nb, (process, began) in list(running.items()):
+            if process.poll() is None:
+                continue
+            del running[nb]
+            if process.returncode != 0:
+                for other, _ in running.values():
+                    other.terminate()
+                raise RuntimeError(f"{nb.name} failed (exit {process.returncode}); its error is "
+                                   "printed above")
+            done.add(_number(nb))
+            seconds[nb.stem] = time.perf_counter() - began
+    return seconds
+
+
+def _record_times(path: Path, seconds: dict, *, jobs: int, wall: float | None) -> None:
+    """Merge this run's seconds per notebook into ``timings.json`` (``wall_seconds`` only for
+    a run of the whole suite)."""
+    from .io import write_json
+
+    old = json.loads(path.read_text()) if path.is_file() else {}
+    record = {"notebooks": {**old.get("notebooks", {}), **{k: round(v, 1) for k, v in seconds.items()}},
+              "cpus": os.cpu_count(), "jobs": jobs, "recorded": datetime.date.today().isoformat()}
+    if wall is not None:
+        record["wall_seconds"] = round(wall, 1)
+    write_json(path, record)
+
+
+def expected_time(profile: str, selected: list[str], root: Path | None = None) -> str:
+    """What to expect, from the committed ``results/<profile>/timings.json`` (else this
+    machine's last ``runs/<profile>/timings.json``)."""
+    root = root or project_root()
+    for folder in (root / "results" / profile, root / "runs" / profile):
+        path = folder / TIMINGS
+        if not path.is_file():
+            continue
+        t = json.loads(path.read_text())
+        known = [t["notebooks"][nb] for nb in selected if nb in t["notebooks"]]
+        if not known:
+            continue
+        total = t["wall_seconds"] if "wall_seconds" in t and len(known) == len(t["notebooks"]) \
+            else sum(known)
+        missing = len(selected) - len(known)
+        return (f"expected: about {total / 60:.0f} min on {t['cpus']} CPU cores ({t['jobs']} at a "
+                f"time), as recorded on {t['recorded']} in {path.relative_to(root)}"
+                + (f"; {missing} notebook(s) not timed yet" if missing else ""))
+    return f"expected time: not recorded yet for profile {profile!r} (this run records it)"
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--profile", default="demo", help="profiles/<name>.yaml (default demo)")
+    parser.add_argument("--profile", default="quick", help="profiles/<name>.yaml (default quick)")
     parser.add_argument("--notebooks", nargs="*", help="name prefixes to run, e.g. 01 03")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="notebooks at once, each with cpus/jobs threads (default 1)")
+    parser.add_argument("--no-timings", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
                         metavar=("NAME", "VALUE"), help="override a parameter (YAML value)")
     args = parser.parse_args(argv)
     warnings.simplefilter("default", DeprecationWarning)  # an old profile key is said, not hidden
     overrides = {name: yaml.safe_load(value) for name, value in args.parameter}
-    run(args.profile, select=args.notebooks, overrides=overrides)
+    run(args.profile, select=args.notebooks, overrides=overrides, jobs=args.jobs,
+        record_times=not args.no_timings)
     return 0
 
 

@@ -7,6 +7,7 @@ import pytest
 
 import yaml
 
+from pairlab import runner
 from pairlab.runner import check_profile, load_profile, notebooks, resolve
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -114,3 +115,76 @@ def test_every_code_cell_is_valid_python():
                     ast.parse(cell.source)
                 except SyntaxError as error:
                     pytest.fail(f"{notebook.name} cell {number}: {error}")
+
+
+def test_notebooks_that_read_back_runs_declare_it():
+    by_number = {nb.name[:2]: nb for nb in notebooks(ROOT)}
+    assert runner.after(by_number["04"]) == ["03"] and runner.after(by_number["05"]) == ["03"]
+    assert runner.after(by_number["01"]) == [] and runner.after(by_number["03"]) == []
+
+
+class FakeChild:
+    """A child runner that finishes after a few polls; ``log`` records starts and ends."""
+
+    def __init__(self, command, log, fail=()):
+        self.number = command[command.index("--notebooks") + 1]
+        self.polls, self.log, self.fail, self.returncode = 0, log, fail, None
+        self.threads = None
+        log.append(("start", self.number))
+
+    def poll(self):
+        self.polls += 1
+        if self.polls < 3:
+            return None
+        if self.returncode is None:
+            self.returncode = 1 if self.number in self.fail else 0
+            self.log.append(("end", self.number))
+        return self.returncode
+
+    def terminate(self):
+        self.log.append(("terminated", self.number))
+
+
+def test_parallel_notebooks_wait_for_what_they_read_and_never_exceed_jobs(monkeypatch):
+    log, envs = [], []
+
+    def popen(command, env, cwd):
+        envs.append(env["OMP_NUM_THREADS"])
+        return FakeChild(command, log)
+
+    monkeypatch.setattr(runner.subprocess, "Popen", popen)
+    monkeypatch.setattr(runner.time, "sleep", lambda s: None)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    seconds = runner._run_parallel("smoke", notebooks(ROOT), {"seeds": [0, 1]}, 2, ROOT)
+    assert set(seconds) == {nb.stem for nb in notebooks(ROOT)}
+    running, most = set(), 0
+    for event, number in log:
+        running.add(number) if event == "start" else running.discard(number)
+        most = max(most, len(running))
+        if event == "start" and number in ("04", "05"):
+            assert ("end", "03") in log[:log.index((event, number))], f"{number} started before 03 ended"
+    assert most == 2
+    import os
+    assert set(envs) == {str(max(1, (os.cpu_count() or 1) // 2))}
+
+
+def test_a_failed_notebook_stops_the_others_and_says_which(monkeypatch):
+    log = []
+    monkeypatch.setattr(runner.subprocess, "Popen", lambda c, env, cwd: FakeChild(c, log, fail={"01"}))
+    monkeypatch.setattr(runner.time, "sleep", lambda s: None)
+    with pytest.raises(RuntimeError, match="01_dataset_construction.ipynb failed"):
+        runner._run_parallel("smoke", notebooks(ROOT), {}, 2, ROOT)
+    assert ("terminated", "02") in log
+
+
+def test_times_are_recorded_merged_and_read_back_as_the_expectation(tmp_path):
+    path = tmp_path / "runs" / "toy" / "timings.json"
+    path.parent.mkdir(parents=True)
+    runner._record_times(path, {"01_a": 60.0, "02_b": 120.0}, jobs=1, wall=185.0)
+    assert "about 3 min" in runner.expected_time("toy", ["01_a", "02_b"], tmp_path)
+    runner._record_times(path, {"02_b": 240.0}, jobs=1, wall=None)  # a partial run: no wall
+    record = json.loads(path.read_text())
+    assert record["notebooks"] == {"01_a": 60.0, "02_b": 240.0} and "wall_seconds" not in record
+    assert "about 5 min" in runner.expected_time("toy", ["01_a", "02_b"], tmp_path)
+    assert "1 notebook(s) not timed yet" in runner.expected_time("toy", ["01_a", "03_c"], tmp_path)
+    assert "not recorded yet" in runner.expected_time("other", ["01_a"], tmp_path)
