@@ -11,8 +11,10 @@ The package is drawn in layers; a module imports only from its own layer or the 
 ``active``         the strategy contract (``base``), criteria (``strategies``), candidate search
                    as a wrapper (``candidate_search``), ``config``, the round ``loop``, its
                    ``learner`` and run folder ``store``
+``augment``        Augmented SBERT beside it: pair ``samplers`` (RS, KDE, BM25, SS) and the
+                   cross-encoder's ``silver`` labels
 ``experiments``    ``sweeps`` of runs, ``tables``, ``records`` (metrics files), ``budget``
-                   views, ``baselines`` (models on stated data)
+                   views, ``baselines`` (models on stated data), ``augsbert`` (notebook 06)
 ``widgets``        ``plots``, ``dashboard``, false-positive ``review`` and ``browser``,
                    ``keycatcher``, durable manual ``labels`` (SQLite)
 ``notebook``, ``runner``   the notebooks' set-up call; papermill profiles (``python -m pairlab.runner``)
@@ -22,5 +24,5 @@ use them; ``tests/test_layers.py`` holds the order.
 """
 __version__ = "0.1.0"
 
-__all__ = ["active", "data", "evaluation", "experiments", "io", "models", "notebook", "paths",
+__all__ = ["active", "augment", "data", "evaluation", "experiments", "io", "models", "notebook", "paths",
            "runner", "widgets"]

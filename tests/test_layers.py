@@ -13,7 +13,7 @@ LAYERS = [  # bottom first; names are pairlab's top-level modules and subpackage
     {"data"},
     {"models"},
     {"evaluation"},
-    {"active"},
+    {"active", "augment"},
     {"experiments"},
     {"widgets"},
     {"notebook", "runner", "report"},

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..data.pairs import PairSpace, as_id_set, isin_sorted
 
-__all__ = ["neighbour_pairs", "build_index", "search", "faiss_gpus"]
+__all__ = ["neighbour_pairs", "build_index", "search", "faiss_gpus", "first_m_per_row"]
 
 
 def faiss_gpus() -> int:
@@ -64,13 +64,14 @@ def search(built, queries: np.ndarray, k: int, *, batch_size: int = 16384):
 
 
 def neighbour_pairs(space: PairSpace, left: np.ndarray, right: np.ndarray | None = None, *,
-                    m: int, exclude=None, index: str = "Flat",
-                    nprobe: int = 10) -> tuple[np.ndarray, np.ndarray]:
+                    m: int, exclude=None, index: str = "Flat", nprobe: int = 10,
+                    items=None) -> tuple[np.ndarray, np.ndarray]:
     """Pairs of each left item with its ``m`` nearest right items: (pair_ids, cosine scores).
 
     ``left`` (n_left, dim) and ``right`` (n_right, dim) are unit-norm float32 embeddings; for
-    a symmetric space ``right`` is ``left``. Returns sorted unique int64 pair ids and their
-    float32 scores, with ``exclude`` (sorted pair ids) removed.
+    a symmetric space ``right`` is ``left``. ``items`` (left item indices) queries only those
+    items (all of them when None). Returns sorted unique int64 pair ids and their float32
+    scores, with ``exclude`` (sorted pair ids) removed.
     """
     if not isinstance(m, (int, np.integer)) or m < 1:
         raise ValueError(f"m (neighbours per item) must be a positive integer, got {m!r}")
@@ -78,14 +79,15 @@ def neighbour_pairs(space: PairSpace, left: np.ndarray, right: np.ndarray | None
     if len(left) != space.n_left or len(right) != space.n_right:
         raise ValueError(f"embeddings of {len(left)} x {len(right)} items do not match the "
                          f"pool's {space.n_left} x {space.n_right}")
+    queried = np.arange(len(left), dtype=np.int64) if items is None else _item_indices(items, len(left))
     k = min(m + int(space.symmetric), space.n_right)  # one extra hit: the item itself
-    scores, hits = search(build_index(right, index=index, nprobe=nprobe), left, k)
-    rows = np.repeat(np.arange(len(left), dtype=np.int64), k)
+    scores, hits = search(build_index(right, index=index, nprobe=nprobe), left[queried], k)
+    rows = np.repeat(queried, k)
     cols, scores = hits.ravel().astype(np.int64), scores.ravel()
     keep = cols >= 0
     if space.symmetric:
         keep &= cols != rows
-        keep &= _first_m_per_row(rows, keep, m)
+        keep &= first_m_per_row(rows, keep, m)
     ids = space.encode(rows[keep], cols[keep])
     ids, scores = _dedup(ids, scores[keep])
     if exclude is not None:
@@ -94,8 +96,16 @@ def neighbour_pairs(space: PairSpace, left: np.ndarray, right: np.ndarray | None
     return ids, scores
 
 
-def _first_m_per_row(rows: np.ndarray, keep: np.ndarray, m: int) -> np.ndarray:
-    """Within each row, keep only the first ``m`` kept hits (the self hit may be anywhere)."""
+def _item_indices(items, n: int) -> np.ndarray:
+    items = np.unique(np.asarray(items, dtype=np.int64))
+    if len(items) and (items[0] < 0 or items[-1] >= n):
+        raise ValueError(f"item indices must lie in [0, {n}), got {items[0]}..{items[-1]}")
+    return items
+
+
+def first_m_per_row(rows: np.ndarray, keep: np.ndarray, m: int) -> np.ndarray:
+    """Within each row (``rows`` grouped, each row's hits in rank order), keep only the first
+    ``m`` kept hits (the self hit of a symmetric search may be anywhere)."""
     rank = np.cumsum(keep) - 1
     row_start = np.searchsorted(rows, rows)
     before_row = np.where(row_start > 0, np.cumsum(keep)[np.maximum(row_start - 1, 0)], 0)

@@ -1,0 +1,72 @@
+"""Silver labels: a trained cross-encoder (ConcatBERT) labels sampled pairs of a pool for the
+bi-encoder (Augmented SBERT, Thakur et al. 2021). Every pair is scored once, whichever sampler
+asks for it; the scores persist in an ``.npz`` file so a re-run scores nothing again, and the
+time spent scoring is recorded (pairs per second)."""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..data.loaders import Pool
+from ..data.pairs import as_id_set, isin_sorted, setdiff_sorted
+
+__all__ = ["SilverLabeller"]
+
+
+class SilverLabeller:
+    """``model`` (anything with ``score_pairs(pool, ids)``, e.g. :class:`ConcatBERT`) labels pairs
+    of ``pool``: positive when its logit is at least ``threshold``. ``gold`` pair ids are never
+    silver-labelled (they keep their gold labels). ``path``: an ``.npz`` file keeping the scores
+    across runs (it must belong to this model and pool: name it by the model's id)."""
+
+    def __init__(self, model, pool: Pool, threshold: float, *, gold=None, path=None,
+                 batch_size: int = 64):
+        if not np.isfinite(threshold):
+            raise ValueError(f"threshold must be finite, got {threshold!r}")
+        self.model, self.pool, self.threshold = model, pool, float(threshold)
+        self.gold = as_id_set(gold if gold is not None else [])
+        self.path, self.batch_size = (Path(path) if path else None), batch_size
+        self.ids, self.logits = np.empty(0, np.int64), np.empty(0, np.float64)
+        self.seconds, self.n_scored = 0.0, 0  # this session's scoring
+        if self.path is not None and self.path.is_file():
+            with np.load(self.path) as f:
+                self.ids, self.logits = f["ids"], f["logits"]
+
+    def label(self, ids) -> tuple[np.ndarray, np.ndarray]:
+        """``(ids, labels)``: the sorted ``ids`` without gold pairs and their silver labels (int8)."""
+        ids = as_id_set(ids)
+        ids = ids[~isin_sorted(ids, self.gold)]
+        return ids, (self.score(ids) >= self.threshold).astype(np.int8)
+
+    def score(self, ids) -> np.ndarray:
+        """Logits of the sorted ``ids``, scoring only those never scored before."""
+        ids = as_id_set(ids)
+        new = setdiff_sorted(ids, self.ids)
+        if len(new):
+            start = time.perf_counter()
+            logits = np.asarray(self.model.score_pairs(self.pool, new), dtype=np.float64)
+            self.seconds += time.perf_counter() - start
+            self.n_scored += len(new)
+            if logits.shape != new.shape or not np.isfinite(logits).all():
+                raise ValueError("the cross-encoder returned missing or non-finite scores")
+            merged = np.concatenate([self.ids, new])
+            order = np.argsort(merged, kind="stable")
+            self.ids, self.logits = merged[order], np.concatenate([self.logits, logits])[order]
+            self._save()
+        return self.logits[np.searchsorted(self.ids, ids)]
+
+    @property
+    def pairs_per_second(self) -> float | None:
+        """Scoring throughput of this session (None before any pair was scored)."""
+        return self.n_scored / self.seconds if self.seconds > 0 else None
+
+    def _save(self) -> None:
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp.npz")
+        np.savez(tmp, ids=self.ids, logits=self.logits)
+        os.replace(tmp, self.path)  # atomic: a crash leaves the old file or the new one
