@@ -4,7 +4,7 @@ show (:mod:`.tables`), the metrics files they record (:mod:`.records`), budget v
 
 Sweeps, tables and records are importable from here (``experiments.sweep(...)``,
 ``experiments.table3(...)``, ``experiments.budget_metrics(...)``)."""
-from . import baselines, budget, records, sweeps, tables
+from . import augsbert, baselines, budget, records, sweeps, tables
 from .records import *  # noqa: F401,F403
 from .records import __all__ as _records
 from .sweeps import *  # noqa: F401,F403
@@ -12,4 +12,4 @@ from .sweeps import __all__ as _sweeps
 from .tables import *  # noqa: F401,F403
 from .tables import __all__ as _tables
 
-__all__ = ["baselines", "budget", "records", "sweeps", "tables", *_sweeps, *_tables, *_records]
+__all__ = ["augsbert", "baselines", "budget", "records", "sweeps", "tables", *_sweeps, *_tables, *_records]

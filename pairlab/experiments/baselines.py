@@ -37,26 +37,34 @@ def sample_pairs(ids: np.ndarray, max_pairs: int | None, *, seed: int = 0) -> np
     return np.sort(np.random.default_rng(seed).choice(ids, size=max_pairs, replace=False))
 
 
-def model_id(kind: str, pool: Pool, train_ids: np.ndarray, config: TrainConfig, model=None) -> str:
-    """A stable name for a model: its kind, task, base model, training config and data."""
+def model_id(kind: str, pool: Pool, train_ids: np.ndarray, config: TrainConfig, model=None,
+             labels: np.ndarray | None = None) -> str:
+    """A stable name for a model: its kind, task, base model, training config and data (and the
+    labels, when they are not the pool's own, e.g. a cross-encoder's silver labels)."""
     digest = hashlib.sha256(json.dumps([kind, pool.task, str(model), config.to_dict()]).encode())
     digest.update(np.ascontiguousarray(train_ids, dtype=np.int64).tobytes())
+    if labels is not None:
+        digest.update(b"labels" + np.ascontiguousarray(labels, dtype=np.int8).tobytes())
     digest.update("\x00".join(pool.left_texts[:50]).encode())  # ties ids to this pool's items
     return f"{pool.task}-{kind}-{digest.hexdigest()[:12]}"
 
 
 def train_or_load(kind: str, pool: Pool, train_ids: np.ndarray, config: TrainConfig, *,
-                  folder, model=None):
-    """Train ``kind`` on ``train_ids`` of ``pool``, or load the model saved under ``folder``
-    by an earlier run with the same id. Returns (model, model_id)."""
+                  folder, model=None, labels: np.ndarray | None = None):
+    """Train ``kind`` on ``train_ids`` of ``pool`` with their imputed labels (or ``labels``, one
+    per id), or load the model saved under ``folder`` by an earlier run with the same id.
+    Returns (model, model_id)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
-    name = model_id(kind, pool, train_ids, config, model)
+    if labels is not None and len(labels) != len(train_ids):
+        raise ValueError(f"{len(train_ids)} training pairs but {len(labels)} labels")
+    name = model_id(kind, pool, train_ids, config, model, labels)
     path = Path(folder) / name
     if (path / "pairlab_done").is_file():
         return KINDS[kind].load(path), name
     left, right = pool.texts(train_ids)
-    trained = KINDS[kind].train(left, right, pool.labels(train_ids), model=model, config=config)
+    y = pool.labels(train_ids) if labels is None else np.asarray(labels, dtype=np.int8)
+    trained = KINDS[kind].train(left, right, y, model=model, config=config)
     trained.save(path)
     (path / "pairlab_done").write_text("saved\n")  # written last: a half-saved model is retrained
     return trained, name

@@ -18,7 +18,7 @@ from ..evaluation.strata import EvalConfig, evaluate, pretrained_eval_set
 
 __all__ = ["MAIN_STRATEGIES", "Variant", "prepare", "loop_settings", "prepare_active", "scale",
            "sweep", "sweep_groups", "total_rounds", "group_rounds", "stratified_variants",
-           "transfer", "COLLAPSED_SPREAD"]
+           "transfer", "COLLAPSED_SPREAD", "for_task"]
 
 MAIN_STRATEGIES = ("random", "static_retrieval", "adaptive_retrieval", "uncertainty")
 
@@ -91,7 +91,7 @@ def sweep(prepared: dict, strategies, seeds, settings: dict, root, *, callbacks=
     Returns ``{(task, label, seed): result}``."""
     results = {}
     for task, (pools, eval_sets) in prepared.items():
-        own = _for_task(settings, task)
+        own = for_task(settings, task)
         for entry in map(_variant, strategies):
             for seed in seeds:
                 fields = {**own, **entry.fields(task, int(seed))}
@@ -119,7 +119,7 @@ def group_rounds(prepared: dict, groups, settings: dict) -> int:
     return sum(total_rounds(prepared, [strategy], seeds, settings) for strategy, seeds in groups)
 
 
-def _for_task(settings: dict, task: str) -> dict:
+def for_task(settings: dict, task: str) -> dict:
     """``settings`` with any per-task dict (``{"qqp": 5, "wikiqa": 4}``) resolved for ``task``."""
     return {k: (v[task] if isinstance(v, dict) and task in v else v) for k, v in settings.items()}
 
@@ -128,7 +128,7 @@ def total_rounds(prepared: dict, strategies, seeds, settings: dict) -> int:
     """Rounds the sweep will run (for a progress bar)."""
     total = 0
     for task in prepared:
-        own = _for_task(settings, task)
+        own = for_task(settings, task)
         for entry in map(_variant, strategies):
             for seed in seeds:
                 fields = {**own, **entry.fields(task, int(seed))}
@@ -142,7 +142,7 @@ def scale(prepared: dict, settings: dict, budget: dict) -> pd.DataFrame:
     rounds and neighbours per item."""
     rows = []
     for task, (pools, _) in prepared.items():
-        own = _for_task(settings, task)
+        own = for_task(settings, task)
         config = ActiveConfig(task=task, strategy="random", **own)
         train = pools["train"]
         ref = budget.get(task, {})
@@ -166,7 +166,7 @@ def stratified_variants(results: dict, prepared: dict, settings: dict, *,
       a slightly larger set than the budget; WikiQA: the budget).
     """
     def budget(task):
-        return ActiveConfig(task=task, strategy="random", **_for_task(settings, task)).budget
+        return ActiveConfig(task=task, strategy="random", **for_task(settings, task)).budget
 
     def matched(task, seed):
         key = (task, match, seed)

@@ -7,7 +7,7 @@ from plotly.subplots import make_subplots
 
 __all__ = ["growth_figure", "cluster_figure", "yield_figure", "pr_figure", "active_curves_figure",
            "positives_figure", "seed_set_figure", "budget_curves_figure", "noise_figure",
-           "cost_figure"]
+           "cost_figure", "silver_figure", "silver_size_figure"]
 
 TEMPLATE = "plotly_white"
 COLOURS = {"qqp": "#1f77b4", "wikiqa": "#d62728", "static retrieval": "#2ca02c",
@@ -229,3 +229,35 @@ def cost_figure(curves: pd.DataFrame, *, dollars_per_label: float,
     fig = active_curves_figure(frame)
     fig.update_xaxes(title="annotation cost ($)", tickprefix="$")
     return fig.update_layout(title=f"dev AP against annotation cost (${dollars_per_label:.2f} a label)")
+
+
+def silver_figure(silver: pd.DataFrame) -> go.Figure:
+    """The cross-encoder's score of each sampler's silver pairs (logit minus its dev threshold:
+    a pair above 0 is a silver positive), one panel per task, with each sampler's positive share."""
+    tasks = list(dict.fromkeys(silver["task"]))
+    fig = make_subplots(rows=1, cols=max(len(tasks), 1), subplot_titles=tasks, shared_yaxes=True)
+    for col, task in enumerate(tasks, start=1):
+        own = silver[silver["task"] == task]
+        for sampler, frame in own.groupby("sampler", sort=False):
+            share = frame["label"].mean() if len(frame) else 0.0
+            fig.add_box(y=frame["margin"], name=f"{sampler}<br>{share:.1%} positive", row=1, col=col,
+                        boxpoints=False, showlegend=False, marker_color=COLOURS.get(task))
+        fig.add_hline(y=0, line_dash="dot", line_color="black", row=1, col=col)
+    fig.update_yaxes(title="cross-encoder logit - dev threshold", row=1, col=1)
+    return fig.update_layout(template=TEMPLATE, height=440,
+                             title="Silver labels per sampler: above the dotted line is a silver positive")
+
+
+def silver_size_figure(curve: pd.DataFrame) -> go.Figure:
+    """All-pairs test AP (mean over seeds, with the seeds' mean 95% interval) against the number
+    of silver pairs added to the gold set, one line per task and gold source."""
+    fig = go.Figure()
+    for (task, gold, sampler), frame in curve.groupby(["task", "gold", "sampler"], sort=False):
+        mean = frame.groupby("n_silver", as_index=False)[["ap", "ap_low", "ap_high"]].mean()
+        fig.add_scatter(x=mean["n_silver"], y=mean["ap"], mode="lines+markers",
+                        name=f"{task} / {gold} gold: {sampler}", line=dict(color=COLOURS.get(task)),
+                        error_y=dict(type="data", symmetric=False, array=mean["ap_high"] - mean["ap"],
+                                     arrayminus=mean["ap"] - mean["ap_low"]))
+    fig.update_xaxes(title="silver pairs added to the gold set")
+    fig.update_yaxes(title="all-pairs test AP")
+    return fig.update_layout(template=TEMPLATE, height=420, title="AP against silver-set size")

@@ -137,6 +137,51 @@ def test_05_records_curves_efficiency_noise_and_cost():
         assert costs["uncertainty"]["annotation $"] == pytest.approx(budgets[-1] * per_label, abs=1e-3)
 
 
+def test_06_records_every_row_for_both_tasks_and_gold_sources():
+    metrics = load("06_augmented_sbert")
+    config = json.loads((RUN / "06_augmented_sbert.config.json").read_text())
+    rows = {"sbert", "cross_encoder", *config["samplers"]}
+    budgets = {task: by["uncertainty"]["labels"] for task, by in load("03_cosinebert_active_learning").items()
+               if isinstance(by, dict) and "uncertainty" in by and "labels" in by["uncertainty"]}
+    assert set(metrics) == ({"qqp", "wikiqa"} if config["dataset"] == "all" else {config["dataset"]})
+    for task, by_source in metrics.items():
+        assert set(by_source) == set(config["gold_sources"])
+        for source, by_row in by_source.items():
+            assert set(by_row) == rows, (task, source)
+            for row, m in by_row.items():
+                for key in ("ap", "p_at_r20"):
+                    low, high = m[f"{key}_ci"]
+                    assert 0.0 <= low <= m[key] <= high <= 1.0, (task, source, row, key)
+                assert 0.0 <= m["f1"] <= 1.0 and m["n_gold"] > 0
+                assert len(m["per_seed"]["ap"]) == len(config["seeds"])
+            if source == "uncertainty" and task in budgets:  # read back: all notebook 03 collected
+                assert by_row["sbert"]["n_gold"] == budgets[task]
+            bound = config["k"] * config["silver_items"]
+            for row in ("bm25", "ss", "rs"):
+                assert 0 < by_row[row]["n_silver"] <= bound, (task, source, row)
+            union = by_row["bm25_ss"]["n_silver"]
+            assert max(by_row["bm25"]["n_silver"], by_row["ss"]["n_silver"]) <= union
+            assert union <= by_row["bm25"]["n_silver"] + by_row["ss"]["n_silver"]
+            assert by_row["kde"]["n_silver"] <= config["kde_pairs"]
+            ce = by_row["cross_encoder"]
+            assert ce["pairs_per_second"] is None or ce["pairs_per_second"] > 0
+
+
+def test_06_random_pairs_are_the_most_negative_silver():
+    """The paper's point about RS, on the smoke pools: random pairs of an all-pairs task are
+    almost all negative, so fewer of them are positive (imputed labels) and the cross-encoder
+    calls fewer of them positive than of the pairs BM25 or SS bring up. Ties are allowed per
+    task and gold source (a tiny pool can give BM25 no positive either), not everywhere."""
+    strict = 0
+    for task, by_source in load("06_augmented_sbert").items():
+        for source, by_row in by_source.items():
+            for share in ("silver_positive_share", "true_positive_share"):
+                rs, bm25, ss = (by_row[row][share] for row in ("rs", "bm25", "ss"))
+                assert rs <= bm25 and rs <= ss, (task, source, share, rs, bm25, ss)
+                strict += rs < bm25 and rs < ss
+    assert strict > 0
+
+
 @pytest.mark.parametrize("notebook", sorted(p.name for p in RUN.glob("[0-9][0-9]_*.ipynb")))
 def test_executed_notebooks_keep_no_widget_state(notebook):
     """The runner saves no widget state: one plotly FigureWidget put its 5 MB JavaScript bundle

@@ -1,0 +1,349 @@
+"""Augmented SBERT on the all-pairs tasks (notebook 06): a cross-encoder trained on gold labels
+labels sampled pairs ("silver") for the bi-encoder, measured on all pairs and on the stated
+(balanced) test pairs the paper reports.
+
+One run is a task, a gold source and a seed: :class:`AugRun` trains the cross-encoder and the
+gold-only bi-encoder, samples and labels silver pairs with each sampler, trains one AugSBERT per
+sampler on gold + silver and measures every model. Models and silver scores are cached in a
+folder, so a re-run trains and scores nothing again.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..active.config import ActiveConfig
+from ..active.store import load_result, run_folder, run_labels
+from ..augment import samplers as smp
+from ..augment.silver import SilverLabeller
+from ..data.pairs import union_sorted
+from ..evaluation import heuristic
+from ..evaluation.strata import evaluate
+from ..models.cosinebert import CosineBERT
+from .baselines import model_id, sample_pairs, stated_pairs, train_or_load, train_settings
+from .sweeps import for_task
+
+__all__ = ["GOLD_SOURCES", "ROWS", "AugSBERT", "gold_set", "collected_labels", "dev_threshold",
+           "stated_f1", "silver_sets", "AugRun", "augsbert_metrics", "augsbert_table",
+           "silver_frame", "best_sampler", "findings"]
+
+GOLD_SOURCES = ("stated", "uncertainty")
+ROWS = ("sbert", "cross_encoder", *smp.SAMPLERS)
+FIELDS = ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci", "f1", "n_gold", "n_silver", "silver_positive_share",
+          "true_positive_share", "silver_precision")
+
+
+@dataclass
+class AugSBERT:
+    """What one AugSBERT model was trained on: the sampler, k, the gold and silver sizes, the
+    silver positive share and the seconds spent sampling and training."""
+
+    sampler: str
+    k: int
+    n_gold: int
+    n_silver: int
+    silver_positive_share: float | None
+    model_id: str
+    seconds: dict = field(default_factory=dict)
+
+
+def collected_labels(prepared: dict, settings: dict, root, task: str, seed: int,
+                     strategy: str = "uncertainty") -> tuple[np.ndarray, np.ndarray]:
+    """The labels a finished notebook-03 run collected (read back from its run folder under
+    ``root``, never recomputed); a clear error when that run is missing."""
+    pools, eval_sets = prepared[task]
+    config = ActiveConfig(task=task, strategy=strategy, seed=int(seed), **for_task(settings, task))
+    folder = run_folder(root, config, pools, eval_sets)
+    if load_result(folder) is None:
+        raise FileNotFoundError(
+            f"no finished {strategy} run of {task} (seed {seed}) at {folder}: run notebook 03 "
+            f"with the same profile first (notebooks 04-06 read its runs back)")
+    return run_labels(folder)
+
+
+def gold_set(source: str, prepared: dict, settings: dict, root, task: str, seed: int, *,
+             max_pairs: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Gold training pairs and labels: ``stated`` (the heuristically balanced training data,
+    ``max_pairs`` of it) or ``uncertainty`` (what uncertainty sampling collected in notebook 03)."""
+    train = prepared[task][0]["train"]
+    if source == "stated":
+        ids = sample_pairs(stated_pairs(train)[0], max_pairs, seed=seed)
+        return ids, train.labels(ids)
+    if source == "uncertainty":
+        return collected_labels(prepared, settings, root, task, seed)
+    raise ValueError(f"gold source must be one of {GOLD_SOURCES}, got {source!r}")
+
+
+def dev_threshold(score, dev) -> float:
+    """The paper's threshold for classification: best F1 on the stated dev pairs.
+    ``score(pool, ids)`` gives scores (e.g. a model's ``score_pairs``)."""
+    ids, y = stated_pairs(dev)
+    return heuristic.best_threshold(y, score(dev, ids), metric="f1")
+
+
+def stated_f1(score, threshold: float, test) -> float:
+    """F1 of the positive class on the stated test pairs at ``threshold`` (the paper's metric)."""
+    ids, y = stated_pairs(test)
+    return heuristic.accuracy_f1(y, score(test, ids), threshold)["f1"]
+
+
+def silver_sets(train, gold_ids, gold_labels, labeller: SilverLabeller, left_emb, right_emb=None, *,
+                samplers=smp.SAMPLERS, k: int = 3, max_items: int | None = None,
+                kde_pairs: int = 10_000, seed: int = 0) -> dict:
+    """``{sampler: (ids, silver labels, seconds to sample)}`` for each of ``samplers``. The
+    neighbour samplers query the gold pairs' items (at most ``max_items``); RS draws as many
+    pairs as BM25 and SS aim at (k per item); KDE labels ``kde_pairs`` random pairs and keeps
+    every silver positive with negatives at the gold ratio."""
+    unknown = set(samplers) - set(smp.SAMPLERS)
+    if unknown:
+        raise ValueError(f"unknown samplers {sorted(unknown)}; choose from {smp.SAMPLERS}")
+    items = smp.query_items(train, gold_ids, max_items, seed=seed)
+    found, seconds = {}, {}
+
+    def timed(name, make):
+        start = time.perf_counter()
+        found[name] = make()
+        seconds[name] = time.perf_counter() - start
+
+    if {"bm25", "bm25_ss"} & set(samplers):
+        timed("bm25", lambda: smp.lexical_pairs(train, k, items=items, exclude=gold_ids))
+    if {"ss", "bm25_ss"} & set(samplers):
+        timed("ss", lambda: smp.semantic_pairs(train, k, left_emb, right_emb, items=items, exclude=gold_ids))
+    if "bm25_ss" in samplers:
+        found["bm25_ss"] = union_sorted(found["bm25"], found["ss"])
+        seconds["bm25_ss"] = seconds["bm25"] + seconds["ss"]
+    if "rs" in samplers:
+        timed("rs", lambda: smp.random_pairs(train, k * len(items), seed=seed, exclude=gold_ids))
+    if "kde" in samplers:
+        ratio = smp.gold_ratio(gold_labels)
+        timed("kde", lambda: smp.balanced_pairs(
+            *labeller.label(smp.random_pairs(train, kde_pairs, seed=seed + 1, exclude=gold_ids)),
+            ratio, seed=seed))
+    return {name: (*labeller.label(found[name]), seconds[name]) for name in samplers}
+
+
+class AugRun:
+    """One task, gold source and seed of notebook 06: the gold set, the cross-encoder and the
+    gold-only bi-encoder trained on it (or loaded from ``folder``), the silver labeller, and the
+    silver sets of each sampler. ``params``: the notebook's parameters (``samplers``, ``k``,
+    ``silver_items``, ``kde_pairs``, ``train_max_pairs``, epochs, ``n_boot``, ``model``)."""
+
+    def __init__(self, task: str, source: str, seed: int, prepared: dict, params: dict,
+                 settings: dict, *, runs_root, folder):
+        self.task, self.source, self.seed, self.params = task, source, int(seed), params
+        pools, self.eval_sets = prepared[task]
+        self.train, self.dev, self.test = pools["train"], pools["dev"], pools["test"]
+        self.folder = Path(folder)
+        self.gold_ids, self.gold_y = gold_set(source, prepared, settings, runs_root, task, self.seed,
+                                              max_pairs=params["train_max_pairs"])
+        self.configs = {kind: train_settings(params, kind)(task, self.seed)
+                        for kind in ("concatbert", "cosinebert")}
+        self.cross, cross_id = self._train("concatbert", self.gold_ids)
+        self.sbert, _ = self._train("cosinebert", self.gold_ids)
+        self.labeller = SilverLabeller(self.cross, self.train, dev_threshold(self.cross.score_pairs, self.dev),
+                                       gold=self.gold_ids, path=self.folder / f"{cross_id}.silver.npz")
+        self._silver = None
+
+    def _train(self, kind, ids, labels=None):
+        return train_or_load(kind, self.train, ids, self.configs[kind], folder=self.folder,
+                             model=self.params["model"], labels=labels)
+
+    def silver(self) -> dict:
+        """``{sampler: (ids, labels, seconds to sample)}`` (:func:`silver_sets`), drawn once."""
+        if self._silver is None:
+            emb = self.sbert.scorer(self.train)
+            p = self.params
+            self._silver = silver_sets(self.train, self.gold_ids, self.gold_y, self.labeller, emb.left,
+                                       None if self.train.symmetric else emb.right, samplers=p["samplers"],
+                                       k=p["k"], max_items=p["silver_items"], kde_pairs=p["kde_pairs"],
+                                       seed=self.seed)
+        return self._silver
+
+    def augmented(self, ids, y) -> tuple[dict, str, float]:
+        """The bi-encoder trained on gold + the silver ``ids`` with labels ``y``, measured
+        (:meth:`measure`): (metrics, model id, seconds). The metrics are kept in the folder under
+        the model's id, so a re-run reads them back instead of training again (the model itself,
+        90 MB, is not kept)."""
+        from ..io import write_json
+
+        order = np.argsort(np.r_[self.gold_ids, ids], kind="stable")
+        all_ids = np.r_[self.gold_ids, ids][order]
+        all_y = np.r_[self.gold_y, y].astype(np.int8)[order]
+        config, model = self.configs["cosinebert"], self.params["model"]
+        name = model_id("cosinebert", self.train, all_ids, config, model, all_y)
+        path = self.folder / "augsbert" / f"{name}.json"
+        if path.is_file():
+            return json.loads(path.read_text()), name, 0.0
+        start = time.perf_counter()
+        left, right = self.train.texts(all_ids)
+        trained = CosineBERT.train(left, right, all_y, model=model, config=config)
+        seconds = time.perf_counter() - start
+        metrics = {**self.measure(trained), "train_seconds": round(seconds, 1)}
+        write_json(path, metrics)
+        return metrics, name, seconds
+
+    def measure(self, model, eval_set=None) -> dict:
+        """All-pairs AP and P@R20 on ``eval_set`` (default: the bi-encoder's test strata) and the
+        stated test F1 at the model's own dev threshold."""
+        scored = evaluate(eval_set or self.eval_sets["test"], model.scorer(self.test),
+                          n_boot=self.params["n_boot"], seed=self.seed)
+        threshold = dev_threshold(model.score_pairs, self.dev)
+        return {**{k: scored[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")},
+                "f1": stated_f1(model.score_pairs, threshold, self.test)}
+
+    def rows(self, concat_eval_set, *, log=print) -> dict:
+        """``{row: metrics}`` for every row of :data:`ROWS` the samplers ask for, plus
+        ``"_silver"`` (each sampler's silver ids, labels and logits, for the figures);
+        ``concat_eval_set``: the cross-encoder's (smaller) test strata."""
+        n_gold = int(len(self.gold_ids))
+        rows = {"sbert": {**self.measure(self.sbert), "n_gold": n_gold, "n_silver": 0},
+                "cross_encoder": {**self.measure(self.cross, concat_eval_set), "n_gold": n_gold, "n_silver": 0}}
+        for name, (ids, y, sample_seconds) in self.silver().items():
+            measured, aug_id, _ = self.augmented(ids, y)
+            record = AugSBERT(name, int(self.params["k"]), n_gold, int(len(ids)),
+                              float(y.mean()) if len(y) else None, aug_id,
+                              {"sample": round(sample_seconds, 2), "train": measured["train_seconds"]})
+            truth = self.train.labels(ids)
+            rows[name] = {**measured, **asdict(record),
+                          "true_positive_share": float(truth.mean()) if len(ids) else None,
+                          "silver_precision": float(truth[y == 1].mean()) if (y == 1).any() else None}
+            log(f"{self.task}/{self.source} seed {self.seed} {name}: {len(ids):,} silver pairs "
+                f"({record.silver_positive_share or 0:.1%} positive), AP {rows[name]['ap']:.3f}, "
+                f"F1 {rows[name]['f1']:.3f}")
+        labeller = self.labeller
+        rows["cross_encoder"].update(label_seconds=round(labeller.seconds, 1), labelled=labeller.n_scored,
+                                     pairs_per_second=labeller.pairs_per_second,
+                                     threshold=labeller.threshold)
+        rows["_silver"] = {name: {"ids": ids, "labels": y, "margin": labeller.score(ids) - labeller.threshold}
+                           for name, (ids, y, _) in self.silver().items()}
+        return rows
+
+    def size_curve(self, sampler: str, fractions) -> list[dict]:
+        """AP against silver-set size: the bi-encoder on gold + a uniform, seeded ``fraction`` of
+        ``sampler``'s silver pairs, for each fraction (0 is gold only)."""
+        ids, y, _ = self.silver()[sampler]
+        out = []
+        for fraction in fractions:
+            n = int(round(float(fraction) * len(ids)))
+            keep = np.sort(np.random.default_rng(self.seed).permutation(len(ids))[:n])
+            scored = self.measure(self.sbert) if n == 0 else self.augmented(ids[keep], y[keep])[0]
+            out.append({"task": self.task, "gold": self.source, "seed": self.seed, "sampler": sampler,
+                        "fraction": float(fraction), "n_silver": n, **scored,
+                        "ap_low": scored["ap_ci"][0], "ap_high": scored["ap_ci"][1]})
+        return out
+
+
+def augsbert_metrics(runs: dict) -> dict:
+    """Notebook 06's metrics file from ``{(task, source, seed): AugRun(...).rows(...)}``:
+    ``{task: {source: {row: {field: mean over seeds, ..., "per_seed": {field: [...]}}}}}``.
+    Intervals are the mean of the seeds' interval bounds (each seed's own is in ``per_seed``)."""
+    grouped: dict = {}
+    for (task, source, seed), rows in sorted(runs.items()):
+        for row, m in rows.items():
+            if row.startswith("_"):
+                continue
+            grouped.setdefault(task, {}).setdefault(source, {}).setdefault(row, []).append((seed, m))
+    out: dict = {}
+    for task, by_source in grouped.items():
+        for source, by_row in by_source.items():
+            for row, seeded in by_row.items():
+                out.setdefault(task, {}).setdefault(source, {})[row] = _summary(seeded)
+    return out
+
+
+def _summary(seeded: list) -> dict:
+    entry = {"seeds": [int(s) for s, _ in seeded], "per_seed": {}}
+    for name in FIELDS + ("label_seconds", "pairs_per_second", "threshold", "seconds"):
+        values = [m.get(name) for _, m in seeded]
+        if all(v is None for v in values):
+            continue
+        entry["per_seed"][name] = values
+        present = [v for v in values if v is not None]
+        if isinstance(present[0], (list, tuple)):
+            entry[name] = [float(np.mean([v[i] for v in present])) for i in range(len(present[0]))]
+        elif isinstance(present[0], (int, float, np.number)):
+            entry[name] = float(np.mean(present))
+            if len(present) > 1:
+                entry[f"{name}_std"] = float(np.std(present, ddof=1))
+    return entry
+
+
+def augsbert_table(metrics: dict, task: str):
+    """One task's table: rows x (gold source, measure), means +- std over seeds, with the paper's
+    Quora-QP F1 (Table 5) beside QQP's."""
+    import pandas as pd
+
+    from ..data.paper import AUGSBERT_QQP_F1
+
+    records = []
+    for source, by_row in metrics[task].items():
+        for row in ROWS:
+            if row not in by_row:
+                continue
+            m = by_row[row]
+            rec = {"gold": source, "model": row, "AP": _pm(m, "ap"),
+                   "AP 95% CI": "[{:.3f}, {:.3f}]".format(*m["ap_ci"]), "P@R20": _pm(m, "p_at_r20"),
+                   "F1 (stated)": _pm(m, "f1"), "silver": int(round(m.get("n_silver", 0))),
+                   "silver positive": _share(m.get("silver_positive_share")),
+                   "silver precision": _share(m.get("silver_precision"))}
+            if task == "qqp":
+                paper = AUGSBERT_QQP_F1.get(row)
+                rec["paper F1 (Quora-QP)"] = "-" if paper is None else f"{paper[0] / 100:.3f} ± {paper[1] / 100:.3f}"
+            records.append(rec)
+    return pd.DataFrame(records).set_index(["gold", "model"])
+
+
+def _share(value) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def _pm(m: dict, name: str) -> str:
+    std = m.get(f"{name}_std")
+    return f"{m[name]:.3f}" + ("" if std is None else f" ± {std:.3f}")
+
+
+def silver_frame(runs: dict):
+    """Every silver pair's cross-encoder margin (logit minus the dev threshold) and label, per
+    task, gold source, seed and sampler (for the silver label distribution figure)."""
+    import pandas as pd
+
+    frames = [pd.DataFrame({"task": task, "gold": source, "seed": seed, "sampler": name,
+                            "margin": s["margin"], "label": s["labels"]})
+              for (task, source, seed), rows in runs.items()
+              for name, s in rows["_silver"].items()]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["task", "gold", "seed", "sampler", "margin", "label"])
+
+
+def best_sampler(metrics: dict, task: str, source: str = "stated") -> str:
+    """The sampler whose AugSBERT reached the highest mean all-pairs test AP."""
+    rows = {r: m for r, m in metrics[task][source].items() if r in smp.SAMPLERS}
+    if not rows:
+        raise ValueError(f"no AugSBERT rows for {task}/{source}")
+    return max(rows, key=lambda r: rows[r]["ap"])
+
+
+def findings(metrics: dict) -> list[str]:
+    """The paper's claims, checked on our numbers (one line each, per task and gold source)."""
+    lines = []
+    for task, by_source in metrics.items():
+        for source, rows in by_source.items():
+            ap = {r: m["ap"] for r, m in rows.items()}
+            samplers = [r for r in smp.SAMPLERS if r in ap]
+            if not samplers:
+                continue
+            order = sorted(samplers, key=ap.get, reverse=True)
+            best = order[0]
+            lines.append(f"{task}/{source}: samplers by AP: " + " > ".join(f"{r} {ap[r]:.3f}" for r in order)
+                         + f"; gold-only SBERT {ap['sbert']:.3f}, cross-encoder {ap['cross_encoder']:.3f}")
+            lines.append(f"  silver helps the bi-encoder (best sampler {best} above gold only): "
+                         f"{'yes' if ap[best] > ap['sbert'] else 'no'} ({ap[best] - ap['sbert']:+.3f} AP)")
+            if {"bm25", "rs"} <= set(ap):
+                lines.append(f"  BM25 above RS (the paper on Quora-QP: 79.0 vs 73.4 F1): "
+                             f"{'yes' if ap['bm25'] > ap['rs'] else 'no'} "
+                             f"(AP {ap['bm25']:.3f} vs {ap['rs']:.3f}; F1 {rows['bm25']['f1']:.3f} vs {rows['rs']['f1']:.3f})")
+    return lines
