@@ -2,9 +2,10 @@
 PYTHON  ?= python3
 VENV    ?= .venv
 PROFILE ?= quick
-# Tests run two at a time (pytest-xdist); so do the smoke notebooks (04 and 05 wait for 03, whose
-# runs they read back), one thread each, and nbval re-runs them the same way, so both executions
-# compute alike.
+# Notebooks run two at a time, one thread each (04-06 wait for 03, whose runs they read back): on
+# 2 cores that is faster than one notebook on two threads. Tests run two at a time too
+# (pytest-xdist), and nbval re-runs the smoke notebooks the same way, so both executions compute
+# alike. JOBS=1 runs one notebook at a time on every core.
 JOBS ?= 2
 BIN     := $(VENV)/bin
 # The data folder: $PAIRLAB_DATA_DIR if set, else ../shared/data if it exists, else ./data.
@@ -30,7 +31,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	touch $@
 
 run: install
-	$(BIN)/python -m pairlab.runner --profile $(PROFILE)
+	$(BIN)/python -m pairlab.runner --profile $(PROFILE) --jobs $(JOBS)
 
 # The browser tests run last, so a skip and its reason are the last lines `make test` prints.
 test: unit nbval test-browser
