@@ -74,13 +74,17 @@ def default_profile(root: Path | None = None) -> str:
 
 
 def timing_cell(timings: dict, profile: str) -> str:
-    """A recorded profile time for a table cell, or that none is recorded."""
+    """A recorded profile time for a table cell (the whole run's wall clock when the runner
+    recorded one, else the notebooks' seconds summed), or that none is recorded."""
     t = timings.get(profile)
     if not t:
         return "not recorded yet"
+    n, jobs = len(t["notebooks"]), t.get("jobs", 1)
+    if "wall_seconds" in t:
+        how = f"{n} notebooks, {jobs} at a time" if jobs > 1 else f"{n} notebooks"
+        return f"{t['wall_seconds'] / 60:.0f} min ({how}; {t['cpus']} CPU cores, {t['recorded']})"
     total = sum(t["notebooks"].values())
-    return (f"{total / 60:.0f} min for {len(t['notebooks'])} notebooks ({t['cpus']} CPU cores, "
-            f"{t['recorded']})")
+    return f"{total / 60:.0f} min for {n} notebooks, summed ({t['cpus']} CPU cores, {t['recorded']})"
 
 
 def load_bench(root: Path | None = None) -> dict:

@@ -25,7 +25,7 @@ from ..evaluation import heuristic
 from ..evaluation.strata import evaluate
 from ..models.cosinebert import CosineBERT
 from .baselines import model_id, sample_pairs, stated_pairs, train_or_load, train_settings
-from .sweeps import for_task
+from .sweeps import COLLAPSED_SPREAD, for_task
 
 __all__ = ["GOLD_SOURCES", "ROWS", "AugSBERT", "gold_set", "collected_labels", "dev_threshold",
            "stated_f1", "silver_sets", "AugRun", "augsbert_metrics", "augsbert_table",
@@ -215,9 +215,15 @@ class AugRun:
                 f"({record.silver_positive_share or 0:.1%} positive), AP {rows[name]['ap']:.3f}, "
                 f"F1 {rows[name]['f1']:.3f}")
         labeller = self.labeller
+        spread = float(np.std(labeller.logits)) if len(labeller.logits) else 0.0
         rows["cross_encoder"].update(label_seconds=round(labeller.seconds, 1), labelled=labeller.n_scored,
                                      pairs_per_second=labeller.pairs_per_second,
-                                     threshold=labeller.threshold)
+                                     threshold=labeller.threshold, silver_logit_std=spread,
+                                     collapsed=spread < COLLAPSED_SPREAD)
+        if spread < COLLAPSED_SPREAD:
+            log(f"{self.task}/{self.source} seed {self.seed}: the cross-encoder gives every silver pair "
+                f"about the same score (logit std {spread:.3f}): its silver labels are noise, so the "
+                "AugSBERT rows measure training on noise")
         rows["_silver"] = {name: {"ids": ids, "labels": y, "margin": labeller.score(ids) - labeller.threshold}
                            for name, (ids, y, _) in self.silver().items()}
         return rows
@@ -257,7 +263,8 @@ def augsbert_metrics(runs: dict) -> dict:
 
 def _summary(seeded: list) -> dict:
     entry = {"seeds": [int(s) for s, _ in seeded], "per_seed": {}}
-    for name in FIELDS + ("label_seconds", "pairs_per_second", "threshold", "seconds"):
+    for name in FIELDS + ("label_seconds", "pairs_per_second", "threshold", "silver_logit_std",
+                          "collapsed", "seconds"):
         values = [m.get(name) for _, m in seeded]
         if all(v is None for v in values):
             continue
