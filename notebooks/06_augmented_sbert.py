@@ -43,14 +43,9 @@
 # back from its run folders, not recomputed).
 
 # %%
-from itertools import product
-
-import pandas as pd
 from IPython.display import display
-from tqdm.auto import tqdm
 
 from pairlab import experiments
-from pairlab.evaluation import EvalConfig, pretrained_eval_set
 from pairlab.experiments import augsbert
 from pairlab.notebook import setup
 from pairlab.widgets import plots
@@ -108,15 +103,8 @@ prepared, settings = experiments.prepare_active(ctx.params)
 # reason: it scores about 90 pairs a second on 2 CPU cores), so its intervals are wider.
 
 # %%
-concat_eval = {task: pretrained_eval_set(pools["test"], EvalConfig(concat_near_m, concat_n_random, seed),
-                                         model=model, max_seq_length=max_seq_length)[0]
-               for task, (pools, _) in prepared.items()}
-keys = list(product(prepared, gold_sources, seeds))
-runs = {}
-for task, source, run_seed in tqdm(keys, desc="AugSBERT runs"):
-    run = augsbert.AugRun(task, source, run_seed, prepared, ctx.params, settings,
-                          runs_root=ctx.path("active"), folder=ctx.path("models"))
-    runs[(task, source, run_seed)] = run.rows(concat_eval[task])
+runs = augsbert.run_all(prepared, ctx.params, settings, runs_root=ctx.path("active"),
+                       folder=ctx.path("models"))
 metrics = augsbert.augsbert_metrics(runs)
 
 # %% [markdown]
@@ -163,14 +151,8 @@ fig
 # its silver set (0: gold only).
 
 # %%
-curve = []
-for task in prepared:
-    best = augsbert.best_sampler(metrics, task, gold_sources[0])
-    for run_seed in tqdm(seeds, desc=f"{task}: {best} by silver size"):
-        run = augsbert.AugRun(task, gold_sources[0], run_seed, prepared, ctx.params, settings,
-                              runs_root=ctx.path("active"), folder=ctx.path("models"))
-        curve += run.size_curve(best, size_fractions)
-curve = pd.DataFrame(curve)
+curve = augsbert.size_curves(metrics, prepared, ctx.params, settings, runs_root=ctx.path("active"),
+                             folder=ctx.path("models"))
 display(curve.groupby(["task", "sampler", "fraction"])[["n_silver", "ap", "f1"]].mean().round(3))
 fig = plots.silver_size_figure(curve)
 ctx.save_figure(fig, "06_silver_size")

@@ -109,8 +109,9 @@ def test_silver_labeller_scores_each_pair_once_and_never_labels_gold(tmp_path):
     assert np.array_equal(np.sort(asked), [2, 10, 31, 50])  # 2 and 31 not asked again
     again = SilverLabeller(CountingModel(), pool, threshold=30, path=path)  # a re-run
     assert np.array_equal(again.score([2, 10, 31, 50]), [2, 10, 31, 50])
-    assert again.model.asked == [] and again.pairs_per_second is None
-    assert labeller.n_scored == 4 and labeller.pairs_per_second > 0
+    assert again.model.asked == []
+    assert labeller.n_scored == again.n_scored == 4 and labeller.pairs_per_second > 0
+    assert again.pairs_per_second == pytest.approx(labeller.pairs_per_second)  # kept with the scores
 
 
 def test_silver_labeller_rejects_bad_scores():

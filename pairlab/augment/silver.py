@@ -1,7 +1,7 @@
 """Silver labels: a trained cross-encoder (ConcatBERT) labels sampled pairs of a pool for the
 bi-encoder (Augmented SBERT, Thakur et al. 2021). Every pair is scored once, whichever sampler
-asks for it; the scores persist in an ``.npz`` file so a re-run scores nothing again, and the
-time spent scoring is recorded (pairs per second)."""
+asks for it; the scores persist in an ``.npz`` file with the time spent scoring them, so a re-run
+scores nothing again and still reports the throughput (pairs per second)."""
 from __future__ import annotations
 
 import os
@@ -30,10 +30,12 @@ class SilverLabeller:
         self.gold = as_id_set(gold if gold is not None else [])
         self.path, self.batch_size = (Path(path) if path else None), batch_size
         self.ids, self.logits = np.empty(0, np.int64), np.empty(0, np.float64)
-        self.seconds, self.n_scored = 0.0, 0  # this session's scoring
+        self.seconds, self.n_scored = 0.0, 0  # all scoring of these pairs, earlier runs included
         if self.path is not None and self.path.is_file():
             with np.load(self.path) as f:
                 self.ids, self.logits = f["ids"], f["logits"]
+                if "seconds" in f.files:  # files written before the time was kept have none
+                    self.seconds, self.n_scored = float(f["seconds"]), int(f["n_scored"])
 
     def label(self, ids) -> tuple[np.ndarray, np.ndarray]:
         """``(ids, labels)``: the sorted ``ids`` without gold pairs and their silver labels (int8)."""
@@ -60,7 +62,7 @@ class SilverLabeller:
 
     @property
     def pairs_per_second(self) -> float | None:
-        """Scoring throughput of this session (None before any pair was scored)."""
+        """Scoring throughput over every pair scored, earlier runs included (None before any)."""
         return self.n_scored / self.seconds if self.seconds > 0 else None
 
     def _save(self) -> None:
@@ -68,5 +70,5 @@ class SilverLabeller:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(self.path.name + ".tmp.npz")
-        np.savez(tmp, ids=self.ids, logits=self.logits)
+        np.savez(tmp, ids=self.ids, logits=self.logits, seconds=self.seconds, n_scored=self.n_scored)
         os.replace(tmp, self.path)  # atomic: a crash leaves the old file or the new one

@@ -29,7 +29,7 @@ from .sweeps import COLLAPSED_SPREAD, for_task
 
 __all__ = ["GOLD_SOURCES", "ROWS", "AugSBERT", "gold_set", "collected_labels", "dev_threshold",
            "stated_f1", "silver_sets", "AugRun", "augsbert_metrics", "augsbert_table",
-           "silver_frame", "best_sampler", "findings"]
+           "silver_frame", "best_sampler", "findings", "run_all", "size_curves"]
 
 GOLD_SOURCES = ("stated", "uncertainty")
 ROWS = ("sbert", "cross_encoder", *smp.SAMPLERS)
@@ -241,6 +241,42 @@ class AugRun:
                         "fraction": float(fraction), "n_silver": n, **scored,
                         "ap_low": scored["ap_ci"][0], "ap_high": scored["ap_ci"][1]})
         return out
+
+
+def run_all(prepared: dict, params: dict, settings: dict, *, runs_root, folder, log=print) -> dict:
+    """:meth:`AugRun.rows` for every task, gold source (``params["gold_sources"]``) and seed
+    (``params["seeds"]``), with a progress bar; the cross-encoder's test strata are drawn once
+    per task (``concat_near_m``, ``concat_n_random``). Returns ``{(task, source, seed): rows}``."""
+    from itertools import product
+
+    from tqdm.auto import tqdm
+
+    from ..evaluation.strata import EvalConfig, pretrained_eval_set
+
+    concat = EvalConfig(params["concat_near_m"], params["concat_n_random"], params["seed"])
+    concat_eval = {task: pretrained_eval_set(pools["test"], concat, model=params["model"],
+                                             max_seq_length=params["max_seq_length"])[0]
+                   for task, (pools, _) in prepared.items()}
+    runs = {}
+    for key in tqdm(list(product(prepared, params["gold_sources"], params["seeds"])), desc="AugSBERT runs"):
+        run = AugRun(*key, prepared, params, settings, runs_root=runs_root, folder=folder)
+        runs[key] = run.rows(concat_eval[key[0]], log=log)
+    return runs
+
+
+def size_curves(metrics: dict, prepared: dict, params: dict, settings: dict, *, runs_root, folder):
+    """:meth:`AugRun.size_curve` of each task's best sampler (:func:`best_sampler`) on the first
+    gold source, over ``params["seeds"]`` and ``params["size_fractions"]``: one frame."""
+    import pandas as pd
+    from tqdm.auto import tqdm
+
+    source, rows = params["gold_sources"][0], []
+    for task in prepared:
+        best = best_sampler(metrics, task, source)
+        for seed in tqdm(params["seeds"], desc=f"{task}: {best} by silver size"):
+            run = AugRun(task, source, seed, prepared, params, settings, runs_root=runs_root, folder=folder)
+            rows += run.size_curve(best, params["size_fractions"])
+    return pd.DataFrame(rows)
 
 
 def augsbert_metrics(runs: dict) -> dict:
