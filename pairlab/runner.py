@@ -42,8 +42,8 @@ import yaml
 
 from .paths import project_root
 
-__all__ = ["KERNEL", "ACTIVE", "DEPRECATED", "TIMINGS", "after", "check_profile",
-           "expected_time", "load_profile", "notebooks", "resolve", "run"]
+__all__ = ["KERNEL", "ACTIVE", "DEPRECATED", "TIMINGS", "after", "check_profile", "expected_time",
+           "load_profile", "notebooks", "recorded_times", "resolve", "run", "start_order"]
 
 KERNEL = "pairlab"
 
@@ -220,12 +220,13 @@ def after(notebook: Path) -> list[str]:
 
 def _run_parallel(profile: str, selected: list[Path], overrides: dict, jobs: int,
                   root: Path) -> dict:
-    """Each notebook in a child runner process, ``jobs`` at a time, in the declared order."""
+    """Each notebook in a child runner process, ``jobs`` at a time, in :func:`start_order`."""
     threads = os.environ.get("OMP_NUM_THREADS") or str(max(1, (os.cpu_count() or 1) // jobs))
     env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
     numbers = {_number(nb): nb for nb in selected}
     waits = {nb: [n for n in after(nb) if n in numbers] for nb in selected}
-    pending, running, done, seconds = list(selected), {}, set(), {}
+    pending = start_order(selected, waits, recorded_times(profile, root))
+    running, done, seconds = {}, set(), {}
     args = [a for name, value in overrides.items()
             for a in ("-p", name, yaml.safe_dump(value, default_flow_style=True).strip())]
     while pending or running:
@@ -247,6 +248,31 @@ def _run_parallel(profile: str, selected: list[Path], overrides: dict, jobs: int
             done.add(_number(nb))
             seconds[nb.stem] = time.perf_counter() - began
     return seconds
+
+
+def start_order(selected: list[Path], waits: dict, times: dict) -> list[Path]:
+    """The order in which ready notebooks start: the longest chain first, a chain being a
+    notebook's recorded seconds (``times`` by stem, 1 when unknown) plus the longest chain of
+    those waiting for it. So notebook 03, which 04-06 wait for, starts before 01 and 02, and a
+    slot that frees up takes the longest notebook left; ties keep the declared order."""
+    chains: dict = {}
+
+    def chain(nb: Path) -> float:
+        if nb not in chains:
+            waiting = [other for other in selected if _number(nb) in waits[other]]
+            chains[nb] = float(times.get(nb.stem, 1.0)) + max(map(chain, waiting), default=0.0)
+        return chains[nb]
+
+    return sorted(selected, key=lambda nb: -chain(nb))
+
+
+def recorded_times(profile: str, root: Path) -> dict:
+    """Seconds per notebook from the committed ``results/<profile>/timings.json``, else this
+    machine's last ``runs/<profile>/timings.json``; empty when neither exists."""
+    for folder in (root / "results" / profile, root / "runs" / profile):
+        if (folder / TIMINGS).is_file():
+            return json.loads((folder / TIMINGS).read_text()).get("notebooks", {})
+    return {}
 
 
 def _record_times(path: Path, seconds: dict, *, jobs: int, wall: float | None) -> None:

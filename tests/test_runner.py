@@ -170,9 +170,9 @@ def test_parallel_notebooks_wait_for_what_they_read_and_never_exceed_jobs(monkey
 
 def test_a_failed_notebook_stops_the_others_and_says_which(monkeypatch):
     log = []
-    monkeypatch.setattr(runner.subprocess, "Popen", lambda c, env, cwd: FakeChild(c, log, fail={"01"}))
+    monkeypatch.setattr(runner.subprocess, "Popen", lambda c, env, cwd: FakeChild(c, log, fail={"03"}))
     monkeypatch.setattr(runner.time, "sleep", lambda s: None)
-    with pytest.raises(RuntimeError, match="01_dataset_construction.ipynb failed"):
+    with pytest.raises(RuntimeError, match="03_cosinebert_active_learning.ipynb failed"):
         runner._run_parallel("smoke", notebooks(ROOT), {}, 2, ROOT)
     assert ("terminated", "02") in log
 
@@ -188,3 +188,21 @@ def test_times_are_recorded_merged_and_read_back_as_the_expectation(tmp_path):
     assert "about 5 min" in runner.expected_time("toy", ["01_a", "02_b"], tmp_path)
     assert "1 notebook(s) not timed yet" in runner.expected_time("toy", ["01_a", "03_c"], tmp_path)
     assert "not recorded yet" in runner.expected_time("other", ["01_a"], tmp_path)
+
+
+def test_the_notebook_others_wait_for_starts_first_then_the_longest(monkeypatch):
+    selected = notebooks(ROOT)
+    waits = {nb: [n for n in runner.after(nb)] for nb in selected}
+    order = [nb.name[:2] for nb in runner.start_order(selected, waits, {})]
+    assert order[0] == "03" and order[1:] == sorted(order[1:])  # unknown times: declared order after 03
+    times = {"01_dataset_construction": 60, "02_concatbert_failure_analysis": 110,
+             "03_cosinebert_active_learning": 140, "04_ablations": 180, "05_budget_curves": 100,
+             "06_augmented_sbert": 150}
+    order = [nb.name[:2] for nb in runner.start_order(selected, waits, times)]
+    assert order[:4] == ["03", "04", "06", "02"] and order.index("05") < order.index("01")
+    log = []
+    monkeypatch.setattr(runner.subprocess, "Popen", lambda c, env, cwd: FakeChild(c, log))
+    monkeypatch.setattr(runner.time, "sleep", lambda s: None)
+    monkeypatch.setattr(runner, "recorded_times", lambda profile, root: times)
+    runner._run_parallel("smoke", selected, {}, 2, ROOT)
+    assert [n for event, n in log if event == "start"][:2] == ["03", "02"]
