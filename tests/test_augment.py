@@ -165,3 +165,15 @@ def test_augsbert_metrics_average_seeds_and_keep_each_seed():
     assert "BM25 above RS" in lines[2] and ": yes" in lines[2]
     frame = augsbert.silver_frame(runs)
     assert len(frame) == 6 and set(frame["sampler"]) == {"rs"}
+
+
+def test_augsbert_epochs_change_only_the_bi_encoders_trained_in_notebook_06():
+    from pairlab.experiments.augsbert import train_configs
+
+    params = {"concat_epochs": {"qqp": 2, "wikiqa": 3}, "cosine_epochs": 2, "learning_rate": 2e-5,
+              "batch_size": 16, "max_seq_length": 64}
+    same = train_configs({**params, "augsbert_epochs": None}, "wikiqa", 1)
+    assert same["cosinebert"].epochs == 2 and same["concatbert"].epochs == 3 and same["cosinebert"].seed == 1
+    fewer = train_configs({**params, "augsbert_epochs": 1}, "wikiqa", 1)
+    assert fewer["cosinebert"].epochs == 1 and fewer["concatbert"] == same["concatbert"]
+    assert fewer["cosinebert"].max_seq_length == 64

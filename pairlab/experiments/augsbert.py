@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from ..active.config import ActiveConfig
 from ..active.store import load_result, run_folder, run_labels
@@ -28,7 +29,7 @@ from .baselines import model_id, sample_pairs, stated_pairs, train_or_load, trai
 from .sweeps import COLLAPSED_SPREAD, for_task
 
 __all__ = ["GOLD_SOURCES", "ROWS", "AugSBERT", "gold_set", "collected_labels", "dev_threshold",
-           "stated_f1", "silver_sets", "AugRun", "augsbert_metrics", "augsbert_table",
+           "stated_f1", "silver_sets", "train_configs", "AugRun", "augsbert_metrics", "augsbert_table",
            "silver_frame", "best_sampler", "findings", "run_all", "size_curves"]
 
 GOLD_SOURCES = ("stated", "uncertainty")
@@ -126,11 +127,22 @@ def silver_sets(train, gold_ids, gold_labels, labeller: SilverLabeller, left_emb
     return {name: (*labeller.label(found[name]), seconds[name]) for name in samplers}
 
 
+def train_configs(params: dict, task: str, seed: int) -> dict:
+    """``{"concatbert": TrainConfig, "cosinebert": TrainConfig}`` of notebook 06's models; the
+    bi-encoders train ``augsbert_epochs`` when set (notebook 03's runs, found by
+    ``cosine_epochs``, are not affected)."""
+    configs = {kind: train_settings(params, kind)(task, seed) for kind in ("concatbert", "cosinebert")}
+    if params.get("augsbert_epochs"):
+        configs["cosinebert"] = replace(configs["cosinebert"], epochs=params["augsbert_epochs"])
+    return configs
+
+
 class AugRun:
     """One task, gold source and seed of notebook 06: the gold set, the cross-encoder and the
     gold-only bi-encoder trained on it (or loaded from ``folder``), the silver labeller, and the
     silver sets of each sampler. ``params``: the notebook's parameters (``samplers``, ``k``,
-    ``silver_items``, ``kde_pairs``, ``train_max_pairs``, epochs, ``n_boot``, ``model``)."""
+    ``silver_items``, ``kde_pairs``, ``train_max_pairs``, epochs (``augsbert_epochs``, when set,
+    for the bi-encoders trained here), ``n_boot``, ``model``)."""
 
     def __init__(self, task: str, source: str, seed: int, prepared: dict, params: dict,
                  settings: dict, *, runs_root, folder):
@@ -140,8 +152,7 @@ class AugRun:
         self.folder = Path(folder)
         self.gold_ids, self.gold_y = gold_set(source, prepared, settings, runs_root, task, self.seed,
                                               max_pairs=params["train_max_pairs"])
-        self.configs = {kind: train_settings(params, kind)(task, self.seed)
-                        for kind in ("concatbert", "cosinebert")}
+        self.configs = train_configs(params, task, self.seed)
         self.cross, cross_id = self._train("concatbert", self.gold_ids)
         self.sbert, _ = self._train("cosinebert", self.gold_ids)
         self.labeller = SilverLabeller(self.cross, self.train, dev_threshold(self.cross.score_pairs, self.dev),
@@ -267,7 +278,6 @@ def run_all(prepared: dict, params: dict, settings: dict, *, runs_root, folder, 
 def size_curves(metrics: dict, prepared: dict, params: dict, settings: dict, *, runs_root, folder):
     """:meth:`AugRun.size_curve` of each task's best sampler (:func:`best_sampler`) on the first
     gold source, over ``params["seeds"]`` and ``params["size_fractions"]``: one frame."""
-    import pandas as pd
     from tqdm.auto import tqdm
 
     source, rows = params["gold_sources"][0], []
@@ -318,8 +328,6 @@ def _summary(seeded: list) -> dict:
 def augsbert_table(metrics: dict, task: str):
     """One task's table: rows x (gold source, measure), means +- std over seeds, with the paper's
     Quora-QP F1 (Table 5) beside QQP's."""
-    import pandas as pd
-
     from ..data.paper import AUGSBERT_QQP_F1
 
     records = []
@@ -352,8 +360,6 @@ def _pm(m: dict, name: str) -> str:
 def silver_frame(runs: dict):
     """Every silver pair's cross-encoder margin (logit minus the dev threshold) and label, per
     task, gold source, seed and sampler (for the silver label distribution figure)."""
-    import pandas as pd
-
     frames = [pd.DataFrame({"task": task, "gold": source, "seed": seed, "sampler": name,
                             "margin": s["margin"], "label": s["labels"]})
               for (task, source, seed), rows in runs.items()
