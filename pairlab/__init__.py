@@ -8,6 +8,8 @@ The package is drawn in layers; a module imports only from its own layer or the 
                    ``concatbert``, ``scoring`` (cosine of fixed embeddings)
 ``evaluation``     all-pairs strata (``strata``), the estimator (``metrics``), faiss neighbour
                    pairs (``candidates``), balanced-data metrics (``heuristic``), ``stats``
+``annotators``     who answers a label request: the exact and noisy ``oracles``, a trained
+                   ``model`` thresholded
 ``active``         the strategy contract (``base``), criteria (``strategies``), candidate search
                    as a wrapper (``candidate_search``), ``config``, the round ``loop``, its
                    ``learner`` and run folder ``store``
@@ -24,5 +26,5 @@ use them; ``tests/test_layers.py`` holds the order.
 """
 __version__ = "0.1.0"
 
-__all__ = ["active", "augment", "data", "evaluation", "experiments", "io", "models", "notebook", "paths",
+__all__ = ["active", "annotators", "augment", "data", "evaluation", "experiments", "io", "models", "notebook", "paths",
            "runner", "widgets"]

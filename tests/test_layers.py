@@ -13,6 +13,7 @@ LAYERS = [  # bottom first; names are pairlab's top-level modules and subpackage
     {"data"},
     {"models"},
     {"evaluation"},
+    {"annotators"},  # who answers a label request: below the loop that asks
     {"active", "augment"},
     {"experiments"},
     {"widgets"},
