@@ -9,7 +9,8 @@ The package is drawn in layers; a module imports only from its own layer or the 
 ``evaluation``     all-pairs strata (``strata``), the estimator (``metrics``), faiss neighbour
                    pairs (``candidates``), balanced-data metrics (``heuristic``), ``stats``
 ``annotators``     who answers a label request: the exact and noisy ``oracles``, a trained
-                   ``model`` thresholded
+                   ``model`` thresholded, an ``llm`` behind an OpenAI-compatible endpoint (its
+                   ``prompts`` and SQLite answer ``cache``)
 ``active``         the strategy contract (``base``), criteria (``strategies``), candidate search
                    as a wrapper (``candidate_search``), ``config``, the round ``loop``, its
                    ``learner`` and run folder ``store``
@@ -21,10 +22,10 @@ The package is drawn in layers; a module imports only from its own layer or the 
                    ``keycatcher``, durable manual ``labels`` (SQLite)
 ``notebook``, ``runner``   the notebooks' set-up call; papermill profiles (``python -m pairlab.runner``)
 
-Heavy libraries (torch, transformers, faiss, ipywidgets, plotly) load only in the modules that
-use them; ``tests/test_layers.py`` holds the order.
+Heavy libraries (torch, transformers, faiss, ipywidgets, plotly, openai) load only in the modules
+that use them; ``tests/test_layers.py`` holds the order.
 """
 __version__ = "0.1.0"
 
-__all__ = ["active", "annotators", "augment", "data", "evaluation", "experiments", "io", "models", "notebook", "paths",
-           "runner", "widgets"]
+__all__ = ["active", "annotators", "augment", "data", "evaluation", "experiments", "io", "models",
+           "notebook", "paths", "runner", "widgets"]

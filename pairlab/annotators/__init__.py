@@ -1,13 +1,20 @@
 """Who answers a label request: the contract (:mod:`.base`), simulated annotators from the
-pool's imputed labels (:mod:`.oracles`) and a trained model (:mod:`.model`).
+pool's imputed labels (:mod:`.oracles`), a trained model (:mod:`.model`) and an LLM behind an
+OpenAI-compatible endpoint (:mod:`.llm`, with its :mod:`.prompts` and answer :mod:`.cache`).
 
 Every annotator answers ``annotate(pool, pair_ids) -> (n,) int8`` with 1, 0 or ``NO_ANSWER``
-(-1). Below :mod:`pairlab.active`, so the loop can ask any of them."""
-from . import base, model, oracles
+(-1). Below :mod:`pairlab.active`, so the loop can ask any of them; the ``openai`` SDK loads only
+when an :class:`LLMAnnotator` is made."""
+from . import base, cache, llm, model, oracles, prompts
 from .base import NO_ANSWER, Annotator
+from .cache import AnswerCache
+from .llm import LLMAnnotator, LLMEndpointError, LLMRequestError
 from .model import ModelAnnotator
 from .oracles import ErrorDependentOracle, NoisyOracle, Oracle, pair_uniform, quantile_edges
+from .prompts import PROMPT_VERSION, AnswerFormatError, parse_answer
 
-__all__ = ["base", "model", "oracles",
-           "Annotator", "ErrorDependentOracle", "ModelAnnotator", "NO_ANSWER", "NoisyOracle",
-           "Oracle", "pair_uniform", "quantile_edges"]
+__all__ = ["base", "cache", "llm", "model", "oracles", "prompts",
+           "Annotator", "AnswerCache", "AnswerFormatError", "ErrorDependentOracle",
+           "LLMAnnotator", "LLMEndpointError", "LLMRequestError", "ModelAnnotator", "NO_ANSWER",
+           "NoisyOracle", "Oracle", "PROMPT_VERSION", "pair_uniform", "parse_answer",
+           "quantile_edges"]

@@ -1,0 +1,136 @@
+"""Durable LLM answers, one row per pair, in an append-only SQLite file.
+
+Rows are never updated or deleted; the newest row of a key is that pair's answer, so a re-asked
+pair keeps its history. Each prompt's answers are written in one committed transaction, and the
+file runs in WAL mode with ``synchronous=FULL`` (as :mod:`pairlab.widgets.labels`): a killed run
+loses no answer it was given, and a resumed run asks only the pairs missing here. One cache may
+be written from several threads (the annotator's request workers): every use of the connection
+holds the cache's lock.
+"""
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["AnswerCache"]
+
+COLUMNS = ("id", "key", "label", "model", "prompt_version", "task", "attempts", "raw_answer",
+           "created_at", "left_text", "right_text")
+_CHUNK = 500  # keys per SELECT, well under sqlite's bound-parameter limit
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS answers (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    key TEXT NOT NULL,
+    label INTEGER NOT NULL CHECK (label IN (1, 0, -1)),
+    model TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    task TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    raw_answer TEXT,
+    created_at TEXT NOT NULL,
+    left_text TEXT NOT NULL,
+    right_text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS answers_key ON answers (key);
+"""
+
+
+class AnswerCache:
+    """Answers of pairs by cache key in the SQLite file at ``path`` (created if missing)."""
+
+    def __init__(self, path, *, timeout: float = 30.0):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, timeout=timeout, check_same_thread=False)
+        self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        _set_wal(self._conn, timeout)
+        self._conn.execute("PRAGMA synchronous = FULL")
+        with self._conn:
+            self._conn.executescript(_SCHEMA)
+
+    def get(self, keys) -> dict[str, int]:
+        """``{key: label}`` (the newest answer) of those ``keys`` answered before."""
+        keys = list(dict.fromkeys(keys))
+        found: dict[str, int] = {}
+        with self._lock:
+            for start in range(0, len(keys), _CHUNK):
+                chunk = keys[start:start + _CHUNK]
+                marks = ", ".join("?" * len(chunk))
+                rows = self._conn.execute(
+                    f"SELECT key, label FROM answers WHERE key IN ({marks}) ORDER BY id", chunk)
+                found.update(rows.fetchall())  # ordered by id: the newest row wins
+        return found
+
+    def put(self, keys, labels, *, model: str, prompt_version: str, task: str, attempts: int,
+            raw_answer: str | None, left_texts, right_texts) -> None:
+        """Append one prompt's answers ((n,) keys, labels, texts), committed before returning."""
+        labels = np.asarray(labels, dtype=np.int64)
+        if not len(keys) == len(labels) == len(left_texts) == len(right_texts):
+            raise ValueError("keys, labels and texts must have the same length")
+        now = _utc_now()
+        rows = [(key, int(label), model, prompt_version, task, int(attempts), raw_answer, now,
+                 str(left), str(right))
+                for key, label, left, right in zip(keys, labels, left_texts, right_texts)]
+        with self._lock, self._conn:  # one transaction: committed (and fsynced) on exit
+            self._conn.executemany(
+                "INSERT INTO answers (key, label, model, prompt_version, task, attempts, "
+                "raw_answer, created_at, left_text, right_text) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def to_pandas(self) -> pd.DataFrame:
+        """Every row, history included, oldest first."""
+        with self._lock:
+            rows = self._conn.execute(f"SELECT {', '.join(COLUMNS)} FROM answers ORDER BY id")
+            return pd.DataFrame(rows.fetchall(), columns=list(COLUMNS))
+
+    def close(self) -> None:
+        """Close the connection (every answer is already committed)."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> "AnswerCache":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
+
+    def __repr__(self) -> str:
+        return f"AnswerCache({str(self.path)!r})"
+
+
+def _utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def _set_wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """Switch the file to WAL, retrying while another opener holds it (as
+    :mod:`pairlab.widgets.labels` does; that module sits above this layer, hence the copy)."""
+    deadline, delay = time.monotonic() + timeout, 0.005
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
+                return  # already converted: no exclusive access needed
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower()
+            if mode == "wal":
+                return
+            error = sqlite3.OperationalError(f"journal mode stayed {mode!r}, not 'wal'")
+        except sqlite3.OperationalError as caught:
+            if "locked" not in str(caught):
+                raise
+            error = caught
+        if time.monotonic() > deadline:
+            raise sqlite3.OperationalError(f"could not switch {conn!r} to WAL: {error}") from error
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
