@@ -10,7 +10,8 @@ from pairlab.data.pairs import PairSpace, as_id_set, isin_sorted
 from pairlab.models.cosinebert import Calibration
 from pairlab.active.strategies import (STRATEGIES, CandidateSearch, Random, RandomCandidates, Retrieval,
                                 RoundState, Stated, StratifiedAllPositives, StratifiedMatch,
-                                Uncertainty, make_strategy)
+                                Uncertainty, make_strategy, ConditionalInformativeness,
+                                BaseConsistent, BaseInconsistent)
 
 N_ITEMS = 40
 SPACE = PairSpace(N_ITEMS, N_ITEMS, True)  # 780 pairs
@@ -142,7 +143,13 @@ def searchable(labelled=(), seed=0, model=None) -> RoundState:
     """A state with no candidates yet: a CandidateSearch finds them in the embeddings."""
     return RoundState(round=2, pool=pool(), labelled=as_id_set(labelled), budget=60,
                       rng=np.random.default_rng(seed), model=model,
-                      embeddings=lambda m: (EMB, EMB) if m is None else (TRAINED, TRAINED))
+                      embeddings=lambda m: (EMB, EMB) if m is None else (TRAINED, TRAINED),
+                      pretrained_cosine=_pretrained_cosine)
+
+
+def _pretrained_cosine(ids):
+    left, right = SPACE.decode(ids)
+    return np.einsum("ij,ij->i", EMB[left], EMB[right]).astype(np.float64)
 
 
 def test_candidate_search_hands_the_criterion_d_close_under_the_chosen_model():
@@ -167,7 +174,7 @@ def test_candidate_search_hands_the_criterion_d_close_under_the_chosen_model():
 
 def test_the_registry_composes_the_named_strategies():
     adaptive = {name for name in STRATEGIES if make_strategy(name, **_params(name)).adaptive}
-    assert adaptive == {"adaptive_retrieval", "uncertainty"}
+    assert adaptive == {"adaptive_retrieval", "uncertainty", "conditional_informativeness"}
     static = make_strategy("static_retrieval", candidate_m=7, index="IVF4,Flat")
     assert isinstance(static.base, Retrieval) and (static.m, static.index) == (7, "IVF4,Flat")
     assert isinstance(make_strategy("random", candidate_m=7), Random)
@@ -191,3 +198,35 @@ def test_contract_every_strategy(name):
     SPACE.check(first)
     assert np.array_equal(first, second)
     assert isinstance(strategy.adaptive, bool) and strategy.name == name
+
+
+def with_base(s: RoundState, base: np.ndarray) -> RoundState:
+    """``s`` with known base-model cosines of its candidates."""
+    lookup = dict(zip(s.candidates.tolist(), base))
+    return replace(s, pretrained_cosine=lambda ids: np.array([lookup[i] for i in ids.tolist()]))
+
+
+def test_conditional_informativeness_takes_the_largest_rank_moves():
+    s = state(n_candidates=10)
+    k = len(s.candidates)
+    order = np.argsort(s.cosine)  # the fine-tuned ranks, lowest first
+    base = np.empty(k)
+    base[order] = np.arange(k)  # the base model ranks every candidate alike ...
+    moved = order[[0, k - 1]]  # ... except the fine-tuned lowest and highest, which swap
+    base[moved] = base[moved[::-1]]
+    picked = ConditionalInformativeness().select(with_base(s, base * 0.01 - 3.0), 2)  # any scale
+    assert np.array_equal(picked, np.sort(s.candidates[moved]))
+    unchanged = ConditionalInformativeness().select(with_base(s, s.cosine * 5 + 1), 3)
+    assert np.array_equal(unchanged, s.candidates[:3])  # no rank moved: ties by pair id
+
+
+def test_base_consistency_reads_the_labels_and_the_base_error():
+    s = state(n_candidates=12)
+    truth = s.pool.labels(s.candidates)
+    assert 0 < truth.sum() < len(truth)  # the errors differ by label
+    base = np.linspace(-0.2, 1.2, len(s.candidates))
+    error = (np.clip(base, 0, 1) - truth) ** 2
+    assert np.array_equal(BaseConsistent().select(with_base(s, base), 4), expected_top(s, error, 4))
+    assert np.array_equal(BaseInconsistent().select(with_base(s, base), 4), expected_top(s, -error, 4))
+    with pytest.raises(ValueError, match="base \\(pretrained\\) model's"):
+        BaseConsistent().select(s, 2)

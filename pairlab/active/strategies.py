@@ -24,6 +24,7 @@ from .candidate_search import CandidateSearch
 
 __all__ = ["RoundState", "Strategy", "CandidateSearch", "Random", "Retrieval", "Uncertainty",
            "RandomCandidates", "Stated", "StratifiedMatch", "StratifiedAllPositives",
+           "ConditionalInformativeness", "BaseConsistent", "BaseInconsistent",
            "STRATEGIES", "make_strategy"]
 
 
@@ -119,6 +120,60 @@ class StratifiedAllPositives(Strategy):
         return _stratified(state, n, state.pool.n_positives)
 
 
+class ConditionalInformativeness(Strategy):
+    """EAGLE (Bansal and Sharma 2023, eq. 3): the candidates whose score under the model trained
+    so far deviates most, squared, from the base (pretrained) model's. The two scores are put on
+    one scale as percentile ranks among the candidates: fine-tuning shifts and spreads every
+    cosine, so raw cosines of the two models differ everywhere, while a pair whose *rank* moved
+    is one the fine-tuned model judges differently from the base model."""
+
+    name = "conditional_informativeness"
+
+    def select(self, state, n):
+        deviation = (_percentile(state.cosine) - _percentile(_base_cosine(state))) ** 2
+        return _top(state, n, -deviation)
+
+
+class BaseConsistent(Strategy):
+    """Oracle diagnostic (reads the imputed labels; analysis only): the candidates the base
+    model already gets right, lowest squared error of its score (cosine clipped to [0, 1])
+    against the label."""
+
+    name = "base_consistent"
+
+    def select(self, state, n):
+        return _top(state, n, _base_error(state))
+
+
+class BaseInconsistent(Strategy):
+    """Oracle diagnostic (reads the imputed labels; analysis only): the candidates the base
+    model gets most wrong, highest squared error of its score against the label."""
+
+    name = "base_inconsistent"
+
+    def select(self, state, n):
+        return _top(state, n, -_base_error(state))
+
+
+def _base_cosine(state: RoundState) -> np.ndarray:
+    if state.pretrained_cosine is None:
+        raise ValueError(f"round {state.round}: this strategy needs the base (pretrained) model's "
+                         "cosines (RoundState.pretrained_cosine), which the loop provides")
+    return np.asarray(state.pretrained_cosine(state.candidates), np.float64)
+
+
+def _base_error(state: RoundState) -> np.ndarray:
+    score = np.clip(_base_cosine(state), 0.0, 1.0)
+    return (score - state.pool.labels(state.candidates)) ** 2
+
+
+def _percentile(x: np.ndarray) -> np.ndarray:
+    """Ranks scaled to (0, 1]; ties share their mean rank."""
+    from scipy.stats import rankdata
+
+    return rankdata(x) / max(len(x), 1)
+
+
 def _over_candidates(base: type, model: str, name: str) -> Callable:
     def build(*, candidate_m: int = 100, index: str = "Flat", **params) -> Strategy:
         return CandidateSearch(base(**params), model=model, m=candidate_m, index=index, name=name)
@@ -140,6 +195,10 @@ STRATEGIES = {
     "stated": _whole_pool(Stated),
     "stratified_match": _whole_pool(StratifiedMatch),
     "stratified_all_positives": _whole_pool(StratifiedAllPositives),
+    "conditional_informativeness": _over_candidates(ConditionalInformativeness, "trained",
+                                                    "conditional_informativeness"),
+    "base_consistent": _over_candidates(BaseConsistent, "pretrained", "base_consistent"),
+    "base_inconsistent": _over_candidates(BaseInconsistent, "pretrained", "base_inconsistent"),
 }
 
 
