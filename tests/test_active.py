@@ -28,7 +28,8 @@ def test_a_run_labels_its_budget_once_each_and_records_every_round(tmp_path):
     active, folder = run(tmp_path, callbacks=[lambda event, **p: events.append((event, p))])
     result = active.run()
     frame = pd.read_csv(folder / "labels.csv")
-    assert list(frame.columns) == ["round", "left", "right", "label"]
+    assert list(frame.columns) == ["round", "left", "right", "label", "oracle"]
+    assert (frame["label"] == frame["oracle"]).all()  # the oracle answered
     assert len(frame) == result["labels"] == 12 + 18 + 27
     assert frame.groupby("round").size().tolist() == [12, 18, 27]
     pairs = {frozenset(p) for p in zip(frame["left"], frame["right"])}

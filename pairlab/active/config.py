@@ -48,6 +48,7 @@ class ActiveConfig:
     n_boot: int = 1000  # bootstrap replicates for the per-round intervals
     curve: bool = True  # train and evaluate every round (False: non-adaptive ones train once)
     keep_model: bool = False  # keep the final model in the run folder
+    annotator: dict | None = None  # who labels (pairlab.annotators spec); None: the pool's oracle
 
     def __post_init__(self):
         self.make_strategy()  # fails early on a bad name or parameters
@@ -74,4 +75,9 @@ class ActiveConfig:
         return sum(self.schedule())
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The fields, without ``annotator`` when it is the oracle (so runs from before
+        annotators existed keep their folders)."""
+        out = asdict(self)
+        if out["annotator"] is None:
+            del out["annotator"]
+        return out

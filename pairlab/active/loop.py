@@ -4,8 +4,10 @@ Round i picks a batch of n_i = n1 * growth^(i-1) pairs (:func:`schedule`). The s
 ``config.seed_set`` (static retrieval by default) for adaptive strategies and the strategy
 itself otherwise. Each round: embed the training split with the selection model, take every
 item's top-m faiss neighbours as candidates ``D_close`` minus the labelled pairs, let the
-strategy pick, label the batch with the pool's imputed-label oracle, retrain CosineBERT from the
-pretrained checkpoint on everything labelled, and evaluate it on the dev strata.
+strategy pick, have the batch labelled by the run's annotator (the pool's imputed-label oracle
+unless ``config.annotator`` or the ``annotator`` argument says otherwise; :mod:`pairlab.annotators`),
+retrain CosineBERT from the pretrained checkpoint on every answered label, and evaluate it on the
+dev strata. With another annotator the round record says how its labels compare with the oracle's.
 
 Each round's batch and record go to the run folder (:mod:`pairlab.active.store`): a killed run
 resumes after its last finished round; a finished run with the same config is read back, not
@@ -26,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ..data.loaders import Pool
-from ..data.pairs import isin_sorted, union_sorted
+from ..data.pairs import isin_sorted
 from ..evaluation.strata import EvalSet, evaluate
 from ..io import to_json, write_json
 from ..models.scoring import CosineScorer
@@ -39,15 +41,16 @@ from .strategies import RoundState, Strategy
 
 __all__ = ["ActiveRun", "reliability", "PrintLog", "STAGES"]
 
-STAGES = ("embed", "search", "select", "train", "evaluate")
+STAGES = ("embed", "search", "select", "annotate", "train", "evaluate")
 
 
 class ActiveRun:
     """One run of ``config`` on ``pools`` (``train``; ``dev`` and ``test`` for evaluation)."""
 
     def __init__(self, config: ActiveConfig, pools: dict[str, Pool], eval_sets: dict[str, EvalSet],
-                 folder, *, learner=None, callbacks=()):
+                 folder, *, learner=None, annotator=None, callbacks=()):
         _check_inputs(config, pools, eval_sets)
+        self.annotator = _annotator(config, annotator)
         self.config, self.pools, self.eval_sets = config, pools, eval_sets
         self.pool = pools["train"]
         self.folder = Path(folder)
@@ -76,13 +79,13 @@ class ActiveRun:
         with quiet_progress():
             model = self._load_model(len(records), ids, labels) if records else None
             for i in range(len(records) + 1, len(sizes) + 1):
-                model, record, batch, batch_labels = self._round(i, sizes[i - 1], model, ids)
+                model, record, batch, batch_labels = self._round(i, sizes[i - 1], model, ids, labels)
                 ids, labels, rounds = store.append_batch(ids, labels, rounds, batch, batch_labels, i)
                 records.append(record)
                 self._emit("round_finished", record=record)
             return self._finish(model, records, ids, labels, rounds)
 
-    def _round(self, i: int, n: int, model, labelled: np.ndarray):
+    def _round(self, i: int, n: int, model, labelled: np.ndarray, labels: np.ndarray):
         strategy = self.strategy if i > 1 else self.seed_strategy
         stages = _Stages(self, i)
         seen = []  # the candidates a CandidateSearch restricted the pool to, if any
@@ -93,18 +96,27 @@ class ActiveRun:
         with stages("select"):
             batch = np.asarray(strategy.select(state, n), dtype=np.int64)
             _check_batch(self.pool, labelled, batch, n, strategy)
-            batch_labels = self.pool.labels(batch)
+        truth = self.pool.labels(batch)
+        if self.config.annotator is None:
+            batch_labels, annotation = truth, None
+        else:
+            with stages("annotate"):
+                batch_labels, annotation = _annotate(self.annotator, self.pool, batch, truth)
         searched = seen[-1] if seen else state
-        store.save_batch(self.folder, i, batch, batch_labels)
+        store.save_batch(self.folder, i, batch, batch_labels, None if annotation is None else truth)
         record = {"round": i, "strategy": strategy.name, "batch": n,
                   "labels": int(len(labelled) + n),
-                  "positives_in_batch": int(batch_labels.sum()),
+                  "positives_in_batch": int(truth.sum()),
                   "candidates": int(len(searched.candidates)),
-                  "calibration": _batch_calibration(searched, batch, batch_labels)}
-        all_ids = union_sorted(labelled, batch)
+                  "calibration": _batch_calibration(searched, batch, truth)}
+        if annotation is not None:
+            record["annotation"] = annotation
+        all_ids, all_labels, _ = store.append_batch(labelled, labels, np.zeros(len(labelled), np.int16),
+                                                    batch, batch_labels, i)
         if self._trains(i):
+            answered = all_labels >= 0  # a pair without an answer is asked no more, and not trained on
             with stages("train"):
-                model = self.learner.train(self.pool, all_ids, self.pool.labels(all_ids), round=i)
+                model = self.learner.train(self.pool, all_ids[answered], all_labels[answered], round=i)
             if getattr(model, "cache_key", None):  # trained or loaded as a shared seed-round model
                 record["shared_model"] = model.cache_key
             with stages("evaluate"):
@@ -134,10 +146,12 @@ class ActiveRun:
         test = self._evaluate(model, "test") if "test" in self.pools else None
         result = {"config": to_json(self.config.to_dict()), "folder": self.folder.name,
                   "records": records,
-                  "labels": int(len(ids)), "positives_found": int(labels.sum()),
+                  "labels": int(len(ids)), "positives_found": int(isin_sorted(ids, self.pool.positives).sum()),
                   "test": test, "final_dev": records[-1].get("dev"),
                   "model_info": {k: v for k, v in getattr(model, "info", {}).items()
                                  if k in ("calibration", "trained_on")}}
+        if self.config.annotator is not None:
+            result["annotation"] = _agreement(labels, self.pool.labels(ids))
         store.write_labels_csv(self.folder, self.pool, ids, labels, rounds)
         if self.config.keep_model:
             self.learner.save(model, self.folder / "model")
@@ -157,7 +171,7 @@ class ActiveRun:
         if not (self.strategy.adaptive or i == len(self.config.schedule())):
             return None  # a non-adaptive run selects with the pretrained encoder
         with _Stages(self, i)("train"):
-            return self.learner.train(self.pool, ids, labels, round=i)
+            return self.learner.train(self.pool, ids[labels >= 0], labels[labels >= 0], round=i)
 
     def _embed(self, model, pool: Pool) -> tuple[np.ndarray, np.ndarray]:
         """Item embeddings under ``model``; texts the splits share (WikiQA's sentences) are
@@ -233,6 +247,45 @@ def _batch_calibration(state: RoundState, batch, batch_labels) -> dict | None:
     p = 1.0 / (1.0 + np.exp(-state.logits[np.searchsorted(state.candidates, batch)]))
     return {"mean_p": float(p.mean()), "positive_share": float(np.mean(batch_labels)),
             "table": reliability(p, batch_labels)}
+
+
+def _annotator(config: ActiveConfig, annotator):
+    """The run's annotator: ``annotator`` if given (then ``config.annotator`` must describe it,
+    so the run folder records who labelled), else the one ``config.annotator`` specifies."""
+    from ..annotators import make_annotator
+
+    if annotator is None:
+        return make_annotator(config.annotator)
+    if config.annotator is None:
+        raise ValueError(f"an annotator ({annotator!r}) was given but config.annotator is None: "
+                         "describe it there (e.g. {'kind': 'model', 'model_id': ...}) so the run "
+                         "folder records who labelled, and a clean run's folder is never reused")
+    return annotator
+
+
+def _annotate(annotator, pool: Pool, batch: np.ndarray, truth: np.ndarray):
+    """The annotator's labels of ``batch`` (1, 0, -1: no answer) and how they compare with the
+    oracle's ``truth`` (with the tokens and cost the annotator spent on them, if it counts)."""
+    before = dict(getattr(annotator, "usage", None) or {})
+    labels = np.asarray(annotator.annotate(pool, batch), np.int8)
+    if labels.shape != batch.shape or not np.isin(labels, (-1, 0, 1)).all():
+        raise RuntimeError(f"{annotator!r} returned {labels.shape} labels outside (1, 0, -1) "
+                           f"for a batch of {len(batch)}")
+    note = _agreement(labels, truth)
+    after = getattr(annotator, "usage", None) or {}
+    spent = {k: after[k] - before.get(k, 0) for k in ("requests", "prompt_tokens",
+                                                      "completion_tokens", "cost") if k in after}
+    return labels, {**note, **spent}
+
+
+def _agreement(labels: np.ndarray, truth: np.ndarray) -> dict:
+    """Accuracy of the answered labels against the oracle's, the flips each way and the pairs
+    left unanswered."""
+    answered = labels >= 0
+    return {"accuracy": float((labels[answered] == truth[answered]).mean()) if answered.any() else None,
+            "no_answer": int((~answered).sum()),
+            "false_positives": int(((labels == 1) & (truth == 0)).sum()),
+            "false_negatives": int(((labels == 0) & (truth == 1)).sum())}
 
 
 def _check_inputs(config: ActiveConfig, pools, eval_sets) -> None:

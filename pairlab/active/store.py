@@ -47,22 +47,26 @@ def load_result(folder) -> dict | None:
 
 
 def run_labels(folder) -> tuple[np.ndarray, np.ndarray]:
-    """The sorted pair ids a finished run labelled and their labels, read from its rounds (what
-    another model trains on, e.g. ConcatBERT on data CosineBERT collected)."""
+    """The sorted pair ids a finished run labelled and the labels its annotator gave, read from
+    its rounds (what another model trains on, e.g. ConcatBERT on data CosineBERT collected);
+    pairs the annotator left unanswered are left out."""
     folder = Path(folder)
     result = load_result(folder)
     if result is None:
         raise FileNotFoundError(f"{folder} holds no finished run (no result.json)")
     ids, labels, rounds = empty_labels()
-    n_rounds = len(result["records"])
-    for i in range(1, n_rounds + 1):
+    both = (labels, labels)  # the annotator's labels and the oracle's
+    for i in range(1, len(result["records"]) + 1):
         with np.load(folder / "rounds" / f"round_{i:02d}.npz") as f:
-            ids, labels, rounds = append_batch(ids, labels, rounds, f["ids"], f["labels"], i)
-    if len(ids) != result["labels"] or int(labels.sum()) != result["positives_found"]:
-        raise ValueError(f"{folder}: the rounds hold {len(ids)} labels ({int(labels.sum())} "
+            oracle = f["oracle"] if "oracle" in f.files else f["labels"]  # no file: the oracle labelled
+            ids, both, rounds = append_batch(ids, both, rounds, f["ids"], (f["labels"], oracle), i)
+    labels, truth = both
+    if len(ids) != result["labels"] or int(truth.sum()) != result["positives_found"]:
+        raise ValueError(f"{folder}: the rounds hold {len(ids)} labels ({int(truth.sum())} "
                          f"positive) but result.json says {result['labels']} "
                          f"({result['positives_found']})")
-    return ids, labels
+    answered = labels >= 0
+    return ids[answered], labels[answered]
 
 
 def empty_labels():
@@ -70,27 +74,35 @@ def empty_labels():
 
 
 def append_batch(ids, labels, rounds, batch, batch_labels, i):
-    """Labelled ids kept sorted, with their labels and rounds alongside."""
+    """Labelled ids kept sorted, with their labels and rounds alongside. ``labels`` may be a
+    tuple of label arrays (e.g. the annotator's and the oracle's), each kept alongside."""
     ids = np.concatenate([ids, batch])
-    labels = np.concatenate([labels, np.asarray(batch_labels, np.int8)])
     rounds = np.concatenate([rounds, np.full(len(batch), i, np.int16)])
     order = np.argsort(ids, kind="stable")
-    return ids[order], labels[order], rounds[order]
+    if isinstance(labels, tuple):
+        return ids[order], tuple(np.concatenate([old, np.asarray(new, np.int8)])[order]
+                                 for old, new in zip(labels, batch_labels)), rounds[order]
+    return ids[order], np.concatenate([labels, np.asarray(batch_labels, np.int8)])[order], rounds[order]
 
 
-def save_batch(folder: Path, i: int, batch, batch_labels) -> None:
+def save_batch(folder: Path, i: int, batch, batch_labels, oracle=None) -> None:
+    """Round ``i``'s batch and its labels (1, 0, -1 for no answer), and the oracle's labels
+    when an annotator other than the oracle answered."""
     path = folder / "rounds" / f"round_{i:02d}.npz"
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
-    np.savez(tmp, ids=batch, labels=batch_labels)
+    extra = {} if oracle is None else {"oracle": np.asarray(oracle, np.int8)}
+    np.savez(tmp, ids=batch, labels=batch_labels, **extra)
     os.replace(tmp, path)
 
 
 def write_labels_csv(folder: Path, pool: Pool, ids, labels, rounds) -> None:
+    """``labels.csv``: round, texts, the annotator's label (-1: no answer) and the pool's
+    imputed (oracle) label, so every run's label noise can be audited."""
     order = np.lexsort((ids, rounds))
     left, right = pool.texts(ids[order])
     frame = pd.DataFrame({"round": rounds[order], "left": left, "right": right,
-                          "label": labels[order]})
+                          "label": labels[order], "oracle": pool.labels(ids[order])})
     tmp = folder / f"labels.{os.getpid()}.tmp"
     frame.to_csv(tmp, index=False)
     os.replace(tmp, folder / "labels.csv")

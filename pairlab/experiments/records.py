@@ -27,8 +27,9 @@ def _summary(runs) -> dict:
     results = [result for _, result in runs]
     dev = pd.DataFrame([{"labels": r["labels"], "ap": r["dev"]["ap"]}
                         for result in results for r in result["records"] if r.get("dev")])
+    timed = [s for s in STAGES if any(s in r["seconds"] for result in results for r in result["records"])]
     seconds = pd.DataFrame([{stage: sum(r["seconds"].get(stage, 0.0) for r in result["records"])
-                             for stage in STAGES}
+                             for stage in timed}
                             for result in results])
     return {"seeds": seeds, "labels": int(np.mean([r["labels"] for r in results])),
             "positives_found": spread([r["positives_found"] for r in results]),

@@ -1,0 +1,80 @@
+"""Annotators from the spec a run's config holds (``ActiveConfig.annotator``), so a run folder
+records who labelled it and a resumed run asks the same annotator.
+
+A spec is a dict with a ``kind``: ``"oracle"`` (or no spec at all), ``"noisy"`` (the arguments
+of :class:`NoisyOracle`), ``"error_dependent"`` (``accuracy`` per equal-width bin of the base
+model's error, ``seed``, and the base ``model`` and ``max_seq_length``) or ``"llm"`` (the
+arguments of :class:`LLMAnnotator`, its ``cache`` path included). A model annotator holds a
+trained model, so it is passed to the loop as an object with a spec that names the model.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..data.loaders import Pool
+from .base import Annotator
+from .oracles import ErrorDependentOracle, NoisyOracle, Oracle
+
+__all__ = ["KINDS", "make_annotator", "base_error", "error_edges", "PretrainedError"]
+
+KINDS = ("oracle", "noisy", "error_dependent", "llm")
+
+
+def make_annotator(spec: dict | None) -> Annotator:
+    """The annotator ``spec`` describes (None: the oracle)."""
+    if spec is None:
+        return Oracle()
+    if not isinstance(spec, dict) or spec.get("kind") not in KINDS:
+        raise ValueError(f"an annotator spec is a dict with a 'kind' in {KINDS}, got {spec!r} "
+                         "(a model annotator is passed to the loop as an object)")
+    args = {k: v for k, v in spec.items() if k != "kind"}
+    if "api_key" in args:
+        raise ValueError("keep the API key out of the annotator spec: it is written to the run's "
+                         "config.json; set $OPENAI_API_KEY instead")
+    kind = spec["kind"]
+    if kind == "oracle":
+        return Oracle()
+    if kind == "noisy":
+        return NoisyOracle(**args)
+    if kind == "error_dependent":
+        accuracy = args.pop("accuracy")
+        base = PretrainedError(args.pop("model", None), max_seq_length=args.pop("max_seq_length", 128))
+        return ErrorDependentOracle(base, accuracy, error_edges(len(accuracy)), **args)
+    from .llm import LLMAnnotator
+
+    return LLMAnnotator(**args)
+
+
+def base_error(pool: Pool, ids: np.ndarray, base_cosine: np.ndarray) -> np.ndarray:
+    """(n,) squared error of the base model's score (its cosine clipped to [0, 1]) against the
+    imputed labels of ``ids``."""
+    return (np.clip(np.asarray(base_cosine, np.float64), 0.0, 1.0) - pool.labels(ids)) ** 2
+
+
+def error_edges(n_bins: int) -> np.ndarray:
+    """(n_bins - 1,) equal-width cut points of the base error in [0, 1]: fixed, so a pair's bin
+    never depends on the pairs asked beside it (quantiles over all pairs would be all easy
+    negatives)."""
+    if n_bins < 1:
+        raise ValueError(f"n_bins must be positive, got {n_bins!r}")
+    return np.linspace(0.0, 1.0, n_bins + 1)[1:-1]
+
+
+class PretrainedError:
+    """``(pool, ids) -> (n,)`` base error of pairs under the pretrained encoder ``model`` (its
+    item embeddings computed once per pool and cached on disk)."""
+
+    def __init__(self, model=None, *, max_seq_length: int = 128):
+        self.model, self.max_seq_length, self._scorers = model, max_seq_length, {}
+
+    def __call__(self, pool: Pool, ids) -> np.ndarray:
+        from ..models.embed import embed_pool
+        from ..models.scoring import CosineScorer
+
+        key = (pool.task, pool.split, pool.n_pairs)
+        if key not in self._scorers:
+            left, right = embed_pool(pool, self.model, max_seq_length=self.max_seq_length,
+                                     show_progress=False)
+            self._scorers[key] = CosineScorer(pool.space, left, right)
+        ids = np.asarray(ids, np.int64)
+        return base_error(pool, ids, self._scorers[key](ids))
