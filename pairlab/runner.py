@@ -8,7 +8,7 @@ share a file::
     max_items: {qqp: {train: 300, dev: 150, test: 150}}   # every notebook (01, 02)
     n_boot: 100
     notebooks:
-      "03 04 05 06":                 # active learning: 04-06 read back 03's run folders,
+      "03 04 05 06 07":                 # active learning: 04-07 read back 03's run folders,
         max_items: {qqp: {train: 150, dev: 80, test: 80}}   # so they share these values
         n_boot: 50
 
@@ -61,7 +61,7 @@ def notebooks(root: Path | None = None, select=None) -> list[Path]:
     return found
 
 
-ACTIVE = "03 04 05 06"  # notebook 03 and those reading its runs back: identical settings
+ACTIVE = "03 04 05 06 07"  # notebook 03 and those reading its runs back: identical settings
 SECTION = "notebooks"
 
 # old key -> (new key, the section it moves to; None: stays top-level)
@@ -87,7 +87,7 @@ def load_profile(name: str, root: Path | None = None, *, notebook: str | None = 
 
 def migrate(profile: dict, *, source: str = "the profile") -> dict:
     """``profile`` with the flat format's deprecated keys renamed (and the active-learning ones
-    moved to the ``"03 04 05 06"`` section), each with a DeprecationWarning naming the new key."""
+    moved to the ``"03 04 05 06 07"`` section), each with a DeprecationWarning naming the new key."""
     if not isinstance(profile, dict):
         raise ValueError(f"{source} must hold a mapping of parameter names to values")
     out = {k: v for k, v in profile.items() if k != SECTION}
@@ -253,7 +253,7 @@ def _run_parallel(profile: str, selected: list[Path], overrides: dict, jobs: int
 def start_order(selected: list[Path], waits: dict, times: dict) -> list[Path]:
     """The order in which ready notebooks start: the longest chain first, a chain being a
     notebook's recorded seconds (``times`` by stem, 1 when unknown) plus the longest chain of
-    those waiting for it. So notebook 03, which 04-06 wait for, starts before 01 and 02, and a
+    those waiting for it. So notebook 03, which 04-07 wait for, starts before 01 and 02, and a
     slot that frees up takes the longest notebook left; ties keep the declared order."""
     chains: dict = {}
 

@@ -69,7 +69,7 @@ def test_old_flat_keys_still_work_with_a_warning_naming_the_new_key(tmp_path):
     with pytest.warns(DeprecationWarning) as caught:
         profile = load_profile("old", tmp_path)
     said = " ".join(str(w.message) for w in caught)
-    for key, new in (("'al_max_items'", "notebooks['03 04 05 06'].max_items"), ("'neighbours'", "near_m"),
+    for key, new in (("'al_max_items'", "notebooks['03 04 05 06 07'].max_items"), ("'neighbours'", "near_m"),
                      ("'al_neighbours'", "candidate_m"), ("'concat_neighbours'", "concat_near_m")):
         assert f"parameter {key} is deprecated; use {new}" in said
     assert resolve(profile, "03") == {**resolve(profile, "01"), "max_items": {"qqp": 5}, "n_random": 11,
@@ -79,7 +79,7 @@ def test_old_flat_keys_still_work_with_a_warning_naming_the_new_key(tmp_path):
 
 
 def test_an_old_key_beside_its_new_one_and_unknown_keys_are_errors(tmp_path):
-    write(tmp_path, "al_n_boot: 3\nnotebooks:\n  '03 04 05 06': {n_boot: 4}\n")
+    write(tmp_path, "al_n_boot: 3\nnotebooks:\n  '03 04 05 06 07': {n_boot: 4}\n")
     with pytest.raises(ValueError, match="both the deprecated 'al_n_boot'"):
         load_profile("old", tmp_path)
     found = declared()

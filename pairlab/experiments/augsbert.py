@@ -62,7 +62,7 @@ def collected_labels(prepared: dict, settings: dict, root, task: str, seed: int,
     if load_result(folder) is None:
         raise FileNotFoundError(
             f"no finished {strategy} run of {task} (seed {seed}) at {folder}: run notebook 03 "
-            f"with the same profile first (notebooks 04-06 read its runs back)")
+            f"with the same profile first (notebooks 04-07 read its runs back)")
     return run_labels(folder)
 
 

@@ -1,13 +1,15 @@
 """Plotly figures for the notebooks: one function a figure, data in, ``go.Figure`` out."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 __all__ = ["growth_figure", "cluster_figure", "yield_figure", "pr_figure", "active_curves_figure",
            "positives_figure", "seed_set_figure", "budget_curves_figure", "noise_figure",
-           "cost_figure", "silver_figure", "silver_size_figure"]
+           "cost_figure", "silver_figure", "silver_size_figure", "annotator_noise_figure",
+           "case_study_figure"]
 
 TEMPLATE = "plotly_white"
 COLOURS = {"qqp": "#1f77b4", "wikiqa": "#d62728", "static retrieval": "#2ca02c",
@@ -15,7 +17,8 @@ COLOURS = {"qqp": "#1f77b4", "wikiqa": "#d62728", "static retrieval": "#2ca02c",
            "random": "#7f7f7f", "static_retrieval": "#2ca02c", "adaptive_retrieval": "#9467bd",
            "uncertainty": "#d62728", "stated": "#8c564b", "stratified_match": "#e377c2",
            "stratified_all_positives": "#17becf", "random_candidates": "#bcbd22",
-           "static retrieval seed": "#d62728", "stated seed": "#8c564b"}
+           "static retrieval seed": "#d62728", "stated seed": "#8c564b",
+           "conditional_informativeness": "#ff7f0e"}
 
 
 def growth_figure(curves: dict[str, pd.DataFrame]) -> go.Figure:
@@ -261,3 +264,44 @@ def silver_size_figure(curve: pd.DataFrame) -> go.Figure:
     fig.update_xaxes(title="silver pairs added to the gold set")
     fig.update_yaxes(title="all-pairs test AP")
     return fig.update_layout(template=TEMPLATE, height=420, title="AP against silver-set size")
+
+
+def annotator_noise_figure(metrics: dict) -> go.Figure:
+    """All-pairs test AP (with the 95% interval) against the annotator's noise level, one panel
+    per task and one line per strategy (notebook 07's ``all_pairs`` metrics)."""
+    tasks = list(metrics)
+    fig = make_subplots(rows=1, cols=len(tasks), subplot_titles=tasks, shared_yaxes=True)
+    strategies = list(dict.fromkeys(s for by_noise in metrics.values() for row in by_noise.values() for s in row))
+    for col, task in enumerate(tasks, start=1):
+        noises = list(metrics[task])
+        for strategy in strategies:
+            rows = [metrics[task][n].get(strategy) for n in noises]
+            x = [n for n, r in zip(noises, rows) if r]
+            ap = np.array([r["ap"] for r in rows if r])
+            lo, hi = (np.array([r["ap_ci"][i] for r in rows if r]) for i in (0, 1))
+            fig.add_scatter(x=x, y=ap, mode="lines+markers", name=strategy, legendgroup=strategy,
+                            showlegend=col == 1, line=dict(color=COLOURS.get(strategy)),
+                            error_y=dict(type="data", symmetric=False, array=hi - ap, arrayminus=ap - lo),
+                            row=1, col=col)
+        fig.update_xaxes(title="annotator noise (flip rate)", type="category", row=1, col=col)
+    fig.update_yaxes(title="all-pairs test AP", row=1, col=1)
+    return fig.update_layout(template=TEMPLATE, height=420, title="Active learning under annotator noise")
+
+
+def case_study_figure(metrics: dict) -> go.Figure:
+    """AUC on the test set's high- and low-base-error parts per strategy, one panel per
+    annotation (notebook 07's ``case_study`` metrics); the dashed line is the source-only model."""
+    annotations = list(metrics)
+    fig = make_subplots(rows=1, cols=len(annotations), subplot_titles=annotations, shared_yaxes=True)
+    for col, annotation in enumerate(annotations, start=1):
+        rows = metrics[annotation]
+        names = [r for r in rows if r != "initial"]
+        for part, colour in (("high_error", "#d62728"), ("low_error", "#1f77b4"), ("all", "#444444")):
+            key = f"auc_{part}"
+            fig.add_bar(x=names, y=[rows[n].get(key) for n in names], name=part.replace("_", " "),
+                        legendgroup=part, showlegend=col == 1, marker_color=colour, row=1, col=col)
+            if rows["initial"].get(key) is not None:
+                fig.add_hline(y=rows["initial"][key], line=dict(color=colour, dash="dash", width=1), row=1, col=col)
+    fig.update_yaxes(title="test AUC", row=1, col=1)
+    return fig.update_layout(template=TEMPLATE, height=440, barmode="group",
+                             title="Which target pairs to annotate (dashed: source only)")

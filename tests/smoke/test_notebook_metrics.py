@@ -182,6 +182,46 @@ def test_06_random_pairs_are_the_most_negative_silver():
     assert strict > 0
 
 
+def test_07_case_study_rows_annotations_and_the_diagnostics_ends():
+    metrics = load("07_llm_annotators")["case_study"]
+    config = json.loads((RUN / "07_llm_annotators.config.json").read_text())
+    strategies = ["random", "uncertainty", "base_consistent", "base_inconsistent", "conditional_informativeness"]
+    assert set(metrics) == {"clean", "llm_like"}
+    for annotation, rows in metrics.items():
+        assert set(rows) == {"initial", "full_target", *strategies}
+        for row, m in rows.items():
+            for part in ("all", "high_error", "low_error"):
+                assert m[f"auc_{part}"] is None or 0.0 <= m[f"auc_{part}"] <= 1.0, (annotation, row, part)
+            assert len(m["per_seed"]["auc_all"]) == len(config["seeds"])
+        budget = {rows[s]["n_annotated"] for s in strategies}
+        assert len(budget) == 1 and 0 < budget.pop() < rows["full_target"]["n_annotated"]
+        # base-inconsistent takes the highest errors, all from the target's hard end; consistent none
+        assert rows["base_inconsistent"]["high_error_share"] == 1.0
+        assert rows["base_consistent"]["high_error_share"] == 0.0
+    assert all(metrics["clean"][r]["annotator_accuracy"] == 1.0 for r in ["full_target", *strategies])
+    noisy = metrics["llm_like"]["full_target"]["annotator_accuracy"]
+    assert min(config["error_accuracy"]) - 0.15 <= noisy < 1.0  # the assumed table, measured
+
+
+def test_07_all_pairs_noise_runs_for_every_level_and_strategy():
+    metrics = load("07_llm_annotators")["all_pairs"]
+    config = json.loads((RUN / "07_llm_annotators.config.json").read_text())
+    names = ["error_dependent" if n == "error_dependent" else f"{float(n):.0%}" for n in config["noise_levels"]]
+    assert set(metrics) == ({"qqp", "wikiqa"} if config["dataset"] == "all" else {config["dataset"]})
+    for task, by_noise in metrics.items():
+        assert list(by_noise) == names
+        for level, by_strategy in by_noise.items():
+            assert set(by_strategy) == set(config["noise_strategies"])
+            for strategy, m in by_strategy.items():
+                low, high = m["ap_ci"]
+                assert 0.0 <= low <= m["ap"] <= high <= 1.0, (task, level, strategy)
+                if level == "0%":
+                    assert m["annotator_accuracy"] == 1.0
+        if "20%" in by_noise:  # flips both ways at 20%: some of the labels are wrong
+            accuracy = [m["annotator_accuracy"] for m in by_noise["20%"].values()]
+            assert 0.5 < min(accuracy) and min(accuracy) < 1.0, accuracy
+
+
 @pytest.mark.parametrize("notebook", sorted(p.name for p in RUN.glob("[0-9][0-9]_*.ipynb")))
 def test_executed_notebooks_keep_no_widget_state(notebook):
     """The runner saves no widget state: one plotly FigureWidget put its 5 MB JavaScript bundle

@@ -1,0 +1,315 @@
+"""EAGLE's case study (Bansal and Sharma 2023, section 3.2; notebook 07): which inputs should a
+noisy annotator label, when the unlabelled target is what the base model finds easiest and
+hardest?
+
+A task's stated training pairs are split by the base (pretrained) model's squared error against
+their labels: the 30% of lowest error and the 30% of highest error become the unlabelled target,
+the middle 40% the labelled source. Each strategy picks a budget (10% of all the pairs) from the
+target, an annotator labels it (the oracle, or noise), and a bi-encoder is trained on source +
+annotated pairs. AUC is measured on the stated test pairs: all of them, and the 30% of highest
+and of lowest base error (split the same way). The strategies are the suite's own
+(:mod:`pairlab.active.strategies`) with the target as their candidates.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..active.base import RoundState
+from ..annotators.factory import base_error, error_edges
+from ..active.strategies import (BaseConsistent, BaseInconsistent, ConditionalInformativeness,
+                                 RandomCandidates, Uncertainty)
+from ..data.loaders import Pool
+from ..data.pairs import isin_sorted, union_sorted
+from ..io import write_json
+from ..models.cosinebert import CosineBERT
+from ..models.embed import embed_pool
+from ..models.scoring import CosineScorer
+from .baselines import model_id, sample_pairs, stated_pairs, train_or_load
+
+__all__ = ["CASE_STRATEGIES", "CASE_ROWS", "split_by_error", "auc", "CaseStudy", "case_metrics",
+           "case_table", "case_annotators", "run_case_study", "findings", "llm_section"]
+
+CASE_STRATEGIES = {"random": RandomCandidates, "uncertainty": Uncertainty,
+                   "base_consistent": BaseConsistent, "base_inconsistent": BaseInconsistent,
+                   "conditional_informativeness": ConditionalInformativeness}
+CASE_ROWS = ("initial", "full_target", *CASE_STRATEGIES)
+PARTS = ("all", "high_error", "low_error")
+
+
+def split_by_error(ids: np.ndarray, error: np.ndarray, *, share: float = 0.3) -> dict:
+    """``{"low": ids, "middle": ids, "high": ids}`` (each sorted): the ``share`` of lowest and
+    of highest ``error`` and the rest; ties broken by pair id."""
+    if not 0 < share < 0.5:
+        raise ValueError(f"share must be in (0, 0.5), got {share!r}")
+    order = np.lexsort((ids, error))
+    k = int(round(share * len(ids)))
+    if k == 0:
+        raise ValueError(f"{len(ids)} pairs are too few to split {share:.0%} off each end")
+    return {"low": np.sort(ids[order[:k]]), "middle": np.sort(ids[order[k:len(ids) - k]]),
+            "high": np.sort(ids[order[len(ids) - k:]])}
+
+
+def auc(labels: np.ndarray, scores: np.ndarray) -> float | None:
+    """ROC AUC (scikit-learn); None when the pairs hold one class only."""
+    from sklearn.metrics import roc_auc_score
+
+    if len(np.unique(labels)) < 2:
+        return None
+    return float(roc_auc_score(labels, scores))
+
+
+@dataclass
+class _Split:
+    source: np.ndarray  # sorted ids: labelled (the middle of the base error)
+    target: np.ndarray  # sorted ids: unlabelled (both ends)
+    high: np.ndarray  # sorted ids: the target's high-error end
+    test: dict  # part -> sorted test ids
+
+
+class CaseStudy:
+    """One seed of the case study on ``train`` and ``test`` (pools of one task). ``params``: the
+    notebook's ``case_pairs``, ``case_test_pairs``, ``case_share`` (target share of each end),
+    ``case_budget`` (share of all pairs annotated), ``model``, ``max_seq_length`` and the
+    bi-encoder's training settings ``config`` (a :class:`TrainConfig`). The model trained on the
+    source is kept in ``folder``; the others are measured and only their metrics kept."""
+
+    def __init__(self, train: Pool, test: Pool, params: dict, config, *, seed: int, folder):
+        self.train, self.test, self.params, self.config = train, test, params, config
+        self.seed, self.folder = int(seed), Path(folder)
+        self._base, self._picks, self._cosine = {}, {}, None
+        self.split = self._split()
+        self.budget = int(round(params["case_budget"] * (len(self.split.source) + len(self.split.target))))
+        if not 0 < self.budget <= len(self.split.target):
+            raise ValueError(f"a budget of {self.budget} pairs for a target of {len(self.split.target)}")
+        self.initial, _ = train_or_load("cosinebert", train, self.split.source, config, folder=self.folder,
+                                        model=params["model"])
+
+    def base_cosine(self, pool: Pool, ids) -> np.ndarray:
+        """(n,) cosines of ``ids`` under the pretrained encoder (embeddings cached on disk)."""
+        if pool.split not in self._base:
+            left, right = embed_pool(pool, self.params["model"], max_seq_length=self.params["max_seq_length"],
+                                     show_progress=False)
+            self._base[pool.split] = CosineScorer(pool.space, left, right)
+        return self._base[pool.split](np.asarray(ids, np.int64)).astype(np.float64)
+
+    def _split(self) -> _Split:
+        p = self.params
+        ids = sample_pairs(stated_pairs(self.train)[0], p["case_pairs"], seed=self.seed)
+        parts = split_by_error(ids, base_error(self.train, ids, self.base_cosine(self.train, ids)),
+                               share=p["case_share"])
+        test = sample_pairs(stated_pairs(self.test)[0], p["case_test_pairs"], seed=self.seed)
+        by = split_by_error(test, base_error(self.test, test, self.base_cosine(self.test, test)),
+                            share=p["case_share"])
+        return _Split(parts["middle"], union_sorted(parts["low"], parts["high"]), parts["high"],
+                      {"all": test, "high_error": by["high"], "low_error": by["low"]})
+
+    def pick(self, strategy: str) -> np.ndarray:
+        """The ``budget`` target pairs ``strategy`` picks, scored by the source-trained model."""
+        if strategy not in CASE_STRATEGIES:
+            raise ValueError(f"unknown strategy {strategy!r}; choose from {sorted(CASE_STRATEGIES)}")
+        if strategy not in self._picks:
+            target = self.split.target
+            if self._cosine is None:  # the source-trained model's cosines of the target, once
+                left, right = self.train.texts(target)
+                self._cosine = self.initial.cosine(left, right).astype(np.float64)
+            state = RoundState(round=2, pool=self.train, labelled=self.split.source, budget=self.budget,
+                               rng=np.random.default_rng([self.seed, 7]), candidates=target,
+                               cosine=self._cosine, logits=self.initial.calibration.logits(self._cosine),
+                               model=self.initial, pretrained_cosine=lambda ids: self.base_cosine(self.train, ids))
+            self._picks[strategy] = CASE_STRATEGIES[strategy]().select(state, self.budget)
+        return self._picks[strategy]
+
+    def measure(self, model) -> dict:
+        """AUC of ``model`` on each test part."""
+        out = {}
+        for part, ids in self.split.test.items():
+            out[f"auc_{part}"] = auc(self.test.labels(ids), model.score_pairs(self.test, ids))
+        return out
+
+    def row(self, picked: np.ndarray, annotator) -> dict:
+        """Train on source + ``picked`` labelled by ``annotator`` (pairs left unanswered are
+        dropped) and measure; the metrics are kept by model id, so a re-run trains nothing."""
+        given = np.asarray(annotator.annotate(self.train, picked), np.int8)
+        truth = self.train.labels(picked)
+        answered = given >= 0
+        order = np.argsort(np.r_[self.split.source, picked[answered]], kind="stable")
+        ids = np.r_[self.split.source, picked[answered]][order]
+        labels = np.r_[self.train.labels(self.split.source), given[answered]].astype(np.int8)[order]
+        name = model_id("cosinebert", self.train, ids, self.config, self.params["model"], labels)
+        path = self.folder / "case_study" / f"{name}.json"
+        if path.is_file():
+            metrics = json.loads(path.read_text())
+        else:
+            left, right = self.train.texts(ids)
+            trained = CosineBERT.train(left, right, labels, model=self.params["model"], config=self.config)
+            metrics = self.measure(trained)
+            write_json(path, metrics)
+        accuracy = float((given[answered] == truth[answered]).mean()) if answered.any() else None
+        return {**metrics, "n_annotated": int(len(picked)), "no_answer": int((~answered).sum()),
+                "annotator_accuracy": accuracy,
+                "high_error_share": float(isin_sorted(np.sort(picked), self.split.high).mean())}
+
+    def rows(self, annotator, strategies=tuple(CASE_STRATEGIES)) -> dict:
+        """``{row: metrics}``: the source-only model, source + the whole target annotated, and
+        each strategy's budget annotated."""
+        out = {"initial": {**self.measure(self.initial), "n_annotated": 0}}
+        out["full_target"] = self.row(self.split.target, annotator)
+        for strategy in strategies:
+            out[strategy] = self.row(self.pick(strategy), annotator)
+        return out
+
+
+def case_metrics(runs: dict) -> dict:
+    """``{annotation: {row: {auc_all, auc_high_error, auc_low_error, ...: mean over seeds,
+    "per_seed": {...}}}}`` from ``{(annotation, seed): CaseStudy.rows(...)}``."""
+    grouped: dict = {}
+    for (annotation, seed), rows in sorted(runs.items()):
+        for row, m in rows.items():
+            grouped.setdefault(annotation, {}).setdefault(row, []).append((seed, m))
+    out: dict = {}
+    for annotation, by_row in grouped.items():
+        for row, seeded in by_row.items():
+            entry = {"seeds": [int(s) for s, _ in seeded], "per_seed": {}}
+            for name in seeded[0][1]:
+                values = [m.get(name) for _, m in seeded]
+                entry["per_seed"][name] = values
+                present = [v for v in values if v is not None]
+                entry[name] = float(np.mean(present)) if present else None  # None: no seed had one
+                if len(present) > 1:
+                    entry[f"{name}_std"] = float(np.std(present, ddof=1))
+            out.setdefault(annotation, {})[row] = entry
+    return out
+
+
+def case_table(metrics: dict):
+    """The Table 1 / Table 4 analog: AUC (all, high and low base error; mean ± std over seeds)
+    per annotation and row, with the paper's gpt-3.5-turbo AUC beside the noisy annotation's
+    rows (Table 1; conditional informativeness from Table 4, measured on another split) and its
+    ground-truth AUC (Table 4) beside the clean rows."""
+    import pandas as pd
+
+    from ..data.paper import EAGLE_TABLE1, EAGLE_TABLE4
+
+    records = []
+    for annotation, rows in metrics.items():
+        for row in CASE_ROWS:
+            if row not in rows:
+                continue
+            m = rows[row]
+            rec = {"annotation": annotation, "row": row,
+                   **{f"AUC {part.replace('_', ' ')}": _pm(m, f"auc_{part}") for part in PARTS},
+                   "annotated": int(m.get("n_annotated", 0)),
+                   "annotator accuracy": "-" if m.get("annotator_accuracy") is None else f"{m['annotator_accuracy']:.1%}",
+                   "high-error share": "-" if m.get("high_error_share") is None else f"{m['high_error_share']:.0%}"}
+            paper = (EAGLE_TABLE4["clean"].get(row) if annotation == "clean"
+                     else EAGLE_TABLE1.get(row) or EAGLE_TABLE4["llm"].get(row))
+            rec["paper AUC (all)"] = "-" if paper is None else _paper(paper)
+            records.append(rec)
+    return pd.DataFrame(records).set_index(["annotation", "row"])
+
+
+def _paper(value) -> str:
+    mean, std = value[0] if isinstance(value[0], tuple) else value
+    return f"{mean / 100:.3f} ± {std / 100:.3f}"
+
+
+def _pm(m: dict, name: str) -> str:
+    if m.get(name) is None:
+        return "-"
+    std = m.get(f"{name}_std")
+    return f"{m[name]:.3f}" + ("" if std is None else f" ± {std:.3f}")
+
+
+def case_annotators(study: CaseStudy, params: dict) -> dict:
+    """The case study's annotations: ``clean`` (the oracle) and ``llm_like`` (right as often as
+    ``params["error_accuracy"]`` says for the pair's base-error bin, an assumed table: the
+    paper plots such accuracies but prints no numbers)."""
+    from ..annotators import ErrorDependentOracle, Oracle
+
+    accuracy = params["error_accuracy"]
+    noisy = ErrorDependentOracle(lambda pool, ids: base_error(pool, ids, study.base_cosine(pool, ids)),
+                                 accuracy, error_edges(len(accuracy)), seed=study.seed)
+    return {"clean": Oracle(), "llm_like": noisy}
+
+
+def run_case_study(prepared: dict, params: dict, *, folder, log=print) -> dict:
+    """:meth:`CaseStudy.rows` for each seed (``params["seeds"]``) and annotation on the task
+    ``params["case_task"]``, with a progress bar. Returns ``{(annotation, seed): rows}``."""
+    from tqdm.auto import tqdm
+
+    from .baselines import train_settings
+
+    task = params["case_task"]
+    if task not in prepared:
+        raise ValueError(f"the case study runs on {task!r}, which this run did not load "
+                         f"(dataset: {sorted(prepared)}); set case_task or dataset")
+    pools, runs = prepared[task][0], {}
+    config = train_settings(params, "cosinebert")
+    for seed in tqdm(params["seeds"], desc=f"{task} case study"):
+        study = CaseStudy(pools["train"], pools["test"], params, config(task, int(seed)), seed=int(seed),
+                          folder=folder)
+        for name, annotator in case_annotators(study, params).items():
+            runs[(name, int(seed))] = rows = study.rows(annotator)
+            best = max(CASE_STRATEGIES, key=lambda r: rows[r]["auc_all"] or 0.0)
+            log(f"{task} seed {seed}, {name}: source-only AUC {_pm(rows['initial'], 'auc_all')}, "
+                f"best {best} {_pm(rows[best], 'auc_all')} ({len(study.split.source)} source, "
+                f"{len(study.split.target)} target, {study.budget} annotated)")
+    return runs
+
+
+def findings(metrics: dict) -> list[str]:
+    """The paper's case-study claims, checked per annotation on the AUC of the whole test set
+    (and of its high-error part for base-inconsistent sampling)."""
+    def auc_of(rows, row, part="all"):
+        return (rows.get(row) or {}).get(f"auc_{part}")
+
+    claims = [("base_inconsistent", "random", "high_error", "base-inconsistent above random on the high-error part"),
+              ("base_inconsistent", "base_consistent", "all", "base-inconsistent above base-consistent"),
+              ("conditional_informativeness", "uncertainty", "all", "conditional informativeness above uncertainty"),
+              ("conditional_informativeness", "random", "all", "conditional informativeness above random"),
+              ("uncertainty", "random", "all", "uncertainty above random")]
+    lines = []
+    for annotation, rows in metrics.items():
+        for a, b, part, text in claims:
+            x, y = auc_of(rows, a, part), auc_of(rows, b, part)
+            if x is None or y is None:
+                continue
+            lines.append(f"case study, {annotation}: {text}: {'yes' if x > y else 'no'} ({x:.3f} vs {y:.3f})")
+    return lines
+
+
+def llm_section(prepared: dict, params: dict, *, cache, folder, log=print) -> dict | None:
+    """With ``params["llm_base_url"]`` set: the first seed's conditional-informativeness picks of
+    the case study (at most ``llm_max_pairs``) labelled by the endpoint, the cost estimate
+    printed before any request; returns the row's metrics with the endpoint's usage. None (and a
+    line saying so) when no endpoint is set."""
+    import os
+
+    from ..annotators import LLMAnnotator
+
+    if not params.get("llm_base_url"):
+        log("no LLM endpoint set (llm_base_url): section skipped; nothing was sent")
+        return None
+    if not params.get("llm_model"):
+        raise ValueError("llm_base_url is set but llm_model is not: name the endpoint's model")
+    from .baselines import train_settings
+
+    task, seed = params["case_task"], int(params["seeds"][0])
+    pools = prepared[task][0]
+    study = CaseStudy(pools["train"], pools["test"], params, train_settings(params, "cosinebert")(task, seed),
+                      seed=seed, folder=folder)
+    picked = study.pick("conditional_informativeness")[: int(params["llm_max_pairs"])]
+    annotator = LLMAnnotator(base_url=params["llm_base_url"], model=params["llm_model"],
+                             api_key=os.environ.get(params["llm_api_key_env"]) or None, cache=cache,
+                             task=task, price_per_1k_input=params["llm_price_per_1k_input"],
+                             price_per_1k_output=params["llm_price_per_1k_output"])
+    left, right = pools["train"].texts(picked)
+    log(f"before sending anything: {annotator.estimate_cost(left, right)}")
+    row = study.row(picked, annotator)
+    log(f"{params['llm_model']} on {len(picked)} pairs: accuracy {row['annotator_accuracy']}, "
+        f"{row['no_answer']} unanswered, AUC {_pm(row, 'auc_all')}; usage {annotator.usage}")
+    return {**row, "usage": dict(annotator.usage), "model": params["llm_model"]}

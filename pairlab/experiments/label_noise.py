@@ -1,0 +1,126 @@
+"""Active learning on all pairs under annotator noise (notebook 07): the same strategies, runs and
+run folders as notebook 03, with each run's labels given by a noisy annotator
+(:mod:`pairlab.annotators`) named in its config, so a noisy run never reuses a clean one's folder.
+
+A noise level is a flip rate (both ways: a positive answered 0, a negative answered 1) or
+``"error_dependent"``: the annotator is right as often as an LLM was at the pair's base-model
+error (Bansal and Sharma 2023, Appendix B). Rate 0 is the oracle, so those runs are notebook
+03's own.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .sweeps import Variant
+
+__all__ = ["NOISE_STRATEGIES", "noise_name", "noise_spec", "noise_variants", "noise_metrics",
+           "noise_table", "findings"]
+
+NOISE_STRATEGIES = ("uncertainty", "conditional_informativeness", "static_retrieval", "random_candidates")
+ERROR_DEPENDENT = "error_dependent"
+
+
+def noise_name(noise) -> str:
+    """``"10%"`` for 0.1, ``"error_dependent"`` as is."""
+    return ERROR_DEPENDENT if noise == ERROR_DEPENDENT else f"{float(noise):.0%}"
+
+
+def noise_spec(noise, seed: int, *, accuracy=None, model=None, max_seq_length: int = 128) -> dict | None:
+    """The annotator spec of a noise level for a run of ``seed`` (None: the oracle);
+    ``accuracy`` per base-error bin for the error-dependent level."""
+    if noise == ERROR_DEPENDENT:
+        if not accuracy:
+            raise ValueError("the error-dependent noise level needs an accuracy per base-error bin")
+        return {"kind": ERROR_DEPENDENT, "accuracy": [float(a) for a in accuracy], "seed": int(seed),
+                "model": model, "max_seq_length": max_seq_length}
+    rate = float(noise)
+    if not 0 <= rate <= 0.5:
+        raise ValueError(f"a noise level is a flip rate in [0, 0.5] or {ERROR_DEPENDENT!r}, got {noise!r}")
+    if rate == 0:
+        return None
+    return {"kind": "noisy", "flip_positive": rate, "flip_negative": rate, "seed": int(seed)}
+
+
+def noise_variants(strategies, noises, *, accuracy=None, model=None,
+                   max_seq_length: int = 128) -> list[Variant]:
+    """One :class:`Variant` per strategy and noise level, labelled ``"<strategy>|<noise>"``."""
+    def fields(noise):
+        return lambda task, seed: {"annotator": noise_spec(noise, seed, accuracy=accuracy, model=model,
+                                                           max_seq_length=max_seq_length)}
+
+    return [Variant(f"{strategy}|{noise_name(noise)}", strategy, fields(noise))
+            for noise in noises for strategy in strategies]
+
+
+def noise_metrics(results: dict) -> dict:
+    """``{task: {noise: {strategy: {ap, ap_ci, p_at_r20, p_at_r20_ci, annotator_accuracy,
+    no_answer, positives_found, labels}}}}`` (means over seeds; ``per_seed`` beside) from the
+    sweep of :func:`noise_variants`. The oracle's accuracy is 1 by definition."""
+    grouped: dict = {}
+    for (task, label, seed), result in results.items():  # the sweep's order: noise levels as given
+        strategy, noise = label.split("|")
+        note = result.get("annotation") or {"accuracy": 1.0, "no_answer": 0}
+        row = {"ap": result["test"]["ap"], "ap_ci": result["test"]["ap_ci"],
+               "p_at_r20": result["test"]["p_at_r20"], "p_at_r20_ci": result["test"]["p_at_r20_ci"],
+               "annotator_accuracy": note["accuracy"], "no_answer": note["no_answer"],
+               "positives_found": result["positives_found"], "labels": result["labels"]}
+        grouped.setdefault(task, {}).setdefault(noise, {}).setdefault(strategy, []).append((seed, row))
+    return {task: {noise: {strategy: _mean(seeded) for strategy, seeded in by_strategy.items()}
+                   for noise, by_strategy in by_noise.items()}
+            for task, by_noise in grouped.items()}
+
+
+def _mean(seeded: list) -> dict:
+    rows = [row for _, row in seeded]
+    out = {"seeds": [int(s) for s, _ in seeded], "per_seed": {k: [r[k] for r in rows] for k in rows[0]}}
+    for key in rows[0]:
+        values = [r[key] for r in rows if r[key] is not None]
+        if not values:
+            out[key] = None
+        elif isinstance(values[0], (list, tuple)):
+            out[key] = [float(np.mean([v[i] for v in values])) for i in range(len(values[0]))]
+        else:
+            out[key] = float(np.mean(values))
+            if len(values) > 1 and key in ("ap", "p_at_r20", "annotator_accuracy"):
+                out[f"{key}_std"] = float(np.std(values, ddof=1))
+    return out
+
+
+def noise_table(by_noise: dict):
+    """One task's table: rows (noise, strategy); AP ± std with its 95% interval, P@R20, the
+    annotator's measured accuracy and the positives the run found."""
+    import pandas as pd
+
+    records = []
+    for level, by_strategy in by_noise.items():
+        for strategy, m in by_strategy.items():
+            std = m.get("ap_std")
+            records.append({"noise": level, "strategy": strategy,
+                            "AP": f"{m['ap']:.3f}" + ("" if std is None else f" ± {std:.3f}"),
+                            "AP 95% CI": "[{:.3f}, {:.3f}]".format(*m["ap_ci"]),
+                            "P@R20": f"{m['p_at_r20']:.3f}",
+                            "annotator accuracy": "-" if m["annotator_accuracy"] is None else f"{m['annotator_accuracy']:.1%}",
+                            "positives found": f"{m['positives_found']:.1f}", "labels": int(m["labels"])})
+    return pd.DataFrame(records).set_index(["noise", "strategy"])
+
+
+def findings(metrics: dict) -> list[str]:
+    """Per task: the strategies by AP at each noise level, whether conditional informativeness
+    beat uncertainty there, and how much AP each strategy lost from the cleanest to the noisiest
+    level."""
+    lines = []
+    for task, by_noise in metrics.items():
+        levels = list(by_noise)
+        for level in levels:
+            ap = {s: m["ap"] for s, m in by_noise[level].items()}
+            order = sorted(ap, key=ap.get, reverse=True)
+            line = f"{task} at {level} noise: " + " > ".join(f"{s} {ap[s]:.3f}" for s in order)
+            if {"conditional_informativeness", "uncertainty"} <= set(ap):
+                better = ap["conditional_informativeness"] > ap["uncertainty"]
+                line += f"; conditional informativeness above uncertainty: {'yes' if better else 'no'}"
+            lines.append(line)
+        first, last = by_noise[levels[0]], by_noise[levels[-1]]
+        lost = {s: first[s]["ap"] - last[s]["ap"] for s in first if s in last}
+        lines.append(f"{task}: AP lost from {levels[0]} to {levels[-1]} noise: "
+                     + ", ".join(f"{s} {v:+.3f}" for s, v in sorted(lost.items(), key=lambda kv: kv[1])))
+    return lines
