@@ -156,7 +156,9 @@ class CaseStudy:
     def rows(self, annotator, strategies=tuple(CASE_STRATEGIES)) -> dict:
         """``{row: metrics}``: the source-only model, source + the whole target annotated, and
         each strategy's budget annotated."""
-        out = {"initial": {**self.measure(self.initial), "n_annotated": 0}}
+        parts = {f"{k}_{part}": v for part, ids in self.split.test.items()
+                 for k, v in (("test_pairs", len(ids)), ("test_positives", int(self.test.labels(ids).sum())))}
+        out = {"initial": {**self.measure(self.initial), "n_annotated": 0, **parts}}
         out["full_target"] = self.row(self.split.target, annotator)
         for strategy in strategies:
             out[strategy] = self.row(self.pick(strategy), annotator)
@@ -274,6 +276,12 @@ def findings(metrics: dict) -> list[str]:
               ("uncertainty", "random", "all", "uncertainty above random")]
     lines = []
     for annotation, rows in metrics.items():
+        for part in ("high_error", "low_error"):
+            m = rows.get("initial", {})
+            if m.get(f"auc_{part}") is None and m.get(f"test_pairs_{part}") is not None:
+                lines.append(f"case study, {annotation}: the {part.replace('_', '-')} test part holds "
+                             f"{m[f'test_positives_{part}']:.0f} positives of {m[f'test_pairs_{part}']:.0f} "
+                             "pairs: one class, so no AUC")
         for a, b, part, text in claims:
             x, y = auc_of(rows, a, part), auc_of(rows, b, part)
             if x is None or y is None:
