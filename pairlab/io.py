@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["MalformedRowError", "ReadReport", "SkippedRow", "read_qqp", "read_wikiqa", "to_json",
+__all__ = ["open_durable", "MalformedRowError", "ReadReport", "SkippedRow", "read_qqp", "read_wikiqa", "to_json",
            "write_json"]
 
 QQP_COLUMNS = ["id", "qid1", "qid2", "question1", "question2", "is_duplicate"]
@@ -155,3 +157,46 @@ def write_json(path: Path, value) -> Path:
     tmp.write_text(json.dumps(to_json(value), indent=2, sort_keys=True, allow_nan=False) + "\n")
     os.replace(tmp, path)
     return path
+
+
+def open_durable(path, schema: str, *, timeout: float = 30.0) -> sqlite3.Connection:
+    """An SQLite connection for an append-only file that several threads and processes write:
+    WAL mode, ``synchronous=FULL`` (a committed row survives a crash), a busy timeout so a writer
+    waits for another's lock, ``check_same_thread=False`` (the caller holds its own lock around
+    every use), and ``schema`` applied. The file and its folder are created if missing."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=timeout, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+    _set_wal(conn, timeout)
+    conn.execute("PRAGMA synchronous = FULL")
+    with conn:
+        conn.executescript(schema)
+    return conn
+
+
+def _set_wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """Switch the file to WAL (a persistent property of the file, so only its first opener
+    converts it). sqlite needs exclusive access for the conversion and does not run the busy
+    handler for it: a second process opening a new file at the same moment gets "database is
+    locked" at once. So read the mode first and retry with backoff within ``timeout``."""
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
+                return
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower()
+            if mode == "wal":
+                return
+            error = sqlite3.OperationalError(f"journal mode stayed {mode!r}, not 'wal'")
+        except sqlite3.OperationalError as caught:
+            if "locked" not in str(caught):
+                raise
+            error = caught
+        if time.monotonic() > deadline:
+            raise sqlite3.OperationalError(
+                f"could not switch {conn!r} to WAL within {timeout:.0f} s: {error}") from error
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
+

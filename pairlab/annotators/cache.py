@@ -9,14 +9,14 @@ holds the cache's lock.
 """
 from __future__ import annotations
 
-import sqlite3
 import threading
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from ..io import open_durable
 
 __all__ = ["AnswerCache"]
 
@@ -47,14 +47,8 @@ class AnswerCache:
 
     def __init__(self, path, *, timeout: float = 30.0):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, timeout=timeout, check_same_thread=False)
-        self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-        _set_wal(self._conn, timeout)
-        self._conn.execute("PRAGMA synchronous = FULL")
-        with self._conn:
-            self._conn.executescript(_SCHEMA)
+        self._conn = open_durable(self.path, _SCHEMA, timeout=timeout)  # WAL, synchronous=FULL
 
     def get(self, keys) -> dict[str, int]:
         """``{key: label}`` (the newest answer) of those ``keys`` answered before."""
@@ -112,25 +106,3 @@ class AnswerCache:
 
 def _utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
-
-
-def _set_wal(conn: sqlite3.Connection, timeout: float) -> None:
-    """Switch the file to WAL, retrying while another opener holds it (as
-    :mod:`pairlab.widgets.labels` does; that module sits above this layer, hence the copy)."""
-    deadline, delay = time.monotonic() + timeout, 0.005
-    while True:
-        try:
-            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
-                return  # already converted: no exclusive access needed
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower()
-            if mode == "wal":
-                return
-            error = sqlite3.OperationalError(f"journal mode stayed {mode!r}, not 'wal'")
-        except sqlite3.OperationalError as caught:
-            if "locked" not in str(caught):
-                raise
-            error = caught
-        if time.monotonic() > deadline:
-            raise sqlite3.OperationalError(f"could not switch {conn!r} to WAL: {error}") from error
-        time.sleep(delay)
-        delay = min(delay * 2, 0.2)

@@ -13,14 +13,14 @@ commit, or a read, never interleave with another thread's).
 """
 from __future__ import annotations
 
-import sqlite3
 import threading
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from ..io import open_durable
 
 __all__ = ["LabelStore", "MARKS", "STRATA", "check_name"]
 
@@ -53,15 +53,8 @@ class LabelStore:
 
     def __init__(self, path, *, timeout: float = 30.0):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        # timeout is sqlite's busy timeout: a writer waits for the other's lock, not fails
-        self._conn = sqlite3.connect(self.path, timeout=timeout, check_same_thread=False)
-        self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-        _set_wal(self._conn, timeout)
-        self._conn.execute("PRAGMA synchronous = FULL")
-        with self._conn:
-            self._conn.executescript(_SCHEMA)
+        self._conn = open_durable(self.path, _SCHEMA, timeout=timeout)  # WAL, synchronous=FULL
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -181,29 +174,3 @@ def _optional_text(name: str, value) -> str | None:
 
 def _utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
-
-
-def _set_wal(conn: sqlite3.Connection, timeout: float) -> None:
-    """Switch the file to WAL (a persistent property of the file, so only its first opener
-    converts it). sqlite needs exclusive access for the conversion and does not run the busy
-    handler for it: a second process opening a new file at the same moment gets "database is
-    locked" at once. So read the mode first and retry with backoff within ``timeout``."""
-    deadline = time.monotonic() + timeout
-    delay = 0.005
-    while True:
-        try:
-            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
-                return
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower()
-            if mode == "wal":
-                return
-            error = sqlite3.OperationalError(f"journal mode stayed {mode!r}, not 'wal'")
-        except sqlite3.OperationalError as caught:
-            if "locked" not in str(caught):
-                raise
-            error = caught
-        if time.monotonic() > deadline:
-            raise sqlite3.OperationalError(
-                f"could not switch {conn!r} to WAL within {timeout:.0f} s: {error}") from error
-        time.sleep(delay)
-        delay = min(delay * 2, 0.2)
