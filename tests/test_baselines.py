@@ -49,6 +49,35 @@ def test_train_or_load_reuses_a_saved_model(tmp_path):
         baselines.train_or_load("svm", pool, ids, config, folder=tmp_path)
 
 
+@pytest.mark.parametrize("kind", ["concatbert", "cosinebert"])
+def test_a_saved_models_scores_are_read_back_not_recomputed(tmp_path, kind, monkeypatch):
+    pool = toy_qqp()["train"]
+    ids, _ = baselines.stated_pairs(pool)
+    config = TrainConfig(epochs=1, batch_size=4)
+    model, name = baselines.train_or_load(kind, pool, ids, config, folder=tmp_path)
+    outputs = tmp_path / name / baselines.OUTPUTS
+    stale = outputs / "stale.npy"  # what a crashed earlier model left: dropped when retrained
+    first = model.score_pairs(pool, ids[:5])
+    assert len(list(outputs.glob("*.npy"))) >= 1
+    fresh = model.score_pairs(pool, ids[5:9])  # other pairs: computed, not a wrong read-back
+    loaded, _ = baselines.train_or_load(kind, pool, ids, config, folder=tmp_path)
+    calls = []
+    inner = loaded.model if kind == "concatbert" else loaded.encoder
+    real = inner.predict if kind == "concatbert" else inner.encode
+    monkeypatch.setattr(inner, "predict" if kind == "concatbert" else "encode",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    assert np.allclose(loaded.score_pairs(pool, ids[:5]), first, atol=1e-6) and not calls
+    assert np.allclose(loaded.score_pairs(pool, ids[5:9]), fresh, atol=1e-6) and not calls
+    unseen = np.setdiff1d(np.arange(min(pool.n_pairs, 40)), ids)[:3]
+    assert len(unseen) == 3
+    loaded.score_pairs(pool, unseen)
+    assert calls  # pairs it never scored are scored
+    stale.write_bytes(b"x")
+    (tmp_path / name / "pairlab_done").unlink()
+    baselines.train_or_load(kind, pool, ids, config, folder=tmp_path)
+    assert not stale.exists()
+
+
 def test_heuristic_metrics_of_a_perfect_scorer():
     task = toy_qqp()
     perfect = lambda pool, ids: pool.labels(ids).astype(float)  # noqa: E731

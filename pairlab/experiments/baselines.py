@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ __all__ = ["KINDS", "stated_pairs", "sample_pairs", "model_id", "train_or_load",
            "failure_metrics", "table2"]
 
 KINDS = {"concatbert": ConcatBERT, "cosinebert": CosineBERT}
+OUTPUTS = "outputs"  # a saved model's cached logits and embeddings
 
 
 def stated_pairs(pool: Pool) -> tuple[np.ndarray, np.ndarray]:
@@ -53,6 +55,8 @@ def train_or_load(kind: str, pool: Pool, train_ids: np.ndarray, config: TrainCon
                   folder, model=None, labels: np.ndarray | None = None):
     """Train ``kind`` on ``train_ids`` of ``pool`` with their imputed labels (or ``labels``, one
     per id), or load the model saved under ``folder`` by an earlier run with the same id.
+    The model keeps what it computes from texts (logits, embeddings) in the folder's
+    ``outputs/``, so running a notebook again does not score the same pairs again.
     Returns (model, model_id)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
@@ -61,12 +65,15 @@ def train_or_load(kind: str, pool: Pool, train_ids: np.ndarray, config: TrainCon
     name = model_id(kind, pool, train_ids, config, model, labels)
     path = Path(folder) / name
     if (path / "pairlab_done").is_file():
-        return KINDS[kind].load(path), name
-    left, right = pool.texts(train_ids)
-    y = pool.labels(train_ids) if labels is None else np.asarray(labels, dtype=np.int8)
-    trained = KINDS[kind].train(left, right, y, model=model, config=config)
-    trained.save(path)
-    (path / "pairlab_done").write_text("saved\n")  # written last: a half-saved model is retrained
+        trained = KINDS[kind].load(path)
+    else:
+        left, right = pool.texts(train_ids)
+        y = pool.labels(train_ids) if labels is None else np.asarray(labels, dtype=np.int8)
+        trained = KINDS[kind].train(left, right, y, model=model, config=config)
+        shutil.rmtree(path / OUTPUTS, ignore_errors=True)  # outputs of a half-saved earlier model
+        trained.save(path)
+        (path / "pairlab_done").write_text("saved\n")  # written last: a half-saved model is retrained
+    trained.output_cache = path / OUTPUTS  # a notebook run again reads its scores back
     return trained, name
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .embed import resolve_model
+from .embed import cached_array, resolve_model, text_digest
 from .training import TrainConfig, default_device, pair_dataset, training_arguments
 
 __all__ = ["ConcatBERT"]
@@ -20,6 +20,8 @@ INFO_FILE = "pairlab_info.json"
 
 class ConcatBERT:
     """A cross-encoder scoring (left, right) text pairs."""
+
+    output_cache: Path | None = None  # a folder for logits, set where these weights are saved for good
 
     def __init__(self, cross_encoder, *, info: dict | None = None):
         self.model = cross_encoder
@@ -55,7 +57,8 @@ class ConcatBERT:
 
     def logits(self, left_texts, right_texts, *, batch_size: int = 64,
                show_progress: bool = True) -> np.ndarray:
-        """Raw logits (n,) float64 of text pairs, batched with a progress bar."""
+        """Raw logits (n,) float64 of text pairs, batched with a progress bar; read back from
+        ``output_cache`` when these texts were scored before."""
         import torch
 
         left, right = [str(t) for t in left_texts], [str(t) for t in right_texts]
@@ -63,13 +66,18 @@ class ConcatBERT:
             raise ValueError(f"{len(left)} left texts but {len(right)} right texts")
         if not left:
             return np.empty(0)
-        out = self.model.predict(list(zip(left, right)), batch_size=batch_size,
-                                 show_progress_bar=show_progress,
-                                 activation_fn=torch.nn.Identity(), convert_to_numpy=True)
-        out = np.asarray(out, dtype=np.float64).reshape(-1)
-        if not np.isfinite(out).all():
-            raise ValueError("the cross-encoder returned non-finite scores")
-        return out
+
+        def compute():
+            out = self.model.predict(list(zip(left, right)), batch_size=batch_size,
+                                     show_progress_bar=show_progress,
+                                     activation_fn=torch.nn.Identity(), convert_to_numpy=True)
+            out = np.asarray(out, dtype=np.float64).reshape(-1)
+            if not np.isfinite(out).all():
+                raise ValueError("the cross-encoder returned non-finite scores")
+            return out
+
+        key = self.output_cache and text_digest(left, right, head=["logits", self.model.max_length])
+        return cached_array(self.output_cache, key, compute)
 
     def predict_proba(self, pairs, *, pool=None) -> np.ndarray:
         """p(y=1) of pair ids of ``pool``, or of (left, right) text pairs."""

@@ -21,7 +21,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .embed import encode, load_encoder
+from .embed import cached_array, encode, load_encoder, text_digest
 from .scoring import CosineScorer
 from .training import TrainConfig, disable_dropout, pair_dataset, training_arguments
 
@@ -128,6 +128,7 @@ class CosineBERT:
     """A trained (or pretrained) bi-encoder with its calibration."""
 
     cache_key: str | None = None  # set when these exact weights are shared through the cache
+    output_cache: Path | None = None  # a folder for embeddings, set where these weights are saved for good
 
     def __init__(self, encoder, calibration: Calibration | None = None, *, info: dict | None = None):
         self.encoder = encoder
@@ -181,9 +182,17 @@ class CosineBERT:
     def embed(self, texts, *, batch_size: int = 64, show_progress: bool = True,
               cache_key: str | None = None) -> np.ndarray:
         """Unit-norm embeddings (n, dim) float32 from this encoder; cached on disk only under a
-        ``cache_key`` that names these exact weights (a shared seed-round model)."""
-        return encode(texts, encoder=self.encoder, batch_size=batch_size,
-                      show_progress=show_progress, cache_key=cache_key)
+        ``cache_key`` that names these exact weights (a shared seed-round model) or in the
+        ``output_cache`` folder of a saved model."""
+        def compute():
+            return encode(texts, encoder=self.encoder, batch_size=batch_size,
+                          show_progress=show_progress, cache_key=cache_key)
+
+        if cache_key is not None or self.output_cache is None:
+            return compute()
+        texts = [str(t) for t in texts]
+        key = text_digest(texts, head=["embeddings", self.encoder.max_seq_length])
+        return cached_array(self.output_cache, key, compute)
 
     def cosine(self, left_texts, right_texts, *, show_progress: bool = False) -> np.ndarray:
         left, right = list(left_texts), list(right_texts)

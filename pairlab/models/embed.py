@@ -14,7 +14,8 @@ import numpy as np
 
 from ..paths import cache_dir
 
-__all__ = ["DEFAULT_MODEL", "resolve_model", "load_encoder", "encode", "embed_pool", "model_fingerprint"]
+__all__ = ["DEFAULT_MODEL", "resolve_model", "load_encoder", "encode", "embed_pool", "model_fingerprint",
+           "text_digest", "cached_array"]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {None, "", DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}
@@ -72,26 +73,44 @@ def encode(texts, model=None, *, batch_size: int = 64, max_seq_length: int | Non
         raise ValueError("no texts to encode")
     if encoder is not None and cache_key is None:
         return _encode(encoder, texts, batch_size, show_progress)
-    path = None
-    if cache:
-        weights = model_fingerprint(model) if encoder is None else f"trained:{cache_key}"
-        length = max_seq_length if encoder is None else encoder.max_seq_length
-        key = json.dumps([weights, length, len(texts)])
-        digest = hashlib.sha256(key.encode())
-        for text in texts:
-            digest.update(text.encode("utf-8", "surrogatepass") + b"\x00")
-        path = cache_dir() / "embeddings" / f"{digest.hexdigest()[:32]}.npy"
-        if path.is_file():
-            return np.load(path)
-    if encoder is None:
-        encoder = load_encoder(model, device=device, max_seq_length=max_seq_length)
-    emb = _encode(encoder, texts, batch_size, show_progress)
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
-        np.save(tmp, emb)
-        os.replace(tmp, path)  # atomic: a crash never leaves a half-written cache entry
-    return emb
+    if not cache:
+        return _encode(encoder or load_encoder(model, device=device, max_seq_length=max_seq_length),
+                       texts, batch_size, show_progress)
+    weights = model_fingerprint(model) if encoder is None else f"trained:{cache_key}"
+    length = max_seq_length if encoder is None else encoder.max_seq_length
+    key = text_digest(texts, head=[weights, length])
+
+    def compute():
+        loaded = encoder or load_encoder(model, device=device, max_seq_length=max_seq_length)
+        return _encode(loaded, texts, batch_size, show_progress)
+
+    return cached_array(cache_dir() / "embeddings", key, compute)
+
+
+def text_digest(*columns, head=()) -> str:
+    """A 32-hex key for texts (one or more equally long columns) and the JSON-able ``head``
+    (the weights and settings that produced an output from them)."""
+    digest = hashlib.sha256(json.dumps([*head, *(len(c) for c in columns)]).encode())
+    for column in columns:
+        for text in column:
+            digest.update(str(text).encode("utf-8", "surrogatepass") + b"\x00")
+    return digest.hexdigest()[:32]
+
+
+def cached_array(folder, key: str, compute) -> np.ndarray:
+    """``folder/key.npy`` if it exists, else ``compute()`` saved there (atomically: a crash never
+    leaves a half-written entry). No ``folder``: just ``compute()``."""
+    if folder is None:
+        return compute()
+    path = Path(folder) / f"{key}.npy"
+    if path.is_file():
+        return np.load(path)
+    out = compute()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
+    np.save(tmp, out)
+    os.replace(tmp, path)
+    return out
 
 
 def embed_pool(pool: "Pool", model=None, *, max_seq_length: int | None = None,
