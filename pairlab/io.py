@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .tempfiles import temporary
+
 __all__ = ["open_durable", "MalformedRowError", "ReadReport", "SkippedRow", "read_qqp", "read_wikiqa", "to_json",
            "write_json"]
 
@@ -153,7 +155,7 @@ def to_json(value):
 def write_json(path: Path, value) -> Path:
     """Write ``value`` (numpy allowed) as JSON atomically: a crash never leaves half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp = temporary(path)
     tmp.write_text(json.dumps(to_json(value), indent=2, sort_keys=True, allow_nan=False) + "\n")
     os.replace(tmp, path)
     return path

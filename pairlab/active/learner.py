@@ -13,6 +13,7 @@ import numpy as np
 from ..data.loaders import Pool
 from ..models.embed import embed_pool, model_fingerprint
 from ..paths import cache_dir
+from ..tempfiles import locked, remove_stale, temporary
 from .config import ActiveConfig
 
 __all__ = ["CosineBERTLearner"]
@@ -54,18 +55,17 @@ class CosineBERTLearner:
                                     quiet=True)
         key = self._digest(train_config, left, right, labels)
         path = cache_dir() / "models" / key
-        if path.is_dir():
-            model = CosineBERT.load(path)
-        else:
-            model = CosineBERT.train(left, right, labels, model=c.model, config=train_config,
-                                     quiet=True)
-            tmp = path.with_name(f"{key}.{os.getpid()}.tmp")
-            shutil.rmtree(tmp, ignore_errors=True)
-            model.save(tmp)
-            try:
-                os.replace(tmp, path)  # atomic: a crash never leaves a half-written model
-            except OSError:  # another process saved the same model first
+        with locked(path.with_name(f"{key}.lock")):  # a second process waits, then loads it
+            if path.is_dir():
+                model = CosineBERT.load(path)
+            else:
+                remove_stale(path.parent)  # what killed trainings left (about 90 MB each)
+                model = CosineBERT.train(left, right, labels, model=c.model, config=train_config,
+                                         quiet=True)
+                tmp = temporary(path)
                 shutil.rmtree(tmp, ignore_errors=True)
+                model.save(tmp)
+                os.replace(tmp, path)  # atomic: a crash never leaves a half-written model
         model.cache_key = key
         return model
 

@@ -15,7 +15,9 @@ recomputed. The strategy is composed (:mod:`pairlab.active.strategies`): a crite
 in a :class:`~pairlab.active.candidate_search.CandidateSearch` where it ranks candidates.
 
 The loop emits events to callbacks (``callback(event, **payload)``): ``run_started``,
-``stage`` (round, stage, seconds), ``round_finished`` (record), ``run_finished`` (result). The
+``stage_started`` (round, stage), ``stage`` (round, stage, seconds), ``round_finished``
+(record), ``run_finished`` (result), ``run_reused`` (result) and ``run_waiting`` (another
+process holds the run folder). The
 dashboard (:mod:`pairlab.widgets.dashboard`) and the printed log subscribe; the loop has no widget code.
 """
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ..evaluation.strata import EvalSet, evaluate
 from ..io import to_json, write_json
 from ..models.scoring import CosineScorer
 from ..models.training import quiet_progress
+from ..tempfiles import locked, remove_stale
 from . import store
 from .config import ActiveConfig
 from .learner import CosineBERTLearner
@@ -66,16 +69,29 @@ class ActiveRun:
     # -- the run ------------------------------------------------------------------------------
 
     def run(self) -> dict:
-        """Run (or resume, or read back) the whole run; returns its result."""
+        """Run (or resume, or read back) the whole run; returns its result. One process at a
+        time works in a run folder: another one asking for the same run waits, then reads it
+        back."""
+        result = self._finished()
+        if result is not None:
+            return result
+        with locked(self.folder / ".lock", on_wait=lambda: self._emit("run_waiting", folder=self.folder)):
+            return self._finished() or self._run()
+
+    def _finished(self) -> dict | None:
         result = load_result(self.folder)
         if result is not None and result["config"] == to_json(self.config.to_dict()):
             self._emit("run_reused", result=result, folder=self.folder)
             return result
+        return None
+
+    def _run(self) -> dict:
         store.write_config(self.folder, to_json(self.config.to_dict()))
+        removed = remove_stale(self.folder, recursive=True)  # what a killed writer left
         records, ids, labels, rounds = store.resume(self.folder, len(self.config.schedule()))
         sizes = self.config.schedule()
         self._emit("run_started", config=self.config, schedule=sizes, resumed=len(records),
-                   folder=self.folder)
+                   folder=self.folder, removed_temporaries=len(removed))
         with quiet_progress():
             model = self._load_model(len(records), ids, labels) if records else None
             for i in range(len(records) + 1, len(sizes) + 1):
@@ -215,6 +231,7 @@ class _Stages:
     @contextmanager
     def __call__(self, stage: str):
         start, finished = time.perf_counter(), False
+        self.run._emit("stage_started", round=self.round, stage=stage)
         self._inner.append(0.0)
         try:
             yield
@@ -325,8 +342,12 @@ class PrintLog:
         who = f"{p['task']}/{p['strategy']}/seed {p['seed']}"
         if event == "run_reused":
             print(f"{who}: finished earlier, read back from {p['folder'].name}")
-        elif event == "run_started" and p["resumed"]:
-            print(f"{who}: resuming after round {p['resumed']} of {len(p['schedule'])}")
+        elif event == "run_waiting":
+            print(f"{who}: another process is running it in {p['folder'].name}; waiting for it")
+        elif event == "run_started" and (p["resumed"] or p.get("removed_temporaries")):
+            removed = p.get("removed_temporaries")
+            print(f"{who}: resuming after round {p['resumed']} of {len(p['schedule'])}"
+                  + (f" ({removed} temporary file(s) of a killed run removed)" if removed else ""))
         elif event == "round_finished":
             r = p["record"]
             dev = r.get("dev")

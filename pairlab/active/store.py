@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -20,10 +21,13 @@ import pandas as pd
 from ..data.loaders import Pool
 from ..evaluation.strata import EvalSet
 from ..io import to_json, write_json
+from ..tempfiles import temporary
 from .config import ActiveConfig
 
 __all__ = ["run_folder", "load_result", "run_labels", "write_config", "resume", "save_batch",
            "write_labels_csv", "append_batch", "empty_labels", "model_path", "drop_models"]
+
+ROUND_FILE = re.compile(r"round_(\d+)\.npz")
 
 
 def run_folder(root, config: ActiveConfig, pools: dict[str, Pool], eval_sets: dict[str, EvalSet]) -> Path:
@@ -90,7 +94,7 @@ def save_batch(folder: Path, i: int, batch, batch_labels, oracle=None) -> None:
     when an annotator other than the oracle answered."""
     path = folder / "rounds" / f"round_{i:02d}.npz"
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
+    tmp = temporary(path)
     extra = {} if oracle is None else {"oracle": np.asarray(oracle, np.int8)}
     np.savez(tmp, ids=batch, labels=batch_labels, **extra)
     os.replace(tmp, path)
@@ -103,7 +107,7 @@ def write_labels_csv(folder: Path, pool: Pool, ids, labels, rounds) -> None:
     left, right = pool.texts(ids[order])
     frame = pd.DataFrame({"round": rounds[order], "left": left, "right": right,
                           "label": labels[order], "oracle": pool.labels(ids[order])})
-    tmp = folder / f"labels.{os.getpid()}.tmp"
+    tmp = temporary(folder / "labels.csv")
     frame.to_csv(tmp, index=False)
     os.replace(tmp, folder / "labels.csv")
 
@@ -128,7 +132,8 @@ def resume(folder: Path, n_rounds: int):
             ids, labels, rounds = append_batch(ids, labels, rounds, f["ids"], f["labels"], i)
         records.append(json.loads(record_path.read_text()))
     for stale in (folder / "rounds").glob("round_*.npz"):
-        if int(stale.stem.split("_")[1]) > len(records):
+        match = ROUND_FILE.fullmatch(stale.name)  # a killed writer's temporary is not a round
+        if match and int(match.group(1)) > len(records):
             stale.unlink()
     return records, ids, labels, rounds
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..data.loaders import Pool
 from ..data.pairs import as_id_set, isin_sorted, setdiff_sorted
+from ..tempfiles import temporary
 
 __all__ = ["SilverLabeller"]
 
@@ -69,6 +70,6 @@ class SilverLabeller:
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp.npz")
+        tmp = temporary(self.path)
         np.savez(tmp, ids=self.ids, logits=self.logits, seconds=self.seconds, n_scored=self.n_scored)
         os.replace(tmp, self.path)  # atomic: a crash leaves the old file or the new one

@@ -1,0 +1,91 @@
+"""Temporary files and locks for the folders several processes write.
+
+Every file pairlab writes atomically is first written under a temporary name that carries the
+writing process's id (``round_01.npz`` -> ``round_01.<pid>.tmp.npz``) and then renamed. A
+process killed between the two leaves the temporary behind; :func:`remove_stale` deletes the
+ones whose process is gone (on this machine), so a kill never blocks a resume nor fills the
+disk. :func:`locked` serialises the processes that would otherwise do the same work in one
+folder: the second waits, then finds the work done.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = ["temporary", "is_temporary", "remove_stale", "locked"]
+
+_TEMPORARY = re.compile(r"\.(\d+)\.tmp(\.[A-Za-z0-9]+)?$")
+
+
+def temporary(path, *, suffix: str | None = None) -> Path:
+    """The temporary name to write ``path`` under before renaming it: ``name.<pid>.tmp`` plus
+    ``suffix`` (default: ``path``'s own suffix, which numpy's writers insist on)."""
+    path = Path(path)
+    suffix = path.suffix if suffix is None else suffix
+    stem = path.name[:-len(path.suffix)] if path.suffix and suffix == path.suffix else path.name
+    return path.with_name(f"{stem}.{os.getpid()}.tmp{suffix}")
+
+
+def is_temporary(path) -> bool:
+    return _TEMPORARY.search(Path(path).name) is not None
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+def remove_stale(folder, *, recursive: bool = False) -> list[Path]:
+    """Delete the temporaries under ``folder`` whose writing process no longer runs; returns
+    what was deleted. A temporary of a live process (a writer at work) is left alone. Process
+    ids are this machine's: folders shared between machines need :func:`locked` around writers."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    removed = []
+    for path in (folder.rglob("*.tmp*") if recursive else folder.glob("*.tmp*")):
+        match = _TEMPORARY.search(path.name)
+        if match is None or _alive(int(match.group(1))):
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed.append(path)
+    return removed
+
+
+@contextmanager
+def locked(path, *, on_wait=None):
+    """Hold an exclusive lock on the file ``path`` (created if missing) for the ``with`` block.
+    Another process asking for it waits (``on_wait()`` is called once when it has to). The
+    operating system releases the lock when its holder dies, so a killed holder never blocks
+    anyone. Without ``fcntl`` (Windows) the block runs unlocked."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait is not None:
+                on_wait()
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
