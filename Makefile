@@ -17,7 +17,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: install run test unit notebooks-smoke nbval test-browser bench docs lab sync clean
+.PHONY: install run test unit notebooks-smoke nbval test-browser test-reliability bench docs lab sync clean
 
 install: $(VENV)/.installed
 
@@ -57,6 +57,15 @@ test-browser: install
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/browser
 	@if [ -f runs/browser-tests.skipped ]; then \
 		echo "browser tests skipped: $$(cat runs/browser-tests.skipped)"; fi
+
+# The reliability catalogue's long versions (20 kills of a real-model run, 1,000 marks per
+# writer; `make test` runs short ones), its figures written to results/reliability/ and
+# rendered into RELIABILITY.md. About 10 minutes on 2 cores.
+test-reliability: install
+	rm -rf results/reliability
+	PAIRLAB_RELIABILITY=full PAIRLAB_RELIABILITY_OUT=results/reliability \
+		$(BIN)/python -m pytest -q -p no:cacheprovider tests/reliability
+	$(BIN)/python -m pairlab.report
 
 # pairlab against sentence-transformers' own tools and the machine's matmul rate; prints a
 # table and writes benchmarks/results/<profile>-<host>.json. Not a test: no thresholds.

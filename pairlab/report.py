@@ -19,12 +19,12 @@ from pathlib import Path
 from .paths import project_root
 
 __all__ = ["DOCUMENTS", "PROFILE_ORDER", "bench_table", "collect", "default_profile", "load_bench",
-           "load_results", "load_timings", "markdown_table", "profile_purposes", "render", "stale",
+           "load_reliability", "load_results", "load_timings", "markdown_table", "profile_purposes", "render", "stale",
            "timing_cell"]
 
 # document -> its template (paths relative to the project root)
 DOCUMENTS = {"README.md": "docs/README.md.j2", "RESULTS.md": "docs/RESULTS.md.j2",
-             "benchmarks/README.md": "docs/benchmarks.md.j2"}
+             "benchmarks/README.md": "docs/benchmarks.md.j2", "RELIABILITY.md": "docs/RELIABILITY.md.j2"}
 # a notebook's reference results come from the first of these profiles that recorded them
 PROFILE_ORDER = ("paper", "cpu", "demo", "quick", "smoke")
 
@@ -42,6 +42,12 @@ def load_results(root: Path | None = None) -> dict:
         out.setdefault(path.parent.name, {})[notebook] = {
             "metrics": json.loads(path.read_text()), "config": json.loads(config.read_text())}
     return out
+
+
+def load_reliability(root: Path | None = None) -> dict:
+    """``{test name: figures}`` from ``results/reliability/*.json`` (``make test-reliability``)."""
+    root = root or project_root()
+    return {p.stem: json.loads(p.read_text()) for p in sorted((root / "results" / "reliability").glob("*.json"))}
 
 
 def load_timings(root: Path | None = None) -> dict:
@@ -251,6 +257,9 @@ def render(document: str, root: Path | None = None) -> str:
         raise FileNotFoundError(f"no results/<profile>/*.metrics.json under {root}")
     if document == "benchmarks/README.md" and not bench:
         raise FileNotFoundError(f"no benchmarks/results/*.json under {root}")
+    reliability = load_reliability(root)
+    if document == "RELIABILITY.md" and not reliability:
+        raise FileNotFoundError(f"no results/reliability/*.json under {root}: run `make test-reliability`")
     template = _environment(root).get_template(DOCUMENTS[document])
     timings = load_timings(root)
 
@@ -265,6 +274,7 @@ def render(document: str, root: Path | None = None) -> str:
                            results=results, bench=bench, reference=lambda nb: reference(results, nb),
                            bench_table=bench_table, row=bench_row, profile_order=PROFILE_ORDER, paper=paper,
                            experiments=experiments, baselines=baselines, frame=_frame,
+                           reliability=reliability,
                            strategies_of=lambda m: {t: v["strategies"] for t, v in m.items()})
 
 

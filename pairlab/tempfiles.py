@@ -45,15 +45,15 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def remove_stale(folder, *, recursive: bool = False) -> list[Path]:
-    """Delete the temporaries under ``folder`` whose writing process no longer runs; returns
-    what was deleted. A temporary of a live process (a writer at work) is left alone. Process
+def remove_stale(folder, *, recursive: bool = False, pattern: str = "*.tmp*") -> list[Path]:
+    """Delete the temporaries under ``folder`` (those of ``pattern``) whose writing process no
+    longer runs; returns what was deleted. A temporary of a live process (a writer at work) is left alone. Process
     ids are this machine's: folders shared between machines need :func:`locked` around writers."""
     folder = Path(folder)
     if not folder.is_dir():
         return []
     removed = []
-    for path in (folder.rglob("*.tmp*") if recursive else folder.glob("*.tmp*")):
+    for path in (folder.rglob(pattern) if recursive else folder.glob(pattern)):
         match = _TEMPORARY.search(path.name)
         if match is None or _alive(int(match.group(1))):
             continue

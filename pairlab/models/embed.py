@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..paths import cache_dir
-from ..tempfiles import temporary
+from ..tempfiles import remove_stale, temporary
 
 __all__ = ["DEFAULT_MODEL", "resolve_model", "load_encoder", "encode", "embed_pool", "model_fingerprint",
            "text_digest", "cached_array"]
@@ -108,6 +108,7 @@ def cached_array(folder, key: str, compute) -> np.ndarray:
         return np.load(path)
     out = compute()
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale(path.parent, pattern=f"{key}.*.tmp*")  # this entry's half-writes by killed processes
     tmp = temporary(path)
     np.save(tmp, out)
     os.replace(tmp, path)
