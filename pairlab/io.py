@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["open_durable", "MalformedRowError", "NoRowsError", "ReadReport", "SkippedRow", "read_qqp",
-           "read_wikiqa", "to_json", "write_json"]
+__all__ = ["open_durable", "MalformedRowError", "NoRowsError", "CorruptFileError", "ReadReport",
+           "SkippedRow", "read_qqp", "read_wikiqa", "read_json", "to_json", "write_json"]
 
 QQP_COLUMNS = ["id", "qid1", "qid2", "question1", "question2", "is_duplicate"]
 WIKIQA_COLUMNS_7 = ["QuestionID", "Question", "DocumentID", "DocumentTitle", "SentenceID",
@@ -32,6 +32,11 @@ class MalformedRowError(ValueError):
 
 class NoRowsError(ValueError):
     """A data file without a single well-formed row (empty, a header only, or all malformed)."""
+
+
+class CorruptFileError(ValueError):
+    """A file pairlab wrote earlier that cannot be read back (truncated, or not what it claims
+    to be); the message names it and what to delete so that it is computed again."""
 
 
 @dataclass(frozen=True)
@@ -171,6 +176,18 @@ def to_json(value):
     if isinstance(value, Path):
         return str(value)
     return value
+
+
+def read_json(path, *, remedy: str = "delete it, and it is computed again", kind=CorruptFileError):
+    """The JSON value in ``path``; a truncated or corrupt file is a :class:`CorruptFileError`
+    (or the subclass ``kind``) naming it and saying ``remedy``. A missing file stays a
+    ``FileNotFoundError``."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as error:  # JSONDecodeError is a ValueError
+        raise kind(f"{path} is truncated or corrupt ({type(error).__name__}: "
+                               f"{error}): {remedy}") from error
 
 
 def write_json(path: Path, value) -> Path:

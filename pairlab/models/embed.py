@@ -8,14 +8,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
+from ..io import CorruptFileError
 from ..paths import cache_dir
 
-__all__ = ["DEFAULT_MODEL", "resolve_model", "load_encoder", "encode", "embed_pool", "model_fingerprint",
-           "text_digest", "cached_array"]
+__all__ = ["DEFAULT_MODEL", "ModelLoadError", "resolve_model", "load_encoder", "loading", "saved_model",
+           "encode", "embed_pool", "model_fingerprint", "text_digest", "cached_array"]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {None, "", DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}
@@ -32,15 +35,51 @@ def resolve_model(model=None) -> str:
     return str(model)
 
 
+class ModelLoadError(ValueError):
+    """A model name or folder that exists but does not load as a model."""
+
+
+@contextmanager
+def loading(model):
+    """Yields the loadable name of ``model`` (:func:`resolve_model`); inside the block, a
+    failure to load it is a :class:`ModelLoadError` naming the model and what to give instead.
+    A name that is no local folder while the hub is offline is a ``FileNotFoundError``."""
+    name = resolve_model(model)
+    if not Path(name).exists() and os.environ.get("HF_HUB_OFFLINE") == "1":
+        raise FileNotFoundError(f"model {name!r} is not a local folder and the hub is offline: "
+                                "give the path of a downloaded model, or None for the offline "
+                                "default (all-MiniLM-L6-v2)")
+    try:
+        yield name
+    except Exception as error:
+        first = (str(error).strip().splitlines() or [""])[0][:300]
+        given = repr(str(model)) + ("" if str(model) == name else f" ({name})")
+        raise ModelLoadError(f"model {given} does not load ({type(error).__name__}: {first}): give "
+                             "a sentence-transformers model name, a folder holding one "
+                             "(config.json, weights, tokenizer), or None for the offline "
+                             "default") from error
+
+
+@contextmanager
+def saved_model(path):
+    """Inside the block, a model folder pairlab saved that does not load (truncated weights, a
+    corrupt file) is a :class:`CorruptFileError` saying to delete it (it is trained again)."""
+    try:
+        yield
+    except Exception as error:
+        cause = error.__cause__ if isinstance(error, ModelLoadError) and error.__cause__ else error
+        first = (str(cause).strip().splitlines() or [""])[0][:300]
+        raise CorruptFileError(f"the saved model {path} does not load ({type(cause).__name__}: "
+                               f"{first}): delete that folder, and the model is trained again") from error
+
+
 def load_encoder(model=None, *, device=None, max_seq_length: int | None = None):
     """A ``SentenceTransformer`` for ``model`` (name or path) on ``device`` (default: cuda if
     available)."""
     from sentence_transformers import SentenceTransformer
 
-    name = resolve_model(model)
-    if not Path(name).exists() and os.environ.get("HF_HUB_OFFLINE") == "1":
-        raise FileNotFoundError(f"model {name!r} is not a local folder and the hub is offline")
-    encoder = SentenceTransformer(name, device=device)
+    with loading(model) as name:
+        encoder = SentenceTransformer(name, device=device)
     if max_seq_length is not None:
         encoder.max_seq_length = int(max_seq_length)
     return encoder
@@ -99,12 +138,17 @@ def text_digest(*columns, head=()) -> str:
 
 def cached_array(folder, key: str, compute) -> np.ndarray:
     """``folder/key.npy`` if it exists, else ``compute()`` saved there (atomically: a crash never
-    leaves a half-written entry). No ``folder``: just ``compute()``."""
+    leaves a half-written entry); an unreadable entry is computed again, with a warning naming
+    it. No ``folder``: just ``compute()``."""
     if folder is None:
         return compute()
     path = Path(folder) / f"{key}.npy"
     if path.is_file():
-        return np.load(path)
+        try:
+            return np.load(path)
+        except (OSError, ValueError, EOFError) as error:  # truncated or corrupt: computed again
+            warnings.warn(f"cache entry {path} is unreadable ({type(error).__name__}: {error}); "
+                          "computing it again", RuntimeWarning, stacklevel=2)
     out = compute()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
