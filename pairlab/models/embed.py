@@ -86,7 +86,8 @@ def load_encoder(model=None, *, device=None, max_seq_length: int | None = None):
 
 
 def model_fingerprint(model=None) -> str:
-    """A string that changes when the model's weights or config change (for cache keys)."""
+    """A string that changes when the model's weights or config change (for cache keys): a hash
+    of its files' contents, so a model retrained and saved in place gets a new one."""
     name = resolve_model(model)
     path = Path(name)
     if not path.is_dir():
@@ -94,8 +95,20 @@ def model_fingerprint(model=None) -> str:
     parts = [name]
     for file in sorted(path.rglob("*")):
         if file.is_file() and file.suffix in {".json", ".safetensors", ".bin", ".txt"}:
-            parts.append(f"{file.relative_to(path)}:{file.stat().st_size}")
+            parts.append(f"{file.relative_to(path)}:{_content_hash(file)}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+_HASHES: dict = {}  # (path, size, mtime_ns) -> sha256: each weights file is hashed once per process
+
+
+def _content_hash(file: Path) -> str:
+    stat = file.stat()
+    key = (str(file), stat.st_size, stat.st_mtime_ns)
+    if key not in _HASHES:
+        with open(file, "rb") as handle:
+            _HASHES[key] = hashlib.file_digest(handle, "sha256").hexdigest()
+    return _HASHES[key]
 
 
 def encode(texts, model=None, *, batch_size: int = 64, max_seq_length: int | None = None,
