@@ -7,6 +7,8 @@ and line number rather than surface as a parser error from deep inside pandas.
 """
 from __future__ import annotations
 
+import errno
+import glob
 import json
 import os
 import sqlite3
@@ -17,8 +19,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["open_durable", "MalformedRowError", "NoRowsError", "CorruptFileError", "ReadReport",
-           "SkippedRow", "read_qqp", "read_wikiqa", "read_json", "to_json", "write_json"]
+__all__ = ["open_durable", "MalformedRowError", "NoRowsError", "CorruptFileError", "NotWritableError",
+           "ReadReport", "SkippedRow", "read_qqp", "read_wikiqa", "read_json", "to_json", "write_json",
+           "not_writable"]
 
 QQP_COLUMNS = ["id", "qid1", "qid2", "question1", "question2", "is_duplicate"]
 WIKIQA_COLUMNS_7 = ["QuestionID", "Question", "DocumentID", "DocumentTitle", "SentenceID",
@@ -37,6 +40,10 @@ class NoRowsError(ValueError):
 class CorruptFileError(ValueError):
     """A file pairlab wrote earlier that cannot be read back (truncated, or not what it claims
     to be); the message names it and what to delete so that it is computed again."""
+
+
+class NotWritableError(OSError):
+    """An output folder or file that cannot be written (read-only, or the disk is full)."""
 
 
 @dataclass(frozen=True)
@@ -190,7 +197,29 @@ def read_json(path, *, remedy: str = "delete it, and it is computed again", kind
                                f"{error}): {remedy}") from error
 
 
+def not_writable(path, error: OSError, *, setting: str = "run_dir") -> NotWritableError:
+    """The error to raise when writing ``path`` failed with ``error``: it names the path, the
+    reason and the ``setting`` that chooses another place."""
+    full = error.errno == errno.ENOSPC
+    reason = "the disk is full" if full else (error.strerror or str(error))
+    todo = "free space there or" if full else "make it writable or"
+    return NotWritableError(f"cannot write {path}: {reason}; {todo} point {setting} at another "
+                            "folder")
+
+
 def write_json(path: Path, value) -> Path:
+    """Write ``value`` (numpy allowed) as JSON atomically: a crash never leaves half a file. A
+    folder that cannot be written (read-only, full) is a :class:`NotWritableError` naming it."""
+    path = Path(path)
+    try:
+        return _write_json(path, value)
+    except OSError as error:
+        for tmp in path.parent.glob(f"{glob.escape(path.stem)}.{os.getpid()}.tmp*"):
+            tmp.unlink(missing_ok=True)  # half a file on a full disk
+        raise not_writable(path, error) from error
+
+
+def _write_json(path: Path, value) -> Path:
     """Write ``value`` (numpy allowed) as JSON atomically: a crash never leaves half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
