@@ -118,10 +118,10 @@ evals = {name: {split: ev.pretrained_eval_set(task[split], eval_config, model=mo
 # %% [markdown]
 # ## 4. Table 1: ours beside the paper's
 #
-# Our QQP is a 23,497-pair subset of the 404,290-pair release, so it has far fewer questions and
-# pairs, and a much milder imbalance: pairs grow with the square of the questions, positives
-# only linearly (section 5). WikiQA is complete (dev keeps only its answerable questions, which
-# hold all 140 dev positives).
+# Our QQP is a subset of the 404,290-pair release (about 23,500 pairs; section 1 prints the
+# rows read), so it has far fewer questions and pairs, and a much milder imbalance: pairs grow
+# with the square of the questions, positives only linearly (section 5). WikiQA is complete
+# (dev keeps only its answerable questions, which hold all 140 dev positives).
 
 # %%
 # NBVAL_CHECK_OUTPUT

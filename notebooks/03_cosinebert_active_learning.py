@@ -176,7 +176,7 @@ experiments.stage_times(results)
 # %%
 first = next(iter(results))
 folder = ctx.path("active") / first[0] / results[first]["folder"]
-print(folder.relative_to(ctx.project_path(".")))
+print(ctx.shown(folder))
 display(pd.read_csv(folder / "labels.csv").head())
 RunDashboard.open(ctx.path("active"), title="all runs of this notebook")
 

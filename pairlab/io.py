@@ -7,6 +7,8 @@ and line number rather than surface as a parser error from deep inside pandas.
 """
 from __future__ import annotations
 
+import errno
+import glob
 import json
 import os
 import sqlite3
@@ -19,8 +21,9 @@ import pandas as pd
 
 from .tempfiles import temporary
 
-__all__ = ["open_durable", "MalformedRowError", "ReadReport", "SkippedRow", "read_qqp", "read_wikiqa", "to_json",
-           "write_json"]
+__all__ = ["open_durable", "MalformedRowError", "NoRowsError", "CorruptFileError", "NotWritableError",
+           "ReadReport", "SkippedRow", "read_qqp", "read_wikiqa", "read_json", "to_json", "write_json",
+           "not_writable"]
 
 QQP_COLUMNS = ["id", "qid1", "qid2", "question1", "question2", "is_duplicate"]
 WIKIQA_COLUMNS_7 = ["QuestionID", "Question", "DocumentID", "DocumentTitle", "SentenceID",
@@ -30,6 +33,19 @@ WIKIQA_COLUMNS_5 = ["QuestionID", "Question", "SentenceID", "Sentence", "Label"]
 
 class MalformedRowError(ValueError):
     """A row that does not have the expected fields, raised under ``strict=True``."""
+
+
+class NoRowsError(ValueError):
+    """A data file without a single well-formed row (empty, a header only, or all malformed)."""
+
+
+class CorruptFileError(ValueError):
+    """A file pairlab wrote earlier that cannot be read back (truncated, or not what it claims
+    to be); the message names it and what to delete so that it is computed again."""
+
+
+class NotWritableError(OSError):
+    """An output folder or file that cannot be written (read-only, or the disk is full)."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +97,8 @@ def read_qqp(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport]:
             raise _Bad(f"is_duplicate must be 0 or 1, found {label}")
         return qid1, qid2, fields[3], fields[4], label
 
-    rows, report = _read_rows(path, parse, header_prefix="id\tqid1", strict=strict)
+    rows, report = _read_rows(path, parse, header_prefix="id\tqid1", strict=strict,
+                              expected="a QQP TSV (id, qid1, qid2, question1, question2, is_duplicate)")
     frame = pd.DataFrame(rows, columns=["qid1", "qid2", "question1", "question2", "is_duplicate"])
     frame = frame.astype({"qid1": "int64", "qid2": "int64", "is_duplicate": "int8"})
     return frame, report
@@ -108,7 +125,9 @@ def read_wikiqa(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport
             raise _Bad("empty question or sentence")
         return question, title, sentence, int(label)
 
-    rows, report = _read_rows(path, parse, header_prefix="QuestionID\t", strict=strict)
+    rows, report = _read_rows(path, parse, header_prefix="QuestionID\t", strict=strict,
+                              expected="a WikiQA TSV (QuestionID, Question, [DocumentID, DocumentTitle,] "
+                                       "SentenceID, Sentence, Label)")
     frame = pd.DataFrame(rows, columns=["question", "title", "sentence", "label"])
     return frame, report
 
@@ -117,24 +136,40 @@ class _Bad(Exception):
     """Internal: the reason a row is malformed."""
 
 
-def _read_rows(path: Path, parse, *, header_prefix: str, strict: bool):
+def _read_rows(path: Path, parse, *, header_prefix: str, strict: bool, expected: str):
+    """Parsed rows and the report. Lines are decoded one by one, so a byte that is not UTF-8
+    costs its row (counted and reported like any malformed row), not the whole file."""
     if not path.is_file():
         raise FileNotFoundError(f"data file not found: {path}")
-    rows, skipped = [], []
-    with open(path, encoding="utf-8", newline="\n") as handle:
-        for number, line in enumerate(handle, start=1):
-            line = line.rstrip("\r\n")
-            if number == 1 and line.startswith(header_prefix):
-                continue
-            if not line.strip():
-                continue
+    rows, skipped, number = [], [], 0
+    with open(path, "rb") as handle:  # lines end at b"\n" only, as with newline="\n"
+        for number, raw in enumerate(handle, start=1):
             try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+                if (number == 1 and line.startswith(header_prefix)) or not line.strip():
+                    continue
                 rows.append(parse(line.split("\t")))
-            except _Bad as bad:
+            except (_Bad, UnicodeDecodeError) as bad:
+                line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                reason = (f"not UTF-8 text (byte 0x{raw[bad.start]:02x} at column {bad.start + 1})"
+                          if isinstance(bad, UnicodeDecodeError) else str(bad))
                 if strict:
-                    raise MalformedRowError(f"{path}:{number}: {bad}: {line[:120]!r}") from None
-                skipped.append(SkippedRow(str(path), number, str(bad), line[:120]))
+                    raise MalformedRowError(f"{path}:{number}: {reason}: {line[:120]!r}") from None
+                skipped.append(SkippedRow(str(path), number, reason, line[:120]))
+    if not rows:
+        raise NoRowsError(_no_rows(path, number, skipped, expected))
     return rows, ReadReport([str(path)], len(rows), skipped)
+
+
+def _no_rows(path: Path, lines: int, skipped: list, expected: str) -> str:
+    if skipped:
+        first = skipped[0]
+        found = (f"all {len(skipped):,} of its rows are malformed and were skipped (line "
+                 f"{first.line}: {first.reason})")
+    else:
+        found = "it is empty" if lines == 0 else f"its {lines} line(s) hold no data row (a header only)"
+    return (f"{path} holds no well-formed row: {found}. Expected {expected}, tab-separated with "
+            "no quoting; replace the file with the release's (see the data folder's README).")
 
 
 def to_json(value):
@@ -152,7 +187,41 @@ def to_json(value):
     return value
 
 
+def read_json(path, *, remedy: str = "delete it, and it is computed again", kind=CorruptFileError):
+    """The JSON value in ``path``; a truncated or corrupt file is a :class:`CorruptFileError`
+    (or the subclass ``kind``) naming it and saying ``remedy``. A missing file stays a
+    ``FileNotFoundError``."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as error:  # JSONDecodeError is a ValueError
+        raise kind(f"{path} is truncated or corrupt ({type(error).__name__}: "
+                               f"{error}): {remedy}") from error
+
+
+def not_writable(path, error: OSError, *, setting: str = "run_dir") -> NotWritableError:
+    """The error to raise when writing ``path`` failed with ``error``: it names the path, the
+    reason and the ``setting`` that chooses another place."""
+    full = error.errno == errno.ENOSPC
+    reason = "the disk is full" if full else (error.strerror or str(error))
+    todo = "free space there or" if full else "make it writable or"
+    return NotWritableError(f"cannot write {path}: {reason}; {todo} point {setting} at another "
+                            "folder")
+
+
 def write_json(path: Path, value) -> Path:
+    """Write ``value`` (numpy allowed) as JSON atomically: a crash never leaves half a file. A
+    folder that cannot be written (read-only, full) is a :class:`NotWritableError` naming it."""
+    path = Path(path)
+    try:
+        return _write_json(path, value)
+    except OSError as error:
+        for tmp in path.parent.glob(f"{glob.escape(path.stem)}.{os.getpid()}.tmp*"):
+            tmp.unlink(missing_ok=True)  # half a file on a full disk
+        raise not_writable(path, error) from error
+
+
+def _write_json(path: Path, value) -> Path:
     """Write ``value`` (numpy allowed) as JSON atomically: a crash never leaves half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary(path)

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import os
 import platform
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .io import to_json, write_json
-from .paths import project_root
+from .io import not_writable, to_json, write_json
+from .paths import project_root, shown
 
 __all__ = ["Context", "parameters", "png_export", "setup", "to_json", "write_json"]
 
@@ -34,6 +35,12 @@ class Context:
     def project_path(path) -> Path:
         """``path`` relative to the project root (absolute paths pass through)."""
         return project_root() / path
+
+    @staticmethod
+    def shown(path) -> str:
+        """``path`` for printing: relative to the project root where it lies inside it, else
+        absolute (a run_dir outside the repository)."""
+        return shown(path)
 
     def save_figure(self, fig, name: str, *, png: bool = True) -> Path:
         """Write ``fig`` as ``<figures_dir>/<name>.html`` (plotly.js beside it, works offline)
@@ -82,8 +89,8 @@ def setup(notebook: str, namespace: dict | None = None, *, path=None, quiet: boo
     run_dir = params.get("run_dir") or "runs/interactive"
     figures_dir = params.get("figures_dir") or "figures/interactive"
     ctx = Context(notebook, (root / run_dir).resolve(), (root / figures_dir).resolve(), params)
-    ctx.run_dir.mkdir(parents=True, exist_ok=True)
-    ctx.figures_dir.mkdir(parents=True, exist_ok=True)
+    _writable(ctx.run_dir, "run_dir")
+    _writable(ctx.figures_dir, "figures_dir")
     write_json(ctx.run_dir / f"{notebook}.config.json", params)
     if not quiet:
         import torch
@@ -91,8 +98,7 @@ def setup(notebook: str, namespace: dict | None = None, *, path=None, quiet: boo
         device = "cuda" if torch.cuda.is_available() else "cpu"
         print(f"pairlab notebook {notebook}: python {platform.python_version()}, "
               f"torch {torch.__version__} on {device}, {os.cpu_count()} cpu(s)")
-        print(f"  run folder: {_relative(ctx.run_dir, root)}; figures: "
-              f"{_relative(ctx.figures_dir, root)}")
+        print(f"  run folder: {shown(ctx.run_dir, root)}; figures: {shown(ctx.figures_dir, root)}")
     return ctx
 
 
@@ -131,8 +137,12 @@ def _write_png(fig, path: Path) -> None:
         _PNG_SKIP_REPORTED.append(reason)
 
 
-def _relative(path: Path, root: Path) -> str:
+def _writable(folder: Path, setting: str) -> None:
+    """Create ``folder`` and a file in it, so that a read-only place is a clear error naming
+    ``setting`` before any work, not a failure to save hours later."""
     try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        raise not_writable(folder, error, setting=setting) from error

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["DataNotFoundError", "cache_dir", "data_dir", "project_root"]
+__all__ = ["DataNotFoundError", "cache_dir", "data_dir", "project_root", "shown"]
 
 DATA_LAYOUT = """\
 expected layout:
@@ -30,6 +30,16 @@ def project_root() -> Path:
     return Path.cwd()
 
 
+def shown(path, root: Path | None = None) -> str:
+    """``path`` for printing: relative to the project root (or ``root``) where it lies inside
+    it, else as given (a run_dir outside the repository, say)."""
+    root = project_root() if root is None else Path(root)
+    try:
+        return str(Path(path).resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)
+
+
 def data_dir(path=None) -> Path:
     """The data folder: ``path``, else ``$PAIRLAB_DATA_DIR``, else ``./data``."""
     if path is not None:
@@ -51,5 +61,10 @@ def cache_dir() -> Path:
     """Cache folder for embeddings: ``$PAIRLAB_CACHE_DIR``, else ``~/.cache/pairlab``."""
     root = os.environ.get("PAIRLAB_CACHE_DIR") or Path.home() / ".cache" / "pairlab"
     path = Path(root)
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        from .io import not_writable  # pandas and numpy: only when it is needed
+
+        raise not_writable(path, error, setting="$PAIRLAB_CACHE_DIR") from error
     return path

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import yaml
 
-from .paths import project_root
+from .paths import project_root, shown
 
 __all__ = ["KERNEL", "ACTIVE", "DEPRECATED", "TIMINGS", "after", "check_profile", "expected_time",
            "load_profile", "notebooks", "recorded_times", "resolve", "run", "start_order"]
@@ -56,8 +56,9 @@ def notebooks(root: Path | None = None, select=None) -> list[Path]:
     if select:
         found = [nb for nb in found if any(nb.name.startswith(s) for s in select)]
     if not found:
+        known = [nb.name[:2] for nb in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))]
         raise FileNotFoundError(f"no notebooks matching {select or '[0-9][0-9]_*'} in "
-                                f"{root / 'notebooks'}")
+                                f"{root / 'notebooks'}; known numbers: {known}")
     return found
 
 
@@ -129,7 +130,8 @@ def check_profile(profile: dict, declared: dict[str, set], *, name: str = "profi
     top = {k for k in profile if k != SECTION}
     unknown = top - set().union(*by_number.values())
     if unknown:
-        raise ValueError(f"profile {name!r} sets {sorted(unknown)}, which no notebook declares")
+        raise ValueError(f"profile {name!r} sets {sorted(unknown)}, which no notebook declares "
+                         "(a typo? each notebook's parameters cell lists the names it takes)")
     for names, overrides in (profile.get(SECTION) or {}).items():
         numbers = _numbers(names)
         missing = [n for n in numbers if n not in by_number]
@@ -174,7 +176,7 @@ def run(profile: str, *, select=None, overrides: dict | None = None, jobs: int =
     selected = notebooks(root, select)
     declared = {nb.stem: set(papermill.inspect_notebook(str(nb))) for nb in notebooks(root)}
     check_profile(loaded, declared, name=profile)
-    check_profile(extra, declared, name="overrides")
+    check_profile(extra, declared, name="overrides (-p)")
     out_dir = root / {**resolve(loaded, selected[0].stem), **resolve(extra, selected[0].stem)}["run_dir"]
     out_dir.mkdir(parents=True, exist_ok=True)
     if record_times:
@@ -200,7 +202,7 @@ def _execute(profile: str, notebook: Path, params: dict, out_dir: Path, root: Pa
 
     output = out_dir / notebook.name
     start = time.perf_counter()
-    print(f"[{profile}] {notebook.name} -> {output.relative_to(root)}", flush=True)
+    print(f"[{profile}] {notebook.name} -> {shown(output, root)}", flush=True)
     papermill.execute_notebook(str(notebook), str(output), parameters=params,
                                kernel_name=KERNEL, cwd=str(notebook.parent),
                                progress_bar=sys.stderr.isatty(), report_mode=False,
@@ -304,7 +306,7 @@ def expected_time(profile: str, selected: list[str], root: Path | None = None) -
             else sum(known)
         missing = len(selected) - len(known)
         return (f"expected: about {total / 60:.0f} min on {t['cpus']} CPU cores ({t['jobs']} at a "
-                f"time), as recorded on {t['recorded']} in {path.relative_to(root)}"
+                f"time), as recorded on {t['recorded']} in {shown(path, root)}"
                 + (f"; {missing} notebook(s) not timed yet" if missing else ""))
     return f"expected time: not recorded yet for profile {profile!r} (this run records it)"
 
@@ -320,10 +322,22 @@ def main(argv=None) -> int:
                         metavar=("NAME", "VALUE"), help="override a parameter (YAML value)")
     args = parser.parse_args(argv)
     warnings.simplefilter("default", DeprecationWarning)  # an old profile key is said, not hidden
-    overrides = {name: yaml.safe_load(value) for name, value in args.parameter}
-    run(args.profile, select=args.notebooks, overrides=overrides, jobs=args.jobs,
-        record_times=not args.no_timings)
+    try:
+        overrides = {name: _value(name, value) for name, value in args.parameter}
+        run(args.profile, select=args.notebooks, overrides=overrides, jobs=args.jobs,
+            record_times=not args.no_timings)
+    except (OSError, ValueError, RuntimeError, yaml.YAMLError) as error:  # said plainly, no traceback
+        print(f"pairlab.runner: error: {error}", file=sys.stderr)
+        return 1 if isinstance(error, RuntimeError) else 2
     return 0
+
+
+def _value(name: str, text: str):
+    """A ``-p NAME VALUE`` value read as YAML; one that does not parse names the parameter."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ValueError(f"parameter {name!r}: {text!r} is not a YAML value ({error})") from None
 
 
 if __name__ == "__main__":

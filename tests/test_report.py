@@ -68,3 +68,19 @@ def test_collect_copies_a_runs_metrics_configs_and_timings(tmp_path):
     assert sorted(p.name for p in copied) == ["01_x.config.json", "01_x.metrics.json", "timings.json"]
     with pytest.raises(FileNotFoundError, match="make run PROFILE=nothing"):
         report.collect("nothing", tmp_path)
+
+
+def test_the_qqp_subset_size_in_the_docs_is_the_count_read_or_says_about(data_dir):
+    """Notebook 01 said "a 23,497-pair subset" while 23,496 rows load (the first row is
+    malformed and reported): a size typed into prose is the count read, or says "about"."""
+    import re
+
+    from pairlab.io import read_qqp
+
+    read = f"{read_qqp(data_dir / 'qqp' / 'qqp_subset.tsv')[0].shape[0]:,}"
+    texts = {p.relative_to(ROOT): p.read_text() for p in [
+        ROOT / "README.md", ROOT / "RESULTS.md", *(ROOT / "docs").glob("*.j2"),
+        *(ROOT / "notebooks").glob("[0-9][0-9]_*.py")]}
+    typed = [(str(path), m.group(0)) for path, text in texts.items()
+             for m in re.finditer(r"(about |~)?\b23,\d{3}\b", text) if not m.group(1)]
+    assert all(number.endswith(read) for _, number in typed), (read, typed)

@@ -7,6 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..models.training import number
 from .strategies import Strategy, make_strategy
 
 __all__ = ["ActiveConfig", "schedule"]
@@ -52,6 +53,13 @@ class ActiveConfig:
 
     def __post_init__(self):
         self.make_strategy()  # fails early on a bad name or parameters
+        # one form per number, so the same settings find the same run folder (epochs 1 and 1.0)
+        object.__setattr__(self, "epochs", number("epochs", self.epochs, whole=True))
+        for name in ("growth", "learning_rate"):
+            object.__setattr__(self, name, number(name, getattr(self, name)))
+        for name in ("epochs", "learning_rate", "batch_size"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
         if self.seed_set not in ("static_retrieval", "stated"):
             raise ValueError(f"seed_set must be 'static_retrieval' or 'stated', got {self.seed_set!r}")
         if self.batches is not None:

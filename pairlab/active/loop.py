@@ -316,7 +316,8 @@ def _check_inputs(config: ActiveConfig, pools, eval_sets) -> None:
         raise ValueError(f"config is for task {config.task!r} but the pool is {pool.task!r}")
     if config.budget > pool.n_pairs:
         raise ValueError(f"a budget of {config.budget:,} labels exceeds the {pool.n_pairs:,} "
-                         f"pairs of {pool.task}/train")
+                         f"pairs of {pool.task}/train: lower n1, rounds or growth (batches "
+                         f"{config.schedule()})")
 
 
 def _check_batch(pool: Pool, labelled, batch, n: int, strategy: Strategy) -> None:

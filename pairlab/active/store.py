@@ -13,6 +13,8 @@ import json
 import os
 import re
 import shutil
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -20,12 +22,18 @@ import pandas as pd
 
 from ..data.loaders import Pool
 from ..evaluation.strata import EvalSet
-from ..io import to_json, write_json
+from ..io import CorruptFileError, read_json, to_json, write_json
 from ..tempfiles import temporary
 from .config import ActiveConfig
 
 __all__ = ["run_folder", "load_result", "run_labels", "write_config", "resume", "save_batch",
-           "write_labels_csv", "append_batch", "empty_labels", "model_path", "drop_models"]
+           "write_labels_csv", "append_batch", "empty_labels", "model_path", "drop_models",
+           "RunFolderError"]
+
+
+class RunFolderError(CorruptFileError):
+    """A run folder file that is missing or cannot be read back; the message names it and what
+    to delete so that the run is computed again."""
 
 ROUND_FILE = re.compile(r"round_(\d+)\.npz")
 
@@ -45,9 +53,25 @@ def run_folder(root, config: ActiveConfig, pools: dict[str, Pool], eval_sets: di
 
 
 def load_result(folder) -> dict | None:
-    """The finished run's result, or None if the run is not finished."""
-    path = Path(folder) / "result.json"
-    return json.loads(path.read_text()) if path.is_file() else None
+    """The finished run's result, or None if the run is not finished. A finished run whose
+    ``result.json`` is corrupt, or whose ``labels.csv`` or round files are gone, is a
+    :class:`RunFolderError` naming what is wrong: it is never read back as finished."""
+    folder = Path(folder)
+    path = folder / "result.json"
+    if not path.is_file():
+        return None
+    redo = f"delete it (the run is then finished again from its rounds) or the run folder {folder}"
+    result = read_json(path, remedy=redo, kind=RunFolderError)
+    if not isinstance(result, dict) or not isinstance(result.get("records"), list):
+        raise RunFolderError(f"{path} holds no run result (no list of records): {redo}")
+    rounds = range(1, len(result["records"]) + 1)
+    missing = [name for name in ["labels.csv", *(f"rounds/round_{i:02d}.{ext}" for i in rounds
+                                                 for ext in ("json", "npz"))]
+               if not (folder / name).is_file()]
+    if missing:
+        raise RunFolderError(f"the finished run in {folder} misses {', '.join(missing)}: delete "
+                             "the run folder to compute the run again")
+    return result
 
 
 def run_labels(folder) -> tuple[np.ndarray, np.ndarray]:
@@ -61,9 +85,9 @@ def run_labels(folder) -> tuple[np.ndarray, np.ndarray]:
     ids, labels, rounds = empty_labels()
     both = (labels, labels)  # the annotator's labels and the oracle's
     for i in range(1, len(result["records"]) + 1):
-        with np.load(folder / "rounds" / f"round_{i:02d}.npz") as f:
-            oracle = f["oracle"] if "oracle" in f.files else f["labels"]  # no file: the oracle labelled
-            ids, both, rounds = append_batch(ids, both, rounds, f["ids"], (f["labels"], oracle), i)
+        f = _read_batch(folder, i)
+        oracle = f["oracle"] if "oracle" in f else f["labels"]  # none saved: the oracle labelled
+        ids, both, rounds = append_batch(ids, both, rounds, f["ids"], (f["labels"], oracle), i)
     labels, truth = both
     if len(ids) != result["labels"] or int(truth.sum()) != result["positives_found"]:
         raise ValueError(f"{folder}: the rounds hold {len(ids)} labels ({int(truth.sum())} "
@@ -115,8 +139,13 @@ def write_labels_csv(folder: Path, pool: Pool, ids, labels, rounds) -> None:
 def write_config(folder: Path, config: dict) -> None:
     """Write ``config.json``; a folder holding another config's run is an error."""
     path = folder / "config.json"
-    if path.is_file() and json.loads(path.read_text()) != config:
-        raise ValueError(f"{folder} holds a run of another config; use a new folder")
+    old = read_json(path, remedy="delete it; it is written again",
+                    kind=RunFolderError) if path.is_file() else config
+    if old != config:
+        differ = sorted(k for k in {*old, *config} if old.get(k) != config.get(k)) \
+            if isinstance(old, dict) else ["everything"]
+        raise ValueError(f"{folder} holds a run of another config (differing in {differ}): it is "
+                         "never reused; use a new folder (run_folder names one per config)")
     write_json(path, config)
 
 
@@ -128,14 +157,35 @@ def resume(folder: Path, n_rounds: int):
         record_path = folder / "rounds" / f"round_{i:02d}.json"
         if not record_path.is_file():
             break
-        with np.load(folder / "rounds" / f"round_{i:02d}.npz") as f:
-            ids, labels, rounds = append_batch(ids, labels, rounds, f["ids"], f["labels"], i)
-        records.append(json.loads(record_path.read_text()))
+        f = _read_batch(folder, i)
+        ids, labels, rounds = append_batch(ids, labels, rounds, f["ids"], f["labels"], i)
+        records.append(read_json(record_path, remedy=_redo_round(folder, i), kind=RunFolderError))
     for stale in (folder / "rounds").glob("round_*.npz"):
         match = ROUND_FILE.fullmatch(stale.name)  # a killed writer's temporary is not a round
         if match and int(match.group(1)) > len(records):
             stale.unlink()
     return records, ids, labels, rounds
+
+
+def _read_batch(folder: Path, i: int) -> dict:
+    """Round ``i``'s saved arrays (ids, labels, and the oracle's labels where saved); a missing
+    or unreadable file is a :class:`RunFolderError`."""
+    path = folder / "rounds" / f"round_{i:02d}.npz"
+    try:
+        with np.load(path) as f:
+            batch = {name: f[name] for name in f.files}
+        if "ids" in batch and "labels" in batch:
+            return batch
+        error = KeyError(f"it holds {sorted(batch)}, not ids and labels")
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as caught:
+        error = caught
+    raise RunFolderError(f"{path} is missing or unreadable ({type(error).__name__}: {error}) "
+                         f"although round {i} finished: {_redo_round(folder, i)}") from error
+
+
+def _redo_round(folder: Path, i: int) -> str:
+    return (f"delete rounds/round_{i:02d}.json and every later round's files in {folder} to "
+            f"compute the run again from round {i}, or delete the run folder")
 
 
 def model_path(folder: Path, i: int) -> Path:

@@ -207,7 +207,11 @@ def make_strategy(name: str, *, candidate_m: int = 100, index: str = "Flat", **p
     ``candidate_m`` neighbours per item with the faiss ``index``."""
     if name not in STRATEGIES:
         raise ValueError(f"unknown strategy {name!r}; known: {sorted(STRATEGIES)}")
-    return STRATEGIES[name](candidate_m=candidate_m, index=index, **params)
+    try:
+        return STRATEGIES[name](candidate_m=candidate_m, index=index, **params)
+    except TypeError as error:  # a parameter it does not take, or one it needs
+        raise TypeError(f"strategy {name!r} cannot be built with strategy_params {params!r}: "
+                        f"{error}") from error
 
 
 def _top(state: RoundState, n: int, key: np.ndarray) -> np.ndarray:

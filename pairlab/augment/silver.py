@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -33,10 +35,15 @@ class SilverLabeller:
         self.ids, self.logits = np.empty(0, np.int64), np.empty(0, np.float64)
         self.seconds, self.n_scored = 0.0, 0  # all scoring of these pairs, earlier runs included
         if self.path is not None and self.path.is_file():
-            with np.load(self.path) as f:
-                self.ids, self.logits = f["ids"], f["logits"]
-                if "seconds" in f.files:  # files written before the time was kept have none
-                    self.seconds, self.n_scored = float(f["seconds"]), int(f["n_scored"])
+            try:
+                with np.load(self.path) as f:
+                    saved = {name: f[name] for name in f.files}
+                self.ids, self.logits = saved["ids"], saved["logits"]
+                if "seconds" in saved:  # files written before the time was kept have none
+                    self.seconds, self.n_scored = float(saved["seconds"]), int(saved["n_scored"])
+            except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as error:
+                warnings.warn(f"silver scores {self.path} are unreadable ({type(error).__name__}: "
+                              f"{error}); scoring their pairs again", RuntimeWarning, stacklevel=2)
 
     def label(self, ids) -> tuple[np.ndarray, np.ndarray]:
         """``(ids, labels)``: the sorted ``ids`` without gold pairs and their silver labels (int8)."""

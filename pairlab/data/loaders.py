@@ -118,7 +118,7 @@ def read_raw(name: str, data_dir=None, *, strict: bool = False) -> dict:
             report = report.merge(part)
         out["report"] = report
         return out
-    raise ValueError(f"unknown task {name!r}; expected one of {TASKS}")
+    raise ValueError(f"unknown task {name!r}; expected one of {TASKS}" + _file_hint(name))
 
 
 def _first_existing(folder: Path, names) -> Path:
@@ -165,12 +165,21 @@ def load_tasks(dataset: str = "all", data_dir=None, **kwargs) -> dict[str, Task]
     names = TASKS if dataset == "all" else (dataset,)
     for name in names:
         if name not in TASKS:
-            raise ValueError(f"dataset must be 'qqp', 'wikiqa' or 'all', got {dataset!r}")
+            raise ValueError(f"dataset must be 'qqp', 'wikiqa' or 'all', got {dataset!r}"
+                             + _file_hint(dataset))
     max_items = kwargs.pop("max_items", None)
     per_task = isinstance(max_items, dict) and bool(max_items) and set(max_items) <= set(TASKS)
     return {name: load_task(name, data_dir, **kwargs,
                             max_items=max_items.get(name) if per_task else max_items)
             for name in names}
+
+
+def _file_hint(dataset) -> str:
+    """What to do when ``dataset`` names a file or folder instead of a task."""
+    if not any(mark in str(dataset) for mark in ("/", "\\", ".tsv")) and not Path(str(dataset)).exists():
+        return ""
+    return ("; a file is not a dataset name: put it in the data folder's layout and set "
+            f"data_dir (or $PAIRLAB_DATA_DIR) to that folder.\n{DATA_LAYOUT}")
 
 
 def build_qqp(frame: pd.DataFrame, *, seed: int = 0, fractions=(0.5, 0.25, 0.25),

@@ -228,7 +228,8 @@ def as_scores(name: str, values) -> np.ndarray:
     bad = ~np.isfinite(arr)
     if bad.any():
         raise ValueError(f"{name} has {int(bad.sum())} NaN or infinite score(s), first at index "
-                         f"{int(np.flatnonzero(bad)[0])}")
+                         f"{int(np.flatnonzero(bad)[0])}: every score must be a finite number "
+                         "(a diverged model, or a scorer dividing by zero?)")
     return arr
 
 

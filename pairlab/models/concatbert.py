@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .embed import cached_array, resolve_model, text_digest
+from .embed import cached_array, loading, saved_model, text_digest
 from .training import TrainConfig, default_device, pair_dataset, training_arguments
 
 __all__ = ["ConcatBERT"]
@@ -34,8 +34,9 @@ class ConcatBERT:
         from sentence_transformers import CrossEncoder
 
         torch.manual_seed(seed)  # the head's initialisation
-        ce = CrossEncoder(resolve_model(model), num_labels=1, max_length=max_seq_length,
-                          device=device or default_device())
+        with loading(model) as name:
+            ce = CrossEncoder(name, num_labels=1, max_length=max_seq_length,
+                              device=device or default_device())
         return cls(ce, info={"model": str(model), "trained_on": 0})
 
     @classmethod
@@ -106,5 +107,6 @@ class ConcatBERT:
         path = Path(path)
         if not (path / INFO_FILE).is_file():
             raise FileNotFoundError(f"{path} is not a saved ConcatBERT (no {INFO_FILE})")
-        ce = CrossEncoder(str(path), device=device or default_device())
-        return cls(ce, info=json.loads((path / INFO_FILE).read_text()))
+        with saved_model(path):
+            ce = CrossEncoder(str(path), device=device or default_device())
+            return cls(ce, info=json.loads((path / INFO_FILE).read_text()))

@@ -21,7 +21,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .embed import cached_array, encode, load_encoder, text_digest
+from .embed import cached_array, encode, load_encoder, saved_model, text_digest
 from .scoring import CosineScorer
 from .training import TrainConfig, disable_dropout, pair_dataset, training_arguments
 
@@ -235,10 +235,11 @@ class CosineBERT:
         path = Path(path)
         if not (path / CALIBRATION_FILE).is_file():
             raise FileNotFoundError(f"{path} is not a saved CosineBERT (no {CALIBRATION_FILE})")
-        payload = json.loads((path / CALIBRATION_FILE).read_text())
-        encoder = load_encoder(str(path), device=device)
-        calibration = Calibration(**payload["calibration"]) if payload["calibration"] else None
-        return cls(encoder, calibration, info=payload["info"])
+        with saved_model(path):
+            payload = json.loads((path / CALIBRATION_FILE).read_text())
+            encoder = load_encoder(str(path), device=device)
+            calibration = Calibration(**payload["calibration"]) if payload["calibration"] else None
+            return cls(encoder, calibration, info=payload["info"])
 
 
 class PoolScorer:

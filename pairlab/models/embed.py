@@ -8,15 +8,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
+from ..io import CorruptFileError
 from ..paths import cache_dir
 from ..tempfiles import remove_stale, temporary
 
-__all__ = ["DEFAULT_MODEL", "resolve_model", "load_encoder", "encode", "embed_pool", "model_fingerprint",
-           "text_digest", "cached_array"]
+__all__ = ["DEFAULT_MODEL", "ModelLoadError", "resolve_model", "load_encoder", "loading", "saved_model",
+           "encode", "embed_pool", "model_fingerprint", "text_digest", "cached_array"]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {None, "", DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}
@@ -33,22 +36,59 @@ def resolve_model(model=None) -> str:
     return str(model)
 
 
+class ModelLoadError(ValueError):
+    """A model name or folder that exists but does not load as a model."""
+
+
+@contextmanager
+def loading(model):
+    """Yields the loadable name of ``model`` (:func:`resolve_model`); inside the block, a
+    failure to load it is a :class:`ModelLoadError` naming the model and what to give instead.
+    A name that is no local folder while the hub is offline is a ``FileNotFoundError``."""
+    name = resolve_model(model)
+    if not Path(name).exists() and os.environ.get("HF_HUB_OFFLINE") == "1":
+        raise FileNotFoundError(f"model {name!r} is not a local folder and the hub is offline: "
+                                "give the path of a downloaded model, or None for the offline "
+                                "default (all-MiniLM-L6-v2)")
+    try:
+        yield name
+    except Exception as error:
+        first = (str(error).strip().splitlines() or [""])[0][:300]
+        given = repr(str(model)) + ("" if str(model) == name else f" ({name})")
+        raise ModelLoadError(f"model {given} does not load ({type(error).__name__}: {first}): give "
+                             "a sentence-transformers model name, a folder holding one "
+                             "(config.json, weights, tokenizer), or None for the offline "
+                             "default") from error
+
+
+@contextmanager
+def saved_model(path):
+    """Inside the block, a model folder pairlab saved that does not load (truncated weights, a
+    corrupt file) is a :class:`CorruptFileError` saying to delete it (it is trained again)."""
+    try:
+        yield
+    except Exception as error:
+        cause = error.__cause__ if isinstance(error, ModelLoadError) and error.__cause__ else error
+        first = (str(cause).strip().splitlines() or [""])[0][:300]
+        raise CorruptFileError(f"the saved model {path} does not load ({type(cause).__name__}: "
+                               f"{first}): delete that folder, and the model is trained again") from error
+
+
 def load_encoder(model=None, *, device=None, max_seq_length: int | None = None):
     """A ``SentenceTransformer`` for ``model`` (name or path) on ``device`` (default: cuda if
     available)."""
     from sentence_transformers import SentenceTransformer
 
-    name = resolve_model(model)
-    if not Path(name).exists() and os.environ.get("HF_HUB_OFFLINE") == "1":
-        raise FileNotFoundError(f"model {name!r} is not a local folder and the hub is offline")
-    encoder = SentenceTransformer(name, device=device)
+    with loading(model) as name:
+        encoder = SentenceTransformer(name, device=device)
     if max_seq_length is not None:
         encoder.max_seq_length = int(max_seq_length)
     return encoder
 
 
 def model_fingerprint(model=None) -> str:
-    """A string that changes when the model's weights or config change (for cache keys)."""
+    """A string that changes when the model's weights or config change (for cache keys): a hash
+    of its files' contents, so a model retrained and saved in place gets a new one."""
     name = resolve_model(model)
     path = Path(name)
     if not path.is_dir():
@@ -56,8 +96,20 @@ def model_fingerprint(model=None) -> str:
     parts = [name]
     for file in sorted(path.rglob("*")):
         if file.is_file() and file.suffix in {".json", ".safetensors", ".bin", ".txt"}:
-            parts.append(f"{file.relative_to(path)}:{file.stat().st_size}")
+            parts.append(f"{file.relative_to(path)}:{_content_hash(file)}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+_HASHES: dict = {}  # (path, size, mtime_ns) -> sha256: each weights file is hashed once per process
+
+
+def _content_hash(file: Path) -> str:
+    stat = file.stat()
+    key = (str(file), stat.st_size, stat.st_mtime_ns)
+    if key not in _HASHES:
+        with open(file, "rb") as handle:
+            _HASHES[key] = hashlib.file_digest(handle, "sha256").hexdigest()
+    return _HASHES[key]
 
 
 def encode(texts, model=None, *, batch_size: int = 64, max_seq_length: int | None = None,
@@ -100,12 +152,17 @@ def text_digest(*columns, head=()) -> str:
 
 def cached_array(folder, key: str, compute) -> np.ndarray:
     """``folder/key.npy`` if it exists, else ``compute()`` saved there (atomically: a crash never
-    leaves a half-written entry). No ``folder``: just ``compute()``."""
+    leaves a half-written entry); an unreadable entry is computed again, with a warning naming
+    it. No ``folder``: just ``compute()``."""
     if folder is None:
         return compute()
     path = Path(folder) / f"{key}.npy"
     if path.is_file():
-        return np.load(path)
+        try:
+            return np.load(path)
+        except (OSError, ValueError, EOFError) as error:  # truncated or corrupt: computed again
+            warnings.warn(f"cache entry {path} is unreadable ({type(error).__name__}: {error}); "
+                          "computing it again", RuntimeWarning, stacklevel=2)
     out = compute()
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale(path.parent, pattern=f"{key}.*.tmp*")  # this entry's half-writes by killed processes

@@ -7,8 +7,20 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-__all__ = ["TrainConfig", "pair_dataset", "training_arguments", "default_device", "disable_dropout",
-           "quiet_progress"]
+__all__ = ["TrainConfig", "number", "pair_dataset", "training_arguments", "default_device",
+           "disable_dropout", "quiet_progress"]
+
+
+def number(name: str, value, *, whole: bool = False):
+    """``value`` as a plain float, or with ``whole`` as an int where it is a whole number
+    (``2.0 -> 2``), so that equal settings give equal config digests (``epochs=1`` and
+    ``epochs=1.0``) while the types the profiles write today keep their digests. Anything but a
+    number is a ``TypeError`` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        hint = " (YAML reads 1e-5 as text: write 1.0e-5)" if isinstance(value, str) else ""
+        raise TypeError(f"{name} must be a number, got {value!r}{hint}")
+    value = float(value)
+    return int(value) if whole and value.is_integer() else value
 
 
 @dataclass(frozen=True)
@@ -25,6 +37,9 @@ class TrainConfig:
     seed: int = 0
 
     def __post_init__(self):
+        for name in ("learning_rate", "adam_epsilon", "weight_decay", "warmup_ratio"):
+            object.__setattr__(self, name, number(name, getattr(self, name)))
+        object.__setattr__(self, "epochs", number("epochs", self.epochs, whole=True))
         if self.learning_rate <= 0 or self.epochs <= 0 or self.batch_size < 1:
             raise ValueError(f"learning_rate, epochs and batch_size must be positive: {self}")
         if self.max_seq_length < 8:
