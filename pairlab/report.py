@@ -45,9 +45,20 @@ def load_results(root: Path | None = None) -> dict:
 
 
 def load_reliability(root: Path | None = None) -> dict:
-    """``{test name: figures}`` from ``results/reliability/*.json`` (``make test-reliability``)."""
+    """``{test name: figures}`` from ``results/reliability/*.json`` (``make test-reliability``);
+    the bad-input catalogue's rows (``bad_input*.json``, one file per test worker) under
+    ``"bad_input"``, in row order."""
     root = root or project_root()
-    return {p.stem: json.loads(p.read_text()) for p in sorted((root / "results" / "reliability").glob("*.json"))}
+    out: dict = {}
+    for path in sorted((root / "results" / "reliability").glob("*.json")):
+        value = json.loads(path.read_text())
+        if path.stem.split(".")[0] == "bad_input":
+            out.setdefault("bad_input", []).extend(value)
+        else:
+            out[path.stem] = value
+    if "bad_input" in out:
+        out["bad_input"].sort(key=lambda r: (r["row"], r["input"]))
+    return out
 
 
 def load_timings(root: Path | None = None) -> dict:
