@@ -7,10 +7,11 @@ and line number rather than surface as a parser error from deep inside pandas.
 """
 from __future__ import annotations
 
+import contextlib
 import errno
-import glob
 import json
 import os
+import shutil
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ import pandas as pd
 from .tempfiles import temporary
 
 __all__ = ["open_durable", "MalformedRowError", "NoRowsError", "CorruptFileError", "NotWritableError",
-           "ReadReport", "SkippedRow", "read_qqp", "read_wikiqa", "read_json", "to_json", "write_json",
+           "ReadReport", "SkippedRow", "read_qqp", "read_wikiqa", "read_json", "to_json", "write_atomic", "write_json",
            "not_writable"]
 
 QQP_COLUMNS = ["id", "qid1", "qid2", "question1", "question2", "is_duplicate"]
@@ -210,23 +211,29 @@ def not_writable(path, error: OSError, *, setting: str = "run_dir") -> NotWritab
 
 
 def write_json(path: Path, value) -> Path:
-    """Write ``value`` (numpy allowed) as JSON atomically: a crash never leaves half a file. A
-    folder that cannot be written (read-only, full) is a :class:`NotWritableError` naming it."""
+    """Write ``value`` (numpy allowed) as JSON atomically (:func:`write_atomic`)."""
+    text = json.dumps(to_json(value), indent=2, sort_keys=True, allow_nan=False) + "\n"
+    return write_atomic(path, lambda tmp: tmp.write_text(text))
+
+
+def write_atomic(path, write, *, setting: str = "run_dir") -> Path:
+    """``write(tmp)`` to a temporary beside ``path``, then rename it onto ``path``: a crash
+    leaves the old file or the new one, never half of one. A folder that cannot be written
+    (read-only, or a disk that fills mid-write) is a :class:`NotWritableError` naming the path
+    and ``setting``, with the half-written temporary removed."""
     path = Path(path)
-    try:
-        return _write_json(path, value)
-    except OSError as error:
-        for tmp in path.parent.glob(f"{glob.escape(path.stem)}.{os.getpid()}.tmp*"):
-            tmp.unlink(missing_ok=True)  # half a file on a full disk
-        raise not_writable(path, error) from error
-
-
-def _write_json(path: Path, value) -> Path:
-    """Write ``value`` (numpy allowed) as JSON atomically: a crash never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary(path)
-    tmp.write_text(json.dumps(to_json(value), indent=2, sort_keys=True, allow_nan=False) + "\n")
-    os.replace(tmp, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write(tmp)
+        os.replace(tmp, path)
+    except OSError as error:
+        if os.path.isdir(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise not_writable(path, error, setting=setting) from error
     return path
 
 
@@ -234,15 +241,25 @@ def open_durable(path, schema: str, *, timeout: float = 30.0) -> sqlite3.Connect
     """An SQLite connection for an append-only file that several threads and processes write:
     WAL mode, ``synchronous=FULL`` (a committed row survives a crash), a busy timeout so a writer
     waits for another's lock, ``check_same_thread=False`` (the caller holds its own lock around
-    every use), and ``schema`` applied. The file and its folder are created if missing."""
+    every use), and ``schema`` applied. The file and its folder are created if missing. A file
+    that is not an SQLite database (overwritten, truncated) is a :class:`CorruptFileError`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, timeout=timeout, check_same_thread=False)
-    conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-    _set_wal(conn, timeout)
-    conn.execute("PRAGMA synchronous = FULL")
-    with conn:
-        conn.executescript(schema)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        _set_wal(conn, timeout)
+        conn.execute("PRAGMA synchronous = FULL")
+        with conn:
+            conn.executescript(schema)
+    except sqlite3.DatabaseError as error:
+        conn.close()
+        if isinstance(error, sqlite3.OperationalError):  # locked, read-only: not the file's fault
+            raise
+        raise CorruptFileError(
+            f"{path} is not a readable SQLite file ({error}): it holds labels that people or a "
+            "paid service made, so it is not deleted; move it aside (and restore it from a copy "
+            "if you have one), and a new, empty file is made") from error
     return conn
 
 

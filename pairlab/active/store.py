@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 import zipfile
@@ -22,8 +21,7 @@ import pandas as pd
 
 from ..data.loaders import Pool
 from ..evaluation.strata import EvalSet
-from ..io import CorruptFileError, read_json, to_json, write_json
-from ..tempfiles import temporary
+from ..io import CorruptFileError, read_json, to_json, write_atomic, write_json
 from .config import ActiveConfig
 
 __all__ = ["run_folder", "load_result", "run_labels", "write_config", "resume", "save_batch",
@@ -116,12 +114,9 @@ def append_batch(ids, labels, rounds, batch, batch_labels, i):
 def save_batch(folder: Path, i: int, batch, batch_labels, oracle=None) -> None:
     """Round ``i``'s batch and its labels (1, 0, -1 for no answer), and the oracle's labels
     when an annotator other than the oracle answered."""
-    path = folder / "rounds" / f"round_{i:02d}.npz"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temporary(path)
     extra = {} if oracle is None else {"oracle": np.asarray(oracle, np.int8)}
-    np.savez(tmp, ids=batch, labels=batch_labels, **extra)
-    os.replace(tmp, path)
+    write_atomic(folder / "rounds" / f"round_{i:02d}.npz",
+                 lambda tmp: np.savez(tmp, ids=batch, labels=batch_labels, **extra))
 
 
 def write_labels_csv(folder: Path, pool: Pool, ids, labels, rounds) -> None:
@@ -131,9 +126,7 @@ def write_labels_csv(folder: Path, pool: Pool, ids, labels, rounds) -> None:
     left, right = pool.texts(ids[order])
     frame = pd.DataFrame({"round": rounds[order], "left": left, "right": right,
                           "label": labels[order], "oracle": pool.labels(ids[order])})
-    tmp = temporary(folder / "labels.csv")
-    frame.to_csv(tmp, index=False)
-    os.replace(tmp, folder / "labels.csv")
+    write_atomic(folder / "labels.csv", lambda tmp: frame.to_csv(tmp, index=False))
 
 
 def write_config(folder: Path, config: dict) -> None:

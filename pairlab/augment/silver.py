@@ -4,7 +4,6 @@ asks for it; the scores persist in an ``.npz`` file with the time spent scoring 
 scores nothing again and still reports the throughput (pairs per second)."""
 from __future__ import annotations
 
-import os
 import time
 import warnings
 import zipfile
@@ -13,8 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from ..data.loaders import Pool
+from ..io import write_atomic
 from ..data.pairs import as_id_set, isin_sorted, setdiff_sorted
-from ..tempfiles import temporary
 
 __all__ = ["SilverLabeller"]
 
@@ -76,7 +75,5 @@ class SilverLabeller:
     def _save(self) -> None:
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = temporary(self.path)
-        np.savez(tmp, ids=self.ids, logits=self.logits, seconds=self.seconds, n_scored=self.n_scored)
-        os.replace(tmp, self.path)  # atomic: a crash leaves the old file or the new one
+        write_atomic(self.path, lambda tmp: np.savez(tmp, ids=self.ids, logits=self.logits,
+                                                     seconds=self.seconds, n_scored=self.n_scored))

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io import CorruptFileError
+from ..io import CorruptFileError, write_atomic
 from ..paths import cache_dir
-from ..tempfiles import remove_stale, temporary
+from ..tempfiles import remove_stale
 
 __all__ = ["DEFAULT_MODEL", "ModelLoadError", "resolve_model", "load_encoder", "loading", "saved_model",
            "encode", "embed_pool", "model_fingerprint", "text_digest", "cached_array"]
@@ -164,11 +164,8 @@ def cached_array(folder, key: str, compute) -> np.ndarray:
             warnings.warn(f"cache entry {path} is unreadable ({type(error).__name__}: {error}); "
                           "computing it again", RuntimeWarning, stacklevel=2)
     out = compute()
-    path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale(path.parent, pattern=f"{key}.*.tmp*")  # this entry's half-writes by killed processes
-    tmp = temporary(path)
-    np.save(tmp, out)
-    os.replace(tmp, path)
+    write_atomic(path, lambda tmp: np.save(tmp, out), setting="$PAIRLAB_CACHE_DIR (or run_dir)")
     return out
 
 

@@ -332,6 +332,43 @@ def test_a_full_output_directory(tmp_path, monkeypatch):
     assert list(target.parent.iterdir()) == []  # no half-written temporary left behind
 
 
+def _fills_the_disk(write):
+    """``write`` (numpy's or pandas' writer) that writes half its file, then finds the disk full."""
+    def full(file, *args, **kwargs):
+        with open(file, "wb") as handle:
+            handle.write(b"PK\x03\x04half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+    return full
+
+
+@pytest.mark.parametrize("what", ["round file", "labels.csv", "cache entry"])
+def test_the_disk_filling_up_during_a_run(tmp_path, monkeypatch, what):
+    from pairlab.active import store
+    from pairlab.models.embed import cached_array
+
+    folder = tmp_path / "run"
+    if what == "round file":
+        monkeypatch.setattr(np, "savez", _fills_the_disk(np.savez))
+        target = folder / "rounds" / "round_01.npz"
+        action = lambda: store.save_batch(folder, 1, np.arange(3), np.zeros(3, np.int8))  # noqa: E731
+    elif what == "labels.csv":
+        import pandas as pd
+
+        monkeypatch.setattr(pd.DataFrame, "to_csv", lambda self, file, **k: _fills_the_disk(None)(file))
+        target = folder / "labels.csv"
+        ids = POOLS["train"].positives[:3]
+        action = lambda: store.write_labels_csv(folder, POOLS["train"], ids, np.ones(3, np.int8),  # noqa: E731
+                                                np.ones(3, np.int16))
+    else:
+        monkeypatch.setattr(np, "save", _fills_the_disk(np.save))
+        target = folder / "cache" / "k.npy"
+        action = lambda: cached_array(folder / "cache", "k", lambda: np.zeros(3))  # noqa: E731
+    with clear_error("a read-only or full output directory", f"the disk full while writing a {what}",
+                     NotWritableError, str(target), "the disk is full"):
+        action()
+    assert not [p for p in folder.rglob("*") if p.is_file()]  # no half-written temporary left behind
+
+
 def test_a_cache_dir_that_cannot_be_created(tmp_path, monkeypatch):
     (tmp_path / "a file").write_text("x")
     monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path / "a file" / "cache"))
@@ -360,3 +397,23 @@ def test_truncated_silver_scores_are_scored_again(tmp_path):
     record("a truncated or corrupt config.json / round file / cache entry",
            "notebook 06's silver-score cache (.npz) cut short", "recomputed, with a warning",
            f"RuntimeWarning: {str(caught[0].message).splitlines()[0]}")
+
+
+@pytest.mark.parametrize("store", ["label store", "LLM answer cache"])
+@pytest.mark.parametrize("damage", ["overwritten with text", "truncated"])
+def test_a_corrupt_sqlite_file_is_named_and_kept(tmp_path, store, damage):
+    from pairlab.annotators.cache import AnswerCache
+    from pairlab.widgets.labels import LabelStore
+
+    path = tmp_path / "marks.sqlite"
+    opener = LabelStore if store == "label store" else AnswerCache
+    opener(path).close()
+    if damage == "truncated":
+        path.write_bytes(path.read_bytes()[:50])
+    else:
+        path.write_text("these are not the labels you are looking for\n" * 200)
+    before = path.read_bytes()
+    with clear_error("a corrupt label store or answer cache", f"{store} {damage}", CorruptFileError,
+                     str(path), "not deleted", "move it aside"):
+        opener(path)
+    assert path.read_bytes() == before  # people's labels are never deleted or overwritten

@@ -51,6 +51,10 @@ def compare(reference: dict, killed: dict) -> dict:
             "result_identical": reference["result"] == killed["result"]}
 
 
+def _kind(moment: str) -> str:
+    return moment.split(":")[2] if moment.startswith("stage") else "write"
+
+
 def _where(spot: str) -> str:
     """``killed stage:2:train`` -> ``train``; ``killed write:round_02.npz before`` -> ``before
     renaming a round file`` (files by kind: round, embeddings, model, result, labels, config)."""
@@ -88,7 +92,11 @@ def test_random_kills_lose_nothing_and_change_nothing(tmp_path, reference, recor
         ahead = [m for m in timeline[reached + 1:] if not (m.startswith("write") and m in seen)]
         if not ahead:
             break
-        moment = ahead[int(rng.integers(max(1, len(ahead) // (n_kills - k))))]
+        window = ahead[:max(2, len(ahead) // (n_kills - k))]  # room left for the other kills
+        hits = Counter(_kind(line.split()[1]) for line in landed)
+        fewest = min(hits[_kind(m)] for m in window)  # spread the kills over stages and writes
+        choices = [m for m in window if hits[_kind(m)] == fewest]
+        moment = choices[int(rng.integers(len(choices)))]
         extra = (["--when", rng.choice(["before", "after"])] if moment.startswith("write")
                  else ["--delay", f"{rng.uniform(0, 0.3) if FULL else 0:.3f}"])  # stand-in stages take ms
         restarts += 1
