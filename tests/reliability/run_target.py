@@ -19,7 +19,7 @@ import sys
 
 SIZES = {"qqp": {"train": 120, "dev": 60, "test": 60}}
 PARAMS = dict(dataset="qqp", data_dir=None, seed=0, fractions=[0.5, 0.25, 0.25], max_items=SIZES,
-              model=None, max_seq_length=32, near_m=10, n_random=2000, n1=8, rounds=4, growth=1.5,
+              model=None, max_seq_length=32, near_m=10, n_random=2000, n1=8, rounds=5, growth=1.5,
               candidate_m=10, cosine_epochs=1, learning_rate=2e-5, batch_size=16, n_boot=50,
               curve=False)
 
