@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +12,8 @@ import numpy as np
 from ..data.loaders import Pool
 from ..models.embed import embed_pool, model_fingerprint
 from ..paths import cache_dir
-from ..tempfiles import locked, remove_stale, temporary
+from ..io import write_atomic
+from ..tempfiles import locked, remove_stale
 from .config import ActiveConfig
 
 __all__ = ["CosineBERTLearner"]
@@ -62,10 +62,7 @@ class CosineBERTLearner:
                 remove_stale(path.parent)  # what killed trainings left (about 90 MB each)
                 model = CosineBERT.train(left, right, labels, model=c.model, config=train_config,
                                          quiet=True)
-                tmp = temporary(path)
-                shutil.rmtree(tmp, ignore_errors=True)
-                model.save(tmp)
-                os.replace(tmp, path)  # atomic: a crash never leaves a half-written model
+                write_atomic(path, model.save, setting="$PAIRLAB_CACHE_DIR")  # never half a model
         model.cache_key = key
         return model
 
