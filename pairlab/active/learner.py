@@ -2,15 +2,13 @@
 cache of the models every strategy sharing a seed set would otherwise train again."""
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from pathlib import Path
 
 import numpy as np
 
 from ..data.loaders import Pool
-from ..models.embed import embed_pool, model_fingerprint
+from ..models.embed import embed_pool, model_fingerprint, text_digest
 from ..paths import cache_dir
 from ..io import write_atomic
 from ..tempfiles import locked, remove_stale
@@ -67,12 +65,9 @@ class CosineBERTLearner:
         return model
 
     def _digest(self, train_config, left, right, labels) -> str:
-        digest = hashlib.sha256(json.dumps([self.VERSION, model_fingerprint(self.config.model),
-                                            train_config.to_dict()]).encode())
-        for text in (*left, *right):
-            digest.update(str(text).encode("utf-8", "surrogatepass") + b"\x00")
-        digest.update(np.asarray(labels, dtype=np.int8).tobytes())
-        return digest.hexdigest()[:32]
+        labels = np.asarray(labels, dtype=np.int8).tolist()
+        return text_digest(left, right, head=[self.VERSION, model_fingerprint(self.config.model),
+                                              train_config.to_dict(), labels])
 
     @staticmethod
     def embed(model, texts) -> np.ndarray:
