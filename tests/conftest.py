@@ -31,6 +31,32 @@ def data_dir() -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory) -> str:
+    """A sentence-transformers folder holding a 2-layer, 32-wide BERT with MiniLM's tokenizer,
+    randomly initialised (seeded): for tests of mechanics (saving, loading, caching, sharing
+    models), where the real model's 90 MB of weights cost seconds per save, load and training
+    step and what it has learnt is not what the test checks. Tests of learning keep the real
+    model."""
+    import torch
+    from sentence_transformers import SentenceTransformer, models
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from pairlab.models.embed import resolve_model
+
+    path = tmp_path_factory.mktemp("tiny-model")
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model(None))
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=128)
+    BertModel(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    encoder = SentenceTransformer(modules=[models.Transformer(str(path), max_seq_length=64),
+                                           models.Pooling(32, "mean"), models.Normalize()])
+    encoder.save(str(path))
+    return str(path)
+
+
 def clustered_pool(n_items=400, dim=8, noise=0.35, seed=0, symmetric=True) -> tuple[Pool, np.ndarray]:
     """A symmetric pool whose positives are pairs inside small clusters, with unit embeddings
     placed near each cluster's centre (so the cosine is an informative but imperfect scorer)."""

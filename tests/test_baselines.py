@@ -35,32 +35,32 @@ def test_sample_pairs_is_seeded_and_capped():
         baselines.sample_pairs(ids, 1)
 
 
-def test_train_or_load_reuses_a_saved_model(tmp_path):
+def test_train_or_load_reuses_a_saved_model(tmp_path, tiny_model):
     pool = toy_qqp()["train"]
     ids, _ = baselines.stated_pairs(pool)
     config = TrainConfig(epochs=1, batch_size=4)
-    first, name = baselines.train_or_load("cosinebert", pool, ids, config, folder=tmp_path)
-    again, same = baselines.train_or_load("cosinebert", pool, ids, config, folder=tmp_path)
+    first, name = baselines.train_or_load("cosinebert", pool, ids, config, folder=tmp_path, model=tiny_model)
+    again, same = baselines.train_or_load("cosinebert", pool, ids, config, folder=tmp_path, model=tiny_model)
     assert name == same and (tmp_path / name / "pairlab_done").is_file()
     assert again.calibration == first.calibration  # loaded, not retrained
-    other = baselines.model_id("cosinebert", pool, ids[:-1], config)
+    other = baselines.model_id("cosinebert", pool, ids[:-1], config, tiny_model)
     assert other != name
     with pytest.raises(ValueError, match="kind"):
         baselines.train_or_load("svm", pool, ids, config, folder=tmp_path)
 
 
 @pytest.mark.parametrize("kind", ["concatbert", "cosinebert"])
-def test_a_saved_models_scores_are_read_back_not_recomputed(tmp_path, kind, monkeypatch):
+def test_a_saved_models_scores_are_read_back_not_recomputed(tmp_path, kind, monkeypatch, tiny_model):
     pool = toy_qqp()["train"]
     ids, _ = baselines.stated_pairs(pool)
     config = TrainConfig(epochs=1, batch_size=4)
-    model, name = baselines.train_or_load(kind, pool, ids, config, folder=tmp_path)
+    model, name = baselines.train_or_load(kind, pool, ids, config, folder=tmp_path, model=tiny_model)
     outputs = tmp_path / name / baselines.OUTPUTS
     stale = outputs / "stale.npy"  # what a crashed earlier model left: dropped when retrained
     first = model.score_pairs(pool, ids[:5])
     assert len(list(outputs.glob("*.npy"))) >= 1
     fresh = model.score_pairs(pool, ids[5:9])  # other pairs: computed, not a wrong read-back
-    loaded, _ = baselines.train_or_load(kind, pool, ids, config, folder=tmp_path)
+    loaded, _ = baselines.train_or_load(kind, pool, ids, config, folder=tmp_path, model=tiny_model)
     calls = []
     inner = loaded.model if kind == "concatbert" else loaded.encoder
     real = inner.predict if kind == "concatbert" else inner.encode
@@ -74,7 +74,7 @@ def test_a_saved_models_scores_are_read_back_not_recomputed(tmp_path, kind, monk
     assert calls  # pairs it never scored are scored
     stale.write_bytes(b"x")
     (tmp_path / name / "pairlab_done").unlink()
-    baselines.train_or_load(kind, pool, ids, config, folder=tmp_path)
+    baselines.train_or_load(kind, pool, ids, config, folder=tmp_path, model=tiny_model)
     assert not stale.exists()
 
 

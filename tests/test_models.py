@@ -59,9 +59,9 @@ def test_training_keeps_w_non_negative_and_calibration_lowers_log_loss(cosineber
     assert ((p > 0.5) == (labels == 1)).mean() >= 0.9
 
 
-def test_anti_correlated_labels_cannot_make_the_slope_negative():
+def test_anti_correlated_labels_cannot_make_the_slope_negative(tiny_model):
     left, right, labels = toy_pairs()
-    model = CosineBERT.train(left, right, 1 - labels, config=TrainConfig(epochs=1, batch_size=8))
+    model = CosineBERT.train(left, right, 1 - labels, model=tiny_model, config=TrainConfig(epochs=1, batch_size=8))
     assert model.info["head"]["weight"] >= 0 and model.calibration.weight >= 0
 
 
@@ -121,17 +121,17 @@ def test_head_learns_ten_thousand_times_faster_than_the_encoder():
     assert np.allclose(sorted(encoder_lrs), [2e-5])
 
 
-def test_cosinebert_trained_on_one_class_keeps_its_head_as_calibration():
+def test_cosinebert_trained_on_one_class_keeps_its_head_as_calibration(tiny_model):
     left, right, labels = toy_pairs()
     negatives = labels == 0  # what uniform sampling of a real pool returns: no positive at all
     model = CosineBERT.train(np.array(left)[negatives], np.array(right)[negatives], labels[negatives],
-                             config=TrainConfig(epochs=1, batch_size=8), quiet=True)
+                             model=tiny_model, config=TrainConfig(epochs=1, batch_size=8), quiet=True)
     assert "one class" in model.info["calibration"]
     assert model.calibration == Calibration(**model.info["head"])
     assert np.isfinite(model.predict_proba(list(zip(BASE[:2], PARA[:2])))).all()
 
 
-def test_seed_round_models_are_shared_across_runs_and_identical(tmp_path, monkeypatch):
+def test_seed_round_models_are_shared_across_runs_and_identical(tmp_path, monkeypatch, tiny_model):
     """The learner keeps a seed-round model under a digest of its training inputs: a second run
     with the same labels loads it instead of training, with the same calibration and the same
     embeddings; other rounds, other labels and PAIRLAB_SHARE_MODELS=0 train afresh."""
@@ -149,7 +149,7 @@ def test_seed_round_models_are_shared_across_runs_and_identical(tmp_path, monkey
     real = CosineBERT.train.__func__
     monkeypatch.setattr(CosineBERT, "train", classmethod(
         lambda cls, *a, **k: calls.append(1) or real(cls, *a, **k)))
-    config = ActiveConfig(task="toy", strategy="uncertainty", epochs=1, batch_size=8)
+    config = ActiveConfig(task="toy", strategy="uncertainty", epochs=1, batch_size=8, model=tiny_model)
     first = CosineBERTLearner(config).train(pool, ids, labels, round=1)
     first_emb = CosineBERTLearner.embed(first, PARA)
     again = CosineBERTLearner(config).train(pool, ids, labels, round=1)
