@@ -6,7 +6,6 @@ both a positive and a negative) and F1 over all stated pairs (a-F1). ROC-AUC for
 from __future__ import annotations
 
 import numpy as np
-from sklearn.metrics import average_precision_score, roc_auc_score
 
 __all__ = ["best_threshold", "accuracy_f1", "clean_map", "roc_auc"]
 
@@ -57,6 +56,8 @@ def clean_map(query_ids, labels, scores) -> float:
     clean = np.flatnonzero((positives > 0) & (positives < counts))
     if len(clean) == 0:
         raise ValueError("no clean query (with both a positive and a negative pair)")
+    from sklearn.metrics import average_precision_score  # lazy: every process importing pairlab.active paid ~0.7 s
+
     # A per-query loop: queries number in the hundreds, never pairs.
     return float(np.mean([average_precision_score(y[q == k], s[q == k]) for k in clean]))
 
@@ -65,6 +66,8 @@ def roc_auc(labels, scores) -> float:
     y, s = _check(labels, scores)
     if y.min() == y.max():
         raise ValueError("ROC-AUC needs both positive and negative labels")
+    from sklearn.metrics import roc_auc_score
+
     return float(roc_auc_score(y, s))
 
 
