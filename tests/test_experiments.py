@@ -62,3 +62,18 @@ def test_figures_draw_every_strategy(results):
     summary = experiments.summarise(results)
     bars = plots.positives_figure(summary, paper={"toy": {"positives": {"random": 1}, "labels": 100}})
     assert list(bars.data[0].x) == ["toy: random", "toy: uncertainty"]
+
+
+def test_judge_says_whether_a_gap_is_told_from_noise():
+    from pairlab.experiments.records import judge
+
+    def rec(value, ci=None, seeds=None):
+        return {"ap": value, **({"ap_ci": ci} if ci else {}), "per_seed": {"ap": seeds or [value]}}
+
+    assert judge(rec(0.8, [0.75, 0.85]), rec(0.6, [0.55, 0.7]), "ap") == "yes (0.800 vs 0.600; 95% intervals apart)"
+    assert judge(rec(0.6, [0.55, 0.7]), rec(0.8, [0.69, 0.85]), "ap").startswith("no (0.600 vs 0.800; 95% intervals overlap")
+    # no intervals: the seeds' spread (ddof 1) decides; 0.02 apart is inside a std of 0.1, 0.3 is not
+    noisy = rec(0.52, seeds=[0.42, 0.52, 0.62])
+    assert "within the seeds' std 0.100" in judge(noisy, rec(0.5, seeds=[0.5, 0.5, 0.5]), "ap")
+    assert "above the seeds' std 0.100" in judge(rec(0.82, seeds=[0.72, 0.82, 0.92]), rec(0.5, seeds=[0.5] * 3), "ap")
+    assert judge(rec(0.7), rec(0.6), "ap") == "yes (0.700 vs 0.600; one seed, no interval: the gap cannot be judged)"

@@ -26,6 +26,7 @@ from ..evaluation import heuristic
 from ..evaluation.strata import evaluate
 from ..models.cosinebert import CosineBERT
 from .baselines import model_id, sample_pairs, stated_pairs, train_or_load, train_settings
+from .records import judge
 from .sweeps import COLLAPSED_SPREAD, for_task
 
 __all__ = ["GOLD_SOURCES", "ROWS", "AugSBERT", "gold_set", "collected_labels", "dev_threshold",
@@ -389,10 +390,9 @@ def findings(metrics: dict) -> list[str]:
             best = order[0]
             lines.append(f"{task}/{source}: samplers by AP: " + " > ".join(f"{r} {ap[r]:.3f}" for r in order)
                          + f"; gold-only SBERT {ap['sbert']:.3f}, cross-encoder {ap['cross_encoder']:.3f}")
-            lines.append(f"  silver helps the bi-encoder (best sampler {best} above gold only): "
-                         f"{'yes' if ap[best] > ap['sbert'] else 'no'} ({ap[best] - ap['sbert']:+.3f} AP)")
+            lines.append(f"  silver helps the bi-encoder (best sampler {best} above gold only), AP: "
+                         f"{judge(rows[best], rows['sbert'], 'ap')}")
             if {"bm25", "rs"} <= set(ap):
-                lines.append(f"  BM25 above RS (the paper on Quora-QP: 79.0 vs 73.4 F1): "
-                             f"{'yes' if ap['bm25'] > ap['rs'] else 'no'} "
-                             f"(AP {ap['bm25']:.3f} vs {ap['rs']:.3f}; F1 {rows['bm25']['f1']:.3f} vs {rows['rs']['f1']:.3f})")
+                lines.append("  BM25 above RS (the paper on Quora-QP: 79.0 vs 73.4 F1), AP: "
+                             f"{judge(rows['bm25'], rows['rs'], 'ap')}; F1: {judge(rows['bm25'], rows['rs'], 'f1')}")
     return lines

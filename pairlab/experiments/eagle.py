@@ -29,6 +29,7 @@ from ..models.cosinebert import CosineBERT
 from ..models.embed import embed_pool
 from ..models.scoring import CosineScorer
 from .baselines import model_id, sample_pairs, stated_pairs, train_or_load
+from .records import judge
 
 __all__ = ["CASE_STRATEGIES", "CASE_ROWS", "split_by_error", "auc", "CaseStudy", "case_metrics",
            "case_table", "case_annotators", "run_case_study", "findings", "llm_section"]
@@ -283,10 +284,9 @@ def findings(metrics: dict) -> list[str]:
                              f"{m[f'test_positives_{part}']:.0f} positives of {m[f'test_pairs_{part}']:.0f} "
                              "pairs: one class, so no AUC")
         for a, b, part, text in claims:
-            x, y = auc_of(rows, a, part), auc_of(rows, b, part)
-            if x is None or y is None:
+            if auc_of(rows, a, part) is None or auc_of(rows, b, part) is None:
                 continue
-            lines.append(f"case study, {annotation}: {text}: {'yes' if x > y else 'no'} ({x:.3f} vs {y:.3f})")
+            lines.append(f"case study, {annotation}: {text}: {judge(rows[a], rows[b], f'auc_{part}')}")
     return lines
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .records import judge
 from .sweeps import Variant
 
 __all__ = ["NOISE_STRATEGIES", "noise_name", "noise_spec", "noise_variants", "noise_metrics",
@@ -116,8 +117,8 @@ def findings(metrics: dict) -> list[str]:
             order = sorted(ap, key=ap.get, reverse=True)
             line = f"{task} at {level} noise: " + " > ".join(f"{s} {ap[s]:.3f}" for s in order)
             if {"conditional_informativeness", "uncertainty"} <= set(ap):
-                better = ap["conditional_informativeness"] > ap["uncertainty"]
-                line += f"; conditional informativeness above uncertainty: {'yes' if better else 'no'}"
+                ci, unc = by_noise[level]["conditional_informativeness"], by_noise[level]["uncertainty"]
+                line += f"; conditional informativeness above uncertainty: {judge(ci, unc, 'ap')}"
             lines.append(line)
         first, last = by_noise[levels[0]], by_noise[levels[-1]]
         lost = {s: first[s]["ap"] - last[s]["ap"] for s in first if s in last}

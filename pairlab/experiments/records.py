@@ -7,7 +7,7 @@ import pandas as pd
 
 from ..active.loop import STAGES
 
-__all__ = ["summarise", "spread", "seed_set_means", "efficiency_summary", "ablation_metrics",
+__all__ = ["summarise", "spread", "judge", "seed_set_means", "efficiency_summary", "ablation_metrics",
            "budget_metrics"]
 
 
@@ -43,6 +43,26 @@ def _summary(runs) -> dict:
 def spread(values) -> dict:
     values = [float(v) for v in values]
     return {"mean": float(np.mean(values)), "std": float(np.std(values)), "per_seed": values}
+
+
+def judge(a: dict, b: dict, key: str) -> str:
+    """Whether ``a[key]`` is above ``b[key]`` (``yes``/``no``) and whether that gap can be told
+    from noise: by the two 95% intervals (``key_ci``) when both records have them, else by the
+    seeds' spread (``per_seed``, standard deviation with ddof 1); with one seed and no interval
+    it says so. ``a`` and ``b`` are metrics records (a mean with ``per_seed`` beside it)."""
+    x, y = float(a[key]), float(b[key])
+    ci_a, ci_b = a.get(f"{key}_ci"), b.get(f"{key}_ci")
+    seeds = [[v for v in (r.get("per_seed") or {}).get(key, []) if v is not None] for r in (a, b)]
+    if ci_a and ci_b:
+        apart = ci_a[0] > ci_b[1] or ci_b[0] > ci_a[1]
+        how = "95% intervals apart" if apart else "95% intervals overlap: not separated"
+    elif min(map(len, seeds)) > 1:
+        std = max(float(np.std(v, ddof=1)) for v in seeds)
+        how = (f"gap above the seeds' std {std:.3f}" if abs(x - y) > std
+               else f"gap within the seeds' std {std:.3f}: not separated")
+    else:
+        how = "one seed, no interval: the gap cannot be judged"
+    return f"{'yes' if x > y else 'no'} ({x:.3f} vs {y:.3f}; {how})"
 
 
 def seed_set_means(seed_rounds: pd.DataFrame) -> pd.DataFrame:
