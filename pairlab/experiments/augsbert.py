@@ -201,11 +201,11 @@ class AugRun:
     def measure(self, model, eval_set=None) -> dict:
         """All-pairs AP and P@R20 on ``eval_set`` (default: the bi-encoder's test strata) and the
         stated test F1 at the model's own dev threshold."""
-        scored = evaluate(eval_set or self.eval_sets["test"], model.scorer(self.test),
-                          n_boot=self.params["n_boot"], seed=self.seed)
+        scorer = model.scorer(self.test)  # every test item embedded once: the stated test pairs are among them
+        scored = evaluate(eval_set or self.eval_sets["test"], scorer, n_boot=self.params["n_boot"], seed=self.seed)
         threshold = dev_threshold(model.score_pairs, self.dev)
         return {**{k: scored[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")},
-                "f1": stated_f1(model.score_pairs, threshold, self.test)}
+                "f1": stated_f1(lambda pool, ids: scorer(ids), threshold, self.test)}
 
     def rows(self, concat_eval_set, *, log=print) -> dict:
         """``{row: metrics}`` for every row of :data:`ROWS` the samplers ask for, plus

@@ -182,12 +182,16 @@ def embed_pool(pool: "Pool", model=None, *, max_seq_length: int | None = None,
 
 
 def _encode(encoder, texts, batch_size, show_progress) -> np.ndarray:
+    """Each distinct text is encoded once: pairs repeat their items (a WikiQA question stands in
+    every one of its ~9 stated pairs, a labelled item in several candidate pairs), and the
+    encoder's forward pass is the cost."""
     import torch
 
+    unique, inverse = np.unique(np.asarray(texts, dtype=object), return_inverse=True)
     with torch.inference_mode():
-        emb = encoder.encode(texts, batch_size=batch_size, show_progress_bar=show_progress,
+        emb = encoder.encode(list(unique), batch_size=batch_size, show_progress_bar=show_progress,
                              convert_to_numpy=True, normalize_embeddings=True)
-    emb = np.ascontiguousarray(emb, dtype=np.float32)
+    emb = np.ascontiguousarray(np.asarray(emb, dtype=np.float32)[inverse.reshape(-1)])
     if not np.isfinite(emb).all():
         raise ValueError("the encoder returned non-finite embeddings")
     return emb
