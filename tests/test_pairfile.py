@@ -235,3 +235,15 @@ def test_growth_rebuilds_the_task_from_its_rows():
     items = table["items"].to_numpy()
     assert 0 < items[0] <= 10 < items[1] <= 30 and items[-1] == len(task["train"].left_texts)
     assert (table["pairs"].to_numpy() == items * (items - 1) // 2).all()
+
+
+def test_every_notebook_takes_a_pair_file_as_its_dataset():
+    import papermill
+
+    from pairlab.runner import notebooks
+
+    for notebook in notebooks():
+        declared = papermill.inspect_notebook(str(notebook))  # a comment papermill cannot parse drops its name
+        assert {"dataset", "data_dir", "pairs_symmetric", "pairs_columns", "pairs_threshold"} <= set(declared), notebook.name
+        text = notebook.with_suffix(".py").read_text()
+        assert "data.tasks_for(ctx.params)" in text or "experiments.prepare_active(ctx.params)" in text, notebook.name
