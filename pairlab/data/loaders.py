@@ -17,7 +17,7 @@ from .pairfile import SUFFIXES, is_pair_file, load_pairs, pair_task_name
 from .tasks import BUILT_IN, SPLITS, Pool, Task, like
 
 __all__ = ["Pool", "Task", "SPLITS", "TASKS", "load_task", "load_tasks", "tasks_for", "read_raw",
-           "build_qqp", "build_wikiqa", "load_pairs", "like", "pair_file", "per_task"]
+           "build_qqp", "build_wikiqa", "data_files", "load_pairs", "like", "pair_file", "per_task"]
 
 TASKS = BUILT_IN
 QQP_FILES = ("quora_duplicate_questions.tsv", "qqp_subset.tsv")
@@ -34,18 +34,27 @@ PAIR_OPTIONS = ("pairs_symmetric", "pairs_columns", "pairs_threshold")
 # Reading
 
 
+def data_files(name: str, data_dir=None) -> list[Path]:
+    """The files task ``name`` reads, found without reading them (a ``DataNotFoundError`` naming
+    what is missing and the expected layout otherwise)."""
+    root = resolve_data_dir(data_dir)
+    if name == "qqp":
+        return [_first_existing(root / "qqp", QQP_FILES)]
+    if name == "wikiqa":
+        return [_wikiqa_file(root / "wikiqa", split) for split in SPLITS]
+    raise ValueError(f"unknown task {name!r}; expected one of {TASKS}")
+
+
 def read_raw(name: str, data_dir=None, *, strict: bool = False) -> dict:
     """The raw rows of a task: ``{"frame": DataFrame}`` (QQP) or ``{split: DataFrame}`` (WikiQA),
     plus ``"report"``."""
-    root = resolve_data_dir(data_dir)
+    files = data_files(name, data_dir)
     if name == "qqp":
-        path = _first_existing(root / "qqp", QQP_FILES)
-        frame, report = read_qqp(path, strict=strict)
+        frame, report = read_qqp(files[0], strict=strict)
         return {"frame": frame, "report": report}
     if name == "wikiqa":
         out, report = {}, ReadReport()
-        for split in SPLITS:
-            path = _wikiqa_file(root / "wikiqa", split)
+        for split, path in zip(SPLITS, files):
             out[split], part = read_wikiqa(path, strict=strict)
             report = report.merge(part)
         out["report"] = report
