@@ -125,6 +125,10 @@ evals = {name: {split: ev.pretrained_eval_set(task[split], eval_config, model=mo
 # rows read), so it has far fewer questions and pairs, and a much milder imbalance: pairs grow
 # with the square of the questions, positives only linearly (section 5). WikiQA is complete
 # (dev keeps only its answerable questions, which hold all 140 dev positives).
+#
+# With `dataset` set to a pair file of your own, the paper's columns are empty and the rows are
+# your task's: `ratio 1:` is the imbalance a deployed model and random labelling meet, and
+# `stated neg.` beside `nearby neg.` shows how few of the negatives that matter your labels hold.
 
 # %%
 # NBVAL_CHECK_OUTPUT
