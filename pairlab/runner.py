@@ -217,10 +217,10 @@ def data_or_fixture(profile: str, params: list[dict], without_data) -> str | Non
     except FileNotFoundError as missing:
         if not without_data or any(folder for _, folder in wanted):
             raise FileNotFoundError(
-                f"{missing}\n\nNo data for profile {profile!r}. Run `make data` (downloads QQP and "
-                "WikiQA from their official sources into ./data), or set PAIRLAB_DATA_DIR to a "
-                "folder holding them, or run on your own pair file: make run DATASET=path/to/"
-                "pairs.csv PAIRS_SYMMETRIC=true (see the README)") from None
+                f"No data for profile {profile!r}. Run `make data` (downloads QQP and WikiQA from "
+                "their official sources into ./data), or set PAIRLAB_DATA_DIR to a folder holding "
+                "them, or run on your own pair file: make run DATASET=path/to/pairs.csv "
+                f"PAIRS_SYMMETRIC=true (see the README).\n\n{missing}") from None
         print(f"\n{'!' * 96}\n[{profile}] NO DATA: {str(missing).splitlines()[0]}\n[{profile}] "
               f"running on the SYNTHETIC fixture in {without_data} instead (fixtures/make_fixtures"
               f".py): the notebooks run, and their numbers say nothing about QQP or WikiQA.\n"

@@ -112,8 +112,8 @@ def fetch(source: Source, path: Path, *, attempts: int = 5, deadline: float = 36
             log(f"{source.url}: attempt {attempt} of {attempts} stopped ({type(error).__name__}: "
                 f"{error}); {part.stat().st_size if part.exists() else 0:,} bytes kept")
         if time.monotonic() > stop or attempt == attempts:
-            raise DownloadError(_failed(source, path, f"not complete after {attempt} attempt(s); "
-                                        f"run again to resume from {part}"))
+            kept = f"; run again to resume from {part}" if part.exists() else ""
+            raise DownloadError(_failed(source, path, f"not complete after {attempt} attempt(s){kept}"))
         time.sleep(min(2.0 ** attempt, 30.0))
     _verify(source, part, path, log)
     os.replace(part, path)

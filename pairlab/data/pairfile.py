@@ -69,7 +69,8 @@ def load_pairs(source, *, symmetric: bool, left: str = "text1", right: str = "te
                "right_id": right_id, "split": split_column}
     rows, skipped = pair_rows(frame, columns, positive_threshold=positive_threshold,
                               source=where, lines=lines)
-    report = ReadReport(report.files, report.rows_read - len(skipped), report.skipped + skipped)
+    report = ReadReport(report.files, report.rows_read - len(skipped),
+                        sorted(report.skipped + skipped, key=lambda row: row.line))
     name = name or (pair_task_name(source) if not isinstance(source, pd.DataFrame) else "pairs")
     build = partial(_build, name, rows, symmetric=bool(symmetric), keyed=left_id is not None,
                     seed=seed, fractions=fractions)
