@@ -181,7 +181,7 @@ def test_arguments_and_formats_that_cannot_work_are_clear_errors(tmp_path):
 def test_a_split_without_items_or_positives_says_why(tmp_path):
     rows = [(f"t{i}", f"t{i + 1}", int(i % 2 == 0)) for i in range(30)]  # one chain: one component
     path = write(tmp_path / "chain.csv", ["text1,text2,label", *[f"{a},{b},{y}" for a, b, y in rows]])
-    with pytest.raises(ValueError, match=r"chain\.csv: the train split has 0 item\(s\).*the largest holds 31 of the 31 items"):
+    with pytest.raises(ValueError, match=r"chain\.csv: the train split has 0 item\(s\).*split its 31 items 0/31/0"):
         load_pairs(path, symmetric=True)
 
 

@@ -99,9 +99,10 @@ def _check_splits(task: Task, source: str) -> None:
         if len(pool.left_texts) >= 2 and pool.n_positives > 0:
             continue
         items = sum(len(task[s].left_texts) for s in SPLITS)
-        why = (f"a symmetric task is split by whole connected components of its stated pairs, "
-               f"and the largest holds {max(len(task[s].left_texts) for s in SPLITS):,} of the "
-               f"{items:,} items (state fewer pairs per item, or more items)" if task.symmetric else
+        sizes = "/".join(f"{len(task[s].left_texts):,}" for s in SPLITS)
+        why = (f"a symmetric task is split by whole connected components of its stated pairs, and "
+               f"these split its {items:,} items {sizes} (a component too large for a split's share "
+               "puts it all in one split; state fewer pairs per item, or more items)" if task.symmetric else
                f"{items:,} left items and {task.notes.get('rows', 0):,} rows are split "
                f"{'by the split column' if 'fractions' not in task.notes else 'at random'}")
         raise ValueError(f"{source}: the {split} split has {len(pool.left_texts)} item(s) and "
