@@ -17,7 +17,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: install run test unit notebooks-smoke nbval test-browser test-reliability bench docs lab sync clean
+.PHONY: install data run test unit notebooks-smoke nbval test-browser test-reliability bench docs lab sync clean
 
 install: $(VENV)/.installed
 
@@ -30,8 +30,23 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(BIN)/python -m ipykernel install --sys-prefix --name pairlab --display-name "Python (pairlab)"
 	touch $@
 
+# QQP and WikiQA from their official sources into ./data (SHA256-checked, resumable, with a
+# progress bar). DATA_URL=<folder URL> fetches the same file names from a mirror; DATA=<folder>
+# puts them elsewhere (then set PAIRLAB_DATA_DIR to it).
+DATA ?= data
+data: install
+	$(BIN)/python -m pairlab.data.download '$(DATA)' $(if $(DATA_URL),--base-url '$(DATA_URL)')
+
+# Your own pair file through the suite: make run DATASET=path/to/pairs.csv PAIRS_SYMMETRIC=true
+# (false for question -> answer), PAIRS_COLUMNS='{left: q1, right: q2, label: score}' to name its
+# columns and PAIRS_THRESHOLD=4 for graded labels (the notebooks' pairs_* parameters).
+RUN_ARGS := $(if $(DATASET),--dataset '$(DATASET)') \
+	$(if $(PAIRS_SYMMETRIC),-p pairs_symmetric '$(PAIRS_SYMMETRIC)') \
+	$(if $(PAIRS_COLUMNS),-p pairs_columns '$(PAIRS_COLUMNS)') \
+	$(if $(PAIRS_THRESHOLD),-p pairs_threshold '$(PAIRS_THRESHOLD)')
+
 run: install
-	$(BIN)/python -m pairlab.runner --profile $(PROFILE) --jobs $(JOBS)
+	$(BIN)/python -m pairlab.runner --profile $(PROFILE) --jobs $(JOBS) $(RUN_ARGS)
 
 # The browser tests run last, so a skip and its reason are the last lines `make test` prints.
 test: unit nbval test-browser

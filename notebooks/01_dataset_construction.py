@@ -43,7 +43,10 @@ from pairlab.widgets import plots
 from pairlab.notebook import setup
 
 # %% tags=["parameters"]
-dataset = "all"                   # "qqp", "wikiqa" or "all"
+dataset = "all"                   # "qqp", "wikiqa", "all", or the path of your own pair file (.csv .tsv .jsonl .parquet)
+pairs_symmetric = None            # for a pair file: True (duplicates, paraphrases) or False (question -> answer)
+pairs_columns = None              # for a pair file: its column names, e.g. {"left": "q1", "right": "q2", "label": "score"}
+pairs_threshold = None            # for a pair file with graded labels: a pair is positive when its label is at least this
 seed = 0                          # seed of the QQP split, subsampling and random draws
 fractions = [0.5, 0.25, 0.25]     # QQP train/dev/test shares of questions (WikiQA keeps its split)
 max_items = {"qqp": {"train": 4000, "dev": 2000, "test": 2000},
@@ -72,7 +75,7 @@ ctx = setup("01_dataset_construction", globals())
 # raises instead.
 
 # %%
-tasks = data.load_tasks(dataset, data_dir, seed=seed, fractions=fractions, max_items=max_items)
+tasks = data.tasks_for(ctx.params)
 for name, task in tasks.items():
     print(f"{name}: {task.report.summary()}")
 
@@ -122,6 +125,10 @@ evals = {name: {split: ev.pretrained_eval_set(task[split], eval_config, model=mo
 # rows read), so it has far fewer questions and pairs, and a much milder imbalance: pairs grow
 # with the square of the questions, positives only linearly (section 5). WikiQA is complete
 # (dev keeps only its answerable questions, which hold all 140 dev positives).
+#
+# With `dataset` set to a pair file of your own, the paper's columns are empty and the rows are
+# your task's: `ratio 1:` is the imbalance a deployed model and random labelling meet, and
+# `stated neg.` beside `nearby neg.` shows how few of the negatives that matter your labels hold.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -140,8 +147,7 @@ table.style.format(precision=0, thousands=",", na_rep="-")
 # paper's full QQP has 12 times our questions and about 1:300,000 positives.
 
 # %%
-raw = {name: data.read_raw(name, data_dir) for name in tasks}
-curves = {name: stats.growth(name, raw[name], growth_sizes, seed=seed, fractions=fractions) for name in tasks}
+curves = {name: stats.growth(task, growth_sizes) for name, task in tasks.items()}
 fig = plots.growth_figure(curves)
 ctx.save_figure(fig, "01_pool_growth")
 fig

@@ -35,7 +35,10 @@ from pairlab.widgets import browser, labels, plots, review
 from pairlab.notebook import setup
 
 # %% tags=["parameters"]
-dataset = "all"                   # "qqp", "wikiqa" or "all"
+dataset = "all"                   # "qqp", "wikiqa", "all", or the path of your own pair file (.csv .tsv .jsonl .parquet)
+pairs_symmetric = None            # for a pair file: True (duplicates, paraphrases) or False (question -> answer)
+pairs_columns = None              # for a pair file: its column names, e.g. {"left": "q1", "right": "q2", "label": "score"}
+pairs_threshold = None            # for a pair file with graded labels: a pair is positive when its label is at least this
 seed = 0                          # split, subsampling, training and sampling seed
 fractions = [0.5, 0.25, 0.25]     # QQP train/dev/test shares of questions
 max_items = {"qqp": {"train": 4000, "dev": 2000, "test": 2000},
@@ -70,7 +73,7 @@ ctx = setup("02_concatbert_failure_analysis", globals())
 # on a uniform subsample of it (`train_max_pairs`), which keeps its balance.
 
 # %%
-tasks = data.load_tasks(dataset, data_dir, seed=seed, fractions=fractions, max_items=max_items)
+tasks = data.tasks_for(ctx.params)
 train_ids = {name: baselines.sample_pairs(baselines.stated_pairs(t["train"])[0], train_max_pairs, seed=seed)
              for name, t in tasks.items()}
 for name, ids in train_ids.items():

@@ -49,7 +49,10 @@ from pairlab.widgets.dashboard import RunDashboard
 from pairlab.notebook import setup
 
 # %% tags=["parameters"]
-dataset = "all"                   # "qqp", "wikiqa" or "all"
+dataset = "all"                   # "qqp", "wikiqa", "all", or the path of your own pair file (.csv .tsv .jsonl .parquet)
+pairs_symmetric = None            # for a pair file: True (duplicates, paraphrases) or False (question -> answer)
+pairs_columns = None              # for a pair file: its column names, e.g. {"left": "q1", "right": "q2", "label": "score"}
+pairs_threshold = None            # for a pair file with graded labels: a pair is positive when its label is at least this
 seed = 0                          # data split and evaluation-strata seed
 seeds = [0, 1, 2]                 # active-learning seeds (one run per seed and strategy)
 strategies = ["random", "static_retrieval", "adaptive_retrieval", "uncertainty"]
@@ -127,7 +130,7 @@ print(experiments.table3(summary, paper.TABLE3).to_string())
 print(experiments.table4(summary, paper.TABLE4, paper.BUDGET).to_string())
 
 # %%
-ref = {task: {"positives": paper.TABLE4[task], "labels": paper.BUDGET[task]["labels"]} for task in summary}
+ref = {task: {"positives": paper.TABLE4[task], "labels": paper.BUDGET[task]["labels"]} for task in summary if task in paper.TABLE4}
 fig = plots.positives_figure(summary, paper=ref)
 ctx.save_figure(fig, "03_positives_found")
 fig

@@ -42,7 +42,10 @@ from pairlab.experiments import Variant
 from pairlab.notebook import setup
 
 # %% tags=["parameters"]
-dataset = "all"                   # "qqp", "wikiqa" or "all"
+dataset = "all"                   # "qqp", "wikiqa", "all", or the path of your own pair file (.csv .tsv .jsonl .parquet)
+pairs_symmetric = None            # for a pair file: True (duplicates, paraphrases) or False (question -> answer)
+pairs_columns = None              # for a pair file: its column names, e.g. {"left": "q1", "right": "q2", "label": "score"}
+pairs_threshold = None            # for a pair file with graded labels: a pair is positive when its label is at least this
 seed = 0                          # data split and evaluation-strata seed
 seeds = [0, 1, 2]                 # active-learning seeds
 random_seeds = [0, 1, 2]          # random label sets (of each kind) for the noise estimate

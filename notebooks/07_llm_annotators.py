@@ -52,7 +52,10 @@ from pairlab.widgets import plots
 from pairlab.widgets.dashboard import RunDashboard
 
 # %% tags=["parameters"]
-dataset = "all"                   # "qqp", "wikiqa" or "all"
+dataset = "all"                   # "qqp", "wikiqa", "all", or the path of your own pair file (.csv .tsv .jsonl .parquet)
+pairs_symmetric = None            # for a pair file: True (duplicates, paraphrases) or False (question -> answer)
+pairs_columns = None              # for a pair file: its column names, e.g. {"left": "q1", "right": "q2", "label": "score"}
+pairs_threshold = None            # for a pair file with graded labels: a pair is positive when its label is at least this
 seed = 0                          # data split and evaluation-strata seed
 seeds = [0, 1, 2]                 # case-study seeds: subsample, training, picks and annotator noise
 fractions = [0.5, 0.25, 0.25]     # QQP train/dev/test shares of questions

@@ -8,14 +8,16 @@ __all__ = ["DataNotFoundError", "cache_dir", "data_dir", "project_root", "shown"
 
 DATA_LAYOUT = """\
 expected layout:
-  <data>/qqp/qqp_subset.tsv                 (GLUE QQP format, no header)
-     or <data>/qqp/quora_duplicate_questions.tsv   (the original release, with header)
-  <data>/wikiqa/WikiQA-train*.tsv, WikiQA-dev*.tsv, WikiQA-test*.tsv
+  <data>/qqp/quora_duplicate_questions.tsv   (the original release, with header)
+     or <data>/qqp/qqp_subset.tsv             (GLUE QQP format, no header)
+  <data>/wikiqa/WikiQA-train*.tsv, WikiQA-dev*.tsv, WikiQA-test*.tsv  (from WikiQACorpus.zip)
+get them: `make data` downloads both from the public sources below into ./data (SHA256-checked)
 public sources:
   QQP:    https://quoradata.quora.com/First-Quora-Dataset-Release-Question-Pairs
           (quora_duplicate_questions.tsv) or the GLUE QQP task (https://gluebenchmark.com)
   WikiQA: https://www.microsoft.com/en-us/download/details.aspx?id=52419 (WikiQACorpus.zip)
-Point PAIRLAB_DATA_DIR at the folder (in this project's workspace: ../shared/data)."""
+Or point PAIRLAB_DATA_DIR at a folder that has them (in this project's workspace: ../shared/data).
+Your own pair file instead: pairlab.data.load_pairs, or a notebook's dataset set to its path."""
 
 
 class DataNotFoundError(FileNotFoundError):

@@ -64,6 +64,7 @@ def notebooks(root: Path | None = None, select=None) -> list[Path]:
 
 ACTIVE = "03 04 05 06 07"  # notebook 03 and those reading its runs back: identical settings
 SECTION = "notebooks"
+WITHOUT_DATA = "without_data"  # the runner's own profile key: a folder to run on without data
 
 # old key -> (new key, the section it moves to; None: stays top-level)
 DEPRECATED = {"neighbours": ("near_m", None), "concat_neighbours": ("concat_near_m", None),
@@ -116,7 +117,7 @@ def resolve(profile: dict, notebook: str) -> dict:
     """The flat parameters of ``notebook`` (a name such as ``"04_ablations"`` or its number):
     the top-level keys, then every section that names the notebook, in the file's order."""
     number = _number(notebook)
-    params = {k: v for k, v in profile.items() if k != SECTION}
+    params = {k: v for k, v in profile.items() if k not in (SECTION, WITHOUT_DATA)}
     for names, overrides in (profile.get(SECTION) or {}).items():
         if number in _numbers(names):
             params.update(overrides)
@@ -127,7 +128,7 @@ def check_profile(profile: dict, declared: dict[str, set], *, name: str = "profi
     """Raise ValueError for a key no notebook in its scope declares; ``declared`` maps each
     notebook's name to the parameters its ``parameters`` cell assigns."""
     by_number = {_number(nb): params for nb, params in declared.items()}
-    top = {k for k in profile if k != SECTION}
+    top = {k for k in profile if k not in (SECTION, WITHOUT_DATA)}  # the latter is the runner's
     unknown = top - set().union(*by_number.values())
     if unknown:
         raise ValueError(f"profile {name!r} sets {sorted(unknown)}, which no notebook declares "
@@ -170,20 +171,25 @@ def run(profile: str, *, select=None, overrides: dict | None = None, jobs: int =
 
     root = project_root()
     loaded = load_profile(profile, root)
-    extra = migrate(dict(overrides or {}), source="the overrides")
+    overrides = _absolute_dataset(dict(overrides or {}))
+    extra = migrate(dict(overrides), source="the overrides")
     if os.environ.get("PAIRLAB_DATA_DIR"):  # kernels run in notebooks/: pass an absolute path
         os.environ["PAIRLAB_DATA_DIR"] = str(Path(os.environ["PAIRLAB_DATA_DIR"]).resolve())
     selected = notebooks(root, select)
     declared = {nb.stem: set(papermill.inspect_notebook(str(nb))) for nb in notebooks(root)}
     check_profile(loaded, declared, name=profile)
     check_profile(extra, declared, name="overrides (-p)")
+    fallback = data_or_fixture(profile, [{**resolve(loaded, nb.stem), **resolve(extra, nb.stem)}
+                                         for nb in selected], loaded.get(WITHOUT_DATA))
+    if fallback:
+        overrides["data_dir"] = extra["data_dir"] = fallback
     out_dir = root / {**resolve(loaded, selected[0].stem), **resolve(extra, selected[0].stem)}["run_dir"]
     out_dir.mkdir(parents=True, exist_ok=True)
     if record_times:
         print(f"[{profile}] {expected_time(profile, [nb.stem for nb in selected], root)}", flush=True)
     start = time.perf_counter()
     if jobs > 1 and len(selected) > 1:
-        seconds = _run_parallel(profile, selected, overrides or {}, jobs, root)
+        seconds = _run_parallel(profile, selected, overrides, jobs, root)
     else:
         seconds = {}
         for notebook in selected:
@@ -195,6 +201,42 @@ def run(profile: str, *, select=None, overrides: dict | None = None, jobs: int =
         _record_times(out_dir / TIMINGS, seconds, jobs=jobs,
                       wall=time.perf_counter() - start if complete else None)
     return [out_dir / nb.name for nb in selected]
+
+
+def data_or_fixture(profile: str, params: list[dict], without_data) -> str | None:
+    """``None`` when the QQP and WikiQA files the notebooks' ``dataset`` names are found (or
+    every dataset is a pair file); else the profile's ``without_data`` folder (the synthetic
+    fixture, said loudly), and without one an error saying how to get the data."""
+    from .data.loaders import TASKS, data_files
+
+    wanted = {(name, p.get("data_dir")) for p in params for name in
+              (TASKS if p.get("dataset", "all") == "all" else (p["dataset"],)) if name in TASKS}
+    try:
+        for name, folder in sorted(wanted, key=str):
+            data_files(name, folder)
+    except FileNotFoundError as missing:
+        if not without_data or any(folder for _, folder in wanted):
+            raise FileNotFoundError(
+                f"No data for profile {profile!r}. Run `make data` (downloads QQP and WikiQA from "
+                "their official sources into ./data), or set PAIRLAB_DATA_DIR to a folder holding "
+                "them, or run on your own pair file: make run DATASET=path/to/pairs.csv "
+                f"PAIRS_SYMMETRIC=true (see the README).\n\n{missing}") from None
+        print(f"\n{'!' * 96}\n[{profile}] NO DATA: {str(missing).splitlines()[0]}\n[{profile}] "
+              f"running on the SYNTHETIC fixture in {without_data} instead (fixtures/make_fixtures"
+              f".py): the notebooks run, and their numbers say nothing about QQP or WikiQA.\n"
+              f"[{profile}] For the real data: make data, or set PAIRLAB_DATA_DIR.\n{'!' * 96}\n",
+              flush=True)
+        return str(without_data)
+    return None
+
+
+def _absolute_dataset(overrides: dict) -> dict:
+    """A ``dataset`` override naming a file relative to the current folder, made absolute (the
+    kernels run in notebooks/)."""
+    dataset = overrides.get("dataset")
+    if isinstance(dataset, str) and Path(dataset).expanduser().is_file():
+        overrides["dataset"] = str(Path(dataset).expanduser().resolve())
+    return overrides
 
 
 def _execute(profile: str, notebook: Path, params: dict, out_dir: Path, root: Path) -> float:
@@ -332,6 +374,9 @@ def main(argv=None) -> int:
     parser.add_argument("--notebooks", nargs="*", help="name prefixes to run, e.g. 01 03")
     parser.add_argument("--jobs", type=int, default=1,
                         help="notebooks at once, each with cpus/jobs threads (default 1)")
+    parser.add_argument("--dataset", help="qqp, wikiqa, all, or the path of your own pair file "
+                        "(then -p pairs_symmetric true|false, and -p pairs_columns / pairs_threshold "
+                        "as needed)")
     parser.add_argument("--no-timings", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
                         metavar=("NAME", "VALUE"), help="override a parameter (YAML value)")
@@ -339,6 +384,8 @@ def main(argv=None) -> int:
     warnings.simplefilter("default", DeprecationWarning)  # an old profile key is said, not hidden
     try:
         overrides = {name: _value(name, value) for name, value in args.parameter}
+        if args.dataset:
+            overrides["dataset"] = args.dataset
         run(args.profile, select=args.notebooks, overrides=overrides, jobs=args.jobs,
             record_times=not args.no_timings)
     except (OSError, ValueError, RuntimeError, yaml.YAMLError) as error:  # said plainly, no traceback

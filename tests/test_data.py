@@ -2,6 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import FIXTURES
 from pairlab.data import build_qqp, load_task, load_tasks, read_raw
 from pairlab.data.pairs import isin_sorted
 from pairlab.paths import DataNotFoundError
@@ -123,7 +124,8 @@ def test_missing_file_in_data_folder(tmp_path):
         load_task("qqp", tmp_path)
 
 
-def test_bad_arguments_are_clear(data_dir):
+def test_bad_arguments_are_clear():
+    data_dir = FIXTURES / "data"
     with pytest.raises(ValueError, match="dataset must be"):
         load_tasks("quora", data_dir)
     with pytest.raises(ValueError, match="fractions"):

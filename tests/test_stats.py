@@ -5,7 +5,7 @@ import pytest
 from pairlab.evaluation import stats
 from pairlab.data.pairs import as_id_set
 
-from conftest import clustered_pool
+from conftest import FIXTURES, clustered_pool
 
 
 def test_split_stats_counts_a_symmetric_pool():
@@ -56,11 +56,12 @@ def test_examples_label_positives_one_and_random_pairs_by_the_pool():
     assert frame.loc[frame["kind"] == "random pair", "label"].sum() == pool.labels(random_ids).sum()
 
 
-def test_growth_grows_pairs_quadratically_and_positives_slowly(data_dir):
+@pytest.mark.parametrize("where", ["fixture", "real"])
+def test_growth_grows_pairs_quadratically_and_positives_slowly(where, request):
     from pairlab import data
 
-    raw = data.read_raw("qqp", data_dir)
-    table = stats.growth("qqp", raw, [100, 400], seed=0)
+    folder = FIXTURES / "data" if where == "fixture" else request.getfixturevalue("data_dir")
+    table = stats.growth(data.load_task("qqp", folder, seed=0), [100, 300] if where == "fixture" else [100, 400])
     items = table["items"].to_numpy()
     assert (table["pairs"].to_numpy() == items * (items - 1) // 2).all()
     assert table["positives"].is_monotonic_increasing

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..data.loaders import SPLITS, Pool, Task, build_qqp, build_wikiqa
+from ..data.loaders import SPLITS, Pool, Task
 from .candidates import neighbour_pairs
 from .strata import EvalSet, embed_pool
 from ..data.pairs import isin_sorted
@@ -33,7 +33,8 @@ def table1(tasks: dict[str, Task], eval_sets: dict | None = None) -> pd.DataFram
     for name, task in tasks.items():
         for split in SPLITS:
             ours = split_stats(task[split], (eval_sets or {}).get(name, {}).get(split))
-            paper = TABLE1[name][split]
+            paper = TABLE1.get(name, {}).get(split, dict.fromkeys(
+                ("positives", "pairs", "ratio", "stated_negatives", "nearby_negatives")))  # a file's task
             rows.append({"task": name, "split": split,
                          "positives": ours["n_positives"], "paper positives": paper["positives"],
                          "pairs": ours["n_pairs"], "paper pairs": paper["pairs"],
@@ -45,20 +46,17 @@ def table1(tasks: dict[str, Task], eval_sets: dict | None = None) -> pd.DataFram
     return pd.DataFrame(rows).set_index(["task", "split"])
 
 
-def growth(name: str, raw: dict, sizes, *, seed: int = 0, split: str = "train",
-           fractions=(0.5, 0.25, 0.25)) -> pd.DataFrame:
+def growth(task: Task, sizes, *, split: str = "train") -> pd.DataFrame:
     """Pairs, positives and imbalance of ``split`` when only ``sizes`` left items are kept.
 
-    Uses the same subsampling as small profiles (whole QQP duplicate/question components;
-    WikiQA questions with the sentences of their own documents), so it shows how a growing
-    collection of items grows the pool quadratically but the positives only linearly.
+    Builds ``task`` again with each size as ``max_items`` (:meth:`Task.resized`: the same
+    subsampling as small profiles, whole components of a symmetric task, whole left items with
+    their own rows of an asymmetric one), so it shows how a growing collection of items grows the
+    pool quadratically but the positives only linearly.
     """
     rows = []
     for size in sorted(set(int(s) for s in sizes)):
-        if name == "qqp":
-            pool = build_qqp(raw["frame"], seed=seed, fractions=fractions, max_items=size)[split]
-        else:
-            pool = build_wikiqa(raw, seed=seed, max_items=size)[split]
+        pool = task.resized(size)[split]
         rows.append({"items": len(pool.left_texts), "right_items": len(pool.right_texts),
                      "pairs": pool.n_pairs, "positives": pool.n_positives,
                      "ratio": pool.n_pairs / max(pool.n_positives, 1)})

@@ -106,8 +106,8 @@ def train_all(tasks: dict, train_ids: dict, params: dict, *, folder, kinds=("con
 def heuristic_metrics(task: str, score, dev: Pool, test: Pool) -> dict:
     """The benchmark's own metrics on stated test pairs, thresholds tuned on stated dev pairs.
 
-    QQP: accuracy and F1 (each at its dev-tuned threshold). WikiQA: c-MAP and a-F1 (F1 over all
-    stated test pairs). Both: ROC-AUC. ``score`` maps pair ids of a pool to scores:
+    QQP (and any symmetric task): accuracy and F1 (each at its dev-tuned threshold). WikiQA (and
+    any asymmetric task): c-MAP and a-F1 (F1 over all stated test pairs). Both: ROC-AUC. ``score`` maps pair ids of a pool to scores:
     ``score(pool, ids)`` (e.g. a model's ``score_pairs``).
     """
     dev_ids, dev_y = stated_pairs(dev)
@@ -115,7 +115,7 @@ def heuristic_metrics(task: str, score, dev: Pool, test: Pool) -> dict:
     dev_s, test_s = score(dev, dev_ids), score(test, test_ids)
     out = {"n_test_pairs": int(len(test_ids)), "roc_auc": heuristic.roc_auc(test_y, test_s)}
     f1_at = heuristic.best_threshold(dev_y, dev_s, metric="f1")
-    if task == "qqp":
+    if test.symmetric:
         acc_at = heuristic.best_threshold(dev_y, dev_s, metric="accuracy")
         out["accuracy"] = heuristic.accuracy_f1(test_y, test_s, acc_at)["accuracy"]
         out["f1"] = heuristic.accuracy_f1(test_y, test_s, f1_at)["f1"]
@@ -152,16 +152,17 @@ def table2(metrics: dict):
     for task, by_kind in metrics.items():
         for kind, m in by_kind.items():
             h, a = m["heuristic"], m["all_pairs"]
-            names = ("accuracy", "f1") if task == "qqp" else ("c_map", "a_f1")
+            names = ("accuracy", "f1") if "accuracy" in h else ("c_map", "a_f1")
             row = {"task": task, "model": kind}
             for name in names:
                 row[name] = h[name]
-                row[f"paper {name}"] = TABLE2_BERT[task][name] if kind == "concatbert" else None
+                row[f"paper {name}"] = TABLE2_BERT.get(task, {}).get(name) if kind == "concatbert" else None
             row["P@R20"] = a["p_at_r20"]
             row["P@R20 95% CI"] = "[{:.3f}, {:.3f}]".format(*a["p_at_r20_ci"])
             row["AP"] = a["ap"]
             row["AP 95% CI"] = "[{:.3f}, {:.3f}]".format(*a["ap_ci"])
-            paper = TABLE2_BERT[task] if kind == "concatbert" else TABLE3[task]["stated"]
-            row["paper P@R20"], row["paper AP"] = paper["p_at_r20"], paper["ap"]
+            paper = (TABLE2_BERT.get(task, {}) if kind == "concatbert" else
+                     TABLE3.get(task, {}).get("stated", {}))  # a file's task has no paper values
+            row["paper P@R20"], row["paper AP"] = paper.get("p_at_r20"), paper.get("ap")
             rows.append(row)
     return pd.DataFrame(rows).set_index(["task", "model"])

@@ -23,6 +23,7 @@ from ..annotators.factory import base_error, error_edges
 from ..active.strategies import (BaseConsistent, BaseInconsistent, ConditionalInformativeness,
                                  RandomCandidates, Uncertainty)
 from ..data.loaders import Pool
+from ..data.tasks import BUILT_IN, like
 from ..data.pairs import isin_sorted, union_sorted
 from ..io import write_json
 from ..models.cosinebert import CosineBERT
@@ -31,7 +32,7 @@ from ..models.scoring import CosineScorer
 from .baselines import model_id, sample_pairs, stated_pairs, train_or_load
 from .records import judge
 
-__all__ = ["CASE_STRATEGIES", "CASE_ROWS", "split_by_error", "auc", "CaseStudy", "case_metrics",
+__all__ = ["CASE_STRATEGIES", "CASE_ROWS", "case_task", "split_by_error", "auc", "CaseStudy", "case_metrics",
            "case_table", "case_annotators", "run_case_study", "findings", "llm_section"]
 
 CASE_STRATEGIES = {"random": RandomCandidates, "uncertainty": Uncertainty,
@@ -247,10 +248,7 @@ def run_case_study(prepared: dict, params: dict, *, folder, log=print) -> dict:
 
     from .baselines import train_settings
 
-    task = params["case_task"]
-    if task not in prepared:
-        raise ValueError(f"the case study runs on {task!r}, which this run did not load "
-                         f"(dataset: {sorted(prepared)}); set case_task or dataset")
+    task = case_task(prepared, params)
     pools, runs = prepared[task][0], {}
     config = train_settings(params, "cosinebert")
     for seed in tqdm(params["seeds"], desc=f"{task} case study"):
@@ -263,6 +261,18 @@ def run_case_study(prepared: dict, params: dict, *, folder, log=print) -> dict:
                 f"best {best} {_pm(rows[best], 'auc_all')} ({len(study.split.source)} source, "
                 f"{len(study.split.target)} target, {study.budget} annotated)")
     return runs
+
+
+def case_task(prepared: dict, params: dict) -> str:
+    """The case study's task: ``params["case_task"]``; with a pair file as the dataset (one task,
+    not built in), that file's task."""
+    task = params["case_task"]
+    if task not in prepared and len(prepared) == 1 and next(iter(prepared)) not in BUILT_IN:
+        return next(iter(prepared))
+    if task not in prepared:
+        raise ValueError(f"the case study runs on {task!r}, which this run did not load "
+                         f"(dataset: {sorted(prepared)}); set case_task or dataset")
+    return task
 
 
 def findings(metrics: dict) -> list[str]:
@@ -307,14 +317,15 @@ def llm_section(prepared: dict, params: dict, *, cache, folder, log=print) -> di
         raise ValueError("llm_base_url is set but llm_model is not: name the endpoint's model")
     from .baselines import train_settings
 
-    task, seed = params["case_task"], int(params["seeds"][0])
+    task, seed = case_task(prepared, params), int(params["seeds"][0])
     pools = prepared[task][0]
     study = CaseStudy(pools["train"], pools["test"], params, train_settings(params, "cosinebert")(task, seed),
                       seed=seed, folder=folder)
     picked = study.pick("conditional_informativeness")[: int(params["llm_max_pairs"])]
     annotator = LLMAnnotator(base_url=params["llm_base_url"], model=params["llm_model"],
                              api_key=os.environ.get(params["llm_api_key_env"]) or None, cache=cache,
-                             task=task, price_per_1k_input=params["llm_price_per_1k_input"],
+                             task=like(task, pools["train"].symmetric),  # a file: its kind's prompt
+                             price_per_1k_input=params["llm_price_per_1k_input"],
                              price_per_1k_output=params["llm_price_per_1k_output"])
     left, right = pools["train"].texts(picked)
     log(f"before sending anything: {annotator.estimate_cost(left, right)}")

@@ -50,8 +50,7 @@ def prepare_active(params: dict, *, show: bool = True):
     Returns ``(prepared, settings)``."""
     from ..data import loaders, paper
 
-    tasks = loaders.load_tasks(params["dataset"], params["data_dir"], seed=params["seed"],
-                            fractions=params["fractions"], max_items=params["max_items"])
+    tasks = loaders.tasks_for(params)  # a file's task gains the per-task settings of its kind
     eval_config = EvalConfig(params["near_m"], params["n_random"], params["seed"])
     prepared = {name: prepare(task, eval_config, model=params["model"],
                               max_seq_length=params["max_seq_length"])

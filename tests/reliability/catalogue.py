@@ -32,8 +32,10 @@ def record(row: str, input: str, outcome: str, error: str | None = None) -> None
 
 
 def portable(text: str) -> str:
-    """``text`` with this machine's paths as ``<tmp>`` and ``<repo>``, for a table in the docs."""
-    return TMP.sub("<tmp>", str(text)).replace(str(ROOT), "<repo>")
+    """``text`` with this machine's paths as ``<tmp>`` and ``<repo>`` and a local test server's
+    port as ``<port>``, for a table in the docs."""
+    text = TMP.sub("<tmp>", str(text)).replace(str(ROOT), "<repo>")
+    return re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:<port>", text)
 
 
 def first_line(error: BaseException) -> str:

@@ -152,9 +152,9 @@ def test_a_wikiqa_split_missing(tmp_path):
 def test_dataset_not_a_known_name_or_file(tmp_path, dataset):
     if dataset == "file":
         dataset = str(data_folder(tmp_path / "data", qqp=qqp_rows()) / "qqp" / "qqp_subset.tsv")
-    needles = [repr(dataset), "'qqp', 'wikiqa' or 'all'"]
-    if "/" in dataset:
-        needles += ["a file is not a dataset name", "data_dir", "expected layout"]
+    needles = [repr(dataset), "'qqp', 'wikiqa', 'all' or the path of a pair file"]
+    if "/" in dataset:  # a file is read by load_pairs, which needs to know the task's kind
+        needles = [repr(dataset), "is a pair file: set pairs_symmetric to True", "or False"]
     with clear_error("dataset not a known name or file", f"dataset={Path(dataset).name!r}",
                      ValueError, *needles):
         loaders.load_tasks(dataset, tmp_path)

@@ -1,0 +1,231 @@
+"""All-pairs tasks from labelled pairs: the two builders behind :func:`pairlab.data.load_pairs`.
+
+- :func:`build_symmetric` (duplicates, paraphrases): the items are the distinct keys (ids, or the
+  texts themselves) of both columns, in sorted order; positives are the transitive closure of
+  the stated positives; items are split by connected components of *all* stated pairs, so no
+  stated pair crosses splits.
+- :func:`build_asymmetric` (question -> answer): each split's left items (from a split column,
+  else split at random) against every distinct right item of the task.
+
+Both take the rows as a frame with the columns ``left, right, label`` (int8, 1 = positive) and
+``left_key, right_key`` (what makes two rows the same item), plus ``split`` (a name in
+:data:`SPLITS`) for an asymmetric task with its own split. Graph work is vectorised: no Python
+loop over pairs.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from .pairs import PairSpace, as_id_set, isin_sorted, setdiff_sorted
+from .tasks import SPLITS, Pool, Task
+
+__all__ = ["build_symmetric", "build_asymmetric", "check_fractions", "cap_of"]
+
+
+def build_symmetric(name: str, rows: pd.DataFrame, *, seed: int = 0, fractions=(0.5, 0.25, 0.25),
+                    max_items=None, keyed: bool = False) -> Task:
+    """Symmetric task: positives are the transitive closure of stated positives; items split by
+    connected components of all stated pairs. ``keyed``: the keys are ids (not the texts), so
+    the notes count ids seen with two texts and texts shared by two ids."""
+    fractions = check_fractions(fractions)
+    texts, a, b, label, notes = _items(rows, keyed)
+    n = len(texts)
+    clusters = _components(n, a[label == 1], b[label == 1])
+    groups = _components(n, a, b)
+    rng = np.random.default_rng(seed)
+    split_of, group_order = _assign_splits(groups, fractions, rng)
+    splits = {}
+    for s, split in enumerate(SPLITS):
+        members = np.flatnonzero(split_of == s)
+        members = _cap_by_group(members, groups, group_order, cap_of(max_items, split))
+        splits[split] = _symmetric_pool(name, split, members, texts, clusters, a, b, label, notes)
+    notes["fractions"] = list(fractions)
+    notes["subsampled"] = max_items is not None
+    return Task(name, splits, notes)
+
+
+def _items(rows: pd.DataFrame, keyed: bool):
+    """The distinct items (sorted by key; text: the key's first text) and the stated pairs as
+    item indices, without self pairs."""
+    keys = np.concatenate([rows["left_key"].to_numpy(), rows["right_key"].to_numpy()])
+    all_texts = np.concatenate([rows["left"].to_numpy(object), rows["right"].to_numpy(object)])
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    texts = all_texts[first]
+    n_rows = len(rows)
+    a, b = inverse[:n_rows].astype(np.int64), inverse[n_rows:].astype(np.int64)
+    label = rows["label"].to_numpy(np.int8)
+    self_pairs = a == b
+    notes = {"n_rows": n_rows, "n_items": len(texts), "self_pairs_dropped": int(self_pairs.sum())}
+    if keyed:
+        # an id seen with another text keeps its first; texts shared by ids stay separate items
+        notes["id_text_conflicts"] = int((all_texts != texts[inverse]).sum())
+        notes["items_sharing_text_with_another_id"] = int(pd.Series(texts).duplicated(keep=False).sum())
+    keep = ~self_pairs
+    return texts, a[keep], b[keep], label[keep], notes
+
+
+def _symmetric_pool(name, split, members, texts, clusters, a, b, label, notes) -> Pool:
+    local = np.full(len(texts), -1, dtype=np.int64)
+    local[members] = np.arange(len(members))
+    space = PairSpace(len(members), len(members), True)
+    # Positives: every pair inside a positive cluster, among this split's members.
+    left, right = _pairs_within_groups(clusters[members])
+    positives = as_id_set(space.encode(left, right))
+    inside = (local[a] >= 0) & (local[b] >= 0)
+    stated = as_id_set(space.encode(local[a[inside & (label == 0)]], local[b[inside & (label == 0)]]))
+    flipped = isin_sorted(stated, positives)
+    notes.setdefault("stated_negatives_made_positive_by_closure", {})[split] = int(flipped.sum())
+    stated_pos = as_id_set(space.encode(local[a[inside & (label == 1)]],
+                                        local[b[inside & (label == 1)]]))
+    notes.setdefault("stated_positives", {})[split] = len(stated_pos)
+    return Pool(name, split, texts[members], texts[members], True, positives, stated[~flipped])
+
+
+def build_asymmetric(name: str, rows: pd.DataFrame, *, seed: int = 0, fractions=(0.5, 0.25, 0.25),
+                     max_items=None) -> Task:
+    """Asymmetric task: each split's left items (the ``split`` column's, else a random split of
+    the left items by ``fractions``) x every distinct right item of the rows kept. Items keep
+    the order in which they first appear."""
+    rng = np.random.default_rng(seed)
+    notes = {}
+    if "split" in rows:
+        frames = {split: rows[rows["split"].to_numpy() == split] for split in SPLITS}
+        for split, frame in frames.items():
+            if frame.empty:
+                raise ValueError(f"{name}: the {split} split has no rows")
+        kept = {split: _sample(pd.unique(frames[split]["left_key"]), cap_of(max_items, split), rng)
+                for split in SPLITS}
+    else:
+        frames, kept = _random_split(rows, check_fractions(fractions), max_items, rng)
+        notes["fractions"] = list(check_fractions(fractions))
+    frames = {split: frames[split][frames[split]["left_key"].isin(kept[split])] for split in SPLITS}
+    everything = pd.concat(list(frames.values()), ignore_index=True)
+    right_keys = pd.unique(everything["right_key"])
+    right_index = pd.Index(right_keys)
+    right_texts = _first_texts(everything["right"], right_index.get_indexer(everything["right_key"]),
+                               len(right_keys))
+    notes.update({"rows": len(everything), "n_right": len(right_texts),
+                  "subsampled": max_items is not None})
+    splits = {split: _asymmetric_pool(name, split, frames[split], right_texts, right_index, notes)
+              for split in SPLITS}
+    notes["left_items_in_several_splits"] = _shared_items(splits)
+    return Task(name, splits, notes)
+
+
+def _random_split(rows: pd.DataFrame, fractions, max_items, rng):
+    """Left items split at random in the proportions ``fractions`` (each item its own group of
+    :func:`_assign_splits`), capped per split in that random order."""
+    keys = pd.unique(rows["left_key"])
+    items = np.arange(len(keys))
+    split_of, rank = _assign_splits(items, fractions, rng)
+    item_of_row = pd.Index(keys).get_indexer(rows["left_key"])
+    frames, kept = {}, {}
+    for s, split in enumerate(SPLITS):
+        members = _cap_by_group(np.flatnonzero(split_of == s), items, rank, cap_of(max_items, split))
+        frames[split] = rows[split_of[item_of_row] == s]
+        kept[split] = keys[members]
+        if len(members) == 0:
+            raise ValueError(f"{len(keys)} left items are too few to split in the proportions "
+                             f"{list(fractions)}: the {split} split is empty")
+    return frames, kept
+
+
+def _asymmetric_pool(name, split, frame, right_texts, right_index, notes) -> Pool:
+    left_keys = pd.unique(frame["left_key"])
+    q = pd.Index(left_keys).get_indexer(frame["left_key"])
+    left_texts = _first_texts(frame["left"], q, len(left_keys))
+    s = right_index.get_indexer(frame["right_key"])
+    space = PairSpace(len(left_keys), len(right_texts), False)
+    codes = space.encode(q, s)
+    label = frame["label"].to_numpy()
+    positives = as_id_set(codes[label == 1])
+    stated = as_id_set(codes[label == 0])
+    notes.setdefault("stated_negative_conflicts", {})[split] = int(isin_sorted(stated, positives).sum())
+    return Pool(name, split, left_texts, right_texts, False, positives,
+                setdiff_sorted(stated, positives))
+
+
+def _first_texts(texts: pd.Series, index: np.ndarray, n: int) -> np.ndarray:
+    """The first text of each of ``n`` items, given each row's item ``index``."""
+    _, first = np.unique(index, return_index=True)
+    return texts.to_numpy(object)[first]
+
+
+def _shared_items(splits: dict[str, Pool]) -> int:
+    seen = [set(pool.left_texts) for pool in splits.values()]
+    return len((seen[0] & seen[1]) | (seen[0] & seen[2]) | (seen[1] & seen[2]))
+
+
+def _sample(items: np.ndarray, cap, rng) -> np.ndarray:
+    if cap is None or cap >= len(items):
+        return items
+    return items[np.sort(rng.choice(len(items), size=cap, replace=False))]
+
+
+# ---------------------------------------------------------------------------------------------
+# Graph helpers (vectorised: no Python loop over pairs)
+
+
+def _components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Connected-component label of each of ``n`` items under the edges ``(a, b)``."""
+    graph = coo_matrix((np.ones(len(a), dtype=np.int8), (a, b)), shape=(n, n))
+    return connected_components(graph, directed=False)[1].astype(np.int64)
+
+
+def _assign_splits(groups: np.ndarray, fractions, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Split index per item: components in random order, cut at the cumulative fractions."""
+    sizes = np.bincount(groups)
+    order = rng.permutation(len(sizes))
+    ends = np.cumsum(sizes[order])
+    middle = (ends - sizes[order] / 2.0) / ends[-1]
+    cuts = np.cumsum(fractions)[:-1]
+    split_of_group = np.empty(len(sizes), dtype=np.int64)
+    split_of_group[order] = np.searchsorted(cuts, middle, side="right")
+    rank = np.empty(len(sizes), dtype=np.int64)
+    rank[order] = np.arange(len(sizes))
+    return split_of_group[groups], rank
+
+
+def _cap_by_group(members: np.ndarray, groups: np.ndarray, rank: np.ndarray, cap) -> np.ndarray:
+    """Keep whole components, in their random order, until ``cap`` items are reached."""
+    if cap is None or cap >= len(members):
+        return members
+    order = members[np.argsort(rank[groups[members]], kind="stable")]
+    g = groups[order]
+    starts = np.r_[True, g[1:] != g[:-1]]
+    group_end = np.cumsum(np.bincount(np.cumsum(starts) - 1))  # items up to each group's end
+    n_groups = max(1, int(np.searchsorted(group_end, cap, side="right")))
+    return np.sort(order[: group_end[n_groups - 1]])
+
+
+def _pairs_within_groups(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All index pairs (i < j by position) of items sharing a label."""
+    order = np.argsort(labels, kind="stable")
+    sorted_labels = labels[order]
+    starts = np.r_[0, np.flatnonzero(sorted_labels[1:] != sorted_labels[:-1]) + 1]
+    sizes = np.diff(np.r_[starts, len(labels)])
+    group_end = np.repeat(starts + sizes, sizes)
+    position = np.arange(len(labels))
+    counts = group_end - position - 1  # partners after each item in its group
+    left = np.repeat(position, counts)
+    offset = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    right = np.repeat(position + 1, counts) + offset
+    return order[left], order[right]
+
+
+def check_fractions(fractions) -> tuple[float, float, float]:
+    values = tuple(float(f) for f in fractions)
+    if len(values) != 3 or min(values) <= 0 or abs(sum(values) - 1.0) > 1e-6:
+        raise ValueError(f"fractions must be three positive numbers summing to 1, got {fractions!r}")
+    return values
+
+
+def cap_of(max_items, split):
+    """The cap on ``split``'s left items: ``max_items`` itself, or its entry for ``split``."""
+    cap = max_items.get(split) if isinstance(max_items, dict) else max_items
+    if cap is not None and (not isinstance(cap, (int, np.integer)) or cap < 2):
+        raise ValueError(f"max_items for {split} must be an integer >= 2 or None, got {cap!r}")
+    return cap

@@ -1,0 +1,121 @@
+"""Tasks and their pools: a :class:`Task` is three split :class:`Pool` s of one all-pairs task.
+
+A :class:`Pool` is one split of a task: the left and right texts, the positive pair ids and the
+stated (heuristic) negative pair ids, both as sorted int64 arrays of codes of its
+:class:`~pairlab.data.pairs.PairSpace`. Every other pair is an imputed negative.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from ..io import ReadReport
+from .pairs import PairSpace, isin_sorted
+
+__all__ = ["Pool", "Task", "SPLITS", "BUILT_IN", "like"]
+
+SPLITS = ("train", "dev", "test")
+BUILT_IN = ("qqp", "wikiqa")
+
+
+def like(name: str, symmetric: bool) -> str:
+    """``name`` if it is a built-in task, else the built-in task of the same kind: ``"qqp"``
+    for a symmetric task (duplicates, paraphrases), ``"wikiqa"`` for an asymmetric one."""
+    if name in BUILT_IN:
+        return name
+    return "qqp" if symmetric else "wikiqa"
+
+
+@dataclass(frozen=True, eq=False)
+class Pool:
+    """One split of a task: every pair of its left and right items, labelled by imputation."""
+
+    task: str
+    split: str
+    left_texts: np.ndarray  # (n_left,) object: str
+    right_texts: np.ndarray  # (n_right,) object: str; the same array as left_texts if symmetric
+    symmetric: bool
+    positives: np.ndarray  # (n_pos,) int64 sorted pair ids
+    stated_negatives: np.ndarray  # (n_stated_neg,) int64 sorted pair ids
+
+    @property
+    def space(self) -> PairSpace:
+        return PairSpace(len(self.left_texts), len(self.right_texts), self.symmetric)
+
+    @property
+    def n_pairs(self) -> int:
+        return self.space.n_pairs
+
+    @property
+    def n_positives(self) -> int:
+        return len(self.positives)
+
+    @property
+    def n_negatives(self) -> int:
+        return self.n_pairs - self.n_positives
+
+    def labels(self, pair_ids) -> np.ndarray:
+        """Imputed labels (int8, 1 = positive) of ``pair_ids``; the oracle of active learning."""
+        ids = np.asarray(pair_ids, dtype=np.int64)
+        self.space.check(ids)
+        return isin_sorted(ids, self.positives).astype(np.int8)
+
+    def texts(self, pair_ids) -> tuple[np.ndarray, np.ndarray]:
+        """Left and right texts of ``pair_ids``."""
+        left, right = self.space.decode(pair_ids)
+        return self.left_texts[left], self.right_texts[right]
+
+    def frame(self, pair_ids) -> pd.DataFrame:
+        """A readable table of pairs: id, left, right, imputed label, stated (heuristic) label."""
+        ids = np.asarray(pair_ids, dtype=np.int64)
+        left, right = self.texts(ids)
+        stated = np.where(isin_sorted(ids, self.positives), "positive",
+                          np.where(isin_sorted(ids, self.stated_negatives), "negative", "-"))
+        return pd.DataFrame({"pair_id": ids, "left": left, "right": right,
+                             "label": self.labels(ids), "stated": stated})
+
+    def __repr__(self) -> str:
+        return (f"Pool({self.task}/{self.split}: {len(self.left_texts):,} x "
+                f"{len(self.right_texts):,} items, {self.n_pairs:,} pairs, "
+                f"{self.n_positives:,} positives, symmetric={self.symmetric})")
+
+
+@dataclass(frozen=True, eq=False)
+class Task:
+    """A task's three split pools and what building them counted."""
+
+    name: str
+    splits: dict[str, Pool]
+    notes: dict = field(default_factory=dict)  # counts and choices made while building
+    report: ReadReport = field(default_factory=ReadReport)
+    # builds the task again from the same rows with another max_items (None: not rebuildable)
+    rebuild: Callable[..., "Task"] | None = field(default=None, repr=False)
+
+    @property
+    def symmetric(self) -> bool:
+        return next(iter(self.splits.values())).symmetric
+
+    @property
+    def like(self) -> str:
+        """The built-in task whose settings this one takes where a setting is given per task
+        (``{"qqp": ..., "wikiqa": ...}``): itself, else QQP for a symmetric task and WikiQA for
+        an asymmetric one."""
+        return like(self.name, self.symmetric)
+
+    def resized(self, max_items) -> "Task":
+        """The same task built again from the same rows, seed and fractions, with ``max_items``
+        left items per split (an int, or a dict by split)."""
+        if self.rebuild is None:
+            raise ValueError(f"task {self.name!r} was not built from rows, so it cannot be rebuilt")
+        return self.rebuild(max_items=max_items)
+
+    def __getitem__(self, split: str) -> Pool:
+        if split not in self.splits:
+            raise KeyError(f"task {self.name!r} has no split {split!r}; it has {list(self.splits)}")
+        return self.splits[split]
+
+    def __repr__(self) -> str:
+        return f"Task({self.name}: " + ", ".join(repr(p) for p in self.splits.values()) + ")"
