@@ -31,7 +31,6 @@ import argparse
 import datetime
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -41,6 +40,9 @@ from pathlib import Path
 import yaml
 
 from .paths import project_root, shown
+from .profiles import (ACTIVE, DEPRECATED, SECTION, WITHOUT_DATA, check_profile, load_profile,  # noqa: F401
+                       migrate, resolve)
+from .profiles import notebook_number as _number
 
 __all__ = ["KERNEL", "ACTIVE", "DEPRECATED", "TIMINGS", "after", "check_profile", "expected_time",
            "load_profile", "notebooks", "order_times", "recorded_times", "resolve", "run", "start_order"]
@@ -60,100 +62,6 @@ def notebooks(root: Path | None = None, select=None) -> list[Path]:
         raise FileNotFoundError(f"no notebooks matching {select or '[0-9][0-9]_*'} in "
                                 f"{root / 'notebooks'}; known numbers: {known}")
     return found
-
-
-ACTIVE = "03 04 05 06 07"  # notebook 03 and those reading its runs back: identical settings
-SECTION = "notebooks"
-WITHOUT_DATA = "without_data"  # the runner's own profile key: a folder to run on without data
-
-# old key -> (new key, the section it moves to; None: stays top-level)
-DEPRECATED = {"neighbours": ("near_m", None), "concat_neighbours": ("concat_near_m", None),
-              "al_neighbours": ("candidate_m", None), "al_max_items": ("max_items", ACTIVE),
-              "al_n_random": ("n_random", ACTIVE), "al_n_boot": ("n_boot", ACTIVE)}
-
-
-def load_profile(name: str, root: Path | None = None, *, notebook: str | None = None) -> dict:
-    """``profiles/<name>.yaml`` with the profile's run and figure folders: the profile itself
-    (top-level keys and its ``notebooks`` section), or with ``notebook`` (a name or its number,
-    ``"03"``) the flat parameters that notebook gets (:func:`resolve`)."""
-    root = root or project_root()
-    path = root / "profiles" / f"{name}.yaml"
-    if not path.is_file():
-        known = sorted(p.stem for p in (root / "profiles").glob("*.yaml"))
-        raise FileNotFoundError(f"no profile {name!r} ({path}); known profiles: {known}")
-    profile = migrate(yaml.safe_load(path.read_text()) or {}, source=str(path))
-    profile.setdefault("run_dir", f"runs/{name}")
-    profile.setdefault("figures_dir", f"figures/{name}")
-    return resolve(profile, notebook) if notebook is not None else profile
-
-
-def migrate(profile: dict, *, source: str = "the profile") -> dict:
-    """``profile`` with the flat format's deprecated keys renamed (and the active-learning ones
-    moved to the ``"03 04 05 06 07"`` section), each with a DeprecationWarning naming the new key."""
-    if not isinstance(profile, dict):
-        raise ValueError(f"{source} must hold a mapping of parameter names to values")
-    out = {k: v for k, v in profile.items() if k != SECTION}
-    sections = profile.get(SECTION) or {}
-    if not isinstance(sections, dict) or not all(isinstance(v, dict) for v in sections.values()):
-        raise ValueError(f"{source}: {SECTION!r} must map notebook numbers (\"03 04 05\") to "
-                         f"mappings of parameters, got {sections!r}")
-    sections = {str(k): dict(v) for k, v in sections.items()}
-    for old, (new, section) in DEPRECATED.items():
-        if old not in out:
-            continue
-        target = out if section is None else sections.setdefault(section, {})
-        where = new if section is None else f"{SECTION}[{section!r}].{new}"
-        if new in target:
-            raise ValueError(f"{source} sets both the deprecated {old!r} and {where}; keep {where}")
-        warnings.warn(f"{source}: parameter {old!r} is deprecated; use {where}",
-                      DeprecationWarning, stacklevel=3)
-        target[new] = out.pop(old)
-    if sections:
-        out[SECTION] = sections
-    return out
-
-
-def resolve(profile: dict, notebook: str) -> dict:
-    """The flat parameters of ``notebook`` (a name such as ``"04_ablations"`` or its number):
-    the top-level keys, then every section that names the notebook, in the file's order."""
-    number = _number(notebook)
-    params = {k: v for k, v in profile.items() if k not in (SECTION, WITHOUT_DATA)}
-    for names, overrides in (profile.get(SECTION) or {}).items():
-        if number in _numbers(names):
-            params.update(overrides)
-    return params
-
-
-def check_profile(profile: dict, declared: dict[str, set], *, name: str = "profile") -> None:
-    """Raise ValueError for a key no notebook in its scope declares; ``declared`` maps each
-    notebook's name to the parameters its ``parameters`` cell assigns."""
-    by_number = {_number(nb): params for nb, params in declared.items()}
-    top = {k for k in profile if k not in (SECTION, WITHOUT_DATA)}  # the latter is the runner's
-    unknown = top - set().union(*by_number.values())
-    if unknown:
-        raise ValueError(f"profile {name!r} sets {sorted(unknown)}, which no notebook declares "
-                         "(a typo? each notebook's parameters cell lists the names it takes)")
-    for names, overrides in (profile.get(SECTION) or {}).items():
-        numbers = _numbers(names)
-        missing = [n for n in numbers if n not in by_number]
-        if missing or not numbers:
-            raise ValueError(f"profile {name!r}: section {names!r} names notebooks {missing or names!r} "
-                             f"that do not exist; known: {sorted(by_number)}")
-        unknown = set(overrides) - set().union(*(by_number[n] for n in numbers))
-        if unknown:
-            raise ValueError(f"profile {name!r} sets {sorted(unknown)} for notebooks {names!r}, "
-                             "which none of them declares")
-
-
-def _number(notebook) -> str:
-    match = re.match(r"(\d\d)(_|$)", Path(str(notebook)).name)
-    if not match:
-        raise ValueError(f"a notebook is named by its number or NN_name, got {notebook!r}")
-    return match.group(1)
-
-
-def _numbers(names) -> list[str]:
-    return re.split(r"[\s,]+", str(names).strip()) if str(names).strip() else []
 
 
 TIMINGS = "timings.json"

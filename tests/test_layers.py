@@ -17,7 +17,7 @@ LAYERS = [  # bottom first; names are pairlab's top-level modules and subpackage
     {"active", "augment"},
     {"experiments"},
     {"widgets"},
-    {"notebook", "runner", "report"},
+    {"notebook", "profiles", "runner", "report"},
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if p != PACKAGE / "__init__.py")
