@@ -45,6 +45,9 @@ def writers(path, n_writers: int, n_marks: int, kill_after: int | None = None):
     if kill_after is not None:  # the first writer dies mid-stream
         acknowledged += [int(procs[0].stdout.readline()) for _ in range(kill_after)]
         os.kill(procs[0].pid, signal.SIGKILL)
+        # the rest it printed before it died: readline's read-ahead buffer first, then the pipe
+        # (communicate() reads the pipe's descriptor and would skip what readline buffered)
+        acknowledged += [int(line) for line in procs[0].stdout.read().split()]
     for k, proc in enumerate(procs):
         out, err = proc.communicate(timeout=300)
         acknowledged += [int(line) for line in out.split()]
