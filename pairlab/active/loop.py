@@ -31,6 +31,7 @@ import numpy as np
 
 from ..data.loaders import Pool
 from ..data.pairs import isin_sorted
+from ..evaluation.candidates import candidate_recall
 from ..evaluation.strata import EvalSet, evaluate
 from ..io import to_json, write_json
 from ..models.scoring import CosineScorer
@@ -125,6 +126,8 @@ class ActiveRun:
                   "positives_in_batch": int(truth.sum()),
                   "candidates": int(len(searched.candidates)),
                   "calibration": _batch_calibration(searched, batch, truth)}
+        if seen:  # a strategy over candidates: the share of what is left that it could reach
+            record["candidate_recall"] = _recall(seen[-1].candidates, self.pool.positives, labelled)
         if annotation is not None:
             record["annotation"] = annotation
         all_ids, all_labels, _ = store.append_batch(labelled, labels, np.zeros(len(labelled), np.int16),
@@ -255,6 +258,12 @@ def reliability(proba: np.ndarray, labels: np.ndarray, *, bins: int = 10) -> lis
         rows.append({"bin": [b / bins, (b + 1) / bins], "n": int(mask.sum()),
                      "mean_p": float(proba[mask].mean()), "positive_share": float(labels[mask].mean())})
     return rows
+
+
+def _recall(candidates, positives, labelled) -> float | None:
+    """:func:`candidate_recall` as a JSON value (None when no positive is left to find)."""
+    recall = candidate_recall(candidates, positives, labelled)
+    return None if np.isnan(recall) else recall
 
 
 def _batch_calibration(state: RoundState, batch, batch_labels) -> dict | None:
