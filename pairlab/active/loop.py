@@ -8,6 +8,8 @@ strategy pick, have the batch labelled by the run's annotator (the pool's impute
 unless ``config.annotator`` or the ``annotator`` argument says otherwise; :mod:`pairlab.annotators`),
 retrain CosineBERT from the pretrained checkpoint on every answered label, and evaluate it on the
 dev strata. With another annotator the round record says how its labels compare with the oracle's.
+A strategy over candidates records its round's candidate recall: the share of the positives not
+yet labelled that its candidates held (the oracle's view, for analysis only).
 
 Each round's batch and record go to the run folder (:mod:`pairlab.active.store`): a killed run
 resumes after its last finished round; a finished run with the same config is read back, not
@@ -43,7 +45,7 @@ from .learner import CosineBERTLearner
 from .store import load_result
 from .strategies import RoundState, Strategy
 
-__all__ = ["ActiveRun", "reliability", "PrintLog", "STAGES"]
+__all__ = ["ActiveRun", "reliability", "run_label", "PrintLog", "STAGES"]
 
 STAGES = ("embed", "search", "select", "annotate", "train", "evaluate")
 
@@ -64,6 +66,7 @@ class ActiveRun:
         self.seed_strategy = (config.make_strategy(config.seed_set) if self.strategy.adaptive
                               else self.strategy)
         self.callbacks = list(callbacks)
+        self.label = run_label(config.to_dict())  # who the events are about
         self._pretrained = None
         self._embedded = (None, {})
 
@@ -219,8 +222,8 @@ class ActiveRun:
 
     def _emit(self, event: str, **payload) -> None:
         for callback in self.callbacks:
-            callback(event, task=self.config.task, strategy=self.config.strategy,
-                     seed=self.config.seed, **payload)
+            callback(event, task=self.config.task, strategy=self.label, seed=self.config.seed,
+                     **payload)
 
 
 class _Stages:
@@ -246,6 +249,13 @@ class _Stages:
             self.times[stage] = self.times.get(stage, 0.0) + seconds
             if finished:
                 self.run._emit("stage", round=self.round, stage=stage, seconds=seconds)
+
+
+def run_label(config: dict) -> str:
+    """A run's strategy as events and dashboards name it: with the encoder's depth when the
+    model was cut (``"uncertainty, 2 layers"``), so runs from different encoders stay apart."""
+    layers = config.get("encoder_layers")
+    return config["strategy"] if layers is None else f"{config['strategy']}, {layers} layers"
 
 
 def reliability(proba: np.ndarray, labels: np.ndarray, *, bins: int = 10) -> list[dict]:

@@ -1,0 +1,102 @@
+"""What notebook 09 found, in sentences computed from its metrics file (the notebook's closing
+note and RESULTS.md print them): for the budget regime, per seed, whether uncertainty sampling
+beat static retrieval, by what factor in labels and from which budget on; for the encoders, the
+gap per depth and budget and whether it grows as the encoder weakens. No number is typed in."""
+from __future__ import annotations
+
+__all__ = ["findings", "budget_findings", "encoder_findings", "recall_findings"]
+
+A, B = "uncertainty", "static_retrieval"
+
+
+def findings(metrics: dict) -> list[str]:
+    """Every finding of a notebook-09 metrics file, one line each."""
+    return budget_findings(metrics) + encoder_findings(metrics) + recall_findings(metrics)
+
+
+def budget_findings(metrics: dict) -> list[str]:
+    lines = []
+    for task, curves in metrics.get("budget", {}).items():
+        regime = metrics.get("regime", {}).get(task, {})
+        if regime:
+            paper = regime.get("paper_labels_per_positive")
+            lines.append(f"{task}: {regime['labels']:,} labels over {regime['rounds']} rounds for "
+                         f"{regime['positives']:,} training positives: {regime['labels_per_positive']:.1f} "
+                         f"labels per positive at the last round"
+                         + (f" (the paper: {paper:.1f})" if paper is not None else ""))
+        if A in curves and B in curves:
+            lines.append(f"  final dev AP, {A} vs {B}: {_final_by_seed(curves[A], curves[B])}")
+        lines += _efficiency_lines(metrics.get("efficiency", {}).get(task))
+        lines += _separation_lines(metrics.get("separation", {}).get(task))
+    return lines
+
+
+def _final_by_seed(a: dict, b: dict) -> str:
+    ours = dict(zip(a["dev_ap"]["seeds"], (row[-1] for row in a["dev_ap"]["per_seed"])))
+    theirs = dict(zip(b["dev_ap"]["seeds"], (row[-1] for row in b["dev_ap"]["per_seed"])))
+    parts = [f"seed {s} {ours[s]:.3f} vs {theirs[s]:.3f} ({ours[s] - theirs[s]:+.3f})"
+             for s in ours if s in theirs and None not in (ours[s], theirs[s])]
+    wins = sum(ours[s] > theirs[s] for s in ours if s in theirs and None not in (ours[s], theirs[s]))
+    return "; ".join(parts) + f"; {A} higher on {wins} of {len(parts)} seeds"
+
+
+def _efficiency_lines(eff: dict | None) -> list[str]:
+    if not eff:
+        return []
+    parts = [f"seed {row['seed']} " + (f"{row['factor']:.2f}x" if row["factor"] is not None else "none")
+             + f" ({row['bound']})" for row in eff["per_seed"]]
+    mean = (f"mean {eff['factor_mean']:.2f}x ± {eff['factor_std']:.2f} over {eff['seeds_defined']} of "
+            f"{eff['seeds']} seeds" if eff["factor_mean"] is not None else "defined on no seed")
+    return [f"  data-efficiency factor ({B}'s labels to its final dev AP over {A}'s labels to the "
+            f"same AP): {'; '.join(parts)}; {mean} (the paper, QQP: 14x)"]
+
+
+def _separation_lines(sep: dict | None) -> list[str]:
+    if not sep:
+        return []
+
+    def when(row, who):
+        value = row.get(f"{who} above from")
+        return "never" if value is None else f"from {value:,.0f} labels"
+
+    seeds = [k for k in sep if k != "mean"]
+    lines = []
+    for who, other in ((A, B), (B, A)):
+        per_seed = "; ".join(f"seed {s} {when(sep[s], who)}" for s in seeds)
+        overall = f"mean curves {when(sep['mean'], who)}" if "mean" in sep else ""
+        lines.append(f"  {who}'s 95% interval above {other}'s to the last budget: "
+                     + "; ".join(p for p in (overall, per_seed) if p))
+    return lines
+
+
+def encoder_findings(metrics: dict) -> list[str]:
+    lines = []
+    for n, entry in metrics.get("encoder", {}).items():
+        lines.append(f"{n} layers: zero-shot test AP {entry['zero_shot_ap']:.3f} "
+                     f"[{entry['zero_shot_ap_ci'][0]:.3f}, {entry['zero_shot_ap_ci'][1]:.3f}], static "
+                     f"retrieval's first {entry['static_labels']:,} pairs {entry['static_precision']:.0%} positive")
+        gap = entry["gap"]
+        for k, labels in enumerate(gap["labels"]):
+            seeds = ", ".join(f"seed {s} {d:+.3f}" for s, d in zip(gap["seeds"][k], gap["per_seed"][k]))
+            lines.append(f"  {labels:,} labels: test AP {entry[A]['test_ap']['mean'][k]:.3f} vs "
+                         f"{entry[B]['test_ap']['mean'][k]:.3f}, gap {gap['mean'][k]:+.3f} ({seeds}); "
+                         f"{gap['judged'][k]}")
+    for labels, trend in metrics.get("encoder_trend", {}).items():
+        rho = trend["spearman rho"]
+        seeds = ", ".join(f"seed {s} {d:+.3f}" for s, d in zip(trend["seeds"], trend["per seed"]))
+        lines.append(f"does the gap grow as the encoder weakens, at {int(labels):,} labels? Spearman rho "
+                     f"(zero-shot AP, gap) = " + ("n/a (fewer than 3 encoders)" if rho is None else f"{rho:+.2f}")
+                     + f" over {trend['encoders']} encoders (negative: it grows); weakest "
+                     f"({trend['weakest']} layers) minus strongest ({trend['strongest']} layers): "
+                     f"{trend['weakest minus strongest']:+.3f} ({seeds})")
+    return lines
+
+
+def recall_findings(metrics: dict) -> list[str]:
+    lines = []
+    for task, by_strategy in metrics.get("candidate_recall", {}).items():
+        known = {name: [v for v in values if v is not None] for name, values in by_strategy.items()}
+        parts = [f"{name} {values[0]:.0%} -> {values[-1]:.0%}" for name, values in known.items() if values]
+        if parts:
+            lines.append(f"candidate recall, {task} (first -> last round): " + "; ".join(parts))
+    return lines
