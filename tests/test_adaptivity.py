@@ -107,15 +107,21 @@ def test_encoder_runs_keep_the_largest_budget_of_each():
     assert runs[("toy", "static_retrieval, 2 layers", 0)]["labels"] == 200
 
 
-def test_metrics_are_plain_json_and_the_findings_quote_every_seed(tmp_path):
+def metrics_for_docs(folder) -> dict:
+    """A notebook-09 metrics file from the synthetic curves and encoder results above (and toy
+    runs in ``folder`` for candidate recall): for tests of what reads it."""
     table = encoders.encoder_table(encoder_results({6: 0.0, 2: 0.05, 0: 0.10}), ZERO)
     eff = pd.DataFrame([{"task": "toy", "seed": 0, "factor": 2.0, "bound": "exact", "labels needed": 40.0},
                         {"task": "toy", "seed": 1, "factor": float("nan"), "bound": "not reached",
                          "labels needed": float("nan")}])
     regime = adaptivity.regime({"toy": (POOLS, EVAL_SETS)}, dict(SETTINGS))
-    recall = adaptivity.recall_frame(toy_results(tmp_path))
-    metrics = adaptivity.adaptivity_metrics(CURVES, regime, eff, adaptivity.separation(CURVES), ZERO,
-                                            table, encoders.gap_trend(table), recall)
+    recall = adaptivity.recall_frame(toy_results(folder))
+    return adaptivity.adaptivity_metrics(CURVES, regime, eff, adaptivity.separation(CURVES), ZERO,
+                                         table, encoders.gap_trend(table), recall)
+
+
+def test_metrics_are_plain_json_and_the_findings_quote_every_seed(tmp_path):
+    metrics = metrics_for_docs(tmp_path)
     text = json.dumps(metrics, allow_nan=False)  # NaN became null
     assert metrics["budget"]["toy"]["uncertainty"]["dev_ap"]["per_seed"] == [[0.30, 0.38, 0.45, 0.60],
                                                                             [0.30, 0.32, 0.34, 0.36]]

@@ -114,12 +114,14 @@ def recall_frame(results: dict) -> pd.DataFrame:
 
 def adaptivity_metrics(curves: pd.DataFrame, regime_frame: pd.DataFrame, efficiency_frame: pd.DataFrame,
                        separation_frame: pd.DataFrame, zero: pd.DataFrame, table: pd.DataFrame,
-                       trend: pd.DataFrame, recall: pd.DataFrame) -> dict:
+                       trend: pd.DataFrame, recall) -> dict:
     """Notebook 09's metrics file: ``budget`` (per task and strategy: labels, dev AP as mean,
     interval and per seed, positive share), ``regime``, ``efficiency``, ``separation``,
     ``encoder`` (per depth: zero-shot AP, static precision, each strategy's test AP per budget
     and the gap), ``encoder_trend`` and ``candidate_recall`` (per task and run label: the
-    mean over seeds per round). NaN is written as null."""
+    mean over seeds per round; ``recall`` is a :func:`recall_frame` or a list of them). NaN is
+    written as null."""
+    recall = pd.concat(recall, ignore_index=True) if isinstance(recall, (list, tuple)) else recall
     return _plain({
         "budget": {task: _budget_curves(frame) for task, frame in curves.groupby("task", sort=False)},
         "regime": {task: {"positives": row["train positives"], "labels": row["labels"], "rounds": row["rounds"],
@@ -171,7 +173,7 @@ def _encoder(zero: pd.DataFrame, table: pd.DataFrame) -> dict:
         rows = table.xs(n, level="layers") if n in table.index.get_level_values("layers") else table.iloc[:0]
         labels = rows.index.tolist()
         entry = {"zero_shot_ap": z["zero-shot AP"], "zero_shot_ap_ci": [z["AP lo"], z["AP hi"]],
-                 "static_precision": z["static precision"], "static_labels": z["static labels"]}
+                 "static_precision": z["static precision"], "static_labels": int(z["static labels"])}
         for s in GAP:
             entry[s] = {"labels": labels, "test_ap": {
                 "mean": rows[f"{s} AP"].tolist(), "ci": rows[f"{s} CI"].tolist(),
