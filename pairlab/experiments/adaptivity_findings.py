@@ -4,7 +4,10 @@ beat static retrieval, by what factor in labels and from which budget on; for th
 gap per depth and budget and whether it grows as the encoder weakens. No number is typed in."""
 from __future__ import annotations
 
-__all__ = ["findings", "budget_findings", "encoder_findings", "recall_findings"]
+import pandas as pd
+
+__all__ = ["findings", "budget_findings", "encoder_findings", "recall_findings", "budget_table",
+           "efficiency_table", "encoder_summary"]
 
 A, B = "uncertainty", "static_retrieval"
 
@@ -100,3 +103,51 @@ def recall_findings(metrics: dict) -> list[str]:
         if parts:
             lines.append(f"candidate recall, {task} (first -> last round): " + "; ".join(parts))
     return lines
+
+
+def budget_table(metrics: dict) -> pd.DataFrame:
+    """Per task and strategy of the budget experiment: the seeds, the last budget, the final dev
+    AP (mean over seeds, its mean 95% interval, each seed's) and the share of positives among
+    the labels collected after the first round and at the end."""
+    rows = []
+    for task, curves in metrics.get("budget", {}).items():
+        for name, c in curves.items():
+            dev = c["dev_ap"]
+            rows.append({"task": task, "strategy": name, "seeds": len(dev["seeds"]), "labels": c["labels"][-1],
+                         "final dev AP": dev["mean"][-1], "95% interval": _interval(dev["ci"][-1]),
+                         "per seed": ", ".join(_num(row[-1]) for row in dev["per_seed"]),
+                         "positive share, round 1": c["positive_share"][0],
+                         "positive share, end": c["positive_share"][-1]})
+    return pd.DataFrame(rows)
+
+
+def efficiency_table(metrics: dict) -> pd.DataFrame:
+    """The data-efficiency factor per task and seed (notebook 05's definition)."""
+    rows = [{"task": task, "seed": row["seed"], f"{B} dev AP": row.get(f"{B} dev AP"),
+             f"{B} labels needed": row.get(f"{B} labels needed"), f"{A} labels needed": row.get("labels needed"),
+             "factor": row["factor"], "bound": row["bound"]}
+            for task, eff in metrics.get("efficiency", {}).items() for row in eff["per_seed"]]
+    return pd.DataFrame(rows)
+
+
+def encoder_summary(metrics: dict) -> pd.DataFrame:
+    """Per encoder depth and budget: zero-shot test AP with its interval, static retrieval's
+    precision, each strategy's test AP (mean over seeds) and the gap, with each seed's gap."""
+    rows = []
+    for n, e in metrics.get("encoder", {}).items():
+        gap = e["gap"]
+        for k, labels in enumerate(gap["labels"]):
+            rows.append({"layers": int(n), "zero-shot AP": e["zero_shot_ap"],
+                         "95% interval": _interval(e["zero_shot_ap_ci"]), "static precision": e["static_precision"],
+                         "labels": labels, f"{A} AP": e[A]["test_ap"]["mean"][k],
+                         f"{B} AP": e[B]["test_ap"]["mean"][k], "gap": gap["mean"][k],
+                         "gap per seed": ", ".join(f"{d:+.3f}" for d in gap["per_seed"][k])})
+    return pd.DataFrame(rows)
+
+
+def _interval(ci) -> str:
+    return f"{_num(ci[0])}-{_num(ci[1])}"
+
+
+def _num(value) -> str:
+    return "–" if value is None else f"{value:.3f}"
