@@ -74,7 +74,7 @@ def _separation_lines(sep: dict | None) -> list[str]:
 
 def encoder_findings(metrics: dict) -> list[str]:
     lines = []
-    for n, entry in metrics.get("encoder", {}).items():
+    for n, entry in _deepest_first(metrics.get("encoder", {})):
         lines.append(f"{n} layers: zero-shot test AP {entry['zero_shot_ap']:.3f} "
                      f"[{entry['zero_shot_ap_ci'][0]:.3f}, {entry['zero_shot_ap_ci'][1]:.3f}], static "
                      f"retrieval's first {entry['static_labels']:,} pairs {entry['static_precision']:.0%} positive")
@@ -134,7 +134,7 @@ def encoder_summary(metrics: dict) -> pd.DataFrame:
     """Per encoder depth and budget: zero-shot test AP with its interval, static retrieval's
     precision, each strategy's test AP (mean over seeds) and the gap, with each seed's gap."""
     rows = []
-    for n, e in metrics.get("encoder", {}).items():
+    for n, e in _deepest_first(metrics.get("encoder", {})):
         gap = e["gap"]
         for k, labels in enumerate(gap["labels"]):
             rows.append({"layers": int(n), "zero-shot AP": e["zero_shot_ap"],
@@ -143,6 +143,11 @@ def encoder_summary(metrics: dict) -> pd.DataFrame:
                          f"{B} AP": e[B]["test_ap"]["mean"][k], "gap": gap["mean"][k],
                          "gap per seed": ", ".join(f"{d:+.3f}" for d in gap["per_seed"][k])})
     return pd.DataFrame(rows)
+
+
+def _deepest_first(encoder: dict) -> list:
+    """The encoder entries by depth, the whole model first (a metrics file sorts its keys)."""
+    return sorted(encoder.items(), key=lambda kv: -int(kv[0]))
 
 
 def _interval(ci) -> str:
