@@ -76,6 +76,8 @@ def test_the_layer_count_names_its_own_run_folder_and_old_configs_keep_theirs():
     folders = {run_folder("r", ActiveConfig(task="toy", strategy="uncertainty", encoder_layers=n),
                           POOLS, EVAL_SETS) for n in (None, 0, 2, 4)}
     assert len(folders) == 4
+    assert sorted(f.name.split("-seed")[0] for f in folders) == [
+        "uncertainty", "uncertainty-0layers", "uncertainty-2layers", "uncertainty-4layers"]
     for bad in (-1, 1.5, "2", True):
         with pytest.raises(ValueError, match="encoder_layers must be a non-negative integer"):
             ActiveConfig(task="toy", strategy="uncertainty", encoder_layers=bad)
