@@ -66,7 +66,7 @@ def encoder_gap_figure(table: pd.DataFrame, *, gap=("uncertainty", "static_retri
                             row=1, col=1)
         fig.add_scatter(x=rows["zero-shot AP"], y=rows["gap"], mode="lines+markers+text",
                         name=f"gap, {labels:,} labels", line=dict(color="black", dash=dash),
-                        text=[f"{n} layers" for n in rows["layers"]], textposition="top center",
+                        text=[f"{n} layers" for n in rows["layers"]], textposition="top center", cliponaxis=False,
                         error_y=dict(type="data", array=rows["gap std"]), row=1, col=2)
         seeds = rows.explode("gap per seed")
         fig.add_scatter(x=seeds["zero-shot AP"], y=seeds["gap per seed"].astype(float), mode="markers",
