@@ -151,3 +151,25 @@ def test_zero_shot_static_precision_is_what_a_static_retrieval_run_collects(tiny
     assert zero.loc[1, "static labels"] == result["labels"] == 57
     assert zero.loc[1, "static precision"] == pytest.approx(result["positives_found"] / 57)
     assert zero.loc[1, "AP lo"] <= zero.loc[1, "zero-shot AP"] <= zero.loc[1, "AP hi"]
+
+
+def test_both_experiments_run_on_a_pair_file_with_the_budget_experiments_own_sizes():
+    from conftest import FIXTURES
+
+    params = {"dataset": str(FIXTURES / "pairs" / "faq.jsonl"), "data_dir": None, "seed": 0,
+              "fractions": [0.5, 0.25, 0.25], "pairs_symmetric": False, "pairs_threshold": None,
+              "pairs_columns": {"left": "query", "right": "answer", "label": "relevant",
+                                "left_id": "query_id", "right_id": "answer_id"},
+              "max_items": {"qqp": 10, "wikiqa": {"train": 30, "dev": 12, "test": 12}},
+              "model": None, "max_seq_length": 32, "n1": 8, "rounds": {"qqp": 2, "wikiqa": 2},
+              "growth": 1.5, "candidate_m": 5, "cosine_epochs": 1, "learning_rate": 2e-5,
+              "batch_size": 16, "curve": False, "near_m": 5, "n_random": 500, "n_boot": 20,
+              "budget_max_items": {"train": 20, "dev": 12, "test": 12}, "budget_n1": 4, "budget_rounds": 3}
+    budget, settings = adaptivity.prepare(params, "budget", show=False)
+    assert list(budget) == ["faq"] and len(budget["faq"][0]["train"].left_texts) == 20
+    assert (settings["n1"], settings["rounds"]) == (4, 3)
+    encoder, settings = adaptivity.prepare(params, "encoder", show=False)
+    assert len(encoder["faq"][0]["train"].left_texts) == 30  # WikiQA's sizes for a question -> answer file
+    assert (settings["n1"], settings["rounds"]["faq"]) == (8, 2)
+    with pytest.raises(ValueError, match="experiment must be one of"):
+        adaptivity.prepare(params, "other")
