@@ -4,7 +4,6 @@ zero-shot static precision against a real static-retrieval run, and the metrics 
 import json
 import math
 
-import numpy as np
 import pandas as pd
 import pytest
 
