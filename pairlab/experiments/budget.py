@@ -1,12 +1,13 @@
 """Budget views of active-learning curves: labels needed to reach a target, the data-efficiency
 factor (paper appendix B.1: uncertainty sampling passes static retrieval's full-budget AP with
-14x fewer labels on QQP), and what labels cost in annotator time and money (Althammer et al.
-2023: 75 judgements an hour at $50 an hour)."""
+14x fewer labels on QQP), the budget at which two curves separate beyond their intervals, and
+what labels cost in annotator time and money (Althammer et al. 2023: 75 judgements an hour at
+$50 an hour)."""
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["labels_to_reach", "efficiency_factor", "annotation_cost"]
+__all__ = ["labels_to_reach", "efficiency_factor", "separation_budget", "annotation_cost"]
 
 
 def labels_to_reach(labels, values, target: float) -> float:
@@ -29,6 +30,21 @@ def efficiency_factor(labels, values, reference_labels: float, reference_value: 
     if not reference_labels > 0:
         raise ValueError(f"reference_labels must be positive, got {reference_labels!r}")
     return float(reference_labels / labels_to_reach(labels, values, reference_value))
+
+
+def separation_budget(labels, lower, upper) -> float:
+    """The budget at which one curve separates above another: the fewest labels from which
+    ``lower`` (n,), the upper curve's lower interval bound, stays above ``upper`` (n,), the other
+    curve's upper bound, at that budget and every larger one measured, ``labels`` (n,) strictly
+    increasing. ``nan`` if they are not apart at the largest budget (a gap that closes again
+    is no separation). Curves apart from the first point on separate at ``labels[0]``."""
+    x, low = _curve(labels, lower)
+    _, high = _curve(labels, upper)
+    apart = low > high
+    if not apart[-1]:
+        return float("nan")
+    together = np.flatnonzero(~apart)
+    return float(x[together[-1] + 1] if len(together) else x[0])
 
 
 def annotation_cost(labels, *, per_hour: float = 75.0, dollars_per_hour: float = 50.0,
