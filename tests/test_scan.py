@@ -26,6 +26,7 @@ def test_assessments_equal_the_rank_of_the_first_relevant_item():
                 np.empty(0, np.int64))
     scan = scan_to_first_relevant(pool, left, right, [0, 1])
     assert scan.assessments.tolist() == [4, 1]  # q0 stops at item 5 (rank 4); q1's item 3 is first
+    assert scan.items.tolist() == [3, 6, 0, 5, 3]
     assert scan.pair_ids.tolist() == space.encode([0, 0, 0, 0, 1], [3, 6, 0, 5, 3]).tolist()
     assert scan.labels.tolist() == [0, 0, 0, 1, 1]  # every scanned pair labelled, the last relevant
     assert scan.owners.tolist() == [0, 0, 0, 0, 1]

@@ -24,7 +24,8 @@ class Scan:
 
     questions: np.ndarray  # (n_questions,) int64 left items, in the order given
     assessments: np.ndarray  # (n_questions,) int64: rank of each one's first relevant item
-    pair_ids: np.ndarray  # (sum(assessments),) int64 scanned pairs, question by question, rank order
+    items: np.ndarray  # (sum(assessments),) int64 right items scanned, question by question, rank order
+    pair_ids: np.ndarray  # (sum(assessments),) int64 the scanned pairs, in the same order
     labels: np.ndarray  # (sum(assessments),) int8 imputed labels: 1 exactly at each question's last
 
     @property
@@ -52,7 +53,7 @@ def scan_to_first_relevant(pool: Pool, left: np.ndarray, right: np.ndarray, ques
     assessments = np.concatenate([p[0] for p in parts]) if parts else np.empty(0, np.int64)
     items = np.concatenate([p[1] for p in parts]) if parts else np.empty(0, np.int64)
     ids = pool.space.encode(np.repeat(questions, assessments), items)
-    return Scan(questions, assessments, ids, pool.labels(ids))
+    return Scan(questions, assessments, items, ids, pool.labels(ids))
 
 
 def _scan_block(pool: Pool, left, right, questions) -> tuple[np.ndarray, np.ndarray]:
