@@ -168,3 +168,13 @@ def test_results_md_renders_notebook_08_from_its_metrics_file(sweep, tmp_path):
     section = text[text.index("## Is active learning better than random"):]
     assert "Profile `cpu`" in section and "| toy: nDCG@10 | 0 questions | 4 questions | 8 questions |" in section
     assert "toy: qbc is " in section and "--notebooks 08" not in section
+
+
+def test_sweep_groups_put_random_first_and_refuse_bad_names():
+    params = {"random_seeds": [0, 1, 2, 3], "active_seeds": [0], "active_strategies": ["qbc", "diversity"]}
+    assert rankers.sweep_groups(params) == [("random", [0, 1, 2, 3]), ("qbc", [0]), ("diversity", [0])]
+    for bad in (["random"], ["qbc", "qbc"], ["committee"]):
+        with pytest.raises(ValueError, match="active_strategies must name distinct"):
+            rankers.sweep_groups({**params, "active_strategies": bad})
+    with pytest.raises(ValueError, match="at least one seed"):
+        rankers.sweep_groups({**params, "random_seeds": []})

@@ -23,7 +23,7 @@ def _strategies(by_strategy: dict) -> list[str]:
 def table1(metrics: dict, task: str, *, metric: str = "ndcg10") -> pd.DataFrame:
     """The paper's Table 1 on our data: ``metric`` per strategy (rows) and questions annotated
     (columns; 0 is the pretrained encoder), means over seeds. ``*`` marks a cell that differs
-    from random's (paired t-test over test questions, p < 0.05 after Bonferroni over the three
+    from random's (paired t-test over test questions, p < 0.05 after Bonferroni over the
     strategies); random's cells give the min-max of its subsets."""
     by_strategy = metrics[task]
     sizes = sorted({n for entry in by_strategy.values() for n in entry["sizes"]})

@@ -26,7 +26,7 @@ from .budget import Budget, round_hours
 from .sweeps import for_task
 
 __all__ = ["ACTIVE", "METRICS", "prepare_rankers", "query_settings", "scale", "protocol_example",
-           "RoundBar", "query_sweep",
+           "RoundBar", "sweep_groups", "query_sweep",
            "total_query_rounds", "pretrained_baseline", "curves", "with_costs", "per_query",
            "versus_random", "random_spread", "at_equal_cost", "verdict", "ranker_metrics"]
 
@@ -110,6 +110,22 @@ class RoundBar:
             self.bar.update(len(p["result"]["records"]))
         elif event == "run_started" and p["resumed"]:
             self.bar.update(p["resumed"])
+
+
+def sweep_groups(params: dict) -> list[tuple[str, list[int]]]:
+    """``[(strategy, seeds), ...]`` from notebook 08's parameters: random with
+    ``random_seeds``, each of ``active_strategies`` with ``active_seeds``."""
+    from ..active.queries import QUERY_STRATEGIES
+
+    active = list(params["active_strategies"])
+    unknown = [s for s in active if s not in QUERY_STRATEGIES or s == "random"]
+    if unknown or len(set(active)) != len(active):
+        raise ValueError(f"active_strategies must name distinct strategies other than random, of "
+                         f"{sorted(set(QUERY_STRATEGIES) - {'random'})}; got {active!r}")
+    if not params["random_seeds"] or not params["active_seeds"]:
+        raise ValueError("random_seeds and active_seeds each need at least one seed")
+    return [("random", [int(s) for s in params["random_seeds"]])] + [
+        (s, [int(k) for k in params["active_seeds"]]) for s in active]
 
 
 def query_sweep(prepared: dict, groups, settings: dict, root, *, callbacks=(),
@@ -278,15 +294,17 @@ def ranker_metrics(frame: pd.DataFrame, queries: dict, baseline: dict, budget: B
     out = {}
     for task, rows in frame.groupby("task", sort=False):
         entries = {"pretrained": _pretrained_entry(baseline[task])}
+        n = max(rows["strategy"].nunique() - 1, 1)  # Bonferroni: each active strategy against random
         for strategy, own in rows.groupby("strategy", sort=False):
             entry = _entry(own)
             if strategy == "random":
                 entry["spread"] = random_spread(frame, queries, task)
             else:
-                tests = {name: versus_random(queries, task, strategy, key=key) for name, key in METRICS.items()}
+                tests = {name: versus_random(queries, task, strategy, key=key, n_comparisons=n)
+                         for name, key in METRICS.items()}
                 entry["p_value_vs_random"] = tests["ndcg10"]["p"]
                 entry["vs_random"] = tests
-                cost = at_equal_cost(frame, queries, task, strategy)
+                cost = at_equal_cost(frame, queries, task, strategy, n_comparisons=n)
                 last = tests["ndcg10"]
                 entry["verdict"] = {
                     "equal_questions": {"questions": entry["sizes"][-1], "difference": last["difference"][-1],
