@@ -41,6 +41,7 @@
 
 # %%
 from IPython.display import display
+from pairlab import data
 from pairlab.active import QueryLog
 from pairlab.experiments import ranker_tables, rankers
 from pairlab.experiments.budget import Budget
@@ -85,7 +86,8 @@ figures_dir = "figures/interactive"
 # %%
 ctx = setup("08_better_than_random", globals())
 budget = Budget(assessments_per_hour, annotator_per_hour, gpu_per_hour, cpu_per_hour)
-prepared = rankers.prepare_rankers(ctx.params)
+tasks = data.tasks_for(ctx.params)  # a pair file's task takes the per-task settings of its kind
+prepared = rankers.prepare_rankers(tasks, ctx.params)
 settings = rankers.query_settings(ctx.params)
 
 # %% [markdown]

@@ -34,14 +34,14 @@ ACTIVE = ("uncertainty", "qbc", "diversity")  # the paper's three strategies, co
 METRICS = {"ndcg10": "ndcg", "mrr10": "mrr"}  # metrics-file name -> the run records' key
 
 
-def prepare_rankers(params: dict) -> dict:
+def prepare_rankers(tasks: dict, params: dict) -> dict:
     """Each task's ``train`` and ``test`` pools and the test split's all-pairs strata, drawn
-    from pretrained embeddings: ``{task: (pools, eval_set)}``."""
-    from ..data import loaders
-
+    from pretrained embeddings: ``{task: (pools, eval_set)}``. ``tasks`` are what the notebook's
+    ``dataset`` names (:func:`pairlab.data.tasks_for`, which gives a pair file's task the
+    per-task settings of its kind)."""
     config = EvalConfig(params["near_m"], params["n_random"], params["seed"])
     out = {}
-    for name, task in loaders.tasks_for(params).items():
+    for name, task in tasks.items():
         pools = {"train": task["train"], "test": task["test"]}
         eval_set = pretrained_eval_set(pools["test"], config, model=params["model"],
                                        max_seq_length=params["max_seq_length"])[0]
