@@ -16,7 +16,9 @@ from ..io import write_atomic
 from ..tempfiles import locked, remove_stale
 from .config import ActiveConfig
 
-__all__ = ["CosineBERTLearner"]
+__all__ = ["CosineBERTLearner", "MEMBER_SEED"]
+
+MEMBER_SEED = 100_000  # committee member k trains with the round's seed + (k + 1) * this
 
 
 class CosineBERTLearner:
@@ -46,16 +48,20 @@ class CosineBERTLearner:
         return embed_pool(pool, self.model, max_seq_length=self.config.max_seq_length,
                           show_progress=False)
 
-    def train(self, pool: Pool, ids: np.ndarray, labels: np.ndarray, *, round: int):
+    def train(self, pool: Pool, ids: np.ndarray, labels: np.ndarray, *, round: int,
+              member: int | None = None):
+        """Round ``round``'s model; with ``member``, committee member ``member`` of that round
+        (its own training seed, never shared)."""
         from ..models.cosinebert import CosineBERT
         from ..models.training import TrainConfig
 
         c = self.config
+        seed = c.seed * 1000 + round + (0 if member is None else MEMBER_SEED * (member + 1))
         train_config = TrainConfig(learning_rate=c.learning_rate, epochs=c.epochs,
                                    batch_size=c.batch_size, max_seq_length=c.max_seq_length,
-                                   seed=c.seed * 1000 + round)
+                                   seed=seed)
         left, right = pool.texts(ids)
-        if round not in self.shared_rounds:
+        if round not in self.shared_rounds or member is not None:
             return CosineBERT.train(left, right, labels, model=self.model, config=train_config,
                                     quiet=True)
         key = self._digest(train_config, left, right, labels)

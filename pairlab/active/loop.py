@@ -112,7 +112,8 @@ class ActiveRun:
         state = RoundState(round=i, pool=self.pool, labelled=labelled, budget=self.config.budget,
                            rng=np.random.default_rng([self.config.seed, i]), model=model,
                            pretrained_cosine=self._pretrained_cosine, embeddings=self._embeddings,
-                           stage=stages, observe=seen.append)
+                           stage=stages, observe=seen.append, labels=labels,
+                           train=self._member_trainer(i, stages))
         with stages("select"):
             batch = np.asarray(strategy.select(state, n), dtype=np.int64)
             _check_batch(self.pool, labelled, batch, n, strategy)
@@ -150,6 +151,14 @@ class ActiveRun:
         write_json(self.folder / "rounds" / f"round_{i:02d}.json", record)  # the round is done
         store.drop_models(self.folder, keep=i)
         return model, record, batch, batch_labels
+
+    def _member_trainer(self, i: int, stages):
+        """``(ids, labels, member) -> model``: a committee member trained like round ``i``'s
+        model, its time counted as training."""
+        def train(ids, labels, member):
+            with stages("train"):
+                return self.learner.train(self.pool, ids, labels, round=i, member=member)
+        return train
 
     def _trains(self, i: int) -> bool:
         """Adaptive runs train every round (the next round selects with the model); others

@@ -2,14 +2,15 @@
 show (:mod:`.tables`), the metrics files they record (:mod:`.records`), budget views of curves
 (:mod:`.budget`), models trained on stated data (:mod:`.baselines`, notebook 02), Augmented
 SBERT (:mod:`.augsbert`, notebook 06), EAGLE's case study (:mod:`.eagle`), runs under
-annotator noise (:mod:`.label_noise`, notebook 07) and when adaptivity pays (notebook 09: the
-budget regime, :mod:`.adaptivity`; the starting encoder, :mod:`.encoders`; their findings,
-:mod:`.adaptivity_findings`).
+annotator noise (:mod:`.label_noise`, notebook 07), query-level active learning for rankers
+against random (:mod:`.rankers`, its tables :mod:`.ranker_tables`, notebook 08) and when
+adaptivity pays (notebook 09: the budget regime, :mod:`.adaptivity`; the starting encoder,
+:mod:`.encoders`; their findings, :mod:`.adaptivity_findings`).
 
 Sweeps, tables and records are importable from here (``experiments.sweep(...)``,
 ``experiments.table3(...)``, ``experiments.budget_metrics(...)``)."""
 from . import (adaptivity, adaptivity_findings, augsbert, baselines, budget, eagle, encoders,
-               label_noise, records, sweeps, tables)
+               label_noise, ranker_tables, rankers, records, sweeps, tables)
 from .records import *  # noqa: F401,F403
 from .records import __all__ as _records
 from .sweeps import *  # noqa: F401,F403
@@ -18,4 +19,5 @@ from .tables import *  # noqa: F401,F403
 from .tables import __all__ as _tables
 
 __all__ = ["adaptivity", "adaptivity_findings", "augsbert", "baselines", "budget", "eagle", "encoders",
-           "label_noise", "records", "sweeps", "tables", *_sweeps, *_tables, *_records]
+           "label_noise", "ranker_tables", "rankers", "records", "sweeps", "tables", *_sweeps, *_tables,
+           *_records]

@@ -336,3 +336,56 @@ def test_executed_notebooks_keep_no_widget_state(notebook):
     nb = json.loads(path.read_text())
     assert "widgets" not in nb["metadata"]
     assert path.stat().st_size < 1_500_000, f"{notebook}: {path.stat().st_size:,} bytes"
+
+
+def test_08_records_every_strategy_curve_test_and_cost():
+    metrics = load("08_better_than_random")
+    config = json.loads((RUN / "08_better_than_random.config.json").read_text())
+    assert set(metrics) == ({"qqp", "wikiqa"} if config["dataset"] == "all" else {config["dataset"]})
+    budget = (config["assessments_per_hour"], config["annotator_per_hour"])
+    for task, by_strategy in metrics.items():
+        assert set(by_strategy) == {"pretrained", "random", *config["active_strategies"]}
+        per_round = config["questions_per_round"]
+        per_round = per_round[task] if isinstance(per_round, dict) else per_round
+        sizes = [per_round * r for r in range(1, config["query_rounds"] + 1)]
+        zero = by_strategy["pretrained"]
+        assert zero["sizes"] == [0] and zero["assessments"] == [0.0]
+        for strategy, m in by_strategy.items():
+            if strategy == "pretrained":
+                continue
+            seeds = config["random_seeds"] if strategy == "random" else config["active_seeds"]
+            assert m["seeds"] == sorted(seeds) and m["sizes"] == sizes, (task, strategy)
+            for key in ("ndcg10", "mrr10", "ap"):
+                assert len(m[key]["per_seed"]) == len(seeds)
+                assert all(0.0 <= v <= 1.0 for run in m[key]["per_seed"] for v in run)
+                assert m[key]["mean"] == pytest.approx(np.mean(m[key]["per_seed"], axis=0).tolist())
+            for run in m["assessments_per_seed"]:  # every question costs at least one assessment
+                assert all(b - a >= n for a, b, n in zip([0] + run, run, [per_round] * len(run)))
+            assert m["annotation_cost"] == pytest.approx([a / budget[0] * budget[1] for a in m["assessments"]])
+            assert m["total_cost"] == pytest.approx(np.add(m["annotation_cost"], m["compute_cost"]).tolist())
+            assert all(np.diff(m["total_cost"]) > 0) and all(c >= 0 for c in m["compute_cost"])
+            assert all(p <= a for p, a in zip(m["pairs"], m["assessments"]))  # a pair is trained on once
+            if strategy == "random":
+                assert m.get("p_value_vs_random") is None
+                assert [s["questions"] for s in m["spread"]] == sizes
+                for s in m["spread"]:
+                    assert s["best"] >= s["worst"] and 0.0 <= s["p"] <= 1.0
+                    assert s["best_seed"] in seeds and s["worst_seed"] in seeds
+                continue
+            assert len(m["p_value_vs_random"]) == len(sizes)
+            tests = m["vs_random"]["ndcg10"]
+            assert all(0.0 <= p <= q <= 1.0 for p, q in zip(tests["p"], tests["p_adjusted"]))
+            assert tests["significant"] == [q < 0.05 for q in tests["p_adjusted"]]
+            random_mean = by_strategy["random"]["ndcg10"]["mean"]
+            assert tests["difference"] == pytest.approx(np.subtract(m["ndcg10"]["mean"], random_mean).tolist())
+            for view in ("equal_questions", "equal_cost"):
+                v = m["verdict"][view]
+                assert v["verdict"] in {"better than random", "not different from random", "worse than random"}
+            assert m["verdict"]["equal_cost"]["cost"] <= min(m["total_cost"][-1], by_strategy["random"]["total_cost"][-1]) + 1e-9
+        # round 1 is the same random questions for every strategy of seed 0, scanned under the
+        # same pretrained ranker and trained into the same model: its cost and values match
+        first = by_strategy["random"]["seeds"].index(0)
+        for strategy in config["active_strategies"]:
+            m = by_strategy[strategy]
+            assert m["assessments_per_seed"][0][0] == by_strategy["random"]["assessments_per_seed"][first][0]
+            assert m["ndcg10"]["per_seed"][0][0] == pytest.approx(by_strategy["random"]["ndcg10"]["per_seed"][first][0])
