@@ -199,6 +199,12 @@ class QueryConfig:
     eval_k: int = 10  # nDCG@k and MRR@k
     n_boot: int = 1000  # bootstrap replicates of the all-pairs AP interval
 
+    @property
+    def encoder_layers(self) -> None:
+        """Query runs train the whole model (no cut encoder, notebook 09's depth): the learner
+        and the run folder read it as :class:`ActiveConfig`'s; not a field, so not in the digest."""
+        return None
+
     def __post_init__(self):
         if self.strategy not in QUERY_STRATEGIES:
             raise ValueError(f"unknown query strategy {self.strategy!r}; known: {sorted(QUERY_STRATEGIES)}")
