@@ -9,7 +9,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "pairlab"
 
 LAYERS = [  # bottom first; names are pairlab's top-level modules and subpackages
-    {"io", "paths", "tempfiles"},
+    {"io", "params", "paths", "tempfiles"},
     {"data"},
     {"models"},
     {"evaluation"},

@@ -9,6 +9,7 @@ from typing import Callable
 import numpy as np
 
 from ..data.loaders import Pool
+from ..params import Configurable
 
 __all__ = ["RoundState", "Strategy"]
 
@@ -38,7 +39,7 @@ class RoundState:
     train: Callable | None = None  # (ids, labels, member) -> a model trained as the loop's (committees)
 
 
-class Strategy:
+class Strategy(Configurable):
     """Chooses ``n`` unlabelled pairs; subclasses set ``name`` and implement ``select``."""
 
     name = "strategy"
@@ -48,10 +49,3 @@ class Strategy:
         """(n,) int64 pair ids, distinct and not in ``state.labelled``."""
         raise NotImplementedError
 
-    def params(self) -> dict:
-        """Constructor arguments, recorded in the run's config."""
-        return {}
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
-        return f"{type(self).__name__}({args})"

@@ -26,6 +26,7 @@ import numpy as np
 from ..data.tasks import Pool
 from ..evaluation.ranking import top_items
 from ..models.training import number
+from ..params import Configurable
 from .committee import member_scores, ordering_vote_entropy, train_committee
 from .diversity import kmeans_pick
 
@@ -54,7 +55,7 @@ class QueryState:
     stage: Callable = _no_timing  # stage name -> context manager timing that stage
 
 
-class QueryStrategy:
+class QueryStrategy(Configurable):
     """Chooses ``n`` questions; subclasses set ``name`` and implement ``select``."""
 
     name = "query_strategy"
@@ -63,12 +64,6 @@ class QueryStrategy:
         """(n,) int64 sorted question indices, distinct, all from ``state.questions``."""
         raise NotImplementedError
 
-    def params(self) -> dict:
-        return {}
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
-        return f"{type(self).__name__}({args})"
 
 
 class RandomQuestions(QueryStrategy):

@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.loaders import Pool
+from ..params import Configurable
 
 __all__ = ["Annotator", "NO_ANSWER", "check_pair_ids"]
 
 NO_ANSWER = -1  # the annotator gave no usable answer for this pair
 
 
-class Annotator:
+class Annotator(Configurable):
     """Answers label requests; subclasses set ``name`` and implement ``annotate``."""
 
     name = "annotator"
@@ -20,13 +21,6 @@ class Annotator:
         """(n,) int8 labels (1, 0 or NO_ANSWER) of ``pair_ids``: (n,) int64 ids of ``pool``."""
         raise NotImplementedError
 
-    def params(self) -> dict:
-        """Constructor arguments, recorded beside the labels they produced."""
-        return {}
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
-        return f"{type(self).__name__}({args})"
 
 
 def check_pair_ids(pool: Pool, pair_ids) -> np.ndarray:
