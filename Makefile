@@ -21,12 +21,12 @@ export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
 install: $(VENV)/.installed
 
-# The venv, pairlab (editable) with notebook, LLM and test extras at pinned versions, and a
+# The venv, pairlab (editable) with notebook, LLM, test and Ray extras at pinned versions, and a
 # Jupyter kernel named `pairlab` inside the venv that papermill, nbval and JupyterLab use.
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[model,notebooks,llm,test]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[model,notebooks,llm,test,ray]'
 	$(BIN)/python -m ipykernel install --sys-prefix --name pairlab --display-name "Python (pairlab)"
 	touch $@
 
@@ -51,8 +51,10 @@ run: install
 # The browser tests run last, so a skip and its reason are the last lines `make test` prints.
 test: unit nbval test-browser
 
+# loadgroup: the Ray tests (one xdist_group) share one Ray instance in one worker; the rest is
+# distributed test by test as before.
 unit: install
-	$(BIN)/python -m pytest -q -n $(JOBS) --ignore=tests/smoke --ignore=tests/browser tests
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadgroup --ignore=tests/smoke --ignore=tests/browser tests
 
 notebooks-smoke: install
 	OMP_NUM_THREADS=1 $(BIN)/python -m pairlab.runner --profile smoke --jobs $(JOBS)
