@@ -17,7 +17,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: install data run test unit notebooks-smoke nbval test-browser test-reliability bench docs lab sync clean
+.PHONY: install data run test unit notebooks-smoke nbval test-browser test-reliability bench bench-ray docs lab sync clean
 
 install: $(VENV)/.installed
 
@@ -40,10 +40,13 @@ data: install
 # Your own pair file through the suite: make run DATASET=path/to/pairs.csv PAIRS_SYMMETRIC=true
 # (false for question -> answer), PAIRS_COLUMNS='{left: q1, right: q2, label: score}' to name its
 # columns and PAIRS_THRESHOLD=4 for graded labels (the notebooks' pairs_* parameters).
+# BACKEND=ray runs the notebooks' sweeps on Ray (ADDRESS=auto: the cluster this machine joined;
+# docs/ray.md).
 RUN_ARGS := $(if $(DATASET),--dataset '$(DATASET)') \
 	$(if $(PAIRS_SYMMETRIC),-p pairs_symmetric '$(PAIRS_SYMMETRIC)') \
 	$(if $(PAIRS_COLUMNS),-p pairs_columns '$(PAIRS_COLUMNS)') \
-	$(if $(PAIRS_THRESHOLD),-p pairs_threshold '$(PAIRS_THRESHOLD)')
+	$(if $(PAIRS_THRESHOLD),-p pairs_threshold '$(PAIRS_THRESHOLD)') \
+	$(if $(BACKEND),--backend '$(BACKEND)') $(if $(ADDRESS),--address '$(ADDRESS)')
 
 run: install
 	$(BIN)/python -m pairlab.runner --profile $(PROFILE) --jobs $(JOBS) $(RUN_ARGS)
@@ -88,6 +91,13 @@ test-reliability: install
 # table and writes benchmarks/results/<profile>-<host>.json. Not a test: no thresholds.
 bench: install
 	$(BIN)/python benchmarks/bench.py --profile $(PROFILE)
+
+# The local Ray backend against the sequential one on a 4-run sweep (notebook 03's settings under
+# BENCH_RAY_PROFILE, QQP, 2 strategies x 2 seeds); writes benchmarks/results/ray/<profile>-<host>.json,
+# which `make docs` renders into docs/ray.md. Not a test: no thresholds.
+BENCH_RAY_PROFILE ?= smoke
+bench-ray: install
+	$(BIN)/python benchmarks/bench_ray.py --profile $(BENCH_RAY_PROFILE)
 
 # Each notebook is a jupytext pair (notebooks/NN_name.ipynb + NN_name.py). JupyterLab saves
 # both; after editing a .py in an editor, this brings its .ipynb up to date (the newer file of a
