@@ -89,7 +89,8 @@ def start_ray(*, site: bool) -> float:
     import ray
 
     if site:
-        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SITE), os.environ.get("PYTHONPATH")]))
+        paths = [str(SITE), os.environ.get("PYTHONPATH")]
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
     start = time.perf_counter()
     ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
     return time.perf_counter() - start
@@ -121,9 +122,9 @@ def record(results: dict) -> Path:
     import ray
     import torch
 
-    machine = {"host": socket.gethostname(), "cpus": os.cpu_count(), "python": platform.python_version(),
-               "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
-               "ray": ray.__version__,
+    machine = {"host": socket.gethostname(), "cpus": os.cpu_count(),
+               "python": platform.python_version(), "torch": torch.__version__,
+               "torch_threads": torch.get_num_threads(), "ray": ray.__version__,
                "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
     out = ROOT / "benchmarks" / "results" / "ray" / f"{results['profile']}-{machine['host']}.json"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -6,8 +6,8 @@ writing process's id and a digest of its host's name (``round_01.npz`` ->
 temporary behind; :func:`remove_stale` deletes the ones of this host whose process is gone, so
 a kill never blocks a resume nor fills the disk, and a folder that several machines share (a
 Ray cluster's run folders and cache) never loses another machine's temporary to a process id
-that happens to be free here. :func:`locked` serialises the processes that would otherwise do the same work in one
-folder: the second waits, then finds the work done.
+that happens to be free here. :func:`locked` serialises the processes that would otherwise do
+the same work in one folder: the second waits, then finds the work done.
 """
 from __future__ import annotations
 

@@ -99,3 +99,18 @@ def test_without_ray_the_local_backend_runs_and_the_ray_backend_says_how_to_inst
         experiments.sweep(prepared, ["random"], [0], settings, tmp_path, backend="dask")
     with pytest.raises(ValueError, match="is for backend='ray'"):
         experiments.sweep(prepared, ["random"], [0], settings, tmp_path, address="auto")
+
+
+def test_a_run_on_ray_asks_for_a_gpu_where_the_cluster_has_one():
+    from pairlab.experiments.distributed import gpus_per_run
+
+    class Cluster:  # what gpus_per_run asks of Ray
+        def __init__(self, **resources):
+            self.resources = resources
+
+        def cluster_resources(self):
+            return self.resources
+
+    assert gpus_per_run(Cluster(CPU=16, GPU=4), None) == 1
+    assert gpus_per_run(Cluster(CPU=2), None) == 0
+    assert gpus_per_run(Cluster(CPU=16, GPU=4), 0.5) == 0.5  # two runs share a GPU

@@ -5,8 +5,9 @@ The runs write their folders where the local backend writes them (``root`` must 
 every node sees: a shared file system), so a sweep on Ray gives the files a local sweep gives
 and either backend reads back or resumes the other's runs. Runs finished earlier are read back
 on the driver without starting Ray. A run's events go to an actor (:class:`Mailbox`) and from
-there to the driver's callbacks (the dashboard, the printed log) while the runs execute. A worker killed
-mid-run is retried by Ray (``RETRIES``), and the retry resumes the run from its folder.
+there to the driver's callbacks (the dashboard, the printed log) while the runs execute. A
+worker killed mid-run is retried by Ray (``RETRIES``), and the retry resumes the run from its
+folder.
 
 Ray is imported here only, and only when a sweep asks for it: ``pip install pairlab[ray]``.
 """
@@ -17,11 +18,11 @@ import socket
 
 from ..active.loop import ActiveRun, emit, finished_run
 
-__all__ = ["INSTALL", "RETRIES", "connect", "run_on_ray"]
+__all__ = ["INSTALL", "RETRIES", "Mailbox", "connect", "gpus_per_run", "import_ray", "run_on_ray"]
 
 INSTALL = "pip install 'pairlab[ray]'"
 RETRIES = 3  # a run whose worker died (killed, out of memory, node lost) starts again, resuming
-POLL_SECONDS = 0.25  # how often the driver hands queued events to its callbacks
+POLL_SECONDS = 0.25  # how often the driver hands the mailbox's events to its callbacks
 # what a worker takes from the driver's environment: the cache folder, model sharing, offline hubs
 FORWARDED = ("PAIRLAB_", "HF_", "TRANSFORMERS_", "TOKENIZERS_PARALLELISM",
              "SENTENCE_TRANSFORMERS_HOME")
@@ -77,9 +78,8 @@ def _submit(ray, runs, prepared, callbacks, learner, cpus: float, gpus: float | 
     """Each run as a Ray task; the events in the mailbox delivered while they execute."""
     mailbox = ray.remote(Mailbox).options(num_cpus=0).remote()
     data = {task: ray.put(prepared[task]) for task in dict.fromkeys(run.task for run in runs)}
-    gpus = (1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0) if gpus is None else gpus
-    task = ray.remote(_execute).options(num_cpus=cpus, num_gpus=gpus, max_retries=RETRIES,
-                                        scheduling_strategy="SPREAD")
+    task = ray.remote(_execute).options(num_cpus=cpus, num_gpus=gpus_per_run(ray, gpus),
+                                        max_retries=RETRIES, scheduling_strategy="SPREAD")
     env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED)}
     pending = {task.remote(run.config, data[run.task], run.folder,
                            learner(run.config) if learner else None, mailbox, env,
@@ -88,7 +88,7 @@ def _submit(ray, runs, prepared, callbacks, learner, cpus: float, gpus: float | 
     try:
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1, timeout=POLL_SECONDS)
-            _deliver(ray.get(mailbox.take.remote()), callbacks)  # a run's come before its end
+            _deliver(ray.get(mailbox.take.remote()), callbacks)  # a done run's are all there
             for ref in done:
                 results[pending.pop(ref)] = ray.get(ref)  # a run's error is raised here
     finally:
@@ -140,6 +140,14 @@ def _execute(config, data, folder, learner, mailbox, env: dict, threads: int) ->
         return ActiveRun(config, pools, eval_sets, folder, callbacks=forward, learner=learner).run()
     finally:
         ray.get(sent[-1])  # the calls run in order: the last one done, all are
+
+
+def gpus_per_run(ray, gpus: float | None) -> float:
+    """``gpus``, or with None one GPU per run where the cluster's nodes have GPUs (Ray counts
+    those torch can see on each), else none."""
+    if gpus is not None:
+        return gpus
+    return 1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0
 
 
 def _check_resources(cpus, gpus) -> None:

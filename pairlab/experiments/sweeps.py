@@ -17,9 +17,9 @@ from ..active.store import run_folder, run_labels
 from ..data.loaders import Task
 from ..evaluation.strata import EvalConfig, evaluate, pretrained_eval_set
 
-__all__ = ["MAIN_STRATEGIES", "BACKENDS", "Run", "RunProgress", "Variant", "prepare", "loop_settings",
-           "prepare_active", "scale", "sweep", "sweep_groups", "total_rounds", "group_rounds", "stratified_variants",
-           "transfer", "COLLAPSED_SPREAD", "for_task"]
+__all__ = ["MAIN_STRATEGIES", "BACKENDS", "Run", "RunProgress", "Variant", "prepare",
+           "loop_settings", "prepare_active", "scale", "sweep", "sweep_groups", "total_rounds",
+           "group_rounds", "stratified_variants", "transfer", "COLLAPSED_SPREAD", "for_task"]
 
 MAIN_STRATEGIES = ("random", "static_retrieval", "adaptive_retrieval", "uncertainty")
 
