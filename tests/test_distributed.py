@@ -4,9 +4,10 @@ instance and a two-node cluster on 127.0.0.1 run the same small sweep (the tiny 
 remote runs reach the driver's callbacks while the runs execute; a worker killed mid-run is
 retried and resumes its folder to the same result.
 
-The tests share one Ray instance (module scope) and run in one xdist worker (the group below;
-``make unit`` distributes with ``--dist loadgroup``). Ray's processes get ``tests/ray_site`` on
-their path (its docstring says why)."""
+The tests share one Ray instance (module scope) and run in one xdist worker (``make unit``
+distributes by file, ``--dist loadfile``; the cluster's fixture is skipped where another Ray node
+runs, which its ``ray stop`` would stop). Ray's processes get ``tests/ray_site`` on their path
+(its docstring says why)."""
 from __future__ import annotations
 
 import contextlib
@@ -27,14 +28,13 @@ from pairlab.active.store import compare_runs
 from conftest import EVAL_SETS, POOLS
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'pairlab[ray]'")
-pytestmark = pytest.mark.xdist_group("ray")
 
 HERE = Path(__file__).resolve().parent
 SITE = HERE / "ray_site"
 PREPARED = {"toy": (POOLS, EVAL_SETS)}
 STRATEGIES, SEEDS = ["static_retrieval", "uncertainty"], [0, 1]
 START_TIMEOUT = 180  # seconds for `ray start` of one node on a loaded 2-core machine
-STARTS = 3  # attempts: on a loaded machine a node may fail to start (see `started`)
+STARTS = 2  # attempts: on a loaded machine a node may fail to start (see `started`)
 
 
 def settings(model: str) -> dict:
@@ -74,17 +74,26 @@ def local(tmp_path_factory, tiny_model, ray_env):
     return root / "runs", results
 
 
+NODE_TIMEOUT = "timed out during startup"  # Ray's words when a node does not come up
+
+
 def started(start, cleanup):
-    """``start()``, tried again after ``cleanup()`` when it fails: the raylet gives its agents a
-    fixed 15 s to report their ports and dies when they are late, which a machine whose cores
-    are busy makes them now and then (ray-project/ray#65983)."""
+    """``start()``, tried again after ``cleanup()`` when a Ray node does not come up: its raylet
+    gives its agents a fixed 15 s to report their ports and dies when they are late, which a
+    machine whose cores are busy makes them (ray-project/ray#65983). When every attempt meets
+    that, the test is skipped saying so, as the browser tests are without a browser; any other
+    error fails it."""
     for attempt in range(1, STARTS + 1):
         try:
             return start()
-        except Exception:  # Ray's own: "The current node timed out during startup"
+        except Exception as error:
             cleanup()
-            if attempt == STARTS:
+            stderr = getattr(error, "stderr", None) or b""  # what a failed `ray start` printed
+            if NODE_TIMEOUT not in str(error) + stderr.decode(errors="replace"):
                 raise
+    pytest.skip(f"no Ray node came up in {STARTS} attempts (load average "
+                f"{os.getloadavg()[0]:.0f} on {os.cpu_count()} cores): its raylet waits a fixed "
+                "15 s for its agents (ray-project/ray#65983); run these tests on a quieter machine")
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +126,7 @@ def without_times(results: dict) -> dict:
 
 
 def test_a_local_ray_instance_gives_the_local_sweeps_files_and_shows_runs_live(
-        local, local_ray, tmp_path, tiny_model, ray_env, capsys):
+        local_ray, local, tmp_path, tiny_model, ray_env, capsys):
     from pairlab.widgets.dashboard import RunDashboard
 
     ray_env.setenv("PAIRLAB_CACHE_DIR", str(tmp_path / "cache"))  # computed again, not loaded
@@ -159,7 +168,7 @@ class KilledOnce(CosineBERTLearner):
 
 
 def test_a_worker_killed_mid_run_is_retried_and_resumes_to_the_same_result(
-        local, local_ray, tmp_path, tiny_model, ray_env):
+        local_ray, local, tmp_path, tiny_model, ray_env):
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests
     ray_env.setenv("PAIRLAB_CACHE_DIR", str(tmp_path / "cache"))
     root, marker = tmp_path / "runs", tmp_path / "killed"
@@ -202,7 +211,10 @@ def two_nodes(ray_env):
     """A head node and a second node joining it on 127.0.0.1, one CPU each, started with `ray
     start` and stopped with `ray stop` (which stops every Ray node of this user on the machine,
     so the test is skipped when one runs already)."""
-    ray.shutdown()  # the module's local instance
+    ray.shutdown()  # the module's local instance, whose raylet takes a moment to exit
+    deadline = time.monotonic() + 30
+    while raylets() and time.monotonic() < deadline:
+        time.sleep(0.5)
     if raylets():
         pytest.skip(f"a Ray node already runs on this machine (raylet pids {raylets()}); "
                     "`ray stop` at the end would stop it too")
@@ -227,7 +239,7 @@ def two_nodes(ray_env):
 
 
 def test_a_two_node_cluster_runs_the_sweep_on_both_nodes_with_the_same_files(
-        local, two_nodes, tmp_path, tiny_model, ray_env):
+        two_nodes, local, tmp_path, tiny_model, ray_env):
     ray_env.setenv("PAIRLAB_CACHE_DIR", str(tmp_path / "cache"))
     root = tmp_path / "runs"
     recorder = Recorder(root)
