@@ -136,7 +136,8 @@ def test_a_local_ray_instance_gives_the_local_sweeps_files_and_shows_runs_live(
     results = experiments.sweep(PREPARED, STRATEGIES, SEEDS, settings(tiny_model), root,
                                 backend="ray", callbacks=[recorder, board])
     compared = compare_runs(local[0], root)
-    print(f"\nlocal Ray instance vs local backend: {compared}")
+    with capsys.disabled():  # the equality check's summary, shown under -s
+        print(f"\nlocal Ray instance vs local backend: {compared}")
     assert compared == {"runs": 4, "rounds": 8, "files": 24, "differ": []}
     assert list(results) == list(local[1]) and without_times(results) == without_times(local[1])
     # live: rounds arrived while runs were unfinished, not all at the end
