@@ -35,6 +35,11 @@
 # | `adaptive_retrieval` | the candidates of highest p under the model trained so far | yes |
 # | `uncertainty` | the candidates with p closest to 1/2 | yes |
 #
+# Two more criteria are registered for any sweep (add them to `strategies`): `qbc`, a committee of
+# two models on random 80% shares of the labels voting on each candidate's label, and
+# `diversity`, one random candidate per k-means cluster of the candidate pairs (notebook 08 runs
+# both at the query level, against random).
+#
 # Labels come from the imputed-label oracle (retrospective simulation, as in the paper); every
 # run lives in its own folder, resumes after a crash and is read back when run again.
 

@@ -15,7 +15,7 @@ __all__ = ["ACTIVE", "SECTION", "WITHOUT_DATA", "DEPRECATED", "load_profile", "m
            "check_profile", "notebook_number", "section_numbers"]
 
 
-ACTIVE = "03 04 05 06 07"  # notebook 03 and those reading its runs back: identical settings
+ACTIVE = "03 04 05 06 07 09"  # notebook 03 and those reading its runs back: identical settings
 SECTION = "notebooks"
 WITHOUT_DATA = "without_data"  # the runner's own profile key: a folder to run on without data
 
@@ -42,7 +42,7 @@ def load_profile(name: str, root: Path | None = None, *, notebook: str | None = 
 
 def migrate(profile: dict, *, source: str = "the profile") -> dict:
     """``profile`` with the flat format's deprecated keys renamed (and the active-learning ones
-    moved to the ``"03 04 05 06 07"`` section), each with a DeprecationWarning naming the new key."""
+    moved to the ``"03 04 05 06 07 09"`` section), each with a DeprecationWarning naming the new key."""
     if not isinstance(profile, dict):
         raise ValueError(f"{source} must hold a mapping of parameter names to values")
     out = {k: v for k, v in profile.items() if k != SECTION}

@@ -8,7 +8,7 @@ share a file::
     max_items: {qqp: {train: 300, dev: 150, test: 150}}   # every notebook (01, 02)
     n_boot: 100
     notebooks:
-      "03 04 05 06 07":                 # active learning: 04-07 read back 03's run folders,
+      "03 04 05 06 07 09":              # active learning: 04-07, 09 read back 03's run folders,
         max_items: {qqp: {train: 150, dev: 80, test: 80}}   # so they share these values
         n_boot: 50
 

@@ -102,15 +102,19 @@ class FakeLearner:
 
     def __init__(self, vectors: dict, *, crash_at_round=None):
         self.vectors, self.crash_at_round, self.trained = vectors, crash_at_round, []
+        self.members = []  # (round, member, labels) of each committee member trained
 
     def pretrained_embeddings(self, pool):
-        emb = np.stack([self.vectors[t] for t in pool.left_texts])
-        return emb, emb
+        left = np.stack([self.vectors[t] for t in pool.left_texts])
+        return left, left if pool.symmetric else np.stack([self.vectors[t] for t in pool.right_texts])
 
-    def train(self, pool, ids, labels, *, round):
+    def train(self, pool, ids, labels, *, round, member=None):
         if round == self.crash_at_round:
             raise KeyboardInterrupt(f"killed in round {round}")
-        self.trained.append((round, len(ids)))
+        if member is None:
+            self.trained.append((round, len(ids)))
+        else:
+            self.members.append((round, member, len(ids)))
         vectors = dict(self.vectors)
         i, j = pool.space.decode(ids[labels == 1])
         for a, b in zip(pool.left_texts[i], pool.right_texts[j]):

@@ -122,3 +122,24 @@ def test_stage_times_count_the_candidate_search_once(tmp_path):
     emitted = [p for e, p in events if e == "stage" and p["round"] == 2]
     assert [p["stage"] for p in emitted] == list(record["seconds"])
     assert all(p["seconds"] == record["seconds"][p["stage"]] >= 0 for p in emitted)
+
+
+def test_candidate_recall_is_recorded_for_candidate_strategies_only(tmp_path):
+    """Round 1 of static retrieval searches the pretrained neighbours: its recall is theirs,
+    recomputed here; later rounds count only the positives not labelled yet. Random sampling
+    uses no candidates and records none."""
+    from pairlab.data.pairs import isin_sorted
+    from pairlab.evaluation.candidates import neighbour_pairs
+
+    from conftest import BASE
+
+    pool = POOLS["train"]
+    emb = np.stack([VECTORS[t] for t in pool.left_texts])
+    candidates, _ = neighbour_pairs(pool.space, emb, emb, m=BASE["candidate_m"])
+    expected = isin_sorted(pool.positives, candidates).mean()
+    records = run(tmp_path, strategy="static_retrieval")[0].run()["records"]
+    assert records[0]["candidate_recall"] == pytest.approx(expected)
+    assert all(0.0 <= r["candidate_recall"] <= 1.0 for r in records)
+    # labelling the easy positives leaves the rest farther away: recall does not rise
+    assert records[-1]["candidate_recall"] <= records[0]["candidate_recall"]
+    assert all("candidate_recall" not in r for r in run(tmp_path, strategy="random")[0].run()["records"])

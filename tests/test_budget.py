@@ -4,7 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from pairlab.experiments.budget import annotation_cost, efficiency_factor, labels_to_reach
+from pairlab.experiments.budget import (annotation_cost, efficiency_factor, labels_to_reach,
+                                        separation_budget)
 
 LABELS = [100, 200, 400, 800]
 AP = [0.10, 0.30, 0.50, 0.55]
@@ -30,6 +31,30 @@ def test_a_curve_that_dips_counts_its_first_crossing():
     assert labels_to_reach([1, 2, 3, 4], [0.1, 0.5, 0.2, 0.6], 0.4) == pytest.approx(1.75)
 
 
+def test_curves_separate_where_they_stay_apart_to_the_end():
+    labels = [100, 200, 400, 800, 1600]
+    static_hi = [0.30, 0.32, 0.33, 0.34, 0.34]  # static retrieval's upper bound flattens out
+    # uncertainty's lower bound: overlapping, apart at 200, together again at 400, apart from 800 on
+    lower = [0.20, 0.33, 0.31, 0.36, 0.45]
+    assert separation_budget(labels, lower, static_hi) == 800.0
+    assert separation_budget(labels, [0.4] * 5, static_hi) == 100.0  # apart from the first point
+    # apart in the middle but not at the end: no separation
+    assert math.isnan(separation_budget(labels, [0.2, 0.4, 0.4, 0.4, 0.3], static_hi))
+    # touching is not apart: the lower bound must exceed the other's upper bound
+    assert math.isnan(separation_budget(labels, static_hi, static_hi))
+
+
+def test_separation_of_two_noisy_curves_from_their_intervals():
+    """Two curves of known means and a known interval half-width: the crossing of the gap over
+    the summed half-widths is where they separate."""
+    labels = np.array([50, 100, 200, 400, 800, 1600])
+    static = np.full(6, 0.40)
+    adaptive = 0.40 + 0.05 * np.arange(6)  # gap 0, .05, .10, .15, .20, .25
+    half = 0.06  # each curve's interval: +- 0.06, so apart once the gap exceeds 0.12
+    assert separation_budget(labels, adaptive - half, static + half) == 400.0
+    assert math.isnan(separation_budget(labels, static - half, adaptive + half))  # the other way
+
+
 def test_annotation_cost_uses_the_stated_rates():
     cost = annotation_cost([75, 150], compute_seconds=1800)
     assert np.allclose(cost["annotator_hours"], [1.0, 2.0])
@@ -45,6 +70,8 @@ def test_annotation_cost_uses_the_stated_rates():
 def test_bad_curves_are_clear_errors(labels, values, match):
     with pytest.raises(ValueError, match=match):
         labels_to_reach(labels, values, 0.2)
+    with pytest.raises(ValueError, match=match):
+        separation_budget(labels, values, values)
 
 
 def test_bad_rates_are_clear_errors():

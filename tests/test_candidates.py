@@ -104,3 +104,17 @@ def test_dedup_keeps_each_id_once_with_its_highest_score():
     assert np.array_equal(out_scores, np.array([best[i] for i in out_ids.tolist()], np.float32))
     empty = _dedup(np.empty(0, np.int64), np.empty(0, np.float32))
     assert len(empty[0]) == len(empty[1]) == 0
+
+
+def test_candidate_recall_counts_the_positives_still_to_find():
+    from pairlab.evaluation.candidates import candidate_recall
+
+    positives = np.array([2, 5, 7, 9, 11])
+    # 5 is labelled already: of 2, 7, 9 and 11 the candidates hold 2 and 9
+    assert candidate_recall([1, 2, 3, 9, 50], positives, [5, 100]) == 0.5
+    assert candidate_recall([2, 7, 9, 11], positives) == 0.8  # nothing labelled yet: 4 of 5
+    assert candidate_recall(np.empty(0, np.int64), positives, [5]) == 0.0
+    assert np.isnan(candidate_recall([1, 2], positives, positives))  # nothing left to find
+    for bad in ([3, 2], [2, 2], [0.5, 1.0], [[1, 2]]):
+        with pytest.raises(ValueError, match="candidates must be"):
+            candidate_recall(bad, positives)

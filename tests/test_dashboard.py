@@ -36,3 +36,22 @@ def test_dashboard_of_a_half_finished_run_is_not_green(tmp_path):
     board = RunDashboard.open(tmp_path)
     assert (board.progress.value, board.progress.max) == (6, 7)
     assert board.progress.bar_style == "info" and "1 of 2 runs finished" in board.status.value
+
+
+def test_dashboard_shows_candidate_recall_per_round_and_reads_folders_without_it(tmp_path):
+    import json
+
+    result = run(tmp_path, strategy="uncertainty")[0].run()
+    run(tmp_path, strategy="random")[0].run()
+    recalls = [f"{r['candidate_recall']:.0%}" for r in result["records"]]
+    board = RunDashboard.open(tmp_path)
+    row = next(line for line in board.recall.value.split("<tr>") if "toy/uncertainty/0" in line)
+    assert [cell.split("</td>")[0] for cell in row.split("'>")[1:]] == recalls
+    assert "toy/random/0" not in board.recall.value  # random sampling searches no candidates
+    # a run folder written before candidate recall was recorded still opens
+    for path in tmp_path.glob("toy/uncertainty-*/rounds/round_*.json"):
+        record = json.loads(path.read_text())
+        del record["candidate_recall"]
+        path.write_text(json.dumps(record))
+    old = RunDashboard.open(tmp_path)
+    assert old.progress.value == 6 and old.recall.value == ""

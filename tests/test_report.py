@@ -86,3 +86,26 @@ def test_the_qqp_subset_size_in_the_docs_is_the_count_read_or_says_about(data_di
     typed = [(str(path), m.group(0)) for path, text in texts.items()
              for m in re.finditer(r"(about |~)?\b23,\d{3}\b", text) if not m.group(1)]
     assert all(number.endswith(read) for _, number in typed), (read, typed)
+
+
+def test_notebook_09_renders_from_the_cpu_metrics_only(tmp_path):
+    """The section on notebook 09 prints the findings computed from a cpu metrics file (its
+    numbers are the file's), and renders nothing but 'not recorded yet' from a smoke one."""
+    from test_adaptivity import metrics_for_docs
+
+    root = copy_tree(tmp_path)
+    metrics = metrics_for_docs(tmp_path / "runs")
+    for profile in ("smoke", "cpu"):
+        (root / "results" / profile).mkdir(exist_ok=True)
+        (root / "results" / profile / "09_when_adaptivity_pays.metrics.json").write_text(json.dumps(metrics))
+        (root / "results" / profile / "09_when_adaptivity_pays.config.json").write_text("{}")
+        text = report.render("RESULTS.md", root)
+        section = text[text.index("## When adaptivity pays"):]
+        if profile == "smoke":
+            assert "Not recorded yet" in section and "seed 0" not in section
+    from pairlab.experiments.adaptivity_findings import findings
+
+    assert "Profile `cpu`" in section
+    for line in findings(metrics):
+        assert line in section
+    assert "| toy | uncertainty | 2 | 80 | 0.480 | 0.430-0.530 | 0.600, 0.360 |" in section  # from the file

@@ -37,10 +37,10 @@ def test_profile_parameters_are_declared_by_a_notebook_of_their_scope(profile):
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_active_learning_notebooks_share_every_value(profile):
-    """04 and 05 read back 03's run folders: any parameter two of them declare is equal, but a
+    """04, 05 and 09 read back 03's run folders: any parameter two of them declare is equal, but a
     notebook reading back may take a subset of 03's tasks."""
     found = declared()
-    active = [nb for nb in found if nb[:2] in ("03", "04", "05")]
+    active = [nb for nb in found if nb[:2] in ("03", "04", "05", "09")]
     params = {nb: resolve(load_profile(profile, ROOT), nb) for nb in active}
     tasks = {"all": {"qqp", "wikiqa"}, "qqp": {"qqp"}, "wikiqa": {"wikiqa"}}
     for a in active:
@@ -72,7 +72,7 @@ def test_old_flat_keys_still_work_with_a_warning_naming_the_new_key(tmp_path):
     with pytest.warns(DeprecationWarning) as caught:
         profile = load_profile("old", tmp_path)
     said = " ".join(str(w.message) for w in caught)
-    for key, new in (("'al_max_items'", "notebooks['03 04 05 06 07'].max_items"), ("'neighbours'", "near_m"),
+    for key, new in (("'al_max_items'", "notebooks['03 04 05 06 07 09'].max_items"), ("'neighbours'", "near_m"),
                      ("'al_neighbours'", "candidate_m"), ("'concat_neighbours'", "concat_near_m")):
         assert f"parameter {key} is deprecated; use {new}" in said
     assert resolve(profile, "03") == {**resolve(profile, "01"), "max_items": {"qqp": 5}, "n_random": 11,
@@ -82,7 +82,7 @@ def test_old_flat_keys_still_work_with_a_warning_naming_the_new_key(tmp_path):
 
 
 def test_an_old_key_beside_its_new_one_and_unknown_keys_are_errors(tmp_path):
-    write(tmp_path, "al_n_boot: 3\nnotebooks:\n  '03 04 05 06 07': {n_boot: 4}\n")
+    write(tmp_path, "al_n_boot: 3\nnotebooks:\n  '03 04 05 06 07 09': {n_boot: 4}\n")
     with pytest.raises(ValueError, match="both the deprecated 'al_n_boot'"):
         load_profile("old", tmp_path)
     found = declared()
@@ -90,8 +90,8 @@ def test_an_old_key_beside_its_new_one_and_unknown_keys_are_errors(tmp_path):
         check_profile({"notebooks": {"03 04 05": {"growth_sizes": [1]}}}, found)
     with pytest.raises(ValueError, match=r"sets \['n_boots'\], which no notebook declares"):
         check_profile({"n_boots": 3}, found)
-    with pytest.raises(ValueError, match="section '03 09' names notebooks"):
-        check_profile({"notebooks": {"03 09": {"n_boot": 3}}}, found)
+    with pytest.raises(ValueError, match="section '03 99' names notebooks"):
+        check_profile({"notebooks": {"03 99": {"n_boot": 3}}}, found)
 
 
 def test_notebooks_use_the_pairlab_kernel_and_follow_the_habits():
@@ -123,6 +123,7 @@ def test_every_code_cell_is_valid_python():
 def test_notebooks_that_read_back_runs_declare_it():
     by_number = {nb.name[:2]: nb for nb in notebooks(ROOT)}
     assert runner.after(by_number["04"]) == ["03"] and runner.after(by_number["05"]) == ["03"]
+    assert runner.after(by_number["09"]) == ["03"]
     assert runner.after(by_number["01"]) == [] and runner.after(by_number["03"]) == []
 
 
@@ -221,12 +222,14 @@ def test_backend_and_address_flags_reach_the_notebooks_that_sweep(monkeypatch, c
                         "--address", "auto"]) == 0
     assert seen["overrides"] == {"backend": "ray", "address": "auto"}
     check_profile(seen["overrides"], declared(), name="overrides")  # a notebook declares them
-    sweeping = [nb for nb in notebooks(ROOT) if "experiments.sweep" in nb.with_suffix(".py").read_text()]
-    assert [nb.name[:2] for nb in sweeping] == ["03", "04", "05", "07"]
+    calls = ("experiments.sweep", "encoders.encoder_sweep")  # the sweeps of ActiveRun runs
+    sweeping = [nb for nb in notebooks(ROOT)
+                if any(call in nb.with_suffix(".py").read_text() for call in calls)]
+    assert [nb.name[:2] for nb in sweeping] == ["03", "04", "05", "07", "09"]
     for nb in sweeping:
         source = nb.with_suffix(".py").read_text()
         assert {"backend", "address"} <= parameters_of(nb), nb.name
-        assert source.count("backend=backend, address=address") == source.count("experiments.sweep"), nb.name
+        assert source.count("backend=backend, address=address") == sum(map(source.count, calls)), nb.name
     with pytest.raises(SystemExit):
         runner.main(["--profile", "smoke", "--address", "auto"])
     assert "--backend ray" in capsys.readouterr().err

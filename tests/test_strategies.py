@@ -139,12 +139,31 @@ class Trained:
     calibration = Calibration(0.0, 1.0, 4.0, -1.0)
 
 
+class Member:
+    """A committee member: its own embedding space, drawn from the labels it trained on."""
+
+    calibration = Calibration(0.0, 1.0, 4.0, -1.0)
+
+    def __init__(self, ids, member):
+        rng = np.random.default_rng([int(ids.sum()), member])
+        self.emb = TRAINED + 0.3 * rng.normal(size=TRAINED.shape).astype(np.float32)
+        self.emb /= np.linalg.norm(self.emb, axis=1, keepdims=True)
+
+
+def _embeddings(m):
+    if m is None:
+        return EMB, EMB
+    emb = getattr(m, "emb", TRAINED)
+    return emb, emb
+
+
 def searchable(labelled=(), seed=0, model=None) -> RoundState:
     """A state with no candidates yet: a CandidateSearch finds them in the embeddings."""
-    return RoundState(round=2, pool=pool(), labelled=as_id_set(labelled), budget=60,
-                      rng=np.random.default_rng(seed), model=model,
-                      embeddings=lambda m: (EMB, EMB) if m is None else (TRAINED, TRAINED),
-                      pretrained_cosine=_pretrained_cosine)
+    labelled = as_id_set(labelled)
+    return RoundState(round=2, pool=pool(), labelled=labelled, budget=60,
+                      rng=np.random.default_rng(seed), model=model, embeddings=_embeddings,
+                      pretrained_cosine=_pretrained_cosine, labels=pool().labels(labelled),
+                      train=lambda ids, labels, member: Member(ids, member))
 
 
 def _pretrained_cosine(ids):
@@ -174,7 +193,8 @@ def test_candidate_search_hands_the_criterion_d_close_under_the_chosen_model():
 
 def test_the_registry_composes_the_named_strategies():
     adaptive = {name for name in STRATEGIES if make_strategy(name, **_params(name)).adaptive}
-    assert adaptive == {"adaptive_retrieval", "uncertainty", "conditional_informativeness"}
+    assert adaptive == {"adaptive_retrieval", "uncertainty", "conditional_informativeness", "qbc",
+                        "diversity"}
     static = make_strategy("static_retrieval", candidate_m=7, index="IVF4,Flat")
     assert isinstance(static.base, Retrieval) and (static.m, static.index) == (7, "IVF4,Flat")
     assert isinstance(make_strategy("random", candidate_m=7), Random)

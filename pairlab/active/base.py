@@ -34,6 +34,8 @@ class RoundState:
     embeddings: Callable | None = None  # model or None (pretrained) -> (left, right) item embeddings
     stage: Callable = _no_timing  # stage name -> context manager timing that stage
     observe: Callable | None = None  # called with the restricted state a wrapper hands on
+    labels: np.ndarray | None = None  # (n_labelled,) int8 the annotator's answers (-1: none)
+    train: Callable | None = None  # (ids, labels, member) -> a model trained as the loop's (committees)
 
 
 class Strategy:

@@ -42,6 +42,7 @@ class ActiveConfig:
     candidate_m: int = 100  # m: candidates per left item (D_close)
     index: str = "Flat"  # faiss index-factory string
     model: str | None = None  # None: the offline all-MiniLM-L6-v2
+    encoder_layers: int | None = None  # keep only the model's first n transformer layers (None: all)
     epochs: float = 2.0
     learning_rate: float = 2e-5
     batch_size: int = 16
@@ -60,6 +61,9 @@ class ActiveConfig:
         for name in ("epochs", "learning_rate", "batch_size"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
+        if self.encoder_layers is not None and (isinstance(self.encoder_layers, bool) or not isinstance(
+                self.encoder_layers, (int, np.integer)) or self.encoder_layers < 0):
+            raise ValueError(f"encoder_layers must be a non-negative integer or None, got {self.encoder_layers!r}")
         if self.seed_set not in ("static_retrieval", "stated"):
             raise ValueError(f"seed_set must be 'static_retrieval' or 'stated', got {self.seed_set!r}")
         if self.batches is not None:
@@ -83,9 +87,10 @@ class ActiveConfig:
         return sum(self.schedule())
 
     def to_dict(self) -> dict:
-        """The fields, without ``annotator`` when it is the oracle (so runs from before
-        annotators existed keep their folders)."""
+        """The fields, without ``annotator`` when it is the oracle and ``encoder_layers`` when
+        the whole model is used (so runs from before either existed keep their folders)."""
         out = asdict(self)
-        if out["annotator"] is None:
-            del out["annotator"]
+        for name in ("annotator", "encoder_layers"):
+            if out[name] is None:
+                del out[name]
         return out

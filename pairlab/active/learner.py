@@ -3,18 +3,22 @@ cache of the models every strategy sharing a seed set would otherwise train agai
 from __future__ import annotations
 
 import os
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
 from ..data.loaders import Pool
 from ..models.embed import embed_pool, model_fingerprint, text_digest
+from ..models.truncate import truncated_model
 from ..paths import cache_dir
 from ..io import write_atomic
 from ..tempfiles import locked, remove_stale
 from .config import ActiveConfig
 
-__all__ = ["CosineBERTLearner"]
+__all__ = ["CosineBERTLearner", "MEMBER_SEED"]
+
+MEMBER_SEED = 100_000  # committee member k trains with the round's seed + (k + 1) * this
 
 
 class CosineBERTLearner:
@@ -35,21 +39,30 @@ class CosineBERTLearner:
         self.config = config
         self.shared_rounds = () if os.environ.get("PAIRLAB_SHARE_MODELS") == "0" else tuple(shared_rounds)
 
+    @cached_property
+    def model(self):
+        """The model every round starts from: the config's, cut to its ``encoder_layers``."""
+        return truncated_model(self.config.model, self.config.encoder_layers)
+
     def pretrained_embeddings(self, pool: Pool) -> tuple[np.ndarray, np.ndarray]:
-        return embed_pool(pool, self.config.model, max_seq_length=self.config.max_seq_length,
+        return embed_pool(pool, self.model, max_seq_length=self.config.max_seq_length,
                           show_progress=False)
 
-    def train(self, pool: Pool, ids: np.ndarray, labels: np.ndarray, *, round: int):
+    def train(self, pool: Pool, ids: np.ndarray, labels: np.ndarray, *, round: int,
+              member: int | None = None):
+        """Round ``round``'s model; with ``member``, committee member ``member`` of that round
+        (its own training seed, never shared)."""
         from ..models.cosinebert import CosineBERT
         from ..models.training import TrainConfig
 
         c = self.config
+        seed = c.seed * 1000 + round + (0 if member is None else MEMBER_SEED * (member + 1))
         train_config = TrainConfig(learning_rate=c.learning_rate, epochs=c.epochs,
                                    batch_size=c.batch_size, max_seq_length=c.max_seq_length,
-                                   seed=c.seed * 1000 + round)
+                                   seed=seed)
         left, right = pool.texts(ids)
-        if round not in self.shared_rounds:
-            return CosineBERT.train(left, right, labels, model=c.model, config=train_config,
+        if round not in self.shared_rounds or member is not None:
+            return CosineBERT.train(left, right, labels, model=self.model, config=train_config,
                                     quiet=True)
         key = self._digest(train_config, left, right, labels)
         path = cache_dir() / "models" / key
@@ -58,7 +71,7 @@ class CosineBERTLearner:
                 model = CosineBERT.load(path)
             else:
                 remove_stale(path.parent)  # what killed trainings left (about 90 MB each)
-                model = CosineBERT.train(left, right, labels, model=c.model, config=train_config,
+                model = CosineBERT.train(left, right, labels, model=self.model, config=train_config,
                                          quiet=True)
                 write_atomic(path, model.save, setting="$PAIRLAB_CACHE_DIR")  # never half a model
         model.cache_key = key
@@ -66,7 +79,7 @@ class CosineBERTLearner:
 
     def _digest(self, train_config, left, right, labels) -> str:
         labels = np.asarray(labels, dtype=np.int8).tolist()
-        return text_digest(left, right, head=[self.VERSION, model_fingerprint(self.config.model),
+        return text_digest(left, right, head=[self.VERSION, model_fingerprint(self.model),
                                               train_config.to_dict(), labels])
 
     @staticmethod

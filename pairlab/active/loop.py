@@ -8,6 +8,8 @@ strategy pick, have the batch labelled by the run's annotator (the pool's impute
 unless ``config.annotator`` or the ``annotator`` argument says otherwise; :mod:`pairlab.annotators`),
 retrain CosineBERT from the pretrained checkpoint on every answered label, and evaluate it on the
 dev strata. With another annotator the round record says how its labels compare with the oracle's.
+A strategy over candidates records its round's candidate recall: the share of the positives not
+yet labelled that its candidates held (the oracle's view, for analysis only).
 
 Each round's batch and record go to the run folder (:mod:`pairlab.active.store`): a killed run
 resumes after its last finished round; a finished run with the same config is read back, not
@@ -32,6 +34,7 @@ import numpy as np
 
 from ..data.loaders import Pool
 from ..data.pairs import isin_sorted
+from ..evaluation.candidates import candidate_recall
 from ..evaluation.strata import EvalSet, evaluate
 from ..io import to_json, write_json
 from ..models.scoring import CosineScorer
@@ -43,7 +46,7 @@ from .learner import CosineBERTLearner
 from .store import load_result
 from .strategies import RoundState, Strategy
 
-__all__ = ["ActiveRun", "emit", "finished_run", "reliability", "PrintLog", "STAGES"]
+__all__ = ["ActiveRun", "emit", "finished_run", "reliability", "run_label", "PrintLog", "STAGES"]
 
 STAGES = ("embed", "search", "select", "annotate", "train", "evaluate")
 
@@ -108,7 +111,8 @@ class ActiveRun:
         state = RoundState(round=i, pool=self.pool, labelled=labelled, budget=self.config.budget,
                            rng=np.random.default_rng([self.config.seed, i]), model=model,
                            pretrained_cosine=self._pretrained_cosine, embeddings=self._embeddings,
-                           stage=stages, observe=seen.append)
+                           stage=stages, observe=seen.append, labels=labels,
+                           train=self._member_trainer(i, stages))
         with stages("select"):
             batch = np.asarray(strategy.select(state, n), dtype=np.int64)
             _check_batch(self.pool, labelled, batch, n, strategy)
@@ -125,6 +129,8 @@ class ActiveRun:
                   "positives_in_batch": int(truth.sum()),
                   "candidates": int(len(searched.candidates)),
                   "calibration": _batch_calibration(searched, batch, truth)}
+        if seen:  # a strategy over candidates: the share of what is left that it could reach
+            record["candidate_recall"] = _recall(seen[-1].candidates, self.pool.positives, labelled)
         if annotation is not None:
             record["annotation"] = annotation
         all_ids, all_labels, _ = store.append_batch(labelled, labels, np.zeros(len(labelled), np.int16),
@@ -144,6 +150,14 @@ class ActiveRun:
         write_json(self.folder / "rounds" / f"round_{i:02d}.json", record)  # the round is done
         store.drop_models(self.folder, keep=i)
         return model, record, batch, batch_labels
+
+    def _member_trainer(self, i: int, stages):
+        """``(ids, labels, member) -> model``: a committee member trained like round ``i``'s
+        model, its time counted as training."""
+        def train(ids, labels, member):
+            with stages("train"):
+                return self.learner.train(self.pool, ids, labels, round=i, member=member)
+        return train
 
     def _trains(self, i: int) -> bool:
         """Adaptive runs train every round (the next round selects with the model); others
@@ -220,9 +234,11 @@ class ActiveRun:
 
 def emit(callbacks, config: ActiveConfig, event: str, /, **payload) -> None:
     """Send ``event`` about ``config``'s run to every callback, with the run's task, strategy
-    and seed beside ``payload`` (which may hold a ``config`` of its own: ``run_started``'s)."""
+    (:func:`run_label`) and seed beside ``payload`` (which may hold a ``config`` of its own:
+    ``run_started``'s)."""
+    label = run_label(config.to_dict())
     for callback in callbacks:
-        callback(event, task=config.task, strategy=config.strategy, seed=config.seed, **payload)
+        callback(event, task=config.task, strategy=label, seed=config.seed, **payload)
 
 
 def finished_run(config: ActiveConfig, folder) -> dict | None:
@@ -256,6 +272,13 @@ class _Stages:
                 self.run._emit("stage", round=self.round, stage=stage, seconds=seconds)
 
 
+def run_label(config: dict) -> str:
+    """A run's strategy as events and dashboards name it: with the encoder's depth when the
+    model was cut (``"uncertainty, 2 layers"``), so runs from different encoders stay apart."""
+    layers = config.get("encoder_layers")
+    return config["strategy"] if layers is None else f"{config['strategy']}, {layers} layers"
+
+
 def reliability(proba: np.ndarray, labels: np.ndarray, *, bins: int = 10) -> list[dict]:
     """Reliability table of predicted p against labels: one row per non-empty bin of p."""
     proba, labels = np.asarray(proba, np.float64), np.asarray(labels, np.float64)
@@ -266,6 +289,12 @@ def reliability(proba: np.ndarray, labels: np.ndarray, *, bins: int = 10) -> lis
         rows.append({"bin": [b / bins, (b + 1) / bins], "n": int(mask.sum()),
                      "mean_p": float(proba[mask].mean()), "positive_share": float(labels[mask].mean())})
     return rows
+
+
+def _recall(candidates, positives, labelled) -> float | None:
+    """:func:`candidate_recall` as a JSON value (None when no positive is left to find)."""
+    recall = candidate_recall(candidates, positives, labelled)
+    return None if np.isnan(recall) else recall
 
 
 def _batch_calibration(state: RoundState, batch, batch_labels) -> dict | None:

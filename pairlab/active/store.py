@@ -37,8 +37,9 @@ ROUND_FILE = re.compile(r"round_(\d+)\.npz")
 
 
 def run_folder(root, config: ActiveConfig, pools: dict[str, Pool], eval_sets: dict[str, EvalSet]) -> Path:
-    """``<root>/<task>/<strategy>-seed<k>-<digest>``: the digest covers the config, the pools'
-    items and positives, and the evaluation strata, so a changed input never reuses a run."""
+    """``<root>/<task>/<strategy>-seed<k>-<digest>`` (``<strategy>-<n>layers-seed<k>-<digest>``
+    from an encoder cut to n layers): the digest covers the config, the pools' items and
+    positives, and the evaluation strata, so a changed input never reuses a run."""
     digest = hashlib.sha256(json.dumps(to_json(config.to_dict()), sort_keys=True).encode())
     for name in sorted(pools):
         pool = pools[name]
@@ -47,7 +48,8 @@ def run_folder(root, config: ActiveConfig, pools: dict[str, Pool], eval_sets: di
         digest.update(pool.positives.tobytes())
     for name in sorted(eval_sets):
         digest.update(eval_sets[name].near.tobytes() + eval_sets[name].rand.tobytes())
-    return Path(root) / config.task / f"{config.strategy}-seed{config.seed}-{digest.hexdigest()[:10]}"
+    cut = "" if config.encoder_layers is None else f"-{config.encoder_layers}layers"
+    return Path(root) / config.task / f"{config.strategy}{cut}-seed{config.seed}-{digest.hexdigest()[:10]}"
 
 
 def load_result(folder) -> dict | None:

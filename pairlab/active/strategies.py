@@ -4,13 +4,14 @@ The round loop (:mod:`pairlab.active.loop`) hands every strategy a :class:`Round
 sorted ids already labelled, and the model trained on them so far. A strategy returns ``n``
 distinct unlabelled pair ids; the loop checks that.
 
-A criterion that ranks candidates (retrieval, uncertainty) never searches for them itself:
-:class:`CandidateSearch` wraps it, as small-text's ``SEALS`` wraps a query strategy, and
-restricts the pool to ``D_close`` (each item's top-m neighbours under the selection model,
-minus the labelled pairs) before the criterion picks. The wrapper also says which model selects:
-``"pretrained"`` (static retrieval) or ``"trained"`` (the model trained on the labels so far:
-adaptive retrieval, uncertainty). A strategy is ``adaptive`` exactly when it selects with the
-trained model; the registry composes the named strategies (:data:`STRATEGIES`).
+A criterion that ranks candidates (retrieval, uncertainty, committee, diversity) never searches
+for them itself: :class:`CandidateSearch` wraps it, as small-text's ``SEALS`` wraps a query
+strategy, and restricts the pool to ``D_close`` (each item's top-m neighbours under the
+selection model, minus the labelled pairs) before the criterion picks. The wrapper also says
+which model selects: ``"pretrained"`` (static retrieval) or ``"trained"`` (the model trained on
+the labels so far: adaptive retrieval, uncertainty, committee, diversity). A strategy is
+``adaptive`` exactly when it selects with the trained model; the registry composes the named
+strategies (:data:`STRATEGIES`).
 """
 from __future__ import annotations
 
@@ -21,11 +22,13 @@ import numpy as np
 from ..data.pairs import as_id_set, isin_sorted, sample_range, setdiff_sorted
 from .base import RoundState, Strategy
 from .candidate_search import CandidateSearch
+from .committee import label_vote_entropy, member_scores, train_committee
+from .diversity import kmeans_pick, pair_features
 
 __all__ = ["RoundState", "Strategy", "CandidateSearch", "Random", "Retrieval", "Uncertainty",
            "RandomCandidates", "Stated", "StratifiedMatch", "StratifiedAllPositives",
-           "ConditionalInformativeness", "BaseConsistent", "BaseInconsistent",
-           "STRATEGIES", "make_strategy"]
+           "ConditionalInformativeness", "BaseConsistent", "BaseInconsistent", "Committee",
+           "Diversity", "STRATEGIES", "make_strategy"]
 
 
 class Random(Strategy):
@@ -155,6 +158,62 @@ class BaseInconsistent(Strategy):
         return _top(state, n, -_base_error(state))
 
 
+class Committee(Strategy):
+    """Query by committee (Seung et al. 1992): ``members`` models, each trained on its own
+    random ``share`` of the labels, vote on every candidate's label (p >= 1/2); the candidates
+    of highest vote entropy, ties broken by the widest spread of the members' logits."""
+
+    name = "qbc"
+
+    def __init__(self, members: int = 2, share: float = 0.8):
+        if not isinstance(members, (int, np.integer)) or members < 2:
+            raise ValueError(f"members must be an integer >= 2, got {members!r}")
+        if not 0 < share <= 1:
+            raise ValueError(f"share must be in (0, 1], got {share!r}")
+        self.members, self.share = int(members), float(share)
+
+    def params(self):
+        return {"members": self.members, "share": self.share}
+
+    def select(self, state, n):
+        if state.train is None or state.labels is None:
+            raise ValueError(f"round {state.round}: query by committee trains its members with the "
+                             "loop's RoundState.train and labels, which this state does not carry")
+        models = train_committee(state.train, state.labelled, state.labels, state.rng,
+                                 members=self.members, share=self.share)
+        rows, cols = state.pool.space.decode(state.candidates)
+        logits = np.stack([member_scores(m, *state.embeddings(m), rows, cols) for m in models])
+        return _top_by(state, n, -label_vote_entropy(logits), -logits.std(axis=0))
+
+
+class Diversity(Strategy):
+    """k-means of the candidate pairs under the selection model (``[u * v, |u - v|]`` of the two
+    items' embeddings), k = the batch size, one random pair of each cluster. The clusters are
+    fitted on a uniform sample of ``points_per_cluster`` candidates per cluster, which bounds the
+    work when D_close holds 10^5 pairs; the picks stay uniform within each cluster."""
+
+    name = "diversity"
+
+    def __init__(self, points_per_cluster: int = 64):
+        if not isinstance(points_per_cluster, (int, np.integer)) or points_per_cluster < 1:
+            raise ValueError(f"points_per_cluster must be a positive integer, got {points_per_cluster!r}")
+        self.points_per_cluster = int(points_per_cluster)
+
+    def params(self):
+        return {"points_per_cluster": self.points_per_cluster}
+
+    def select(self, state, n):
+        if n > len(state.candidates):
+            raise ValueError(f"round {state.round}: only {len(state.candidates)} unlabelled "
+                             f"candidates for a batch of {n}; search more neighbours per item")
+        sample = state.candidates
+        if len(sample) > self.points_per_cluster * n:
+            sample = np.sort(state.rng.choice(sample, size=self.points_per_cluster * n, replace=False))
+        left, right = state.embeddings(state.model)
+        features = pair_features(state.pool.space, left, right, sample)
+        return np.sort(sample[kmeans_pick(features, n, state.rng)])
+
+
 def _base_cosine(state: RoundState) -> np.ndarray:
     if state.pretrained_cosine is None:
         raise ValueError(f"round {state.round}: this strategy needs the base (pretrained) model's "
@@ -199,6 +258,8 @@ STRATEGIES = {
                                                     "conditional_informativeness"),
     "base_consistent": _over_candidates(BaseConsistent, "pretrained", "base_consistent"),
     "base_inconsistent": _over_candidates(BaseInconsistent, "pretrained", "base_inconsistent"),
+    "qbc": _over_candidates(Committee, "trained", "qbc"),
+    "diversity": _over_candidates(Diversity, "trained", "diversity"),
 }
 
 
@@ -224,6 +285,15 @@ def _top(state: RoundState, n: int, key: np.ndarray) -> np.ndarray:
     if np.isnan(key).any():
         raise ValueError(f"round {state.round}: {int(np.isnan(key).sum())} candidate scores are NaN")
     order = np.lexsort((state.candidates, key))
+    return np.sort(state.candidates[order[:n]])
+
+
+def _top_by(state: RoundState, n: int, key: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
+    """The ``n`` candidates of smallest ``key``, then smallest ``tiebreak``, then pair id; sorted."""
+    if n > len(state.candidates):
+        raise ValueError(f"round {state.round}: only {len(state.candidates)} unlabelled "
+                         f"candidates for a batch of {n}; search more neighbours per item")
+    order = np.lexsort((state.candidates, tiebreak, key))
     return np.sort(state.candidates[order[:n]])
 
 

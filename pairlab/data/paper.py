@@ -1,12 +1,15 @@
 """Numbers reported by the papers, to print beside ours: Mussmann, Jia and Liang (2020), and
-Thakur et al. (2021, Augmented SBERT: ``AUGSBERT_QQP_F1``).
+Thakur et al. (2021, Augmented SBERT: ``AUGSBERT_QQP_F1``), Bansal and Sharma (2023, EAGLE) and
+Althammer et al. (2023, active learning for rankers: ``ALTHAMMER_*``).
 
 Typed in from ``shared/papers/`` (the papers' text); these are the papers' results, never ours.
 """
 from __future__ import annotations
 
 __all__ = ["TABLE1", "TABLE2_BERT", "TABLE3", "TABLE4", "TABLE5", "TABLE6", "BUDGET",
-           "DATA_EFFICIENCY", "AUGSBERT_QQP_F1", "EAGLE_TABLE1", "EAGLE_TABLE4"]
+           "DATA_EFFICIENCY", "AUGSBERT_QQP_F1", "EAGLE_TABLE1", "EAGLE_TABLE4",
+           "ALTHAMMER_SIZES", "ALTHAMMER_DPR", "ALTHAMMER_DPR_ZERO", "ALTHAMMER_SIGNIFICANT",
+           "ALTHAMMER_BUDGET"]
 
 # Table 1: positives, total pairs, stated negatives, nearby negatives (None: not reported).
 TABLE1 = {
@@ -120,3 +123,35 @@ EAGLE_TABLE4 = {
     "clean": {"initial": (85.780, 0.002), "random": (86.677, 0.068), "uncertainty": (87.125, 0.135),
               "conditional_informativeness": (87.445, 0.091)},
 }
+
+# Althammer et al. 2023, Table 1: nDCG@10 of DPR (a bi-encoder, as CosineBERT) after fine-tuning
+# on 5k, 10k, 20k and 50k training samples chosen by each strategy (Random: the mean of 4 runs;
+# the active strategies ran once). Scratch: from DistilBERT on MS MARCO, tested on TREC DL;
+# Re-Train: from TAS-B, fine-tuned on TripClick. The paper's MonoBERT and ColBERT rows are left
+# out (cross-encoder and late interaction: no analog here).
+ALTHAMMER_SIZES = (5_000, 10_000, 20_000, 50_000)
+ALTHAMMER_DPR = {
+    "Scratch: TREC DL 2019": {"random": (.3674, .4390, .4457, .5006), "qbc": (.3465, .4343, .4628, .5079),
+                              "uncertainty": (.3961, .4067, .4255, .3757),
+                              "diversity": (.3713, .4086, .4593, .4750)},
+    "Scratch: TREC DL 2020": {"random": (.3225, .3789, .4190, .4757), "qbc": (.3023, .3849, .4090, .4534),
+                              "uncertainty": (.3660, .3733, .4476, .4254),
+                              "diversity": (.3437, .4030, .4198, .4998)},
+    "Re-Train: TripClick Head DCTR": {"random": (.1389, .1459, .1516, .1621),
+                                      "qbc": (.0849, .1043, .1368, .1603),
+                                      "uncertainty": (.1060, .1165, .1283, .1336),
+                                      "diversity": (.1059, .1150, .1163, .1458)},
+    "Re-Train: TripClick Torso raw": {"random": (.1837, .1745, .1924, .2023),
+                                      "qbc": (.0895, .1122, .1312, .1440),
+                                      "uncertainty": (.0907, .0946, .1030, .1031),
+                                      "diversity": (.0907, .1041, .1217, .1473)},
+}
+ALTHAMMER_DPR_ZERO = {"Scratch: TREC DL 2019": 0.0, "Scratch: TREC DL 2020": 0.0,
+                      "Re-Train: TripClick Head DCTR": .139, "Re-Train: TripClick Torso raw": .200}
+# Cells marked * (paired t-test against Random, p < 0.05 after Bonferroni with n = 3): every one
+# of them lower than Random. (test set, strategy, training size)
+ALTHAMMER_SIGNIFICANT = {("Scratch: TREC DL 2019", "uncertainty", 50_000),
+                         ("Re-Train: TripClick Head DCTR", "qbc", 5_000)}
+# Section 7.4: 75 assessments an hour (47.7 s each), $50 an hour, AWS GPU $3.06 and CPU $0.408 an hour.
+ALTHAMMER_BUDGET = {"assessments_per_hour": 75.0, "annotator_per_hour": 50.0, "gpu_per_hour": 3.06,
+                    "cpu_per_hour": 0.408}

@@ -10,7 +10,8 @@ import numpy as np
 
 from ..data.pairs import PairSpace, as_id_set, isin_sorted
 
-__all__ = ["neighbour_pairs", "build_index", "search", "faiss_gpus", "first_m_per_row"]
+__all__ = ["neighbour_pairs", "build_index", "search", "faiss_gpus", "first_m_per_row",
+           "candidate_recall"]
 
 
 def faiss_gpus() -> int:
@@ -94,6 +95,35 @@ def neighbour_pairs(space: PairSpace, left: np.ndarray, right: np.ndarray | None
         drop = isin_sorted(ids, as_id_set(exclude))
         ids, scores = ids[~drop], scores[~drop]
     return ids, scores
+
+
+def candidate_recall(candidates, positives, labelled=None) -> float:
+    """The share of the positives not yet ``labelled`` that are among ``candidates``: what any
+    strategy restricted to the candidates could still find (an oracle's view, for analysis; never
+    for selection). All three are sorted, distinct int64 pair ids; ``nan`` when every positive is
+    labelled already."""
+    sets = [_id_set(name, ids) for name, ids in (("candidates", candidates), ("positives", positives),
+                                                 ("labelled", [] if labelled is None else labelled))]
+    return _compute_candidate_recall(*sets)
+
+
+def _compute_candidate_recall(candidates: np.ndarray, positives: np.ndarray,
+                              labelled: np.ndarray) -> float:
+    remaining = positives[~isin_sorted(positives, labelled)]
+    if len(remaining) == 0:
+        return float("nan")
+    return float(isin_sorted(remaining, candidates).mean())
+
+
+def _id_set(name: str, ids) -> np.ndarray:
+    """``ids`` as a 1-d int64 array, checked to be sorted and distinct (a set of pair ids)."""
+    arr = np.asarray(ids)
+    if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
+        raise ValueError(f"{name} must be a 1-d array of integer pair ids, got {arr.dtype} {arr.shape}")
+    arr = arr.astype(np.int64, copy=False)
+    if (np.diff(arr) <= 0).any():
+        raise ValueError(f"{name} must be sorted and distinct pair ids (as_id_set makes them so)")
+    return arr
 
 
 def _item_indices(items, n: int) -> np.ndarray:

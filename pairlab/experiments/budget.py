@@ -1,12 +1,59 @@
 """Budget views of active-learning curves: labels needed to reach a target, the data-efficiency
 factor (paper appendix B.1: uncertainty sampling passes static retrieval's full-budget AP with
-14x fewer labels on QQP), and what labels cost in annotator time and money (Althammer et al.
-2023: 75 judgements an hour at $50 an hour)."""
+14x fewer labels on QQP), the budget at which two curves separate beyond their intervals, what
+labels cost in annotator time and money (Althammer et al. 2023: 75 judgements an hour at $50 an
+hour), and their budget model with compute (:class:`Budget`: annotation from assessments,
+compute from measured GPU and CPU hours)."""
 from __future__ import annotations
+
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
-__all__ = ["labels_to_reach", "efficiency_factor", "annotation_cost"]
+__all__ = ["labels_to_reach", "efficiency_factor", "separation_budget", "annotation_cost", "Budget",
+           "round_hours"]
+
+GPU_STAGES = ("train", "embed")  # what runs on the accelerator when there is one
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Althammer et al. (2023) section 6: annotation cost A / A_h * A_C for A assessments, and
+    compute cost H_GPU * G_h + H_CPU * C_h for the measured hours (their eqs. 5-6; defaults:
+    75 assessments an hour at $50, AWS p3.2xlarge $3.06 and a1.4xlarge $0.408 an hour)."""
+
+    assessments_per_hour: float = 75.0
+    annotator_per_hour: float = 50.0
+    gpu_per_hour: float = 3.06
+    cpu_per_hour: float = 0.408
+
+    def __post_init__(self):
+        if not self.assessments_per_hour > 0:
+            raise ValueError(f"assessments_per_hour must be positive, got {self.assessments_per_hour!r}")
+        for name in ("annotator_per_hour", "gpu_per_hour", "cpu_per_hour"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name} must be a non-negative price, got {getattr(self, name)!r}")
+
+    def annotation(self, assessments) -> np.ndarray:
+        """Dollars for ``assessments`` judgements."""
+        return np.asarray(assessments, dtype=np.float64) / self.assessments_per_hour * self.annotator_per_hour
+
+    def compute(self, gpu_hours, cpu_hours) -> np.ndarray:
+        """Dollars for the measured GPU and CPU hours."""
+        return (np.asarray(gpu_hours, dtype=np.float64) * self.gpu_per_hour
+                + np.asarray(cpu_hours, dtype=np.float64) * self.cpu_per_hour)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def round_hours(seconds: dict, device: str, stages) -> tuple[float, float]:
+    """(GPU hours, CPU hours) of one round's ``seconds`` per stage, counting only ``stages``
+    (what collecting the data costs): training and embedding ran on the GPU when ``device`` is
+    ``"cuda"``, everything else (and everything on a CPU-only machine) on the CPU."""
+    gpu = sum(seconds.get(s, 0.0) for s in stages if s in GPU_STAGES) if device == "cuda" else 0.0
+    total = sum(seconds.get(s, 0.0) for s in stages)
+    return gpu / 3600.0, (total - gpu) / 3600.0
 
 
 def labels_to_reach(labels, values, target: float) -> float:
@@ -29,6 +76,21 @@ def efficiency_factor(labels, values, reference_labels: float, reference_value: 
     if not reference_labels > 0:
         raise ValueError(f"reference_labels must be positive, got {reference_labels!r}")
     return float(reference_labels / labels_to_reach(labels, values, reference_value))
+
+
+def separation_budget(labels, lower, upper) -> float:
+    """The budget at which one curve separates above another: the fewest labels from which
+    ``lower`` (n,), the upper curve's lower interval bound, stays above ``upper`` (n,), the other
+    curve's upper bound, at that budget and every larger one measured, ``labels`` (n,) strictly
+    increasing. ``nan`` if they are not apart at the largest budget (a gap that closes again
+    is no separation). Curves apart from the first point on separate at ``labels[0]``."""
+    x, low = _curve(labels, lower)
+    _, high = _curve(labels, upper)
+    apart = low > high
+    if not apart[-1]:
+        return float("nan")
+    together = np.flatnonzero(~apart)
+    return float(x[together[-1] + 1] if len(together) else x[0])
 
 
 def annotation_cost(labels, *, per_hour: float = 75.0, dollars_per_hour: float = 50.0,

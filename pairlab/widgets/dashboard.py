@@ -2,7 +2,8 @@
 
 It is a callback of :class:`pairlab.active.ActiveRun`: pass it in ``callbacks`` and display it;
 each finished round moves the progress bar, adds a point to the dev-AP curve of its run and
-updates the status line and the stage-time table. ``RunDashboard.open(folder)`` shows finished
+updates the status line, the candidate-recall table (runs over candidates: the share of the
+positives still unlabelled that the round's candidates held) and the stage-time table. ``RunDashboard.open(folder)`` shows finished
 (or half-finished) run folders the same way. Without a widget frontend (papermill, a terminal)
 it is harmless: the notebook prints and saves static figures alongside.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..active.loop import STAGES, load_result
+from ..active.loop import STAGES, load_result, run_label
 
 __all__ = ["RunDashboard"]
 
@@ -27,16 +28,18 @@ class RunDashboard:
                                       description="rounds", bar_style="info")
         self.status = w.HTML(f"<b>{title}</b>: waiting for the first round")
         self.times = w.HTML()
+        self.recall = w.HTML()
         self.figure = go.FigureWidget(layout=dict(
             height=360, margin=dict(l=50, r=20, t=40, b=40), title="dev AP after each round",
             xaxis_title="labels collected", yaxis_title="dev all-pairs AP", template="plotly_white"))
-        self.widget = w.VBox([self.status, self.progress, self.figure, self.times])
+        self.widget = w.VBox([self.status, self.progress, self.figure, self.recall, self.times])
         for widget, name in ((self.widget, ""), (self.status, "-status"),
                              (self.progress, "-progress"), (self.figure, "-figure"),
-                             (self.times, "-times")):
+                             (self.recall, "-recall"), (self.times, "-times")):
             widget.add_class(f"pairlab-dashboard{name}")  # stable handles for the browser tests
         self.title = title
         self._traces: dict[tuple, int] = {}
+        self._recalls: dict[tuple, dict[int, float | None]] = {}  # run -> round -> candidate recall
         self._totals = {stage: 0.0 for stage in STAGES}
         self._stage_now = ""
 
@@ -59,6 +62,9 @@ class RunDashboard:
             self._totals[stage] = self._totals.get(stage, 0.0) + seconds
         self.status.value = self._status(key, record)
         self.times.value = _times_table(record.get("seconds", {}), self._totals)
+        if "candidate_recall" in record:  # runs from before it was recorded have none
+            self._recalls.setdefault(key, {})[record["round"]] = record["candidate_recall"]
+            self.recall.value = _recall_table(self._recalls)
         if record.get("dev") is None:
             return
         dev = record["dev"]
@@ -79,8 +85,11 @@ class RunDashboard:
             return f"<b>{self.title}</b> · {who}{self._stage_now}"
         dev = record.get("dev")
         ap = f"dev AP {dev['ap']:.3f}" if dev else "not evaluated this round"
+        recall = record.get("candidate_recall")
+        reach = "" if recall is None else f" · candidate recall {recall:.0%}"
         return (f"<b>{self.title}</b> · {who} · round {record['round']} · "
-                f"{record['labels']:,} labels · {record['positives_found']:,} positives found · {ap}")
+                f"{record['labels']:,} labels · {record['positives_found']:,} positives found · "
+                f"{ap}{reach}")
 
     @classmethod
     def open(cls, folder, *, title: str | None = None) -> "RunDashboard":
@@ -95,7 +104,7 @@ class RunDashboard:
         board = cls(sum(c["rounds"] for c in configs.values()), title=title or folder.name)
         finished = 0
         for run, config in configs.items():
-            key = (config["task"], config["strategy"], config["seed"])
+            key = (config["task"], run_label(config), config["seed"])
             for path in sorted((run / "rounds").glob("round_[0-9][0-9].json")):
                 board._add_round(key, json.loads(path.read_text()))
             finished += load_result(run) is not None
@@ -107,6 +116,21 @@ class RunDashboard:
         from IPython.display import display
 
         display(self.widget)
+
+
+def _recall_table(recalls: dict) -> str:
+    """Candidate recall per run (rows) and round (columns), in percent."""
+    rounds = sorted({r for by_round in recalls.values() for r in by_round})
+    head = "".join(f"<th style='padding:0 8px'>{r}</th>" for r in rounds)
+    rows = "".join(
+        f"<tr><td>{'/'.join(map(str, key))}</td>" + "".join(
+            f"<td style='padding:0 8px'>{_percent(by_round.get(r))}</td>" for r in rounds) + "</tr>"
+        for key, by_round in recalls.items())
+    return (f"<table><tr><th>candidate recall, round</th>{head}</tr>{rows}</table>")
+
+
+def _percent(value) -> str:
+    return "–" if value is None else f"{value:.0%}"
 
 
 def _times_table(last: dict, totals: dict) -> str:

@@ -233,6 +233,100 @@ def test_07_all_pairs_noise_runs_for_every_level_and_strategy():
             assert 0.5 < min(accuracy) and min(accuracy) < 1.0, accuracy
 
 
+def budgets_of(config: dict, n1: int, rounds: int) -> list[int]:
+    """Labels after each round of ``rounds`` rounds from ``n1`` (growth from the config)."""
+    return [sum(int(n1 * config["growth"] ** i) for i in range(r)) for r in range(1, rounds + 1)]
+
+
+def test_09_budget_regime_curves_factor_and_separation():
+    metrics = load("09_when_adaptivity_pays")
+    config = json.loads((RUN / "09_when_adaptivity_pays.config.json").read_text())
+    assert set(metrics) == {"budget", "regime", "efficiency", "separation", "encoder", "encoder_trend",
+                            "candidate_recall"}
+    task = "wikiqa" if config["dataset"] == "all" else config["dataset"]
+    budgets = budgets_of(config, config["budget_n1"], config["budget_rounds"])
+    curves = metrics["budget"][task]
+    assert set(curves) == {"uncertainty", "static_retrieval", "adaptive_retrieval", "random_candidates"}
+    for name, c in curves.items():
+        seeds = config["budget_seeds"] if name in ("uncertainty", "static_retrieval") else config["budget_other_seeds"]
+        assert c["labels"] == budgets, name  # every strategy retrained and measured every round
+        assert c["dev_ap"]["seeds"] == seeds and len(c["dev_ap"]["per_seed"]) == len(seeds)
+        assert c["dev_ap"]["mean"] == pytest.approx(np.mean(c["dev_ap"]["per_seed"], axis=0).tolist())
+        for ap, (low, high), share in zip(c["dev_ap"]["mean"], c["dev_ap"]["ci"], c["positive_share"]):
+            assert low <= ap <= high and 0.0 <= share <= 1.0
+    regime = metrics["regime"][task]
+    assert regime["labels"] == budgets[-1] and regime["rounds"] == config["budget_rounds"]
+    assert regime["labels_per_positive"] == pytest.approx(budgets[-1] / regime["positives"])
+    eff = metrics["efficiency"][task]
+    assert [row["seed"] for row in eff["per_seed"]] == config["budget_seeds"]
+    for row in eff["per_seed"]:
+        assert (row["factor"] is None) == (row["bound"] == "not reached")
+        if row["factor"] is not None:
+            assert row["factor"] == pytest.approx(row["static_retrieval labels needed"] / row["labels needed"])
+    sep = metrics["separation"][task]
+    assert set(sep) == {*map(str, config["budget_seeds"]), "mean"}
+    for row in sep.values():
+        ours, theirs = row["uncertainty above from"], row["static_retrieval above from"]
+        assert all(v is None or v in budgets for v in (ours, theirs))
+        assert ours is None or theirs is None  # apart both ways at the last budget is impossible
+
+
+def test_09_encoders_from_zero_shot_to_the_gap():
+    metrics = load("09_when_adaptivity_pays")
+    config = json.loads((RUN / "09_when_adaptivity_pays.config.json").read_text())
+    budgets = [budgets_of(config, config["n1"], r)[-1] for r in config["encoder_rounds"]]
+    encoder = metrics["encoder"]
+    assert set(encoder) == {str(n) for n in config["encoder_layers"]}
+    for n, e in encoder.items():
+        low, high = e["zero_shot_ap_ci"]
+        assert 0.0 <= low <= e["zero_shot_ap"] <= high <= 1.0, n
+        assert 0.0 <= e["static_precision"] <= 1.0 and e["static_labels"] == budgets[0]
+        gap = e["gap"]
+        assert gap["labels"] == sorted(budgets) == e["uncertainty"]["labels"] == e["static_retrieval"]["labels"]
+        for k in range(len(budgets)):
+            ours, theirs = (e[s]["test_ap"] for s in ("uncertainty", "static_retrieval"))
+            assert ours["seeds"][k] == config["encoder_seeds"] == gap["seeds"][k]
+            assert gap["per_seed"][k] == pytest.approx(np.subtract(ours["per_seed"][k], theirs["per_seed"][k]))
+            assert gap["mean"][k] == pytest.approx(ours["mean"][k] - theirs["mean"][k])
+    for labels, trend in metrics["encoder_trend"].items():
+        assert int(labels) in budgets and trend["encoders"] == len(config["encoder_layers"])
+        assert trend["spearman rho"] is None or -1.0 <= trend["spearman rho"] <= 1.0
+
+
+def test_09_reads_back_notebook_03_and_agrees_with_it():
+    """The whole model at notebook 03's budget is notebook 03's run, read back: the same test AP
+    per seed, and static retrieval's positive share is the zero-shot static precision."""
+    config = json.loads((RUN / "09_when_adaptivity_pays.config.json").read_text())
+    three = load("03_cosinebert_active_learning")
+    task = "qqp" if config["dataset"] == "all" else config["dataset"]
+    whole = load("09_when_adaptivity_pays")["encoder"][str(max(config["encoder_layers"]))]
+    first = whole["gap"]["labels"].index(three[task]["uncertainty"]["labels"])
+    for name in ("uncertainty", "static_retrieval"):
+        theirs = dict(zip(three[task][name]["seeds"], three[task][name]["ap"]["per_seed"]))
+        mine = dict(zip(whole[name]["test_ap"]["seeds"][first], whole[name]["test_ap"]["per_seed"][first]))
+        shared = set(mine) & set(theirs)
+        assert shared and all(mine[s] == theirs[s] for s in shared), (name, mine, theirs)
+    static = three[task]["static_retrieval"]
+    assert whole["static_precision"] == pytest.approx(static["positives_found"]["mean"] / static["labels"])
+
+
+def test_09_candidate_recall_for_every_candidate_strategy_and_round():
+    metrics = load("09_when_adaptivity_pays")
+    config = json.loads((RUN / "09_when_adaptivity_pays.config.json").read_text())
+    budget_task, encoder_task = ("wikiqa", "qqp") if config["dataset"] == "all" else (config["dataset"],) * 2
+    recall = metrics["candidate_recall"]
+    budget_runs = recall[budget_task] if budget_task != encoder_task else {
+        k: v for k, v in recall[budget_task].items() if "layers" not in k}
+    assert set(budget_runs) == {"uncertainty", "static_retrieval", "adaptive_retrieval", "random_candidates"}
+    assert all(len(v) == config["budget_rounds"] for v in budget_runs.values())
+    expected = {f"{s}, {n} layers" for s in ("uncertainty", "static_retrieval") for n in config["encoder_layers"]}
+    assert expected <= set(recall[encoder_task])
+    for name in expected:
+        assert len(recall[encoder_task][name]) == max(config["encoder_rounds"])
+    for values in (v for by_task in recall.values() for v in by_task.values()):
+        assert all(v is None or 0.0 <= v <= 1.0 for v in values)
+
+
 @pytest.mark.parametrize("notebook", sorted(p.name for p in RUN.glob("[0-9][0-9]_*.ipynb")))
 def test_executed_notebooks_keep_no_widget_state(notebook):
     """The runner saves no widget state: one plotly FigureWidget put its 5 MB JavaScript bundle
@@ -242,3 +336,56 @@ def test_executed_notebooks_keep_no_widget_state(notebook):
     nb = json.loads(path.read_text())
     assert "widgets" not in nb["metadata"]
     assert path.stat().st_size < 1_500_000, f"{notebook}: {path.stat().st_size:,} bytes"
+
+
+def test_08_records_every_strategy_curve_test_and_cost():
+    metrics = load("08_better_than_random")
+    config = json.loads((RUN / "08_better_than_random.config.json").read_text())
+    assert set(metrics) == ({"qqp", "wikiqa"} if config["dataset"] == "all" else {config["dataset"]})
+    budget = (config["assessments_per_hour"], config["annotator_per_hour"])
+    for task, by_strategy in metrics.items():
+        assert set(by_strategy) == {"pretrained", "random", *config["active_strategies"]}
+        per_round = config["questions_per_round"]
+        per_round = per_round[task] if isinstance(per_round, dict) else per_round
+        sizes = [per_round * r for r in range(1, config["query_rounds"] + 1)]
+        zero = by_strategy["pretrained"]
+        assert zero["sizes"] == [0] and zero["assessments"] == [0.0]
+        for strategy, m in by_strategy.items():
+            if strategy == "pretrained":
+                continue
+            seeds = config["random_seeds"] if strategy == "random" else config["active_seeds"]
+            assert m["seeds"] == sorted(seeds) and m["sizes"] == sizes, (task, strategy)
+            for key in ("ndcg10", "mrr10", "ap"):
+                assert len(m[key]["per_seed"]) == len(seeds)
+                assert all(0.0 <= v <= 1.0 for run in m[key]["per_seed"] for v in run)
+                assert m[key]["mean"] == pytest.approx(np.mean(m[key]["per_seed"], axis=0).tolist())
+            for run in m["assessments_per_seed"]:  # every question costs at least one assessment
+                assert all(b - a >= n for a, b, n in zip([0] + run, run, [per_round] * len(run)))
+            assert m["annotation_cost"] == pytest.approx([a / budget[0] * budget[1] for a in m["assessments"]])
+            assert m["total_cost"] == pytest.approx(np.add(m["annotation_cost"], m["compute_cost"]).tolist())
+            assert all(np.diff(m["total_cost"]) > 0) and all(c >= 0 for c in m["compute_cost"])
+            assert all(p <= a for p, a in zip(m["pairs"], m["assessments"]))  # a pair is trained on once
+            if strategy == "random":
+                assert m.get("p_value_vs_random") is None
+                assert [s["questions"] for s in m["spread"]] == sizes
+                for s in m["spread"]:
+                    assert s["best"] >= s["worst"] and 0.0 <= s["p"] <= 1.0
+                    assert s["best_seed"] in seeds and s["worst_seed"] in seeds
+                continue
+            assert len(m["p_value_vs_random"]) == len(sizes)
+            tests = m["vs_random"]["ndcg10"]
+            assert all(0.0 <= p <= q <= 1.0 for p, q in zip(tests["p"], tests["p_adjusted"]))
+            assert tests["significant"] == [q < 0.05 for q in tests["p_adjusted"]]
+            random_mean = by_strategy["random"]["ndcg10"]["mean"]
+            assert tests["difference"] == pytest.approx(np.subtract(m["ndcg10"]["mean"], random_mean).tolist())
+            for view in ("equal_questions", "equal_cost"):
+                v = m["verdict"][view]
+                assert v["verdict"] in {"better than random", "not different from random", "worse than random"}
+            assert m["verdict"]["equal_cost"]["cost"] <= min(m["total_cost"][-1], by_strategy["random"]["total_cost"][-1]) + 1e-9
+        # round 1 is the same random questions for every strategy of seed 0, scanned under the
+        # same pretrained ranker and trained into the same model: its cost and values match
+        first = by_strategy["random"]["seeds"].index(0)
+        for strategy in config["active_strategies"]:
+            m = by_strategy[strategy]
+            assert m["assessments_per_seed"][0][0] == by_strategy["random"]["assessments_per_seed"][first][0]
+            assert m["ndcg10"]["per_seed"][0][0] == pytest.approx(by_strategy["random"]["ndcg10"]["per_seed"][first][0])

@@ -1,0 +1,224 @@
+"""The query-level round loop (Althammer et al. 2023, Algorithm 1): each round picks questions
+(:mod:`.queries`; round 1 the same random questions for every strategy of a seed), has each one
+annotated by scanning the current ranker's ranking to its first relevant item
+(:func:`~pairlab.annotators.scan.scan_to_first_relevant`: every scanned pair is labelled, the
+scan's length is the assessments it cost), retrains CosineBERT from the pretrained checkpoint on
+every pair labelled so far (the paper retrains each iteration from scratch), and measures it on
+the test split: nDCG@k and MRR@k over the whole right-hand side, per question, and the suite's
+all-pairs AP with its interval.
+
+A run lives in a run folder as the pair-level runs do (:mod:`.store`): ``config.json``,
+``rounds/round_XX.npz`` (the new pairs and their labels, the questions and their assessments),
+``rounds/round_XX.json`` (the round's record, with the per-question test values and seconds per
+stage), ``labels.csv`` and ``result.json``; a killed run resumes after its last finished round
+and a finished one is read back. A pair two questions both scanned (QQP's questions rank each
+other) is trained on once but was assessed, and is counted, in both scans.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from ..annotators.scan import scan_to_first_relevant
+from ..data.pairs import isin_sorted, setdiff_sorted, union_sorted
+from ..data.tasks import Pool
+from ..evaluation.ranking import answerable, rank_metrics
+from ..evaluation.strata import EvalSet, evaluate
+from ..io import to_json, write_atomic, write_json
+from ..models.scoring import CosineScorer
+from ..models.training import default_device, quiet_progress
+from ..tempfiles import locked, remove_stale
+from . import store
+from .learner import CosineBERTLearner
+from .loop import _Stages
+from .queries import QueryConfig, QueryState, RandomQuestions
+
+__all__ = ["QueryRun", "QueryLog", "COST_STAGES"]
+
+COST_STAGES = ("embed", "select", "annotate", "train")  # what collecting the data costs (not evaluate)
+
+
+class QueryRun:
+    """One query-level run of ``config`` on ``pools`` (``train``, ``test``), measured on the
+    test split's all-pairs strata ``eval_set`` and its rankings."""
+
+    def __init__(self, config: QueryConfig, pools: dict[str, Pool], eval_set: EvalSet, folder, *,
+                 learner=None, callbacks=()):
+        _check_inputs(config, pools)
+        self.config, self.pools, self.eval_set = config, pools, eval_set
+        self.pool, self.folder = pools["train"], Path(folder)
+        self.questions = answerable(self.pool)
+        if config.budget > len(self.questions):
+            raise ValueError(f"{config.task}/train has {len(self.questions)} questions with a "
+                             f"relevant item, fewer than the {config.budget} the batches "
+                             f"{config.schedule()} annotate: lower them or keep more questions")
+        self.learner = learner if learner is not None else CosineBERTLearner(config)
+        self.strategy, self.first = config.make_strategy(), RandomQuestions()
+        self.callbacks = list(callbacks)
+        self._embedded = (object(), {})  # (model, {id(texts): (texts, embeddings)})
+
+    def run(self) -> dict:
+        """Run (or resume, or read back) the whole run; returns its result."""
+        result = self._finished()
+        if result is not None:
+            return result
+        with locked(self.folder / ".lock", on_wait=lambda: self._emit("run_waiting", folder=self.folder)):
+            return self._finished() or self._run()
+
+    def _finished(self) -> dict | None:
+        result = store.load_result(self.folder)
+        if result is not None and result["config"] == to_json(self.config.to_dict()):
+            self._emit("run_reused", result=result, folder=self.folder)
+            return result
+        return None
+
+    def _run(self) -> dict:
+        store.write_config(self.folder, to_json(self.config.to_dict()))
+        remove_stale(self.folder, recursive=True)
+        sizes = self.config.schedule()
+        records, ids, labels, rounds = store.resume(self.folder, len(sizes))
+        self._emit("run_started", config=self.config, schedule=sizes, resumed=len(records),
+                   folder=self.folder)
+        with quiet_progress():
+            model = self._load_model(len(records), ids, labels) if records else None
+            for i in range(len(records) + 1, len(sizes) + 1):
+                done = union_sorted(*[np.asarray(r["questions"], np.int64) for r in records])
+                model, record, batch, batch_labels = self._round(i, sizes[i - 1], model, ids, labels, done)
+                ids, labels, rounds = store.append_batch(ids, labels, rounds, batch, batch_labels, i)
+                records.append(record)
+                self._emit("round_finished", record=record)
+            return self._finish(records, ids, labels, rounds)
+
+    def _round(self, i: int, n: int, model, ids, labels, done):
+        stages = _Stages(self, i)
+        with stages("embed"):
+            left, right = self._embeddings(model)
+        state = QueryState(round=i, pool=self.pool, questions=setdiff_sorted(self.questions, done),
+                           labelled=ids, labels=labels, rng=np.random.default_rng([self.config.seed, i]),
+                           model=model, embeddings=self._embeddings, encode=self.learner.embed,
+                           train=self._member_trainer(i, stages), stage=stages)
+        strategy = self.strategy if i > 1 else self.first  # round 1: the same random questions
+        with stages("select"):
+            picked = np.asarray(strategy.select(state, n), dtype=np.int64)
+            _check_picked(state, picked, n, strategy)
+        with stages("annotate"):
+            scan = scan_to_first_relevant(self.pool, left, right, picked)
+        batch, first = np.unique(scan.pair_ids, return_index=True)  # a pair scanned twice counts once
+        fresh = ~isin_sorted(batch, ids)
+        batch, batch_labels = batch[fresh], scan.labels[first][fresh]
+        write_atomic(self.folder / "rounds" / f"round_{i:02d}.npz", lambda tmp: np.savez(
+            tmp, ids=batch, labels=batch_labels, questions=picked, assessments=scan.assessments))
+        all_ids, all_labels, _ = store.append_batch(ids, labels, np.zeros(len(ids), np.int16),
+                                                    batch, batch_labels, i)
+        with stages("train"):
+            model = self.learner.train(self.pool, all_ids, all_labels, round=i)
+        with stages("evaluate"):
+            test = self._evaluate(model)
+        if i < len(self.config.schedule()):  # the next round (or a resumed run) selects with it
+            shutil.rmtree(store.model_path(self.folder, i), ignore_errors=True)
+            self.learner.save(model, store.model_path(self.folder, i))
+        record = {"round": i, "strategy": strategy.name, "questions": picked.tolist(),
+                  "assessments": scan.assessments.tolist(),
+                  "n_questions": int(len(done) + n), "labels": int(len(all_ids)),
+                  "positives_found": int(all_labels.sum()), "test": test,
+                  "seconds": stages.times, "device": default_device()}
+        write_json(self.folder / "rounds" / f"round_{i:02d}.json", record)  # the round is done
+        store.drop_models(self.folder, keep=i)
+        return model, record, batch, batch_labels
+
+    def _member_trainer(self, i: int, stages):
+        def train(ids, labels, member):
+            with stages("train"):
+                return self.learner.train(self.pool, ids, labels, round=i, member=member)
+        return train
+
+    def _evaluate(self, model) -> dict:
+        """Test nDCG@k and MRR@k per question (every one with a relevant item), their means, and
+        the all-pairs AP with its bootstrap interval."""
+        test = self.pools["test"]
+        left, right = self._embed(model, test)
+        ranks = rank_metrics(test, left, right, k=self.config.eval_k)
+        ap = evaluate(self.eval_set, CosineScorer(test.space, left, right), n_boot=self.config.n_boot,
+                      seed=self.config.seed)
+        return {"ndcg": ranks["ndcg_mean"], "mrr": ranks["mrr_mean"], "ap": ap["ap"],
+                "ap_ci": ap["ap_ci"], "per_query": {"questions": ranks["questions"].tolist(),
+                                                    "ndcg": ranks["ndcg"].tolist(),
+                                                    "mrr": ranks["mrr"].tolist()}}
+
+    def _finish(self, records, ids, labels, rounds) -> dict:
+        result = {"config": to_json(self.config.to_dict()), "folder": self.folder.name,
+                  "records": records, "labels": int(len(ids)),
+                  "questions": int(sum(len(r["questions"]) for r in records)),
+                  "assessments": int(sum(sum(r["assessments"]) for r in records)),
+                  "test": {k: v for k, v in records[-1]["test"].items() if k != "per_query"}}
+        store.write_labels_csv(self.folder, self.pool, ids, labels, rounds)
+        write_json(self.folder / "result.json", result)
+        store.drop_models(self.folder, keep=None)
+        self._emit("run_finished", result=result, folder=self.folder)
+        return result
+
+    def _load_model(self, i: int, ids, labels):
+        """Round ``i``'s model, saved when the round finished; retrained (deterministically) if
+        it was deleted."""
+        path = store.model_path(self.folder, i)
+        if path.exists():
+            return self.learner.load(path)
+        return self.learner.train(self.pool, ids, labels, round=i)
+
+    def _embeddings(self, model) -> tuple[np.ndarray, np.ndarray]:
+        """The training pool's item embeddings under ``model`` (None: the pretrained encoder)."""
+        if model is None:
+            return self.learner.pretrained_embeddings(self.pool)
+        return self._embed(model, self.pool)
+
+    def _embed(self, model, pool: Pool) -> tuple[np.ndarray, np.ndarray]:
+        """Item embeddings under ``model``; texts the splits share (WikiQA's sentences) are
+        embedded once per model."""
+        if self._embedded[0] is not model:
+            self._embedded = (model, {})
+        cache = self._embedded[1]
+        for texts in (pool.left_texts, pool.right_texts):
+            if id(texts) not in cache:
+                cache[id(texts)] = (texts, self.learner.embed(model, texts))  # texts pin the id
+        return cache[id(pool.left_texts)][1], cache[id(pool.right_texts)][1]
+
+    def _emit(self, event: str, **payload) -> None:
+        for callback in self.callbacks:
+            callback(event, task=self.config.task, strategy=self.config.strategy,
+                     seed=self.config.seed, **payload)
+
+
+def _check_inputs(config: QueryConfig, pools) -> None:
+    missing = {"train", "test"} - set(pools)
+    if missing:
+        raise ValueError(f"a query-level run needs the 'train' and 'test' pools, missing {sorted(missing)}")
+    if pools["train"].task != config.task:
+        raise ValueError(f"config is for task {config.task!r} but the pool is {pools['train'].task!r}")
+
+
+def _check_picked(state: QueryState, picked: np.ndarray, n: int, strategy) -> None:
+    """The loop's invariant: ``n`` distinct questions, each still free to annotate."""
+    where = f"query strategy {strategy.name!r}"
+    if picked.shape != (n,) or len(np.unique(picked)) != n:
+        raise RuntimeError(f"{where} returned {picked.shape} questions, not {n} distinct ones")
+    if not isin_sorted(picked, state.questions).all():
+        raise RuntimeError(f"{where} returned a question already annotated or without a relevant item")
+
+
+class QueryLog:
+    """A callback printing one line per round: what a papermill log or a terminal shows."""
+
+    def __call__(self, event: str, **p) -> None:
+        who = f"{p['task']}/{p['strategy']}/seed {p['seed']}"
+        if event == "run_reused":
+            print(f"{who}: finished earlier, read back from {p['folder'].name}")
+        elif event == "run_started" and p["resumed"]:
+            print(f"{who}: resuming after round {p['resumed']} of {len(p['schedule'])}")
+        elif event == "round_finished":
+            r = p["record"]
+            test = r["test"]
+            print(f"{who} round {r['round']}: {r['n_questions']} questions, "
+                  f"{sum(r['assessments'])} assessments this round, {r['labels']:,} pairs; test "
+                  f"nDCG {test['ndcg']:.3f}, MRR {test['mrr']:.3f}, AP {test['ap']:.3f}")

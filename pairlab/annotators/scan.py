@@ -1,0 +1,88 @@
+"""Annotating a question by scanning a ranking (Althammer et al. 2023, section 6): the annotator
+reads the current ranker's ranking of the whole right-hand side from the top and judges every
+item until the first relevant one. Every scanned pair is labelled (the pool's imputed labels:
+all negative but the last), and the number of judgements, the rank of the first relevant item,
+is what the question costs.
+
+Rankings are computed in blocks of questions (one score row per question over every right
+item), so no pair is visited in a Python loop and memory stays at ``block x n_right`` scores.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data.tasks import Pool
+
+__all__ = ["Scan", "scan_to_first_relevant"]
+
+
+@dataclass(frozen=True, eq=False)
+class Scan:
+    """What annotating ``questions`` produced."""
+
+    questions: np.ndarray  # (n_questions,) int64 left items, in the order given
+    assessments: np.ndarray  # (n_questions,) int64: rank of each one's first relevant item
+    items: np.ndarray  # (sum(assessments),) int64 right items scanned, question by question, rank order
+    pair_ids: np.ndarray  # (sum(assessments),) int64 the scanned pairs, in the same order
+    labels: np.ndarray  # (sum(assessments),) int8 imputed labels: 1 exactly at each question's last
+
+    @property
+    def owners(self) -> np.ndarray:
+        """(sum(assessments),) int64: the question that scanned each pair."""
+        return np.repeat(self.questions, self.assessments)
+
+
+def scan_to_first_relevant(pool: Pool, left: np.ndarray, right: np.ndarray, questions, *,
+                           block: int = 256) -> Scan:
+    """Scan each question's cosine ranking (``left``, ``right``: the pool's unit-norm item
+    embeddings under the current ranker) down to its first relevant item. Ties rank the lower
+    item index first; a symmetric pool never ranks a question against itself. A question
+    without any relevant item is a ``ValueError`` (its scan would never stop)."""
+    questions = np.asarray(questions, dtype=np.int64)
+    if questions.ndim != 1 or len(np.unique(questions)) != len(questions):
+        raise ValueError("questions must be a 1-d array of distinct left-item indices")
+    if len(questions) and (questions.min() < 0 or questions.max() >= pool.space.n_left):
+        raise ValueError(f"question indices must lie in [0, {pool.space.n_left})")
+    if left.shape[0] != pool.space.n_left or right.shape[0] != pool.space.n_right:
+        raise ValueError(f"embeddings of {left.shape[0]} x {right.shape[0]} items do not match "
+                         f"the pool's {pool.space.n_left} x {pool.space.n_right}")
+    parts = [_scan_block(pool, left, right, questions[start:start + block])
+             for start in range(0, len(questions), block)]
+    assessments = np.concatenate([p[0] for p in parts]) if parts else np.empty(0, np.int64)
+    items = np.concatenate([p[1] for p in parts]) if parts else np.empty(0, np.int64)
+    ids = pool.space.encode(np.repeat(questions, assessments), items)
+    return Scan(questions, assessments, items, ids, pool.labels(ids))
+
+
+def _scan_block(pool: Pool, left, right, questions) -> tuple[np.ndarray, np.ndarray]:
+    """(assessments, scanned items in rank order) of a block of questions."""
+    scores = left[questions].astype(np.float32) @ right.astype(np.float32).T  # (block, n_right)
+    if pool.symmetric:
+        scores[np.arange(len(questions)), questions] = -np.inf  # never itself
+    order = np.argsort(-scores, axis=1, kind="stable")  # rank order, ties by item index
+    relevant = _relevant_matrix(pool, questions)
+    ranked = np.take_along_axis(relevant, order, axis=1)
+    found = ranked.any(axis=1)
+    if not found.all():
+        missing = questions[~found][:5].tolist()
+        raise ValueError(f"question(s) {missing} of {pool.task}/{pool.split} have no relevant "
+                         "item: scanning to the first relevant one would never stop")
+    assessments = np.argmax(ranked, axis=1).astype(np.int64) + 1
+    scanned = np.arange(order.shape[1])[None, :] < assessments[:, None]
+    return assessments, order[scanned].astype(np.int64)  # row-major: question by question
+
+
+def _relevant_matrix(pool: Pool, questions: np.ndarray) -> np.ndarray:
+    """(n_questions, n_right) bool: the relevant right items of each question."""
+    left, right = pool.space.decode(pool.positives)
+    if pool.symmetric:  # a positive pair is relevant to both its questions
+        left, right = np.concatenate([left, right]), np.concatenate([right, left])
+    row_of = np.full(pool.space.n_left, -1, dtype=np.int64)
+    row_of[questions] = np.arange(len(questions))
+    rows = row_of[left]
+    keep = rows >= 0
+    out = np.zeros((len(questions), pool.space.n_right), dtype=bool)
+    out[rows[keep], right[keep]] = True
+    return out

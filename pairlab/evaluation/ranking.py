@@ -1,0 +1,117 @@
+"""Ranking metrics over the whole right-hand side: every left item (question) ranks every right
+item (WikiQA: all sentences; QQP: every other question of its split) by the scorer's cosine, and
+nDCG@k and MRR@k are computed with binary relevance (the pool's positives) on the questions
+that have a relevant item at all (Althammer et al. 2023 evaluate nDCG@10 the same way).
+
+The top k come from an exact faiss search (:mod:`.candidates`), so no question's full ranking is
+materialised; per-question values are kept for paired significance tests.
+
+Public functions validate and raise ``ValueError``; ``_``-prefixed cores do not.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..data.tasks import Pool
+from .candidates import build_index, search
+
+__all__ = ["ndcg_at_k", "mrr_at_k", "answerable", "relevant_counts", "top_items", "relevance",
+           "rank_metrics"]
+
+
+def ndcg_at_k(relevance, n_relevant, *, k: int = 10) -> np.ndarray:
+    """nDCG@k of binary ranked lists: ``relevance`` (n_questions, >= k) bool, rank 1 first;
+    ``n_relevant`` (n_questions,) relevant items each question has in all (>= 1), for the ideal
+    list. Returns (n_questions,) float64 in [0, 1]."""
+    rel = _as_relevance(relevance, k)
+    n_rel = np.asarray(n_relevant, dtype=np.int64)
+    if n_rel.shape != (len(rel),):
+        raise ValueError(f"n_relevant must have one count per question ({len(rel)}), got shape {n_rel.shape}")
+    if (n_rel < 1).any():
+        raise ValueError(f"{int((n_rel < 1).sum())} question(s) have no relevant item: nDCG is "
+                         "undefined for them (evaluate only questions with a relevant item)")
+    if (rel.sum(axis=1) > n_rel).any():
+        raise ValueError("a ranked list holds more relevant items than its n_relevant says")
+    return _ndcg(rel, n_rel, k)
+
+
+def mrr_at_k(relevance, *, k: int = 10) -> np.ndarray:
+    """Reciprocal rank of the first relevant item within the top k (0 when none is there):
+    (n_questions,) float64 from ``relevance`` (n_questions, >= k) bool."""
+    return _mrr(_as_relevance(relevance, k), k)
+
+
+def _ndcg(rel: np.ndarray, n_rel: np.ndarray, k: int) -> np.ndarray:
+    discount = 1.0 / np.log2(np.arange(2, k + 2))  # rank r -> 1 / log2(r + 1)
+    dcg = rel[:, :k].astype(np.float64) @ discount
+    ideal = np.cumsum(discount)[np.minimum(n_rel, k) - 1]
+    return dcg / ideal
+
+
+def _mrr(rel: np.ndarray, k: int) -> np.ndarray:
+    top = rel[:, :k]
+    first = np.argmax(top, axis=1)  # 0 where none is relevant; masked below
+    return np.where(top.any(axis=1), 1.0 / (first + 1), 0.0)
+
+
+def _as_relevance(relevance, k: int) -> np.ndarray:
+    if not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    rel = np.asarray(relevance)
+    if rel.ndim != 2 or rel.shape[1] < k:
+        raise ValueError(f"relevance must be (n_questions, >= {k}) ranked lists, got shape {rel.shape}")
+    if rel.dtype != bool and not np.isin(rel, (0, 1)).all():
+        raise ValueError("relevance must be binary (0/1 or bool)")
+    return rel.astype(bool)
+
+
+def relevant_counts(pool: Pool) -> np.ndarray:
+    """(n_left,) int64: how many right items are relevant to each left item (for a symmetric
+    pool, a positive pair counts for both its questions)."""
+    left, right = pool.space.decode(pool.positives)
+    counts = np.bincount(left, minlength=len(pool.left_texts))
+    if pool.symmetric:
+        counts = counts + np.bincount(right, minlength=len(pool.left_texts))
+    return counts.astype(np.int64)
+
+
+def answerable(pool: Pool) -> np.ndarray:
+    """Sorted int64 indices of the left items with at least one relevant right item."""
+    return np.flatnonzero(relevant_counts(pool) > 0).astype(np.int64)
+
+
+def top_items(pool: Pool, left: np.ndarray, right: np.ndarray, questions, k: int) -> np.ndarray:
+    """(n_questions, k) int64: each question's k highest-cosine right items, best first, from
+    an exact search over the whole right-hand side (a symmetric pool leaves the question itself
+    out). ``left`` and ``right`` are the pool's unit-norm item embeddings."""
+    questions = np.asarray(questions, dtype=np.int64)
+    symmetric = int(pool.symmetric)
+    if not 1 <= k <= pool.space.n_right - symmetric:
+        raise ValueError(f"k={k} right items per question, but {pool.task}/{pool.split} has "
+                         f"{pool.space.n_right - symmetric} to rank")
+    _, hits = search(build_index(right), left[questions], k + symmetric)
+    if not symmetric:
+        return hits.astype(np.int64)
+    other = hits != questions[:, None]
+    first = np.argsort(~other, axis=1, kind="stable")[:, :k]  # the hits that are not the question
+    return np.take_along_axis(hits, first, axis=1).astype(np.int64)
+
+
+def relevance(pool: Pool, questions, items: np.ndarray) -> np.ndarray:
+    """(n_questions, n_items) bool: whether each ranked item is relevant to its question."""
+    questions = np.asarray(questions, dtype=np.int64)
+    rows = np.broadcast_to(questions[:, None], items.shape)
+    return pool.labels(pool.space.encode(rows.ravel(), items.ravel())).reshape(items.shape) == 1
+
+
+def rank_metrics(pool: Pool, left: np.ndarray, right: np.ndarray, *, k: int = 10) -> dict:
+    """nDCG@k and MRR@k of the cosine ranking on every question of ``pool`` with a relevant
+    item: ``{"questions": (n,) int64, "ndcg": (n,), "mrr": (n,), "ndcg_mean", "mrr_mean"}``."""
+    questions = answerable(pool)
+    if len(questions) == 0:
+        raise ValueError(f"{pool.task}/{pool.split} has no question with a relevant item")
+    rel = relevance(pool, questions, top_items(pool, left, right, questions, k))
+    ndcg = _ndcg(rel, relevant_counts(pool)[questions], k)
+    mrr = _mrr(rel, k)
+    return {"questions": questions, "ndcg": ndcg, "mrr": mrr,
+            "ndcg_mean": float(ndcg.mean()), "mrr_mean": float(mrr.mean())}

@@ -1,0 +1,198 @@
+"""Notebook 09: when does adaptivity pay? Its first experiment, the budget regime, and what both
+experiments share: the pools of each (:func:`prepare`), the runs of the budget experiment
+(:func:`budget_groups`) on a pool whose budget reaches many labels per positive
+(:func:`regime`; the paper spent 16 per WikiQA positive), the budget at which two curves separate
+(:func:`separation`), candidate recall per round (:func:`recall_frame`) and the metrics file
+(:func:`adaptivity_metrics`). The encoder experiment is :mod:`.encoders`; the findings the
+notebook and RESULTS.md print are :mod:`.adaptivity_findings`."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..active.config import ActiveConfig
+from .budget import separation_budget
+from .encoders import GAP
+from .records import efficiency_summary
+from .sweeps import Variant, for_task, prepare_active, scale
+
+__all__ = ["EXPERIMENT_TASKS", "BUDGET_STRATEGIES", "prepare", "budget_groups", "regime",
+           "separation", "recall_frame", "adaptivity_metrics"]
+
+EXPERIMENT_TASKS = {"budget": "wikiqa", "encoder": "qqp"}  # with dataset "all"
+BUDGET_STRATEGIES = ("uncertainty", "static_retrieval", "adaptive_retrieval", "random_candidates")
+
+
+def prepare(params: dict, experiment: str, *, show: bool = True):
+    """Pools, evaluation strata and loop settings of one experiment (:func:`~.sweeps.prepare_active`
+    with notebook 03's settings): with ``dataset`` ``"all"`` the budget experiment runs on WikiQA
+    and the encoder experiment on QQP, else both on the dataset given. The budget experiment
+    has its own pool size (``budget_max_items``, None: ``max_items``), ``budget_n1`` and
+    ``budget_rounds``. Returns ``(prepared, settings)``."""
+    if experiment not in EXPERIMENT_TASKS:
+        raise ValueError(f"experiment must be one of {sorted(EXPERIMENT_TASKS)}, got {experiment!r}")
+    dataset = EXPERIMENT_TASKS[experiment] if params["dataset"] == "all" else params["dataset"]
+    own = {**params, "dataset": dataset}
+    if experiment == "budget" and params.get("budget_max_items") is not None:
+        own["max_items"] = params["budget_max_items"]
+    prepared, settings = prepare_active(own, show=False)
+    if experiment == "budget":
+        settings = {**settings, "n1": params["budget_n1"], "rounds": params["budget_rounds"]}
+    if show:
+        from IPython.display import display
+
+        from ..data import paper
+
+        display(scale(prepared, settings, paper.BUDGET))
+    return prepared, settings
+
+
+def budget_groups(seeds, other_seeds) -> list:
+    """The budget experiment's runs, as :func:`~.sweeps.sweep_groups` takes them: uncertainty
+    sampling and static retrieval (retrained after every round, notebook 05's curve) on
+    ``seeds``; adaptive retrieval and random pairs among the pretrained candidates (also
+    trained every round) on ``other_seeds``."""
+    every_round = {"curve": True}
+    return [("uncertainty", list(seeds)),
+            (Variant("static_retrieval", "static_retrieval", every_round), list(seeds)),
+            ("adaptive_retrieval", list(other_seeds)),
+            (Variant("random_candidates", "random_candidates", every_round), list(other_seeds))]
+
+
+def regime(prepared: dict, settings: dict) -> pd.DataFrame:
+    """Per task: the training pool's positives, the labels after each round, and the labels
+    per positive at the last round beside the paper's (16,640 WikiQA labels for 1,040
+    positives: 16)."""
+    from ..data import paper
+
+    rows = []
+    for task, (pools, _) in prepared.items():
+        sizes = np.cumsum(ActiveConfig(task=task, strategy="random", **for_task(settings, task)).schedule())
+        positives = pools["train"].n_positives
+        ref = paper.BUDGET.get(task, {}).get("labels", 0) / paper.TABLE1.get(task, {}).get(
+            "train", {}).get("positives", np.nan)
+        rows.append({"task": task, "train positives": positives, "rounds": len(sizes),
+                     "labels after each round": ", ".join(f"{n:,}" for n in sizes),
+                     "labels": int(sizes[-1]), "labels per positive": sizes[-1] / positives,
+                     "paper labels per positive": ref})
+    return pd.DataFrame(rows).set_index("task")
+
+
+def separation(curves: pd.DataFrame, a: str = "uncertainty", b: str = "static_retrieval") -> pd.DataFrame:
+    """Per task, for each seed both strategies ran and for their mean curves (the seeds' mean
+    dev AP and mean interval bounds): the labels from which ``a``'s 95% interval stays above
+    ``b``'s (:func:`~.budget.separation_budget`), the same the other way round (NaN: they never
+    separate that way), and the gap at the last budget both reached."""
+    rows = []
+    for task, frame in curves.groupby("task", sort=False):
+        runs = {s: frame[frame["strategy"] == s] for s in (a, b)}
+        seeds = sorted(set(runs[a]["seed"]) & set(runs[b]["seed"]))
+        for seed in [*seeds, "mean"] if seeds else []:
+            chosen = seeds if seed == "mean" else [seed]
+            x, y = (runs[s][runs[s]["seed"].isin(chosen)].groupby("labels")[["ap", "ap_lo", "ap_hi"]].mean()
+                    for s in (a, b))
+            both = x.merge(y, left_index=True, right_index=True, suffixes=("_a", "_b"))
+            labels = both.index.to_numpy()
+            rows.append({"task": task, "seed": seed, "budgets": len(labels),
+                         f"{a} above from": separation_budget(labels, both["ap_lo_a"], both["ap_hi_b"]),
+                         f"{b} above from": separation_budget(labels, both["ap_lo_b"], both["ap_hi_a"]),
+                         "final gap": float(both["ap_a"].iloc[-1] - both["ap_b"].iloc[-1])})
+    return pd.DataFrame(rows)
+
+
+def recall_frame(results: dict) -> pd.DataFrame:
+    """Candidate recall per round of every run that searched candidates: task, strategy, seed,
+    round, labels after the round and the recall (NaN where a run folder written before it was
+    recorded has none, or no positive was left to find)."""
+    rows = [{"task": task, "strategy": label, "seed": seed, "round": r["round"], "labels": r["labels"],
+             "candidate_recall": np.nan if r.get("candidate_recall") is None else float(r["candidate_recall"])}
+            for (task, label, seed), result in results.items() for r in result["records"]
+            if r.get("candidates")]
+    columns = ["task", "strategy", "seed", "round", "labels", "candidate_recall"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def adaptivity_metrics(curves: pd.DataFrame, regime_frame: pd.DataFrame, efficiency_frame: pd.DataFrame,
+                       separation_frame: pd.DataFrame, zero: pd.DataFrame, table: pd.DataFrame,
+                       trend: pd.DataFrame, recall) -> dict:
+    """Notebook 09's metrics file: ``budget`` (per task and strategy: labels, dev AP as mean,
+    interval and per seed, positive share), ``regime``, ``efficiency``, ``separation``,
+    ``encoder`` (per depth: zero-shot AP, static precision, each strategy's test AP per budget
+    and the gap), ``encoder_trend`` and ``candidate_recall`` (per task and run label: the
+    mean over seeds per round; ``recall`` is a :func:`recall_frame` or a list of them). NaN is
+    written as null."""
+    recall = pd.concat(recall, ignore_index=True) if isinstance(recall, (list, tuple)) else recall
+    return _plain({
+        "budget": {task: _budget_curves(frame) for task, frame in curves.groupby("task", sort=False)},
+        "regime": {task: {"positives": row["train positives"], "labels": row["labels"], "rounds": row["rounds"],
+                          "labels_per_positive": row["labels per positive"],
+                          "paper_labels_per_positive": row["paper labels per positive"]}
+                   for task, row in regime_frame.iterrows()},
+        "efficiency": _efficiency(efficiency_frame),
+        "separation": _separation(separation_frame),
+        "encoder": _encoder(zero, table),
+        "encoder_trend": {str(labels): row.to_dict() for labels, row in trend.iterrows()},
+        "candidate_recall": {task: {name: rows.groupby("round")["candidate_recall"].mean().tolist()
+                                    for name, rows in part.groupby("strategy", sort=False)}
+                             for task, part in recall.groupby("task", sort=False)},
+    })
+
+
+def _budget_curves(frame: pd.DataFrame) -> dict:
+    out = {}
+    for strategy, rows in frame.groupby("strategy", sort=False):
+        mean = rows.groupby("labels")[["ap", "ap_lo", "ap_hi", "positives_found"]].mean()
+        per_seed = rows.pivot_table(index="seed", columns="labels", values="ap")
+        out[strategy] = {"labels": mean.index.tolist(),
+                         "dev_ap": {"mean": mean["ap"].tolist(),
+                                    "ci": mean[["ap_lo", "ap_hi"]].values.tolist(),
+                                    "seeds": per_seed.index.tolist(), "per_seed": per_seed.values.tolist()},
+                         "positive_share": (mean["positives_found"] / mean.index).tolist()}
+    return out
+
+
+def _efficiency(frame: pd.DataFrame) -> dict:
+    if frame.empty:
+        return {}
+    summary = efficiency_summary(frame).to_dict("index")
+    return {task: {"per_seed": rows.drop(columns="task").to_dict("records"), **summary[task]}
+            for task, rows in frame.groupby("task", sort=False)}
+
+
+def _separation(frame: pd.DataFrame) -> dict:
+    out: dict = {}
+    for row in frame.to_dict("records"):
+        task, seed = row.pop("task"), row.pop("seed")
+        out.setdefault(task, {})[str(seed)] = row
+    return out
+
+
+def _encoder(zero: pd.DataFrame, table: pd.DataFrame) -> dict:
+    out = {}
+    for n, z in zero.iterrows():
+        rows = table.xs(n, level="layers") if n in table.index.get_level_values("layers") else table.iloc[:0]
+        labels = rows.index.tolist()
+        entry = {"zero_shot_ap": z["zero-shot AP"], "zero_shot_ap_ci": [z["AP lo"], z["AP hi"]],
+                 "static_precision": z["static precision"], "static_labels": int(z["static labels"])}
+        for s in GAP:
+            entry[s] = {"labels": labels, "test_ap": {
+                "mean": rows[f"{s} AP"].tolist(), "ci": rows[f"{s} CI"].tolist(),
+                "seeds": rows["seeds"].tolist(), "per_seed": rows[f"{s} per seed"].tolist()}}
+        entry["gap"] = {"labels": labels, "mean": rows["gap"].tolist(), "std": rows["gap std"].tolist(),
+                        "seeds": rows["seeds"].tolist(), "per_seed": rows["gap per seed"].tolist(),
+                        "judged": rows["judged"].tolist()}
+        out[str(n)] = entry
+    return out
+
+
+def _plain(value):
+    """JSON values: numpy scalars as Python's, NaN as None (a metrics file refuses NaN)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (np.integer, np.bool_)):
+        return value.item()
+    if isinstance(value, (float, np.floating)):
+        return None if np.isnan(value) else float(value)
+    return value

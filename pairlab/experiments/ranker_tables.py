@@ -1,0 +1,184 @@
+"""The tables and sentences of notebook 08, read from its metrics file (:func:`~pairlab.
+experiments.rankers.ranker_metrics`), so the notebook and RESULTS.md show the same thing: the
+Table 1 analog, assessments and cost, the spread of random subsets, the verdicts, and
+Althammer et al.'s DPR rows beside ours."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..data import paper
+
+__all__ = ["table1", "effort_table", "spread_table", "verdict_table", "paper_table",
+           "comparison_table", "effort_findings", "findings"]
+
+ORDER = ("pretrained", "random", "uncertainty", "qbc", "diversity")
+NAMES = {"ndcg10": "nDCG@10", "mrr10": "MRR@10", "ap": "all-pairs AP"}
+
+
+def _strategies(by_strategy: dict) -> list[str]:
+    return [s for s in ORDER if s in by_strategy] + [s for s in by_strategy if s not in ORDER]
+
+
+def table1(metrics: dict, task: str, *, metric: str = "ndcg10") -> pd.DataFrame:
+    """The paper's Table 1 on our data: ``metric`` per strategy (rows) and questions annotated
+    (columns; 0 is the pretrained encoder), means over seeds. ``*`` marks a cell that differs
+    from random's (paired t-test over test questions, p < 0.05 after Bonferroni over the
+    strategies); random's cells give the min-max of its subsets."""
+    by_strategy = metrics[task]
+    sizes = sorted({n for entry in by_strategy.values() for n in entry["sizes"]})
+    rows = {}
+    for strategy in _strategies(by_strategy):
+        entry = by_strategy[strategy]
+        cells = dict.fromkeys(sizes, "")
+        tests = entry.get("vs_random", {}).get(metric)
+        for k, size in enumerate(entry["sizes"]):
+            value = entry[metric]["mean"][k]
+            cell = f"{value:.3f}"
+            if strategy == "random" and len(entry["seeds"]) > 1:
+                seeds = [run[k] for run in entry[metric]["per_seed"]]
+                cell += f" ({min(seeds):.3f}-{max(seeds):.3f})"
+            if tests and tests["significant"][k]:
+                cell += "*"
+            cells[size] = cell
+        rows[strategy] = cells
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.columns = [f"{n} questions" for n in frame.columns]
+    return frame.rename_axis(f"{task}: {NAMES.get(metric, metric)}")
+
+
+def effort_table(metrics: dict, task: str) -> pd.DataFrame:
+    """At the largest size: assessments (mean over seeds) and per question, against random's,
+    the pairs labelled, and the dollars of annotation, compute and both (metrics' prices)."""
+    by_strategy = metrics[task]
+    random = by_strategy["random"]
+    per_question_random = random["assessments"][-1] / random["sizes"][-1]
+    rows = []
+    for strategy in _strategies(by_strategy):
+        entry = by_strategy[strategy]
+        if strategy == "pretrained":
+            continue
+        per_question = entry["assessments"][-1] / entry["sizes"][-1]
+        rows.append({"strategy": strategy, "questions": entry["sizes"][-1],
+                     "assessments": entry["assessments"][-1], "per question": per_question,
+                     "x random": per_question / per_question_random,
+                     "pairs labelled": entry["pairs"][-1],
+                     "annotation $": entry["annotation_cost"][-1], "compute $": entry["compute_cost"][-1],
+                     "total $": entry["total_cost"][-1],
+                     "nDCG@10": entry["ndcg10"]["mean"][-1]})
+    return pd.DataFrame(rows).set_index("strategy")
+
+
+def spread_table(metrics: dict, task: str) -> pd.DataFrame:
+    """The paper's RQ1: the best and worst random subset at each size, and whether they differ
+    (paired t-test over test questions)."""
+    rows = [{"questions": s["questions"], "best seed": s["best_seed"], "worst seed": s["worst_seed"],
+             "best nDCG@10": s["best"], "worst nDCG@10": s["worst"], "range": s["range"], "p": s["p"],
+             "differ (p < 0.05)": "yes" if s["significant"] else "no"}
+            for s in metrics[task]["random"]["spread"]]
+    return pd.DataFrame(rows).set_index("questions")
+
+
+def verdict_table(metrics: dict) -> pd.DataFrame:
+    """Per task and strategy: nDCG@10 against random at the largest number of questions and at
+    equal total cost, the Bonferroni-adjusted p of the paired t-test and the verdict."""
+    rows = []
+    for task, by_strategy in metrics.items():
+        for strategy in _strategies(by_strategy):
+            v = by_strategy[strategy].get("verdict")
+            if v is None:
+                continue
+            q, c = v["equal_questions"], v["equal_cost"]
+            rows.append({"task": task, "strategy": strategy, "questions": q["questions"],
+                         "Δ nDCG@10": q["difference"], "p (Bonferroni)": q["p_adjusted"],
+                         "at equal questions": q["verdict"], "equal cost $": c["cost"],
+                         "Δ nDCG@10 at equal cost": c["difference"], "p at equal cost": c["p_adjusted"],
+                         "at equal cost": c["verdict"]})
+    return pd.DataFrame(rows).set_index(["task", "strategy"])
+
+
+def paper_table() -> pd.DataFrame:
+    """Althammer et al.'s DPR rows of Table 1 (nDCG@10; ``*``: significantly different from
+    Random, every such cell lower)."""
+    rows = []
+    for test_set, by_strategy in paper.ALTHAMMER_DPR.items():
+        for strategy, values in by_strategy.items():
+            row = {"test set": test_set, "strategy": strategy,
+                   "0": f"{paper.ALTHAMMER_DPR_ZERO[test_set]:.3f}" if strategy == "random" else ""}
+            for size, value in zip(paper.ALTHAMMER_SIZES, values):
+                mark = "*" if (test_set, strategy, size) in paper.ALTHAMMER_SIGNIFICANT else ""
+                row[f"{size // 1000}k"] = f"{value:.4f}{mark}"
+            rows.append(row)
+    return pd.DataFrame(rows).set_index(["test set", "strategy"])
+
+
+def comparison_table(metrics: dict) -> pd.DataFrame:
+    """Where the paper and this suite can be compared: per strategy, its nDCG@10 minus random's
+    at the largest size, and how many sizes differed significantly (better / worse), on each
+    of the paper's DPR test sets and on each of our tasks."""
+    columns = {}
+    for test_set, by_strategy in paper.ALTHAMMER_DPR.items():
+        random = np.array(by_strategy["random"])
+        for strategy in ("uncertainty", "qbc", "diversity"):
+            diff = np.array(by_strategy[strategy]) - random
+            worse = sum((test_set, strategy, n) in paper.ALTHAMMER_SIGNIFICANT and d < 0
+                        for n, d in zip(paper.ALTHAMMER_SIZES, diff))
+            better = sum((test_set, strategy, n) in paper.ALTHAMMER_SIGNIFICANT and d > 0
+                         for n, d in zip(paper.ALTHAMMER_SIZES, diff))
+            columns.setdefault(f"paper (DPR), {test_set}", {})[strategy] = _compared(diff[-1], better, worse)
+    for task, by_strategy in metrics.items():
+        for strategy in ("uncertainty", "qbc", "diversity"):
+            if strategy not in by_strategy:
+                continue
+            tests = by_strategy[strategy]["vs_random"]["ndcg10"]
+            sig, diff = np.array(tests["significant"]), np.array(tests["difference"])
+            columns.setdefault(f"ours, {task}", {})[strategy] = _compared(
+                diff[-1], int((sig & (diff > 0)).sum()), int((sig & (diff < 0)).sum()))
+    return pd.DataFrame(columns).rename_axis("strategy")
+
+
+def _compared(last: float, better: int, worse: int) -> str:
+    return f"{last:+.3f} (significantly better at {better}, worse at {worse} sizes)"
+
+
+def effort_findings(metrics: dict) -> list[str]:
+    """Per task: each strategy's assessments per question against random's, with the numbers,
+    where it needed more."""
+    lines = []
+    for task in metrics:
+        effort = effort_table(metrics, task)
+        base = effort.loc["random"]
+        for strategy, row in effort.drop(index="random").iterrows():
+            more = row["assessments"] - base["assessments"]
+            word = "more" if more > 0 else "fewer"
+            lines.append(f"{task}: {strategy} needed {row['per question']:.2f} assessments per question "
+                         f"against random's {base['per question']:.2f} ({row['x random']:.2f}x): "
+                         f"{abs(more):.0f} {word} assessments for {int(row['questions'])} questions, "
+                         f"${abs(row['annotation $'] - base['annotation $']):,.0f} {word} in annotation")
+    return lines
+
+
+def findings(metrics: dict) -> list[str]:
+    """One line per task and strategy: the verdict at equal questions and at equal cost, with
+    the values and the test that says so; then the spread of random subsets."""
+    lines = []
+    for task, by_strategy in metrics.items():
+        random = by_strategy["random"]
+        for strategy in _strategies(by_strategy):
+            v = by_strategy[strategy].get("verdict")
+            if v is None:
+                continue
+            q, c = v["equal_questions"], v["equal_cost"]
+            value = by_strategy[strategy]["ndcg10"]["mean"][-1]
+            lines.append(
+                f"{task}: {strategy} is {q['verdict']} at {q['questions']} questions (nDCG@10 "
+                f"{value:.3f} vs {random['ndcg10']['mean'][-1]:.3f}; paired t-test over test "
+                f"questions, Bonferroni p = {q['p_adjusted']:.3g}) and {c['verdict']} at equal cost "
+                f"(${c['cost']:,.0f}: {c['value']:.3f} vs {c['random']:.3f}, p = {c['p_adjusted']:.3g})")
+        spread = random["spread"]
+        differ = [s["questions"] for s in spread if s["significant"]]
+        widest = max(spread, key=lambda s: s["range"])
+        lines.append(f"{task}: random subsets of the same size spread by up to {widest['range']:.3f} "
+                     f"nDCG@10 (at {widest['questions']} questions); best and worst differ "
+                     f"significantly at {differ if differ else 'no size'}")
+    return lines
