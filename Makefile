@@ -17,16 +17,16 @@ export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: install data run test unit notebooks-smoke nbval test-browser test-reliability bench docs lab sync clean
+.PHONY: install data run test unit notebooks-smoke nbval test-browser test-reliability bench bench-ray docs lab sync clean
 
 install: $(VENV)/.installed
 
-# The venv, pairlab (editable) with notebook, LLM and test extras at pinned versions, and a
+# The venv, pairlab (editable) with notebook, LLM, test and Ray extras at pinned versions, and a
 # Jupyter kernel named `pairlab` inside the venv that papermill, nbval and JupyterLab use.
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[model,notebooks,llm,test]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[model,notebooks,llm,test,ray]'
 	$(BIN)/python -m ipykernel install --sys-prefix --name pairlab --display-name "Python (pairlab)"
 	touch $@
 
@@ -40,10 +40,13 @@ data: install
 # Your own pair file through the suite: make run DATASET=path/to/pairs.csv PAIRS_SYMMETRIC=true
 # (false for question -> answer), PAIRS_COLUMNS='{left: q1, right: q2, label: score}' to name its
 # columns and PAIRS_THRESHOLD=4 for graded labels (the notebooks' pairs_* parameters).
+# BACKEND=ray runs the notebooks' sweeps on Ray (ADDRESS=auto: the cluster this machine joined;
+# docs/ray.md).
 RUN_ARGS := $(if $(DATASET),--dataset '$(DATASET)') \
 	$(if $(PAIRS_SYMMETRIC),-p pairs_symmetric '$(PAIRS_SYMMETRIC)') \
 	$(if $(PAIRS_COLUMNS),-p pairs_columns '$(PAIRS_COLUMNS)') \
-	$(if $(PAIRS_THRESHOLD),-p pairs_threshold '$(PAIRS_THRESHOLD)')
+	$(if $(PAIRS_THRESHOLD),-p pairs_threshold '$(PAIRS_THRESHOLD)') \
+	$(if $(BACKEND),--backend '$(BACKEND)') $(if $(ADDRESS),--address '$(ADDRESS)')
 
 run: install
 	$(BIN)/python -m pairlab.runner --profile $(PROFILE) --jobs $(JOBS) $(RUN_ARGS)
@@ -51,8 +54,12 @@ run: install
 # The browser tests run last, so a skip and its reason are the last lines `make test` prints.
 test: unit nbval test-browser
 
+# loadfile: the tests of a file run in one worker, so the Ray tests (tests/test_distributed.py)
+# share one Ray instance and never meet another worker's. (--dist loadgroup would group only them,
+# but pytest-xdist 3.8 names groups through Item._nodeid, which pytest 9 no longer reads: its
+# xdist_group marks have no effect here.)
 unit: install
-	$(BIN)/python -m pytest -q -n $(JOBS) --ignore=tests/smoke --ignore=tests/browser tests
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile --ignore=tests/smoke --ignore=tests/browser tests
 
 notebooks-smoke: install
 	OMP_NUM_THREADS=1 $(BIN)/python -m pairlab.runner --profile smoke --jobs $(JOBS)
@@ -86,6 +93,13 @@ test-reliability: install
 # table and writes benchmarks/results/<profile>-<host>.json. Not a test: no thresholds.
 bench: install
 	$(BIN)/python benchmarks/bench.py --profile $(PROFILE)
+
+# The local Ray backend against the sequential one on a 4-run sweep (notebook 03's settings under
+# BENCH_RAY_PROFILE, QQP, 2 strategies x 2 seeds); writes benchmarks/results/ray/<profile>-<host>.json,
+# which `make docs` renders into docs/ray.md. Not a test: no thresholds.
+BENCH_RAY_PROFILE ?= smoke
+bench-ray: install
+	$(BIN)/python benchmarks/bench_ray.py --profile $(BENCH_RAY_PROFILE)
 
 # Each notebook is a jupytext pair (notebooks/NN_name.ipynb + NN_name.py). JupyterLab saves
 # both; after editing a .py in an editor, this brings its .ipynb up to date (the newer file of a

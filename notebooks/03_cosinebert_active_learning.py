@@ -77,6 +77,8 @@ curve = False                     # also train non-adaptive strategies every rou
 near_m = 50                       # evaluation D_near: pretrained neighbours per dev/test item
 n_random = 200_000                # evaluation |D_rand| (scored from embeddings: cheap)
 n_boot = 200                      # bootstrap replicates for every interval
+backend = "local"                 # where the runs execute: "local" (here, one after another) or "ray" (one Ray task each)
+address = None                    # with "ray": the cluster ("auto": the one this machine joined; "host:port"), None: a local Ray instance
 data_dir = None                   # None: $PAIRLAB_DATA_DIR, else ./data
 run_dir = "runs/interactive"      # metrics, config and the run folders land here
 figures_dir = "figures/interactive"
@@ -103,13 +105,15 @@ prepared, settings = experiments.prepare_active(ctx.params)
 # One run per task, strategy and seed. The dashboard below follows them live in JupyterLab:
 # rounds done, labels and positives so far, dev AP after each round (with its bootstrap
 # interval) and seconds per stage. A log line per round is printed too, which is what a
-# papermill run keeps. Runs that finished earlier with the same settings are read back.
+# papermill run keeps. Runs that finished earlier with the same settings are read back. With
+# `backend = "ray"` each run is a Ray task, on this machine's cores or on a cluster
+# (`docs/ray.md`), with the same run folders and results; the dashboard follows those runs live too.
 
 # %%
 dashboard = RunDashboard(experiments.total_rounds(prepared, strategies, seeds, settings), title="notebook 03")
 display(dashboard)
 results = experiments.sweep(prepared, strategies, seeds, settings, ctx.path("active"),
-                            callbacks=[dashboard, PrintLog()])
+                            callbacks=[dashboard, PrintLog()], backend=backend, address=address)
 
 # %% [markdown]
 # ## 3. Table 3 analog: all-pairs test metrics

@@ -77,6 +77,8 @@ transfer_seeds = [0]              # seeds whose collected labels also train Conc
 concat_epochs = {"qqp": 2, "wikiqa": 3}
 concat_near_m = 2                 # ConcatBERT's D_near per test item (it scores every pair)
 transfer_n_random = 2000          # ConcatBERT's |D_rand| here (notebook 02 has its own concat_n_random)
+backend = "local"                 # where the runs execute: "local" (here, one after another) or "ray" (one Ray task each)
+address = None                    # with "ray": the cluster ("auto": the one this machine joined; "host:port"), None: a local Ray instance
 data_dir = None                   # None: $PAIRLAB_DATA_DIR, else ./data
 run_dir = "runs/interactive"      # metrics, config and the run folders land here
 figures_dir = "figures/interactive"
@@ -101,9 +103,9 @@ dashboard = RunDashboard(experiments.total_rounds(prepared, base_strategies, see
                          title="notebook 04")
 display(dashboard)
 results = experiments.sweep(prepared, base_strategies, seeds, settings, ctx.path("active"),
-                            callbacks=[dashboard, PrintLog()])
+                            callbacks=[dashboard, PrintLog()], backend=backend, address=address)
 results.update(experiments.sweep(prepared, [stated_seed], seed_set_seeds, settings, ctx.path("active"),
-                                 callbacks=[dashboard, PrintLog()]))
+                                 callbacks=[dashboard, PrintLog()], backend=backend, address=address))
 
 # %% [markdown]
 # ## 2. Stratified sampling: is it just the positives? (Table 5 analog)
@@ -117,7 +119,7 @@ results.update(experiments.sweep(prepared, [stated_seed], seed_set_seeds, settin
 # %%
 variants = experiments.stratified_variants(results, prepared, settings)
 results.update(experiments.sweep(prepared, variants, seeds, settings, ctx.path("active"),
-                                 callbacks=[PrintLog()]))
+                                 callbacks=[PrintLog()], backend=backend, address=address))
 summary = experiments.summarise(results)
 
 # %%

@@ -67,6 +67,8 @@ n_random = 200_000                # evaluation |D_rand| (scored from embeddings:
 n_boot = 200                      # bootstrap replicates for every interval
 labels_per_hour = 75              # annotation speed (Althammer et al. 2023: 75 judgements an hour)
 dollars_per_hour = 50             # annotator cost (Althammer et al. 2023: $50 an hour)
+backend = "local"                 # where the runs execute: "local" (here, one after another) or "ray" (one Ray task each)
+address = None                    # with "ray": the cluster ("auto": the one this machine joined; "host:port"), None: a local Ray instance
 data_dir = None                   # None: $PAIRLAB_DATA_DIR, else ./data
 run_dir = "runs/interactive"      # metrics, config and the run folders land here
 figures_dir = "figures/interactive"
@@ -91,7 +93,7 @@ groups = [("uncertainty", seeds), (static_curve, seeds), ("random", random_seeds
 dashboard = RunDashboard(experiments.group_rounds(prepared, groups, settings), title="notebook 05")
 display(dashboard)
 results = experiments.sweep_groups(prepared, groups, settings, ctx.path("active"),
-                                   callbacks=[dashboard, PrintLog()])
+                                   callbacks=[dashboard, PrintLog()], backend=backend, address=address)
 curves = experiments.curves(results)
 summary = experiments.summarise(results)
 

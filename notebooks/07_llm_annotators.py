@@ -89,6 +89,8 @@ llm_api_key_env = "OPENAI_API_KEY"  # environment variable holding the key (none
 llm_price_per_1k_input = 0.0      # dollars per 1,000 prompt tokens (for the cost estimate and count)
 llm_price_per_1k_output = 0.0     # dollars per 1,000 completion tokens
 llm_max_pairs = 200               # at most this many case-study pairs go to the endpoint
+backend = "local"                 # where the runs execute: "local" (here, one after another) or "ray" (one Ray task each)
+address = None                    # with "ray": the cluster ("auto": the one this machine joined; "host:port"), None: a local Ray instance
 data_dir = None                   # None: $PAIRLAB_DATA_DIR, else ./data
 run_dir = "runs/interactive"      # metrics, config, models and the run folders
 figures_dir = "figures/interactive"
@@ -158,7 +160,7 @@ variants = label_noise.noise_variants(noise_strategies, noise_levels, accuracy=e
 dashboard = RunDashboard(experiments.total_rounds(prepared, variants, noise_seeds, settings), title="notebook 07")
 display(dashboard)
 results = experiments.sweep(prepared, variants, noise_seeds, settings, ctx.path("active"),
-                            callbacks=[dashboard, PrintLog()])
+                            callbacks=[dashboard, PrintLog()], backend=backend, address=address)
 all_pairs = label_noise.noise_metrics(results)
 
 # %%

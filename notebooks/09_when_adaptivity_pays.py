@@ -83,6 +83,8 @@ budget_other_seeds = [0]          # seeds of adaptive retrieval and random among
 encoder_layers = [6, 4, 2, 0]     # depths of the starting encoder (its own: notebook 03's runs; 0: token embeddings)
 encoder_rounds = [3, 4]           # the budgets compared, in rounds of n1 * growth^i (the first: notebook 03's)
 encoder_seeds = [0, 1]            # seeds of both strategies from every encoder
+backend = "local"                 # where the runs execute: "local" (here, one after another) or "ray" (one Ray task each)
+address = None                    # with "ray": the cluster ("auto": the one this machine joined; "host:port"), None: a local Ray instance
 data_dir = None                   # None: $PAIRLAB_DATA_DIR, else ./data
 run_dir = "runs/interactive"      # metrics, config and the run folders land here
 figures_dir = "figures/interactive"
@@ -123,7 +125,8 @@ budget_regime
 groups = adaptivity.budget_groups(budget_seeds, budget_other_seeds)
 dashboard = RunDashboard(experiments.group_rounds(prepared, groups, settings), title="notebook 09: budget")
 display(dashboard)
-results = experiments.sweep_groups(prepared, groups, settings, ctx.path("active"), callbacks=[dashboard, PrintLog()])
+results = experiments.sweep_groups(prepared, groups, settings, ctx.path("active"),
+                                   callbacks=[dashboard, PrintLog()], backend=backend, address=address)
 
 # %% [markdown]
 # ### 1.2 Dev AP and positive share against labels (Figure 4 analog)
@@ -220,7 +223,8 @@ total = encoders.encoder_rounds(enc_prepared, layers, encoder_rounds, encoders.G
 dashboard = RunDashboard(total, title="notebook 09: encoders")
 display(dashboard)
 enc_results = encoders.encoder_sweep(enc_prepared, layers, encoder_rounds, encoders.GAP, encoder_seeds,
-                                     enc_settings, ctx.path("active"), callbacks=[dashboard, PrintLog()])
+                                     enc_settings, ctx.path("active"), callbacks=[dashboard, PrintLog()],
+                                     backend=backend, address=address)
 
 # %% [markdown]
 # ### 2.3 The gap against the encoder's zero-shot AP

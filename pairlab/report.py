@@ -1,8 +1,9 @@
 """Documents rendered from committed results: ``python -m pairlab.report``.
 
 ``RESULTS.md`` is rendered from ``results/<profile>/<notebook>.metrics.json`` (and the
-``.config.json`` beside each) and ``benchmarks/README.md`` from ``benchmarks/results/*.json``,
-through the Jinja templates in ``docs/``: no number in them is typed by hand.
+``.config.json`` beside each), ``benchmarks/README.md`` from ``benchmarks/results/*.json`` and
+``docs/ray.md`` from ``benchmarks/results/ray/*.json`` (``make bench-ray``), through the Jinja
+templates in ``docs/``: no number in them is typed by hand.
 
     python -m pairlab.report                  # render both documents
     python -m pairlab.report --check          # exit 1 when a document differs from its rendering
@@ -24,7 +25,8 @@ __all__ = ["DOCUMENTS", "PROFILE_ORDER", "bench_table", "collect", "default_prof
 
 # document -> its template (paths relative to the project root)
 DOCUMENTS = {"README.md": "docs/README.md.j2", "RESULTS.md": "docs/RESULTS.md.j2",
-             "benchmarks/README.md": "docs/benchmarks.md.j2", "RELIABILITY.md": "docs/RELIABILITY.md.j2"}
+             "benchmarks/README.md": "docs/benchmarks.md.j2", "RELIABILITY.md": "docs/RELIABILITY.md.j2",
+             "docs/ray.md": "docs/ray.md.j2"}
 # a notebook's reference results come from the first of these profiles that recorded them
 PROFILE_ORDER = ("paper", "cpu", "demo", "quick", "smoke")
 
@@ -104,11 +106,12 @@ def timing_cell(timings: dict, profile: str) -> str:
     return f"{total / 60:.0f} min for {n} notebooks, summed ({t['cpus']} CPU cores, {t['recorded']})"
 
 
-def load_bench(root: Path | None = None) -> dict:
-    """``{"<profile>-<host>": results}`` from ``benchmarks/results/*.json``."""
+def load_bench(root: Path | None = None, kind: str = "") -> dict:
+    """``{"<profile>-<host>": results}`` from ``benchmarks/results/*.json``, or with ``kind``
+    from ``benchmarks/results/<kind>/*.json`` (``"ray"``: ``make bench-ray``)."""
     root = root or project_root()
     return {p.stem: json.loads(p.read_text())
-            for p in sorted((root / "benchmarks" / "results").glob("*.json"))}
+            for p in sorted((root / "benchmarks" / "results" / kind).glob("*.json"))}
 
 
 def collect(profile: str, root: Path | None = None) -> list[Path]:
@@ -271,6 +274,9 @@ def render(document: str, root: Path | None = None) -> str:
     reliability = load_reliability(root)
     if document == "RELIABILITY.md" and not reliability:
         raise FileNotFoundError(f"no results/reliability/*.json under {root}: run `make test-reliability`")
+    ray_bench = load_bench(root, "ray")
+    if document == "docs/ray.md" and not ray_bench:
+        raise FileNotFoundError(f"no benchmarks/results/ray/*.json under {root}: run `make bench-ray`")
     template = _environment(root).get_template(DOCUMENTS[document])
     timings = load_timings(root)
 
@@ -285,7 +291,7 @@ def render(document: str, root: Path | None = None) -> str:
                            results=results, bench=bench, reference=lambda nb: reference(results, nb),
                            bench_table=bench_table, row=bench_row, profile_order=PROFILE_ORDER, paper=paper,
                            experiments=experiments, baselines=baselines, frame=_frame,
-                           reliability=reliability,
+                           reliability=reliability, ray_bench=ray_bench,
                            strategies_of=lambda m: {t: v["strategies"] for t, v in m.items()})
 
 

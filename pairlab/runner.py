@@ -78,7 +78,8 @@ def run(profile: str, *, select=None, overrides: dict | None = None, jobs: int =
     import papermill
 
     root = project_root()
-    loaded = load_profile(profile, root)
+    os.environ.setdefault("PAIRLAB_PROGRESS", "text")  # kernels draw progress bars as text: a
+    loaded = load_profile(profile, root)                # saved notebook keeps no widget
     overrides = _absolute_dataset(dict(overrides or {}))
     extra = migrate(dict(overrides), source="the overrides")
     if os.environ.get("PAIRLAB_DATA_DIR"):  # kernels run in notebooks/: pass an absolute path
@@ -153,10 +154,11 @@ def _execute(profile: str, notebook: Path, params: dict, out_dir: Path, root: Pa
     output = out_dir / notebook.name
     start = time.perf_counter()
     print(f"[{profile}] {notebook.name} -> {shown(output, root)}", flush=True)
+    remote = params.get("backend") == "ray"  # its sweeps' progress bar, shown here as it moves
     papermill.execute_notebook(str(notebook), str(output), parameters=params,
                                kernel_name=KERNEL, cwd=str(notebook.parent),
-                               progress_bar=sys.stderr.isatty(), report_mode=False,
-                               store_widget_state=False)
+                               progress_bar=sys.stderr.isatty() and not remote, report_mode=False,
+                               store_widget_state=False, stderr_file=sys.stderr if remote else None)
     seconds = time.perf_counter() - start
     print(f"[{profile}] {notebook.name} done in {seconds:.0f} s", flush=True)
     return seconds
@@ -285,15 +287,23 @@ def main(argv=None) -> int:
     parser.add_argument("--dataset", help="qqp, wikiqa, all, or the path of your own pair file "
                         "(then -p pairs_symmetric true|false, and -p pairs_columns / pairs_threshold "
                         "as needed)")
+    parser.add_argument("--backend", choices=("local", "ray"), help="where notebooks 03-07 run their "
+                        "sweeps: local (each run in the notebook's kernel, the default) or ray (each "
+                        "run a Ray task; docs/ray.md)")
+    parser.add_argument("--address", help="with --backend ray: the Ray cluster ('auto': the one "
+                        "this machine joined, or host:port); without it, a local Ray instance")
     parser.add_argument("--no-timings", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
                         metavar=("NAME", "VALUE"), help="override a parameter (YAML value)")
     args = parser.parse_args(argv)
+    if args.address and args.backend != "ray":
+        parser.error("--address is the Ray cluster's: use it with --backend ray")
     warnings.simplefilter("default", DeprecationWarning)  # an old profile key is said, not hidden
     try:
         overrides = {name: _value(name, value) for name, value in args.parameter}
         if args.dataset:
             overrides["dataset"] = args.dataset
+        overrides.update({k: v for k, v in (("backend", args.backend), ("address", args.address)) if v})
         run(args.profile, select=args.notebooks, overrides=overrides, jobs=args.jobs,
             record_times=not args.no_timings)
     except (OSError, ValueError, RuntimeError, yaml.YAMLError) as error:  # said plainly, no traceback

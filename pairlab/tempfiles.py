@@ -1,32 +1,37 @@
 """Temporary files and locks for the folders several processes write.
 
 Every file pairlab writes atomically is first written under a temporary name that carries the
-writing process's id (``round_01.npz`` -> ``round_01.<pid>.tmp.npz``) and then renamed. A
-process killed between the two leaves the temporary behind; :func:`remove_stale` deletes the
-ones whose process is gone (on this machine), so a kill never blocks a resume nor fills the
-disk. :func:`locked` serialises the processes that would otherwise do the same work in one
-folder: the second waits, then finds the work done.
+writing process's id and a digest of its host's name (``round_01.npz`` ->
+``round_01.<pid>-<host>.tmp.npz``) and then renamed. A process killed between the two leaves the
+temporary behind; :func:`remove_stale` deletes the ones of this host whose process is gone, so
+a kill never blocks a resume nor fills the disk, and a folder that several machines share (a
+Ray cluster's run folders and cache) never loses another machine's temporary to a process id
+that happens to be free here. :func:`locked` serialises the processes that would otherwise do
+the same work in one folder: the second waits, then finds the work done.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
+import socket
 from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = ["temporary", "is_temporary", "remove_stale", "locked"]
 
-_TEMPORARY = re.compile(r"\.(\d+)\.tmp(\.[A-Za-z0-9]+)?$")
+_TEMPORARY = re.compile(r"\.(\d+)(?:-([0-9a-f]{6}))?\.tmp(\.[A-Za-z0-9]+)?$")
+HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:6]  # this machine, in names
 
 
 def temporary(path, *, suffix: str | None = None) -> Path:
-    """The temporary name to write ``path`` under before renaming it: ``name.<pid>.tmp`` plus
-    ``suffix`` (default: ``path``'s own suffix, which numpy's writers insist on)."""
+    """The temporary name to write ``path`` under before renaming it: ``name.<pid>-<host>.tmp``
+    plus ``suffix`` (default: ``path``'s own suffix, which numpy's writers insist on)."""
     path = Path(path)
     suffix = path.suffix if suffix is None else suffix
     stem = path.name[:-len(path.suffix)] if path.suffix and suffix == path.suffix else path.name
-    return path.with_name(f"{stem}.{os.getpid()}.tmp{suffix}")
+    return path.with_name(f"{stem}.{os.getpid()}-{HOST}.tmp{suffix}")
 
 
 def is_temporary(path) -> bool:
@@ -46,16 +51,17 @@ def _alive(pid: int) -> bool:
 
 
 def remove_stale(folder, *, recursive: bool = False, pattern: str = "*.tmp*") -> list[Path]:
-    """Delete the temporaries under ``folder`` (those of ``pattern``) whose writing process no
-    longer runs; returns what was deleted. A temporary of a live process (a writer at work) is left alone. Process
-    ids are this machine's: folders shared between machines need :func:`locked` around writers."""
+    """Delete the temporaries under ``folder`` (those of ``pattern``) that this machine wrote and
+    whose writing process no longer runs; returns what was deleted. A temporary of a live process
+    (a writer at work) is left alone, and so is another machine's (its process id means nothing
+    here); one named without a host (written before names carried it) counts as this machine's."""
     folder = Path(folder)
     if not folder.is_dir():
         return []
     removed = []
     for path in (folder.rglob(pattern) if recursive else folder.glob(pattern)):
         match = _TEMPORARY.search(path.name)
-        if match is None or _alive(int(match.group(1))):
+        if match is None or match.group(2) not in (None, HOST) or _alive(int(match.group(1))):
             continue
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)

@@ -53,3 +53,18 @@ def test_a_changed_number_makes_the_page_stale(tmp_path):
     results["rows"][0]["speed_ratio"] += 1.0
     path.write_text(json.dumps(results))
     assert report.stale(tmp_path, ["benchmarks/README.md"]) == ["benchmarks/README.md"]
+
+
+RAY_RESULTS = sorted((ROOT / "benchmarks" / "results" / "ray").glob("*.json"))
+
+
+def test_ray_page_is_the_rendering_of_the_committed_ray_benchmark():
+    assert RAY_RESULTS, "benchmarks/results/ray/ holds no results: run `make bench-ray` and commit it"
+    rendered = report.render("docs/ray.md")
+    assert (ROOT / "docs" / "ray.md").read_text() == rendered, \
+        "docs/ray.md differs from its rendering: run `make docs`"
+    for path in RAY_RESULTS:
+        results = json.loads(path.read_text())
+        assert f"benchmarks/results/ray/{path.name}" in rendered
+        assert results["speedup"] == results["sequential"]["seconds"] / results["ray"]["seconds"]
+        assert f"**{results['speedup']:.2f}x**" in rendered

@@ -1,10 +1,14 @@
-"""Sweep summaries: the metrics file's shape and arithmetic, and the tables built from it."""
+"""Sweep summaries: the metrics file's shape and arithmetic, and the tables built from it; the
+sweep's backends without Ray installed (tests/test_distributed.py runs them on Ray)."""
+import sys
+
 import numpy as np
 import pytest
 
 from pairlab import experiments
 from pairlab.data import paper
-from conftest import run
+from pairlab.io import to_json
+from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner, run
 
 
 @pytest.fixture(scope="module")
@@ -77,3 +81,36 @@ def test_judge_says_whether_a_gap_is_told_from_noise():
     assert "within the seeds' std 0.100" in judge(noisy, rec(0.5, seeds=[0.5, 0.5, 0.5]), "ap")
     assert "above the seeds' std 0.100" in judge(rec(0.82, seeds=[0.72, 0.82, 0.92]), rec(0.5, seeds=[0.5] * 3), "ap")
     assert judge(rec(0.7), rec(0.6), "ap") == "yes (0.700 vs 0.600; one seed, no interval: the gap cannot be judged)"
+
+
+def test_without_ray_the_local_backend_runs_and_the_ray_backend_says_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails as when it is not installed
+    prepared, settings = {"toy": (POOLS, EVAL_SETS)}, {k: v for k, v in BASE.items() if k != "task"}
+    fake = lambda config: FakeLearner(VECTORS)  # noqa: E731
+    done = experiments.sweep(prepared, ["random"], [0], settings, tmp_path, learner=fake)
+    assert list(done) == [("toy", "random", 0)] and done[("toy", "random", 0)]["labels"] == 57
+    with pytest.raises(ImportError, match=r"^backend='ray' needs Ray, which is not installed: "
+                                          r"pip install 'pairlab\[ray\]'$"):
+        experiments.sweep(prepared, ["random", "uncertainty"], [0], settings, tmp_path,
+                          backend="ray", learner=fake)
+    read_back = experiments.sweep(prepared, ["random"], [0], settings, tmp_path, backend="ray")
+    assert to_json(read_back) == to_json(done)  # finished runs are read back without Ray
+    with pytest.raises(ValueError, match="backend must be one of"):
+        experiments.sweep(prepared, ["random"], [0], settings, tmp_path, backend="dask")
+    with pytest.raises(ValueError, match="is for backend='ray'"):
+        experiments.sweep(prepared, ["random"], [0], settings, tmp_path, address="auto")
+
+
+def test_a_run_on_ray_asks_for_a_gpu_where_the_cluster_has_one():
+    from pairlab.experiments.distributed import gpus_per_run
+
+    class Cluster:  # what gpus_per_run asks of Ray
+        def __init__(self, **resources):
+            self.resources = resources
+
+        def cluster_resources(self):
+            return self.resources
+
+    assert gpus_per_run(Cluster(CPU=16, GPU=4), None) == 1
+    assert gpus_per_run(Cluster(CPU=2), None) == 0
+    assert gpus_per_run(Cluster(CPU=16, GPU=4), 0.5) == 0.5  # two runs share a GPU

@@ -213,3 +213,34 @@ def test_the_notebook_others_wait_for_starts_first_then_the_longest(monkeypatch)
     monkeypatch.setattr(runner, "recorded_times", lambda profile, root: times if profile == "quick" else {})
     assert runner.order_times("never-run", ROOT) == times
     assert [n for event, n in log if event == "start"][:2] == ["03", "02"]
+
+
+def test_backend_and_address_flags_reach_the_notebooks_that_sweep(monkeypatch, capsys):
+    seen = {}
+    monkeypatch.setattr(runner, "run", lambda profile, **kw: seen.update(kw))
+    assert runner.main(["--profile", "smoke", "--notebooks", "03", "--backend", "ray",
+                        "--address", "auto"]) == 0
+    assert seen["overrides"] == {"backend": "ray", "address": "auto"}
+    check_profile(seen["overrides"], declared(), name="overrides")  # a notebook declares them
+    calls = ("experiments.sweep", "encoders.encoder_sweep")  # the sweeps of ActiveRun runs
+    sweeping = [nb for nb in notebooks(ROOT)
+                if any(call in nb.with_suffix(".py").read_text() for call in calls)]
+    assert [nb.name[:2] for nb in sweeping] == ["03", "04", "05", "07", "09"]
+    for nb in sweeping:
+        source = nb.with_suffix(".py").read_text()
+        assert {"backend", "address"} <= parameters_of(nb), nb.name
+        assert source.count("backend=backend, address=address") == sum(map(source.count, calls)), nb.name
+    with pytest.raises(SystemExit):
+        runner.main(["--profile", "smoke", "--address", "auto"])
+    assert "--backend ray" in capsys.readouterr().err
+
+
+def test_a_notebook_on_ray_shows_its_progress_on_the_runners_terminal(monkeypatch, tmp_path):
+    import papermill
+
+    calls = []
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **kw: calls.append(kw))
+    nb = notebooks(ROOT, ["03"])[0]
+    for backend in ("local", "ray"):
+        runner._execute("smoke", nb, {"backend": backend}, tmp_path, ROOT)
+    assert [kw["stderr_file"] for kw in calls] == [None, runner.sys.stderr]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pairlab.io import write_json
-from pairlab.tempfiles import is_temporary, locked, remove_stale, temporary
+from pairlab.tempfiles import HOST, is_temporary, locked, remove_stale, temporary
 from conftest import FakeLearner, VECTORS, run
 
 
@@ -20,8 +20,8 @@ def dead_pid() -> int:
 
 
 def test_temporary_names_keep_the_suffix_numpy_insists_on(tmp_path):
-    assert temporary(tmp_path / "round_01.npz").name == f"round_01.{os.getpid()}.tmp.npz"
-    assert temporary(tmp_path / "abc123").name == f"abc123.{os.getpid()}.tmp"
+    assert temporary(tmp_path / "round_01.npz").name == f"round_01.{os.getpid()}-{HOST}.tmp.npz"
+    assert temporary(tmp_path / "abc123").name == f"abc123.{os.getpid()}-{HOST}.tmp"
     assert is_temporary(temporary(tmp_path / "labels.csv"))
     assert not is_temporary(tmp_path / "round_01.npz") and not is_temporary(tmp_path / "a.tmp")
 
@@ -39,6 +39,20 @@ def test_only_temporaries_of_finished_processes_are_removed(tmp_path):
     assert remove_stale(tmp_path) == [stale_file]
     assert remove_stale(tmp_path, recursive=True) == [stale_dir]
     assert mine.exists() and keep.exists() and not stale_dir.exists()
+
+
+def test_another_machines_temporaries_are_left_to_it(tmp_path):
+    """Run folders and the cache may sit on a file system a Ray cluster shares: a process id
+    that is free here may be a writer at work on another node, so only this machine's dead
+    writers' temporaries go (and those named before names carried a host, as before)."""
+    gone = dead_pid()
+    other = "0" * 6 if HOST != "0" * 6 else "1" * 6
+    theirs = tmp_path / f"key.{gone}-{other}.tmp.npy"
+    ours, legacy = tmp_path / f"key.{gone}-{HOST}.tmp.npy", tmp_path / f"old.{gone}.tmp.npy"
+    for path in (theirs, ours, legacy):
+        path.write_bytes(b"x")
+    assert sorted(remove_stale(tmp_path)) == sorted([ours, legacy])
+    assert theirs.exists() and is_temporary(theirs)
 
 
 def test_a_run_killed_between_writing_and_renaming_resumes(tmp_path):

@@ -19,7 +19,8 @@ in a :class:`~pairlab.active.candidate_search.CandidateSearch` where it ranks ca
 The loop emits events to callbacks (``callback(event, **payload)``): ``run_started``,
 ``stage_started`` (round, stage), ``stage`` (round, stage, seconds), ``round_finished``
 (record), ``run_finished`` (result), ``run_reused`` (result) and ``run_waiting`` (another
-process holds the run folder). The
+process holds the run folder); a sweep on Ray adds ``run_placed`` (node, host, pid: where the
+run executes). The
 dashboard (:mod:`pairlab.widgets.dashboard`) and the printed log subscribe; the loop has no widget code.
 """
 from __future__ import annotations
@@ -45,7 +46,7 @@ from .learner import CosineBERTLearner
 from .store import load_result
 from .strategies import RoundState, Strategy
 
-__all__ = ["ActiveRun", "reliability", "run_label", "PrintLog", "STAGES"]
+__all__ = ["ActiveRun", "emit", "finished_run", "reliability", "run_label", "PrintLog", "STAGES"]
 
 STAGES = ("embed", "search", "select", "annotate", "train", "evaluate")
 
@@ -66,7 +67,6 @@ class ActiveRun:
         self.seed_strategy = (config.make_strategy(config.seed_set) if self.strategy.adaptive
                               else self.strategy)
         self.callbacks = list(callbacks)
-        self.label = run_label(config.to_dict())  # who the events are about
         self._pretrained = None
         self._embedded = (None, {})
 
@@ -83,11 +83,10 @@ class ActiveRun:
             return self._finished() or self._run()
 
     def _finished(self) -> dict | None:
-        result = load_result(self.folder)
-        if result is not None and result["config"] == to_json(self.config.to_dict()):
+        result = finished_run(self.config, self.folder)
+        if result is not None:
             self._emit("run_reused", result=result, folder=self.folder)
-            return result
-        return None
+        return result
 
     def _run(self) -> dict:
         store.write_config(self.folder, to_json(self.config.to_dict()))
@@ -230,9 +229,22 @@ class ActiveRun:
         return CosineScorer(self.pool.space, left, right)(ids).astype(np.float64)
 
     def _emit(self, event: str, **payload) -> None:
-        for callback in self.callbacks:
-            callback(event, task=self.config.task, strategy=self.label, seed=self.config.seed,
-                     **payload)
+        emit(self.callbacks, self.config, event, **payload)
+
+
+def emit(callbacks, config: ActiveConfig, event: str, /, **payload) -> None:
+    """Send ``event`` about ``config``'s run to every callback, with the run's task, strategy
+    (:func:`run_label`) and seed beside ``payload`` (which may hold a ``config`` of its own:
+    ``run_started``'s)."""
+    label = run_label(config.to_dict())
+    for callback in callbacks:
+        callback(event, task=config.task, strategy=label, seed=config.seed, **payload)
+
+
+def finished_run(config: ActiveConfig, folder) -> dict | None:
+    """The result of ``config``'s run if it finished in ``folder``, else None."""
+    result = load_result(folder)
+    return result if result is not None and result["config"] == to_json(config.to_dict()) else None
 
 
 class _Stages:
@@ -371,6 +383,8 @@ class PrintLog:
         who = f"{p['task']}/{p['strategy']}/seed {p['seed']}"
         if event == "run_reused":
             print(f"{who}: finished earlier, read back from {p['folder'].name}")
+        elif event == "run_placed":
+            print(f"{who}: runs on {p['host']} (Ray node {p['node'][:8]}, pid {p['pid']})")
         elif event == "run_waiting":
             print(f"{who}: another process is running it in {p['folder'].name}; waiting for it")
         elif event == "run_started" and (p["resumed"] or p.get("removed_temporaries")):

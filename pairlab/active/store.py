@@ -26,7 +26,7 @@ from .config import ActiveConfig
 
 __all__ = ["run_folder", "load_result", "run_labels", "write_config", "resume", "save_batch",
            "write_labels_csv", "append_batch", "empty_labels", "model_path", "drop_models",
-           "RunFolderError"]
+           "compare_runs", "RunFolderError"]
 
 
 class RunFolderError(CorruptFileError):
@@ -193,3 +193,42 @@ def drop_models(folder: Path, keep: int | None) -> None:
     for path in folder.glob("model_round_*"):
         if keep is None or int(path.name.rsplit("_", 1)[1]) != keep:
             shutil.rmtree(path, ignore_errors=True)
+
+
+def compare_runs(a, b) -> dict:
+    """Two sweeps' roots of run folders compared, wall times aside: each finished run's
+    ``labels.csv`` byte for byte, each round's pair ids and labels, its record and the result.
+    Returns the runs, rounds and files compared and the paths (relative to the roots) that
+    differ or that only one root holds."""
+    a, b = Path(a), Path(b)
+    found = [{p.parent.relative_to(root) for p in root.glob("*/*/result.json")} for root in (a, b)]
+    differ = sorted(str(run) for run in found[0] ^ found[1])
+    both = sorted(found[0] & found[1])
+    rounds = files = 0
+    for run in both:
+        names = ["labels.csv", "result.json"] + sorted(
+            str(p.relative_to(a / run)) for p in (a / run / "rounds").glob("round_[0-9][0-9].*"))
+        rounds += sum(name.endswith(".npz") for name in names)
+        files += len(names)
+        differ += [str(run / name) for name in names if not _same_file(a / run / name, b / run / name)]
+    return {"runs": len(both), "rounds": rounds, "files": files, "differ": differ}
+
+
+def _same_file(x: Path, y: Path) -> bool:
+    if not y.is_file():
+        return False
+    if x.suffix == ".npz":
+        with np.load(x) as f, np.load(y) as g:
+            return f.files == g.files and all(np.array_equal(f[k], g[k]) for k in f.files)
+    if x.suffix == ".json":
+        return _timeless(json.loads(x.read_text())) == _timeless(json.loads(y.read_text()))
+    return x.read_bytes() == y.read_bytes()
+
+
+def _timeless(value):
+    """A record or result without its wall times (``seconds``), which no two runs share."""
+    if isinstance(value, dict):
+        return {k: _timeless(v) for k, v in value.items() if k != "seconds"}
+    if isinstance(value, list):
+        return [_timeless(v) for v in value]
+    return value

@@ -71,14 +71,15 @@ def _variants(layers: dict, rounds, strategies) -> list[tuple[int, Variant]]:
 
 
 def encoder_sweep(prepared: dict, layers: dict, rounds, strategies, seeds, settings: dict, root, *,
-                  callbacks=(), learner=None) -> dict:
+                  callbacks=(), learner=None, **backend) -> dict:
     """Every (depth, round count, strategy, seed) run on the one task of ``prepared``
-    (:func:`~.sweeps.sweep`; finished runs are read back, notebook 03's among them).
-    Returns ``{(depth, labels, strategy, seed): result}``."""
+    (:func:`~.sweeps.sweep`, with its ``backend`` arguments; finished runs are read back,
+    notebook 03's among them). Returns ``{(depth, labels, strategy, seed): result}``."""
     _one_task(prepared)
     out = {}
     for n, variant in _variants(layers, rounds, strategies):
-        found = sweep(prepared, [variant], seeds, settings, root, callbacks=callbacks, learner=learner)
+        found = sweep(prepared, [variant], seeds, settings, root, callbacks=callbacks, learner=learner,
+                      **backend)
         for (_, label, seed), result in found.items():
             out[(n, int(result["labels"]), label, seed)] = result
     return out

@@ -2,10 +2,11 @@
 and run, from their parameters to the results of every run (read back when finished)."""
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -16,9 +17,9 @@ from ..active.store import run_folder, run_labels
 from ..data.loaders import Task
 from ..evaluation.strata import EvalConfig, evaluate, pretrained_eval_set
 
-__all__ = ["MAIN_STRATEGIES", "Variant", "prepare", "loop_settings", "prepare_active", "scale",
-           "sweep", "sweep_groups", "total_rounds", "group_rounds", "stratified_variants",
-           "transfer", "COLLAPSED_SPREAD", "for_task"]
+__all__ = ["MAIN_STRATEGIES", "BACKENDS", "Run", "RunProgress", "Variant", "prepare",
+           "loop_settings", "prepare_active", "scale", "sweep", "sweep_groups", "total_rounds",
+           "group_rounds", "stratified_variants", "transfer", "COLLAPSED_SPREAD", "for_task"]
 
 MAIN_STRATEGIES = ("random", "static_retrieval", "adaptive_retrieval", "uncertainty")
 
@@ -81,36 +82,104 @@ def _variant(entry) -> Variant:
     return entry if isinstance(entry, Variant) else Variant(str(entry), str(entry))
 
 
+BACKENDS = ("local", "ray")
+
+
+class Run(NamedTuple):
+    """One run of a sweep: its key in the results, its config and its folder."""
+
+    key: tuple  # (task, label, seed)
+    config: ActiveConfig
+    folder: Path
+
+    @property
+    def task(self) -> str:
+        return self.config.task
+
+
 def sweep(prepared: dict, strategies, seeds, settings: dict, root, *, callbacks=(),
-          learner: Callable | None = None) -> dict:
+          learner: Callable | None = None, backend: str = "local", address: str | None = None,
+          cpus_per_run: float = 1, gpus_per_run: float | None = None) -> dict:
     """Run every (task, strategy, seed); ``prepared`` maps task -> :func:`prepare`'s output and
     ``settings`` holds the other :class:`ActiveConfig` fields (a per-task dict is allowed for
     any of them, e.g. ``{"rounds": {"qqp": 5, "wikiqa": 4}}``). A strategy is a name or a
     :class:`Variant`. Finished runs are read back; ``learner(config)`` replaces CosineBERT (tests).
-    Returns ``{(task, label, seed): result}``."""
-    results = {}
+
+    ``backend="local"`` runs them one after another in this process; ``"ray"`` makes each run a
+    Ray task of ``cpus_per_run`` CPUs and ``gpus_per_run`` GPUs on the cluster at ``address``
+    (None: a local Ray instance; :mod:`.distributed`), with the same run folders and results.
+    A progress bar counts the finished runs. Returns ``{(task, label, seed): result}``."""
+    return _execute(_runs(prepared, strategies, seeds, settings, root), prepared, callbacks,
+                    learner, backend=backend, address=address, cpus_per_run=cpus_per_run,
+                    gpus_per_run=gpus_per_run)
+
+
+def sweep_groups(prepared: dict, groups, settings: dict, root, *, callbacks=(),
+                 learner: Callable | None = None, backend: str = "local",
+                 address: str | None = None, cpus_per_run: float = 1,
+                 gpus_per_run: float | None = None) -> dict:
+    """:func:`sweep` over ``groups`` of ``(strategy, seeds)``, each strategy with its own seeds,
+    in the order given (on Ray, all at once); returns the merged results."""
+    runs = [run for strategy, seeds in groups
+            for run in _runs(prepared, [strategy], seeds, settings, root)]
+    return _execute(runs, prepared, callbacks, learner, backend=backend, address=address,
+                    cpus_per_run=cpus_per_run, gpus_per_run=gpus_per_run)
+
+
+def _runs(prepared: dict, strategies, seeds, settings: dict, root) -> list[Run]:
+    """The sweep's runs, task by task, strategy by strategy, seed by seed."""
+    runs = []
     for task, (pools, eval_sets) in prepared.items():
         own = for_task(settings, task)
         for entry in map(_variant, strategies):
             for seed in seeds:
                 fields = {**own, **entry.fields(task, int(seed))}
                 config = ActiveConfig(task=task, strategy=entry.strategy, seed=int(seed), **fields)
-                folder = run_folder(root, config, pools, eval_sets)
-                results[(task, entry.label, int(seed))] = ActiveRun(
-                    config, pools, eval_sets, folder, callbacks=callbacks,
-                    learner=learner(config) if learner else None).run()
-    return results
+                runs.append(Run((task, entry.label, int(seed)), config,
+                                run_folder(root, config, pools, eval_sets)))
+    return runs
 
 
-def sweep_groups(prepared: dict, groups, settings: dict, root, *, callbacks=(),
-                 learner: Callable | None = None) -> dict:
-    """:func:`sweep` over ``groups`` of ``(strategy, seeds)``, each strategy with its own seeds,
-    in the order given; returns the merged results."""
-    results = {}
-    for strategy, seeds in groups:
-        results.update(sweep(prepared, [strategy], seeds, settings, root, callbacks=callbacks,
-                             learner=learner))
-    return results
+def _execute(runs: list[Run], prepared: dict, callbacks, learner, *, backend: str,
+             address: str | None, **resources) -> dict:
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if backend == "local" and address is not None:
+        raise ValueError(f"address {address!r} is for backend='ray'; the local backend has none")
+    with RunProgress(len(runs)) as progress:
+        callbacks = [*callbacks, progress]
+        if backend == "ray":
+            from .distributed import run_on_ray
+
+            return run_on_ray(runs, prepared, callbacks=callbacks, learner=learner,
+                              address=address, **resources)
+        return {run.key: ActiveRun(run.config, *prepared[run.task], run.folder,
+                                   callbacks=callbacks,
+                                   learner=learner(run.config) if learner else None).run()
+                for run in runs}
+
+
+class RunProgress:
+    """A callback counting finished runs (computed or read back) on a tqdm bar: a widget in
+    JupyterLab, text on a terminal, and text in any kernel when ``$PAIRLAB_PROGRESS`` is
+    ``text`` (the runner sets it, so a papermill run shows it)."""
+
+    def __init__(self, total: int):
+        if os.environ.get("PAIRLAB_PROGRESS") == "text":
+            from tqdm import tqdm
+        else:
+            from tqdm.auto import tqdm
+        self.bar = tqdm(total=total, desc="runs finished", unit="run")
+
+    def __call__(self, event: str, **payload) -> None:
+        if event in ("run_finished", "run_reused"):
+            self.bar.update()
+
+    def __enter__(self) -> "RunProgress":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.bar.close()
 
 
 def group_rounds(prepared: dict, groups, settings: dict) -> int:
