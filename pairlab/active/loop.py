@@ -392,9 +392,12 @@ class PrintLog:
             print(f"{who}: resuming after round {p['resumed']} of {len(p['schedule'])}"
                   + (f" ({removed} temporary file(s) of a killed run removed)" if removed else ""))
         elif event == "round_finished":
-            r = p["record"]
-            dev = r.get("dev")
-            ap = f"dev AP {dev['ap']:.3f} [{dev['ap_ci'][0]:.3f}, {dev['ap_ci'][1]:.3f}]" if dev else "not evaluated"
-            secs = " ".join(f"{k} {v:.0f}s" for k, v in r["seconds"].items())
-            print(f"{who} round {r['round']}: {r['labels']:,} labels, "
-                  f"{r['positives_found']:,} positives; {ap}; {secs}")
+            print(f"{who} round {p['record']['round']}: {self.round_line(p['record'])}")
+
+    @staticmethod
+    def round_line(r: dict) -> str:
+        """What a finished round's line says after its run and round number."""
+        dev = r.get("dev")
+        ap = f"dev AP {dev['ap']:.3f} [{dev['ap_ci'][0]:.3f}, {dev['ap_ci'][1]:.3f}]" if dev else "not evaluated"
+        secs = " ".join(f"{k} {v:.0f}s" for k, v in r["seconds"].items())
+        return f"{r['labels']:,} labels, {r['positives_found']:,} positives; {ap}; {secs}"

@@ -32,7 +32,7 @@ from ..models.training import default_device, quiet_progress
 from ..tempfiles import locked, remove_stale
 from . import store
 from .learner import CosineBERTLearner
-from .loop import _Stages
+from .loop import PrintLog, _Stages
 from .queries import QueryConfig, QueryState, RandomQuestions
 
 __all__ = ["QueryRun", "QueryLog", "COST_STAGES"]
@@ -207,18 +207,13 @@ def _check_picked(state: QueryState, picked: np.ndarray, n: int, strategy) -> No
         raise RuntimeError(f"{where} returned a question already annotated or without a relevant item")
 
 
-class QueryLog:
-    """A callback printing one line per round: what a papermill log or a terminal shows."""
+class QueryLog(PrintLog):
+    """:class:`~.loop.PrintLog` with a query run's round line: questions, assessments, pairs and
+    the test ranking metrics."""
 
-    def __call__(self, event: str, **p) -> None:
-        who = f"{p['task']}/{p['strategy']}/seed {p['seed']}"
-        if event == "run_reused":
-            print(f"{who}: finished earlier, read back from {p['folder'].name}")
-        elif event == "run_started" and p["resumed"]:
-            print(f"{who}: resuming after round {p['resumed']} of {len(p['schedule'])}")
-        elif event == "round_finished":
-            r = p["record"]
-            test = r["test"]
-            print(f"{who} round {r['round']}: {r['n_questions']} questions, "
-                  f"{sum(r['assessments'])} assessments this round, {r['labels']:,} pairs; test "
-                  f"nDCG {test['ndcg']:.3f}, MRR {test['mrr']:.3f}, AP {test['ap']:.3f}")
+    @staticmethod
+    def round_line(r: dict) -> str:
+        test = r["test"]
+        return (f"{r['n_questions']} questions, {sum(r['assessments'])} assessments this round, "
+                f"{r['labels']:,} pairs; test nDCG {test['ndcg']:.3f}, MRR {test['mrr']:.3f}, "
+                f"AP {test['ap']:.3f}")
