@@ -32,7 +32,8 @@ from ..models.training import default_device, quiet_progress
 from ..tempfiles import locked, remove_stale
 from . import store
 from .learner import CosineBERTLearner
-from .loop import PrintLog, _Stages
+from .log import PrintLog
+from .loop import _Stages
 from .queries import QueryConfig, QueryState, RandomQuestions
 
 __all__ = ["QueryRun", "QueryLog", "COST_STAGES"]
@@ -208,7 +209,7 @@ def _check_picked(state: QueryState, picked: np.ndarray, n: int, strategy) -> No
 
 
 class QueryLog(PrintLog):
-    """:class:`~.loop.PrintLog` with a query run's round line: questions, assessments, pairs and
+    """:class:`~.log.PrintLog` with a query run's round line: questions, assessments, pairs and
     the test ranking metrics."""
 
     @staticmethod
