@@ -9,7 +9,7 @@ import pytest
 
 from pairlab.active import ActiveConfig, ActiveRun, run_folder
 from pairlab.experiments import adaptivity, encoders
-from pairlab.experiments.adaptivity_findings import findings, verdicts
+from pairlab.experiments.adaptivity_findings import findings, headline, verdicts
 from pairlab.experiments.sweeps import sweep
 from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner
 
@@ -164,6 +164,8 @@ def test_verdicts_judge_each_prediction_from_the_metrics(tmp_path):
     assert budget.startswith("The budget regime on toy") and " held: " in budget
     assert "above static retrieval's on 2 of 2 seeds, its 95% interval above from 80 labels" in budget
     assert " held: " in encoder and "positive on 2 of 2 seeds; Spearman rho -1.00" in encoder
+    assert headline(metrics) == (f"{budget.split(':')[0]}; the starting-encoder prediction at 100 labels "
+                                 "held. Of uncertainty sampling's labels, static retrieval also collected 60% on toy.")
     tied = json.loads(json.dumps(metrics))
     tied["budget"]["toy"]["uncertainty"]["dev_ap"]["per_seed"] = [[0.3] * 4, [0.3] * 4]
     tied["separation"]["toy"]["mean"]["uncertainty above from"] = None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-__all__ = ["findings", "verdicts", "budget_findings", "encoder_findings", "recall_findings",
+__all__ = ["findings", "verdicts", "headline", "budget_findings", "encoder_findings", "recall_findings",
            "overlap_findings", "budget_table",
            "efficiency_table", "encoder_summary"]
 
@@ -55,6 +55,17 @@ def verdicts(metrics: dict) -> list[str]:
                    f"is {diff:+.3f}, positive on {grows} of {len(per_seed)} seeds; Spearman rho "
                    + ("n/a" if rho is None else f"{rho:+.2f}") + f" over {trend['encoders']} encoders.")
     return out
+
+
+def headline(metrics: dict) -> str:
+    """The README's sentence on the paper's headline claim: the verdicts' first clauses, and
+    how much of uncertainty sampling's data static retrieval also collected."""
+    parts = [line.split(":")[0] for line in verdicts(metrics)]
+    shares = [f"{entry['mean'][-1]:.0%} on {task}" for task, by_run in metrics.get("overlap", {}).items()
+              for label, entry in by_run.items() if label == A]
+    parts = parts[:1] + [p[0].lower() + p[1:] for p in parts[1:]]
+    return "; ".join(parts) + "." + (f" Of uncertainty sampling's labels, static retrieval also "
+                                     f"collected {' and '.join(shares)}." if shares else "")
 
 
 def _finals(curve: dict) -> dict:
