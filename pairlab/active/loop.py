@@ -51,6 +51,18 @@ __all__ = ["ActiveRun", "emit", "finished_run", "reliability", "run_label", "STA
 STAGES = ("embed", "search", "select", "annotate", "train", "evaluate")
 
 
+def embed_once(run, model, pool: Pool) -> tuple[np.ndarray, np.ndarray]:
+    """Item embeddings under ``model`` for a run (ActiveRun, QueryRun) holding ``learner`` and
+    ``_embedded``; texts the splits share (WikiQA's sentences) are embedded once per model."""
+    if run._embedded[0] is not model:
+        run._embedded = (model, {})
+    cache = run._embedded[1]
+    for texts in (pool.left_texts, pool.right_texts):
+        if id(texts) not in cache:
+            cache[id(texts)] = (texts, run.learner.embed(model, texts))  # texts pin the id
+    return cache[id(pool.left_texts)][1], cache[id(pool.right_texts)][1]
+
+
 class ActiveRun:
     """One run of ``config`` on ``pools`` (``train``; ``dev`` and ``test`` for evaluation)."""
 
@@ -203,17 +215,7 @@ class ActiveRun:
         with _Stages(self, i)("train"):
             return self.learner.train(self.pool, ids[labels >= 0], labels[labels >= 0], round=i)
 
-    def _embed(self, model, pool: Pool) -> tuple[np.ndarray, np.ndarray]:
-        """Item embeddings under ``model``; texts the splits share (WikiQA's sentences) are
-        embedded once per model."""
-        if self._embedded[0] is not model:
-            self._embedded = (model, {})
-        cache = self._embedded[1]
-        for texts in (pool.left_texts, pool.right_texts):
-            if id(texts) not in cache:
-                cache[id(texts)] = (texts, self.learner.embed(model, texts))  # texts pin the id
-        left = cache[id(pool.left_texts)][1]
-        return left, cache[id(pool.right_texts)][1]
+    _embed = embed_once
 
     def _embeddings(self, model) -> tuple[np.ndarray, np.ndarray]:
         """The training pool's item embeddings under ``model`` (None: the pretrained encoder)."""

@@ -33,7 +33,7 @@ from ..tempfiles import locked, remove_stale
 from . import store
 from .learner import CosineBERTLearner
 from .log import PrintLog
-from .loop import _Stages
+from .loop import _Stages, embed_once
 from .queries import QueryConfig, QueryState, RandomQuestions
 
 __all__ = ["QueryRun", "QueryLog", "COST_STAGES"]
@@ -174,16 +174,7 @@ class QueryRun:
             return self.learner.pretrained_embeddings(self.pool)
         return self._embed(model, self.pool)
 
-    def _embed(self, model, pool: Pool) -> tuple[np.ndarray, np.ndarray]:
-        """Item embeddings under ``model``; texts the splits share (WikiQA's sentences) are
-        embedded once per model."""
-        if self._embedded[0] is not model:
-            self._embedded = (model, {})
-        cache = self._embedded[1]
-        for texts in (pool.left_texts, pool.right_texts):
-            if id(texts) not in cache:
-                cache[id(texts)] = (texts, self.learner.embed(model, texts))  # texts pin the id
-        return cache[id(pool.left_texts)][1], cache[id(pool.right_texts)][1]
+    _embed = embed_once
 
     def _emit(self, event: str, **payload) -> None:
         for callback in self.callbacks:
