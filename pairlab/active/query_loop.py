@@ -29,11 +29,11 @@ from ..evaluation.strata import EvalSet, evaluate
 from ..io import to_json, write_atomic, write_json
 from ..models.scoring import CosineScorer
 from ..models.training import default_device, quiet_progress
-from ..tempfiles import locked, remove_stale
+from ..tempfiles import remove_stale
 from . import store
 from .learner import CosineBERTLearner
 from .log import PrintLog
-from .loop import _Stages, embed_once
+from .loop import RunFolderRun, _Stages
 from .queries import QueryConfig, QueryState, RandomQuestions
 
 __all__ = ["QueryRun", "QueryLog", "COST_STAGES"]
@@ -41,7 +41,7 @@ __all__ = ["QueryRun", "QueryLog", "COST_STAGES"]
 COST_STAGES = ("embed", "select", "annotate", "train")  # what collecting the data costs (not evaluate)
 
 
-class QueryRun:
+class QueryRun(RunFolderRun):
     """One query-level run of ``config`` on ``pools`` (``train``, ``test``), measured on the
     test split's all-pairs strata ``eval_set`` and its rankings."""
 
@@ -59,21 +59,6 @@ class QueryRun:
         self.strategy, self.first = config.make_strategy(), RandomQuestions()
         self.callbacks = list(callbacks)
         self._embedded = (object(), {})  # (model, {id(texts): (texts, embeddings)})
-
-    def run(self) -> dict:
-        """Run (or resume, or read back) the whole run; returns its result."""
-        result = self._finished()
-        if result is not None:
-            return result
-        with locked(self.folder / ".lock", on_wait=lambda: self._emit("run_waiting", folder=self.folder)):
-            return self._finished() or self._run()
-
-    def _finished(self) -> dict | None:
-        result = store.load_result(self.folder)
-        if result is not None and result["config"] == to_json(self.config.to_dict()):
-            self._emit("run_reused", result=result, folder=self.folder)
-            return result
-        return None
 
     def _run(self) -> dict:
         store.write_config(self.folder, to_json(self.config.to_dict()))
@@ -174,7 +159,6 @@ class QueryRun:
             return self.learner.pretrained_embeddings(self.pool)
         return self._embed(model, self.pool)
 
-    _embed = embed_once
 
     def _emit(self, event: str, **payload) -> None:
         for callback in self.callbacks:
