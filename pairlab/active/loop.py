@@ -43,6 +43,7 @@ from ..tempfiles import locked, remove_stale
 from . import store
 from .config import ActiveConfig
 from .learner import CosineBERTLearner
+from .printlog import PrintLog
 from .store import load_result
 from .strategies import RoundState, Strategy
 
@@ -374,27 +375,3 @@ def _check_batch(pool: Pool, labelled, batch, n: int, strategy: Strategy) -> Non
     left, right = pool.space.decode(batch)
     if pool.symmetric and (left == right).any():
         raise RuntimeError(f"{where} returned a self pair")
-
-
-class PrintLog:
-    """A callback printing one line per round: what a papermill log or a terminal shows."""
-
-    def __call__(self, event: str, **p) -> None:
-        who = f"{p['task']}/{p['strategy']}/seed {p['seed']}"
-        if event == "run_reused":
-            print(f"{who}: finished earlier, read back from {p['folder'].name}")
-        elif event == "run_placed":
-            print(f"{who}: runs on {p['host']} (Ray node {p['node'][:8]}, pid {p['pid']})")
-        elif event == "run_waiting":
-            print(f"{who}: another process is running it in {p['folder'].name}; waiting for it")
-        elif event == "run_started" and (p["resumed"] or p.get("removed_temporaries")):
-            removed = p.get("removed_temporaries")
-            print(f"{who}: resuming after round {p['resumed']} of {len(p['schedule'])}"
-                  + (f" ({removed} temporary file(s) of a killed run removed)" if removed else ""))
-        elif event == "round_finished":
-            r = p["record"]
-            dev = r.get("dev")
-            ap = f"dev AP {dev['ap']:.3f} [{dev['ap_ci'][0]:.3f}, {dev['ap_ci'][1]:.3f}]" if dev else "not evaluated"
-            secs = " ".join(f"{k} {v:.0f}s" for k, v in r["seconds"].items())
-            print(f"{who} round {r['round']}: {r['labels']:,} labels, "
-                  f"{r['positives_found']:,} positives; {ap}; {secs}")
