@@ -153,20 +153,33 @@ def test_a_failed_export_is_an_error_never_torch(tiny_model, tmp_path, backend, 
 
 
 def test_int8_outputs_are_cached_apart(tiny_model, tmp_path, backend, monkeypatch):
-    """Float32 ONNX shares torch's cached embeddings (equal within rounding); int8 never reads
-    them: its key differs."""
+    """A shared model's embeddings (cached under its ``cache_key``): float32 ONNX shares torch's
+    (equal within rounding); int8 never reads them, its key differs."""
     monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
-    texts = list(QUESTIONS["question1"][:20])
+    model, texts = load_encoder(tiny_model, device="cpu"), list(QUESTIONS["question1"][:20])
     backend("torch")
-    encode(texts, tiny_model, show_progress=False)
+    torch_emb = encode(texts, encoder=model, cache_key="shared", show_progress=False)
     backend("onnx")
-    encode(texts, tiny_model, show_progress=False)
+    encode(texts, encoder=model, cache_key="shared", show_progress=False)
     assert len(list((tmp_path / "embeddings").glob("*.npy"))) == 1
     backend("onnx-int8")
-    int8 = encode(texts, tiny_model, show_progress=False)
+    int8 = encode(texts, encoder=model, cache_key="shared", show_progress=False)
     assert len(list((tmp_path / "embeddings").glob("*.npy"))) == 2
+    assert np.abs(int8 - torch_emb).max() > 1e-4
+
+
+def test_pretrained_embeddings_are_torchs_whatever_the_backend(tiny_model, tmp_path, backend,
+                                                                monkeypatch):
+    """A model named by path (the pretrained encoder the strata and candidates are drawn from)
+    runs on torch whatever the backend: strata and run folders never depend on the backend."""
+    monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
+    texts = list(QUESTIONS["question1"][:20])
+    backend("onnx-int8")
+    exports = len(inference.EXPORTS)
+    int8_run = encode(texts, tiny_model, show_progress=False)
+    assert len(inference.EXPORTS) == exports and not (tmp_path / "models" / "onnx").exists()
     backend("torch")
-    assert np.abs(int8 - encode(texts, tiny_model, show_progress=False)).max() > 1e-4
+    np.testing.assert_array_equal(encode(texts, tiny_model, cache=False, show_progress=False), int8_run)
 
 
 class PreparingLearner(FakeLearner):

@@ -20,8 +20,11 @@ The backend is ``$PAIRLAB_INFERENCE_BACKEND`` when set (``PAIRLAB_INFERENCE_BACK
 turns ONNX off whatever a profile says), else what :func:`use` chose (a notebook's
 ``inference_backend`` parameter), else torch. A missing package or a failed export is an error
 naming the fix, never a quiet return to torch. Float32 ONNX output equals torch's within float
-rounding (tested: cosine within 1e-5), as a GPU's does, so cached embeddings and logits are
-shared between the two; int8 output is cached apart (:func:`cache_tag`).
+rounding (tested: cosine within 1e-5), as a GPU's or another thread count's does, so cached
+embeddings and logits are shared between the two (and, like those, it may break a near-tie in
+a selection differently); int8 output is cached apart (:func:`cache_tag`). The pretrained
+encoder named by a path, whose embeddings the evaluation strata are drawn from, always runs on
+torch (:func:`pairlab.models.embed.encode`), so strata never depend on the backend.
 """
 from __future__ import annotations
 
