@@ -89,10 +89,13 @@ test-reliability: install
 		$(BIN)/python -m pytest -q -p no:cacheprovider tests/reliability
 	$(BIN)/python -m pairlab.report
 
-# pairlab against sentence-transformers' own tools and the machine's matmul rate; prints a
-# table and writes benchmarks/results/<profile>-<host>.json. Not a test: no thresholds.
+# pairlab against sentence-transformers' own tools and the machine's matmul rate, and the
+# inference backends (torch, ONNX Runtime float32 and int8) side by side; prints a table and
+# writes benchmarks/results/<profile>-<host>.json. Not a test: no thresholds. Run it on a quiet
+# machine. BENCH_ARGS=--inference-only: only the backend rows and the round before/after.
+BENCH_ARGS ?=
 bench: install
-	$(BIN)/python benchmarks/bench.py --profile $(PROFILE)
+	$(BIN)/python benchmarks/bench.py --profile $(PROFILE) $(BENCH_ARGS)
 
 # The local Ray backend against the sequential one on a 4-run sweep (notebook 03's settings under
 # BENCH_RAY_PROFILE, QQP, 2 strategies x 2 seeds); writes benchmarks/results/ray/<profile>-<host>.json,
