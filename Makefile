@@ -61,14 +61,16 @@ test: unit nbval test-browser
 unit: install
 	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile --ignore=tests/smoke --ignore=tests/browser tests
 
+# PAIRLAB_PNG=0: HTML figures only (a PNG starts kaleido's browser, seconds a figure; the tests
+# read none; tests/test_notebook.py checks the PNG export itself).
 notebooks-smoke: install
-	OMP_NUM_THREADS=1 $(BIN)/python -m pairlab.runner --profile smoke --jobs $(JOBS)
+	PAIRLAB_PNG=0 OMP_NUM_THREADS=1 $(BIN)/python -m pairlab.runner --profile smoke --jobs $(JOBS)
 
 # nbval re-executes the smoke-profile notebooks and compares the cells marked
 # NBVAL_CHECK_OUTPUT with what papermill recorded (the same seed must give the same numbers);
 # tests/smoke checks the metrics files the notebooks recorded.
 nbval: notebooks-smoke
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadfile \
+	PAIRLAB_PNG=0 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadfile \
 		--nbval-lax --nbval-kernel-name pairlab --nbval-sanitize-with tests/nbval_sanitize.cfg \
 		runs/smoke/*.ipynb tests/smoke
 

@@ -192,6 +192,21 @@ ctx.save_figure(fig, "09_budget_candidate_recall")
 fig
 
 # %% [markdown]
+# ### 1.6 Do the two strategies even ask for different pairs?
+#
+# Uncertainty sampling can only beat static retrieval by labelling other pairs. For each seed,
+# after each round: the share of the pairs uncertainty sampling has labelled so far that static
+# retrieval also labelled by then (round 1 is the same static-retrieval batch for both, so it
+# starts at 100%). Near 100% to the end, the two collect nearly the same data, and a tie is
+# what to expect whatever the budget: the trained model's most uncertain pairs are still the
+# pretrained model's top pairs.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+overlap = adaptivity.overlap_frame(results, ctx.path("active"))
+print(overlap.pivot_table(index=["task", "seed"], columns="labels", values="overlap").round(3).to_string())
+
+# %% [markdown]
 # ## Part 2 · The starting encoder
 #
 # **Question**: does the adaptive-static gap grow as the starting encoder weakens?
@@ -259,6 +274,16 @@ ctx.save_figure(fig, "09_encoder_candidate_recall")
 fig
 
 # %% [markdown]
+# And, as in 1.6, the share of uncertainty sampling's labels that static retrieval from the same
+# encoder also collected, at each encoder's largest budget: if adaptivity pays more from weak
+# encoders, it does so by asking for other pairs.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+enc_overlap = adaptivity.overlap_frame(encoders.encoder_runs(enc_results), ctx.path("active"))
+print(enc_overlap.pivot_table(index=["strategy", "seed"], columns="round", values="overlap").round(3).to_string())
+
+# %% [markdown]
 # ## 3. What was found, and what it means
 #
 # The lines below are computed from the metrics file this notebook records (RESULTS.md prints
@@ -280,8 +305,8 @@ fig
 # %%
 # NBVAL_CHECK_OUTPUT
 metrics = adaptivity.adaptivity_metrics(curves, budget_regime, efficiency, separation, zero, table, trend,
-                                        [recall, enc_recall])
-print("\n".join(adaptivity_findings.findings(metrics)))
+                                        [recall, enc_recall], [overlap, enc_overlap])
+print("\n".join(adaptivity_findings.verdicts(metrics) + [""] + adaptivity_findings.findings(metrics)))
 
 # %% [markdown]
 # ## 4. Record the metrics
@@ -289,7 +314,8 @@ print("\n".join(adaptivity_findings.findings(metrics)))
 # `09_when_adaptivity_pays.metrics.json`: `budget` (per task and strategy: labels, dev AP mean,
 # interval and per seed, positive share), `regime`, `efficiency` (per seed), `separation`,
 # `encoder` (per depth: zero-shot AP, static precision, each strategy's test AP per budget and
-# seed, the gap), `encoder_trend` and `candidate_recall` (per task and run, per round).
+# seed, the gap), `encoder_trend`, `candidate_recall` (per task and run, per round) and `overlap`
+# (per task and uncertainty run: the share of its labels static retrieval also collected, per round).
 
 # %%
 ctx.record_metrics(metrics)

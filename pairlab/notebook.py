@@ -121,7 +121,10 @@ def png_export() -> tuple[bool, str]:
     """Whether static PNG export can run here, and why not: kaleido draws with a Chrome or
     Chromium, found the way kaleido's own browser finder (choreographer) finds it, honouring
     ``BROWSER_PATH`` and a browser fetched by ``plotly_get_chrome``. Decided before exporting, so
-    a missing browser is never an exception from inside plotly."""
+    a missing browser is never an exception from inside plotly. ``PAIRLAB_PNG=0`` turns it off
+    (``make test`` does: a kaleido export starts a browser, seconds a figure)."""
+    if os.environ.get("PAIRLAB_PNG", "1").strip().lower() in ("0", "false", "no", "off"):
+        return False, "PNG export turned off (PAIRLAB_PNG=0)"
     try:
         import kaleido  # noqa: F401
         from choreographer.browsers.chromium import Chromium
@@ -143,9 +146,9 @@ def _write_png(fig, path: Path) -> None:
         fig.write_image(path, width=1100, height=fig.layout.height or 450, scale=2)
         return
     if not _PNG_SKIP_REPORTED:
-        print(f"PNG figures skipped: {reason}. The HTML figures are written. For PNGs, install "
-              "a browser (apt install chromium) or fetch one with plotly_get_chrome where "
-              "there is internet.")
+        how = ("unset PAIRLAB_PNG" if "PAIRLAB_PNG" in reason else "install a browser (apt install "
+               "chromium) or fetch one with plotly_get_chrome where there is internet")
+        print(f"PNG figures skipped: {reason}. The HTML figures are written. For PNGs, {how}.")
         _PNG_SKIP_REPORTED.append(reason)
 
 

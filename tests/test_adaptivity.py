@@ -9,7 +9,7 @@ import pytest
 
 from pairlab.active import ActiveConfig, ActiveRun, run_folder
 from pairlab.experiments import adaptivity, encoders
-from pairlab.experiments.adaptivity_findings import findings
+from pairlab.experiments.adaptivity_findings import findings, headline, verdicts
 from pairlab.experiments.sweeps import sweep
 from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner
 
@@ -52,6 +52,24 @@ def test_recall_frame_reads_new_and_old_run_folders(tmp_path):
     for record in results[("toy", "uncertainty", 0)]["records"]:  # as a folder from before
         del record["candidate_recall"]
     assert adaptivity.recall_frame(results)["candidate_recall"].isna().all()
+
+
+def test_overlap_is_the_share_of_a_runs_labels_the_other_also_collected(tmp_path):
+    import numpy as np
+    from pairlab.active.store import round_ids
+
+    results = toy_results(tmp_path, strategies=("uncertainty", "static_retrieval", "random"))
+    frame = adaptivity.overlap_frame(results, tmp_path)
+    assert set(frame["strategy"]) == {"uncertainty"} and frame["round"].tolist() == [1, 2, 3]
+    ours, theirs = (round_ids(tmp_path / "toy" / results[("toy", s, 0)]["folder"])
+                    for s in ("uncertainty", "static_retrieval"))
+    assert frame["overlap"].iloc[0] == 1.0  # round 1 is static retrieval for every strategy
+    a, b = np.concatenate(ours), np.concatenate(theirs)
+    assert frame["overlap"].iloc[-1] == pytest.approx(len(np.intersect1d(a, b)) / len(a))
+    assert frame["overlap"].iloc[-1] < 1.0
+    assert frame["labels"].iloc[-1] == len(a) == 57
+    against_random = adaptivity.overlap_frame(results, tmp_path, b="random")
+    assert against_random["overlap"].iloc[-1] < 1.0
 
 
 def test_budget_groups_and_regime():
@@ -115,8 +133,12 @@ def metrics_for_docs(folder) -> dict:
                          "labels needed": float("nan")}])
     regime = adaptivity.regime({"toy": (POOLS, EVAL_SETS)}, dict(SETTINGS))
     recall = adaptivity.recall_frame(toy_results(folder))
+    overlap = pd.DataFrame([{"task": "toy", "strategy": "uncertainty", "seed": s, "round": r,
+                             "labels": n, "overlap": o}
+                            for s, shares in ((0, (1.0, 0.5)), (1, (1.0, 0.7))) for r, (n, o)
+                            in enumerate(zip((10, 20), shares), start=1)])
     return adaptivity.adaptivity_metrics(CURVES, regime, eff, adaptivity.separation(CURVES), ZERO,
-                                         table, encoders.gap_trend(table), recall)
+                                         table, encoders.gap_trend(table), recall, overlap)
 
 
 def test_metrics_are_plain_json_and_the_findings_quote_every_seed(tmp_path):
@@ -133,6 +155,28 @@ def test_metrics_are_plain_json_and_the_findings_quote_every_seed(tmp_path):
     assert "seed 0 2.00x (exact); seed 1 none (not reached)" in lines
     assert "mean curves from 80 labels; seed 0 from 40 labels; seed 1 never" in lines
     assert "Spearman rho (zero-shot AP, gap) = -1.00 over 3 encoders" in lines
+    assert "toy, uncertainty: of its 20 labels, static retrieval also collected 60% (seed 0 50%, seed 1 70%)" in lines
+
+
+def test_verdicts_judge_each_prediction_from_the_metrics(tmp_path):
+    metrics = metrics_for_docs(tmp_path)
+    budget, encoder = verdicts(metrics)
+    assert budget.startswith("The budget regime on toy") and " held: " in budget
+    assert "above static retrieval's on 2 of 2 seeds, its 95% interval above from 80 labels" in budget
+    assert " held: " in encoder and "positive on 2 of 2 seeds; Spearman rho -1.00" in encoder
+    assert headline(metrics) == (f"{budget.split(':')[0]}; the starting-encoder prediction at 100 labels "
+                                 "held. Of uncertainty sampling's labels, static retrieval also collected 60% on toy.")
+    tied = json.loads(json.dumps(metrics))
+    tied["budget"]["toy"]["uncertainty"]["dev_ap"]["per_seed"] = [[0.3] * 4, [0.3] * 4]
+    tied["separation"]["toy"]["mean"]["uncertainty above from"] = None
+    for trend in tied["encoder_trend"].values():
+        trend["per seed"] = [-0.01, -0.02]
+    budget, encoder = verdicts(tied)
+    assert " did not hold: " in budget and "on 0 of 2 seeds, the mean curves' 95% intervals never separate" in budget
+    assert " did not hold: " in encoder
+    tied["budget"]["toy"]["uncertainty"]["dev_ap"]["per_seed"] = [[0.3, 0.3, 0.3, 0.4], [0.3] * 4]
+    tied["budget"]["toy"]["static_retrieval"]["dev_ap"]["per_seed"] = [[0.3] * 4, [0.3, 0.3, 0.3, 0.2]]
+    assert " held in part: " in verdicts(tied)[0]
 
 
 def test_encoder_layers_maps_the_whole_model_to_none(tiny_model):

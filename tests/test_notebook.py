@@ -81,6 +81,21 @@ def test_figure_without_a_browser_writes_html_and_says_why_once(tmp_path, monkey
     assert out.count("PNG figures skipped") == 1 and "apt install chromium" in out
 
 
+def test_png_export_turned_off_by_the_environment_says_so(tmp_path, monkeypatch, capsys):
+    fake = tmp_path / "chromium"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("BROWSER_PATH", str(fake))  # a browser is there, and still no PNG
+    monkeypatch.setenv("PAIRLAB_PNG", "0")
+    monkeypatch.setattr(notebook, "_PNG_SKIP_REPORTED", [])
+    assert notebook.png_export() == (False, "PNG export turned off (PAIRLAB_PNG=0)")
+    ctx = notebook.setup("99_example", run_dir=tmp_path / "run", figures_dir=tmp_path / "fig", quiet=True)
+    assert not ctx.save_figure(line_figure(), "line").with_suffix(".png").exists()
+    assert "For PNGs, unset PAIRLAB_PNG." in capsys.readouterr().out
+    monkeypatch.setenv("PAIRLAB_PNG", "1")
+    assert notebook.png_export() == (True, str(fake))
+
+
 def test_a_browser_at_browser_path_is_found(tmp_path, monkeypatch):
     fake = tmp_path / "chromium"
     fake.write_text("#!/bin/sh\n")

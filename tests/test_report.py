@@ -94,6 +94,8 @@ def test_notebook_09_renders_from_the_cpu_metrics_only(tmp_path):
     from test_adaptivity import metrics_for_docs
 
     root = copy_tree(tmp_path)
+    for recorded in (root / "results").glob("*/09_when_adaptivity_pays.*.json"):
+        recorded.unlink()  # the committed reference run's, if any: this test records its own
     metrics = metrics_for_docs(tmp_path / "runs")
     for profile in ("smoke", "cpu"):
         (root / "results" / profile).mkdir(exist_ok=True)
@@ -103,9 +105,10 @@ def test_notebook_09_renders_from_the_cpu_metrics_only(tmp_path):
         section = text[text.index("## When adaptivity pays"):]
         if profile == "smoke":
             assert "Not recorded yet" in section and "seed 0" not in section
-    from pairlab.experiments.adaptivity_findings import findings
+    from pairlab.experiments.adaptivity_findings import findings, headline, verdicts
 
     assert "Profile `cpu`" in section
-    for line in findings(metrics):
+    for line in findings(metrics) + verdicts(metrics):
         assert line in section
+    assert headline(metrics) in report.render("README.md", root)
     assert "| toy | uncertainty | 2 | 80 | 0.480 | 0.430-0.530 | 0.600, 0.360 |" in section  # from the file

@@ -11,7 +11,8 @@ from . import (base, candidate_search, committee, config, diversity, learner, lo
                query_loop, store, strategies)
 from .config import ActiveConfig, schedule
 from .learner import CosineBERTLearner
-from .loop import STAGES, ActiveRun, PrintLog, reliability
+from .log import PrintLog
+from .loop import STAGES, ActiveRun, reliability
 from .queries import QUERY_STRATEGIES, QueryConfig
 from .query_loop import QueryLog, QueryRun
 from .store import load_result, run_folder, run_labels

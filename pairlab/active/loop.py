@@ -48,12 +48,46 @@ from .printlog import PrintLog
 from .store import load_result
 from .strategies import RoundState, Strategy
 
-__all__ = ["ActiveRun", "emit", "finished_run", "reliability", "run_label", "PrintLog", "STAGES"]
+__all__ = ["ActiveRun", "emit", "finished_run", "reliability", "run_label", "STAGES"]
 
 STAGES = ("embed", "search", "select", "annotate", "train", "export", "evaluate")
 
 
-class ActiveRun:
+class RunFolderRun:
+    """What a round loop over a run folder shares (:class:`ActiveRun`, the query loop's
+    ``QueryRun``): run, resume or read back under the folder's lock, and embed shared texts once
+    per model. A subclass has ``config``, ``folder``, ``learner``, ``_embedded`` and the methods
+    ``_run`` and ``_emit``."""
+
+    def run(self) -> dict:
+        """Run (or resume, or read back) the whole run; returns its result. One process at a
+        time works in a run folder: another one asking for the same run waits, then reads it
+        back."""
+        result = self._finished()
+        if result is not None:
+            return result
+        with locked(self.folder / ".lock", on_wait=lambda: self._emit("run_waiting", folder=self.folder)):
+            return self._finished() or self._run()
+
+    def _finished(self) -> dict | None:
+        result = finished_run(self.config, self.folder)
+        if result is not None:
+            self._emit("run_reused", result=result, folder=self.folder)
+        return result
+
+    def _embed(self, model, pool: Pool) -> tuple[np.ndarray, np.ndarray]:
+        """Item embeddings under ``model``; texts the splits share (WikiQA's sentences) are
+        embedded once per model."""
+        if self._embedded[0] is not model:
+            self._embedded = (model, {})
+        cache = self._embedded[1]
+        for texts in (pool.left_texts, pool.right_texts):
+            if id(texts) not in cache:
+                cache[id(texts)] = (texts, self.learner.embed(model, texts))  # texts pin the id
+        return cache[id(pool.left_texts)][1], cache[id(pool.right_texts)][1]
+
+
+class ActiveRun(RunFolderRun):
     """One run of ``config`` on ``pools`` (``train``; ``dev`` and ``test`` for evaluation)."""
 
     def __init__(self, config: ActiveConfig, pools: dict[str, Pool], eval_sets: dict[str, EvalSet],
@@ -73,22 +107,6 @@ class ActiveRun:
         self._embedded = (None, {})
 
     # -- the run ------------------------------------------------------------------------------
-
-    def run(self) -> dict:
-        """Run (or resume, or read back) the whole run; returns its result. One process at a
-        time works in a run folder: another one asking for the same run waits, then reads it
-        back."""
-        result = self._finished()
-        if result is not None:
-            return result
-        with locked(self.folder / ".lock", on_wait=lambda: self._emit("run_waiting", folder=self.folder)):
-            return self._finished() or self._run()
-
-    def _finished(self) -> dict | None:
-        result = finished_run(self.config, self.folder)
-        if result is not None:
-            self._emit("run_reused", result=result, folder=self.folder)
-        return result
 
     def _run(self) -> dict:
         store.write_config(self.folder, to_json(self.config.to_dict()))
@@ -216,17 +234,6 @@ class ActiveRun:
         with _Stages(self, i)("train"):
             return self.learner.train(self.pool, ids[labels >= 0], labels[labels >= 0], round=i)
 
-    def _embed(self, model, pool: Pool) -> tuple[np.ndarray, np.ndarray]:
-        """Item embeddings under ``model``; texts the splits share (WikiQA's sentences) are
-        embedded once per model."""
-        if self._embedded[0] is not model:
-            self._embedded = (model, {})
-        cache = self._embedded[1]
-        for texts in (pool.left_texts, pool.right_texts):
-            if id(texts) not in cache:
-                cache[id(texts)] = (texts, self.learner.embed(model, texts))  # texts pin the id
-        left = cache[id(pool.left_texts)][1]
-        return left, cache[id(pool.right_texts)][1]
 
     def _embeddings(self, model) -> tuple[np.ndarray, np.ndarray]:
         """The training pool's item embeddings under ``model`` (None: the pretrained encoder)."""

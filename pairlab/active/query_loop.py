@@ -29,10 +29,11 @@ from ..evaluation.strata import EvalSet, evaluate
 from ..io import to_json, write_atomic, write_json
 from ..models.scoring import CosineScorer
 from ..models.training import default_device, quiet_progress
-from ..tempfiles import locked, remove_stale
+from ..tempfiles import remove_stale
 from . import store
 from .learner import CosineBERTLearner
-from .loop import _Stages
+from .log import PrintLog
+from .loop import RunFolderRun, _Stages
 from .queries import QueryConfig, QueryState, RandomQuestions
 
 __all__ = ["QueryRun", "QueryLog", "COST_STAGES"]
@@ -40,7 +41,7 @@ __all__ = ["QueryRun", "QueryLog", "COST_STAGES"]
 COST_STAGES = ("embed", "select", "annotate", "train")  # what collecting the data costs (not evaluate)
 
 
-class QueryRun:
+class QueryRun(RunFolderRun):
     """One query-level run of ``config`` on ``pools`` (``train``, ``test``), measured on the
     test split's all-pairs strata ``eval_set`` and its rankings."""
 
@@ -58,21 +59,6 @@ class QueryRun:
         self.strategy, self.first = config.make_strategy(), RandomQuestions()
         self.callbacks = list(callbacks)
         self._embedded = (object(), {})  # (model, {id(texts): (texts, embeddings)})
-
-    def run(self) -> dict:
-        """Run (or resume, or read back) the whole run; returns its result."""
-        result = self._finished()
-        if result is not None:
-            return result
-        with locked(self.folder / ".lock", on_wait=lambda: self._emit("run_waiting", folder=self.folder)):
-            return self._finished() or self._run()
-
-    def _finished(self) -> dict | None:
-        result = store.load_result(self.folder)
-        if result is not None and result["config"] == to_json(self.config.to_dict()):
-            self._emit("run_reused", result=result, folder=self.folder)
-            return result
-        return None
 
     def _run(self) -> dict:
         store.write_config(self.folder, to_json(self.config.to_dict()))
@@ -173,16 +159,6 @@ class QueryRun:
             return self.learner.pretrained_embeddings(self.pool)
         return self._embed(model, self.pool)
 
-    def _embed(self, model, pool: Pool) -> tuple[np.ndarray, np.ndarray]:
-        """Item embeddings under ``model``; texts the splits share (WikiQA's sentences) are
-        embedded once per model."""
-        if self._embedded[0] is not model:
-            self._embedded = (model, {})
-        cache = self._embedded[1]
-        for texts in (pool.left_texts, pool.right_texts):
-            if id(texts) not in cache:
-                cache[id(texts)] = (texts, self.learner.embed(model, texts))  # texts pin the id
-        return cache[id(pool.left_texts)][1], cache[id(pool.right_texts)][1]
 
     def _emit(self, event: str, **payload) -> None:
         for callback in self.callbacks:
@@ -207,18 +183,13 @@ def _check_picked(state: QueryState, picked: np.ndarray, n: int, strategy) -> No
         raise RuntimeError(f"{where} returned a question already annotated or without a relevant item")
 
 
-class QueryLog:
-    """A callback printing one line per round: what a papermill log or a terminal shows."""
+class QueryLog(PrintLog):
+    """:class:`~.log.PrintLog` with a query run's round line: questions, assessments, pairs and
+    the test ranking metrics."""
 
-    def __call__(self, event: str, **p) -> None:
-        who = f"{p['task']}/{p['strategy']}/seed {p['seed']}"
-        if event == "run_reused":
-            print(f"{who}: finished earlier, read back from {p['folder'].name}")
-        elif event == "run_started" and p["resumed"]:
-            print(f"{who}: resuming after round {p['resumed']} of {len(p['schedule'])}")
-        elif event == "round_finished":
-            r = p["record"]
-            test = r["test"]
-            print(f"{who} round {r['round']}: {r['n_questions']} questions, "
-                  f"{sum(r['assessments'])} assessments this round, {r['labels']:,} pairs; test "
-                  f"nDCG {test['ndcg']:.3f}, MRR {test['mrr']:.3f}, AP {test['ap']:.3f}")
+    @staticmethod
+    def round_line(r: dict) -> str:
+        test = r["test"]
+        return (f"{r['n_questions']} questions, {sum(r['assessments'])} assessments this round, "
+                f"{r['labels']:,} pairs; test nDCG {test['ndcg']:.3f}, MRR {test['mrr']:.3f}, "
+                f"AP {test['ap']:.3f}")

@@ -24,7 +24,7 @@ from ..evaluation.strata import EvalSet
 from ..io import CorruptFileError, read_json, to_json, write_atomic, write_json
 from .config import ActiveConfig
 
-__all__ = ["run_folder", "load_result", "run_labels", "write_config", "resume", "save_batch",
+__all__ = ["run_folder", "load_result", "run_labels", "round_ids", "write_config", "resume", "save_batch",
            "write_labels_csv", "append_batch", "empty_labels", "model_path", "drop_models",
            "compare_runs", "RunFolderError"]
 
@@ -95,6 +95,15 @@ def run_labels(folder) -> tuple[np.ndarray, np.ndarray]:
                          f"({result['positives_found']})")
     answered = labels >= 0
     return ids[answered], labels[answered]
+
+
+def round_ids(folder) -> list[np.ndarray]:
+    """The pair ids each round of a finished run labelled, in round order."""
+    folder = Path(folder)
+    result = load_result(folder)
+    if result is None:
+        raise FileNotFoundError(f"{folder} holds no finished run (no result.json)")
+    return [_read_batch(folder, i)["ids"] for i in range(1, len(result["records"]) + 1)]
 
 
 def empty_labels():

@@ -10,14 +10,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from pathlib import Path
+
 from ..active.config import ActiveConfig
+from ..active.store import round_ids
 from .budget import separation_budget
 from .encoders import GAP
 from .records import efficiency_summary
 from .sweeps import Variant, for_task, prepare_active, scale
 
 __all__ = ["EXPERIMENT_TASKS", "BUDGET_STRATEGIES", "prepare", "budget_groups", "regime",
-           "separation", "recall_frame", "adaptivity_metrics"]
+           "separation", "recall_frame", "overlap_frame", "adaptivity_metrics"]
 
 EXPERIMENT_TASKS = {"budget": "wikiqa", "encoder": "qqp"}  # with dataset "all"
 BUDGET_STRATEGIES = ("uncertainty", "static_retrieval", "adaptive_retrieval", "random_candidates")
@@ -112,16 +115,40 @@ def recall_frame(results: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+def overlap_frame(results: dict, root, a: str = GAP[0], b: str = GAP[1]) -> pd.DataFrame:
+    """Do two strategies ask for different pairs at all? Per task, run of ``a`` (a run label
+    naming ``a``, e.g. ``"uncertainty"`` or ``"uncertainty, 2 layers"``) and seed, after each
+    round: the share of the labels ``a`` collected so far that the matching run of ``b`` (the
+    same label with ``b`` for ``a``) collected by the same round. Near 1, the two label nearly
+    the same pairs and no criterion can make one beat the other. Run folders are read from
+    ``root/<task>/``."""
+    rows = []
+    for (task, label, seed), result in results.items():
+        other = results.get((task, label.replace(a, b, 1), seed))
+        if not label.startswith(a) or other is None:
+            continue
+        ours, theirs = (round_ids(Path(root) / task / r["folder"]) for r in (result, other))
+        mine, both = np.empty(0, np.int64), np.empty(0, np.int64)
+        for i, (x, y) in enumerate(zip(ours, theirs), start=1):
+            mine, both = np.union1d(mine, x), np.union1d(both, y)
+            rows.append({"task": task, "strategy": label, "seed": seed, "round": i, "labels": len(mine),
+                         "overlap": len(np.intersect1d(mine, both, assume_unique=True)) / max(len(mine), 1)})
+    return pd.DataFrame(rows, columns=["task", "strategy", "seed", "round", "labels", "overlap"])
+
+
 def adaptivity_metrics(curves: pd.DataFrame, regime_frame: pd.DataFrame, efficiency_frame: pd.DataFrame,
                        separation_frame: pd.DataFrame, zero: pd.DataFrame, table: pd.DataFrame,
-                       trend: pd.DataFrame, recall) -> dict:
+                       trend: pd.DataFrame, recall, overlap=None) -> dict:
     """Notebook 09's metrics file: ``budget`` (per task and strategy: labels, dev AP as mean,
     interval and per seed, positive share), ``regime``, ``efficiency``, ``separation``,
     ``encoder`` (per depth: zero-shot AP, static precision, each strategy's test AP per budget
     and the gap), ``encoder_trend`` and ``candidate_recall`` (per task and run label: the
-    mean over seeds per round; ``recall`` is a :func:`recall_frame` or a list of them). NaN is
-    written as null."""
-    recall = pd.concat(recall, ignore_index=True) if isinstance(recall, (list, tuple)) else recall
+    mean over seeds per round; ``recall`` is a :func:`recall_frame` or a list of them) and
+    ``overlap`` (per task and run of uncertainty sampling: labels and the share static retrieval
+    also collected after each round, mean and per seed; ``overlap``: an :func:`overlap_frame`
+    or a list of them). NaN is written as null."""
+    recall, overlap = (pd.concat(f, ignore_index=True) if isinstance(f, (list, tuple)) else f
+                       for f in (recall, overlap))
     return _plain({
         "budget": {task: _budget_curves(frame) for task, frame in curves.groupby("task", sort=False)},
         "regime": {task: {"positives": row["train positives"], "labels": row["labels"], "rounds": row["rounds"],
@@ -135,7 +162,19 @@ def adaptivity_metrics(curves: pd.DataFrame, regime_frame: pd.DataFrame, efficie
         "candidate_recall": {task: {name: rows.groupby("round")["candidate_recall"].mean().tolist()
                                     for name, rows in part.groupby("strategy", sort=False)}
                              for task, part in recall.groupby("task", sort=False)},
+        "overlap": {} if overlap is None else _overlap(overlap),
     })
+
+
+def _overlap(frame: pd.DataFrame) -> dict:
+    out: dict = {}
+    for (task, label), rows in frame.groupby(["task", "strategy"], sort=False):
+        per_seed = rows.pivot_table(index="seed", columns="round", values="overlap")
+        out.setdefault(task, {})[label] = {
+            "labels": rows.groupby("round")["labels"].mean().tolist(),
+            "mean": per_seed.mean().tolist(), "seeds": per_seed.index.tolist(),
+            "per_seed": per_seed.values.tolist()}
+    return out
 
 
 def _budget_curves(frame: pd.DataFrame) -> dict:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-__all__ = ["findings", "budget_findings", "encoder_findings", "recall_findings", "budget_table",
+__all__ = ["findings", "verdicts", "headline", "budget_findings", "encoder_findings", "recall_findings",
+           "overlap_findings", "budget_table",
            "efficiency_table", "encoder_summary"]
 
 A, B = "uncertainty", "static_retrieval"
@@ -14,7 +15,61 @@ A, B = "uncertainty", "static_retrieval"
 
 def findings(metrics: dict) -> list[str]:
     """Every finding of a notebook-09 metrics file, one line each."""
-    return budget_findings(metrics) + encoder_findings(metrics) + recall_findings(metrics)
+    return (budget_findings(metrics) + encoder_findings(metrics) + recall_findings(metrics)
+            + overlap_findings(metrics))
+
+
+def verdicts(metrics: dict) -> list[str]:
+    """Each prediction judged from the metrics file, a sentence each. The budget regime *held*
+    on a task where uncertainty sampling's final dev AP is higher on every seed and the mean
+    curves' intervals separate, *held in part* where it is higher on most seeds; the encoder
+    prediction held at a budget where the gap is larger at the weakest encoder than at the
+    strongest on every seed and Spearman's rho is negative, in part where it is larger on some
+    seeds."""
+    out = []
+    for task, curves in metrics.get("budget", {}).items():
+        if A not in curves or B not in curves:
+            continue
+        ours, theirs = _finals(curves[A]), _finals(curves[B])
+        seeds = [s for s in ours if s in theirs and None not in (ours[s], theirs[s])]
+        wins = sum(ours[s] > theirs[s] for s in seeds)
+        above = metrics.get("separation", {}).get(task, {}).get("mean", {}).get(f"{A} above from")
+        factor = metrics.get("efficiency", {}).get(task, {}).get("factor_mean")
+        regime = metrics.get("regime", {}).get(task, {})
+        verdict = ("held" if seeds and wins == len(seeds) and above is not None else
+                   "held in part" if wins > len(seeds) / 2 else "did not hold")
+        out.append(f"The budget regime on {task} ({regime.get('labels_per_positive', float('nan')):.1f} labels "
+                   f"per positive) {verdict}: uncertainty sampling's final dev AP is above static "
+                   f"retrieval's on {wins} of {len(seeds)} seeds, "
+                   + (f"its 95% interval above from {above:,.0f} labels" if above is not None
+                      else "the mean curves' 95% intervals never separate")
+                   + (f", data-efficiency factor {factor:.2f}x." if factor is not None else "."))
+    for labels, trend in metrics.get("encoder_trend", {}).items():
+        rho, diff = trend["spearman rho"], trend["weakest minus strongest"]
+        per_seed = [d for d in trend["per seed"] if d is not None]
+        grows = sum(d > 0 for d in per_seed)
+        verdict = ("held" if per_seed and grows == len(per_seed) and rho is not None and rho < 0 else
+                   "held in part" if grows else "did not hold")
+        out.append(f"The starting-encoder prediction at {int(labels):,} labels {verdict}: the gap at the "
+                   f"weakest encoder ({trend['weakest']} layers) minus at the strongest ({trend['strongest']}) "
+                   f"is {diff:+.3f}, positive on {grows} of {len(per_seed)} seeds; Spearman rho "
+                   + ("n/a" if rho is None else f"{rho:+.2f}") + f" over {trend['encoders']} encoders.")
+    return out
+
+
+def headline(metrics: dict) -> str:
+    """The README's sentence on the paper's headline claim: the verdicts' first clauses, and
+    how much of uncertainty sampling's data static retrieval also collected."""
+    parts = [line.split(":")[0] for line in verdicts(metrics)]
+    shares = [f"{entry['mean'][-1]:.0%} on {task}" for task, by_run in metrics.get("overlap", {}).items()
+              for label, entry in by_run.items() if label == A]
+    parts = parts[:1] + [p[0].lower() + p[1:] for p in parts[1:]]
+    return "; ".join(parts) + "." + (f" Of uncertainty sampling's labels, static retrieval also "
+                                     f"collected {' and '.join(shares)}." if shares else "")
+
+
+def _finals(curve: dict) -> dict:
+    return dict(zip(curve["dev_ap"]["seeds"], (row[-1] for row in curve["dev_ap"]["per_seed"])))
 
 
 def budget_findings(metrics: dict) -> list[str]:
@@ -35,8 +90,7 @@ def budget_findings(metrics: dict) -> list[str]:
 
 
 def _final_by_seed(a: dict, b: dict) -> str:
-    ours = dict(zip(a["dev_ap"]["seeds"], (row[-1] for row in a["dev_ap"]["per_seed"])))
-    theirs = dict(zip(b["dev_ap"]["seeds"], (row[-1] for row in b["dev_ap"]["per_seed"])))
+    ours, theirs = _finals(a), _finals(b)
     parts = [f"seed {s} {ours[s]:.3f} vs {theirs[s]:.3f} ({ours[s] - theirs[s]:+.3f})"
              for s in ours if s in theirs and None not in (ours[s], theirs[s])]
     wins = sum(ours[s] > theirs[s] for s in ours if s in theirs and None not in (ours[s], theirs[s]))
@@ -102,6 +156,17 @@ def recall_findings(metrics: dict) -> list[str]:
         parts = [f"{name} {values[0]:.0%} -> {values[-1]:.0%}" for name, values in known.items() if values]
         if parts:
             lines.append(f"candidate recall, {task} (first -> last round): " + "; ".join(parts))
+    return lines
+
+
+def overlap_findings(metrics: dict) -> list[str]:
+    lines = []
+    for task, by_run in metrics.get("overlap", {}).items():
+        for label, entry in by_run.items():
+            seeds = ", ".join(f"seed {s} {row[-1]:.0%}" for s, row in zip(entry["seeds"], entry["per_seed"])
+                              if row[-1] is not None)
+            lines.append(f"{task}, {label}: of its {entry['labels'][-1]:,.0f} labels, static retrieval also "
+                         f"collected {entry['mean'][-1]:.0%} ({seeds})")
     return lines
 
 

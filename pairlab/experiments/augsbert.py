@@ -26,7 +26,7 @@ from ..evaluation import heuristic
 from ..evaluation.strata import evaluate
 from ..models.cosinebert import CosineBERT
 from .baselines import model_id, sample_pairs, stated_pairs, train_or_load, train_settings
-from .records import judge
+from .records import judge, seed_means
 from .sweeps import COLLAPSED_SPREAD, for_task
 
 __all__ = ["GOLD_SOURCES", "ROWS", "AugSBERT", "gold_set", "collected_labels", "dev_threshold",
@@ -309,21 +309,9 @@ def augsbert_metrics(runs: dict) -> dict:
 
 
 def _summary(seeded: list) -> dict:
-    entry = {"seeds": [int(s) for s, _ in seeded], "per_seed": {}}
-    for name in FIELDS + ("label_seconds", "pairs_per_second", "threshold", "silver_logit_std",
-                          "collapsed", "seconds"):
-        values = [m.get(name) for _, m in seeded]
-        if all(v is None for v in values):
-            continue
-        entry["per_seed"][name] = values
-        present = [v for v in values if v is not None]
-        if isinstance(present[0], (list, tuple)):
-            entry[name] = [float(np.mean([v[i] for v in present])) for i in range(len(present[0]))]
-        elif isinstance(present[0], (int, float, np.number)):
-            entry[name] = float(np.mean(present))
-            if len(present) > 1:
-                entry[f"{name}_std"] = float(np.std(present, ddof=1))
-    return entry
+    return seed_means(seeded, FIELDS + ("label_seconds", "pairs_per_second", "threshold",
+                                        "silver_logit_std", "collapsed", "seconds"),
+                      skip_absent=True)
 
 
 def augsbert_table(metrics: dict, task: str):

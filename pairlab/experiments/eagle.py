@@ -30,7 +30,7 @@ from ..models.cosinebert import CosineBERT
 from ..models.embed import embed_pool
 from ..models.scoring import CosineScorer
 from .baselines import model_id, sample_pairs, stated_pairs, train_or_load
-from .records import judge
+from .records import judge, seed_means
 
 __all__ = ["CASE_STRATEGIES", "CASE_ROWS", "case_task", "split_by_error", "auc", "CaseStudy", "case_metrics",
            "case_table", "case_annotators", "run_case_study", "findings", "llm_section"]
@@ -178,15 +178,7 @@ def case_metrics(runs: dict) -> dict:
     out: dict = {}
     for annotation, by_row in grouped.items():
         for row, seeded in by_row.items():
-            entry = {"seeds": [int(s) for s, _ in seeded], "per_seed": {}}
-            for name in seeded[0][1]:
-                values = [m.get(name) for _, m in seeded]
-                entry["per_seed"][name] = values
-                present = [v for v in values if v is not None]
-                entry[name] = float(np.mean(present)) if present else None  # None: no seed had one
-                if len(present) > 1:
-                    entry[f"{name}_std"] = float(np.std(present, ddof=1))
-            out.setdefault(annotation, {})[row] = entry
+            out.setdefault(annotation, {})[row] = seed_means(seeded)
     return out
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .records import judge
+from .records import judge, seed_means
 from .sweeps import Variant
 
 __all__ = ["NOISE_STRATEGIES", "noise_name", "noise_spec", "noise_variants", "noise_metrics",
@@ -72,19 +72,7 @@ def noise_metrics(results: dict) -> dict:
 
 
 def _mean(seeded: list) -> dict:
-    rows = [row for _, row in seeded]
-    out = {"seeds": [int(s) for s, _ in seeded], "per_seed": {k: [r[k] for r in rows] for k in rows[0]}}
-    for key in rows[0]:
-        values = [r[key] for r in rows if r[key] is not None]
-        if not values:
-            out[key] = None
-        elif isinstance(values[0], (list, tuple)):
-            out[key] = [float(np.mean([v[i] for v in values])) for i in range(len(values[0]))]
-        else:
-            out[key] = float(np.mean(values))
-            if len(values) > 1 and key in ("ap", "p_at_r20", "annotator_accuracy"):
-                out[f"{key}_std"] = float(np.std(values, ddof=1))
-    return out
+    return seed_means(seeded, std_of=("ap", "p_at_r20", "annotator_accuracy"))
 
 
 def noise_table(by_noise: dict):

@@ -7,7 +7,7 @@ import pandas as pd
 
 from ..active.loop import STAGES
 
-__all__ = ["summarise", "spread", "judge", "seed_set_means", "efficiency_summary", "ablation_metrics",
+__all__ = ["summarise", "spread", "seed_means", "judge", "seed_set_means", "efficiency_summary", "ablation_metrics",
            "budget_metrics"]
 
 
@@ -43,6 +43,33 @@ def _summary(runs) -> dict:
 def spread(values) -> dict:
     values = [float(v) for v in values]
     return {"mean": float(np.mean(values)), "std": float(np.std(values)), "per_seed": values}
+
+
+def seed_means(seeded: list, names=None, *, std_of=None, skip_absent: bool = False) -> dict:
+    """One row of a per-seed experiment (notebooks 06 and 07) as ``{"seeds", "per_seed": {name:
+    [value per seed]}, name: mean, f"{name}_std": sample std}`` from ``[(seed, {name: value})]``.
+
+    ``names``: the fields, in order (default: the first row's). A seed's ``None`` is left out of
+    the mean; a field no seed has is ``None`` (or left out entirely with ``skip_absent``). Lists
+    are averaged element-wise, numbers get a std (ddof 1) when two or more seeds have one, for
+    every field or only those in ``std_of``; other values are kept per seed only."""
+    rows = [row for _, row in seeded]
+    out: dict = {"seeds": [int(s) for s, _ in seeded], "per_seed": {}}
+    for name in (list(rows[0]) if names is None else names):
+        values = [row.get(name) for row in rows]
+        present = [v for v in values if v is not None]
+        if not present and skip_absent:
+            continue
+        out["per_seed"][name] = values
+        if not present:
+            out[name] = None
+        elif isinstance(present[0], (list, tuple)):
+            out[name] = [float(np.mean([v[i] for v in present])) for i in range(len(present[0]))]
+        elif isinstance(present[0], (int, float, np.number)):
+            out[name] = float(np.mean(present))
+            if len(present) > 1 and (std_of is None or name in std_of):
+                out[f"{name}_std"] = float(np.std(present, ddof=1))
+    return out
 
 
 def judge(a: dict, b: dict, key: str) -> str:

@@ -242,7 +242,7 @@ def test_09_budget_regime_curves_factor_and_separation():
     metrics = load("09_when_adaptivity_pays")
     config = json.loads((RUN / "09_when_adaptivity_pays.config.json").read_text())
     assert set(metrics) == {"budget", "regime", "efficiency", "separation", "encoder", "encoder_trend",
-                            "candidate_recall"}
+                            "candidate_recall", "overlap"}
     task = "wikiqa" if config["dataset"] == "all" else config["dataset"]
     budgets = budgets_of(config, config["budget_n1"], config["budget_rounds"])
     curves = metrics["budget"][task]
@@ -325,6 +325,21 @@ def test_09_candidate_recall_for_every_candidate_strategy_and_round():
         assert len(recall[encoder_task][name]) == max(config["encoder_rounds"])
     for values in (v for by_task in recall.values() for v in by_task.values()):
         assert all(v is None or 0.0 <= v <= 1.0 for v in values)
+
+
+def test_09_overlap_per_seed_and_round_starts_at_the_shared_first_batch():
+    metrics = load("09_when_adaptivity_pays")
+    config = json.loads((RUN / "09_when_adaptivity_pays.config.json").read_text())
+    budget_task, encoder_task = ("wikiqa", "qqp") if config["dataset"] == "all" else (config["dataset"],) * 2
+    budget = metrics["overlap"][budget_task]["uncertainty"]
+    assert budget["seeds"] == config["budget_seeds"]
+    assert budget["labels"] == budgets_of(config, config["budget_n1"], config["budget_rounds"])
+    expected = {f"uncertainty, {n} layers" for n in config["encoder_layers"]}
+    assert expected <= set(metrics["overlap"][encoder_task])
+    for entry in (e for by_task in metrics["overlap"].values() for e in by_task.values()):
+        assert all(row[0] == 1.0 for row in entry["per_seed"])  # round 1 is static retrieval's batch
+        assert all(0.0 <= v <= 1.0 for row in entry["per_seed"] for v in row)
+        assert entry["mean"] == pytest.approx(np.mean(entry["per_seed"], axis=0).tolist())
 
 
 @pytest.mark.parametrize("notebook", sorted(p.name for p in RUN.glob("[0-9][0-9]_*.ipynb")))
