@@ -44,7 +44,6 @@ from ..tempfiles import locked, remove_stale
 from . import store
 from .config import ActiveConfig
 from .learner import CosineBERTLearner
-from .printlog import PrintLog
 from .store import load_result
 from .strategies import RoundState, Strategy
 
