@@ -21,12 +21,12 @@ export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
 install: $(VENV)/.installed
 
-# The venv, pairlab (editable) with notebook, LLM, test and Ray extras at pinned versions, and a
+# The venv, pairlab (editable) with notebook, LLM, test, Ray and ONNX Runtime extras at pinned versions, and a
 # Jupyter kernel named `pairlab` inside the venv that papermill, nbval and JupyterLab use.
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[model,notebooks,llm,test,ray]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[model,notebooks,llm,test,ray,onnx]'
 	$(BIN)/python -m ipykernel install --sys-prefix --name pairlab --display-name "Python (pairlab)"
 	touch $@
 
@@ -91,10 +91,13 @@ test-reliability: install
 		$(BIN)/python -m pytest -q -p no:cacheprovider tests/reliability
 	$(BIN)/python -m pairlab.report
 
-# pairlab against sentence-transformers' own tools and the machine's matmul rate; prints a
-# table and writes benchmarks/results/<profile>-<host>.json. Not a test: no thresholds.
+# pairlab against sentence-transformers' own tools and the machine's matmul rate, and the
+# inference backends (torch, ONNX Runtime float32 and int8) side by side; prints a table and
+# writes benchmarks/results/<profile>-<host>.json. Not a test: no thresholds. Run it on a quiet
+# machine. BENCH_ARGS=--inference-only: only the backend rows and the round before/after.
+BENCH_ARGS ?=
 bench: install
-	$(BIN)/python benchmarks/bench.py --profile $(PROFILE)
+	$(BIN)/python benchmarks/bench.py --profile $(PROFILE) $(BENCH_ARGS)
 
 # The local Ray backend against the sequential one on a 4-run sweep (notebook 03's settings under
 # BENCH_RAY_PROFILE, QQP, 2 strategies x 2 seeds); writes benchmarks/results/ray/<profile>-<host>.json,

@@ -55,6 +55,7 @@ near_m = 50                       # m: pretrained neighbours per left item, form
 n_random = 200_000                # |D_rand|: uniform random negatives outside D_near
 n_boot = 500                      # bootstrap replicates for the 95% intervals
 model = None                      # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
+inference_backend = "torch"       # forward passes on "torch", "onnx" (ONNX Runtime, float32) or "onnx-int8"; $PAIRLAB_INFERENCE_BACKEND overrides
 max_seq_length = 128              # word pieces per text, as in the paper
 exact_check = True                # also score every dev pair, to check the estimator
 growth_sizes = [100, 300, 1000, 2000, 4000]  # training-split sizes for the growth figure

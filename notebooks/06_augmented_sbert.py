@@ -61,6 +61,7 @@ fractions = [0.5, 0.25, 0.25]     # QQP train/dev/test shares of questions
 max_items = {"qqp": {"train": 1000, "dev": 500, "test": 500},
              "wikiqa": {"train": 100, "dev": 126, "test": 100}}  # notebook 03's pools
 model = None                      # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
+inference_backend = "torch"       # forward passes on "torch", "onnx" (ONNX Runtime, float32) or "onnx-int8"; $PAIRLAB_INFERENCE_BACKEND overrides
 max_seq_length = 128              # word pieces per input
 n1 = 32                           # notebook 03's settings, to find its run folders
 rounds = {"qqp": 3, "wikiqa": 3}

@@ -62,6 +62,7 @@ fractions = [0.5, 0.25, 0.25]     # QQP train/dev/test shares of questions
 max_items = {"qqp": {"train": 1000, "dev": 20, "test": 500},
              "wikiqa": {"train": 200, "dev": 10, "test": 150}}  # left items per split (dev is not used here)
 model = None                      # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
+inference_backend = "torch"       # forward passes on "torch", "onnx" (ONNX Runtime, float32) or "onnx-int8"; $PAIRLAB_INFERENCE_BACKEND overrides
 max_seq_length = 128              # word pieces per input
 questions_per_round = {"qqp": 20, "wikiqa": 10}  # questions annotated per round (the paper: 5k samples)
 query_rounds = 5                  # rounds: sizes questions_per_round x 1..query_rounds

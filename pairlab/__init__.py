@@ -5,7 +5,8 @@ The package is drawn in layers; a module imports only from its own layer or the 
 ``io``, ``paths``   raw readers, JSON out; where data, cache and runs live
 ``data``           pair ids (``pairs``), tasks and pools (``loaders``), the paper's numbers (``paper``)
 ``models``         encoder and cached embeddings (``embed``), ``training``, ``cosinebert``,
-                   ``concatbert``, ``scoring`` (cosine of fixed embeddings)
+                   ``concatbert``, ``scoring`` (cosine of fixed embeddings), ``inference``
+                   (forward passes on torch or ONNX Runtime)
 ``evaluation``     all-pairs strata (``strata``), the estimator (``metrics``), faiss neighbour
                    pairs (``candidates``), balanced-data metrics (``heuristic``), ``stats``
 ``annotators``     who answers a label request: the exact and noisy ``oracles``, a trained

@@ -85,6 +85,8 @@ def setup(notebook: str, namespace: dict | None = None, *, path=None, quiet: boo
     parameters (for scripts and tests)."""
     if namespace is not None:
         params = {**parameters(notebook, namespace, path=path), **params}
+    if "inference_backend" in params:  # what ran is recorded: $PAIRLAB_INFERENCE_BACKEND wins
+        params["inference_backend"] = _inference(params["inference_backend"], quiet)
     root = project_root()
     run_dir = params.get("run_dir") or "runs/interactive"
     figures_dir = params.get("figures_dir") or "figures/interactive"
@@ -100,6 +102,16 @@ def setup(notebook: str, namespace: dict | None = None, *, path=None, quiet: boo
               f"torch {torch.__version__} on {device}, {os.cpu_count()} cpu(s)")
         print(f"  run folder: {shown(ctx.run_dir, root)}; figures: {shown(ctx.figures_dir, root)}")
     return ctx
+
+
+def _inference(chosen: str, quiet: bool) -> str:
+    """Put the notebook's ``inference_backend`` in force for this process; the one in force."""
+    from .models.inference import ENV, use
+
+    running = use(chosen)
+    if running != chosen and not quiet:
+        print(f"  inference backend: {running} (${ENV} overrides the parameter's {chosen!r})")
+    return running
 
 
 _PNG_SKIP_REPORTED = []

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .paths import project_root
 
-__all__ = ["DOCUMENTS", "PROFILE_ORDER", "bench_table", "collect", "default_profile", "load_bench",
+__all__ = ["DOCUMENTS", "PROFILE_ORDER", "bench_table", "collect", "default_profile", "find_row", "load_bench",
            "load_reliability", "load_results", "load_timings", "markdown_table", "profile_purposes", "render", "stale",
            "timing_cell"]
 
@@ -162,7 +162,8 @@ def bench_table(results: dict) -> str:
     for r in results["rows"]:
         if "speed_ratio" not in r:
             stages = ", ".join(f"{k} {v:.1f} s" for k, v in r["seconds"].items())
-            rounds.append(f"One active-learning round of the {results['profile']} profile (QQP, "
+            on = f" on {r['backend']}" if "backend" in r else ""
+            rounds.append(f"One active-learning round of the {results['profile']} profile{on} (QQP, "
                           f"{r['items']:,} items, uncertainty, round 2, {r['labels']} labels): "
                           f"{stages}; peak RSS {r['peak_rss_mb'] / 1024:.1f} GB.")
             continue
@@ -171,12 +172,21 @@ def bench_table(results: dict) -> str:
     return "\n".join(lines + [""] + rounds)
 
 
-def bench_row(results: dict, start: str) -> dict:
-    """The row of a benchmark results file whose name starts with ``start``."""
+def bench_row(results: dict, start: str, **fields) -> dict:
+    """The row of a benchmark results file whose name starts with ``start`` (and whose
+    ``fields`` have these values)."""
+    found = find_row(results, start, **fields)
+    if found is None:
+        raise KeyError(f"no benchmark row starting {start!r} in the {results['profile']} results")
+    return found
+
+
+def find_row(results: dict, start: str, **fields) -> dict | None:
+    """:func:`bench_row`, or None where the results have no such row (an older results file)."""
     for r in results["rows"]:
-        if r["row"].startswith(start):
+        if r["row"].startswith(start) and all(r.get(k) == v for k, v in fields.items()):
             return r
-    raise KeyError(f"no benchmark row starting {start!r} in the {results['profile']} results")
+    return None
 
 
 def seconds(s: float) -> str:
@@ -191,6 +201,15 @@ def seconds(s: float) -> str:
 
 
 def _bench_notes(r: dict) -> str:
+    if "backend" in r and "texts_per_s" in r:  # an encoding row on another inference backend
+        return (f"{r['texts_per_s']:.0f} texts/s (torch {r['torch_texts_per_s']:.0f}), "
+                f"{r['hardware_share']:.0%} of the measured matmul rate (torch "
+                f"{r['torch_hardware_share']:.0%}); parity: 1 - cosine at most {r['cosine_gap']:.1e}; "
+                f"export {r['export_s']:.1f} s once per model")
+    if "backend" in r and "pairs_per_s" in r:
+        return (f"{r['pairs_per_s']:.0f} pairs/s (torch {r['torch_pairs_per_s']:.0f}); parity: "
+                f"largest logit difference {r['max_logit_diff']:.1e}, 1 - cosine "
+                f"{r['cosine_gap']:.1e}; export {r['export_s']:.1f} s once per model")
     if "identical_share" in r:
         return f"identical pairs: {r['identical_share']:.3%}; {r['pairs']:,} pairs"
     if "texts_per_s" in r:
@@ -289,7 +308,8 @@ def render(document: str, root: Path | None = None) -> str:
     return template.render(**readme,
                            timing_cell=lambda p: timing_cell(timings, p), timing_phrase=timing_phrase,
                            results=results, bench=bench, reference=lambda nb: reference(results, nb),
-                           bench_table=bench_table, row=bench_row, profile_order=PROFILE_ORDER, paper=paper,
+                           bench_table=bench_table, row=bench_row, find_row=find_row,
+                           profile_order=PROFILE_ORDER, paper=paper,
                            experiments=experiments, baselines=baselines, frame=_frame,
                            reliability=reliability, ray_bench=ray_bench,
                            strategies_of=lambda m: {t: v["strategies"] for t, v in m.items()})

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..data.loaders import Pool
 from ..models.embed import embed_pool, model_fingerprint, text_digest
+from ..models.inference import for_inference
 from ..models.truncate import truncated_model
 from ..paths import cache_dir
 from ..io import write_atomic
@@ -85,6 +86,11 @@ class CosineBERTLearner:
     @staticmethod
     def embed(model, texts) -> np.ndarray:
         return model.embed(texts, show_progress=False, cache_key=model.cache_key)
+
+    @staticmethod
+    def prepare(model) -> None:
+        """Export ``model``'s encoder for the inference backend in force (once per weights)."""
+        for_inference(model.encoder)
 
     @staticmethod
     def save(model, path: Path) -> None:

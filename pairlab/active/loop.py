@@ -37,6 +37,7 @@ from ..data.pairs import isin_sorted
 from ..evaluation.candidates import candidate_recall
 from ..evaluation.strata import EvalSet, evaluate
 from ..io import to_json, write_json
+from ..models.inference import backend
 from ..models.scoring import CosineScorer
 from ..models.training import quiet_progress
 from ..tempfiles import locked, remove_stale
@@ -48,7 +49,7 @@ from .strategies import RoundState, Strategy
 
 __all__ = ["ActiveRun", "emit", "finished_run", "reliability", "run_label", "STAGES"]
 
-STAGES = ("embed", "search", "select", "annotate", "train", "evaluate")
+STAGES = ("embed", "search", "select", "annotate", "train", "export", "evaluate")
 
 
 class RunFolderRun:
@@ -159,6 +160,7 @@ class ActiveRun(RunFolderRun):
                 model = self.learner.train(self.pool, all_ids[answered], all_labels[answered], round=i)
             if getattr(model, "cache_key", None):  # trained or loaded as a shared seed-round model
                 record["shared_model"] = model.cache_key
+            self._prepare(model, stages, record)
             with stages("evaluate"):
                 record["dev"] = self._evaluate(model, "dev")
             shutil.rmtree(store.model_path(self.folder, i), ignore_errors=True)  # a crash's leftover
@@ -168,6 +170,16 @@ class ActiveRun(RunFolderRun):
         write_json(self.folder / "rounds" / f"round_{i:02d}.json", record)  # the round is done
         store.drop_models(self.folder, keep=i)
         return model, record, batch, batch_labels
+
+    def _prepare(self, model, stages, record: dict) -> None:
+        """Under an inference backend other than torch, the round's model exported for it (a
+        learner's ``prepare``), timed as its own stage: the export costs what embedding and
+        evaluating with the faster copy saves."""
+        name, prepare = backend(), getattr(self.learner, "prepare", None)
+        if name != "torch" and prepare is not None:
+            record["inference"] = name
+            with stages("export"):
+                prepare(model)
 
     def _member_trainer(self, i: int, stages):
         """``(ids, labels, member) -> model``: a committee member trained like round ``i``'s

@@ -22,6 +22,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from .embed import cached_array, encode, load_encoder, saved_model, text_digest
+from .inference import cache_tag
 from .scoring import CosineScorer
 from .training import TrainConfig, disable_dropout, pair_dataset, training_arguments
 
@@ -191,7 +192,7 @@ class CosineBERT:
         if cache_key is not None or self.output_cache is None:
             return compute()
         texts = [str(t) for t in texts]
-        key = text_digest(texts, head=["embeddings", self.encoder.max_seq_length])
+        key = text_digest(texts, head=["embeddings", self.encoder.max_seq_length, *cache_tag()])
         return cached_array(self.output_cache, key, compute)
 
     def cosine(self, left_texts, right_texts, *, show_progress: bool = False) -> np.ndarray:

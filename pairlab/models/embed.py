@@ -17,6 +17,7 @@ import numpy as np
 from ..io import CorruptFileError, write_atomic
 from ..paths import cache_dir
 from ..tempfiles import remove_stale
+from .inference import cache_tag, for_inference
 
 __all__ = ["DEFAULT_MODEL", "ModelLoadError", "resolve_model", "load_encoder", "loading", "saved_model",
            "encode", "embed_pool", "model_fingerprint", "text_digest", "cached_array"]
@@ -119,23 +120,27 @@ def encode(texts, model=None, *, batch_size: int = 64, max_seq_length: int | Non
 
     Cached on disk under ``$PAIRLAB_CACHE_DIR`` keyed by the model's fingerprint, the maximum
     sequence length and the texts. A loaded ``encoder`` (for example a model being trained)
-    bypasses the cache, unless ``cache_key`` names its exact weights.
+    bypasses the cache, unless ``cache_key`` names its exact weights; it runs on the inference
+    backend in force. A ``model`` named by name or path is the pretrained encoder, whose
+    embeddings every notebook shares and the evaluation strata and candidates are drawn from: it
+    runs on torch whatever the backend, so strata and run folders never depend on the backend.
     """
     texts = [str(t) for t in texts]
     if not texts:
         raise ValueError("no texts to encode")
     if encoder is not None and cache_key is None:
         return _encode(encoder, texts, batch_size, show_progress)
+    on = None if encoder is not None else "torch"
     if not cache:
         return _encode(encoder or load_encoder(model, device=device, max_seq_length=max_seq_length),
-                       texts, batch_size, show_progress)
+                       texts, batch_size, show_progress, on)
     weights = model_fingerprint(model) if encoder is None else f"trained:{cache_key}"
     length = max_seq_length if encoder is None else encoder.max_seq_length
-    key = text_digest(texts, head=[weights, length])
+    key = text_digest(texts, head=[weights, length, *(cache_tag() if on is None else [])])
 
     def compute():
         loaded = encoder or load_encoder(model, device=device, max_seq_length=max_seq_length)
-        return _encode(loaded, texts, batch_size, show_progress)
+        return _encode(loaded, texts, batch_size, show_progress, on)
 
     return cached_array(cache_dir() / "embeddings", key, compute)
 
@@ -181,15 +186,17 @@ def embed_pool(pool: "Pool", model=None, *, max_seq_length: int | None = None,
                         show_progress=show_progress)
 
 
-def _encode(encoder, texts, batch_size, show_progress) -> np.ndarray:
+def _encode(encoder, texts, batch_size, show_progress, backend=None) -> np.ndarray:
     """Each distinct text is encoded once: pairs repeat their items (a WikiQA question stands in
     every one of its ~9 stated pairs, a labelled item in several candidate pairs), and the
-    encoder's forward pass is the cost."""
+    encoder's forward pass is the cost; it runs on ``backend`` (default: the one in force,
+    :func:`~pairlab.models.inference.for_inference`)."""
     import torch
 
     unique, inverse = np.unique(np.asarray(texts, dtype=object), return_inverse=True)
+    runner = for_inference(encoder, name=backend)
     with torch.inference_mode():
-        emb = encoder.encode(list(unique), batch_size=batch_size, show_progress_bar=show_progress,
+        emb = runner.encode(list(unique), batch_size=batch_size, show_progress_bar=show_progress,
                              convert_to_numpy=True, normalize_embeddings=True)
     emb = np.ascontiguousarray(np.asarray(emb, dtype=np.float32)[inverse.reshape(-1)])
     if not np.isfinite(emb).all():

@@ -1,0 +1,227 @@
+"""The ONNX Runtime inference backend (pairlab.models.inference): float32 parity with torch on
+real texts for the encoder and the cross-encoder, exports that follow the weights and are made
+once, errors instead of a quiet return to torch, the loop's export stage, and int8's all-pairs AP
+against the float32 model's interval on the smoke pools. Skipped, with the reason, only where the
+onnx extra is not installed (`make install` installs it)."""
+import json
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("onnxruntime", reason="the onnx extra is not installed: "
+                    "pip install -c constraints.txt -e '.[onnx]' (make install does)")
+
+from conftest import FIXTURES, VECTORS, FakeLearner, run  # noqa: E402
+from pairlab import notebook  # noqa: E402
+from pairlab.models import inference  # noqa: E402
+from pairlab.models.embed import encode, load_encoder  # noqa: E402
+from pairlab.models.inference import ENV  # noqa: E402
+
+QUESTIONS = pd.read_csv(FIXTURES / "data" / "qqp" / "quora_duplicate_questions.tsv", sep="\t")
+# real questions of every length the fixture holds, one past any max_seq_length, and a lone mark
+TEXTS = list(QUESTIONS["question1"][:40]) + ["why " * 300, "?"]
+
+
+@pytest.fixture
+def backend(monkeypatch):
+    """Sets ``$PAIRLAB_INFERENCE_BACKEND`` for the test (restored after)."""
+    return lambda name: monkeypatch.setenv(ENV, name)
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return load_encoder(None, device="cpu", max_seq_length=128)
+
+
+def embeddings(model, name, texts=TEXTS):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(ENV, name)
+        return encode(texts, encoder=model, show_progress=False)
+
+
+def test_float32_embeddings_equal_torch_within_1e_5_cosine(minilm):
+    torch_emb, onnx_emb = embeddings(minilm, "torch"), embeddings(minilm, "onnx")
+    gap = 1.0 - np.einsum("nd,nd->n", torch_emb, onnx_emb)
+    assert gap.max() <= 1e-5, f"texts {np.flatnonzero(gap > 1e-5)} differ by up to {gap.max():.2e}"
+
+
+def test_float32_cross_encoder_scores_equal_torch(backend):
+    """ConcatBERT as pairlab builds it (the local MiniLM with a fresh one-logit head)."""
+    from pairlab.models.concatbert import ConcatBERT
+
+    model = ConcatBERT.untrained(max_seq_length=128, seed=0)
+    left, right = QUESTIONS["question1"][:40], QUESTIONS["question2"][:40]
+    backend("torch")
+    expected = model.logits(left, right, show_progress=False)
+    backend("onnx")
+    got = model.logits(left, right, show_progress=False)
+    cosine = expected @ got / (np.linalg.norm(expected) * np.linalg.norm(got))
+    assert 1.0 - cosine <= 1e-5
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_export_follows_the_weights_and_is_made_once(tiny_model, tmp_path, monkeypatch):
+    """A model trained in place (weights changed) is exported again, and its ONNX copy gives the
+    new weights' embeddings; the same weights again are read from the cache, not exported."""
+    import torch
+
+    monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
+    model = load_encoder(tiny_model, device="cpu")
+    exports = len(inference.EXPORTS)
+    before = embeddings(model, "onnx")
+    np.testing.assert_allclose(before, embeddings(model, "torch"), atol=1e-5)
+    embeddings(model, "onnx")
+    assert len(inference.EXPORTS) == exports + 1  # the second call found the export
+    noise = torch.Generator().manual_seed(0)
+    with torch.no_grad():  # what training does: every weight changed in place
+        for weight in model.parameters():
+            weight.add_(0.1 * torch.randn(weight.shape, generator=noise))
+    after = embeddings(model, "onnx")
+    assert len(inference.EXPORTS) == exports + 2
+    np.testing.assert_allclose(after, embeddings(model, "torch"), atol=1e-5)
+    assert np.abs(after - before).max() > 1e-3
+    assert len(list((tmp_path / "models" / "onnx").glob("*/model.onnx"))) == 2
+
+
+def test_the_copy_reads_the_models_settings_now(tiny_model, tmp_path, monkeypatch):
+    monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
+    model = load_encoder(tiny_model, device="cpu")
+    long_text = ["word " * 60]
+    model.max_seq_length = 8
+    short = embeddings(model, "onnx", long_text)
+    model.max_seq_length = 64
+    np.testing.assert_allclose(embeddings(model, "onnx", long_text), embeddings(model, "torch", long_text),
+                               atol=1e-5)
+    assert np.abs(embeddings(model, "onnx", long_text) - short).max() > 1e-3
+
+
+def test_torch_is_the_model_itself_and_names_are_checked(minilm, backend):
+    backend("torch")
+    assert inference.for_inference(minilm) is minilm
+    backend("onnnx")
+    with pytest.raises(ValueError, match=r"PAIRLAB_INFERENCE_BACKEND must be one of .*'onnnx'"):
+        inference.backend()
+    with pytest.raises(ValueError, match=r"one of \('torch', 'onnx', 'onnx-int8'\), got 'gpu'"):
+        inference.use("gpu")
+
+
+def test_the_users_variable_wins_over_use(monkeypatch):
+    monkeypatch.delenv(ENV, raising=False)
+    monkeypatch.delenv(inference.CHOICE_ENV, raising=False)
+    assert inference.backend() == "torch"
+    assert inference.use("onnx") == "onnx" and inference.backend() == "onnx"
+    assert inference.use("torch") == "torch"  # a later notebook's choice replaces the earlier
+    monkeypatch.setenv(ENV, "torch")
+    assert inference.use("onnx") == "torch"
+    monkeypatch.setenv(ENV, "onnx")
+    assert inference.use("torch") == "onnx"
+
+
+def test_setup_records_the_backend_that_runs(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(ENV, "torch")
+    monkeypatch.delenv(inference.CHOICE_ENV, raising=False)
+    ctx = notebook.setup("99_example", run_dir=tmp_path / "run", figures_dir=tmp_path / "fig",
+                         inference_backend="onnx")
+    recorded = json.loads((tmp_path / "run" / "99_example.config.json").read_text())
+    assert recorded["inference_backend"] == ctx.params["inference_backend"] == "torch"
+    assert "PAIRLAB_INFERENCE_BACKEND overrides the parameter's 'onnx'" in capsys.readouterr().out
+
+
+def test_missing_onnx_runtime_is_an_error_naming_the_fix(minilm, backend, monkeypatch):
+    backend("onnx")
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if it were not installed
+    with pytest.raises(inference.InferenceBackendError,
+                       match=r"\.\[onnx\]'.*or set PAIRLAB_INFERENCE_BACKEND=torch"):
+        encode(["a text"], encoder=minilm, show_progress=False)
+
+
+def test_a_failed_export_is_an_error_never_torch(tiny_model, tmp_path, backend, monkeypatch):
+    import torch
+
+    monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
+    backend("onnx")
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("cannot trace this")
+
+    monkeypatch.setattr(torch.onnx, "export", fail)
+    with pytest.raises(inference.InferenceBackendError, match=r"cannot trace this.*=torch"):
+        encode(["a text"], encoder=load_encoder(tiny_model, device="cpu"), show_progress=False)
+    assert not list((tmp_path / "models" / "onnx").glob("*/*.onnx"))  # nothing half-written kept
+
+
+def test_int8_outputs_are_cached_apart(tiny_model, tmp_path, backend, monkeypatch):
+    """A shared model's embeddings (cached under its ``cache_key``): float32 ONNX shares torch's
+    (equal within rounding); int8 never reads them, its key differs."""
+    monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
+    model, texts = load_encoder(tiny_model, device="cpu"), list(QUESTIONS["question1"][:20])
+    backend("torch")
+    torch_emb = encode(texts, encoder=model, cache_key="shared", show_progress=False)
+    backend("onnx")
+    encode(texts, encoder=model, cache_key="shared", show_progress=False)
+    assert len(list((tmp_path / "embeddings").glob("*.npy"))) == 1
+    backend("onnx-int8")
+    int8 = encode(texts, encoder=model, cache_key="shared", show_progress=False)
+    assert len(list((tmp_path / "embeddings").glob("*.npy"))) == 2
+    assert np.abs(int8 - torch_emb).max() > 1e-4
+
+
+def test_pretrained_embeddings_are_torchs_whatever_the_backend(tiny_model, tmp_path, backend,
+                                                                monkeypatch):
+    """A model named by path (the pretrained encoder the strata and candidates are drawn from)
+    runs on torch whatever the backend: strata and run folders never depend on the backend."""
+    monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
+    texts = list(QUESTIONS["question1"][:20])
+    backend("onnx-int8")
+    exports = len(inference.EXPORTS)
+    int8_run = encode(texts, tiny_model, show_progress=False)
+    assert len(inference.EXPORTS) == exports and not (tmp_path / "models" / "onnx").exists()
+    backend("torch")
+    np.testing.assert_array_equal(encode(texts, tiny_model, cache=False, show_progress=False), int8_run)
+
+
+class PreparingLearner(FakeLearner):
+    def __init__(self, vectors):
+        super().__init__(vectors)
+        self.prepared = []
+
+    def prepare(self, model):
+        self.prepared.append(model)
+
+
+def test_the_loop_times_the_export_as_its_own_stage(tmp_path, backend):
+    backend("onnx")
+    learner = PreparingLearner(VECTORS)
+    active, _ = run(tmp_path, learner=learner)
+    records = active.run()["records"]
+    assert list(records[1]["seconds"]) == ["embed", "search", "select", "train", "export", "evaluate"]
+    assert all(r["inference"] == "onnx" for r in records)
+    assert len(learner.prepared) == len(learner.trained) == len(records)
+
+
+def test_int8_ap_inside_the_float32_models_interval_on_the_smoke_pools(data_dir, backend):
+    """The zero-shot MiniLM (CosineBERT's pretrained encoder) on each task's smoke dev pool, on
+    notebook 02's smoke strata: int8's all-pairs AP inside the float32 model's 95% interval."""
+    from pairlab.data import load_task
+    from pairlab.evaluation import EvalConfig, build_eval_set, evaluate
+    from pairlab.models.scoring import CosineScorer
+    from pairlab.profiles import load_profile
+
+    params = load_profile("smoke", notebook="02")
+    config = EvalConfig(params["near_m"], params["n_random"], params["seed"])
+    model = load_encoder(None, device="cpu", max_seq_length=params["max_seq_length"])
+    for task in ("qqp", "wikiqa"):
+        pool = load_task(task, data_dir, seed=params["seed"], max_items=params["max_items"][task])["dev"]
+        result = {}
+        for name in ("onnx", "onnx-int8"):
+            left, right = (embeddings(model, name, pool.left_texts),
+                           embeddings(model, name, pool.right_texts))
+            eval_set = result.get("eval_set") or build_eval_set(pool, left, right, config)
+            result["eval_set"] = eval_set
+            result[name] = evaluate(eval_set, CosineScorer(pool.space, left, right),
+                                    n_boot=1000, seed=params["seed"])
+        low, high = result["onnx"]["ap_ci"]
+        assert low <= result["onnx-int8"]["ap"] <= high, (
+            f"{task}: int8 AP {result['onnx-int8']['ap']:.4f} outside float32's [{low:.4f}, {high:.4f}]")
