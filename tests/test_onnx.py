@@ -182,6 +182,18 @@ def test_pretrained_embeddings_are_torchs_whatever_the_backend(tiny_model, tmp_p
     np.testing.assert_array_equal(encode(texts, tiny_model, cache=False, show_progress=False), int8_run)
 
 
+def test_int8_runs_never_share_a_run_folder_with_torch(tmp_path, backend):
+    """A run folder made under int8 (another model's embeddings, so other selections) is never
+    read back as a torch run, nor the reverse; float32 ONNX keeps torch's folder (equal within
+    rounding, as a GPU's outputs are)."""
+    folders = {}
+    for name in ("torch", "onnx", "onnx-int8"):
+        backend(name)
+        folders[name] = run(tmp_path)[1]
+    assert folders["onnx"] == folders["torch"] != folders["onnx-int8"]
+    assert folders["onnx-int8"].parent == folders["torch"].parent
+
+
 class PreparingLearner(FakeLearner):
     def __init__(self, vectors):
         super().__init__(vectors)

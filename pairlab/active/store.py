@@ -22,6 +22,7 @@ import pandas as pd
 from ..data.loaders import Pool
 from ..evaluation.strata import EvalSet
 from ..io import CorruptFileError, read_json, to_json, write_atomic, write_json
+from ..models.inference import cache_tag
 from .config import ActiveConfig
 
 __all__ = ["run_folder", "load_result", "run_labels", "round_ids", "write_config", "resume", "save_batch",
@@ -39,8 +40,11 @@ ROUND_FILE = re.compile(r"round_(\d+)\.npz")
 def run_folder(root, config: ActiveConfig, pools: dict[str, Pool], eval_sets: dict[str, EvalSet]) -> Path:
     """``<root>/<task>/<strategy>-seed<k>-<digest>`` (``<strategy>-<n>layers-seed<k>-<digest>``
     from an encoder cut to n layers): the digest covers the config, the pools' items and
-    positives, and the evaluation strata, so a changed input never reuses a run."""
+    positives, and the evaluation strata, so a changed input never reuses a run; and an
+    inference backend that computes another model's outputs (int8), whose selections differ."""
     digest = hashlib.sha256(json.dumps(to_json(config.to_dict()), sort_keys=True).encode())
+    for tag in cache_tag():
+        digest.update(f"|inference {tag}".encode())
     for name in sorted(pools):
         pool = pools[name]
         digest.update(f"{name}|{pool.n_pairs}|{pool.symmetric}".encode())
