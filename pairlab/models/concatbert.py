@@ -79,7 +79,7 @@ class ConcatBERT:
             return out
 
         key = self.output_cache and text_digest(
-            left, right, head=["logits", self.model.max_length, *cache_tag()])
+            left, right, head=["logits", self.model.max_seq_length, *cache_tag()])
         return cached_array(self.output_cache, key, compute)
 
     def predict_proba(self, pairs, *, pool=None) -> np.ndarray:

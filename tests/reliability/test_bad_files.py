@@ -157,7 +157,7 @@ def fake_encoder(monkeypatch):
     """``encode`` without a model: each text's vector comes from its own hash; calls counted."""
     calls = []
 
-    def fake(encoder, texts, batch_size, show_progress):
+    def fake(encoder, texts, batch_size, show_progress, backend=None):
         calls.append(list(texts))
         rng = [np.random.default_rng(abs(hash(t)) % 2**32) for t in texts]
         out = np.stack([r.normal(size=4) for r in rng]).astype(np.float32)
