@@ -45,6 +45,7 @@ max_items = {"qqp": {"train": 4000, "dev": 2000, "test": 2000},
              "wikiqa": {"train": 500, "dev": 126, "test": 300}}  # left items per split (None: all)
 model = None                      # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
 inference_backend = "torch"       # forward passes on "torch", "onnx" (ONNX Runtime, float32) or "onnx-int8"; $PAIRLAB_INFERENCE_BACKEND overrides
+concat_backend = None             # ConcatBERT's scoring alone on another of those (None: inference_backend's); its strata are read by no run folder
 max_seq_length = 128              # word pieces per input
 train_max_pairs = 400             # stated training pairs used (None: all of them)
 concat_epochs = {"qqp": 2, "wikiqa": 3}  # the paper's epochs

@@ -61,6 +61,7 @@ max_items = {"qqp": {"train": 1000, "dev": 500, "test": 500},
              "wikiqa": {"train": 100, "dev": 126, "test": 100}}  # left items per split (None: all)
 model = None                      # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
 inference_backend = "torch"       # forward passes on "torch", "onnx" (ONNX Runtime, float32) or "onnx-int8"; $PAIRLAB_INFERENCE_BACKEND overrides
+concat_backend = None             # ConcatBERT's scoring alone on another of those (None: inference_backend's); its strata are read by no run folder
 max_seq_length = 128              # word pieces per input
 n1 = 32                           # seed-set size; round i labels n1 * growth^(i-1) pairs
 rounds = {"qqp": 3, "wikiqa": 3}  # k (the paper: 10 on QQP, 4 on WikiQA)

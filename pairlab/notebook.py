@@ -86,7 +86,7 @@ def setup(notebook: str, namespace: dict | None = None, *, path=None, quiet: boo
     if namespace is not None:
         params = {**parameters(notebook, namespace, path=path), **params}
     if "inference_backend" in params:  # what ran is recorded: $PAIRLAB_INFERENCE_BACKEND wins
-        params["inference_backend"] = _inference(params["inference_backend"], quiet)
+        _inference(params, quiet)
     root = project_root()
     run_dir = params.get("run_dir") or "runs/interactive"
     figures_dir = params.get("figures_dir") or "figures/interactive"
@@ -104,14 +104,20 @@ def setup(notebook: str, namespace: dict | None = None, *, path=None, quiet: boo
     return ctx
 
 
-def _inference(chosen: str, quiet: bool) -> str:
-    """Put the notebook's ``inference_backend`` in force for this process; the one in force."""
-    from .models.inference import ENV, use
+def _inference(params: dict, quiet: bool) -> None:
+    """Put the notebook's ``inference_backend`` (and ``concat_backend``, the cross-encoders'
+    where it has one; None: the same) in force for this process; ``params`` get the ones in
+    force."""
+    from .models.inference import ENV, backend, use
 
-    running = use(chosen)
+    chosen, concat = params["inference_backend"], params.get("concat_backend")
+    params["inference_backend"] = running = use(chosen, cross_encoder=concat)
     if running != chosen and not quiet:
         print(f"  inference backend: {running} (${ENV} overrides the parameter's {chosen!r})")
-    return running
+    if "concat_backend" in params:
+        params["concat_backend"] = concat_running = backend("cross-encoder")
+        if concat is not None and concat_running != concat and not quiet:
+            print(f"  ConcatBERT's backend: {concat_running} (${ENV} overrides the parameter's {concat!r})")
 
 
 _PNG_SKIP_REPORTED = []

@@ -119,6 +119,41 @@ def test_the_users_variable_wins_over_use(monkeypatch):
     assert inference.use("torch") == "onnx"
 
 
+def test_cross_encoders_may_run_on_their_own_backend(monkeypatch):
+    """use(..., cross_encoder=) moves ConcatBERT alone (its run-folder-free strata); the encoders,
+    whose outputs make run folders, keep the first; the user's variable still wins over both."""
+    monkeypatch.delenv(ENV, raising=False)
+    monkeypatch.delenv(inference.CROSS_CHOICE_ENV, raising=False)
+    assert inference.use("torch", cross_encoder="onnx-int8") == "torch"
+    assert (inference.backend(), inference.backend("cross-encoder")) == ("torch", "onnx-int8")
+    assert inference.cache_tag() == [] and inference.cache_tag(kind="cross-encoder") == ["onnx-int8"]
+    monkeypatch.setenv(ENV, "torch")
+    assert inference.backend("cross-encoder") == "torch"
+    monkeypatch.delenv(ENV)
+    inference.use("onnx")  # no cross-encoder choice: the earlier one goes
+    assert inference.backend("cross-encoder") == "onnx"
+    with pytest.raises(ValueError, match="one of"):
+        inference.use("torch", cross_encoder="int8")
+    with pytest.raises(ValueError, match="kind must be one of"):
+        inference.backend("decoder")
+
+
+def test_setup_records_concats_backend(tmp_path, monkeypatch):
+    monkeypatch.delenv(ENV, raising=False)
+    ctx = notebook.setup("99_example", run_dir=tmp_path / "run", figures_dir=tmp_path / "fig",
+                         inference_backend="torch", concat_backend=None)
+    assert ctx.params["concat_backend"] == "torch"  # None: the notebook's inference_backend
+    notebook.setup("99_example", run_dir=tmp_path / "run", figures_dir=tmp_path / "fig",
+                   inference_backend="torch", concat_backend="onnx-int8")
+    recorded = json.loads((tmp_path / "run" / "99_example.config.json").read_text())
+    assert (recorded["inference_backend"], recorded["concat_backend"]) == ("torch", "onnx-int8")
+    monkeypatch.setenv(ENV, "torch")
+    ctx = notebook.setup("99_example", run_dir=tmp_path / "run", figures_dir=tmp_path / "fig",
+                         inference_backend="torch", concat_backend="onnx-int8", quiet=True)
+    assert ctx.params["concat_backend"] == "torch"
+    inference.use("torch")  # the process's choice back to the default for later tests
+
+
 def test_setup_records_the_backend_that_runs(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv(ENV, "torch")
     monkeypatch.delenv(inference.CHOICE_ENV, raising=False)
@@ -237,3 +272,39 @@ def test_int8_ap_inside_the_float32_models_interval_on_the_smoke_pools(data_dir,
         low, high = result["onnx"]["ap_ci"]
         assert low <= result["onnx-int8"]["ap"] <= high, (
             f"{task}: int8 AP {result['onnx-int8']['ap']:.4f} outside float32's [{low:.4f}, {high:.4f}]")
+
+
+def test_int8_concatbert_ap_inside_the_float32_models_interval_on_the_smoke_pool(data_dir, tmp_path,
+                                                                                monkeypatch):
+    """ConcatBERT trained on the smoke QQP pool's stated pairs (3 epochs: notebook 02's smoke
+    model, one epoch, ranks next to nothing), scored on notebook 02's smoke ConcatBERT strata of
+    the dev split: int8's all-pairs AP inside the float32 model's 95% interval (the cpu
+    profile's concat_backend relies on it), its logits another model's."""
+    from pairlab.data import load_task
+    from pairlab.evaluation import EvalConfig, build_eval_set, evaluate
+    from pairlab.experiments.baselines import sample_pairs, stated_pairs, train_or_load, train_settings
+    from pairlab.profiles import load_profile
+
+    monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
+    params = load_profile("smoke", notebook="02")
+    pool = load_task("qqp", data_dir, seed=params["seed"], max_items=params["max_items"]["qqp"])
+    ids = sample_pairs(stated_pairs(pool["train"])[0], params["train_max_pairs"], seed=params["seed"])
+    settings = train_settings({"learning_rate": 2e-5, "batch_size": 16, **params, "concat_epochs": 3},
+                              "concatbert")
+    model, _ = train_or_load("concatbert", pool["train"], ids, settings("qqp", params["seed"]),
+                             folder=tmp_path / "models")
+    dev = pool["dev"]
+    encoder = load_encoder(None, device="cpu", max_seq_length=params["max_seq_length"])
+    left, right = (embeddings(encoder, "torch", dev.left_texts),
+                   embeddings(encoder, "torch", dev.right_texts))
+    eval_set = build_eval_set(dev, left, right, EvalConfig(params["concat_near_m"],
+                                                           params["concat_n_random"], params["seed"]))
+    result, logits = {}, {}
+    for name in ("onnx", "onnx-int8"):
+        monkeypatch.setenv(ENV, name)
+        result[name] = evaluate(eval_set, model.scorer(dev), n_boot=1000, seed=params["seed"])
+        logits[name] = model.logits(dev.left_texts[:20], dev.right_texts[:20], show_progress=False)
+    assert np.abs(logits["onnx"] - logits["onnx-int8"]).max() > 1e-4  # int8 ran: another model
+    low, high = result["onnx"]["ap_ci"]
+    assert low <= result["onnx-int8"]["ap"] <= high, (
+        f"int8 AP {result['onnx-int8']['ap']:.4f} outside float32's [{low:.4f}, {high:.4f}]")

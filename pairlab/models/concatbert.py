@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from .embed import cached_array, loading, saved_model, text_digest
-from .inference import cache_tag, for_inference
+from .inference import backend, cache_tag, for_inference
 from .training import TrainConfig, default_device, pair_dataset, training_arguments
 
 __all__ = ["ConcatBERT"]
@@ -69,8 +69,10 @@ class ConcatBERT:
         if not left:
             return np.empty(0)
 
-        def compute():  # on the inference backend in force
-            out = for_inference(self.model).predict(
+        on = backend("cross-encoder")
+
+        def compute():  # on the cross-encoders' inference backend in force
+            out = for_inference(self.model, name=on).predict(
                 list(zip(left, right)), batch_size=batch_size, show_progress_bar=show_progress,
                 activation_fn=torch.nn.Identity(), convert_to_numpy=True)
             out = np.asarray(out, dtype=np.float64).reshape(-1)
@@ -79,7 +81,7 @@ class ConcatBERT:
             return out
 
         key = self.output_cache and text_digest(
-            left, right, head=["logits", self.model.max_seq_length, *cache_tag()])
+            left, right, head=["logits", self.model.max_seq_length, *cache_tag(on)])
         return cached_array(self.output_cache, key, compute)
 
     def predict_proba(self, pairs, *, pool=None) -> np.ndarray:

@@ -18,7 +18,8 @@ transformers 5.
 
 The backend is ``$PAIRLAB_INFERENCE_BACKEND`` when set (``PAIRLAB_INFERENCE_BACKEND=torch``
 turns ONNX off whatever a profile says), else what :func:`use` chose (a notebook's
-``inference_backend`` parameter), else torch. A missing package or a failed export is an error
+``inference_backend`` parameter; for cross-encoders its ``concat_backend`` where it has one),
+else torch. A missing package or a failed export is an error
 naming the fix, never a quiet return to torch. Float32 ONNX output equals torch's within float
 rounding (tested: cosine within 1e-5), as a GPU's or another thread count's does, so cached
 embeddings and logits are shared between the two (and, like those, it may break a near-tie in
@@ -42,16 +43,19 @@ from ..io import write_atomic
 from ..paths import cache_dir
 from ..tempfiles import locked
 
-__all__ = ["BACKENDS", "CHOICE_ENV", "ENV", "EXPORTS", "INSTALL", "INT8_NOTE", "InferenceBackendError", "backend",
+__all__ = ["BACKENDS", "CHOICE_ENV", "CROSS_CHOICE_ENV", "ENV", "EXPORTS", "INSTALL", "INT8_NOTE", "InferenceBackendError", "backend",
            "cache_tag", "check_backend", "for_inference", "use", "weights_digest"]
 
 BACKENDS = ("torch", "onnx", "onnx-int8")
 ENV = "PAIRLAB_INFERENCE_BACKEND"  # the user's: wins over every parameter
 CHOICE_ENV = "PAIRLAB_INFERENCE_CHOICE"  # what use() chose (a notebook's parameter), for Ray workers too
+CROSS_CHOICE_ENV = "PAIRLAB_CROSS_ENCODER_CHOICE"  # use()'s choice for cross-encoders alone, if any
+KINDS = ("encoder", "cross-encoder")
 INSTALL = "pip install -c constraints.txt -e '.[onnx]'"
 INT8_NOTE = ("dynamic int8 quantisation changes scores beyond float rounding: it is another "
-             "model, cached apart; tests/test_onnx.py checks its all-pairs AP against the float32 "
-             "model's 95% interval on the smoke pools")
+             "model, cached apart; tests/test_onnx.py checks its all-pairs AP (the pretrained "
+             "encoder's and a trained ConcatBERT's) against the float32 model's 95% interval on "
+             "the smoke pools")
 FILES = {"onnx": "model.onnx", "onnx-int8": "model_qint8.onnx"}
 EXPORTS: list[dict] = []  # {"kind", "backend", "digest", "seconds"} of every export this process made
 
@@ -69,10 +73,13 @@ def check_backend(name) -> str:
     return name
 
 
-def backend() -> str:
-    """The backend forward passes run on now: ``$PAIRLAB_INFERENCE_BACKEND``, else what
-    :func:`use` chose, else torch."""
-    for variable in (ENV, CHOICE_ENV):
+def backend(kind: str = "encoder") -> str:
+    """The backend ``kind``'s forward passes (an encoder's or a cross-encoder's) run on now:
+    ``$PAIRLAB_INFERENCE_BACKEND``, else what :func:`use` chose for that kind, else torch."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    chosen = (CROSS_CHOICE_ENV, CHOICE_ENV) if kind == "cross-encoder" else (CHOICE_ENV,)
+    for variable in (ENV, *chosen):
         value = os.environ.get(variable)
         if value:
             if value not in BACKENDS:
@@ -81,18 +88,27 @@ def backend() -> str:
     return "torch"
 
 
-def use(name: str) -> str:
+def use(name: str, *, cross_encoder: str | None = None) -> str:
     """Choose ``name`` for this process and the Ray workers it starts (they inherit
-    ``PAIRLAB_*`` variables); ``$PAIRLAB_INFERENCE_BACKEND``, the user's, still wins. Returns
-    the backend in force."""
+    ``PAIRLAB_*`` variables), and ``cross_encoder`` for cross-encoders alone (None: ``name``);
+    ``$PAIRLAB_INFERENCE_BACKEND``, the user's, still wins. Returns the backend in force.
+
+    The two differ where a cross-encoder's scoring is the cost and its outputs are read by no
+    run folder (ConcatBERT's evaluation strata: notebooks 02 and 04 may score them on int8 while
+    CosineBERT's runs, whose folders int8 would change, stay on torch)."""
     os.environ[CHOICE_ENV] = check_backend(name)
+    if cross_encoder is None:
+        os.environ.pop(CROSS_CHOICE_ENV, None)  # a later notebook's choice replaces the earlier
+    else:
+        os.environ[CROSS_CHOICE_ENV] = check_backend(cross_encoder)
     return backend()
 
 
-def cache_tag(name: str | None = None) -> list[str]:
-    """What cache keys of model outputs add for the backend: nothing for torch and float32 ONNX
-    (equal within rounding), the backend's name where it computes another model's outputs."""
-    return ["onnx-int8"] if (name or backend()) == "onnx-int8" else []
+def cache_tag(name: str | None = None, *, kind: str = "encoder") -> list[str]:
+    """What cache keys of model outputs add for the backend (``name``, default: ``kind``'s in
+    force): nothing for torch and float32 ONNX (equal within rounding), the backend's name where
+    it computes another model's outputs."""
+    return ["onnx-int8"] if (name or backend(kind)) == "onnx-int8" else []
 
 
 def for_inference(model, *, name: str | None = None):
