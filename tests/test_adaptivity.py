@@ -164,6 +164,14 @@ def test_verdicts_judge_each_prediction_from_the_metrics(tmp_path):
     assert budget.startswith("The budget regime on toy") and " held: " in budget
     assert "above static retrieval's on 2 of 2 seeds, its 95% interval above from 80 labels" in budget
     assert " held: " in encoder and "positive on 2 of 2 seeds; Spearman rho -1.00" in encoder
+    assert "interval above static retrieval's at 0, 2 layers." in encoder
+    overlapping = json.loads(json.dumps(metrics))  # the gap grows, but within the intervals
+    for entry in overlapping["encoder"].values():
+        if "uncertainty" in entry:
+            entry["uncertainty"]["test_ap"]["ci"] = [[0.4, 0.7] for _ in entry["uncertainty"]["labels"]]
+    encoder_in_part = verdicts(overlapping)[1]
+    assert " held in part: " in encoder_in_part and "positive on 2 of 2 seeds" in encoder_in_part
+    assert "at no depth (adaptivity pays beyond noise nowhere)" in encoder_in_part
     assert headline(metrics) == (f"{budget.split(':')[0]}; the starting-encoder prediction at 100 labels "
                                  "held. Of uncertainty sampling's labels, static retrieval also collected 60% on toy.")
     tied = json.loads(json.dumps(metrics))

@@ -22,10 +22,13 @@ def findings(metrics: dict) -> list[str]:
 def verdicts(metrics: dict) -> list[str]:
     """Each prediction judged from the metrics file, a sentence each. The budget regime *held*
     on a task where uncertainty sampling's final dev AP is higher on every seed and the mean
-    curves' intervals separate, *held in part* where it is higher on most seeds; the encoder
+    curves' intervals separate, *held in part* where it is higher on most seeds and the mean
+    data-efficiency factor (where there is one) is above 1 (a higher final AP that took more
+    labels to reach static retrieval's is no saving); the encoder
     prediction held at a budget where the gap is larger at the weakest encoder than at the
-    strongest on every seed and Spearman's rho is negative, in part where it is larger on some
-    seeds."""
+    strongest on every seed, Spearman's rho is negative and at the weakest encoder uncertainty
+    sampling's 95% interval lies above static retrieval's (adaptivity pays there, beyond noise),
+    in part where the gap is larger on some seeds without that."""
     out = []
     for task, curves in metrics.get("budget", {}).items():
         if A not in curves or B not in curves:
@@ -37,7 +40,8 @@ def verdicts(metrics: dict) -> list[str]:
         factor = metrics.get("efficiency", {}).get(task, {}).get("factor_mean")
         regime = metrics.get("regime", {}).get(task, {})
         verdict = ("held" if seeds and wins == len(seeds) and above is not None else
-                   "held in part" if wins > len(seeds) / 2 else "did not hold")
+                   "held in part" if wins > len(seeds) / 2 and (factor is None or factor > 1)
+                   else "did not hold")
         out.append(f"The budget regime on {task} ({regime.get('labels_per_positive', float('nan')):.1f} labels "
                    f"per positive) {verdict}: uncertainty sampling's final dev AP is above static "
                    f"retrieval's on {wins} of {len(seeds)} seeds, "
@@ -48,12 +52,18 @@ def verdicts(metrics: dict) -> list[str]:
         rho, diff = trend["spearman rho"], trend["weakest minus strongest"]
         per_seed = [d for d in trend["per seed"] if d is not None]
         grows = sum(d > 0 for d in per_seed)
-        verdict = ("held" if per_seed and grows == len(per_seed) and rho is not None and rho < 0 else
-                   "held in part" if grows else "did not hold")
+        apart = _separated_above(metrics.get("encoder", {}), int(labels))
+        pays = str(trend["weakest"]) in apart
+        verdict = ("held" if pays and per_seed and grows == len(per_seed) and rho is not None and rho < 0
+                   else "held in part" if grows else "did not hold")
         out.append(f"The starting-encoder prediction at {int(labels):,} labels {verdict}: the gap at the "
                    f"weakest encoder ({trend['weakest']} layers) minus at the strongest ({trend['strongest']}) "
                    f"is {diff:+.3f}, positive on {grows} of {len(per_seed)} seeds; Spearman rho "
-                   + ("n/a" if rho is None else f"{rho:+.2f}") + f" over {trend['encoders']} encoders.")
+                   + ("n/a" if rho is None else f"{rho:+.2f}") + f" over {trend['encoders']} encoders; "
+                   + (f"uncertainty sampling's 95% interval above static retrieval's at "
+                      f"{', '.join(apart)} layers." if apart else
+                      "uncertainty sampling's 95% interval above static retrieval's at no depth "
+                      "(adaptivity pays beyond noise nowhere)."))
     return out
 
 
@@ -66,6 +76,19 @@ def headline(metrics: dict) -> str:
     parts = parts[:1] + [p[0].lower() + p[1:] for p in parts[1:]]
     return "; ".join(parts) + "." + (f" Of uncertainty sampling's labels, static retrieval also "
                                      f"collected {' and '.join(shares)}." if shares else "")
+
+
+def _separated_above(encoder: dict, labels: int) -> list[str]:
+    """The depths (as the metrics file's keys) where uncertainty sampling's mean 95% interval of
+    test AP lies above static retrieval's at ``labels``."""
+    out = []
+    for n, entry in encoder.items():
+        if A in entry and B in entry and labels in entry[A]["labels"] and labels in entry[B]["labels"]:
+            ours = entry[A]["test_ap"]["ci"][entry[A]["labels"].index(labels)]
+            theirs = entry[B]["test_ap"]["ci"][entry[B]["labels"].index(labels)]
+            if None not in (*ours, *theirs) and ours[0] > theirs[1]:
+                out.append(n)
+    return sorted(out, key=int)
 
 
 def _finals(curve: dict) -> dict:
