@@ -248,6 +248,27 @@ def test_the_loop_times_the_export_as_its_own_stage(tmp_path, backend):
     assert len(learner.prepared) == len(learner.trained) == len(records)
 
 
+class CalibratingLearner(PreparingLearner):
+    """Exports while training, as CosineBERT does (it calibrates on its own embeddings)."""
+
+    def train(self, *args, **kwargs):
+        import time
+
+        model = super().train(*args, **kwargs)
+        time.sleep(0.3)
+        inference.EXPORTS.append({"kind": "fake", "backend": "onnx", "digest": "-", "seconds": 0.25})
+        return model
+
+
+def test_an_export_made_inside_training_counts_as_export_not_train(tmp_path, backend):
+    backend("onnx")
+    records = run(tmp_path, learner=CalibratingLearner(VECTORS))[0].run()["records"]
+    for record in records:
+        assert record["seconds"]["export"] >= 0.25
+        assert 0 <= record["seconds"]["train"] < 0.25
+    assert list(records[1]["seconds"]) == ["embed", "search", "select", "train", "export", "evaluate"]
+
+
 def test_int8_ap_inside_the_float32_models_interval_on_the_smoke_pools(data_dir, backend):
     """The zero-shot MiniLM (CosineBERT's pretrained encoder) on each task's smoke dev pool, on
     notebook 02's smoke strata: int8's all-pairs AP inside the float32 model's 95% interval."""

@@ -37,7 +37,7 @@ from ..data.pairs import isin_sorted
 from ..evaluation.candidates import candidate_recall
 from ..evaluation.strata import EvalSet, evaluate
 from ..io import to_json, write_json
-from ..models.inference import backend
+from ..models.inference import EXPORTS, backend
 from ..models.scoring import CosineScorer
 from ..models.training import quiet_progress
 from ..tempfiles import locked, remove_stale
@@ -156,7 +156,7 @@ class ActiveRun(RunFolderRun):
                                                     batch, batch_labels, i)
         if self._trains(i):
             answered = all_labels >= 0  # a pair without an answer is asked no more, and not trained on
-            with stages("train"):
+            with stages.exports_out_of("train"):
                 model = self.learner.train(self.pool, all_ids[answered], all_labels[answered], round=i)
             if getattr(model, "cache_key", None):  # trained or loaded as a shared seed-round model
                 record["shared_model"] = model.cache_key
@@ -185,7 +185,7 @@ class ActiveRun(RunFolderRun):
         """``(ids, labels, member) -> model``: a committee member trained like round ``i``'s
         model, its time counted as training."""
         def train(ids, labels, member):
-            with stages("train"):
+            with stages.exports_out_of("train"):
                 return self.learner.train(self.pool, ids, labels, round=i, member=member)
         return train
 
@@ -289,6 +289,20 @@ class _Stages:
             self.times[stage] = self.times.get(stage, 0.0) + seconds
             if finished:
                 self.run._emit("stage", round=self.round, stage=stage, seconds=seconds)
+
+    @contextmanager
+    def exports_out_of(self, stage: str):
+        """Stage ``stage``, less the exports for the inference backend made meanwhile (a
+        CosineBERT calibrates on its own embeddings at the end of training, so its export happens
+        there), which count as the ``export`` stage."""
+        made = len(EXPORTS)
+        with self(stage):
+            yield
+        seconds = sum(e["seconds"] for e in EXPORTS[made:])
+        if seconds:
+            self.times[stage] -= seconds
+            self.times["export"] = self.times.get("export", 0.0) + seconds
+            self.run._emit("stage", round=self.round, stage="export", seconds=seconds)
 
 
 def run_label(config: dict) -> str:
