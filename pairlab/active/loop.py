@@ -26,8 +26,6 @@ dashboard (:mod:`pairlab.widgets.dashboard`) and the printed log subscribe; the 
 from __future__ import annotations
 
 import shutil
-import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -37,13 +35,14 @@ from ..data.pairs import isin_sorted
 from ..evaluation.candidates import candidate_recall
 from ..evaluation.strata import EvalSet, evaluate
 from ..io import to_json, write_json
-from ..models.inference import EXPORTS, backend
+from ..models.inference import backend
 from ..models.scoring import CosineScorer
 from ..models.training import quiet_progress
 from ..tempfiles import locked, remove_stale
 from . import store
 from .config import ActiveConfig
 from .learner import CosineBERTLearner
+from .stages import Stages
 from .store import load_result
 from .strategies import RoundState, Strategy
 
@@ -125,7 +124,7 @@ class ActiveRun(RunFolderRun):
 
     def _round(self, i: int, n: int, model, labelled: np.ndarray, labels: np.ndarray):
         strategy = self.strategy if i > 1 else self.seed_strategy
-        stages = _Stages(self, i)
+        stages = Stages(self, i)
         seen = []  # the candidates a CandidateSearch restricted the pool to, if any
         state = RoundState(round=i, pool=self.pool, labelled=labelled, budget=self.config.budget,
                            rng=np.random.default_rng([self.config.seed, i]), model=model,
@@ -230,7 +229,7 @@ class ActiveRun(RunFolderRun):
             return self.learner.load(path)
         if not (self.strategy.adaptive or i == len(self.config.schedule())):
             return None  # a non-adaptive run selects with the pretrained encoder
-        with _Stages(self, i)("train"):
+        with Stages(self, i)("train"):
             return self.learner.train(self.pool, ids[labels >= 0], labels[labels >= 0], round=i)
 
 
@@ -264,45 +263,6 @@ def finished_run(config: ActiveConfig, folder) -> dict | None:
     """The result of ``config``'s run if it finished in ``folder``, else None."""
     result = load_result(folder)
     return result if result is not None and result["config"] == to_json(config.to_dict()) else None
-
-
-class _Stages:
-    """Wall time per stage of one round, each emitted as a ``stage`` event. A stage inside
-    another (the candidate search inside the selection) counts once: the outer stage keeps only
-    its own time."""
-
-    def __init__(self, run: ActiveRun, round: int):
-        self.run, self.round, self.times, self._inner = run, round, {}, [0.0]
-
-    @contextmanager
-    def __call__(self, stage: str):
-        start, finished = time.perf_counter(), False
-        self.run._emit("stage_started", round=self.round, stage=stage)
-        self._inner.append(0.0)
-        try:
-            yield
-            finished = True
-        finally:
-            total = time.perf_counter() - start
-            seconds = total - self._inner.pop()
-            self._inner[-1] += total
-            self.times[stage] = self.times.get(stage, 0.0) + seconds
-            if finished:
-                self.run._emit("stage", round=self.round, stage=stage, seconds=seconds)
-
-    @contextmanager
-    def exports_out_of(self, stage: str):
-        """Stage ``stage``, less the exports for the inference backend made meanwhile (a
-        CosineBERT calibrates on its own embeddings at the end of training, so its export happens
-        there), which count as the ``export`` stage."""
-        made = len(EXPORTS)
-        with self(stage):
-            yield
-        seconds = sum(e["seconds"] for e in EXPORTS[made:])
-        if seconds:
-            self.times[stage] -= seconds
-            self.times["export"] = self.times.get("export", 0.0) + seconds
-            self.run._emit("stage", round=self.round, stage="export", seconds=seconds)
 
 
 def run_label(config: dict) -> str:

@@ -33,7 +33,8 @@ from ..tempfiles import remove_stale
 from . import store
 from .learner import CosineBERTLearner
 from .log import PrintLog
-from .loop import RunFolderRun, _Stages
+from .loop import RunFolderRun
+from .stages import Stages
 from .queries import QueryConfig, QueryState, RandomQuestions
 
 __all__ = ["QueryRun", "QueryLog", "COST_STAGES"]
@@ -78,7 +79,7 @@ class QueryRun(RunFolderRun):
             return self._finish(records, ids, labels, rounds)
 
     def _round(self, i: int, n: int, model, ids, labels, done):
-        stages = _Stages(self, i)
+        stages = Stages(self, i)
         with stages("embed"):
             left, right = self._embeddings(model)
         state = QueryState(round=i, pool=self.pool, questions=setdiff_sorted(self.questions, done),

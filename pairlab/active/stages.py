@@ -1,0 +1,49 @@
+"""Wall time per stage of one active-learning round (embed, search, select, annotate, train,
+export, evaluate), each stage emitted as an event of the run."""
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+
+from ..models.inference import EXPORTS
+
+__all__ = ["Stages"]
+
+
+class Stages:
+    """Wall time per stage of one round, each emitted as a ``stage`` event. A stage inside
+    another (the candidate search inside the selection) counts once: the outer stage keeps only
+    its own time."""
+
+    def __init__(self, run, round: int):
+        self.run, self.round, self.times, self._inner = run, round, {}, [0.0]
+
+    @contextmanager
+    def __call__(self, stage: str):
+        start, finished = time.perf_counter(), False
+        self.run._emit("stage_started", round=self.round, stage=stage)
+        self._inner.append(0.0)
+        try:
+            yield
+            finished = True
+        finally:
+            total = time.perf_counter() - start
+            seconds = total - self._inner.pop()
+            self._inner[-1] += total
+            self.times[stage] = self.times.get(stage, 0.0) + seconds
+            if finished:
+                self.run._emit("stage", round=self.round, stage=stage, seconds=seconds)
+
+    @contextmanager
+    def exports_out_of(self, stage: str):
+        """Stage ``stage``, less the exports for the inference backend made meanwhile (a
+        CosineBERT calibrates on its own embeddings at the end of training, so its export happens
+        there), which count as the ``export`` stage."""
+        made = len(EXPORTS)
+        with self(stage):
+            yield
+        seconds = sum(e["seconds"] for e in EXPORTS[made:])
+        if seconds:
+            self.times[stage] -= seconds
+            self.times["export"] = self.times.get("export", 0.0) + seconds
+            self.run._emit("stage", round=self.round, stage="export", seconds=seconds)
