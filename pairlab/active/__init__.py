@@ -1,14 +1,14 @@
 """Active learning over all pairs: the strategy contract (:mod:`.base`), the criteria and their
 registry (:mod:`.strategies`), candidate search as a wrapper (:mod:`.candidate_search`), a run's
-settings (:mod:`.config`), the round loop (:mod:`.loop`), the learner it trains
-(:mod:`.learner`) and the run folder (:mod:`.store`); committees and their vote entropy
+settings (:mod:`.config`), the round loop (:mod:`.loop`) with its stage timer (:mod:`.stages`),
+the learner it trains (:mod:`.learner`) and the run folder (:mod:`.store`); committees and their vote entropy
 (:mod:`.committee`) and k-means diversity (:mod:`.diversity`), which both levels use; and active
 learning at the query level for rankers: its strategies and settings (:mod:`.queries`) and its
 loop (:mod:`.query_loop`).
 
 What notebooks and sweeps use is importable from here (``from pairlab.active import PrintLog``)."""
 from . import (base, candidate_search, committee, config, diversity, learner, loop, queries,
-               query_loop, store, strategies)
+               query_loop, stages, store, strategies)
 from .config import ActiveConfig, schedule
 from .learner import CosineBERTLearner
 from .log import PrintLog
