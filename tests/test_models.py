@@ -65,6 +65,18 @@ def test_anti_correlated_labels_cannot_make_the_slope_negative(tiny_model):
     assert model.info["head"]["weight"] >= 0 and model.calibration.weight >= 0
 
 
+def test_a_flat_calibration_keeps_the_cosines_order():
+    # labels that fall as the cosine rises: the fitted slope is negative, and a zero slope would
+    # give every pair one logit (AP = the positive rate, whatever the encoder learned)
+    cosine = np.linspace(0.1, 0.9, 40)
+    labels = (cosine < 0.5).astype(int)
+    calibration = Calibration.fit(cosine, labels)
+    assert calibration.weight > 0
+    logits = calibration.logits(cosine)
+    assert (np.diff(logits) > 0).all()
+    assert np.ptp(calibration.proba(cosine)) < 1e-4  # and it claims no information it lacks
+
+
 def test_save_load_round_trip_gives_identical_scores(cosinebert, tmp_path):
     left, right, _ = toy_pairs()
     before = cosinebert.predict_proba(list(zip(left, right)))

@@ -194,7 +194,8 @@ class AugRun:
         left, right = self.train.texts(all_ids)
         trained = CosineBERT.train(left, right, all_y, model=model, config=config)
         seconds = time.perf_counter() - start
-        metrics = {**self.measure(trained), "train_seconds": round(seconds, 1)}
+        metrics = {**self.measure(trained), "train_seconds": round(seconds, 1),
+                   "calibration_flat": bool(trained.info.get("calibration_flat"))}
         write_json(path, metrics)
         return metrics, name, seconds
 
@@ -225,7 +226,8 @@ class AugRun:
                           "silver_precision": float(truth[y == 1].mean()) if (y == 1).any() else None}
             log(f"{self.task}/{self.source} seed {self.seed} {name}: {len(ids):,} silver pairs "
                 f"({record.silver_positive_share or 0:.1%} positive), AP {rows[name]['ap']:.3f}, "
-                f"F1 {rows[name]['f1']:.3f}")
+                f"F1 {rows[name]['f1']:.3f}" + (" (flat calibration: on its training pairs the cosine "
+                                                "does not rise with the label)" if measured.get("calibration_flat") else ""))
         labeller = self.labeller
         spread = float(np.std(labeller.logits)) if len(labeller.logits) else 0.0
         rows["cross_encoder"].update(label_seconds=round(labeller.seconds, 1), labelled=labeller.n_scored,

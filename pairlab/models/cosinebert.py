@@ -30,6 +30,7 @@ __all__ = ["CosineBCELoss", "Calibration", "CosineBERT", "HEAD_LR_FACTOR"]
 
 HEAD_LR_FACTOR = 1e4  # w and b learn this much faster than the encoder
 CALIBRATION_FILE = "pairlab_calibration.json"
+MIN_SLOPE = 1e-6  # the calibrated logit stays strictly increasing in the cosine
 
 
 class CosineBCELoss(nn.Module):
@@ -102,7 +103,11 @@ class Calibration:
             raise ValueError("all training cosines are equal: nothing to calibrate on")
         fit = LogisticRegression(C=1e4, max_iter=10_000, tol=1e-10)
         fit.fit(((cosine - mean) / std)[:, None], y)
-        weight = max(float(fit.coef_[0, 0]), 0.0)  # a negative slope would break neighbour search
+        # a slope below MIN_SLOPE (the training pairs' cosines do not rise with the label) is
+        # raised to it: a negative one would break neighbour search, and a zero one would give
+        # every pair the same logit, erasing the encoder's ranking (an AugSBERT model once
+        # scored AP = the positive rate this way). CosineBERT.calibrate records the fitted slope.
+        weight = max(float(fit.coef_[0, 0]), MIN_SLOPE)
         return cls(mean, std, weight, float(fit.intercept_[0]))
 
 
@@ -176,6 +181,7 @@ class CosineBERT:
         cosine = self.cosine(left_texts, right_texts)
         self.calibration = Calibration.fit(cosine, labels)
         self.info["calibration_log_loss"] = self.calibration.log_loss(cosine, labels)
+        self.info["calibration_flat"] = self.calibration.weight <= MIN_SLOPE
         if "head" in self.info:
             self.info["head_log_loss"] = Calibration(**self.info["head"]).log_loss(cosine, labels)
         return self.calibration
