@@ -163,8 +163,26 @@ def test_augsbert_metrics_average_seeds_and_keep_each_seed():
     lines = augsbert.findings(m)
     assert lines[0].startswith("qqp/stated: samplers by AP: bm25_ss") and "yes" in lines[1]
     assert "BM25 above RS" in lines[2] and ": yes" in lines[2]
+    assert lines[3].endswith("RS last by AP: yes; BM25 and KDE the top two: no")  # bm25_ss and ss lead
     frame = augsbert.silver_frame(runs)
     assert len(frame) == 6 and set(frame["sampler"]) == {"rs"}
+
+
+def test_findings_compare_silver_over_stated_and_adaptive_gold():
+    from pairlab.experiments import augsbert
+
+    runs = {("qqp", "stated", s): fake_rows(0.01 * s, s) for s in (0, 1)}
+    for s in (0, 1):
+        rows = fake_rows(0.0, s)
+        rows["sbert"]["ap"] = 0.55 + 0.02 * s  # best sampler (bm25_ss, 0.6) gains 0.05 and 0.03
+        runs[("qqp", "uncertainty", s)] = rows
+    m = augsbert.augsbert_metrics(runs)
+    stated, adaptive = augsbert.silver_gain(m["qqp"]["stated"]), augsbert.silver_gain(m["qqp"]["uncertainty"])
+    assert stated[0] == pytest.approx(0.6) and stated[1] == pytest.approx([0.6, 0.6])
+    assert adaptive[0] == pytest.approx(0.04) and adaptive[1] == pytest.approx([0.05, 0.03])
+    line = augsbert.findings(m)[-1]
+    assert line.startswith("qqp: silver's gain over gold only") and "stated +0.600" in line
+    assert "uncertainty +0.040 (+0.050, +0.030)" in line
 
 
 def test_augsbert_epochs_change_only_the_bi_encoders_trained_in_notebook_06():
