@@ -139,9 +139,13 @@ print("\n".join(augsbert.findings(metrics)))
 # ## 4. What each sampler gives the bi-encoder (Figure 4 analog)
 #
 # The cross-encoder's score of every silver pair, relative to its dev threshold: above the
-# dotted line is a silver positive. Random pairs are almost all far below it, which is the
-# paper's point about RS; on all pairs BM25 and SS meet many more pairs the cross-encoder calls
-# duplicates, some of them its own confident mistakes, which the bi-encoder then learns.
+# dotted line is a silver positive. The paper's point about RS is that random pairs are almost
+# all negatives, so RS teaches the bi-encoder little. That holds only for a cross-encoder that
+# is right about random pairs: notebook 02 found that ConcatBERT trained on balanced data calls
+# many all-pairs negatives duplicates at its dev threshold, and then random pairs come back
+# labelled positive. The table's *silver precision* (the share of silver positives that are
+# gold duplicates) says how many of those positives are the cross-encoder's mistakes, which
+# the bi-encoder then learns.
 
 # %%
 silver = augsbert.silver_frame(runs)
