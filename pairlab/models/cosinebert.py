@@ -106,7 +106,7 @@ class Calibration:
         # a slope below MIN_SLOPE (the training pairs' cosines do not rise with the label) is
         # raised to it: a negative one would break neighbour search, and a zero one would give
         # every pair the same logit, erasing the encoder's ranking (an AugSBERT model once
-        # scored AP = the positive rate this way). CosineBERT.calibrate records the fitted slope.
+        # scored AP = the positive rate this way). CosineBERT.calibrate records it as calibration_flat.
         weight = max(float(fit.coef_[0, 0]), MIN_SLOPE)
         return cls(mean, std, weight, float(fit.intercept_[0]))
 
