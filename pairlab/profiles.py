@@ -11,13 +11,15 @@ import yaml
 
 from .paths import project_root
 
-__all__ = ["ACTIVE", "SECTION", "WITHOUT_DATA", "DEPRECATED", "load_profile", "migrate", "resolve",
+__all__ = ["ACTIVE", "SECTION", "WITHOUT_DATA", "SELECT", "RUNNER_KEYS", "DEPRECATED", "load_profile", "migrate", "resolve",
            "check_profile", "notebook_number", "section_numbers"]
 
 
 ACTIVE = "03 04 05 06 07 09"  # notebook 03 and those reading its runs back: identical settings
 SECTION = "notebooks"
 WITHOUT_DATA = "without_data"  # the runner's own profile key: a folder to run on without data
+SELECT = "select"  # the runner's own profile key: the notebooks it runs (numbers; default: all)
+RUNNER_KEYS = (WITHOUT_DATA, SELECT)
 
 # old key -> (new key, the section it moves to; None: stays top-level)
 DEPRECATED = {"neighbours": ("near_m", None), "concat_neighbours": ("concat_near_m", None),
@@ -70,7 +72,7 @@ def resolve(profile: dict, notebook: str) -> dict:
     """The flat parameters of ``notebook`` (a name such as ``"04_ablations"`` or its number):
     the top-level keys, then every section that names the notebook, in the file's order."""
     number = notebook_number(notebook)
-    params = {k: v for k, v in profile.items() if k not in (SECTION, WITHOUT_DATA)}
+    params = {k: v for k, v in profile.items() if k not in (SECTION, *RUNNER_KEYS)}
     for names, overrides in (profile.get(SECTION) or {}).items():
         if number in section_numbers(names):
             params.update(overrides)
@@ -81,7 +83,7 @@ def check_profile(profile: dict, declared: dict[str, set], *, name: str = "profi
     """Raise ValueError for a key no notebook in its scope declares; ``declared`` maps each
     notebook's name to the parameters its ``parameters`` cell assigns."""
     by_number = {notebook_number(nb): params for nb, params in declared.items()}
-    top = {k for k in profile if k not in (SECTION, WITHOUT_DATA)}  # the latter is the runner's
+    top = {k for k in profile if k not in (SECTION, *RUNNER_KEYS)}
     unknown = top - set().union(*by_number.values())
     if unknown:
         raise ValueError(f"profile {name!r} sets {sorted(unknown)}, which no notebook declares "

@@ -40,7 +40,7 @@ from pathlib import Path
 import yaml
 
 from .paths import project_root, shown
-from .profiles import (ACTIVE, DEPRECATED, SECTION, WITHOUT_DATA, check_profile, load_profile,  # noqa: F401
+from .profiles import (ACTIVE, DEPRECATED, SECTION, SELECT, WITHOUT_DATA, check_profile, load_profile,  # noqa: F401
                        migrate, resolve)
 from .profiles import notebook_number as _number
 
@@ -84,7 +84,7 @@ def run(profile: str, *, select=None, overrides: dict | None = None, jobs: int =
     extra = migrate(dict(overrides), source="the overrides")
     if os.environ.get("PAIRLAB_DATA_DIR"):  # kernels run in notebooks/: pass an absolute path
         os.environ["PAIRLAB_DATA_DIR"] = str(Path(os.environ["PAIRLAB_DATA_DIR"]).resolve())
-    selected = notebooks(root, select)
+    selected = notebooks(root, select or loaded.get(SELECT))
     declared = {nb.stem: set(papermill.inspect_notebook(str(nb))) for nb in notebooks(root)}
     check_profile(loaded, declared, name=profile)
     check_profile(extra, declared, name="overrides (-p)")
@@ -106,7 +106,7 @@ def run(profile: str, *, select=None, overrides: dict | None = None, jobs: int =
             own = {k: v for k, v in params.items() if k in declared[notebook.stem]}
             seconds[notebook.stem] = _execute(profile, notebook, own, out_dir, root)
     if record_times:
-        complete = len(selected) == len(declared)
+        complete = len(selected) == len(notebooks(root, loaded.get(SELECT)))
         _record_times(out_dir / TIMINGS, seconds, jobs=jobs,
                       wall=time.perf_counter() - start if complete else None)
     return [out_dir / nb.name for nb in selected]

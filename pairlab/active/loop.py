@@ -166,6 +166,7 @@ class ActiveRun(RunFolderRun):
             self.learner.save(model, store.model_path(self.folder, i))
         record["positives_found"] = int(isin_sorted(all_ids, self.pool.positives).sum())
         record["seconds"] = stages.times
+        record["peak_rss_mb"] = _peak_rss_mb()
         write_json(self.folder / "rounds" / f"round_{i:02d}.json", record)  # the round is done
         store.drop_models(self.folder, keep=i)
         return model, record, batch, batch_labels
@@ -282,6 +283,13 @@ def reliability(proba: np.ndarray, labels: np.ndarray, *, bins: int = 10) -> lis
         rows.append({"bin": [b / bins, (b + 1) / bins], "n": int(mask.sum()),
                      "mean_p": float(proba[mask].mean()), "positive_share": float(labels[mask].mean())})
     return rows
+
+
+def _peak_rss_mb() -> float:
+    """The process's peak resident memory so far, in MB (Linux reports kB)."""
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def _recall(candidates, positives, labelled) -> float | None:

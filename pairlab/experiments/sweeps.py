@@ -36,12 +36,16 @@ def prepare(task: Task, eval_config: EvalConfig, *, model=None, max_seq_length: 
 
 def loop_settings(params: dict) -> dict:
     """The :class:`ActiveConfig` fields a sweep shares, from an active-learning notebook's
-    parameters (``candidate_m``: the loop's candidate count m; ``n_boot``: its replicates)."""
+    parameters (``candidate_m``: the loop's candidate count m; ``n_boot``: its replicates;
+    ``train_precision`` and ``train_batch_order``, declared by the notebooks that may change them,
+    default to the fp32 reference path elsewhere)."""
     return dict(n1=params["n1"], rounds=params["rounds"], growth=params["growth"],
                 candidate_m=params["candidate_m"], model=params["model"],
                 epochs=params["cosine_epochs"], learning_rate=params["learning_rate"],
                 batch_size=params["batch_size"], max_seq_length=params["max_seq_length"],
-                n_boot=params["n_boot"], curve=params["curve"])
+                n_boot=params["n_boot"], curve=params["curve"],
+                precision=params.get("train_precision", "fp32"),
+                batch_order=params.get("train_batch_order", "random"))
 
 
 def prepare_active(params: dict, *, show: bool = True):
