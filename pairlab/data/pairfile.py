@@ -21,7 +21,8 @@ import pandas as pd
 
 from ..io import NoRowsError, ReadReport, SkippedRow
 from .build import build_asymmetric, build_symmetric
-from .tables import SUFFIXES, blank, check_columns, flag, located, read_source, read_table, row_text, text_column
+from .tables import (SUFFIXES, blank, check_columns, flag, located, read_source, read_table,
+                     row_text, text_column, with_skipped)
 from .tasks import BUILT_IN, SPLITS, Task
 
 __all__ = ["load_pairs", "read_pair_file", "pair_rows", "SUFFIXES", "is_pair_file", "pair_task_name"]
@@ -64,8 +65,7 @@ def load_pairs(source, *, symmetric: bool, left: str = "text1", right: str = "te
                "right_id": right_id, "split": split_column}
     rows, skipped = pair_rows(frame, columns, positive_threshold=positive_threshold,
                               source=where, lines=lines)
-    report = ReadReport(report.files, report.rows_read - len(skipped),
-                        sorted(report.skipped + skipped, key=lambda row: row.line))
+    report = with_skipped(report, skipped)
     name = name or (pair_task_name(source) if not isinstance(source, pd.DataFrame) else "pairs")
     build = partial(_build, name, rows, symmetric=bool(symmetric), keyed=left_id is not None,
                     seed=seed, fractions=fractions)

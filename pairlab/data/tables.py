@@ -25,7 +25,7 @@ import pandas as pd
 from ..io import NoRowsError, ReadReport, SkippedRow
 
 __all__ = ["SUFFIXES", "read_table", "read_source", "check_columns", "text_column", "blank",
-           "flag", "row_text", "located"]
+           "flag", "row_text", "located", "with_skipped"]
 
 SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
             ".parquet": "parquet", ".pq": "parquet"}
@@ -58,6 +58,13 @@ def read_table(path, *, what: str) -> tuple[pd.DataFrame, np.ndarray | None, Rea
     frame, lines, skipped = (_read_jsonl(path, what) if kind == "jsonl"
                              else _read_delimited(path, kind, what))
     return frame, lines, ReadReport([str(path)], len(frame), skipped)
+
+
+def with_skipped(report: ReadReport, skipped: list[SkippedRow]) -> ReadReport:
+    """``report`` with the rows its caller ``skipped`` after reading (their checks failed)
+    taken out of the rows read and added to the skipped ones, in line order."""
+    return ReadReport(report.files, report.rows_read - len(skipped),
+                      sorted(report.skipped + skipped, key=lambda row: row.line))
 
 
 def _decoded(path: Path, bad: set):
