@@ -187,8 +187,8 @@ def _known(left: Records, right: Records, symmetric: bool, pairs, role: str, not
 
 
 def _pair_ids(left: Records, right: Records, symmetric: bool, left_ids, right_ids) -> np.ndarray:
-    left_ids, right_ids = np.atleast_1d(np.asarray(left_ids, dtype=object)), np.atleast_1d(
-        np.asarray(right_ids, dtype=object))
+    left_ids = np.atleast_1d(np.asarray(left_ids, dtype=object))
+    right_ids = np.atleast_1d(np.asarray(right_ids, dtype=object))
     if left_ids.shape != right_ids.shape or left_ids.ndim != 1:
         raise ValueError(f"left and right ids must be two 1-d arrays of one length, got shapes "
                          f"{left_ids.shape} and {right_ids.shape}")
