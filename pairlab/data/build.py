@@ -22,7 +22,8 @@ from scipy.sparse.csgraph import connected_components
 from .pairs import PairSpace, as_id_set, isin_sorted, setdiff_sorted
 from .tasks import SPLITS, Pool, Task
 
-__all__ = ["build_symmetric", "build_asymmetric", "check_fractions", "cap_of"]
+__all__ = ["build_symmetric", "build_asymmetric", "check_fractions", "cap_of", "components",
+           "pairs_within_groups"]
 
 
 def build_symmetric(name: str, rows: pd.DataFrame, *, seed: int = 0, fractions=(0.5, 0.25, 0.25),
@@ -33,8 +34,8 @@ def build_symmetric(name: str, rows: pd.DataFrame, *, seed: int = 0, fractions=(
     fractions = check_fractions(fractions)
     texts, a, b, label, notes = _items(rows, keyed)
     n = len(texts)
-    clusters = _components(n, a[label == 1], b[label == 1])
-    groups = _components(n, a, b)
+    clusters = components(n, a[label == 1], b[label == 1])
+    groups = components(n, a, b)
     rng = np.random.default_rng(seed)
     split_of, group_order = _assign_splits(groups, fractions, rng)
     splits = {}
@@ -72,7 +73,7 @@ def _symmetric_pool(name, split, members, texts, clusters, a, b, label, notes) -
     local[members] = np.arange(len(members))
     space = PairSpace(len(members), len(members), True)
     # Positives: every pair inside a positive cluster, among this split's members.
-    left, right = _pairs_within_groups(clusters[members])
+    left, right = pairs_within_groups(clusters[members])
     positives = as_id_set(space.encode(left, right))
     inside = (local[a] >= 0) & (local[b] >= 0)
     stated = as_id_set(space.encode(local[a[inside & (label == 0)]], local[b[inside & (label == 0)]]))
@@ -169,7 +170,7 @@ def _sample(items: np.ndarray, cap, rng) -> np.ndarray:
 # Graph helpers (vectorised: no Python loop over pairs)
 
 
-def _components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Connected-component label of each of ``n`` items under the edges ``(a, b)``."""
     graph = coo_matrix((np.ones(len(a), dtype=np.int8), (a, b)), shape=(n, n))
     return connected_components(graph, directed=False)[1].astype(np.int64)
@@ -201,7 +202,7 @@ def _cap_by_group(members: np.ndarray, groups: np.ndarray, rank: np.ndarray, cap
     return np.sort(order[: group_end[n_groups - 1]])
 
 
-def _pairs_within_groups(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def pairs_within_groups(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """All index pairs (i < j by position) of items sharing a label."""
     order = np.argsort(labels, kind="stable")
     sorted_labels = labels[order]

@@ -1,10 +1,9 @@
 """Your own pairs: any labelled pair file (or DataFrame) as an all-pairs task, :func:`load_pairs`.
 
 Files are CSV (standard quoting), TSV (tab-separated, no quoting: quotes are text, as in the QQP
-and WikiQA releases), JSON lines, or Parquet, each with a header naming its columns. CSV and TSV
-are read with the standard library's ``csv`` reader and JSON lines line by line, so that every
-skipped row is reported with its line number (pandas reports only some, and stops at the first
-bad JSON line); Parquet is read with pandas, and its rows are numbered instead of lines.
+and WikiQA releases), JSON lines, or Parquet, each with a header naming its columns, read by
+:mod:`.tables` (shared with :func:`~pairlab.data.items.load_items`), which reports every
+skipped row with its line number (Parquet's rows are numbered instead of lines).
 
 What is wrong with the whole file (no such column, empty, no positives, labels that are neither
 binary nor numeric, graded labels without a threshold) is a ``ValueError`` naming the file, line
@@ -13,8 +12,6 @@ bytes that are not UTF-8) costs that row only, counted and reported in ``task.re
 """
 from __future__ import annotations
 
-import csv
-import json
 import math
 from functools import partial
 from pathlib import Path
@@ -24,14 +21,17 @@ import pandas as pd
 
 from ..io import NoRowsError, ReadReport, SkippedRow
 from .build import build_asymmetric, build_symmetric
+from .tables import (SUFFIXES, blank, check_columns, flag, located, read_source, read_table,
+                     row_text, text_column, with_skipped)
 from .tasks import BUILT_IN, SPLITS, Task
 
 __all__ = ["load_pairs", "read_pair_file", "pair_rows", "SUFFIXES", "is_pair_file", "pair_task_name"]
 
-SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
-            ".parquet": "parquet", ".pq": "parquet"}
 SPLIT_ALIASES = {"validation": "dev", "valid": "dev", "val": "dev"}
 _TRUE_FALSE = {"true": 1.0, "false": 0.0, "yes": 1.0, "no": 0.0}
+COLUMNS_REMEDY = ("Name the columns with load_pairs(left=..., right=..., label=..., left_id=..., "
+                  "right_id=..., split_column=...), or in a notebook with pairs_columns={'left': "
+                  "..., 'right': ..., 'label': ...}")
 
 
 def load_pairs(source, *, symmetric: bool, left: str = "text1", right: str = "text2",
@@ -60,17 +60,12 @@ def load_pairs(source, *, symmetric: bool, left: str = "text1", right: str = "te
     if (left_id is None) != (right_id is None):
         raise ValueError(f"give both left_id and right_id or neither, got left_id={left_id!r}, "
                          f"right_id={right_id!r}")
-    if isinstance(source, pd.DataFrame):
-        frame, lines, report, where = source, None, ReadReport(["<DataFrame>"], len(source)), "<DataFrame>"
-    else:
-        frame, lines, report = read_pair_file(source)
-        where = str(source)
+    frame, lines, report, where = read_source(source, what="pair")
     columns = {"left": left, "right": right, "label": label, "left_id": left_id,
                "right_id": right_id, "split": split_column}
     rows, skipped = pair_rows(frame, columns, positive_threshold=positive_threshold,
                               source=where, lines=lines)
-    report = ReadReport(report.files, report.rows_read - len(skipped),
-                        sorted(report.skipped + skipped, key=lambda row: row.line))
+    report = with_skipped(report, skipped)
     name = name or (pair_task_name(source) if not isinstance(source, pd.DataFrame) else "pairs")
     build = partial(_build, name, rows, symmetric=bool(symmetric), keyed=left_id is not None,
                     seed=seed, fractions=fractions)
@@ -129,109 +124,7 @@ def is_pair_file(dataset) -> bool:
 def read_pair_file(path) -> tuple[pd.DataFrame, np.ndarray | None, ReadReport]:
     """The rows of a pair file as a frame of strings (JSON values as read), the line number of
     each row (``None`` for Parquet: rows are numbered), and the report of skipped rows."""
-    path = Path(path)
-    kind = SUFFIXES.get(path.suffix.lower())
-    if kind is None:
-        raise ValueError(f"{path}: cannot tell the format from the suffix {path.suffix!r}; "
-                         f"expected one of {sorted(SUFFIXES)} (CSV, TSV, JSON lines, Parquet)")
-    if not path.is_file():
-        raise FileNotFoundError(f"pair file not found: {path}")
-    if kind == "parquet":
-        return _read_parquet(path)
-    frame, lines, skipped = (_read_jsonl(path) if kind == "jsonl"
-                             else _read_delimited(path, kind))
-    return frame, lines, ReadReport([str(path)], len(frame), skipped)
-
-
-def _decoded(path: Path, bad: set):
-    """The file's lines as text; a line that is not UTF-8 is decoded with replacements and its
-    number added to ``bad`` (its row is then skipped and reported)."""
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError:
-                bad.add(number)
-                yield raw.decode("utf-8", "replace")
-
-
-def _read_delimited(path: Path, kind: str):
-    bad: set = set()
-    quoting = csv.QUOTE_MINIMAL if kind == "csv" else csv.QUOTE_NONE
-    reader = csv.reader(_decoded(path, bad), delimiter="," if kind == "csv" else "\t",
-                        quoting=quoting, strict=False)
-    try:
-        header = next(reader, None)
-        if header is None or not any(h.strip() for h in header):
-            raise NoRowsError(f"{path} is empty: expected a header line naming the columns, then "
-                              "one pair per line")
-        header = [h.strip() for h in header]
-        twice = sorted({h for h in header if header.count(h) > 1})
-        if twice:
-            raise ValueError(f"{path}:1: the header names {twice} more than once")
-        rows, lines, skipped, previous = [], [], [], reader.line_num
-        for fields in reader:
-            start, end, previous = previous + 1, reader.line_num, reader.line_num
-            if not any(f.strip() for f in fields):
-                continue
-            reason = ("not UTF-8 text" if any(n in bad for n in range(start, end + 1)) else
-                      None if len(fields) == len(header) else
-                      f"expected {len(header)} fields, found {len(fields)}")
-            if reason:
-                skipped.append(SkippedRow(str(path), start, reason, ",".join(fields)[:120]))
-                continue
-            rows.append(fields)
-            lines.append(start)
-    except csv.Error as error:
-        raise ValueError(f"{path}:{reader.line_num}: not readable as {kind.upper()} ({error})") from None
-    if not rows:
-        raise NoRowsError(_no_rows(path, skipped))
-    return pd.DataFrame(rows, columns=header, dtype=object), np.asarray(lines), skipped
-
-
-def _read_jsonl(path: Path):
-    bad: set = set()
-    records, lines, skipped = [], [], []
-    for number, line in enumerate(_decoded(path, bad), start=1):
-        line = line.rstrip("\r\n")
-        if not line.strip():
-            continue
-        if number == 1 and line.lstrip().startswith("["):
-            raise ValueError(f"{path}:1: a JSON array, not JSON lines; write one object per line "
-                             "(pandas: frame.to_json(path, orient='records', lines=True))")
-        try:
-            record = None if number in bad else json.loads(line)
-        except ValueError as error:
-            skipped.append(SkippedRow(str(path), number, f"not valid JSON ({error})", line[:120]))
-            continue
-        if not isinstance(record, dict):
-            reason = "not UTF-8 text" if number in bad else "not a JSON object"
-            skipped.append(SkippedRow(str(path), number, reason, line[:120]))
-            continue
-        records.append(record)
-        lines.append(number)
-    if not records:
-        raise NoRowsError(_no_rows(path, skipped))
-    return pd.DataFrame.from_records(records), np.asarray(lines), skipped
-
-
-def _read_parquet(path: Path):
-    try:
-        frame = pd.read_parquet(path)
-    except (OSError, ValueError, ImportError) as error:  # pyarrow's ArrowInvalid is a ValueError
-        raise ValueError(f"{path} is not a readable Parquet file ({type(error).__name__}: "
-                         f"{error})") from None
-    if frame.empty:
-        raise NoRowsError(f"{path} holds no rows")
-    return frame, None, ReadReport([str(path)], len(frame))
-
-
-def _no_rows(path: Path, skipped: list) -> str:
-    if not skipped:
-        return f"{path} has a header and no rows: expected one pair per line after it"
-    first = skipped[0]
-    return (f"{path} holds no well-formed row: all {len(skipped):,} were skipped (line "
-            f"{first.line}: {first.reason})")
+    return read_table(path, what="pair")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -244,28 +137,24 @@ def pair_rows(frame: pd.DataFrame, columns: dict, *, positive_threshold=None, so
     ``split`` where a split column is named) and the rows skipped. ``columns`` maps ``left``,
     ``right``, ``label`` and optionally ``left_id``, ``right_id``, ``split`` to ``frame``'s
     column names; ``lines`` are the rows' line numbers in ``source`` (else rows are numbered)."""
-    _check_columns(frame, columns, source)
-    where = lines if lines is not None else np.arange(1, len(frame) + 1)
-
-    def at(i: int) -> str:  # where row i is, for messages
-        return f"{source}:{where[i]}" if lines is not None else f"{source} row {where[i]}"
-
+    check_columns(frame, columns, source, remedy=COLUMNS_REMEDY)
+    where, at = located(source, lines, len(frame))
     labels, bad_label = _labels(frame[columns["label"]], positive_threshold, columns["label"], at)
-    out = pd.DataFrame({"left": _texts(frame[columns["left"]]),
-                        "right": _texts(frame[columns["right"]]), "label": labels})
+    out = pd.DataFrame({"left": text_column(frame[columns["left"]]),
+                        "right": text_column(frame[columns["right"]]), "label": labels})
     reasons = pd.Series(bad_label, index=frame.index, dtype=object)
     for side in ("left", "right"):
-        _flag(reasons, _blank(out[side]), f"empty text in column {columns[side]!r}")
+        flag(reasons, blank(out[side]), f"empty text in column {columns[side]!r}")
         key = columns[f"{side}_id"]
         # ids keep their type (QQP's int64 qids sort as numbers), texts are compared as they are
         out[f"{side}_key"] = out[side] if key is None else frame[key]
         if key is not None:
-            _flag(reasons, _blank(frame[key]), f"empty id in column {key!r}")
+            flag(reasons, blank(frame[key]), f"empty id in column {key!r}")
     if columns.get("split") is not None:
         out["split"] = _splits(frame[columns["split"]], columns["split"], at)
-        _flag(reasons, _blank(out["split"]), f"empty split in column {columns['split']!r}")
+        flag(reasons, blank(out["split"]), f"empty split in column {columns['split']!r}")
     bad = reasons.notna().to_numpy()
-    skipped = [SkippedRow(source, int(where[i]), reasons.iloc[i], _row_text(frame, i))
+    skipped = [SkippedRow(source, int(where[i]), reasons.iloc[i], row_text(frame, i))
                for i in np.flatnonzero(bad)]
     out = out[~bad].reset_index(drop=True)
     if out.empty:
@@ -279,46 +168,10 @@ def pair_rows(frame: pd.DataFrame, columns: dict, *, positive_threshold=None, so
     return out, skipped
 
 
-def _check_columns(frame: pd.DataFrame, columns: dict, source: str) -> None:
-    named = {role: col for role, col in columns.items() if col is not None}
-    missing = {role: col for role, col in named.items() if col not in frame.columns}
-    if not missing:
-        return
-    header = SUFFIXES.get(Path(source).suffix.lower()) in ("csv", "tsv")
-    at = f"{source}:1 (the header)" if header else source
-    found = [str(c) for c in frame.columns]
-    raise ValueError(f"{at} has no column {', '.join(map(repr, missing.values()))} (asked for as "
-                     f"{', '.join(missing)}); its columns are {found}. Name the columns with "
-                     "load_pairs(left=..., right=..., label=..., left_id=..., right_id=..., "
-                     "split_column=...), or in a notebook with pairs_columns={'left': ..., "
-                     "'right': ..., 'label': ...}")
-
-
-def _texts(column: pd.Series) -> pd.Series:
-    """The column as strings, kept as they are; missing values become empty strings."""
-    if column.map(type).eq(str).all():
-        return column
-    return column.map(lambda v: v if isinstance(v, str) else "" if _missing(v) else str(v))
-
-
-def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def _blank(column: pd.Series) -> np.ndarray:
-    """Which values are missing or only whitespace."""
-    return _texts(column).str.strip().eq("").to_numpy()
-
-
-def _flag(reasons: pd.Series, mask, reason: str) -> None:
-    """Record ``reason`` for the rows of ``mask`` that have none yet."""
-    reasons[np.asarray(mask) & reasons.isna().to_numpy()] = reason
-
-
 def _labels(column: pd.Series, threshold, name: str, at):
     """Labels (int8: 1 positive) and the reason each unusable row is skipped (``None``: kept).
     A column that holds no number at all, or graded values without ``threshold``, is an error."""
-    text = _texts(column).str.strip().str.lower()
+    text = text_column(column).str.strip().str.lower()
     number = pd.to_numeric(text.map(lambda t: _TRUE_FALSE.get(t, t)), errors="coerce").to_numpy(float)
     empty = (text == "").to_numpy() | (text == "nan").to_numpy()
     not_number = ~empty & ~np.isfinite(number)
@@ -345,14 +198,10 @@ def _labels(column: pd.Series, threshold, name: str, at):
 
 
 def _splits(column: pd.Series, name: str, at) -> pd.Series:
-    split = _texts(column).str.strip().str.lower().replace(SPLIT_ALIASES)
+    split = text_column(column).str.strip().str.lower().replace(SPLIT_ALIASES)
     unknown = ~split.isin(SPLITS + ("",))
     if unknown.any():
         i = int(np.flatnonzero(unknown.to_numpy())[0])
         raise ValueError(f"{at(i)}: split column {name!r} holds "
                          f"{column.iloc[i]!r}; expected train, dev (or validation) or test")
     return split
-
-
-def _row_text(frame: pd.DataFrame, i: int) -> str:
-    return " | ".join(str(v) for v in frame.iloc[i].tolist())[:120]

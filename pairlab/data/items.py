@@ -1,0 +1,285 @@
+"""Your own records, unlabelled: a table of records as :class:`Records` (:func:`load_items`), and
+a file of record-id pairs (:func:`read_id_pairs`: known matches, known non-matches).
+
+A record is an id and one text. The text of a record with several fields is its fields in a
+stated form, each ``name: value``, joined by `` | `` and skipping empty fields::
+
+    title: Koss EQ50 3-Band Stereo Equalizer | brand: Koss | price: 12.65
+
+(a single text column gives its value alone). Ids are strings: a file's as written (``"12"``,
+``"B00X"``, surrounding spaces stripped), a DataFrame's numbers as ``str`` of the integer
+(``12``, never ``"12.0"``). The files and bad rows are those of :func:`load_pairs`
+(:mod:`.tables`): what is wrong with the whole file is a ``ValueError`` naming it, what is wrong
+with one record costs that record only, counted in ``notes`` and reported with its line in
+``report``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..io import NoRowsError, ReadReport, SkippedRow
+from .build import pairs_within_groups
+from .tables import (blank, check_columns, flag, located, read_source, row_text, text_column,
+                     with_skipped)
+
+__all__ = ["Records", "load_items", "read_id_pairs", "IdPairs", "UnknownIdError", "as_ids",
+           "MAX_CHARS", "SEPARATOR"]
+
+MAX_CHARS = 10_000
+SEPARATOR = " | "
+_EXAMPLES = 5  # unknown ids named in a message
+
+
+class UnknownIdError(KeyError, ValueError):
+    """Ids that are not ids of the records asked; a ``KeyError`` (a lookup) and a ``ValueError``
+    (bad input), so either ``except`` catches it."""
+
+    def __str__(self) -> str:  # KeyError would show the message quoted, as a key
+        return str(self.args[0])
+
+
+@dataclass(frozen=True, eq=False)
+class Records:
+    """One table of records: ids and texts, position ``i`` of each array is record ``i``."""
+
+    name: str
+    ids: np.ndarray  # (n,) object: str, distinct
+    texts: np.ndarray  # (n,) object: str, never empty
+    columns: tuple[str, ...]  # the fields the texts are made of
+    report: ReadReport = field(default_factory=ReadReport)
+    notes: dict = field(default_factory=dict)  # counts: records, skipped by reason, truncated, ...
+
+    def __post_init__(self):
+        if len(self.ids) != len(self.texts):
+            raise ValueError(f"records {self.name!r}: {len(self.ids)} ids but {len(self.texts)} texts")
+        if not self._index.is_unique:
+            twice = pd.Index(self.ids)[pd.Index(self.ids).duplicated()].unique()[:_EXAMPLES]
+            raise ValueError(f"records {self.name!r}: ids must be distinct; {list(twice)} repeat")
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @cached_property
+    def _index(self) -> pd.Index:
+        return pd.Index(self.ids)
+
+    def index_of(self, ids) -> np.ndarray:
+        """Positions (int64, in the order given) of the records with ``ids`` (strings, or numbers
+        read as :func:`as_ids` does); an :class:`UnknownIdError` names a few ids not found."""
+        wanted = as_ids(np.atleast_1d(np.asarray(ids, dtype=object)))
+        found = self._index.get_indexer(wanted)
+        unknown = found < 0
+        if unknown.any():
+            missing = pd.unique(wanted[unknown])
+            raise UnknownIdError(
+                f"{len(missing):,} id(s) are not ids of {self.name!r} ({len(self):,} records): "
+                f"{[str(m) for m in missing[:_EXAMPLES]]}{' ...' if len(missing) > _EXAMPLES else ''}"
+                f"; its ids look like {[str(i) for i in self.ids[:3]]} (a record skipped when "
+                "reading has no id here: see its report)")
+        return found.astype(np.int64)
+
+    def identical_text_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """The record pairs ``(i, j)``, ``i < j`` (int64 positions, sorted), whose texts are
+        identical under two ids: likely duplicates, to offer as such. Pair ids of a one-table
+        pool: ``pool.space.encode(i, j)``."""
+        return _same_text_pairs(self.texts)
+
+    def frame(self) -> pd.DataFrame:
+        """The records as a table: ``id``, ``text``."""
+        return pd.DataFrame({"id": self.ids, "text": self.texts})
+
+    def summary(self) -> str:
+        """What was read, kept, skipped and changed, for a person to read."""
+        counts = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in self.notes.items()
+                           if isinstance(v, int) and k not in ("records", "max_chars") and v)
+        return (f"{self.name}: {len(self):,} records from {list(self.columns)}"
+                + (f" ({counts})" if counts else "") + "\n" + self.report.summary())
+
+    def __repr__(self) -> str:
+        return f"Records({self.name}: {len(self):,} records, text from {list(self.columns)})"
+
+
+def load_items(source, *, text, id=None, name: str | None = None,
+               max_chars: int | None = MAX_CHARS) -> Records:
+    """The records of a CSV, TSV, JSON-lines or Parquet file, or of a DataFrame.
+
+    ``text``: the column of each record's text, or a list of columns, serialised as
+    ``title: <value> | brand: <value>`` (empty fields skipped). ``id``: the column of the ids,
+    or ``None``: the rows' numbers ``0..n-1`` in the order read (a malformed line the reader
+    skipped gets no number: name an id column where ids must stay stable). ``name`` defaults
+    to the file's stem (``"records"`` for a frame). A text longer than ``max_chars``
+    characters (``None``: no limit) is cut there and counted: the models read 128 word pieces
+    (a few hundred characters), so 10,000 keeps all they read and bounds memory and tokenising.
+
+    Skipped, counted in ``notes`` and reported by line in ``report``: a record without id or
+    text (every field empty), and a later record with an id seen before (the first is kept).
+    Kept, and counted as likely duplicates: records with the same text under different ids
+    (:meth:`Records.identical_text_pairs`). No usable record at all is a ``NoRowsError``.
+    """
+    fields = _options(text, id, max_chars)
+    frame, lines, report, where = read_source(source, what="record")
+    check_columns(frame, {"id": id, **{_role(fields, k): c for k, c in enumerate(fields)}}, where,
+                  remedy="Name them with load_items(text=... (a column, or a list of columns), "
+                         "id=... (a column, or None for row numbers))")
+    ids = as_ids(frame[id]) if id is not None else np.arange(len(frame)).astype(str).astype(object)
+    texts = serialise(frame, fields)
+    line, at = located(where, lines, len(frame))
+    reasons, notes = _skips(ids, texts, id, fields, at)
+    bad, skipped = _skipped(frame, reasons, where, lines, "record")
+    texts, ids = texts[~bad], ids[~bad]
+    long = texts.str.len().to_numpy() > (max_chars or np.inf)
+    texts = texts.str.slice(0, max_chars).to_numpy(object) if long.any() else texts.to_numpy(object)
+    same, other = _same_text_pairs(texts)
+    notes = {"records": len(ids), "rows": len(frame) + len(report.skipped),
+             "skipped_by_reader": len(report.skipped), **notes, "truncated_texts": int(long.sum()),
+             "max_chars": max_chars, "identical_texts": len(np.unique(np.r_[same, other])),
+             "identical_text_pairs": len(same), "source": where}
+    default = "records" if isinstance(source, pd.DataFrame) else Path(source).stem
+    return Records(name or default, ids, texts, tuple(fields), with_skipped(report, skipped), notes)
+
+
+def _options(text, id, max_chars) -> list[str]:
+    """The text fields, once the options are checked."""
+    fields = [text] if isinstance(text, str) else text
+    if not isinstance(fields, (list, tuple)) or not fields or not all(isinstance(f, str) for f in fields):
+        raise TypeError(f"text must be a column name or a non-empty list of column names, got {text!r}")
+    twice = sorted({f for f in fields if fields.count(f) > 1})
+    if twice:
+        raise ValueError(f"text names the column(s) {twice} more than once")
+    if id is not None and not isinstance(id, str):
+        raise TypeError(f"id must be a column name or None (row numbers as ids), got {id!r}")
+    if max_chars is not None and (isinstance(max_chars, bool) or not isinstance(max_chars, (int, np.integer))
+                                  or max_chars < 1):
+        raise ValueError(f"max_chars must be a positive integer or None, got {max_chars!r}")
+    return list(fields)
+
+
+def _skips(ids: np.ndarray, texts: pd.Series, id, fields: list[str], at) -> tuple[pd.Series, dict]:
+    """Why each row is skipped (``None``: kept) and the count of each reason: no id, no text,
+    an id an earlier kept row has."""
+    no_id, no_text = ids == "", texts.eq("").to_numpy()
+    reasons = pd.Series(None, index=texts.index, dtype=object)
+    flag(reasons, no_id, f"empty id in column {id!r}")
+    flag(reasons, no_text, f"empty text: every field of {list(fields)} is empty")
+    again = _repeated_ids(ids, reasons.isna().to_numpy(), at)
+    flag(reasons, again.notna().to_numpy(), again.to_numpy(object))
+    return reasons, {"empty_ids": int(no_id.sum()), "empty_texts": int((no_text & ~no_id).sum()),
+                     "duplicate_ids": int(again.notna().sum())}
+
+
+def _skipped(frame: pd.DataFrame, reasons: pd.Series, where: str, lines, what: str):
+    """Which rows have a reason to be skipped, and those rows as reported; a ``NoRowsError``
+    when every row has one."""
+    line, at = located(where, lines, len(frame))
+    bad = reasons.notna().to_numpy()
+    skipped = [SkippedRow(where, int(line[i]), reasons.iloc[i], row_text(frame, i))
+               for i in np.flatnonzero(bad)]
+    if bad.all():
+        raise NoRowsError(f"{where} holds no usable {what}: all {len(frame):,} were skipped "
+                          f"({skipped[0].reason} at {at(0)})")
+    return bad, skipped
+
+
+def _role(fields: list[str], k: int) -> str:
+    return "text" if len(fields) == 1 else f"text[{k}]"
+
+
+def serialise(frame: pd.DataFrame, fields: list[str]) -> pd.Series:
+    """Each row's text: the one field's value as it is, or ``name: value`` of each non-empty
+    field (values stripped) joined by :data:`SEPARATOR`; ``""`` where every field is empty."""
+    if len(fields) == 1:
+        value = text_column(frame[fields[0]])
+        return value.where(~blank(value), "")
+    out = pd.Series("", index=frame.index, dtype=object)
+    for name in fields:
+        value = text_column(frame[name]).str.strip()
+        has = value.ne("")
+        joint = np.where(out.ne("") & has, SEPARATOR, "")
+        out = out + joint + (f"{name}: " + value).where(has, "")
+    return out
+
+
+def _repeated_ids(ids: np.ndarray, usable: np.ndarray, at) -> pd.Series:
+    """For each usable row whose id an earlier usable row has, why it is skipped (the line kept);
+    ``None`` elsewhere."""
+    position = pd.Series(np.flatnonzero(usable))
+    kept_ids = pd.Series(ids[usable])
+    first = position.groupby(kept_ids.to_numpy()).transform("first").to_numpy()
+    again = kept_ids.duplicated(keep="first").to_numpy()
+    out = pd.Series(None, index=range(len(ids)), dtype=object)
+    rows, firsts = position.to_numpy()[again], first[again]
+    out.iloc[rows] = [f"id {ids[r]!r} again: the record at {at(f)} is kept"
+                      for r, f in zip(rows, firsts)]
+    return out
+
+
+def _same_text_pairs(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    codes = pd.factorize(pd.Series(texts, dtype=object))[0]
+    i, j = pairs_within_groups(codes)
+    order = np.lexsort((j, i))
+    return i[order].astype(np.int64), j[order].astype(np.int64)
+
+
+def as_ids(values) -> np.ndarray:
+    """``values`` as id strings, (n,) object: strings stripped, integers (and integral floats,
+    as pandas stores an int column with gaps) as ``str`` of the integer, missing values ``""``."""
+    series = values if isinstance(values, pd.Series) else pd.Series(np.asarray(values, dtype=object))
+    whole = pd.api.types.is_bool_dtype(series) or pd.api.types.is_integer_dtype(series)
+    if whole and not series.isna().any():
+        return series.astype(str).to_numpy(object)
+    if series.map(type).eq(str).all():
+        return series.str.strip().to_numpy(object)
+    return series.map(_id).to_numpy(object)
+
+
+def _id(value) -> str:
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return "" if np.isnan(value) else str(int(value)) if float(value).is_integer() else str(value)
+    return "" if value is None or value is pd.NA else str(value).strip()
+
+
+@dataclass(frozen=True, eq=False)
+class IdPairs:
+    """Pairs of record ids, ``left[k]`` with ``right[k]``; unpacks as ``left, right``."""
+
+    left: np.ndarray  # (n,) object: str
+    right: np.ndarray  # (n,) object: str
+    report: ReadReport = field(default_factory=ReadReport)
+
+    def __iter__(self):
+        return iter((self.left, self.right))
+
+    def __len__(self) -> int:
+        return len(self.left)
+
+
+def read_id_pairs(source, *, left: str | None = None, right: str | None = None) -> IdPairs:
+    """Pairs of record ids from a file (CSV, TSV, JSON lines, Parquet) or DataFrame: the
+    ``left`` and ``right`` columns, by default the first two (``walmart_id,amazon_id``). A row
+    with an empty id is skipped and reported in ``report``, like any malformed row. Unpacks as
+    ``left_ids, right_ids``."""
+    frame, lines, report, where = read_source(source, what="id pair")
+    if (left is None or right is None) and len(frame.columns) < 2:
+        raise ValueError(f"{where} has the columns {[str(c) for c in frame.columns]}: an id pair "
+                         "needs two (the left record's id, then the right's)")
+    left = frame.columns[0] if left is None else left
+    right = frame.columns[1] if right is None else right
+    check_columns(frame, {"left": left, "right": right}, where,
+                  remedy="Name them with read_id_pairs(left=..., right=...)")
+    ids = {side: as_ids(frame[column]) for side, column in (("left", left), ("right", right))}
+    reasons = pd.Series(None, index=frame.index, dtype=object)
+    for side, column in (("left", left), ("right", right)):
+        flag(reasons, ids[side] == "", f"empty id in column {column!r}")
+    bad, skipped = _skipped(frame, reasons, where, lines, "id pair")
+    return IdPairs(ids["left"][~bad], ids["right"][~bad], with_skipped(report, skipped))

@@ -1,0 +1,213 @@
+"""Reading one table (CSV, TSV, JSON lines, Parquet, or a DataFrame) with every skipped row
+reported: the reader that :func:`~pairlab.data.pairfile.load_pairs` (labelled pairs),
+:func:`~pairlab.data.items.load_items` (records) and :func:`~pairlab.data.items.read_id_pairs`
+(pairs of record ids) share.
+
+CSV (standard quoting) and TSV (tab-separated, no quoting: quotes are text, as in the QQP and
+WikiQA releases) are read with the standard library's ``csv`` reader and JSON lines line by line,
+so that every skipped row is reported with its line number (pandas reports only some, and stops
+at the first bad JSON line); Parquet is read with pandas, and its rows are numbered instead of
+lines. Each file has a header naming its columns. A row that is wrong in itself (a wrong number
+of fields, bad JSON, bytes that are not UTF-8) costs that row only, as a
+:class:`~pairlab.io.SkippedRow` of the :class:`~pairlab.io.ReadReport`; what each caller asks of
+the columns it reads is its own (the helpers below mark rows and name columns alike for all).
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..io import NoRowsError, ReadReport, SkippedRow
+
+__all__ = ["SUFFIXES", "read_table", "read_source", "check_columns", "text_column", "blank",
+           "flag", "row_text", "located", "with_skipped"]
+
+SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
+            ".parquet": "parquet", ".pq": "parquet"}
+FRAME = "<DataFrame>"  # where a DataFrame's rows are, in messages
+
+
+def read_source(source, *, what: str) -> tuple[pd.DataFrame, np.ndarray | None, ReadReport, str]:
+    """A file (by path) or a DataFrame as ``(frame, lines, report, where)``: its rows, each row's
+    line number (``None`` for a DataFrame or Parquet: rows are numbered from 1), the report of
+    rows skipped while reading, and the name messages give it. ``what`` names one row in
+    messages (``"pair"``, ``"record"``)."""
+    if isinstance(source, pd.DataFrame):
+        return source, None, ReadReport([FRAME], len(source)), FRAME
+    frame, lines, report = read_table(source, what=what)
+    return frame, lines, report, str(source)
+
+
+def read_table(path, *, what: str) -> tuple[pd.DataFrame, np.ndarray | None, ReadReport]:
+    """The rows of a table file as a frame of strings (JSON values as read), the line number of
+    each row (``None`` for Parquet: rows are numbered), and the report of skipped rows."""
+    path = Path(path)
+    kind = SUFFIXES.get(path.suffix.lower())
+    if kind is None:
+        raise ValueError(f"{path}: cannot tell the format from the suffix {path.suffix!r}; "
+                         f"expected one of {sorted(SUFFIXES)} (CSV, TSV, JSON lines, Parquet)")
+    if not path.is_file():
+        raise FileNotFoundError(f"{what} file not found: {path}")
+    if kind == "parquet":
+        return _read_parquet(path)
+    frame, lines, skipped = (_read_jsonl(path, what) if kind == "jsonl"
+                             else _read_delimited(path, kind, what))
+    return frame, lines, ReadReport([str(path)], len(frame), skipped)
+
+
+def with_skipped(report: ReadReport, skipped: list[SkippedRow]) -> ReadReport:
+    """``report`` with the rows its caller ``skipped`` after reading (their checks failed)
+    taken out of the rows read and added to the skipped ones, in line order."""
+    return ReadReport(report.files, report.rows_read - len(skipped),
+                      sorted(report.skipped + skipped, key=lambda row: row.line))
+
+
+def _decoded(path: Path, bad: set):
+    """The file's lines as text; a line that is not UTF-8 is decoded with replacements and its
+    number added to ``bad`` (its row is then skipped and reported)."""
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError:
+                bad.add(number)
+                yield raw.decode("utf-8", "replace")
+
+
+def _read_delimited(path: Path, kind: str, what: str):
+    bad: set = set()
+    quoting = csv.QUOTE_MINIMAL if kind == "csv" else csv.QUOTE_NONE
+    reader = csv.reader(_decoded(path, bad), delimiter="," if kind == "csv" else "\t",
+                        quoting=quoting, strict=False)
+    try:
+        header = next(reader, None)
+        if header is None or not any(h.strip() for h in header):
+            raise NoRowsError(f"{path} is empty: expected a header line naming the columns, then "
+                              f"one {what} per line")
+        header = [h.strip() for h in header]
+        twice = sorted({h for h in header if header.count(h) > 1})
+        if twice:
+            raise ValueError(f"{path}:1: the header names {twice} more than once")
+        rows, lines, skipped, previous = [], [], [], reader.line_num
+        for fields in reader:
+            start, end, previous = previous + 1, reader.line_num, reader.line_num
+            if not any(f.strip() for f in fields):
+                continue
+            reason = ("not UTF-8 text" if any(n in bad for n in range(start, end + 1)) else
+                      None if len(fields) == len(header) else
+                      f"expected {len(header)} fields, found {len(fields)}")
+            if reason:
+                skipped.append(SkippedRow(str(path), start, reason, ",".join(fields)[:120]))
+                continue
+            rows.append(fields)
+            lines.append(start)
+    except csv.Error as error:
+        raise ValueError(f"{path}:{reader.line_num}: not readable as {kind.upper()} ({error})") from None
+    if not rows:
+        raise NoRowsError(_no_rows(path, skipped, what))
+    return pd.DataFrame(rows, columns=header, dtype=object), np.asarray(lines), skipped
+
+
+def _read_jsonl(path: Path, what: str):
+    bad: set = set()
+    records, lines, skipped = [], [], []
+    for number, line in enumerate(_decoded(path, bad), start=1):
+        line = line.rstrip("\r\n")
+        if not line.strip():
+            continue
+        if number == 1 and line.lstrip().startswith("["):
+            raise ValueError(f"{path}:1: a JSON array, not JSON lines; write one object per line "
+                             "(pandas: frame.to_json(path, orient='records', lines=True))")
+        try:
+            record = None if number in bad else json.loads(line)
+        except ValueError as error:
+            skipped.append(SkippedRow(str(path), number, f"not valid JSON ({error})", line[:120]))
+            continue
+        if not isinstance(record, dict):
+            reason = "not UTF-8 text" if number in bad else "not a JSON object"
+            skipped.append(SkippedRow(str(path), number, reason, line[:120]))
+            continue
+        records.append(record)
+        lines.append(number)
+    if not records:
+        raise NoRowsError(_no_rows(path, skipped, what))
+    return pd.DataFrame.from_records(records), np.asarray(lines), skipped
+
+
+def _read_parquet(path: Path):
+    try:
+        frame = pd.read_parquet(path)
+    except (OSError, ValueError, ImportError) as error:  # pyarrow's ArrowInvalid is a ValueError
+        raise ValueError(f"{path} is not a readable Parquet file ({type(error).__name__}: "
+                         f"{error})") from None
+    if frame.empty:
+        raise NoRowsError(f"{path} holds no rows")
+    return frame, None, ReadReport([str(path)], len(frame))
+
+
+def _no_rows(path: Path, skipped: list, what: str) -> str:
+    if not skipped:
+        return f"{path} has a header and no rows: expected one {what} per line after it"
+    first = skipped[0]
+    return (f"{path} holds no well-formed row: all {len(skipped):,} were skipped (line "
+            f"{first.line}: {first.reason})")
+
+
+# ---------------------------------------------------------------------------------------------
+# Checking columns and marking rows
+
+
+def check_columns(frame: pd.DataFrame, columns: dict, source: str, *, remedy: str) -> None:
+    """A ``ValueError`` naming the columns of ``columns`` (role -> column name, ``None``: not
+    asked for) that ``frame`` lacks, the columns it has, and ``remedy`` (how to name them)."""
+    named = {role: col for role, col in columns.items() if col is not None}
+    missing = {role: col for role, col in named.items() if col not in frame.columns}
+    if not missing:
+        return
+    header = SUFFIXES.get(Path(source).suffix.lower()) in ("csv", "tsv")
+    at = f"{source}:1 (the header)" if header else source
+    found = [str(c) for c in frame.columns]
+    raise ValueError(f"{at} has no column {', '.join(map(repr, missing.values()))} (asked for as "
+                     f"{', '.join(missing)}); its columns are {found}. {remedy}")
+
+
+def located(source: str, lines, n: int):
+    """Each of ``n`` rows' line (or, without ``lines``, its number from 1) and ``at(i)``: where
+    row ``i`` is, for messages (``file.csv:12`` or ``<DataFrame> row 12``)."""
+    where = lines if lines is not None else np.arange(1, n + 1)
+
+    def at(i: int) -> str:
+        return f"{source}:{where[i]}" if lines is not None else f"{source} row {where[i]}"
+
+    return where, at
+
+
+def text_column(column: pd.Series) -> pd.Series:
+    """The column as strings, kept as they are; missing values become empty strings."""
+    if column.map(type).eq(str).all():
+        return column
+    return column.map(lambda v: v if isinstance(v, str) else "" if _missing(v) else str(v))
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def blank(column: pd.Series) -> np.ndarray:
+    """Which values are missing or only whitespace."""
+    return text_column(column).str.strip().eq("").to_numpy()
+
+
+def flag(reasons: pd.Series, mask, reason) -> None:
+    """Record ``reason`` (one, or one per row) for the rows of ``mask`` that have none yet."""
+    mask = np.asarray(mask) & reasons.isna().to_numpy()
+    reasons[mask] = reason if isinstance(reason, str) else np.asarray(reason, dtype=object)[mask]
+
+
+def row_text(frame: pd.DataFrame, i: int) -> str:
+    return " | ".join(str(v) for v in frame.iloc[i].tolist())[:120]
