@@ -1,0 +1,243 @@
+"""A person as the annotator: the pairs a labelling session asks, and every answer, in one SQLite
+file that the round loop (in its worker process) and the labelling widget (in the kernel) share.
+
+The loop posts each round's pairs to the ``queue`` (its batch, the audit sample mixed in, and
+spare candidates to keep the person busy while the next model trains); the widget shows the first
+queued pair without an answer and appends the person's answer to ``answers``, one committed
+transaction per key press, before it shows the next pair. Rows are never updated or deleted: the
+current answer of a pair is its latest row, an undo is a row withdrawing it (the pair is asked
+again), so the history stays auditable and a killed kernel or worker loses no returned answer.
+:class:`PersonAnnotator` is the loop's side: it posts a batch and waits until every pair of it has
+an answer (an unsure answer is no answer: the pair is not trained on and not asked again).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..io import open_durable
+from .base import NO_ANSWER, Annotator, check_pair_ids
+
+__all__ = ["SessionStore", "QueueItem", "PersonAnnotator", "KINDS", "ANSWERS", "UNANSWERED",
+           "WITHDRAWN"]
+
+KINDS = ("batch", "audit", "spare")  # why a pair is asked: the strategy's, the audit's, filler
+ANSWERS = {"y": 1, "n": 0, "u": NO_ANSWER}  # the person's keys -> labels (u: unsure, no answer)
+UNANSWERED = -2  # :meth:`SessionStore.answers` of a pair without a current answer
+WITHDRAWN = -3  # the label of an undo row: the pair's earlier answer no longer counts
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS queue (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    pair_id INTEGER NOT NULL UNIQUE,
+    round INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    stratum INTEGER,
+    posted_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS answers (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    pair_id INTEGER NOT NULL,
+    label INTEGER NOT NULL,
+    annotator TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    seconds REAL
+);
+CREATE INDEX IF NOT EXISTS answers_pair ON answers (pair_id, id);
+CREATE TABLE IF NOT EXISTS status (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+"""
+_CURRENT = "SELECT pair_id, label FROM answers WHERE id IN (SELECT MAX(id) FROM answers GROUP BY pair_id)"
+
+
+@dataclass(frozen=True)
+class QueueItem:
+    """One queued pair: its place in the queue, pair id, round and why it is asked."""
+
+    seq: int
+    pair_id: int
+    round: int
+    kind: str
+
+
+class SessionStore:
+    """The queue and the answers of one labelling session, in the SQLite file at ``path``.
+
+    Safe to share between threads (one lock around every use of the connection: JupyterLab runs
+    widget callbacks on subshell threads) and between processes (WAL, a busy timeout)."""
+
+    def __init__(self, path, *, timeout: float = 30.0):
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._conn = open_durable(self.path, _SCHEMA, timeout=timeout)
+
+    # -- the loop's side ----------------------------------------------------------------------
+
+    def post(self, round: int, pair_ids, kinds, *, strata=None) -> int:
+        """Queue ``pair_ids`` (in this order) for ``round``; ``kinds`` is one of :data:`KINDS` or
+        one per pair. A pair queued before keeps its place (posting again after a restart is a
+        no-op). Returns how many pairs were new."""
+        ids = np.asarray(pair_ids, dtype=np.int64).ravel()
+        kinds = [kinds] * len(ids) if isinstance(kinds, str) else list(kinds)
+        strata = [None] * len(ids) if strata is None else [int(s) for s in strata]
+        if len(kinds) != len(ids) or len(strata) != len(ids):
+            raise ValueError(f"{len(ids)} pairs but {len(kinds)} kinds and {len(strata)} strata")
+        bad = sorted(set(kinds) - set(KINDS))
+        if bad:
+            raise ValueError(f"kinds must be among {KINDS}, got {bad}")
+        now = _utc_now()
+        rows = [(int(p), int(round), k, s, now) for p, k, s in zip(ids, kinds, strata)]
+        with self._lock, self._conn:
+            before = self._conn.total_changes
+            self._conn.executemany("INSERT OR IGNORE INTO queue (pair_id, round, kind, stratum, "
+                                   "posted_at) VALUES (?, ?, ?, ?, ?)", rows)
+            return self._conn.total_changes - before
+
+    def answers(self, pair_ids) -> np.ndarray:
+        """(n,) int8 current answers of ``pair_ids``: 1, 0, -1 (unsure) or :data:`UNANSWERED`."""
+        ids = np.asarray(pair_ids, dtype=np.int64).ravel()
+        current = self._current()
+        out = np.full(len(ids), UNANSWERED, np.int8)
+        if len(current):
+            known = current.set_index("pair_id")["label"]
+            hit = np.isin(ids, known.index.to_numpy())
+            out[hit] = known.loc[ids[hit]].to_numpy()
+        out[out == WITHDRAWN] = UNANSWERED
+        return out
+
+    def set_status(self, key: str, value: str) -> None:
+        """What the worker is doing (``key`` "worker"), or any other state worth showing."""
+        with self._lock, self._conn:
+            self._conn.execute("INSERT OR REPLACE INTO status (key, value, updated_at) VALUES "
+                               "(?, ?, ?)", (key, str(value), _utc_now()))
+
+    # -- the person's side --------------------------------------------------------------------
+
+    def next_pair(self, *, after: int = 0) -> QueueItem | None:
+        """The first queued pair (by queue order, past ``seq`` ``after``) without an answer."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT q.seq, q.pair_id, q.round, q.kind FROM queue q LEFT JOIN "
+                f"({_CURRENT}) a ON a.pair_id = q.pair_id WHERE q.seq > ? AND "
+                "(a.label IS NULL OR a.label = ?) ORDER BY q.seq LIMIT 1",
+                (int(after), WITHDRAWN)).fetchone()
+        return None if row is None else QueueItem(*row)
+
+    def answer(self, pair_id, label: int, *, annotator: str, seconds: float | None = None) -> int:
+        """Append the answer ``label`` (1, 0 or -1: unsure) of ``pair_id``, committed before
+        returning; returns its row id."""
+        if label not in (1, 0, NO_ANSWER):
+            raise ValueError(f"label must be 1, 0 or {NO_ANSWER} (unsure), got {label!r}")
+        return self._append(pair_id, label, annotator, seconds)
+
+    def undo(self, *, annotator: str) -> int | None:
+        """Withdraw the latest current answer (the pair is asked again); returns its pair id, or
+        None when there is nothing to undo."""
+        with self._lock:
+            row = self._conn.execute("SELECT pair_id FROM answers WHERE id IN (SELECT MAX(id) FROM "
+                                     "answers GROUP BY pair_id) AND label != ? ORDER BY id DESC "
+                                     "LIMIT 1", (WITHDRAWN,)).fetchone()
+        if row is None:
+            return None
+        self._append(row[0], WITHDRAWN, annotator, None)
+        return int(row[0])
+
+    def counts(self) -> dict:
+        """Answers so far: ``labels`` (yes or no), ``positives``, ``unsure``, ``queued`` (posted,
+        not answered)."""
+        current = self._current()
+        labels = current["label"].to_numpy() if len(current) else np.empty(0, np.int64)
+        with self._lock:
+            queued = self._conn.execute("SELECT COUNT(*) FROM queue").fetchone()[0]
+        answered = int(np.isin(labels, (0, 1, NO_ANSWER)).sum())
+        return {"labels": int(np.isin(labels, (0, 1)).sum()), "positives": int((labels == 1).sum()),
+                "unsure": int((labels == NO_ANSWER).sum()), "queued": int(queued) - answered}
+
+    def history(self) -> pd.DataFrame:
+        """Every answer row, undos included, oldest first, with the pair's round and kind."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT a.id, a.pair_id, a.label, a.annotator, a.created_at, a.seconds, q.round, "
+                "q.kind FROM answers a LEFT JOIN queue q USING (pair_id) ORDER BY a.id").fetchall()
+        return pd.DataFrame(rows, columns=["id", "pair_id", "label", "annotator", "created_at",
+                                           "seconds", "round", "kind"])
+
+    def queue(self) -> pd.DataFrame:
+        """Every queued pair in queue order."""
+        with self._lock:
+            rows = self._conn.execute("SELECT seq, pair_id, round, kind, stratum, posted_at "
+                                      "FROM queue ORDER BY seq").fetchall()
+        return pd.DataFrame(rows, columns=["seq", "pair_id", "round", "kind", "stratum", "posted_at"])
+
+    def status(self) -> dict:
+        with self._lock:
+            rows = self._conn.execute("SELECT key, value, updated_at FROM status").fetchall()
+        return {key: {"value": value, "updated_at": at} for key, value, at in rows}
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _append(self, pair_id, label: int, annotator: str, seconds) -> int:
+        if not isinstance(annotator, str) or not annotator:
+            raise ValueError(f"annotator must be a non-empty name, got {annotator!r}")
+        row = (int(pair_id), int(label), annotator, _utc_now(),
+               None if seconds is None else float(seconds))
+        with self._lock, self._conn:  # one transaction per answer: committed (and fsynced) on exit
+            cursor = self._conn.execute("INSERT INTO answers (pair_id, label, annotator, created_at, "
+                                        "seconds) VALUES (?, ?, ?, ?, ?)", row)
+        return int(cursor.lastrowid)
+
+    def _current(self) -> pd.DataFrame:
+        with self._lock:
+            rows = self._conn.execute(_CURRENT).fetchall()
+        return pd.DataFrame(rows, columns=["pair_id", "label"])
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __repr__(self) -> str:
+        return f"SessionStore({str(self.path)!r})"
+
+
+class PersonAnnotator(Annotator):
+    """The loop's annotator in a labelling session: posts each batch to the session's
+    :class:`SessionStore` and returns once the person has answered every pair of it (polling
+    every ``poll`` seconds). ``oracle`` (a pool with the truth, for simulations) answers at once
+    through the same store, as a person who knows every label would."""
+
+    name = "person"
+
+    def __init__(self, store: SessionStore | str | Path, *, who: str = "person", poll: float = 0.2,
+                 oracle=None):
+        self.store = store if isinstance(store, SessionStore) else SessionStore(store)
+        self.who, self.poll, self.oracle = who, float(poll), oracle
+        self.round = 0
+
+    def annotate(self, pool, pair_ids) -> np.ndarray:
+        ids = check_pair_ids(pool, pair_ids)
+        self.store.post(self.round, ids, "batch")
+        if self.oracle is not None:
+            self._answer_as_oracle(ids)
+        while True:
+            answers = self.store.answers(ids)
+            if (answers != UNANSWERED).all():
+                return answers.astype(np.int8)
+            time.sleep(self.poll)
+
+    def _answer_as_oracle(self, ids) -> None:
+        missing = ids[self.store.answers(ids) == UNANSWERED]
+        for pair_id, label in zip(missing, self.oracle.labels(missing)):
+            self.store.answer(int(pair_id), int(label), annotator=self.who)
+
+
+def _utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
