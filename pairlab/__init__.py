@@ -21,6 +21,8 @@ The package is drawn in layers; a module imports only from its own layer or the 
                    views, ``baselines`` (models on stated data), ``augsbert`` (notebook 06)
 ``widgets``        ``plots``, ``dashboard``, false-positive ``review`` and ``browser``,
                    ``keycatcher``, durable manual ``labels`` (SQLite)
+``session``        label your own pairs: a person in the loop (``LabelingSession``), its worker
+                   process and its ``export`` (labels, model, matches, clusters)
 ``notebook``, ``runner``   the notebooks' set-up call; papermill profiles (``python -m pairlab.runner``)
 
 Heavy libraries (torch, transformers, faiss, ipywidgets, plotly, openai) load only in the modules
@@ -29,4 +31,4 @@ that use them; ``tests/test_layers.py`` holds the order.
 __version__ = "0.1.0"
 
 __all__ = ["active", "annotators", "augment", "data", "evaluation", "experiments", "io", "models",
-           "notebook", "paths", "runner", "widgets"]
+           "notebook", "paths", "runner", "session", "widgets"]

@@ -17,6 +17,7 @@ LAYERS = [  # bottom first; names are pairlab's top-level modules and subpackage
     {"active", "augment"},
     {"experiments"},
     {"widgets"},
+    {"session"},  # a person in the loop: the loop, the audit and the labelling widget
     {"notebook", "profiles", "runner", "report"},
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}

@@ -40,13 +40,14 @@ from ..models.scoring import CosineScorer
 from ..models.training import quiet_progress
 from ..tempfiles import locked, remove_stale
 from . import store
+from .calibration import batch_calibration
 from .config import ActiveConfig
 from .learner import CosineBERTLearner
 from .stages import Stages
 from .store import load_result
 from .strategies import RoundState, Strategy
 
-__all__ = ["ActiveRun", "emit", "finished_run", "reliability", "run_label", "STAGES"]
+__all__ = ["ActiveRun", "emit", "finished_run", "run_label", "STAGES"]
 
 STAGES = ("embed", "search", "select", "annotate", "train", "export", "evaluate")
 
@@ -134,20 +135,27 @@ class ActiveRun(RunFolderRun):
         with stages("select"):
             batch = np.asarray(strategy.select(state, n), dtype=np.int64)
             _check_batch(self.pool, labelled, batch, n, strategy)
-        truth = self.pool.labels(batch)
+        searched = seen[-1] if seen else state
+        truth = _truth(self.pool, batch)  # None: no one knows it (a person's own records)
         if self.config.annotator is None:
             batch_labels, annotation = truth, None
         else:
+            start_round = getattr(self.annotator, "start_round", None)
+            if start_round is not None:  # a person's session: audit and spare pairs to post
+                start_round(i, searched, batch)
             with stages("annotate"):
                 batch_labels, annotation = _annotate(self.annotator, self.pool, batch, truth)
-        searched = seen[-1] if seen else state
-        store.save_batch(self.folder, i, batch, batch_labels, None if annotation is None else truth)
+        known = truth if truth is not None else (batch_labels == 1).astype(np.int8)
         record = {"round": i, "strategy": strategy.name, "batch": n,
-                  "labels": int(len(labelled) + n),
-                  "positives_in_batch": int(truth.sum()),
+                  "positives_in_batch": int(known.sum()),
                   "candidates": int(len(searched.candidates)),
-                  "calibration": _batch_calibration(searched, batch, truth)}
-        if seen:  # a strategy over candidates: the share of what is left that it could reach
+                  "calibration": batch_calibration(searched, batch, known)}
+        if annotation is not None:  # a person's answers beyond the batch are this round's too
+            batch, batch_labels, truth = self._beyond(labelled, batch, batch_labels, truth, annotation)
+        record["labels"] = int(len(labelled) + len(batch))
+        saved_truth = None if annotation is None or truth is None else truth
+        store.save_batch(self.folder, i, batch, batch_labels, saved_truth)
+        if seen and truth is not None:  # over candidates: the share of what is left it could reach
             record["candidate_recall"] = _recall(seen[-1].candidates, self.pool.positives, labelled)
         if annotation is not None:
             record["annotation"] = annotation
@@ -160,11 +168,12 @@ class ActiveRun(RunFolderRun):
             if getattr(model, "cache_key", None):  # trained or loaded as a shared seed-round model
                 record["shared_model"] = model.cache_key
             self._prepare(model, stages, record)
-            with stages("evaluate"):
-                record["dev"] = self._evaluate(model, "dev")
+            if "dev" in self.pools:
+                with stages("evaluate"):
+                    record["dev"] = self._evaluate(model, "dev")
             shutil.rmtree(store.model_path(self.folder, i), ignore_errors=True)  # a crash's leftover
             self.learner.save(model, store.model_path(self.folder, i))
-        record["positives_found"] = int(isin_sorted(all_ids, self.pool.positives).sum())
+        record["positives_found"] = self._positives_found(all_ids, all_labels)
         record["seconds"] = stages.times
         record["peak_rss_mb"] = _peak_rss_mb()
         write_json(self.folder / "rounds" / f"round_{i:02d}.json", record)  # the round is done
@@ -206,11 +215,11 @@ class ActiveRun(RunFolderRun):
         test = self._evaluate(model, "test") if "test" in self.pools else None
         result = {"config": to_json(self.config.to_dict()), "folder": self.folder.name,
                   "records": records,
-                  "labels": int(len(ids)), "positives_found": int(isin_sorted(ids, self.pool.positives).sum()),
+                  "labels": int(len(ids)), "positives_found": self._positives_found(ids, labels),
                   "test": test, "final_dev": records[-1].get("dev"),
                   "model_info": {k: v for k, v in getattr(model, "info", {}).items()
                                  if k in ("calibration", "trained_on")}}
-        if self.config.annotator is not None:
+        if self.config.annotator is not None and _truth_known(self.pool):
             result["annotation"] = _agreement(labels, self.pool.labels(ids))
         store.write_labels_csv(self.folder, self.pool, ids, labels, rounds)
         if self.config.keep_model:
@@ -219,6 +228,26 @@ class ActiveRun(RunFolderRun):
         store.drop_models(self.folder, keep=None)
         self._emit("run_finished", result=result, folder=self.folder)
         return result
+
+    def _beyond(self, labelled, batch, batch_labels, truth, annotation):
+        """The batch with the answers a person gave beyond it (audit pairs, spare candidates
+        labelled while the model trained), which count as labels of this round; the same
+        batch where the annotator gives none."""
+        beyond = getattr(self.annotator, "answered_beyond", None)
+        ids, labels = beyond(np.union1d(labelled, batch)) if beyond else (np.empty(0, np.int64), None)
+        annotation["beyond_batch"] = int(len(ids))
+        if not len(ids):
+            return batch, batch_labels, truth
+        order = np.argsort(np.concatenate([batch, ids]), kind="stable")
+        truth = None if truth is None else np.concatenate([truth, _truth(self.pool, ids)])[order]
+        return (np.concatenate([batch, ids])[order],
+                np.concatenate([batch_labels, labels]).astype(np.int8)[order], truth)
+
+    def _positives_found(self, ids, labels) -> int:
+        """Positives among the labelled pairs: the truth's where it is known, else the answers'."""
+        if _truth_known(self.pool):
+            return int(isin_sorted(ids, self.pool.positives).sum())
+        return int((np.asarray(labels) == 1).sum())
 
     # -- resuming -----------------------------------------------------------------------------
 
@@ -273,18 +302,6 @@ def run_label(config: dict) -> str:
     return config["strategy"] if layers is None else f"{config['strategy']}, {layers} layers"
 
 
-def reliability(proba: np.ndarray, labels: np.ndarray, *, bins: int = 10) -> list[dict]:
-    """Reliability table of predicted p against labels: one row per non-empty bin of p."""
-    proba, labels = np.asarray(proba, np.float64), np.asarray(labels, np.float64)
-    which = np.clip((proba * bins).astype(int), 0, bins - 1)
-    rows = []
-    for b in np.unique(which):
-        mask = which == b
-        rows.append({"bin": [b / bins, (b + 1) / bins], "n": int(mask.sum()),
-                     "mean_p": float(proba[mask].mean()), "positive_share": float(labels[mask].mean())})
-    return rows
-
-
 def _peak_rss_mb() -> float:
     """The process's peak resident memory so far, in MB (Linux reports kB)."""
     import resource
@@ -296,15 +313,6 @@ def _recall(candidates, positives, labelled) -> float | None:
     """:func:`candidate_recall` as a JSON value (None when no positive is left to find)."""
     recall = candidate_recall(candidates, positives, labelled)
     return None if np.isnan(recall) else recall
-
-
-def _batch_calibration(state: RoundState, batch, batch_labels) -> dict | None:
-    """How the selection model's p compares with the labels the batch got."""
-    if state.logits is None:
-        return None
-    p = 1.0 / (1.0 + np.exp(-state.logits[np.searchsorted(state.candidates, batch)]))
-    return {"mean_p": float(p.mean()), "positive_share": float(np.mean(batch_labels)),
-            "table": reliability(p, batch_labels)}
 
 
 def _annotator(config: ActiveConfig, annotator):
@@ -321,7 +329,17 @@ def _annotator(config: ActiveConfig, annotator):
     return annotator
 
 
-def _annotate(annotator, pool: Pool, batch: np.ndarray, truth: np.ndarray):
+def _truth_known(pool: Pool) -> bool:
+    """Whether ``pool`` knows every label (a task's split, a simulation's records); a person's
+    own records do not (:class:`~pairlab.data.recordpool.RecordPool`)."""
+    return getattr(pool, "truth_known", True)
+
+
+def _truth(pool: Pool, batch: np.ndarray) -> np.ndarray | None:
+    return pool.labels(batch) if _truth_known(pool) else None
+
+
+def _annotate(annotator, pool: Pool, batch: np.ndarray, truth: np.ndarray | None):
     """The annotator's labels of ``batch`` (1, 0, -1: no answer) and how they compare with the
     oracle's ``truth`` (with the tokens and cost the annotator spent on them, if it counts)."""
     before = dict(getattr(annotator, "usage", None) or {})
@@ -329,7 +347,8 @@ def _annotate(annotator, pool: Pool, batch: np.ndarray, truth: np.ndarray):
     if labels.shape != batch.shape or not np.isin(labels, (-1, 0, 1)).all():
         raise RuntimeError(f"{annotator!r} returned {labels.shape} labels outside (1, 0, -1) "
                            f"for a batch of {len(batch)}")
-    note = _agreement(labels, truth)
+    note = _agreement(labels, truth) if truth is not None else {
+        "no_answer": int((labels < 0).sum())}
     after = getattr(annotator, "usage", None) or {}
     spent = {k: after[k] - before.get(k, 0) for k in ("requests", "prompt_tokens",
                                                       "completion_tokens", "cost") if k in after}
@@ -349,12 +368,15 @@ def _agreement(labels: np.ndarray, truth: np.ndarray) -> dict:
 def _check_inputs(config: ActiveConfig, pools, eval_sets) -> None:
     if "train" not in pools:
         raise ValueError(f"pools need a 'train' split, got {sorted(pools)}")
-    for split in ("dev",) + (("test",) if "test" in pools else ()):
+    for split in [s for s in ("dev", "test") if s in pools]:  # a person's records have neither
         if split not in pools or split not in eval_sets:
             raise ValueError(f"the {split!r} split needs both a pool and an evaluation set")
     pool = pools["train"]
     if pool.task != config.task:
         raise ValueError(f"config is for task {config.task!r} but the pool is {pool.task!r}")
+    if config.annotator is None and not _truth_known(pool):
+        raise ValueError(f"{pool.task}: no truth is known for these pairs, so the simulated "
+                         "oracle cannot label them: give an annotator (a person's session)")
     if config.budget > pool.n_pairs:
         raise ValueError(f"a budget of {config.budget:,} labels exceeds the {pool.n_pairs:,} "
                          f"pairs of {pool.task}/train: lower n1, rounds or growth (batches "

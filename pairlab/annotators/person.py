@@ -209,22 +209,50 @@ class SessionStore:
 
 
 class PersonAnnotator(Annotator):
-    """The loop's annotator in a labelling session: posts each batch to the session's
-    :class:`SessionStore` and returns once the person has answered every pair of it (polling
-    every ``poll`` seconds). ``oracle`` (a pool with the truth, for simulations) answers at once
-    through the same store, as a person who knows every label would."""
+    """The loop's annotator in a labelling session: at the start of each round
+    (:meth:`start_round`) it posts the round's batch to the session's :class:`SessionStore`, with
+    an audit sample mixed in (``audit_share`` of the pairs shown; drawn by ``audit``, a callable
+    ``(round, state, batch, n) -> (pair_ids, strata)``) and ``spares`` more candidates after it
+    (the most uncertain ones the batch left: the person labels them while the next model
+    trains); :meth:`annotate` returns once every pair of the batch has an answer, polling every
+    ``poll`` seconds. Answers beyond the batch (audit, spares) join the next round's labels
+    (:meth:`answered_beyond`). ``oracle`` (a pool with the truth, for simulations) answers every
+    posted pair at once through the same store, as a person who knows every label would."""
 
     name = "person"
 
     def __init__(self, store: SessionStore | str | Path, *, who: str = "person", poll: float = 0.2,
-                 oracle=None):
+                 oracle=None, audit_share: float = 0.0, spares: int = 0, audit=None):
+        if not 0.0 <= audit_share < 1.0:
+            raise ValueError(f"audit_share must be in [0, 1), got {audit_share!r}")
         self.store = store if isinstance(store, SessionStore) else SessionStore(store)
         self.who, self.poll, self.oracle = who, float(poll), oracle
+        self.audit_share, self.spares, self.audit = float(audit_share), int(spares), audit
         self.round = 0
+
+    def start_round(self, round: int, state, batch) -> None:
+        """Post round ``round``'s pairs: the batch with the audit sample shuffled in (seeded by
+        the round), then the spare candidates. Posting again (a restarted worker) is a no-op."""
+        self.round = round
+        batch = np.asarray(batch, np.int64)
+        rng = np.random.default_rng([round, 7919])
+        n_audit = int(round_half_up(len(batch) * self.audit_share / (1.0 - self.audit_share)))
+        audit, strata = (self.audit(round, state, batch, n_audit) if n_audit and self.audit
+                         else (np.empty(0, np.int64), np.empty(0, np.int64)))
+        shown = np.concatenate([batch, audit])
+        kinds = np.array(["batch"] * len(batch) + ["audit"] * len(audit))
+        stratum = np.concatenate([np.full(len(batch), -1), strata]).astype(np.int64)
+        order = rng.permutation(len(shown))
+        self.store.post(round, shown[order], kinds[order].tolist(), strata=stratum[order])
+        spare = _spares(state, shown, self.spares)
+        if len(spare):
+            self.store.post(round, spare, "spare")
+        if self.oracle is not None:
+            self._answer_as_oracle(np.concatenate([shown, spare]))
 
     def annotate(self, pool, pair_ids) -> np.ndarray:
         ids = check_pair_ids(pool, pair_ids)
-        self.store.post(self.round, ids, "batch")
+        self.store.post(self.round, ids, "batch")  # already there when start_round posted them
         if self.oracle is not None:
             self._answer_as_oracle(ids)
         while True:
@@ -233,10 +261,34 @@ class PersonAnnotator(Annotator):
                 return answers.astype(np.int8)
             time.sleep(self.poll)
 
+    def answered_beyond(self, labelled) -> tuple[np.ndarray, np.ndarray]:
+        """Pairs answered (yes or no) outside ``labelled`` (sorted int64) and their labels."""
+        queued = self.store.queue()["pair_id"].to_numpy(np.int64)
+        ids = np.setdiff1d(queued, labelled)
+        labels = self.store.answers(ids)
+        keep = labels >= 0
+        return ids[keep], labels[keep].astype(np.int8)
+
     def _answer_as_oracle(self, ids) -> None:
         missing = ids[self.store.answers(ids) == UNANSWERED]
         for pair_id, label in zip(missing, self.oracle.labels(missing)):
             self.store.answer(int(pair_id), int(label), annotator=self.who)
+
+
+def round_half_up(x: float) -> int:
+    return int(np.floor(x + 0.5))
+
+
+def _spares(state, shown, n: int) -> np.ndarray:
+    """The ``n`` candidates of ``state`` nearest the model's decision boundary (smallest |logit|;
+    by cosine, highest first, under the pretrained encoder) outside ``shown``."""
+    candidates = getattr(state, "candidates", np.empty(0, np.int64))
+    if n <= 0 or not len(candidates):
+        return np.empty(0, np.int64)
+    score = np.abs(state.logits) if state.logits is not None else -np.asarray(state.cosine)
+    order = np.argsort(score, kind="stable")
+    free = order[~np.isin(candidates[order], shown)]
+    return candidates[free[:n]]
 
 
 def _utc_now() -> str:

@@ -1,0 +1,170 @@
+"""Label your own pairs: :class:`LabelingSession`, a person in notebook 03's active-learning loop.
+
+The session is the simulation's loop (:class:`~pairlab.active.loop.ActiveRun`: the same
+strategies, candidate search, CosineBERT retrained from the pretrained checkpoint each round,
+and run folder) with a person for its annotator. The loop runs in a worker process
+(:mod:`.worker`); the person answers in a widget in the kernel; both share one SQLite file
+(:class:`~pairlab.annotators.person.SessionStore`), where every answer is committed before the
+next pair shows. A killed kernel loses nothing: running the cell again starts a worker that
+resumes the run folder, and the widget shows the first pair without an answer.
+
+The session folder holds ``labels.sqlite`` (the queue and every answer), ``run/`` (the loop's
+run folder: config, rounds, models) and, after :meth:`LabelingSession.export`, what the person
+came for (:mod:`.export`).
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..active.config import ActiveConfig
+from ..annotators.person import SessionStore
+from ..data.items import Records
+from ..data.recordpool import RecordPool, record_pairs
+from .worker import Job, run_job, spawn
+
+__all__ = ["LabelingSession", "session_config", "ANNOTATORS"]
+
+ANNOTATORS = ("person", "oracle")  # oracle: the truth plays the person (papermill, CI, coverage)
+
+
+def session_config(pool: RecordPool, *, strategy: str, batch: int, budget: int, seed: int,
+                   model, candidate_m: int, epochs, max_seq_length: int, who: str,
+                   audit_share: float, **extra) -> ActiveConfig:
+    """The loop's settings for a session: ``budget`` labels in rounds of ``batch`` pairs (the
+    last round takes the rest), the first from static retrieval, the final model kept."""
+    for name, value in (("batch", batch), ("budget", budget)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if budget > pool.n_pairs:
+        raise ValueError(f"a budget of {budget:,} labels exceeds the {pool.n_pairs:,} pairs of "
+                         f"{pool.task}: lower it")
+    rounds, rest = divmod(budget, batch)
+    batches = (batch,) * rounds + ((rest,) if rest else ())
+    return ActiveConfig(task=pool.task, strategy=strategy, seed=seed, batches=batches,
+                        candidate_m=candidate_m, model=model, epochs=epochs,
+                        max_seq_length=max_seq_length, n_boot=2, curve=False, keep_model=True,
+                        annotator={"kind": "person", "name": who, "audit_share": audit_share},
+                        **extra)
+
+
+class LabelingSession:
+    """A person labels the pairs an active learner picks among ``items``' records.
+
+    ``items``: :class:`~pairlab.data.items.Records` (``load_items``) of one table, duplicates
+    within it; ``right``: a second table's to match against (``None``: one table). ``positives``
+    and ``negatives``: pairs already known (files or frames of id pairs). ``annotator``:
+    ``"person"`` (the widget, :meth:`widget`) or ``"oracle"`` (``oracle_pairs``, every true pair,
+    answers: a simulation, run to the end by :meth:`run`). ``batch`` pairs a round, ``budget``
+    labels in all, ``audit_share`` of the pairs shown drawn for the recall estimate, ``spares``
+    candidates beyond each batch to label while the model retrains (person only)."""
+
+    def __init__(self, items: Records, folder, *, right: Records | None = None, model=None,
+                 strategy: str = "uncertainty", batch: int = 64, budget: int = 1408,
+                 annotator: str = "person", oracle_pairs=None, positives=None, negatives=None,
+                 audit_share: float = 0.1, spares: int | None = None, candidate_m: int = 20,
+                 seed: int = 0, epochs=2, max_seq_length: int = 128, name: str | None = None,
+                 **train):
+        if annotator not in ANNOTATORS:
+            raise ValueError(f"annotator must be one of {ANNOTATORS}, got {annotator!r}")
+        if annotator == "oracle" and oracle_pairs is None:
+            raise ValueError("annotator='oracle' needs oracle_pairs: the file of every true pair "
+                             "(first two columns: left id, right id)")
+        self.pool = record_pairs(items, right, positives=positives, negatives=negatives,
+                                 all_positives=oracle_pairs, name=name)
+        self.folder = Path(folder)
+        self.annotator = annotator
+        self.who = "oracle" if annotator == "oracle" else "person"
+        self.config = session_config(self.pool, strategy=strategy, batch=batch, budget=budget,
+                                     seed=seed, model=model, candidate_m=candidate_m,
+                                     epochs=epochs, max_seq_length=max_seq_length, who=self.who,
+                                     audit_share=audit_share, **train)
+        self.audit_share = audit_share
+        self.spares = (batch if spares is None else spares) if annotator == "person" else 0
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.store = SessionStore(self.folder / "labels.sqlite")
+        self.process = None
+
+    # -- running ------------------------------------------------------------------------------
+
+    @property
+    def job(self) -> Job:
+        return Job(self.config, self.pool, self.folder, who=self.who,
+                   oracle=self.annotator == "oracle", audit_share=self.audit_share,
+                   spares=self.spares)
+
+    def run(self, *, callbacks=(), learner=None) -> dict:
+        """Run the loop here to its end (the oracle answers at once); returns the run's result.
+        ``learner`` replaces CosineBERT (tests)."""
+        if self.annotator == "person":
+            raise RuntimeError("a person's session runs in the background: call start(), then "
+                               "label in widget()")
+        return run_job(self.job, callbacks=callbacks, learner=learner)
+
+    def start(self) -> "LabelingSession":
+        """Start (or resume) the loop in a worker process; the person labels in :meth:`widget`
+        meanwhile. A worker still running is kept."""
+        if self.process is None or not self.process.is_alive():
+            self.process = spawn(self.job)
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the worker (every answer is already saved; the run resumes on start())."""
+        if self.process is not None and self.process.is_alive():
+            self.process.terminate()
+            self.process.join(timeout)
+        self.process = None
+
+    def wait(self, *, poll: float = 1.0, timeout: float | None = None) -> dict | None:
+        """Block until the worker has finished the run; returns the result (None on timeout)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.process is not None and self.process.is_alive():
+            if deadline is not None and time.monotonic() > deadline:
+                return None
+            time.sleep(poll)
+        return self.result()
+
+    def result(self) -> dict | None:
+        from ..active.store import load_result
+
+        return load_result(self.folder / "run")
+
+    # -- the person's side --------------------------------------------------------------------
+
+    def texts(self, pair_id: int) -> tuple[str, str]:
+        left, right = self.pool.texts(np.array([pair_id], np.int64))
+        return str(left[0]), str(right[0])
+
+    def widget(self, **kwargs):
+        """The labelling widget on this session's store (:mod:`pairlab.widgets.labeller`)."""
+        from ..widgets.labeller import LabellingWidget
+
+        titles = {"left_title": self.pool.left.name,
+                  "right_title": self.pool.left.name if self.pool.symmetric else self.pool.right.name}
+        return LabellingWidget(self.store, self.texts, annotator=self.who, **{**titles, **kwargs})
+
+    def counts(self) -> dict:
+        return self.store.counts()
+
+    def labels(self):
+        """Every current answer with its pair's records (:func:`.export.label_frame`)."""
+        from .export import label_frame
+
+        return label_frame(self.pool, self.store)
+
+    # -- out ----------------------------------------------------------------------------------
+
+    def export(self, folder=None, **options) -> dict:
+        """Write labels.csv, the model, matches.csv and (one table) clusters.csv to ``folder``
+        (default: the session folder's ``export/``); returns what was written
+        (:func:`.export.export_session`)."""
+        from .export import export_session
+
+        return export_session(self, Path(folder) if folder else self.folder / "export", **options)
+
+    def __repr__(self) -> str:
+        return (f"LabelingSession({self.pool.task}: {self.annotator}, {self.config.strategy}, "
+                f"{self.config.budget:,} labels in {len(self.config.schedule())} rounds, "
+                f"{self.folder})")

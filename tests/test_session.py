@@ -1,0 +1,153 @@
+"""The labelling session: the simulation's loop with a person (here a thread or the oracle)
+answering through the session store."""
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import POOLS, VECTORS, FakeLearner
+from pairlab.active.config import ActiveConfig
+from pairlab.active.loop import ActiveRun
+from pairlab.active.store import round_ids
+from pairlab.annotators.person import PersonAnnotator, SessionStore
+from pairlab.data.items import Records
+from pairlab.data.recordpool import record_pairs
+from pairlab.io import ReadReport
+from pairlab.session import LabelingSession
+from pairlab.session.export import clusters, label_frame, precision_threshold
+from pairlab.session.worker import Job, run_job
+
+TRAIN = POOLS["train"]
+
+
+def records() -> Records:
+    texts = TRAIN.left_texts
+    return Records("toy", np.array([f"r{k}" for k in range(len(texts))], object), texts,
+                   ("text",), ReadReport(), {})
+
+
+def truth() -> tuple[np.ndarray, np.ndarray]:
+    i, j = TRAIN.space.decode(TRAIN.positives)
+    return np.array([f"r{k}" for k in i], object), np.array([f"r{k}" for k in j], object)
+
+
+def test_an_oracle_session_asks_the_pairs_notebook_03s_loop_asks(tmp_path):
+    """One loop, not two: the session's rounds are ActiveRun's rounds with the same settings."""
+    session = LabelingSession(records(), tmp_path / "s", annotator="oracle", oracle_pairs=truth(),
+                              batch=12, budget=36, candidate_m=6, audit_share=0.0, name="toy")
+    session.run(learner=FakeLearner(VECTORS))
+    fields = {k: v for k, v in session.config.to_dict().items() if k not in ("annotator", "task")}
+    plain = ActiveRun(ActiveConfig(task="toy", **fields), {"train": session.pool}, {},
+                      tmp_path / "plain", learner=FakeLearner(VECTORS))
+    plain.run()
+    ours, theirs = round_ids(tmp_path / "s" / "run"), round_ids(tmp_path / "plain")
+    assert len(ours) == len(theirs) == 3
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(np.sort(a), np.sort(b))
+    counts = session.counts()
+    assert counts["labels"] == 36 and counts["queued"] == 0
+    assert counts["positives"] == int(np.isin(np.concatenate(ours), session.pool.positives).sum())
+
+
+def person(store: SessionStore, pool, stop: threading.Event, answers: list, delay=0.0):
+    """A simulated person: answers the next queued pair from the truth until ``stop``."""
+    while not stop.is_set():
+        item = store.next_pair()
+        if item is None:
+            time.sleep(0.01)
+            continue
+        label = int(pool.labels(np.array([item.pair_id]))[0])
+        store.answer(item.pair_id, label, annotator="person", seconds=delay)
+        answers.append(item)
+        time.sleep(delay)
+
+
+def test_a_person_labels_every_pair_once_and_spares_join_the_next_round(tmp_path):
+    pool = record_pairs(records(), all_positives=truth(), name="toy")
+    config = ActiveConfig(task="toy", strategy="uncertainty", batches=(12, 12, 12), candidate_m=6,
+                          n_boot=2, curve=False, annotator={"kind": "person", "name": "person"})
+    job = Job(config, pool, tmp_path, who="person", spares=5)
+    store = SessionStore(tmp_path / "labels.sqlite")
+    stop, answers = threading.Event(), []
+    thread = threading.Thread(target=person, args=(store, pool, stop, answers), daemon=True)
+    thread.start()
+    try:
+        result = run_job(job, learner=FakeLearner(VECTORS))
+    finally:
+        stop.set()
+        thread.join(5)
+    asked = [a.pair_id for a in answers]
+    assert len(asked) == len(set(asked)), "a pair was asked twice"
+    history = store.history()
+    assert len(history) == len(asked)  # one row per answer, none lost
+    rounds = round_ids(tmp_path / "run")
+    labelled = np.concatenate(rounds)
+    assert len(labelled) == len(np.unique(labelled)) == result["labels"]
+    assert result["labels"] >= 36  # the batches, plus the spares answered while the model trained
+    queue = store.queue()
+    answered_spares = queue[(queue["kind"] == "spare") & queue["pair_id"].isin(asked)]
+    assert np.isin(answered_spares["pair_id"], labelled).all() or len(rounds) == 3
+
+
+def test_a_restarted_worker_asks_no_answered_pair_again(tmp_path):
+    pool = record_pairs(records(), all_positives=truth(), name="toy")
+    config = ActiveConfig(task="toy", strategy="uncertainty", batches=(12, 12, 12), candidate_m=6,
+                          n_boot=2, curve=False, annotator={"kind": "person", "name": "oracle"})
+    job = Job(config, pool, tmp_path, who="oracle", oracle=True)
+    with pytest.raises(KeyboardInterrupt):
+        run_job(job, learner=FakeLearner(VECTORS, crash_at_round=2))
+    store = SessionStore(tmp_path / "labels.sqlite")
+    before = store.history()
+    assert len(before) == 24  # rounds 1 and 2 answered; round 2's model was being trained
+    run_job(job, learner=FakeLearner(VECTORS))
+    after = store.history()
+    assert after["pair_id"].is_unique and len(after) == 36
+
+
+def test_no_truth_no_oracle(tmp_path):
+    with pytest.raises(ValueError, match="oracle_pairs"):
+        LabelingSession(records(), tmp_path, annotator="oracle")
+    session = LabelingSession(records(), tmp_path, batch=12, budget=24)
+    with pytest.raises(RuntimeError, match="background"):
+        session.run()
+    with pytest.raises(ValueError, match="budget"):
+        LabelingSession(records(), tmp_path / "b", batch=12, budget=10**9)
+
+
+def test_precision_threshold_keeps_the_expected_precision():
+    p = np.array([0.3, 0.99, 0.6, 0.95, 0.1, 0.9])
+    assert precision_threshold(p, 0.9) == 0.9  # 0.99, 0.95, 0.9: mean 0.947; with 0.6: 0.86
+    assert precision_threshold(p, 0.99) == 0.99
+    assert precision_threshold(p, 0.999) == 1.0  # no set reaches it: nothing by the model
+    with pytest.raises(ValueError, match="target precision"):
+        precision_threshold(p, 0)
+
+
+def test_clusters_are_connected_components_largest_first():
+    pool = record_pairs(records(), name="toy")
+    ids = pool.pair_ids(["r0", "r1", "r5"], ["r1", "r2", "r6"])  # {0, 1, 2}, {5, 6}
+    table = clusters(pool, ids)
+    by_id = table.set_index("id")
+    assert by_id.loc[["r0", "r1", "r2"], "cluster"].nunique() == 1
+    assert by_id.loc["r0", "cluster"] == 0 and by_id.loc["r0", "size"] == 3
+    assert by_id.loc["r5", "cluster"] == by_id.loc["r6", "cluster"] == 1
+    assert (table["size"] == 1).sum() == len(pool.left) - 5
+    assert table["cluster"].nunique() == len(pool.left) - 3
+
+
+def test_label_frame_holds_current_answers_with_audit_flags(tmp_path):
+    pool = record_pairs(records(), name="toy")
+    store = SessionStore(tmp_path / "labels.sqlite")
+    ids = pool.pair_ids(["r0", "r3", "r7"], ["r1", "r4", "r8"])
+    store.post(1, ids, ["batch", "audit", "batch"])
+    store.answer(ids[0], 1, annotator="ann")
+    store.answer(ids[1], 0, annotator="ann")
+    store.undo(annotator="ann")
+    store.answer(ids[1], 1, annotator="ann")
+    store.answer(ids[2], -1, annotator="ann")
+    frame = label_frame(pool, store)
+    assert frame["pair_id"].tolist() == [ids[0], ids[1], ids[2]]
+    assert frame["label"].tolist() == [1, 1, -1] and frame["audit"].tolist() == [False, True, False]
+    assert frame[["left_id", "right_id"]].values.tolist() == [["r0", "r1"], ["r3", "r4"], ["r7", "r8"]]
