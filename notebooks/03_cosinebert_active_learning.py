@@ -84,6 +84,7 @@ backend = "local"                 # where the runs execute: "local" (here, one a
 address = None                    # with "ray": the cluster ("auto": the one this machine joined; "host:port"), None: a local Ray instance
 data_dir = None                   # None: $PAIRLAB_DATA_DIR, else ./data
 run_dir = "runs/interactive"      # metrics, config and the run folders land here
+run_archive = None                # a folder (from the project root) keeping each run's small, committable record, restored on a new machine
 figures_dir = "figures/interactive"
 
 
@@ -116,7 +117,8 @@ prepared, settings = experiments.prepare_active(ctx.params)
 dashboard = RunDashboard(experiments.total_rounds(prepared, strategies, seeds, settings), title="notebook 03")
 display(dashboard)
 results = experiments.sweep(prepared, strategies, seeds, settings, ctx.path("active"),
-                            callbacks=[dashboard, PrintLog()], backend=backend, address=address)
+                            callbacks=[dashboard, PrintLog()], backend=backend, address=address,
+                            archive=run_archive and ctx.project_path(run_archive))
 
 # %% [markdown]
 # ## 3. Table 3 analog: all-pairs test metrics

@@ -74,6 +74,7 @@ backend = "local"                 # where the runs execute: "local" (here, one a
 address = None                    # with "ray": the cluster ("auto": the one this machine joined; "host:port"), None: a local Ray instance
 data_dir = None                   # None: $PAIRLAB_DATA_DIR, else ./data
 run_dir = "runs/interactive"      # metrics, config and the run folders land here
+run_archive = None                # a folder (from the project root) keeping each run's small, committable record, restored on a new machine
 figures_dir = "figures/interactive"
 
 
@@ -96,7 +97,8 @@ groups = [("uncertainty", seeds), (static_curve, seeds), ("random", random_seeds
 dashboard = RunDashboard(experiments.group_rounds(prepared, groups, settings), title="notebook 05")
 display(dashboard)
 results = experiments.sweep_groups(prepared, groups, settings, ctx.path("active"),
-                                   callbacks=[dashboard, PrintLog()], backend=backend, address=address)
+                                   callbacks=[dashboard, PrintLog()], backend=backend, address=address,
+                                   archive=run_archive and ctx.project_path(run_archive))
 curves = experiments.curves(results)
 summary = experiments.summarise(results)
 

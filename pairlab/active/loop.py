@@ -38,59 +38,25 @@ from ..io import to_json, write_json
 from ..models.inference import backend
 from ..models.scoring import CosineScorer
 from ..models.training import quiet_progress
-from ..tempfiles import locked, remove_stale
+from ..tempfiles import remove_stale
 from . import store
 from .calibration import batch_calibration
 from .config import ActiveConfig
 from .learner import CosineBERTLearner
+from .runfolder import RunFolderRun
 from .stages import Stages
-from .store import load_result
 from .strategies import RoundState, Strategy
 
-__all__ = ["ActiveRun", "emit", "finished_run", "run_label", "STAGES"]
+__all__ = ["ActiveRun", "emit", "run_label", "STAGES"]
 
 STAGES = ("embed", "search", "select", "annotate", "train", "export", "evaluate")
-
-
-class RunFolderRun:
-    """What a round loop over a run folder shares (:class:`ActiveRun`, the query loop's
-    ``QueryRun``): run, resume or read back under the folder's lock, and embed shared texts once
-    per model. A subclass has ``config``, ``folder``, ``learner``, ``_embedded`` and the methods
-    ``_run`` and ``_emit``."""
-
-    def run(self) -> dict:
-        """Run (or resume, or read back) the whole run; returns its result. One process at a
-        time works in a run folder: another one asking for the same run waits, then reads it
-        back."""
-        result = self._finished()
-        if result is not None:
-            return result
-        with locked(self.folder / ".lock", on_wait=lambda: self._emit("run_waiting", folder=self.folder)):
-            return self._finished() or self._run()
-
-    def _finished(self) -> dict | None:
-        result = finished_run(self.config, self.folder)
-        if result is not None:
-            self._emit("run_reused", result=result, folder=self.folder)
-        return result
-
-    def _embed(self, model, pool: Pool) -> tuple[np.ndarray, np.ndarray]:
-        """Item embeddings under ``model``; texts the splits share (WikiQA's sentences) are
-        embedded once per model."""
-        if self._embedded[0] is not model:
-            self._embedded = (model, {})
-        cache = self._embedded[1]
-        for texts in (pool.left_texts, pool.right_texts):
-            if id(texts) not in cache:
-                cache[id(texts)] = (texts, self.learner.embed(model, texts))  # texts pin the id
-        return cache[id(pool.left_texts)][1], cache[id(pool.right_texts)][1]
 
 
 class ActiveRun(RunFolderRun):
     """One run of ``config`` on ``pools`` (``train``; ``dev`` and ``test`` for evaluation)."""
 
     def __init__(self, config: ActiveConfig, pools: dict[str, Pool], eval_sets: dict[str, EvalSet],
-                 folder, *, learner=None, annotator=None, callbacks=()):
+                 folder, *, learner=None, annotator=None, callbacks=(), archive=None):
         _check_inputs(config, pools, eval_sets)
         self.annotator = _annotator(config, annotator)
         self.config, self.pools, self.eval_sets = config, pools, eval_sets
@@ -102,6 +68,7 @@ class ActiveRun(RunFolderRun):
         self.seed_strategy = (config.make_strategy(config.seed_set) if self.strategy.adaptive
                               else self.strategy)
         self.callbacks = list(callbacks)
+        self.archive = None if archive is None else Path(archive)
         self._pretrained = None
         self._embedded = (None, {})
 
@@ -120,6 +87,7 @@ class ActiveRun(RunFolderRun):
                 model, record, batch, batch_labels = self._round(i, sizes[i - 1], model, ids, labels)
                 ids, labels, rounds = store.append_batch(ids, labels, rounds, batch, batch_labels, i)
                 records.append(record)
+                self._archived()
                 self._emit("round_finished", record=record)
             return self._finish(model, records, ids, labels, rounds)
 
@@ -226,6 +194,7 @@ class ActiveRun(RunFolderRun):
             self.learner.save(model, self.folder / "model")
         write_json(self.folder / "result.json", result)
         store.drop_models(self.folder, keep=None)
+        self._archived()
         self._emit("run_finished", result=result, folder=self.folder)
         return result
 
@@ -287,12 +256,6 @@ def emit(callbacks, config: ActiveConfig, event: str, /, **payload) -> None:
     label = run_label(config.to_dict())
     for callback in callbacks:
         callback(event, task=config.task, strategy=label, seed=config.seed, **payload)
-
-
-def finished_run(config: ActiveConfig, folder) -> dict | None:
-    """The result of ``config``'s run if it finished in ``folder``, else None."""
-    result = load_result(folder)
-    return result if result is not None and result["config"] == to_json(config.to_dict()) else None
 
 
 def run_label(config: dict) -> str:

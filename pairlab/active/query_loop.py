@@ -33,7 +33,7 @@ from ..tempfiles import remove_stale
 from . import store
 from .learner import CosineBERTLearner
 from .log import PrintLog
-from .loop import RunFolderRun
+from .runfolder import RunFolderRun
 from .stages import Stages
 from .queries import QueryConfig, QueryState, RandomQuestions
 

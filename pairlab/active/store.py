@@ -241,9 +241,10 @@ def _same_file(x: Path, y: Path) -> bool:
 
 
 def _timeless(value):
-    """A record or result without its wall times (``seconds``), which no two runs share."""
+    """A record or result without what the machine measured (wall times ``seconds``, peak memory
+    ``peak_rss_mb``), which no two runs share."""
     if isinstance(value, dict):
-        return {k: _timeless(v) for k, v in value.items() if k != "seconds"}
+        return {k: _timeless(v) for k, v in value.items() if k not in ("seconds", "peak_rss_mb")}
     if isinstance(value, list):
         return [_timeless(v) for v in value]
     return value

@@ -16,7 +16,8 @@ from __future__ import annotations
 import os
 import socket
 
-from ..active.loop import ActiveRun, emit, finished_run
+from ..active.loop import ActiveRun, emit
+from ..active.runfolder import finished_run
 
 __all__ = ["INSTALL", "RETRIES", "Mailbox", "connect", "gpus_per_run", "import_ray", "run_on_ray"]
 

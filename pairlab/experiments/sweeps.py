@@ -103,7 +103,7 @@ class Run(NamedTuple):
 
 def sweep(prepared: dict, strategies, seeds, settings: dict, root, *, callbacks=(),
           learner: Callable | None = None, backend: str = "local", address: str | None = None,
-          cpus_per_run: float = 1, gpus_per_run: float | None = None) -> dict:
+          cpus_per_run: float = 1, gpus_per_run: float | None = None, archive=None) -> dict:
     """Run every (task, strategy, seed); ``prepared`` maps task -> :func:`prepare`'s output and
     ``settings`` holds the other :class:`ActiveConfig` fields (a per-task dict is allowed for
     any of them, e.g. ``{"rounds": {"qqp": 5, "wikiqa": 4}}``). A strategy is a name or a
@@ -112,22 +112,25 @@ def sweep(prepared: dict, strategies, seeds, settings: dict, root, *, callbacks=
     ``backend="local"`` runs them one after another in this process; ``"ray"`` makes each run a
     Ray task of ``cpus_per_run`` CPUs and ``gpus_per_run`` GPUs on the cluster at ``address``
     (None: a local Ray instance; :mod:`.distributed`), with the same run folders and results.
+    ``archive`` (a folder, local backend): each run's small record is kept there after every
+    round and restored from there on a machine without the run folder (:mod:`pairlab.active.archive`).
     A progress bar counts the finished runs. Returns ``{(task, label, seed): result}``."""
     return _execute(_runs(prepared, strategies, seeds, settings, root), prepared, callbacks,
                     learner, backend=backend, address=address, cpus_per_run=cpus_per_run,
-                    gpus_per_run=gpus_per_run)
+                    gpus_per_run=gpus_per_run, archive=_archives(root, archive))
 
 
 def sweep_groups(prepared: dict, groups, settings: dict, root, *, callbacks=(),
                  learner: Callable | None = None, backend: str = "local",
                  address: str | None = None, cpus_per_run: float = 1,
-                 gpus_per_run: float | None = None) -> dict:
+                 gpus_per_run: float | None = None, archive=None) -> dict:
     """:func:`sweep` over ``groups`` of ``(strategy, seeds)``, each strategy with its own seeds,
     in the order given (on Ray, all at once); returns the merged results."""
     runs = [run for strategy, seeds in groups
             for run in _runs(prepared, [strategy], seeds, settings, root)]
     return _execute(runs, prepared, callbacks, learner, backend=backend, address=address,
-                    cpus_per_run=cpus_per_run, gpus_per_run=gpus_per_run)
+                    cpus_per_run=cpus_per_run, gpus_per_run=gpus_per_run,
+                    archive=_archives(root, archive))
 
 
 def _runs(prepared: dict, strategies, seeds, settings: dict, root) -> list[Run]:
@@ -144,12 +147,21 @@ def _runs(prepared: dict, strategies, seeds, settings: dict, root) -> list[Run]:
     return runs
 
 
+def _archives(root, archive) -> Callable[[Path], Path] | None:
+    """Where each run folder under ``root`` keeps its archive under ``archive`` (None: none)."""
+    if archive is None:
+        return None
+    return lambda folder: Path(archive) / Path(folder).relative_to(root)
+
+
 def _execute(runs: list[Run], prepared: dict, callbacks, learner, *, backend: str,
-             address: str | None, **resources) -> dict:
+             address: str | None, archive=None, **resources) -> dict:
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     if backend == "local" and address is not None:
         raise ValueError(f"address {address!r} is for backend='ray'; the local backend has none")
+    if backend == "ray" and archive is not None:
+        raise ValueError("run archives are kept by the local backend only: set archive=None on Ray")
     with RunProgress(len(runs)) as progress:
         callbacks = [*callbacks, progress]
         if backend == "ray":
@@ -159,7 +171,8 @@ def _execute(runs: list[Run], prepared: dict, callbacks, learner, *, backend: st
                               address=address, **resources)
         return {run.key: ActiveRun(run.config, *prepared[run.task], run.folder,
                                    callbacks=callbacks,
-                                   learner=learner(run.config) if learner else None).run()
+                                   learner=learner(run.config) if learner else None,
+                                   archive=archive(run.folder) if archive else None).run()
                 for run in runs}
 
 

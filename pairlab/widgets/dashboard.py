@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..active.loop import STAGES, load_result, run_label
+from ..active.loop import STAGES, run_label
+from ..active.store import load_result
 
 __all__ = ["RunDashboard"]
 

@@ -1,0 +1,98 @@
+"""A run's archive: the small copy of a run folder that is committed to the repository, so that a
+lost machine costs at most the round in progress.
+
+An archive holds ``config.json``, ``rounds/round_XX.json`` (each finished round's record: its
+metrics, positive counts, candidate recall, seconds per stage), ``labels.npz`` (every labelled
+pair id with its label, round and, where another annotator labelled, the oracle's label; no
+texts, no models) and, once the run is done, ``result.json``. :func:`save` writes it after every
+finished round; :func:`restore` lays it back into an empty or shorter run folder, where the loop
+resumes after its last round (the next round's model is retrained from the same labels and seed)
+or reads the finished run back. Paths are those of the run folder under the archive root:
+``<root>/<task>/<run folder name>``.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from ..io import read_json, write_atomic, write_json
+from . import store
+
+__all__ = ["save", "restore", "save_all", "rounds_in"]
+
+
+def rounds_in(folder: Path) -> int:
+    """Finished rounds in a run folder or an archive (its consecutive round records)."""
+    i = 0
+    while (Path(folder) / "rounds" / f"round_{i + 1:02d}.json").is_file():
+        i += 1
+    return i
+
+
+def save(folder, archive) -> Path:
+    """Write (or bring up to date) the archive of run folder ``folder`` at ``archive``."""
+    folder, archive = Path(folder), Path(archive)
+    n = rounds_in(folder)
+    if n == 0:
+        return archive
+    (archive / "rounds").mkdir(parents=True, exist_ok=True)
+    batches = [store._read_batch(folder, i) for i in range(1, n + 1)]
+    arrays = {"ids": np.concatenate([b["ids"] for b in batches]).astype(np.int64),
+              "labels": np.concatenate([b["labels"] for b in batches]).astype(np.int8),
+              "rounds": np.concatenate([np.full(len(b["ids"]), i, np.int16)
+                                        for i, b in enumerate(batches, 1)])}
+    if all("oracle" in b for b in batches):
+        arrays["oracle"] = np.concatenate([b["oracle"] for b in batches]).astype(np.int8)
+    write_atomic(archive / "labels.npz", lambda tmp: np.savez_compressed(tmp, **arrays))
+    for name in ["config.json", *(f"rounds/round_{i:02d}.json" for i in range(1, n + 1))]:
+        write_json(archive / name, read_json(folder / name))
+    if (folder / "result.json").is_file():
+        write_json(archive / "result.json", read_json(folder / "result.json"))
+    return archive
+
+
+def restore(archive, folder, pool) -> int:
+    """Lay ``archive`` into run folder ``folder`` where it holds more finished rounds than the
+    folder (a new machine, a lost folder); returns the rounds restored (0: nothing to do).
+    ``pool`` (the run's training pool) writes the finished run's ``labels.csv``."""
+    archive, folder = Path(archive), Path(folder)
+    n = rounds_in(archive)
+    if n <= rounds_in(folder) or not (archive / "config.json").is_file():
+        return 0
+    if folder.exists():
+        shutil.rmtree(folder)  # fewer rounds than the archive: replaced whole, never mixed
+    (folder / "rounds").mkdir(parents=True)
+    write_json(folder / "config.json", read_json(archive / "config.json"))
+    with np.load(archive / "labels.npz") as f:
+        arrays = {k: f[k] for k in f.files}
+    for i in range(1, n + 1):
+        mine = arrays["rounds"] == i
+        oracle = arrays["oracle"][mine] if "oracle" in arrays else None
+        store.save_batch(folder, i, arrays["ids"][mine], arrays["labels"][mine], oracle)
+        write_json(folder / "rounds" / f"round_{i:02d}.json",
+                   read_json(archive / "rounds" / f"round_{i:02d}.json"))
+    if (archive / "result.json").is_file():
+        store.write_labels_csv(folder, pool, arrays["ids"], arrays["labels"], arrays["rounds"])
+        write_json(folder / "result.json", read_json(archive / "result.json"))
+    return n
+
+
+def save_all(runs, archives) -> list[Path]:
+    """Archive every run folder under ``runs`` (``<task>/<run folder>``) into ``archives``; the
+    folders archived."""
+    runs, done = Path(runs), []
+    for config in sorted(runs.glob("*/*/config.json")):
+        folder = config.parent
+        if rounds_in(folder):
+            save(folder, Path(archives) / folder.relative_to(runs))
+            done.append(folder)
+    return done
+
+
+if __name__ == "__main__":  # python -m pairlab.active.archive RUNS ARCHIVES
+    import sys
+
+    for path in save_all(sys.argv[1], sys.argv[2]):
+        print(f"archived {path} ({rounds_in(path)} rounds)")

@@ -1,0 +1,65 @@
+"""A run over a run folder, what the pair-level loop (:class:`~.loop.ActiveRun`) and the
+query-level loop (:class:`~.query_loop.QueryRun`) share: run, resume or read back under the
+folder's lock, keep the run's archive (:mod:`.archive`) up to date, and embed shared texts once
+per model."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..data.loaders import Pool
+from ..io import to_json
+from ..tempfiles import locked
+from .archive import restore, save
+from .config import ActiveConfig
+from .store import load_result
+
+__all__ = ["RunFolderRun", "finished_run"]
+
+
+class RunFolderRun:
+    """What a round loop over a run folder shares (:class:`ActiveRun`, the query loop's
+    ``QueryRun``): run, resume or read back under the folder's lock, and embed shared texts once
+    per model. A subclass has ``config``, ``folder``, ``learner``, ``_embedded`` and the methods
+    ``_run`` and ``_emit``."""
+
+    archive = None  # the folder of the run's committed copy (:mod:`.archive`), if any
+
+    def run(self) -> dict:
+        """Run (or resume, or read back) the whole run; returns its result. One process at a
+        time works in a run folder: another one asking for the same run waits, then reads it
+        back. With an archive, a folder holding fewer rounds than it is restored from it first."""
+        result = None if self.archive else self._finished()
+        if result is not None:
+            return result
+        with locked(self.folder / ".lock", on_wait=lambda: self._emit("run_waiting", folder=self.folder)):
+            if self.archive:
+                restore(self.archive, self.folder, self.pool)
+            return self._finished() or self._run()
+
+    def _archived(self) -> None:
+        """Bring the run's archive up to date (after each round and at the end)."""
+        if self.archive:
+            save(self.folder, self.archive)
+
+    def _finished(self) -> dict | None:
+        result = finished_run(self.config, self.folder)
+        if result is not None:
+            self._emit("run_reused", result=result, folder=self.folder)
+        return result
+
+    def _embed(self, model, pool: Pool) -> tuple[np.ndarray, np.ndarray]:
+        """Item embeddings under ``model``; texts the splits share (WikiQA's sentences) are
+        embedded once per model."""
+        if self._embedded[0] is not model:
+            self._embedded = (model, {})
+        cache = self._embedded[1]
+        for texts in (pool.left_texts, pool.right_texts):
+            if id(texts) not in cache:
+                cache[id(texts)] = (texts, self.learner.embed(model, texts))  # texts pin the id
+        return cache[id(pool.left_texts)][1], cache[id(pool.right_texts)][1]
+
+
+def finished_run(config: ActiveConfig, folder) -> dict | None:
+    """The result of ``config``'s run if it finished in ``folder``, else None."""
+    result = load_result(folder)
+    return result if result is not None and result["config"] == to_json(config.to_dict()) else None
