@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["DataNotFoundError", "cache_dir", "data_dir", "project_root", "shown"]
+__all__ = ["DataNotFoundError", "cache_dir", "data_dir", "find_file", "project_root", "shown"]
 
 DATA_LAYOUT = """\
 expected layout:
@@ -57,6 +57,26 @@ def data_dir(path=None) -> Path:
             f"data folder {chosen.resolve()} (from {source}) does not exist.\n{DATA_LAYOUT}"
         )
     return chosen
+
+
+def find_file(path) -> Path:
+    """A file a notebook parameter names: as given if absolute, else relative to the project
+    root, else relative to the data folder (``er/walmart_amazon/walmart.csv`` in
+    ``$PAIRLAB_DATA_DIR``); a missing file is a :class:`DataNotFoundError` naming each place
+    looked at."""
+    path = Path(path)
+    if path.is_absolute():
+        places = [path]
+    else:
+        places = [project_root() / path]
+        try:
+            places.append(data_dir() / path)
+        except DataNotFoundError:
+            pass
+    for place in places:
+        if place.is_file():
+            return place
+    raise DataNotFoundError(f"no file {str(path)!r}: looked at " + ", ".join(map(str, places)))
 
 
 def cache_dir() -> Path:

@@ -37,8 +37,6 @@ from ..evaluation.strata import EvalSet, evaluate
 from ..io import to_json, write_json
 from ..models.inference import backend
 from ..models.scoring import CosineScorer
-from ..models.training import quiet_progress
-from ..tempfiles import remove_stale
 from . import store
 from .calibration import batch_calibration
 from .config import ActiveConfig
@@ -74,24 +72,7 @@ class ActiveRun(RunFolderRun):
 
     # -- the run ------------------------------------------------------------------------------
 
-    def _run(self) -> dict:
-        store.write_config(self.folder, to_json(self.config.to_dict()))
-        removed = remove_stale(self.folder, recursive=True)  # what a killed writer left
-        records, ids, labels, rounds = store.resume(self.folder, len(self.config.schedule()))
-        sizes = self.config.schedule()
-        self._emit("run_started", config=self.config, schedule=sizes, resumed=len(records),
-                   folder=self.folder, removed_temporaries=len(removed))
-        with quiet_progress():
-            model = self._load_model(len(records), ids, labels) if records else None
-            for i in range(len(records) + 1, len(sizes) + 1):
-                model, record, batch, batch_labels = self._round(i, sizes[i - 1], model, ids, labels)
-                ids, labels, rounds = store.append_batch(ids, labels, rounds, batch, batch_labels, i)
-                records.append(record)
-                self._archived()
-                self._emit("round_finished", record=record)
-            return self._finish(model, records, ids, labels, rounds)
-
-    def _round(self, i: int, n: int, model, labelled: np.ndarray, labels: np.ndarray):
+    def _round(self, i: int, n: int, model, labelled: np.ndarray, labels: np.ndarray, records):
         strategy = self.strategy if i > 1 else self.seed_strategy
         stages = Stages(self, i)
         seen = []  # the candidates a CandidateSearch restricted the pool to, if any

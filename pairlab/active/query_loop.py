@@ -28,8 +28,7 @@ from ..evaluation.ranking import answerable, rank_metrics
 from ..evaluation.strata import EvalSet, evaluate
 from ..io import to_json, write_atomic, write_json
 from ..models.scoring import CosineScorer
-from ..models.training import default_device, quiet_progress
-from ..tempfiles import remove_stale
+from ..models.training import default_device
 from . import store
 from .learner import CosineBERTLearner
 from .log import PrintLog
@@ -61,24 +60,8 @@ class QueryRun(RunFolderRun):
         self.callbacks = list(callbacks)
         self._embedded = (object(), {})  # (model, {id(texts): (texts, embeddings)})
 
-    def _run(self) -> dict:
-        store.write_config(self.folder, to_json(self.config.to_dict()))
-        remove_stale(self.folder, recursive=True)
-        sizes = self.config.schedule()
-        records, ids, labels, rounds = store.resume(self.folder, len(sizes))
-        self._emit("run_started", config=self.config, schedule=sizes, resumed=len(records),
-                   folder=self.folder)
-        with quiet_progress():
-            model = self._load_model(len(records), ids, labels) if records else None
-            for i in range(len(records) + 1, len(sizes) + 1):
-                done = union_sorted(*[np.asarray(r["questions"], np.int64) for r in records])
-                model, record, batch, batch_labels = self._round(i, sizes[i - 1], model, ids, labels, done)
-                ids, labels, rounds = store.append_batch(ids, labels, rounds, batch, batch_labels, i)
-                records.append(record)
-                self._emit("round_finished", record=record)
-            return self._finish(records, ids, labels, rounds)
-
-    def _round(self, i: int, n: int, model, ids, labels, done):
+    def _round(self, i: int, n: int, model, ids, labels, records):
+        done = union_sorted(*[np.asarray(r["questions"], np.int64) for r in records])
         stages = Stages(self, i)
         with stages("embed"):
             left, right = self._embeddings(model)
@@ -134,7 +117,7 @@ class QueryRun(RunFolderRun):
                                                     "ndcg": ranks["ndcg"].tolist(),
                                                     "mrr": ranks["mrr"].tolist()}}
 
-    def _finish(self, records, ids, labels, rounds) -> dict:
+    def _finish(self, model, records, ids, labels, rounds) -> dict:
         result = {"config": to_json(self.config.to_dict()), "folder": self.folder.name,
                   "records": records, "labels": int(len(ids)),
                   "questions": int(sum(len(r["questions"]) for r in records)),

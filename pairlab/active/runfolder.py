@@ -8,7 +8,9 @@ import numpy as np
 
 from ..data.loaders import Pool
 from ..io import to_json
-from ..tempfiles import locked
+from ..models.training import quiet_progress
+from ..tempfiles import locked, remove_stale
+from . import store
 from .archive import restore, save
 from .config import ActiveConfig
 from .store import load_result
@@ -17,10 +19,12 @@ __all__ = ["RunFolderRun", "finished_run"]
 
 
 class RunFolderRun:
-    """What a round loop over a run folder shares (:class:`ActiveRun`, the query loop's
-    ``QueryRun``): run, resume or read back under the folder's lock, and embed shared texts once
-    per model. A subclass has ``config``, ``folder``, ``learner``, ``_embedded`` and the methods
-    ``_run`` and ``_emit``."""
+    """The round loop over a run folder, one skeleton for both levels (:class:`~.loop.ActiveRun`
+    over pairs, :class:`~.query_loop.QueryRun` over questions): run, resume or read back under
+    the folder's lock, round after round, each round's batch appended to the labels, its record
+    archived and announced. A subclass has ``config``, ``folder``, ``pool``, ``learner``,
+    ``_embedded`` and the methods ``_round(i, n, model, ids, labels, records) -> (model,
+    record, batch, batch_labels)``, ``_load_model``, ``_finish`` and ``_emit``."""
 
     archive = None  # the folder of the run's committed copy (:mod:`.archive`), if any
 
@@ -35,6 +39,24 @@ class RunFolderRun:
             if self.archive:
                 restore(self.archive, self.folder, self.pool)
             return self._finished() or self._run()
+
+    def _run(self) -> dict:
+        store.write_config(self.folder, to_json(self.config.to_dict()))
+        removed = remove_stale(self.folder, recursive=True)  # what a killed writer left
+        sizes = self.config.schedule()
+        records, ids, labels, rounds = store.resume(self.folder, len(sizes))
+        self._emit("run_started", config=self.config, schedule=sizes, resumed=len(records),
+                   folder=self.folder, removed_temporaries=len(removed))
+        with quiet_progress():
+            model = self._load_model(len(records), ids, labels) if records else None
+            for i in range(len(records) + 1, len(sizes) + 1):
+                model, record, batch, batch_labels = self._round(i, sizes[i - 1], model, ids, labels,
+                                                                 records)
+                ids, labels, rounds = store.append_batch(ids, labels, rounds, batch, batch_labels, i)
+                records.append(record)
+                self._archived()
+                self._emit("round_finished", record=record)
+            return self._finish(model, records, ids, labels, rounds)
 
     def _archived(self) -> None:
         """Bring the run's archive up to date (after each round and at the end)."""

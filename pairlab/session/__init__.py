@@ -1,7 +1,9 @@
 """Label your own pairs: a person in the active-learning loop (:mod:`.session`), the loop's
-worker process (:mod:`.worker`) and what the session exports (:mod:`.export`). Above the widgets:
-a session shows the labelling widget; below the notebook helpers."""
-from . import export, session, worker
+worker process (:mod:`.worker`), what the session exports (:mod:`.export`) and, with the oracle,
+the session against other strategies (:mod:`.comparison`). Above the widgets (a session shows
+the labelling widget), below the notebook helpers."""
+from . import comparison, export, session, worker
+from .comparison import compare_strategies
 from .session import LabelingSession
 
-__all__ = ["export", "session", "worker", "LabelingSession"]
+__all__ = ["comparison", "export", "session", "worker", "LabelingSession", "compare_strategies"]

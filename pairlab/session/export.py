@@ -15,7 +15,8 @@ from ..annotators.person import SessionStore
 from ..data.pairs import isin_sorted
 from ..io import write_atomic, write_json
 
-__all__ = ["export_session", "label_frame", "find_matches", "clusters", "precision_threshold"]
+__all__ = ["export_session", "label_frame", "find_matches", "clusters", "precision_threshold",
+           "match_quality"]
 
 LABELS = {1: "match", 0: "no match", -1: "unsure"}
 
@@ -129,3 +130,20 @@ def export_session(session, folder: Path, *, target_precision: float = 0.9,
         out["clusters"] = int((table.drop_duplicates("cluster")["size"] > 1).sum())
     write_json(folder / "export.json", out)
     return out
+
+
+def match_quality(session, exported: dict) -> dict:
+    """Precision, recall and F1 of an export's matches against the pool's truth (a simulation),
+    and the recall of the matches the person's labels found (``true_recall``)."""
+    matches = pd.read_csv(Path(exported["folder"]) / "matches.csv", dtype={"left_id": str, "right_id": str})
+    pool = session.pool
+    ids = np.sort(pool.pair_ids(matches["left_id"].to_numpy(object), matches["right_id"].to_numpy(object)))
+    hit = int(isin_sorted(ids, pool.positives).sum())
+    precision = hit / len(ids) if len(ids) else 0.0
+    recall = hit / len(pool.positives)
+    f1 = 2 * precision * recall / (precision + recall) if hit else 0.0
+    found = session.store.history().drop_duplicates("pair_id", keep="last")
+    yes = np.sort(found.loc[found["label"] == 1, "pair_id"].to_numpy(np.int64))
+    return {"precision": precision, "recall": recall, "f1": f1,
+            "true_recall": float(isin_sorted(yes, pool.positives).sum() / len(pool.positives)),
+            "true_positives": int(len(pool.positives))}

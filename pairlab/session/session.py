@@ -81,6 +81,11 @@ class LabelingSession:
                                      seed=seed, model=model, candidate_m=candidate_m,
                                      epochs=epochs, max_seq_length=max_seq_length, who=self.who,
                                      audit_share=audit_share, **train)
+        self.options = dict(right=right, model=model, strategy=strategy, batch=batch, budget=budget,
+                            annotator=annotator, oracle_pairs=oracle_pairs, positives=positives,
+                            negatives=negatives, audit_share=audit_share, spares=spares,
+                            candidate_m=candidate_m, seed=seed, epochs=epochs,
+                            max_seq_length=max_seq_length, name=name, **train)
         self.audit_share = audit_share
         self.spares = (batch if spares is None else spares) if annotator == "person" else 0
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -163,6 +168,39 @@ class LabelingSession:
         from .export import export_session
 
         return export_session(self, Path(folder) if folder else self.folder / "export", **options)
+
+    def largest_clusters(self, folder=None, *, n: int = 5):
+        """The records of the ``n`` largest clusters of an export (one table)."""
+        import pandas as pd
+
+        table = pd.read_csv(Path(folder or self.folder / "export") / "clusters.csv", dtype={"id": str})
+        return table[(table["cluster"] < n) & (table["size"] > 1)]
+
+    def matches_frame(self, folder=None):
+        """An export's matches with both records' texts, highest score first."""
+        import pandas as pd
+
+        matches = pd.read_csv(Path(folder or self.folder / "export") / "matches.csv",
+                              dtype={"left_id": str, "right_id": str})
+        ids = self.pool.pair_ids(matches["left_id"].to_numpy(object), matches["right_id"].to_numpy(object))
+        matches["left"], matches["right"] = self.pool.texts(ids)
+        return matches.sort_values("score", ascending=False, na_position="first")
+
+    def metrics(self, exported: dict, *, oracle_pairs: bool = False) -> dict:
+        """The session's figures for the notebook's metrics file; with the truth known
+        (``oracle_pairs``), the exported matches' precision, recall and F1 against it and the
+        recall the labels reached."""
+        from .export import match_quality
+
+        result = self.result() or {}
+        counts = self.counts()
+        out = {"labels": counts["labels"], "positives": counts["positives"],
+               "unsure": counts["unsure"], "rounds": len(result.get("records", [])),
+               "matches": exported.get("matches"), "clusters": exported.get("clusters"),
+               "threshold": exported.get("threshold")}
+        if oracle_pairs and self.pool.truth_known:
+            out.update(match_quality(self, exported))
+        return out
 
     def __repr__(self) -> str:
         return (f"LabelingSession({self.pool.task}: {self.annotator}, {self.config.strategy}, "

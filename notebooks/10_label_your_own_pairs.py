@@ -1,0 +1,145 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext,pairlab
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python (pairlab)
+#     language: python
+#     name: pairlab
+# ---
+
+# %% [markdown]
+# # 10 · Label your own pairs: you in the active-learning loop
+#
+# Notebooks 01-09 simulate the person who labels: an oracle reads labels the data already has.
+# This notebook is for the person who has none: a table of records (support tickets, a product
+# catalogue, forum questions) with duplicates among them, or two tables to match against each
+# other, and an afternoon to find the matches. Among all pairs of records perhaps one in 10^4 or
+# 10^5 matches, so labelling random pairs finds nothing: the paper's loop chooses the pairs, you
+# answer, the model retrains between rounds, and an audit sample tells you how many matches you
+# have found of how many exist.
+#
+# With `annotator = "person"` you label in the widget below (keys `y` match, `n` not, `u` unsure,
+# `p` previous). With `annotator = "oracle"` (papermill, CI) a file of the true pairs plays you,
+# and the notebook also shows what the session found against random labelling and static
+# retrieval at the same budget.
+
+# %%
+from pathlib import Path
+
+from IPython.display import display
+from pairlab.data import load_items
+from pairlab.notebook import setup
+from pairlab.paths import find_file
+from pairlab.session import LabelingSession, compare_strategies
+
+# %% tags=["parameters"]
+items = "fixtures/records/shop_a.csv"  # your records: a CSV, TSV, JSON-lines or Parquet file (absolute, from the project root, or in the data folder)
+text = ["title", "brand", "modelno", "price"]  # the column of each record's text, or a list of columns ("title: ... | brand: ...")
+id = "id"                          # the column of the records' ids (None: row numbers)
+right_items = "fixtures/records/shop_b.csv"  # a second table to match against (None: duplicates within `items`)
+right_text = ["title", "brand", "modelno", "price"]  # its text column(s)
+right_id = "id"                    # its id column (None: row numbers)
+annotator = "person"               # "person": you label in the widget; "oracle": oracle_pairs answers (papermill, CI)
+oracle_pairs = "fixtures/records/matches.csv"  # every true pair (first two columns: left id, right id); read only by the oracle
+budget = 96                        # labels in all
+batch = 32                         # pairs per round; the model retrains between rounds
+audit_share = 0.1                  # share of the pairs shown drawn for the recall estimate (you cannot tell which)
+strategy = "uncertainty"           # which pairs to ask: "uncertainty", "adaptive_retrieval", "static_retrieval", "random"
+candidate_m = 20                   # candidate neighbours per record each round
+target_precision = 0.9             # the exported matches' threshold is chosen for this precision
+seed = 0
+model = None                       # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
+max_seq_length = 128               # word pieces per record
+epochs = 2                         # training epochs per round (a fresh model each round)
+export_dir = None                  # where labels.csv, the model, matches.csv, clusters.csv go (None: <run_dir>/10_export)
+run_dir = "runs/interactive"       # the session folder and the metrics land here
+figures_dir = "figures/interactive"
+
+# %%
+ctx = setup("10_label_your_own_pairs", globals())
+
+# %% [markdown]
+# ## 1. Your records
+#
+# Each record's fields become one text, `title: ... | brand: ...`, skipping empty fields: that
+# is what the model reads and what you will see. Rows without text, repeated ids and other bad
+# rows are skipped and reported by line; records with identical texts are kept and counted
+# (likely duplicates).
+
+# %%
+left = load_items(find_file(items), text=text, id=id)
+right = load_items(find_file(right_items), text=right_text, id=right_id) if right_items else None
+for table in filter(None, (left, right)):
+    print(table.summary())
+
+# %% [markdown]
+# ## 2. The session
+#
+# The session runs notebook 03's loop: the first round labels the pairs the pretrained encoder
+# finds most similar (static retrieval), later rounds the pairs the model is least sure about
+# (`strategy`), among each record's `candidate_m` nearest neighbours. The loop runs in a worker
+# process; you never wait for it: while a model trains, you label the audit pairs and the next
+# most uncertain candidates. Every answer is saved before the next pair shows: close the
+# notebook, restart the kernel, run the cells again, and you continue where you stopped.
+
+# %%
+session = LabelingSession(left, ctx.path("10_session"), right=right, model=model,
+                          strategy=strategy, batch=batch, budget=budget, annotator=annotator,
+                          oracle_pairs=find_file(oracle_pairs) if annotator == "oracle" else None,
+                          audit_share=audit_share, candidate_m=candidate_m, seed=seed,
+                          epochs=epochs, max_seq_length=max_seq_length)
+print(session)
+if annotator == "person":
+    session.start()
+    display(session.widget())
+else:
+    result = session.run()
+    print(f"{result['labels']:,} labels, {result['positives_found']:,} matches found")
+
+# %% [markdown]
+# ## 3. How far am I?
+#
+# Run this cell whenever you like. The audit sample estimates how many matching pairs the whole
+# collection holds, and so the share you have found, each with a 95% interval.
+
+# %%
+estimate = session.estimate()
+print(estimate["sentence"])
+display(session.estimate_table())
+
+# %% [markdown]
+# ## 4. What you came for
+#
+# `export` writes `labels.csv` (every answer), the model (a sentence-transformers folder),
+# `matches.csv` (every pair of the whole collection the model calls a match at the threshold for
+# `target_precision`, with your answers applied) and, for one table, `clusters.csv`.
+
+# %%
+out = Path(export_dir) if export_dir else ctx.path("10_export")
+exported = session.export(out, target_precision=target_precision)
+print({k: v for k, v in exported.items() if k != "folder"}, "->", ctx.shown(out))
+display(session.largest_clusters(out) if right is None else session.matches_frame(out).head(10))
+
+# %% [markdown]
+# ## 5. With the oracle: against random labelling and static retrieval
+#
+# At the same budget, random labelling meets the true imbalance and finds almost nothing; static
+# retrieval labels the pairs the pretrained encoder likes best. Positives found per label says
+# what the session's choices were worth.
+
+# %%
+comparison = compare_strategies(session, ["random", "static_retrieval"]) if annotator == "oracle" else None
+display(comparison)
+
+# %%
+metrics = {"session": session.metrics(exported, oracle_pairs=annotator == "oracle"),
+           "comparison": None if comparison is None else comparison.reset_index().to_dict("records")}
+ctx.record_metrics(metrics)
