@@ -92,8 +92,9 @@ prepared, settings = experiments.prepare_active(ctx.params)
 
 # %%
 static_curve = Variant("static_retrieval", "static_retrieval", {"curve": True})
+random_candidates = Variant("random_candidates", "random_candidates", {"curve": False})  # trained once
 groups = [("uncertainty", seeds), (static_curve, seeds), ("random", random_seeds),
-          ("random_candidates", random_seeds)]
+          (random_candidates, random_seeds)]
 dashboard = RunDashboard(experiments.group_rounds(prepared, groups, settings), title="notebook 05")
 display(dashboard)
 results = experiments.sweep_groups(prepared, groups, settings, ctx.path("active"),
