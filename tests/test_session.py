@@ -151,3 +151,22 @@ def test_label_frame_holds_current_answers_with_audit_flags(tmp_path):
     assert frame["pair_id"].tolist() == [ids[0], ids[1], ids[2]]
     assert frame["label"].tolist() == [1, 1, -1] and frame["audit"].tolist() == [False, True, False]
     assert frame[["left_id", "right_id"]].values.tolist() == [["r0", "r1"], ["r3", "r4"], ["r7", "r8"]]
+
+
+def test_known_pairs_are_given_never_asked_and_trained_on_from_round_one(tmp_path):
+    left, right = truth()
+    session = LabelingSession(records(), tmp_path / "s", annotator="oracle", oracle_pairs=truth(),
+                              positives=(left[:3], right[:3]), negatives=(["r0"], ["r150"]),
+                              batch=12, budget=24, candidate_m=6, audit_share=0.0, name="toy")
+    given = session.store.history()
+    assert len(given) == 4 and set(given["annotator"]) == {"given"}
+    LabelingSession(records(), tmp_path / "s", annotator="oracle", oracle_pairs=truth(),
+                    positives=(left[:3], right[:3]), negatives=(["r0"], ["r150"]),
+                    batch=12, budget=24, candidate_m=6, audit_share=0.0, name="toy")
+    assert len(session.store.history()) == 4  # reopening gives them once
+    learner = FakeLearner(VECTORS)
+    result = session.run(learner=learner)
+    first = round_ids(tmp_path / "s" / "run")[0]
+    assert np.isin(session.pool.known_positives, first).all()
+    assert learner.trained[0] == (1, 12 + 4)  # round 1 trains on its batch and the given pairs
+    assert result["labels"] == 24 + 4

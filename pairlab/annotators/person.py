@@ -27,7 +27,8 @@ from .base import NO_ANSWER, Annotator, check_pair_ids
 __all__ = ["SessionStore", "QueueItem", "PersonAnnotator", "KINDS", "ANSWERS", "UNANSWERED",
            "WITHDRAWN"]
 
-KINDS = ("batch", "audit", "spare")  # why a pair is asked: the strategy's, the audit's, filler
+KINDS = ("batch", "audit", "spare", "given")  # why a pair is there: the strategy's, the audit's,
+# filler while the model trains, or known before the session (answered by "given")
 ANSWERS = {"y": 1, "n": 0, "u": NO_ANSWER}  # the person's keys -> labels (u: unsure, no answer)
 UNANSWERED = -2  # :meth:`SessionStore.answers` of a pair without a current answer
 WITHDRAWN = -3  # the label of an undo row: the pair's earlier answer no longer counts

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..active.config import ActiveConfig
-from ..annotators.person import SessionStore
+from ..annotators.person import UNANSWERED, SessionStore
 from ..data.items import Records
 from ..data.recordpool import RecordPool, record_pairs
 from .worker import Job, run_job, spawn
@@ -91,6 +91,20 @@ class LabelingSession:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.store = SessionStore(self.folder / "labels.sqlite")
         self.process = None
+        self._give_known()
+
+    def _give_known(self) -> None:
+        """The pairs known before the session (``positives``, ``negatives``) as answers of
+        "given": never asked, trained on from the first round (they join its labels)."""
+        known = np.concatenate([self.pool.known_positives, self.pool.stated_negatives])
+        if not len(known):
+            return
+        labels = np.concatenate([np.ones(len(self.pool.known_positives), np.int8),
+                                 np.zeros(len(self.pool.stated_negatives), np.int8)])
+        self.store.post(0, known, "given")
+        new = self.store.answers(known) == UNANSWERED  # given once: a reopened session has them
+        for pair_id, label in zip(known[new], labels[new]):
+            self.store.answer(int(pair_id), int(label), annotator="given")
 
     # -- running ------------------------------------------------------------------------------
 
