@@ -1,0 +1,381 @@
+"""An audit sample over ALL pairs: score strata covering the pool, and stratified random draws.
+
+At match rates of 1 in 10^4-10^5 a uniform sample of a few hundred pairs holds no positive. The
+pool is therefore cut by the model's score into strata with exact sizes ``N_h``: small, rich
+strata at the top (geometric sizes by score rank) and huge, poor ones below. An audit draws
+``n_h`` pairs uniformly, without replacement, from the *unlabelled* part of each stratum; the
+pairs a person has labelled already are a census (their labels are known), so the design is
+labelled pairs (observed in full) + a stratified sample of the rest, and the estimate in
+:mod:`.audit_estimate` stays unbiased.
+
+Nothing is materialised as a pair list: the pool is scored once, blockwise (left items x all
+right items; a symmetric pool's unordered pairs once, no self pairs), which gives the sizes and
+keeps the ids of the top strata; the huge strata are sampled by rejection from uniform pair ids.
+Scores are float64 cosines, and every boundary lies in a gap between distinct scores, so the
+block and the per-pair arithmetic put each pair in the same stratum.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..data.pairs import PairSpace, as_id_set, isin_sorted, setdiff_sorted
+from .audit_prior import rate_prior
+
+__all__ = ["AuditStrata", "Audit", "stratify", "allocate", "draw_audit"]
+
+_GAP = 1e-9  # a boundary sits in a gap at least this wide between distinct scores
+
+
+class _Cosine:
+    """Float64 cosine of unit-norm embeddings, by blocks of left rows or by pair ids."""
+
+    def __init__(self, space: PairSpace, left, right=None):
+        self.space = space
+        self.left = _as_embeddings("left", left, space.n_left)
+        self.right = self.left if right is None or space.symmetric else _as_embeddings(
+            "right", right, space.n_right)
+        if self.left.shape[1] != self.right.shape[1]:
+            raise ValueError(f"left and right embeddings differ in dimension: "
+                             f"{self.left.shape[1]} vs {self.right.shape[1]}")
+
+    def __call__(self, ids: np.ndarray) -> np.ndarray:
+        i, j = self.space.decode(ids)
+        return np.einsum("nd,nd->n", self.left[i], self.right[j])
+
+    def blocks(self, elements: int):
+        """Yields ``(pair_ids, scores)`` of every pair, a block of left rows at a time."""
+        n_right = self.space.n_right
+        step = max(1, elements // max(n_right, 1))
+        for start in range(0, self.space.n_left, step):
+            rows = np.arange(start, min(start + step, self.space.n_left))
+            first = start + 1 if self.space.symmetric else 0  # columns left of the block: none valid
+            sims = self.left[rows] @ self.right[first:].T  # (block, n_right - first)
+            if self.space.symmetric:
+                r, c = np.nonzero(np.arange(first, n_right)[None, :] > rows[:, None])
+                yield self.space.encode(rows[r], c + first), sims[r, c]
+            else:
+                yield (rows[:, None] * n_right + np.arange(n_right)[None, :]).ravel(), sims.ravel()
+
+
+@dataclass(frozen=True, eq=False)
+class AuditStrata:
+    """Score strata covering every pair of ``space``: stratum ``h`` holds the pairs scoring in
+    ``[lower[h], lower[h - 1])``. Arrays are (H,): ``lower`` float64 descending (the last is
+    -inf), ``sizes`` int64 ``N_h`` (exact), ``prob_sums`` float64 (calibrated probabilities
+    summed over the stratum). Strata ``0..enumerated-1`` keep their pairs: ``top_ids`` sorted
+    within each stratum, stratum h at ``top_ids[top_offsets[h]:top_offsets[h + 1]]``."""
+
+    space: PairSpace
+    lower: np.ndarray
+    sizes: np.ndarray
+    prob_sums: np.ndarray
+    enumerated: int
+    top_ids: np.ndarray
+    top_offsets: np.ndarray
+    threshold: float | None
+    scorer: _Cosine
+    probability: Callable
+
+    @property
+    def n_strata(self) -> int:
+        return len(self.sizes)
+
+    @property
+    def predicted(self) -> np.ndarray:
+        """(H,) bool: the strata at or above the model's threshold (none without one)."""
+        if self.threshold is None:
+            return np.zeros(self.n_strata, dtype=bool)
+        return self.lower >= self.threshold
+
+    def stratum_of(self, ids) -> np.ndarray:
+        """Stratum of each pair id (int64, like ``ids``)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        self.space.check(ids)
+        return _bin(self.scorer(ids), self.lower[:-1])
+
+    def members(self, h: int) -> np.ndarray:
+        """Sorted ids of an enumerated stratum's pairs."""
+        if not 0 <= h < self.enumerated:
+            raise ValueError(f"stratum {h} is not enumerated (strata 0..{self.enumerated - 1} are)")
+        return self.top_ids[self.top_offsets[h]:self.top_offsets[h + 1]]
+
+
+def stratify(space: PairSpace, left, right=None, *, probability: Callable, n_strata: int = 12,
+             first: int = 100, max_enumerated: int = 1_000_000, threshold: float | None = None,
+             n_sample: int = 200_000, block_elements: int = 4_000_000,
+             seed: int = 0) -> AuditStrata:
+    """Strata of every pair by the cosine of ``left`` (n_left, dim) and ``right`` embeddings.
+
+    Boundaries fall at geometric score ranks ``first * ratio**k`` (ratio such that
+    ``n_strata`` strata reach the whole pool), plus ``threshold`` (the model's decision score,
+    so its precision and recall are sums over strata). ``probability`` maps float64 cosines to
+    calibrated match probabilities (the prior of each stratum's rate, and the allocation). The
+    top ``~max_enumerated`` pairs are kept by id; lower boundaries come from the score quantiles
+    of ``n_sample`` uniform pairs (``seed``); every size is then counted exactly.
+    """
+    for name, value, low in (("n_strata", n_strata, 1), ("first", first, 1),
+                             ("max_enumerated", max_enumerated, 1), ("n_sample", n_sample, 1),
+                             ("block_elements", block_elements, 1)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    if not callable(probability):
+        raise TypeError(f"probability must map scores to probabilities, got {probability!r}")
+    if threshold is not None and not np.isfinite(threshold):
+        raise ValueError(f"threshold must be a finite score, got {threshold!r}")
+    if space.n_pairs == 0:
+        raise ValueError("the pool has no pairs to stratify")
+    scorer = _Cosine(space, left, right)
+    ranks = _geometric_ranks(space.n_pairs, first, n_strata)
+    cut, below = _sample_cuts(scorer, ranks, max_enumerated, n_sample, seed)
+    if threshold is not None and threshold < cut:
+        below = np.union1d(below, [threshold])[::-1]
+    bounds = np.r_[cut, below] if np.isfinite(cut) else below  # bin 0 is the enumerated region
+    sizes, sums, top_ids, top_scores = _stream(scorer, bounds, cut, probability, block_elements)
+    order = np.argsort(-top_scores, kind="stable")
+    top_ids, top_scores = top_ids[order], top_scores[order]
+    upper = _rank_cuts(top_scores, ranks[ranks < len(top_scores)])
+    if threshold is not None and threshold >= cut:
+        upper = np.union1d(upper, [threshold])[::-1]
+    top_bin = _bin(top_scores, upper)
+    n_top = len(upper) + 1
+    top_sizes = np.bincount(top_bin, minlength=n_top)
+    top_sums = np.bincount(top_bin, weights=_probabilities(probability, top_scores), minlength=n_top)
+    order = np.lexsort((top_ids, top_bin))
+    offsets = np.r_[0, np.cumsum(top_sizes)]
+    if np.isfinite(cut):  # streamed strata below the enumerated ones: bins 1.. of the stream
+        lower = np.r_[upper, cut, below, -np.inf]
+        sizes, sums = np.r_[top_sizes, sizes[1:]], np.r_[top_sums, sums[1:]]
+    else:  # every pair enumerated
+        lower, sizes, sums = np.r_[upper, -np.inf], top_sizes, top_sums
+    return AuditStrata(space, lower.astype(np.float64), sizes.astype(np.int64), sums, n_top,
+                       top_ids[order], offsets.astype(np.int64), threshold, scorer, probability)
+
+
+def allocate(unlabelled, rates, n: int, *, strength=None, floor: int = 1) -> np.ndarray:
+    """Audit pairs per stratum (int64 (H,)) minimising the expected posterior variance of the
+    total, ``sum M_h^2 q_h (1 - q_h) / (s_h + n_h)``: Neyman allocation (``n_h ~ M_h sqrt(q(1-q))``)
+    less the prior's pseudo-pairs ``s_h`` (:meth:`.RatePrior.pseudo_pairs`; none when None), so a stratum
+    whose rate the prior already pins down gets only the ``floor``. Capped at ``M_h``.
+    """
+    m = np.asarray(unlabelled, dtype=np.int64)
+    q = _clip_rates(rates)
+    s = np.zeros(len(m)) if strength is None else np.asarray(strength, dtype=np.float64)
+    if m.ndim != 1 or q.shape != m.shape or s.shape != m.shape or (m < 0).any():
+        raise ValueError(f"unlabelled, rates and strength must be (H,) arrays with unlabelled >= 0, "
+                         f"got shapes {m.shape}, {q.shape}, {s.shape}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 <= n <= m.sum():
+        raise ValueError(f"audit size must be an integer in [0, {m.sum()}] (the unlabelled "
+                         f"pairs), got {n!r}")
+    if isinstance(floor, bool) or not isinstance(floor, (int, np.integer)) or floor < 0:
+        raise ValueError(f"floor must be a non-negative integer, got {floor!r}")
+    base = np.minimum(m, floor)
+    if base.sum() > n:
+        raise ValueError(f"an audit of {n} pairs cannot give the floor of {floor} to each of the "
+                         f"{int((m > 0).sum())} non-empty strata: audit more, or lower the floor")
+    weight = m * np.sqrt(q * (1.0 - q))
+    if n == base.sum():
+        return base
+
+    def share(log_lam):
+        return np.clip(weight / np.exp(log_lam) - s, base, m)
+
+    lo, hi = -700.0, float(np.log(weight.max())) + 1.0  # share(hi) is the floor alone
+    for _ in range(100):  # bisection on log(lambda): the total falls as lambda grows
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if share(mid).sum() > n else (lo, mid)
+    target = share(hi)
+    out = np.floor(target).astype(np.int64)
+    rest = np.argsort(-(target - out), kind="stable")
+    for h in rest:  # largest remainders, within the caps
+        if out.sum() >= n:
+            break
+        if out[h] < m[h]:
+            out[h] += 1
+    for h in np.argsort(-weight, kind="stable"):  # what the caps left over
+        while out.sum() < n and out[h] < m[h]:
+            out[h] += 1
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Audit:
+    """One round's audit design: the drawn ``ids`` (int64 (n,), grouped by stratum) with their
+    ``stratum``, and per stratum (H,) at draw time: ``sizes`` N_h, ``unlabelled`` M_h (the
+    frame the draw came from), ``known`` (labelled positives), ``rates`` (mean calibrated
+    probability of the unlabelled pairs), ``predicted`` (strata at or above the model's
+    threshold); ``prior`` and ``strength`` name the rate prior (:func:`.audit_prior.rate_prior`).
+    ``design_variance`` is the expected posterior variance of the total at draw time, the
+    round's weight when rounds combine."""
+
+    ids: np.ndarray
+    stratum: np.ndarray
+    sizes: np.ndarray
+    unlabelled: np.ndarray
+    known: np.ndarray
+    rates: np.ndarray
+    predicted: np.ndarray
+    prior: str
+    strength: float
+    design_variance: float
+
+    @property
+    def allocation(self) -> np.ndarray:
+        return np.bincount(self.stratum, minlength=len(self.sizes)).astype(np.int64)
+
+
+def draw_audit(strata: AuditStrata, n: int, labelled=None, labels=None, *, seed=0,
+               prior: str = "recalibrated", strength: float = 1.0, floor: int = 1) -> Audit:
+    """Draw an audit of ``n`` pairs: ``n_h`` (:func:`allocate`) uniformly without replacement
+    from the pairs of each stratum not in ``labelled`` (sorted int64 ids with 0/1 ``labels``).
+    ``seed`` is an int or a ``np.random.Generator``."""
+    labelled, labels = _labelled(strata.space, labelled, labels)
+    rng = np.random.default_rng(seed)
+    h_lab = strata.stratum_of(labelled)
+    n_strata = strata.n_strata
+    unlabelled = strata.sizes - np.bincount(h_lab, minlength=n_strata)
+    known = np.bincount(h_lab, weights=labels, minlength=n_strata).astype(np.int64)
+    lab_sums = np.bincount(h_lab, weights=_probabilities(strata.probability, strata.scorer(labelled)),
+                           minlength=n_strata)
+    rates = np.where(unlabelled > 0, np.maximum(strata.prob_sums - lab_sums, 0.0)
+                     / np.maximum(unlabelled, 1), 0.5)
+    belief = rate_prior(rates, prior=prior, strength=strength, sizes=unlabelled)
+    q, s = belief.mean(), belief.pseudo_pairs()
+    alloc = allocate(unlabelled, q, n, strength=s, floor=floor)
+    ids = [_draw_enumerated(strata.members(h), alloc[h], labelled, rng)
+           for h in range(strata.enumerated)]
+    ids += _draw_by_rejection(strata, alloc, labelled, rng)
+    variance = float(np.sum(unlabelled.astype(np.float64) ** 2 * q * (1 - q) / (s + alloc + 1)
+                            * (1.0 - alloc / np.maximum(unlabelled, 1))))
+    return Audit(np.concatenate(ids).astype(np.int64), np.repeat(np.arange(n_strata), alloc),
+                 strata.sizes.copy(), unlabelled.astype(np.int64), known, rates,
+                 strata.predicted, prior, float(strength), variance)
+
+
+def _draw_enumerated(members, k, labelled, rng) -> np.ndarray:
+    frame = setdiff_sorted(members, labelled)
+    return np.sort(rng.choice(frame, size=int(k), replace=False)) if k else frame[:0]
+
+
+def _draw_by_rejection(strata: AuditStrata, alloc, labelled, rng, batch: int = 65_536) -> list:
+    """Uniform pairs until each streamed stratum has its quota: the first ``n_h`` distinct,
+    unlabelled draws landing in stratum h are a uniform sample of it without replacement."""
+    first = strata.enumerated
+    need = alloc[first:].copy()
+    got = [np.empty(0, dtype=np.int64) for _ in need]
+    total = strata.space.n_pairs
+    budget = 1000 * (int(need.sum()) + 1) * total / max(int(strata.sizes[first:].min(initial=total)), 1)
+    drawn = 0
+    while need.sum() > 0:
+        if drawn > budget:
+            raise RuntimeError(f"rejection sampling drew {drawn} pairs without filling the strata "
+                               f"(still needed: {need.tolist()})")
+        ids = rng.integers(0, total, size=batch, dtype=np.int64)
+        drawn += batch
+        _, first_seen = np.unique(ids, return_index=True)
+        ids = ids[np.sort(first_seen)]  # distinct, in draw order
+        ids = ids[~isin_sorted(ids, labelled)]
+        h = strata.stratum_of(ids) - first
+        for k in np.flatnonzero(need > 0):
+            new = ids[h == k]
+            new = new[~isin_sorted(new, np.sort(got[k]))][:need[k]]
+            got[k] = np.r_[got[k], new]
+            need[k] -= len(new)
+    return [np.sort(g) for g in got]
+
+
+def _stream(scorer, bounds, cut, probability, elements):
+    """Exact sizes and probability sums per bin of ``bounds``, and the pairs scoring >= cut."""
+    n_bins = len(bounds) + 1
+    sizes, sums = np.zeros(n_bins, dtype=np.int64), np.zeros(n_bins)
+    keep_ids, keep_scores = [], []
+    for ids, scores in scorer.blocks(elements):
+        b = _bin(scores, bounds)
+        sizes += np.bincount(b, minlength=n_bins)
+        sums += np.bincount(b, weights=_probabilities(probability, scores), minlength=n_bins)
+        top = scores >= cut
+        keep_ids.append(ids[top])
+        keep_scores.append(scores[top])
+    return sizes, sums, np.concatenate(keep_ids), np.concatenate(keep_scores)
+
+
+def _sample_cuts(scorer, ranks, max_enumerated, n_sample, seed):
+    """The enumeration cut and the boundaries below it, from uniform pairs' score quantiles."""
+    n_pairs = scorer.space.n_pairs
+    if n_pairs <= max_enumerated:
+        return -np.inf, np.empty(0)
+    n_sample = min(n_pairs, max(n_sample, 50 * n_pairs // max_enumerated))
+    ids = scorer.space.sample(n_sample, np.random.default_rng(seed))
+    scores = np.sort(scorer(ids))[::-1]
+
+    cut = _rank_cuts(scores, [max_enumerated * n_sample / n_pairs])
+    if len(cut) == 0:  # no gap in the sample below that rank (all tied): enumerate every pair
+        return -np.inf, np.empty(0)
+    below = _rank_cuts(scores, ranks[ranks > max_enumerated] * n_sample / n_pairs)
+    return cut[0], below[below < cut[0] - _GAP]
+
+
+def _geometric_ranks(n_pairs, first, n_strata) -> np.ndarray:
+    if n_strata == 1 or n_pairs <= first:
+        return np.empty(0, dtype=np.int64)
+    ratio = (n_pairs / first) ** (1.0 / (n_strata - 1))
+    ranks = np.unique(np.round(first * ratio ** np.arange(n_strata - 1)).astype(np.int64))
+    return ranks[ranks < n_pairs]
+
+
+def _rank_cuts(desc_scores, ranks) -> np.ndarray:
+    """Boundaries (descending) below the first ``r`` scores for each rank r, each moved down
+    to the next gap wider than ``_GAP`` (ties stay together)."""
+    gaps = np.flatnonzero(desc_scores[:-1] - desc_scores[1:] > _GAP)  # gap after index g
+    cuts = []
+    for r in ranks:  # r may be fractional (a sample's rank): the gap at or after ceil(r) - 1
+        k = np.searchsorted(gaps, int(np.ceil(r)) - 1)
+        if k < len(gaps):
+            g = gaps[k]
+            cuts.append((desc_scores[g] + desc_scores[g + 1]) / 2.0)
+    return np.unique(cuts)[::-1]
+
+
+def _bin(scores, bounds) -> np.ndarray:
+    """Index of the first descending bound each score reaches (len(bounds) when none)."""
+    return len(bounds) - np.searchsorted(np.asarray(bounds)[::-1], scores, side="right")
+
+
+def _probabilities(probability, scores) -> np.ndarray:
+    p = np.asarray(probability(scores), dtype=np.float64)
+    if p.shape != np.shape(scores) or not np.all((p >= 0) & (p <= 1)):
+        raise ValueError("probability(scores) must return one probability in [0, 1] per score")
+    return p
+
+
+def _clip_rates(rates) -> np.ndarray:
+    return np.clip(np.asarray(rates, dtype=np.float64), 1e-12, 1.0 - 1e-12)
+
+
+def _labelled(space, labelled, labels):
+    if labelled is None:
+        if labels is not None:
+            raise ValueError("labels given without labelled pair ids")
+        return np.empty(0, dtype=np.int64), np.empty(0)
+    ids = np.asarray(labelled)
+    y = np.asarray(labels if labels is not None else [], dtype=np.float64)
+    if ids.ndim != 1 or y.shape != ids.shape:
+        raise ValueError(f"labelled ids and labels must be 1-d of equal length, got {ids.shape} "
+                         f"and {y.shape}")
+    if not np.isin(y, (0, 1)).all():
+        raise ValueError("labels must be 0 or 1")
+    if len(as_id_set(ids)) != len(ids) or (np.diff(ids) <= 0).any():
+        raise ValueError("labelled must be sorted, distinct pair ids (as_id_set makes them so)")
+    space.check(ids)
+    return ids.astype(np.int64), y
+
+
+def _as_embeddings(name, values, n) -> np.ndarray:
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim != 2 or len(arr) != n:
+        raise ValueError(f"{name} embeddings must be ({n}, dim), got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} embeddings contain NaN or infinite values")
+    return arr
