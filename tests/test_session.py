@@ -170,3 +170,24 @@ def test_known_pairs_are_given_never_asked_and_trained_on_from_round_one(tmp_pat
     assert np.isin(session.pool.known_positives, first).all()
     assert learner.trained[0] == (1, 12 + 4)  # round 1 trains on its batch and the given pairs
     assert result["labels"] == 24 + 4
+
+
+def test_an_oracle_session_with_an_audit_estimates_the_matches_it_has_not_found(tmp_path):
+    session = LabelingSession(records(), tmp_path / "s", annotator="oracle", oracle_pairs=truth(),
+                              batch=12, budget=36, candidate_m=6, audit_share=0.25, name="toy")
+    session.run(learner=FakeLearner(VECTORS))
+    queue = session.store.queue()
+    audit = queue[queue["kind"] == "audit"]
+    assert len(audit) == 2 * 4  # rounds 2 and 3: 12 * 0.25 / 0.75 = 4 pairs each; round 1 has no model
+    assert not audit["pair_id"].isin(queue.loc[queue["kind"] == "batch", "pair_id"]).any()
+    estimate = session.estimate()
+    assert estimate["found"] == session.counts()["positives"]
+    low, high = estimate["total_ci"]
+    assert estimate["found"] <= low <= estimate["total"] <= high + 1e-6
+    low, high = estimate["recall_found_ci"]
+    assert 0 < low <= estimate["recall_found"] + 1e-6 and estimate["recall_found"] <= high + 1e-6 <= 1 + 1e-6
+    # (the fake learner's calibration puts every stratum below the top at a rate of ~0, so the
+    # estimate trusts it: how well intervals cover with a real model is measured, not tested here)
+    assert "of the matches found" in estimate["sentence"]
+    table = session.estimate_table()
+    assert list(table["round"].dropna()) == [2, 3] and len(table) == 3  # two rounds, one call

@@ -167,6 +167,39 @@ class LabelingSession:
     def counts(self) -> dict:
         return self.store.counts()
 
+    # -- how far am I? ------------------------------------------------------------------------
+
+    def estimate(self) -> dict:
+        """The audit's estimate now: the matching pairs in the whole collection, the share found
+        and the model's precision and recall, each with a 95% interval, and a plain sentence
+        (:mod:`.audit`, :mod:`.guide`). Before any audit answer, what is known and why no
+        estimate yet."""
+        from .audit import SessionAudit
+        from .worker import log_estimate
+
+        estimate = log_estimate(self.folder, SessionAudit(self.folder / "audit"), self.store)
+        if estimate is not None:
+            return estimate
+        counts = self.counts()
+        why = ("the audit starts in round 2, with the first trained model" if self.audit_share
+               else "audit_share is 0: no audit pairs are drawn")
+        return {"found": counts["positives"], "labels": counts["labels"], "total": None,
+                "sentence": f"{counts['positives']:,} matches found in {counts['labels']:,} "
+                            f"labels; no estimate of how many remain yet ({why})"}
+
+    def estimate_table(self):
+        """The estimates logged so far, one row each (after every round, and every call of
+        :meth:`estimate`)."""
+        import json
+
+        import pandas as pd
+
+        path = self.folder / "estimates.jsonl"
+        rows = [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
+        columns = ["round", "labels", "found", "total", "total_ci", "recall_found",
+                   "recall_found_ci", "precision", "recall", "audit_labels"]
+        return pd.DataFrame([{c: r.get(c) for c in columns} for r in rows], columns=columns)
+
     def labels(self):
         """Every current answer with its pair's records (:func:`.export.label_frame`)."""
         from .export import label_frame

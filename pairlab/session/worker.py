@@ -13,8 +13,9 @@ from pathlib import Path
 from ..active.config import ActiveConfig
 from ..active.loop import ActiveRun
 from ..annotators.person import PersonAnnotator, SessionStore
+from .audit import SessionAudit
 
-__all__ = ["Job", "run_job", "StatusLog", "spawn"]
+__all__ = ["Job", "run_job", "StatusLog", "EstimateLog", "log_estimate", "recent_positives", "spawn"]
 
 
 @dataclass(frozen=True)
@@ -34,10 +35,12 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
     """Run (or resume) the session's loop in this process; returns the run's result.
     ``learner`` replaces CosineBERT (tests)."""
     store = SessionStore(job.folder / "labels.sqlite")
+    audit = SessionAudit(job.folder / "audit", seed=job.config.seed)
     annotator = PersonAnnotator(store, who=job.who, oracle=job.pool if job.oracle else None,
-                                audit_share=job.audit_share, spares=job.spares)
+                                audit_share=job.audit_share, spares=job.spares, audit=audit)
+    log = EstimateLog(job.folder, audit, store)
     run = ActiveRun(job.config, {"train": job.pool}, {}, job.folder / "run", annotator=annotator,
-                    learner=learner, callbacks=[StatusLog(store), *callbacks])
+                    learner=learner, callbacks=[StatusLog(store), log, *callbacks])
     try:
         return run.run()
     finally:
@@ -65,6 +68,47 @@ class StatusLog:
                                             f"{r['positives_found']:,} matches")
         elif event == "run_finished":
             self.store.set_status("worker", "finished: every round is labelled")
+
+
+class EstimateLog:
+    """A loop callback: after each round, the audit's estimate so far, appended to
+    ``<session>/estimates.jsonl`` and written to the store's status for the widget."""
+
+    def __init__(self, folder: Path, audit: SessionAudit, store: SessionStore):
+        self.folder, self.audit, self.store = Path(folder), audit, store
+
+    def __call__(self, event: str, **p) -> None:
+        if event == "round_finished":
+            log_estimate(self.folder, self.audit, self.store, round=p["record"]["round"])
+
+
+def log_estimate(folder: Path, audit: SessionAudit, store: SessionStore, *, round=None) -> dict | None:
+    """The estimate now (:meth:`SessionAudit.estimate`) with its stopping sentence, appended to
+    ``estimates.jsonl`` and shown by the widget; None before any audit answer."""
+    import json
+
+    from .guide import stopping_sentence
+
+    estimate = audit.estimate(store)
+    if estimate is None:
+        return None
+    counts = store.counts()
+    estimate = {"round": round, "labels": counts["labels"], **estimate,
+                "recent": recent_positives(store)}
+    estimate["sentence"] = stopping_sentence(estimate)
+    with open(folder / "estimates.jsonl", "a") as out:
+        out.write(json.dumps(estimate) + "\n")
+    store.set_status("estimate", estimate["sentence"])
+    return estimate
+
+
+def recent_positives(store: SessionStore, last: int = 50) -> dict:
+    """Matches among the last ``last`` yes/no answers (the person's recent yield)."""
+    history = store.history()
+    current = history.drop_duplicates("pair_id", keep="last")
+    answered = current[current["label"].isin((0, 1)) & (current["annotator"] != "given")]
+    tail = answered.sort_values("id").tail(last)
+    return {"pairs": int(len(tail)), "positives": int((tail["label"] == 1).sum())}
 
 
 def spawn(job: Job):

@@ -1,0 +1,119 @@
+"""How far am I? A labelling session's audit: each round from the second, an audit sample drawn
+over strata covering every pair (:func:`pairlab.evaluation.audit.stratify`: the selection
+model's score strata) and shown mixed in with the batch; its answers estimate how many matching
+pairs the whole collection holds, the share found and the model's precision and recall, each
+with a 95% interval (:mod:`pairlab.evaluation.audit_estimate`).
+
+Each round's design is saved before its pairs are posted (``<session>/audit/round_XX.npz``), so
+a restarted worker posts the same audit and the estimate reads every round's design back. The
+pairs excluded from a round's frame are those labelled before it and its batch: the batch's
+answers, known later, count as labelled positives of their strata (a census), so the frame and
+the census never overlap. An audit pair not answered yet, or answered unsure, is left out of
+its round's estimate (its stratum's sample is then smaller; unsure answers are assumed to say
+nothing about the rate).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import numpy as np
+from scipy.special import expit
+
+from ..annotators.person import SessionStore
+from ..evaluation.audit import Audit, draw_audit, stratify
+from ..evaluation.audit_estimate import combine_rounds, estimate
+
+__all__ = ["SessionAudit", "MIN_ROUND"]
+
+MIN_ROUND = 2  # round 1 selects with the pretrained encoder, which has no calibrated probability
+
+
+class SessionAudit:
+    """Draws, keeps and reads back a session's audit rounds in ``folder``."""
+
+    def __init__(self, folder, *, seed: int = 0, n_strata: int = 12):
+        self.folder, self.seed, self.n_strata = Path(folder), int(seed), int(n_strata)
+
+    def path(self, round: int) -> Path:
+        return self.folder / f"round_{round:02d}.npz"
+
+    # -- the worker's side: PersonAnnotator(audit=...) ------------------------------------------
+
+    def __call__(self, round: int, state, batch, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Round ``round``'s audit of ``n`` pairs (ids, strata), drawn once and kept."""
+        if self.path(round).is_file():
+            design = self.load(round)[0]
+            return design.ids, design.stratum
+        if round < MIN_ROUND or state.model is None or n <= 0:
+            return np.empty(0, np.int64), np.empty(0, np.int64)
+        model = state.model
+        left, right = state.embeddings(model)
+        calibration = model.calibration
+        threshold = calibration.mean + calibration.std * (-calibration.bias / calibration.weight)
+        strata = stratify(state.pool.space, left, right,
+                          probability=lambda cosine: expit(calibration.logits(cosine)),
+                          n_strata=self.n_strata, threshold=float(threshold), seed=self.seed + round)
+        answered = state.labels >= 0
+        excluded = np.union1d(state.labelled, batch)
+        labels = np.zeros(len(excluded), np.int8)  # the batch's answers come later (a census)
+        labels[np.searchsorted(excluded, state.labelled[answered])] = state.labels[answered] == 1
+        n = min(n, int(strata.sizes.sum() - len(excluded)))
+        floor = 1 if n >= strata.n_strata else 0  # a small audit goes where it informs most
+        design = draw_audit(strata, n, excluded, labels, seed=[self.seed, round], floor=floor)
+        self._save(round, design, excluded, strata.stratum_of(excluded))
+        return design.ids, design.stratum
+
+    def _save(self, round: int, design: Audit, excluded, excluded_stratum) -> None:
+        from ..io import write_atomic
+
+        arrays = {k: np.asarray(v) for k, v in asdict(design).items()}
+        self.folder.mkdir(parents=True, exist_ok=True)
+        write_atomic(self.path(round), lambda tmp: np.savez(
+            tmp, excluded=excluded, excluded_stratum=excluded_stratum, **arrays))
+
+    # -- reading back ---------------------------------------------------------------------------
+
+    def load(self, round: int) -> tuple[Audit, np.ndarray, np.ndarray]:
+        """Round ``round``'s design, the pairs excluded from its frame (labelled before it, and
+        its batch) and their strata."""
+        with np.load(self.path(round)) as f:
+            values = {k: f[k] for k in f.files}
+        excluded, excluded_stratum = values.pop("excluded"), values.pop("excluded_stratum")
+        scalars = {k: values.pop(k).item() for k in ("prior", "strength", "design_variance")}
+        return Audit(**values, **scalars), excluded, excluded_stratum
+
+    def rounds(self) -> list[int]:
+        return sorted(int(p.stem.split("_")[1]) for p in self.folder.glob("round_*.npz"))
+
+    def estimate(self, store: SessionStore, *, level: float = 0.95, seed: int = 0) -> dict | None:
+        """The estimates from every audit round's answers so far (None before any audit answer):
+        the total and the share found combined over rounds, the model's precision and recall from
+        the latest round's strata."""
+        found = _found(store)
+        audits, labels = [], []
+        for r in self.rounds():
+            design, excluded, excluded_stratum = self.load(r)
+            answers = store.answers(design.ids)
+            keep = answers >= 0
+            if not keep.any():
+                continue
+            census = store.answers(excluded) == 1  # the labelled positives of each stratum, now
+            known = np.bincount(excluded_stratum[census], minlength=len(design.sizes))
+            audits.append(replace(design, ids=design.ids[keep], stratum=design.stratum[keep],
+                                  known=known.astype(np.int64)))
+            labels.append(answers[keep].astype(np.int64))
+        if not audits:
+            return None
+        combined = combine_rounds(audits, labels, found=found, level=level, seed=seed)
+        latest = estimate(audits[-1], labels[-1], found=found, level=level, seed=seed)
+        return {**{k: v for k, v in combined.items() if k != "rounds"},
+                "precision": latest["precision"], "precision_ci": latest["precision_ci"],
+                "recall": latest["recall"], "recall_ci": latest["recall_ci"],
+                "audit_labels": int(sum(len(y) for y in labels)),
+                "audit_positives": int(sum(int(y.sum()) for y in labels)),
+                "audit_rounds": len(audits)}
+
+
+def _found(store: SessionStore) -> int:
+    return int(store.counts()["positives"])

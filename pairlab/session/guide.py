@@ -1,0 +1,25 @@
+"""The stopping guide: what a labelling session's estimate says, in one plain sentence. It
+advises; the person decides when to stop."""
+from __future__ import annotations
+
+__all__ = ["stopping_sentence"]
+
+
+def stopping_sentence(estimate: dict) -> str:
+    """E.g. "about 85% (78-91%) of the matches found: 412 of an estimated 485 (450-530); the
+    last 50 pairs held 3 new ones"."""
+    found, total = estimate["found"], estimate["total"]
+    low, high = estimate["recall_found_ci"]
+    lo_t, hi_t = estimate["total_ci"]
+    recent = estimate.get("recent") or {}
+    tail = ""
+    if recent.get("pairs"):
+        n, k = recent["pairs"], recent["positives"]
+        tail = f"; the last {n} pairs held {k} match{'es' if k != 1 else ''}"
+    return (f"about {_pct(estimate['recall_found'])} ({_pct(low, sign=False)}-{_pct(high)}) of the "
+            f"matches found: {found:,} of an estimated {total:,.0f} ({lo_t:,.0f}-{hi_t:,.0f}), "
+            f"95% interval{tail}")
+
+
+def _pct(x: float, *, sign: bool = True) -> str:
+    return f"{100 * x:.0f}%" if sign else f"{100 * x:.0f}"
