@@ -34,11 +34,13 @@
 # %%
 from pathlib import Path
 
+import pandas as pd
+
 from IPython.display import display
 from pairlab.data import load_items
 from pairlab.notebook import setup
 from pairlab.paths import find_file
-from pairlab.session import LabelingSession, compare_strategies
+from pairlab.session import LabelingSession, compare_strategies, coverage_sessions, coverage_table
 
 # %% tags=["parameters"]
 items = "fixtures/records/shop_a.csv"  # your records: a CSV, TSV, JSON-lines or Parquet file (absolute, from the project root, or in the data folder)
@@ -56,6 +58,8 @@ strategy = "uncertainty"           # which pairs to ask: "uncertainty", "adaptiv
 candidate_m = 20                   # candidate neighbours per record each round
 target_precision = 0.9             # the exported matches' threshold is chosen for this precision
 seed = 0
+coverage_seeds = [0, 1, 2]        # oracle only: session trajectories (seeds) whose audit intervals are checked ([]: none)
+coverage_repeats = 100            # oracle only: fresh audits redrawn at each round of each of those sessions
 model = None                       # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
 max_seq_length = 128               # word pieces per record
 epochs = 2                         # training epochs per round (a fresh model each round)
@@ -95,7 +99,8 @@ session = LabelingSession(left, ctx.path("10_session"), right=right, model=model
                           strategy=strategy, batch=batch, budget=budget, annotator=annotator,
                           oracle_pairs=find_file(oracle_pairs) if annotator == "oracle" else None,
                           audit_share=audit_share, candidate_m=candidate_m, seed=seed,
-                          epochs=epochs, max_seq_length=max_seq_length)
+                          epochs=epochs, max_seq_length=max_seq_length,
+                          coverage=coverage_repeats if coverage_seeds else 0)
 print(session)
 if annotator == "person":
     session.start()
@@ -139,7 +144,23 @@ display(session.largest_clusters(out) if right is None else session.matches_fram
 comparison = compare_strategies(session, ["random", "static_retrieval"]) if annotator == "oracle" else None
 display(comparison)
 
+# %% [markdown]
+# ## 6. With the oracle: can the interval be trusted?
+#
+# The interval of "the share found" is about the audit's randomness: with the truth known, each
+# round's audit is drawn again `coverage_repeats` times and we count how often the 95% interval
+# holds the true share, over `coverage_seeds` session trajectories. A trustworthy interval covers
+# at least 90% of the time; its width says how much it tells you.
+
+# %%
+coverage = {}
+if annotator == "oracle" and coverage_seeds:
+    checked = coverage_sessions(session, coverage_seeds)
+    coverage = {session.pool.task: coverage_table(checked)}
+    display(pd.DataFrame(coverage[session.pool.task]).T)
+
 # %%
 metrics = {"session": session.metrics(exported, oracle_pairs=annotator == "oracle"),
-           "comparison": None if comparison is None else comparison.reset_index().to_dict("records")}
+           "comparison": None if comparison is None else comparison.reset_index().to_dict("records"),
+           "coverage": coverage}
 ctx.record_metrics(metrics)

@@ -22,7 +22,7 @@ from scipy.special import expit
 
 from ..annotators.person import SessionStore
 from ..evaluation.audit import Audit, draw_audit, stratify
-from ..evaluation.audit_estimate import combine_rounds, estimate
+from ..evaluation.audit_estimate import combine_rounds, coverage, estimate
 
 __all__ = ["SessionAudit", "MIN_ROUND"]
 
@@ -32,8 +32,9 @@ MIN_ROUND = 2  # round 1 selects with the pretrained encoder, which has no calib
 class SessionAudit:
     """Draws, keeps and reads back a session's audit rounds in ``folder``."""
 
-    def __init__(self, folder, *, seed: int = 0, n_strata: int = 12):
+    def __init__(self, folder, *, seed: int = 0, n_strata: int = 12, coverage: int = 0):
         self.folder, self.seed, self.n_strata = Path(folder), int(seed), int(n_strata)
+        self.coverage = int(coverage)  # with the truth known: fresh audits redrawn each round
 
     def path(self, round: int) -> Path:
         return self.folder / f"round_{round:02d}.npz"
@@ -62,7 +63,26 @@ class SessionAudit:
         floor = 1 if n >= strata.n_strata else 0  # a small audit goes where it informs most
         design = draw_audit(strata, n, excluded, labels, seed=[self.seed, round], floor=floor)
         self._save(round, design, excluded, strata.stratum_of(excluded))
+        if self.coverage and getattr(state.pool, "truth_known", False):
+            self._check_coverage(round, strata, state.pool.positives, excluded, n, floor)
         return design.ids, design.stratum
+
+    def _check_coverage(self, round: int, strata, positives, excluded, n: int, floor: int) -> None:
+        """With the truth known (a simulation): ``coverage`` fresh audits of this round's design,
+        how often their 95% intervals cover the truth (:func:`~pairlab.evaluation.audit_estimate.coverage`),
+        written to ``coverage_round_XX.json``."""
+        from ..io import write_json
+
+        result = coverage(strata, positives, excluded, n, repeats=self.coverage,
+                          seed=[self.seed, round, 1], floor=floor)
+        write_json(self.folder / f"coverage_round_{round:02d}.json",
+                   {"round": round, "labelled": int(len(excluded)), **result})
+
+    def coverage_rounds(self) -> list[dict]:
+        """The coverage checks written so far, by round."""
+        from ..io import read_json
+
+        return [read_json(p) for p in sorted(self.folder.glob("coverage_round_*.json"))]
 
     def _save(self, round: int, design: Audit, excluded, excluded_stratum) -> None:
         from ..io import write_atomic

@@ -66,7 +66,7 @@ class LabelingSession:
                  annotator: str = "person", oracle_pairs=None, positives=None, negatives=None,
                  audit_share: float = 0.1, spares: int | None = None, candidate_m: int = 20,
                  seed: int = 0, epochs=2, max_seq_length: int = 128, name: str | None = None,
-                 **train):
+                 coverage: int = 0, **train):
         if annotator not in ANNOTATORS:
             raise ValueError(f"annotator must be one of {ANNOTATORS}, got {annotator!r}")
         if annotator == "oracle" and oracle_pairs is None:
@@ -85,8 +85,8 @@ class LabelingSession:
                             annotator=annotator, oracle_pairs=oracle_pairs, positives=positives,
                             negatives=negatives, audit_share=audit_share, spares=spares,
                             candidate_m=candidate_m, seed=seed, epochs=epochs,
-                            max_seq_length=max_seq_length, name=name, **train)
-        self.audit_share = audit_share
+                            max_seq_length=max_seq_length, name=name, coverage=coverage, **train)
+        self.audit_share, self.coverage = audit_share, (coverage if annotator == "oracle" else 0)
         self.spares = (batch if spares is None else spares) if annotator == "person" else 0
         self.folder.mkdir(parents=True, exist_ok=True)
         self.store = SessionStore(self.folder / "labels.sqlite")
@@ -112,7 +112,7 @@ class LabelingSession:
     def job(self) -> Job:
         return Job(self.config, self.pool, self.folder, who=self.who,
                    oracle=self.annotator == "oracle", audit_share=self.audit_share,
-                   spares=self.spares)
+                   spares=self.spares, coverage=self.coverage)
 
     def run(self, *, callbacks=(), learner=None) -> dict:
         """Run the loop here to its end (the oracle answers at once); returns the run's result.
@@ -245,9 +245,20 @@ class LabelingSession:
                "unsure": counts["unsure"], "rounds": len(result.get("records", [])),
                "matches": exported.get("matches"), "clusters": exported.get("clusters"),
                "threshold": exported.get("threshold")}
+        estimate = self.estimate()
+        out["audit_labels"] = estimate.get("audit_labels", 0)
+        out["est_positives"] = {"point": estimate["total"], "ci": estimate.get("total_ci")}
+        out["est_recall"] = {"point": estimate.get("recall_found"), "ci": estimate.get("recall_found_ci")}
+        out["est_sentence"] = estimate["sentence"]
         if oracle_pairs and self.pool.truth_known:
             out.update(match_quality(self, exported))
         return out
+
+    def coverage_checks(self) -> list[dict]:
+        """With the oracle and ``coverage`` > 0: each audit round's check of its intervals."""
+        from .audit import SessionAudit
+
+        return SessionAudit(self.folder / "audit").coverage_rounds()
 
     def __repr__(self) -> str:
         return (f"LabelingSession({self.pool.task}: {self.annotator}, {self.config.strategy}, "

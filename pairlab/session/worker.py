@@ -29,13 +29,14 @@ class Job:
     oracle: bool = False  # answer every posted pair from the pool's truth (a simulation)
     audit_share: float = 0.0
     spares: int = 0  # pairs beyond each batch for the person while the model trains
+    coverage: int = 0  # with the oracle: fresh audits redrawn each round to check the intervals
 
 
 def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
     """Run (or resume) the session's loop in this process; returns the run's result.
     ``learner`` replaces CosineBERT (tests)."""
     store = SessionStore(job.folder / "labels.sqlite")
-    audit = SessionAudit(job.folder / "audit", seed=job.config.seed)
+    audit = SessionAudit(job.folder / "audit", seed=job.config.seed, coverage=job.coverage)
     annotator = PersonAnnotator(store, who=job.who, oracle=job.pool if job.oracle else None,
                                 audit_share=job.audit_share, spares=job.spares, audit=audit)
     log = EstimateLog(job.folder, audit, store)

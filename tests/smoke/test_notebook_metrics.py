@@ -404,3 +404,19 @@ def test_08_records_every_strategy_curve_test_and_cost():
             m = by_strategy[strategy]
             assert m["assessments_per_seed"][0][0] == by_strategy["random"]["assessments_per_seed"][first][0]
             assert m["ndcg10"]["per_seed"][0][0] == pytest.approx(by_strategy["random"]["ndcg10"]["per_seed"][first][0])
+
+
+def test_10_records_a_labelling_session_its_estimate_and_its_coverage():
+    metrics = load("10_label_your_own_pairs")
+    s = metrics["session"]
+    assert s["labels"] >= 48 and 0 < s["positives"] <= s["labels"]  # the budget, plus audit pairs
+    assert s["audit_labels"] > 0
+    low, high = s["est_positives"]["ci"]
+    assert s["positives"] <= low <= s["est_positives"]["point"] <= high + 1e-6
+    assert 0 <= s["est_recall"]["ci"][0] <= s["est_recall"]["ci"][1] <= 1 + 1e-9
+    assert 0 < s["true_recall"] <= 1 and 0 <= s["precision"] <= 1 and 0 <= s["f1"] <= 1
+    assert s["matches"] > 0
+    strategies = [row["strategy"] for row in metrics["comparison"]]
+    assert strategies == ["uncertainty", "random", "static_retrieval"]
+    (task, by_budget), = metrics["coverage"].items()
+    assert by_budget and all(b["sessions"] == 2 and 0 <= b["covered"] <= 1 for b in by_budget.values())
