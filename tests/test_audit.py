@@ -6,9 +6,9 @@ import pytest
 
 from conftest import clustered_pool
 from pairlab.data.pairs import PairSpace, as_id_set, isin_sorted
-from pairlab.evaluation.audit import allocate, draw_audit, stratify
+from pairlab.evaluation.audit import draw_audit, stratify
 from pairlab.evaluation.audit_estimate import combine_rounds, coverage, estimate, estimate_wald
-from pairlab.evaluation.audit_prior import rate_prior
+from pairlab.evaluation.audit_prior import allocate, expected_variance, rate_prior
 
 
 def asymmetric_pool(n_left=40, n_right=600, dim=8, noise=0.5, seed=0):
@@ -128,18 +128,20 @@ def test_rejection_draws_are_uniform_within_a_stratum():
     h = strata.n_strata - 2  # a streamed stratum
     members = np.flatnonzero(strata.stratum_of(np.arange(space.n_pairs)) == h)
     assert h >= strata.enumerated and 20 < len(members) < 1500
+    others = np.setdiff1d(np.arange(space.n_pairs), members)  # labelled: the audit must go to h
     rng = np.random.default_rng(0)
     counts = np.zeros(len(members))
     for _ in range(300):
-        ids = np.sort(np.concatenate([strata.members(g) for g in range(strata.enumerated)]))
-        audit = draw_audit(strata, len(ids) + 10, ids, np.zeros(len(ids), int), seed=rng, floor=0)
-        picked = audit.ids[audit.stratum == h]
-        counts += isin_sorted(members, np.sort(picked))
+        audit = draw_audit(strata, 10, others, np.zeros(len(others), int), seed=rng)
+        assert (audit.stratum == h).all()
+        counts += isin_sorted(members, audit.ids)
     assert counts.sum() > 0
     assert chisquare(counts).pvalue > 1e-3
 
 
 def test_allocation_follows_neyman_and_respects_caps_floor_and_prior():
+    """Fails if the allocation ignores the rates (Neyman), the caps, the floor, or what the
+    prior already knows."""
     m = np.array([100, 100, 10**6, 5])
     q = np.array([0.5, 0.01, 1e-6, 0.5])
     alloc = allocate(m, q, 60, floor=1)
@@ -147,8 +149,20 @@ def test_allocation_follows_neyman_and_respects_caps_floor_and_prior():
     assert alloc[0] > alloc[1]  # the richer of two equal strata gets more (sqrt(q(1-q)))
     capped = allocate(np.array([10, 1000]), np.array([0.5, 1e-4]), 60)  # Neyman: 20 and 40
     assert capped.tolist() == [10, 50]  # the first capped at its unlabelled pairs
-    strong = allocate(m, q, 60, strength=np.array([0, 0, 1e9, 0]), floor=1)
-    assert strong[2] == 1  # a rate the prior already pins down gets only the floor
+    known = allocate(m, q, 60, deviation_var=np.array([1e6, 1e6, 1e-9, 1e6]), floor=1)
+    assert known[2] == 1  # a rate the prior already pins down gets only the floor
+
+
+def test_a_shared_calibration_error_sends_the_audit_to_rich_strata():
+    """With a level shift common to all strata, hits in a rich stratum inform the poor ones:
+    the rich stratum gets more than it would with independent strata."""
+    m, q = np.array([500, 50_000]), np.array([0.2, 0.002])
+    belief = {"deviation_var": np.full(2, 3.0), "shared": np.ones((2, 1)),
+              "shared_var": np.array([1.5])}
+    alone = allocate(m, q, 40, deviation_var=belief["deviation_var"])
+    shared = allocate(m, q, 40, **belief)
+    assert shared[0] > alone[0]
+    assert expected_variance(shared, m, q, **belief) < expected_variance(alone, m, q, **belief)
 
 
 # --- estimates ---------------------------------------------------------------------------------

@@ -22,9 +22,9 @@ from typing import Callable
 import numpy as np
 
 from ..data.pairs import PairSpace, as_id_set, isin_sorted, setdiff_sorted
-from .audit_prior import rate_prior
+from .audit_prior import allocate, expected_variance, rate_prior
 
-__all__ = ["AuditStrata", "Audit", "stratify", "allocate", "draw_audit"]
+__all__ = ["AuditStrata", "Audit", "stratify", "draw_audit"]
 
 _GAP = 1e-9  # a boundary sits in a gap at least this wide between distinct scores
 
@@ -154,52 +154,6 @@ def stratify(space: PairSpace, left, right=None, *, probability: Callable, n_str
                        top_ids[order], offsets.astype(np.int64), threshold, scorer, probability)
 
 
-def allocate(unlabelled, rates, n: int, *, strength=None, floor: int = 1) -> np.ndarray:
-    """Audit pairs per stratum (int64 (H,)) minimising the expected posterior variance of the
-    total, ``sum M_h^2 q_h (1 - q_h) / (s_h + n_h)``: Neyman allocation (``n_h ~ M_h sqrt(q(1-q))``)
-    less the prior's pseudo-pairs ``s_h`` (:meth:`.RatePrior.pseudo_pairs`; none when None), so a stratum
-    whose rate the prior already pins down gets only the ``floor``. Capped at ``M_h``.
-    """
-    m = np.asarray(unlabelled, dtype=np.int64)
-    q = _clip_rates(rates)
-    s = np.zeros(len(m)) if strength is None else np.asarray(strength, dtype=np.float64)
-    if m.ndim != 1 or q.shape != m.shape or s.shape != m.shape or (m < 0).any():
-        raise ValueError(f"unlabelled, rates and strength must be (H,) arrays with unlabelled >= 0, "
-                         f"got shapes {m.shape}, {q.shape}, {s.shape}")
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 <= n <= m.sum():
-        raise ValueError(f"audit size must be an integer in [0, {m.sum()}] (the unlabelled "
-                         f"pairs), got {n!r}")
-    if isinstance(floor, bool) or not isinstance(floor, (int, np.integer)) or floor < 0:
-        raise ValueError(f"floor must be a non-negative integer, got {floor!r}")
-    base = np.minimum(m, floor)
-    if base.sum() > n:
-        raise ValueError(f"an audit of {n} pairs cannot give the floor of {floor} to each of the "
-                         f"{int((m > 0).sum())} non-empty strata: audit more, or lower the floor")
-    weight = m * np.sqrt(q * (1.0 - q))
-    if n == base.sum():
-        return base
-
-    def share(log_lam):
-        return np.clip(weight / np.exp(log_lam) - s, base, m)
-
-    lo, hi = -700.0, float(np.log(weight.max())) + 1.0  # share(hi) is the floor alone
-    for _ in range(100):  # bisection on log(lambda): the total falls as lambda grows
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if share(mid).sum() > n else (lo, mid)
-    target = share(hi)
-    out = np.floor(target).astype(np.int64)
-    rest = np.argsort(-(target - out), kind="stable")
-    for h in rest:  # largest remainders, within the caps
-        if out.sum() >= n:
-            break
-        if out[h] < m[h]:
-            out[h] += 1
-    for h in np.argsort(-weight, kind="stable"):  # what the caps left over
-        while out.sum() < n and out[h] < m[h]:
-            out[h] += 1
-    return out
-
-
 @dataclass(frozen=True, eq=False)
 class Audit:
     """One round's audit design: the drawn ``ids`` (int64 (n,), grouped by stratum) with their
@@ -242,13 +196,13 @@ def draw_audit(strata: AuditStrata, n: int, labelled=None, labels=None, *, seed=
     rates = np.where(unlabelled > 0, np.maximum(strata.prob_sums - lab_sums, 0.0)
                      / np.maximum(unlabelled, 1), 0.5)
     belief = rate_prior(rates, prior=prior, strength=strength, sizes=unlabelled)
-    q, s = belief.mean(), belief.pseudo_pairs()
-    alloc = allocate(unlabelled, q, n, strength=s, floor=floor)
+    design = {"deviation_var": belief.deviation_var, "shared": belief.shared,
+              "shared_var": belief.shared_var}
+    alloc = allocate(unlabelled, belief.centre, n, floor=floor, **design)
     ids = [_draw_enumerated(strata.members(h), alloc[h], labelled, rng)
            for h in range(strata.enumerated)]
     ids += _draw_by_rejection(strata, alloc, labelled, rng)
-    variance = float(np.sum(unlabelled.astype(np.float64) ** 2 * q * (1 - q) / (s + alloc + 1)
-                            * (1.0 - alloc / np.maximum(unlabelled, 1))))
+    variance = expected_variance(alloc, unlabelled, belief.centre, **design)
     return Audit(np.concatenate(ids).astype(np.int64), np.repeat(np.arange(n_strata), alloc),
                  strata.sizes.copy(), unlabelled.astype(np.int64), known, rates,
                  strata.predicted, prior, float(strength), variance)
@@ -348,10 +302,6 @@ def _probabilities(probability, scores) -> np.ndarray:
     if p.shape != np.shape(scores) or not np.all((p >= 0) & (p <= 1)):
         raise ValueError("probability(scores) must return one probability in [0, 1] per score")
     return p
-
-
-def _clip_rates(rates) -> np.ndarray:
-    return np.clip(np.asarray(rates, dtype=np.float64), 1e-12, 1.0 - 1e-12)
 
 
 def _labelled(space, labelled, labels):

@@ -90,7 +90,7 @@ def estimate_wald(audit: Audit, labels, *, found=None, level: float = 0.95) -> d
            "precision": None, "precision_ci": None, "recall": None, "recall_ci": None,
            "predicted_pairs": None}
     pred = audit.predicted
-    if pred.any():
+    if audit.sizes[pred].sum() > 0:  # no pair above the threshold: precision is undefined
         tp, v_tp, n_pred = point[pred].sum(), var[pred].sum(), int(audit.sizes[pred].sum())
         r = tp / total
         sd_r = np.sqrt(max(v_tp * (1 - 2 * r) + r * r * v_total, 0.0)) / total
@@ -178,7 +178,7 @@ def _truth(strata, positives, found) -> dict:
     total = len(positives)
     truth = {"total": float(total), "recall_found": found / total if total else float("nan")}
     pred = strata.predicted
-    if pred.any():
+    if strata.sizes[pred].sum() > 0:
         tp = int(pred[strata.stratum_of(positives)].sum())
         truth.update(precision=tp / int(strata.sizes[pred].sum()), recall=tp / total)
     return truth
@@ -194,7 +194,7 @@ def _summary(audit, point, positives, found, level) -> dict:
            "precision": None, "precision_ci": None, "recall": None, "recall_ci": None,
            "predicted_pairs": None, "total_draws": t_draws}
     pred = audit.predicted
-    if pred.any():
+    if audit.sizes[pred].sum() > 0:  # no pair above the threshold: precision is undefined
         n_pred = int(audit.sizes[pred].sum())
         tp_draws = positives[:, pred].sum(axis=1)
         out.update(precision=float(point[pred].sum() / n_pred), predicted_pairs=n_pred,

@@ -1,4 +1,5 @@
-"""The prior of each audit stratum's match rate: what the calibrated scores say before the audit.
+"""The prior of each audit stratum's match rate (what the calibrated scores say before the
+audit), and the audit's allocation across strata under it.
 
 A prior is a mixture of Beta priors over the strata's rates (component g: weight ``w_g`` and
 ``Beta(a[g, h], b[g, h])`` for stratum h); audit counts update it in closed form (each Beta by
@@ -15,6 +16,9 @@ its counts, each weight by the beta-binomial likelihood of all strata's counts).
 - ``"oasis"``: centred on ``q_h`` with ``strength`` pseudo-pairs whatever the rate (the
   Beta-Bernoulli prior of OASIS, Marchant and Rubinstein 2017).
 - ``"jeffreys"``: Beta(1/2, 1/2) everywhere, the scores ignored.
+
+:func:`allocate` spreads an audit over the strata to minimise the expected posterior variance
+of the unlabelled positives under the prior's logit-scale linearisation.
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PRIORS", "RatePrior", "rate_prior"]
+__all__ = ["PRIORS", "RatePrior", "rate_prior", "allocate", "expected_variance"]
 
 PRIORS = ("recalibrated", "calibrated", "oasis", "jeffreys")
 LEVEL_SD, SLOPE_SD = 1.2, 0.3  # prior sd of alpha and of log(beta) ("recalibrated")
@@ -31,11 +35,19 @@ _GRID = (25, 11)  # grid points for alpha (+-3 sd) and log(beta) (+-2.5 sd)
 
 @dataclass(frozen=True, eq=False)
 class RatePrior:
-    """Mixture of Betas over the strata's rates: ``a``, ``b`` (G, H), ``log_weight`` (G,)."""
+    """Mixture of Betas over the strata's rates: ``a``, ``b`` (G, H), ``log_weight`` (G,).
+
+    For the audit's design, the same belief on the logit scale, linearised at ``centre`` (H,):
+    ``logit p_h = logit centre_h + shared[h] @ theta + e_h`` with ``theta ~ N(0,
+    diag(shared_var))`` (P,) common to all strata and ``e_h ~ N(0, deviation_var[h])``."""
 
     a: np.ndarray
     b: np.ndarray
     log_weight: np.ndarray
+    centre: np.ndarray
+    deviation_var: np.ndarray
+    shared: np.ndarray
+    shared_var: np.ndarray
 
     @property
     def weight(self) -> np.ndarray:
@@ -50,7 +62,8 @@ class RatePrior:
         n = np.asarray(audited, dtype=np.float64)
         a, b = self.a + k, self.b + n - k
         loglik = (betaln(a, b) - betaln(self.a, self.b)).sum(axis=1)  # (G,) beta-binomial
-        return RatePrior(a, b, self.log_weight + loglik)
+        return RatePrior(a, b, self.log_weight + loglik, self.centre, self.deviation_var,
+                         self.shared, self.shared_var)
 
     def mean(self) -> np.ndarray:
         """(H,) expected rate of each stratum."""
@@ -82,13 +95,16 @@ def rate_prior(rates, *, prior: str = "recalibrated", strength: float = 1.0,
     q = np.clip(np.asarray(rates, dtype=np.float64), 1e-12, 1.0 - 1e-12)
     if q.ndim != 1:
         raise ValueError(f"rates must be a 1-d array, got shape {q.shape}")
+    none = (np.zeros((len(q), 0)), np.zeros(0))
     if prior == "jeffreys":
         half = np.full((1, len(q)), 0.5)
-        return RatePrior(half, half, np.zeros(1))
+        return RatePrior(half, half, np.zeros(1), half[0], np.full(len(q), 2.0), *none)
     if prior == "oasis":
-        return RatePrior(strength * q[None, :], strength * (1 - q)[None, :], np.zeros(1))
+        return RatePrior(strength * q[None, :], strength * (1 - q)[None, :], np.zeros(1), q,
+                         1.0 / ((strength + 1) * q * (1 - q)), *none)
+    deviation = 1.0 / ((strength / np.minimum(q, 1 - q) + 1) * q * (1 - q))  # ~1/strength
     if prior == "calibrated":
-        return _centred(q[None, :], strength, np.zeros(1))
+        return _centred(q[None, :], strength, np.zeros(1), deviation, *none)
     logit = np.log(q) - np.log1p(-q)
     size = np.ones(len(q)) if sizes is None else np.asarray(sizes, dtype=np.float64)
     expected = size * q
@@ -99,10 +115,88 @@ def rate_prior(rates, *, prior: str = "recalibrated", strength: float = 1.0,
     z = pivot + al[:, None] + np.exp(lb)[:, None] * (logit[None, :] - pivot)  # (G, H)
     centre = np.clip(1.0 / (1.0 + np.exp(-z)), 1e-12, 1.0 - 1e-12)
     log_weight = -0.5 * (al / LEVEL_SD) ** 2 - 0.5 * (lb / SLOPE_SD) ** 2
-    return _centred(centre, strength, log_weight)
+    shared = np.stack([np.ones(len(q)), logit - pivot], axis=1)  # d logit / d(alpha, log beta)
+    return _centred(centre, strength, log_weight, deviation, shared,
+                    np.array([LEVEL_SD, SLOPE_SD]) ** 2, q)
 
 
-def _centred(centre, strength, log_weight) -> RatePrior:
+def _centred(centre, strength, log_weight, deviation, shared, shared_var, q=None) -> RatePrior:
     """Betas with mean ``centre`` holding ``strength`` pseudo-counts of the rarer class."""
     s = strength / np.minimum(centre, 1.0 - centre)
-    return RatePrior(s * centre, s * (1.0 - centre), log_weight)
+    return RatePrior(s * centre, s * (1.0 - centre), log_weight,
+                     centre[0] if q is None else q, deviation, shared, shared_var)
+
+
+def allocate(unlabelled, centre, n: int, *, deviation_var=None, shared=None, shared_var=None,
+             floor: int = 1) -> np.ndarray:
+    """Audit pairs per stratum (int64 (H,)) minimising the expected posterior variance of the
+    unlabelled positives (:func:`expected_variance`), greedily in steps of ~1/50 of the audit;
+    at least ``floor`` in each non-empty stratum, at most its ``unlabelled`` pairs ``M_h``.
+
+    The belief is a :class:`.audit_prior.RatePrior`'s linearisation (``centre`` rates (H,),
+    ``deviation_var`` (H,), ``shared`` (H, P), ``shared_var`` (P,)). Without shared terms
+    this is Neyman allocation (``n_h ~ M_h sqrt(q(1-q))``) less what the prior already knows;
+    with them a rich stratum's hits also inform the poor strata's rates, so it gets more.
+    """
+    m, q, v, x, sv = _design(unlabelled, centre, deviation_var, shared, shared_var)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 <= n <= m.sum():
+        raise ValueError(f"audit size must be an integer in [0, {m.sum()}] (the unlabelled "
+                         f"pairs), got {n!r}")
+    if isinstance(floor, bool) or not isinstance(floor, (int, np.integer)) or floor < 0:
+        raise ValueError(f"floor must be a non-negative integer, got {floor!r}")
+    out = np.minimum(m, floor)
+    if out.sum() > n:
+        raise ValueError(f"an audit of {n} pairs cannot give the floor of {floor} to each of the "
+                         f"{int((m > 0).sum())} non-empty strata: audit more, or lower the floor")
+    left = n - int(out.sum())
+    step = max(1, left // 50)
+    while left > 0:
+        open_ = np.flatnonzero(out < m)
+        add = np.minimum(min(step, left), m[open_] - out[open_])
+        trial = np.repeat(out[None, :], len(open_), axis=0)  # (candidates, H)
+        trial[np.arange(len(open_)), open_] += add
+        best = int(np.argmin(_variance(trial, m, q, v, x, sv)))
+        out[open_[best]] += add[best]
+        left -= int(add[best])
+    return out
+
+
+def expected_variance(alloc, unlabelled, centre, *, deviation_var=None, shared=None,
+                      shared_var=None) -> float:
+    """Expected posterior variance of the unlabelled positives after auditing ``alloc`` (H,)
+    pairs per stratum: linear-Gaussian on the logit scale (each audited pair gives Fisher
+    information ``q(1 - q)``), plus the Bernoulli noise of the pairs left unaudited."""
+    m, q, v, x, sv = _design(unlabelled, centre, deviation_var, shared, shared_var)
+    return float(_variance(np.asarray(alloc, dtype=np.int64)[None, :], m, q, v, x, sv)[0])
+
+
+def _variance(alloc, m, q, v, x, sv) -> np.ndarray:
+    """(C,) expected posterior variance for (C, H) allocations. Given the shared terms, each
+    stratum's deviation has posterior variance ``u = 1 / (1/v + tau)``; the shared terms'
+    information sums ``x x^T tau / (1 + v tau)`` over strata."""
+    w = q * (1 - q)
+    g = (m - alloc) * w  # d(unaudited positives) / d(logit p_h)
+    tau = alloc * w  # Fisher information on logit p_h from the audit
+    u = 1.0 / (1.0 / v + tau)
+    out = (g * g * u).sum(axis=1) + ((m - alloc) * w).sum(axis=1)
+    if x.shape[1]:
+        info = np.einsum("ch,hp,hr->cpr", tau / (1 + v * tau), x, x) + np.diag(1.0 / sv)
+        a = np.einsum("ch,hp->cp", g * u / v, x)  # what the shared terms still move
+        out += np.einsum("cp,cp->c", a, np.linalg.solve(info, a[..., None])[..., 0])
+    return out
+
+
+def _design(unlabelled, centre, deviation_var, shared, shared_var):
+    m = np.asarray(unlabelled, dtype=np.int64)
+    q = np.clip(np.asarray(centre, dtype=np.float64), 1e-12, 1.0 - 1e-12)
+    v = np.full(q.shape, 1e6) if deviation_var is None else np.asarray(deviation_var, np.float64)
+    x = np.zeros((len(m), 0)) if shared is None else np.asarray(shared, dtype=np.float64)
+    sv = np.zeros(x.shape[1]) if shared_var is None else np.asarray(shared_var, np.float64)
+    if (m.ndim != 1 or q.shape != m.shape or v.shape != m.shape or x.shape[0] != len(m)
+            or sv.shape != (x.shape[1],) or (m < 0).any()):
+        raise ValueError(f"unlabelled, centre and deviation_var must be (H,) arrays, shared (H, P) "
+                         f"and shared_var (P,), unlabelled >= 0; got shapes {m.shape}, {q.shape}, "
+                         f"{v.shape}, {x.shape}, {sv.shape}")
+    if not ((v > 0).all() and (sv > 0).all()):
+        raise ValueError("deviation_var and shared_var must be positive variances")
+    return m, q, v, x, sv
