@@ -27,14 +27,15 @@ from ..annotators.person import ANSWERS, QueueItem, SessionStore
 
 __all__ = ["LabellingWidget", "record_html", "shared_words", "sparkline_svg", "elapsed"]
 
-KEYS_HELP = "click here, then: y match · n not a match · u unsure · p previous"
+KEYS_HELP = "click here, then keys: y match · n not a match · u unsure · p previous"
 _BUTTONS = (("y", "match (y)", "success"), ("n", "not a match (n)", "danger"),
             ("u", "unsure (u)", ""), ("p", "previous (p)", "info"))
 _WORD = re.compile(r"(\w+)")
 _FIELD = re.compile(r"^([^\s:|][^:|]{0,39}): ")  # "title: ..." as items.load_items writes it
 _SEPARATOR = " | "  # pairlab.data.items.SEPARATOR
-_BOX = ("flex:1;min-width:0;border:1px solid #bbb;border-radius:4px;padding:0.4em 0.6em;"
-        "max-height:18em;overflow-y:auto;white-space:pre-wrap;overflow-wrap:anywhere")
+_BOX = ("flex:1 1 0;min-width:0;box-sizing:border-box;border:1px solid #bbb;border-radius:4px;"
+        "padding:0.4em 0.6em;max-height:22em;overflow-y:auto;overflow-wrap:anywhere")
+_SETTLE = 0.05  # seconds the refresher lets an answer's burst settle before it reads the counts
 _LIVE: "weakref.WeakValueDictionary[tuple, LabellingWidget]" = weakref.WeakValueDictionary()
 
 
@@ -181,7 +182,8 @@ class LabellingWidget:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self._wake.wait(self.poll)
+            if self._wake.wait(self.poll):
+                self._stop.wait(_SETTLE)  # keys typed in a burst: one refresh after them
             self._wake.clear()  # an answer from here on wakes the next round
             if self._stop.is_set():
                 return
@@ -206,11 +208,11 @@ class LabellingWidget:
 
         from .keycatcher import KeyCatcher
 
-        self.status, self.pair = w.HTML(), w.HTML(layout=w.Layout(width="100%"))
+        self.status, self.pair = w.HTML(), w.HTML(layout=w.Layout(width="auto"))
         self.buttons = {key: w.Button(description=text, button_style=style,
                                       tooltip=text, layout=w.Layout(width="auto"))
                         for key, text, style in _BUTTONS}
-        self.keys = KeyCatcher(KEYS_HELP, layout=w.Layout(width="28em"))
+        self.keys = KeyCatcher(KEYS_HELP, layout=w.Layout(width="34em"))
         self.counts_html, self.plot = w.HTML(), w.HTML()
         for key, button in self.buttons.items():
             button.on_click(lambda _, key=key: self.press(key))
@@ -253,7 +255,8 @@ def pair_html(left: str, right: str, *, titles=("left", "right")) -> str:
         f"<div class='pairlab-label-record' style='{_BOX}'><div style='color:#666;font-size:85%'>"
         f"{html.escape(title)}</div>{record_html(text, shared)}</div>"
         for title, text in zip(titles, (left, right)))
-    return f"<div style='display:flex;gap:0.8em;align-items:stretch'>{boxes}</div>"
+    return (f"<div style='display:flex;gap:0.8em;align-items:stretch;width:100%;"
+            f"line-height:1.45'>{boxes}</div>")
 
 
 def sparkline_svg(points, *, width: int = 260, height: int = 70, most: int = 300) -> str:

@@ -57,7 +57,7 @@ def pytest_collection_modifyitems(config, items):
     # the browser tests are skipped
     # browser tests are those that drive a page; JupyterLab alone (the notebook pair test) runs
     # without Chromium too
-    ours = [item for item in items if HERE in item.path.parents and "page" in item.fixturenames]
+    ours = [item for item in items if HERE in item.path.parents and "chromium" in item.fixturenames]
     SKIPPED.unlink(missing_ok=True)
     reason = _missing() if ours else None
     if reason is None:
@@ -130,28 +130,47 @@ def _wait_for(url: str, process, log: Path, timeout: float = 90) -> None:
 
 
 @pytest.fixture(scope="session")
-def page(lab, tmp_path_factory):
-    """The widget notebook open in Chromium with every cell run through JupyterLab's menu."""
+def chromium():
+    """The system Chromium under playwright, one for the whole session (playwright's sync API
+    cannot be started twice at once, so every page of the suite comes from this one)."""
     from playwright.sync_api import sync_playwright
 
-    url, token, root = lab
-    work = tmp_path_factory.mktemp("widgets")
-    store, runs = work / "labels.sqlite", work / "runs"
-    nbformat.write(notebook(TESTS, store, runs), root / "widgets.ipynb")
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(
+        browser = pw.chromium.launch(
             executable_path=os.environ.get("PAIRLAB_CHROMIUM", "/usr/bin/chromium"),
             args=CHROMIUM_FLAGS, headless=True)
-        page = chromium.new_page(viewport={"width": 1400, "height": 1000})
-        page.set_default_timeout(60_000)
-        page.goto(f"{url}/lab/tree/widgets.ipynb?token={token}")
-        page.locator(".jp-Notebook").wait_for()
-        page.locator("#jp-main-statusbar", has_text="Idle").wait_for()  # the kernel started
-        menu(page, "Run", "Run All Cells")
-        page.get_by_text("ALL CELLS DONE").wait_for(timeout=180_000)
-        page.store = store  # where the marks land: the tests read the SQLite file itself
-        yield page
-        chromium.close()
+        yield browser
+        browser.close()
+
+
+def open_notebook(chromium, lab, name: str, nb, *, done: str = "ALL CELLS DONE",
+                  workspace: str | None = None):
+    """Write ``nb`` as ``name`` into JupyterLab's root, open it in a new page and run every cell
+    through the menu; returns the page once a cell's output shows the text ``done``.
+    ``workspace``: a JupyterLab workspace of its own, so that a page opened beside another
+    does not restore the other's notebook (and run its cells)."""
+    url, token, root = lab
+    nbformat.write(nb, root / name)
+    page = chromium.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(60_000)
+    where = f"workspaces/{workspace}/tree" if workspace else "tree"
+    page.goto(f"{url}/lab/{where}/{name}?token={token}")
+    page.locator(".jp-Notebook").wait_for()
+    page.locator("#jp-main-statusbar", has_text="Idle").wait_for()  # the kernel started
+    menu(page, "Run", "Run All Cells")
+    page.locator(".jp-OutputArea-output", has_text=done).first.wait_for(timeout=180_000)
+    return page
+
+
+@pytest.fixture(scope="session")
+def page(chromium, lab, tmp_path_factory):
+    """The widget notebook open in Chromium with every cell run through JupyterLab's menu."""
+    work = tmp_path_factory.mktemp("widgets")
+    store, runs = work / "labels.sqlite", work / "runs"
+    page = open_notebook(chromium, lab, "widgets.ipynb", notebook(TESTS, store, runs))
+    page.store = store  # where the marks land: the tests read the SQLite file itself
+    yield page
+    page.close()
 
 
 def menu(page, top: str, item: str) -> None:
@@ -164,8 +183,9 @@ def menu(page, top: str, item: str) -> None:
 def screenshot_on_failure(request):
     yield
     report = getattr(request.node, "rep_call", None)
-    if report is not None and report.failed and "page" in request.fixturenames:
-        page = request.getfixturevalue("page")
+    name = next((n for n in ("page", "labeller_page") if n in request.fixturenames), None)
+    if report is not None and report.failed and name is not None:
+        page = request.getfixturevalue(name)
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         path = SCREENSHOTS / f"{request.node.name}.png"
         page.screenshot(path=str(path), full_page=True)
