@@ -108,10 +108,12 @@ def timing_cell(timings: dict, profile: str) -> str:
 
 def load_bench(root: Path | None = None, kind: str = "") -> dict:
     """``{"<profile>-<host>": results}`` from ``benchmarks/results/*.json``, or with ``kind``
-    from ``benchmarks/results/<kind>/*.json`` (``"ray"``: ``make bench-ray``)."""
+    from ``benchmarks/results/<kind>/*.json`` (``"ray"``: ``make bench-ray``). Files of other
+    measurements beside them (``labeller-latency-<host>.json``, no ``rows``) are left out."""
     root = root or project_root()
-    return {p.stem: json.loads(p.read_text())
-            for p in sorted((root / "benchmarks" / "results" / kind).glob("*.json"))}
+    found = {p.stem: json.loads(p.read_text())
+             for p in sorted((root / "benchmarks" / "results" / kind).glob("*.json"))}
+    return {name: results for name, results in found.items() if "rows" in results}
 
 
 def collect(profile: str, root: Path | None = None) -> list[Path]:

@@ -94,6 +94,19 @@ def test_previous_shows_the_withdrawn_pair_again(store, make):
     wait_for(lambda: store.counts() == {"labels": 2, "positives": 1, "unsure": 0, "queued": 1})
 
 
+def test_previous_while_waiting_shows_the_last_pair_again(store, make):
+    store.post(0, [1, 2], "batch")
+    widget = make()
+    widget.press("y")
+    widget.press("n")
+    assert widget.current is None  # all answered: waiting for the worker
+    assert widget.press("p") == 2 and widget.current.pair_id == 2
+    assert "data-pair='2'" in widget.pair.value
+    widget.press("y")
+    assert answer_rows(store) == [(1, 1), (2, 0), (2, WITHDRAWN), (2, 1)]
+    assert store.history()["seconds"].isna().tolist() == [False, False, True, False]
+
+
 def test_previous_with_nothing_answered_does_nothing(store, make):
     store.post(0, [1], "batch")
     widget = make()

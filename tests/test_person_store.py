@@ -1,7 +1,7 @@
 """SessionStore's queries against a plain-Python reading of the same answer rows."""
 import numpy as np
 
-from pairlab.annotators.person import NO_ANSWER, WITHDRAWN, SessionStore
+from pairlab.annotators.person import NO_ANSWER, UNANSWERED, WITHDRAWN, SessionStore
 
 
 def reference(store):
@@ -30,4 +30,18 @@ def test_next_pair_and_counts_follow_answers_and_undos(tmp_path):
         else:
             store.answer(item.pair_id, int(rng.choice([1, 0, NO_ANSWER])), annotator="a")
     assert store.next_pair(after=10**9) is None
+    store.close()
+
+
+def test_undo_takes_back_only_the_annotators_own_answers(tmp_path):
+    store = SessionStore(tmp_path / "s.sqlite")
+    store.post(0, [1, 2, 3], "batch")
+    store.answer(1, 1, annotator="ann")
+    store.answer(2, 0, annotator="given")  # a label known before the session, written later
+    assert store.undo(annotator="ann") == 1  # not pair 2, the latest row
+    assert store.undo(annotator="ann") is None  # 1 is withdrawn: nothing of ann's is left
+    assert store.answers([1, 2]).tolist() == [UNANSWERED, 0]
+    store.answer(1, 0, annotator="bob")
+    assert store.undo(annotator="ann") is None  # bob's answer is bob's to take back
+    assert store.undo(annotator="bob") == 1
     store.close()

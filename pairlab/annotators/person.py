@@ -144,15 +144,20 @@ class SessionStore:
         return self._append(pair_id, label, annotator, seconds)
 
     def undo(self, *, annotator: str) -> int | None:
-        """Withdraw the latest current answer (the pair is asked again); returns its pair id, or
-        None when there is nothing to undo."""
-        with self._lock:
+        """Withdraw ``annotator``'s latest current answer (the pair is asked again); returns its
+        pair id, or None when there is nothing to undo. Answers of others (another person, the
+        labels given before the session) are never taken back."""
+        if not isinstance(annotator, str) or not annotator:
+            raise ValueError(f"annotator must be a non-empty name, got {annotator!r}")
+        with self._lock, self._conn:  # the choice and the withdrawal in one transaction
             row = self._conn.execute("SELECT pair_id FROM answers WHERE id IN (SELECT MAX(id) FROM "
-                                     "answers GROUP BY pair_id) AND label != ? ORDER BY id DESC "
-                                     "LIMIT 1", (WITHDRAWN,)).fetchone()
-        if row is None:
-            return None
-        self._append(row[0], WITHDRAWN, annotator, None)
+                                     "answers GROUP BY pair_id) AND label != ? AND annotator = ? "
+                                     "ORDER BY id DESC LIMIT 1", (WITHDRAWN, annotator)).fetchone()
+            if row is None:
+                return None
+            self._conn.execute("INSERT INTO answers (pair_id, label, annotator, created_at, seconds)"
+                               " VALUES (?, ?, ?, ?, NULL)", (row[0], WITHDRAWN, annotator,
+                                                             _utc_now()))
         return int(row[0])
 
     def counts(self) -> dict:

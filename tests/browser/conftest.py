@@ -77,7 +77,27 @@ def _free_port() -> int:
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory):
     """``(url, token, root)`` of a running JupyterLab; stopped by its PID afterwards."""
-    base = tmp_path_factory.mktemp("lab")
+    yield from _serve(tmp_path_factory.mktemp("lab"),
+                      [str(Path(sys.executable).parent / "jupyter-lab")], "LabApp")
+
+
+@pytest.fixture(scope="session")
+def notebook7(tmp_path_factory):
+    """``(url, token, root)`` of a running Notebook 7 (``jupyter notebook``), default settings;
+    skipped where the ``notebook`` package (7 or later) is not importable."""
+    try:
+        import notebook as package
+    except ImportError:
+        pytest.skip("Notebook 7 is not installed (pip install 'notebook>=7')")
+    if int(package.__version__.split(".")[0]) < 7:
+        pytest.skip(f"notebook {package.__version__} is installed, not Notebook 7")
+    yield from _serve(tmp_path_factory.mktemp("notebook7"), [sys.executable, "-m", "notebook"],
+                      "JupyterNotebookApp")
+
+
+def _serve(base: Path, program: list[str], app: str):
+    """Run a Jupyter server app (JupyterLab or Notebook 7) from its own folders, on loopback
+    with a token, until the caller is done; stopped by its PID."""
     root, settings = base / "root", base / "settings"
     root.mkdir()
     toast = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
@@ -86,19 +106,19 @@ def lab(tmp_path_factory):
     port, token = _free_port(), secrets.token_hex(16)
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
            "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces")}
-    command = [str(Path(sys.executable).parent / "jupyter-lab"), "--no-browser",
+    command = [*program, "--no-browser",
                "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
                "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-               f"--ServerApp.root_dir={root}", f"--LabApp.user_settings_dir={settings}",
-               f"--LabApp.workspaces_dir={base / 'workspaces'}"]
-    if os.geteuid() == 0:  # CI runs as root; JupyterLab refuses that unless told
+               f"--ServerApp.root_dir={root}", f"--{app}.user_settings_dir={settings}",
+               f"--{app}.workspaces_dir={base / 'workspaces'}"]
+    if os.geteuid() == 0:  # CI runs as root; Jupyter refuses that unless told
         command.append("--allow-root")
-    log = open(base / "jupyterlab.log", "w")
+    log = open(base / "server.log", "w")
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
                                start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_for(f"{url}/api/status?token={token}", process, base / "jupyterlab.log")
+        _wait_for(f"{url}/api/status?token={token}", process, base / "server.log")
         yield url, token, root
     finally:
         _stop(process)

@@ -3,9 +3,11 @@ test: it posts each round's pairs of a synthetic pool to a SessionStore (the bat
 pairs mixed in, then spare pairs), waits until the batch and audit pairs are answered, then
 "retrains": both CPU cores busy for ``--burn`` seconds, with status updates, before the next
 round. The intervals it burned are written to the store's status (key "burns", JSON
-``[[start, end], ...]`` in epoch seconds) so the test can tell keys pressed under load from idle.
+``[[start, end, nice], ...]``, epoch seconds) so the test can tell keys pressed under load from
+idle. ``--nice`` gives each round's retrain a niceness (a worker that lowers its priority, as
+``os.nice(10)`` would, against one that does not).
 
-    python fake_worker.py STORE --rounds 3 --batch 10 --audit 2 --spares 15 --burn 8
+    python fake_worker.py STORE --rounds 3 --batch 10 --audit 2 --spares 15 --burn 8 --nice 0,10
 
 :func:`texts` and :func:`is_match` are the synthetic pool: the notebook shows the texts, the
 simulated person answers with the truth.
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import sys
 import time
 from pathlib import Path
@@ -58,16 +61,19 @@ def round_pairs(round: int, batch: int, audit: int, spares: int) -> tuple[list[i
     return ids, kinds
 
 
-def _spin(until: float) -> None:
+def _spin(until: float, nice: int) -> None:
+    os.nice(nice)
     x = 0
     while time.time() < until:
         x += 1
 
 
-def burn(seconds: float, cores: int) -> tuple[float, float]:
-    """Keep ``cores`` processes busy for ``seconds``, as a model retraining would."""
+def burn(seconds: float, cores: int, nice: int = 0) -> tuple[float, float]:
+    """Keep ``cores`` processes (at niceness ``nice``) busy for ``seconds``, as a model
+    retraining would."""
     start = time.time()
-    workers = [multiprocessing.Process(target=_spin, args=(start + seconds,)) for _ in range(cores)]
+    workers = [multiprocessing.Process(target=_spin, args=(start + seconds, nice))
+               for _ in range(cores)]
     for worker in workers:
         worker.start()
     for worker in workers:
@@ -84,7 +90,9 @@ def main(argv=None) -> int:
     parser.add_argument("--spares", type=int, default=15)
     parser.add_argument("--burn", type=float, default=8.0)
     parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--nice", default="0", help="niceness of each round's retrain, e.g. 0,10")
     args = parser.parse_args(argv)
+    nices = [int(n) for n in args.nice.split(",")]
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository's pairlab
     from pairlab.annotators.person import UNANSWERED, SessionStore
 
@@ -100,9 +108,10 @@ def main(argv=None) -> int:
             time.sleep(0.05)
         labels = store.counts()["labels"]
         store.set_status("worker", f"training round {round + 1} on {labels:,} labels")
-        burns.append([time.time(), None])
+        nice = nices[min(round, len(nices) - 1)]
+        burns.append([time.time(), None, nice])
         store.set_status("burns", json.dumps(burns))
-        burns[-1] = list(burn(args.burn, args.cores))
+        burns[-1] = [*burn(args.burn, args.cores, nice), nice]
         store.set_status("burns", json.dumps(burns))
     store.set_status("worker", f"finished: {args.rounds} rounds, {labels:,} labels")
     store.close()
