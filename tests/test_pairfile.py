@@ -243,6 +243,8 @@ def test_every_notebook_takes_a_pair_file_as_its_dataset():
     from pairlab.runner import notebooks
 
     for notebook in notebooks():
+        if notebook.name.startswith("10_"):
+            continue  # a person's own records (items=), not a labelled pair file: load_items
         declared = papermill.inspect_notebook(str(notebook))  # a comment papermill cannot parse drops its name
         assert {"dataset", "data_dir", "pairs_symmetric", "pairs_columns", "pairs_threshold"} <= set(declared), notebook.name
         text = notebook.with_suffix(".py").read_text()

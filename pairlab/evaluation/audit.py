@@ -116,11 +116,8 @@ def stratify(space: PairSpace, left, right=None, *, probability: Callable, n_str
     top ``~max_enumerated`` pairs are kept by id; lower boundaries come from the score quantiles
     of ``n_sample`` uniform pairs (``seed``); every size is then counted exactly.
     """
-    for name, value, low in (("n_strata", n_strata, 1), ("first", first, 1),
-                             ("max_enumerated", max_enumerated, 1), ("n_sample", n_sample, 1),
-                             ("block_elements", block_elements, 1)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    _check_options(n_strata=n_strata, first=first, max_enumerated=max_enumerated,
+                   n_sample=n_sample, block_elements=block_elements)
     if not callable(probability):
         raise TypeError(f"probability must map scores to probabilities, got {probability!r}")
     if threshold is not None and not np.isfinite(threshold):
@@ -143,15 +140,21 @@ def stratify(space: PairSpace, left, right=None, *, probability: Callable, n_str
     n_top = len(upper) + 1
     top_sizes = np.bincount(top_bin, minlength=n_top)
     top_sums = np.bincount(top_bin, weights=_probabilities(probability, top_scores), minlength=n_top)
-    order = np.lexsort((top_ids, top_bin))
-    offsets = np.r_[0, np.cumsum(top_sizes)]
     if np.isfinite(cut):  # streamed strata below the enumerated ones: bins 1.. of the stream
         lower = np.r_[upper, cut, below, -np.inf]
         sizes, sums = np.r_[top_sizes, sizes[1:]], np.r_[top_sums, sums[1:]]
     else:  # every pair enumerated
         lower, sizes, sums = np.r_[upper, -np.inf], top_sizes, top_sums
+    by_stratum = np.lexsort((top_ids, top_bin))
     return AuditStrata(space, lower.astype(np.float64), sizes.astype(np.int64), sums, n_top,
-                       top_ids[order], offsets.astype(np.int64), threshold, scorer, probability)
+                       top_ids[by_stratum], np.r_[0, np.cumsum(top_sizes)].astype(np.int64),
+                       threshold, scorer, probability)
+
+
+def _check_options(**options) -> None:
+    for name, value in options.items():
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -182,9 +185,11 @@ class Audit:
 
 def draw_audit(strata: AuditStrata, n: int, labelled=None, labels=None, *, seed=0,
                prior: str = "recalibrated", strength: float = 1.0, floor: int = 1) -> Audit:
-    """Draw an audit of ``n`` pairs: ``n_h`` (:func:`allocate`) uniformly without replacement
-    from the pairs of each stratum not in ``labelled`` (sorted int64 ids with 0/1 ``labels``).
-    ``seed`` is an int or a ``np.random.Generator``."""
+    """Draw an audit of ``n`` pairs: ``n_h`` (:func:`.audit_prior.allocate` under the ``prior``)
+    uniformly without replacement from the pairs of each stratum not in ``labelled`` (sorted
+    int64 ids with 0/1 ``labels``: a census, never asked again). ``seed`` is an int or a
+    ``np.random.Generator``; ``floor`` audit pairs at least in each stratum with unlabelled
+    pairs."""
     labelled, labels = _labelled(strata.space, labelled, labels)
     rng = np.random.default_rng(seed)
     h_lab = strata.stratum_of(labelled)
@@ -213,20 +218,21 @@ def _draw_enumerated(members, k, labelled, rng) -> np.ndarray:
     return np.sort(rng.choice(frame, size=int(k), replace=False)) if k else frame[:0]
 
 
-def _draw_by_rejection(strata: AuditStrata, alloc, labelled, rng, batch: int = 65_536) -> list:
+def _draw_by_rejection(strata: AuditStrata, alloc, labelled, rng) -> list:
     """Uniform pairs until each streamed stratum has its quota: the first ``n_h`` distinct,
     unlabelled draws landing in stratum h are a uniform sample of it without replacement."""
     first = strata.enumerated
     need = alloc[first:].copy()
+    share = strata.sizes[first:] / strata.space.n_pairs  # chance a uniform pair lands in each
     got = [np.empty(0, dtype=np.int64) for _ in need]
-    total = strata.space.n_pairs
-    budget = 1000 * (int(need.sum()) + 1) * total / max(int(strata.sizes[first:].min(initial=total)), 1)
-    drawn = 0
+    drawn, limit = 0, 1000 * (int(need.sum()) + 1) / max(share.min(initial=1.0), 1e-12)
     while need.sum() > 0:
-        if drawn > budget:
+        if drawn > limit:
             raise RuntimeError(f"rejection sampling drew {drawn} pairs without filling the strata "
                                f"(still needed: {need.tolist()})")
-        ids = rng.integers(0, total, size=batch, dtype=np.int64)
+        # enough draws to fill the neediest stratum, on average, with some to spare
+        batch = int(min(1 << 16, 1.5 * np.max(need / np.maximum(share, 1e-12), initial=0) + 64))
+        ids = rng.integers(0, strata.space.n_pairs, size=batch, dtype=np.int64)
         drawn += batch
         _, first_seen = np.unique(ids, return_index=True)
         ids = ids[np.sort(first_seen)]  # distinct, in draw order

@@ -94,10 +94,10 @@ def estimate_wald(audit: Audit, labels, *, found=None, level: float = 0.95) -> d
         tp, v_tp, n_pred = point[pred].sum(), var[pred].sum(), int(audit.sizes[pred].sum())
         r = tp / total
         sd_r = np.sqrt(max(v_tp * (1 - 2 * r) + r * r * v_total, 0.0)) / total
-        sd_tp = np.sqrt(v_tp)
+        tp_lo, tp_hi = max(tp - z * np.sqrt(v_tp), 0), min(tp + z * np.sqrt(v_tp), n_pred)
         out.update(precision=float(tp / n_pred), predicted_pairs=n_pred,
-                   precision_ci=[float(max(tp - z * sd_tp, 0) / n_pred), float(min(tp + z * sd_tp, n_pred) / n_pred)],
-                   recall=float(r), recall_ci=[float(max(r - z * sd_r, 0)), float(min(r + z * sd_r, 1))])
+                   precision_ci=[float(tp_lo / n_pred), float(tp_hi / n_pred)], recall=float(r),
+                   recall_ci=[float(max(r - z * sd_r, 0)), float(min(r + z * sd_r, 1))])
     return {**out, "audited": int(n.sum()), "audit_positives": int(k.sum()), "level": level}
 
 
@@ -115,8 +115,9 @@ def combine_rounds(audits, labels, *, found: int, level: float = 0.95, n_draws: 
     if not audits or len(audits) != len(labels):
         raise ValueError(f"need one label array per audit, got {len(audits)} audits and "
                          f"{len(labels)} label arrays")
-    rounds = [estimate(a, y, found=found, level=level, n_draws=n_draws, seed=seed + r)
-              for r, (a, y) in enumerate(zip(audits, labels))]
+    rng = np.random.default_rng(seed)
+    rounds = [estimate(a, y, found=found, level=level, n_draws=n_draws, seed=rng)
+              for a, y in zip(audits, labels)]
     var = np.array([a.design_variance for a in audits])
     w = (var == 0).astype(np.float64) if (var == 0).any() else 1.0 / var
     w /= w.sum()
