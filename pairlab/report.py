@@ -108,12 +108,10 @@ def timing_cell(timings: dict, profile: str) -> str:
 
 def load_bench(root: Path | None = None, kind: str = "") -> dict:
     """``{"<profile>-<host>": results}`` from ``benchmarks/results/*.json``, or with ``kind``
-    from ``benchmarks/results/<kind>/*.json`` (``"ray"``: ``make bench-ray``). Files of other
-    measurements beside them (``labeller-latency-<host>.json``, no ``rows``) are left out."""
+    from ``benchmarks/results/<kind>/*.json`` (``"ray"``: ``make bench-ray``)."""
     root = root or project_root()
-    found = {p.stem: json.loads(p.read_text())
-             for p in sorted((root / "benchmarks" / "results" / kind).glob("*.json"))}
-    return {name: results for name, results in found.items() if "rows" in results}
+    return {p.stem: json.loads(p.read_text())
+            for p in sorted((root / "benchmarks" / "results" / kind).glob("*.json"))}
 
 
 def collect(profile: str, root: Path | None = None) -> list[Path]:
