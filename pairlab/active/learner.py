@@ -60,7 +60,8 @@ class CosineBERTLearner:
         seed = c.seed * 1000 + round + (0 if member is None else MEMBER_SEED * (member + 1))
         train_config = TrainConfig(learning_rate=c.learning_rate, epochs=c.epochs,
                                    batch_size=c.batch_size, max_seq_length=c.max_seq_length,
-                                   seed=seed, precision=c.precision, batch_order=c.batch_order)
+                                   seed=seed, precision=getattr(c, "precision", "fp32"),
+                                   batch_order=getattr(c, "batch_order", "random"))
         left, right = pool.texts(ids)
         if round not in self.shared_rounds or member is not None:
             return CosineBERT.train(left, right, labels, model=self.model, config=train_config,
