@@ -28,6 +28,7 @@ import pytest
 
 from .conftest import HERE, ROOT, SCREENSHOTS, menu, open_notebook
 from .fake_worker import is_match, round_pairs, texts
+from .widgets_notebook import kernel_notebook
 
 BATCH, AUDIT, SPARES, BURN = 10, 2, 18, 10.0  # a round: 12 asked pairs, 18 spares; 10 s retrain
 NICE = "0,10,0"  # the retrain after round 0 at normal priority, after round 1 at nice 10
@@ -187,12 +188,7 @@ class Session:
 def labeller_notebook(store: Path) -> nbformat.NotebookNode:
     """The notebook of the labelling session in ``store``, on the ``pairlab`` kernel."""
     paths = f"ROOT, HERE, STORE = {str(ROOT)!r}, {str(HERE)!r}, {str(store)!r}\n"
-    cells = [nbformat.v4.new_code_cell(paths + CELLS[0])]
-    cells += [nbformat.v4.new_code_cell(c) for c in CELLS[1:]]
-    nb = nbformat.v4.new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {"name": "pairlab", "display_name": "Python (pairlab)",
-                                 "language": "python"}
-    return nb
+    return kernel_notebook(paths, CELLS)
 
 
 def check_rows(session) -> None:

@@ -47,8 +47,14 @@ picker""",
 def notebook(tests_dir, store, runs) -> nbformat.NotebookNode:
     """The widget notebook on the ``pairlab`` kernel, its paths filled in."""
     paths = f"TESTS_DIR, STORE, RUNS = {str(tests_dir)!r}, {str(store)!r}, {str(runs)!r}\n"
-    cells = [nbformat.v4.new_code_cell(paths + CELLS[0])]
-    cells += [nbformat.v4.new_code_cell(c) for c in CELLS[1:]]
+    return kernel_notebook(paths, CELLS)
+
+
+def kernel_notebook(paths: str, cells) -> nbformat.NotebookNode:
+    """A notebook of ``cells`` on the ``pairlab`` kernel, ``paths`` (assignments) prepended to
+    the first."""
+    cells = [nbformat.v4.new_code_cell(paths + cells[0])] + [nbformat.v4.new_code_cell(c)
+                                                             for c in cells[1:]]
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "pairlab", "display_name": "Python (pairlab)",
                                  "language": "python"}
