@@ -12,7 +12,8 @@ import numpy as np
 
 from .embed import cached_array, loading, saved_model, text_digest
 from .inference import backend, cache_tag, for_inference
-from .training import TrainConfig, default_device, pair_dataset, training_arguments
+from .training import (TrainConfig, default_device, pair_dataset, training_arguments,
+                       training_attention)
 
 __all__ = ["ConcatBERT"]
 
@@ -51,8 +52,9 @@ class ConcatBERT:
         dataset = pair_dataset(left_texts, right_texts, labels)
         trained = cls.untrained(model, max_seq_length=config.max_seq_length, seed=config.seed)
         args = training_arguments(CrossEncoderTrainingArguments, config)
-        CrossEncoderTrainer(model=trained.model, args=args, train_dataset=dataset,
-                            loss=BinaryCrossEntropyLoss(trained.model)).train()
+        with training_attention(trained.model, config):
+            CrossEncoderTrainer(model=trained.model, args=args, train_dataset=dataset,
+                                loss=BinaryCrossEntropyLoss(trained.model)).train()
         trained.model.eval()
         trained.info.update(trained_on=len(dataset), config=config.to_dict())
         return trained

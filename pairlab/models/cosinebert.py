@@ -24,7 +24,8 @@ from torch.nn import functional as F
 from .embed import cached_array, encode, load_encoder, saved_model, text_digest
 from .inference import cache_tag
 from .scoring import CosineScorer
-from .training import TrainConfig, disable_dropout, pair_dataset, training_arguments
+from .training import (TrainConfig, disable_dropout, pair_dataset, training_arguments,
+                       training_attention)
 
 __all__ = ["CosineBCELoss", "Calibration", "CosineBERT", "HEAD_LR_FACTOR"]
 
@@ -164,7 +165,8 @@ class CosineBERT:
         disable_dropout(encoder)
         torch.manual_seed(config.seed)
         loss = CosineBCELoss(encoder, w_init=w_init, b_init=b_init)
-        trainer(encoder, loss, dataset, config, quiet=quiet).train()
+        with training_attention(encoder, config):
+            trainer(encoder, loss, dataset, config, quiet=quiet).train()
         encoder.eval()
         trained = cls(encoder, info={"model": str(model), "trained_on": len(dataset),
                                      "config": config.to_dict(), "head": asdict(loss.folded())})

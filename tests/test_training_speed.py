@@ -1,0 +1,97 @@
+"""The training speed settings (issue 35): batches of similar length and bf16 with eager attention
+change the order and the arithmetic of training, not the protocol. The sampler still shows every
+pair once an epoch, the attention switch is undone after training, and on a smoke-sized WikiQA
+pool the fast path's test AP falls inside the reference path's 95% interval."""
+import numpy as np
+import pytest
+
+from pairlab.models.training import TrainConfig, length_buckets, training_attention
+
+
+class _Texts:
+    """The two text columns a batch sampler reads, as a datasets.Dataset has them."""
+
+    column_names = ["sentence1", "sentence2", "label"]
+
+    def __init__(self, first, second):
+        self.columns = {"sentence1": first, "sentence2": second}
+
+    def __len__(self):
+        return len(self.columns["sentence1"])
+
+    def __getitem__(self, name):
+        return self.columns[name]
+
+
+def _dataset(n=1000, seed=0):
+    rng = np.random.default_rng(seed)
+    first = ["q" * int(k) for k in rng.integers(5, 20, n)]
+    second = ["s" * int(k) for k in rng.integers(10, 200, n)]
+    return _Texts(first, second)
+
+
+def _epoch(sampler, epoch):
+    sampler.set_epoch(epoch)
+    return list(sampler)
+
+
+def test_length_buckets_show_every_pair_once_an_epoch_seeded():
+    data = _dataset()
+    sampler = length_buckets(data, batch_size=16, drop_last=False, seed=3)
+    for epoch in (0, 1):
+        batches = _epoch(sampler, epoch)
+        flat = np.concatenate(batches)
+        assert sorted(flat.tolist()) == list(range(len(data)))
+        assert max(map(len, batches)) == 16
+    again = length_buckets(data, batch_size=16, drop_last=False, seed=3)
+    assert _epoch(again, 1) == _epoch(sampler, 1)
+    assert _epoch(sampler, 0) != _epoch(sampler, 1)
+
+
+def test_length_buckets_pad_far_less_than_random_order():
+    data = _dataset()
+    second = np.array([len(t) for t in data["sentence2"]])
+
+    def padded(batches):  # word pieces a batch is padded to, summed
+        return sum(len(b) * second[b].max() for b in map(np.asarray, batches))
+
+    order = np.random.default_rng(0).permutation(len(second))
+    random_batches = [order[i:i + 16] for i in range(0, len(order), 16)]
+    bucketed = _epoch(length_buckets(data, batch_size=16, drop_last=False), 0)
+    assert padded(bucketed) < 0.75 * padded(random_batches)
+
+
+def test_bf16_on_cpu_trains_with_eager_attention_and_restores_the_kernel(tiny_model):
+    from sentence_transformers import SentenceTransformer
+
+    encoder = SentenceTransformer(tiny_model, device="cpu")
+    inner = encoder[0].auto_model
+    before = inner.config._attn_implementation
+    with training_attention(encoder, TrainConfig(precision="bf16")):
+        assert inner.config._attn_implementation == "eager"
+    assert inner.config._attn_implementation == before
+    with training_attention(encoder, TrainConfig()):
+        assert inner.config._attn_implementation == before
+
+
+def test_fast_training_keeps_test_ap_inside_the_reference_interval(data_dir, tmp_path):
+    """Uncertainty sampling on WikiQA's smoke pools (120 training questions, 2 rounds, 160
+    labels), once on the fp32 random-order reference path and once with length batches and
+    bf16: the same labels in round 1 (the seed round does not train), and the fast run's test AP
+    inside the reference's 95% interval."""
+    from pairlab.data.loaders import load_task
+    from pairlab.evaluation import EvalConfig
+    from pairlab.experiments.sweeps import prepare, sweep
+
+    task = load_task("wikiqa", data_dir).resized({"train": 120, "dev": 50, "test": 50})
+    prepared = {"wikiqa": prepare(task, EvalConfig(10, 2000, 0), max_seq_length=32)}
+    base = dict(n1=64, rounds=2, growth=1.5, candidate_m=10, epochs=1, max_seq_length=32,
+                n_boot=200)
+    results = {}
+    for name, speed in (("reference", {}), ("fast", dict(precision="bf16", batch_order="length"))):
+        out = sweep(prepared, ["uncertainty"], [0], {**base, **speed}, tmp_path / name)
+        results[name] = out[("wikiqa", "uncertainty", 0)]
+    reference, fast = results["reference"], results["fast"]
+    assert reference["records"][0]["labels"] == fast["records"][0]["labels"] == 64
+    low, high = reference["test"]["ap_ci"]
+    assert low <= fast["test"]["ap"] <= high, (reference["test"], fast["test"])
