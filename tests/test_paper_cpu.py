@@ -1,0 +1,60 @@
+"""The paper-cpu profile (issue 35): the paper's WikiQA protocol, and run configs that keep their
+digests, so the records committed under results/paper-cpu/archive/ stay the runs' own."""
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from pairlab.active import ActiveConfig
+from pairlab.experiments.sweeps import MAIN_STRATEGIES, for_task, loop_settings
+from pairlab.io import to_json
+from pairlab.runner import load_profile, notebooks
+
+ROOT = Path(__file__).resolve().parents[1]
+ARCHIVE = ROOT / "results" / "paper-cpu" / "archive" / "wikiqa"
+
+
+def parameters(profile: str, number: str) -> dict:
+    """A notebook's parameters under ``profile``: its parameters cell's defaults, then the profile."""
+    import papermill
+
+    path = next(nb for nb in notebooks() if nb.name.startswith(number))
+    cell = papermill.inspect_notebook(str(path))
+    return {**{k: ast.literal_eval(v["default"]) for k, v in cell.items()},
+            **load_profile(profile, notebook=number)}
+
+
+@pytest.fixture(scope="module")
+def params() -> dict:
+    return parameters("paper-cpu", "03")
+
+
+def config(params, strategy: str, seed: int, **fields) -> ActiveConfig:
+    settings = {**for_task(loop_settings(params), "wikiqa"), **fields}
+    return ActiveConfig(task="wikiqa", strategy=strategy, seed=seed, **settings)
+
+
+def test_the_profile_is_the_papers_wikiqa_protocol(params):
+    assert params["dataset"] == "wikiqa" and params["max_items"] is None
+    assert set(params["strategies"]) == set(MAIN_STRATEGIES)
+    assert params["seeds"] == [0, 1, 2]
+    assert (params["near_m"], params["n_random"]) == (100, 1_000_000)
+    one = config(params, "uncertainty", 0)
+    assert one.schedule() == [2048, 3072, 4608, 6912] and sum(one.schedule()) == 16_640
+    assert (one.candidate_m, one.epochs, one.max_seq_length, one.curve) == (100, 2, 128, True)
+
+
+def test_archived_runs_are_the_profiles_configs(params):
+    """Each committed record's config is the one the profile builds for its strategy and seed
+    (with fp32 for the reference run kept beside the bf16 runs): a code change that moved the
+    digests would leave the archive unread."""
+    folders = sorted(p for p in ARCHIVE.glob("*") if (p / "config.json").is_file())
+    if not folders:
+        pytest.skip("no paper-cpu run archived yet")
+    for folder in folders:
+        stored = json.loads((folder / "config.json").read_text())
+        built = config(params, stored["strategy"], stored["seed"],
+                       precision=stored.get("precision", "fp32"))
+        assert to_json(built.to_dict()) == stored, folder.name
+        assert stored.get("precision", "fp32") in ("fp32", params["train_precision"])
