@@ -129,6 +129,15 @@ def test_a_pair_posted_later_is_picked_up_and_close_stops_the_thread(store, make
     assert len(store.history()) == 0
 
 
+def test_the_stopping_guide_shows_the_latest_estimate_escaped(store, make):
+    widget = make()
+    assert "the first estimate of the matches found comes after" in widget.guide.value
+    store.set_status("estimate", "about 85% (78-91%) of the matches found <b>")
+    wait_for(lambda: "about 85% (78-91%) of the matches found &lt;b&gt;" in widget.guide.value)
+    assert "how far" in widget.guide.value
+    widget.close()
+
+
 def test_a_new_widget_continues_at_the_first_unanswered_pair_and_closes_the_old(store, make):
     store.post(0, [1, 2, 3, 4], "batch")
     first = make()

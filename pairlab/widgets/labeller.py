@@ -4,9 +4,10 @@ It shows the first queued pair without an answer of a :class:`~pairlab.annotator
 (both records side by side, one field a line, the words they share marked), and writes each
 answer (``y`` match, ``n`` not a match, ``u`` unsure; ``p`` takes the last one back) to the store
 in its own committed transaction before it shows the next pair. No model score is shown, and an
-audit pair looks like any other. Counts, a sparkline of positives found against labels and the
-worker's status are refreshed by a background thread, which also picks up the pairs a worker
-posts while the widget waits.
+audit pair looks like any other. Counts, a sparkline of positives found against labels, the
+worker's status and the stopping guide (the session's latest recall estimate in one sentence,
+status key ``"estimate"``: it advises, the person decides) are refreshed by a background thread,
+which also picks up the pairs a worker posts while the widget waits.
 
 Threads: key presses and clicks arrive on whichever thread the kernel routes the comm to (the
 main shell or a subshell: JupyterLab 4's default), the refresher runs on its own. Every change
@@ -170,15 +171,15 @@ class LabellingWidget:
 
     def _refresh(self) -> None:
         """Counts, plot and status from the store; a newly posted pair if the widget waits."""
-        counts, status = self.store.counts(), self._status_text()
+        counts, status = self.store.counts(), self.store.status()
         with self._lock:
             if self._item is None and not self._stop.is_set():
                 self._show(self.store.next_pair(after=self._after))
             _extend(self._points, counts)
             self.counts_html.value = _counts_html(counts)
             self.plot.value = sparkline_svg(self._points)
-            self.status.value = (f"<span style='color:#555'>worker: {html.escape(status)}</span>"
-                                 if status else "")
+            self.status.value = _worker_html(status)
+            self.guide.value = _guide_html(status)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -198,10 +199,7 @@ class LabellingWidget:
                     return
 
     def _status_text(self) -> str:
-        worker = self.store.status().get("worker")
-        if worker is None:
-            return ""
-        return f"{worker['value']} ({elapsed(_age(worker['updated_at']))})"
+        return _worker_text(self.store.status())
 
     def _build(self) -> None:
         import ipywidgets as w  # optional dependency: only the widget needs it
@@ -209,6 +207,7 @@ class LabellingWidget:
         from .keycatcher import KeyCatcher
 
         self.status, self.pair = w.HTML(), w.HTML(layout=w.Layout(width="auto"))
+        self.guide = w.HTML()
         self.buttons = {key: w.Button(description=text, button_style=style,
                                       tooltip=text, layout=w.Layout(width="auto"))
                         for key, text, style in _BUTTONS}
@@ -219,10 +218,11 @@ class LabellingWidget:
         self.keys.on_key(self.press)
         rows = [w.HBox([*self.buttons.values(), self.keys]),
                 w.HBox([self.counts_html, self.plot], layout=w.Layout(align_items="center"))]
-        self.widget = w.VBox([self.status, self.pair, *rows])
+        self.widget = w.VBox([self.status, self.pair, *rows, self.guide])
         self._widgets = [self.widget, *rows, self.status, self.pair, self.keys, self.counts_html,
-                         self.plot, *self.buttons.values()]
+                         self.plot, self.guide, *self.buttons.values()]
         for widget, name in ((self.widget, ""), (self.status, "-status"), (self.pair, "-pair"),
+                             (self.guide, "-guide"),
                              (self.keys, "-keys"), (self.counts_html, "-counts"),
                              (self.plot, "-plot"),
                              *((b, f"-button-{k}") for k, b in self.buttons.items())):
@@ -319,6 +319,28 @@ def _marked(text: str, shared: set[str]) -> str:
     parts = _WORD.split(text)  # odd positions are words, even ones what lies between
     return "".join(f"<mark>{html.escape(p)}</mark>" if k % 2 and p.lower() in shared
                    else html.escape(p) for k, p in enumerate(parts))
+
+
+def _worker_text(status: dict) -> str:
+    worker = status.get("worker")
+    if worker is None:
+        return ""
+    return f"{worker['value']} ({elapsed(_age(worker['updated_at']))})"
+
+
+def _worker_html(status: dict) -> str:
+    text = _worker_text(status)
+    return f"<span style='color:#555'>worker: {html.escape(text)}</span>" if text else ""
+
+
+def _guide_html(status: dict) -> str:
+    """The stopping guide: the latest estimate's sentence, or what it waits for."""
+    estimate = status.get("estimate")
+    if estimate is None:
+        return ("<span style='color:#555'>how far: the first estimate of the matches found "
+                "comes after the audit pairs of round 2 are answered</span>")
+    return (f"<b>how far</b> (estimated {elapsed(_age(estimate['updated_at']))} ago, from the "
+            f"audit pairs): {html.escape(estimate['value'])}")
 
 
 def _waiting_html(status: str) -> str:
