@@ -143,6 +143,24 @@ print(experiments.table3(summary, paper.TABLE3).to_string())
 # NBVAL_CHECK_OUTPUT
 print(experiments.table4(summary, paper.TABLE4, paper.BUDGET).to_string())
 
+# %% [markdown]
+# ### Per seed, with intervals
+#
+# The same numbers per seed, each test metric with its 95% bootstrap interval (resampling the
+# test questions), then the mean over seeds beside the paper's. Below them, the verdict on the
+# paper's headline by one stated rule (`pairlab.experiments.headline`): **yes** where uncertainty
+# sampling's AP is above static retrieval's on every seed with its interval wholly above on every
+# seed, **above, within noise** where it is above on most seeds without that, **no** otherwise.
+
+# %%
+for task in summary:
+    print(f"{task}:")
+    print(experiments.headline.interval_table(summary[task], paper.TABLE3.get(task),
+                                              paper.TABLE4.get(task)).to_string(), end="\n\n")
+    verdict = experiments.headline.judge(summary[task])
+    if verdict is not None:
+        print(experiments.headline.sentence(task, verdict), end="\n\n")
+
 # %%
 ref = {task: {"positives": paper.TABLE4[task], "labels": paper.BUDGET[task]["labels"]} for task in summary if task in paper.TABLE4}
 fig = plots.positives_figure(summary, paper=ref)
@@ -162,6 +180,30 @@ curves = experiments.curves(results)
 fig = plots.active_curves_figure(curves)
 ctx.save_figure(fig, "03_dev_ap_per_round")
 fig
+
+# %% [markdown]
+# The paper's Figure 4 plots the same rounds per run: below, every seed of every strategy is its
+# own line, each round's dev AP with its 95% interval (top), and the share of the labels collected
+# so far that are positive (bottom): what each strategy spends its budget on.
+
+# %%
+fig = plots.collection_figure(curves)
+ctx.save_figure(fig, "03_collection")
+fig
+
+# %% [markdown]
+# ### Are the remaining positives within reach?
+#
+# Each adaptive round searches only the `candidate_m` nearest neighbours of every item under the
+# current model. The candidate recall is the share of the pool's positives not yet labelled that
+# those candidates hold: where it falls, the strategy can no longer ask for the positives it has
+# not found, whatever its criterion (mean over seeds; blank where a strategy searched nothing).
+
+# %%
+recall = curves.dropna(subset=["candidate_recall"])
+if len(recall):
+    display(recall.pivot_table(index=["task", "round"], columns="strategy",
+                               values="candidate_recall", aggfunc="mean").round(3))
 
 # %% [markdown]
 # ## 6. Is the model calibrated where it queries?

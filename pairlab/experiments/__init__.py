@@ -5,12 +5,13 @@ SBERT (:mod:`.augsbert`, notebook 06), EAGLE's case study (:mod:`.eagle`), runs 
 annotator noise (:mod:`.label_noise`, notebook 07), query-level active learning for rankers
 against random (:mod:`.rankers`, its tables :mod:`.ranker_tables`, notebook 08) and when
 adaptivity pays (notebook 09: the budget regime, :mod:`.adaptivity`; the starting encoder,
-:mod:`.encoders`; their findings, :mod:`.adaptivity_findings`).
+:mod:`.encoders`; their findings, :mod:`.adaptivity_findings`) and the core paper's headline
+judged at the paper's scale (:mod:`.headline`, notebooks 03 and 05).
 
 Sweeps, tables and records are importable from here (``experiments.sweep(...)``,
 ``experiments.table3(...)``, ``experiments.budget_metrics(...)``)."""
 from . import (adaptivity, adaptivity_findings, augsbert, baselines, budget, eagle, encoders,
-               label_noise, ranker_tables, rankers, records, sweeps, tables)
+               headline, label_noise, ranker_tables, rankers, records, sweeps, tables)
 from .records import *  # noqa: F401,F403
 from .records import __all__ as _records
 from .sweeps import *  # noqa: F401,F403
@@ -19,5 +20,5 @@ from .tables import *  # noqa: F401,F403
 from .tables import __all__ as _tables
 
 __all__ = ["adaptivity", "adaptivity_findings", "augsbert", "baselines", "budget", "eagle", "encoders",
-           "label_noise", "ranker_tables", "rankers", "records", "sweeps", "tables", *_sweeps, *_tables,
+           "headline", "label_noise", "ranker_tables", "rankers", "records", "sweeps", "tables", *_sweeps, *_tables,
            *_records]

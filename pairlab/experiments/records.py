@@ -33,16 +33,36 @@ def _summary(runs) -> dict:
                             for result in results])
     return {"seeds": seeds, "labels": int(np.mean([r["labels"] for r in results])),
             "positives_found": spread([r["positives_found"] for r in results]),
-            "ap": spread([r["test"]["ap"] for r in results]),
-            "p_at_r20": spread([r["test"]["p_at_r20"] for r in results]),
+            "ap": spread([r["test"]["ap"] for r in results],
+                         cis=[r["test"]["ap_ci"] for r in results]),
+            "p_at_r20": spread([r["test"]["p_at_r20"] for r in results],
+                               cis=[r["test"]["p_at_r20_ci"] for r in results]),
             "dev_ap_per_round": dev.groupby("labels")["ap"].mean().reset_index().to_dict("records"),
+            "rounds_per_seed": [_round_entry(seed, r) for seed, result in runs
+                                for r in result["records"]],
             "seconds_per_run": seconds.mean().round(1).to_dict(),
             "runs": [r["folder"] for r in results if "folder" in r]}
 
 
-def spread(values) -> dict:
+def _round_entry(seed, record: dict) -> dict:
+    """One round of one seed's run: labels, positives found, the candidate recall (None where
+    no candidates were searched) and, where it was evaluated, dev AP with its 95% interval."""
+    dev = record.get("dev") or {}
+    recall = record.get("candidate_recall")
+    return {"seed": int(seed), "round": int(record["round"]), "labels": int(record["labels"]),
+            "positives_found": int(record["positives_found"]),
+            "candidate_recall": None if recall is None or recall != recall else float(recall),
+            "dev_ap": dev.get("ap"), "dev_ap_ci": dev.get("ap_ci")}
+
+
+def spread(values, *, cis=None) -> dict:
+    """Mean, std (ddof 0) and the values per seed; ``cis``: each seed's 95% interval, kept as
+    ``ci_per_seed``."""
     values = [float(v) for v in values]
-    return {"mean": float(np.mean(values)), "std": float(np.std(values)), "per_seed": values}
+    out = {"mean": float(np.mean(values)), "std": float(np.std(values)), "per_seed": values}
+    if cis is not None:
+        out["ci_per_seed"] = [[float(lo), float(hi)] for lo, hi in cis]
+    return out
 
 
 def seed_means(seeded: list, names=None, *, std_of=None, skip_absent: bool = False) -> dict:

@@ -15,17 +15,22 @@ __all__ = ["curves", "stage_times", "calibration", "table3", "table4", "table5",
 
 def curves(results: dict) -> pd.DataFrame:
     """One row per evaluated round: task, strategy, seed, round, labels, positives found and
-    dev AP / P@R20 with their intervals."""
+    their share of the labels, dev AP / P@R20 with their intervals, and the candidate recall
+    (the share of the pool's positives not yet labelled that the round's candidates held; NaN
+    where the strategy searched no candidates)."""
     rows = []
     for (task, strategy, seed), result in results.items():
         for r in result["records"]:
             if r.get("dev") is None:
                 continue
             dev = r["dev"]
+            recall = r.get("candidate_recall")
             rows.append({"task": task, "strategy": strategy, "seed": seed, "round": r["round"],
                          "labels": r["labels"], "positives_found": r["positives_found"],
+                         "positive_share": r["positives_found"] / r["labels"],
                          "ap": dev["ap"], "ap_lo": dev["ap_ci"][0], "ap_hi": dev["ap_ci"][1],
-                         "p_at_r20": dev["p_at_r20"]})
+                         "p_at_r20": dev["p_at_r20"],
+                         "candidate_recall": np.nan if recall is None else float(recall)})
     return pd.DataFrame(rows)
 
 

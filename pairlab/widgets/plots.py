@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 __all__ = ["growth_figure", "cluster_figure", "yield_figure", "pr_figure", "active_curves_figure",
+           "collection_figure",
            "positives_figure", "seed_set_figure", "budget_curves_figure", "noise_figure",
            "cost_figure", "silver_figure", "silver_size_figure", "annotator_noise_figure",
            "case_study_figure"]
@@ -106,6 +107,42 @@ def active_curves_figure(curves: pd.DataFrame, *, paper: dict | None = None,
     fig.update_yaxes(title=label, row=1, col=1)
     title = f"{label} per round (mean ± std over seeds" + ("; dotted: the paper's test value)" if paper else ")")
     return fig.update_layout(template=TEMPLATE, height=420, title=title)
+
+
+def collection_figure(curves: pd.DataFrame) -> go.Figure:
+    """The paper's Figure 4 per task (a column each): dev AP against labels collected, every seed
+    of every strategy as its own line with its 95% bootstrap interval per round (top), and the
+    share of the collected labels that are positive (bottom). Strategies trained only at the
+    full budget are single points."""
+    tasks = list(dict.fromkeys(curves["task"]))
+    titles = [f"{t.upper()}: {what}" for what in ("dev AP", "positive share of the labels")
+              for t in tasks]
+    fig = make_subplots(rows=2, cols=len(tasks), subplot_titles=titles, shared_xaxes=True,
+                        vertical_spacing=0.08)
+    for col, task in enumerate(tasks, start=1):
+        frame = curves[curves["task"] == task]
+        for strategy, rows in frame.groupby("strategy", sort=False):
+            colour = COLOURS.get(strategy)
+            for i, (seed, run) in enumerate(rows.groupby("seed", sort=True)):
+                run = run.sort_values("labels")
+                first = col == 1 and i == 0
+                hover = [f"{strategy}, seed {seed}" for _ in range(len(run))]
+                fig.add_scatter(x=run["labels"], y=run["ap"], mode="lines+markers", name=strategy,
+                                legendgroup=strategy, showlegend=first, hovertext=hover,
+                                line=dict(color=colour, width=1.5), marker=dict(size=6),
+                                error_y=dict(type="data", symmetric=False, thickness=1,
+                                             array=run["ap_hi"] - run["ap"],
+                                             arrayminus=run["ap"] - run["ap_lo"]),
+                                row=1, col=col)
+                fig.add_scatter(x=run["labels"], y=run["positive_share"], mode="lines+markers",
+                                legendgroup=strategy, showlegend=False, hovertext=hover,
+                                line=dict(color=colour, width=1.5), marker=dict(size=6),
+                                row=2, col=col)
+        fig.update_xaxes(title="labels collected", row=2, col=col)
+    fig.update_yaxes(title="dev all-pairs AP (95% interval)", row=1, col=1)
+    fig.update_yaxes(title="positives / labels", tickformat=".0%", row=2, col=1)
+    title = "What each strategy collects: dev AP and positive share per round, one line a seed"
+    return fig.update_layout(template=TEMPLATE, height=640, title=title)
 
 
 def positives_figure(summary: dict, *, paper: dict | None = None) -> go.Figure:
