@@ -131,7 +131,7 @@ def test_a_pair_posted_later_is_picked_up_and_close_stops_the_thread(store, make
 
 def test_the_stopping_guide_shows_the_latest_estimate_escaped(store, make):
     widget = make()
-    assert "the first estimate of the matches found comes after" in widget.guide.value
+    assert "the first estimate of the matches found comes from round 2" in widget.guide.value
     store.set_status("estimate", "about 85% (78-91%) of the matches found <b>")
     wait_for(lambda: "about 85% (78-91%) of the matches found &lt;b&gt;" in widget.guide.value)
     assert "how far" in widget.guide.value

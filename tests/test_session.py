@@ -172,13 +172,26 @@ def test_known_pairs_are_given_never_asked_and_trained_on_from_round_one(tmp_pat
     assert result["labels"] == 24 + 4
 
 
-def test_an_oracle_session_with_an_audit_estimates_the_matches_it_has_not_found(tmp_path):
+def test_no_estimate_until_an_audit_answer_per_stratum(tmp_path):
     session = LabelingSession(records(), tmp_path / "s", annotator="oracle", oracle_pairs=truth(),
                               batch=12, budget=36, candidate_m=6, audit_share=0.25, name="toy")
     session.run(learner=FakeLearner(VECTORS))
     queue = session.store.queue()
     audit = queue[queue["kind"] == "audit"]
     assert len(audit) == 2 * 4  # rounds 2 and 3: 12 * 0.25 / 0.75 = 4 pairs each; round 1 has no model
+    estimate = session.estimate()
+    assert estimate["total"] is None
+    assert "8 audit answers so far; the estimate needs 12" in estimate["sentence"]
+    assert not (tmp_path / "s" / "estimates.jsonl").exists()
+
+
+def test_an_oracle_session_with_an_audit_estimates_the_matches_it_has_not_found(tmp_path):
+    session = LabelingSession(records(), tmp_path / "s", annotator="oracle", oracle_pairs=truth(),
+                              batch=12, budget=48, candidate_m=6, audit_share=0.25, name="toy")
+    session.run(learner=FakeLearner(VECTORS))
+    queue = session.store.queue()
+    audit = queue[queue["kind"] == "audit"]
+    assert len(audit) == 3 * 4  # rounds 2-4: 12 * 0.25 / 0.75 = 4 pairs each; round 1 has no model
     assert not audit["pair_id"].isin(queue.loc[queue["kind"] == "batch", "pair_id"]).any()
     estimate = session.estimate()
     assert estimate["found"] == session.counts()["positives"]
@@ -190,4 +203,4 @@ def test_an_oracle_session_with_an_audit_estimates_the_matches_it_has_not_found(
     # estimate trusts it: how well intervals cover with a real model is measured, not tested here)
     assert "of the matches found" in estimate["sentence"]
     table = session.estimate_table()
-    assert list(table["round"].dropna()) == [2, 3] and len(table) == 3  # two rounds, one call
+    assert list(table["round"].dropna()) == [4] and len(table) == 2  # round 4 (12 answers), one call

@@ -106,10 +106,18 @@ class SessionAudit:
     def rounds(self) -> list[int]:
         return sorted(int(p.stem.split("_")[1]) for p in self.folder.glob("round_*.npz"))
 
+    def audit_answers(self, store: SessionStore) -> int:
+        """Audit pairs answered yes or no so far, over every round."""
+        return int(sum((store.answers(self.load(r)[0].ids) >= 0).sum() for r in self.rounds()))
+
     def estimate(self, store: SessionStore, *, level: float = 0.95, seed: int = 0) -> dict | None:
-        """The estimates from every audit round's answers so far (None before any audit answer):
-        the total and the share found combined over rounds, the model's precision and recall from
-        the latest round's strata."""
+        """The estimates from every audit round's answers so far: the total and the share found
+        combined over rounds, the model's precision and recall from the latest round's strata.
+        None until at least one audit answer per stratum (``n_strata``) has come in: with fewer,
+        most strata rest on the calibration's prior alone, and a session whose first labels
+        were nearly all matches gave "100% (100-100%) found" with 2% found."""
+        if self.audit_answers(store) < self.n_strata:
+            return None
         found = _found(store)
         audits, labels = [], []
         for r in self.rounds():

@@ -181,8 +181,11 @@ class LabelingSession:
         if estimate is not None:
             return estimate
         counts = self.counts()
-        why = ("the audit starts in round 2, with the first trained model" if self.audit_share
-               else "audit_share is 0: no audit pairs are drawn")
+        audit = SessionAudit(self.folder / "audit")
+        why = ("audit_share is 0: no audit pairs are drawn" if not self.audit_share else
+               "the audit starts in round 2, with the first trained model" if not audit.rounds()
+               else f"{audit.audit_answers(self.store)} audit answers so far; the estimate needs "
+                    f"{audit.n_strata}, one for each score stratum")
         return {"found": counts["positives"], "labels": counts["labels"], "total": None,
                 "sentence": f"{counts['positives']:,} matches found in {counts['labels']:,} "
                             f"labels; no estimate of how many remain yet ({why})"}

@@ -338,7 +338,7 @@ def _guide_html(status: dict) -> str:
     estimate = status.get("estimate")
     if estimate is None:
         return ("<span style='color:#555'>how far: the first estimate of the matches found "
-                "comes after the audit pairs of round 2 are answered</span>")
+                "comes from round 2 on, once enough audit pairs are answered</span>")
     return (f"<b>how far</b> (estimated {elapsed(_age(estimate['updated_at']))} ago, from the "
             f"audit pairs): {html.escape(estimate['value'])}")
 
