@@ -89,3 +89,25 @@ def test_a_sweeps_summary_keeps_intervals_and_rounds_per_seed(tmp_path):
     fig = plots.collection_figure(curves)
     assert {t.name for t in fig.data if t.name} == {"static_retrieval", "uncertainty"}
     assert len(fig.data) == 2 * 2 * 2  # strategies x seeds x (AP, share)
+
+
+def test_the_zero_shot_row_is_the_pretrained_cosine_on_the_runs_strata(tiny_model):
+    from conftest import EVAL_SETS, POOLS
+
+    from pairlab.evaluation import CosineScorer, evaluate
+    from pairlab.experiments import ZERO_SHOT, with_zero_shot, zero_shot
+    from pairlab.models.embed import embed_pool
+
+    prepared = {"toy": (POOLS, EVAL_SETS)}
+    zero = zero_shot(prepared, model=tiny_model, max_seq_length=32, n_boot=50)
+    left, right = embed_pool(POOLS["test"], tiny_model, max_seq_length=32, show_progress=False)
+    direct = evaluate(EVAL_SETS["test"], CosineScorer(POOLS["test"].space, left, right), n_boot=50)
+    assert zero["toy"]["ap"]["mean"] == pytest.approx(direct["ap"])
+    assert zero["toy"]["ap"]["ci"] == pytest.approx(list(direct["ap_ci"]))
+    summary = with_zero_shot({"toy": {"uncertainty": STATIC}}, zero)
+    assert list(summary["toy"]) == [ZERO_SHOT, "uncertainty"]
+    t3 = experiments.table3(summary, {})
+    assert t3.loc[("toy", ZERO_SHOT), "AP"].count("[") == 1
+    assert experiments.table4(summary, {}, {}).loc[("toy", ZERO_SHOT), "share"] == "-"
+    table = headline.interval_table(summary["toy"])
+    assert table.loc[(ZERO_SHOT, "-"), "AP"].startswith(f"{direct['ap']:.3f} [")

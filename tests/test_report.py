@@ -112,3 +112,37 @@ def test_notebook_09_renders_from_the_cpu_metrics_only(tmp_path):
         assert line in section
     assert headline(metrics) in report.render("README.md", root)
     assert "| toy | uncertainty | 2 | 80 | 0.480 | 0.430-0.530 | 0.600, 0.360 |" in section  # from the file
+
+
+def test_the_paper_scale_section_renders_the_verdict_from_paper_cpu_metrics(tmp_path):
+    """RESULTS.md's paper-scale subsection of notebook 03 appears once results/paper-cpu holds
+    notebook 03's metrics: the per-seed interval table, the verdict sentence (with notebook
+    05's efficiency factors where recorded) and the candidate recall per round."""
+    from test_headline import STATIC, entry
+
+    from pairlab.experiments import headline
+
+    root = copy_tree(tmp_path)
+    folder = root / "results" / "paper-cpu"
+    for recorded in folder.glob("*.json") if folder.is_dir() else ():
+        recorded.unlink()
+    text = report.render("RESULTS.md", root)
+    assert "At the paper's scale" not in text
+    unc = entry([0.45, 0.46, 0.44], [(0.40, 0.50), (0.41, 0.51), (0.39, 0.49)], [760, 750, 770])
+    unc["rounds_per_seed"] = [{"seed": s, "round": 2, "labels": 5120, "positives_found": 600,
+                               "candidate_recall": 0.9 - 0.1 * s, "dev_ap": 0.4,
+                               "dev_ap_ci": [0.3, 0.5]} for s in (0, 1, 2)]
+    metrics = {"wikiqa": {"uncertainty": unc, "static_retrieval": STATIC}}
+    config = {"n1": 2048, "growth": 1.5, "rounds": {"wikiqa": 4}, "candidate_m": 100,
+              "cosine_epochs": 2, "seeds": [0, 1, 2]}
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "03_cosinebert_active_learning.metrics.json").write_text(json.dumps(metrics))
+    (folder / "03_cosinebert_active_learning.config.json").write_text(json.dumps(config))
+    efficiency = {"per_seed": [{"seed": 0, "factor": 2.0, "bound": "exact"}]}
+    (folder / "05_budget_curves.metrics.json").write_text(json.dumps({"wikiqa": {"efficiency": efficiency}}))
+    (folder / "05_budget_curves.config.json").write_text("{}")
+    text = report.render("RESULTS.md", root)
+    section = text[text.index("At the paper's scale"):]
+    assert headline.sentence("wikiqa", headline.judge(metrics["wikiqa"], efficiency)) in section
+    assert "2.00x" in section and "0.450 [0.400, 0.500]" in section
+    assert "| 2 | 5,120 | 0.800 |" in section  # candidate recall: the mean over seeds

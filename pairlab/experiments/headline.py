@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["A", "B", "judge", "sentence", "interval_table"]
+__all__ = ["A", "B", "judge", "sentence", "interval_table", "recall_table"]
 
 A, B = "uncertainty", "static_retrieval"
 ANSWERS = ("yes", "above, within noise", "no")
@@ -44,6 +44,7 @@ def judge(strategies: dict, efficiency: dict | None = None, *, a: str = A, b: st
                sum(v[0] > u[1] for u, v in zip(a_ci, b_ci)))
     factors = {int(row["seed"]): (row.get("factor"), row.get("bound"))
                for row in (efficiency or {}).get("per_seed", [])}
+    zero = strategies.get("zero_shot")
     n = len(seeds)
     answer = ("yes" if above == n and separated == n else
               "above, within noise" if above > n / 2 else "no")
@@ -55,6 +56,8 @@ def judge(strategies: dict, efficiency: dict | None = None, *, a: str = A, b: st
             "b_positives": float(y["positives_found"]["mean"]),
             "factors": [factors.get(int(s), (None, None))[0] for s in seeds],
             "factor_bounds": [factors.get(int(s), (None, None))[1] for s in seeds],
+            "zero_shot_ap": None if zero is None else float(zero["ap"]["mean"]),
+            "zero_shot_ap_ci": None if zero is None else zero["ap"].get("ci"),
             "answer": answer}
 
 
@@ -79,7 +82,11 @@ def sentence(task: str, verdict: dict) -> str:
     if missing and any(b is not None for b in v["factor_bounds"]):
         parts.append(f"no factor on {missing} seed{'s' if missing > 1 else ''} (static retrieval's "
                      "final AP not reached)")
-    answer = {"yes": f"adaptive collection beat static retrieval",
+    if v.get("zero_shot_ap") is not None:
+        ci = v["zero_shot_ap_ci"]
+        parts.append(f"the pretrained encoder with no labels scored {v['zero_shot_ap']:.3f}"
+                     + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""))
+    answer = {"yes": "adaptive collection beat static retrieval",
               "above, within noise": "adaptive collection came out above static retrieval, but "
                                      "not beyond the intervals' noise",
               "no": "adaptive collection did not beat static retrieval"}[v["answer"]]
@@ -101,9 +108,11 @@ def interval_table(strategies: dict, paper_table3: dict | None = None,
                          "AP (paper)": "", "positives (paper)": ""})
         ref3 = (paper_table3 or {}).get(name, {})
         ref4 = (paper_table4 or {}).get(name)
-        rows.append({"strategy": name, "seed": "mean", "labels": entry["labels"],
-                     "AP": f"{ap['mean']:.3f} ± {ap['std']:.3f}",
-                     "P@R20": f"{p20['mean']:.3f} ± {p20['std']:.3f}",
+        one = not entry["seeds"]  # the zero-shot row: one model, its own interval
+        rows.append({"strategy": name, "seed": "-" if one else "mean", "labels": entry["labels"],
+                     "AP": _with_ci(ap["mean"], [ap["ci"]], 0) if one else f"{ap['mean']:.3f} ± {ap['std']:.3f}",
+                     "P@R20": (_with_ci(p20["mean"], [p20["ci"]], 0) if one else
+                               f"{p20['mean']:.3f} ± {p20['std']:.3f}"),
                      "positives": f"{entry['positives_found']['mean']:,.0f}",
                      "AP (paper)": "-" if ref3.get("ap") is None else f"{ref3['ap']:.3f}",
                      "positives (paper)": "-" if ref4 is None else f"{ref4:,}"})
@@ -115,3 +124,17 @@ def _with_ci(value: float, cis, i: int) -> str:
         return f"{value:.3f}"
     low, high = cis[i]
     return f"{value:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def recall_table(strategies: dict) -> pd.DataFrame:
+    """Candidate recall per round (rows) and strategy (columns), the mean over seeds: the share
+    of the pool's not yet labelled positives that the round's candidate search held."""
+    rows = [{"strategy": name, "round": r["round"], "labels": r["labels"],
+             "candidate recall": r["candidate_recall"]}
+            for name, entry in strategies.items() for r in entry.get("rounds_per_seed", [])
+            if r.get("candidate_recall") is not None]
+    if not rows:
+        return pd.DataFrame()
+    frame = pd.DataFrame(rows)
+    return frame.pivot_table(index=["round", "labels"], columns="strategy",
+                             values="candidate recall", aggfunc="mean").round(3)

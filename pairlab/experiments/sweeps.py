@@ -17,7 +17,8 @@ from ..active.store import run_folder, run_labels
 from ..data.loaders import Task
 from ..evaluation.strata import EvalConfig, evaluate, pretrained_eval_set
 
-__all__ = ["MAIN_STRATEGIES", "BACKENDS", "Run", "RunProgress", "Variant", "prepare",
+__all__ = ["MAIN_STRATEGIES", "BACKENDS", "Run", "RunProgress", "Variant", "prepare", "zero_shot",
+           "with_zero_shot", "ZERO_SHOT",
            "loop_settings", "prepare_active", "scale", "sweep", "sweep_groups", "total_rounds",
            "group_rounds", "stratified_variants", "transfer", "COLLAPSED_SPREAD", "for_task"]
 
@@ -32,6 +33,39 @@ def prepare(task: Task, eval_config: EvalConfig, *, model=None, max_seq_length: 
                                             max_seq_length=max_seq_length)[0]
                  for split in ("dev", "test")}
     return pools, eval_sets
+
+
+ZERO_SHOT = "zero_shot"  # Table 3's row of the pretrained encoder with no labels
+
+
+def zero_shot(prepared: dict, *, model=None, max_seq_length: int = 128, n_boot: int = 200,
+              seed: int = 0) -> dict:
+    """The pretrained encoder's cosine with no labels at all, per task: its test all-pairs
+    metrics on the very strata every run is measured on, as a summary entry (:func:`summarise`'s
+    layout, no seeds and 0 labels; ``ci``: the 95% bootstrap interval). What labelling must beat."""
+    from ..evaluation import CosineScorer, evaluate
+    from ..models.embed import embed_pool
+
+    out = {}
+    for task, (pools, eval_sets) in prepared.items():
+        test = pools["test"]
+        left, right = embed_pool(test, model, max_seq_length=max_seq_length, show_progress=False)
+        result = evaluate(eval_sets["test"], CosineScorer(test.space, left, right), n_boot=n_boot,
+                          seed=seed)
+        out[task] = {"seeds": [], "labels": 0,
+                     "positives_found": {"mean": 0.0, "std": 0.0, "per_seed": []},
+                     **{key: {"mean": float(result[key]), "std": 0.0, "per_seed": [],
+                              "ci": [float(v) for v in result[f"{key}_ci"]]}
+                        for key in ("ap", "p_at_r20")},
+                     "dev_ap_per_round": [], "rounds_per_seed": [], "seconds_per_run": {},
+                     "runs": []}
+    return out
+
+
+def with_zero_shot(summary: dict, zero: dict) -> dict:
+    """``summary`` with each task's :func:`zero_shot` entry first, under :data:`ZERO_SHOT`."""
+    return {task: ({ZERO_SHOT: zero[task], **strategies} if task in zero else strategies)
+            for task, strategies in summary.items()}
 
 
 def loop_settings(params: dict) -> dict:

@@ -79,13 +79,19 @@ def table4(summary: dict, paper: dict, budget: dict) -> pd.DataFrame:
             ref = paper.get(task, {}).get(name)
             rows.append({"task": task, "strategy": name, "labels": entry["labels"],
                          "positives found": f"{entry['positives_found']['mean']:,.1f}",
-                         "share": f"{entry['positives_found']['mean'] / entry['labels']:.1%}",
+                         "share": (f"{entry['positives_found']['mean'] / entry['labels']:.1%}"
+                                   if entry["labels"] else "-"),
                          "paper": "-" if ref is None else f"{ref:,}",
                          "paper share": "-" if ref is None else f"{ref / budget[task]['labels']:.1%}"})
     return pd.DataFrame(rows).set_index(["task", "strategy"])
 
 
 def _pm(spread: dict) -> str:
+    """Mean ± std over seeds, in percent; a single model's value with its 95% interval where
+    there are no seeds (the zero-shot row)."""
+    if not spread["per_seed"] and "ci" in spread:
+        low, high = spread["ci"]
+        return f"{100 * spread['mean']:.1f} [{100 * low:.1f}, {100 * high:.1f}]"
     return f"{100 * spread['mean']:.1f} ± {100 * spread['std']:.1f}"
 
 

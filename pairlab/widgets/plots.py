@@ -150,7 +150,7 @@ def positives_figure(summary: dict, *, paper: dict | None = None) -> go.Figure:
     ``paper`` adds the paper's shares as hollow markers."""
     fig = go.Figure()
     for task, strategies in summary.items():
-        names = list(strategies)
+        names = [n for n in strategies if strategies[n]["labels"]]  # not the zero-shot row
         share = [strategies[n]["positives_found"]["mean"] / strategies[n]["labels"] for n in names]
         fig.add_bar(x=[f"{task}: {n}" for n in names], y=share, name=task,
                     marker_color=[COLOURS.get(n) for n in names],

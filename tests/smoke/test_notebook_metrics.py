@@ -62,6 +62,12 @@ def test_03_records_every_strategy_with_its_budget_and_spread():
     config = json.loads((RUN / "03_cosinebert_active_learning.config.json").read_text())
     assert set(metrics) == {"qqp", "wikiqa"}
     for task, by_strategy in metrics.items():
+        assert "zero_shot" in by_strategy  # Table 3's first row: no labels at all
+        zero = by_strategy.pop("zero_shot")
+        assert zero["labels"] == 0 and zero["seeds"] == []
+        for key in ("ap", "p_at_r20"):
+            low, high = zero[key]["ci"]
+            assert 0.0 <= low <= zero[key]["mean"] <= high <= 1.0
         assert set(by_strategy) == {"random", "static_retrieval", "adaptive_retrieval", "uncertainty"}
         n1, k = config["n1"], config["rounds"][task]
         budget = sum(int(n1 * 1.5 ** i) for i in range(k))
