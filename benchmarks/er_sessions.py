@@ -3,7 +3,9 @@
     python benchmarks/er_sessions.py walmart_amazon --budget 1408 --batch 128 \
         --out benchmarks/results/er/walmart_amazon-uncertainty-seed0.json
 
-The oracle (the table's true matches) plays the person in a :class:`LabelingSession` (the loop of
+Tables: ``walmart_amazon`` and ``dblp_acm`` (``<data>/er/``), and ``qqp``: the QQP subset's
+training questions as one table of records, their duplicate pairs the truth. The oracle (the
+table's true matches) plays the person in a :class:`LabelingSession` (the loop of
 notebook 03, CosineBERT retrained each round, 10% audit pairs), timed end to end; with
 ``--coverage N``, each audit round's design is also redrawn N times to check how often the
 recall interval covers the truth. Then the
@@ -41,6 +43,7 @@ TABLES = {  # folder under <data>/er: (left file, right file, text fields)
     "walmart_amazon": ("walmart.csv", "amazon.csv", ["title", "brand", "modelno", "price"]),
     "dblp_acm": ("dblp.csv", "acm.csv", ["title", "authors", "venue", "year"]),
 }
+ONE_TABLE = {"qqp"}  # built-in tasks used as one table of records (duplicates within)
 DIAL = {"walmart_amazon": {"dial": 0.898, "random": 0.588},
         "dblp_acm": {"dial": 0.991, "random": 0.978}}
 
@@ -78,7 +81,7 @@ def apply_answers(ids: np.ndarray, chosen: np.ndarray, labels) -> np.ndarray:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("table", choices=sorted(TABLES))
+    parser.add_argument("table", choices=sorted(TABLES) + sorted(ONE_TABLE))
     parser.add_argument("--strategy", default="uncertainty")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--budget", type=int, default=1408)
@@ -97,22 +100,19 @@ def main(argv=None) -> int:
 
     import tempfile
 
-    from pairlab.data import load_items
     from pairlab.models.concatbert import ConcatBERT
     from pairlab.models.training import TrainConfig
     from pairlab.session import LabelingSession
     from pairlab.session.export import find_matches, label_frame, precision_threshold
 
-    data = Path(os.environ.get("PAIRLAB_DATA_DIR", ROOT.parent / "shared" / "data")) / "er" / args.table
-    left_file, right_file, fields = TABLES[args.table]
     folder = Path(args.folder or tempfile.mkdtemp(prefix=f"er-{args.table}-"))
+    left, right, oracle = records(args.table)
     seconds = {}
     started = time.perf_counter()
     session = LabelingSession(
-        load_items(data / left_file, text=fields, id="id", name=left_file.split(".")[0]), folder,
-        right=load_items(data / right_file, text=fields, id="id", name=right_file.split(".")[0]),
+        left, folder, right=right,
         strategy=args.strategy, batch=args.batch, budget=args.budget, annotator="oracle",
-        oracle_pairs=data / "matches.csv", audit_share=args.audit_share,
+        oracle_pairs=oracle, audit_share=args.audit_share,
         candidate_m=args.candidate_m, seed=args.seed, epochs=args.epochs, coverage=args.coverage,
         precision=args.precision, batch_order="length")
     result = session.run()
@@ -133,7 +133,7 @@ def main(argv=None) -> int:
 
     model = CosineBERT.load(folder / "export" / "model")
     left = model.embed(pool.left_texts, show_progress=False)
-    right = model.embed(pool.right_texts, show_progress=False)
+    right = left if pool.symmetric else model.embed(pool.right_texts, show_progress=False)
     ids, cosine = neighbour_pairs(pool.space, left, right, m=args.candidate_m)
     bi.update(best_f1(ids, cosine, positives))
 
@@ -169,6 +169,31 @@ def main(argv=None) -> int:
     print(json.dumps({k: out[k] for k in ("labels", "positives_labelled", "bi_encoder",
                                           "cross_encoder", "seconds")}, indent=1))
     return 0
+
+
+def records(table: str):
+    """``(left, right, oracle pairs)`` of ``table``: an ER table pair with its matches file, or
+    the training split of a built-in task as one table (ids are the question numbers, the
+    oracle its imputed duplicate pairs); ``right`` is None for one table."""
+    import pandas as pd
+
+    from pairlab.data import load_items
+
+    data = Path(os.environ.get("PAIRLAB_DATA_DIR", ROOT.parent / "shared" / "data"))
+    if table in ONE_TABLE:
+        from pairlab.data.loaders import load_task
+
+        pool = load_task(table)["train"]
+        frame = pd.DataFrame({"id": np.arange(len(pool.left_texts)).astype(str),
+                              "text": pool.left_texts})
+        i, j = pool.space.decode(pool.positives)
+        oracle = pd.DataFrame({"left": i.astype(str), "right": j.astype(str)})
+        return load_items(frame, text="text", id="id", name=table), None, oracle
+    left_file, right_file, fields = TABLES[table]
+    folder = data / "er" / table
+    return (load_items(folder / left_file, text=fields, id="id", name=left_file.split(".")[0]),
+            load_items(folder / right_file, text=fields, id="id", name=right_file.split(".")[0]),
+            folder / "matches.csv")
 
 
 def exported_ids(path: Path, pool) -> np.ndarray:
