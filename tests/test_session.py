@@ -4,7 +4,6 @@ import threading
 import time
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from conftest import POOLS, VECTORS, FakeLearner
@@ -193,6 +192,9 @@ def test_an_oracle_session_with_an_audit_estimates_the_matches_it_has_not_found(
     audit = queue[queue["kind"] == "audit"]
     assert len(audit) == 3 * 4  # rounds 2-4: 12 * 0.25 / 0.75 = 4 pairs each; round 1 has no model
     assert not audit["pair_id"].isin(queue.loc[queue["kind"] == "batch", "pair_id"]).any()
+    trained = np.concatenate(round_ids(tmp_path / "s" / "run"))
+    assert len(trained) == 48  # the batches only: the audit is held out of training
+    assert not audit["pair_id"].isin(trained).any()
     estimate = session.estimate()
     assert estimate["found"] == session.counts()["positives"]
     low, high = estimate["total_ci"]

@@ -180,7 +180,7 @@ class ActiveRun(RunFolderRun):
         return result
 
     def _beyond(self, labelled, batch, batch_labels, truth, annotation):
-        """The batch with the answers a person gave beyond it (audit pairs, spare candidates
+        """The batch with the answers a person gave beyond it (the spare candidates
         labelled while the model trained), which count as labels of this round; the same
         batch where the annotator gives none."""
         beyond = getattr(self.annotator, "answered_beyond", None)

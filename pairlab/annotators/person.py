@@ -226,8 +226,8 @@ class PersonAnnotator(Annotator):
     ``(round, state, batch, n) -> (pair_ids, strata)``) and ``spares`` more candidates after it
     (the most uncertain ones the batch left: the person labels them while the next model
     trains); :meth:`annotate` returns once every pair of the batch has an answer, polling every
-    ``poll`` seconds. Answers beyond the batch (audit, spares) join the next round's labels
-    (:meth:`answered_beyond`). ``oracle`` (a pool with the truth, for simulations) answers every
+    ``poll`` seconds. The spares answered join the round's labels (:meth:`answered_beyond`);
+    the audit answers are held out of training. ``oracle`` (a pool with the truth, for simulations) answers every
     posted pair at once through the same store, as a person who knows every label would."""
 
     name = "person"
@@ -273,8 +273,12 @@ class PersonAnnotator(Annotator):
             time.sleep(self.poll)
 
     def answered_beyond(self, labelled) -> tuple[np.ndarray, np.ndarray]:
-        """Pairs answered (yes or no) outside ``labelled`` (sorted int64) and their labels."""
-        queued = self.store.queue()["pair_id"].to_numpy(np.int64)
+        """Pairs answered (yes or no) outside ``labelled`` (sorted int64) and their labels: the
+        spares, never the audit pairs. The audit is held out of training, so every estimate made
+        from it (how many matches remain, the models' precision and recall, which matcher the
+        export uses) rests on pairs no model trained on."""
+        queue = self.store.queue()
+        queued = queue.loc[queue["kind"] != "audit", "pair_id"].to_numpy(np.int64)
         ids = np.setdiff1d(queued, labelled)
         labels = self.store.answers(ids)
         keep = labels >= 0
