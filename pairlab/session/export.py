@@ -53,36 +53,29 @@ def precision_threshold(proba: np.ndarray, target: float) -> float:
     return float(p[ok[-1]]) if len(ok) else 1.0
 
 
-def find_matches(pool, model, labels: pd.DataFrame, *, target_precision: float = 0.9,
-                 m: int = 20) -> tuple[pd.DataFrame, dict]:
-    """Every pair among each record's ``m`` nearest neighbours under ``model`` whose calibrated
-    probability reaches the threshold for ``target_precision`` (:func:`precision_threshold`),
-    plus the pairs the person said match, minus those they said do not. Returns the matches
-    (left_id, right_id, score, source) and what was decided (threshold, counts)."""
-    from ..evaluation.candidates import neighbour_pairs
-
-    left = model.embed(pool.left_texts, show_progress=False)
-    right = left if pool.symmetric else model.embed(pool.right_texts, show_progress=False)
-    ids, cosine = neighbour_pairs(pool.space, left, right, m=min(m, pool.space.n_right))
-    proba = model.calibration.proba(cosine)
-    threshold = precision_threshold(proba, target_precision)
+def find_matches(ids: np.ndarray, matcher, labels: pd.DataFrame, pool) -> tuple[pd.DataFrame, dict]:
+    """The matches of ``matcher`` (a :class:`.matchers.Matcher` over the candidate ``ids``):
+    the candidates at or above its threshold, plus the pairs the person said match, minus those
+    they said do not. Returns the matches (left_id, right_id, score, source) and what was
+    decided (threshold, counts)."""
     said = labels.set_index("pair_id")["label"] if len(labels) else pd.Series(dtype=np.int64)
     yes = np.sort(said.index[said == 1].to_numpy(np.int64))
     no = np.sort(said.index[said == 0].to_numpy(np.int64))
-    model_ids = ids[(proba >= threshold) & ~isin_sorted(ids, no)]
+    above = matcher.proba >= matcher.threshold
+    model_ids = ids[above & ~isin_sorted(ids, no)]
     chosen = np.union1d(model_ids, yes)
     score = np.full(len(chosen), np.nan)
     at = np.searchsorted(ids, chosen)
     found = (at < len(ids)) & (ids[np.minimum(at, len(ids) - 1)] == chosen)
-    score[found] = proba[at[found]]
+    score[found] = matcher.proba[at[found]]
     left_ids, right_ids = pool.record_ids(chosen)
     frame = pd.DataFrame({"left_id": left_ids, "right_id": right_ids, "score": score,
                           "source": np.where(isin_sorted(chosen, yes), "labelled", "model"),
                           "pair_id": chosen})
-    decided = {"target_precision": target_precision, "threshold": threshold,
-               "candidates": int(len(ids)), "neighbours": int(m), "by_model": int(len(model_ids)),
+    decided = {"matcher": matcher.name, "threshold": matcher.threshold,
+               "candidates": int(len(ids)), "by_model": int(len(model_ids)),
                "labelled_matches": int(len(yes)), "rejected_by_person": int(isin_sorted(ids, no).sum()),
-               "expected_precision": float(proba[proba >= threshold].mean()) if (proba >= threshold).any() else None}
+               "expected_precision": float(matcher.proba[above].mean()) if above.any() else None}
     return frame, decided
 
 
@@ -104,11 +97,21 @@ def clusters(pool, pair_ids) -> pd.DataFrame:
                          "text": pool.left.texts}).sort_values(["cluster", "id"], kind="stable")
 
 
-def export_session(session, folder: Path, *, target_precision: float = 0.9,
-                   m: int | None = None) -> dict:
-    """Write the session's labels, model, matches and clusters under ``folder``."""
+def export_session(session, folder: Path, *, target_precision: float = 0.9, m: int | None = None,
+                   matcher: str = "auto", cross_encoder_epochs: int = 3) -> dict:
+    """Write the session's labels, model, matches and clusters under ``folder``. ``matcher``:
+    which model decides the matches (:mod:`.matchers`): ``"bi-encoder"`` (the session's final
+    CosineBERT), ``"cross-encoder"`` (ConcatBERT trained on the session's training labels,
+    re-scoring the bi-encoder's candidates) or ``"auto"`` (both, the one whose export the
+    audit estimates the higher F1)."""
+    from ..active.store import round_ids
     from ..models.cosinebert import CosineBERT
+    from ..models.training import TrainConfig
+    from . import matchers as pick
+    from .audit import SessionAudit
 
+    if matcher not in pick.MATCHERS:
+        raise ValueError(f"matcher must be one of {pick.MATCHERS}, got {matcher!r}")
     folder.mkdir(parents=True, exist_ok=True)
     labels = label_frame(session.pool, session.store)
     write_atomic(folder / "labels.csv", lambda tmp: labels.to_csv(tmp, index=False))
@@ -120,10 +123,34 @@ def export_session(session, folder: Path, *, target_precision: float = 0.9,
     shutil.rmtree(folder / "model", ignore_errors=True)
     shutil.copytree(source, folder / "model")
     model = CosineBERT.load(folder / "model")
-    matches, decided = find_matches(session.pool, model, labels, target_precision=target_precision,
-                                    m=m or session.config.candidate_m)
+    config = session.config
+    found = pick.candidates(session.pool, model, m or config.candidate_m)
+    options = [pick.bi_encoder(model, found, target_precision)]
+    trained = np.unique(np.concatenate([np.empty(0, np.int64), *round_ids(session.folder / "run")]))
+    answered = labels[labels["label"].isin((0, 1))]
+    if matcher != "bi-encoder":
+        training = answered[isin_sorted(answered["pair_id"].to_numpy(np.int64), trained)]
+        options.append(pick.cross_encoder(session.pool, found, training, target_precision,
+                                          model=config.model, config=TrainConfig(
+                                              epochs=cross_encoder_epochs, seed=config.seed,
+                                              max_seq_length=config.max_seq_length,
+                                              precision=config.precision,
+                                              batch_order=config.batch_order)))
+    audit = SessionAudit(session.folder / "audit")
+    estimate = audit.estimate(session.store)
+    yes = np.sort(answered.loc[answered["label"] == 1, "pair_id"].to_numpy(np.int64))
+    best, choice = pick.choose(options, found, said_yes=yes,
+                               labelled=np.sort(labels["pair_id"].to_numpy(np.int64)),
+                               trained=trained, audit=audit, store=session.store,
+                               total=estimate["total"] if estimate else None)
+    if matcher != "auto":
+        best = next(o for o in options if o.name == matcher)
+        choice = {"chosen": matcher, "why": "asked for"}
+    matches, decided = find_matches(found.ids, best, labels, session.pool)
     write_atomic(folder / "matches.csv", lambda tmp: matches.drop(columns="pair_id").to_csv(tmp, index=False))
-    out.update(matches=int(len(matches)), **decided)
+    out.update(matches=int(len(matches)), target_precision=target_precision,
+               neighbours=found.m, **decided, **choice,
+               estimates={o.name: o.estimate for o in options})
     if session.pool.symmetric:
         table = clusters(session.pool, matches["pair_id"].to_numpy(np.int64))
         write_atomic(folder / "clusters.csv", lambda tmp: table.to_csv(tmp, index=False))

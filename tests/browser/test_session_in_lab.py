@@ -192,3 +192,5 @@ def test_the_export_loads(person, tmp_path):
     model = SentenceTransformer(str(tmp_path / "export" / "model"), device="cpu")
     assert model.encode(["Lumio slim router"]).shape[1] == 384
     assert written["matches"] == len(matches)
+    assert set(written["estimates"]) == {"bi-encoder", "cross-encoder"}  # matcher="auto"
+    assert written["chosen"] == written["matcher"] in written["estimates"]

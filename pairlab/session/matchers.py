@@ -1,0 +1,144 @@
+"""Which model decides the exported matches: the session's bi-encoder (CosineBERT), or a
+cross-encoder (ConcatBERT) trained on the same labels re-scoring the bi-encoder's candidates,
+chosen by the audit.
+
+Both matchers score the same candidates (each record's ``m`` nearest neighbours under the final
+bi-encoder) and keep those whose probability reaches the threshold their own probabilities
+expect to give the target precision (:func:`.export.precision_threshold`). The audit pairs were
+held out of every model's training, so they can judge both: each audit round is a stratified
+sample of the pairs unlabelled at its draw, and a matcher's true and false positives among the
+still unlabelled pairs it predicts are estimated from it by inverse-probability weighting
+(``M_h / n_h`` per stratum h, strata without an audit pair left out), the rounds averaged by
+their number of audit answers. The estimated F1 of the export (the person's own yes answers,
+plus the matcher's predictions among unlabelled pairs) against the audit's estimated total of
+matching pairs decides; without audit answers the bi-encoder is kept and the choice says why.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data.pairs import isin_sorted
+
+__all__ = ["MATCHERS", "Candidates", "Matcher", "candidates", "bi_encoder", "cross_encoder",
+           "audit_counts", "choose"]
+
+MATCHERS = ("auto", "bi-encoder", "cross-encoder")
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Each record's ``m`` nearest neighbours under the final bi-encoder: sorted pair ids and
+    their cosines."""
+
+    ids: np.ndarray
+    cosine: np.ndarray
+    m: int
+
+
+@dataclass
+class Matcher:
+    """One matcher's view of the candidates: its probability of each, the threshold for the
+    target precision, and what the audit estimates of its predictions (``estimate``)."""
+
+    name: str
+    proba: np.ndarray
+    threshold: float
+    estimate: dict | None = None
+
+    def predicted(self, ids: np.ndarray) -> np.ndarray:
+        return ids[self.proba >= self.threshold]
+
+
+def candidates(pool, model, m: int) -> Candidates:
+    from ..evaluation.candidates import neighbour_pairs
+
+    left = model.embed(pool.left_texts, show_progress=False)
+    right = left if pool.symmetric else model.embed(pool.right_texts, show_progress=False)
+    ids, cosine = neighbour_pairs(pool.space, left, right, m=min(m, pool.space.n_right))
+    return Candidates(ids, cosine, m)
+
+
+def bi_encoder(model, found: Candidates, target_precision: float) -> Matcher:
+    from .export import precision_threshold
+
+    proba = model.calibration.proba(found.cosine)
+    return Matcher("bi-encoder", proba, precision_threshold(proba, target_precision))
+
+
+def cross_encoder(pool, found: Candidates, labels, target_precision: float, *, config,
+                  model=None) -> Matcher:
+    """ConcatBERT trained on ``labels`` (a frame of ``pair_id``, ``label`` 0/1: the session's
+    training labels, never the audit) with ``config`` (a :class:`TrainConfig`), scoring the
+    candidates."""
+    from ..models.concatbert import ConcatBERT
+    from .export import precision_threshold
+
+    ids = labels["pair_id"].to_numpy(np.int64)
+    y = labels["label"].to_numpy()
+    if len(np.unique(y)) < 2:
+        raise ValueError("the cross-encoder needs both answers among the training labels: "
+                         f"{len(y)} labels, all {'matches' if len(y) and y[0] == 1 else 'non-matches'}")
+    trained = ConcatBERT.train(*pool.texts(ids), y, model=model, config=config)
+    logits = trained.logits(*pool.texts(found.ids), batch_size=128, show_progress=True)
+    proba = 1.0 / (1.0 + np.exp(-logits))
+    return Matcher("cross-encoder", proba, precision_threshold(proba, target_precision))
+
+
+def audit_counts(audit, store, predicted: np.ndarray, held: np.ndarray) -> dict | None:
+    """Estimated true and false positives among ``predicted`` (sorted pair ids a matcher calls
+    matches) within each audit round's frame, from every audit round of ``audit`` (a
+    :class:`~.audit.SessionAudit`) answered in ``store``, leaving out audit pairs in ``held``
+    (sorted: pairs a model trained on, e.g. an audit pair a later batch asked again). Their
+    ratio estimates the matcher's precision where no label decides. None without an audit
+    answer."""
+    estimates, weights = [], []
+    for r in audit.rounds():
+        design = audit.load(r)[0]
+        answers = store.answers(design.ids)
+        keep = (answers >= 0) & ~isin_sorted(design.ids, held)
+        if not keep.any():
+            continue
+        stratum, y = design.stratum[keep], answers[keep].astype(np.float64)
+        n = np.bincount(stratum, minlength=len(design.sizes))
+        weight = np.divide(design.unlabelled, n, out=np.zeros(len(n)), where=n > 0)[stratum]
+        hit = isin_sorted(design.ids[keep], predicted)
+        estimates.append((float((weight * y * hit).sum()), float((weight * (1 - y) * hit).sum())))
+        weights.append(int(keep.sum()))
+    if not estimates:
+        return None
+    tp, fp = np.average(np.array(estimates), axis=0, weights=weights)
+    return {"tp": float(tp), "fp": float(fp), "audit_answers": int(sum(weights)),
+            "audit_rounds": len(weights)}
+
+
+def choose(matchers: list[Matcher], found: Candidates, *, said_yes: np.ndarray,
+           labelled: np.ndarray, trained: np.ndarray, audit, store,
+           total: float | None) -> tuple[Matcher, dict]:
+    """Estimate each matcher's export quality from the audit and pick the best F1 (the first
+    matcher, the bi-encoder, where nothing can be estimated). ``said_yes``: the person's yes
+    answers (all in the export), ``labelled``: every answered pair (sorted; the matchers'
+    predictions among them are replaced by the answers), ``trained``: the pairs the models
+    trained on (sorted), ``total``: the audit's estimated number of matching pairs."""
+    for matcher in matchers:
+        calls = matcher.predicted(found.ids)
+        predicted = np.setdiff1d(calls, labelled)
+        counts = audit_counts(audit, store, calls, trained)
+        estimate = {"predicted": int(len(predicted)), "threshold": matcher.threshold,
+                    "exported": int(len(predicted) + len(said_yes))}
+        if counts is not None and total:
+            seen = counts["tp"] + counts["fp"]
+            precision = counts["tp"] / seen if seen > 0 else None
+            tp = len(said_yes) + (precision or 0.0) * len(predicted)
+            estimate.update(counts, precision_unlabelled=precision,
+                            f1=2 * tp / (estimate["exported"] + total), recall=tp / total)
+        matcher.estimate = estimate
+    scored = [m for m in matchers if m.estimate.get("f1") is not None]
+    if not scored:
+        return matchers[0], {"chosen": matchers[0].name,
+                             "why": "no audit estimate (no audit answers, or no estimated total): "
+                                    "the bi-encoder is kept"}
+    best = max(scored, key=lambda m: m.estimate["f1"])
+    return best, {"chosen": best.name, "why": "the higher F1 the audit estimates: " + ", ".join(
+        f"{m.name} {m.estimate['f1']:.3f}" for m in scored)}
