@@ -9,17 +9,17 @@ table's true matches) plays the person in a :class:`LabelingSession` (the loop o
 notebook 03, CosineBERT retrained each round, 10% audit pairs), timed end to end; with
 ``--coverage N``, each audit round's design is also redrawn N times to check how often the
 recall interval covers the truth. Then the
-matches are found three ways, each scored against the truth (precision, recall, F1 over all
+matches are found two ways, each scored against the truth (precision, recall, F1 over all
 pairs of the two tables):
 
-- ``bi_encoder``: the session's export, as a person gets it (the final CosineBERT's candidates
-  above the threshold its calibration expects to give ``--target-precision``, with the person's
-  own answers applied);
-- ``cross_encoder``: ConcatBERT (a cross-encoder from the same MiniLM checkpoint) trained on the
-  session's labels, re-scoring the same candidates, its threshold chosen the same way from its
-  sigmoid; the person's answers applied;
-- for both, the best F1 any threshold would give (``best_f1``): an upper bound a person could
-  not pick without the truth, reported to show how far the chosen threshold is from it.
+- ``bi-encoder``: the final CosineBERT's candidates above the threshold its calibration expects
+  to give ``--target-precision``, with the person's own answers applied;
+- ``cross-encoder``: ConcatBERT (a cross-encoder from the same MiniLM checkpoint) trained on the
+  session's training labels, re-scoring the same candidates, its threshold chosen the same way
+  from its sigmoid; the person's answers applied;
+- for both, the audit's estimate (what ``export(matcher="auto")`` chooses by, recorded as
+  ``chosen``; ``export_f1`` is the chosen one's true F1) and the best F1 any threshold would
+  give (``best_f1``): an upper bound a person could not pick without the truth.
 
 DIAL (Jain, Sarawagi and Sen, PVLDB 2022: RoBERTa on a GPU, 1,408 labels) reports F1 0.898 on
 Walmart-Amazon and 0.991 on DBLP-ACM; its copy of Walmart-Amazon lists 1,154 matches, ours 853.
@@ -71,14 +71,6 @@ def best_f1(ids: np.ndarray, scores: np.ndarray, positives: np.ndarray) -> dict:
             "candidate_recall": float(hit[-1] / len(positives)) if len(ids) else 0.0}
 
 
-def apply_answers(ids: np.ndarray, chosen: np.ndarray, labels) -> np.ndarray:
-    """``chosen`` (a mask over ``ids``) with the person's yes added and no removed."""
-    said = labels.set_index("pair_id")["label"]
-    yes = said.index[said == 1].to_numpy(np.int64)
-    no = said.index[said == 0].to_numpy(np.int64)
-    return np.union1d(np.setdiff1d(ids[chosen], no), yes)
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("table", choices=sorted(TABLES) + sorted(ONE_TABLE))
@@ -100,10 +92,13 @@ def main(argv=None) -> int:
 
     import tempfile
 
-    from pairlab.models.concatbert import ConcatBERT
+    from pairlab.active.store import round_ids
+    from pairlab.models.cosinebert import CosineBERT
     from pairlab.models.training import TrainConfig
     from pairlab.session import LabelingSession
-    from pairlab.session.export import find_matches, label_frame, precision_threshold
+    from pairlab.session import matchers as pick
+    from pairlab.session.audit import SessionAudit
+    from pairlab.session.export import find_matches, label_frame
 
     folder = Path(args.folder or tempfile.mkdtemp(prefix=f"er-{args.table}-"))
     left, right, oracle = records(args.table)
@@ -119,37 +114,35 @@ def main(argv=None) -> int:
     seconds["session"] = time.perf_counter() - started
     pool, positives = session.pool, session.pool.positives
 
-    t = time.perf_counter()
-    exported = session.export(folder / "export", target_precision=args.target_precision)
+    t = time.perf_counter()  # the export as the session writes it, with the bi-encoder
+    session.export(folder / "export", target_precision=args.target_precision, matcher="bi-encoder")
     seconds["export"] = time.perf_counter() - t
     labels = label_frame(pool, session.store)
     answered = labels[labels["label"].isin((0, 1))]
-    matches = exported_ids(folder / "export" / "matches.csv", pool)
-    bi = {**quality(matches, positives), "threshold": exported["threshold"],
-          "expected_precision": exported.get("expected_precision")}
-
-    from pairlab.evaluation.candidates import neighbour_pairs
-    from pairlab.models.cosinebert import CosineBERT
-
     model = CosineBERT.load(folder / "export" / "model")
-    left = model.embed(pool.left_texts, show_progress=False)
-    right = left if pool.symmetric else model.embed(pool.right_texts, show_progress=False)
-    ids, cosine = neighbour_pairs(pool.space, left, right, m=args.candidate_m)
-    bi.update(best_f1(ids, cosine, positives))
-
-    t = time.perf_counter()
-    ce = ConcatBERT.train(*pool.texts(answered["pair_id"].to_numpy(np.int64)),
-                          answered["label"].to_numpy(), config=TrainConfig(
-                              epochs=args.ce_epochs, seed=args.seed, precision=args.precision,
-                              batch_order="length"))
-    seconds["cross_encoder_train"] = time.perf_counter() - t
-    t = time.perf_counter()
-    logits = ce.logits(*pool.texts(ids), batch_size=128, show_progress=True)
-    seconds["cross_encoder_score"] = time.perf_counter() - t
-    proba = 1.0 / (1.0 + np.exp(-logits))
-    threshold = precision_threshold(proba, args.target_precision)
-    cross = {**quality(apply_answers(ids, proba >= threshold, labels), positives),
-             "threshold": threshold, **best_f1(ids, logits, positives)}
+    found = pick.candidates(pool, model, args.candidate_m)
+    trained = np.unique(np.concatenate(round_ids(folder / "run")))
+    t = time.perf_counter()  # what matcher="auto" adds: the cross-encoder and the audit's choice
+    bi = pick.bi_encoder(model, found, args.target_precision)
+    training = answered[np.isin(answered["pair_id"], trained)]
+    options = [bi]
+    if pick.untrainable(training["label"]) is None:
+        options.append(pick.cross_encoder(pool, found, training, args.target_precision, config=TrainConfig(
+            epochs=args.ce_epochs, seed=args.seed, precision=args.precision, batch_order="length")))
+    estimate = SessionAudit(folder / "audit").estimate(session.store)
+    best, choice = pick.choose(
+        options, found, said_yes=np.sort(answered.loc[answered["label"] == 1, "pair_id"].to_numpy(np.int64)),
+        labelled=np.sort(labels["pair_id"].to_numpy(np.int64)), trained=trained,
+        audit=SessionAudit(folder / "audit"), store=session.store,
+        total=estimate["total"] if estimate else None)
+    seconds["cross_encoder_and_choice"] = time.perf_counter() - t
+    scored = {}
+    for matcher in options:
+        frame, decided = find_matches(found.ids, matcher, labels, pool)
+        scored[matcher.name] = {**quality(np.sort(frame["pair_id"].to_numpy(np.int64)), positives),
+                                "threshold": matcher.threshold, "audit_estimate": matcher.estimate,
+                                "expected_precision": decided["expected_precision"],
+                                **best_f1(found.ids, matcher.proba, positives)}
 
     out = {"table": args.table, "strategy": args.strategy, "seed": args.seed,
            "budget": args.budget, "batch": args.batch, "candidate_m": args.candidate_m,
@@ -159,15 +152,16 @@ def main(argv=None) -> int:
            "true_matches": int(len(positives)), "rounds": len(result["records"]),
            "label_recall": float(np.isin(answered.loc[answered["label"] == 1, "pair_id"],
                                          positives).sum() / len(positives)),
-           "bi_encoder": bi, "cross_encoder": cross, "seconds": {k: round(v, 1) for k, v in seconds.items()},
+           "matchers": scored, "chosen": choice, "export_f1": scored[best.name]["f1"],
+           "seconds": {k: round(v, 1) for k, v in seconds.items()},
            "round_seconds": [r["seconds"] for r in result["records"]],
            "estimate": session.estimate().get("sentence"),
            "coverage": session.coverage_checks(),
            "reference": DIAL.get(args.table), "cpus": os.cpu_count()}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
-    print(json.dumps({k: out[k] for k in ("labels", "positives_labelled", "bi_encoder",
-                                          "cross_encoder", "seconds")}, indent=1))
+    print(json.dumps({k: out[k] for k in ("labels", "positives_labelled", "matchers", "chosen",
+                                          "export_f1", "seconds")}, indent=1))
     return 0
 
 
@@ -194,13 +188,6 @@ def records(table: str):
     return (load_items(folder / left_file, text=fields, id="id", name=left_file.split(".")[0]),
             load_items(folder / right_file, text=fields, id="id", name=right_file.split(".")[0]),
             folder / "matches.csv")
-
-
-def exported_ids(path: Path, pool) -> np.ndarray:
-    import pandas as pd
-
-    matches = pd.read_csv(path, dtype={"left_id": str, "right_id": str})
-    return np.sort(pool.pair_ids(matches["left_id"].to_numpy(object), matches["right_id"].to_numpy(object)))
 
 
 if __name__ == "__main__":

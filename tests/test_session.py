@@ -206,3 +206,18 @@ def test_an_oracle_session_with_an_audit_estimates_the_matches_it_has_not_found(
     assert "of the matches found" in estimate["sentence"]
     table = session.estimate_table()
     assert list(table["round"].dropna()) == [4] and len(table) == 2  # round 4 (12 answers), one call
+
+
+def test_no_audit_from_a_model_that_saw_one_answer(tmp_path):
+    """A model trained on matches only (an easy table's first labels) keeps its trained head as
+    calibration: its scores cannot stratify an audit, so none is drawn and the reason is kept."""
+    from types import SimpleNamespace
+
+    from pairlab.session.audit import SessionAudit, one_class
+
+    model = SimpleNamespace(info={"calibration": "trained head (one class labelled: nothing to refit)"})
+    assert one_class(model) and not one_class(SimpleNamespace(info={"calibration": "refitted"}))
+    audit = SessionAudit(tmp_path / "audit")
+    ids, strata = audit(2, SimpleNamespace(model=model), np.arange(3), 5)
+    assert len(ids) == len(strata) == 0 and audit.rounds() == []
+    assert audit.skipped()[0]["round"] == 2 and "one answer only" in audit.skipped()[0]["why"]

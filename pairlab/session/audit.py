@@ -49,6 +49,10 @@ class SessionAudit:
         if round < MIN_ROUND or state.model is None or n <= 0:
             return np.empty(0, np.int64), np.empty(0, np.int64)
         model = state.model
+        if one_class(model):  # its probabilities were never fitted to both answers
+            self._note(round, "the model saw one answer only (all matches or all non-matches): "
+                              "its scores cannot stratify an audit")
+            return np.empty(0, np.int64), np.empty(0, np.int64)
         left, right = state.embeddings(model)
         calibration = model.calibration
         threshold = calibration.mean + calibration.std * (-calibration.bias / calibration.weight)
@@ -103,6 +107,18 @@ class SessionAudit:
         scalars = {k: values.pop(k).item() for k in ("prior", "strength", "design_variance")}
         return Audit(**values, **scalars), excluded, excluded_stratum
 
+    def _note(self, round: int, why: str) -> None:
+        from ..io import write_json
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        write_json(self.folder / f"skipped_round_{round:02d}.json", {"round": round, "why": why})
+
+    def skipped(self) -> list[dict]:
+        """The rounds that drew no audit, and why."""
+        from ..io import read_json
+
+        return [read_json(p) for p in sorted(self.folder.glob("skipped_round_*.json"))]
+
     def rounds(self) -> list[int]:
         return sorted(int(p.stem.split("_")[1]) for p in self.folder.glob("round_*.npz"))
 
@@ -141,6 +157,12 @@ class SessionAudit:
                 "audit_labels": int(sum(len(y) for y in labels)),
                 "audit_positives": int(sum(int(y.sum()) for y in labels)),
                 "audit_rounds": len(audits)}
+
+
+def one_class(model) -> bool:
+    """Whether ``model`` was trained on one answer only, so that its calibration is the trained
+    head's, never fitted to both (:meth:`CosineBERT.train`)."""
+    return "one class" in str(getattr(model, "info", {}).get("calibration", ""))
 
 
 def _found(store: SessionStore) -> int:

@@ -128,8 +128,11 @@ def export_session(session, folder: Path, *, target_precision: float = 0.9, m: i
     options = [pick.bi_encoder(model, found, target_precision)]
     trained = np.unique(np.concatenate([np.empty(0, np.int64), *round_ids(session.folder / "run")]))
     answered = labels[labels["label"].isin((0, 1))]
-    if matcher != "bi-encoder":
-        training = answered[isin_sorted(answered["pair_id"].to_numpy(np.int64), trained)]
+    training = answered[isin_sorted(answered["pair_id"].to_numpy(np.int64), trained)]
+    skipped = pick.untrainable(training["label"]) if matcher != "bi-encoder" else None
+    if matcher == "cross-encoder" and skipped:
+        raise ValueError(f"matcher='cross-encoder': {skipped}")
+    if matcher != "bi-encoder" and not skipped:
         options.append(pick.cross_encoder(session.pool, found, training, target_precision,
                                           model=config.model, config=TrainConfig(
                                               epochs=cross_encoder_epochs, seed=config.seed,
@@ -146,6 +149,8 @@ def export_session(session, folder: Path, *, target_precision: float = 0.9, m: i
     if matcher != "auto":
         best = next(o for o in options if o.name == matcher)
         choice = {"chosen": matcher, "why": "asked for"}
+    elif skipped:
+        choice["why"] = f"{skipped}; {choice['why']}"
     matches, decided = find_matches(found.ids, best, labels, session.pool)
     write_atomic(folder / "matches.csv", lambda tmp: matches.drop(columns="pair_id").to_csv(tmp, index=False))
     out.update(matches=int(len(matches)), target_precision=target_precision,

@@ -22,7 +22,7 @@ import numpy as np
 from ..data.pairs import isin_sorted
 
 __all__ = ["MATCHERS", "Candidates", "Matcher", "candidates", "bi_encoder", "cross_encoder",
-           "audit_counts", "choose"]
+           "untrainable", "audit_counts", "choose"]
 
 MATCHERS = ("auto", "bi-encoder", "cross-encoder")
 
@@ -77,13 +77,22 @@ def cross_encoder(pool, found: Candidates, labels, target_precision: float, *, c
 
     ids = labels["pair_id"].to_numpy(np.int64)
     y = labels["label"].to_numpy()
-    if len(np.unique(y)) < 2:
-        raise ValueError("the cross-encoder needs both answers among the training labels: "
-                         f"{len(y)} labels, all {'matches' if len(y) and y[0] == 1 else 'non-matches'}")
+    if (why := untrainable(y)) is not None:
+        raise ValueError(why)
     trained = ConcatBERT.train(*pool.texts(ids), y, model=model, config=config)
     logits = trained.logits(*pool.texts(found.ids), batch_size=128, show_progress=True)
     proba = 1.0 / (1.0 + np.exp(-logits))
     return Matcher("cross-encoder", proba, precision_threshold(proba, target_precision))
+
+
+def untrainable(labels) -> str | None:
+    """Why a cross-encoder cannot learn from these 0/1 ``labels`` (None: it can): it needs both
+    answers (an easy table's first labels are often all matches)."""
+    y = np.asarray(labels)
+    if len(np.unique(y)) < 2:
+        kind = "matches" if len(y) and y[0] == 1 else "non-matches"
+        return f"the cross-encoder needs both answers to learn from: all {len(y)} training labels are {kind}"
+    return None
 
 
 def audit_counts(audit, store, predicted: np.ndarray, held: np.ndarray) -> dict | None:

@@ -182,7 +182,10 @@ class LabelingSession:
             return estimate
         counts = self.counts()
         audit = SessionAudit(self.folder / "audit")
+        skipped = audit.skipped()
         why = ("audit_share is 0: no audit pairs are drawn" if not self.audit_share else
+               f"no audit yet: in round {skipped[-1]['round']}, {skipped[-1]['why']}"
+               if skipped and not audit.rounds() else
                "the audit starts in round 2, with the first trained model" if not audit.rounds()
                else f"{audit.audit_answers(self.store)} audit answers so far; the estimate needs "
                     f"{audit.n_strata}, one for each score stratum")
