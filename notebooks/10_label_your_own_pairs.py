@@ -124,13 +124,20 @@ display(session.estimate_table())
 # ## 4. What you came for
 #
 # `export` writes `labels.csv` (every answer), the model (a sentence-transformers folder),
-# `matches.csv` (every pair of the whole collection the model calls a match at the threshold for
-# `target_precision`, with your answers applied) and, for one table, `clusters.csv`.
+# `matches.csv` (every pair of the whole collection the matcher calls a match at the threshold
+# for `target_precision`, with your answers applied) and, for one table, `clusters.csv`.
+#
+# Which matcher: the session's bi-encoder scores each record's nearest neighbours; a
+# cross-encoder (both records in one input: slower, and usually sharper on near misses) trained
+# on the same labels re-scores those candidates. The audit pairs were never trained on, so they
+# can judge both: the export keeps the one whose matches the audit estimates the higher F1.
 
 # %%
 out = Path(export_dir) if export_dir else ctx.path("10_export")
 exported = session.export(out, target_precision=target_precision)
-print({k: v for k, v in exported.items() if k != "folder"}, "->", ctx.shown(out))
+print(f"matcher: {exported['chosen']} ({exported['why']})")
+print(pd.DataFrame(exported["estimates"]).T.round(3).to_string())
+print({k: v for k, v in exported.items() if k not in ("folder", "estimates", "why")}, "->", ctx.shown(out))
 display(session.largest_clusters(out) if right is None else session.matches_frame(out).head(10))
 
 # %% [markdown]

@@ -250,9 +250,12 @@ class LabelingSession:
         out = {"labels": counts["labels"], "positives": counts["positives"],
                "unsure": counts["unsure"], "rounds": len(result.get("records", [])),
                "matches": exported.get("matches"), "clusters": exported.get("clusters"),
-               "threshold": exported.get("threshold")}
+               "threshold": exported.get("threshold"), "matcher": exported.get("chosen"),
+               "matcher_estimates": exported.get("estimates")}
+        from .audit import SessionAudit
+
         estimate = self.estimate()
-        out["audit_labels"] = estimate.get("audit_labels", 0)
+        out["audit_labels"] = SessionAudit(self.folder / "audit").audit_answers(self.store)
         out["est_positives"] = {"point": estimate["total"], "ci": estimate.get("total_ci")}
         out["est_recall"] = {"point": estimate.get("recall_found"), "ci": estimate.get("recall_found_ci")}
         out["est_sentence"] = estimate["sentence"]
