@@ -57,6 +57,9 @@ def test_the_choice_is_the_higher_estimated_f1(audited):
     assert loose.estimate["precision_unlabelled"] == pytest.approx(50 / (50 + 2 * 25 + 2 * 2500))
     assert precise.estimate["predicted"] == 1 and loose.estimate["predicted"] == 2  # 20; 20, 21
     assert precise.estimate["f1"] == pytest.approx(2 * (3 + 1) / (4 + 10))
+    choose([precise], found, said_yes=np.array([1, 2, 11]), labelled=np.array([1, 2, 3, 4, 11, 12, 13, 14]),
+           trained=np.empty(0, np.int64), audit=audit, store=store, total=2.0)
+    assert precise.estimate["recall"] == 1.0 and precise.estimate["f1"] <= 1.0  # total below found
 
 
 def test_without_an_estimated_total_the_bi_encoder_is_kept(audited):

@@ -140,8 +140,9 @@ def choose(matchers: list[Matcher], found: Candidates, *, said_yes: np.ndarray,
             seen = counts["tp"] + counts["fp"]
             precision = counts["tp"] / seen if seen > 0 else None
             tp = len(said_yes) + (precision or 0.0) * len(predicted)
+            matching = max(total, tp)  # the estimated total cannot be below what is found
             estimate.update(counts, precision_unlabelled=precision,
-                            f1=2 * tp / (estimate["exported"] + total), recall=tp / total)
+                            f1=2 * tp / (estimate["exported"] + matching), recall=tp / matching)
         matcher.estimate = estimate
     scored = [m for m in matchers if m.estimate.get("f1") is not None]
     if not scored:
