@@ -5,6 +5,7 @@ raw logits: a sigmoid saturates to exactly 1.0 in float32 for confident pairs an
 """
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -12,12 +13,32 @@ import numpy as np
 
 from .embed import cached_array, loading, saved_model, text_digest
 from .inference import backend, cache_tag, for_inference
-from .training import (TrainConfig, default_device, pair_dataset, training_arguments,
-                       training_attention)
+from .training import (TrainConfig, default_device, pair_dataset, quiet_progress,
+                       training_arguments, training_attention)
 
 __all__ = ["ConcatBERT"]
 
 INFO_FILE = "pairlab_info.json"
+
+
+@contextlib.contextmanager
+def _expected_notices():
+    """Silence what loading a bi-encoder checkpoint as a fresh cross-encoder always reports:
+    sentence-transformers' "Converting ... to CrossEncoder" and transformers' load report of
+    the classifier weights it initialises (the new head is the point). Errors still show."""
+    import logging
+
+    from transformers.utils import logging as hf_logging
+
+    st = logging.getLogger("sentence_transformers")
+    was = (hf_logging.get_verbosity(), st.level)
+    hf_logging.set_verbosity_error()
+    st.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(was[0])
+        st.setLevel(was[1])
 
 
 class ConcatBERT:
@@ -36,7 +57,7 @@ class ConcatBERT:
         from sentence_transformers import CrossEncoder
 
         torch.manual_seed(seed)  # the head's initialisation
-        with loading(model) as name:
+        with loading(model) as name, _expected_notices(), quiet_progress():
             ce = CrossEncoder(name, num_labels=1, max_length=max_seq_length,
                               device=device or default_device())
         return cls(ce, info={"model": str(model), "trained_on": 0})
