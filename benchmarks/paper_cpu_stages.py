@@ -89,6 +89,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="archived run folders")
     parser.add_argument("--out", required=True)
+    parser.add_argument("--rates-from", type=Path, default=None,
+                        help="take the matmul rates from a train_speed.json measured on a quiet "
+                             "machine instead of measuring them now")
     args = parser.parse_args(argv)
     import torch
 
@@ -96,11 +99,15 @@ def main(argv=None) -> int:
     from pairlab.models.embed import load_encoder
 
     torch.set_num_threads(os.cpu_count() or 1)
-    rates = {d: matmul_rate(d) for d in ("fp32", "bf16")}
+    if args.rates_from:
+        rates = {d: g * 1e9 for d, g in json.loads(args.rates_from.read_text())["matmul_gflops"].items()}
+    else:
+        rates = {d: matmul_rate(d) for d in ("fp32", "bf16")}
     encoder = load_encoder(None)
     flops_per_token = 2 * sum(p.numel() for n, p in encoder.named_parameters() if "embeddings" not in n)
     pool = load_task("wikiqa")["train"]
     out = {"matmul_gflops": {d: round(r / 1e9, 1) for d, r in rates.items()},
+           "matmul_from": str(args.rates_from) if args.rates_from else "measured now",
            "flops_per_token_forward": flops_per_token, "load_average": os.getloadavg(),
            "cpus": os.cpu_count(),
            "runs": [run_table(folder, pool, rates, flops_per_token) for folder in args.runs]}
