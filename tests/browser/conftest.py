@@ -199,6 +199,21 @@ def menu(page, top: str, item: str) -> None:
     page.locator(".lm-Menu-itemLabel", has_text=item).first.click()
 
 
+def restart_and_rerun(page, ready: str, timeout_ms: int = 120_000) -> None:
+    """Restart the notebook's kernel and run every cell again, as a person would after a
+    crash; returns once an output reads ``ready`` followed by a new kernel's PID (the cells
+    print ``ready`` and ``os.getpid()``)."""
+    pid = page.locator(".jp-OutputArea-output", has_text=ready).first.inner_text().split()[-1]
+    menu(page, "Kernel", "Restart Kernel…")
+    page.locator(".jp-Dialog .jp-mod-accept").click()
+    page.locator("#jp-main-statusbar", has_text="Idle").wait_for()
+    menu(page, "Run", "Run All Cells")
+    page.wait_for_function(
+        "([ready, pid]) => [...document.querySelectorAll('.jp-OutputArea-output')].some(e => "
+        "e.innerText.includes(ready) && !e.innerText.includes(pid))", arg=[ready, pid],
+        timeout=timeout_ms)
+
+
 @pytest.fixture(autouse=True)
 def screenshot_on_failure(request):
     yield

@@ -26,7 +26,7 @@ import nbformat
 import numpy as np
 import pytest
 
-from .conftest import HERE, ROOT, SCREENSHOTS, menu, open_notebook
+from .conftest import HERE, ROOT, SCREENSHOTS, open_notebook, restart_and_rerun
 from .fake_worker import is_match, round_pairs, texts
 from .widgets_notebook import kernel_notebook
 
@@ -296,15 +296,7 @@ def test_a_kernel_restart_mid_batch_continues_at_the_first_unanswered_pair(sessi
     page = session.page
     session.label_until(lambda: session.answered(asked(2)[:5]))  # round 1's spares, then 5
     before = {p for (p,) in session.sql("SELECT DISTINCT pair_id FROM answers")}
-    pid = page.locator(".jp-OutputArea-output", has_text="LABELLER READY").first.inner_text().split()[-1]
-    menu(page, "Kernel", "Restart Kernel…")
-    page.locator(".jp-Dialog .jp-mod-accept").click()
-    page.locator("#jp-main-statusbar", has_text="Idle").wait_for()
-    menu(page, "Run", "Run All Cells")
-    page.wait_for_function(
-        "pid => [...document.querySelectorAll('.jp-OutputArea-output')].some(e => "
-        "e.innerText.includes('LABELLER READY') && !e.innerText.includes(pid))", arg=pid,
-        timeout=120_000)
+    restart_and_rerun(page, "LABELLER READY")
     session.observe()
     _, pair = session.view()
     assert pair == session.first_open() == next(p for p in asked(2) if not session.answered([p]))

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .conftest import ROOT, menu, open_notebook
+from .conftest import ROOT, open_notebook, restart_and_rerun
 from .widgets_notebook import kernel_notebook
 
 RECORDS = ROOT / "fixtures" / "records"
@@ -137,15 +137,7 @@ def test_a_kernel_restart_mid_round_2_resumes_at_the_first_unanswered_pair(perso
                  len(person.sql("SELECT pair_id FROM answers a JOIN queue q USING (pair_id) "
                                 "WHERE q.round = 2")) >= 3)
     before = {p for p, _ in person.rows()}
-    pid = page.locator(".jp-OutputArea-output", has_text="SESSION READY").first.inner_text().split()[-1]
-    menu(page, "Kernel", "Restart Kernel…")
-    page.locator(".jp-Dialog .jp-mod-accept").click()
-    page.locator("#jp-main-statusbar", has_text="Idle").wait_for()
-    menu(page, "Run", "Run All Cells")
-    page.wait_for_function(
-        "pid => [...document.querySelectorAll('.jp-OutputArea-output')].some(e => "
-        "e.innerText.includes('SESSION READY') && !e.innerText.includes(pid))", arg=pid,
-        timeout=120_000)
+    restart_and_rerun(page, "SESSION READY")
     deadline = time.monotonic() + 60
     while (pair := person.on_show()) is None:
         assert time.monotonic() < deadline, f"nothing on show; worker: {person.status('worker')}"
