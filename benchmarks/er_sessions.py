@@ -48,18 +48,6 @@ DIAL = {"walmart_amazon": {"dial": 0.898, "random": 0.588},
         "dblp_acm": {"dial": 0.991, "random": 0.978}}
 
 
-def quality(ids: np.ndarray, positives: np.ndarray) -> dict:
-    """Precision, recall and F1 of the sorted pair ids ``ids`` against ``positives``."""
-    from pairlab.data.pairs import isin_sorted
-
-    hit = int(isin_sorted(np.sort(ids), positives).sum())
-    precision = hit / len(ids) if len(ids) else 0.0
-    recall = hit / len(positives)
-    f1 = 2 * precision * recall / (precision + recall) if hit else 0.0
-    return {"matches": int(len(ids)), "true_matches": hit, "precision": precision,
-            "recall": recall, "f1": f1}
-
-
 def best_f1(ids: np.ndarray, scores: np.ndarray, positives: np.ndarray) -> dict:
     """The best F1 over every threshold on ``scores`` (candidates ``ids``): an upper bound."""
     order = np.argsort(-scores, kind="stable")
@@ -98,7 +86,7 @@ def main(argv=None) -> int:
     from pairlab.session import LabelingSession
     from pairlab.session import matchers as pick
     from pairlab.session.audit import SessionAudit
-    from pairlab.session.export import find_matches, label_frame
+    from pairlab.session.export import find_matches, label_frame, pair_quality
 
     folder = Path(args.folder or tempfile.mkdtemp(prefix=f"er-{args.table}-"))
     left, right, oracle = records(args.table)
@@ -139,7 +127,7 @@ def main(argv=None) -> int:
     scored = {}
     for matcher in options:
         frame, decided = find_matches(found.ids, matcher, labels, pool)
-        scored[matcher.name] = {**quality(np.sort(frame["pair_id"].to_numpy(np.int64)), positives),
+        scored[matcher.name] = {**pair_quality(frame["pair_id"].to_numpy(np.int64), positives),
                                 "threshold": matcher.threshold, "audit_estimate": matcher.estimate,
                                 "expected_precision": decided["expected_precision"],
                                 **best_f1(found.ids, matcher.proba, positives)}

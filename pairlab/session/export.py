@@ -16,7 +16,7 @@ from ..data.pairs import isin_sorted
 from ..io import write_atomic, write_json
 
 __all__ = ["export_session", "label_frame", "find_matches", "clusters", "precision_threshold",
-           "match_quality"]
+           "match_quality", "pair_quality"]
 
 LABELS = {1: "match", 0: "no match", -1: "unsure"}
 
@@ -164,18 +164,26 @@ def export_session(session, folder: Path, *, target_precision: float = 0.9, m: i
     return out
 
 
+def pair_quality(ids, positives) -> dict:
+    """Precision, recall and F1 of the pair ids ``ids`` against the sorted ``positives``."""
+    ids = np.sort(np.asarray(ids, np.int64))
+    hit = int(isin_sorted(ids, positives).sum())
+    precision = hit / len(ids) if len(ids) else 0.0
+    recall = hit / len(positives)
+    f1 = 2 * precision * recall / (precision + recall) if hit else 0.0
+    return {"matches": int(len(ids)), "true_matches": hit, "precision": precision,
+            "recall": recall, "f1": f1}
+
+
 def match_quality(session, exported: dict) -> dict:
     """Precision, recall and F1 of an export's matches against the pool's truth (a simulation),
     and the recall of the matches the person's labels found (``true_recall``)."""
     matches = pd.read_csv(Path(exported["folder"]) / "matches.csv", dtype={"left_id": str, "right_id": str})
     pool = session.pool
-    ids = np.sort(pool.pair_ids(matches["left_id"].to_numpy(object), matches["right_id"].to_numpy(object)))
-    hit = int(isin_sorted(ids, pool.positives).sum())
-    precision = hit / len(ids) if len(ids) else 0.0
-    recall = hit / len(pool.positives)
-    f1 = 2 * precision * recall / (precision + recall) if hit else 0.0
+    scored = pair_quality(pool.pair_ids(matches["left_id"].to_numpy(object),
+                                        matches["right_id"].to_numpy(object)), pool.positives)
     found = session.store.history().drop_duplicates("pair_id", keep="last")
     yes = np.sort(found.loc[found["label"] == 1, "pair_id"].to_numpy(np.int64))
-    return {"precision": precision, "recall": recall, "f1": f1,
+    return {k: scored[k] for k in ("precision", "recall", "f1")} | {
             "true_recall": float(isin_sorted(yes, pool.positives).sum() / len(pool.positives)),
             "true_positives": int(len(pool.positives))}
