@@ -7,7 +7,8 @@ import pytest
 from conftest import clustered_pool
 from pairlab.data.pairs import PairSpace, as_id_set, isin_sorted
 from pairlab.evaluation.audit import draw_audit, stratify
-from pairlab.evaluation.audit_estimate import combine_rounds, coverage, estimate, estimate_wald
+from pairlab.evaluation.audit_estimate import (combine_rounds, coverage, estimate, estimate_wald,
+                                               replay_coverage)
 from pairlab.evaluation.audit_prior import allocate, expected_variance, rate_prior
 
 
@@ -278,6 +279,29 @@ def test_a_miscalibrated_prior_is_corrected_by_recalibration():
                             n_draws=1000)["coverage"]["recall_found"]
             for prior in ("calibrated", "recalibrated")}
     assert runs["calibrated"] < 0.5 and runs["recalibrated"] >= 0.85, runs
+
+
+def test_a_recorded_check_replays_to_the_same_coverage():
+    """The per-stratum record of a coverage check replays it from counts alone: the frame is
+    the truth's (positives per stratum add up), and hypergeometric counts give the same
+    coverage, estimate and width as drawing pairs, within the noise of the repeats."""
+    space, left, right, positives = asymmetric_pool(n_left=60, n_right=800, seed=3)
+    fitted = fitted_probability(space, left, right, positives)
+    strata = stratify(space, left, right, probability=lambda s: fitted(s) / 10, first=20,
+                      n_strata=8, max_enumerated=2000)
+    labelled = as_id_set(np.argsort(-strata.scorer(np.arange(space.n_pairs)))[:60])
+    drawn = coverage(strata, positives, labelled, 30, repeats=200, n_draws=1000, seed=1)
+    frame = drawn["strata"]
+    assert sum(frame["known"]) + sum(frame["positives_unlabelled"]) == len(positives)
+    assert frame["unlabelled"] == (strata.sizes - np.bincount(
+        strata.stratum_of(labelled), minlength=strata.n_strata)).tolist()
+    replayed = replay_coverage(frame, 30, repeats=200, n_draws=1000, seed=2)
+    assert replayed["truth"] == {k: drawn["truth"][k] for k in ("total", "recall_found")}
+    assert replayed["audit_size"] == 30
+    for key in ("total", "recall_found"):
+        assert abs(replayed["coverage"][key] - drawn["coverage"][key]) < 0.1, (key, drawn, replayed)
+        assert replayed["mean_estimate"][key] == pytest.approx(drawn["mean_estimate"][key], rel=0.1)
+        assert replayed["mean_width"][key] == pytest.approx(drawn["mean_width"][key], rel=0.15)
 
 
 # --- bad input ---------------------------------------------------------------------------------

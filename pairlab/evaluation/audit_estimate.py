@@ -31,9 +31,9 @@ import numpy as np
 
 from ..data.pairs import isin_sorted
 from .audit import Audit, AuditStrata, draw_audit
-from .audit_prior import rate_prior
+from .audit_prior import allocate, expected_variance, rate_prior
 
-__all__ = ["estimate", "estimate_wald", "combine_rounds", "coverage"]
+__all__ = ["estimate", "estimate_wald", "combine_rounds", "coverage", "replay_coverage"]
 
 
 def estimate(audit: Audit, labels, *, found=None, level: float = 0.95, n_draws: int = 10_000,
@@ -154,9 +154,11 @@ def coverage(strata: AuditStrata, positives, labelled, n: int, *, repeats: int =
     points = {key: [] for key in truth}
     extra = {"audit_positives": [], "prior_weight": []}
     start = time.perf_counter()
+    frame = None
     for _ in range(repeats):
         audit = draw_audit(strata, n, labelled, labels, seed=rng, prior=prior, strength=strength,
                            floor=floor)
+        frame = frame or _frame(audit, strata, positives)
         y = isin_sorted(audit.ids, positives).astype(np.int64)
         est = (estimate(audit, y, found=found, level=level, n_draws=n_draws, seed=rng)
                if method == "bayes" else estimate_wald(audit, y, found=found, level=level))
@@ -172,7 +174,64 @@ def coverage(strata: AuditStrata, positives, labelled, n: int, *, repeats: int =
             "mean_estimate": {k: float(np.mean(v)) for k, v in points.items()},
             "truth": truth, "mean_audit_positives": float(np.mean(extra["audit_positives"])),
             "mean_prior_weight": float(np.mean(extra["prior_weight"])), "repeats": repeats,
-            "audit_size": n, "seconds": time.perf_counter() - start}
+            "audit_size": n, "strata": frame, "seconds": time.perf_counter() - start}
+
+
+def _frame(audit: Audit, strata: AuditStrata, positives) -> dict:
+    """Per stratum, what every fresh audit of a coverage check shares: the design's frame
+    (``sizes``, ``unlabelled``, ``known``, ``rates``, ``predicted``) and the truth it samples
+    from (``positives_unlabelled``: the true positives among the unlabelled pairs). The
+    estimator reads counts only, so these replay any prior's coverage without the pairs."""
+    true = np.bincount(strata.stratum_of(positives), minlength=strata.n_strata)
+    return {"sizes": audit.sizes.tolist(), "unlabelled": audit.unlabelled.tolist(),
+            "known": audit.known.tolist(), "rates": audit.rates.tolist(),
+            "predicted": audit.predicted.tolist(),
+            "positives_unlabelled": (true - audit.known).tolist()}
+
+
+def replay_coverage(frame: dict, n: int, *, repeats: int = 1000, seed: int = 0,
+                    prior: str = "recalibrated", strength: float = 1.0, floor: int = 1,
+                    level: float = 0.95, n_draws: int = 2000) -> dict:
+    """:func:`coverage` from a check's per-stratum record (its ``"strata"``): each fresh audit's
+    hits per stratum are hypergeometric (``n_h`` drawn without replacement from ``M_h``
+    unlabelled pairs holding ``P_h`` positives), exactly the counts a draw of pairs gives, and
+    the estimator reads counts only. So a recorded check replays under another ``prior`` or
+    audit size ``n`` without the pairs or the model. Returns the same keys as
+    :func:`coverage` (the model's precision and recall left out) without ``"strata"``."""
+    sizes, m = np.asarray(frame["sizes"], np.int64), np.asarray(frame["unlabelled"], np.int64)
+    known, rates = np.asarray(frame["known"], np.int64), np.asarray(frame["rates"], np.float64)
+    p_unl = np.asarray(frame["positives_unlabelled"], np.int64)
+    found, truth_total = int(known.sum()), float(known.sum() + p_unl.sum())
+    truth = {"total": truth_total, "recall_found": found / truth_total if truth_total else float("nan")}
+    belief = rate_prior(rates, prior=prior, strength=strength, sizes=m)
+    design = {"deviation_var": belief.deviation_var, "shared": belief.shared,
+              "shared_var": belief.shared_var}
+    alloc = allocate(m, belief.centre, n, floor=floor, **design)
+    audit = Audit(np.arange(alloc.sum(), dtype=np.int64), np.repeat(np.arange(len(m)), alloc),
+                  sizes, m, known, rates, np.asarray(frame["predicted"], bool), prior,
+                  float(strength), expected_variance(alloc, m, belief.centre, **design))
+    rng = np.random.default_rng(seed)
+    hits = {key: [] for key in truth}
+    widths, points, audit_positives, prior_weight = {k: [] for k in truth}, {k: [] for k in truth}, [], []
+    start = time.perf_counter()
+    for _ in range(repeats):
+        k = rng.hypergeometric(p_unl, m - p_unl, alloc) if alloc.sum() else np.zeros_like(alloc)
+        y = (np.arange(alloc.sum()) - np.repeat(np.cumsum(alloc) - alloc, alloc)
+             < np.repeat(k, alloc)).astype(np.int64)  # k_h ones at the start of each stratum
+        est = estimate(audit, y, found=found, level=level, n_draws=n_draws, seed=rng)
+        for key, value in truth.items():
+            lo, hi = est[f"{key}_ci"]
+            hits[key].append(lo - 1e-9 <= value <= hi + 1e-9)
+            widths[key].append(hi - lo)
+            points[key].append(est[key])
+        audit_positives.append(est["audit_positives"])
+        prior_weight.append(est["prior_weight"])
+    return {"coverage": {k: float(np.mean(v)) for k, v in hits.items()},
+            "mean_width": {k: float(np.mean(v)) for k, v in widths.items()},
+            "mean_estimate": {k: float(np.mean(v)) for k, v in points.items()},
+            "truth": truth, "mean_audit_positives": float(np.mean(audit_positives)),
+            "mean_prior_weight": float(np.mean(prior_weight)), "repeats": repeats,
+            "audit_size": int(alloc.sum()), "seconds": time.perf_counter() - start}
 
 
 def _truth(strata, positives, found) -> dict:
