@@ -17,7 +17,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: install data run test unit notebooks-smoke nbval test-browser test-reliability bench bench-ray docs lab sync clean
+.PHONY: install data run test unit notebooks-smoke nbval test-browser test-reliability bench bench-ray docs lab workshop sync clean
 
 install: $(VENV)/.installed
 
@@ -120,6 +120,11 @@ docs: install
 
 lab: install
 	$(BIN)/jupyter lab notebooks/
+
+# Participant copies for a workshop (WORKSHOP.md): workshop/NN_*.ipynb, every solution cell
+# replaced by an empty one and every output dropped; `make lab` still opens the full notebooks.
+workshop: install
+	$(BIN)/python -m pairlab.workshop
 
 clean:
 	rm -rf runs/smoke .pytest_cache

@@ -18,7 +18,7 @@ LAYERS = [  # bottom first; names are pairlab's top-level modules and subpackage
     {"experiments"},
     {"widgets"},
     {"session"},  # a person in the loop: the loop, the audit and the labelling widget
-    {"notebook", "profiles", "runner", "report"},
+    {"notebook", "profiles", "runner", "report", "workshop"},
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if p != PACKAGE / "__init__.py")

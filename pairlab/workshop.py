@@ -1,0 +1,152 @@
+"""Participant copies of the notebooks for a workshop: ``python -m pairlab.workshop`` (``make
+workshop``).
+
+Each exercise is a markdown cell tagged ``exercise`` (the task, and what to predict) followed by
+one code cell tagged ``solution``, which CI executes like any other cell (nbval). A participant
+copy keeps every cell but the solutions, each replaced by an empty code cell tagged
+``your-answer``, and drops all outputs, so the copy opens clean and runs from top to bottom
+(no later cell may read what a solution defines: :func:`check` enforces the pairing, the smoke
+run of the participant copies in the tests enforces the rest).
+
+    python -m pairlab.workshop                  # notebooks/NN_*.ipynb -> workshop/NN_*.ipynb
+    python -m pairlab.workshop --out elsewhere  # another folder
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+__all__ = ["EXERCISE", "SOLUTION", "ANSWER", "exercises", "check", "participant_copy", "write"]
+
+EXERCISE, SOLUTION, ANSWER = "exercise", "solution", "your-answer"
+PLACEHOLDER = "# Your answer here: the exercise above says what to write and what to check."
+
+
+def _tags(cell) -> list:
+    return list(cell.get("metadata", {}).get("tags", []))
+
+
+def exercises(nb) -> list[dict]:
+    """The exercises of notebook ``nb`` (an nbformat node) in order: ``{"title", "exercise",
+    "solution"}`` with the cells' indexes (``solution`` None where the exercise has none)."""
+    found = []
+    for i, cell in enumerate(nb.cells):
+        if EXERCISE in _tags(cell):
+            title = next((line.lstrip("# ").strip() for line in cell.source.splitlines()
+                          if line.strip()), "")
+            found.append({"title": title, "exercise": i, "solution": None})
+        elif SOLUTION in _tags(cell):
+            if not found or found[-1]["solution"] is not None:
+                raise ValueError(f"cell {i} is a solution without an exercise cell before it")
+            found[-1]["solution"] = i
+    return found
+
+
+def check(nb, name: str = "notebook") -> list[dict]:
+    """:func:`exercises`, each required to be a markdown cell followed (after any markdown) by
+    exactly one code solution; a clear error names the first that is not."""
+    found = exercises(nb)
+    for ex in found:
+        cell = nb.cells[ex["exercise"]]
+        if cell.cell_type != "markdown":
+            raise ValueError(f"{name}: exercise cell {ex['exercise']} must be markdown (the task)")
+        if ex["solution"] is None:
+            raise ValueError(f"{name}: exercise {ex['title']!r} has no solution cell")
+        between = nb.cells[ex["exercise"] + 1:ex["solution"]]
+        if nb.cells[ex["solution"]].cell_type != "code" or any(c.cell_type != "markdown" for c in between):
+            raise ValueError(f"{name}: the solution of {ex['title']!r} must be the first code cell "
+                             "after its exercise")
+    _independent(nb, found, name)
+    return found
+
+
+def _independent(nb, found, name) -> None:
+    """No cell after a solution reads a name only that solution defines: the participant copy,
+    without it, must still run from top to bottom (read from the source with ast)."""
+    solutions = {ex["solution"]: ex["title"] for ex in found}
+    defined, only_in = set(), {}
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        stored, loaded = _names(cell.source)
+        if i in solutions:
+            only_in.update({n: solutions[i] for n in stored - defined})
+            continue
+        late = sorted(n for n in loaded & set(only_in) if n not in defined)
+        if late:
+            raise ValueError(f"{name}: cell {i} reads {late}, defined only by the solution of "
+                             f"{only_in[late[0]]!r}: participants will not have it")
+        defined |= stored
+
+
+def _names(source: str) -> tuple[set, set]:
+    """(names bound at the top level, names read anywhere) of a code cell; IPython magics and
+    shell lines are skipped."""
+    import ast
+
+    code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                     for line in source.splitlines())
+    tree = ast.parse(code)
+    stored, loaded = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (stored if isinstance(node.ctx, ast.Store) else loaded).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stored.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            stored |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return stored, loaded
+
+
+def participant_copy(nb):
+    """A copy of ``nb`` with every solution cell replaced by an empty, tagged code cell and
+    every output dropped."""
+    import copy
+
+    import nbformat
+
+    out = copy.deepcopy(nb)
+    cells = []
+    for cell in out.cells:
+        if SOLUTION in _tags(cell):
+            cell = nbformat.v4.new_code_cell(PLACEHOLDER, metadata={"tags": [ANSWER]})
+        elif cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+        cells.append(cell)
+    out.cells = cells
+    return out
+
+
+def write(notebooks, out_dir) -> list[tuple[Path, int]]:
+    """Participant copies of ``notebooks`` (paths of .ipynb files) in ``out_dir``; every
+    notebook's exercises are checked first. Returns each written path with its exercises."""
+    import nbformat
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in notebooks:
+        path = Path(path)
+        nb = nbformat.read(path, as_version=4)
+        n = len(check(nb, path.name))
+        target = out_dir / path.name
+        nbformat.write(participant_copy(nb), target)
+        written.append((target, n))
+    return written
+
+
+def main(argv=None) -> int:
+    root = Path(__file__).resolve().parents[1]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(root / "workshop"),
+                        help="the folder for the participant copies (default: workshop/)")
+    args = parser.parse_args(argv)
+    for path, n in write(sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")), args.out):
+        shown = path.relative_to(root) if path.is_relative_to(root) else path
+        print(f"{shown}: {n} exercise(s), solutions removed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
