@@ -45,10 +45,10 @@
 # notebook 03 finished with the same settings are read back, not recomputed.
 
 # %%
-from IPython.display import display
+from IPython.display import Markdown, display
 from pairlab import experiments
 from pairlab.active import PrintLog
-from pairlab.experiments import adaptivity, adaptivity_findings, encoders
+from pairlab.experiments import adaptivity, adaptivity_findings, encoders, findings
 from pairlab.widgets import adaptivity_plots, plots
 from pairlab.widgets.dashboard import RunDashboard
 from pairlab.notebook import setup
@@ -306,7 +306,8 @@ print(enc_overlap.pivot_table(index=["strategy", "seed"], columns="round", value
 # NBVAL_CHECK_OUTPUT
 metrics = adaptivity.adaptivity_metrics(curves, budget_regime, efficiency, separation, zero, table, trend,
                                         [recall, enc_recall], [overlap, enc_overlap])
-print("\n".join(adaptivity_findings.verdicts(metrics) + [""] + adaptivity_findings.findings(metrics)))
+display(Markdown(findings.render(findings.adaptivity(metrics))))
+print("\n".join(adaptivity_findings.findings(metrics)))
 
 # %% [markdown]
 # ## 4. Record the metrics

@@ -26,7 +26,7 @@ __all__ = ["DOCUMENTS", "PROFILE_ORDER", "bench_table", "collect", "default_prof
 # document -> its template (paths relative to the project root)
 DOCUMENTS = {"README.md": "docs/README.md.j2", "RESULTS.md": "docs/RESULTS.md.j2",
              "benchmarks/README.md": "docs/benchmarks.md.j2", "RELIABILITY.md": "docs/RELIABILITY.md.j2",
-             "docs/ray.md": "docs/ray.md.j2"}
+             "docs/ray.md": "docs/ray.md.j2", "WORKSHOP.md": "docs/WORKSHOP.md.j2"}
 # a notebook's reference results come from the first of these profiles that recorded them
 PROFILE_ORDER = ("paper", "cpu", "demo", "quick", "smoke")
 
@@ -233,12 +233,16 @@ def _bench_notes(r: dict) -> str:
 def _environment(root: Path):
     import jinja2
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(root)), undefined=jinja2.StrictUndefined,
+    from .experiments.findings import FILTERS, TEMPLATES  # the findings' macros, and their filters
+
+    loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(root)), jinja2.FileSystemLoader(str(TEMPLATES))])
+    env = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(num=lambda v: f"{v:,.0f}", f=lambda v, d=3: f"{v:.{d}f}", seconds=seconds,
                        pct=lambda v, d=0: f"{100 * v:.{d}f}%", table=markdown_table,
                        ci=lambda c, d=3: f"{c[0]:.{d}f}-{c[1]:.{d}f}", ratio=_one_in,
                        big=_big)
+    env.filters.update({k: v for k, v in FILTERS.items() if k not in env.filters})
     return env
 
 
@@ -276,6 +280,30 @@ def reference(results: dict, notebook: str):
     return None, None
 
 
+HEADLINE_ORDER = ("paper", "paper-cpu", "cpu", "demo", "quick", "smoke")
+
+
+def headline_findings(results: dict) -> list[dict]:
+    """The core paper's headline as finding records, one per task, each from the largest
+    profile (:data:`HEADLINE_ORDER`) whose notebook 03 ran on that task, with notebook 05's
+    data-efficiency factors of the same profile where recorded."""
+    from .experiments.findings import adaptive_vs_static
+
+    out, seen = [], set()
+    for profile in HEADLINE_ORDER:
+        record = results.get(profile, {}).get("03_cosinebert_active_learning")
+        curves = results.get(profile, {}).get("05_budget_curves")
+        for task, strategies in (record or {}).get("metrics", {}).items():
+            if task in seen:
+                continue
+            efficiency = (curves or {}).get("metrics", {}).get(task, {}).get("efficiency")
+            found = adaptive_vs_static(task, strategies, efficiency)
+            if found is not None:
+                seen.add(task)
+                out.append({**found.as_dict(), "profile": profile})
+    return out
+
+
 def render(document: str, root: Path | None = None) -> str:
     """The text of ``document`` (a key of :data:`DOCUMENTS`) rendered from the committed files."""
     from . import experiments
@@ -305,6 +333,11 @@ def render(document: str, root: Path | None = None) -> str:
 
     readme = ({"profiles": profile_purposes(root), "default_profile": default_profile(root)}
               if document == "README.md" else {})
+    if document == "WORKSHOP.md":
+        from . import workshop
+
+        quick = timings.get("quick")
+        readme = {"quick": quick, "guide": workshop.guide(root, (quick or {}).get("notebooks"))}
     return template.render(**readme,
                            timing_cell=lambda p: timing_cell(timings, p), timing_phrase=timing_phrase,
                            results=results, bench=bench, reference=lambda nb: reference(results, nb),
@@ -312,6 +345,7 @@ def render(document: str, root: Path | None = None) -> str:
                            profile_order=PROFILE_ORDER, paper=paper,
                            experiments=experiments, baselines=baselines, frame=_frame,
                            reliability=reliability, ray_bench=ray_bench,
+                           headline_findings=lambda: headline_findings(results),
                            strategies_of=lambda m: {t: v["strategies"] for t, v in m.items()})
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from pairlab.active import ActiveConfig, ActiveRun, run_folder
 from pairlab.experiments import adaptivity, encoders
-from pairlab.experiments.adaptivity_findings import findings, headline, verdicts
+from pairlab.experiments.adaptivity_findings import findings
 from pairlab.experiments.sweeps import sweep
 from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner
 
@@ -156,35 +156,6 @@ def test_metrics_are_plain_json_and_the_findings_quote_every_seed(tmp_path):
     assert "mean curves from 80 labels; seed 0 from 40 labels; seed 1 never" in lines
     assert "Spearman rho (zero-shot AP, gap) = -1.00 over 3 encoders" in lines
     assert "toy, uncertainty: of its 20 labels, static retrieval also collected 60% (seed 0 50%, seed 1 70%)" in lines
-
-
-def test_verdicts_judge_each_prediction_from_the_metrics(tmp_path):
-    metrics = metrics_for_docs(tmp_path)
-    budget, encoder = verdicts(metrics)
-    assert budget.startswith("The budget regime on toy") and " held: " in budget
-    assert "above static retrieval's on 2 of 2 seeds, its 95% interval above from 80 labels" in budget
-    assert " held: " in encoder and "positive on 2 of 2 seeds; Spearman rho -1.00" in encoder
-    assert "interval above static retrieval's at 0, 2 layers." in encoder
-    overlapping = json.loads(json.dumps(metrics))  # the gap grows, but within the intervals
-    for entry in overlapping["encoder"].values():
-        if "uncertainty" in entry:
-            entry["uncertainty"]["test_ap"]["ci"] = [[0.4, 0.7] for _ in entry["uncertainty"]["labels"]]
-    encoder_in_part = verdicts(overlapping)[1]
-    assert " held in part: " in encoder_in_part and "positive on 2 of 2 seeds" in encoder_in_part
-    assert "at no depth (adaptivity pays beyond noise nowhere)" in encoder_in_part
-    assert headline(metrics) == (f"{budget.split(':')[0]}; the starting-encoder prediction at 100 labels "
-                                 "held. Of uncertainty sampling's labels, static retrieval also collected 60% on toy.")
-    tied = json.loads(json.dumps(metrics))
-    tied["budget"]["toy"]["uncertainty"]["dev_ap"]["per_seed"] = [[0.3] * 4, [0.3] * 4]
-    tied["separation"]["toy"]["mean"]["uncertainty above from"] = None
-    for trend in tied["encoder_trend"].values():
-        trend["per seed"] = [-0.01, -0.02]
-    budget, encoder = verdicts(tied)
-    assert " did not hold: " in budget and "on 0 of 2 seeds, the mean curves' 95% intervals never separate" in budget
-    assert " did not hold: " in encoder
-    tied["budget"]["toy"]["uncertainty"]["dev_ap"]["per_seed"] = [[0.3, 0.3, 0.3, 0.4], [0.3] * 4]
-    tied["budget"]["toy"]["static_retrieval"]["dev_ap"]["per_seed"] = [[0.3] * 4, [0.3, 0.3, 0.3, 0.2]]
-    assert " held in part: " in verdicts(tied)[0]
 
 
 def test_encoder_layers_maps_the_whole_model_to_none(tiny_model):

@@ -1,6 +1,5 @@
-"""The core paper's headline judged from the metrics (pairlab.experiments.headline): the rule's
-three answers, the sentence built from the verdict's own numbers, the per-seed interval table,
-and the Figure 4 analog; the summary's per-seed intervals and rounds from a real (fake-learner)
+"""The core paper's headline as tables (pairlab.experiments.headline): the per-seed interval
+table, the zero-shot row and the Figure 4 analog; the summary's per-seed intervals and rounds from a real (fake-learner)
 sweep."""
 import pytest
 
@@ -20,41 +19,6 @@ def entry(aps, cis, positives, seeds=(0, 1, 2), labels=16_640):
 
 
 STATIC = entry([0.30, 0.31, 0.29], [(0.25, 0.35), (0.26, 0.36), (0.24, 0.34)], [700, 710, 690])
-
-
-@pytest.mark.parametrize("aps, cis, answer", [
-    ([0.45, 0.46, 0.44], [(0.40, 0.50), (0.41, 0.51), (0.39, 0.49)], "yes"),
-    ([0.45, 0.46, 0.44], [(0.40, 0.50), (0.30, 0.51), (0.39, 0.49)], "above, within noise"),
-    ([0.32, 0.33, 0.20], [(0.27, 0.37), (0.28, 0.38), (0.15, 0.25)], "above, within noise"),
-    ([0.30, 0.20, 0.25], [(0.25, 0.35), (0.15, 0.25), (0.20, 0.30)], "no"),
-])
-def test_the_rule_has_three_answers(aps, cis, answer):
-    strategies = {"uncertainty": entry(aps, cis, [760, 750, 770]), "static_retrieval": STATIC}
-    verdict = headline.judge(strategies)
-    assert verdict["answer"] == answer
-    assert verdict["above"] == sum(a > b for a, b in zip(aps, STATIC["ap"]["per_seed"]))
-
-
-def test_the_sentence_carries_the_verdicts_numbers_and_factors():
-    strategies = {"uncertainty": entry([0.45, 0.46, 0.44], [(0.40, 0.50), (0.41, 0.51),
-                                                            (0.39, 0.49)], [760, 750, 770]),
-                  "static_retrieval": STATIC}
-    efficiency = {"per_seed": [{"seed": 0, "factor": 2.5, "bound": "exact"},
-                               {"seed": 1, "factor": None, "bound": "not reached"},
-                               {"seed": 2, "factor": 3.0, "bound": "lower bound"}]}
-    verdict = headline.judge(strategies, efficiency)
-    assert verdict["factors"] == [2.5, None, 3.0]
-    text = headline.sentence("wikiqa", verdict)
-    assert "0.450 against" in text and "0.450 vs 0.300" in text
-    assert "above it on 3 of 3 seeds" in text and "wholly above on 3 of 3" in text
-    assert "2.50x, 3.00x (a lower bound)" in text and "no factor on 1 seed" in text
-    assert text.endswith("adaptive collection beat static retrieval.")
-
-
-def test_no_verdict_without_both_strategies_or_a_shared_seed():
-    assert headline.judge({"uncertainty": STATIC}) is None
-    other = entry([0.4], [(0.3, 0.5)], [10], seeds=(7,))
-    assert headline.judge({"uncertainty": other, "static_retrieval": STATIC}) is None
 
 
 def test_interval_table_per_seed_and_mean_beside_the_paper():
@@ -79,8 +43,8 @@ def test_a_sweeps_summary_keeps_intervals_and_rounds_per_seed(tmp_path):
     assert [(r["seed"], r["round"]) for r in unc["rounds_per_seed"]] == [
         (s, r) for s in (0, 1) for r in (1, 2, 3)]
     assert all(r["dev_ap_ci"][0] <= r["dev_ap"] <= r["dev_ap_ci"][1] for r in unc["rounds_per_seed"])
-    verdict = headline.judge(summary["toy"])
-    assert verdict["answer"] in headline.ANSWERS and verdict["seeds"] == [0, 1]
+    verdict = experiments.findings.adaptive_vs_static("toy", summary["toy"])
+    assert verdict.status in experiments.findings.STATUSES and verdict.values["seeds"] == [0, 1]
     curves = experiments.curves(results)
     assert (curves["positive_share"] == curves["positives_found"] / curves["labels"]).all()
     assert curves.loc[curves["strategy"] == "uncertainty", "candidate_recall"].notna().any()

@@ -105,12 +105,12 @@ def test_notebook_09_renders_from_the_cpu_metrics_only(tmp_path):
         section = text[text.index("## When adaptivity pays"):]
         if profile == "smoke":
             assert "Not recorded yet" in section and "seed 0" not in section
-    from pairlab.experiments.adaptivity_findings import findings, headline, verdicts
+    from pairlab.experiments import findings as records
+    from pairlab.experiments.adaptivity_findings import findings
 
     assert "Profile `cpu`" in section
-    for line in findings(metrics) + verdicts(metrics):
-        assert line in section
-    assert headline(metrics) in report.render("README.md", root)
+    for line in findings(metrics) + records.render(records.adaptivity(metrics)).splitlines():
+        assert line.split(" (Rule:")[0].removeprefix("- ") in section
     assert "| toy | uncertainty | 2 | 80 | 0.480 | 0.430-0.530 | 0.600, 0.360 |" in section  # from the file
 
 
@@ -120,7 +120,7 @@ def test_the_paper_scale_section_renders_the_verdict_from_paper_cpu_metrics(tmp_
     05's efficiency factors where recorded) and the candidate recall per round."""
     from test_headline import STATIC, entry
 
-    from pairlab.experiments import headline
+    from pairlab.experiments import findings
 
     root = copy_tree(tmp_path)
     folder = root / "results" / "paper-cpu"
@@ -143,6 +143,12 @@ def test_the_paper_scale_section_renders_the_verdict_from_paper_cpu_metrics(tmp_
     (folder / "05_budget_curves.config.json").write_text("{}")
     text = report.render("RESULTS.md", root)
     section = text[text.index("At the paper's scale"):]
-    assert headline.sentence("wikiqa", headline.judge(metrics["wikiqa"], efficiency)) in section
+    verdict = findings.adaptive_vs_static("wikiqa", metrics["wikiqa"], efficiency)
+    assert findings.render([verdict]).removeprefix("- ") in section
+    readme = report.render("README.md", root)
+    headline = report.headline_findings(report.load_results(root))
+    assert [(r["task"], r["profile"]) for r in headline] == [("wikiqa", "paper-cpu"), ("qqp", "cpu")]
+    assert headline[0]["status"] == "held" and "wikiqa: `paper-cpu` profile" in readme
+    assert findings.render(headline, macro="headline") in readme
     assert "2.00x" in section and "0.450 [0.400, 0.500]" in section
     assert "| 2 | 5,120 | 0.800 |" in section  # candidate recall: the mean over seeds

@@ -5,13 +5,14 @@ SBERT (:mod:`.augsbert`, notebook 06), EAGLE's case study (:mod:`.eagle`), runs 
 annotator noise (:mod:`.label_noise`, notebook 07), query-level active learning for rankers
 against random (:mod:`.rankers`, its tables :mod:`.ranker_tables`, notebook 08) and when
 adaptivity pays (notebook 09: the budget regime, :mod:`.adaptivity`; the starting encoder,
-:mod:`.encoders`; their findings, :mod:`.adaptivity_findings`) and the core paper's headline
-judged at the paper's scale (:mod:`.headline`, notebooks 03 and 05).
+:mod:`.encoders`; their lines, :mod:`.adaptivity_findings`) and the core paper's headline
+as tables at the paper's scale (:mod:`.headline`, notebooks 03 and 05). Each claim checked on
+our metrics is a record, judged by one rule and put in words once (:mod:`.findings`).
 
 Sweeps, tables and records are importable from here (``experiments.sweep(...)``,
 ``experiments.table3(...)``, ``experiments.budget_metrics(...)``)."""
 from . import (adaptivity, adaptivity_findings, augsbert, baselines, budget, eagle, encoders,
-               headline, label_noise, ranker_tables, rankers, records, sweeps, tables)
+               findings, headline, label_noise, ranker_tables, rankers, records, sweeps, tables)
 from .records import *  # noqa: F401,F403
 from .records import __all__ as _records
 from .sweeps import *  # noqa: F401,F403
@@ -20,5 +21,5 @@ from .tables import *  # noqa: F401,F403
 from .tables import __all__ as _tables
 
 __all__ = ["adaptivity", "adaptivity_findings", "augsbert", "baselines", "budget", "eagle", "encoders",
-           "headline", "label_noise", "ranker_tables", "rankers", "records", "sweeps", "tables", *_sweeps, *_tables,
+           "findings", "headline", "label_noise", "ranker_tables", "rankers", "records", "sweeps", "tables", *_sweeps, *_tables,
            *_records]

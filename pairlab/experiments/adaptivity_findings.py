@@ -1,12 +1,13 @@
-"""What notebook 09 found, in sentences computed from its metrics file (the notebook's closing
-note and RESULTS.md print them): for the budget regime, per seed, whether uncertainty sampling
-beat static retrieval, by what factor in labels and from which budget on; for the encoders, the
-gap per depth and budget and whether it grows as the encoder weakens. No number is typed in."""
+"""What notebook 09 measured, line by line from its metrics file (the notebook and RESULTS.md
+print them): for the budget regime, per seed, uncertainty sampling against static retrieval,
+the factor in labels and the budget from which the intervals separate; for the encoders, the
+gap per depth and budget and whether it grows as the encoder weakens. Whether each prediction
+held is a finding record (:func:`.findings.adaptivity`). No number is typed in."""
 from __future__ import annotations
 
 import pandas as pd
 
-__all__ = ["findings", "verdicts", "headline", "budget_findings", "encoder_findings", "recall_findings",
+__all__ = ["findings", "budget_findings", "encoder_findings", "recall_findings",
            "overlap_findings", "budget_table",
            "efficiency_table", "encoder_summary"]
 
@@ -17,78 +18,6 @@ def findings(metrics: dict) -> list[str]:
     """Every finding of a notebook-09 metrics file, one line each."""
     return (budget_findings(metrics) + encoder_findings(metrics) + recall_findings(metrics)
             + overlap_findings(metrics))
-
-
-def verdicts(metrics: dict) -> list[str]:
-    """Each prediction judged from the metrics file, a sentence each. The budget regime *held*
-    on a task where uncertainty sampling's final dev AP is higher on every seed and the mean
-    curves' intervals separate, *held in part* where it is higher on most seeds and the mean
-    data-efficiency factor (where there is one) is above 1 (a higher final AP that took more
-    labels to reach static retrieval's is no saving); the encoder
-    prediction held at a budget where the gap is larger at the weakest encoder than at the
-    strongest on every seed, Spearman's rho is negative and at the weakest encoder uncertainty
-    sampling's 95% interval lies above static retrieval's (adaptivity pays there, beyond noise),
-    in part where the gap is larger on some seeds without that."""
-    out = []
-    for task, curves in metrics.get("budget", {}).items():
-        if A not in curves or B not in curves:
-            continue
-        ours, theirs = _finals(curves[A]), _finals(curves[B])
-        seeds = [s for s in ours if s in theirs and None not in (ours[s], theirs[s])]
-        wins = sum(ours[s] > theirs[s] for s in seeds)
-        above = metrics.get("separation", {}).get(task, {}).get("mean", {}).get(f"{A} above from")
-        factor = metrics.get("efficiency", {}).get(task, {}).get("factor_mean")
-        regime = metrics.get("regime", {}).get(task, {})
-        verdict = ("held" if seeds and wins == len(seeds) and above is not None else
-                   "held in part" if wins > len(seeds) / 2 and (factor is None or factor > 1)
-                   else "did not hold")
-        out.append(f"The budget regime on {task} ({regime.get('labels_per_positive', float('nan')):.1f} labels "
-                   f"per positive) {verdict}: uncertainty sampling's final dev AP is above static "
-                   f"retrieval's on {wins} of {len(seeds)} seeds, "
-                   + (f"its 95% interval above from {above:,.0f} labels" if above is not None
-                      else "the mean curves' 95% intervals never separate")
-                   + (f", data-efficiency factor {factor:.2f}x." if factor is not None else "."))
-    for labels, trend in metrics.get("encoder_trend", {}).items():
-        rho, diff = trend["spearman rho"], trend["weakest minus strongest"]
-        per_seed = [d for d in trend["per seed"] if d is not None]
-        grows = sum(d > 0 for d in per_seed)
-        apart = _separated_above(metrics.get("encoder", {}), int(labels))
-        pays = str(trend["weakest"]) in apart
-        verdict = ("held" if pays and per_seed and grows == len(per_seed) and rho is not None and rho < 0
-                   else "held in part" if grows else "did not hold")
-        out.append(f"The starting-encoder prediction at {int(labels):,} labels {verdict}: the gap at the "
-                   f"weakest encoder ({trend['weakest']} layers) minus at the strongest ({trend['strongest']}) "
-                   f"is {diff:+.3f}, positive on {grows} of {len(per_seed)} seeds; Spearman rho "
-                   + ("n/a" if rho is None else f"{rho:+.2f}") + f" over {trend['encoders']} encoders; "
-                   + (f"uncertainty sampling's 95% interval above static retrieval's at "
-                      f"{', '.join(apart)} layers." if apart else
-                      "uncertainty sampling's 95% interval above static retrieval's at no depth "
-                      "(adaptivity pays beyond noise nowhere)."))
-    return out
-
-
-def headline(metrics: dict) -> str:
-    """The README's sentence on the paper's headline claim: the verdicts' first clauses, and
-    how much of uncertainty sampling's data static retrieval also collected."""
-    parts = [line.split(":")[0] for line in verdicts(metrics)]
-    shares = [f"{entry['mean'][-1]:.0%} on {task}" for task, by_run in metrics.get("overlap", {}).items()
-              for label, entry in by_run.items() if label == A]
-    parts = parts[:1] + [p[0].lower() + p[1:] for p in parts[1:]]
-    return "; ".join(parts) + "." + (f" Of uncertainty sampling's labels, static retrieval also "
-                                     f"collected {' and '.join(shares)}." if shares else "")
-
-
-def _separated_above(encoder: dict, labels: int) -> list[str]:
-    """The depths (as the metrics file's keys) where uncertainty sampling's mean 95% interval of
-    test AP lies above static retrieval's at ``labels``."""
-    out = []
-    for n, entry in encoder.items():
-        if A in entry and B in entry and labels in entry[A]["labels"] and labels in entry[B]["labels"]:
-            ours = entry[A]["test_ap"]["ci"][entry[A]["labels"].index(labels)]
-            theirs = entry[B]["test_ap"]["ci"][entry[B]["labels"].index(labels)]
-            if None not in (*ours, *theirs) and ours[0] > theirs[1]:
-                out.append(n)
-    return sorted(out, key=int)
 
 
 def _finals(curve: dict) -> dict:

@@ -1,0 +1,256 @@
+"""Findings as data: each claim of the papers, checked on our metrics, is a :class:`Finding`
+record (the claim, the paper's value, ours with its interval and per seed, a status, and the
+reasons where ours differs). One rule per claim, here and nowhere else; the sentences are
+written once, as Jinja macros in ``pairlab/templates/findings.md.j2``, which the notebooks
+(:func:`render`) and the documents (``docs/*.j2``) both use. Tests judge statuses, never text.
+
+The statuses: ``held`` (ours agrees with the paper beyond the noise the rule states), ``in
+part`` (in the paper's direction, within noise or on some seeds only), ``not held``.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["STATUSES", "CLAIMS", "Finding", "adaptive_vs_static", "budget_regime",
+           "starting_encoder", "data_efficiency", "adaptivity", "render", "FILTERS", "TEMPLATES"]
+
+STATUSES = ("held", "in part", "not held")
+A, B = "uncertainty", "static_retrieval"
+TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
+
+CLAIMS = {  # per claim: its statement in the paper's terms, where the paper says it, and the rule that judges ours
+    "adaptive_vs_static": {
+        "statement": "adaptive collection (uncertainty sampling) beats static retrieval on all pairs",
+        "source": "Mussmann et al. 2020, Table 3",
+        "rule": "held: uncertainty sampling's test AP above static retrieval's on every seed, its 95% "
+                "bootstrap interval wholly above on every seed; in part: above on most seeds; "
+                "not held otherwise"},
+    "budget_regime": {
+        "statement": "at many labels per positive, uncertainty sampling ends above static retrieval",
+        "source": "Mussmann et al. 2020, Figure 4 and appendix B.1",
+        "rule": "held: final dev AP above on every seed, the mean curves' 95% intervals apart and "
+                "the mean data-efficiency factor (where defined) above 1; in part: above on most "
+                "seeds and the factor (where defined) above 1; not held otherwise"},
+    "starting_encoder": {
+        "statement": "the weaker the pretrained encoder, the more adaptive collection is worth",
+        "source": "Mussmann et al. 2020, section 6 (our reading of its mechanism)",
+        "rule": "held: the gap (uncertainty minus static retrieval, test AP) larger at the weakest "
+                "encoder than at the strongest on every seed, Spearman's rho negative, and at the "
+                "weakest encoder uncertainty sampling's 95% interval above static retrieval's; "
+                "in part: larger on some seeds; not held otherwise"},
+    "data_efficiency": {
+        "statement": "uncertainty sampling reaches static retrieval's final AP with far fewer labels",
+        "source": "Mussmann et al. 2020, appendix B.1 (14x on QQP)",
+        "rule": "held: a factor above 1 on every seed; in part: a mean factor above 1; not held "
+                "otherwise (no seed where uncertainty sampling reaches static retrieval's AP)"},
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One claim judged on one task (or budget): ``values`` holds ours (means, per seed,
+    intervals) and the paper's under named keys the claim's macro reads; ``reasons`` name why
+    ours may differ (keys of the macros' ``REASONS``)."""
+
+    claim: str
+    task: str
+    status: str
+    values: dict = field(default_factory=dict)
+    reasons: tuple = ()
+
+    def __post_init__(self):
+        if self.claim not in CLAIMS:
+            raise ValueError(f"unknown claim {self.claim!r}; known: {sorted(CLAIMS)}")
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "reasons": list(self.reasons), **CLAIMS[self.claim]}
+
+
+def _status(every: bool, part: bool) -> str:
+    return "held" if every else "in part" if part else "not held"
+
+
+def _reasons(task: str, values: dict) -> tuple:
+    """Why ours may differ from the paper, from what the metrics show: a budget under a tenth
+    of the paper's (``small_budget``); the pretrained encoder already scoring most of the best
+    strategy's AP with no labels (``strong_start``); on QQP, an encoder trained on Quora's
+    duplicates (``saw_quora``)."""
+    out = []
+    paper = values.get("paper_labels")
+    if paper and values["labels"] < paper / 10:
+        out.append("small_budget")
+    zero, best = values.get("zero_shot_ap"), max(values["a_ap_mean"], values["b_ap_mean"])
+    if zero is not None and best > 0 and zero >= 0.8 * best:
+        out.append("strong_start")
+    if task == "qqp":
+        out.append("saw_quora")
+    return tuple(out)
+
+
+def adaptive_vs_static(task: str, strategies: dict, efficiency: dict | None = None, *,
+                       paper_labels: int | None = None, a: str = A,
+                       b: str = B) -> Finding | None:
+    """The core paper's headline on one task, from a notebook-03 metrics entry (``{strategy:
+    summary}``, with ``zero_shot`` where recorded) and notebook 05's factor per seed
+    (``{"per_seed": [{"seed", "factor", "bound"}]}``); ``paper_labels`` is the paper's budget on
+    this task (default: :data:`pairlab.data.paper.BUDGET`'s). None where either strategy is
+    missing or they share no seed."""
+    from ..data.paper import BUDGET
+
+    if paper_labels is None:
+        paper_labels = BUDGET.get(task, {}).get("labels")
+    if a not in strategies or b not in strategies:
+        return None
+    x, y = strategies[a], strategies[b]
+    seeds = [s for s in x["seeds"] if s in y["seeds"]]
+    if not seeds:
+        return None
+
+    def per_seed(entry, key):
+        at = {s: i for i, s in enumerate(entry["seeds"])}
+        values = [entry[key]["per_seed"][at[s]] for s in seeds]
+        cis = entry[key].get("ci_per_seed")
+        return values, None if cis is None else [cis[at[s]] for s in seeds]
+
+    a_ap, a_ci = per_seed(x, "ap")
+    b_ap, b_ci = per_seed(y, "ap")
+    above = sum(u > v for u, v in zip(a_ap, b_ap))
+    separated = None if a_ci is None or b_ci is None else sum(u[0] > v[1] for u, v in zip(a_ci, b_ci))
+    reverse = None if a_ci is None or b_ci is None else sum(v[0] > u[1] for u, v in zip(a_ci, b_ci))
+    factors = {int(row["seed"]): (row.get("factor"), row.get("bound"))
+               for row in (efficiency or {}).get("per_seed", [])}
+    zero = strategies.get("zero_shot")
+    n = len(seeds)
+    values = {"seeds": seeds, "a": a, "b": b, "labels": int(x["labels"]),
+              "a_ap": a_ap, "b_ap": b_ap, "a_ci": a_ci, "b_ci": b_ci,
+              "a_ap_mean": float(np.mean(a_ap)), "b_ap_mean": float(np.mean(b_ap)),
+              "above": above, "separated": separated, "reverse_separated": reverse,
+              "a_positives": float(x["positives_found"]["mean"]),
+              "b_positives": float(y["positives_found"]["mean"]),
+              "factors": [factors.get(int(s), (None, None))[0] for s in seeds],
+              "factor_bounds": [factors.get(int(s), (None, None))[1] for s in seeds],
+              "zero_shot_ap": None if zero is None else float(zero["ap"]["mean"]),
+              "zero_shot_ap_ci": None if zero is None else zero["ap"].get("ci"),
+              "paper_labels": paper_labels}
+    status = _status(above == n and separated == n, above > n / 2)
+    return Finding("adaptive_vs_static", task, status, values,
+                   _reasons(task, values) if status != "held" else ())
+
+
+def _finals(curve: dict) -> dict:
+    return dict(zip(curve["dev_ap"]["seeds"], (row[-1] for row in curve["dev_ap"]["per_seed"])))
+
+
+def budget_regime(task: str, metrics: dict) -> Finding | None:
+    """Notebook 09's budget-regime prediction on ``task`` (its metrics file)."""
+    curves = metrics.get("budget", {}).get(task, {})
+    if A not in curves or B not in curves:
+        return None
+    ours, theirs = _finals(curves[A]), _finals(curves[B])
+    seeds = [s for s in ours if s in theirs and None not in (ours[s], theirs[s])]
+    wins = sum(ours[s] > theirs[s] for s in seeds)
+    above = metrics.get("separation", {}).get(task, {}).get("mean", {}).get(f"{A} above from")
+    factor = metrics.get("efficiency", {}).get(task, {}).get("factor_mean")
+    regime = metrics.get("regime", {}).get(task, {})
+    saves = factor is None or factor > 1  # a higher final AP that took more labels saves nothing
+    status = _status(bool(seeds) and wins == len(seeds) and above is not None and saves,
+                     wins > len(seeds) / 2 and saves)
+    values = {"seeds": seeds, "wins": wins, "above_from": above, "factor": factor,
+              "a_final": [ours[s] for s in seeds], "b_final": [theirs[s] for s in seeds],
+              "labels_per_positive": regime.get("labels_per_positive"),
+              "paper_labels_per_positive": regime.get("paper_labels_per_positive")}
+    lpp, paper = values["labels_per_positive"], values["paper_labels_per_positive"]
+    reasons = ("few_labels_per_positive",) if (status != "held" and lpp is not None and paper
+                                               and lpp < paper / 2) else ()
+    return Finding("budget_regime", task, status, values, reasons)
+
+
+def starting_encoder(labels, metrics: dict) -> Finding | None:
+    """Notebook 09's starting-encoder prediction at ``labels`` (a key of ``encoder_trend``)."""
+    trend = metrics.get("encoder_trend", {}).get(labels)
+    if trend is None:
+        return None
+    rho = trend["spearman rho"]
+    per_seed = [d for d in trend["per seed"] if d is not None]
+    grows = sum(d > 0 for d in per_seed)
+    apart = _separated_above(metrics.get("encoder", {}), int(labels))
+    pays = str(trend["weakest"]) in apart
+    status = _status(pays and bool(per_seed) and grows == len(per_seed) and rho is not None and rho < 0,
+                     grows > 0)
+    values = {"labels": int(labels), "rho": rho, "difference": trend["weakest minus strongest"],
+              "grows": grows, "seeds": len(per_seed), "encoders": trend["encoders"],
+              "weakest": trend["weakest"], "strongest": trend["strongest"], "apart": apart}
+    return Finding("starting_encoder", "qqp", status, values)
+
+
+def _separated_above(encoder: dict, labels: int) -> list[str]:
+    """The depths where uncertainty sampling's mean 95% interval of test AP lies above static
+    retrieval's at ``labels``."""
+    out = []
+    for n, entry in encoder.items():
+        if A in entry and B in entry and labels in entry[A]["labels"] and labels in entry[B]["labels"]:
+            ours = entry[A]["test_ap"]["ci"][entry[A]["labels"].index(labels)]
+            theirs = entry[B]["test_ap"]["ci"][entry[B]["labels"].index(labels)]
+            if None not in (*ours, *theirs) and ours[0] > theirs[1]:
+                out.append(n)
+    return sorted(out, key=int)
+
+
+def data_efficiency(task: str, efficiency: dict | None, paper: float | None = None) -> Finding | None:
+    """The data-efficiency claim from an efficiency entry (``{"per_seed": [{"seed", "factor",
+    "bound"}], "factor_mean", ...}``, notebooks 05 and 09 record it); ``paper`` the paper's
+    factor on this task, where it gives one."""
+    if not efficiency or not efficiency.get("per_seed"):
+        return None
+    rows = efficiency["per_seed"]
+    factors = [row["factor"] for row in rows]
+    defined = [f for f in factors if f is not None]
+    mean = float(np.mean(defined)) if defined else None
+    status = _status(len(defined) == len(rows) and all(f > 1 for f in defined),
+                     mean is not None and mean > 1)
+    values = {"seeds": [row["seed"] for row in rows], "factors": factors,
+              "bounds": [row.get("bound") for row in rows], "mean": mean, "paper": paper}
+    return Finding("data_efficiency", task, status, values)
+
+
+def adaptivity(metrics: dict) -> list[Finding]:
+    """Every finding of a notebook-09 metrics file: the budget regime per task, then the
+    starting encoder per budget."""
+    out = [budget_regime(task, metrics) for task in metrics.get("budget", {})]
+    out += [starting_encoder(labels, metrics) for labels in metrics.get("encoder_trend", {})]
+    return [f for f in out if f is not None]
+
+
+# --- sentences: written once, in pairlab/templates/findings.md.j2 ------------------------------
+
+FILTERS = {"num": lambda v: f"{v:,.0f}", "f": lambda v, d=3: f"{v:.{d}f}",
+           "pct": lambda v, d=0: f"{100 * v:.{d}f}%", "signed": lambda v, d=3: f"{v:+.{d}f}",
+           "ci": lambda c, d=3: f"{c[0]:.{d}f}-{c[1]:.{d}f}",
+           "oneline": lambda text: " ".join(str(text).split())}
+
+
+def environment(loader_root: Path | None = None):
+    """A Jinja environment with the findings' filters, loading templates from ``loader_root``
+    (default: pairlab's own templates folder)."""
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(loader_root or TEMPLATES)),
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(FILTERS)
+    return env
+
+
+def render(findings, *, macro: str = "sentence") -> str:
+    """The findings in words, one markdown bullet each (the macro ``macro`` of
+    ``findings.md.j2``), for a notebook's ``display(Markdown(...))``."""
+    module = environment().get_template("findings.md.j2").module
+    records = [f.as_dict() if isinstance(f, Finding) else f for f in findings if f is not None]
+    oneline = FILTERS["oneline"]
+    if macro == "headline":
+        return oneline(module.headline(records))
+    return "\n".join(f"- {oneline(getattr(module, macro)(r))}" for r in records)
