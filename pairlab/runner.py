@@ -109,6 +109,10 @@ def run(profile: str, *, select=None, overrides: dict | None = None, jobs: int =
         complete = len(selected) == len(notebooks(root, loaded.get(SELECT)))
         _record_times(out_dir / TIMINGS, seconds, jobs=jobs,
                       wall=time.perf_counter() - start if complete else None)
+        figures = root / {**resolve(loaded, selected[0].stem), **resolve(extra, selected[0].stem)}["figures_dir"]
+        print(f"[{profile}] {len(selected)} notebook(s) in {_minutes(time.perf_counter() - start)}: "
+              f"executed notebooks and metrics in {shown(out_dir, root)}/, figures in "
+              f"{shown(figures, root)}/", flush=True)
     return [out_dir / nb.name for nb in selected]
 
 
@@ -149,19 +153,50 @@ def _absolute_dataset(overrides: dict) -> dict:
 
 
 def _execute(profile: str, notebook: Path, params: dict, out_dir: Path, root: Path) -> float:
+    """Run one notebook; one line when it is done (a progress bar meanwhile on a terminal)."""
     import papermill
 
     output = out_dir / notebook.name
     start = time.perf_counter()
-    print(f"[{profile}] {notebook.name} -> {shown(output, root)}", flush=True)
     remote = params.get("backend") == "ray"  # its sweeps' progress bar, shown here as it moves
     papermill.execute_notebook(str(notebook), str(output), parameters=params,
                                kernel_name=KERNEL, cwd=str(notebook.parent),
                                progress_bar=sys.stderr.isatty() and not remote, report_mode=False,
-                               store_widget_state=False, stderr_file=sys.stderr if remote else None)
+                               store_widget_state=False, stderr_file=sys.stderr if remote else None,
+                               kernel_manager_class=f"{__name__}.LocalKernelManager")
     seconds = time.perf_counter() - start
-    print(f"[{profile}] {notebook.name} done in {seconds:.0f} s", flush=True)
+    print(f"[{profile}] {notebook.stem} done in {_minutes(seconds)} -> {shown(output, root)}", flush=True)
     return seconds
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds // 60:.0f} min {seconds % 60:02.0f} s"
+
+
+def _local_kernel_manager():
+    """The kernel manager papermill starts kernels with: IPC sockets in a private temporary
+    folder instead of TCP ports (a local kernel needs no network, and ipykernel warns once per
+    kernel about unencrypted TCP). Built on first use: jupyter_client loads only here."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from jupyter_client.manager import AsyncKernelManager
+
+    class LocalKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            folder = tempfile.mkdtemp(prefix="pairlab-kernel-")
+            atexit.register(shutil.rmtree, folder, ignore_errors=True)
+            self.transport, self.ip = "ipc", os.path.join(folder, "kernel")
+
+    return LocalKernelManager
+
+
+def __getattr__(name: str):
+    if name == "LocalKernelManager":  # papermill (nbclient) imports it by this dotted name
+        return _local_kernel_manager()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def after(notebook: Path) -> list[str]:

@@ -17,7 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-__all__ = ["EXERCISE", "SOLUTION", "ANSWER", "exercises", "check", "participant_copy", "write"]
+__all__ = ["EXERCISE", "SOLUTION", "ANSWER", "exercises", "check", "participant_copy", "write", "guide"]
 
 EXERCISE, SOLUTION, ANSWER = "exercise", "solution", "your-answer"
 PLACEHOLDER = "# Your answer here: the exercise above says what to write and what to check."
@@ -134,6 +134,26 @@ def write(notebooks, out_dir) -> list[tuple[Path, int]]:
         nbformat.write(participant_copy(nb), target)
         written.append((target, n))
     return written
+
+
+def guide(root: Path, seconds: dict | None = None) -> list[dict]:
+    """What WORKSHOP.md lists per notebook: ``{"stem", "number", "title", "after", "seconds",
+    "exercises"}``, the title the notebook's first heading, ``after`` the notebooks whose runs it
+    reads (its metadata ``pairlab.after``), ``seconds`` from ``seconds`` (a timings file's
+    ``notebooks``; None where not timed), ``exercises`` their titles."""
+    import nbformat
+
+    out = []
+    for path in sorted(Path(root, "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        heading = next((line for c in nb.cells if c.cell_type == "markdown"
+                        for line in c.source.splitlines() if line.startswith("# ")), path.stem)
+        title = heading.lstrip("# ").split("·", 1)[-1].strip()
+        out.append({"stem": path.stem, "number": path.stem[:2], "title": title,
+                    "after": [str(n) for n in nb.metadata.get("pairlab", {}).get("after", [])],
+                    "seconds": (seconds or {}).get(path.stem),
+                    "exercises": [ex["title"] for ex in exercises(nb)]})
+    return out
 
 
 def main(argv=None) -> int:

@@ -1,5 +1,6 @@
 import ast
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -246,3 +247,24 @@ def test_a_notebook_on_ray_shows_its_progress_on_the_runners_terminal(monkeypatc
     for backend in ("local", "ray"):
         runner._execute("smoke", nb, {"backend": backend}, tmp_path, ROOT)
     assert [kw["stderr_file"] for kw in calls] == [None, runner.sys.stderr]
+
+
+def test_a_notebook_runs_on_local_ipc_sockets_and_prints_one_line(tmp_path, capfd):
+    """A real kernel through the runner's papermill call: IPC sockets in a private folder (no
+    TCP port, so no unencrypted-TCP warning from ipykernel), one line when done, the output
+    written."""
+    import nbformat
+    from jupyter_client.manager import KernelManager
+
+    assert issubclass(runner.LocalKernelManager, KernelManager)
+    nb = tmp_path / "01_probe.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")],
+                                            metadata={"kernelspec": {"name": "pairlab", "language": "python",
+                                                                     "display_name": "pairlab"}}), nb)
+    out = tmp_path / "out"
+    out.mkdir()
+    runner._execute("probe", nb, {}, out, tmp_path)
+    printed = capfd.readouterr()
+    assert nbformat.read(out / nb.name, 4).cells[0].outputs[0]["text"] == "42\n"
+    assert "without encryption" not in printed.err + printed.out
+    assert re.fullmatch(r"\[probe\] 01_probe done in \d+ s -> out/01_probe\.ipynb\n", printed.out), printed.out

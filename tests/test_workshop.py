@@ -60,3 +60,23 @@ def test_names_a_solution_shares_with_the_notebook_are_fine():
     nb = notebook(code("results = {}\n%matplotlib inline"), exercise(),
                   solution("results = dict(a=1)\nimport numpy as np"), code("print(results, len)"))
     assert len(workshop.check(nb)) == 1
+
+
+def test_the_start_page_lists_every_notebook_with_its_time_needs_and_exercises():
+    """WORKSHOP.md is rendered from the notebooks (title, the runs each reads, exercises) and
+    the quick profile's recorded times; a notebook added or an exercise written shows up."""
+    import json
+
+    from pairlab import report
+    from pairlab.paths import project_root
+
+    root = project_root()
+    text = report.render("WORKSHOP.md", root)
+    times = json.loads((root / "results" / "quick" / "timings.json").read_text())["notebooks"]
+    for nb in workshop.guide(root, times):
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{nb['stem']}` |"))
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[1] == nb["title"] and cells[2] == (", ".join(nb["after"]) or "-")
+        assert cells[3] != "not timed yet" if nb["stem"] in times else cells[3] == "not timed yet"
+        assert all(title in cells[4] for title in nb["exercises"])
+    assert "[WORKSHOP.md](WORKSHOP.md)" in report.render("README.md", root)
