@@ -12,6 +12,7 @@ or reads the finished run back. Paths are those of the run folder under the arch
 """
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -20,7 +21,7 @@ import numpy as np
 from ..io import read_json, write_atomic, write_json
 from . import store
 
-__all__ = ["save", "restore", "save_all", "rounds_in"]
+__all__ = ["save", "restore", "save_all", "rounds_in", "rekey"]
 
 
 def rounds_in(folder: Path) -> int:
@@ -91,8 +92,42 @@ def save_all(runs, archives) -> list[Path]:
     return done
 
 
-if __name__ == "__main__":  # python -m pairlab.active.archive RUNS ARCHIVES
+CODE_SUFFIX = re.compile(r"-c[0-9a-f]{8}$")
+
+
+def rekey(root, *, dry_run: bool = False) -> list[tuple[Path, Path]]:
+    """Give the run folders (or archives) under ``root`` (``<task>/<run folder>``) named before
+    run keys carried a code digest the name the current code gives them (``...-c<code>``);
+    ``(old, new)`` for each. This asserts that those runs were made by today's strategy and
+    annotator code: run it once, where that holds (nothing under ``pairlab/active`` or
+    ``pairlab/annotators`` that selects or labels changed since), never to keep a run whose
+    code did change."""
+    from .behaviour import run_code_digest
+    from .config import ActiveConfig
+
+    moved = []
+    for path in sorted(Path(root).glob("*/*/config.json")):
+        folder = path.parent
+        if CODE_SUFFIX.search(folder.name):
+            continue
+        stored = read_json(path)
+        if stored.get("batches") is not None:
+            stored["batches"] = tuple(stored["batches"])
+        target = folder.with_name(f"{folder.name}-c{run_code_digest(ActiveConfig(**stored))[:8]}")
+        if target.exists():
+            raise FileExistsError(f"{target} already exists: {folder} was re-run under the new key")
+        if not dry_run:
+            folder.rename(target)
+        moved.append((folder, target))
+    return moved
+
+
+if __name__ == "__main__":  # python -m pairlab.active.archive RUNS ARCHIVES | --rekey ROOT [--dry-run]
     import sys
 
-    for path in save_all(sys.argv[1], sys.argv[2]):
-        print(f"archived {path} ({rounds_in(path)} rounds)")
+    if sys.argv[1] == "--rekey":
+        for old, new in rekey(sys.argv[2], dry_run="--dry-run" in sys.argv):
+            print(f"{old} -> {new.name}")
+    else:
+        for path in save_all(sys.argv[1], sys.argv[2]):
+            print(f"archived {path} ({rounds_in(path)} rounds)")

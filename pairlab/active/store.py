@@ -38,10 +38,15 @@ ROUND_FILE = re.compile(r"round_(\d+)\.npz")
 
 
 def run_folder(root, config: ActiveConfig, pools: dict[str, Pool], eval_sets: dict[str, EvalSet]) -> Path:
-    """``<root>/<task>/<strategy>-seed<k>-<digest>`` (``<strategy>-<n>layers-seed<k>-<digest>``
+    """``<root>/<task>/<strategy>-seed<k>-<digest>-c<code>`` (``<strategy>-<n>layers-seed<k>-...``
     from an encoder cut to n layers): the digest covers the config, the pools' items and
     positives, and the evaluation strata, so a changed input never reuses a run; and an
-    inference backend that computes another model's outputs (int8), whose selections differ."""
+    inference backend that computes another model's outputs (int8), whose selections differ.
+    ``<code>`` is the digest of the strategy's and the annotator's code
+    (:func:`.behaviour.run_code_digest`): an edited strategy, in pairlab or in a notebook cell,
+    never reads an old run back."""
+    from .behaviour import run_code_digest
+
     digest = hashlib.sha256(json.dumps(to_json(config.to_dict()), sort_keys=True).encode())
     for tag in cache_tag():
         digest.update(f"|inference {tag}".encode())
@@ -53,7 +58,8 @@ def run_folder(root, config: ActiveConfig, pools: dict[str, Pool], eval_sets: di
     for name in sorted(eval_sets):
         digest.update(eval_sets[name].near.tobytes() + eval_sets[name].rand.tobytes())
     cut = "" if config.encoder_layers is None else f"-{config.encoder_layers}layers"
-    return Path(root) / config.task / f"{config.strategy}{cut}-seed{config.seed}-{digest.hexdigest()[:10]}"
+    return Path(root) / config.task / (f"{config.strategy}{cut}-seed{config.seed}-{digest.hexdigest()[:10]}"
+                                       f"-c{run_code_digest(config)[:8]}")
 
 
 def load_result(folder) -> dict | None:

@@ -15,7 +15,7 @@ from ..data.loaders import Pool
 from .base import Annotator
 from .oracles import ErrorDependentOracle, NoisyOracle, Oracle
 
-__all__ = ["KINDS", "make_annotator", "base_error", "error_edges", "PretrainedError"]
+__all__ = ["KINDS", "make_annotator", "annotator_class", "base_error", "error_edges", "PretrainedError"]
 
 KINDS = ("oracle", "noisy", "error_dependent", "llm")
 
@@ -43,6 +43,19 @@ def make_annotator(spec: dict | None) -> Annotator:
     from .llm import LLMAnnotator
 
     return LLMAnnotator(**args)
+
+
+def annotator_class(spec: dict | None) -> type | None:
+    """The class of the annotator ``spec`` describes, without building it (building one may
+    load a model): what a run's code digest reads (:mod:`pairlab.active.behaviour`). None for
+    a kind this factory does not build (an annotator object given to the loop, a person's
+    answers: the spec in the run's config is all the key knows of it)."""
+    kind = "oracle" if spec is None else spec.get("kind") if isinstance(spec, dict) else None
+    if kind == "llm":
+        from .llm import LLMAnnotator
+
+        return LLMAnnotator
+    return {"oracle": Oracle, "noisy": NoisyOracle, "error_dependent": ErrorDependentOracle}.get(kind)
 
 
 def base_error(pool: Pool, ids: np.ndarray, base_cosine: np.ndarray) -> np.ndarray:

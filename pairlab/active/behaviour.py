@@ -1,0 +1,148 @@
+"""What decides a run besides its config: the code of its strategy and its annotator, as a
+digest that goes into the run folder's key (:func:`.store.run_folder`). Edit a strategy (in
+pairlab or in a notebook cell) and its runs get new folders; leave it alone and they are read
+back.
+
+The digest covers what the code does, not how it is laid out: a function's syntax tree (its
+docstring, comments and line numbers left out) where its source can be read, else its compiled
+code (a class defined in a notebook cell has no source file on Python 3.11); for a class, every
+class of its method resolution order that is not built in; for a function, its defaults, the
+values its closure holds and the functions and classes of pairlab or the notebook it calls by
+name (so an edited helper such as the top-n selection counts too). Objects from other
+libraries (numpy, faiss) are named, not read: a library upgrade is not a code change here.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+import textwrap
+import types
+
+__all__ = ["code_digest", "run_code_digest"]
+
+_OWN = ("pairlab", "__main__")  # modules whose code is read; others are named only
+_SIMPLE = (bool, int, float, str, bytes, type(None))
+
+
+def code_digest(*objects) -> str:
+    """Hex sha256 digest of what ``objects`` (classes, functions, simple values) do."""
+    h = hashlib.sha256()
+    seen: set[int] = set()
+    for obj in objects:
+        _feed(h, obj, seen)
+    return h.hexdigest()
+
+
+def run_code_digest(config) -> str:
+    """The digest of an :class:`~.config.ActiveConfig`'s strategy (its registered builder) and
+    annotator (``config.annotator``; None: the oracle), 12 hex digits."""
+    from ..annotators.factory import annotator_class
+    from .strategies import STRATEGIES
+
+    return code_digest(STRATEGIES.get(config.strategy), annotator_class(config.annotator))[:12]
+
+
+def _own(obj) -> bool:
+    return (getattr(obj, "__module__", None) or "").split(".")[0] in _OWN
+
+
+def _feed(h, obj, seen: set) -> None:
+    if isinstance(obj, _SIMPLE):
+        h.update(repr(obj).encode())
+        return
+    if isinstance(obj, (tuple, list, frozenset, set)):
+        items = sorted(obj, key=repr) if isinstance(obj, (set, frozenset)) else obj
+        h.update(f"{type(obj).__name__}[".encode())
+        for item in items:
+            _feed(h, item, seen)
+        h.update(b"]")
+        return
+    if isinstance(obj, dict):
+        for key in sorted(obj, key=repr):
+            _feed(h, key, seen)
+            _feed(h, obj[key], seen)
+        return
+    if isinstance(obj, (staticmethod, classmethod)):
+        obj = obj.__func__
+    if isinstance(obj, property):
+        for part in (obj.fget, obj.fset, obj.fdel):
+            if part is not None:
+                _feed(h, part, seen)
+        return
+    if id(obj) in seen:
+        h.update(f"<seen {getattr(obj, '__qualname__', type(obj).__name__)}>".encode())
+        return
+    if isinstance(obj, type):
+        seen.add(id(obj))
+        if not _own(obj):
+            h.update(f"<class {obj.__module__}.{obj.__qualname__}>".encode())
+            return
+        for cls in obj.__mro__:
+            if cls is object or not _own(cls):
+                h.update(f"<base {cls.__module__}.{cls.__qualname__}>".encode())
+                continue
+            h.update(f"class {cls.__qualname__}".encode())
+            for name in sorted(vars(cls)):
+                if name.startswith("__") and name not in ("__init__", "__call__", "__post_init__"):
+                    continue
+                h.update(name.encode())
+                _feed(h, vars(cls)[name], seen)
+        return
+    if isinstance(obj, types.FunctionType):
+        seen.add(id(obj))
+        if not _own(obj):
+            h.update(f"<function {obj.__module__}.{obj.__qualname__}>".encode())
+            return
+        _feed_function(h, obj, seen)
+        return
+    # anything else (a module, an ndarray, a library object): its type's name only
+    h.update(f"<{type(obj).__module__}.{type(obj).__qualname__}>".encode())
+
+
+def _feed_function(h, fn: types.FunctionType, seen: set) -> None:
+    h.update(_body(fn))
+    _feed(h, fn.__defaults__ or (), seen)
+    _feed(h, fn.__kwdefaults__ or {}, seen)
+    for cell in fn.__closure__ or ():
+        try:
+            _feed(h, cell.cell_contents, seen)
+        except ValueError:  # an empty cell
+            h.update(b"<empty cell>")
+    for name in sorted(set(_names(fn.__code__))):
+        value = fn.__globals__.get(name)
+        if isinstance(value, (type, types.FunctionType)) and _own(value):
+            h.update(name.encode())
+            _feed(h, value, seen)
+
+
+def _names(code: types.CodeType):
+    yield from code.co_names
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _names(const)
+
+
+def _body(fn: types.FunctionType) -> bytes:
+    """The function's syntax tree without docstrings or positions, else its compiled code."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return _compiled(fn.__code__)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, annotate_fields=False, include_attributes=False).encode()
+
+
+def _compiled(code: types.CodeType) -> bytes:
+    parts = [code.co_code, repr(code.co_names).encode(), repr(code.co_varnames).encode()]
+    for i, const in enumerate(code.co_consts):
+        if isinstance(const, types.CodeType):
+            parts.append(_compiled(const))
+        elif not (i == 0 and (const is None or isinstance(const, str))):  # the docstring's slot
+            parts.append(repr(const).encode())
+    return b"|".join(parts)

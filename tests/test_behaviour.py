@@ -1,0 +1,87 @@
+"""A run's key includes its code (pairlab.active.behaviour): an edited strategy, in pairlab or in
+a notebook cell, gets a new run folder; an unchanged one is read back; docstrings, comments and
+layout do not count."""
+import numpy as np
+
+from conftest import run
+from pairlab.active import archive
+from pairlab.active import strategies as st
+from pairlab.active.behaviour import code_digest, run_code_digest
+from pairlab.active.config import ActiveConfig
+
+
+def notebook_cell(source: str) -> dict:
+    """Run ``source`` as a notebook cell does: in a ``__main__`` namespace, with no file behind
+    it (so the digest falls back to the compiled code, as on Python 3.11 in a kernel)."""
+    namespace = {"__name__": "__main__", "np": np, "st": st}
+    exec(compile(source, "<cell>", "exec"), namespace)
+    return namespace
+
+
+MINE = '''
+class Mine(st.Strategy):
+    """Most confident candidates first."""
+    name = "mine"
+
+    def select(self, state, n):
+        return st._top(state, n, {key})
+'''
+
+
+def register(monkeypatch, key: str):
+    cls = notebook_cell(MINE.format(key=key))["Mine"]
+    monkeypatch.setitem(st.STRATEGIES, "mine", st._over_candidates(cls, "trained", "mine"))
+    return cls
+
+
+def test_docstrings_comments_and_layout_do_not_count_code_does():
+    same = [notebook_cell(f"def f(x):\n{doc}    return x + 1  {comment}\n")["f"]
+            for doc, comment in (("", ""), ('    """Add one."""\n', "# one more"))]
+    other = notebook_cell("def f(x):\n    return x + 2\n")["f"]
+    assert code_digest(same[0]) == code_digest(same[1]) != code_digest(other)
+
+
+def test_a_helper_a_strategy_calls_counts(monkeypatch):
+    """Uncertainty calls the module's ``_top``: editing it changes uncertainty's digest."""
+    config = ActiveConfig(task="toy", strategy="uncertainty")
+    before = run_code_digest(config)
+    original = st._top
+    monkeypatch.setattr(st, "_top", lambda state, n, key: original(state, n, -key))
+    assert run_code_digest(config) != before
+    monkeypatch.setattr(st, "_top", original)
+    assert run_code_digest(config) == before
+
+
+def test_the_annotator_counts():
+    oracle = run_code_digest(ActiveConfig(task="toy", strategy="uncertainty"))
+    noisy = run_code_digest(ActiveConfig(task="toy", strategy="uncertainty",
+                                         annotator={"kind": "noisy", "flip": 0.1}))
+    assert oracle != noisy
+
+
+def test_an_edited_notebook_strategy_never_reads_an_old_run_back(tmp_path, monkeypatch):
+    register(monkeypatch, "-np.abs(state.logits)")
+    first, folder = run(tmp_path, strategy="mine")
+    result = first.run()
+    register(monkeypatch, "-np.abs(state.logits)")  # the cell run again, unchanged
+    again, same = run(tmp_path, strategy="mine")
+    assert same == folder and again.run() == result  # read back
+    register(monkeypatch, "np.abs(state.logits)")  # the cell edited
+    edited, new = run(tmp_path, strategy="mine")
+    assert new != folder and new.parent == folder.parent and not (new / "result.json").exists()
+    assert new.name.split("-c")[0] == folder.name.split("-c")[0]  # same config and data
+    edited.run()
+    assert (new / "result.json").is_file() and (folder / "result.json").is_file()
+
+
+def test_rekey_names_old_folders_by_the_current_code(tmp_path):
+    """A run folder named before keys carried the code digest gets the current code's name,
+    and is read back under it."""
+    active, folder = run(tmp_path, strategy="uncertainty")
+    result = active.run()
+    legacy = folder.with_name(folder.name.rsplit("-c", 1)[0])
+    folder.rename(legacy)
+    assert archive.rekey(tmp_path, dry_run=True) == [(legacy, folder)] and legacy.is_dir()
+    assert archive.rekey(tmp_path) == [(legacy, folder)] and not legacy.exists()
+    assert archive.rekey(tmp_path) == []  # named by its code already
+    assert run(tmp_path, strategy="uncertainty")[0].run() == result
