@@ -213,13 +213,13 @@ print(experiments.seed_set_means(seed_rounds).round(3).to_string())
 
 # %% [markdown]
 # To compare with the paper, read round 2 of the `stated seed` rows above (the first round a
-# trained model chose): the paper's miscalibration is a `batch positive share` far below the
-# `mean p`. Where the two are close, the first model was calibrated where it queried, and the
-# effect did not appear here. One likely reason is the encoder again: every round searches each
+# trained model chose): the paper's miscalibration is a `batch positive share` far below the `mean
+# p`. Where the two are close, the first model was calibrated where it queried, and the effect did
+# not appear. Where it does not, one likely reason is the encoder again: every round searches each
 # item's nearest neighbours, and under an encoder pretrained on Quora's duplicates those
-# neighbourhoods hold many positives, so the candidates a stated-seeded model calls uncertain
-# are not almost all negative, as they were among the paper's BERT-base neighbours. The table
-# below gives the two seed sets' final test metrics (the paper's Figure 3a: "about as well").
+# neighbourhoods hold many positives, so the candidates a stated-seeded model calls uncertain are
+# not almost all negative, as they were among the paper's BERT-base neighbours. The table below
+# gives the two seed sets' final test metrics (the paper's Figure 3a: "about as well").
 
 # %%
 # NBVAL_CHECK_OUTPUT
