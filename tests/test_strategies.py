@@ -11,7 +11,7 @@ from pairlab.models.cosinebert import Calibration
 from pairlab.active.strategies import (STRATEGIES, CandidateSearch, Random, RandomCandidates, Retrieval,
                                 RoundState, Stated, StratifiedAllPositives, StratifiedMatch,
                                 Uncertainty, make_strategy, ConditionalInformativeness,
-                                BaseConsistent, BaseInconsistent)
+                                BaseConsistent, BaseInconsistent, Strategy)
 
 N_ITEMS = 40
 SPACE = PairSpace(N_ITEMS, N_ITEMS, True)  # 780 pairs
@@ -250,3 +250,59 @@ def test_base_consistency_reads_the_labels_and_the_base_error():
     assert np.array_equal(BaseInconsistent().select(with_base(s, base), 4), expected_top(s, -error, 4))
     with pytest.raises(ValueError, match="base \\(pretrained\\) model's"):
         BaseConsistent().select(s, 2)
+
+
+@pytest.fixture
+def registry(monkeypatch):
+    """The registry, restored after the test: registrations stay inside it."""
+    from pairlab.active import strategies
+
+    monkeypatch.setattr(strategies, "STRATEGIES", dict(strategies.STRATEGIES))
+    return strategies
+
+
+class LeaningPositive(Strategy):  # a strategy of one's own, as a notebook cell writes it
+    def select(self, state, n):
+        order = np.lexsort((state.candidates, np.abs(state.logits - 1.0)))
+        return np.sort(state.candidates[order[:n]])
+
+
+def test_a_registered_strategy_is_built_by_name_over_candidates(registry):
+    from pairlab.active.config import ActiveConfig
+
+    registry.register_strategy("leaning_positive")(LeaningPositive)
+    built = registry.make_strategy("leaning_positive", candidate_m=10)
+    assert isinstance(built, CandidateSearch) and isinstance(built.base, LeaningPositive)
+    assert built.adaptive and built.name == "leaning_positive" and built.m == 10
+    picked = built.select(searchable(model=Trained()), 6)
+    assert len(picked) == 6 and np.array_equal(picked, np.unique(picked))
+    assert ActiveConfig(task="toy", strategy="leaning_positive").make_strategy().name == "leaning_positive"
+
+
+def test_a_whole_pool_strategy_is_registered_under_its_name(registry):
+    registry.register_strategy("my_random", model=None)(Random)
+    built = registry.make_strategy("my_random")
+    assert isinstance(built, Random) and built.name == "my_random" and Random.name == "random"
+
+
+def test_registering_a_built_in_name_is_refused(registry):
+    with pytest.raises(ValueError, match="'uncertainty' is a built-in strategy"):
+        registry.register_strategy("uncertainty")
+    assert registry.STRATEGIES["uncertainty"] is STRATEGIES["uncertainty"]
+
+
+def test_registering_checks_the_name_the_model_and_the_class(registry):
+    with pytest.raises(ValueError, match="identifier"):
+        registry.register_strategy("my strategy")
+    with pytest.raises(ValueError, match="model must be one of"):
+        registry.register_strategy("mine", model="finetuned")
+    with pytest.raises(TypeError, match="Strategy subclass"):
+        registry.register_strategy("mine")(object)
+    assert "mine" not in registry.STRATEGIES
+
+
+def test_registering_a_name_again_replaces_it_with_a_warning(registry):
+    registry.register_strategy("leaning_positive")(LeaningPositive)
+    with pytest.warns(UserWarning, match="read back"):
+        registry.register_strategy("leaning_positive")(Uncertainty)
+    assert isinstance(registry.make_strategy("leaning_positive").base, Uncertainty)

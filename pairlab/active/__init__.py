@@ -18,10 +18,10 @@ from .loop import STAGES, ActiveRun
 from .queries import QUERY_STRATEGIES, QueryConfig
 from .query_loop import QueryLog, QueryRun
 from .store import load_result, run_folder, run_labels
-from .strategies import STRATEGIES, make_strategy
+from .strategies import STRATEGIES, make_strategy, register_strategy
 
 __all__ = ["archive", "base", "calibration", "candidate_search", "committee", "config", "diversity", "learner", "loop",
            "queries", "query_loop", "store", "strategies",
            "ActiveConfig", "ActiveRun", "CosineBERTLearner", "PrintLog", "QUERY_STRATEGIES",
            "QueryConfig", "QueryLog", "QueryRun", "STAGES", "STRATEGIES", "load_result",
-           "make_strategy", "reliability", "run_folder", "run_labels", "schedule"]
+           "make_strategy", "register_strategy", "reliability", "run_folder", "run_labels", "schedule"]

@@ -54,14 +54,8 @@ class CosineBERTLearner:
         """Round ``round``'s model; with ``member``, committee member ``member`` of that round
         (its own training seed, never shared)."""
         from ..models.cosinebert import CosineBERT
-        from ..models.training import TrainConfig
 
-        c = self.config
-        seed = c.seed * 1000 + round + (0 if member is None else MEMBER_SEED * (member + 1))
-        train_config = TrainConfig(learning_rate=c.learning_rate, epochs=c.epochs,
-                                   batch_size=c.batch_size, max_seq_length=c.max_seq_length,
-                                   seed=seed, precision=getattr(c, "precision", "fp32"),
-                                   batch_order=getattr(c, "batch_order", "random"))
+        train_config = self._train_config(round, member)
         left, right = pool.texts(ids)
         if round not in self.shared_rounds or member is not None:
             return CosineBERT.train(left, right, labels, model=self.model, config=train_config,
@@ -78,6 +72,33 @@ class CosineBERTLearner:
                 write_atomic(path, model.save, setting="$PAIRLAB_CACHE_DIR")  # never half a model
         model.cache_key = key
         return model
+
+    def cached(self, pool: Pool, ids: np.ndarray, labels: np.ndarray, *, round: int):
+        """Round ``round``'s shared model as :meth:`train` would return it, loaded from the
+        cache; None where it is not there (never trained on this machine, a round that is not
+        shared, or sharing turned off): what a cheap look at a finished run can reuse."""
+        from ..models.cosinebert import CosineBERT
+
+        if round not in self.shared_rounds:
+            return None
+        left, right = pool.texts(ids)
+        key = self._digest(self._train_config(round, None), left, right, labels)
+        path = cache_dir() / "models" / key
+        if not path.is_dir():
+            return None
+        model = CosineBERT.load(path)
+        model.cache_key = key
+        return model
+
+    def _train_config(self, round: int, member: int | None):
+        from ..models.training import TrainConfig
+
+        c = self.config
+        seed = c.seed * 1000 + round + (0 if member is None else MEMBER_SEED * (member + 1))
+        return TrainConfig(learning_rate=c.learning_rate, epochs=c.epochs,
+                           batch_size=c.batch_size, max_seq_length=c.max_seq_length,
+                           seed=seed, precision=getattr(c, "precision", "fp32"),
+                           batch_order=getattr(c, "batch_order", "random"))
 
     def _digest(self, train_config, left, right, labels) -> str:
         labels = np.asarray(labels, dtype=np.int8).tolist()

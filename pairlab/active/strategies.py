@@ -11,24 +11,25 @@ selection model, minus the labelled pairs) before the criterion picks. The wrapp
 which model selects: ``"pretrained"`` (static retrieval) or ``"trained"`` (the model trained on
 the labels so far: adaptive retrieval, uncertainty, committee, diversity). A strategy is
 ``adaptive`` exactly when it selects with the trained model; the registry composes the named
-strategies (:data:`STRATEGIES`).
+strategies (:data:`STRATEGIES`), and :func:`register_strategy` adds one of your own.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Callable
 
 import numpy as np
 
 from ..data.pairs import as_id_set, isin_sorted, sample_range, setdiff_sorted
 from .base import RoundState, Strategy
-from .candidate_search import CandidateSearch
+from .candidate_search import SELECTION_MODELS, CandidateSearch
 from .committee import label_vote_entropy, member_scores, train_committee
 from .diversity import kmeans_pick, pair_features
 
 __all__ = ["RoundState", "Strategy", "CandidateSearch", "Random", "Retrieval", "Uncertainty",
            "RandomCandidates", "Stated", "StratifiedMatch", "StratifiedAllPositives",
            "ConditionalInformativeness", "BaseConsistent", "BaseInconsistent", "Committee",
-           "Diversity", "STRATEGIES", "make_strategy"]
+           "Diversity", "STRATEGIES", "BUILT_IN", "make_strategy", "register_strategy"]
 
 
 class Random(Strategy):
@@ -261,6 +262,47 @@ STRATEGIES = {
     "qbc": _over_candidates(Committee, "trained", "qbc"),
     "diversity": _over_candidates(Diversity, "trained", "diversity"),
 }
+
+
+BUILT_IN = frozenset(STRATEGIES)  # names no registration may take
+
+
+def register_strategy(name: str, *, model: str | None = "trained") -> Callable[[type], type]:
+    """Class decorator: registers a :class:`Strategy` subclass as ``name``, so a config or a
+    sweep builds it by that name (:func:`make_strategy`). ``model`` is the selection model of
+    the :class:`CandidateSearch` it is wrapped in (``"trained"``: adaptive, its ``select`` sees
+    ``state.logits``; ``"pretrained"``); None: it chooses from the whole pool itself.
+
+    A built-in name is refused (:data:`BUILT_IN`). Registering one of your own names again (a
+    notebook cell run twice) replaces it, with a warning: a run folder is found by its config
+    and data, so a finished run made with the earlier class may be read back."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"a strategy name must be an identifier such as 'my_uncertainty', got {name!r}")
+    if name in BUILT_IN:
+        raise ValueError(f"{name!r} is a built-in strategy; register yours under a name of its own "
+                         f"(built-in: {sorted(BUILT_IN)})")
+    if model is not None and model not in SELECTION_MODELS:
+        raise ValueError(f"model must be one of {SELECTION_MODELS} or None, got {model!r}")
+
+    def register(cls: type) -> type:
+        if not (isinstance(cls, type) and issubclass(cls, Strategy)):
+            raise TypeError(f"register_strategy({name!r}) decorates a Strategy subclass, got {cls!r}")
+        if name in STRATEGIES:
+            warnings.warn(f"strategy {name!r} registered again: finished runs under this name may be "
+                          "read back from their run folders, made with the earlier class; delete "
+                          "them (or use a new name) to run the new one", stacklevel=2)
+        STRATEGIES[name] = (_over_candidates(cls, model, name) if model is not None
+                            else _named(cls, name))
+        return cls
+    return register
+
+
+def _named(cls: type, name: str) -> Callable:
+    def build(*, candidate_m: int = 100, index: str = "Flat", **params) -> Strategy:
+        strategy = cls(**params)
+        strategy.name = name  # the loop's records name a run's strategy by it
+        return strategy
+    return build
 
 
 def make_strategy(name: str, *, candidate_m: int = 100, index: str = "Flat", **params) -> Strategy:
