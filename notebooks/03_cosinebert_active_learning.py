@@ -119,7 +119,8 @@ prepared, settings = experiments.prepare_active(ctx.params)
 # One run per task, strategy and seed. The dashboard below follows them live in JupyterLab:
 # rounds done, labels and positives so far, dev AP after each round (with its bootstrap
 # interval) and seconds per stage. A log line per round is printed too, which is what a
-# papermill run keeps. Runs that finished earlier with the same settings are read back. With
+# papermill run keeps. Runs that finished earlier with the same settings and the same strategy
+# code are read back. With
 # `backend = "ray"` each run is a Ray task, on this machine's cores or on a cluster
 # (`docs/ray.md`), with the same run folders and results; the dashboard follows those runs live too.
 
@@ -308,9 +309,9 @@ fig
 #
 # **Predict first**: more positives than uncertainty sampling, or fewer? A better AP?
 #
-# **Caveat:** a run folder is found by its config and data, not by the code of its strategy. If
-# you edit your class and run it again under the same name, the earlier run is read back: give
-# the edited class a new name (or delete its run folders under `runs/.../active/<task>/`).
+# **Edit and run again freely:** a run folder is found by its config, its data and a digest of
+# its strategy's code (the `-c...` end of the folder's name), so an edited class gets a new run
+# and an unchanged one is read back, whatever its name.
 # The solution runs on the task with the fewest texts to embed (every trained model embeds the
 # dev and test texts again), and only on pools of at most a million pairs (smoke and quick): at
 # the paper's scale one run takes tens of minutes.

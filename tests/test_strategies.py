@@ -301,8 +301,17 @@ def test_registering_checks_the_name_the_model_and_the_class(registry):
     assert "mine" not in registry.STRATEGIES
 
 
-def test_registering_a_name_again_replaces_it_with_a_warning(registry):
+def test_registering_a_name_again_replaces_it_and_its_code_digest(registry):
+    """A cell run again with an edited class: the name builds the new class, and the run key's
+    code digest follows it, so no run of the earlier class is read back for it."""
+    from pairlab.active.behaviour import run_code_digest
+    from pairlab.active.config import ActiveConfig
+
     registry.register_strategy("leaning_positive")(LeaningPositive)
-    with pytest.warns(UserWarning, match="read back"):
-        registry.register_strategy("leaning_positive")(Uncertainty)
+    config = ActiveConfig(task="toy", strategy="leaning_positive")
+    before = run_code_digest(config)
+    registry.register_strategy("leaning_positive")(Uncertainty)
     assert isinstance(registry.make_strategy("leaning_positive").base, Uncertainty)
+    assert run_code_digest(config) != before
+    registry.register_strategy("leaning_positive")(LeaningPositive)
+    assert run_code_digest(config) == before

@@ -15,7 +15,6 @@ strategies (:data:`STRATEGIES`), and :func:`register_strategy` adds one of your 
 """
 from __future__ import annotations
 
-import warnings
 from typing import Callable
 
 import numpy as np
@@ -274,8 +273,9 @@ def register_strategy(name: str, *, model: str | None = "trained") -> Callable[[
     ``state.logits``; ``"pretrained"``); None: it chooses from the whole pool itself.
 
     A built-in name is refused (:data:`BUILT_IN`). Registering one of your own names again (a
-    notebook cell run twice) replaces it, with a warning: a run folder is found by its config
-    and data, so a finished run made with the earlier class may be read back."""
+    notebook cell run twice, perhaps edited) replaces it: a run folder's key includes a digest
+    of the strategy's code (:mod:`.behaviour`), so runs of the earlier class are not read back
+    for the new one."""
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"a strategy name must be an identifier such as 'my_uncertainty', got {name!r}")
     if name in BUILT_IN:
@@ -287,10 +287,6 @@ def register_strategy(name: str, *, model: str | None = "trained") -> Callable[[
     def register(cls: type) -> type:
         if not (isinstance(cls, type) and issubclass(cls, Strategy)):
             raise TypeError(f"register_strategy({name!r}) decorates a Strategy subclass, got {cls!r}")
-        if name in STRATEGIES:
-            warnings.warn(f"strategy {name!r} registered again: finished runs under this name may be "
-                          "read back from their run folders, made with the earlier class; delete "
-                          "them (or use a new name) to run the new one", stacklevel=2)
         STRATEGIES[name] = (_over_candidates(cls, model, name) if model is not None
                             else _named(cls, name))
         return cls
