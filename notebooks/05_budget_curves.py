@@ -194,14 +194,14 @@ print(experiments.efficiency_report(efficiency, paper.DATA_EFFICIENCY))
 # ### Why our factor is not the paper's
 #
 # Compare the `factor` column above with the paper's 14x. Where they differ, two differences
-# in setup, not in the method, account for it:
+# in setup, not in the method, are the likely reasons:
 #
 # - **The budget.** The paper's 14x comes from the end of a long curve: static retrieval spent
 #   232,100 labels on QQP and had run out of easy positives (its Figure 4b), while uncertainty
 #   sampling kept finding new ones. Our full budgets are orders of magnitude smaller (the line
-#   below prints by how much), too small for static retrieval to exhaust the pairs the
-#   pretrained encoder ranks first: check the positive share in the lower panel of the figure
-#   and the `positives_found` columns of section 2's table.
+#   below prints by how much), so static retrieval may not yet have run out of the positives
+#   the pretrained encoder ranks first: check whether its positive share falls in the lower
+#   panel of the figure, and the `positives_found` columns of section 2's table.
 # - **The encoder.** The paper started CosineBERT from uncased BERT-base, never trained on
 #   sentence similarity. Ours starts from all-MiniLM-L6-v2, trained on a billion sentence pairs
 #   including Quora duplicates and many question-answer pairs: on QQP especially, its pretrained
