@@ -20,11 +20,20 @@
 #
 # Althammer, Zuccon, Hofstätter, Verberne and Hanbury (*Annotating Data for Fine-Tuning a Neural
 # Ranker? Current Active Learning Strategies are not Better than Random Selection*, SIGIR-AP
-# 2023) are the sceptic beside our core paper. Fine-tuning three rankers on MS MARCO and
-# TripClick, they found that uncertainty, query-by-committee and diversity selection were
-# **never significantly better than random** (Table 1), that random subsets of one size vary a
-# lot (RQ1), and that once the *assessments* an annotator needs are counted, active learning
-# costs **more** (Figures 2-3).
+# 2023) are the sceptic beside our core paper. **The paper's claims**, from fine-tuning three
+# rankers (MonoBERT, ColBERT, DPR) on MS MARCO and TripClick:
+#
+# - no active-learning strategy they tried (uncertainty, query-by-committee, diversity) was
+#   consistently and significantly better than random selection of the training questions
+#   (their Table 1; where a difference was significant, the strategy was worse);
+# - random subsets of one size vary a lot, and for some sizes the best and worst differ
+#   significantly (their research question RQ1);
+# - once the *assessments* an annotator needs are counted, the active strategies needed more of
+#   them than random for the same effectiveness, so they cost **more** (Figures 2-3, RQ3).
+#
+# Whether our runs agree is printed in sections 5, 8 and 10; the markdown there says how to
+# read the printed lines, not what they will say, since a profile with other sizes can change
+# them.
 #
 # Both our tasks are ranking tasks too: on WikiQA each question ranks every sentence, on QQP
 # each question ranks every other question. This notebook runs the paper's protocol on them:
@@ -35,9 +44,21 @@
 # - round 1 is the same random questions for every strategy (the paper's rule: a committee
 #   needs labels to start from); the ranker (CosineBERT from all-MiniLM-L6-v2) is retrained from
 #   the pretrained checkpoint every round, on every pair scanned so far;
+# - the strategies: **uncertainty** picks the questions whose ranking holds a candidate the
+#   ranker scores closest to the middle of its scores; **query-by-committee** (QBC) trains a
+#   small committee of rankers on random shares of the labels and picks the questions whose top
+#   candidates they order most differently; **diversity** clusters the questions' embeddings
+#   (k-means, one cluster per question wanted) and picks one question from each cluster;
 # - random runs with several seeds (mean and min-max band), each active strategy once, as the
-#   paper did; effectiveness is nDCG@10 and MRR@10 on the test questions that have a relevant
-#   item, ranked against the whole right-hand side, and the suite's all-pairs AP.
+#   paper did;
+# - effectiveness is measured on the test questions that have a relevant item, each ranking the
+#   whole right-hand side. **nDCG@10** (normalised discounted cumulative gain at 10): each
+#   relevant item in the top 10 scores 1 / log2(rank + 1), and the sum is divided by the best
+#   score possible, so 1 means every relevant item is ranked above every other; averaged over
+#   questions.
+#   **MRR@10** (mean reciprocal rank at 10): 1 / the rank of the first relevant item (0 if it is
+#   below 10), averaged over questions. Beside them, the suite's **all-pairs AP** (average
+#   precision over every pair of the test split, estimated as in notebook 01).
 
 # %%
 from IPython.display import display
@@ -151,10 +172,15 @@ fig
 # ## 5. Table 1 analog
 #
 # Mean test nDCG@10 (then MRR@10) per strategy and training size; random's cells give the
-# min-max of its subsets. `*` marks a cell that differs from random's by a paired t-test over
-# the test questions (each strategy's per-question values against the mean of the random
-# subsets', the paper's Random), p < 0.05 after Bonferroni over the strategies compared. At the
-# first size every strategy holds the same random questions as random's first subset.
+# min-max of its subsets. `*` marks a cell that differs from random's, tested as the paper did:
+# a **paired t-test** over the test questions (it asks whether the per-question differences
+# between two rankers on the same questions average away from zero; here each strategy's
+# per-question values against the mean of the random subsets', the paper's Random), with
+# p < 0.05 after the **Bonferroni correction**: each p is multiplied by the number of active
+# strategies compared with random (three here, as in the paper), so that the chance of any
+# false `*` among them stays below 5%. At the first size every strategy holds the same random questions as random's first
+# subset. The paper's Table 1 has no `*` that favours an active strategy; count the `*` cells
+# below, and their sign, to see whether ours does.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -168,6 +194,10 @@ for task in metrics:
 # What each strategy's questions cost: the assessments (the scans' lengths) per question against
 # random's, the pairs it labelled, and the dollars of annotation and of the compute measured on
 # this machine (training, embedding, selection; not the evaluation), at the prices above.
+# An **assessment** is one pair an annotator reads while scanning a ranking. The paper reports
+# that the active strategies tend to need more assessments than random for the same
+# effectiveness, so they cost more; the lines under the tables say, per strategy, whether ours
+# needed more or fewer.
 
 # %%
 for task in metrics:
@@ -201,9 +231,11 @@ calculator
 # ## 8. How much do random subsets of one size differ? (RQ1)
 #
 # At each size, the best and the worst random subset by mean test nDCG@10, and whether their
-# per-question values differ (paired t-test, p < 0.05). The paper found the best and worst
+# per-question values differ (paired t-test, p < 0.05). The paper reports the best and worst
 # subsets significantly apart for some sizes when training from scratch, never after
-# re-training a fine-tuned ranker.
+# re-training an already fine-tuned ranker, and suspects the fine-tuned start as the reason.
+# Ours always starts from all-MiniLM-L6-v2, already trained for sentence similarity, so the
+# re-training case is the closer one; the `differ` column below says what our subsets did.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -230,6 +262,16 @@ ranker_tables.comparison_table(metrics)
 # equal total cost (the largest spend both reached; each one's per-question values interpolated
 # between rounds there), with the Bonferroni-adjusted p of the paired t-test over test
 # questions. *better* or *worse* needs p < 0.05; otherwise *not different*.
+#
+# The paper's claim holds here where every row reads *not different* or *worse*; a *better*
+# would be a strategy beating random significantly, which the paper never found. Read the rows with two
+# differences from the paper in mind. The size: our rounds annotate tens of questions where
+# the paper's annotate thousands of samples, and the t-test runs over our test questions
+# (`test questions measured` in section 1's table); with few of them it has little power, so
+# *not different* is weak evidence either way. The start: our ranker begins as
+# all-MiniLM-L6-v2, which saw Quora duplicates in training, so on QQP it may leave little for
+# any choice of questions to add (compare the `pretrained` row of section 5's table with the
+# others).
 
 # %%
 # NBVAL_CHECK_OUTPUT
