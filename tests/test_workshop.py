@@ -80,3 +80,14 @@ def test_the_start_page_lists_every_notebook_with_its_time_needs_and_exercises()
         assert cells[3] != "not timed yet" if nb["stem"] in times else cells[3] == "not timed yet"
         assert all(title in cells[4] for title in nb["exercises"])
     assert "[WORKSHOP.md](WORKSHOP.md)" in report.render("README.md", root)
+
+
+def test_the_teaching_notebooks_each_have_an_exercise_participants_can_run_without():
+    """Notebooks 01-05 and 09 hold at least one exercise with its solution, and no cell after a
+    solution reads what only the solution defines (so `make workshop`'s copies run)."""
+    from pairlab.paths import project_root
+
+    for path in sorted((project_root() / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        found = workshop.check(nbformat.read(path, as_version=4), path.name)
+        if path.name[:2] in ("01", "02", "03", "04", "05", "09"):
+            assert found, f"{path.name} has no exercise"
