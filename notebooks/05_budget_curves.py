@@ -120,7 +120,7 @@ summary = experiments.summarise(results)
 # retrieval's full-budget AP (mean over seeds), when it did.
 
 # %%
-efficiency = experiments.efficiency(curves)
+efficiency = experiments.data_efficiency.factors(curves)
 passed = efficiency.groupby("task")["labels needed"].mean().to_dict()
 fig = plots.budget_curves_figure(curves, reference=passed)
 ctx.save_figure(fig, "05_budget_curves")
@@ -169,14 +169,14 @@ for (task, seed), frame in curves.groupby(["task", "seed"]):
           f"{static_needed:.1f} labels, uncertainty sampling at {unc_needed:.1f}: factor {by_hand[task, seed]:.3f}")
 
 # %% [markdown]
-# The same factors from pairlab (`experiments.efficiency`, which the figure above and the
+# The same factors from pairlab (`experiments.data_efficiency.factors`, which the figure above and the
 # metrics file use), checked against the lines above:
 
 # %%
 factors = efficiency.set_index(["task", "seed"])["factor"]
 np.testing.assert_allclose([by_hand[key] for key in factors.index], factors.to_numpy(), rtol=1e-9)
 assert set(by_hand) == set(factors.index)
-print(f"the {len(factors)} factors computed above match experiments.efficiency's")
+print(f"the {len(factors)} factors computed above match experiments.data_efficiency.factors'")
 
 # %% [markdown]
 # The helper's table, per seed, says also how sure each factor is. *lower bound*: uncertainty's
@@ -188,7 +188,7 @@ print(f"the {len(factors)} factors computed above match experiments.efficiency's
 # %%
 # NBVAL_CHECK_OUTPUT
 print(efficiency.round(3).to_string())
-print(experiments.efficiency_report(efficiency, paper.DATA_EFFICIENCY))
+print(experiments.data_efficiency.report(efficiency, paper.DATA_EFFICIENCY))
 
 # %% [markdown]
 # ### Why our factor is not the paper's

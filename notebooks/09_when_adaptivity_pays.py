@@ -174,7 +174,7 @@ print(curves.groupby(["task", "labels", "strategy"])[["ap", "positives_found"]].
 
 # %%
 # NBVAL_CHECK_OUTPUT
-efficiency = experiments.efficiency(curves)
+efficiency = experiments.data_efficiency.factors(curves)
 print(efficiency.round(3).to_string())
 
 # %% [markdown]

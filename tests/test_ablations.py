@@ -90,20 +90,20 @@ def curves_frame(unc, static, seeds=(0,), labels=(10, 25, 47)):
 
 def test_efficiency_factor_on_curves_with_known_answers():
     # static ends at 0.5 with 47 labels; uncertainty passes 0.5 halfway between 10 (0.4) and 25 (0.6)
-    eff = experiments.efficiency(curves_frame([0.4, 0.6, 0.7], [0.3, 0.4, 0.5]))
+    eff = experiments.data_efficiency.factors(curves_frame([0.4, 0.6, 0.7], [0.3, 0.4, 0.5]))
     row = eff.iloc[0]
     assert row["labels needed"] == pytest.approx(17.5) and row["factor"] == pytest.approx(47 / 17.5)
     assert row["bound"] == "exact"
-    first = experiments.efficiency(curves_frame([0.6, 0.7, 0.8], [0.3, 0.4, 0.5])).iloc[0]
+    first = experiments.data_efficiency.factors(curves_frame([0.6, 0.7, 0.8], [0.3, 0.4, 0.5])).iloc[0]
     assert first["labels needed"] == 10 and first["bound"] == "lower bound"
-    never = experiments.efficiency(curves_frame([0.1, 0.2, 0.3], [0.3, 0.4, 0.5])).iloc[0]
+    never = experiments.data_efficiency.factors(curves_frame([0.1, 0.2, 0.3], [0.3, 0.4, 0.5])).iloc[0]
     assert np.isnan(never["factor"]) and never["bound"] == "not reached"
     # a reference that peaked early needs fewer labels than its budget for its own final AP:
     # static ends at 0.5 but passed 0.5 a fifth of the way from 10 (0.4) to 25 (0.9) = 13 labels
-    peaked = experiments.efficiency(curves_frame([0.45, 0.55, 0.6], [0.4, 0.9, 0.5])).iloc[0]
+    peaked = experiments.data_efficiency.factors(curves_frame([0.45, 0.55, 0.6], [0.4, 0.9, 0.5])).iloc[0]
     assert peaked["static_retrieval labels needed"] == pytest.approx(13.0)
     assert peaked["labels needed"] == pytest.approx(17.5) and peaked["factor"] == pytest.approx(13 / 17.5)
-    both = experiments.efficiency(curves_frame([0.7, 0.6, 0.6], [0.7, 0.6, 0.5])).iloc[0]
+    both = experiments.data_efficiency.factors(curves_frame([0.7, 0.6, 0.6], [0.7, 0.6, 0.5])).iloc[0]
     assert both["bound"] == "both at the first point" and both["factor"] == 1.0
 
 
@@ -132,7 +132,7 @@ def test_budget_metrics_are_plain_json(base):
     results.update({("toy", "static_retrieval", s): base[("toy", "unc_small", s)] for s in (0, 1)})
     curves = experiments.curves(results)
     summary = experiments.summarise(results)
-    eff = experiments.efficiency(curves)
+    eff = experiments.data_efficiency.factors(curves)
     noise = experiments.noise(summary, ["uncertainty", "static_retrieval"])
     metrics = experiments.budget_metrics(curves, eff, summary, noise, experiments.costs(summary, eff))
     again = json.loads(json.dumps(metrics, allow_nan=False))
@@ -170,16 +170,16 @@ def test_sweep_groups_run_each_strategy_with_its_own_seeds(root, base):
 
 
 def test_efficiency_summary_and_report_count_only_defined_factors():
-    eff = experiments.efficiency(curves_frame([0.4, 0.6, 0.7], [0.3, 0.4, 0.5]))
-    never = experiments.efficiency(curves_frame([0.1, 0.2, 0.3], [0.3, 0.4, 0.5]))
+    eff = experiments.data_efficiency.factors(curves_frame([0.4, 0.6, 0.7], [0.3, 0.4, 0.5]))
+    never = experiments.data_efficiency.factors(curves_frame([0.1, 0.2, 0.3], [0.3, 0.4, 0.5]))
     both = pd.concat([eff, never.assign(seed=1)], ignore_index=True)
-    row = experiments.efficiency_summary(both).loc["toy"]
+    row = experiments.data_efficiency.summary(both).loc["toy"]
     assert row["factor_mean"] == pytest.approx(47 / 17.5) and row["factor_std"] == 0.0
     assert (row["seeds_defined"], row["seeds"]) == (1, 2)
     ref = {"toy": {"factor": 14, "static_labels": 232_100, "uncertainty_labels": 16_640}}
-    assert experiments.efficiency_report(both, ref) == (
+    assert experiments.data_efficiency.report(both, ref) == (
         "toy: factor 2.69 ± 0.00 over 1 of 2 seeds; paper 14x (232,100 static labels vs 16,640)")
-    assert experiments.efficiency_summary(never).loc["toy", "factor_mean"] is None
+    assert experiments.data_efficiency.summary(never).loc["toy", "factor_mean"] is None
 
 
 def test_seed_set_means_average_over_seeds(base):

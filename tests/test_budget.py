@@ -4,7 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from pairlab.experiments.budget import (annotation_cost, efficiency_factor, labels_to_reach,
+from pairlab.experiments.data_efficiency import factor as efficiency_factor
+from pairlab.experiments.budget import (annotation_cost, labels_to_reach,
                                         separation_budget)
 
 LABELS = [100, 200, 400, 800]

@@ -1,6 +1,6 @@
 """Experiments: sweeps of active-learning runs (:mod:`.sweeps`), the tables and frames notebooks
 show (:mod:`.tables`), the metrics files they record (:mod:`.records`), budget views of curves
-(:mod:`.budget`), models trained on stated data (:mod:`.baselines`, notebook 02), Augmented
+(:mod:`.budget`; the data-efficiency factor, :mod:`.data_efficiency`), models trained on stated data (:mod:`.baselines`, notebook 02), Augmented
 SBERT (:mod:`.augsbert`, notebook 06), EAGLE's case study (:mod:`.eagle`), runs under
 annotator noise (:mod:`.label_noise`, notebook 07), query-level active learning for rankers
 against random (:mod:`.rankers`, its tables :mod:`.ranker_tables`, notebook 08) and when
@@ -11,8 +11,8 @@ our metrics is a record, judged by one rule and put in words once (:mod:`.findin
 
 Sweeps, tables and records are importable from here (``experiments.sweep(...)``,
 ``experiments.table3(...)``, ``experiments.budget_metrics(...)``)."""
-from . import (adaptivity, adaptivity_findings, augsbert, baselines, budget, eagle, encoders,
-               findings, headline, label_noise, ranker_tables, rankers, records, sweeps, tables)
+from . import (adaptivity, adaptivity_findings, augsbert, baselines, budget, data_efficiency, eagle,
+               encoders, findings, headline, label_noise, ranker_tables, rankers, records, sweeps, tables)
 from .records import *  # noqa: F401,F403
 from .records import __all__ as _records
 from .sweeps import *  # noqa: F401,F403
@@ -20,6 +20,6 @@ from .sweeps import __all__ as _sweeps
 from .tables import *  # noqa: F401,F403
 from .tables import __all__ as _tables
 
-__all__ = ["adaptivity", "adaptivity_findings", "augsbert", "baselines", "budget", "eagle", "encoders",
+__all__ = ["adaptivity", "adaptivity_findings", "augsbert", "baselines", "budget", "data_efficiency", "eagle", "encoders",
            "findings", "headline", "label_noise", "ranker_tables", "rankers", "records", "sweeps", "tables", *_sweeps, *_tables,
            *_records]

@@ -16,7 +16,7 @@ from ..active.config import ActiveConfig
 from ..active.store import round_ids
 from .budget import separation_budget
 from .encoders import GAP
-from .records import efficiency_summary
+from . import data_efficiency
 from .sweeps import Variant, for_task, prepare_active, scale
 
 __all__ = ["EXPERIMENT_TASKS", "BUDGET_STRATEGIES", "prepare", "budget_groups", "regime",
@@ -155,7 +155,7 @@ def adaptivity_metrics(curves: pd.DataFrame, regime_frame: pd.DataFrame, efficie
                           "labels_per_positive": row["labels per positive"],
                           "paper_labels_per_positive": row["paper labels per positive"]}
                    for task, row in regime_frame.iterrows()},
-        "efficiency": _efficiency(efficiency_frame),
+        "efficiency": data_efficiency.record(efficiency_frame),
         "separation": _separation(separation_frame),
         "encoder": _encoder(zero, table),
         "encoder_trend": {str(labels): row.to_dict() for labels, row in trend.iterrows()},
@@ -188,14 +188,6 @@ def _budget_curves(frame: pd.DataFrame) -> dict:
                                     "seeds": per_seed.index.tolist(), "per_seed": per_seed.values.tolist()},
                          "positive_share": (mean["positives_found"] / mean.index).tolist()}
     return out
-
-
-def _efficiency(frame: pd.DataFrame) -> dict:
-    if frame.empty:
-        return {}
-    summary = efficiency_summary(frame).to_dict("index")
-    return {task: {"per_seed": rows.drop(columns="task").to_dict("records"), **summary[task]}
-            for task, rows in frame.groupby("task", sort=False)}
 
 
 def _separation(frame: pd.DataFrame) -> dict:

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from . import data_efficiency
+
 __all__ = ["findings", "budget_findings", "encoder_findings", "recall_findings",
            "overlap_findings", "budget_table",
-           "efficiency_table", "encoder_summary"]
+           "encoder_summary"]
 
 A, B = "uncertainty", "static_retrieval"
 
@@ -36,7 +38,7 @@ def budget_findings(metrics: dict) -> list[str]:
                          + (f" (the paper: {paper:.1f})" if paper is not None else ""))
         if A in curves and B in curves:
             lines.append(f"  final dev AP, {A} vs {B}: {_final_by_seed(curves[A], curves[B])}")
-        lines += _efficiency_lines(metrics.get("efficiency", {}).get(task))
+        lines += data_efficiency.lines(metrics.get("efficiency", {}).get(task))
         lines += _separation_lines(metrics.get("separation", {}).get(task))
     return lines
 
@@ -47,17 +49,6 @@ def _final_by_seed(a: dict, b: dict) -> str:
              for s in ours if s in theirs and None not in (ours[s], theirs[s])]
     wins = sum(ours[s] > theirs[s] for s in ours if s in theirs and None not in (ours[s], theirs[s]))
     return "; ".join(parts) + f"; {A} higher on {wins} of {len(parts)} seeds"
-
-
-def _efficiency_lines(eff: dict | None) -> list[str]:
-    if not eff:
-        return []
-    parts = [f"seed {row['seed']} " + (f"{row['factor']:.2f}x" if row["factor"] is not None else "none")
-             + f" ({row['bound']})" for row in eff["per_seed"]]
-    mean = (f"mean {eff['factor_mean']:.2f}x ± {eff['factor_std']:.2f} over {eff['seeds_defined']} of "
-            f"{eff['seeds']} seeds" if eff["factor_mean"] is not None else "defined on no seed")
-    return [f"  data-efficiency factor ({B}'s labels to its final dev AP over {A}'s labels to the "
-            f"same AP): {'; '.join(parts)}; {mean} (the paper, QQP: 14x)"]
 
 
 def _separation_lines(sep: dict | None) -> list[str]:
@@ -135,15 +126,6 @@ def budget_table(metrics: dict) -> pd.DataFrame:
                          "per seed": ", ".join(_num(row[-1]) for row in dev["per_seed"]),
                          "positive share, round 1": c["positive_share"][0],
                          "positive share, end": c["positive_share"][-1]})
-    return pd.DataFrame(rows)
-
-
-def efficiency_table(metrics: dict) -> pd.DataFrame:
-    """The data-efficiency factor per task and seed (notebook 05's definition)."""
-    rows = [{"task": task, "seed": row["seed"], f"{B} dev AP": row.get(f"{B} dev AP"),
-             f"{B} labels needed": row.get(f"{B} labels needed"), f"{A} labels needed": row.get("labels needed"),
-             "factor": row["factor"], "bound": row["bound"]}
-            for task, eff in metrics.get("efficiency", {}).items() for row in eff["per_seed"]]
     return pd.DataFrame(rows)
 
 

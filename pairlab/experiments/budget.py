@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-__all__ = ["labels_to_reach", "efficiency_factor", "separation_budget", "annotation_cost", "Budget",
+__all__ = ["labels_to_reach", "separation_budget", "annotation_cost", "Budget",
            "round_hours"]
 
 GPU_STAGES = ("train", "embed")  # what runs on the accelerator when there is one
@@ -68,14 +68,6 @@ def labels_to_reach(labels, values, target: float) -> float:
         return float(x[0])
     x0, x1, y0, y1 = x[k - 1], x[k], y[k - 1], y[k]
     return float(x0 + (target - y0) / (y1 - y0) * (x1 - x0))
-
-
-def efficiency_factor(labels, values, reference_labels: float, reference_value: float) -> float:
-    """``reference_labels`` over the labels the curve needs to reach ``reference_value``: how many
-    times fewer labels it needs than the reference (``nan`` if it never reaches it)."""
-    if not reference_labels > 0:
-        raise ValueError(f"reference_labels must be positive, got {reference_labels!r}")
-    return float(reference_labels / labels_to_reach(labels, values, reference_value))
 
 
 def separation_budget(labels, lower, upper) -> float:

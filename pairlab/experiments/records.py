@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 
 from ..active.loop import STAGES
+from . import data_efficiency
 
-__all__ = ["summarise", "spread", "seed_means", "judge", "seed_set_means", "efficiency_summary", "ablation_metrics",
+__all__ = ["summarise", "spread", "seed_means", "judge", "seed_set_means", "ablation_metrics",
            "budget_metrics"]
 
 
@@ -118,19 +119,6 @@ def seed_set_means(seed_rounds: pd.DataFrame) -> pd.DataFrame:
         ["labels", "dev AP", "batch positive share", "mean p", "positives found"]].mean()
 
 
-def efficiency_summary(efficiency_frame: pd.DataFrame) -> pd.DataFrame:
-    """Per task: the factor's mean and std (ddof 0) over the seeds where it is defined, how many
-    seeds those are and how many there were (:func:`efficiency`'s rows)."""
-    rows = []
-    for task, eff in efficiency_frame.groupby("task") if len(efficiency_frame) else ():
-        finite = eff["factor"][np.isfinite(eff["factor"])]
-        rows.append({"task": task, "factor_mean": _num(finite.mean()) if len(finite) else None,
-                     "factor_std": _num(finite.std(ddof=0)) if len(finite) else None,
-                     "seeds_defined": int(len(finite)), "seeds": int(len(eff))})
-    columns = ["task", "factor_mean", "factor_std", "seeds_defined", "seeds"]
-    return pd.DataFrame(rows, columns=columns).set_index("task")
-
-
 def ablation_metrics(summary: dict, seed_rounds: pd.DataFrame, transferred: dict) -> dict:
     """Notebook 04's metrics file: ``{task: {"strategies": summary, "seed_set": {name: per-round
     means}, "transfer": {source: {"labels", "ap", "p_at_r20", ...}}}}``."""
@@ -176,7 +164,7 @@ def budget_metrics(curves_frame: pd.DataFrame, efficiency_frame: pd.DataFrame, s
                                      "positive_share": float(m["positives_found"] / n)}
                                     for n, m in mean.iterrows()]
         eff = efficiency_frame[efficiency_frame["task"] == task] if not efficiency_frame.empty else efficiency_frame
-        factor = (efficiency_summary(eff).to_dict("index")[task] if len(eff) else
+        factor = (data_efficiency.summary(eff).to_dict("index")[task] if len(eff) else
                   {"factor_mean": None, "factor_std": None, "seeds_defined": 0, "seeds": 0})
         out[task] = {
             "curves": curves_out,

@@ -7,10 +7,10 @@ import pandas as pd
 
 from ..active.loop import STAGES
 from . import budget as budget_views
-from .records import efficiency_summary, spread
+from .records import spread
 
 __all__ = ["curves", "stage_times", "calibration", "table3", "table4", "table5", "table6",
-           "seed_set_rounds", "efficiency", "efficiency_report", "noise", "costs"]
+           "seed_set_rounds", "noise", "costs"]
 
 
 def curves(results: dict) -> pd.DataFrame:
@@ -157,49 +157,6 @@ def table6(summary: dict, transferred: dict, paper: dict) -> pd.DataFrame:
 
 
 # -- notebook 05: budget curves, data efficiency, noise and cost ------------------------------
-
-
-def efficiency(curves: pd.DataFrame, *, strategy: str = "uncertainty",
-               reference: str = "static_retrieval") -> pd.DataFrame:
-    """Per task and seed: the labels ``strategy`` needs to reach ``reference``'s full-budget dev
-    AP (same seed), the labels ``reference`` itself needed to first reach it (its full budget
-    when its curve rises, as in the paper; fewer when it peaked earlier), and the
-    data-efficiency factor, their ratio (the paper's 14x on QQP). ``bound`` says whether the
-    factor is exact, a lower bound (``strategy``'s first point already passed the target), not
-    measurable (both passed it at their first point) or undefined (never passed it)."""
-    rows = []
-    for (task, seed), frame in curves.groupby(["task", "seed"], sort=False):
-        mine = frame[frame["strategy"] == strategy].sort_values("labels")
-        ref = frame[frame["strategy"] == reference].sort_values("labels")
-        if mine.empty or ref.empty:
-            continue
-        target = float(ref["ap"].iloc[-1])
-        ref_needed = budget_views.labels_to_reach(ref["labels"], ref["ap"], target)
-        needed = budget_views.labels_to_reach(mine["labels"], mine["ap"], target)
-        factor = budget_views.efficiency_factor(mine["labels"], mine["ap"], ref_needed, target)
-        first = needed <= mine["labels"].iloc[0]
-        bound = ("not reached" if np.isnan(needed) else
-                 "both at the first point" if first and ref_needed <= ref["labels"].iloc[0] else
-                 "lower bound" if first else "exact")
-        rows.append({"task": task, "seed": seed, f"{reference} labels": int(ref["labels"].iloc[-1]),
-                     f"{reference} dev AP": target, f"{reference} labels needed": ref_needed,
-                     f"{strategy} final dev AP": float(mine["ap"].iloc[-1]),
-                     "labels needed": needed, "factor": factor, "bound": bound})
-    return pd.DataFrame(rows)
-
-
-def efficiency_report(efficiency_frame: pd.DataFrame, paper_factors: dict) -> str:
-    """One line per task: the factor's mean ± std over the seeds where it is defined, beside the
-    paper's (``paper.DATA_EFFICIENCY``)."""
-    lines = []
-    for task, row in efficiency_summary(efficiency_frame).to_dict("index").items():
-        ref = paper_factors.get(task)
-        mean, std = (float("nan") if v is None else v for v in (row["factor_mean"], row["factor_std"]))
-        lines.append(f"{task}: factor {mean:.2f} ± {std:.2f} over {row['seeds_defined']} of "
-                     f"{row['seeds']} seeds" + (
-                         f"; paper {ref['factor']}x ({ref['static_labels']:,} static labels vs "
-                         f"{ref['uncertainty_labels']:,})" if ref else "; the paper has no WikiQA factor"))
-    return "\n".join(lines)
 
 
 def noise(summary: dict, groups, *, gap=("uncertainty", "static_retrieval")) -> pd.DataFrame:

@@ -1,0 +1,112 @@
+"""The data-efficiency factor, in one place: how many times fewer labels uncertainty sampling
+needs than static retrieval to reach static retrieval's final dev AP (the paper's 14x on QQP,
+appendix B.1). Computed per task and seed from the budget curves (:func:`factors`), summarised
+over seeds (:func:`summary`), written to the metrics files (:func:`record`), shown as a table
+(:func:`table`) and as lines (:func:`report`, :func:`lines`); whether the paper's claim held is
+:func:`.findings.data_efficiency`.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .budget import labels_to_reach
+
+__all__ = ["factor", "factors", "summary", "record", "report", "lines", "table"]
+
+A, B = "uncertainty", "static_retrieval"
+
+
+def factor(labels, values, reference_labels: float, reference_value: float) -> float:
+    """``reference_labels`` over the labels the curve (``labels``, ``values``) needs to reach
+    ``reference_value``: how many times fewer labels it needs than the reference (``nan`` if it
+    never reaches it)."""
+    if not reference_labels > 0:
+        raise ValueError(f"reference_labels must be positive, got {reference_labels!r}")
+    return float(reference_labels / labels_to_reach(labels, values, reference_value))
+
+
+def factors(curves: pd.DataFrame, *, strategy: str = A, reference: str = B) -> pd.DataFrame:
+    """Per task and seed: the labels ``strategy`` needs to reach ``reference``'s full-budget dev
+    AP (same seed), the labels ``reference`` itself needed to first reach it (its full budget
+    when its curve rises, as in the paper; fewer when it peaked earlier), and the factor, their
+    ratio. ``bound`` says whether the factor is exact, a lower bound (``strategy``'s first point
+    already passed the target), not measurable (both passed it at their first point) or
+    undefined (never passed it)."""
+    rows = []
+    for (task, seed), frame in curves.groupby(["task", "seed"], sort=False):
+        mine = frame[frame["strategy"] == strategy].sort_values("labels")
+        ref = frame[frame["strategy"] == reference].sort_values("labels")
+        if mine.empty or ref.empty:
+            continue
+        target = float(ref["ap"].iloc[-1])
+        ref_needed = labels_to_reach(ref["labels"], ref["ap"], target)
+        needed = labels_to_reach(mine["labels"], mine["ap"], target)
+        first = needed <= mine["labels"].iloc[0]
+        bound = ("not reached" if np.isnan(needed) else
+                 "both at the first point" if first and ref_needed <= ref["labels"].iloc[0] else
+                 "lower bound" if first else "exact")
+        rows.append({"task": task, "seed": seed, f"{reference} labels": int(ref["labels"].iloc[-1]),
+                     f"{reference} dev AP": target, f"{reference} labels needed": ref_needed,
+                     f"{strategy} final dev AP": float(mine["ap"].iloc[-1]),
+                     "labels needed": needed,
+                     "factor": factor(mine["labels"], mine["ap"], ref_needed, target), "bound": bound})
+    return pd.DataFrame(rows)
+
+
+def summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per task: the factor's mean and std (ddof 0) over the seeds where it is defined, how many
+    seeds those are and how many there were (:func:`factors`' rows)."""
+    rows = []
+    for task, eff in frame.groupby("task") if len(frame) else ():
+        finite = eff["factor"][np.isfinite(eff["factor"])]
+        rows.append({"task": task, "factor_mean": float(finite.mean()) if len(finite) else None,
+                     "factor_std": float(finite.std(ddof=0)) if len(finite) else None,
+                     "seeds_defined": int(len(finite)), "seeds": int(len(eff))})
+    columns = ["task", "factor_mean", "factor_std", "seeds_defined", "seeds"]
+    return pd.DataFrame(rows, columns=columns).set_index("task")
+
+
+def record(frame: pd.DataFrame) -> dict:
+    """The metrics files' ``efficiency`` entry: ``{task: {"per_seed": [rows], "factor_mean",
+    "factor_std", "seeds_defined", "seeds"}}``."""
+    if frame.empty:
+        return {}
+    means = summary(frame).to_dict("index")
+    return {task: {"per_seed": rows.drop(columns="task").to_dict("records"), **means[task]}
+            for task, rows in frame.groupby("task", sort=False)}
+
+
+def report(frame: pd.DataFrame, paper_factors: dict) -> str:
+    """One line per task: the factor's mean ± std over the seeds where it is defined, beside the
+    paper's (``paper.DATA_EFFICIENCY``)."""
+    out = []
+    for task, row in summary(frame).to_dict("index").items():
+        ref = paper_factors.get(task)
+        mean, std = (float("nan") if v is None else v for v in (row["factor_mean"], row["factor_std"]))
+        out.append(f"{task}: factor {mean:.2f} ± {std:.2f} over {row['seeds_defined']} of "
+                   f"{row['seeds']} seeds" + (
+                       f"; paper {ref['factor']}x ({ref['static_labels']:,} static labels vs "
+                       f"{ref['uncertainty_labels']:,})" if ref else "; the paper has no WikiQA factor"))
+    return "\n".join(out)
+
+
+def lines(entry: dict | None) -> list[str]:
+    """A metrics-file ``efficiency`` entry of one task, per seed and its mean, as one line."""
+    if not entry:
+        return []
+    parts = [f"seed {row['seed']} " + (f"{row['factor']:.2f}x" if row["factor"] is not None else "none")
+             + f" ({row['bound']})" for row in entry["per_seed"]]
+    mean = (f"mean {entry['factor_mean']:.2f}x ± {entry['factor_std']:.2f} over {entry['seeds_defined']} "
+            f"of {entry['seeds']} seeds" if entry["factor_mean"] is not None else "defined on no seed")
+    return [f"  data-efficiency factor ({B}'s labels to its final dev AP over {A}'s labels to the "
+            f"same AP): {'; '.join(parts)}; {mean} (the paper, QQP: 14x)"]
+
+
+def table(metrics: dict) -> pd.DataFrame:
+    """A metrics file's factors per task and seed as a table."""
+    rows = [{"task": task, "seed": row["seed"], f"{B} dev AP": row.get(f"{B} dev AP"),
+             f"{B} labels needed": row.get(f"{B} labels needed"), f"{A} labels needed": row.get("labels needed"),
+             "factor": row["factor"], "bound": row["bound"]}
+            for task, eff in metrics.get("efficiency", {}).items() for row in eff["per_seed"]]
+    return pd.DataFrame(rows)
