@@ -71,6 +71,7 @@ from pairlab.widgets import ranker_plots
 from pairlab.widgets.cost_calculator import CostCalculator
 
 # %% tags=["parameters"]
+profile = None                    # None: the values below; a profile's name ("quick", "smoke", "cpu"): its values (profiles/<name>.yaml) replace them
 dataset = "all"                   # "qqp", "wikiqa", "all", or the path of your own pair file (.csv .tsv .jsonl .parquet)
 pairs_symmetric = None            # for a pair file: True (duplicates, paraphrases) or False (question -> answer)
 pairs_columns = None              # for a pair file: its column names, e.g. {"left": "q1", "right": "q2", "label": "score"}

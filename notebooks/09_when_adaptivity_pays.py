@@ -63,6 +63,7 @@ from pairlab.widgets.dashboard import RunDashboard
 from pairlab.notebook import setup
 
 # %% tags=["parameters"]
+profile = None                    # None: the values below; a profile's name ("quick", "smoke", "cpu"): its values (profiles/<name>.yaml) replace them
 dataset = "all"                   # "all": WikiQA for the budget regime, QQP for the encoders; a task name or pair file: both on it
 pairs_symmetric = None            # for a pair file: True (duplicates, paraphrases) or False (question -> answer)
 pairs_columns = None              # for a pair file: its column names, e.g. {"left": "q1", "right": "q2", "label": "score"}

@@ -43,6 +43,7 @@ from pairlab.paths import find_file
 from pairlab.session import LabelingSession, compare_strategies, coverage_sessions, coverage_table
 
 # %% tags=["parameters"]
+profile = None                    # None: the values below; a profile's name ("quick", "smoke", "cpu"): its values (profiles/<name>.yaml) replace them
 items = "fixtures/records/shop_a.csv"  # your records: a CSV, TSV, JSON-lines or Parquet file (absolute, from the project root, or in the data folder)
 text = ["title", "brand", "modelno", "price"]  # the column of each record's text, or a list of columns ("title: ... | brand: ...")
 id = "id"                          # the column of the records' ids (None: row numbers)

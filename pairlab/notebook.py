@@ -84,6 +84,7 @@ def setup(notebook: str, namespace: dict | None = None, *, path=None, quiet: boo
     project root) and prints where things are. Without ``namespace``, ``params`` are the
     parameters (for scripts and tests)."""
     if namespace is not None:
+        _from_profile(notebook, namespace, parameters(notebook, namespace, path=path), quiet)
         params = {**parameters(notebook, namespace, path=path), **params}
     if "inference_backend" in params:  # what ran is recorded: $PAIRLAB_INFERENCE_BACKEND wins
         _inference(params, quiet)
@@ -102,6 +103,36 @@ def setup(notebook: str, namespace: dict | None = None, *, path=None, quiet: boo
               f"torch {torch.__version__} on {device}, {os.cpu_count()} cpu(s)")
         print(f"  run folder: {shown(ctx.run_dir, root)}; figures: {shown(ctx.figures_dir, root)}")
     return ctx
+
+
+def _from_profile(notebook: str, namespace: dict, declared: dict, quiet: bool) -> list[str]:
+    """Take a profile's values into the notebook's namespace, for the names its parameters cell
+    declares; the names set, in order. Two ways in:
+
+    - ``profile = "quick"`` in the parameters cell (working in JupyterLab): the values of
+      ``profiles/quick.yaml`` for this notebook (:func:`.profiles.load_profile`, its run and
+      figure folders included) replace the cell's, and a line says which;
+    - a whole profile passed by ``papermill -f profiles/<name>.yaml``: papermill injects its
+      top-level keys, and its ``notebooks`` section arrives as a variable; the sections naming
+      this notebook are applied over the top-level values, as the runner does.
+    """
+    from .profiles import SECTION, load_profile, resolve
+
+    chosen = declared.get("profile")
+    if isinstance(chosen, str) and chosen:
+        values = load_profile(chosen, notebook=notebook)
+        source = f"profile {chosen!r} (profiles/{chosen}.yaml)"
+    elif isinstance(namespace.get(SECTION), dict):
+        values = {k: v for k, v in resolve({SECTION: namespace[SECTION]}, notebook).items()}
+        source = "the profile papermill was given (its sections for this notebook)"
+    else:
+        return []
+    taken = [name for name in declared if name in values and name != "profile"]
+    for name in taken:
+        namespace[name] = values[name]
+    if taken and not quiet:
+        print(f"  parameters from {source}: {', '.join(taken)}")
+    return taken
 
 
 def _inference(params: dict, quiet: bool) -> None:

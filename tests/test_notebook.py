@@ -41,6 +41,47 @@ def test_setup_before_the_parameters_cell_ran_names_what_is_missing(tmp_path):
         notebook.setup("99_example", {"seed": 0}, path=path, quiet=True)
 
 
+def profile_notebook(path):
+    """A notebook 03 look-alike: its parameters cell names a profile and a few of 03's knobs."""
+    cells = [nbformat.v4.new_code_cell("profile = None\nn1 = 32\nseeds = [0, 1, 2]\nmine = 'kept'\n"
+                                       "run_dir = 'runs/x'\nfigures_dir = 'figures/x'",
+                                       metadata={"tags": ["parameters"]})]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "pairlab", "language": "python", "display_name": "pairlab"}
+    nbformat.write(nb, path)
+    return path
+
+
+def test_a_profile_named_in_the_parameters_cell_gives_its_values(tmp_path, monkeypatch, capsys):
+    """``profile = "smoke"`` in JupyterLab: the smoke profile's values for notebook 03 replace
+    the cell's (its run folder included), a line says which, and names it does not set stay."""
+    from pairlab.profiles import load_profile
+
+    monkeypatch.setattr(notebook, "project_root", lambda: tmp_path)  # folders land in tmp_path
+    path = profile_notebook(tmp_path / "03_cosinebert_active_learning.ipynb")
+    namespace = {"profile": "smoke", "n1": 32, "seeds": [0, 1, 2], "mine": "kept",
+                 "run_dir": "runs/x", "figures_dir": "figures/x"}
+    ctx = notebook.setup("03_cosinebert_active_learning", namespace, path=path, quiet=False)
+    smoke = load_profile("smoke", notebook="03")
+    assert (namespace["n1"], namespace["seeds"]) == (smoke["n1"], smoke["seeds"]) != (32, [0, 1, 2])
+    assert namespace["mine"] == "kept" and ctx.run_dir == tmp_path / "runs" / "smoke"
+    assert "parameters from profile 'smoke'" in capsys.readouterr().out
+    with pytest.raises(FileNotFoundError, match="known profiles"):
+        notebook.setup("03_cosinebert_active_learning", {**namespace, "profile": "nope"}, path=path,
+                       quiet=True)
+
+
+def test_a_whole_profile_from_papermill_applies_its_sections(tmp_path, monkeypatch):
+    """``papermill -f profiles/<name>.yaml`` injects the top-level keys and the ``notebooks``
+    section as a variable: the sections naming this notebook win over the top level."""
+    monkeypatch.setattr(notebook, "project_root", lambda: tmp_path)
+    path = profile_notebook(tmp_path / "03_cosinebert_active_learning.ipynb")
+    namespace = {"profile": None, "n1": 8, "seeds": [0], "mine": "kept", "run_dir": "runs/x",
+                 "figures_dir": "figures/x", "notebooks": {"03 04": {"n1": 5}, "08": {"n1": 99}}}
+    notebook.setup("03_cosinebert_active_learning", namespace, path=path, quiet=True)
+    assert (namespace["n1"], namespace["seeds"]) == (5, [0])
+
+
 def test_every_notebook_records_its_own_parameters_through_setup():
     from pairlab.runner import notebooks
 
