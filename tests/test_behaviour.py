@@ -85,3 +85,35 @@ def test_rekey_names_old_folders_by_the_current_code(tmp_path):
     assert archive.rekey(tmp_path) == [(legacy, folder)] and not legacy.exists()
     assert archive.rekey(tmp_path) == []  # named by its code already
     assert run(tmp_path, strategy="uncertainty")[0].run() == result
+
+
+def test_query_runs_are_keyed_by_their_question_strategys_code(monkeypatch):
+    """Notebook 08's question-level runs (QueryConfig, no annotator field) get a code digest from
+    the question strategies' registry."""
+    from pairlab.active import queries
+
+    config = queries.QueryConfig(task="toy", strategy="uncertainty", batches=(2, 2))
+    before = run_code_digest(config)
+    assert before != run_code_digest(queries.QueryConfig(task="toy", strategy="random", batches=(2, 2)))
+    edited = type("UncertainQuestions", (queries.UncertainQuestions,), {"select": lambda self, *a: None})
+    monkeypatch.setitem(queries.QUERY_STRATEGIES, "uncertainty", edited)
+    assert run_code_digest(config) != before
+
+
+def test_a_strategy_in_a_module_of_ones_own_is_read(tmp_path, monkeypatch):
+    """A strategy kept in the user's own module (a file outside the installed libraries) is
+    read like pairlab's: editing the file changes the digest; numpy is only named."""
+    import importlib
+    import sys
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    digests = []
+    for key in ("-np.abs(state.logits)", "np.abs(state.logits)"):
+        (tmp_path / "my_strategies.py").write_text(
+            "import numpy as np\nfrom pairlab.active import strategies as st\n" + MINE.format(key=key))
+        sys.modules.pop("my_strategies", None)
+        importlib.invalidate_caches()
+        digests.append(code_digest(importlib.import_module("my_strategies").Mine))
+    sys.modules.pop("my_strategies", None)
+    assert digests[0] != digests[1]
+    assert code_digest(np.ndarray) == code_digest(np.ndarray)

@@ -8,20 +8,26 @@ docstring, comments and line numbers left out) where its source can be read, els
 code (a class defined in a notebook cell has no source file on Python 3.11); for a class, every
 class of its method resolution order that is not built in; for a function, its defaults, the
 values its closure holds and the functions and classes of pairlab or the notebook it calls by
-name (so an edited helper such as the top-n selection counts too). Objects from other
-libraries (numpy, faiss) are named, not read: a library upgrade is not a code change here.
+name (so an edited helper such as the top-n selection counts too). That is pairlab's code, a
+notebook's and any module of the user's own; installed libraries (numpy, faiss) and the
+standard library are named, not read: a library upgrade is not a code change here.
 """
 from __future__ import annotations
 
 import ast
 import hashlib
 import inspect
+import sys
+import sysconfig
 import textwrap
 import types
+from pathlib import Path
 
 __all__ = ["code_digest", "run_code_digest"]
 
-_OWN = ("pairlab", "__main__")  # modules whose code is read; others are named only
+_OWN = ("pairlab", "__main__")  # modules whose code is always read
+_LIBRARIES = tuple({Path(p).resolve() for key in ("stdlib", "platstdlib", "purelib", "platlib")
+                    if (p := sysconfig.get_paths().get(key))})  # installed code: named, not read
 _SIMPLE = (bool, int, float, str, bytes, type(None))
 
 
@@ -35,16 +41,30 @@ def code_digest(*objects) -> str:
 
 
 def run_code_digest(config) -> str:
-    """The digest of an :class:`~.config.ActiveConfig`'s strategy (its registered builder) and
-    annotator (``config.annotator``; None: the oracle), 12 hex digits."""
+    """The digest of a run config's strategy, as its registry builds it (an
+    :class:`~.config.ActiveConfig`'s pair strategies, a :class:`~.queries.QueryConfig`'s
+    question strategies), and its annotator (``config.annotator``; None or absent: the
+    oracle), 12 hex digits."""
     from ..annotators.factory import annotator_class
+    from .queries import QUERY_STRATEGIES, QueryConfig
     from .strategies import STRATEGIES
 
-    return code_digest(STRATEGIES.get(config.strategy), annotator_class(config.annotator))[:12]
+    registry = QUERY_STRATEGIES if isinstance(config, QueryConfig) else STRATEGIES
+    return code_digest(registry.get(config.strategy),
+                       annotator_class(getattr(config, "annotator", None)))[:12]
 
 
 def _own(obj) -> bool:
-    return (getattr(obj, "__module__", None) or "").split(".")[0] in _OWN
+    """Code whose source is read: pairlab's, a notebook's (``__main__``) and any module of the
+    user's own (a file outside the installed libraries and the standard library)."""
+    name = getattr(obj, "__module__", None) or ""
+    if name.split(".")[0] in _OWN:
+        return True
+    module = sys.modules.get(name)
+    path = getattr(module, "__file__", None)
+    if module is None or path is None:
+        return False  # built in, or gone
+    return not any(Path(path).resolve().is_relative_to(root) for root in _LIBRARIES)
 
 
 def _feed(h, obj, seen: set) -> None:
