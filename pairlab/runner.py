@@ -190,6 +190,13 @@ def _local_kernel_manager():
             atexit.register(shutil.rmtree, folder, ignore_errors=True)
             self.transport, self.ip = "ipc", os.path.join(folder, "kernel")
 
+        async def _async_interrupt_kernel(self):
+            # jupyter_client interrupts every kernel it shuts down; papermill shuts down an idle
+            # one (its last cell has returned), where SIGINT only makes ipykernel log
+            # "KeyboardInterrupt caught in kernel" into the run's output
+            if not self.shutting_down:
+                await super()._async_interrupt_kernel()
+
     return LocalKernelManager
 
 
