@@ -8,8 +8,10 @@ keeps, per stratum, the frame of that round's audit and the true positives in it
 (:func:`pairlab.evaluation.audit_estimate.coverage`). The estimator reads counts only, so
 :func:`~pairlab.evaluation.audit_estimate.replay_coverage` redraws the audit's hits as
 hypergeometric counts under the prior given here, at the round's own audit size (or
-``--audit``), and prints how often the 95% interval of the share found covers the truth, with
-its mean width, per round. Not a test: it informs the prior's settings.
+``--audit``), and prints per round how often the 95% interval of the share found covers the
+truth, with its mean width: for that round's audit alone (``round_*``) and for what the session
+shows, the estimate combined over every audit round so far (``shown_*``). Not a test: it
+informs the prior's settings.
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     from pairlab.evaluation import audit_prior
-    from pairlab.evaluation.audit_estimate import replay_coverage
+    from pairlab.evaluation.audit_estimate import replay_combined, replay_coverage
 
     if args.level_sd is not None:
         audit_prior.LEVEL_SD = args.level_sd
@@ -43,20 +45,25 @@ def main(argv=None) -> int:
     print(f"prior {args.prior}: level sd {audit_prior.LEVEL_SD}, slope sd {audit_prior.SLOPE_SD}")
     rows = []
     for folder in args.folders:
-        for path in sorted(Path(folder).glob("coverage_round_*.json")):
-            check = json.loads(path.read_text())
-            if "strata" not in check:
-                continue
-            n = args.audit or check["audit_size"]
-            out = replay_coverage(check["strata"], n, repeats=args.repeats, seed=args.seed,
-                                  prior=args.prior)
-            rows.append({"session": Path(folder).parent.name, "round": check["round"],
-                         "labelled": check["labelled"], "audit": out["audit_size"],
+        checks = [json.loads(p.read_text()) for p in sorted(Path(folder).glob("coverage_round_*.json"))]
+        checks = [c for c in checks if "strata" in c]
+        for i, check in enumerate(checks):
+            if args.audit:
+                check = {**check, "audit_size": args.audit}
+                checks[i] = check
+            out = replay_coverage(check["strata"], check["audit_size"], repeats=args.repeats,
+                                  seed=args.seed, prior=args.prior)
+            shown = replay_combined(checks[:i + 1], repeats=args.repeats, seed=args.seed, prior=args.prior)
+            rows.append({"session": Path(folder).name if Path(folder).name != "audit" else Path(folder).parent.name,
+                         "round": check["round"], "labelled": check["labelled"],
                          "truth": round(out["truth"]["recall_found"], 3),
-                         "estimate": round(out["mean_estimate"]["recall_found"], 3),
-                         "coverage": round(out["coverage"]["recall_found"], 3),
-                         "width": round(out["mean_width"]["recall_found"], 3),
-                         "prior_weight": round(out["mean_prior_weight"], 2)})
+                         "round_estimate": round(out["mean_estimate"]["recall_found"], 3),
+                         "round_coverage": round(out["coverage"]["recall_found"], 3),
+                         "round_width": round(out["mean_width"]["recall_found"], 3),
+                         "shown_audit_pairs": shown["audit_pairs"],
+                         "shown_estimate": round(shown["mean_estimate"]["recall_found"], 3),
+                         "shown_coverage": round(shown["coverage"]["recall_found"], 3),
+                         "shown_width": round(shown["mean_width"]["recall_found"], 3)})
             print(json.dumps(rows[-1]), flush=True)
     return 0
 

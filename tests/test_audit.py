@@ -8,7 +8,7 @@ from conftest import clustered_pool
 from pairlab.data.pairs import PairSpace, as_id_set, isin_sorted
 from pairlab.evaluation.audit import draw_audit, stratify
 from pairlab.evaluation.audit_estimate import (combine_rounds, coverage, estimate, estimate_wald,
-                                               replay_coverage)
+                                               replay_combined, replay_coverage)
 from pairlab.evaluation.audit_prior import allocate, expected_variance, rate_prior
 
 
@@ -302,6 +302,26 @@ def test_a_recorded_check_replays_to_the_same_coverage():
         assert abs(replayed["coverage"][key] - drawn["coverage"][key]) < 0.1, (key, drawn, replayed)
         assert replayed["mean_estimate"][key] == pytest.approx(drawn["mean_estimate"][key], rel=0.1)
         assert replayed["mean_width"][key] == pytest.approx(drawn["mean_width"][key], rel=0.15)
+
+
+def test_the_combined_replay_of_one_round_is_that_rounds_and_more_rounds_narrow_it():
+    """What a session shows is the estimate combined over its audit rounds: replayed for one
+    recorded round it is that round's replay exactly; a second round (another labelled set,
+    the same truth) adds audit pairs and narrows the interval."""
+    space, left, right, positives = asymmetric_pool(n_left=60, n_right=800, seed=3)
+    fitted = fitted_probability(space, left, right, positives)
+    strata = stratify(space, left, right, probability=fitted, first=20, n_strata=8,
+                      max_enumerated=2000)
+    order = np.argsort(-strata.scorer(np.arange(space.n_pairs)))
+    checks = [{"strata": coverage(strata, positives, as_id_set(order[:k]), 20, repeats=1,
+                                  n_draws=100)["strata"], "audit_size": 20} for k in (40, 80)]
+    one = replay_combined(checks[:1], repeats=50, seed=4, n_draws=500)
+    alone = replay_coverage(checks[0]["strata"], 20, repeats=50, seed=4, n_draws=500)
+    assert one["coverage"] == alone["coverage"] and one["mean_estimate"] == alone["mean_estimate"]
+    two = replay_combined(checks, repeats=50, seed=4, n_draws=500)
+    assert two["audit_pairs"] == 40 and two["truth"]["recall_found"] > one["truth"]["recall_found"]
+    last = replay_coverage(checks[1]["strata"], 20, repeats=50, seed=4, n_draws=500)
+    assert two["mean_width"]["recall_found"] < last["mean_width"]["recall_found"]
 
 
 # --- bad input ---------------------------------------------------------------------------------

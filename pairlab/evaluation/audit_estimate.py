@@ -33,7 +33,7 @@ from ..data.pairs import isin_sorted
 from .audit import Audit, AuditStrata, draw_audit
 from .audit_prior import allocate, expected_variance, rate_prior
 
-__all__ = ["estimate", "estimate_wald", "combine_rounds", "coverage", "replay_coverage"]
+__all__ = ["estimate", "estimate_wald", "combine_rounds", "coverage", "replay_coverage", "replay_combined"]
 
 
 def estimate(audit: Audit, labels, *, found=None, level: float = 0.95, n_draws: int = 10_000,
@@ -198,27 +198,15 @@ def replay_coverage(frame: dict, n: int, *, repeats: int = 1000, seed: int = 0,
     the estimator reads counts only. So a recorded check replays under another ``prior`` or
     audit size ``n`` without the pairs or the model. Returns the same keys as
     :func:`coverage` (the model's precision and recall left out) without ``"strata"``."""
-    sizes, m = np.asarray(frame["sizes"], np.int64), np.asarray(frame["unlabelled"], np.int64)
-    known, rates = np.asarray(frame["known"], np.int64), np.asarray(frame["rates"], np.float64)
-    p_unl = np.asarray(frame["positives_unlabelled"], np.int64)
-    found, truth_total = int(known.sum()), float(known.sum() + p_unl.sum())
+    audit, p_unl = _replayed_design(frame, n, prior, strength, floor)
+    found = int(audit.known.sum())
+    truth_total = float(found + p_unl.sum())
     truth = {"total": truth_total, "recall_found": found / truth_total if truth_total else float("nan")}
-    belief = rate_prior(rates, prior=prior, strength=strength, sizes=m)
-    design = {"deviation_var": belief.deviation_var, "shared": belief.shared,
-              "shared_var": belief.shared_var}
-    alloc = allocate(m, belief.centre, n, floor=floor, **design)
-    audit = Audit(np.arange(alloc.sum(), dtype=np.int64), np.repeat(np.arange(len(m)), alloc),
-                  sizes, m, known, rates, np.asarray(frame["predicted"], bool), prior,
-                  float(strength), expected_variance(alloc, m, belief.centre, **design))
     rng = np.random.default_rng(seed)
-    hits = {key: [] for key in truth}
-    widths, points, audit_positives, prior_weight = {k: [] for k in truth}, {k: [] for k in truth}, [], []
-    start = time.perf_counter()
+    hits, widths, points = ({k: [] for k in truth} for _ in range(3))
+    audit_positives, prior_weight = [], []
     for _ in range(repeats):
-        k = rng.hypergeometric(p_unl, m - p_unl, alloc) if alloc.sum() else np.zeros_like(alloc)
-        y = (np.arange(alloc.sum()) - np.repeat(np.cumsum(alloc) - alloc, alloc)
-             < np.repeat(k, alloc)).astype(np.int64)  # k_h ones at the start of each stratum
-        est = estimate(audit, y, found=found, level=level, n_draws=n_draws, seed=rng)
+        est = estimate(audit, _hits(audit, p_unl, rng), found=found, level=level, n_draws=n_draws, seed=rng)
         for key, value in truth.items():
             lo, hi = est[f"{key}_ci"]
             hits[key].append(lo - 1e-9 <= value <= hi + 1e-9)
@@ -231,7 +219,65 @@ def replay_coverage(frame: dict, n: int, *, repeats: int = 1000, seed: int = 0,
             "mean_estimate": {k: float(np.mean(v)) for k, v in points.items()},
             "truth": truth, "mean_audit_positives": float(np.mean(audit_positives)),
             "mean_prior_weight": float(np.mean(prior_weight)), "repeats": repeats,
-            "audit_size": int(alloc.sum()), "seconds": time.perf_counter() - start}
+            "audit_size": int(audit.allocation.sum())}
+
+
+def _replayed_design(frame: dict, n: int, prior: str, strength: float, floor: int):
+    """A recorded frame's audit design of ``n`` pairs under ``prior`` (ids are placeholders:
+    the estimator reads counts), with the frame's true positives per stratum."""
+    sizes, m = np.asarray(frame["sizes"], np.int64), np.asarray(frame["unlabelled"], np.int64)
+    known, rates = np.asarray(frame["known"], np.int64), np.asarray(frame["rates"], np.float64)
+    belief = rate_prior(rates, prior=prior, strength=strength, sizes=m)
+    design = {"deviation_var": belief.deviation_var, "shared": belief.shared,
+              "shared_var": belief.shared_var}
+    alloc = allocate(m, belief.centre, int(n), floor=floor, **design)
+    audit = Audit(np.arange(alloc.sum(), dtype=np.int64), np.repeat(np.arange(len(m)), alloc),
+                  sizes, m, known, rates, np.asarray(frame["predicted"], bool), prior,
+                  float(strength), expected_variance(alloc, m, belief.centre, **design))
+    return audit, np.asarray(frame["positives_unlabelled"], np.int64)
+
+
+def _hits(audit, p_unl, rng) -> np.ndarray:
+    """A fresh audit's 0/1 answers: ``k_h`` hypergeometric hits at the start of each stratum."""
+    alloc, m = audit.allocation, audit.unlabelled
+    k = rng.hypergeometric(p_unl, m - p_unl, alloc) if alloc.sum() else np.zeros_like(alloc)
+    return (np.arange(alloc.sum()) - np.repeat(np.cumsum(alloc) - alloc, alloc)
+            < np.repeat(k, alloc)).astype(np.int64)
+
+
+def replay_combined(checks, *, repeats: int = 400, seed: int = 0, prior: str = "recalibrated",
+                    strength: float = 1.0, floor: int = 1, level: float = 0.95,
+                    n_draws: int = 2000) -> dict:
+    """The coverage of what a session shows at its latest round: the estimate combined over
+    every audit round so far (:func:`combine_rounds`), each round's audit redrawn from its
+    recorded check (``checks``: the rounds' coverage-check records, each with ``"strata"`` and
+    ``"audit_size"``, in round order; the last is the round shown). Returns ``{"coverage",
+    "mean_width", "mean_estimate", "truth"}`` keyed by ``total`` and ``recall_found``, and
+    ``"rounds"``, ``"audit_pairs"``, ``"repeats"``."""
+    checks = list(checks)
+    if not checks:
+        raise ValueError("no recorded checks to replay")
+    designs = [_replayed_design(c["strata"], c["audit_size"], prior, strength, floor) for c in checks]
+    last = checks[-1]["strata"]
+    found = int(np.sum(last["known"]))
+    total = float(np.sum(last["known"]) + np.sum(last["positives_unlabelled"]))
+    truth = {"total": total, "recall_found": found / total if total else float("nan")}
+    rng = np.random.default_rng(seed)
+    hits, widths, points = ({k: [] for k in truth} for _ in range(3))
+    for _ in range(repeats):
+        labels = [_hits(audit, p_unl, rng) for audit, p_unl in designs]
+        est = combine_rounds([a for a, _ in designs], labels, found=found, level=level,
+                             n_draws=n_draws, seed=rng)
+        for key, value in truth.items():
+            lo, hi = est[f"{key}_ci"]
+            hits[key].append(lo - 1e-9 <= value <= hi + 1e-9)
+            widths[key].append(hi - lo)
+            points[key].append(est[key])
+    return {"coverage": {k: float(np.mean(v)) for k, v in hits.items()},
+            "mean_width": {k: float(np.mean(v)) for k, v in widths.items()},
+            "mean_estimate": {k: float(np.mean(v)) for k, v in points.items()},
+            "truth": truth, "rounds": len(checks),
+            "audit_pairs": int(sum(a.allocation.sum() for a, _ in designs)), "repeats": repeats}
 
 
 def _truth(strata, positives, found) -> dict:
