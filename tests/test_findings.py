@@ -115,3 +115,15 @@ def test_every_claim_renders_from_its_own_numbers(tmp_path):
     assert headline.startswith("Adaptive collection (uncertainty sampling) did not beat static "
                                "retrieval beyond noise on qqp (qqp: test AP 0.250 against 0.300")
     assert "Why, as far as the metrics tell: qqp: our budget of 16,640 labels" in headline
+
+
+@pytest.mark.parametrize("gap, ci, status", [
+    (0.1, 0.02, "held"), (0.01, 0.02, "in part"), (-0.01, 0.02, "not held")])
+def test_silver_helps_is_judged_by_its_noise(gap, ci, status):
+    def row(ap):
+        return {"ap": ap, "ap_ci": [ap - ci, ap + ci], "f1": 0.5}
+    rows = {"sbert": row(0.5), "rs": row(0.5 + gap), "kde": row(0.4), "bm25": row(0.3)}
+    found = {f.claim: f for f in findings.augsbert({"qqp": {"stated": rows}})}
+    assert found["silver_helps"].status == status
+    assert found["sampler_ranking"].status == "not held"  # RS first, BM25 last
+    assert findings.render(found.values()).count("\n") == 2

@@ -1,35 +1,21 @@
-"""The paper's claims about Augmented SBERT checked on notebook 06's metrics (one line each), and
-silver's gain over gold only, for the stated and the adaptively collected gold."""
+"""The paper's claims about Augmented SBERT checked on notebook 06's metrics (finding records,
+:func:`.findings.augsbert`, in the macros' words), and silver's gain over gold only, for the
+stated and the adaptively collected gold."""
 from __future__ import annotations
 
 from ..augment import samplers as smp
-from .records import judge
 
 __all__ = ["findings", "silver_gain"]
 
 
 def findings(metrics: dict) -> list[str]:
-    """The paper's claims, checked on our numbers (one line each, per task and gold source)."""
-    lines = []
+    """The claims judged (:func:`.findings.augsbert`, one line each in the macros' words), then
+    per task silver's gain over gold only for each gold source."""
+    from . import findings as records
+
+    text = records.render(records.augsbert(metrics))
+    lines = [line.removeprefix("- ") for line in text.splitlines()] if text else []
     for task, by_source in metrics.items():
-        for source, rows in by_source.items():
-            ap = {r: m["ap"] for r, m in rows.items()}
-            samplers = [r for r in smp.SAMPLERS if r in ap]
-            if not samplers:
-                continue
-            order = sorted(samplers, key=ap.get, reverse=True)
-            best = order[0]
-            lines.append(f"{task}/{source}: samplers by AP: " + " > ".join(f"{r} {ap[r]:.3f}" for r in order)
-                         + f"; gold-only SBERT {ap['sbert']:.3f}, cross-encoder {ap['cross_encoder']:.3f}")
-            lines.append(f"  silver helps the bi-encoder (best sampler {best} above gold only), AP: "
-                         f"{judge(rows[best], rows['sbert'], 'ap')}")
-            if {"bm25", "rs"} <= set(ap):
-                lines.append("  BM25 above RS (the paper on Quora-QP: 79.0 vs 73.4 F1), AP: "
-                             f"{judge(rows['bm25'], rows['rs'], 'ap')}; F1: {judge(rows['bm25'], rows['rs'], 'f1')}")
-            if {"rs", "kde", "bm25"} <= set(ap):
-                lines.append(f"  the paper's ranking (BM25 and KDE best, RS worst): RS last by AP: "
-                             f"{'yes' if order[-1] == 'rs' else 'no'}; BM25 and KDE the top two: "
-                             f"{'yes' if set(order[:2]) == {'bm25', 'kde'} else 'no'}")
         if len(by_source) > 1:
             gains = {source: silver_gain(rows) for source, rows in by_source.items()}
             gains = {source: g for source, g in gains.items() if g is not None}

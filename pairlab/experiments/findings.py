@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["STATUSES", "CLAIMS", "Finding", "adaptive_vs_static", "budget_regime",
-           "starting_encoder", "data_efficiency", "adaptivity", "render", "FILTERS", "TEMPLATES"]
+           "starting_encoder", "data_efficiency", "adaptivity", "augsbert", "render", "FILTERS",
+           "TEMPLATES"]
 
 STATUSES = ("held", "in part", "not held")
 A, B = "uncertainty", "static_retrieval"
@@ -43,9 +44,25 @@ CLAIMS = {  # per claim: its statement in the paper's terms, where the paper say
                 "in part: larger on some seeds; not held otherwise"},
     "data_efficiency": {
         "statement": "uncertainty sampling reaches static retrieval's final AP with far fewer labels",
-        "source": "Mussmann et al. 2020, appendix B.1 (14x on QQP)",
+        "source": "Mussmann et al. 2020, appendix B.1: 14x on QQP",
         "rule": "held: a factor above 1 on every seed; in part: a mean factor above 1; not held "
                 "otherwise (no seed where uncertainty sampling reaches static retrieval's AP)"},
+    "silver_helps": {
+        "statement": "a cross-encoder's silver labels improve the bi-encoder over gold labels alone",
+        "source": "Thakur et al. 2021, Augmented SBERT, Table 2: up to 6 points",
+        "rule": "held: the best sampler's AP above gold-only SBERT's, beyond the noise (95% "
+                "intervals apart, else the seeds' spread); in part: above, within the noise; not "
+                "held otherwise"},
+    "bm25_above_rs": {
+        "statement": "BM25-sampled silver pairs beat randomly sampled ones",
+        "source": "Thakur et al. 2021, Table 2: 79.0 against 73.4 F1 on Quora-QP",
+        "rule": "held: BM25's AP above RS's beyond the noise; in part: above within the noise; not "
+                "held otherwise"},
+    "sampler_ranking": {
+        "statement": "BM25 and KDE are the best samplers and random sampling (RS) the worst",
+        "source": "Thakur et al. 2021, Table 2",
+        "rule": "held: BM25 and KDE the top two by AP and RS last; in part: one of the two; not "
+                "held otherwise"},
 }
 
 
@@ -224,6 +241,42 @@ def adaptivity(metrics: dict) -> list[Finding]:
     out = [budget_regime(task, metrics) for task in metrics.get("budget", {})]
     out += [starting_encoder(labels, metrics) for labels in metrics.get("encoder_trend", {})]
     return [f for f in out if f is not None]
+
+
+def _beyond(comparison: dict) -> str:
+    """A :func:`.records.compare` as a status: above beyond the noise, within it, or not above."""
+    return _status(comparison["above"] and bool(comparison["separated"]), comparison["above"])
+
+
+def augsbert(metrics: dict) -> list[Finding]:
+    """The Augmented SBERT claims per task and gold source of a notebook-06 metrics file
+    (``{task: {source: {row: record}}}``): silver helps (the best sampler against gold-only
+    SBERT), BM25 above RS, and the paper's ranking of the samplers."""
+    from ..augment.samplers import SAMPLERS
+    from .records import compare
+
+    out = []
+    for task, by_source in metrics.items():
+        for source, rows in by_source.items():
+            samplers = [r for r in SAMPLERS if r in rows]
+            if not samplers or "sbert" not in rows:
+                continue
+            order = sorted(samplers, key=lambda r: rows[r]["ap"], reverse=True)
+            where = f"{task}/{source}"
+            best = compare(rows[order[0]], rows["sbert"], "ap")
+            out.append(Finding("silver_helps", where, _beyond(best),
+                               {"best": order[0], **best, "order": order,
+                                "ap": {r: rows[r]["ap"] for r in order},
+                                "cross_encoder_ap": rows.get("cross_encoder", {}).get("ap")}))
+            if {"bm25", "rs"} <= set(samplers):
+                out.append(Finding("bm25_above_rs", where, _beyond(compare(rows["bm25"], rows["rs"], "ap")),
+                                   {**compare(rows["bm25"], rows["rs"], "ap"),
+                                    "f1": compare(rows["bm25"], rows["rs"], "f1") if "f1" in rows["bm25"] else None}))
+            if {"rs", "kde", "bm25"} <= set(samplers):
+                top, last = set(order[:2]) == {"bm25", "kde"}, order[-1] == "rs"
+                out.append(Finding("sampler_ranking", where, _status(top and last, top or last),
+                                   {"order": order, "top_two": top, "rs_last": last}))
+    return out
 
 
 # --- sentences: written once, in pairlab/templates/findings.md.j2 ------------------------------

@@ -8,7 +8,7 @@ import pandas as pd
 from ..active.loop import STAGES
 from . import data_efficiency
 
-__all__ = ["summarise", "spread", "seed_means", "judge", "seed_set_means", "ablation_metrics",
+__all__ = ["summarise", "spread", "seed_means", "compare", "judge", "seed_set_means", "ablation_metrics",
            "budget_metrics"]
 
 
@@ -93,24 +93,33 @@ def seed_means(seeded: list, names=None, *, std_of=None, skip_absent: bool = Fal
     return out
 
 
-def judge(a: dict, b: dict, key: str) -> str:
-    """Whether ``a[key]`` is above ``b[key]`` (``yes``/``no``) and whether that gap can be told
-    from noise: by the two 95% intervals (``key_ci``) when both records have them, else by the
-    seeds' spread (``per_seed``, standard deviation with ddof 1); with one seed and no interval
-    it says so. ``a`` and ``b`` are metrics records (a mean with ``per_seed`` beside it)."""
+def compare(a: dict, b: dict, key: str) -> dict:
+    """Whether ``a[key]`` is above ``b[key]`` and whether that gap can be told from noise: by
+    the two 95% intervals (``key_ci``) when both records have them, else by the seeds' spread
+    (``per_seed``, standard deviation with ddof 1); with one seed and no interval it cannot be
+    told. ``a`` and ``b`` are metrics records (a mean with ``per_seed`` beside it). Returns
+    ``{"a", "b", "above", "separated" (None: cannot be told), "basis" ("intervals", "seeds",
+    "one seed"), "spread" (the seeds' std, where that is the basis)}``."""
     x, y = float(a[key]), float(b[key])
     ci_a, ci_b = a.get(f"{key}_ci"), b.get(f"{key}_ci")
     seeds = [[v for v in (r.get("per_seed") or {}).get(key, []) if v is not None] for r in (a, b)]
+    out = {"a": x, "b": y, "above": x > y, "separated": None, "basis": "one seed", "spread": None}
     if ci_a and ci_b:
-        apart = ci_a[0] > ci_b[1] or ci_b[0] > ci_a[1]
-        how = "95% intervals apart" if apart else "95% intervals overlap: not separated"
+        out.update(basis="intervals", separated=bool(ci_a[0] > ci_b[1] or ci_b[0] > ci_a[1]))
     elif min(map(len, seeds)) > 1:
         std = max(float(np.std(v, ddof=1)) for v in seeds)
-        how = (f"gap above the seeds' std {std:.3f}" if abs(x - y) > std
-               else f"gap within the seeds' std {std:.3f}: not separated")
-    else:
-        how = "one seed, no interval: the gap cannot be judged"
-    return f"{'yes' if x > y else 'no'} ({x:.3f} vs {y:.3f}; {how})"
+        out.update(basis="seeds", spread=std, separated=abs(x - y) > std)
+    return out
+
+
+def judge(a: dict, b: dict, key: str) -> str:
+    """:func:`compare` as a line: ``yes``/``no``, both values and how the gap was judged."""
+    c = compare(a, b, key)
+    how = {"intervals": "95% intervals apart" if c["separated"] else "95% intervals overlap: not separated",
+           "seeds": (f"gap above the seeds' std {c['spread']:.3f}" if c["separated"]
+                     else f"gap within the seeds' std {c['spread']:.3f}: not separated") if c["spread"] is not None else "",
+           "one seed": "one seed, no interval: the gap cannot be judged"}[c["basis"]]
+    return f"{'yes' if c['above'] else 'no'} ({c['a']:.3f} vs {c['b']:.3f}; {how})"
 
 
 def seed_set_means(seed_rounds: pd.DataFrame) -> pd.DataFrame:
