@@ -255,7 +255,8 @@ def test_two_rounds_with_different_models_combine_and_cover():
 def test_intervals_cover_on_a_well_calibrated_pool():
     """Coverage of the 95% interval for the share found, over fresh audits, is near 95% with
     informative, calibrated scores (fails if the interval is too narrow or biased); the
-    interval is also narrower than the trivial [found / pairs, 1]."""
+    interval is also well inside the trivial [found / pairs, 1] (the price of a prior that
+    allows a miscalibrated tail: 0.45 wide with slope sd 0.3, 0.52 with 0.5)."""
     space, left, right, positives = asymmetric_pool(n_left=60, n_right=800, seed=3)
     probability = fitted_probability(space, left, right, positives)
     strata = stratify(space, left, right, probability=probability, first=20, n_strata=8,
@@ -264,7 +265,7 @@ def test_intervals_cover_on_a_well_calibrated_pool():
     labelled = as_id_set(np.argsort(-scores)[:60])  # static retrieval: the 60 top pairs
     result = coverage(strata, positives, labelled, 40, repeats=60, n_draws=1000)
     assert result["coverage"]["recall_found"] >= 0.85, result
-    assert result["mean_width"]["recall_found"] < 0.5, result
+    assert result["mean_width"]["recall_found"] < 0.6, result  # trivial: ~1; 0.52 with slope sd 0.5
 
 
 def test_a_miscalibrated_prior_is_corrected_by_recalibration():

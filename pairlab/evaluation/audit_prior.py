@@ -8,9 +8,13 @@ its counts, each weight by the beta-binomial likelihood of all strata's counts).
 - ``"recalibrated"`` (default): the calibration may be off. The rate of stratum h is centred
   on ``sigmoid(c + alpha + beta * (logit q_h - c))``, with ``q_h`` the stratum's mean calibrated
   probability, a level shift ``alpha ~ N(0, 1.2^2)`` (a factor of ~10 either way at 2 sd) and a
-  tail slope ``log beta ~ N(0, 0.3^2)``, pivoting at ``c``, the logit where the expected
-  positives sit. Audit hits anywhere move alpha and beta for every stratum: strata too poor for
-  the audit to see borrow the correction from those it can.
+  tail slope ``log beta ~ N(0, 0.5^2)`` (a tail 2.7x flatter or steeper at 2 sd), pivoting at
+  ``c``, the logit where the expected positives sit. Audit hits anywhere move alpha and beta for
+  every stratum: strata too poor for the audit to see borrow the correction from those it can.
+  The slope's sd was 0.3 until the labelling sessions on Walmart-Amazon showed the active
+  learner's calibration (fitted on its own training pairs, which training pulls apart) 1.4-3x
+  too steep on the logit scale: true tail rates 60-3000x the calibrated ones, and the recall
+  interval covering 16-57% of the time (``benchmarks/audit_replay.py``).
 - ``"calibrated"``: one Beta per stratum centred on ``q_h`` holding ``strength`` pseudo-counts
   of the rarer class (``s_h = strength / min(q, 1 - q)`` pseudo-pairs), calibration trusted.
 - ``"oasis"``: centred on ``q_h`` with ``strength`` pseudo-pairs whatever the rate (the
@@ -29,7 +33,7 @@ import numpy as np
 __all__ = ["PRIORS", "RatePrior", "rate_prior", "allocate", "expected_variance"]
 
 PRIORS = ("recalibrated", "calibrated", "oasis", "jeffreys")
-LEVEL_SD, SLOPE_SD = 1.2, 0.3  # prior sd of alpha and of log(beta) ("recalibrated")
+LEVEL_SD, SLOPE_SD = 1.2, 0.5  # prior sd of alpha and of log(beta) ("recalibrated")
 _GRID = (25, 11)  # grid points for alpha (+-3 sd) and log(beta) (+-2.5 sd)
 
 
