@@ -157,8 +157,11 @@ display(comparison)
 #
 # The interval of "the share found" is about the audit's randomness: with the truth known, each
 # round's audit is drawn again `coverage_repeats` times and we count how often the 95% interval
-# holds the true share, over `coverage_seeds` session trajectories. A trustworthy interval covers
-# at least 90% of the time; its width says how much it tells you.
+# the session shows (every audit round so far combined, as the guide above shows it) holds the
+# true share, over `coverage_seeds` session trajectories (`covered`, `mean_width`; `round_*`: the
+# round's own audit alone). A trustworthy interval covers at least 90% of the time; its width
+# says how much it tells you. Early in a session it is wide: a few audit pairs a round cannot see
+# match rates of one in ten thousand, and the model's calibration is least reliable in its tail.
 
 # %%
 coverage = {}

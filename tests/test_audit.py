@@ -355,3 +355,30 @@ def test_bad_input_is_named(pool):
             call()
     with pytest.raises(TypeError, match="Audit"):
         estimate("audit", [1])
+
+
+def test_a_sessions_coverage_table_is_of_the_shown_estimate():
+    """pairlab.session.coverage_table pools, per budget, the coverage of what a session shows
+    (its audit rounds combined, replayed) beside the round's own audit alone."""
+    from types import SimpleNamespace
+
+    from pairlab.session.comparison import coverage_table
+
+    space, left, right, positives = asymmetric_pool(n_left=60, n_right=800, seed=3)
+    fitted = fitted_probability(space, left, right, positives)
+    strata = stratify(space, left, right, probability=fitted, first=20, n_strata=8,
+                      max_enumerated=2000)
+    order = np.argsort(-strata.scorer(np.arange(space.n_pairs)))
+    checks = []
+    for r, k in ((2, 40), (3, 80)):
+        check = coverage(strata, positives, as_id_set(order[:k]), 20, repeats=30, n_draws=300)
+        checks.append({**check, "round": r, "labelled": k})
+    session = SimpleNamespace(config=SimpleNamespace(schedule=lambda: [20, 20, 40]),
+                              coverage_checks=lambda: checks)
+    table = coverage_table([session, session])
+    assert sorted(table) == [40, 80]
+    assert table[40]["sessions"] == 2 and table[40]["repeats"] == 60
+    assert table[40]["round_covered"] == checks[0]["coverage"]["recall_found"]
+    shown = replay_combined(checks, repeats=30, seed=[0, 3])
+    assert table[80]["covered"] == shown["coverage"]["recall_found"]
+    assert table[80]["mean_width"] == pytest.approx(shown["mean_width"]["recall_found"])

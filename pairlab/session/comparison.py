@@ -56,23 +56,36 @@ def coverage_sessions(session, seeds, *, learner=None) -> list:
     return sessions
 
 
-def coverage_table(sessions) -> dict:
-    """``{budget: {"covered", "sessions", "mean_width", "repeats", "truth"}}`` of the estimated
-    share found (recall of the labels), pooled over the sessions' fresh audits at each budget (the
-    labels the strategy had asked when the round's audit was drawn)."""
+def coverage_table(sessions, *, seed: int = 0) -> dict:
+    """``{budget: {"covered", "sessions", "mean_width", "repeats", "truth", "round_covered",
+    "round_width"}}`` of the estimated share found (recall of the labels), pooled over the
+    sessions at each budget (the labels the strategy had asked when the round's audit was
+    drawn). ``covered`` and ``mean_width`` are those of what the session shows, the estimate
+    combined over every audit round so far, each round's audit redrawn ``repeats`` times
+    (:func:`~pairlab.evaluation.audit_estimate.replay_combined`); ``round_*`` those of the
+    round's own audit alone."""
+    from ..evaluation.audit_estimate import replay_combined
+
     by_budget = {}
     for session in sessions:
         schedule = np.cumsum(session.config.schedule())
-        for check in session.coverage_checks():
+        checks = [c for c in session.coverage_checks() if "strata" in c]
+        for i, check in enumerate(checks):
+            shown = replay_combined(checks[:i + 1], repeats=int(check["repeats"]),
+                                    seed=[seed, int(check["round"])])
             budget = int(schedule[check["round"] - 1])
-            by_budget.setdefault(budget, []).append(check)
+            by_budget.setdefault(budget, []).append((check, shown))
     out = {}
-    for budget, checks in sorted(by_budget.items()):
-        repeats = np.array([c["repeats"] for c in checks])
-        covered = np.array([c["coverage"]["recall_found"] for c in checks])
-        width = np.array([c["mean_width"]["recall_found"] for c in checks])
-        out[budget] = {"covered": float(np.sum(covered * repeats) / repeats.sum()),
-                       "sessions": len(checks), "repeats": int(repeats.sum()),
-                       "mean_width": float(np.sum(width * repeats) / repeats.sum()),
-                       "truth": [c["truth"]["recall_found"] for c in checks]}
+    for budget, pairs in sorted(by_budget.items()):
+        repeats = np.array([c["repeats"] for c, _ in pairs])
+
+        def pooled(values):
+            return float(np.sum(np.asarray(values) * repeats) / repeats.sum())
+
+        out[budget] = {"covered": pooled([s["coverage"]["recall_found"] for _, s in pairs]),
+                       "mean_width": pooled([s["mean_width"]["recall_found"] for _, s in pairs]),
+                       "round_covered": pooled([c["coverage"]["recall_found"] for c, _ in pairs]),
+                       "round_width": pooled([c["mean_width"]["recall_found"] for c, _ in pairs]),
+                       "sessions": len(pairs), "repeats": int(repeats.sum()),
+                       "truth": [c["truth"]["recall_found"] for c, _ in pairs]}
     return out
