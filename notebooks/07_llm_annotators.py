@@ -64,7 +64,7 @@
 # gpt-3.5-turbo.
 
 # %%
-from IPython.display import display
+from IPython.display import Markdown, display
 
 from pairlab import experiments
 from pairlab.active import PrintLog
@@ -205,13 +205,15 @@ fig
 # %% [markdown]
 # ## 3. What held
 #
-# Printed from the metrics above, not typed in. Each line names the paper's claim (or, for the
-# all-pairs sweep, which no paper measured, the comparison), our values, and whether the gap
-# can be judged: "one seed, no interval" means the case study ran too few seeds to give the gap
-# an error bar; "95% intervals overlap: not separated" means the run cannot tell the two apart.
+# Printed from the metrics above, not typed in. Each claim is judged by one rule
+# (`pairlab.experiments.findings`): **held** where ours is above beyond the noise (95% intervals
+# apart, or, without intervals, a gap above the seeds' spread), **held in part** where it is
+# above within the noise (the run cannot tell the two apart, or one seed gives no error bar at
+# all), **did not hold** otherwise. The all-pairs lines apply EAGLE's Table 4 claim to a sweep
+# the paper did not run.
 
 # %%
-print("\n".join(eagle.findings(case) + label_noise.findings(all_pairs)))
+display(Markdown("\n".join(f"- {line}" for line in eagle.findings(case) + label_noise.findings(all_pairs))))
 
 # %% [markdown]
 # ## 4. A real LLM endpoint (off unless `llm_base_url` is set)

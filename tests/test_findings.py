@@ -127,3 +127,22 @@ def test_silver_helps_is_judged_by_its_noise(gap, ci, status):
     assert found["silver_helps"].status == status
     assert found["sampler_ranking"].status == "not held"  # RS first, BM25 last
     assert findings.render(found.values()).count("\n") == 2
+
+
+def test_eagles_and_the_noise_claims_are_comparisons_judged_by_their_noise():
+    """Notebook 07's claims: each a comparison of two rows on one metric, judged by the same
+    rule (intervals, else the seeds' spread, else it cannot be told); missing rows give none."""
+    def row(auc, seeds=(0.0, 0.0)):
+        return {"auc_all": auc, "auc_high_error": None, "per_seed": {"auc_all": [auc + s for s in seeds]}}
+    case = {"clean": {"conditional_informativeness": row(0.9, (0.01, -0.01)),
+                      "uncertainty": row(0.8, (0.01, -0.01)), "random": row(0.85, (0.2, -0.2)),
+                      "base_inconsistent": row(0.7), "base_consistent": row(0.75)}}
+    found = {f.claim: f.status for f in findings.eagle(case)}
+    assert found == {"eagle_ci_vs_uncertainty": "held",  # 0.1 above a spread of 0.014
+                     "eagle_ci_vs_random": "in part",  # above, within random's spread of 0.28
+                     "eagle_uncertainty_vs_random": "not held",
+                     "eagle_inconsistent_vs_consistent": "not held"}  # no high-error AUC: no finding
+    noisy = {"qqp": {"20%": {"conditional_informativeness": {"ap": 0.5, "ap_ci": [0.45, 0.55]},
+                             "uncertainty": {"ap": 0.4, "ap_ci": [0.35, 0.44]}}}}
+    [record] = findings.label_noise(noisy)
+    assert (record.task, record.status) == ("qqp at 20% noise", "held")

@@ -30,7 +30,7 @@ from ..models.cosinebert import CosineBERT
 from ..models.embed import embed_pool
 from ..models.scoring import CosineScorer
 from .baselines import model_id, sample_pairs, stated_pairs, train_or_load
-from .records import judge, seed_means
+from .records import seed_means
 
 __all__ = ["CASE_STRATEGIES", "CASE_ROWS", "case_task", "split_by_error", "auc", "CaseStudy", "case_metrics",
            "case_table", "case_annotators", "run_case_study", "findings", "llm_section"]
@@ -268,16 +268,11 @@ def case_task(prepared: dict, params: dict) -> str:
 
 
 def findings(metrics: dict) -> list[str]:
-    """The paper's case-study claims, checked per annotation on the AUC of the whole test set
-    (and of its high-error part for base-inconsistent sampling)."""
-    def auc_of(rows, row, part="all"):
-        return (rows.get(row) or {}).get(f"auc_{part}")
+    """The paper's case-study claims per annotation (finding records, :func:`.findings.eagle`,
+    in the macros' words) on the AUC of the whole test set (and of its high-error part for
+    base-inconsistent sampling), after a line for each test part that holds one class only."""
+    from . import findings as records
 
-    claims = [("base_inconsistent", "random", "high_error", "base-inconsistent above random on the high-error part"),
-              ("base_inconsistent", "base_consistent", "all", "base-inconsistent above base-consistent"),
-              ("conditional_informativeness", "uncertainty", "all", "conditional informativeness above uncertainty"),
-              ("conditional_informativeness", "random", "all", "conditional informativeness above random"),
-              ("uncertainty", "random", "all", "uncertainty above random")]
     lines = []
     for annotation, rows in metrics.items():
         for part in ("high_error", "low_error"):
@@ -286,11 +281,8 @@ def findings(metrics: dict) -> list[str]:
                 lines.append(f"case study, {annotation}: the {part.replace('_', '-')} test part holds "
                              f"{m[f'test_positives_{part}']:.0f} positives of {m[f'test_pairs_{part}']:.0f} "
                              "pairs: one class, so no AUC")
-        for a, b, part, text in claims:
-            if auc_of(rows, a, part) is None or auc_of(rows, b, part) is None:
-                continue
-            lines.append(f"case study, {annotation}: {text}: {judge(rows[a], rows[b], f'auc_{part}')}")
-    return lines
+    text = records.render(records.eagle(metrics))
+    return lines + ([line.removeprefix("- ") for line in text.splitlines()] if text else [])
 
 
 def llm_section(prepared: dict, params: dict, *, cache, folder, log=print) -> dict | None:

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["STATUSES", "CLAIMS", "Finding", "adaptive_vs_static", "budget_regime",
-           "starting_encoder", "data_efficiency", "adaptivity", "augsbert", "render", "FILTERS",
-           "TEMPLATES"]
+           "starting_encoder", "data_efficiency", "adaptivity", "augsbert", "COMPARISONS",
+           "comparison", "eagle", "label_noise", "render", "FILTERS", "TEMPLATES"]
 
 STATUSES = ("held", "in part", "not held")
 A, B = "uncertainty", "static_retrieval"
@@ -64,6 +64,29 @@ CLAIMS = {  # per claim: its statement in the paper's terms, where the paper say
         "rule": "held: BM25 and KDE the top two by AP and RS last; in part: one of the two; not "
                 "held otherwise"},
 }
+_EAGLE = "Bansal and Sharma 2023, EAGLE"
+COMPARISONS = {  # claims that one row beats another on a metric: (a, b, metric key, statement, source)
+    "eagle_inconsistent_vs_random": ("base_inconsistent", "random", "auc_high_error",
+                                     "base-inconsistent sampling beats random on the high-error test part",
+                                     f"{_EAGLE}, Table 1"),
+    "eagle_inconsistent_vs_consistent": ("base_inconsistent", "base_consistent", "auc_all",
+                                         "base-inconsistent sampling beats base-consistent sampling",
+                                         f"{_EAGLE}, Table 1"),
+    "eagle_ci_vs_uncertainty": ("conditional_informativeness", "uncertainty", "auc_all",
+                                "conditional informativeness beats uncertainty sampling",
+                                f"{_EAGLE}, Table 4"),
+    "eagle_ci_vs_random": ("conditional_informativeness", "random", "auc_all",
+                           "conditional informativeness beats random sampling", f"{_EAGLE}, Table 4"),
+    "eagle_uncertainty_vs_random": ("uncertainty", "random", "auc_all",
+                                    "uncertainty sampling beats random sampling", f"{_EAGLE}, Table 4"),
+    "noise_ci_vs_uncertainty": ("conditional_informativeness", "uncertainty", "ap",
+                                "under noisy labels, conditional informativeness beats uncertainty "
+                                "sampling on all pairs", f"{_EAGLE}, Table 4, read on all pairs"),
+}
+for _claim, (_a, _b, _key, _statement, _source) in COMPARISONS.items():
+    CLAIMS[_claim] = {"statement": _statement, "source": _source,
+                      "rule": f"held: {_a} above {_b} on {_key}, beyond the noise (95% intervals apart, "
+                              "else the seeds' spread); in part: above within the noise; not held otherwise"}
 
 
 @dataclass(frozen=True)
@@ -277,6 +300,31 @@ def augsbert(metrics: dict) -> list[Finding]:
                 out.append(Finding("sampler_ranking", where, _status(top and last, top or last),
                                    {"order": order, "top_two": top, "rs_last": last}))
     return out
+
+
+def comparison(claim: str, where: str, rows: dict) -> Finding | None:
+    """A :data:`COMPARISONS` claim judged on ``rows`` (``{row: record}``); None where either
+    row or its metric is missing."""
+    from .records import compare
+
+    a, b, key, _, _ = COMPARISONS[claim]
+    if (rows.get(a) or {}).get(key) is None or (rows.get(b) or {}).get(key) is None:
+        return None
+    c = compare(rows[a], rows[b], key)
+    return Finding(claim, where, _beyond(c), {**c, "a_name": a, "b_name": b, "metric": key})
+
+
+def eagle(metrics: dict) -> list[Finding]:
+    """EAGLE's case-study claims per annotation (notebook 07's ``case_study``)."""
+    return [f for annotation, rows in metrics.items() for claim in COMPARISONS
+            if claim.startswith("eagle_") and (f := comparison(claim, f"case study, {annotation}", rows))]
+
+
+def label_noise(metrics: dict) -> list[Finding]:
+    """Conditional informativeness against uncertainty sampling on all pairs, per task and
+    noise level (notebook 07's ``all_pairs``)."""
+    return [f for task, by_noise in metrics.items() for level, rows in by_noise.items()
+            if (f := comparison("noise_ci_vs_uncertainty", f"{task} at {level} noise", rows))]
 
 
 # --- sentences: written once, in pairlab/templates/findings.md.j2 ------------------------------

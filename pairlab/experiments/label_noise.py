@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .records import judge, seed_means
+from .records import seed_means
 from .sweeps import Variant
 
 __all__ = ["NOISE_STRATEGIES", "noise_name", "noise_spec", "noise_variants", "noise_metrics",
@@ -95,19 +95,20 @@ def noise_table(by_noise: dict):
 
 def findings(metrics: dict) -> list[str]:
     """Per task: the strategies by AP at each noise level, whether conditional informativeness
-    beat uncertainty there, and how much AP each strategy lost from the cleanest to the noisiest
-    level."""
+    beat uncertainty there (a finding record, :func:`.findings.label_noise`, in the macros'
+    words), and how much AP each strategy lost from the cleanest to the noisiest level."""
+    from . import findings as records
+
     lines = []
     for task, by_noise in metrics.items():
         levels = list(by_noise)
         for level in levels:
             ap = {s: m["ap"] for s, m in by_noise[level].items()}
             order = sorted(ap, key=ap.get, reverse=True)
-            line = f"{task} at {level} noise: " + " > ".join(f"{s} {ap[s]:.3f}" for s in order)
-            if {"conditional_informativeness", "uncertainty"} <= set(ap):
-                ci, unc = by_noise[level]["conditional_informativeness"], by_noise[level]["uncertainty"]
-                line += f"; conditional informativeness above uncertainty: {judge(ci, unc, 'ap')}"
-            lines.append(line)
+            lines.append(f"{task} at {level} noise: " + " > ".join(f"{s} {ap[s]:.3f}" for s in order))
+            found = records.comparison("noise_ci_vs_uncertainty", f"{task} at {level} noise", by_noise[level])
+            if found is not None:
+                lines.append(records.render([found]).removeprefix("- "))
         first, last = by_noise[levels[0]], by_noise[levels[-1]]
         lost = {s: first[s]["ap"] - last[s]["ap"] for s in first if s in last}
         lines.append(f"{task}: AP lost from {levels[0]} to {levels[-1]} noise: "
