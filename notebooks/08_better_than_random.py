@@ -61,7 +61,7 @@
 #   precision over every pair of the test split, estimated as in notebook 01).
 
 # %%
-from IPython.display import display
+from IPython.display import Markdown, display
 from pairlab import data
 from pairlab.active import QueryLog
 from pairlab.experiments import ranker_tables, rankers
@@ -264,8 +264,12 @@ ranker_tables.comparison_table(metrics)
 # between rounds there), with the Bonferroni-adjusted p of the paired t-test over test
 # questions. *better* or *worse* needs p < 0.05; otherwise *not different*.
 #
-# The paper's claim holds here where every row reads *not different* or *worse*; a *better*
-# would be a strategy beating random significantly, which the paper never found. Read the rows with two
+# The paper's claim **held** here where every row reads *not different* or *worse* at equal
+# questions and at equal cost; **held in part** where a strategy is *better* at one of the two
+# only; **did not hold** where one is *better* at both (the rule of
+# `pairlab.experiments.findings`, which RESULTS.md uses too; the lines under the table say it
+# per task). A *better* would be a strategy beating random significantly, which the paper never
+# found. Read the rows with two
 # differences from the paper in mind. The size: our rounds annotate tens of questions where
 # the paper's annotate thousands of samples, and the t-test runs over our test questions
 # (`test questions measured` in section 1's table); with few of them it has little power, so
@@ -279,7 +283,7 @@ ranker_tables.comparison_table(metrics)
 print(ranker_tables.verdict_table(metrics).round(4).to_string())
 
 # %%
-print("\n".join(ranker_tables.findings(metrics)))
+display(Markdown("\n".join(f"- {line}" for line in ranker_tables.findings(metrics))))
 
 # %% [markdown]
 # ## 11. Record the metrics

@@ -146,3 +146,20 @@ def test_eagles_and_the_noise_claims_are_comparisons_judged_by_their_noise():
                              "uncertainty": {"ap": 0.4, "ap_ci": [0.35, 0.44]}}}}
     [record] = findings.label_noise(noisy)
     assert (record.task, record.status) == ("qqp at 20% noise", "held")
+
+
+@pytest.mark.parametrize("questions, cost, status", [
+    ("not different from random", "worse than random", "held"),
+    ("better than random", "not different from random", "in part"),
+    ("better than random", "better than random", "not held")])
+def test_althammers_claim_is_judged_on_both_comparisons(questions, cost, status):
+    def verdict(v):
+        return {"verdict": v, "difference": 0.1 if v.startswith("better") else -0.1, "p_adjusted": 0.01,
+                "questions": 50}
+    metrics = {"wikiqa": {"random": {"spread": []},
+                          "qbc": {"verdict": {"equal_questions": verdict("not different from random"),
+                                              "equal_cost": verdict("worse than random")}},
+                          "uncertainty": {"verdict": {"equal_questions": verdict(questions),
+                                                      "equal_cost": verdict(cost)}}}}
+    [found] = findings.rankers(metrics)
+    assert found.status == status and found.values["questions"] == 50

@@ -16,7 +16,7 @@ import numpy as np
 
 __all__ = ["STATUSES", "CLAIMS", "Finding", "adaptive_vs_static", "budget_regime",
            "starting_encoder", "data_efficiency", "adaptivity", "augsbert", "COMPARISONS",
-           "comparison", "eagle", "label_noise", "render", "FILTERS", "TEMPLATES"]
+           "comparison", "eagle", "label_noise", "rankers", "render", "FILTERS", "TEMPLATES"]
 
 STATUSES = ("held", "in part", "not held")
 A, B = "uncertainty", "static_retrieval"
@@ -64,6 +64,12 @@ CLAIMS = {  # per claim: its statement in the paper's terms, where the paper say
         "rule": "held: BM25 and KDE the top two by AP and RS last; in part: one of the two; not "
                 "held otherwise"},
 }
+CLAIMS["no_better_than_random"] = {
+    "statement": "no active-learning strategy is significantly better than random selection",
+    "source": "Althammer et al. 2023, Table 1: every significant difference was a loss",
+    "rule": "held: no strategy significantly better than random (paired t-test over the test "
+            "questions, Bonferroni) at equal questions nor at equal cost; in part: one "
+            "strategy better at one of the two only; not held: one better at both"}
 _EAGLE = "Bansal and Sharma 2023, EAGLE"
 COMPARISONS = {  # claims that one row beats another on a metric: (a, b, metric key, statement, source)
     "eagle_inconsistent_vs_random": ("base_inconsistent", "random", "auc_high_error",
@@ -325,6 +331,27 @@ def label_noise(metrics: dict) -> list[Finding]:
     noise level (notebook 07's ``all_pairs``)."""
     return [f for task, by_noise in metrics.items() for level, rows in by_noise.items()
             if (f := comparison("noise_ci_vs_uncertainty", f"{task} at {level} noise", rows))]
+
+
+def rankers(metrics: dict) -> list[Finding]:
+    """Althammer et al.'s claim per task of a notebook-08 metrics file: each active strategy's
+    verdicts against random at equal questions and at equal cost (:func:`.rankers.verdict`)."""
+    out = []
+    for task, by_strategy in metrics.items():
+        verdicts = {s: entry["verdict"] for s, entry in by_strategy.items()
+                    if isinstance(entry, dict) and entry.get("verdict")}
+        if not verdicts:
+            continue
+        better = {s: [v[k]["verdict"] == "better than random" for k in ("equal_questions", "equal_cost")]
+                  for s, v in verdicts.items()}
+        status = ("not held" if any(all(b) for b in better.values()) else
+                  "in part" if any(any(b) for b in better.values()) else "held")
+        values = {"strategies": {s: {k: {"verdict": v[k]["verdict"], "difference": v[k]["difference"],
+                                          "p": v[k]["p_adjusted"]} for k in ("equal_questions", "equal_cost")}
+                                 for s, v in verdicts.items()},
+                  "questions": next(iter(verdicts.values()))["equal_questions"].get("questions")}
+        out.append(Finding("no_better_than_random", task, status, values))
+    return out
 
 
 # --- sentences: written once, in pairlab/templates/findings.md.j2 ------------------------------

@@ -159,23 +159,17 @@ def effort_findings(metrics: dict) -> list[str]:
 
 
 def findings(metrics: dict) -> list[str]:
-    """One line per task and strategy: the verdict at equal questions and at equal cost, with
-    the values and the test that says so; then the spread of random subsets."""
+    """Per task, Althammer et al.'s claim judged (a finding record, :func:`.findings.rankers`,
+    in the macros' words: each strategy's verdict at equal questions and at equal cost, with the
+    test that says so); then the spread of random subsets."""
+    from . import findings as records
+
+    by_task = {f.task: records.render([f]).removeprefix("- ") for f in records.rankers(metrics)}
     lines = []
     for task, by_strategy in metrics.items():
-        random = by_strategy["random"]
-        for strategy in _strategies(by_strategy):
-            v = by_strategy[strategy].get("verdict")
-            if v is None:
-                continue
-            q, c = v["equal_questions"], v["equal_cost"]
-            value = by_strategy[strategy]["ndcg10"]["mean"][-1]
-            lines.append(
-                f"{task}: {strategy} is {q['verdict']} at {q['questions']} questions (nDCG@10 "
-                f"{value:.3f} vs {random['ndcg10']['mean'][-1]:.3f}; paired t-test over test "
-                f"questions, Bonferroni p = {q['p_adjusted']:.3g}) and {c['verdict']} at equal cost "
-                f"(${c['cost']:,.0f}: {c['value']:.3f} vs {c['random']:.3f}, p = {c['p_adjusted']:.3g})")
-        spread = random["spread"]
+        if task in by_task:
+            lines.append(by_task[task])
+        spread = by_strategy["random"]["spread"]
         differ = [s["questions"] for s in spread if s["significant"]]
         widest = max(spread, key=lambda s: s["range"])
         lines.append(f"{task}: random subsets of the same size spread by up to {widest['range']:.3f} "
