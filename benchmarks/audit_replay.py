@@ -52,7 +52,7 @@ def main(argv=None) -> int:
                 check = {**check, "audit_size": args.audit}
                 checks[i] = check
             out = replay_coverage(check["strata"], check["audit_size"], repeats=args.repeats,
-                                  seed=args.seed, prior=args.prior)
+                                  seed=args.seed, prior=args.prior, floor=check.get("floor"))
             shown = replay_combined(checks[:i + 1], repeats=args.repeats, seed=args.seed, prior=args.prior)
             rows.append({"session": Path(folder).name if Path(folder).name != "audit" else Path(folder).parent.name,
                          "round": check["round"], "labelled": check["labelled"],

@@ -319,6 +319,8 @@ def test_the_combined_replay_of_one_round_is_that_rounds_and_more_rounds_narrow_
     one = replay_combined(checks[:1], repeats=50, seed=4, n_draws=500)
     alone = replay_coverage(checks[0]["strata"], 20, repeats=50, seed=4, n_draws=500)
     assert one["coverage"] == alone["coverage"] and one["mean_estimate"] == alone["mean_estimate"]
+    small = replay_combined([{**checks[0], "audit_size": 5}], repeats=5, seed=4, n_draws=200)
+    assert small["audit_pairs"] == 5  # fewer pairs than strata: no floor, as a session draws
     two = replay_combined(checks, repeats=50, seed=4, n_draws=500)
     assert two["audit_pairs"] == 40 and two["truth"]["recall_found"] > one["truth"]["recall_found"]
     last = replay_coverage(checks[1]["strata"], 20, repeats=50, seed=4, n_draws=500)

@@ -174,7 +174,7 @@ def coverage(strata: AuditStrata, positives, labelled, n: int, *, repeats: int =
             "mean_estimate": {k: float(np.mean(v)) for k, v in points.items()},
             "truth": truth, "mean_audit_positives": float(np.mean(extra["audit_positives"])),
             "mean_prior_weight": float(np.mean(extra["prior_weight"])), "repeats": repeats,
-            "audit_size": n, "strata": frame, "seconds": time.perf_counter() - start}
+            "audit_size": n, "floor": floor, "strata": frame, "seconds": time.perf_counter() - start}
 
 
 def _frame(audit: Audit, strata: AuditStrata, positives) -> dict:
@@ -190,7 +190,7 @@ def _frame(audit: Audit, strata: AuditStrata, positives) -> dict:
 
 
 def replay_coverage(frame: dict, n: int, *, repeats: int = 1000, seed: int = 0,
-                    prior: str = "recalibrated", strength: float = 1.0, floor: int = 1,
+                    prior: str = "recalibrated", strength: float = 1.0, floor: int | None = None,
                     level: float = 0.95, n_draws: int = 2000) -> dict:
     """:func:`coverage` from a check's per-stratum record (its ``"strata"``): each fresh audit's
     hits per stratum are hypergeometric (``n_h`` drawn without replacement from ``M_h``
@@ -222,10 +222,14 @@ def replay_coverage(frame: dict, n: int, *, repeats: int = 1000, seed: int = 0,
             "audit_size": int(audit.allocation.sum())}
 
 
-def _replayed_design(frame: dict, n: int, prior: str, strength: float, floor: int):
+def _replayed_design(frame: dict, n: int, prior: str, strength: float, floor: int | None):
     """A recorded frame's audit design of ``n`` pairs under ``prior`` (ids are placeholders:
-    the estimator reads counts), with the frame's true positives per stratum."""
+    the estimator reads counts), with the frame's true positives per stratum. ``floor`` None:
+    as a session draws, one pair a stratum where the audit has enough for every stratum."""
     sizes, m = np.asarray(frame["sizes"], np.int64), np.asarray(frame["unlabelled"], np.int64)
+    if floor is None:
+        floor = 1 if n >= len(sizes) else 0
+    floor = floor if floor * int((m > 0).sum()) <= n else 0  # too few pairs for every stratum
     known, rates = np.asarray(frame["known"], np.int64), np.asarray(frame["rates"], np.float64)
     belief = rate_prior(rates, prior=prior, strength=strength, sizes=m)
     design = {"deviation_var": belief.deviation_var, "shared": belief.shared,
@@ -246,7 +250,7 @@ def _hits(audit, p_unl, rng) -> np.ndarray:
 
 
 def replay_combined(checks, *, repeats: int = 400, seed: int = 0, prior: str = "recalibrated",
-                    strength: float = 1.0, floor: int = 1, level: float = 0.95,
+                    strength: float = 1.0, floor: int | None = None, level: float = 0.95,
                     n_draws: int = 2000) -> dict:
     """The coverage of what a session shows at its latest round: the estimate combined over
     every audit round so far (:func:`combine_rounds`), each round's audit redrawn from its
@@ -257,7 +261,8 @@ def replay_combined(checks, *, repeats: int = 400, seed: int = 0, prior: str = "
     checks = list(checks)
     if not checks:
         raise ValueError("no recorded checks to replay")
-    designs = [_replayed_design(c["strata"], c["audit_size"], prior, strength, floor) for c in checks]
+    designs = [_replayed_design(c["strata"], c["audit_size"], prior, strength,
+                                c.get("floor", floor)) for c in checks]
     last = checks[-1]["strata"]
     found = int(np.sum(last["known"]))
     total = float(np.sum(last["known"]) + np.sum(last["positives_unlabelled"]))
