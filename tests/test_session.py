@@ -221,3 +221,28 @@ def test_no_audit_from_a_model_that_saw_one_answer(tmp_path):
     ids, strata = audit(2, SimpleNamespace(model=model), np.arange(3), 5)
     assert len(ids) == len(strata) == 0 and audit.rounds() == []
     assert audit.skipped()[0]["round"] == 2 and "one answer only" in audit.skipped()[0]["why"]
+
+
+def test_a_strategy_that_found_no_match_records_no_infinity(monkeypatch):
+    """Random labelling can find no match at all: its labels per match is None, so the metrics
+    file (which refuses NaN and infinity) records it."""
+    import json
+    from types import SimpleNamespace
+
+    from pairlab.session import comparison
+
+    results = {"uncertainty": {"labels": 128, "positives_found": 64}, "random": {"labels": 128, "positives_found": 0}}
+
+    class Fake(SimpleNamespace):
+        def result(self):
+            return results[self.options["strategy"]]
+
+    pool = SimpleNamespace(positives=list(range(69)), left=None)
+    session = Fake(annotator="oracle", config=SimpleNamespace(strategy="uncertainty"), pool=pool,
+                   folder=__import__("pathlib").Path("/tmp/x"), options={"strategy": "uncertainty"})
+    monkeypatch.setattr("pairlab.session.session.LabelingSession",
+                        lambda left, folder, **options: Fake(options=options, pool=pool))
+    frame = comparison.compare_strategies(session, ["random"])
+    records = frame.reset_index().to_dict("records")
+    assert [r["labels per match"] for r in records] == [2.0, None]
+    json.dumps(records, allow_nan=False)

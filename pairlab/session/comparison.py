@@ -10,8 +10,9 @@ __all__ = ["compare_strategies", "coverage_sessions", "coverage_table"]
 
 
 def compare_strategies(session, strategies, *, learner=None) -> pd.DataFrame:
-    """One row per strategy (the session's first): labels, matches found, labels per match found,
-    and the share of all true matches found. Needs the oracle (the truth is what is counted)."""
+    """One row per strategy (the session's first): labels, matches found, labels per match found
+    (None where it found none: a metrics file holds no infinity), and the share of all true
+    matches found. Needs the oracle (the truth is what is counted)."""
     from .session import LabelingSession
 
     if session.annotator != "oracle":
@@ -25,14 +26,17 @@ def compare_strategies(session, strategies, *, learner=None) -> pd.DataFrame:
                                 **{**session.options, "strategy": strategy, "audit_share": 0.0,
                                     "coverage": 0})
         rows.append(_row(strategy, other, learner))
-    return pd.DataFrame(rows).set_index("strategy")
+    frame = pd.DataFrame(rows).set_index("strategy")
+    frame["labels per match"] = pd.Series([r["labels per match"] for r in rows], index=frame.index,
+                                          dtype=object)  # None stays None (no NaN in a metrics file)
+    return frame
 
 
 def _row(strategy: str, session, learner) -> dict:
     result = session.result() or session.run(learner=learner)
     found = result["positives_found"]
     return {"strategy": strategy, "labels": result["labels"], "matches found": found,
-            "labels per match": result["labels"] / found if found else np.inf,
+            "labels per match": result["labels"] / found if found else None,  # none found: undefined
             "share of all matches": found / len(session.pool.positives)}
 
 
