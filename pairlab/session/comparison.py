@@ -67,16 +67,19 @@ def coverage_table(sessions, *, seed: int = 0) -> dict:
     drawn). ``covered`` and ``mean_width`` are those of what the session shows, the estimate
     combined over every audit round so far, each round's audit redrawn ``repeats`` times
     (:func:`~pairlab.evaluation.audit_estimate.replay_combined`); ``round_*`` those of the
-    round's own audit alone."""
+    round's own audit alone (also standing in for ``covered`` in sessions checked before the
+    checks recorded their strata)."""
     from ..evaluation.audit_estimate import replay_combined
 
     by_budget = {}
     for session in sessions:
         schedule = np.cumsum(session.config.schedule())
-        checks = [c for c in session.coverage_checks() if "strata" in c]
+        checks = session.coverage_checks()
         for i, check in enumerate(checks):
-            shown = replay_combined(checks[:i + 1], repeats=int(check["repeats"]),
-                                    seed=[seed, int(check["round"])])
+            replayable = [c for c in checks[:i + 1] if "strata" in c]
+            # a session checked before checks kept their strata: its rounds' own numbers stand in
+            shown = (replay_combined(replayable, repeats=int(check["repeats"]), seed=[seed, int(check["round"])])
+                     if "strata" in check else check)
             budget = int(schedule[check["round"] - 1])
             by_budget.setdefault(budget, []).append((check, shown))
     out = {}
