@@ -149,9 +149,7 @@ def coverage(strata: AuditStrata, positives, labelled, n: int, *, repeats: int =
     found = int(labels.sum())
     truth = _truth(strata, positives, found)
     rng = np.random.default_rng(seed)
-    hits = {key: [] for key in truth}
-    widths = {key: [] for key in truth}
-    points = {key: [] for key in truth}
+    add, summary = _tally(truth)
     extra = {"audit_positives": [], "prior_weight": []}
     start = time.perf_counter()
     frame = None
@@ -162,16 +160,10 @@ def coverage(strata: AuditStrata, positives, labelled, n: int, *, repeats: int =
         y = isin_sorted(audit.ids, positives).astype(np.int64)
         est = (estimate(audit, y, found=found, level=level, n_draws=n_draws, seed=rng)
                if method == "bayes" else estimate_wald(audit, y, found=found, level=level))
-        for key, value in truth.items():
-            lo, hi = est[f"{key}_ci"]
-            hits[key].append(lo - 1e-9 <= value <= hi + 1e-9)
-            widths[key].append(hi - lo)
-            points[key].append(est[key])
+        add(est)
         extra["audit_positives"].append(est["audit_positives"])
         extra["prior_weight"].append(est.get("prior_weight", np.nan))
-    return {"coverage": {k: float(np.mean(v)) for k, v in hits.items()},
-            "mean_width": {k: float(np.mean(v)) for k, v in widths.items()},
-            "mean_estimate": {k: float(np.mean(v)) for k, v in points.items()},
+    return {**summary(),
             "truth": truth, "mean_audit_positives": float(np.mean(extra["audit_positives"])),
             "mean_prior_weight": float(np.mean(extra["prior_weight"])), "repeats": repeats,
             "audit_size": n, "floor": floor, "strata": frame, "seconds": time.perf_counter() - start}
@@ -189,6 +181,26 @@ def _frame(audit: Audit, strata: AuditStrata, positives) -> dict:
             "positives_unlabelled": (true - audit.known).tolist()}
 
 
+def _tally(truth: dict):
+    """Per key of ``truth``: whether each estimate's interval covered it, its width and point;
+    ``add(est)`` one estimate, ``summary()`` the means."""
+    hits, widths, points = ({k: [] for k in truth} for _ in range(3))
+
+    def add(est):
+        for key, value in truth.items():
+            lo, hi = est[f"{key}_ci"]
+            hits[key].append(lo - 1e-9 <= value <= hi + 1e-9)
+            widths[key].append(hi - lo)
+            points[key].append(est[key])
+
+    def summary():
+        return {"coverage": {k: float(np.mean(v)) for k, v in hits.items()},
+                "mean_width": {k: float(np.mean(v)) for k, v in widths.items()},
+                "mean_estimate": {k: float(np.mean(v)) for k, v in points.items()}}
+
+    return add, summary
+
+
 def replay_coverage(frame: dict, n: int, *, repeats: int = 1000, seed: int = 0,
                     prior: str = "recalibrated", strength: float = 1.0, floor: int | None = None,
                     level: float = 0.95, n_draws: int = 2000) -> dict:
@@ -203,20 +215,14 @@ def replay_coverage(frame: dict, n: int, *, repeats: int = 1000, seed: int = 0,
     truth_total = float(found + p_unl.sum())
     truth = {"total": truth_total, "recall_found": found / truth_total if truth_total else float("nan")}
     rng = np.random.default_rng(seed)
-    hits, widths, points = ({k: [] for k in truth} for _ in range(3))
+    add, summary = _tally(truth)
     audit_positives, prior_weight = [], []
     for _ in range(repeats):
         est = estimate(audit, _hits(audit, p_unl, rng), found=found, level=level, n_draws=n_draws, seed=rng)
-        for key, value in truth.items():
-            lo, hi = est[f"{key}_ci"]
-            hits[key].append(lo - 1e-9 <= value <= hi + 1e-9)
-            widths[key].append(hi - lo)
-            points[key].append(est[key])
+        add(est)
         audit_positives.append(est["audit_positives"])
         prior_weight.append(est["prior_weight"])
-    return {"coverage": {k: float(np.mean(v)) for k, v in hits.items()},
-            "mean_width": {k: float(np.mean(v)) for k, v in widths.items()},
-            "mean_estimate": {k: float(np.mean(v)) for k, v in points.items()},
+    return {**summary(),
             "truth": truth, "mean_audit_positives": float(np.mean(audit_positives)),
             "mean_prior_weight": float(np.mean(prior_weight)), "repeats": repeats,
             "audit_size": int(audit.allocation.sum())}
@@ -268,19 +274,13 @@ def replay_combined(checks, *, repeats: int = 400, seed: int = 0, prior: str = "
     total = float(np.sum(last["known"]) + np.sum(last["positives_unlabelled"]))
     truth = {"total": total, "recall_found": found / total if total else float("nan")}
     rng = np.random.default_rng(seed)
-    hits, widths, points = ({k: [] for k in truth} for _ in range(3))
+    add, summary = _tally(truth)
     for _ in range(repeats):
         labels = [_hits(audit, p_unl, rng) for audit, p_unl in designs]
         est = combine_rounds([a for a, _ in designs], labels, found=found, level=level,
                              n_draws=n_draws, seed=rng)
-        for key, value in truth.items():
-            lo, hi = est[f"{key}_ci"]
-            hits[key].append(lo - 1e-9 <= value <= hi + 1e-9)
-            widths[key].append(hi - lo)
-            points[key].append(est[key])
-    return {"coverage": {k: float(np.mean(v)) for k, v in hits.items()},
-            "mean_width": {k: float(np.mean(v)) for k, v in widths.items()},
-            "mean_estimate": {k: float(np.mean(v)) for k, v in points.items()},
+        add(est)
+    return {**summary(),
             "truth": truth, "rounds": len(checks),
             "audit_pairs": int(sum(a.allocation.sum() for a, _ in designs)), "repeats": repeats}
 
