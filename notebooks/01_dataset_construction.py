@@ -45,26 +45,13 @@ from pairlab.widgets import plots
 from pairlab.notebook import setup
 
 # %% tags=["parameters"]
-profile = None                    # None: the values below; a profile's name ("quick", "smoke", "cpu"): its values (profiles/<name>.yaml) replace them
-dataset = "all"                   # "qqp", "wikiqa", "all", or the path of your own pair file (.csv .tsv .jsonl .parquet)
-pairs_symmetric = None            # for a pair file: True (duplicates, paraphrases) or False (question -> answer)
-pairs_columns = None              # for a pair file: its column names, e.g. {"left": "q1", "right": "q2", "label": "score"}
-pairs_threshold = None            # for a pair file with graded labels: a pair is positive when its label is at least this
-seed = 0                          # seed of the QQP split, subsampling and random draws
-fractions = [0.5, 0.25, 0.25]     # QQP train/dev/test shares of questions (WikiQA keeps its split)
-max_items = {"qqp": {"train": 4000, "dev": 2000, "test": 2000},
-             "wikiqa": {"train": 500, "dev": 126, "test": 300}}  # left items per split (None: all)
-near_m = 50                       # m: pretrained neighbours per left item, forming D_near
-n_random = 200_000                # |D_rand|: uniform random negatives outside D_near
-n_boot = 500                      # bootstrap replicates for the 95% intervals
-model = None                      # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
-inference_backend = "torch"       # forward passes on "torch", "onnx" (ONNX Runtime, float32) or "onnx-int8"; $PAIRLAB_INFERENCE_BACKEND overrides
-max_seq_length = 128              # word pieces per text, as in the paper
+profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml
+# this notebook's knobs (the quick profile's values; the runner sets them from its profile)
+near_m = 30                       # m: pretrained neighbours per left item, forming D_near
+n_random = 100000                 # |D_rand|: uniform random negatives outside D_near
+n_boot = 300                      # bootstrap replicates for the 95% intervals
 exact_check = True                # also score every dev pair, to check the estimator
-growth_sizes = [100, 300, 1000, 2000, 4000]  # training-split sizes for the growth figure
-data_dir = None                   # None: $PAIRLAB_DATA_DIR, else ./data
-run_dir = "runs/interactive"      # metrics and config land here (relative to the project root)
-figures_dir = "figures/interactive"
+growth_sizes = [100, 300, 1000]   # training-split sizes for the growth figure
 
 
 # %%

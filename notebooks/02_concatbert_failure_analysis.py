@@ -46,34 +46,15 @@ from pairlab.widgets import browser, labels, plots, review
 from pairlab.notebook import setup
 
 # %% tags=["parameters"]
-profile = None                    # None: the values below; a profile's name ("quick", "smoke", "cpu"): its values (profiles/<name>.yaml) replace them
-dataset = "all"                   # "qqp", "wikiqa", "all", or the path of your own pair file (.csv .tsv .jsonl .parquet)
-pairs_symmetric = None            # for a pair file: True (duplicates, paraphrases) or False (question -> answer)
-pairs_columns = None              # for a pair file: its column names, e.g. {"left": "q1", "right": "q2", "label": "score"}
-pairs_threshold = None            # for a pair file with graded labels: a pair is positive when its label is at least this
-seed = 0                          # split, subsampling, training and sampling seed
-fractions = [0.5, 0.25, 0.25]     # QQP train/dev/test shares of questions
-max_items = {"qqp": {"train": 4000, "dev": 2000, "test": 2000},
-             "wikiqa": {"train": 500, "dev": 126, "test": 300}}  # left items per split (None: all)
-model = None                      # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
-inference_backend = "torch"       # forward passes on "torch", "onnx" (ONNX Runtime, float32) or "onnx-int8"; $PAIRLAB_INFERENCE_BACKEND overrides
-concat_backend = None             # ConcatBERT's scoring alone on another of those (None: inference_backend's); its strata are read by no run folder
-max_seq_length = 128              # word pieces per input
-train_max_pairs = 400             # stated training pairs used (None: all of them)
-concat_epochs = {"qqp": 2, "wikiqa": 3}  # the paper's epochs
+profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml
+# this notebook's knobs (the quick profile's values; the runner sets them from its profile)
+train_max_pairs = 80              # stated training pairs used (None: all of them)
 cosine_epochs = 2
-learning_rate = 2e-5
-batch_size = 16
-near_m = 50                       # CosineBERT's D_near: m pretrained neighbours per test item
-n_random = 200_000                # CosineBERT's |D_rand| (scored from cached embeddings: cheap)
-concat_near_m = 2                 # ConcatBERT's D_near (it scores ~90 pairs/s on 2 CPU cores)
-concat_n_random = 2000            # ConcatBERT's |D_rand|
-n_boot = 500                      # bootstrap replicates for the 95% intervals
+concat_epochs = {"qqp": 2, "wikiqa": 3}  # the paper's epochs
+concat_near_m = 1                 # ConcatBERT's D_near (it scores ~90 pairs/s on 2 CPU cores)
+concat_n_random = 200             # ConcatBERT's |D_rand|
 labels_db = "runs/labels.sqlite"  # where the false-positive browser keeps hand-made marks
 annotator = "anonymous"           # your name on the marks
-data_dir = None                   # None: $PAIRLAB_DATA_DIR, else ./data
-run_dir = "runs/interactive"      # metrics, config and trained models land here
-figures_dir = "figures/interactive"
 
 
 # %%

@@ -50,41 +50,14 @@ from pairlab.experiments import Variant
 from pairlab.notebook import setup
 
 # %% tags=["parameters"]
-profile = None                    # None: the values below; a profile's name ("quick", "smoke", "cpu"): its values (profiles/<name>.yaml) replace them
-dataset = "all"                   # "qqp", "wikiqa", "all", or the path of your own pair file (.csv .tsv .jsonl .parquet)
-pairs_symmetric = None            # for a pair file: True (duplicates, paraphrases) or False (question -> answer)
-pairs_columns = None              # for a pair file: its column names, e.g. {"left": "q1", "right": "q2", "label": "score"}
-pairs_threshold = None            # for a pair file with graded labels: a pair is positive when its label is at least this
-seed = 0                          # data split and evaluation-strata seed
-seeds = [0, 1, 2]                 # active-learning seeds
-random_seeds = [0, 1, 2]          # random label sets (of each kind) for the noise estimate
-fractions = [0.5, 0.25, 0.25]     # QQP train/dev/test shares of questions
-max_items = {"qqp": {"train": 1000, "dev": 500, "test": 500},
-             "wikiqa": {"train": 100, "dev": 126, "test": 100}}  # left items per split (None: all)
-model = None                      # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
-inference_backend = "torch"       # forward passes on "torch", "onnx" (ONNX Runtime, float32) or "onnx-int8"; $PAIRLAB_INFERENCE_BACKEND overrides
-max_seq_length = 128              # word pieces per input
-n1 = 32                           # seed-set size; round i labels n1 * growth^(i-1) pairs
-rounds = {"qqp": 3, "wikiqa": 3}  # k (the paper: 10 on QQP, 4 on WikiQA)
-growth = 1.5
-candidate_m = 50                  # m: candidate neighbours per item in each round (paper: 1000 / 100)
-cosine_epochs = 2                 # CosineBERT epochs per round (a fresh model each round)
-learning_rate = 2e-5
-batch_size = 16
-train_precision = "fp32"          # CosineBERT training arithmetic: "fp32" (the reference) or "bf16" (autocast)
-train_batch_order = "random"      # training batches: "random" (the reference) or "length" (similar lengths: less padding)
-curve = False                     # also train non-adaptive strategies every round (for their curves)
-near_m = 50                       # evaluation D_near: pretrained neighbours per dev/test item
-n_random = 200_000                # evaluation |D_rand| (scored from embeddings: cheap)
-n_boot = 200                      # bootstrap replicates for every interval
+profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml
+# this notebook's knobs (the quick profile's values; the runner sets them from its profile)
+random_seeds = [0, 1]             # random label sets (of each kind) for the noise estimate
 labels_per_hour = 75              # annotation speed (Althammer et al. 2023: 75 judgements an hour)
 dollars_per_hour = 50             # annotator cost (Althammer et al. 2023: $50 an hour)
+# where it runs
 backend = "local"                 # where the runs execute: "local" (here, one after another) or "ray" (one Ray task each)
 address = None                    # with "ray": the cluster ("auto": the one this machine joined; "host:port"), None: a local Ray instance
-data_dir = None                   # None: $PAIRLAB_DATA_DIR, else ./data
-run_dir = "runs/interactive"      # metrics, config and the run folders land here
-run_archive = None                # a folder (from the project root) keeping each run's small, committable record, restored on a new machine
-figures_dir = "figures/interactive"
 
 
 # %%

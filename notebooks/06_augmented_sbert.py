@@ -69,44 +69,15 @@ from pairlab.notebook import setup
 from pairlab.widgets import plots
 
 # %% tags=["parameters"]
-profile = None                    # None: the values below; a profile's name ("quick", "smoke", "cpu"): its values (profiles/<name>.yaml) replace them
-dataset = "all"                   # "qqp", "wikiqa", "all", or the path of your own pair file (.csv .tsv .jsonl .parquet)
-pairs_symmetric = None            # for a pair file: True (duplicates, paraphrases) or False (question -> answer)
-pairs_columns = None              # for a pair file: its column names, e.g. {"left": "q1", "right": "q2", "label": "score"}
-pairs_threshold = None            # for a pair file with graded labels: a pair is positive when its label is at least this
-seed = 0                          # data split and evaluation-strata seed
-seeds = [0, 1, 2]                 # seeds: gold subsample, training, sampling (and notebook 03's runs)
-fractions = [0.5, 0.25, 0.25]     # QQP train/dev/test shares of questions
-max_items = {"qqp": {"train": 1000, "dev": 500, "test": 500},
-             "wikiqa": {"train": 100, "dev": 126, "test": 100}}  # notebook 03's pools
-model = None                      # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
-inference_backend = "torch"       # forward passes on "torch", "onnx" (ONNX Runtime, float32) or "onnx-int8"; $PAIRLAB_INFERENCE_BACKEND overrides
-max_seq_length = 128              # word pieces per input
-n1 = 32                           # notebook 03's settings, to find its run folders
-rounds = {"qqp": 3, "wikiqa": 3}
-growth = 1.5
-candidate_m = 50
-curve = False
-cosine_epochs = 2                 # notebook 03's bi-encoder epochs (to find its runs)
-augsbert_epochs = None            # epochs of this notebook's bi-encoders, gold only and gold + silver (None: cosine_epochs)
-concat_epochs = {"qqp": 2, "wikiqa": 3}  # cross-encoder epochs
-learning_rate = 2e-5
-batch_size = 16
-near_m = 50                       # the bi-encoders' test strata: D_near per item ...
-n_random = 200_000                # ... and |D_rand|
-concat_near_m = 2                 # the cross-encoder's smaller strata (it scores every pair)
-concat_n_random = 2000
-n_boot = 200                      # bootstrap replicates for every interval
+profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml
+# this notebook's knobs (the quick profile's values; the runner sets them from its profile)
 gold_sources = ["stated", "uncertainty"]  # stated training data; notebook 03's uncertainty labels
-train_max_pairs = 400             # stated gold pairs (uncertainty gold: all it collected)
 samplers = ["rs", "kde", "bm25", "ss", "bm25_ss"]
 k = 3                             # neighbours per item for BM25 and SS (the paper's best on Quora-QP)
-silver_items = 300                # items of the gold pairs the neighbour samplers query
-kde_pairs = 5000                  # random pairs the cross-encoder labels for KDE (balanced)
-size_fractions = [0, 0.25, 0.5, 1.0]  # silver shares for the AP-against-size curve (best sampler)
-data_dir = None                   # None: $PAIRLAB_DATA_DIR, else ./data
-run_dir = "runs/interactive"      # metrics, config, models and notebook 03's run folders
-figures_dir = "figures/interactive"
+silver_items = 12                 # items of the gold pairs the neighbour samplers query
+kde_pairs = 80                    # random pairs the cross-encoder labels for KDE (balanced)
+size_fractions = [0, 0.5, 1.0]    # silver shares for the AP-against-size curve (best sampler)
+augsbert_epochs = None            # epochs of this notebook's bi-encoders, gold only and gold + silver (None: cosine_epochs)
 
 
 # %%

@@ -74,38 +74,16 @@ from pairlab.widgets import plots
 from pairlab.widgets.dashboard import RunDashboard
 
 # %% tags=["parameters"]
-profile = None                    # None: the values below; a profile's name ("quick", "smoke", "cpu"): its values (profiles/<name>.yaml) replace them
-dataset = "all"                   # "qqp", "wikiqa", "all", or the path of your own pair file (.csv .tsv .jsonl .parquet)
-pairs_symmetric = None            # for a pair file: True (duplicates, paraphrases) or False (question -> answer)
-pairs_columns = None              # for a pair file: its column names, e.g. {"left": "q1", "right": "q2", "label": "score"}
-pairs_threshold = None            # for a pair file with graded labels: a pair is positive when its label is at least this
-seed = 0                          # data split and evaluation-strata seed
-seeds = [0, 1, 2]                 # case-study seeds: subsample, training, picks and annotator noise
-fractions = [0.5, 0.25, 0.25]     # QQP train/dev/test shares of questions
-max_items = {"qqp": {"train": 1000, "dev": 500, "test": 500},
-             "wikiqa": {"train": 100, "dev": 126, "test": 100}}  # notebook 03's pools
-model = None                      # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
-inference_backend = "torch"       # forward passes on "torch", "onnx" (ONNX Runtime, float32) or "onnx-int8"; $PAIRLAB_INFERENCE_BACKEND overrides
-max_seq_length = 128              # word pieces per input
-n1 = 32                           # the active-learning schedule (notebook 03's)
-rounds = {"qqp": 3, "wikiqa": 3}
-growth = 1.5
-candidate_m = 50
-curve = False
-cosine_epochs = 2                 # bi-encoder epochs (the case study's and the runs')
-learning_rate = 2e-5
-batch_size = 16
-near_m = 50                       # the test strata: D_near per item ...
-n_random = 200_000                # ... and |D_rand|
-n_boot = 200                      # bootstrap replicates for every interval
+profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml
+# this notebook's knobs (the quick profile's values; the runner sets them from its profile)
 case_task = "qqp"                 # the case study's task (the paper: Quora)
-case_pairs = 2000                 # stated training pairs split into source (40%) and target (60%)
-case_test_pairs = 2000            # stated test pairs (AUC on all, and on the 30% of high / low base error)
+case_pairs = 200                  # stated training pairs split into source (40%) and target (60%)
+case_test_pairs = 200             # stated test pairs (AUC on all, and on the 30% of high / low base error)
 case_share = 0.3                  # the target: this share of lowest and of highest base error
 case_budget = 0.1                 # pairs annotated: this share of all the case pairs (the paper: 10%)
 error_accuracy = [0.95, 0.9, 0.85, 0.8, 0.75]  # ASSUMED LLM accuracy by base-error fifth (low error first)
-noise_levels = [0, 0.1, 0.2, "error_dependent"]  # flip rates (both ways), or the error-dependent model
-noise_strategies = ["uncertainty", "conditional_informativeness", "static_retrieval", "random_candidates"]
+noise_levels = [0, 0.2, "error_dependent"]  # flip rates (both ways), or the error-dependent model
+noise_strategies = ["uncertainty", "conditional_informativeness"]
 noise_seeds = [0]                 # seeds of the noise sweep: one run per task, strategy, noise level and seed
 llm_base_url = None               # an OpenAI-compatible endpoint, e.g. "http://127.0.0.1:8000/v1" (None: skip)
 llm_model = None                  # the endpoint's model name
@@ -113,11 +91,9 @@ llm_api_key_env = "OPENAI_API_KEY"  # environment variable holding the key (none
 llm_price_per_1k_input = 0.0      # dollars per 1,000 prompt tokens (for the cost estimate and count)
 llm_price_per_1k_output = 0.0     # dollars per 1,000 completion tokens
 llm_max_pairs = 200               # at most this many case-study pairs go to the endpoint
+# where it runs
 backend = "local"                 # where the runs execute: "local" (here, one after another) or "ray" (one Ray task each)
 address = None                    # with "ray": the cluster ("auto": the one this machine joined; "host:port"), None: a local Ray instance
-data_dir = None                   # None: $PAIRLAB_DATA_DIR, else ./data
-run_dir = "runs/interactive"      # metrics, config, models and the run folders
-figures_dir = "figures/interactive"
 
 
 # %%

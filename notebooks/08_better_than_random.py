@@ -71,39 +71,20 @@ from pairlab.widgets import ranker_plots
 from pairlab.widgets.cost_calculator import CostCalculator
 
 # %% tags=["parameters"]
-profile = None                    # None: the values below; a profile's name ("quick", "smoke", "cpu"): its values (profiles/<name>.yaml) replace them
-dataset = "all"                   # "qqp", "wikiqa", "all", or the path of your own pair file (.csv .tsv .jsonl .parquet)
-pairs_symmetric = None            # for a pair file: True (duplicates, paraphrases) or False (question -> answer)
-pairs_columns = None              # for a pair file: its column names, e.g. {"left": "q1", "right": "q2", "label": "score"}
-pairs_threshold = None            # for a pair file with graded labels: a pair is positive when its label is at least this
-seed = 0                          # data split and evaluation-strata seed
-random_seeds = [0, 1, 2, 3]       # random subsets: one run each (the paper: 4)
+profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml
+# this notebook's knobs (the quick profile's values; the runner sets them from its profile)
+random_seeds = [0, 1, 2]          # random subsets: one run each (the paper: 4)
 active_seeds = [0]                # runs per active strategy (the paper: 1; seed 0 shares round 1 with random seed 0)
 active_strategies = ["uncertainty", "qbc", "diversity"]
-fractions = [0.5, 0.25, 0.25]     # QQP train/dev/test shares of questions
-max_items = {"qqp": {"train": 1000, "dev": 20, "test": 500},
-             "wikiqa": {"train": 200, "dev": 10, "test": 150}}  # left items per split (dev is not used here)
-model = None                      # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
-inference_backend = "torch"       # forward passes on "torch", "onnx" (ONNX Runtime, float32) or "onnx-int8"; $PAIRLAB_INFERENCE_BACKEND overrides
-max_seq_length = 128              # word pieces per input
-questions_per_round = {"qqp": 20, "wikiqa": 10}  # questions annotated per round (the paper: 5k samples)
-query_rounds = 5                  # rounds: sizes questions_per_round x 1..query_rounds
-top_k = 20                        # candidates per question that uncertainty and the committee score (paper: 100)
+questions_per_round = {"qqp": 8, "wikiqa": 5}  # questions annotated per round (the paper: 5k samples)
+query_rounds = 2                  # rounds: sizes questions_per_round x 1..query_rounds
+top_k = 10                        # candidates per question that uncertainty and the committee score (paper: 100)
 committee_members = 2             # the paper's committee: 2 members ...
 committee_share = 0.8             # ... each trained on a random 80% of the labels
-cosine_epochs = 2                 # CosineBERT epochs per round (a fresh model each round)
-learning_rate = 2e-5
-batch_size = 16
-near_m = 50                       # all-pairs AP strata of the test split: D_near per item ...
-n_random = 200_000                # ... and |D_rand|
-n_boot = 200                      # bootstrap replicates of the AP interval
 assessments_per_hour = 75         # the paper: 75 judgements an hour (47.7 s each) ...
 annotator_per_hour = 50           # ... at $50 an hour
 gpu_per_hour = 3.06               # the paper's AWS prices: GPU (p3.2xlarge) ...
 cpu_per_hour = 0.408              # ... and CPU (a1.4xlarge) dollars an hour
-data_dir = None                   # None: $PAIRLAB_DATA_DIR, else ./data
-run_dir = "runs/interactive"      # metrics, config and the run folders land here
-figures_dir = "figures/interactive"
 
 
 # %%

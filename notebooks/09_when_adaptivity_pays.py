@@ -63,42 +63,19 @@ from pairlab.widgets.dashboard import RunDashboard
 from pairlab.notebook import setup
 
 # %% tags=["parameters"]
-profile = None                    # None: the values below; a profile's name ("quick", "smoke", "cpu"): its values (profiles/<name>.yaml) replace them
-dataset = "all"                   # "all": WikiQA for the budget regime, QQP for the encoders; a task name or pair file: both on it
-pairs_symmetric = None            # for a pair file: True (duplicates, paraphrases) or False (question -> answer)
-pairs_columns = None              # for a pair file: its column names, e.g. {"left": "q1", "right": "q2", "label": "score"}
-pairs_threshold = None            # for a pair file with graded labels: a pair is positive when its label is at least this
-seed = 0                          # data split and evaluation-strata seed
-fractions = [0.5, 0.25, 0.25]     # QQP train/dev/test shares of questions
-max_items = {"qqp": {"train": 1000, "dev": 500, "test": 500},
-             "wikiqa": {"train": 100, "dev": 126, "test": 100}}  # left items per split (None: all), as notebook 03
-model = None                      # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
-inference_backend = "torch"       # forward passes on "torch", "onnx" (ONNX Runtime, float32) or "onnx-int8"; $PAIRLAB_INFERENCE_BACKEND overrides
-max_seq_length = 128              # word pieces per input
-n1 = 32                           # seed-set size of the encoder experiment (notebook 03's)
-rounds = {"qqp": 3, "wikiqa": 3}  # notebook 03's rounds (the encoder experiment's budgets are encoder_rounds)
-growth = 1.5
-candidate_m = 50                  # m: candidate neighbours per item in each round
-cosine_epochs = 2                 # CosineBERT epochs per round (a fresh model each round)
-learning_rate = 2e-5
-batch_size = 16
-curve = False                     # notebook 03's: static retrieval in the encoder experiment trains once
-near_m = 50                       # evaluation D_near: pretrained neighbours per dev/test item
-n_random = 200_000                # evaluation |D_rand|
-n_boot = 200                      # bootstrap replicates for every interval
-budget_max_items = {"train": 100, "dev": 80, "test": 80}  # the budget experiment's pool (None: max_items)
-budget_n1 = 32                    # its seed-set size
-budget_rounds = 6                 # its rounds (with n1 32: 665 labels, 12 per positive of 54)
-budget_seeds = [0, 1, 2]          # seeds of uncertainty sampling and static retrieval
+profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml
+# this notebook's knobs (the quick profile's values; the runner sets them from its profile)
+budget_max_items = {"train": 50, "dev": 25, "test": 25}  # the budget experiment's pool (None: max_items)
+budget_n1 = 12                    # its seed-set size
+budget_rounds = 5                 # its rounds (with n1 32: 665 labels, 12 per positive of 54)
+budget_seeds = [0]                # seeds of uncertainty sampling and static retrieval
 budget_other_seeds = [0]          # seeds of adaptive retrieval and random among the candidates
-encoder_layers = [6, 4, 2, 0]     # depths of the starting encoder (its own: notebook 03's runs; 0: token embeddings)
+encoder_layers = [6, 3, 0]        # depths of the starting encoder (its own: notebook 03's runs; 0: token embeddings)
 encoder_rounds = [3, 4]           # the budgets compared, in rounds of n1 * growth^i (the first: notebook 03's)
-encoder_seeds = [0, 1]            # seeds of both strategies from every encoder
+encoder_seeds = [0]               # seeds of both strategies from every encoder
+# where it runs
 backend = "local"                 # where the runs execute: "local" (here, one after another) or "ray" (one Ray task each)
 address = None                    # with "ray": the cluster ("auto": the one this machine joined; "host:port"), None: a local Ray instance
-data_dir = None                   # None: $PAIRLAB_DATA_DIR, else ./data
-run_dir = "runs/interactive"      # metrics, config and the run folders land here
-figures_dir = "figures/interactive"
 
 
 # %%

@@ -43,7 +43,7 @@ from pairlab.paths import find_file
 from pairlab.session import LabelingSession, compare_strategies, coverage_sessions, coverage_table
 
 # %% tags=["parameters"]
-profile = None                    # None: the values below; a profile's name ("quick", "smoke", "cpu"): its values (profiles/<name>.yaml) replace them
+profile = "quick"                 # where the session folder goes (runs/<profile>); the runner sets the knobs below from the profile
 items = "fixtures/records/shop_a.csv"  # your records: a CSV, TSV, JSON-lines or Parquet file (absolute, from the project root, or in the data folder)
 text = ["title", "brand", "modelno", "price"]  # the column of each record's text, or a list of columns ("title: ... | brand: ...")
 id = "id"                          # the column of the records' ids (None: row numbers)
@@ -65,8 +65,6 @@ model = None                       # sentence-transformers name or path (None: o
 max_seq_length = 128               # word pieces per record
 epochs = 2                         # training epochs per round (a fresh model each round)
 export_dir = None                  # where labels.csv, the model, matches.csv, clusters.csv go (None: <run_dir>/10_export)
-run_dir = "runs/interactive"       # the session folder and the metrics land here
-figures_dir = "figures/interactive"
 
 # %%
 ctx = setup("10_label_your_own_pairs", globals())

@@ -58,14 +58,15 @@ class Context:
 
 def parameters(notebook: str, namespace: dict, *, path=None) -> dict:
     """The notebook's parameters and their current values: every name its ``parameters`` cell
-    assigns (read from the notebook file itself, as papermill reads it), valued from
-    ``namespace`` so papermill's injected values and edits made in the kernel count."""
-    import papermill
+    assigns (read from the notebook file itself, as papermill reads it) and, where the cell has
+    a ``profile``, the shared settings it takes from the profile (:func:`.profiles.shared`),
+    valued from ``namespace`` so papermill's injected values and edits made in the kernel count."""
+    from .profiles import declared
 
     path = Path(path) if path else project_root() / "notebooks" / f"{notebook}.ipynb"
     if not path.is_file():
         raise FileNotFoundError(f"no notebook {path} to read the parameters of {notebook!r} from")
-    names = list(papermill.inspect_notebook(str(path)))
+    names = declared(notebook, path=path)
     if not names:
         raise ValueError(f"{path} has no cell tagged 'parameters'")
     missing = [name for name in names if name not in namespace]
@@ -84,7 +85,7 @@ def setup(notebook: str, namespace: dict | None = None, *, path=None, quiet: boo
     project root) and prints where things are. Without ``namespace``, ``params`` are the
     parameters (for scripts and tests)."""
     if namespace is not None:
-        _from_profile(notebook, namespace, parameters(notebook, namespace, path=path), quiet)
+        _from_profile(notebook, namespace, path, quiet)
         params = {**parameters(notebook, namespace, path=path), **params}
     if "inference_backend" in params:  # what ran is recorded: $PAIRLAB_INFERENCE_BACKEND wins
         _inference(params, quiet)
@@ -105,34 +106,64 @@ def setup(notebook: str, namespace: dict | None = None, *, path=None, quiet: boo
     return ctx
 
 
-def _from_profile(notebook: str, namespace: dict, declared: dict, quiet: bool) -> list[str]:
-    """Take a profile's values into the notebook's namespace, for the names its parameters cell
-    declares; the names set, in order. Two ways in:
+_TAKEN = "_pairlab_from_profile"  # the names set-up last took from a profile (taken again on a re-run)
 
-    - ``profile = "quick"`` in the parameters cell (working in JupyterLab): the values of
-      ``profiles/quick.yaml`` for this notebook (:func:`.profiles.load_profile`, its run and
-      figure folders included) replace the cell's, and a line says which;
+
+def _from_profile(notebook: str, namespace: dict, path, quiet: bool) -> list[str]:
+    """Give a notebook whose parameters cell has a ``profile`` the shared settings it does not
+    set itself (:func:`.profiles.shared`); the names set, in order. The cell's own knobs stay as
+    the cell (or papermill) set them. Two ways in:
+
+    - ``profile = "quick"`` in the parameters cell (working in JupyterLab): the shared settings
+      of ``profiles/quick.yaml`` for this notebook, read over ``profiles/base.yaml``
+      (:func:`.profiles.load_profile`, its run and figure folders included); a line says which,
+      and another names the cell's knobs the profile would set otherwise;
     - a whole profile passed by ``papermill -f profiles/<name>.yaml``: papermill injects its
       top-level keys, and its ``notebooks`` section arrives as a variable; the sections naming
-      this notebook are applied over the top-level values, as the runner does.
-    """
-    from .profiles import SECTION, load_profile, resolve
+      this notebook are applied over the top-level values, as the runner does, and
+      ``profiles/base.yaml`` gives what the file does not.
 
-    chosen = declared.get("profile")
-    if isinstance(chosen, str) and chosen:
-        values = load_profile(chosen, notebook=notebook)
-        source = f"profile {chosen!r} (profiles/{chosen}.yaml)"
-    elif isinstance(namespace.get(SECTION), dict):
-        values = {k: v for k, v in resolve({SECTION: namespace[SECTION]}, notebook).items()}
-        source = "the profile papermill was given (its sections for this notebook)"
-    else:
+    A name papermill injected (the runner passes every one) is kept; one an earlier set-up call
+    took is taken again, so changing ``profile`` and re-running the cells changes them all.
+    """
+    from .profiles import SECTION, declared, load_profile, resolve, settings, shared
+
+    path = Path(path) if path else project_root() / "notebooks" / f"{notebook}.ipynb"
+    names = shared(notebook, path=path)
+    cell = [name for name in declared(notebook, path=path) if name not in names]
+    if "profile" not in cell:
         return []
-    taken = [name for name in declared if name in values and name != "profile"]
+    before = set(namespace.get(_TAKEN, ()))
+    chosen = namespace.get("profile")
+    if isinstance(namespace.get(SECTION), dict):
+        sections = resolve({SECTION: namespace[SECTION]}, notebook)
+        for name in [*cell, *names]:
+            if name in sections:
+                namespace[name] = sections[name]
+        values, source = settings(notebook), "profiles/base.yaml (papermill's profile gives the rest)"
+    elif isinstance(chosen, str) and chosen:
+        values = load_profile(chosen, notebook=notebook)
+        source = f"profile {chosen!r} (profiles/{chosen}.yaml over profiles/base.yaml)"
+    else:
+        raise ValueError(f"profile = {chosen!r}: name a profile in profiles/ (\"quick\", \"smoke\", "
+                         "\"cpu\"...); the notebook's shared settings come from it")
+    taken = [name for name in names if name not in namespace or name in before]
     for name in taken:
         namespace[name] = values[name]
-    if taken and not quiet:
-        print(f"  parameters from {source}: {', '.join(taken)}")
+    namespace[_TAKEN] = taken
+    if not quiet and taken:
+        print(f"  shared settings from {source}: {', '.join(taken)}")
+    differ = [name for name in cell if name != "profile" and name in values
+              and _plain(namespace[name]) != _plain(values[name])]
+    if not quiet and differ and isinstance(chosen, str) and SECTION not in namespace:
+        print(f"  this cell's own values of {', '.join(differ)} differ from profile {chosen!r}'s "
+              "(the cell's are used; `make run PROFILE=...` runs the profile's)")
     return taken
+
+
+def _plain(value):
+    """A value as JSON would hold it, so ``2e-5`` and ``2.0e-5``, tuples and lists compare equal."""
+    return to_json(value)
 
 
 def _inference(params: dict, quiet: bool) -> None:

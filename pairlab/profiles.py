@@ -11,10 +11,12 @@ import yaml
 
 from .paths import project_root
 
-__all__ = ["ACTIVE", "SECTION", "WITHOUT_DATA", "SELECT", "RUNNER_KEYS", "DEPRECATED", "load_profile", "migrate", "resolve",
-           "check_profile", "notebook_number", "section_numbers"]
+__all__ = ["ACTIVE", "BASE", "SECTION", "WITHOUT_DATA", "SELECT", "RUNNER_KEYS", "DEPRECATED", "load_base",
+           "load_profile", "migrate", "resolve", "settings", "shared", "declared", "check_profile",
+           "notebook_number", "section_numbers"]
 
 
+BASE = "base"  # profiles/base.yaml: the shared settings' defaults, under every profile
 ACTIVE = "03 04 05 06 07 09"  # notebook 03 and those reading its runs back: identical settings
 SECTION = "notebooks"
 WITHOUT_DATA = "without_data"  # the runner's own profile key: a folder to run on without data
@@ -30,16 +32,63 @@ DEPRECATED = {"neighbours": ("near_m", None), "concat_neighbours": ("concat_near
 def load_profile(name: str, root: Path | None = None, *, notebook: str | None = None) -> dict:
     """``profiles/<name>.yaml`` with the profile's run and figure folders: the profile itself
     (top-level keys and its ``notebooks`` section), or with ``notebook`` (a name or its number,
-    ``"03"``) the flat parameters that notebook gets (:func:`resolve`)."""
+    ``"03"``) every setting that notebook gets (:func:`settings`: the shared settings of
+    ``profiles/base.yaml``, then the profile's)."""
     root = root or project_root()
     path = root / "profiles" / f"{name}.yaml"
     if not path.is_file():
-        known = sorted(p.stem for p in (root / "profiles").glob("*.yaml"))
+        known = sorted(p.stem for p in (root / "profiles").glob("*.yaml") if p.stem != BASE)
         raise FileNotFoundError(f"no profile {name!r} ({path}); known profiles: {known}")
     profile = migrate(yaml.safe_load(path.read_text()) or {}, source=str(path))
-    profile.setdefault("run_dir", f"runs/{name}")
-    profile.setdefault("figures_dir", f"figures/{name}")
-    return resolve(profile, notebook) if notebook is not None else profile
+    if name != BASE:
+        profile.setdefault("run_dir", f"runs/{name}")
+        profile.setdefault("figures_dir", f"figures/{name}")
+    return settings(notebook, profile, root=root) if notebook is not None else profile
+
+
+def load_base(root: Path | None = None) -> dict:
+    """``profiles/base.yaml``: every setting the notebooks share (data, pools, model, strata and
+    notebook 03's schedule) with its default and what it means; a profile sets some of them."""
+    return load_profile(BASE, root)
+
+
+def settings(notebook: str, *profiles: dict, root: Path | None = None) -> dict:
+    """What ``notebook`` runs with under ``profiles`` (each resolved, later ones winning) laid
+    over the shared settings of ``profiles/base.yaml``."""
+    out = resolve(load_base(root), notebook)
+    for profile in profiles:
+        out.update(resolve(profile, notebook))
+    return out
+
+
+def shared(notebook: str, root: Path | None = None, *, path=None) -> list[str]:
+    """The names ``notebook`` takes from its profile rather than from its parameters cell: those
+    ``profiles/base.yaml`` gives it, less the ones its cell sets (the notebook's own knobs). Only
+    a notebook whose cell has a ``profile`` parameter takes any."""
+    own = _cell(notebook, root, path)
+    if "profile" not in own:
+        return []
+    return [name for name in resolve(load_base(root), notebook) if name not in own]
+
+
+def declared(notebook: str, root: Path | None = None, *, path=None) -> list[str]:
+    """Every parameter of ``notebook``: its parameters cell's names, then its shared settings."""
+    return [*_cell(notebook, root, path), *shared(notebook, root, path=path)]
+
+
+def _cell(notebook: str, root: Path | None, path=None) -> list[str]:
+    """The names the parameters cell of ``notebook`` (a name, number or path; ``path``: its
+    file) assigns, as papermill reads them."""
+    import papermill
+
+    path = Path(str(path or notebook))
+    if not path.is_file():
+        folder = (root or project_root()) / "notebooks"
+        found = sorted(folder.glob(f"{notebook_number(notebook)}_*.ipynb"))
+        if not found:
+            raise FileNotFoundError(f"no notebook {notebook!r} in {folder}")
+        path = found[0]
+    return list(papermill.inspect_notebook(str(path)))
 
 
 def migrate(profile: dict, *, source: str = "the profile") -> dict:

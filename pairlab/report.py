@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from .paths import project_root
+from .profiles import BASE
 
 __all__ = ["DOCUMENTS", "PROFILE_ORDER", "bench_table", "collect", "default_profile", "find_row", "load_bench",
            "load_reliability", "load_results", "load_timings", "markdown_table", "profile_purposes", "render", "stale",
@@ -76,6 +77,8 @@ def profile_purposes(root: Path | None = None) -> list[tuple[str, str]]:
     root = root or project_root()
     out = []
     for path in sorted((root / "profiles").glob("*.yaml")):
+        if path.stem == BASE:  # the shared settings every profile is read over: not one to run
+            continue
         first = path.read_text().splitlines()[0] if path.read_text() else ""
         if not first.startswith(f"# {path.stem}:"):
             raise ValueError(f"{path} must start with a line '# {path.stem}: <what it is for>'")

@@ -40,9 +40,10 @@ from pathlib import Path
 import yaml
 
 from .paths import project_root, shown
-from .profiles import (ACTIVE, DEPRECATED, SECTION, SELECT, WITHOUT_DATA, check_profile, load_profile,  # noqa: F401
+from .profiles import (ACTIVE, DEPRECATED, SECTION, SELECT, WITHOUT_DATA, check_profile, load_profile, settings,  # noqa: F401
                        migrate, resolve)
 from .profiles import notebook_number as _number
+from .profiles import declared as declared_parameters
 
 __all__ = ["KERNEL", "ACTIVE", "DEPRECATED", "TIMINGS", "after", "check_profile", "expected_time",
            "load_profile", "notebooks", "order_times", "recorded_times", "resolve", "run", "start_order"]
@@ -85,14 +86,14 @@ def run(profile: str, *, select=None, overrides: dict | None = None, jobs: int =
     if os.environ.get("PAIRLAB_DATA_DIR"):  # kernels run in notebooks/: pass an absolute path
         os.environ["PAIRLAB_DATA_DIR"] = str(Path(os.environ["PAIRLAB_DATA_DIR"]).resolve())
     selected = notebooks(root, select or loaded.get(SELECT))
-    declared = {nb.stem: set(papermill.inspect_notebook(str(nb))) for nb in notebooks(root)}
+    declared = {nb.stem: set(declared_parameters(nb.stem, root, path=nb)) for nb in notebooks(root)}
     check_profile(loaded, declared, name=profile)
     check_profile(extra, declared, name="overrides (-p)")
-    fallback = data_or_fixture(profile, [{**resolve(loaded, nb.stem), **resolve(extra, nb.stem)}
-                                         for nb in selected], loaded.get(WITHOUT_DATA))
+    fallback = data_or_fixture(profile, [settings(nb.stem, loaded, extra, root=root) for nb in selected],
+                               loaded.get(WITHOUT_DATA))
     if fallback:
         overrides["data_dir"] = extra["data_dir"] = fallback
-    out_dir = root / {**resolve(loaded, selected[0].stem), **resolve(extra, selected[0].stem)}["run_dir"]
+    out_dir = root / settings(selected[0].stem, loaded, extra, root=root)["run_dir"]
     out_dir.mkdir(parents=True, exist_ok=True)
     if record_times:
         print(f"[{profile}] {expected_time(profile, [nb.stem for nb in selected], root)}", flush=True)
@@ -102,14 +103,14 @@ def run(profile: str, *, select=None, overrides: dict | None = None, jobs: int =
     else:
         seconds = {}
         for notebook in selected:
-            params = {**resolve(loaded, notebook.stem), **resolve(extra, notebook.stem)}
+            params = {**settings(notebook.stem, loaded, extra, root=root), "profile": profile}
             own = {k: v for k, v in params.items() if k in declared[notebook.stem]}
             seconds[notebook.stem] = _execute(profile, notebook, own, out_dir, root)
     if record_times:
         complete = len(selected) == len(notebooks(root, loaded.get(SELECT)))
         _record_times(out_dir / TIMINGS, seconds, jobs=jobs,
                       wall=time.perf_counter() - start if complete else None)
-        figures = root / {**resolve(loaded, selected[0].stem), **resolve(extra, selected[0].stem)}["figures_dir"]
+        figures = root / settings(selected[0].stem, loaded, extra, root=root)["figures_dir"]
         print(f"[{profile}] {len(selected)} notebook(s) in {_minutes(time.perf_counter() - start)}: "
               f"executed notebooks and metrics in {shown(out_dir, root)}/, figures in "
               f"{shown(figures, root)}/", flush=True)
@@ -152,10 +153,20 @@ def _absolute_dataset(overrides: dict) -> dict:
     return overrides
 
 
+def _known_to_the_profile(record) -> bool:
+    """A logging filter: papermill warns of every parameter a notebook's cell does not assign,
+    and the shared settings (profiles/base.yaml) are such by design; :func:`run` has checked
+    every name against the notebooks already (:func:`.profiles.check_profile`)."""
+    return not record.getMessage().startswith("Passed unknown parameter")
+
+
 def _execute(profile: str, notebook: Path, params: dict, out_dir: Path, root: Path) -> float:
     """Run one notebook; one line when it is done (a progress bar meanwhile on a terminal)."""
+    import logging
+
     import papermill
 
+    logging.getLogger("papermill").addFilter(_known_to_the_profile)
     output = out_dir / notebook.name
     start = time.perf_counter()
     remote = params.get("backend") == "ray"  # its sweeps' progress bar, shown here as it moves

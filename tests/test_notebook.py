@@ -42,9 +42,9 @@ def test_setup_before_the_parameters_cell_ran_names_what_is_missing(tmp_path):
 
 
 def profile_notebook(path):
-    """A notebook 03 look-alike: its parameters cell names a profile and a few of 03's knobs."""
-    cells = [nbformat.v4.new_code_cell("profile = None\nn1 = 32\nseeds = [0, 1, 2]\nmine = 'kept'\n"
-                                       "run_dir = 'runs/x'\nfigures_dir = 'figures/x'",
+    """A notebook 03 look-alike: its parameters cell names a profile and a few of 03's own knobs;
+    the shared settings (profiles/base.yaml) come from the profile."""
+    cells = [nbformat.v4.new_code_cell("profile = 'quick'\nn1 = 32\nseeds = [0, 1, 2]\nmine = 'kept'\n",
                                        metadata={"tags": ["parameters"]})]
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "pairlab", "language": "python", "display_name": "pairlab"}
@@ -52,34 +52,95 @@ def profile_notebook(path):
     return path
 
 
-def test_a_profile_named_in_the_parameters_cell_gives_its_values(tmp_path, monkeypatch, capsys):
-    """``profile = "smoke"`` in JupyterLab: the smoke profile's values for notebook 03 replace
-    the cell's (its run folder included), a line says which, and names it does not set stay."""
-    from pairlab.profiles import load_profile
+def test_a_profile_named_in_the_parameters_cell_gives_the_shared_settings(tmp_path, monkeypatch, capsys):
+    """``profile = "smoke"`` in JupyterLab: the smoke profile's shared settings for notebook 03
+    (its run folder included) fill the names the cell does not set; the cell's own knobs stay
+    as written, and a line names those the profile would set otherwise."""
+    from pairlab.profiles import load_profile, shared
 
     monkeypatch.setattr(notebook, "project_root", lambda: tmp_path)  # folders land in tmp_path
     path = profile_notebook(tmp_path / "03_cosinebert_active_learning.ipynb")
-    namespace = {"profile": "smoke", "n1": 32, "seeds": [0, 1, 2], "mine": "kept",
-                 "run_dir": "runs/x", "figures_dir": "figures/x"}
+    namespace = {"profile": "smoke", "n1": 32, "seeds": [0, 1, 2], "mine": "kept"}
     ctx = notebook.setup("03_cosinebert_active_learning", namespace, path=path, quiet=False)
     smoke = load_profile("smoke", notebook="03")
-    assert (namespace["n1"], namespace["seeds"]) == (smoke["n1"], smoke["seeds"]) != (32, [0, 1, 2])
-    assert namespace["mine"] == "kept" and ctx.run_dir == tmp_path / "runs" / "smoke"
-    assert "parameters from profile 'smoke'" in capsys.readouterr().out
+    names = shared("03", path=path)
+    assert {"max_items", "candidate_m", "run_dir"} <= set(names) and "n1" not in names
+    assert {name: namespace[name] for name in names} == {name: smoke[name] for name in names}
+    assert (namespace["n1"], namespace["seeds"], namespace["mine"]) == (32, [0, 1, 2], "kept") != (smoke["n1"], smoke["seeds"], "kept")
+    assert ctx.run_dir == tmp_path / "runs" / "smoke" and ctx.params["candidate_m"] == smoke["candidate_m"]
+    out = capsys.readouterr().out
+    assert "shared settings from profile 'smoke'" in out and "own values of n1, seeds differ" in out
     with pytest.raises(FileNotFoundError, match="known profiles"):
         notebook.setup("03_cosinebert_active_learning", {**namespace, "profile": "nope"}, path=path,
                        quiet=True)
+    with pytest.raises(ValueError, match="name a profile"):
+        notebook.setup("03_cosinebert_active_learning", {**namespace, "profile": None}, path=path,
+                       quiet=True)
+
+
+def test_another_profile_and_a_rerun_change_every_shared_setting(tmp_path, monkeypatch):
+    """Working in JupyterLab: set-up took quick's shared settings; the participant writes
+    ``profile = "smoke"`` and re-runs the cells: every shared setting is smoke's now."""
+    from pairlab.profiles import load_profile
+
+    monkeypatch.setattr(notebook, "project_root", lambda: tmp_path)
+    path = profile_notebook(tmp_path / "03_cosinebert_active_learning.ipynb")
+    namespace = {"profile": "quick", "n1": 32, "seeds": [0], "mine": "kept"}
+    notebook.setup("03_cosinebert_active_learning", namespace, path=path, quiet=True)
+    assert namespace["max_items"] == load_profile("quick", notebook="03")["max_items"]
+    namespace["profile"] = "smoke"
+    notebook.setup("03_cosinebert_active_learning", namespace, path=path, quiet=True)
+    smoke = load_profile("smoke", notebook="03")
+    assert (namespace["max_items"], namespace["n_boot"]) == (smoke["max_items"], smoke["n_boot"])
+
+
+def test_a_shared_setting_papermill_injected_is_kept(tmp_path, monkeypatch):
+    """The runner passes every parameter, shared ones included: set-up keeps what it was given."""
+    monkeypatch.setattr(notebook, "project_root", lambda: tmp_path)
+    path = profile_notebook(tmp_path / "03_cosinebert_active_learning.ipynb")
+    namespace = {"profile": "smoke", "n1": 8, "seeds": [0], "mine": "kept", "candidate_m": 7}
+    ctx = notebook.setup("03_cosinebert_active_learning", namespace, path=path, quiet=True)
+    assert ctx.params["candidate_m"] == 7 and ctx.params["n1"] == 8
 
 
 def test_a_whole_profile_from_papermill_applies_its_sections(tmp_path, monkeypatch):
     """``papermill -f profiles/<name>.yaml`` injects the top-level keys and the ``notebooks``
-    section as a variable: the sections naming this notebook win over the top level."""
+    section as a variable: the sections naming this notebook win over the top level, and
+    profiles/base.yaml gives the shared settings the file does not."""
+    from pairlab.profiles import settings
+
     monkeypatch.setattr(notebook, "project_root", lambda: tmp_path)
     path = profile_notebook(tmp_path / "03_cosinebert_active_learning.ipynb")
-    namespace = {"profile": None, "n1": 8, "seeds": [0], "mine": "kept", "run_dir": "runs/x",
-                 "figures_dir": "figures/x", "notebooks": {"03 04": {"n1": 5}, "08": {"n1": 99}}}
+    namespace = {"profile": "quick", "n1": 8, "seeds": [0], "mine": "kept", "n_boot": 9,
+                 "notebooks": {"03 04": {"n1": 5, "candidate_m": 4}, "08": {"n1": 99}}}
     notebook.setup("03_cosinebert_active_learning", namespace, path=path, quiet=True)
-    assert (namespace["n1"], namespace["seeds"]) == (5, [0])
+    assert (namespace["n1"], namespace["seeds"], namespace["candidate_m"], namespace["n_boot"]) == (5, [0], 4, 9)
+    assert namespace["max_items"] == settings("03")["max_items"]
+
+
+def test_each_parameters_cell_holds_the_quick_profiles_values():
+    """Opened in JupyterLab, a notebook runs what `make run` (quick) runs: its cell's own knobs
+    are quick's values. Notebook 10 is the exception by design: its cell is a person's session
+    (annotator "person"), which quick runs with the oracle."""
+    import ast
+
+    import papermill
+
+    from pairlab.profiles import load_profile
+    from pairlab.runner import notebooks
+
+    for path in notebooks():
+        cell = {k: ast.literal_eval(v["default"]) for k, v in papermill.inspect_notebook(str(path)).items()}
+        assert cell["profile"] == "quick", path.name
+        if path.name.startswith("10_"):
+            continue
+        quick = load_profile("quick", notebook=path.stem)
+        differ = {k: (v, quick[k]) for k, v in cell.items() if k in quick and to_plain(v) != to_plain(quick[k])}
+        assert not differ, f"{path.name}: the cell's values differ from profiles/quick.yaml's: {differ}"
+
+
+def to_plain(value):
+    return json.loads(json.dumps(notebook.to_json(value)))
 
 
 def test_every_notebook_records_its_own_parameters_through_setup():

@@ -238,14 +238,13 @@ def test_growth_rebuilds_the_task_from_its_rows():
 
 
 def test_every_notebook_takes_a_pair_file_as_its_dataset():
-    import papermill
-
+    from pairlab import profiles
     from pairlab.runner import notebooks
 
     for notebook in notebooks():
         if notebook.name.startswith("10_"):
             continue  # a person's own records (items=), not a labelled pair file: load_items
-        declared = papermill.inspect_notebook(str(notebook))  # a comment papermill cannot parse drops its name
+        declared = profiles.declared(notebook.stem, path=notebook)  # a comment papermill cannot parse drops its name
         assert {"dataset", "data_dir", "pairs_symmetric", "pairs_columns", "pairs_threshold"} <= set(declared), notebook.name
         text = notebook.with_suffix(".py").read_text()
         loaders = ("data.tasks_for(ctx.params)", "experiments.prepare_active(ctx.params)",

@@ -12,7 +12,7 @@ from pairlab import runner
 from pairlab.runner import check_profile, load_profile, notebooks, resolve
 
 ROOT = Path(__file__).resolve().parents[1]
-PROFILES = sorted(p.stem for p in (ROOT / "profiles").glob("*.yaml"))
+PROFILES = sorted(p.stem for p in (ROOT / "profiles").glob("*.yaml") if p.stem != "base")
 
 
 def parameters_of(notebook: Path) -> set[str]:
@@ -28,10 +28,13 @@ def test_the_four_profiles_exist():
 
 
 def declared() -> dict[str, set]:
-    return {nb.stem: parameters_of(nb) for nb in notebooks(ROOT)}
+    """Each notebook's parameters: its cell's and the shared settings it takes from its profile."""
+    from pairlab.profiles import declared as of
+
+    return {nb.stem: set(of(nb.stem, ROOT, path=nb)) for nb in notebooks(ROOT)}
 
 
-@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("profile", [*PROFILES, "base"])
 def test_profile_parameters_are_declared_by_a_notebook_of_their_scope(profile):
     check_profile(load_profile(profile, ROOT), declared(), name=profile)  # raises on a typo
 
@@ -99,9 +102,9 @@ def test_notebooks_use_the_pairlab_kernel_and_follow_the_habits():
     for notebook in notebooks(ROOT):
         nb = nbformat.read(notebook, as_version=4)
         assert nb.metadata["kernelspec"]["name"] == "pairlab"
-        params = parameters_of(notebook)
+        params = declared()[notebook.stem]
         data = "items" if notebook.name.startswith("10_") else "dataset"  # 10: a person's records
-        assert data in params and "run_dir" in params
+        assert data in params and "run_dir" in params and "profile" in parameters_of(notebook)
         assert "record_metrics" in nb.cells[-1].source, "the last cell records the metrics"
         assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), \
             f"{notebook.name} is committed with outputs"
