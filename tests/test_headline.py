@@ -75,3 +75,38 @@ def test_the_zero_shot_row_is_the_pretrained_cosine_on_the_runs_strata(tiny_mode
     assert experiments.table4(summary, {}, {}).loc[("toy", ZERO_SHOT), "share"] == "-"
     table = headline.interval_table(summary["toy"])
     assert table.loc[(ZERO_SHOT, "-"), "AP"].startswith(f"{direct['ap']:.3f} [")
+
+
+def test_a_committed_metrics_file_gets_the_zero_shot_row_its_runs_were_measured_against(tiny_model, tmp_path):
+    """results/<profile> recorded before Table 3 had its zero-shot row: the backfill computes it
+    from the recorded config with notebook 03's own functions, puts it first, marks it, and
+    leaves a file that has it alone."""
+    import json
+
+    from conftest import FIXTURES
+
+    from pairlab.experiments import ZERO_SHOT, prepare_active, zero_shot
+    from pairlab.experiments.backfill import backfill_zero_shot, main
+
+    params = {"dataset": str(FIXTURES / "pairs" / "faq.jsonl"), "data_dir": None, "seed": 0,
+              "fractions": [0.5, 0.25, 0.25], "pairs_symmetric": False, "pairs_threshold": None,
+              "pairs_columns": {"left": "query", "right": "answer", "label": "relevant",
+                                "left_id": "query_id", "right_id": "answer_id"},
+              "max_items": {"qqp": 10, "wikiqa": {"train": 30, "dev": 12, "test": 12}},
+              "model": tiny_model, "max_seq_length": 32, "n1": 8, "rounds": {"qqp": 2, "wikiqa": 2},
+              "growth": 1.5, "candidate_m": 5, "cosine_epochs": 1, "learning_rate": 2e-5,
+              "batch_size": 16, "curve": False, "near_m": 5, "n_random": 500, "n_boot": 20}
+    (tmp_path / "03_cosinebert_active_learning.config.json").write_text(json.dumps(params))
+    metrics = tmp_path / "03_cosinebert_active_learning.metrics.json"
+    metrics.write_text(json.dumps({"faq": {"uncertainty": STATIC}}))
+    assert backfill_zero_shot(tmp_path) == ["faq"]
+    written = json.loads(metrics.read_text())["faq"]
+    assert set(written) == {ZERO_SHOT, "uncertainty"} and written["uncertainty"] == json.loads(json.dumps(STATIC))
+    prepared, _ = prepare_active(params, show=False)
+    direct = zero_shot(prepared, model=tiny_model, max_seq_length=32, n_boot=20)["faq"]
+    assert written[ZERO_SHOT]["ap"]["mean"] == pytest.approx(direct["ap"]["mean"])
+    assert written[ZERO_SHOT]["recorded_by"].startswith("python -m pairlab.experiments.backfill")
+    before = metrics.read_text()
+    assert main([str(tmp_path)]) == 0 and metrics.read_text() == before
+    with pytest.raises(FileNotFoundError, match="run notebook 03 there first"):
+        backfill_zero_shot(tmp_path / "nothing")

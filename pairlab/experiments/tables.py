@@ -8,6 +8,7 @@ import pandas as pd
 from ..active.loop import STAGES
 from . import budget as budget_views
 from .records import spread
+from .sweeps import ZERO_SHOT
 
 __all__ = ["curves", "stage_times", "calibration", "table3", "table4", "table5", "table6",
            "seed_set_rounds", "noise", "costs"]
@@ -58,11 +59,17 @@ def calibration(results: dict) -> pd.DataFrame:
     return frame.groupby(["task", "strategy", "round"])[["batch", "mean p", "positive share"]].mean().round(3)
 
 
+def _zero_shot_first(strategies: dict) -> list:
+    """A task's ``(strategy, entry)`` pairs with the zero-shot row first (what labelling must
+    beat), the rest in their order (a metrics file keeps its keys sorted)."""
+    return sorted(strategies.items(), key=lambda item: item[0] != ZERO_SHOT)
+
+
 def table3(summary: dict, paper: dict) -> pd.DataFrame:
     """Test P@R20 and AP per strategy, mean +- std over seeds, beside the paper's Table 3."""
     rows = []
     for task, strategies in summary.items():
-        for name, entry in strategies.items():
+        for name, entry in _zero_shot_first(strategies):
             ref = paper.get(task, {}).get(name, {})
             rows.append({"task": task, "strategy": name, "labels": entry["labels"],
                          "P@R20": _pm(entry["p_at_r20"]), "P@R20 (paper)": _pct(ref.get("p_at_r20")),
@@ -75,7 +82,7 @@ def table4(summary: dict, paper: dict, budget: dict) -> pd.DataFrame:
     Table 4 (positives among its 232,100 QQP / 16,640 WikiQA labels)."""
     rows = []
     for task, strategies in summary.items():
-        for name, entry in strategies.items():
+        for name, entry in _zero_shot_first(strategies):
             ref = paper.get(task, {}).get(name)
             rows.append({"task": task, "strategy": name, "labels": entry["labels"],
                          "positives found": f"{entry['positives_found']['mean']:,.1f}",
