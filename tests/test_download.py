@@ -129,10 +129,10 @@ def test_the_smoke_profile_without_data_runs_on_the_fixture_and_says_so(monkeypa
     assert executed[0]["data_dir"] == "fixtures/data"
     out = capsys.readouterr().out
     assert "NO DATA" in out and "SYNTHETIC fixture in fixtures/data" in out
-    # with the data there, nothing changes (CI): no data_dir is passed
+    # with the data there, nothing changes (CI): data_dir stays None
     monkeypatch.setenv("PAIRLAB_DATA_DIR", str(FIXTURES / "data"))
     runner.run("smoke", select=["01"], overrides={"run_dir": str(tmp_path / "runs")}, record_times=False)
-    assert "data_dir" not in executed[1] and "NO DATA" not in capsys.readouterr().out
+    assert executed[1].get("data_dir") is None and "NO DATA" not in capsys.readouterr().out
 
 
 def test_a_dataset_file_needs_no_data_folder_and_is_passed_as_an_absolute_path(monkeypatch, tmp_path):
@@ -146,4 +146,4 @@ def test_a_dataset_file_needs_no_data_folder_and_is_passed_as_an_absolute_path(m
                         "pairs/faq.jsonl", "-p", "pairs_symmetric", "false", "-p", "run_dir",
                         str(tmp_path / "runs")]) == 0
     assert executed[0]["dataset"] == str(FIXTURES / "pairs" / "faq.jsonl")
-    assert executed[0]["pairs_symmetric"] is False and "data_dir" not in executed[0]
+    assert executed[0]["pairs_symmetric"] is False and executed[0].get("data_dir") is None
