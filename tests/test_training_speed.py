@@ -75,23 +75,24 @@ def test_bf16_on_cpu_trains_with_eager_attention_and_restores_the_kernel(tiny_mo
 
 
 def test_fast_training_keeps_test_ap_inside_the_reference_interval(data_dir, tmp_path):
-    """Uncertainty sampling on WikiQA's smoke pools (120 training questions, 2 rounds, 160
-    labels), once on the fp32 random-order reference path and once with length batches and
-    bf16: the same labels in round 1 (the seed round does not train), and the fast run's test AP
-    inside the reference's 95% interval."""
+    """Uncertainty sampling on small WikiQA pools (60 training questions, 2 rounds, 80 labels),
+    once on the fp32 random-order reference path and once with length batches and bf16: the
+    same labels in round 1 (the seed round does not train), and the fast run's test AP inside
+    the reference's 95% interval. (At full scale the two paths are compared by the paper-cpu
+    profile's uncertainty seed-0 runs, one of each, in results/paper-cpu/archive.)"""
     from pairlab.data.loaders import load_task
     from pairlab.evaluation import EvalConfig
     from pairlab.experiments.sweeps import prepare, sweep
 
-    task = load_task("wikiqa", data_dir).resized({"train": 120, "dev": 50, "test": 50})
+    task = load_task("wikiqa", data_dir).resized({"train": 60, "dev": 30, "test": 40})
     prepared = {"wikiqa": prepare(task, EvalConfig(10, 2000, 0), max_seq_length=32)}
-    base = dict(n1=64, rounds=2, growth=1.5, candidate_m=10, epochs=1, max_seq_length=32,
+    base = dict(n1=32, rounds=2, growth=1.5, candidate_m=10, epochs=1, max_seq_length=32,
                 n_boot=200)
     results = {}
     for name, speed in (("reference", {}), ("fast", dict(precision="bf16", batch_order="length"))):
         out = sweep(prepared, ["uncertainty"], [0], {**base, **speed}, tmp_path / name)
         results[name] = out[("wikiqa", "uncertainty", 0)]
     reference, fast = results["reference"], results["fast"]
-    assert reference["records"][0]["labels"] == fast["records"][0]["labels"] == 64
+    assert reference["records"][0]["labels"] == fast["records"][0]["labels"] == 32
     low, high = reference["test"]["ap_ci"]
     assert low <= fast["test"]["ap"] <= high, (reference["test"], fast["test"])
