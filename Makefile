@@ -17,7 +17,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: install data run test unit notebooks-smoke nbval test-browser test-reliability bench bench-ray docs lab workshop sync clean
+.PHONY: install data run test test-slow unit notebooks-smoke nbval test-browser test-reliability bench bench-ray docs lab workshop sync clean
 
 install: $(VENV)/.installed
 
@@ -59,7 +59,12 @@ test: unit nbval test-browser
 # but pytest-xdist 3.8 names groups through Item._nodeid, which pytest 9 no longer reads: its
 # xdist_group marks have no effect here.)
 unit: install
-	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile --ignore=tests/smoke --ignore=tests/browser tests
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile -m "not slow" --ignore=tests/smoke --ignore=tests/browser tests
+
+# The parity checks on real models and the Ray tests (marked slow, about 1.5 min on 2 cores):
+# CI runs them after `make test` (.ci/run), which leaves them out to stay within 10 minutes.
+test-slow: install
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile -m slow --ignore=tests/smoke --ignore=tests/browser tests
 
 # PAIRLAB_PNG=0: HTML figures only (a PNG starts kaleido's browser, seconds a figure; the tests
 # read none; tests/test_notebook.py checks the PNG export itself).

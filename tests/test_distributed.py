@@ -28,6 +28,7 @@ from pairlab.active.store import compare_runs
 from conftest import EVAL_SETS, POOLS
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'pairlab[ray]'")
+pytestmark = pytest.mark.slow  # real Ray instances: make test-slow (CI) runs them
 
 HERE = Path(__file__).resolve().parent
 SITE = HERE / "ray_site"

@@ -277,6 +277,7 @@ def test_an_export_made_inside_training_counts_as_export_not_train(tmp_path, bac
     assert list(records[1]["seconds"]) == ["embed", "search", "select", "train", "export", "evaluate"]
 
 
+@pytest.mark.slow
 def test_int8_ap_inside_the_float32_models_interval_on_the_smoke_pools(data_dir, backend):
     """The zero-shot MiniLM (CosineBERT's pretrained encoder) on each task's smoke dev pool, on
     notebook 02's smoke strata: int8's all-pairs AP inside the float32 model's 95% interval."""
@@ -303,6 +304,7 @@ def test_int8_ap_inside_the_float32_models_interval_on_the_smoke_pools(data_dir,
             f"{task}: int8 AP {result['onnx-int8']['ap']:.4f} outside float32's [{low:.4f}, {high:.4f}]")
 
 
+@pytest.mark.slow
 def test_int8_concatbert_ap_inside_the_float32_models_interval_on_the_smoke_pool(data_dir, tmp_path,
                                                                                 monkeypatch):
     """ConcatBERT trained on the smoke QQP pool's stated pairs (3 epochs: notebook 02's smoke

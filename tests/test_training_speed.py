@@ -74,6 +74,7 @@ def test_bf16_on_cpu_trains_with_eager_attention_and_restores_the_kernel(tiny_mo
         assert inner.config._attn_implementation == before
 
 
+@pytest.mark.slow
 def test_fast_training_keeps_test_ap_inside_the_reference_interval(data_dir, tmp_path):
     """Uncertainty sampling on small WikiQA pools (60 training questions, 2 rounds, 80 labels),
     once on the fp32 random-order reference path and once with length batches and bf16: the
