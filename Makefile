@@ -23,12 +23,10 @@ install: $(VENV)/.installed
 
 # The venv, pairlab (editable) with notebook, LLM, test, Ray and ONNX Runtime extras at pinned versions, and a
 # Jupyter kernel named `pairlab` inside the venv that papermill, nbval and JupyterLab use.
-# --no-compile: Python compiles a module when it is first imported, so the thousands in torch and
-# Ray that pairlab never imports are never compiled (the install takes half the time).
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e '.[model,notebooks,llm,test,ray,onnx]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[model,notebooks,llm,test,ray,onnx]'
 	$(BIN)/python -m ipykernel install --sys-prefix --name pairlab --display-name "Python (pairlab)"
 	touch $@
 
