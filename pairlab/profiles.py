@@ -65,15 +65,19 @@ def shared(notebook: str, root: Path | None = None, *, path=None) -> list[str]:
     """The names ``notebook`` takes from its profile rather than from its parameters cell: those
     ``profiles/base.yaml`` gives it, less the ones its cell sets (the notebook's own knobs). Only
     a notebook whose cell has a ``profile`` parameter takes any."""
-    own = _cell(notebook, root, path)
-    if "profile" not in own:
-        return []
-    return [name for name in resolve(load_base(root), notebook) if name not in own]
+    return _shared(notebook, _cell(notebook, root, path), root)
 
 
 def declared(notebook: str, root: Path | None = None, *, path=None) -> list[str]:
     """Every parameter of ``notebook``: its parameters cell's names, then its shared settings."""
-    return [*_cell(notebook, root, path), *shared(notebook, root, path=path)]
+    own = _cell(notebook, root, path)
+    return [*own, *_shared(notebook, own, root)]
+
+
+def _shared(notebook: str, own: list[str], root: Path | None) -> list[str]:
+    if "profile" not in own:
+        return []
+    return [name for name in resolve(load_base(root), notebook) if name not in own]
 
 
 def _cell(notebook: str, root: Path | None, path=None) -> list[str]:
