@@ -126,11 +126,10 @@ def _from_profile(notebook: str, namespace: dict, path, quiet: bool) -> list[str
     A name papermill injected (the runner passes every one) is kept; one an earlier set-up call
     took is taken again, so changing ``profile`` and re-running the cells changes them all.
     """
-    from .profiles import SECTION, declared, load_profile, resolve, settings, shared
+    from .profiles import SECTION, load_profile, own_and_shared, resolve, settings
 
     path = Path(path) if path else project_root() / "notebooks" / f"{notebook}.ipynb"
-    names = shared(notebook, path=path)
-    cell = [name for name in declared(notebook, path=path) if name not in names]
+    cell, names = own_and_shared(notebook, path=path)
     if "profile" not in cell:
         return []
     before = set(namespace.get(_TAKEN, ()))

@@ -12,7 +12,7 @@ import yaml
 from .paths import project_root
 
 __all__ = ["ACTIVE", "BASE", "SECTION", "WITHOUT_DATA", "SELECT", "RUNNER_KEYS", "DEPRECATED", "load_base",
-           "load_profile", "migrate", "resolve", "settings", "shared", "declared", "check_profile",
+           "load_profile", "migrate", "resolve", "settings", "shared", "declared", "own_and_shared", "check_profile",
            "notebook_number", "section_numbers"]
 
 
@@ -65,19 +65,22 @@ def shared(notebook: str, root: Path | None = None, *, path=None) -> list[str]:
     """The names ``notebook`` takes from its profile rather than from its parameters cell: those
     ``profiles/base.yaml`` gives it, less the ones its cell sets (the notebook's own knobs). Only
     a notebook whose cell has a ``profile`` parameter takes any."""
-    return _shared(notebook, _cell(notebook, root, path), root)
+    return own_and_shared(notebook, root, path=path)[1]
 
 
 def declared(notebook: str, root: Path | None = None, *, path=None) -> list[str]:
     """Every parameter of ``notebook``: its parameters cell's names, then its shared settings."""
+    own, rest = own_and_shared(notebook, root, path=path)
+    return [*own, *rest]
+
+
+def own_and_shared(notebook: str, root: Path | None = None, *, path=None) -> tuple[list[str], list[str]]:
+    """``(the names the parameters cell sets, the shared settings it takes from its profile)``,
+    the notebook read once."""
     own = _cell(notebook, root, path)
-    return [*own, *_shared(notebook, own, root)]
-
-
-def _shared(notebook: str, own: list[str], root: Path | None) -> list[str]:
     if "profile" not in own:
-        return []
-    return [name for name in resolve(load_base(root), notebook) if name not in own]
+        return own, []
+    return own, [name for name in resolve(load_base(root), notebook) if name not in own]
 
 
 def _cell(notebook: str, root: Path | None, path=None) -> list[str]:
