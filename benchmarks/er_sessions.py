@@ -70,7 +70,9 @@ def main(argv=None) -> int:
     parser.add_argument("--audit-share", type=float, default=0.1)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--ce-epochs", type=int, default=3)
-    parser.add_argument("--precision", default="bf16", choices=["fp32", "bf16"])
+    parser.add_argument("--precision", default=None, choices=["fp32", "bf16"],
+                        help="training arithmetic (default: bf16 on a CPU with native bfloat16, "
+                             "else fp32; recorded in the output)")
     parser.add_argument("--target-precision", type=float, default=0.9)
     parser.add_argument("--coverage", type=int, default=0,
                         help="fresh audits redrawn each round to check the recall interval")
@@ -88,6 +90,11 @@ def main(argv=None) -> int:
     from pairlab.session.audit import SessionAudit
     from pairlab.session.export import find_matches, label_frame, pair_quality
 
+    from pairlab.models.training import native_bf16
+
+    if args.precision is None:
+        args.precision = "bf16" if native_bf16() else "fp32"
+        print(f"precision {args.precision} (this CPU {'has' if native_bf16() else 'lacks'} native bfloat16)")
     folder = Path(args.folder or tempfile.mkdtemp(prefix=f"er-{args.table}-"))
     left, right, oracle = records(args.table)
     seconds = {}

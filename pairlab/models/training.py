@@ -8,7 +8,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 __all__ = ["TrainConfig", "number", "pair_dataset", "training_arguments", "default_device",
-           "disable_dropout", "quiet_progress", "length_buckets", "PRECISIONS", "BATCH_ORDERS"]
+           "disable_dropout", "quiet_progress", "length_buckets", "native_bf16", "PRECISIONS",
+           "BATCH_ORDERS"]
 
 PRECISIONS = ("fp32", "bf16")  # bf16: autocast in training (the weights and the optimiser stay fp32)
 BATCH_ORDERS = ("random", "length")  # length: shuffled batches of pairs of similar length
@@ -85,9 +86,17 @@ def pair_dataset(left_texts, right_texts, labels):
 
 def training_arguments(args_cls, config: TrainConfig, *, output_dir: str | None = None, **extra):
     """sentence-transformers training arguments from ``config`` (no checkpoints, no logging
-    services, progress bar on)."""
+    services, progress bar on). bf16 on a CPU without native bfloat16 arithmetic is refused
+    (:func:`native_bf16`)."""
     import torch
 
+    if config.precision == "bf16" and default_device() == "cpu" and not native_bf16():
+        raise RuntimeError(
+            "precision 'bf16' needs a CPU with native bfloat16 arithmetic (AVX-512 BF16 or AMX); "
+            f"this one has {torch.backends.cpu.get_cpu_capability()}, where bf16 autocast is "
+            "emulated and its matmuls run tens of times slower than fp32 (an AVX2 EPYC: 0.4 "
+            "against 37 GFLOP/s). Train in fp32, the reference path (a profile's "
+            "train_precision: fp32), or on a CPU that has it.")
     if config.batch_order == "length":
         extra.setdefault("batch_sampler", length_buckets)
     return args_cls(
@@ -159,6 +168,14 @@ def training_attention(model, config: TrainConfig):
     finally:
         for m, name in zip(inner, was):
             m.set_attn_implementation(name)
+
+
+def native_bf16() -> bool:
+    """Whether this CPU does bfloat16 arithmetic natively (oneDNN's check: AVX-512 BF16 or AMX),
+    the condition for ``precision="bf16"`` to train faster than fp32 on it."""
+    import torch
+
+    return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
 def default_device() -> str:
