@@ -17,7 +17,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
 
-.PHONY: install data run test test-slow unit notebooks-smoke nbval test-browser test-reliability bench bench-ray docs lab workshop sync clean
+.PHONY: install data run test test-slow lint format unit notebooks-smoke nbval test-browser test-reliability bench bench-ray docs lab workshop sync clean
 
 install: $(VENV)/.installed
 
@@ -61,11 +61,22 @@ test: unit
 	wait $$browser; status=$$?; cat runs/test-browser.log; \
 	[ $$notebooks = 0 ] && [ $$status = 0 ]
 
+# ruff, configured in pyproject.toml as sentence-transformers configures it: lint and the format
+# check over the whole tree (notebooks are linted as their .py twins, not formatted), before the
+# unit tests. `make format` applies both.
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
 # loadfile: the tests of a file run in one worker, so the Ray tests (tests/test_distributed.py)
 # share one Ray instance and never meet another worker's. (--dist loadgroup would group only them,
 # but pytest-xdist 3.8 names groups through Item._nodeid, which pytest 9 no longer reads: its
 # xdist_group marks have no effect here.)
-unit: install
+unit: install lint
 	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile -m "not slow" --ignore=tests/smoke --ignore=tests/browser tests
 
 # The parity checks on real models and the Ray tests (marked slow, about 1.5 min on 2 cores):

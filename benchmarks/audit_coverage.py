@@ -16,6 +16,7 @@ consecutive budgets as two rounds, the second drawn after the first's audit pair
 labelled, combined by :func:`combine_rounds`). Embeddings are encoded
 once and cached as .npy under ``--cache`` (outside the repository). Not a test: no threshold.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,16 +49,22 @@ def load(data: Path, cache: Path):
         if not path.exists():
             from pairlab.models.embed import encode
 
-            texts = [" | ".join(f"{f}: {r[f].strip()}" for f in FIELDS if r[f].strip())
-                     for _, r in df.iterrows()]
+            texts = [
+                " | ".join(f"{f}: {r[f].strip()}" for f in FIELDS if r[f].strip())
+                for _, r in df.iterrows()
+            ]
             cache.mkdir(parents=True, exist_ok=True)
             np.save(path, encode(texts, None, cache=False, show_progress=False))
         tables[name] = (df["id"].to_numpy(), np.load(path))
     (left_ids, left), (right_ids, right) = tables["walmart"], tables["amazon"]
     matches = pd.read_csv(data / "matches.csv")
     space = PairSpace(len(left_ids), len(right_ids), False)
-    positives = as_id_set(space.encode(np.searchsorted(left_ids, matches["walmart_id"].to_numpy()),
-                                       np.searchsorted(right_ids, matches["amazon_id"].to_numpy())))
+    positives = as_id_set(
+        space.encode(
+            np.searchsorted(left_ids, matches["walmart_id"].to_numpy()),
+            np.searchsorted(right_ids, matches["amazon_id"].to_numpy()),
+        )
+    )
     return left, right, space, positives
 
 
@@ -82,29 +89,47 @@ def calibrate(space, left, right, positives, n: int, seed: int):
     return float(fit.intercept_[0] - b * mu), b, int(y.sum())
 
 
-def two_rounds(strata, positives, ranked, budgets, share, *, repeats, seed, prior, strength,
-               draws) -> dict:
+def two_rounds(
+    strata, positives, ranked, budgets, share, *, repeats, seed, prior, strength, draws
+) -> dict:
     """Coverage of the share found after two audit rounds, combined: round 1 at ``budgets[0]``,
     round 2 at ``budgets[1]`` with round 1's audit pairs labelled too (they are labels)."""
     rng = np.random.default_rng(seed)
-    first = np.sort(ranked[:budgets[0]])
+    first = np.sort(ranked[: budgets[0]])
     hits, widths, start = [], [], time.perf_counter()
     for _ in range(repeats):
-        a1 = draw_audit(strata, round(share * budgets[0]), first,
-                        isin_sorted(first, positives).astype(int), seed=rng, prior=prior,
-                        strength=strength)
-        labelled = np.union1d(ranked[:budgets[1]], a1.ids)
+        a1 = draw_audit(
+            strata,
+            round(share * budgets[0]),
+            first,
+            isin_sorted(first, positives).astype(int),
+            seed=rng,
+            prior=prior,
+            strength=strength,
+        )
+        labelled = np.union1d(ranked[: budgets[1]], a1.ids)
         labels = isin_sorted(labelled, positives).astype(int)
-        a2 = draw_audit(strata, round(share * budgets[1]), labelled, labels, seed=rng,
-                        prior=prior, strength=strength)
+        a2 = draw_audit(
+            strata,
+            round(share * budgets[1]),
+            labelled,
+            labels,
+            seed=rng,
+            prior=prior,
+            strength=strength,
+        )
         y = [isin_sorted(a.ids, positives).astype(int) for a in (a1, a2)]
         found = int(labels.sum() + y[1].sum())
         out = combine_rounds([a1, a2], y, found=found, n_draws=draws, seed=rng)
         lo, hi = out["recall_found_ci"]
         hits.append(lo <= found / len(positives) <= hi)
         widths.append(hi - lo)
-    return {"coverage": float(np.mean(hits)), "mean_width": float(np.mean(widths)),
-            "weights": out["weights"], "seconds": time.perf_counter() - start}
+    return {
+        "coverage": float(np.mean(hits)),
+        "mean_width": float(np.mean(widths)),
+        "weights": out["weights"],
+        "seconds": time.perf_counter() - start,
+    }
 
 
 def main(argv=None) -> dict:
@@ -114,42 +139,65 @@ def main(argv=None) -> dict:
     parser.add_argument("--budgets", type=int, nargs="+", default=[200, 600, 1400])
     parser.add_argument("--share", type=float, default=0.1, help="audit size / budget")
     parser.add_argument("--repeats", type=int, default=100)
-    parser.add_argument("--priors", nargs="+", default=["calibrated:1"],
-                        help="name[:strength] of audit.prior_strength, or wald")
+    parser.add_argument(
+        "--priors",
+        nargs="+",
+        default=["calibrated:1"],
+        help="name[:strength] of audit.prior_strength, or wald",
+    )
     parser.add_argument("--calibration", type=int, default=300)
     parser.add_argument("--n-strata", type=int, default=12)
     parser.add_argument("--draws", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=0, help="seed of the audits and strata")
-    parser.add_argument("--calibration-seed", type=int, default=0,
-                        help="seed of the calibration pairs (another calibration, same pool)")
-    parser.add_argument("--two-rounds", action="store_true",
-                        help="instead: consecutive budgets as two audit rounds, combined")
+    parser.add_argument(
+        "--calibration-seed",
+        type=int,
+        default=0,
+        help="seed of the calibration pairs (another calibration, same pool)",
+    )
+    parser.add_argument(
+        "--two-rounds",
+        action="store_true",
+        help="instead: consecutive budgets as two audit rounds, combined",
+    )
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
 
     start = time.perf_counter()
     left, right, space, positives = load(args.data, args.cache)
-    a, b, cal_pos = calibrate(space, left, right, positives, args.calibration,
-                              args.calibration_seed)
+    a, b, cal_pos = calibrate(
+        space, left, right, positives, args.calibration, args.calibration_seed
+    )
 
     def probability(s):
         return 1.0 / (1.0 + np.exp(-(a + b * np.asarray(s, dtype=np.float64))))
 
     t0 = time.perf_counter()
-    strata = stratify(space, left, right, probability=probability, threshold=-a / b,
-                      n_strata=args.n_strata, seed=args.seed)
+    strata = stratify(
+        space,
+        left,
+        right,
+        probability=probability,
+        threshold=-a / b,
+        n_strata=args.n_strata,
+        seed=args.seed,
+    )
     strata_s = time.perf_counter() - t0
     truth_by_stratum = np.bincount(strata.stratum_of(positives), minlength=strata.n_strata)
-    print(f"{space.n_pairs:,} pairs, {len(positives)} positives; calibration on {2 * args.calibration} "
-          f"pairs ({cal_pos} positive): logit = {a:.2f} + {b:.2f} cos, threshold cos {-a / b:.3f}; "
-          f"strata in {strata_s:.1f} s")
+    print(
+        f"{space.n_pairs:,} pairs, {len(positives)} positives; calibration on {2 * args.calibration} "
+        f"pairs ({cal_pos} positive): logit = {a:.2f} + {b:.2f} cos, threshold cos {-a / b:.3f}; "
+        f"strata in {strata_s:.1f} s"
+    )
     print("stratum sizes   ", strata.sizes.tolist())
     print("positives (true)", truth_by_stratum.tolist())
     print("expected (calib)", np.round(strata.prob_sums, 1).tolist())
     order = np.argsort(-strata.scorer(strata.top_ids), kind="stable")
     rows = []
-    header = f"{'budget':>6} {'found':>5} {'audit':>5} {'method':>13} {'cover R':>7} {'width R':>7} " \
-             f"{'cover T':>7} {'width T':>8} {'cover P':>7} {'cover r':>7} {'prior w':>7} {'s':>5}"
+    header = (
+        f"{'budget':>6} {'found':>5} {'audit':>5} {'method':>13} {'cover R':>7} {'width R':>7} "
+        f"{'cover T':>7} {'width T':>8} {'cover P':>7} {'cover r':>7} {'prior w':>7} {'s':>5}"
+    )
     print(header)
     for budget in [] if args.two_rounds else args.budgets:
         labelled = np.sort(strata.top_ids[order[:budget]])
@@ -157,34 +205,66 @@ def main(argv=None) -> dict:
         for spec in args.priors:
             name, _, strength = spec.partition(":")
             method = "wald" if name == "wald" else "bayes"
-            result = coverage(strata, positives, labelled, n, repeats=args.repeats, seed=args.seed,
-                              method=method, prior="calibrated" if method == "wald" else name,
-                              strength=float(strength or 1.0), n_draws=args.draws)
+            result = coverage(
+                strata,
+                positives,
+                labelled,
+                n,
+                repeats=args.repeats,
+                seed=args.seed,
+                method=method,
+                prior="calibrated" if method == "wald" else name,
+                strength=float(strength or 1.0),
+                n_draws=args.draws,
+            )
             row = {"budget": budget, "audit_size": n, "method": spec, **result}
             rows.append(row)
             c, w = result["coverage"], result["mean_width"]
-            print(f"{budget:>6} {int(round(result['truth']['recall_found'] * len(positives))):>5} "
-                  f"{n:>5} {spec:>13} {c['recall_found']:>7.2f} {w['recall_found']:>7.3f} "
-                  f"{c['total']:>7.2f} {w['total']:>8.0f} {c.get('precision', np.nan):>7.2f} "
-                  f"{c.get('recall', np.nan):>7.2f} {result['mean_prior_weight']:>7.2f} "
-                  f"{result['seconds']:>5.0f}", flush=True)
+            print(
+                f"{budget:>6} {int(round(result['truth']['recall_found'] * len(positives))):>5} "
+                f"{n:>5} {spec:>13} {c['recall_found']:>7.2f} {w['recall_found']:>7.3f} "
+                f"{c['total']:>7.2f} {w['total']:>8.0f} {c.get('precision', np.nan):>7.2f} "
+                f"{c.get('recall', np.nan):>7.2f} {result['mean_prior_weight']:>7.2f} "
+                f"{result['seconds']:>5.0f}",
+                flush=True,
+            )
     combined = []
     for b1, b2 in zip(args.budgets, args.budgets[1:]) if args.two_rounds else []:
         name, _, strength = args.priors[0].partition(":")
-        result = two_rounds(strata, positives, strata.top_ids[order], (b1, b2), args.share,
-                            repeats=args.repeats, seed=args.seed, prior=name,
-                            strength=float(strength or 1.0), draws=args.draws)
+        result = two_rounds(
+            strata,
+            positives,
+            strata.top_ids[order],
+            (b1, b2),
+            args.share,
+            repeats=args.repeats,
+            seed=args.seed,
+            prior=name,
+            strength=float(strength or 1.0),
+            draws=args.draws,
+        )
         combined.append({"budgets": [b1, b2], "method": args.priors[0], **result})
-        print(f"two rounds {b1} + {b2} ({args.priors[0]}): coverage {result['coverage']:.2f}, "
-              f"mean width {result['mean_width']:.3f}, weights "
-              f"{np.round(result['weights'], 2).tolist()}, {result['seconds']:.0f} s")
-    out = {"pairs": space.n_pairs, "positives": len(positives), "calibration": {
-        "a": a, "b": b, "pairs": 2 * args.calibration, "positives": cal_pos},
-        "strata": {"lower": strata.lower.tolist(), "sizes": strata.sizes.tolist(),
-                   "positives": truth_by_stratum.tolist(), "expected": strata.prob_sums.tolist(),
-                   "seconds": strata_s},
+        print(
+            f"two rounds {b1} + {b2} ({args.priors[0]}): coverage {result['coverage']:.2f}, "
+            f"mean width {result['mean_width']:.3f}, weights "
+            f"{np.round(result['weights'], 2).tolist()}, {result['seconds']:.0f} s"
+        )
+    out = {
+        "pairs": space.n_pairs,
+        "positives": len(positives),
+        "calibration": {"a": a, "b": b, "pairs": 2 * args.calibration, "positives": cal_pos},
+        "strata": {
+            "lower": strata.lower.tolist(),
+            "sizes": strata.sizes.tolist(),
+            "positives": truth_by_stratum.tolist(),
+            "expected": strata.prob_sums.tolist(),
+            "seconds": strata_s,
+        },
         "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
-        "rows": rows, "two_rounds": combined, "seconds": time.perf_counter() - start}
+        "rows": rows,
+        "two_rounds": combined,
+        "seconds": time.perf_counter() - start,
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=1, default=float))
     return out

@@ -13,6 +13,7 @@ truth, with its mean width: for that round's audit alone (``round_*``) and for w
 shows, the estimate combined over every audit round so far (``shown_*``). Not a test: it
 informs the prior's settings.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,7 +31,9 @@ def main(argv=None) -> int:
     parser.add_argument("--level-sd", type=float, default=None)
     parser.add_argument("--slope-sd", type=float, default=None)
     parser.add_argument("--prior", default="recalibrated")
-    parser.add_argument("--audit", type=int, default=None, help="audit pairs a round (default: the round's)")
+    parser.add_argument(
+        "--audit", type=int, default=None, help="audit pairs a round (default: the round's)"
+    )
     parser.add_argument("--repeats", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
@@ -45,25 +48,42 @@ def main(argv=None) -> int:
     print(f"prior {args.prior}: level sd {audit_prior.LEVEL_SD}, slope sd {audit_prior.SLOPE_SD}")
     rows = []
     for folder in args.folders:
-        checks = [json.loads(p.read_text()) for p in sorted(Path(folder).glob("coverage_round_*.json"))]
+        checks = [
+            json.loads(p.read_text()) for p in sorted(Path(folder).glob("coverage_round_*.json"))
+        ]
         checks = [c for c in checks if "strata" in c]
         for i, check in enumerate(checks):
             if args.audit:
                 check = {**check, "audit_size": args.audit}
                 checks[i] = check
-            out = replay_coverage(check["strata"], check["audit_size"], repeats=args.repeats,
-                                  seed=args.seed, prior=args.prior, floor=check.get("floor"))
-            shown = replay_combined(checks[:i + 1], repeats=args.repeats, seed=args.seed, prior=args.prior)
-            rows.append({"session": Path(folder).name if Path(folder).name != "audit" else Path(folder).parent.name,
-                         "round": check["round"], "labelled": check["labelled"],
-                         "truth": round(out["truth"]["recall_found"], 3),
-                         "round_estimate": round(out["mean_estimate"]["recall_found"], 3),
-                         "round_coverage": round(out["coverage"]["recall_found"], 3),
-                         "round_width": round(out["mean_width"]["recall_found"], 3),
-                         "shown_audit_pairs": shown["audit_pairs"],
-                         "shown_estimate": round(shown["mean_estimate"]["recall_found"], 3),
-                         "shown_coverage": round(shown["coverage"]["recall_found"], 3),
-                         "shown_width": round(shown["mean_width"]["recall_found"], 3)})
+            out = replay_coverage(
+                check["strata"],
+                check["audit_size"],
+                repeats=args.repeats,
+                seed=args.seed,
+                prior=args.prior,
+                floor=check.get("floor"),
+            )
+            shown = replay_combined(
+                checks[: i + 1], repeats=args.repeats, seed=args.seed, prior=args.prior
+            )
+            rows.append(
+                {
+                    "session": Path(folder).name
+                    if Path(folder).name != "audit"
+                    else Path(folder).parent.name,
+                    "round": check["round"],
+                    "labelled": check["labelled"],
+                    "truth": round(out["truth"]["recall_found"], 3),
+                    "round_estimate": round(out["mean_estimate"]["recall_found"], 3),
+                    "round_coverage": round(out["coverage"]["recall_found"], 3),
+                    "round_width": round(out["mean_width"]["recall_found"], 3),
+                    "shown_audit_pairs": shown["audit_pairs"],
+                    "shown_estimate": round(shown["mean_estimate"]["recall_found"], 3),
+                    "shown_coverage": round(shown["coverage"]["recall_found"], 3),
+                    "shown_width": round(shown["mean_width"]["recall_found"], 3),
+                }
+            )
             print(json.dumps(rows[-1]), flush=True)
     return 0
 

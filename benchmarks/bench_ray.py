@@ -12,6 +12,7 @@ one thread each. Ray's processes get ``tests/ray_site`` on their path (its docst
 ``--no-ray-site`` leaves it out). Writes ``benchmarks/results/ray/<profile>-<host>.json``;
 ``make docs`` renders docs/ray.md from it. Not a test: no thresholds.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,19 +47,28 @@ def main(argv=None) -> int:
     work = Path(tempfile.mkdtemp(prefix="bench-ray-"))
     try:
         prepared, settings = warm_cache(params, work / "warm")
-        sweep = dict(prepared=prepared, strategies=args.strategies, seeds=args.seeds,
-                     settings=settings)
+        sweep = dict(
+            prepared=prepared, strategies=args.strategies, seeds=args.seeds, settings=settings
+        )
         sequential = timed(sweep, work, "local")
         ray_init = start_ray(site=not args.no_ray_site)
         ray = timed(sweep, work, "ray")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    record({"profile": args.profile, "task": args.task, "strategies": args.strategies,
-            "seeds": args.seeds, "runs": len(args.strategies) * len(args.seeds),
-            "ray_site": not args.no_ray_site, "sequential": sequential,
+    record(
+        {
+            "profile": args.profile,
+            "task": args.task,
+            "strategies": args.strategies,
+            "seeds": args.seeds,
+            "runs": len(args.strategies) * len(args.seeds),
+            "ray_site": not args.no_ray_site,
+            "sequential": sequential,
             "ray": {**ray, "init_s": ray_init},
             "speedup": sequential["seconds"] / ray["seconds"],
-            "speedup_with_init": sequential["seconds"] / (ray["seconds"] + ray_init)})
+            "speedup_with_init": sequential["seconds"] / (ray["seconds"] + ray_init),
+        }
+    )
     return 0
 
 
@@ -79,8 +89,12 @@ def warm_cache(params: dict, cache: Path):
     os.environ["PAIRLAB_CACHE_DIR"] = str(cache)
     prepared, settings = experiments.prepare_active(params, show=False)
     for pools, _ in prepared.values():
-        embed_pool(pools["train"], settings["model"], max_seq_length=settings["max_seq_length"],
-                   show_progress=False)
+        embed_pool(
+            pools["train"],
+            settings["model"],
+            max_seq_length=settings["max_seq_length"],
+            show_progress=False,
+        )
     return prepared, settings
 
 
@@ -107,30 +121,50 @@ def timed(sweep: dict, work: Path, backend: str) -> dict:
     started = []
     load = os.getloadavg()[0]
     start = time.perf_counter()
-    experiments.sweep(sweep["prepared"], sweep["strategies"], sweep["seeds"], sweep["settings"],
-                      cache / "runs", backend=backend,
-                      callbacks=[lambda event, **p: event == "run_started" and started.append(
-                          time.perf_counter() - start)])
+    experiments.sweep(
+        sweep["prepared"],
+        sweep["strategies"],
+        sweep["seeds"],
+        sweep["settings"],
+        cache / "runs",
+        backend=backend,
+        callbacks=[
+            lambda event, **p: (
+                event == "run_started" and started.append(time.perf_counter() - start)
+            )
+        ],
+    )
     seconds = time.perf_counter() - start
     print(f"{backend}: {seconds:.1f} s (first run started after {started[0]:.1f} s)", flush=True)
-    return {"seconds": seconds, "first_run_s": started[0], "load_before": load,
-            "load_after": os.getloadavg()[0],
-            "threads_per_run": 1 if backend == "ray" else torch.get_num_threads()}
+    return {
+        "seconds": seconds,
+        "first_run_s": started[0],
+        "load_before": load,
+        "load_after": os.getloadavg()[0],
+        "threads_per_run": 1 if backend == "ray" else torch.get_num_threads(),
+    }
 
 
 def record(results: dict) -> Path:
     import ray
     import torch
 
-    machine = {"host": socket.gethostname(), "cpus": os.cpu_count(),
-               "python": platform.python_version(), "torch": torch.__version__,
-               "torch_threads": torch.get_num_threads(), "ray": ray.__version__,
-               "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
+    machine = {
+        "host": socket.gethostname(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "ray": ray.__version__,
+        "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+    }
     out = ROOT / "benchmarks" / "results" / "ray" / f"{results['profile']}-{machine['host']}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"machine": machine, **results}, indent=2) + "\n")
-    print(f"speed-up {results['speedup']:.2f}x ({results['speedup_with_init']:.2f}x counting "
-          f"Ray's start); written: {out.relative_to(ROOT)}")
+    print(
+        f"speed-up {results['speedup']:.2f}x ({results['speedup_with_init']:.2f}x counting "
+        f"Ray's start); written: {out.relative_to(ROOT)}"
+    )
     return out
 
 

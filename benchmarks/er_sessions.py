@@ -25,6 +25,7 @@ DIAL (Jain, Sarawagi and Sen, PVLDB 2022: RoBERTa on a GPU, 1,408 labels) report
 Walmart-Amazon and 0.991 on DBLP-ACM; its copy of Walmart-Amazon lists 1,154 matches, ours 853.
 Not a test: no threshold is asserted.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,8 +45,10 @@ TABLES = {  # folder under <data>/er: (left file, right file, text fields)
     "dblp_acm": ("dblp.csv", "acm.csv", ["title", "authors", "venue", "year"]),
 }
 ONE_TABLE = {"qqp"}  # built-in tasks used as one table of records (duplicates within)
-DIAL = {"walmart_amazon": {"dial": 0.898, "random": 0.588},
-        "dblp_acm": {"dial": 0.991, "random": 0.978}}
+DIAL = {
+    "walmart_amazon": {"dial": 0.898, "random": 0.588},
+    "dblp_acm": {"dial": 0.991, "random": 0.978},
+}
 
 
 def best_f1(ids: np.ndarray, scores: np.ndarray, positives: np.ndarray) -> dict:
@@ -55,8 +58,12 @@ def best_f1(ids: np.ndarray, scores: np.ndarray, positives: np.ndarray) -> dict:
     n = np.arange(1, len(ids) + 1)
     f1 = 2 * hit / (n + len(positives))
     k = int(np.argmax(f1))
-    return {"best_f1": float(f1[k]), "at_matches": k + 1, "best_threshold": float(scores[order][k]),
-            "candidate_recall": float(hit[-1] / len(positives)) if len(ids) else 0.0}
+    return {
+        "best_f1": float(f1[k]),
+        "at_matches": k + 1,
+        "best_threshold": float(scores[order][k]),
+        "candidate_recall": float(hit[-1] / len(positives)) if len(ids) else 0.0,
+    }
 
 
 def main(argv=None) -> int:
@@ -70,13 +77,23 @@ def main(argv=None) -> int:
     parser.add_argument("--audit-share", type=float, default=0.1)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--ce-epochs", type=int, default=3)
-    parser.add_argument("--precision", default=None, choices=["fp32", "bf16"],
-                        help="training arithmetic (default: bf16 on a CPU with native bfloat16, "
-                             "else fp32; recorded in the output)")
+    parser.add_argument(
+        "--precision",
+        default=None,
+        choices=["fp32", "bf16"],
+        help="training arithmetic (default: bf16 on a CPU with native bfloat16, "
+        "else fp32; recorded in the output)",
+    )
     parser.add_argument("--target-precision", type=float, default=0.9)
-    parser.add_argument("--coverage", type=int, default=0,
-                        help="fresh audits redrawn each round to check the recall interval")
-    parser.add_argument("--folder", default=None, help="the session folder (default: a temporary one)")
+    parser.add_argument(
+        "--coverage",
+        type=int,
+        default=0,
+        help="fresh audits redrawn each round to check the recall interval",
+    )
+    parser.add_argument(
+        "--folder", default=None, help="the session folder (default: a temporary one)"
+    )
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
 
@@ -84,27 +101,37 @@ def main(argv=None) -> int:
 
     from pairlab.active.store import round_ids
     from pairlab.models.cosinebert import CosineBERT
-    from pairlab.models.training import TrainConfig
-    from pairlab.session import LabelingSession
-    from pairlab.session import matchers as pick
+    from pairlab.models.training import TrainConfig, native_bf16
+    from pairlab.session import LabelingSession, matchers as pick
     from pairlab.session.audit import SessionAudit
     from pairlab.session.export import find_matches, label_frame, pair_quality
 
-    from pairlab.models.training import native_bf16
-
     if args.precision is None:
         args.precision = "bf16" if native_bf16() else "fp32"
-        print(f"precision {args.precision} (this CPU {'has' if native_bf16() else 'lacks'} native bfloat16)")
+        print(
+            f"precision {args.precision} (this CPU {'has' if native_bf16() else 'lacks'} native bfloat16)"
+        )
     folder = Path(args.folder or tempfile.mkdtemp(prefix=f"er-{args.table}-"))
     left, right, oracle = records(args.table)
     seconds = {}
     started = time.perf_counter()
     session = LabelingSession(
-        left, folder, right=right,
-        strategy=args.strategy, batch=args.batch, budget=args.budget, annotator="oracle",
-        oracle_pairs=oracle, audit_share=args.audit_share,
-        candidate_m=args.candidate_m, seed=args.seed, epochs=args.epochs, coverage=args.coverage,
-        precision=args.precision, batch_order="length")
+        left,
+        folder,
+        right=right,
+        strategy=args.strategy,
+        batch=args.batch,
+        budget=args.budget,
+        annotator="oracle",
+        oracle_pairs=oracle,
+        audit_share=args.audit_share,
+        candidate_m=args.candidate_m,
+        seed=args.seed,
+        epochs=args.epochs,
+        coverage=args.coverage,
+        precision=args.precision,
+        batch_order="length",
+    )
     result = session.run()
     seconds["session"] = time.perf_counter() - started
     pool, positives = session.pool, session.pool.positives
@@ -122,41 +149,91 @@ def main(argv=None) -> int:
     training = answered[np.isin(answered["pair_id"], trained)]
     options = [bi]
     if pick.untrainable(training["label"]) is None:
-        options.append(pick.cross_encoder(pool, found, training, args.target_precision, config=TrainConfig(
-            epochs=args.ce_epochs, seed=args.seed, precision=args.precision, batch_order="length")))
+        options.append(
+            pick.cross_encoder(
+                pool,
+                found,
+                training,
+                args.target_precision,
+                config=TrainConfig(
+                    epochs=args.ce_epochs,
+                    seed=args.seed,
+                    precision=args.precision,
+                    batch_order="length",
+                ),
+            )
+        )
     estimate = SessionAudit(folder / "audit").estimate(session.store)
     best, choice = pick.choose(
-        options, found, said_yes=np.sort(answered.loc[answered["label"] == 1, "pair_id"].to_numpy(np.int64)),
-        labelled=np.sort(labels["pair_id"].to_numpy(np.int64)), trained=trained,
-        audit=SessionAudit(folder / "audit"), store=session.store,
-        total=estimate["total"] if estimate else None)
+        options,
+        found,
+        said_yes=np.sort(answered.loc[answered["label"] == 1, "pair_id"].to_numpy(np.int64)),
+        labelled=np.sort(labels["pair_id"].to_numpy(np.int64)),
+        trained=trained,
+        audit=SessionAudit(folder / "audit"),
+        store=session.store,
+        total=estimate["total"] if estimate else None,
+    )
     seconds["cross_encoder_and_choice"] = time.perf_counter() - t
     scored = {}
     for matcher in options:
         frame, decided = find_matches(found.ids, matcher, labels, pool)
-        scored[matcher.name] = {**pair_quality(frame["pair_id"].to_numpy(np.int64), positives),
-                                "threshold": matcher.threshold, "audit_estimate": matcher.estimate,
-                                "expected_precision": decided["expected_precision"],
-                                **best_f1(found.ids, matcher.proba, positives)}
+        scored[matcher.name] = {
+            **pair_quality(frame["pair_id"].to_numpy(np.int64), positives),
+            "threshold": matcher.threshold,
+            "audit_estimate": matcher.estimate,
+            "expected_precision": decided["expected_precision"],
+            **best_f1(found.ids, matcher.proba, positives),
+        }
 
-    out = {"table": args.table, "strategy": args.strategy, "seed": args.seed,
-           "budget": args.budget, "batch": args.batch, "candidate_m": args.candidate_m,
-           "audit_share": args.audit_share, "epochs": args.epochs, "ce_epochs": args.ce_epochs,
-           "precision": args.precision, "target_precision": args.target_precision,
-           "labels": int(len(answered)), "positives_labelled": int(answered["label"].sum()),
-           "true_matches": int(len(positives)), "rounds": len(result["records"]),
-           "label_recall": float(np.isin(answered.loc[answered["label"] == 1, "pair_id"],
-                                         positives).sum() / len(positives)),
-           "matchers": scored, "chosen": choice, "export_f1": scored[best.name]["f1"],
-           "seconds": {k: round(v, 1) for k, v in seconds.items()},
-           "round_seconds": [r["seconds"] for r in result["records"]],
-           "estimate": session.estimate().get("sentence"),
-           "coverage": session.coverage_checks(),
-           "reference": DIAL.get(args.table), "cpus": os.cpu_count()}
+    out = {
+        "table": args.table,
+        "strategy": args.strategy,
+        "seed": args.seed,
+        "budget": args.budget,
+        "batch": args.batch,
+        "candidate_m": args.candidate_m,
+        "audit_share": args.audit_share,
+        "epochs": args.epochs,
+        "ce_epochs": args.ce_epochs,
+        "precision": args.precision,
+        "target_precision": args.target_precision,
+        "labels": int(len(answered)),
+        "positives_labelled": int(answered["label"].sum()),
+        "true_matches": int(len(positives)),
+        "rounds": len(result["records"]),
+        "label_recall": float(
+            np.isin(answered.loc[answered["label"] == 1, "pair_id"], positives).sum()
+            / len(positives)
+        ),
+        "matchers": scored,
+        "chosen": choice,
+        "export_f1": scored[best.name]["f1"],
+        "seconds": {k: round(v, 1) for k, v in seconds.items()},
+        "round_seconds": [r["seconds"] for r in result["records"]],
+        "estimate": session.estimate().get("sentence"),
+        "coverage": session.coverage_checks(),
+        "reference": DIAL.get(args.table),
+        "cpus": os.cpu_count(),
+    }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
-    print(json.dumps({k: out[k] for k in ("labels", "positives_labelled", "matchers", "chosen",
-                                          "export_f1", "seconds")}, indent=1))
+    print(
+        json.dumps(
+            {
+                k: out[k]
+                for k in (
+                    "labels",
+                    "positives_labelled",
+                    "matchers",
+                    "chosen",
+                    "export_f1",
+                    "seconds",
+                )
+            },
+            indent=1,
+        )
+    )
     return 0
 
 
@@ -173,16 +250,19 @@ def records(table: str):
         from pairlab.data.loaders import load_task
 
         pool = load_task(table)["train"]
-        frame = pd.DataFrame({"id": np.arange(len(pool.left_texts)).astype(str),
-                              "text": pool.left_texts})
+        frame = pd.DataFrame(
+            {"id": np.arange(len(pool.left_texts)).astype(str), "text": pool.left_texts}
+        )
         i, j = pool.space.decode(pool.positives)
         oracle = pd.DataFrame({"left": i.astype(str), "right": j.astype(str)})
         return load_items(frame, text="text", id="id", name=table), None, oracle
     left_file, right_file, fields = TABLES[table]
     folder = data / "er" / table
-    return (load_items(folder / left_file, text=fields, id="id", name=left_file.split(".")[0]),
-            load_items(folder / right_file, text=fields, id="id", name=right_file.split(".")[0]),
-            folder / "matches.csv")
+    return (
+        load_items(folder / left_file, text=fields, id="id", name=left_file.split(".")[0]),
+        load_items(folder / right_file, text=fields, id="id", name=right_file.split(".")[0]),
+        folder / "matches.csv",
+    )
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ so a pair costs ``3 x 2 x (non-embedding parameters)`` FLOPs per word piece of t
 run's precision (fp32, or bf16 where the run trained in bf16). Measure on a quiet machine:
 ``--matmul`` runs the rate probe, other processes on the cores lower it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,7 +42,7 @@ def matmul_rate(dtype: str, n: int = 2048, repeat: int = 5) -> float:
         start = time.perf_counter()
         torch.matmul(a, b)
         best = min(best, time.perf_counter() - start)
-    return 2 * n ** 3 / best
+    return 2 * n**3 / best
 
 
 def word_pieces(pool, ids: np.ndarray, max_seq_length: int) -> np.ndarray:
@@ -50,8 +51,12 @@ def word_pieces(pool, ids: np.ndarray, max_seq_length: int) -> np.ndarray:
 
     tokenizer = load_encoder(None, max_seq_length=max_seq_length).tokenizer
     left, right = pool.texts(ids)
-    count = lambda texts: np.array([min(len(t), max_seq_length) for t in  # noqa: E731
-                                    tokenizer(list(map(str, texts)))["input_ids"]])
+    count = lambda texts: np.array(
+        [
+            min(len(t), max_seq_length)
+            for t in tokenizer(list(map(str, texts)))["input_ids"]  # noqa: E731
+        ]
+    )
     return count(left) + count(right)
 
 
@@ -66,32 +71,55 @@ def run_table(folder: Path, pool, rates: dict, flops_per_token: float) -> dict:
         record = json.loads(path.read_text())
         r = record["round"]
         trained = rounds <= r
-        seconds = {s: round(record["seconds"].get(s, 0.0), 1) for s in STAGES if s in record["seconds"]}
-        row = {"round": r, "labels": record["labels"], "seconds": seconds,
-               "total_s": round(sum(seconds.values()), 1), "peak_rss_mb": record.get("peak_rss_mb")}
+        seconds = {
+            s: round(record["seconds"].get(s, 0.0), 1) for s in STAGES if s in record["seconds"]
+        }
+        row = {
+            "round": r,
+            "labels": record["labels"],
+            "seconds": seconds,
+            "total_s": round(sum(seconds.values()), 1),
+            "peak_rss_mb": record.get("peak_rss_mb"),
+        }
         train = record["seconds"].get("train")
         if train:
             pairs = config["epochs"] * int(trained.sum())
             tokens = config["epochs"] * int(pieces[trained].sum())
-            row.update(train_pairs_per_s=round(pairs / train, 1),
-                       word_pieces_per_pair=round(float(pieces[trained].mean()), 1),
-                       train_hardware_share=round(tokens * 3 * flops_per_token / train / rates[precision], 3))
+            row.update(
+                train_pairs_per_s=round(pairs / train, 1),
+                word_pieces_per_pair=round(float(pieces[trained].mean()), 1),
+                train_hardware_share=round(
+                    tokens * 3 * flops_per_token / train / rates[precision], 3
+                ),
+            )
         rows.append(row)
     total = sum(row["total_s"] for row in rows)
-    return {"run": folder.name, "strategy": config["strategy"], "seed": config["seed"],
-            "precision": precision, "batch_order": config.get("batch_order", "random"),
-            "rounds": rows, "total_s": round(total, 1), "total_min": round(total / 60, 1),
-            "stage_totals_s": {s: round(sum(row["seconds"].get(s, 0.0) for row in rows), 1)
-                               for s in STAGES}}
+    return {
+        "run": folder.name,
+        "strategy": config["strategy"],
+        "seed": config["seed"],
+        "precision": precision,
+        "batch_order": config.get("batch_order", "random"),
+        "rounds": rows,
+        "total_s": round(total, 1),
+        "total_min": round(total / 60, 1),
+        "stage_totals_s": {
+            s: round(sum(row["seconds"].get(s, 0.0) for row in rows), 1) for s in STAGES
+        },
+    }
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="archived run folders")
     parser.add_argument("--out", required=True)
-    parser.add_argument("--rates-from", type=Path, default=None,
-                        help="take the matmul rates from a train_speed.json measured on a quiet "
-                             "machine instead of measuring them now")
+    parser.add_argument(
+        "--rates-from",
+        type=Path,
+        default=None,
+        help="take the matmul rates from a train_speed.json measured on a quiet "
+        "machine instead of measuring them now",
+    )
     args = parser.parse_args(argv)
     import torch
 
@@ -100,24 +128,37 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(os.cpu_count() or 1)
     if args.rates_from:
-        rates = {d: g * 1e9 for d, g in json.loads(args.rates_from.read_text())["matmul_gflops"].items()}
+        rates = {
+            d: g * 1e9 for d, g in json.loads(args.rates_from.read_text())["matmul_gflops"].items()
+        }
     else:
         rates = {d: matmul_rate(d) for d in ("fp32", "bf16")}
     encoder = load_encoder(None)
-    flops_per_token = 2 * sum(p.numel() for n, p in encoder.named_parameters() if "embeddings" not in n)
+    flops_per_token = 2 * sum(
+        p.numel() for n, p in encoder.named_parameters() if "embeddings" not in n
+    )
     pool = load_task("wikiqa")["train"]
-    out = {"matmul_gflops": {d: round(r / 1e9, 1) for d, r in rates.items()},
-           "matmul_from": str(args.rates_from) if args.rates_from else "measured now",
-           "flops_per_token_forward": flops_per_token, "load_average": os.getloadavg(),
-           "cpus": os.cpu_count(),
-           "runs": [run_table(folder, pool, rates, flops_per_token) for folder in args.runs]}
+    out = {
+        "matmul_gflops": {d: round(r / 1e9, 1) for d, r in rates.items()},
+        "matmul_from": str(args.rates_from) if args.rates_from else "measured now",
+        "flops_per_token_forward": flops_per_token,
+        "load_average": os.getloadavg(),
+        "cpus": os.cpu_count(),
+        "runs": [run_table(folder, pool, rates, flops_per_token) for folder in args.runs],
+    }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
     for run in out["runs"]:
         print(run["run"], run["precision"], f"{run['total_min']} min", run["stage_totals_s"])
         for row in run["rounds"]:
-            print("  ", row["round"], row["labels"], row["seconds"], row.get("train_pairs_per_s"),
-                  row.get("train_hardware_share"))
+            print(
+                "  ",
+                row["round"],
+                row["labels"],
+                row["seconds"],
+                row.get("train_pairs_per_s"),
+                row.get("train_hardware_share"),
+            )
     return 0
 
 

@@ -10,6 +10,7 @@ calibration, as a round pays them; the share of the limit counts 3 x 2 x (non-em
 parameters) FLOPs per word piece of a pair's two texts against the matmul rate at the
 setting's precision. Run it on a quiet machine.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,8 +36,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     import torch
-
     from paper_cpu_stages import matmul_rate, word_pieces
+
     from pairlab.data.loaders import load_task
     from pairlab.models.cosinebert import CosineBERT
     from pairlab.models.embed import load_encoder
@@ -45,7 +46,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(os.cpu_count() or 1)
     labels = next(p for p in sorted(ARCHIVE.glob("*/labels.npz")))
     with np.load(labels) as f:
-        ids, y = f["ids"][:args.pairs], f["labels"][:args.pairs]
+        ids, y = f["ids"][: args.pairs], f["labels"][: args.pairs]
     pool = load_task("wikiqa")["train"]
     left, right = pool.texts(ids)
     pieces = int(word_pieces(pool, ids, 128).sum())
@@ -58,14 +59,27 @@ def main(argv=None) -> int:
         start = time.perf_counter()
         model = CosineBERT.train(left, right, y, config=config, quiet=True)
         seconds = time.perf_counter() - start
-        rows.append({"precision": precision, "batch_order": order, "seconds": round(seconds, 1),
-                     "pairs_per_s": round(len(y) / seconds, 1),
-                     "limit_share": round(pieces * 3 * flops / seconds / rates[precision], 3),
-                     "calibration_log_loss": model.info.get("calibration_log_loss")})
+        rows.append(
+            {
+                "precision": precision,
+                "batch_order": order,
+                "seconds": round(seconds, 1),
+                "pairs_per_s": round(len(y) / seconds, 1),
+                "limit_share": round(pieces * 3 * flops / seconds / rates[precision], 3),
+                "calibration_log_loss": model.info.get("calibration_log_loss"),
+            }
+        )
         print(rows[-1], flush=True)
-    out = {"pairs": int(len(y)), "positives": int(y.sum()), "word_pieces": pieces,
-           "source": str(labels.relative_to(ROOT)), "matmul_gflops": {d: round(r / 1e9, 1) for d, r in rates.items()},
-           "load_average": os.getloadavg(), "cpus": os.cpu_count(), "rows": rows}
+    out = {
+        "pairs": int(len(y)),
+        "positives": int(y.sum()),
+        "word_pieces": pieces,
+        "source": str(labels.relative_to(ROOT)),
+        "matmul_gflops": {d: round(r / 1e9, 1) for d, r in rates.items()},
+        "load_average": os.getloadavg(),
+        "cpus": os.cpu_count(),
+        "rows": rows,
+    }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
     return 0

@@ -41,8 +41,8 @@ import numpy as np
 
 from pairlab import data, evaluation as ev
 from pairlab.evaluation import stats
-from pairlab.widgets import plots
 from pairlab.notebook import setup
+from pairlab.widgets import plots
 
 # %% tags=["parameters"]
 profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml

@@ -42,8 +42,8 @@ import numpy as np
 
 from pairlab import data, evaluation as ev
 from pairlab.experiments import baselines
-from pairlab.widgets import browser, labels, plots, review
 from pairlab.notebook import setup
+from pairlab.widgets import browser, labels, plots, review
 
 # %% tags=["parameters"]
 profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml

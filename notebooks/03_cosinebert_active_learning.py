@@ -53,14 +53,14 @@ import faiss
 import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
+
 from pairlab import experiments
-from pairlab.active import ActiveConfig, CosineBERTLearner
+from pairlab.active import ActiveConfig, CosineBERTLearner, PrintLog
 from pairlab.active.strategies import RoundState, Strategy, Uncertainty, register_strategy
 from pairlab.data import paper
-from pairlab.widgets import plots
-from pairlab.active import PrintLog
-from pairlab.widgets.dashboard import RunDashboard
 from pairlab.notebook import setup
+from pairlab.widgets import plots
+from pairlab.widgets.dashboard import RunDashboard
 
 # %% tags=["parameters"]
 profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml

@@ -49,15 +49,15 @@
 
 # %%
 from IPython.display import display
+
 from pairlab import experiments
-from pairlab.experiments import baselines
-from pairlab.data import paper
-from pairlab.widgets import plots
 from pairlab.active import PrintLog
-from pairlab.widgets.dashboard import RunDashboard
+from pairlab.data import paper
 from pairlab.evaluation import EvalConfig
-from pairlab.experiments import Variant
+from pairlab.experiments import Variant, baselines
 from pairlab.notebook import setup
+from pairlab.widgets import plots
+from pairlab.widgets.dashboard import RunDashboard
 
 # %% tags=["parameters"]
 profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml

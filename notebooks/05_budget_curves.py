@@ -41,13 +41,14 @@
 # %%
 import numpy as np
 from IPython.display import display
+
 from pairlab import experiments
-from pairlab.data import paper
-from pairlab.widgets import plots
 from pairlab.active import PrintLog
-from pairlab.widgets.dashboard import RunDashboard
+from pairlab.data import paper
 from pairlab.experiments import Variant
 from pairlab.notebook import setup
+from pairlab.widgets import plots
+from pairlab.widgets.dashboard import RunDashboard
 
 # %% tags=["parameters"]
 profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml

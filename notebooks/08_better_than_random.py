@@ -62,6 +62,7 @@
 
 # %%
 from IPython.display import Markdown, display
+
 from pairlab import data
 from pairlab.active import QueryLog
 from pairlab.experiments import ranker_tables, rankers

@@ -55,12 +55,13 @@
 
 # %%
 from IPython.display import Markdown, display
+
 from pairlab import experiments
 from pairlab.active import PrintLog
 from pairlab.experiments import adaptivity, adaptivity_findings, encoders, findings
+from pairlab.notebook import setup
 from pairlab.widgets import adaptivity_plots, plots
 from pairlab.widgets.dashboard import RunDashboard
-from pairlab.notebook import setup
 
 # %% tags=["parameters"]
 profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml

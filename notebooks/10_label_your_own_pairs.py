@@ -35,8 +35,8 @@
 from pathlib import Path
 
 import pandas as pd
-
 from IPython.display import display
+
 from pairlab.data import load_items
 from pairlab.notebook import setup
 from pairlab.paths import find_file

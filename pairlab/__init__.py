@@ -28,7 +28,21 @@ The package is drawn in layers; a module imports only from its own layer or the 
 Heavy libraries (torch, transformers, faiss, ipywidgets, plotly, openai) load only in the modules
 that use them; ``tests/test_layers.py`` holds the order.
 """
+
 __version__ = "0.1.0"
 
-__all__ = ["active", "annotators", "augment", "data", "evaluation", "experiments", "io", "models",
-           "notebook", "paths", "runner", "session", "widgets"]
+__all__ = [
+    "active",
+    "annotators",
+    "augment",
+    "data",
+    "evaluation",
+    "experiments",
+    "io",
+    "models",
+    "notebook",
+    "paths",
+    "runner",
+    "session",
+    "widgets",
+]

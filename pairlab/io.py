@@ -5,6 +5,7 @@ The files are read line by line with ``str.split('\\t')`` rather than a CSV read
 contain double quotes that are text, not quoting, and a bad row must be reported with its file
 and line number rather than surface as a parser error from deep inside pandas.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -22,13 +23,33 @@ import pandas as pd
 
 from .tempfiles import temporary
 
-__all__ = ["open_durable", "MalformedRowError", "NoRowsError", "CorruptFileError", "NotWritableError",
-           "ReadReport", "SkippedRow", "read_qqp", "read_wikiqa", "read_json", "to_json", "write_atomic", "write_json",
-           "not_writable"]
+__all__ = [
+    "open_durable",
+    "MalformedRowError",
+    "NoRowsError",
+    "CorruptFileError",
+    "NotWritableError",
+    "ReadReport",
+    "SkippedRow",
+    "read_qqp",
+    "read_wikiqa",
+    "read_json",
+    "to_json",
+    "write_atomic",
+    "write_json",
+    "not_writable",
+]
 
 QQP_COLUMNS = ["id", "qid1", "qid2", "question1", "question2", "is_duplicate"]
-WIKIQA_COLUMNS_7 = ["QuestionID", "Question", "DocumentID", "DocumentTitle", "SentenceID",
-                    "Sentence", "Label"]
+WIKIQA_COLUMNS_7 = [
+    "QuestionID",
+    "Question",
+    "DocumentID",
+    "DocumentTitle",
+    "SentenceID",
+    "Sentence",
+    "Label",
+]
 WIKIQA_COLUMNS_5 = ["QuestionID", "Question", "SentenceID", "Sentence", "Label"]
 
 
@@ -65,13 +86,16 @@ class ReadReport:
     rows_read: int = 0
     skipped: list[SkippedRow] = field(default_factory=list)
 
-    def merge(self, other: "ReadReport") -> "ReadReport":
-        return ReadReport(self.files + other.files, self.rows_read + other.rows_read,
-                          self.skipped + other.skipped)
+    def merge(self, other: ReadReport) -> ReadReport:
+        return ReadReport(
+            self.files + other.files, self.rows_read + other.rows_read, self.skipped + other.skipped
+        )
 
     def summary(self) -> str:
-        lines = [f"read {self.rows_read:,} rows from {len(self.files)} file(s); "
-                 f"skipped {len(self.skipped)} malformed row(s)"]
+        lines = [
+            f"read {self.rows_read:,} rows from {len(self.files)} file(s); "
+            f"skipped {len(self.skipped)} malformed row(s)"
+        ]
         for row in self.skipped[:20]:
             lines.append(f"  {row.path}:{row.line}: {row.reason}: {row.text!r}")
         if len(self.skipped) > 20:
@@ -98,8 +122,13 @@ def read_qqp(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport]:
             raise _Bad(f"is_duplicate must be 0 or 1, found {label}")
         return qid1, qid2, fields[3], fields[4], label
 
-    rows, report = _read_rows(path, parse, header_prefix="id\tqid1", strict=strict,
-                              expected="a QQP TSV (id, qid1, qid2, question1, question2, is_duplicate)")
+    rows, report = _read_rows(
+        path,
+        parse,
+        header_prefix="id\tqid1",
+        strict=strict,
+        expected="a QQP TSV (id, qid1, qid2, question1, question2, is_duplicate)",
+    )
     frame = pd.DataFrame(rows, columns=["qid1", "qid2", "question1", "question2", "is_duplicate"])
     frame = frame.astype({"qid1": "int64", "qid2": "int64", "is_duplicate": "int8"})
     return frame, report
@@ -126,9 +155,14 @@ def read_wikiqa(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport
             raise _Bad("empty question or sentence")
         return question, title, sentence, int(label)
 
-    rows, report = _read_rows(path, parse, header_prefix="QuestionID\t", strict=strict,
-                              expected="a WikiQA TSV (QuestionID, Question, [DocumentID, DocumentTitle,] "
-                                       "SentenceID, Sentence, Label)")
+    rows, report = _read_rows(
+        path,
+        parse,
+        header_prefix="QuestionID\t",
+        strict=strict,
+        expected="a WikiQA TSV (QuestionID, Question, [DocumentID, DocumentTitle,] "
+        "SentenceID, Sentence, Label)",
+    )
     frame = pd.DataFrame(rows, columns=["question", "title", "sentence", "label"])
     return frame, report
 
@@ -152,8 +186,11 @@ def _read_rows(path: Path, parse, *, header_prefix: str, strict: bool, expected:
                 rows.append(parse(line.split("\t")))
             except (_Bad, UnicodeDecodeError) as bad:
                 line = raw.decode("utf-8", "replace").rstrip("\r\n")
-                reason = (f"not UTF-8 text (byte 0x{raw[bad.start]:02x} at column {bad.start + 1})"
-                          if isinstance(bad, UnicodeDecodeError) else str(bad))
+                reason = (
+                    f"not UTF-8 text (byte 0x{raw[bad.start]:02x} at column {bad.start + 1})"
+                    if isinstance(bad, UnicodeDecodeError)
+                    else str(bad)
+                )
                 if strict:
                     raise MalformedRowError(f"{path}:{number}: {reason}: {line[:120]!r}") from None
                 skipped.append(SkippedRow(str(path), number, reason, line[:120]))
@@ -165,12 +202,18 @@ def _read_rows(path: Path, parse, *, header_prefix: str, strict: bool, expected:
 def _no_rows(path: Path, lines: int, skipped: list, expected: str) -> str:
     if skipped:
         first = skipped[0]
-        found = (f"all {len(skipped):,} of its rows are malformed and were skipped (line "
-                 f"{first.line}: {first.reason})")
+        found = (
+            f"all {len(skipped):,} of its rows are malformed and were skipped (line "
+            f"{first.line}: {first.reason})"
+        )
     else:
-        found = "it is empty" if lines == 0 else f"its {lines} line(s) hold no data row (a header only)"
-    return (f"{path} holds no well-formed row: {found}. Expected {expected}, tab-separated with "
-            "no quoting; replace the file with the release's (see the data folder's README).")
+        found = (
+            "it is empty" if lines == 0 else f"its {lines} line(s) hold no data row (a header only)"
+        )
+    return (
+        f"{path} holds no well-formed row: {found}. Expected {expected}, tab-separated with "
+        "no quoting; replace the file with the release's (see the data folder's README)."
+    )
 
 
 def to_json(value):
@@ -196,8 +239,9 @@ def read_json(path, *, remedy: str = "delete it, and it is computed again", kind
     try:
         return json.loads(path.read_text())
     except (ValueError, UnicodeDecodeError) as error:  # JSONDecodeError is a ValueError
-        raise kind(f"{path} is truncated or corrupt ({type(error).__name__}: "
-                               f"{error}): {remedy}") from error
+        raise kind(
+            f"{path} is truncated or corrupt ({type(error).__name__}: {error}): {remedy}"
+        ) from error
 
 
 def not_writable(path, error: OSError, *, setting: str = "run_dir") -> NotWritableError:
@@ -206,8 +250,9 @@ def not_writable(path, error: OSError, *, setting: str = "run_dir") -> NotWritab
     full = error.errno == errno.ENOSPC
     reason = "the disk is full" if full else (error.strerror or str(error))
     todo = "free space there or" if full else "make it writable or"
-    return NotWritableError(f"cannot write {path}: {reason}; {todo} point {setting} at another "
-                            "folder")
+    return NotWritableError(
+        f"cannot write {path}: {reason}; {todo} point {setting} at another folder"
+    )
 
 
 def write_json(path: Path, value) -> Path:
@@ -259,7 +304,8 @@ def open_durable(path, schema: str, *, timeout: float = 30.0) -> sqlite3.Connect
         raise CorruptFileError(
             f"{path} is not a readable SQLite file ({error}): it holds labels that people or a "
             "paid service made, so it is not deleted; move it aside (and restore it from a copy "
-            "if you have one), and a new, empty file is made") from error
+            "if you have one), and a new, empty file is made"
+        ) from error
     return conn
 
 
@@ -284,7 +330,7 @@ def _set_wal(conn: sqlite3.Connection, timeout: float) -> None:
             error = caught
         if time.monotonic() > deadline:
             raise sqlite3.OperationalError(
-                f"could not switch {conn!r} to WAL within {timeout:.0f} s: {error}") from error
+                f"could not switch {conn!r} to WAL within {timeout:.0f} s: {error}"
+            ) from error
         time.sleep(delay)
         delay = min(delay * 2, 0.2)
-

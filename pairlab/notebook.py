@@ -1,4 +1,5 @@
 """Notebook helpers: the one set-up call, saving figures, recording the metrics file."""
+
 from __future__ import annotations
 
 import os
@@ -71,13 +72,16 @@ def parameters(notebook: str, namespace: dict, *, path=None) -> dict:
         raise ValueError(f"{path} has no cell tagged 'parameters'")
     missing = [name for name in names if name not in namespace]
     if missing:
-        raise NameError(f"parameters {missing} of {path.name} are not defined: run the "
-                        "parameters cell before the set-up cell")
+        raise NameError(
+            f"parameters {missing} of {path.name} are not defined: run the "
+            "parameters cell before the set-up cell"
+        )
     return {name: namespace[name] for name in names}
 
 
-def setup(notebook: str, namespace: dict | None = None, *, path=None, quiet: bool = False,
-          **params) -> Context:
+def setup(
+    notebook: str, namespace: dict | None = None, *, path=None, quiet: bool = False, **params
+) -> Context:
     """The set-up call after a notebook's parameters cell: ``setup("01_name", globals())``.
 
     Records every parameter of the parameters cell (:func:`parameters`) in
@@ -100,13 +104,17 @@ def setup(notebook: str, namespace: dict | None = None, *, path=None, quiet: boo
         import torch
 
         device = "cuda" if torch.cuda.is_available() else "cpu"
-        print(f"pairlab notebook {notebook}: python {platform.python_version()}, "
-              f"torch {torch.__version__} on {device}, {os.cpu_count()} cpu(s)")
+        print(
+            f"pairlab notebook {notebook}: python {platform.python_version()}, "
+            f"torch {torch.__version__} on {device}, {os.cpu_count()} cpu(s)"
+        )
         print(f"  run folder: {shown(ctx.run_dir, root)}; figures: {shown(ctx.figures_dir, root)}")
     return ctx
 
 
-_TAKEN = "_pairlab_from_profile"  # the names set-up last took from a profile (taken again on a re-run)
+_TAKEN = (
+    "_pairlab_from_profile"  # the names set-up last took from a profile (taken again on a re-run)
+)
 
 
 def _from_profile(notebook: str, namespace: dict, path, quiet: bool) -> list[str]:
@@ -139,24 +147,34 @@ def _from_profile(notebook: str, namespace: dict, path, quiet: bool) -> list[str
         for name in [*cell, *names]:
             if name in sections:
                 namespace[name] = sections[name]
-        values, source = settings(notebook), "profiles/base.yaml (papermill's profile gives the rest)"
+        values, source = (
+            settings(notebook),
+            "profiles/base.yaml (papermill's profile gives the rest)",
+        )
     elif isinstance(chosen, str) and chosen:
         values = load_profile(chosen, notebook=notebook)
         source = f"profile {chosen!r} (profiles/{chosen}.yaml over profiles/base.yaml)"
     else:
-        raise ValueError(f"profile = {chosen!r}: name a profile in profiles/ (\"quick\", \"smoke\", "
-                         "\"cpu\"...); the notebook's shared settings come from it")
+        raise ValueError(
+            f'profile = {chosen!r}: name a profile in profiles/ ("quick", "smoke", '
+            '"cpu"...); the notebook\'s shared settings come from it'
+        )
     taken = [name for name in names if name not in namespace or name in before]
     for name in taken:
         namespace[name] = values[name]
     namespace[_TAKEN] = taken
     if not quiet and taken:
         print(f"  shared settings from {source}: {', '.join(taken)}")
-    differ = [name for name in cell if name != "profile" and name in values
-              and _plain(namespace[name]) != _plain(values[name])]
+    differ = [
+        name
+        for name in cell
+        if name != "profile" and name in values and _plain(namespace[name]) != _plain(values[name])
+    ]
     if not quiet and differ and isinstance(chosen, str) and SECTION not in namespace:
-        print(f"  this cell's own values of {', '.join(differ)} differ from profile {chosen!r}'s "
-              "(the cell's are used; `make run PROFILE=...` runs the profile's)")
+        print(
+            f"  this cell's own values of {', '.join(differ)} differ from profile {chosen!r}'s "
+            "(the cell's are used; `make run PROFILE=...` runs the profile's)"
+        )
     return taken
 
 
@@ -178,7 +196,9 @@ def _inference(params: dict, quiet: bool) -> None:
     if "concat_backend" in params:
         params["concat_backend"] = concat_running = backend("cross-encoder")
         if concat is not None and concat_running != concat and not quiet:
-            print(f"  ConcatBERT's backend: {concat_running} (${ENV} overrides the parameter's {concat!r})")
+            print(
+                f"  ConcatBERT's backend: {concat_running} (${ENV} overrides the parameter's {concat!r})"
+            )
 
 
 _PNG_SKIP_REPORTED = []
@@ -200,8 +220,11 @@ def png_export() -> tuple[bool, str]:
     path = Chromium.find_browser(skip_local=False)
     if path and os.path.isfile(path) and os.access(path, os.X_OK):
         return True, path
-    where = f" (BROWSER_PATH={os.environ['BROWSER_PATH']!r} is not a program)" \
-        if os.environ.get("BROWSER_PATH") else ""
+    where = (
+        f" (BROWSER_PATH={os.environ['BROWSER_PATH']!r} is not a program)"
+        if os.environ.get("BROWSER_PATH")
+        else ""
+    )
     return False, f"kaleido found no Chrome or Chromium{where}"
 
 
@@ -213,8 +236,12 @@ def _write_png(fig, path: Path) -> None:
         fig.write_image(path, width=1100, height=fig.layout.height or 450, scale=2)
         return
     if not _PNG_SKIP_REPORTED:
-        how = ("unset PAIRLAB_PNG" if "PAIRLAB_PNG" in reason else "install a browser (apt install "
-               "chromium) or fetch one with plotly_get_chrome where there is internet")
+        how = (
+            "unset PAIRLAB_PNG"
+            if "PAIRLAB_PNG" in reason
+            else "install a browser (apt install "
+            "chromium) or fetch one with plotly_get_chrome where there is internet"
+        )
         print(f"PNG figures skipped: {reason}. The HTML figures are written. For PNGs, {how}.")
         _PNG_SKIP_REPORTED.append(reason)
 

@@ -1,5 +1,6 @@
 """The one piece annotators, strategies and query strategies share: constructor arguments
 recorded in a run's config (``params``) and shown in the object's ``repr``."""
+
 from __future__ import annotations
 
 __all__ = ["Configurable"]

@@ -1,4 +1,5 @@
 """Where things live: the project root, the data folder, the cache."""
+
 from __future__ import annotations
 
 import os

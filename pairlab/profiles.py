@@ -1,6 +1,7 @@
 """Profiles: the parameter files ``profiles/<name>.yaml`` of the whole suite, resolved into
 each notebook's parameters (:func:`resolve`) and checked against what the notebooks declare
 (:func:`check_profile`); older flat keys still work with a deprecation message (:func:`migrate`)."""
+
 from __future__ import annotations
 
 import re
@@ -11,9 +12,26 @@ import yaml
 
 from .paths import project_root
 
-__all__ = ["ACTIVE", "BASE", "SECTION", "WITHOUT_DATA", "SELECT", "RUNNER_KEYS", "DEPRECATED", "load_base",
-           "load_profile", "migrate", "resolve", "settings", "shared", "declared", "own_and_shared", "check_profile",
-           "notebook_number", "section_numbers"]
+__all__ = [
+    "ACTIVE",
+    "BASE",
+    "SECTION",
+    "WITHOUT_DATA",
+    "SELECT",
+    "RUNNER_KEYS",
+    "DEPRECATED",
+    "load_base",
+    "load_profile",
+    "migrate",
+    "resolve",
+    "settings",
+    "shared",
+    "declared",
+    "own_and_shared",
+    "check_profile",
+    "notebook_number",
+    "section_numbers",
+]
 
 
 BASE = "base"  # profiles/base.yaml: the shared settings' defaults, under every profile
@@ -24,9 +42,14 @@ SELECT = "select"  # the runner's own profile key: the notebooks it runs (number
 RUNNER_KEYS = (WITHOUT_DATA, SELECT)
 
 # old key -> (new key, the section it moves to; None: stays top-level)
-DEPRECATED = {"neighbours": ("near_m", None), "concat_neighbours": ("concat_near_m", None),
-              "al_neighbours": ("candidate_m", None), "al_max_items": ("max_items", ACTIVE),
-              "al_n_random": ("n_random", ACTIVE), "al_n_boot": ("n_boot", ACTIVE)}
+DEPRECATED = {
+    "neighbours": ("near_m", None),
+    "concat_neighbours": ("concat_near_m", None),
+    "al_neighbours": ("candidate_m", None),
+    "al_max_items": ("max_items", ACTIVE),
+    "al_n_random": ("n_random", ACTIVE),
+    "al_n_boot": ("n_boot", ACTIVE),
+}
 
 
 def load_profile(name: str, root: Path | None = None, *, notebook: str | None = None) -> dict:
@@ -74,7 +97,9 @@ def declared(notebook: str, root: Path | None = None, *, path=None) -> list[str]
     return [*own, *rest]
 
 
-def own_and_shared(notebook: str, root: Path | None = None, *, path=None) -> tuple[list[str], list[str]]:
+def own_and_shared(
+    notebook: str, root: Path | None = None, *, path=None
+) -> tuple[list[str], list[str]]:
     """``(the names the parameters cell sets, the shared settings it takes from its profile)``,
     the notebook read once."""
     own = _cell(notebook, root, path)
@@ -106,8 +131,10 @@ def migrate(profile: dict, *, source: str = "the profile") -> dict:
     out = {k: v for k, v in profile.items() if k != SECTION}
     sections = profile.get(SECTION) or {}
     if not isinstance(sections, dict) or not all(isinstance(v, dict) for v in sections.values()):
-        raise ValueError(f"{source}: {SECTION!r} must map notebook numbers (\"03 04 05\") to "
-                         f"mappings of parameters, got {sections!r}")
+        raise ValueError(
+            f'{source}: {SECTION!r} must map notebook numbers ("03 04 05") to '
+            f"mappings of parameters, got {sections!r}"
+        )
     sections = {str(k): dict(v) for k, v in sections.items()}
     for old, (new, section) in DEPRECATED.items():
         if old not in out:
@@ -116,8 +143,11 @@ def migrate(profile: dict, *, source: str = "the profile") -> dict:
         where = new if section is None else f"{SECTION}[{section!r}].{new}"
         if new in target:
             raise ValueError(f"{source} sets both the deprecated {old!r} and {where}; keep {where}")
-        warnings.warn(f"{source}: parameter {old!r} is deprecated; use {where}",
-                      DeprecationWarning, stacklevel=3)
+        warnings.warn(
+            f"{source}: parameter {old!r} is deprecated; use {where}",
+            DeprecationWarning,
+            stacklevel=3,
+        )
         target[new] = out.pop(old)
     if sections:
         out[SECTION] = sections
@@ -142,18 +172,24 @@ def check_profile(profile: dict, declared: dict[str, set], *, name: str = "profi
     top = {k for k in profile if k not in (SECTION, *RUNNER_KEYS)}
     unknown = top - set().union(*by_number.values())
     if unknown:
-        raise ValueError(f"profile {name!r} sets {sorted(unknown)}, which no notebook declares "
-                         "(a typo? each notebook's parameters cell lists the names it takes)")
+        raise ValueError(
+            f"profile {name!r} sets {sorted(unknown)}, which no notebook declares "
+            "(a typo? each notebook's parameters cell lists the names it takes)"
+        )
     for names, overrides in (profile.get(SECTION) or {}).items():
         numbers = section_numbers(names)
         missing = [n for n in numbers if n not in by_number]
         if missing or not numbers:
-            raise ValueError(f"profile {name!r}: section {names!r} names notebooks {missing or names!r} "
-                             f"that do not exist; known: {sorted(by_number)}")
+            raise ValueError(
+                f"profile {name!r}: section {names!r} names notebooks {missing or names!r} "
+                f"that do not exist; known: {sorted(by_number)}"
+            )
         unknown = set(overrides) - set().union(*(by_number[n] for n in numbers))
         if unknown:
-            raise ValueError(f"profile {name!r} sets {sorted(unknown)} for notebooks {names!r}, "
-                             "which none of them declares")
+            raise ValueError(
+                f"profile {name!r} sets {sorted(unknown)} for notebooks {names!r}, "
+                "which none of them declares"
+            )
 
 
 def notebook_number(notebook) -> str:

@@ -9,6 +9,7 @@ templates in ``docs/``: no number in them is typed by hand.
     python -m pairlab.report --check          # exit 1 when a document differs from its rendering
     python -m pairlab.report --collect cpu    # copy runs/cpu/*.{metrics,config}.json to results/cpu/
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,14 +21,33 @@ from pathlib import Path
 from .paths import project_root
 from .profiles import BASE
 
-__all__ = ["DOCUMENTS", "PROFILE_ORDER", "bench_table", "collect", "default_profile", "find_row", "load_bench",
-           "load_reliability", "load_results", "load_timings", "markdown_table", "profile_purposes", "render", "stale",
-           "timing_cell"]
+__all__ = [
+    "DOCUMENTS",
+    "PROFILE_ORDER",
+    "bench_table",
+    "collect",
+    "default_profile",
+    "find_row",
+    "load_bench",
+    "load_reliability",
+    "load_results",
+    "load_timings",
+    "markdown_table",
+    "profile_purposes",
+    "render",
+    "stale",
+    "timing_cell",
+]
 
 # document -> its template (paths relative to the project root)
-DOCUMENTS = {"README.md": "docs/README.md.j2", "RESULTS.md": "docs/RESULTS.md.j2",
-             "benchmarks/README.md": "docs/benchmarks.md.j2", "RELIABILITY.md": "docs/RELIABILITY.md.j2",
-             "docs/ray.md": "docs/ray.md.j2", "WORKSHOP.md": "docs/WORKSHOP.md.j2"}
+DOCUMENTS = {
+    "README.md": "docs/README.md.j2",
+    "RESULTS.md": "docs/RESULTS.md.j2",
+    "benchmarks/README.md": "docs/benchmarks.md.j2",
+    "RELIABILITY.md": "docs/RELIABILITY.md.j2",
+    "docs/ray.md": "docs/ray.md.j2",
+    "WORKSHOP.md": "docs/WORKSHOP.md.j2",
+}
 # a notebook's reference results come from the first of these profiles that recorded them
 PROFILE_ORDER = ("paper", "cpu", "demo", "quick", "smoke")
 
@@ -40,10 +60,14 @@ def load_results(root: Path | None = None) -> dict:
         notebook = path.name.removesuffix(".metrics.json")
         config = path.with_name(f"{notebook}.config.json")
         if not config.is_file():
-            raise FileNotFoundError(f"{path} has no {config.name} beside it: a result without "
-                                    "its parameters cannot be audited")
+            raise FileNotFoundError(
+                f"{path} has no {config.name} beside it: a result without "
+                "its parameters cannot be audited"
+            )
         out.setdefault(path.parent.name, {})[notebook] = {
-            "metrics": json.loads(path.read_text()), "config": json.loads(config.read_text())}
+            "metrics": json.loads(path.read_text()),
+            "config": json.loads(config.read_text()),
+        }
     return out
 
 
@@ -67,8 +91,10 @@ def load_reliability(root: Path | None = None) -> dict:
 def load_timings(root: Path | None = None) -> dict:
     """``{profile: timings}`` from ``results/<profile>/timings.json`` (written by the runner)."""
     root = root or project_root()
-    return {p.parent.name: json.loads(p.read_text())
-            for p in sorted((root / "results").glob("*/timings.json"))}
+    return {
+        p.parent.name: json.loads(p.read_text())
+        for p in sorted((root / "results").glob("*/timings.json"))
+    }
 
 
 def profile_purposes(root: Path | None = None) -> list[tuple[str, str]]:
@@ -106,15 +132,19 @@ def timing_cell(timings: dict, profile: str) -> str:
         how = f"{n} notebooks, {jobs} at a time" if jobs > 1 else f"{n} notebooks"
         return f"{t['wall_seconds'] / 60:.0f} min ({how}; {t['cpus']} CPU cores, {t['recorded']})"
     total = sum(t["notebooks"].values())
-    return f"{total / 60:.0f} min for {n} notebooks, summed ({t['cpus']} CPU cores, {t['recorded']})"
+    return (
+        f"{total / 60:.0f} min for {n} notebooks, summed ({t['cpus']} CPU cores, {t['recorded']})"
+    )
 
 
 def load_bench(root: Path | None = None, kind: str = "") -> dict:
     """``{"<profile>-<host>": results}`` from ``benchmarks/results/*.json``, or with ``kind``
     from ``benchmarks/results/<kind>/*.json`` (``"ray"``: ``make bench-ray``)."""
     root = root or project_root()
-    return {p.stem: json.loads(p.read_text())
-            for p in sorted((root / "benchmarks" / "results" / kind).glob("*.json"))}
+    return {
+        p.stem: json.loads(p.read_text())
+        for p in sorted((root / "benchmarks" / "results" / kind).glob("*.json"))
+    }
 
 
 def collect(profile: str, root: Path | None = None) -> list[Path]:
@@ -139,10 +169,15 @@ def collect(profile: str, root: Path | None = None) -> list[Path]:
 def markdown_table(frame, *, digits: int = 3) -> str:
     """A pandas frame (index included) as a markdown table; floats rounded to ``digits``."""
     frame = frame.reset_index() if any(n is not None for n in frame.index.names) else frame
-    whole = {c for c in frame.columns if frame[c].dtype.kind == "f"
-             and frame[c].dropna().apply(float.is_integer).all()}  # counts that NaN made floats
-    cells = [[_cell(int(v) if c in whole and v == v else v, digits)
-              for c, v in zip(frame.columns, row)] for row in frame.itertuples(index=False)]
+    whole = {
+        c
+        for c in frame.columns
+        if frame[c].dtype.kind == "f" and frame[c].dropna().apply(float.is_integer).all()
+    }  # counts that NaN made floats
+    cells = [
+        [_cell(int(v) if c in whole and v == v else v, digits) for c, v in zip(frame.columns, row)]
+        for row in frame.itertuples(index=False)
+    ]
     header = [str(c) for c in frame.columns]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in cells])
@@ -160,18 +195,25 @@ def _cell(value, digits: int) -> str:
 
 def bench_table(results: dict) -> str:
     """A benchmark results file as a markdown table, with the round's stages below it."""
-    lines = ["| row | compared with | pairlab | other | ratio | notes |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| row | compared with | pairlab | other | ratio | notes |",
+        "|---|---|---|---|---|---|",
+    ]
     rounds = []
     for r in results["rows"]:
         if "speed_ratio" not in r:
             stages = ", ".join(f"{k} {v:.1f} s" for k, v in r["seconds"].items())
             on = f" on {r['backend']}" if "backend" in r else ""
-            rounds.append(f"One active-learning round of the {results['profile']} profile{on} (QQP, "
-                          f"{r['items']:,} items, uncertainty, round 2, {r['labels']} labels): "
-                          f"{stages}; peak RSS {r['peak_rss_mb'] / 1024:.1f} GB.")
+            rounds.append(
+                f"One active-learning round of the {results['profile']} profile{on} (QQP, "
+                f"{r['items']:,} items, uncertainty, round 2, {r['labels']} labels): "
+                f"{stages}; peak RSS {r['peak_rss_mb'] / 1024:.1f} GB."
+            )
             continue
-        lines.append(f"| {r['row']} | {r['tool']} | {seconds(r['pairlab_s'])} | "
-                     f"{seconds(r['tool_s'])} | {r['speed_ratio']:.1f}x | {_bench_notes(r)} |")
+        lines.append(
+            f"| {r['row']} | {r['tool']} | {seconds(r['pairlab_s'])} | "
+            f"{seconds(r['tool_s'])} | {r['speed_ratio']:.1f}x | {_bench_notes(r)} |"
+        )
     return "\n".join(lines + [""] + rounds)
 
 
@@ -205,32 +247,44 @@ def seconds(s: float) -> str:
 
 def _bench_notes(r: dict) -> str:
     if "backend" in r and "texts_per_s" in r:  # an encoding row on another inference backend
-        return (f"{r['texts_per_s']:.0f} texts/s (torch {r['torch_texts_per_s']:.0f}), "
-                f"{r['hardware_share']:.0%} of the measured matmul rate (torch "
-                f"{r['torch_hardware_share']:.0%}); parity: 1 - cosine at most {r['cosine_gap']:.1e}; "
-                f"export {r['export_s']:.1f} s once per model")
+        return (
+            f"{r['texts_per_s']:.0f} texts/s (torch {r['torch_texts_per_s']:.0f}), "
+            f"{r['hardware_share']:.0%} of the measured matmul rate (torch "
+            f"{r['torch_hardware_share']:.0%}); parity: 1 - cosine at most {r['cosine_gap']:.1e}; "
+            f"export {r['export_s']:.1f} s once per model"
+        )
     if "backend" in r and "pairs_per_s" in r:
-        return (f"{r['pairs_per_s']:.0f} pairs/s (torch {r['torch_pairs_per_s']:.0f}); parity: "
-                f"largest logit difference {r['max_logit_diff']:.1e}, 1 - cosine "
-                f"{r['cosine_gap']:.1e}; export {r['export_s']:.1f} s once per model")
+        return (
+            f"{r['pairs_per_s']:.0f} pairs/s (torch {r['torch_pairs_per_s']:.0f}); parity: "
+            f"largest logit difference {r['max_logit_diff']:.1e}, 1 - cosine "
+            f"{r['cosine_gap']:.1e}; export {r['export_s']:.1f} s once per model"
+        )
     if "identical_share" in r:
         return f"identical pairs: {r['identical_share']:.3%}; {r['pairs']:,} pairs"
     if "texts_per_s" in r:
-        return (f"{r['texts_per_s']:.0f} texts/s, {r['tokens_per_s']:,.0f} tokens/s, "
-                f"{r['hardware_share']:.0%} of the measured matmul rate "
-                f"({r['matmul_gflops']:.0f} GFLOP/s) at {r['flops_per_token'] / 1e6:.1f} MFLOP/token")
+        return (
+            f"{r['texts_per_s']:.0f} texts/s, {r['tokens_per_s']:,.0f} tokens/s, "
+            f"{r['hardware_share']:.0%} of the measured matmul rate "
+            f"({r['matmul_gflops']:.0f} GFLOP/s) at {r['flops_per_token'] / 1e6:.1f} MFLOP/token"
+        )
     if "identical" in r:
         same = "identical" if r["identical"] else "DIFFERENT"
-        return f"test AP {r['test_ap']:.4f} with sharing, {r['test_ap_unshared']:.4f} without ({same})"
+        return (
+            f"test AP {r['test_ap']:.4f} with sharing, {r['test_ap_unshared']:.4f} without ({same})"
+        )
     if r.get("projected"):
-        return (f"{r['pairs_per_s']:.0f} pairs/s measured; {r['scored_pairs']:,} pairs scored vs "
-                f"all ({r['scored_ratio']:.0f}x fewer); projected, not run")
+        return (
+            f"{r['pairs_per_s']:.0f} pairs/s measured; {r['scored_pairs']:,} pairs scored vs "
+            f"all ({r['scored_ratio']:.0f}x fewer); projected, not run"
+        )
     inside = "inside" if r["inside_interval"] else "OUTSIDE"
-    return (f"AP error {r['error']:.1g}, {inside} the 95% interval; strata (once per split) "
-            f"{r['strata_s']:.2f} s, per model {r['per_model_s']:.2f} s = scoring "
-            f"{r['score_s']:.2f} s + AP and 200-replicate interval {r['metrics_s']:.2f} s "
-            f"({r['per_model_ratio']:.0f}x); {r['scored_pairs']:,} pairs scored "
-            f"({r['scored_ratio']:.0f}x fewer)")
+    return (
+        f"AP error {r['error']:.1g}, {inside} the 95% interval; strata (once per split) "
+        f"{r['strata_s']:.2f} s, per model {r['per_model_s']:.2f} s = scoring "
+        f"{r['score_s']:.2f} s + AP and 200-replicate interval {r['metrics_s']:.2f} s "
+        f"({r['per_model_ratio']:.0f}x); {r['scored_pairs']:,} pairs scored "
+        f"({r['scored_ratio']:.0f}x fewer)"
+    )
 
 
 def _environment(root: Path):
@@ -238,13 +292,26 @@ def _environment(root: Path):
 
     from .experiments.findings import FILTERS, TEMPLATES  # the findings' macros, and their filters
 
-    loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(root)), jinja2.FileSystemLoader(str(TEMPLATES))])
-    env = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
-                             keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(num=lambda v: f"{v:,.0f}", f=lambda v, d=3: f"{v:.{d}f}", seconds=seconds,
-                       pct=lambda v, d=0: f"{100 * v:.{d}f}%", table=markdown_table,
-                       ci=lambda c, d=3: f"{c[0]:.{d}f}-{c[1]:.{d}f}", ratio=_one_in,
-                       big=_big)
+    loader = jinja2.ChoiceLoader(
+        [jinja2.FileSystemLoader(str(root)), jinja2.FileSystemLoader(str(TEMPLATES))]
+    )
+    env = jinja2.Environment(
+        loader=loader,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        num=lambda v: f"{v:,.0f}",
+        f=lambda v, d=3: f"{v:.{d}f}",
+        seconds=seconds,
+        pct=lambda v, d=0: f"{100 * v:.{d}f}%",
+        table=markdown_table,
+        ci=lambda c, d=3: f"{c[0]:.{d}f}-{c[1]:.{d}f}",
+        ratio=_one_in,
+        big=_big,
+    )
     env.filters.update({k: v for k, v in FILTERS.items() if k not in env.filters})
     return env
 
@@ -323,10 +390,14 @@ def render(document: str, root: Path | None = None) -> str:
         raise FileNotFoundError(f"no benchmarks/results/*.json under {root}")
     reliability = load_reliability(root)
     if document == "RELIABILITY.md" and not reliability:
-        raise FileNotFoundError(f"no results/reliability/*.json under {root}: run `make test-reliability`")
+        raise FileNotFoundError(
+            f"no results/reliability/*.json under {root}: run `make test-reliability`"
+        )
     ray_bench = load_bench(root, "ray")
     if document == "docs/ray.md" and not ray_bench:
-        raise FileNotFoundError(f"no benchmarks/results/ray/*.json under {root}: run `make bench-ray`")
+        raise FileNotFoundError(
+            f"no benchmarks/results/ray/*.json under {root}: run `make bench-ray`"
+        )
     template = _environment(root).get_template(DOCUMENTS[document])
     timings = load_timings(root)
 
@@ -334,29 +405,46 @@ def render(document: str, root: Path | None = None) -> str:
         cell = timing_cell(timings, profile)
         return "" if cell == "not recorded yet" else f" (recorded: {cell})"
 
-    readme = ({"profiles": profile_purposes(root), "default_profile": default_profile(root)}
-              if document == "README.md" else {})
+    readme = (
+        {"profiles": profile_purposes(root), "default_profile": default_profile(root)}
+        if document == "README.md"
+        else {}
+    )
     if document == "WORKSHOP.md":
         from . import workshop
 
         quick = timings.get("quick")
         readme = {"quick": quick, "guide": workshop.guide(root, (quick or {}).get("notebooks"))}
-    return template.render(**readme,
-                           timing_cell=lambda p: timing_cell(timings, p), timing_phrase=timing_phrase,
-                           results=results, bench=bench, reference=lambda nb: reference(results, nb),
-                           bench_table=bench_table, row=bench_row, find_row=find_row,
-                           profile_order=PROFILE_ORDER, paper=paper,
-                           experiments=experiments, baselines=baselines, frame=_frame,
-                           reliability=reliability, ray_bench=ray_bench,
-                           headline_findings=lambda: headline_findings(results),
-                           strategies_of=lambda m: {t: v["strategies"] for t, v in m.items()})
+    return template.render(
+        **readme,
+        timing_cell=lambda p: timing_cell(timings, p),
+        timing_phrase=timing_phrase,
+        results=results,
+        bench=bench,
+        reference=lambda nb: reference(results, nb),
+        bench_table=bench_table,
+        row=bench_row,
+        find_row=find_row,
+        profile_order=PROFILE_ORDER,
+        paper=paper,
+        experiments=experiments,
+        baselines=baselines,
+        frame=_frame,
+        reliability=reliability,
+        ray_bench=ray_bench,
+        headline_findings=lambda: headline_findings(results),
+        strategies_of=lambda m: {t: v["strategies"] for t, v in m.items()},
+    )
 
 
 def stale(root: Path | None = None, documents=tuple(DOCUMENTS)) -> list[str]:
     """Those of ``documents`` whose committed text differs from their rendering."""
     root = root or project_root()
-    return [doc for doc in documents
-            if not (root / doc).is_file() or (root / doc).read_text() != render(doc, root)]
+    return [
+        doc
+        for doc in documents
+        if not (root / doc).is_file() or (root / doc).read_text() != render(doc, root)
+    ]
 
 
 def main(argv=None) -> int:

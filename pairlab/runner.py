@@ -25,6 +25,7 @@ bundle into each saved notebook (the live dashboards of notebooks 03-05 made the
 widgets are live while a kernel runs them; what a saved copy shows instead is the printed log,
 the tables and the static figures each notebook also writes.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,13 +41,37 @@ from pathlib import Path
 import yaml
 
 from .paths import project_root, shown
-from .profiles import (ACTIVE, DEPRECATED, SECTION, SELECT, WITHOUT_DATA, check_profile, load_profile, settings,  # noqa: F401
-                       migrate, resolve)
-from .profiles import notebook_number as _number
-from .profiles import declared as declared_parameters
+from .profiles import (  # noqa: F401
+    ACTIVE,
+    DEPRECATED,
+    SECTION,
+    SELECT,
+    WITHOUT_DATA,
+    check_profile,
+    declared as declared_parameters,
+    load_profile,
+    migrate,
+    notebook_number as _number,
+    resolve,
+    settings,
+)
 
-__all__ = ["KERNEL", "ACTIVE", "DEPRECATED", "TIMINGS", "after", "check_profile", "expected_time",
-           "load_profile", "notebooks", "order_times", "recorded_times", "resolve", "run", "start_order"]
+__all__ = [
+    "KERNEL",
+    "ACTIVE",
+    "DEPRECATED",
+    "TIMINGS",
+    "after",
+    "check_profile",
+    "expected_time",
+    "load_profile",
+    "notebooks",
+    "order_times",
+    "recorded_times",
+    "resolve",
+    "run",
+    "start_order",
+]
 
 KERNEL = "pairlab"
 
@@ -60,27 +85,34 @@ def notebooks(root: Path | None = None, select=None) -> list[Path]:
         found = [nb for nb in found if any(nb.name.startswith(s) for s in select)]
     if not found:
         known = [nb.name[:2] for nb in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))]
-        raise FileNotFoundError(f"no notebooks matching {select or '[0-9][0-9]_*'} in "
-                                f"{root / 'notebooks'}; known numbers: {known}")
+        raise FileNotFoundError(
+            f"no notebooks matching {select or '[0-9][0-9]_*'} in "
+            f"{root / 'notebooks'}; known numbers: {known}"
+        )
     return found
 
 
 TIMINGS = "timings.json"
 
 
-def run(profile: str, *, select=None, overrides: dict | None = None, jobs: int = 1,
-        record_times: bool = True) -> list[Path]:
+def run(
+    profile: str,
+    *,
+    select=None,
+    overrides: dict | None = None,
+    jobs: int = 1,
+    record_times: bool = True,
+) -> list[Path]:
     """Execute the selected notebooks under ``profile``; returns the executed copies.
 
     ``jobs`` > 1 runs that many notebooks at once, each in its own process with
     ``$OMP_NUM_THREADS`` (else ``cpus // jobs``) threads, a notebook starting once those it declares ``after`` (its
     metadata ``pairlab.after``) have finished. Each notebook's seconds go to
     ``<run_dir>/timings.json``; the expected time is printed first, from the recorded times."""
-    import papermill
 
     root = project_root()
     os.environ.setdefault("PAIRLAB_PROGRESS", "text")  # kernels draw progress bars as text: a
-    loaded = load_profile(profile, root)                # saved notebook keeps no widget
+    loaded = load_profile(profile, root)  # saved notebook keeps no widget
     overrides = _absolute_dataset(dict(overrides or {}))
     extra = migrate(dict(overrides), source="the overrides")
     if os.environ.get("PAIRLAB_DATA_DIR"):  # kernels run in notebooks/: pass an absolute path
@@ -89,14 +121,19 @@ def run(profile: str, *, select=None, overrides: dict | None = None, jobs: int =
     declared = {nb.stem: set(declared_parameters(nb.stem, root, path=nb)) for nb in notebooks(root)}
     check_profile(loaded, declared, name=profile)
     check_profile(extra, declared, name="overrides (-p)")
-    fallback = data_or_fixture(profile, [settings(nb.stem, loaded, extra, root=root) for nb in selected],
-                               loaded.get(WITHOUT_DATA))
+    fallback = data_or_fixture(
+        profile,
+        [settings(nb.stem, loaded, extra, root=root) for nb in selected],
+        loaded.get(WITHOUT_DATA),
+    )
     if fallback:
         overrides["data_dir"] = extra["data_dir"] = fallback
     out_dir = root / settings(selected[0].stem, loaded, extra, root=root)["run_dir"]
     out_dir.mkdir(parents=True, exist_ok=True)
     if record_times:
-        print(f"[{profile}] {expected_time(profile, [nb.stem for nb in selected], root)}", flush=True)
+        print(
+            f"[{profile}] {expected_time(profile, [nb.stem for nb in selected], root)}", flush=True
+        )
     start = time.perf_counter()
     if jobs > 1 and len(selected) > 1:
         seconds = _run_parallel(profile, selected, overrides, jobs, root)
@@ -108,12 +145,19 @@ def run(profile: str, *, select=None, overrides: dict | None = None, jobs: int =
             seconds[notebook.stem] = _execute(profile, notebook, own, out_dir, root)
     if record_times:
         complete = len(selected) == len(notebooks(root, loaded.get(SELECT)))
-        _record_times(out_dir / TIMINGS, seconds, jobs=jobs,
-                      wall=time.perf_counter() - start if complete else None)
+        _record_times(
+            out_dir / TIMINGS,
+            seconds,
+            jobs=jobs,
+            wall=time.perf_counter() - start if complete else None,
+        )
         figures = root / settings(selected[0].stem, loaded, extra, root=root)["figures_dir"]
-        print(f"[{profile}] {len(selected)} notebook(s) in {_minutes(time.perf_counter() - start)}: "
-              f"executed notebooks and metrics in {shown(out_dir, root)}/, figures in "
-              f"{shown(figures, root)}/", flush=True)
+        print(
+            f"[{profile}] {len(selected)} notebook(s) in {_minutes(time.perf_counter() - start)}: "
+            f"executed notebooks and metrics in {shown(out_dir, root)}/, figures in "
+            f"{shown(figures, root)}/",
+            flush=True,
+        )
     return [out_dir / nb.name for nb in selected]
 
 
@@ -123,8 +167,12 @@ def data_or_fixture(profile: str, params: list[dict], without_data) -> str | Non
     fixture, said loudly), and without one an error saying how to get the data."""
     from .data.loaders import TASKS, data_files
 
-    wanted = {(name, p.get("data_dir")) for p in params for name in
-              (TASKS if p.get("dataset", "all") == "all" else (p["dataset"],)) if name in TASKS}
+    wanted = {
+        (name, p.get("data_dir"))
+        for p in params
+        for name in (TASKS if p.get("dataset", "all") == "all" else (p["dataset"],))
+        if name in TASKS
+    }
     try:
         for name, folder in sorted(wanted, key=str):
             data_files(name, folder)
@@ -134,12 +182,15 @@ def data_or_fixture(profile: str, params: list[dict], without_data) -> str | Non
                 f"No data for profile {profile!r}. Run `make data` (downloads QQP and WikiQA from "
                 "their official sources into ./data), or set PAIRLAB_DATA_DIR to a folder holding "
                 "them, or run on your own pair file: make run DATASET=path/to/pairs.csv "
-                f"PAIRS_SYMMETRIC=true (see the README).\n\n{missing}") from None
-        print(f"\n{'!' * 96}\n[{profile}] NO DATA: {str(missing).splitlines()[0]}\n[{profile}] "
-              f"running on the SYNTHETIC fixture in {without_data} instead (fixtures/make_fixtures"
-              f".py): the notebooks run, and their numbers say nothing about QQP or WikiQA.\n"
-              f"[{profile}] For the real data: make data, or set PAIRLAB_DATA_DIR.\n{'!' * 96}\n",
-              flush=True)
+                f"PAIRS_SYMMETRIC=true (see the README).\n\n{missing}"
+            ) from None
+        print(
+            f"\n{'!' * 96}\n[{profile}] NO DATA: {str(missing).splitlines()[0]}\n[{profile}] "
+            f"running on the SYNTHETIC fixture in {without_data} instead (fixtures/make_fixtures"
+            f".py): the notebooks run, and their numbers say nothing about QQP or WikiQA.\n"
+            f"[{profile}] For the real data: make data, or set PAIRLAB_DATA_DIR.\n{'!' * 96}\n",
+            flush=True,
+        )
         return str(without_data)
     return None
 
@@ -170,13 +221,23 @@ def _execute(profile: str, notebook: Path, params: dict, out_dir: Path, root: Pa
     output = out_dir / notebook.name
     start = time.perf_counter()
     remote = params.get("backend") == "ray"  # its sweeps' progress bar, shown here as it moves
-    papermill.execute_notebook(str(notebook), str(output), parameters=params,
-                               kernel_name=KERNEL, cwd=str(notebook.parent),
-                               progress_bar=sys.stderr.isatty() and not remote, report_mode=False,
-                               store_widget_state=False, stderr_file=sys.stderr if remote else None,
-                               kernel_manager_class=f"{__name__}.LocalKernelManager")
+    papermill.execute_notebook(
+        str(notebook),
+        str(output),
+        parameters=params,
+        kernel_name=KERNEL,
+        cwd=str(notebook.parent),
+        progress_bar=sys.stderr.isatty() and not remote,
+        report_mode=False,
+        store_widget_state=False,
+        stderr_file=sys.stderr if remote else None,
+        kernel_manager_class=f"{__name__}.LocalKernelManager",
+    )
     seconds = time.perf_counter() - start
-    print(f"[{profile}] {notebook.stem} done in {_minutes(seconds)} -> {shown(output, root)}", flush=True)
+    print(
+        f"[{profile}] {notebook.stem} done in {_minutes(seconds)} -> {shown(output, root)}",
+        flush=True,
+    )
     return seconds
 
 
@@ -225,8 +286,9 @@ def after(notebook: Path) -> list[str]:
     return [str(n) for n in nbformat.read(notebook, 4).metadata.get("pairlab", {}).get("after", [])]
 
 
-def _run_parallel(profile: str, selected: list[Path], overrides: dict, jobs: int,
-                  root: Path) -> dict:
+def _run_parallel(
+    profile: str, selected: list[Path], overrides: dict, jobs: int, root: Path
+) -> dict:
     """Each notebook in a child runner process, ``jobs`` at a time, in :func:`start_order`."""
     threads = os.environ.get("OMP_NUM_THREADS") or str(max(1, (os.cpu_count() or 1) // jobs))
     env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
@@ -234,13 +296,27 @@ def _run_parallel(profile: str, selected: list[Path], overrides: dict, jobs: int
     waits = {nb: [n for n in after(nb) if n in numbers] for nb in selected}
     pending = start_order(selected, waits, order_times(profile, root))
     running, done, seconds = {}, set(), {}
-    args = [a for name, value in overrides.items()
-            for a in ("-p", name, yaml.safe_dump(value, default_flow_style=True).strip())]
+    args = [
+        a
+        for name, value in overrides.items()
+        for a in ("-p", name, yaml.safe_dump(value, default_flow_style=True).strip())
+    ]
     while pending or running:
-        for nb in [nb for nb in pending if all(n in done for n in waits[nb])][:jobs - len(running)]:
+        for nb in [nb for nb in pending if all(n in done for n in waits[nb])][
+            : jobs - len(running)
+        ]:
             pending.remove(nb)
-            command = [sys.executable, "-m", "pairlab.runner", "--profile", profile,
-                       "--notebooks", _number(nb), "--no-timings", *args]
+            command = [
+                sys.executable,
+                "-m",
+                "pairlab.runner",
+                "--profile",
+                profile,
+                "--notebooks",
+                _number(nb),
+                "--no-timings",
+                *args,
+            ]
             running[nb] = (subprocess.Popen(command, env=env, cwd=str(root)), time.perf_counter())
         time.sleep(0.5)
         for nb, (process, began) in list(running.items()):
@@ -250,8 +326,9 @@ def _run_parallel(profile: str, selected: list[Path], overrides: dict, jobs: int
             if process.returncode != 0:
                 for other, _ in running.values():
                     other.terminate()
-                raise RuntimeError(f"{nb.name} failed (exit {process.returncode}); its error is "
-                                   "printed above")
+                raise RuntimeError(
+                    f"{nb.name} failed (exit {process.returncode}); its error is printed above"
+                )
             done.add(_number(nb))
             seconds[nb.stem] = time.perf_counter() - began
     return seconds
@@ -303,8 +380,12 @@ def _record_times(path: Path, seconds: dict, *, jobs: int, wall: float | None) -
     from .io import write_json
 
     old = json.loads(path.read_text()) if path.is_file() else {}
-    record = {"notebooks": {**old.get("notebooks", {}), **{k: round(v, 1) for k, v in seconds.items()}},
-              "cpus": os.cpu_count(), "jobs": jobs, "recorded": datetime.date.today().isoformat()}
+    record = {
+        "notebooks": {**old.get("notebooks", {}), **{k: round(v, 1) for k, v in seconds.items()}},
+        "cpus": os.cpu_count(),
+        "jobs": jobs,
+        "recorded": datetime.date.today().isoformat(),
+    }
     if wall is not None:
         record["wall_seconds"] = round(wall, 1)
     write_json(path, record)
@@ -322,12 +403,17 @@ def expected_time(profile: str, selected: list[str], root: Path | None = None) -
         known = [t["notebooks"][nb] for nb in selected if nb in t["notebooks"]]
         if not known:
             continue
-        total = t["wall_seconds"] if "wall_seconds" in t and len(known) == len(t["notebooks"]) \
+        total = (
+            t["wall_seconds"]
+            if "wall_seconds" in t and len(known) == len(t["notebooks"])
             else sum(known)
+        )
         missing = len(selected) - len(known)
-        return (f"expected: about {total / 60:.0f} min on {t['cpus']} CPU cores ({t['jobs']} at a "
-                f"time), as recorded on {t['recorded']} in {shown(path, root)}"
-                + (f"; {missing} notebook(s) not timed yet" if missing else ""))
+        return (
+            f"expected: about {total / 60:.0f} min on {t['cpus']} CPU cores ({t['jobs']} at a "
+            f"time), as recorded on {t['recorded']} in {shown(path, root)}"
+            + (f"; {missing} notebook(s) not timed yet" if missing else "")
+        )
     return f"expected time: not recorded yet for profile {profile!r} (this run records it)"
 
 
@@ -335,19 +421,40 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="quick", help="profiles/<name>.yaml (default quick)")
     parser.add_argument("--notebooks", nargs="*", help="name prefixes to run, e.g. 01 03")
-    parser.add_argument("--jobs", type=int, default=1,
-                        help="notebooks at once, each with cpus/jobs threads (default 1)")
-    parser.add_argument("--dataset", help="qqp, wikiqa, all, or the path of your own pair file "
-                        "(then -p pairs_symmetric true|false, and -p pairs_columns / pairs_threshold "
-                        "as needed)")
-    parser.add_argument("--backend", choices=("local", "ray"), help="where notebooks 03-07 run their "
-                        "sweeps: local (each run in the notebook's kernel, the default) or ray (each "
-                        "run a Ray task; docs/ray.md)")
-    parser.add_argument("--address", help="with --backend ray: the Ray cluster ('auto': the one "
-                        "this machine joined, or host:port); without it, a local Ray instance")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="notebooks at once, each with cpus/jobs threads (default 1)",
+    )
+    parser.add_argument(
+        "--dataset",
+        help="qqp, wikiqa, all, or the path of your own pair file "
+        "(then -p pairs_symmetric true|false, and -p pairs_columns / pairs_threshold "
+        "as needed)",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        help="where notebooks 03-07 run their "
+        "sweeps: local (each run in the notebook's kernel, the default) or ray (each "
+        "run a Ray task; docs/ray.md)",
+    )
+    parser.add_argument(
+        "--address",
+        help="with --backend ray: the Ray cluster ('auto': the one "
+        "this machine joined, or host:port); without it, a local Ray instance",
+    )
     parser.add_argument("--no-timings", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
-                        metavar=("NAME", "VALUE"), help="override a parameter (YAML value)")
+    parser.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="override a parameter (YAML value)",
+    )
     args = parser.parse_args(argv)
     if args.address and args.backend != "ray":
         parser.error("--address is the Ray cluster's: use it with --backend ray")
@@ -356,10 +463,22 @@ def main(argv=None) -> int:
         overrides = {name: _value(name, value) for name, value in args.parameter}
         if args.dataset:
             overrides["dataset"] = args.dataset
-        overrides.update({k: v for k, v in (("backend", args.backend), ("address", args.address)) if v})
-        run(args.profile, select=args.notebooks, overrides=overrides, jobs=args.jobs,
-            record_times=not args.no_timings)
-    except (OSError, ValueError, RuntimeError, yaml.YAMLError) as error:  # said plainly, no traceback
+        overrides.update(
+            {k: v for k, v in (("backend", args.backend), ("address", args.address)) if v}
+        )
+        run(
+            args.profile,
+            select=args.notebooks,
+            overrides=overrides,
+            jobs=args.jobs,
+            record_times=not args.no_timings,
+        )
+    except (
+        OSError,
+        ValueError,
+        RuntimeError,
+        yaml.YAMLError,
+    ) as error:  # said plainly, no traceback
         print(f"pairlab.runner: error: {error}", file=sys.stderr)
         return 1 if isinstance(error, RuntimeError) else 2
     return 0

@@ -9,6 +9,7 @@ Ray cluster's run folders and cache) never loses another machine's temporary to 
 that happens to be free here. :func:`locked` serialises the processes that would otherwise do
 the same work in one folder: the second waits, then finds the work done.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -30,7 +31,7 @@ def temporary(path, *, suffix: str | None = None) -> Path:
     plus ``suffix`` (default: ``path``'s own suffix, which numpy's writers insist on)."""
     path = Path(path)
     suffix = path.suffix if suffix is None else suffix
-    stem = path.name[:-len(path.suffix)] if path.suffix and suffix == path.suffix else path.name
+    stem = path.name[: -len(path.suffix)] if path.suffix and suffix == path.suffix else path.name
     return path.with_name(f"{stem}.{os.getpid()}-{HOST}.tmp{suffix}")
 
 
@@ -59,7 +60,7 @@ def remove_stale(folder, *, recursive: bool = False, pattern: str = "*.tmp*") ->
     if not folder.is_dir():
         return []
     removed = []
-    for path in (folder.rglob(pattern) if recursive else folder.glob(pattern)):
+    for path in folder.rglob(pattern) if recursive else folder.glob(pattern):
         match = _TEMPORARY.search(path.name)
         if match is None or match.group(2) not in (None, HOST) or _alive(int(match.group(1))):
             continue

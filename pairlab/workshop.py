@@ -11,13 +11,23 @@ run of the participant copies in the tests enforces the rest).
     python -m pairlab.workshop                  # notebooks/NN_*.ipynb -> workshop/NN_*.ipynb
     python -m pairlab.workshop --out elsewhere  # another folder
 """
+
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
 
-__all__ = ["EXERCISE", "SOLUTION", "ANSWER", "exercises", "check", "participant_copy", "write", "guide"]
+__all__ = [
+    "EXERCISE",
+    "SOLUTION",
+    "ANSWER",
+    "exercises",
+    "check",
+    "participant_copy",
+    "write",
+    "guide",
+]
 
 EXERCISE, SOLUTION, ANSWER = "exercise", "solution", "your-answer"
 PLACEHOLDER = "# Your answer here: the exercise above says what to write and what to check."
@@ -33,8 +43,9 @@ def exercises(nb) -> list[dict]:
     found = []
     for i, cell in enumerate(nb.cells):
         if EXERCISE in _tags(cell):
-            title = next((line.lstrip("# ").strip() for line in cell.source.splitlines()
-                          if line.strip()), "")
+            title = next(
+                (line.lstrip("# ").strip() for line in cell.source.splitlines() if line.strip()), ""
+            )
             found.append({"title": title, "exercise": i, "solution": None})
         elif SOLUTION in _tags(cell):
             if not found or found[-1]["solution"] is not None:
@@ -53,10 +64,14 @@ def check(nb, name: str = "notebook") -> list[dict]:
             raise ValueError(f"{name}: exercise cell {ex['exercise']} must be markdown (the task)")
         if ex["solution"] is None:
             raise ValueError(f"{name}: exercise {ex['title']!r} has no solution cell")
-        between = nb.cells[ex["exercise"] + 1:ex["solution"]]
-        if nb.cells[ex["solution"]].cell_type != "code" or any(c.cell_type != "markdown" for c in between):
-            raise ValueError(f"{name}: the solution of {ex['title']!r} must be the first code cell "
-                             "after its exercise")
+        between = nb.cells[ex["exercise"] + 1 : ex["solution"]]
+        if nb.cells[ex["solution"]].cell_type != "code" or any(
+            c.cell_type != "markdown" for c in between
+        ):
+            raise ValueError(
+                f"{name}: the solution of {ex['title']!r} must be the first code cell "
+                "after its exercise"
+            )
     _independent(nb, found, name)
     return found
 
@@ -75,8 +90,10 @@ def _independent(nb, found, name) -> None:
             continue
         late = sorted(n for n in loaded & set(only_in) if n not in defined)
         if late:
-            raise ValueError(f"{name}: cell {i} reads {late}, defined only by the solution of "
-                             f"{only_in[late[0]]!r}: participants will not have it")
+            raise ValueError(
+                f"{name}: cell {i} reads {late}, defined only by the solution of "
+                f"{only_in[late[0]]!r}: participants will not have it"
+            )
         defined |= stored
 
 
@@ -85,8 +102,9 @@ def _names(source: str) -> tuple[set, set]:
     shell lines are skipped."""
     import ast
 
-    code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line
-                     for line in source.splitlines())
+    code = "\n".join(
+        "" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()
+    )
     tree = ast.parse(code)
     stored, loaded = set(), set()
     for node in ast.walk(tree):
@@ -146,21 +164,38 @@ def guide(root: Path, seconds: dict | None = None) -> list[dict]:
     out = []
     for path in sorted(Path(root, "notebooks").glob("[0-9][0-9]_*.ipynb")):
         nb = nbformat.read(path, as_version=4)
-        heading = next((line for c in nb.cells if c.cell_type == "markdown"
-                        for line in c.source.splitlines() if line.startswith("# ")), path.stem)
+        heading = next(
+            (
+                line
+                for c in nb.cells
+                if c.cell_type == "markdown"
+                for line in c.source.splitlines()
+                if line.startswith("# ")
+            ),
+            path.stem,
+        )
         title = heading.lstrip("# ").split("·", 1)[-1].strip()
-        out.append({"stem": path.stem, "number": path.stem[:2], "title": title,
-                    "after": [str(n) for n in nb.metadata.get("pairlab", {}).get("after", [])],
-                    "seconds": (seconds or {}).get(path.stem),
-                    "exercises": [ex["title"] for ex in exercises(nb)]})
+        out.append(
+            {
+                "stem": path.stem,
+                "number": path.stem[:2],
+                "title": title,
+                "after": [str(n) for n in nb.metadata.get("pairlab", {}).get("after", [])],
+                "seconds": (seconds or {}).get(path.stem),
+                "exercises": [ex["title"] for ex in exercises(nb)],
+            }
+        )
     return out
 
 
 def main(argv=None) -> int:
     root = Path(__file__).resolve().parents[1]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(root / "workshop"),
-                        help="the folder for the participant copies (default: workshop/)")
+    parser.add_argument(
+        "--out",
+        default=str(root / "workshop"),
+        help="the folder for the participant copies (default: workshop/)",
+    )
     args = parser.parse_args(argv)
     for path, n in write(sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")), args.out):
         shown = path.relative_to(root) if path.is_relative_to(root) else path

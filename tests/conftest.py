@@ -1,10 +1,11 @@
 """Shared fixtures: the real data folder, small synthetic pools with known answers, and a fast,
 deterministic stand-in learner for the active-learning loop (used by the unit tests and the
 browser tests' widget notebook)."""
+
 from __future__ import annotations
 
-import os
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,10 +13,10 @@ import numpy as np
 import pytest
 
 from pairlab.active import ActiveConfig, ActiveRun, run_folder
-from pairlab.models.cosinebert import Calibration
 from pairlab.data import Pool
-from pairlab.evaluation import EvalConfig, build_eval_set
 from pairlab.data.pairs import PairSpace, as_id_set
+from pairlab.evaluation import EvalConfig, build_eval_set
+from pairlab.models.cosinebert import Calibration
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,8 +40,10 @@ def data_dir() -> Path:
     it; CI always has it, and the loaders' own tests run on the synthetic fixture anyway."""
     path = real_data_dir()
     if not ((path / "qqp").is_dir() and (path / "wikiqa").is_dir()):
-        pytest.skip(f"real data not found in {path} (no qqp/ and wikiqa/ there): run `make data`, "
-                    "or set PAIRLAB_DATA_DIR to a folder holding QQP and WikiQA")
+        pytest.skip(
+            f"real data not found in {path} (no qqp/ and wikiqa/ there): run `make data`, "
+            "or set PAIRLAB_DATA_DIR to a folder holding QQP and WikiQA"
+        )
     return path
 
 
@@ -60,17 +63,30 @@ def tiny_model(tmp_path_factory) -> str:
     path = tmp_path_factory.mktemp("tiny-model")
     tokenizer = AutoTokenizer.from_pretrained(resolve_model(None))
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=128)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
     BertModel(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
-    encoder = SentenceTransformer(modules=[models.Transformer(str(path), max_seq_length=64),
-                                           models.Pooling(32, "mean"), models.Normalize()])
+    encoder = SentenceTransformer(
+        modules=[
+            models.Transformer(str(path), max_seq_length=64),
+            models.Pooling(32, "mean"),
+            models.Normalize(),
+        ]
+    )
     encoder.save(str(path))
     return str(path)
 
 
-def clustered_pool(n_items=400, dim=8, noise=0.35, seed=0, symmetric=True) -> tuple[Pool, np.ndarray]:
+def clustered_pool(
+    n_items=400, dim=8, noise=0.35, seed=0, symmetric=True
+) -> tuple[Pool, np.ndarray]:
     """A symmetric pool whose positives are pairs inside small clusters, with unit embeddings
     placed near each cluster's centre (so the cosine is an informative but imperfect scorer)."""
     rng = np.random.default_rng(seed)
@@ -97,7 +113,7 @@ class FakeModel:
 
 
 class FakeLearner:
-    """"Training" pulls each labelled positive pair's vectors together and fits the
+    """ "Training" pulls each labelled positive pair's vectors together and fits the
     calibration on the cosines: adaptive enough to change later rounds' candidates."""
 
     def __init__(self, vectors: dict, *, crash_at_round=None):
@@ -106,7 +122,9 @@ class FakeLearner:
 
     def pretrained_embeddings(self, pool):
         left = np.stack([self.vectors[t] for t in pool.left_texts])
-        return left, left if pool.symmetric else np.stack([self.vectors[t] for t in pool.right_texts])
+        return left, left if pool.symmetric else np.stack(
+            [self.vectors[t] for t in pool.right_texts]
+        )
 
     def train(self, pool, ids, labels, *, round, member=None):
         if round == self.crash_at_round:
@@ -121,10 +139,14 @@ class FakeLearner:
             mid = vectors[a] + vectors[b]
             vectors[a] = vectors[b] = mid / np.linalg.norm(mid)
         left, right = pool.texts(ids)
-        cosine = np.einsum("nd,nd->n", np.stack([vectors[t] for t in left]),
-                           np.stack([vectors[t] for t in right]))
-        calibration = (Calibration.fit(cosine, labels) if len(np.unique(labels)) == 2
-                       else Calibration(0.0, 1.0, 1.0, 0.0))
+        cosine = np.einsum(
+            "nd,nd->n", np.stack([vectors[t] for t in left]), np.stack([vectors[t] for t in right])
+        )
+        calibration = (
+            Calibration.fit(cosine, labels)
+            if len(np.unique(labels)) == 2
+            else Calibration(0.0, 1.0, 1.0, 0.0)
+        )
         return FakeModel(vectors, calibration)
 
     @staticmethod
@@ -135,14 +157,20 @@ class FakeLearner:
     def save(model, path):
         path.mkdir(parents=True, exist_ok=True)
         keys = sorted(model.vectors)
-        np.savez(path / "model.npz", keys=np.array(keys), vectors=np.stack([model.vectors[k] for k in keys]))
+        np.savez(
+            path / "model.npz",
+            keys=np.array(keys),
+            vectors=np.stack([model.vectors[k] for k in keys]),
+        )
         (path / "calibration.json").write_text(json.dumps(model.calibration.__dict__))
 
     @staticmethod
     def load(path):
         with np.load(path / "model.npz") as f:
             vectors = dict(zip(f["keys"].tolist(), f["vectors"]))
-        return FakeModel(vectors, Calibration(**json.loads((path / "calibration.json").read_text())))
+        return FakeModel(
+            vectors, Calibration(**json.loads((path / "calibration.json").read_text()))
+        )
 
 
 def make_task():

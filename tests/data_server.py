@@ -3,6 +3,7 @@
 cut the first response to chosen files after half their bytes (an interrupted download). It
 records each request's path and Range header, and stops itself after ``lifetime`` seconds even if
 a test forgets to (the context manager stops it at once)."""
+
 from __future__ import annotations
 
 import threading
@@ -11,7 +12,9 @@ from pathlib import Path
 
 
 class DataServer:
-    def __init__(self, folder: Path, *, cut_first=(), ignore_range: bool = False, lifetime: float = 120.0):
+    def __init__(
+        self, folder: Path, *, cut_first=(), ignore_range: bool = False, lifetime: float = 120.0
+    ):
         self.folder, self.cut = Path(folder), set(cut_first)
         self.ignore_range, self.lifetime = ignore_range, lifetime
         self.requests: list[tuple[str, str | None]] = []  # (path, Range header)
@@ -53,11 +56,12 @@ class DataServer:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.1},
-                                       daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True
+        )
         self.timer = threading.Timer(lifetime, self.stop)
 
-    def __enter__(self) -> "DataServer":
+    def __enter__(self) -> DataServer:
         self.thread.start()
         self.timer.start()
         return self

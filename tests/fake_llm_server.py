@@ -5,6 +5,7 @@ answers from a truth function of the two texts of each numbered pair it reads in
 an annotator's labels can be checked against the truth. Control attributes make it fail (HTTP 500
 for the next N requests, or for every request after K answers), wait, or answer garbage; it
 records every request it receives."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,8 @@ import math
 import re
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
 
 import numpy as np
 
@@ -46,7 +47,7 @@ class FakeLLM:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
-    def __enter__(self) -> "FakeLLM":
+    def __enter__(self) -> FakeLLM:
         self.thread.start()
         return self
 
@@ -60,8 +61,9 @@ class FakeLLM:
             self.requests += 1
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
-            fail = self.fail_next > 0 or (self.fail_after is not None
-                                          and self.answered >= self.fail_after)
+            fail = self.fail_next > 0 or (
+                self.fail_after is not None and self.answered >= self.fail_after
+            )
             self.fail_next -= self.fail_next > 0
         try:
             time.sleep(self.delay)
@@ -76,8 +78,9 @@ class FakeLLM:
         prompt = body["messages"][-1]["content"]
         pairs = [(int(k), a, b) for k, a, b in PAIR.findall(prompt)]
         with self.lock:
-            similar = [k for k, a, b in pairs
-                       if bool(self.truth(a, b)) != (self.rng.random() < self.noise)]
+            similar = [
+                k for k, a, b in pairs if bool(self.truth(a, b)) != (self.rng.random() < self.noise)
+            ]
             self.answered += 1
             self.prompts.append(pairs)
             garbage = self.garbage is not None and self.garbage_next != 0
@@ -90,11 +93,20 @@ class FakeLLM:
         with self.lock:
             self.tokens[0] += usage["prompt_tokens"]
             self.tokens[1] += usage["completion_tokens"]
-        return {"id": f"chatcmpl-{self.answered}", "object": "chat.completion",
-                "created": int(time.time()), "model": body["model"],
-                "choices": [{"index": 0, "finish_reason": self.finish_reason,
-                             "message": {"role": "assistant", "content": text}}],
-                "usage": usage}
+        return {
+            "id": f"chatcmpl-{self.answered}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": self.finish_reason,
+                    "message": {"role": "assistant", "content": text},
+                }
+            ],
+            "usage": usage,
+        }
 
 
 def _handler(fake: FakeLLM):

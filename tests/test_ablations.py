@@ -1,15 +1,16 @@
 """Notebooks 04 and 05's computations on synthetic runs and curves with known answers:
 variants, the stratified baselines' counts, labels read back from run folders, seed-set rounds,
 the data-efficiency factor, the noise and cost tables."""
+
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner
 
 from pairlab import experiments
 from pairlab.active import run_labels
-from pairlab.experiments import Variant
 from pairlab.data.pairs import isin_sorted
-from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner
+from pairlab.experiments import Variant
 
 SETTINGS = {k: v for k, v in BASE.items() if k != "task"}
 PREPARED = {"toy": (POOLS, EVAL_SETS)}
@@ -22,18 +23,29 @@ def root(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def base(root):
-    return experiments.sweep(PREPARED, ["uncertainty", Variant("unc_small", "uncertainty", {"n1": 6})],
-                             [0, 1], SETTINGS, root, learner=lambda c: FakeLearner(VECTORS))
+    return experiments.sweep(
+        PREPARED,
+        ["uncertainty", Variant("unc_small", "uncertainty", {"n1": 6})],
+        [0, 1],
+        SETTINGS,
+        root,
+        learner=lambda c: FakeLearner(VECTORS),
+    )
 
 
 def test_variants_run_under_their_own_label_with_their_overrides(base):
-    assert set(base) == {("toy", "uncertainty", 0), ("toy", "uncertainty", 1),
-                         ("toy", "unc_small", 0), ("toy", "unc_small", 1)}
+    assert set(base) == {
+        ("toy", "uncertainty", 0),
+        ("toy", "uncertainty", 1),
+        ("toy", "unc_small", 0),
+        ("toy", "unc_small", 1),
+    }
     assert base[("toy", "uncertainty", 0)]["labels"] == 12 + 18 + 27
     assert base[("toy", "unc_small", 0)]["labels"] == 6 + 9 + 13
     assert base[("toy", "unc_small", 0)]["folder"] != base[("toy", "uncertainty", 0)]["folder"]
-    rounds = experiments.total_rounds(PREPARED, ["uncertainty", Variant("one", "random", {"batches": (5,)})],
-                                      [0, 1], SETTINGS)
+    rounds = experiments.total_rounds(
+        PREPARED, ["uncertainty", Variant("one", "random", {"batches": (5,)})], [0, 1], SETTINGS
+    )
     assert rounds == 2 * 3 + 2 * 1
 
 
@@ -49,7 +61,9 @@ def test_run_labels_reads_back_exactly_what_the_run_labelled(root, base):
 
 def test_stratified_variants_match_the_uncertainty_runs_counts(root, base):
     variants = experiments.stratified_variants(base, PREPARED, SETTINGS)
-    out = experiments.sweep(PREPARED, variants, [0, 1], SETTINGS, root, learner=lambda c: FakeLearner(VECTORS))
+    out = experiments.sweep(
+        PREPARED, variants, [0, 1], SETTINGS, root, learner=lambda c: FakeLearner(VECTORS)
+    )
     budget = 12 + 18 + 27
     positives = POOLS["train"].n_positives
     for seed in (0, 1):
@@ -63,17 +77,25 @@ def test_stratified_variants_match_the_uncertainty_runs_counts(root, base):
         assert every["positives_found"] == positives
     summary = experiments.summarise({**base, **out})
     table = experiments.table5(summary, {"toy": {"uncertainty": {"ap": 0.325, "p_at_r20": 0.602}}})
-    assert list(table.loc["toy"].index) == ["stratified_match", "stratified_all_positives", "uncertainty"]
+    assert list(table.loc["toy"].index) == [
+        "stratified_match",
+        "stratified_all_positives",
+        "uncertainty",
+    ]
     assert table.loc[("toy", "uncertainty"), "AP (paper)"] == "32.5"
     with pytest.raises(KeyError, match="needs the 'uncertainty' run of toy seed 7"):
-        experiments.sweep(PREPARED, variants[:1], [7], SETTINGS, root, learner=lambda c: FakeLearner(VECTORS))
+        experiments.sweep(
+            PREPARED, variants[:1], [7], SETTINGS, root, learner=lambda c: FakeLearner(VECTORS)
+        )
 
 
 def test_seed_set_rounds_give_each_rounds_share_and_calibration(base):
     frame = experiments.seed_set_rounds(base, {"uncertainty": "retrieval", "unc_small": "small"})
     assert len(frame) == 4 * 3 and set(frame["seed set"]) == {"retrieval", "small"}
     record = base[("toy", "uncertainty", 0)]["records"][1]
-    row = frame[(frame["seed set"] == "retrieval") & (frame["seed"] == 0) & (frame["round"] == 2)].iloc[0]
+    row = frame[
+        (frame["seed set"] == "retrieval") & (frame["seed"] == 0) & (frame["round"] == 2)
+    ].iloc[0]
     assert row["batch positive share"] == record["positives_in_batch"] / record["batch"]
     assert row["mean p"] == record["calibration"]["mean_p"]
     assert frame[frame["round"] == 1]["mean p"].isna().all()  # the seed round: no trained model
@@ -94,29 +116,51 @@ def test_efficiency_factor_on_curves_with_known_answers():
     row = eff.iloc[0]
     assert row["labels needed"] == pytest.approx(17.5) and row["factor"] == pytest.approx(47 / 17.5)
     assert row["bound"] == "exact"
-    first = experiments.data_efficiency.factors(curves_frame([0.6, 0.7, 0.8], [0.3, 0.4, 0.5])).iloc[0]
+    first = experiments.data_efficiency.factors(
+        curves_frame([0.6, 0.7, 0.8], [0.3, 0.4, 0.5])
+    ).iloc[0]
     assert first["labels needed"] == 10 and first["bound"] == "lower bound"
-    never = experiments.data_efficiency.factors(curves_frame([0.1, 0.2, 0.3], [0.3, 0.4, 0.5])).iloc[0]
+    never = experiments.data_efficiency.factors(
+        curves_frame([0.1, 0.2, 0.3], [0.3, 0.4, 0.5])
+    ).iloc[0]
     assert np.isnan(never["factor"]) and never["bound"] == "not reached"
     # a reference that peaked early needs fewer labels than its budget for its own final AP:
     # static ends at 0.5 but passed 0.5 a fifth of the way from 10 (0.4) to 25 (0.9) = 13 labels
-    peaked = experiments.data_efficiency.factors(curves_frame([0.45, 0.55, 0.6], [0.4, 0.9, 0.5])).iloc[0]
+    peaked = experiments.data_efficiency.factors(
+        curves_frame([0.45, 0.55, 0.6], [0.4, 0.9, 0.5])
+    ).iloc[0]
     assert peaked["static_retrieval labels needed"] == pytest.approx(13.0)
-    assert peaked["labels needed"] == pytest.approx(17.5) and peaked["factor"] == pytest.approx(13 / 17.5)
-    both = experiments.data_efficiency.factors(curves_frame([0.7, 0.6, 0.6], [0.7, 0.6, 0.5])).iloc[0]
+    assert peaked["labels needed"] == pytest.approx(17.5) and peaked["factor"] == pytest.approx(
+        13 / 17.5
+    )
+    both = experiments.data_efficiency.factors(curves_frame([0.7, 0.6, 0.6], [0.7, 0.6, 0.5])).iloc[
+        0
+    ]
     assert both["bound"] == "both at the first point" and both["factor"] == 1.0
 
 
 def test_noise_and_cost_tables():
-    entry = lambda aps, labels=100: {"labels": labels, "ap": {"mean": float(np.mean(aps)), "per_seed": aps},
-                                     "seconds_per_run": {"train": 1800.0, "embed": 1800.0}}
-    summary = {"toy": {"random": entry([0.1, 0.3]), "uncertainty": entry([0.5]),
-                       "static_retrieval": entry([0.4])}}
+    entry = lambda aps, labels=100: {
+        "labels": labels,
+        "ap": {"mean": float(np.mean(aps)), "per_seed": aps},
+        "seconds_per_run": {"train": 1800.0, "embed": 1800.0},
+    }
+    summary = {
+        "toy": {
+            "random": entry([0.1, 0.3]),
+            "uncertainty": entry([0.5]),
+            "static_retrieval": entry([0.4]),
+        }
+    }
     noise = experiments.noise(summary, ["random", "uncertainty"])
     assert noise.loc[("toy", "random"), "range"] == pytest.approx(0.2)
     assert noise.loc[("toy", "random"), "std"] == pytest.approx(0.1)
-    assert noise.loc[("toy", "gap: uncertainty - static_retrieval (means)"), "mean AP"] == pytest.approx(0.1)
-    eff = pd.DataFrame([{"task": "toy", "labels needed": 30.0}, {"task": "toy", "labels needed": 45.0}])
+    assert noise.loc[
+        ("toy", "gap: uncertainty - static_retrieval (means)"), "mean AP"
+    ] == pytest.approx(0.1)
+    eff = pd.DataFrame(
+        [{"task": "toy", "labels needed": 30.0}, {"task": "toy", "labels needed": 45.0}]
+    )
     cost = experiments.costs(summary, eff, per_hour=50, dollars_per_hour=40)
     assert cost.loc[("toy", "random"), "annotator hours"] == 2.0
     assert cost.loc[("toy", "random"), "annotation $"] == 80.0
@@ -134,9 +178,13 @@ def test_budget_metrics_are_plain_json(base):
     summary = experiments.summarise(results)
     eff = experiments.data_efficiency.factors(curves)
     noise = experiments.noise(summary, ["uncertainty", "static_retrieval"])
-    metrics = experiments.budget_metrics(curves, eff, summary, noise, experiments.costs(summary, eff))
+    metrics = experiments.budget_metrics(
+        curves, eff, summary, noise, experiments.costs(summary, eff)
+    )
     again = json.loads(json.dumps(metrics, allow_nan=False))
-    assert again["toy"]["efficiency"]["seeds"] == 2 and isinstance(again["toy"]["efficiency"]["seeds"], int)
+    assert again["toy"]["efficiency"]["seeds"] == 2 and isinstance(
+        again["toy"]["efficiency"]["seeds"], int
+    )
     assert [p["labels"] for p in again["toy"]["curves"]["uncertainty"]] == [12, 30, 57]
     assert again["toy"]["noise"][-1]["n"] is None  # the gap row
 
@@ -144,9 +192,14 @@ def test_budget_metrics_are_plain_json(base):
 def test_figures_of_notebooks_04_and_05_draw_every_group(base):
     from pairlab.widgets import plots
 
-    rounds = experiments.seed_set_rounds(base, {"uncertainty": "static retrieval seed", "unc_small": "stated seed"})
+    rounds = experiments.seed_set_rounds(
+        base, {"uncertainty": "static retrieval seed", "unc_small": "stated seed"}
+    )
     fig = plots.seed_set_figure(rounds)
-    assert {t.name for t in fig.data if t.showlegend is not False} == {"static retrieval seed", "stated seed"}
+    assert {t.name for t in fig.data if t.showlegend is not False} == {
+        "static retrieval seed",
+        "stated seed",
+    }
     results = {k: v for k, v in base.items() if k[1] == "uncertainty"}
     results.update({("toy", "static_retrieval", s): base[("toy", "unc_small", s)] for s in (0, 1)})
     curves = experiments.curves(results)
@@ -154,8 +207,9 @@ def test_figures_of_notebooks_04_and_05_draw_every_group(base):
     bands = [t for t in fig.data if t.fill == "toself"]
     assert len(bands) == 2 and all(t.fillcolor.startswith("rgba(") for t in bands)
     summary = experiments.summarise(results)
-    assert [t.name for t in plots.noise_figure(summary, ["static_retrieval", "uncertainty"]).data] == [
-        "static_retrieval", "uncertainty"]
+    assert [
+        t.name for t in plots.noise_figure(summary, ["static_retrieval", "uncertainty"]).data
+    ] == ["static_retrieval", "uncertainty"]
     cost = plots.cost_figure(curves, dollars_per_label=2.0)
     assert max(max(t.x) for t in cost.data) == 2.0 * 57
 
@@ -164,7 +218,11 @@ def test_sweep_groups_run_each_strategy_with_its_own_seeds(root, base):
     groups = [("uncertainty", [1]), (Variant("unc_small", "uncertainty", {"n1": 6}), [0, 1])]
     learner = FakeLearner(VECTORS)
     out = experiments.sweep_groups(PREPARED, groups, SETTINGS, root, learner=lambda c: learner)
-    assert list(out) == [("toy", "uncertainty", 1), ("toy", "unc_small", 0), ("toy", "unc_small", 1)]
+    assert list(out) == [
+        ("toy", "uncertainty", 1),
+        ("toy", "unc_small", 0),
+        ("toy", "unc_small", 1),
+    ]
     assert all(out[key] == base[key] for key in out) and learner.trained == []  # read back
     assert experiments.group_rounds(PREPARED, groups, SETTINGS) == 3 * 3
 
@@ -178,7 +236,8 @@ def test_efficiency_summary_and_report_count_only_defined_factors():
     assert (row["seeds_defined"], row["seeds"]) == (1, 2)
     ref = {"toy": {"factor": 14, "static_labels": 232_100, "uncertainty_labels": 16_640}}
     assert experiments.data_efficiency.report(both, ref) == (
-        "toy: factor 2.69 ± 0.00 over 1 of 2 seeds; paper 14x (232,100 static labels vs 16,640)")
+        "toy: factor 2.69 ± 0.00 over 1 of 2 seeds; paper 14x (232,100 static labels vs 16,640)"
+    )
     assert experiments.data_efficiency.summary(never).loc["toy", "factor_mean"] is None
 
 
@@ -193,8 +252,13 @@ def test_seed_set_means_average_over_seeds(base):
 def test_train_settings_read_a_notebooks_parameters():
     from pairlab.experiments.baselines import train_settings
 
-    params = {"concat_epochs": {"qqp": 2, "wikiqa": 3}, "cosine_epochs": 1, "learning_rate": 3e-5,
-              "batch_size": 8, "max_seq_length": 64}
+    params = {
+        "concat_epochs": {"qqp": 2, "wikiqa": 3},
+        "cosine_epochs": 1,
+        "learning_rate": 3e-5,
+        "batch_size": 8,
+        "max_seq_length": 64,
+    }
     concat = train_settings(params, "concatbert")("wikiqa", 4)
     assert (concat.epochs, concat.seed, concat.learning_rate, concat.batch_size) == (3, 4, 3e-5, 8)
     assert train_settings(params, "cosinebert")("qqp", 0).epochs == 1

@@ -1,16 +1,14 @@
 """The round loop on synthetic pools with a fast, deterministic stand-in learner: schedule,
 invariants, the run folder, crash and resume, reuse."""
+
 import json
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import BASE, POOLS, VECTORS, FakeLearner, run
 
-from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner, clustered_pool, run
-from pairlab.active import ActiveConfig, ActiveRun, reliability, run_folder, schedule
-from pairlab.models.cosinebert import Calibration
-from pairlab.evaluation import CosineScorer, EvalConfig, build_eval_set
+from pairlab.active import ActiveConfig, reliability, schedule
 from pairlab.data.pairs import isin_sorted
 
 
@@ -33,14 +31,30 @@ def test_a_run_labels_its_budget_once_each_and_records_every_round(tmp_path):
     assert len(frame) == result["labels"] == 12 + 18 + 27
     assert frame.groupby("round").size().tolist() == [12, 18, 27]
     pairs = {frozenset(p) for p in zip(frame["left"], frame["right"])}
-    assert len(pairs) == len(frame) and all(len(p) == 2 for p in pairs)  # no pair twice, no self pair
-    ids = np.concatenate([np.load(folder / "rounds" / f"round_{i:02d}.npz")["ids"] for i in (1, 2, 3)])
+    assert len(pairs) == len(frame) and all(
+        len(p) == 2 for p in pairs
+    )  # no pair twice, no self pair
+    ids = np.concatenate(
+        [np.load(folder / "rounds" / f"round_{i:02d}.npz")["ids"] for i in (1, 2, 3)]
+    )
     assert len(np.unique(ids)) == len(ids)
-    assert frame["label"].sum() == result["positives_found"] == int(isin_sorted(np.sort(ids), POOLS["train"].positives).sum())
-    assert [r["strategy"] for r in result["records"]] == ["static_retrieval", "uncertainty", "uncertainty"]
+    assert (
+        frame["label"].sum()
+        == result["positives_found"]
+        == int(isin_sorted(np.sort(ids), POOLS["train"].positives).sum())
+    )
+    assert [r["strategy"] for r in result["records"]] == [
+        "static_retrieval",
+        "uncertainty",
+        "uncertainty",
+    ]
     assert all(set(r["seconds"]) >= {"select", "train", "evaluate"} for r in result["records"])
-    assert result["records"][0]["calibration"] is None and result["records"][1]["calibration"]["table"]
-    assert 0 <= result["test"]["ap"] <= 1 and result["test"]["ap_ci"][0] <= result["test"]["ap_ci"][1]
+    assert (
+        result["records"][0]["calibration"] is None and result["records"][1]["calibration"]["table"]
+    )
+    assert (
+        0 <= result["test"]["ap"] <= 1 and result["test"]["ap_ci"][0] <= result["test"]["ap_ci"][1]
+    )
     assert [e for e, _ in events].count("round_finished") == 3 and events[-1][0] == "run_finished"
     assert json.loads((folder / "config.json").read_text())["strategy"] == "uncertainty"
     assert not list(folder.glob("model_round_*"))  # models are dropped once the run is done
@@ -131,8 +145,6 @@ def test_candidate_recall_is_recorded_for_candidate_strategies_only(tmp_path):
     from pairlab.data.pairs import isin_sorted
     from pairlab.evaluation.candidates import neighbour_pairs
 
-    from conftest import BASE
-
     pool = POOLS["train"]
     emb = np.stack([VECTORS[t] for t in pool.left_texts])
     candidates, _ = neighbour_pairs(pool.space, emb, emb, m=BASE["candidate_m"])
@@ -142,4 +154,6 @@ def test_candidate_recall_is_recorded_for_candidate_strategies_only(tmp_path):
     assert all(0.0 <= r["candidate_recall"] <= 1.0 for r in records)
     # labelling the easy positives leaves the rest farther away: recall does not rise
     assert records[-1]["candidate_recall"] <= records[0]["candidate_recall"]
-    assert all("candidate_recall" not in r for r in run(tmp_path, strategy="random")[0].run()["records"])
+    assert all(
+        "candidate_recall" not in r for r in run(tmp_path, strategy="random")[0].run()["records"]
+    )

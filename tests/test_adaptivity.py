@@ -1,32 +1,46 @@
 """Notebook 09's computations: the separation of curves, candidate recall read from run folders
 old and new, the encoder experiment's gap and its trend on results with known answers, the
 zero-shot static precision against a real static-retrieval run, and the metrics file."""
+
 import json
 import math
 
 import pandas as pd
 import pytest
+from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner
 
 from pairlab.active import ActiveConfig, ActiveRun, run_folder
 from pairlab.experiments import adaptivity, encoders
 from pairlab.experiments.adaptivity_findings import findings
 from pairlab.experiments.sweeps import sweep
-from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner
 
 SETTINGS = {k: v for k, v in BASE.items() if k != "task"}  # a sweep's settings: the task is its own
 
 
 def curve_rows(strategy, seed, ap, half, labels=(10, 20, 40, 80)):
-    return [{"task": "toy", "strategy": strategy, "seed": seed, "round": k + 1, "labels": n,
-             "positives_found": n // 2, "ap": a, "ap_lo": a - half, "ap_hi": a + half, "p_at_r20": a}
-            for k, (n, a) in enumerate(zip(labels, ap))]
+    return [
+        {
+            "task": "toy",
+            "strategy": strategy,
+            "seed": seed,
+            "round": k + 1,
+            "labels": n,
+            "positives_found": n // 2,
+            "ap": a,
+            "ap_lo": a - half,
+            "ap_hi": a + half,
+            "p_at_r20": a,
+        }
+        for k, (n, a) in enumerate(zip(labels, ap))
+    ]
 
 
 CURVES = pd.DataFrame(
-    curve_rows("uncertainty", 0, [0.30, 0.38, 0.45, 0.60], 0.05)      # gap .00 .08 .15 .30
+    curve_rows("uncertainty", 0, [0.30, 0.38, 0.45, 0.60], 0.05)  # gap .00 .08 .15 .30
     + curve_rows("static_retrieval", 0, [0.30, 0.30, 0.30, 0.30], 0.05)
-    + curve_rows("uncertainty", 1, [0.30, 0.32, 0.34, 0.36], 0.05)    # never 0.10 apart
-    + curve_rows("static_retrieval", 1, [0.30, 0.30, 0.30, 0.30], 0.05))
+    + curve_rows("uncertainty", 1, [0.30, 0.32, 0.34, 0.36], 0.05)  # never 0.10 apart
+    + curve_rows("static_retrieval", 1, [0.30, 0.30, 0.30, 0.30], 0.05)
+)
 
 
 def test_separation_per_seed_and_of_the_mean_curves():
@@ -40,15 +54,18 @@ def test_separation_per_seed_and_of_the_mean_curves():
 
 def toy_results(tmp_path, strategies=("uncertainty", "random")):
     prepared = {"toy": (POOLS, EVAL_SETS)}
-    return sweep(prepared, strategies, [0], dict(SETTINGS), tmp_path, learner=lambda c: FakeLearner(VECTORS))
+    return sweep(
+        prepared, strategies, [0], dict(SETTINGS), tmp_path, learner=lambda c: FakeLearner(VECTORS)
+    )
 
 
 def test_recall_frame_reads_new_and_old_run_folders(tmp_path):
     results = toy_results(tmp_path)
     frame = adaptivity.recall_frame(results)
     assert set(frame["strategy"]) == {"uncertainty"}  # random sampling searches no candidates
-    assert frame["candidate_recall"].tolist() == [r["candidate_recall"] for r in
-                                                  results[("toy", "uncertainty", 0)]["records"]]
+    assert frame["candidate_recall"].tolist() == [
+        r["candidate_recall"] for r in results[("toy", "uncertainty", 0)]["records"]
+    ]
     for record in results[("toy", "uncertainty", 0)]["records"]:  # as a folder from before
         del record["candidate_recall"]
     assert adaptivity.recall_frame(results)["candidate_recall"].isna().all()
@@ -56,13 +73,16 @@ def test_recall_frame_reads_new_and_old_run_folders(tmp_path):
 
 def test_overlap_is_the_share_of_a_runs_labels_the_other_also_collected(tmp_path):
     import numpy as np
+
     from pairlab.active.store import round_ids
 
     results = toy_results(tmp_path, strategies=("uncertainty", "static_retrieval", "random"))
     frame = adaptivity.overlap_frame(results, tmp_path)
     assert set(frame["strategy"]) == {"uncertainty"} and frame["round"].tolist() == [1, 2, 3]
-    ours, theirs = (round_ids(tmp_path / "toy" / results[("toy", s, 0)]["folder"])
-                    for s in ("uncertainty", "static_retrieval"))
+    ours, theirs = (
+        round_ids(tmp_path / "toy" / results[("toy", s, 0)]["folder"])
+        for s in ("uncertainty", "static_retrieval")
+    )
     assert frame["overlap"].iloc[0] == 1.0  # round 1 is static retrieval for every strategy
     a, b = np.concatenate(ours), np.concatenate(theirs)
     assert frame["overlap"].iloc[-1] == pytest.approx(len(np.intersect1d(a, b)) / len(a))
@@ -73,10 +93,20 @@ def test_overlap_is_the_share_of_a_runs_labels_the_other_also_collected(tmp_path
 
 
 def test_budget_groups_and_regime():
-    groups = dict((getattr(s, "label", s), seeds) for s, seeds in adaptivity.budget_groups([0, 1, 2], [0]))
-    assert groups == {"uncertainty": [0, 1, 2], "static_retrieval": [0, 1, 2],
-                      "adaptive_retrieval": [0], "random_candidates": [0]}
-    static = next(s for s, _ in adaptivity.budget_groups([0], [0]) if getattr(s, "label", "") == "static_retrieval")
+    groups = dict(
+        (getattr(s, "label", s), seeds) for s, seeds in adaptivity.budget_groups([0, 1, 2], [0])
+    )
+    assert groups == {
+        "uncertainty": [0, 1, 2],
+        "static_retrieval": [0, 1, 2],
+        "adaptive_retrieval": [0],
+        "random_candidates": [0],
+    }
+    static = next(
+        s
+        for s, _ in adaptivity.budget_groups([0], [0])
+        if getattr(s, "label", "") == "static_retrieval"
+    )
     assert static.fields("toy", 0) == {"curve": True}
     row = adaptivity.regime({"toy": (POOLS, EVAL_SETS)}, dict(SETTINGS)).loc["toy"]
     assert row["labels after each round"] == "12, 30, 57" and row["labels"] == 57
@@ -89,15 +119,28 @@ def encoder_results(gaps: dict, seeds=(0, 1), labels=100) -> dict:
     out = {}
     for n, gap in gaps.items():
         for seed in seeds:
-            for strategy, ap in (("static_retrieval", 0.5), ("uncertainty", 0.5 + gap + 0.01 * seed)):
-                out[(n, labels, strategy, seed)] = {"test": {"ap": ap, "ap_ci": [ap - 0.02, ap + 0.02]},
-                                                    "config": {"task": "toy"}, "labels": labels}
+            for strategy, ap in (
+                ("static_retrieval", 0.5),
+                ("uncertainty", 0.5 + gap + 0.01 * seed),
+            ):
+                out[(n, labels, strategy, seed)] = {
+                    "test": {"ap": ap, "ap_ci": [ap - 0.02, ap + 0.02]},
+                    "config": {"task": "toy"},
+                    "labels": labels,
+                }
     return out
 
 
-ZERO = pd.DataFrame({"layers": [6, 4, 2, 0], "zero-shot AP": [0.6, 0.5, 0.4, 0.2], "AP lo": [0.5] * 4,
-                     "AP hi": [0.7] * 4, "static precision": [0.8, 0.6, 0.4, 0.1],
-                     "static labels": [100] * 4}).set_index("layers")
+ZERO = pd.DataFrame(
+    {
+        "layers": [6, 4, 2, 0],
+        "zero-shot AP": [0.6, 0.5, 0.4, 0.2],
+        "AP lo": [0.5] * 4,
+        "AP hi": [0.7] * 4,
+        "static precision": [0.8, 0.6, 0.4, 0.1],
+        "static labels": [100] * 4,
+    }
+).set_index("layers")
 
 
 def test_the_gap_per_encoder_and_its_trend_have_known_values():
@@ -112,15 +155,20 @@ def test_the_gap_per_encoder_and_its_trend_have_known_values():
     assert (trend["weakest"], trend["strongest"]) == (0, 6)
     assert trend["weakest minus strongest"] == pytest.approx(0.10)
     assert trend["per seed"] == pytest.approx([0.10, 0.10])
-    flat = encoders.gap_trend(encoders.encoder_table(encoder_results({6: 0.1, 4: 0.0, 2: 0.1, 0: 0.0}), ZERO))
+    flat = encoders.gap_trend(
+        encoders.encoder_table(encoder_results({6: 0.1, 4: 0.0, 2: 0.1, 0: 0.0}), ZERO)
+    )
     assert flat.loc[100, "spearman rho"] > -1.0
 
 
 def test_encoder_runs_keep_the_largest_budget_of_each():
     results = {**encoder_results({2: 0.0}, labels=100), **encoder_results({2: 0.1}, labels=200)}
     runs = encoders.encoder_runs(results)
-    assert set(runs) == {("toy", f"{s}, 2 layers", seed) for s in ("uncertainty", "static_retrieval")
-                         for seed in (0, 1)}
+    assert set(runs) == {
+        ("toy", f"{s}, 2 layers", seed)
+        for s in ("uncertainty", "static_retrieval")
+        for seed in (0, 1)
+    }
     assert runs[("toy", "static_retrieval, 2 layers", 0)]["labels"] == 200
 
 
@@ -128,25 +176,57 @@ def metrics_for_docs(folder) -> dict:
     """A notebook-09 metrics file from the synthetic curves and encoder results above (and toy
     runs in ``folder`` for candidate recall): for tests of what reads it."""
     table = encoders.encoder_table(encoder_results({6: 0.0, 2: 0.05, 0: 0.10}), ZERO)
-    eff = pd.DataFrame([{"task": "toy", "seed": 0, "factor": 2.0, "bound": "exact", "labels needed": 40.0},
-                        {"task": "toy", "seed": 1, "factor": float("nan"), "bound": "not reached",
-                         "labels needed": float("nan")}])
+    eff = pd.DataFrame(
+        [
+            {"task": "toy", "seed": 0, "factor": 2.0, "bound": "exact", "labels needed": 40.0},
+            {
+                "task": "toy",
+                "seed": 1,
+                "factor": float("nan"),
+                "bound": "not reached",
+                "labels needed": float("nan"),
+            },
+        ]
+    )
     regime = adaptivity.regime({"toy": (POOLS, EVAL_SETS)}, dict(SETTINGS))
     recall = adaptivity.recall_frame(toy_results(folder))
-    overlap = pd.DataFrame([{"task": "toy", "strategy": "uncertainty", "seed": s, "round": r,
-                             "labels": n, "overlap": o}
-                            for s, shares in ((0, (1.0, 0.5)), (1, (1.0, 0.7))) for r, (n, o)
-                            in enumerate(zip((10, 20), shares), start=1)])
-    return adaptivity.adaptivity_metrics(CURVES, regime, eff, adaptivity.separation(CURVES), ZERO,
-                                         table, encoders.gap_trend(table), recall, overlap)
+    overlap = pd.DataFrame(
+        [
+            {
+                "task": "toy",
+                "strategy": "uncertainty",
+                "seed": s,
+                "round": r,
+                "labels": n,
+                "overlap": o,
+            }
+            for s, shares in ((0, (1.0, 0.5)), (1, (1.0, 0.7)))
+            for r, (n, o) in enumerate(zip((10, 20), shares), start=1)
+        ]
+    )
+    return adaptivity.adaptivity_metrics(
+        CURVES,
+        regime,
+        eff,
+        adaptivity.separation(CURVES),
+        ZERO,
+        table,
+        encoders.gap_trend(table),
+        recall,
+        overlap,
+    )
 
 
 def test_metrics_are_plain_json_and_the_findings_quote_every_seed(tmp_path):
     metrics = metrics_for_docs(tmp_path)
     text = json.dumps(metrics, allow_nan=False)  # NaN became null
-    assert metrics["budget"]["toy"]["uncertainty"]["dev_ap"]["per_seed"] == [[0.30, 0.38, 0.45, 0.60],
-                                                                            [0.30, 0.32, 0.34, 0.36]]
-    assert metrics["encoder"]["2"]["uncertainty"]["test_ap"]["per_seed"] == [pytest.approx([0.55, 0.56])]
+    assert metrics["budget"]["toy"]["uncertainty"]["dev_ap"]["per_seed"] == [
+        [0.30, 0.38, 0.45, 0.60],
+        [0.30, 0.32, 0.34, 0.36],
+    ]
+    assert metrics["encoder"]["2"]["uncertainty"]["test_ap"]["per_seed"] == [
+        pytest.approx([0.55, 0.56])
+    ]
     assert metrics["encoder"]["4"]["gap"]["labels"] == []  # zero-shot only: no runs from it
     assert metrics["efficiency"]["toy"]["factor_mean"] == 2.0 and "null" in text
     assert len(metrics["candidate_recall"]["toy"]["uncertainty"]) == 3
@@ -155,7 +235,10 @@ def test_metrics_are_plain_json_and_the_findings_quote_every_seed(tmp_path):
     assert "seed 0 2.00x (exact); seed 1 none (not reached)" in lines
     assert "mean curves from 80 labels; seed 0 from 40 labels; seed 1 never" in lines
     assert "Spearman rho (zero-shot AP, gap) = -1.00 over 3 encoders" in lines
-    assert "toy, uncertainty: of its 20 labels, static retrieval also collected 60% (seed 0 50%, seed 1 70%)" in lines
+    assert (
+        "toy, uncertainty: of its 20 labels, static retrieval also collected 60% (seed 0 50%, seed 1 70%)"
+        in lines
+    )
 
 
 def test_encoder_layers_maps_the_whole_model_to_none(tiny_model):
@@ -164,11 +247,15 @@ def test_encoder_layers_maps_the_whole_model_to_none(tiny_model):
         encoders.encoder_layers(tiny_model, [3])
 
 
-def test_zero_shot_static_precision_is_what_a_static_retrieval_run_collects(tiny_model, tmp_path, monkeypatch):
+def test_zero_shot_static_precision_is_what_a_static_retrieval_run_collects(
+    tiny_model, tmp_path, monkeypatch
+):
     monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path / "cache"))
     settings = {**SETTINGS, "model": tiny_model, "max_seq_length": 32, "curve": False, "epochs": 1}
     config = ActiveConfig(task="toy", strategy="static_retrieval", encoder_layers=1, **settings)
-    result = ActiveRun(config, POOLS, EVAL_SETS, run_folder(tmp_path, config, POOLS, EVAL_SETS)).run()
+    result = ActiveRun(
+        config, POOLS, EVAL_SETS, run_folder(tmp_path, config, POOLS, EVAL_SETS)
+    ).run()
     zero = encoders.zero_shot({"toy": (POOLS, EVAL_SETS)}, {1: 1}, settings, rounds=BASE["rounds"])
     assert zero.loc[1, "static labels"] == result["labels"] == 57
     assert zero.loc[1, "static precision"] == pytest.approx(result["positives_found"] / 57)
@@ -178,20 +265,45 @@ def test_zero_shot_static_precision_is_what_a_static_retrieval_run_collects(tiny
 def test_both_experiments_run_on_a_pair_file_with_the_budget_experiments_own_sizes():
     from conftest import FIXTURES
 
-    params = {"dataset": str(FIXTURES / "pairs" / "faq.jsonl"), "data_dir": None, "seed": 0,
-              "fractions": [0.5, 0.25, 0.25], "pairs_symmetric": False, "pairs_threshold": None,
-              "pairs_columns": {"left": "query", "right": "answer", "label": "relevant",
-                                "left_id": "query_id", "right_id": "answer_id"},
-              "max_items": {"qqp": 10, "wikiqa": {"train": 30, "dev": 12, "test": 12}},
-              "model": None, "max_seq_length": 32, "n1": 8, "rounds": {"qqp": 2, "wikiqa": 2},
-              "growth": 1.5, "candidate_m": 5, "cosine_epochs": 1, "learning_rate": 2e-5,
-              "batch_size": 16, "curve": False, "near_m": 5, "n_random": 500, "n_boot": 20,
-              "budget_max_items": {"train": 20, "dev": 12, "test": 12}, "budget_n1": 4, "budget_rounds": 3}
+    params = {
+        "dataset": str(FIXTURES / "pairs" / "faq.jsonl"),
+        "data_dir": None,
+        "seed": 0,
+        "fractions": [0.5, 0.25, 0.25],
+        "pairs_symmetric": False,
+        "pairs_threshold": None,
+        "pairs_columns": {
+            "left": "query",
+            "right": "answer",
+            "label": "relevant",
+            "left_id": "query_id",
+            "right_id": "answer_id",
+        },
+        "max_items": {"qqp": 10, "wikiqa": {"train": 30, "dev": 12, "test": 12}},
+        "model": None,
+        "max_seq_length": 32,
+        "n1": 8,
+        "rounds": {"qqp": 2, "wikiqa": 2},
+        "growth": 1.5,
+        "candidate_m": 5,
+        "cosine_epochs": 1,
+        "learning_rate": 2e-5,
+        "batch_size": 16,
+        "curve": False,
+        "near_m": 5,
+        "n_random": 500,
+        "n_boot": 20,
+        "budget_max_items": {"train": 20, "dev": 12, "test": 12},
+        "budget_n1": 4,
+        "budget_rounds": 3,
+    }
     budget, settings = adaptivity.prepare(params, "budget", show=False)
     assert list(budget) == ["faq"] and len(budget["faq"][0]["train"].left_texts) == 20
     assert (settings["n1"], settings["rounds"]) == (4, 3)
     encoder, settings = adaptivity.prepare(params, "encoder", show=False)
-    assert len(encoder["faq"][0]["train"].left_texts) == 30  # WikiQA's sizes for a question -> answer file
+    assert (
+        len(encoder["faq"][0]["train"].left_texts) == 30
+    )  # WikiQA's sizes for a question -> answer file
     assert (settings["n1"], settings["rounds"]["faq"]) == (8, 2)
     with pytest.raises(ValueError, match="experiment must be one of"):
         adaptivity.prepare(params, "other")

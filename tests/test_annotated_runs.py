@@ -1,11 +1,12 @@
 """The loop with annotators other than the oracle: labels.csv beside the oracle's labels, the
 round records' accuracy, no-answers never trained on nor asked again, noisy runs in their own
 folders, resume with the same noisy answers; and the annotator specs."""
+
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner, run
+
 from pairlab.active import ActiveConfig, ActiveRun, run_folder, run_labels
 from pairlab.annotators import Annotator, ErrorDependentOracle, NoisyOracle, Oracle, make_annotator
 from pairlab.data.pairs import isin_sorted
@@ -35,14 +36,24 @@ def test_a_noisy_run_trains_on_the_annotators_labels_and_says_how_they_compare(t
     assert 0 < wrong < len(frame)  # a 30% flip rate flipped some, not all
     ids, labels = learner.seen[-1]
     pool = POOLS["train"]
-    assert np.array_equal(labels, NoisyOracle(flip_positive=0.3, flip_negative=0.3, seed=4).annotate(pool, ids))
+    assert np.array_equal(
+        labels, NoisyOracle(flip_positive=0.3, flip_negative=0.3, seed=4).annotate(pool, ids)
+    )
     assert not np.array_equal(labels, pool.labels(ids))
     records = result["records"]
-    assert sum(r["annotation"]["false_positives"] + r["annotation"]["false_negatives"] for r in records) == wrong
+    assert (
+        sum(
+            r["annotation"]["false_positives"] + r["annotation"]["false_negatives"] for r in records
+        )
+        == wrong
+    )
     assert result["annotation"]["accuracy"] == pytest.approx(1 - wrong / len(frame))
     assert result["positives_found"] == int(frame["oracle"].sum())  # the truth, not the noisy count
     read_ids, read_labels = run_labels(folder)
-    assert np.array_equal(read_labels, NoisyOracle(**{k: v for k, v in NOISY.items() if k != "kind"}).annotate(pool, read_ids))
+    assert np.array_equal(
+        read_labels,
+        NoisyOracle(**{k: v for k, v in NOISY.items() if k != "kind"}).annotate(pool, read_ids),
+    )
 
 
 def test_noisy_and_clean_runs_never_share_a_folder_and_old_configs_keep_theirs():
@@ -86,13 +97,17 @@ def test_unanswered_pairs_are_not_trained_on_nor_asked_again(tmp_path):
 def test_an_annotator_object_needs_a_spec_in_the_config(tmp_path):
     config = ActiveConfig(strategy="uncertainty", **BASE)
     with pytest.raises(ValueError, match="config.annotator is None"):
-        ActiveRun(config, POOLS, EVAL_SETS, tmp_path, learner=FakeLearner(VECTORS), annotator=Oracle())
+        ActiveRun(
+            config, POOLS, EVAL_SETS, tmp_path, learner=FakeLearner(VECTORS), annotator=Oracle()
+        )
 
 
 def test_a_crashed_noisy_run_resumes_with_the_same_answers(tmp_path):
     straight, straight_folder = run(tmp_path / "a", annotator=NOISY)
     straight.run()
-    crashing, folder = run(tmp_path / "b", annotator=NOISY, learner=FakeLearner(VECTORS, crash_at_round=2))
+    crashing, folder = run(
+        tmp_path / "b", annotator=NOISY, learner=FakeLearner(VECTORS, crash_at_round=2)
+    )
     with pytest.raises(KeyboardInterrupt):
         crashing.run()
     run(tmp_path / "b", annotator=NOISY)[0].run()
@@ -100,7 +115,9 @@ def test_a_crashed_noisy_run_resumes_with_the_same_answers(tmp_path):
 
 
 def test_specs_make_their_annotators_and_bad_ones_are_clear_errors(monkeypatch):
-    assert isinstance(make_annotator(None), Oracle) and isinstance(make_annotator({"kind": "oracle"}), Oracle)
+    assert isinstance(make_annotator(None), Oracle) and isinstance(
+        make_annotator({"kind": "oracle"}), Oracle
+    )
     noisy = make_annotator(NOISY)
     assert isinstance(noisy, NoisyOracle) and noisy.params()["seed"] == 4
     import pairlab.models.embed as embed
@@ -120,4 +137,6 @@ def test_specs_make_their_annotators_and_bad_ones_are_clear_errors(monkeypatch):
         with pytest.raises(ValueError, match="annotator spec"):
             make_annotator(bad)
     with pytest.raises(ValueError, match="API key out of the annotator spec"):
-        make_annotator({"kind": "llm", "base_url": "http://x", "model": "m", "cache": "c", "api_key": "sk"})
+        make_annotator(
+            {"kind": "llm", "base_url": "http://x", "model": "m", "cache": "c", "api_key": "sk"}
+        )

@@ -1,6 +1,7 @@
 """Annotators: one contract over every annotator, the seeded noisy oracles, the model threshold,
 and the LLM annotator against a real local OpenAI-compatible server (tests/fake_llm_server.py)
 that answers from a known truth and can be told to fail, wait or talk nonsense."""
+
 import math
 import socket
 import subprocess
@@ -10,11 +11,23 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from fake_llm_server import COMPLETION_TOKENS, FakeLLM
-from pairlab.annotators import (NO_ANSWER, AnswerCache, AnswerFormatError, ErrorDependentOracle,
-                                LLMAnnotator, LLMEndpointError, LLMRequestError, ModelAnnotator,
-                                NoisyOracle, Oracle, pair_uniform, parse_answer, quantile_edges)
+
+from pairlab.annotators import (
+    NO_ANSWER,
+    AnswerCache,
+    AnswerFormatError,
+    ErrorDependentOracle,
+    LLMAnnotator,
+    LLMEndpointError,
+    LLMRequestError,
+    ModelAnnotator,
+    NoisyOracle,
+    Oracle,
+    pair_uniform,
+    parse_answer,
+    quantile_edges,
+)
 from pairlab.annotators.prompts import answer_key, build_messages
 from pairlab.data import Pool
 from pairlab.data.pairs import PairSpace, as_id_set
@@ -37,8 +50,9 @@ def text_pairs(n: int, start: int = 0) -> tuple[list, list, np.ndarray]:
 def text_pool(n: int = 6) -> Pool:
     """An asymmetric n x n pool: positives (j, j) for even j, whose right text is left reversed."""
     left = np.array([f"question number {j}" for j in range(n)], dtype=object)
-    right = np.array([q[::-1] if j % 2 == 0 else f"sentence {j}" for j, q in enumerate(left)],
-                     dtype=object)
+    right = np.array(
+        [q[::-1] if j % 2 == 0 else f"sentence {j}" for j, q in enumerate(left)], dtype=object
+    )
     even = np.arange(0, n, 2)
     positives = as_id_set(PairSpace(n, n, False).encode(even, even))
     return Pool("synthetic", "dev", left, right, False, positives, np.empty(0, np.int64))
@@ -51,8 +65,15 @@ def fake():
 
 
 def llm(fake, tmp_path, **options) -> LLMAnnotator:
-    settings = dict(base_url=fake.url, model="fake-model", cache=tmp_path / "answers.sqlite",
-                    timeout=5.0, max_retries=2, backoff=0.001, concurrency=1)
+    settings = dict(
+        base_url=fake.url,
+        model="fake-model",
+        cache=tmp_path / "answers.sqlite",
+        timeout=5.0,
+        max_retries=2,
+        backoff=0.001,
+        concurrency=1,
+    )
     return LLMAnnotator(**{**settings, **options})
 
 
@@ -68,7 +89,8 @@ ANNOTATORS = {
     "oracle": lambda fake, tmp: Oracle(),
     "noisy_oracle_without_noise": lambda fake, tmp: NoisyOracle(seed=3),
     "error_dependent_oracle_all_correct": lambda fake, tmp: ErrorDependentOracle(
-        lambda pool, ids: np.zeros(len(ids)), [1.0, 1.0], [0.5]),
+        lambda pool, ids: np.zeros(len(ids)), [1.0, 1.0], [0.5]
+    ),
     "model": lambda fake, tmp: ModelAnnotator(perfect_score, 0.0),
     "llm": lambda fake, tmp: llm(fake, tmp),
 }
@@ -94,8 +116,9 @@ def test_every_annotator_keeps_the_contract(make, fake, tmp_path):
 def test_importing_annotators_does_not_import_openai():
     """The SDK loads only when an LLMAnnotator is made (fails if a module imports it on top)."""
     code = "import sys, pairlab.annotators; print('openai' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == "False"
 
 
@@ -143,22 +166,34 @@ def test_noisy_oracle_seeds_give_independent_noise(big_pool):
     mixed): of the pairs seed 0 flips at rate 10%, seed 1 flips about 10%, not all."""
     ids = np.arange(big_pool.n_pairs, dtype=np.int64)
     truth = big_pool.labels(ids)
-    flips = [NoisyOracle(flip_positive=0.1, flip_negative=0.1, seed=s).annotate(big_pool, ids)
-             != truth for s in (0, 1)]
+    flips = [
+        NoisyOracle(flip_positive=0.1, flip_negative=0.1, seed=s).annotate(big_pool, ids) != truth
+        for s in (0, 1)
+    ]
     assert within_4_sigma(flips[1][flips[0]], 0.1)
 
 
 def test_noisy_oracle_without_noise_is_the_oracle(big_pool):
     ids = np.arange(0, big_pool.n_pairs, 7, dtype=np.int64)
-    np.testing.assert_array_equal(NoisyOracle(seed=5).annotate(big_pool, ids),
-                                  Oracle().annotate(big_pool, ids))
+    np.testing.assert_array_equal(
+        NoisyOracle(seed=5).annotate(big_pool, ids), Oracle().annotate(big_pool, ids)
+    )
     flipped = NoisyOracle(flip_positive=1.0, flip_negative=1.0).annotate(big_pool, ids)
     np.testing.assert_array_equal(flipped, 1 - big_pool.labels(ids))
 
 
-@pytest.mark.parametrize("rates", [{"flip_positive": -0.1}, {"flip_negative": 1.5},
-                                   {"flip_positive": float("nan")}, {"flip_negative": "0.1"},
-                                   {"flip_positive": True}, {"seed": -1}, {"seed": 1.5}])
+@pytest.mark.parametrize(
+    "rates",
+    [
+        {"flip_positive": -0.1},
+        {"flip_negative": 1.5},
+        {"flip_positive": float("nan")},
+        {"flip_negative": "0.1"},
+        {"flip_positive": True},
+        {"seed": -1},
+        {"seed": 1.5},
+    ],
+)
 def test_noisy_oracle_rejects_bad_rates_and_seeds(rates):
     with pytest.raises(ValueError, match=next(iter(rates))):
         NoisyOracle(**rates)
@@ -224,16 +259,27 @@ def test_model_annotator_refuses_nan_scores():
 # The LLM protocol: prompts and the strict parser
 
 
-@pytest.mark.parametrize("text, positives", [("1,3", [1, 3]), (" None ", []), ("1, 3.", [1, 3]),
-                                             ("NONE.", []), ("10", [10]), ("\n 2 ,5 \n", [2, 5])])
+@pytest.mark.parametrize(
+    "text, positives",
+    [
+        ("1,3", [1, 3]),
+        (" None ", []),
+        ("1, 3.", [1, 3]),
+        ("NONE.", []),
+        ("10", [10]),
+        ("\n 2 ,5 \n", [2, 5]),
+    ],
+)
 def test_parser_reads_good_answers(text, positives):
     expected = np.zeros(10, np.int8)
     expected[np.array(positives, dtype=int) - 1] = 1
     np.testing.assert_array_equal(parse_answer(text, 10), expected)
 
 
-@pytest.mark.parametrize("text", ["12", "0", "yes", "1,1", "", "1 3", "1, 3,", "Pair1", "-1",
-                                  "1, 3..", "none, 2", "1.5", None])
+@pytest.mark.parametrize(
+    "text",
+    ["12", "0", "yes", "1,1", "", "1 3", "1, 3,", "Pair1", "-1", "1, 3..", "none, 2", "1.5", None],
+)
 def test_parser_rejects_bad_answers(text):
     """Out of range, words, duplicates, missing commas, empty: each is an error, not a label."""
     with pytest.raises(AnswerFormatError):
@@ -250,9 +296,13 @@ def test_prompt_numbers_pairs_from_one_on_one_line_each():
 
 
 def test_answer_key_depends_on_model_task_and_both_texts():
-    keys = {answer_key("m", "qqp", "a", "b"), answer_key("m2", "qqp", "a", "b"),
-            answer_key("m", "wikiqa", "a", "b"), answer_key("m", "qqp", "b", "a"),
-            answer_key("m", "qqp", "a", "bb")}
+    keys = {
+        answer_key("m", "qqp", "a", "b"),
+        answer_key("m2", "qqp", "a", "b"),
+        answer_key("m", "wikiqa", "a", "b"),
+        answer_key("m", "qqp", "b", "a"),
+        answer_key("m", "qqp", "a", "bb"),
+    }
     assert len(keys) == 5
 
 
@@ -267,7 +317,8 @@ def test_llm_batches_ten_pairs_per_prompt_numbered_from_one(fake, tmp_path):
     np.testing.assert_array_equal(labels, truth)
     assert fake.requests == 3
     assert [[k for k, _, _ in p] for p in fake.prompts] == [list(range(1, 11))] * 2 + [
-        list(range(1, 6))]
+        list(range(1, 6))
+    ]
     assert [a for p in fake.prompts for _, a, _ in p] == left
 
 
@@ -403,7 +454,8 @@ def test_llm_estimates_cost_before_sending_anything(fake, tmp_path):
     assert fake.requests == 0
     assert (estimate["requests"], estimate["to_ask"], estimate["cached"]) == (3, 25, 0)
     assert estimate["cost"] == pytest.approx(
-        (estimate["prompt_tokens"] * 2.0 + estimate["completion_tokens"] * 10.0) / 1000)
+        (estimate["prompt_tokens"] * 2.0 + estimate["completion_tokens"] * 10.0) / 1000
+    )
     annotator.annotate_texts(left[:10], right[:10])
     later = annotator.estimate_cost(left, right)
     assert (later["requests"], later["to_ask"], later["cached"]) == (2, 15, 10)
@@ -416,8 +468,14 @@ def test_llm_unreachable_endpoint_fails_fast_naming_the_url(tmp_path):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     url = f"http://127.0.0.1:{port}/v1"
-    annotator = LLMAnnotator(base_url=url, model="m", cache=tmp_path / "a.sqlite", timeout=1.0,
-                             max_retries=2, backoff=0.01)
+    annotator = LLMAnnotator(
+        base_url=url,
+        model="m",
+        cache=tmp_path / "a.sqlite",
+        timeout=1.0,
+        max_retries=2,
+        backoff=0.01,
+    )
     start = time.monotonic()
     with pytest.raises(LLMEndpointError, match=f"endpoint at {url}.*after 3 attempts"):
         annotator.annotate_texts(["a?"], ["b?"])
@@ -425,9 +483,18 @@ def test_llm_unreachable_endpoint_fails_fast_naming_the_url(tmp_path):
     assert len(annotator.cache) == 0
 
 
-@pytest.mark.parametrize("option", [{"task": "nli"}, {"pairs_per_prompt": 0},
-                                    {"concurrency": 0}, {"max_retries": -1}, {"timeout": 0},
-                                    {"backoff": float("nan")}, {"model": ""}])
+@pytest.mark.parametrize(
+    "option",
+    [
+        {"task": "nli"},
+        {"pairs_per_prompt": 0},
+        {"concurrency": 0},
+        {"max_retries": -1},
+        {"timeout": 0},
+        {"backoff": float("nan")},
+        {"model": ""},
+    ],
+)
 def test_llm_rejects_bad_settings(option, fake, tmp_path):
     with pytest.raises(ValueError, match=next(iter(option))):
         llm(fake, tmp_path, **option)

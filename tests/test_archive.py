@@ -1,9 +1,10 @@
 """A run's archive: the committed record of a run folder, restored on a machine without it."""
+
 import shutil
 
 import numpy as np
-
 from conftest import POOLS, VECTORS, FakeLearner, run
+
 from pairlab.active import archive
 from pairlab.active.store import load_result, round_ids
 
@@ -12,7 +13,12 @@ def test_an_archived_run_is_read_back_on_a_new_machine_not_recomputed(tmp_path):
     active, folder = run(tmp_path / "a")
     result = active.run()
     saved = archive.save(folder, tmp_path / "archive" / folder.name)
-    assert sorted(p.name for p in saved.iterdir()) == ["config.json", "labels.npz", "result.json", "rounds"]
+    assert sorted(p.name for p in saved.iterdir()) == [
+        "config.json",
+        "labels.npz",
+        "result.json",
+        "rounds",
+    ]
     assert not list(saved.rglob("model*")) and not list(saved.glob("labels.csv"))
     learner = FakeLearner(VECTORS)
     again, fresh = run(tmp_path / "b", learner=learner)  # a new machine: no run folder
@@ -20,7 +26,9 @@ def test_an_archived_run_is_read_back_on_a_new_machine_not_recomputed(tmp_path):
     assert again.run() == result
     assert learner.trained == []  # read back, nothing trained
     assert load_result(fresh) == result
-    np.testing.assert_array_equal(np.concatenate(round_ids(fresh)), np.concatenate(round_ids(folder)))
+    np.testing.assert_array_equal(
+        np.concatenate(round_ids(fresh)), np.concatenate(round_ids(folder))
+    )
     assert (fresh / "labels.csv").read_bytes() == (folder / "labels.csv").read_bytes()
 
 

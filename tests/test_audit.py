@@ -1,14 +1,21 @@
 """The audit over all pairs (pairlab.evaluation.audit, audit_prior, audit_estimate): strata that
 cover every pair exactly once, draws that stay in their stratum, estimates that are exact when
 the audit is a census, and intervals that cover on a synthetic pool with known positives."""
+
 import numpy as np
 import pytest
-
 from conftest import clustered_pool
+
 from pairlab.data.pairs import PairSpace, as_id_set, isin_sorted
 from pairlab.evaluation.audit import draw_audit, stratify
-from pairlab.evaluation.audit_estimate import (combine_rounds, coverage, estimate, estimate_wald,
-                                               replay_combined, replay_coverage)
+from pairlab.evaluation.audit_estimate import (
+    combine_rounds,
+    coverage,
+    estimate,
+    estimate_wald,
+    replay_combined,
+    replay_coverage,
+)
 from pairlab.evaluation.audit_prior import allocate, expected_variance, rate_prior
 
 
@@ -18,12 +25,19 @@ def asymmetric_pool(n_left=40, n_right=600, dim=8, noise=0.5, seed=0):
     rng = np.random.default_rng(seed)
     left = rng.normal(size=(n_left, dim))
     owner = np.where(rng.random(n_right) < 0.1, rng.integers(0, n_left, n_right), -1)
-    right = np.where(owner[:, None] >= 0, left[np.maximum(owner, 0)], rng.normal(size=(n_right, dim)))
+    right = np.where(
+        owner[:, None] >= 0, left[np.maximum(owner, 0)], rng.normal(size=(n_right, dim))
+    )
     right = right + noise * rng.normal(size=right.shape)
     left, right = (x / np.linalg.norm(x, axis=1, keepdims=True) for x in (left, right))
     space = PairSpace(n_left, n_right, False)
     r = np.flatnonzero(owner >= 0)
-    return space, left.astype(np.float32), right.astype(np.float32), as_id_set(space.encode(owner[r], r))
+    return (
+        space,
+        left.astype(np.float32),
+        right.astype(np.float32),
+        as_id_set(space.encode(owner[r], r)),
+    )
 
 
 def symmetric_pool(n_items=300, seed=0):
@@ -61,6 +75,7 @@ def strata_of(pool, **options):
 
 # --- strata ------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("max_enumerated", [500, 10**9])
 def test_sizes_are_the_exact_counts_of_every_pair(pool, max_enumerated):
     """Fails if the blockwise stream misses, repeats or misplaces a pair (a symmetric block
@@ -80,7 +95,9 @@ def test_top_strata_are_small_and_rich_and_the_bottom_huge(pool):
     """Fails if the geometric boundaries do not put the positives in small top strata."""
     positives = pool[3]
     strata = strata_of(pool)
-    rate = np.bincount(strata.stratum_of(positives), minlength=strata.n_strata) / np.maximum(strata.sizes, 1)
+    rate = np.bincount(strata.stratum_of(positives), minlength=strata.n_strata) / np.maximum(
+        strata.sizes, 1
+    )
     assert strata.sizes[0] < strata.sizes[-1] / 100
     assert rate[0] > 20 * rate[-1]
 
@@ -89,8 +106,14 @@ def test_a_symmetric_space_has_each_unordered_pair_once():
     """Every code of the symmetric space appears in the enumerated strata exactly once: no
     self pair, no (j, i) twin."""
     space, left, _, positives = symmetric_pool(n_items=120)
-    strata = stratify(space, left, probability=lambda s: (np.asarray(s) + 1) / 2, first=10,
-                      n_strata=5, max_enumerated=10**9)
+    strata = stratify(
+        space,
+        left,
+        probability=lambda s: (np.asarray(s) + 1) / 2,
+        first=10,
+        n_strata=5,
+        max_enumerated=10**9,
+    )
     assert strata.enumerated == strata.n_strata
     assert np.sort(strata.top_ids).tolist() == list(range(space.n_pairs))
 
@@ -103,6 +126,7 @@ def test_the_threshold_is_a_boundary(pool):
 
 
 # --- draws -------------------------------------------------------------------------------------
+
 
 def test_draws_stay_in_their_stratum_never_repeat_and_skip_labelled_pairs(pool):
     space, positives = pool[0], pool[3]
@@ -124,8 +148,15 @@ def test_rejection_draws_are_uniform_within_a_stratum():
     from scipy.stats import chisquare
 
     space, left, right, positives = asymmetric_pool(n_left=20, n_right=100)
-    strata = stratify(space, left, right, probability=lambda s: np.full(np.shape(s), 0.01),
-                      first=10, n_strata=4, max_enumerated=50)
+    strata = stratify(
+        space,
+        left,
+        right,
+        probability=lambda s: np.full(np.shape(s), 0.01),
+        first=10,
+        n_strata=4,
+        max_enumerated=50,
+    )
     h = strata.n_strata - 2  # a streamed stratum
     members = np.flatnonzero(strata.stratum_of(np.arange(space.n_pairs)) == h)
     assert h >= strata.enumerated and 20 < len(members) < 1500
@@ -158,8 +189,11 @@ def test_a_shared_calibration_error_sends_the_audit_to_rich_strata():
     """With a level shift common to all strata, hits in a rich stratum inform the poor ones:
     the rich stratum gets more than it would with independent strata."""
     m, q = np.array([500, 50_000]), np.array([0.2, 0.002])
-    belief = {"deviation_var": np.full(2, 3.0), "shared": np.ones((2, 1)),
-              "shared_var": np.array([1.5])}
+    belief = {
+        "deviation_var": np.full(2, 3.0),
+        "shared": np.ones((2, 1)),
+        "shared_var": np.array([1.5]),
+    }
     alone = allocate(m, q, 40, deviation_var=belief["deviation_var"])
     shared = allocate(m, q, 40, **belief)
     assert shared[0] > alone[0]
@@ -167,6 +201,7 @@ def test_a_shared_calibration_error_sends_the_audit_to_rich_strata():
 
 
 # --- estimates ---------------------------------------------------------------------------------
+
 
 def test_a_census_audit_is_exact_with_zero_width(pool):
     """Every unlabelled pair audited: the total, the recall of the found set and the model's
@@ -179,8 +214,10 @@ def test_a_census_audit_is_exact_with_zero_width(pool):
     y = isin_sorted(audit.ids, positives).astype(int)
     tp = int(strata.predicted[strata.stratum_of(positives)].sum())
     n_pred = int(strata.sizes[strata.predicted].sum())
-    for est in (estimate(audit, y, found=len(labelled), n_draws=200),
-                estimate_wald(audit, y, found=len(labelled))):
+    for est in (
+        estimate(audit, y, found=len(labelled), n_draws=200),
+        estimate_wald(audit, y, found=len(labelled)),
+    ):
         assert est["total"] == len(positives) and est["total_ci"] == [len(positives)] * 2
         assert est["recall_found"] == pytest.approx(len(labelled) / len(positives))
         assert est["recall_found_ci"][1] - est["recall_found_ci"][0] == pytest.approx(0)
@@ -194,7 +231,9 @@ def test_labelled_pairs_count_as_observed(pool):
     space, positives = pool[0], pool[3]
     strata = strata_of(pool)
     everything = np.arange(space.n_pairs)
-    audit = draw_audit(strata, 0, everything, isin_sorted(everything, positives).astype(int), floor=0)
+    audit = draw_audit(
+        strata, 0, everything, isin_sorted(everything, positives).astype(int), floor=0
+    )
     est = estimate(audit, np.zeros(0, int), n_draws=100)
     assert est["total"] == len(positives) == est["found"] and est["recall_found_ci"] == [1.0, 1.0]
 
@@ -230,8 +269,18 @@ def test_two_rounds_with_different_models_combine_and_cover():
     space, left, right, positives = asymmetric_pool(n_left=60, n_right=800, seed=3)
     noisy = right + 0.3 * np.random.default_rng(1).normal(size=right.shape).astype(np.float32)
     noisy /= np.linalg.norm(noisy, axis=1, keepdims=True)
-    models = [stratify(space, left, r, probability=fitted_probability(space, left, r, positives),
-                       first=20, n_strata=8, max_enumerated=2000) for r in (right, noisy)]
+    models = [
+        stratify(
+            space,
+            left,
+            r,
+            probability=fitted_probability(space, left, r, positives),
+            first=20,
+            n_strata=8,
+            max_enumerated=2000,
+        )
+        for r in (right, noisy)
+    ]
     ranked = np.argsort(-models[0].scorer(np.arange(space.n_pairs)))
     rng = np.random.default_rng(0)
     hits = []
@@ -259,8 +308,9 @@ def test_intervals_cover_on_a_well_calibrated_pool():
     allows a miscalibrated tail: 0.45 wide with slope sd 0.3, 0.52 with 0.5)."""
     space, left, right, positives = asymmetric_pool(n_left=60, n_right=800, seed=3)
     probability = fitted_probability(space, left, right, positives)
-    strata = stratify(space, left, right, probability=probability, first=20, n_strata=8,
-                      max_enumerated=2000)
+    strata = stratify(
+        space, left, right, probability=probability, first=20, n_strata=8, max_enumerated=2000
+    )
     scores = strata.scorer(np.arange(space.n_pairs))
     labelled = as_id_set(np.argsort(-scores)[:60])  # static retrieval: the 60 top pairs
     result = coverage(strata, positives, labelled, 40, repeats=60, n_draws=1000)
@@ -273,12 +323,22 @@ def test_a_miscalibrated_prior_is_corrected_by_recalibration():
     recalibrated prior learns the level from the audit's hits and covers."""
     space, left, right, positives = asymmetric_pool(n_left=60, n_right=800, seed=3)
     fitted = fitted_probability(space, left, right, positives)
-    strata = stratify(space, left, right, probability=lambda s: fitted(s) / 30, first=20,
-                      n_strata=8, max_enumerated=2000)
+    strata = stratify(
+        space,
+        left,
+        right,
+        probability=lambda s: fitted(s) / 30,
+        first=20,
+        n_strata=8,
+        max_enumerated=2000,
+    )
     labelled = as_id_set(np.argsort(-strata.scorer(np.arange(space.n_pairs)))[:60])
-    runs = {prior: coverage(strata, positives, labelled, 60, repeats=40, prior=prior,
-                            n_draws=1000)["coverage"]["recall_found"]
-            for prior in ("calibrated", "recalibrated")}
+    runs = {
+        prior: coverage(strata, positives, labelled, 60, repeats=40, prior=prior, n_draws=1000)[
+            "coverage"
+        ]["recall_found"]
+        for prior in ("calibrated", "recalibrated")
+    }
     assert runs["calibrated"] < 0.5 and runs["recalibrated"] >= 0.85, runs
 
 
@@ -288,14 +348,25 @@ def test_a_recorded_check_replays_to_the_same_coverage():
     coverage, estimate and width as drawing pairs, within the noise of the repeats."""
     space, left, right, positives = asymmetric_pool(n_left=60, n_right=800, seed=3)
     fitted = fitted_probability(space, left, right, positives)
-    strata = stratify(space, left, right, probability=lambda s: fitted(s) / 10, first=20,
-                      n_strata=8, max_enumerated=2000)
+    strata = stratify(
+        space,
+        left,
+        right,
+        probability=lambda s: fitted(s) / 10,
+        first=20,
+        n_strata=8,
+        max_enumerated=2000,
+    )
     labelled = as_id_set(np.argsort(-strata.scorer(np.arange(space.n_pairs)))[:60])
     drawn = coverage(strata, positives, labelled, 30, repeats=200, n_draws=1000, seed=1)
     frame = drawn["strata"]
     assert sum(frame["known"]) + sum(frame["positives_unlabelled"]) == len(positives)
-    assert frame["unlabelled"] == (strata.sizes - np.bincount(
-        strata.stratum_of(labelled), minlength=strata.n_strata)).tolist()
+    assert (
+        frame["unlabelled"]
+        == (
+            strata.sizes - np.bincount(strata.stratum_of(labelled), minlength=strata.n_strata)
+        ).tolist()
+    )
     replayed = replay_coverage(frame, 30, repeats=200, n_draws=1000, seed=2)
     assert replayed["truth"] == {k: drawn["truth"][k] for k in ("total", "recall_found")}
     assert replayed["audit_size"] == 30
@@ -311,11 +382,19 @@ def test_the_combined_replay_of_one_round_is_that_rounds_and_more_rounds_narrow_
     the same truth) adds audit pairs and narrows the interval."""
     space, left, right, positives = asymmetric_pool(n_left=60, n_right=800, seed=3)
     fitted = fitted_probability(space, left, right, positives)
-    strata = stratify(space, left, right, probability=fitted, first=20, n_strata=8,
-                      max_enumerated=2000)
+    strata = stratify(
+        space, left, right, probability=fitted, first=20, n_strata=8, max_enumerated=2000
+    )
     order = np.argsort(-strata.scorer(np.arange(space.n_pairs)))
-    checks = [{"strata": coverage(strata, positives, as_id_set(order[:k]), 20, repeats=1,
-                                  n_draws=100)["strata"], "audit_size": 20} for k in (40, 80)]
+    checks = [
+        {
+            "strata": coverage(strata, positives, as_id_set(order[:k]), 20, repeats=1, n_draws=100)[
+                "strata"
+            ],
+            "audit_size": 20,
+        }
+        for k in (40, 80)
+    ]
     one = replay_combined(checks[:1], repeats=50, seed=4, n_draws=500)
     alone = replay_coverage(checks[0]["strata"], 20, repeats=50, seed=4, n_draws=500)
     assert one["coverage"] == alone["coverage"] and one["mean_estimate"] == alone["mean_estimate"]
@@ -329,6 +408,7 @@ def test_the_combined_replay_of_one_round_is_that_rounds_and_more_rounds_narrow_
 
 # --- bad input ---------------------------------------------------------------------------------
 
+
 def test_bad_input_is_named(pool):
     space, left, right, positives, probability = pool
     strata = strata_of(pool)
@@ -336,7 +416,10 @@ def test_bad_input_is_named(pool):
         (lambda: stratify(space, left, right, probability=probability, n_strata=0), "n_strata"),
         (lambda: stratify(space, left[:-1], right, probability=probability), "embeddings must be"),
         (lambda: stratify(space, left, right, probability=lambda s: s * 0 + 2), "probability"),
-        (lambda: stratify(space, left, right, probability=probability, threshold=np.nan), "threshold"),
+        (
+            lambda: stratify(space, left, right, probability=probability, threshold=np.nan),
+            "threshold",
+        ),
         (lambda: draw_audit(strata, 10, [5, 3], [0, 1]), "sorted, distinct"),
         (lambda: draw_audit(strata, 10, [3, 5], [0, 2]), "0 or 1"),
         (lambda: draw_audit(strata, 10, [3, 5], [0]), "equal length"),
@@ -368,15 +451,17 @@ def test_a_sessions_coverage_table_is_of_the_shown_estimate():
 
     space, left, right, positives = asymmetric_pool(n_left=60, n_right=800, seed=3)
     fitted = fitted_probability(space, left, right, positives)
-    strata = stratify(space, left, right, probability=fitted, first=20, n_strata=8,
-                      max_enumerated=2000)
+    strata = stratify(
+        space, left, right, probability=fitted, first=20, n_strata=8, max_enumerated=2000
+    )
     order = np.argsort(-strata.scorer(np.arange(space.n_pairs)))
     checks = []
     for r, k in ((2, 40), (3, 80)):
         check = coverage(strata, positives, as_id_set(order[:k]), 20, repeats=30, n_draws=300)
         checks.append({**check, "round": r, "labelled": k})
-    session = SimpleNamespace(config=SimpleNamespace(schedule=lambda: [20, 20, 40]),
-                              coverage_checks=lambda: checks)
+    session = SimpleNamespace(
+        config=SimpleNamespace(schedule=lambda: [20, 20, 40]), coverage_checks=lambda: checks
+    )
     table = coverage_table([session, session])
     assert sorted(table) == [40, 80]
     assert table[40]["sessions"] == 2 and table[40]["repeats"] == 60

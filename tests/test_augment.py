@@ -1,4 +1,5 @@
 """Augmented SBERT's pair samplers and silver labeller on tiny pools whose neighbours are known."""
+
 import numpy as np
 import pytest
 
@@ -7,8 +8,20 @@ from pairlab.augment.silver import SilverLabeller
 from pairlab.data.loaders import Pool
 from pairlab.data.pairs import as_id_set
 
-WORDS = ["apple", "bridge", "candle", "dolphin", "engine", "forest", "guitar", "harbor",
-         "island", "jacket", "kettle", "lantern"]
+WORDS = [
+    "apple",
+    "bridge",
+    "candle",
+    "dolphin",
+    "engine",
+    "forest",
+    "guitar",
+    "harbor",
+    "island",
+    "jacket",
+    "kettle",
+    "lantern",
+]
 
 
 def text_pool(symmetric=True):
@@ -24,7 +37,9 @@ def text_pool(symmetric=True):
     questions = np.array([f"what about {WORDS[i]}" for i in range(6)], dtype=object)
     answers = np.array([f"the {WORDS[i]} is here" for i in range(6)][::-1], dtype=object)
     positives = np.array([i * 6 + (5 - i) for i in range(6)], np.int64)  # answer j = 5 - i
-    return Pool("toyqa", "train", questions, answers, False, np.sort(positives), np.empty(0, np.int64))
+    return Pool(
+        "toyqa", "train", questions, answers, False, np.sort(positives), np.empty(0, np.int64)
+    )
 
 
 def test_bm25_finds_the_lexical_twin():
@@ -40,7 +55,9 @@ def test_bm25_drops_items_without_a_shared_term_and_respects_k_items_and_exclude
     assert len(smp.lexical_pairs(pool, 5)) == 6  # only the twin shares a term: k is a maximum
     ids = smp.lexical_pairs(pool, 1, items=[0, 2])
     assert np.array_equal(ids, pool.positives[:2])
-    assert np.array_equal(smp.lexical_pairs(pool, 1, exclude=pool.positives[:3]), pool.positives[3:])
+    assert np.array_equal(
+        smp.lexical_pairs(pool, 1, exclude=pool.positives[:3]), pool.positives[3:]
+    )
 
 
 def test_ss_finds_the_embedding_twin():
@@ -111,7 +128,9 @@ def test_silver_labeller_scores_each_pair_once_and_never_labels_gold(tmp_path):
     assert np.array_equal(again.score([2, 10, 31, 50]), [2, 10, 31, 50])
     assert again.model.asked == []
     assert labeller.n_scored == again.n_scored == 4 and labeller.pairs_per_second > 0
-    assert again.pairs_per_second == pytest.approx(labeller.pairs_per_second)  # kept with the scores
+    assert again.pairs_per_second == pytest.approx(
+        labeller.pairs_per_second
+    )  # kept with the scores
 
 
 def test_silver_labeller_rejects_bad_scores():
@@ -136,12 +155,25 @@ def fake_rows(ap_shift=0.0, seed=0):
     rows = {}
     for i, row in enumerate(("sbert", "cross_encoder", "rs", "kde", "bm25", "ss", "bm25_ss")):
         ap = 0.1 * i + ap_shift
-        rows[row] = {"ap": ap, "ap_ci": [ap - 0.05, ap + 0.05], "p_at_r20": ap, "p_at_r20_ci": [ap - 0.1, ap + 0.1],
-                     "f1": 0.5, "n_gold": 40, "n_silver": 0 if i < 2 else 30 + i,
-                     "silver_positive_share": None if i < 2 else 0.1 * i, "seconds": {"train": 1.0}}
+        rows[row] = {
+            "ap": ap,
+            "ap_ci": [ap - 0.05, ap + 0.05],
+            "p_at_r20": ap,
+            "p_at_r20_ci": [ap - 0.1, ap + 0.1],
+            "f1": 0.5,
+            "n_gold": 40,
+            "n_silver": 0 if i < 2 else 30 + i,
+            "silver_positive_share": None if i < 2 else 0.1 * i,
+            "seconds": {"train": 1.0},
+        }
     rows["cross_encoder"]["pairs_per_second"] = 90.0 + seed
-    rows["_silver"] = {"rs": {"ids": np.arange(3), "labels": np.array([0, 0, 1], np.int8),
-                              "margin": np.array([-2.0, -1.0, 0.5])}}
+    rows["_silver"] = {
+        "rs": {
+            "ids": np.arange(3),
+            "labels": np.array([0, 0, 1], np.int8),
+            "margin": np.array([-2.0, -1.0, 0.5]),
+        }
+    }
     return rows
 
 
@@ -151,10 +183,15 @@ def test_augsbert_metrics_average_seeds_and_keep_each_seed():
     runs = {("qqp", "stated", 0): fake_rows(0.0, 0), ("qqp", "stated", 1): fake_rows(0.02, 1)}
     m = augsbert.augsbert_metrics(runs)
     bm25 = m["qqp"]["stated"]["bm25"]
-    assert bm25["ap"] == pytest.approx(0.41) and bm25["per_seed"]["ap"] == pytest.approx([0.4, 0.42])
+    assert bm25["ap"] == pytest.approx(0.41) and bm25["per_seed"]["ap"] == pytest.approx(
+        [0.4, 0.42]
+    )
     assert bm25["ap_std"] == pytest.approx(np.std([0.4, 0.42], ddof=1))
     assert bm25["ap_ci"] == pytest.approx([0.36, 0.46])  # the mean of the seeds' bounds
-    assert "_silver" not in m["qqp"]["stated"] and "silver_positive_share" not in m["qqp"]["stated"]["sbert"]
+    assert (
+        "_silver" not in m["qqp"]["stated"]
+        and "silver_positive_share" not in m["qqp"]["stated"]["sbert"]
+    )
     assert m["qqp"]["stated"]["cross_encoder"]["pairs_per_second"] == pytest.approx(90.5)
     assert augsbert.best_sampler(m, "qqp") == "bm25_ss"
     table = augsbert.augsbert_table(m, "qqp")
@@ -163,10 +200,16 @@ def test_augsbert_metrics_average_seeds_and_keep_each_seed():
     from pairlab.experiments import findings
 
     found = {f.claim: f for f in findings.augsbert(m)}
-    assert (found["silver_helps"].status, found["silver_helps"].values["best"]) == ("held", "bm25_ss")
+    assert (found["silver_helps"].status, found["silver_helps"].values["best"]) == (
+        "held",
+        "bm25_ss",
+    )
     assert found["bm25_above_rs"].status == "held"  # 0.41 against 0.21, intervals apart
     assert found["sampler_ranking"].status == "in part"  # RS last, but bm25_ss and ss lead
-    assert found["sampler_ranking"].values["rs_last"] and not found["sampler_ranking"].values["top_two"]
+    assert (
+        found["sampler_ranking"].values["rs_last"]
+        and not found["sampler_ranking"].values["top_two"]
+    )
     assert len(augsbert.findings(m)) == 3  # one line each; one gold source, so no gain line
     frame = augsbert.silver_frame(runs)
     assert len(frame) == 6 and set(frame["sampler"]) == {"rs"}
@@ -181,7 +224,10 @@ def test_findings_compare_silver_over_stated_and_adaptive_gold():
         rows["sbert"]["ap"] = 0.55 + 0.02 * s  # best sampler (bm25_ss, 0.6) gains 0.05 and 0.03
         runs[("qqp", "uncertainty", s)] = rows
     m = augsbert.augsbert_metrics(runs)
-    stated, adaptive = augsbert.silver_gain(m["qqp"]["stated"]), augsbert.silver_gain(m["qqp"]["uncertainty"])
+    stated, adaptive = (
+        augsbert.silver_gain(m["qqp"]["stated"]),
+        augsbert.silver_gain(m["qqp"]["uncertainty"]),
+    )
     assert stated[0] == pytest.approx(0.6) and stated[1] == pytest.approx([0.6, 0.6])
     assert adaptive[0] == pytest.approx(0.04) and adaptive[1] == pytest.approx([0.05, 0.03])
     line = augsbert.findings(m)[-1]
@@ -192,10 +238,19 @@ def test_findings_compare_silver_over_stated_and_adaptive_gold():
 def test_augsbert_epochs_change_only_the_bi_encoders_trained_in_notebook_06():
     from pairlab.experiments.augsbert import train_configs
 
-    params = {"concat_epochs": {"qqp": 2, "wikiqa": 3}, "cosine_epochs": 2, "learning_rate": 2e-5,
-              "batch_size": 16, "max_seq_length": 64}
+    params = {
+        "concat_epochs": {"qqp": 2, "wikiqa": 3},
+        "cosine_epochs": 2,
+        "learning_rate": 2e-5,
+        "batch_size": 16,
+        "max_seq_length": 64,
+    }
     same = train_configs({**params, "augsbert_epochs": None}, "wikiqa", 1)
-    assert same["cosinebert"].epochs == 2 and same["concatbert"].epochs == 3 and same["cosinebert"].seed == 1
+    assert (
+        same["cosinebert"].epochs == 2
+        and same["concatbert"].epochs == 3
+        and same["cosinebert"].seed == 1
+    )
     fewer = train_configs({**params, "augsbert_epochs": 1}, "wikiqa", 1)
     assert fewer["cosinebert"].epochs == 1 and fewer["concatbert"] == same["concatbert"]
     assert fewer["cosinebert"].max_seq_length == 64

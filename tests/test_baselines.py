@@ -2,19 +2,27 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pairlab.experiments import baselines
 from pairlab.data import build_qqp
+from pairlab.experiments import baselines
 from pairlab.models.training import TrainConfig
 
 
 def toy_qqp():
-    texts = {1: "How do I learn Python?", 2: "What is the best way to learn Python?",
-             3: "How can I learn Python quickly?", 4: "What is the capital of France?",
-             5: "Which city is the capital of France?", 6: "How do I cook rice?",
-             7: "Why is the sky blue?", 8: "What makes the sky look blue?"}
+    texts = {
+        1: "How do I learn Python?",
+        2: "What is the best way to learn Python?",
+        3: "How can I learn Python quickly?",
+        4: "What is the capital of France?",
+        5: "Which city is the capital of France?",
+        6: "How do I cook rice?",
+        7: "Why is the sky blue?",
+        8: "What makes the sky look blue?",
+    }
     rows = [(1, 2, 1), (2, 3, 1), (4, 5, 1), (7, 8, 1), (1, 4, 0), (6, 7, 0), (3, 6, 0), (5, 8, 0)]
-    frame = pd.DataFrame([(a, b, texts[a], texts[b], y) for a, b, y in rows],
-                         columns=["qid1", "qid2", "question1", "question2", "is_duplicate"])
+    frame = pd.DataFrame(
+        [(a, b, texts[a], texts[b], y) for a, b, y in rows],
+        columns=["qid1", "qid2", "question1", "question2", "is_duplicate"],
+    )
     return build_qqp(frame.astype({"is_duplicate": "int8"}), fractions=(0.98, 0.01, 0.01))
 
 
@@ -39,8 +47,12 @@ def test_train_or_load_reuses_a_saved_model(tmp_path, tiny_model):
     pool = toy_qqp()["train"]
     ids, _ = baselines.stated_pairs(pool)
     config = TrainConfig(epochs=1, batch_size=4)
-    first, name = baselines.train_or_load("cosinebert", pool, ids, config, folder=tmp_path, model=tiny_model)
-    again, same = baselines.train_or_load("cosinebert", pool, ids, config, folder=tmp_path, model=tiny_model)
+    first, name = baselines.train_or_load(
+        "cosinebert", pool, ids, config, folder=tmp_path, model=tiny_model
+    )
+    again, same = baselines.train_or_load(
+        "cosinebert", pool, ids, config, folder=tmp_path, model=tiny_model
+    )
     assert name == same and (tmp_path / name / "pairlab_done").is_file()
     assert again.calibration == first.calibration  # loaded, not retrained
     other = baselines.model_id("cosinebert", pool, ids[:-1], config, tiny_model)
@@ -50,11 +62,15 @@ def test_train_or_load_reuses_a_saved_model(tmp_path, tiny_model):
 
 
 @pytest.mark.parametrize("kind", ["concatbert", "cosinebert"])
-def test_a_saved_models_scores_are_read_back_not_recomputed(tmp_path, kind, monkeypatch, tiny_model):
+def test_a_saved_models_scores_are_read_back_not_recomputed(
+    tmp_path, kind, monkeypatch, tiny_model
+):
     pool = toy_qqp()["train"]
     ids, _ = baselines.stated_pairs(pool)
     config = TrainConfig(epochs=1, batch_size=4)
-    model, name = baselines.train_or_load(kind, pool, ids, config, folder=tmp_path, model=tiny_model)
+    model, name = baselines.train_or_load(
+        kind, pool, ids, config, folder=tmp_path, model=tiny_model
+    )
     outputs = tmp_path / name / baselines.OUTPUTS
     stale = outputs / "stale.npy"  # what a crashed earlier model left: dropped when retrained
     first = model.score_pairs(pool, ids[:5])
@@ -64,8 +80,11 @@ def test_a_saved_models_scores_are_read_back_not_recomputed(tmp_path, kind, monk
     calls = []
     inner = loaded.model if kind == "concatbert" else loaded.encoder
     real = inner.predict if kind == "concatbert" else inner.encode
-    monkeypatch.setattr(inner, "predict" if kind == "concatbert" else "encode",
-                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(
+        inner,
+        "predict" if kind == "concatbert" else "encode",
+        lambda *a, **k: calls.append(1) or real(*a, **k),
+    )
     assert np.allclose(loaded.score_pairs(pool, ids[:5]), first, atol=1e-6) and not calls
     assert np.allclose(loaded.score_pairs(pool, ids[5:9]), fresh, atol=1e-6) and not calls
     unseen = np.setdiff1d(np.arange(min(pool.n_pairs, 40)), ids)[:3]

@@ -1,11 +1,11 @@
 """A run's key includes its code (pairlab.active.behaviour): an edited strategy, in pairlab or in
 a notebook cell, gets a new run folder; an unchanged one is read back; docstrings, comments and
 layout do not count."""
-import numpy as np
 
+import numpy as np
 from conftest import run
-from pairlab.active import archive
-from pairlab.active import strategies as st
+
+from pairlab.active import archive, strategies as st
 from pairlab.active.behaviour import code_digest, run_code_digest
 from pairlab.active.config import ActiveConfig
 
@@ -35,8 +35,10 @@ def register(monkeypatch, key: str):
 
 
 def test_docstrings_comments_and_layout_do_not_count_code_does():
-    same = [notebook_cell(f"def f(x):\n{doc}    return x + 1  {comment}\n")["f"]
-            for doc, comment in (("", ""), ('    """Add one."""\n', "# one more"))]
+    same = [
+        notebook_cell(f"def f(x):\n{doc}    return x + 1  {comment}\n")["f"]
+        for doc, comment in (("", ""), ('    """Add one."""\n', "# one more"))
+    ]
     other = notebook_cell("def f(x):\n    return x + 2\n")["f"]
     assert code_digest(same[0]) == code_digest(same[1]) != code_digest(other)
 
@@ -54,8 +56,9 @@ def test_a_helper_a_strategy_calls_counts(monkeypatch):
 
 def test_the_annotator_counts():
     oracle = run_code_digest(ActiveConfig(task="toy", strategy="uncertainty"))
-    noisy = run_code_digest(ActiveConfig(task="toy", strategy="uncertainty",
-                                         annotator={"kind": "noisy", "flip": 0.1}))
+    noisy = run_code_digest(
+        ActiveConfig(task="toy", strategy="uncertainty", annotator={"kind": "noisy", "flip": 0.1})
+    )
     assert oracle != noisy
 
 
@@ -94,8 +97,12 @@ def test_query_runs_are_keyed_by_their_question_strategys_code(monkeypatch):
 
     config = queries.QueryConfig(task="toy", strategy="uncertainty", batches=(2, 2))
     before = run_code_digest(config)
-    assert before != run_code_digest(queries.QueryConfig(task="toy", strategy="random", batches=(2, 2)))
-    edited = type("UncertainQuestions", (queries.UncertainQuestions,), {"select": lambda self, *a: None})
+    assert before != run_code_digest(
+        queries.QueryConfig(task="toy", strategy="random", batches=(2, 2))
+    )
+    edited = type(
+        "UncertainQuestions", (queries.UncertainQuestions,), {"select": lambda self, *a: None}
+    )
     monkeypatch.setitem(queries.QUERY_STRATEGIES, "uncertainty", edited)
     assert run_code_digest(config) != before
 
@@ -110,7 +117,9 @@ def test_a_strategy_in_a_module_of_ones_own_is_read(tmp_path, monkeypatch):
     digests = []
     for key in ("-np.abs(state.logits)", "np.abs(state.logits)"):
         (tmp_path / "my_strategies.py").write_text(
-            "import numpy as np\nfrom pairlab.active import strategies as st\n" + MINE.format(key=key))
+            "import numpy as np\nfrom pairlab.active import strategies as st\n"
+            + MINE.format(key=key)
+        )
         sys.modules.pop("my_strategies", None)
         importlib.invalidate_caches()
         digests.append(code_digest(importlib.import_module("my_strategies").Mine))

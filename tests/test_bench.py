@@ -1,4 +1,5 @@
 """The benchmark's report (not its timings: benchmarks are not tests)."""
+
 import json
 
 import pytest
@@ -16,8 +17,9 @@ def test_there_are_committed_results_to_render():
 
 def test_benchmarks_readme_is_the_rendering_of_the_committed_results():
     rendered = report.render("benchmarks/README.md")
-    assert (ROOT / "benchmarks" / "README.md").read_text() == rendered, \
+    assert (ROOT / "benchmarks" / "README.md").read_text() == rendered, (
         "benchmarks/README.md differs from its rendering: run `make docs`"
+    )
     for path in RESULTS:
         assert f"benchmarks/results/{path.name}" in rendered
 
@@ -30,8 +32,12 @@ def test_every_timed_row_is_one_table_line_with_its_ratio(path):
     assert table.count("\n| ") == len(timed)  # one line per compared row under the header
     for r in timed:
         assert f"| {r['row']} |" in table and f"{r['speed_ratio']:.1f}x" in table
-    assert all(f"{k} {v:.1f} s" in table for r in results["rows"] if "seconds" in r
-               for k, v in r["seconds"].items())
+    assert all(
+        f"{k} {v:.1f} s" in table
+        for r in results["rows"]
+        if "seconds" in r
+        for k, v in r["seconds"].items()
+    )
 
 
 def test_a_missing_results_folder_is_an_error_not_an_empty_page(tmp_path):
@@ -46,7 +52,9 @@ def test_a_changed_number_makes_the_page_stale(tmp_path):
 
     for part in ("docs", "benchmarks/results"):
         shutil.copytree(ROOT / part, tmp_path / part)
-    (tmp_path / "benchmarks" / "README.md").write_text(report.render("benchmarks/README.md", tmp_path))
+    (tmp_path / "benchmarks" / "README.md").write_text(
+        report.render("benchmarks/README.md", tmp_path)
+    )
     assert report.stale(tmp_path, ["benchmarks/README.md"]) == []
     path = tmp_path / "benchmarks" / "results" / RESULTS[0].name
     results = json.loads(path.read_text())
@@ -59,10 +67,13 @@ RAY_RESULTS = sorted((ROOT / "benchmarks" / "results" / "ray").glob("*.json"))
 
 
 def test_ray_page_is_the_rendering_of_the_committed_ray_benchmark():
-    assert RAY_RESULTS, "benchmarks/results/ray/ holds no results: run `make bench-ray` and commit it"
+    assert RAY_RESULTS, (
+        "benchmarks/results/ray/ holds no results: run `make bench-ray` and commit it"
+    )
     rendered = report.render("docs/ray.md")
-    assert (ROOT / "docs" / "ray.md").read_text() == rendered, \
+    assert (ROOT / "docs" / "ray.md").read_text() == rendered, (
         "docs/ray.md differs from its rendering: run `make docs`"
+    )
     for path in RAY_RESULTS:
         results = json.loads(path.read_text())
         assert f"benchmarks/results/ray/{path.name}" in rendered
@@ -71,26 +82,61 @@ def test_ray_page_is_the_rendering_of_the_committed_ray_benchmark():
 
 
 BACKEND_ROWS = [  # made-up numbers in the shape benchmarks/bench.py writes
-    {"row": "encoding, ONNX Runtime float32 (all-MiniLM-L6-v2)", "backend": "onnx",
-     "tool": "torch (SentenceTransformer.encode)", "pairlab_s": 1.0, "tool_s": 2.0,
-     "speed_ratio": 2.0, "texts": 100, "texts_per_s": 100.0, "torch_texts_per_s": 50.0,
-     "tokens_per_s": 1500.0, "matmul_gflops": 200.0, "hardware_share": 0.6,
-     "torch_hardware_share": 0.3, "flops_per_token": 2e7, "cosine_gap": 6e-8, "export_s": 9.5},
-    {"row": "cross-encoder scoring, ONNX Runtime float32", "backend": "onnx",
-     "tool": "torch (CrossEncoder.predict)", "pairlab_s": 1.0, "tool_s": 1.5, "speed_ratio": 1.5,
-     "pairs": 400, "pairs_per_s": 400.0, "torch_pairs_per_s": 267.0, "max_logit_diff": 4e-8,
-     "cosine_gap": 1e-9, "export_s": 10.0},
-    {"row": "one active-learning round (QQP, uncertainty, round 2)", "tool": "-", "backend": "onnx",
-     "items": 150, "labels": 20, "seconds": {"embed": 1.0, "train": 3.0, "export": 9.0},
-     "test_ap": 0.5, "peak_rss_mb": 1000.0}]
+    {
+        "row": "encoding, ONNX Runtime float32 (all-MiniLM-L6-v2)",
+        "backend": "onnx",
+        "tool": "torch (SentenceTransformer.encode)",
+        "pairlab_s": 1.0,
+        "tool_s": 2.0,
+        "speed_ratio": 2.0,
+        "texts": 100,
+        "texts_per_s": 100.0,
+        "torch_texts_per_s": 50.0,
+        "tokens_per_s": 1500.0,
+        "matmul_gflops": 200.0,
+        "hardware_share": 0.6,
+        "torch_hardware_share": 0.3,
+        "flops_per_token": 2e7,
+        "cosine_gap": 6e-8,
+        "export_s": 9.5,
+    },
+    {
+        "row": "cross-encoder scoring, ONNX Runtime float32",
+        "backend": "onnx",
+        "tool": "torch (CrossEncoder.predict)",
+        "pairlab_s": 1.0,
+        "tool_s": 1.5,
+        "speed_ratio": 1.5,
+        "pairs": 400,
+        "pairs_per_s": 400.0,
+        "torch_pairs_per_s": 267.0,
+        "max_logit_diff": 4e-8,
+        "cosine_gap": 1e-9,
+        "export_s": 10.0,
+    },
+    {
+        "row": "one active-learning round (QQP, uncertainty, round 2)",
+        "tool": "-",
+        "backend": "onnx",
+        "items": 150,
+        "labels": 20,
+        "seconds": {"embed": 1.0, "train": 3.0, "export": 9.0},
+        "test_ap": 0.5,
+        "peak_rss_mb": 1000.0,
+    },
+]
 
 
 def test_inference_backend_rows_show_their_rate_parity_and_export_cost():
     table = report.bench_table({"profile": "x", "rows": BACKEND_ROWS})
-    assert ("100 texts/s (torch 50), 60% of the measured matmul rate (torch 30%); parity: "
-            "1 - cosine at most 6.0e-08; export 9.5 s once per model") in table
-    assert ("400 pairs/s (torch 267); parity: largest logit difference 4.0e-08, 1 - cosine "
-            "1.0e-09; export 10.0 s once per model") in table
+    assert (
+        "100 texts/s (torch 50), 60% of the measured matmul rate (torch 30%); parity: "
+        "1 - cosine at most 6.0e-08; export 9.5 s once per model"
+    ) in table
+    assert (
+        "400 pairs/s (torch 267); parity: largest logit difference 4.0e-08, 1 - cosine "
+        "1.0e-09; export 10.0 s once per model"
+    ) in table
     assert "round of the x profile on onnx (QQP, 150 items" in table and "export 9.0 s" in table
 
 
@@ -102,7 +148,9 @@ def test_the_targets_judge_the_backend_rows_when_a_run_has_them(tmp_path):
     shutil.copytree(ROOT / "docs", tmp_path / "docs")
     (tmp_path / "benchmarks" / "results").mkdir(parents=True)
     results = json.loads((ROOT / "benchmarks" / "results" / "cpu-vm.json").read_text())
-    results["rows"] = [r for r in results["rows"] if r.get("backend", "torch") == "torch"]  # a run before ONNX
+    results["rows"] = [
+        r for r in results["rows"] if r.get("backend", "torch") == "torch"
+    ]  # a run before ONNX
     path = tmp_path / "benchmarks" / "results" / "cpu-vm.json"
     path.write_text(json.dumps(results))
     assert report.render("benchmarks/README.md", tmp_path).count("not measured yet") == 2

@@ -1,13 +1,17 @@
 import numpy as np
 import pytest
-
-from pairlab.widgets.browser import FalsePositiveBrowser, RunPicker
-from pairlab.widgets.review import (corrected_summary, highlight_differences,
-                                    putative_false_positives, report, threshold_at_recall)
-from pairlab.evaluation import CosineScorer, EvalConfig, build_eval_set, evaluate
-from pairlab.widgets.labels import LabelStore
-
 from conftest import clustered_pool
+
+from pairlab.evaluation import CosineScorer, EvalConfig, build_eval_set, evaluate
+from pairlab.widgets.browser import FalsePositiveBrowser, RunPicker
+from pairlab.widgets.labels import LabelStore
+from pairlab.widgets.review import (
+    corrected_summary,
+    highlight_differences,
+    putative_false_positives,
+    report,
+    threshold_at_recall,
+)
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +31,9 @@ def store(tmp_path):
 @pytest.fixture
 def browser(setting, store):
     pool, es, scores = setting
-    return FalsePositiveBrowser(pool, es, scores, model_id="cosine", store=store,
-                                annotator="tester", recall=0.2)
+    return FalsePositiveBrowser(
+        pool, es, scores, model_id="cosine", store=store, annotator="tester", recall=0.2
+    )
 
 
 # -- pure functions ---------------------------------------------------------------------------
@@ -43,8 +48,10 @@ def test_threshold_at_recall_hand_example():
     assert threshold_at_recall(np.linspace(0, 1, 10), 0.7) == pytest.approx(1 / 3)  # k = 7, not 8
 
 
-@pytest.mark.parametrize("pos, recall", [([0.5], 0.0), ([0.5], 1.5), ([0.5], float("nan")),
-                                         ([], 0.2), ([0.5, np.nan], 0.2)])
+@pytest.mark.parametrize(
+    "pos, recall",
+    [([0.5], 0.0), ([0.5], 1.5), ([0.5], float("nan")), ([], 0.2), ([0.5, np.nan], 0.2)],
+)
 def test_threshold_at_recall_rejects_bad_input(pos, recall):
     with pytest.raises(ValueError, match="recall|pos_scores"):
         threshold_at_recall(pos, recall)
@@ -95,7 +102,8 @@ def test_higher_recall_gives_at_least_as_many_putative_false_positives(browser):
     browser.slider.value = 0.8
     assert len(browser.table()) >= before
     assert browser.summary_dict()["threshold"] <= threshold_at_recall(
-        browser._scores["positive"], 0.2)
+        browser._scores["positive"], 0.2
+    )
     assert browser.position.value.endswith(f"of {len(browser.table())}")
 
 
@@ -105,10 +113,17 @@ def test_marking_writes_the_pair_and_advances(browser, store):
     rows = store.marks()
     assert len(rows) == 1
     row = rows.iloc[0]
-    assert (row["pair_id"], row["stratum"], row["mark"]) == (first["pair_id"], first["stratum"],
-                                                             "real_error")
+    assert (row["pair_id"], row["stratum"], row["mark"]) == (
+        first["pair_id"],
+        first["stratum"],
+        "real_error",
+    )
     assert (row["task"], row["split"], row["model_id"], row["annotator"]) == (
-        "synthetic", "dev", "cosine", "tester")
+        "synthetic",
+        "dev",
+        "cosine",
+        "tester",
+    )
     assert row["left_text"] == first["left"] and row["right_text"] == first["right"]
     assert browser.current()["pair_id"] != first["pair_id"]
     assert browser.position.value.startswith("2 of")
@@ -199,8 +214,9 @@ def test_stratum_filter_shows_only_rand_pairs(browser):
 
 def test_random_order_lists_the_same_pairs(setting, store, browser):
     pool, es, scores = setting
-    shuffled = FalsePositiveBrowser(pool, es, scores, model_id="cosine", store=store,
-                                    recall=0.2, order="random")
+    shuffled = FalsePositiveBrowser(
+        pool, es, scores, model_id="cosine", store=store, recall=0.2, order="random"
+    )
     assert set(shuffled.table()["pair_id"]) == set(browser.table()["pair_id"])
 
 
@@ -217,8 +233,15 @@ def test_report_returns_table_and_prints_corrected_line(setting, store, capsys):
     pool, es, scores = setting
     first = putative_false_positives(es, scores, threshold_at_recall(scores["positive"], 0.5))
     assert set(first["stratum"]) == {"near", "rand"}  # both strata, or the check below is empty
-    store.add(int(first["pair_id"].iloc[0]), task="synthetic", split="dev", model_id="cosine",
-              stratum=first["stratum"].iloc[0], mark="actually_positive", annotator="a")
+    store.add(
+        int(first["pair_id"].iloc[0]),
+        task="synthetic",
+        split="dev",
+        model_id="cosine",
+        stratum=first["stratum"].iloc[0],
+        mark="actually_positive",
+        annotator="a",
+    )
     table = report(pool, es, scores, model_id="cosine", store=store, recall=0.5, n=4)
     assert list(table.columns) == ["pair_id", "stratum", "score", "left", "right", "mark"]
     # the top 4 of each stratum, each stratum by score descending
@@ -235,14 +258,25 @@ def test_correction_counts_only_marks_above_the_current_threshold(setting, store
     """Eq. 14 corrects the putative false positives at one threshold: a judgement of a pair
     that only a lower threshold lets in must not move the precision at a higher one."""
     pool, es, scores = setting
-    fpb = FalsePositiveBrowser(pool, es, scores, model_id="cosine", store=store,
-                               annotator="tester", recall=0.2)
-    high = set(putative_false_positives(es, scores, threshold_at_recall(scores["positive"], 0.2))
-               ["pair_id"])
+    fpb = FalsePositiveBrowser(
+        pool, es, scores, model_id="cosine", store=store, annotator="tester", recall=0.2
+    )
+    high = set(
+        putative_false_positives(es, scores, threshold_at_recall(scores["positive"], 0.2))[
+            "pair_id"
+        ]
+    )
     low = putative_false_positives(es, scores, threshold_at_recall(scores["positive"], 0.9))
     only_low = low[~low["pair_id"].isin(high)].iloc[0]
-    store.add(int(only_low["pair_id"]), task=pool.task, split=pool.split, model_id="cosine",
-              stratum=only_low["stratum"], mark="actually_positive", annotator="tester")
+    store.add(
+        int(only_low["pair_id"]),
+        task=pool.task,
+        split=pool.split,
+        model_id="cosine",
+        stratum=only_low["stratum"],
+        mark="actually_positive",
+        annotator="tester",
+    )
     fpb.slider.value = 0.2
     assert fpb.summary_dict()["precision"] == fpb.summary_dict()["imputed_precision"]
     fpb.slider.value = 0.9
@@ -252,8 +286,11 @@ def test_correction_counts_only_marks_above_the_current_threshold(setting, store
 def test_run_picker_switches_runs_and_keeps_each_place(setting, store):
     pool, es, scores = setting
     doubled = {k: 2 * v for k, v in scores.items()}  # another "model": same ranking, other scores
-    picker = RunPicker({"cosine": (pool, es, scores, "cosine"),
-                        "doubled": (pool, es, doubled, "doubled")}, store=store, annotator="t")
+    picker = RunPicker(
+        {"cosine": (pool, es, scores, "cosine"), "doubled": (pool, es, doubled, "doubled")},
+        store=store,
+        annotator="t",
+    )
     first = picker.browser
     first.step(2)
     picker.dropdown.value = "doubled"

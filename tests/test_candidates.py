@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from pairlab.evaluation.candidates import neighbour_pairs
 from pairlab.data.pairs import PairSpace, as_id_set
+from pairlab.evaluation.candidates import neighbour_pairs
 
 
 def unit(rng, n, d=16):
@@ -77,8 +77,9 @@ def test_index_moves_to_the_gpus_faiss_sees(monkeypatch):
     moved = []
     monkeypatch.setattr(faiss, "StandardGpuResources", object, raising=False)
     monkeypatch.setattr(faiss, "get_num_gpus", lambda: 1)
-    monkeypatch.setattr(faiss, "index_cpu_to_all_gpus", lambda index: moved.append(index) or index,
-                        raising=False)
+    monkeypatch.setattr(
+        faiss, "index_cpu_to_all_gpus", lambda index: moved.append(index) or index, raising=False
+    )
     rng = np.random.default_rng(3)
     emb = unit(rng, 50)
     ids, _ = neighbour_pairs(PairSpace(50, 50, True), emb, m=3)
@@ -87,7 +88,6 @@ def test_index_moves_to_the_gpus_faiss_sees(monkeypatch):
     assert candidates.faiss_gpus() == 0
     neighbour_pairs(PairSpace(50, 50, True), emb, m=3)
     assert len(moved) == 1
-
 
 
 def test_dedup_keeps_each_id_once_with_its_highest_score():

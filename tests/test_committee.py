@@ -1,14 +1,20 @@
 """Committees and diversity, the two criteria both levels share: vote entropy on labels and on
 orderings, the members' training shares, and k-means picks one item per cluster; then the
 pair-level strategies built on them (``qbc``, ``diversity``) in the notebook-03 loop."""
+
 import numpy as np
 import pytest
-
 from conftest import VECTORS, FakeLearner, run
-from pairlab.active.committee import (label_vote_entropy, member_subsets, ordering_vote_entropy,
-                                      train_committee, vote_entropy)
+
+from pairlab.active.committee import (
+    label_vote_entropy,
+    member_subsets,
+    ordering_vote_entropy,
+    train_committee,
+    vote_entropy,
+)
 from pairlab.active.diversity import kmeans_pick, pair_features
-from pairlab.active.strategies import Committee, Diversity, RoundState
+from pairlab.active.strategies import Committee, RoundState
 from pairlab.data.pairs import PairSpace
 
 LOG2 = np.log(2)
@@ -48,8 +54,14 @@ def test_members_train_on_their_own_share_of_the_answered_labels():
     seen = []
     ids = np.arange(10, dtype=np.int64) * 3
     labels = np.array([1, 0, 0, -1, 0, 1, 0, 0, -1, 0], dtype=np.int8)
-    models = train_committee(lambda i, y, k: seen.append((i, y, k)) or k, ids, labels,
-                             np.random.default_rng(1), members=3, share=0.5)
+    models = train_committee(
+        lambda i, y, k: seen.append((i, y, k)) or k,
+        ids,
+        labels,
+        np.random.default_rng(1),
+        members=3,
+        share=0.5,
+    )
     assert models == [0, 1, 2]
     for i, y, _ in seen:
         assert len(i) == 4 and (y >= 0).all()  # half of the 8 answered labels, never a -1
@@ -62,7 +74,9 @@ def separable(n_clusters=5, per_cluster=12, dim=6, seed=0):
     rng = np.random.default_rng(seed)
     centres = np.eye(dim)[:n_clusters] * 10
     cluster = np.repeat(np.arange(n_clusters), per_cluster)
-    return (centres[cluster] + 0.1 * rng.normal(size=(len(cluster), dim))).astype(np.float32), cluster
+    return (centres[cluster] + 0.1 * rng.normal(size=(len(cluster), dim))).astype(
+        np.float32
+    ), cluster
 
 
 def test_diversity_picks_one_question_per_cluster_of_separable_embeddings():
@@ -104,13 +118,21 @@ def committee_state(member_embeddings):
     rng = np.random.default_rng(0)
     made = iter(member_embeddings)
     from pairlab.data import Pool
+
     texts = np.array([f"q{k}" for k in range(6)], dtype=object)
     pool = Pool("toy", "train", texts, texts, True, np.array([0], np.int64), np.empty(0, np.int64))
-    return RoundState(round=2, pool=pool, labelled=np.array([10, 11, 12], np.int64), budget=20,
-                      rng=rng, candidates=np.arange(10, dtype=np.int64),
-                      cosine=np.zeros(10), labels=np.array([1, 0, 0], np.int8),
-                      train=lambda ids, y, k: Member(next(made)),
-                      embeddings=lambda m: (m.emb, m.emb)), space
+    return RoundState(
+        round=2,
+        pool=pool,
+        labelled=np.array([10, 11, 12], np.int64),
+        budget=20,
+        rng=rng,
+        candidates=np.arange(10, dtype=np.int64),
+        cosine=np.zeros(10),
+        labels=np.array([1, 0, 0], np.int8),
+        train=lambda ids, y, k: Member(next(made)),
+        embeddings=lambda m: (m.emb, m.emb),
+    ), space
 
 
 def test_committee_takes_the_pairs_its_members_label_differently():
@@ -134,6 +156,7 @@ def test_committee_takes_the_pairs_its_members_label_differently():
 def test_committee_needs_the_loops_trainer():
     state, _ = committee_state([])
     from dataclasses import replace
+
     with pytest.raises(ValueError, match="RoundState.train"):
         Committee().select(replace(state, train=None), 2)
 

@@ -1,8 +1,9 @@
 """The run dashboard follows the loop's events, and opens finished run folders."""
+
 import pytest
+from conftest import run
 
 from pairlab.widgets.dashboard import RunDashboard
-from conftest import run
 
 
 def test_dashboard_follows_a_live_run(tmp_path):

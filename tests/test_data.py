@@ -1,10 +1,9 @@
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import FIXTURES
+
 from pairlab.data import build_qqp, load_task, load_tasks, read_raw
-from pairlab.data.pairs import isin_sorted
 from pairlab.paths import DataNotFoundError
 
 
@@ -104,8 +103,9 @@ def test_subsampling_keeps_whole_components(data_dir):
 
 
 def test_per_task_max_items(data_dir):
-    tasks = load_tasks("all", data_dir, max_items={"qqp": 100, "wikiqa": {"train": 20, "dev": 10,
-                                                                          "test": 10}})
+    tasks = load_tasks(
+        "all", data_dir, max_items={"qqp": 100, "wikiqa": {"train": 20, "dev": 10, "test": 10}}
+    )
     assert len(tasks["qqp"]["train"].left_texts) <= 100
     assert [len(tasks["wikiqa"][s].left_texts) for s in ("train", "dev", "test")] == [20, 10, 10]
 

@@ -8,6 +8,7 @@ The tests share one Ray instance (module scope) and run in one xdist worker (``m
 distributes by file, ``--dist loadfile``; the cluster's fixture is skipped where another Ray node
 runs, which its ``ray stop`` would stop). Ray's processes get ``tests/ray_site`` on their path
 (its docstring says why)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -21,11 +22,11 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import EVAL_SETS, POOLS
 
 from pairlab import experiments
 from pairlab.active import CosineBERTLearner
 from pairlab.active.store import compare_runs
-from conftest import EVAL_SETS, POOLS
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'pairlab[ray]'")
 pytestmark = pytest.mark.slow  # real Ray instances: make test-slow (CI) runs them
@@ -41,8 +42,17 @@ STARTS = 2  # attempts: on a loaded machine a node may fail to start (see `start
 def settings(model: str) -> dict:
     # curve: static retrieval trains round 1 too, on the labels uncertainty's seed round has, so
     # the runs of a seed share the seed-round model (one trains it, the other waits and loads it)
-    return dict(n1=12, rounds=2, candidate_m=6, n_boot=20, model=model, epochs=1, batch_size=8,
-                max_seq_length=32, curve=True)
+    return dict(
+        n1=12,
+        rounds=2,
+        candidate_m=6,
+        n_boot=20,
+        model=model,
+        epochs=1,
+        batch_size=8,
+        max_seq_length=32,
+        curve=True,
+    )
 
 
 @contextlib.contextmanager
@@ -61,7 +71,9 @@ def torch_threads(n: int):
 def ray_env():
     """The environment Ray's processes start with: ``tests/ray_site`` on the path."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(SITE), os.environ.get("PYTHONPATH")])))
+        mp.setenv(
+            "PYTHONPATH", os.pathsep.join(filter(None, [str(SITE), os.environ.get("PYTHONPATH")]))
+        )
         yield mp
 
 
@@ -71,7 +83,9 @@ def local(tmp_path_factory, tiny_model, ray_env):
     root = tmp_path_factory.mktemp("local")
     ray_env.setenv("PAIRLAB_CACHE_DIR", str(root / "cache"))
     with torch_threads(1):
-        results = experiments.sweep(PREPARED, STRATEGIES, SEEDS, settings(tiny_model), root / "runs")
+        results = experiments.sweep(
+            PREPARED, STRATEGIES, SEEDS, settings(tiny_model), root / "runs"
+        )
     return root / "runs", results
 
 
@@ -92,15 +106,24 @@ def started(start, cleanup):
             stderr = getattr(error, "stderr", None) or b""  # what a failed `ray start` printed
             if NODE_TIMEOUT not in str(error) + stderr.decode(errors="replace"):
                 raise
-    pytest.skip(f"no Ray node came up in {STARTS} attempts (load average "
-                f"{os.getloadavg()[0]:.0f} on {os.cpu_count()} cores): its raylet waits a fixed "
-                "15 s for its agents (ray-project/ray#65983); run these tests on a quieter machine")
+    pytest.skip(
+        f"no Ray node came up in {STARTS} attempts (load average "
+        f"{os.getloadavg()[0]:.0f} on {os.cpu_count()} cores): its raylet waits a fixed "
+        "15 s for its agents (ray-project/ray#65983); run these tests on a quieter machine"
+    )
 
 
 @pytest.fixture(scope="module")
 def local_ray(ray_env):
-    started(lambda: ray.init(num_cpus=2, object_store_memory=100 * 2**20, include_dashboard=False,
-                             log_to_driver=False), ray.shutdown)
+    started(
+        lambda: ray.init(
+            num_cpus=2,
+            object_store_memory=100 * 2**20,
+            include_dashboard=False,
+            log_to_driver=False,
+        ),
+        ray.shutdown,
+    )
     yield
     ray.shutdown()
 
@@ -127,15 +150,25 @@ def without_times(results: dict) -> dict:
 
 
 def test_a_local_ray_instance_gives_the_local_sweeps_files_and_shows_runs_live(
-        local_ray, local, tmp_path, tiny_model, ray_env, capsys):
+    local_ray, local, tmp_path, tiny_model, ray_env, capsys
+):
     from pairlab.widgets.dashboard import RunDashboard
 
     ray_env.setenv("PAIRLAB_CACHE_DIR", str(tmp_path / "cache"))  # computed again, not loaded
     root = tmp_path / "runs"
     recorder = Recorder(root)
-    board = RunDashboard(experiments.total_rounds(PREPARED, STRATEGIES, SEEDS, settings(tiny_model)))
-    results = experiments.sweep(PREPARED, STRATEGIES, SEEDS, settings(tiny_model), root,
-                                backend="ray", callbacks=[recorder, board])
+    board = RunDashboard(
+        experiments.total_rounds(PREPARED, STRATEGIES, SEEDS, settings(tiny_model))
+    )
+    results = experiments.sweep(
+        PREPARED,
+        STRATEGIES,
+        SEEDS,
+        settings(tiny_model),
+        root,
+        backend="ray",
+        callbacks=[recorder, board],
+    )
     compared = compare_runs(local[0], root)
     with capsys.disabled():  # the equality check's summary, shown under -s
         print(f"\nlocal Ray instance vs local backend: {compared}")
@@ -144,13 +177,17 @@ def test_a_local_ray_instance_gives_the_local_sweeps_files_and_shows_runs_live(
     # live: rounds arrived while runs were unfinished, not all at the end
     assert any(done < 4 for event, _, done in recorder.events if event == "round_finished")
     assert len(recorder.of("run_finished")) == 4 and len(recorder.of("round_finished")) == 8
-    assert {p["record"].get("shared_model") for p in recorder.of("round_finished")
-            if p["record"]["round"] == 1} - {None}  # a seed-round model was shared
+    assert {
+        p["record"].get("shared_model")
+        for p in recorder.of("round_finished")
+        if p["record"]["round"] == 1
+    } - {None}  # a seed-round model was shared
     assert board.progress.value == board.progress.max == 8 and len(board.figure.data) == 4
     assert "4/4" in capsys.readouterr().err  # the progress bar counted the finished runs
     again = Recorder(root)
-    read_back = experiments.sweep(PREPARED, STRATEGIES, SEEDS, settings(tiny_model), root,
-                                  backend="ray", callbacks=[again])
+    read_back = experiments.sweep(
+        PREPARED, STRATEGIES, SEEDS, settings(tiny_model), root, backend="ray", callbacks=[again]
+    )
     assert without_times(read_back) == without_times(results)
     assert [e for e, _, _ in again.events] == ["run_reused"] * 4  # read back, nothing submitted
 
@@ -170,14 +207,22 @@ class KilledOnce(CosineBERTLearner):
 
 
 def test_a_worker_killed_mid_run_is_retried_and_resumes_to_the_same_result(
-        local_ray, local, tmp_path, tiny_model, ray_env):
+    local_ray, local, tmp_path, tiny_model, ray_env
+):
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests
     ray_env.setenv("PAIRLAB_CACHE_DIR", str(tmp_path / "cache"))
     root, marker = tmp_path / "runs", tmp_path / "killed"
     recorder = Recorder(root)
-    results = experiments.sweep(PREPARED, ["uncertainty"], [1], settings(tiny_model), root,
-                                backend="ray", callbacks=[recorder],
-                                learner=functools.partial(KilledOnce, marker=marker))
+    results = experiments.sweep(
+        PREPARED,
+        ["uncertainty"],
+        [1],
+        settings(tiny_model),
+        root,
+        backend="ray",
+        callbacks=[recorder],
+        learner=functools.partial(KilledOnce, marker=marker),
+    )
     # the killed attempt's last events may be lost with its process (they are sent without
     # waiting); the retry's say where it ran and that it resumed after round 1
     placed, started = recorder.of("run_placed")[-1], recorder.of("run_started")[-1]
@@ -218,22 +263,40 @@ def two_nodes(ray_env):
     while raylets() and time.monotonic() < deadline:
         time.sleep(0.5)
     if raylets():
-        pytest.skip(f"a Ray node already runs on this machine (raylet pids {raylets()}); "
-                    "`ray stop` at the end would stop it too")
+        pytest.skip(
+            f"a Ray node already runs on this machine (raylet pids {raylets()}); "
+            "`ray stop` at the end would stop it too"
+        )
     port, cli = free_port(), str(Path(sys.executable).with_name("ray"))
-    common = ["--num-cpus", "1", "--node-ip-address", "127.0.0.1", "--object-store-memory",
-              str(100 * 2**20), "--disable-usage-stats"]
+    common = [
+        "--num-cpus",
+        "1",
+        "--node-ip-address",
+        "127.0.0.1",
+        "--object-store-memory",
+        str(100 * 2**20),
+        "--disable-usage-stats",
+    ]
 
     def node(*extra):
-        subprocess.run([cli, "start", *extra, *common, "--dashboard-agent-listen-port",
-                        str(free_port())], check=True, timeout=START_TIMEOUT, capture_output=True)
+        subprocess.run(
+            [cli, "start", *extra, *common, "--dashboard-agent-listen-port", str(free_port())],
+            check=True,
+            timeout=START_TIMEOUT,
+            capture_output=True,
+        )
 
     def stop():
         subprocess.run([cli, "stop", "--force"], timeout=120, capture_output=True)
 
     try:
-        started(lambda: (node("--head", "--port", str(port), "--include-dashboard", "false"),
-                         node("--address", f"127.0.0.1:{port}")), stop)
+        started(
+            lambda: (
+                node("--head", "--port", str(port), "--include-dashboard", "false"),
+                node("--address", f"127.0.0.1:{port}"),
+            ),
+            stop,
+        )
         yield f"127.0.0.1:{port}"
     finally:
         ray.shutdown()
@@ -241,16 +304,27 @@ def two_nodes(ray_env):
 
 
 def test_a_two_node_cluster_runs_the_sweep_on_both_nodes_with_the_same_files(
-        two_nodes, local, tmp_path, tiny_model, ray_env):
+    two_nodes, local, tmp_path, tiny_model, ray_env
+):
     ray_env.setenv("PAIRLAB_CACHE_DIR", str(tmp_path / "cache"))
     root = tmp_path / "runs"
     recorder = Recorder(root)
     started = time.monotonic()
-    experiments.sweep(PREPARED, STRATEGIES, SEEDS, settings(tiny_model), root, backend="ray",
-                      address=two_nodes, callbacks=[recorder])
+    experiments.sweep(
+        PREPARED,
+        STRATEGIES,
+        SEEDS,
+        settings(tiny_model),
+        root,
+        backend="ray",
+        address=two_nodes,
+        callbacks=[recorder],
+    )
     nodes = {(p["strategy"], p["seed"]): p["node"] for p in recorder.of("run_placed")}
     compared = compare_runs(local[0], root)
-    print(f"\ntwo-node cluster vs local backend ({time.monotonic() - started:.0f} s): {compared}; "
-          f"runs per node: {sorted(list(nodes.values()).count(n) for n in set(nodes.values()))}")
+    print(
+        f"\ntwo-node cluster vs local backend ({time.monotonic() - started:.0f} s): {compared}; "
+        f"runs per node: {sorted(list(nodes.values()).count(n) for n in set(nodes.values()))}"
+    )
     assert len(nodes) == 4 and len(set(nodes.values())) == 2
     assert compared == {"runs": 4, "rounds": 8, "files": 24, "differ": []}

@@ -2,15 +2,16 @@
 official files (the QQP-format fixture, and a WikiQACorpus.zip made of the WikiQA-format
 fixture): downloads are checked, resumed after an interruption, unpacked where load_task finds
 them, and then `make run` finds its data; a clean clone without data is told to run it."""
+
 import hashlib
 import os
 import subprocess
 import zipfile
 
 import pytest
-
 from conftest import FIXTURES, ROOT
 from data_server import DataServer
+
 from pairlab import runner
 from pairlab.data import load_task
 from pairlab.data.download import SOURCES, ChecksumError, DownloadError, download
@@ -26,7 +27,10 @@ def served(tmp_path):
     (folder / qqp.name).write_bytes(qqp.read_bytes())
     with zipfile.ZipFile(folder / "WikiQACorpus.zip", "w") as archive:
         for split in ("train", "dev", "test"):
-            archive.write(FIXTURES / "data" / "wikiqa" / f"WikiQA-{split}.tsv", f"WikiQACorpus/WikiQA-{split}.tsv")
+            archive.write(
+                FIXTURES / "data" / "wikiqa" / f"WikiQA-{split}.tsv",
+                f"WikiQACorpus/WikiQA-{split}.tsv",
+            )
         archive.writestr("WikiQACorpus/README.txt", "synthetic stand-in for the tests\n")
     sums = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()}
     return folder, sums
@@ -47,8 +51,11 @@ def test_download_verifies_unpacks_and_load_task_finds_the_files(tmp_path, serve
     with DataServer(folder) as server:
         files = download(tmp_path / "data", base_url=server.url, checksums=sums, log=logs.append)
     assert sorted(p.relative_to(tmp_path / "data").as_posix() for p in files) == [
-        "qqp/quora_duplicate_questions.tsv", "wikiqa/WikiQA-dev.tsv", "wikiqa/WikiQA-test.tsv",
-        "wikiqa/WikiQA-train.tsv"]
+        "qqp/quora_duplicate_questions.tsv",
+        "wikiqa/WikiQA-dev.tsv",
+        "wikiqa/WikiQA-test.tsv",
+        "wikiqa/WikiQA-train.tsv",
+    ]
     assert sum("checksum verified" in line for line in logs) == 2
     assert not list((tmp_path / "data").rglob("*.part"))
     qqp, wikiqa = load_task("qqp", tmp_path / "data"), load_task("wikiqa", tmp_path / "data")
@@ -61,8 +68,19 @@ def test_download_verifies_unpacks_and_load_task_finds_the_files(tmp_path, serve
 def test_a_checksum_mismatch_is_an_error_that_deletes_the_partial_file(tmp_path, served):
     folder, sums = served
     wrong = {**sums, "quora_duplicate_questions.tsv": "0" * 64}
-    with DataServer(folder) as server, pytest.raises(ChecksumError, match=r"is not the published 0{64}; the partial file .* was deleted"):
-        download(tmp_path / "data", names=("qqp",), base_url=server.url, checksums=wrong, log=lambda _: None)
+    with (
+        DataServer(folder) as server,
+        pytest.raises(
+            ChecksumError, match=r"is not the published 0{64}; the partial file .* was deleted"
+        ),
+    ):
+        download(
+            tmp_path / "data",
+            names=("qqp",),
+            base_url=server.url,
+            checksums=wrong,
+            log=lambda _: None,
+        )
     assert not list((tmp_path / "data").rglob("quora_duplicate_questions.tsv*"))
 
 
@@ -71,20 +89,34 @@ def test_an_interrupted_download_resumes_where_it_stopped(tmp_path, served):
     size = (folder / "WikiQACorpus.zip").stat().st_size
     logs = []
     with DataServer(folder, cut_first={"WikiQACorpus.zip"}) as server:
-        download(tmp_path / "data", names=("wikiqa",), base_url=server.url, checksums=sums, log=logs.append)
+        download(
+            tmp_path / "data",
+            names=("wikiqa",),
+            base_url=server.url,
+            checksums=sums,
+            log=logs.append,
+        )
     (first, no_range), (again, ranged) = server.requests
     assert first == again == "/WikiQACorpus.zip" and no_range is None
     assert ranged == f"bytes={size // 2}-"  # the second request asked only for the rest
     assert any("attempt 1 of 5 stopped" in line for line in logs)
-    assert (tmp_path / "data" / "wikiqa" / "WikiQA-train.tsv").read_bytes() == \
-        (FIXTURES / "data" / "wikiqa" / "WikiQA-train.tsv").read_bytes()
+    assert (tmp_path / "data" / "wikiqa" / "WikiQA-train.tsv").read_bytes() == (
+        FIXTURES / "data" / "wikiqa" / "WikiQA-train.tsv"
+    ).read_bytes()
 
 
 def test_a_server_that_ignores_range_restarts_the_file(tmp_path, served):
     folder, sums = served
-    with DataServer(folder, cut_first={"quora_duplicate_questions.tsv"}, ignore_range=True) as server:
-        (path,) = download(tmp_path / "data", names=("qqp",), base_url=server.url, checksums=sums,
-                           log=lambda _: None)
+    with DataServer(
+        folder, cut_first={"quora_duplicate_questions.tsv"}, ignore_range=True
+    ) as server:
+        (path,) = download(
+            tmp_path / "data",
+            names=("qqp",),
+            base_url=server.url,
+            checksums=sums,
+            log=lambda _: None,
+        )
     assert path.read_bytes() == (folder / path.name).read_bytes()
 
 
@@ -93,8 +125,15 @@ def test_an_unreachable_source_stops_after_its_attempts_and_keeps_the_part(tmp_p
     with DataServer(folder) as server:
         url = server.url
     with pytest.raises(DownloadError, match="download it by hand from https://quoradata"):
-        download(tmp_path / "data", names=("qqp",), base_url=url, checksums=sums, attempts=2,
-                 deadline=20, log=lambda _: None)
+        download(
+            tmp_path / "data",
+            names=("qqp",),
+            base_url=url,
+            checksums=sums,
+            attempts=2,
+            deadline=20,
+            log=lambda _: None,
+        )
 
 
 def test_make_data_then_the_runner_finds_the_data(tmp_path, served, monkeypatch, capsys):
@@ -102,9 +141,21 @@ def test_make_data_then_the_runner_finds_the_data(tmp_path, served, monkeypatch,
     (tmp_path / "sums").write_text("".join(f"{h}  {name}\n" for name, h in sums.items()))
     env = {**os.environ, "PAIRLAB_DATA_CHECKSUMS": str(tmp_path / "sums")}
     with DataServer(folder) as server:  # -o: never reinstall the venv from a test
-        done = subprocess.run(["make", "-o", ".venv/.installed", "data", f"DATA={tmp_path / 'data'}",
-                               f"DATA_URL={server.url}"], cwd=ROOT, env=env, capture_output=True,
-                              text=True, timeout=300)
+        done = subprocess.run(
+            [
+                "make",
+                "-o",
+                ".venv/.installed",
+                "data",
+                f"DATA={tmp_path / 'data'}",
+                f"DATA_URL={server.url}",
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "done: 4 data files" in done.stdout
     monkeypatch.setenv("PAIRLAB_DATA_DIR", str(tmp_path / "data"))
@@ -119,31 +170,60 @@ def test_run_without_data_says_to_run_make_data(monkeypatch, capsys, tmp_path):
     assert "make run DATASET=path/to/pairs.csv" in err
 
 
-def test_the_smoke_profile_without_data_runs_on_the_fixture_and_says_so(monkeypatch, capsys, tmp_path):
+def test_the_smoke_profile_without_data_runs_on_the_fixture_and_says_so(
+    monkeypatch, capsys, tmp_path
+):
     import papermill
 
     executed = []
-    monkeypatch.setattr(papermill, "execute_notebook", lambda src, out, **kw: executed.append(kw["parameters"]))
+    monkeypatch.setattr(
+        papermill, "execute_notebook", lambda src, out, **kw: executed.append(kw["parameters"])
+    )
     monkeypatch.setenv("PAIRLAB_DATA_DIR", str(tmp_path / "nowhere"))
-    runner.run("smoke", select=["01"], overrides={"run_dir": str(tmp_path / "runs")}, record_times=False)
+    runner.run(
+        "smoke", select=["01"], overrides={"run_dir": str(tmp_path / "runs")}, record_times=False
+    )
     assert executed[0]["data_dir"] == "fixtures/data"
     out = capsys.readouterr().out
     assert "NO DATA" in out and "SYNTHETIC fixture in fixtures/data" in out
     # with the data there, nothing changes (CI): data_dir stays None
     monkeypatch.setenv("PAIRLAB_DATA_DIR", str(FIXTURES / "data"))
-    runner.run("smoke", select=["01"], overrides={"run_dir": str(tmp_path / "runs")}, record_times=False)
+    runner.run(
+        "smoke", select=["01"], overrides={"run_dir": str(tmp_path / "runs")}, record_times=False
+    )
     assert executed[1].get("data_dir") is None and "NO DATA" not in capsys.readouterr().out
 
 
-def test_a_dataset_file_needs_no_data_folder_and_is_passed_as_an_absolute_path(monkeypatch, tmp_path):
+def test_a_dataset_file_needs_no_data_folder_and_is_passed_as_an_absolute_path(
+    monkeypatch, tmp_path
+):
     import papermill
 
     executed = []
-    monkeypatch.setattr(papermill, "execute_notebook", lambda src, out, **kw: executed.append(kw["parameters"]))
+    monkeypatch.setattr(
+        papermill, "execute_notebook", lambda src, out, **kw: executed.append(kw["parameters"])
+    )
     monkeypatch.setenv("PAIRLAB_DATA_DIR", str(tmp_path / "nowhere"))
     monkeypatch.chdir(FIXTURES)
-    assert runner.main(["--profile", "quick", "--notebooks", "01", "--no-timings", "--dataset",
-                        "pairs/faq.jsonl", "-p", "pairs_symmetric", "false", "-p", "run_dir",
-                        str(tmp_path / "runs")]) == 0
+    assert (
+        runner.main(
+            [
+                "--profile",
+                "quick",
+                "--notebooks",
+                "01",
+                "--no-timings",
+                "--dataset",
+                "pairs/faq.jsonl",
+                "-p",
+                "pairs_symmetric",
+                "false",
+                "-p",
+                "run_dir",
+                str(tmp_path / "runs"),
+            ]
+        )
+        == 0
+    )
     assert executed[0]["dataset"] == str(FIXTURES / "pairs" / "faq.jsonl")
     assert executed[0]["pairs_symmetric"] is False and executed[0].get("data_dir") is None

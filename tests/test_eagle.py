@@ -1,4 +1,5 @@
 """EAGLE's case study: the split by base error, AUC, and the metrics aggregation."""
+
 import numpy as np
 import pytest
 
@@ -36,10 +37,14 @@ def test_auc_matches_scikit_learn_and_is_none_for_one_class():
 
 
 def test_case_metrics_average_seeds_and_keep_each():
-    runs = {("clean", 0): {"initial": {"auc_all": 0.8, "auc_high_error": None, "auc_low_error": None}},
-            ("clean", 1): {"initial": {"auc_all": 0.6, "auc_high_error": 0.5, "auc_low_error": None}}}
+    runs = {
+        ("clean", 0): {"initial": {"auc_all": 0.8, "auc_high_error": None, "auc_low_error": None}},
+        ("clean", 1): {"initial": {"auc_all": 0.6, "auc_high_error": 0.5, "auc_low_error": None}},
+    }
     m = case_metrics(runs)["clean"]["initial"]
-    assert m["auc_all"] == pytest.approx(0.7) and m["auc_all_std"] == pytest.approx(np.std([0.8, 0.6], ddof=1))
+    assert m["auc_all"] == pytest.approx(0.7) and m["auc_all_std"] == pytest.approx(
+        np.std([0.8, 0.6], ddof=1)
+    )
     assert m["auc_high_error"] == 0.5 and "auc_high_error_std" not in m  # one seed had an answer
     assert m["per_seed"]["auc_high_error"] == [None, 0.5] and m["seeds"] == [0, 1]
     assert m["auc_low_error"] is None  # one class in every seed's part: said, not left out

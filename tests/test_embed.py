@@ -44,11 +44,20 @@ def test_each_distinct_text_is_encoded_once_and_put_back_in_place(tiny_model):
     encoder = load_encoder(tiny_model)
     asked, real = [], encoder.encode
     encoder.encode = lambda texts, **kw: asked.append(list(texts)) or real(texts, **kw)
-    texts = ["how do I cook rice?", "why is the sky blue?", "how do I cook rice?", "what is love?",
-             "why is the sky blue?"]
+    texts = [
+        "how do I cook rice?",
+        "why is the sky blue?",
+        "how do I cook rice?",
+        "what is love?",
+        "why is the sky blue?",
+    ]
     emb = encode(texts, encoder=encoder, show_progress=False)
     assert len(asked) == 1 and sorted(asked[0]) == sorted(set(texts))
-    assert emb.shape == (5, 32) and np.array_equal(emb[0], emb[2]) and np.array_equal(emb[1], emb[4])
+    assert (
+        emb.shape == (5, 32) and np.array_equal(emb[0], emb[2]) and np.array_equal(emb[1], emb[4])
+    )
     assert not np.allclose(emb[0], emb[1])  # in place: not one vector copied everywhere
     for i, text in enumerate(texts):
-        assert np.allclose(emb[i], encode([text], encoder=encoder, show_progress=False)[0], atol=1e-5)
+        assert np.allclose(
+            emb[i], encode([text], encoder=encoder, show_progress=False)[0], atol=1e-5
+        )

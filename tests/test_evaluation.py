@@ -1,13 +1,18 @@
 import numpy as np
 import pytest
+from conftest import clustered_pool
 from sklearn.metrics import average_precision_score
 
-from pairlab.evaluation import metrics
-from pairlab.evaluation import (CosineScorer, EvalConfig, EvalSet, build_eval_set, evaluate,
-                                exact_all_pairs)
 from pairlab.data.pairs import isin_sorted
-
-from conftest import clustered_pool
+from pairlab.evaluation import (
+    CosineScorer,
+    EvalConfig,
+    EvalSet,
+    build_eval_set,
+    evaluate,
+    exact_all_pairs,
+    metrics,
+)
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +63,9 @@ def test_fp_estimate_is_unbiased_against_exact_enumeration(pool_and_emb):
     fps = []
     for seed in range(500):
         es = build_eval_set(pool, emb, config=EvalConfig(near_m=3, n_random=400, seed=seed))
-        fps.append(metrics.estimate_fp(thresholds, scorer(es.near), scorer(es.rand),
-                                       es.n_neg_total))
+        fps.append(
+            metrics.estimate_fp(thresholds, scorer(es.near), scorer(es.rand), es.n_neg_total)
+        )
     fps = np.array(fps)
     se = fps.std(axis=0, ddof=1) / np.sqrt(len(fps))
     assert (se[1:] > 0).all(), "the random stratum should make estimates vary"
@@ -128,6 +134,7 @@ def test_eval_set_round_trips_through_disk(pool_and_emb, tmp_path):
 def test_pool_without_positives_is_a_clear_error(pool_and_emb):
     pool, emb = pool_and_emb
     from dataclasses import replace
+
     empty = replace(pool, positives=np.empty(0, dtype=np.int64))
     with pytest.raises(ValueError, match="no positives"):
         build_eval_set(empty, emb)

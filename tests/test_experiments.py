@@ -1,14 +1,15 @@
 """Sweep summaries: the metrics file's shape and arithmetic, and the tables built from it; the
 sweep's backends without Ray installed (tests/test_distributed.py runs them on Ray)."""
+
 import sys
 
 import numpy as np
 import pytest
+from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner, run
 
 from pairlab import experiments
 from pairlab.data import paper
 from pairlab.io import to_json
-from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner, run
 
 
 @pytest.fixture(scope="module")
@@ -61,10 +62,14 @@ def test_paper_reference_tables_agree_with_the_budget():
 def test_figures_draw_every_strategy(results):
     from pairlab.widgets import plots
 
-    fig = plots.active_curves_figure(experiments.curves(results), paper={"toy": {"uncertainty": {"ap": 0.3}}})
+    fig = plots.active_curves_figure(
+        experiments.curves(results), paper={"toy": {"uncertainty": {"ap": 0.3}}}
+    )
     assert {t.name for t in fig.data if t.name} == {"random", "uncertainty"}
     summary = experiments.summarise(results)
-    bars = plots.positives_figure(summary, paper={"toy": {"positives": {"random": 1}, "labels": 100}})
+    bars = plots.positives_figure(
+        summary, paper={"toy": {"positives": {"random": 1}, "labels": 100}}
+    )
     assert list(bars.data[0].x) == ["toy: random", "toy: uncertainty"]
 
 
@@ -74,25 +79,47 @@ def test_judge_says_whether_a_gap_is_told_from_noise():
     def rec(value, ci=None, seeds=None):
         return {"ap": value, **({"ap_ci": ci} if ci else {}), "per_seed": {"ap": seeds or [value]}}
 
-    assert judge(rec(0.8, [0.75, 0.85]), rec(0.6, [0.55, 0.7]), "ap") == "yes (0.800 vs 0.600; 95% intervals apart)"
-    assert judge(rec(0.6, [0.55, 0.7]), rec(0.8, [0.69, 0.85]), "ap").startswith("no (0.600 vs 0.800; 95% intervals overlap")
+    assert (
+        judge(rec(0.8, [0.75, 0.85]), rec(0.6, [0.55, 0.7]), "ap")
+        == "yes (0.800 vs 0.600; 95% intervals apart)"
+    )
+    assert judge(rec(0.6, [0.55, 0.7]), rec(0.8, [0.69, 0.85]), "ap").startswith(
+        "no (0.600 vs 0.800; 95% intervals overlap"
+    )
     # no intervals: the seeds' spread (ddof 1) decides; 0.02 apart is inside a std of 0.1, 0.3 is not
     noisy = rec(0.52, seeds=[0.42, 0.52, 0.62])
     assert "within the seeds' std 0.100" in judge(noisy, rec(0.5, seeds=[0.5, 0.5, 0.5]), "ap")
-    assert "above the seeds' std 0.100" in judge(rec(0.82, seeds=[0.72, 0.82, 0.92]), rec(0.5, seeds=[0.5] * 3), "ap")
-    assert judge(rec(0.7), rec(0.6), "ap") == "yes (0.700 vs 0.600; one seed, no interval: the gap cannot be judged)"
+    assert "above the seeds' std 0.100" in judge(
+        rec(0.82, seeds=[0.72, 0.82, 0.92]), rec(0.5, seeds=[0.5] * 3), "ap"
+    )
+    assert (
+        judge(rec(0.7), rec(0.6), "ap")
+        == "yes (0.700 vs 0.600; one seed, no interval: the gap cannot be judged)"
+    )
 
 
-def test_without_ray_the_local_backend_runs_and_the_ray_backend_says_how_to_install_it(tmp_path, monkeypatch):
+def test_without_ray_the_local_backend_runs_and_the_ray_backend_says_how_to_install_it(
+    tmp_path, monkeypatch
+):
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails as when it is not installed
     prepared, settings = {"toy": (POOLS, EVAL_SETS)}, {k: v for k, v in BASE.items() if k != "task"}
     fake = lambda config: FakeLearner(VECTORS)  # noqa: E731
     done = experiments.sweep(prepared, ["random"], [0], settings, tmp_path, learner=fake)
     assert list(done) == [("toy", "random", 0)] and done[("toy", "random", 0)]["labels"] == 57
-    with pytest.raises(ImportError, match=r"^backend='ray' needs Ray, which is not installed: "
-                                          r"pip install 'pairlab\[ray\]'$"):
-        experiments.sweep(prepared, ["random", "uncertainty"], [0], settings, tmp_path,
-                          backend="ray", learner=fake)
+    with pytest.raises(
+        ImportError,
+        match=r"^backend='ray' needs Ray, which is not installed: "
+        r"pip install 'pairlab\[ray\]'$",
+    ):
+        experiments.sweep(
+            prepared,
+            ["random", "uncertainty"],
+            [0],
+            settings,
+            tmp_path,
+            backend="ray",
+            learner=fake,
+        )
     read_back = experiments.sweep(prepared, ["random"], [0], settings, tmp_path, backend="ray")
     assert to_json(read_back) == to_json(done)  # finished runs are read back without Ray
     with pytest.raises(ValueError, match="backend must be one of"):

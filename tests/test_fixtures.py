@@ -1,5 +1,6 @@
 """The synthetic fixture (fixtures/): the committed files are what fixtures/make_fixtures.py
 writes, and none of their texts comes from the real data."""
+
 import subprocess
 import sys
 
@@ -8,9 +9,14 @@ from conftest import FIXTURES
 
 def test_the_committed_fixture_is_the_scripts_output(tmp_path):
     subprocess.run([sys.executable, str(FIXTURES / "make_fixtures.py"), str(tmp_path)], check=True)
-    made = {str(p.relative_to(tmp_path)): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
-    committed = {str(p.relative_to(FIXTURES)): p.read_bytes() for p in FIXTURES.rglob("*")
-                 if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts}
+    made = {
+        str(p.relative_to(tmp_path)): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()
+    }
+    committed = {
+        str(p.relative_to(FIXTURES)): p.read_bytes()
+        for p in FIXTURES.rglob("*")
+        if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts
+    }
     assert sorted(made) == sorted(committed)
     for name, content in made.items():
         assert content == committed[name], f"fixtures/{name} differs from make_fixtures.py's output"

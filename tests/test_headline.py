@@ -1,29 +1,45 @@
 """The core paper's headline as tables (pairlab.experiments.headline): the per-seed interval
 table, the zero-shot row and the Figure 4 analog; the summary's per-seed intervals and rounds from a real (fake-learner)
 sweep."""
+
 import pytest
+from conftest import run
 
 from pairlab import experiments
 from pairlab.experiments import headline
-from conftest import run
 
 
 def entry(aps, cis, positives, seeds=(0, 1, 2), labels=16_640):
-    return {"seeds": list(seeds), "labels": labels,
-            "ap": {"mean": sum(aps) / len(aps), "std": 0.0, "per_seed": list(aps),
-                   "ci_per_seed": [list(c) for c in cis]},
-            "p_at_r20": {"mean": 0.5, "std": 0.0, "per_seed": [0.5] * len(aps),
-                         "ci_per_seed": [[0.4, 0.6]] * len(aps)},
-            "positives_found": {"mean": sum(positives) / len(positives), "std": 0.0,
-                                "per_seed": list(positives)}}
+    return {
+        "seeds": list(seeds),
+        "labels": labels,
+        "ap": {
+            "mean": sum(aps) / len(aps),
+            "std": 0.0,
+            "per_seed": list(aps),
+            "ci_per_seed": [list(c) for c in cis],
+        },
+        "p_at_r20": {
+            "mean": 0.5,
+            "std": 0.0,
+            "per_seed": [0.5] * len(aps),
+            "ci_per_seed": [[0.4, 0.6]] * len(aps),
+        },
+        "positives_found": {
+            "mean": sum(positives) / len(positives),
+            "std": 0.0,
+            "per_seed": list(positives),
+        },
+    }
 
 
 STATIC = entry([0.30, 0.31, 0.29], [(0.25, 0.35), (0.26, 0.36), (0.24, 0.34)], [700, 710, 690])
 
 
 def test_interval_table_per_seed_and_mean_beside_the_paper():
-    table = headline.interval_table({"static_retrieval": STATIC},
-                                    {"static_retrieval": {"ap": 0.082}}, {"static_retrieval": 169})
+    table = headline.interval_table(
+        {"static_retrieval": STATIC}, {"static_retrieval": {"ap": 0.082}}, {"static_retrieval": 169}
+    )
     assert table.loc[("static_retrieval", "0"), "AP"] == "0.300 [0.250, 0.350]"
     assert table.loc[("static_retrieval", "mean"), "AP (paper)"] == "0.082"
     assert table.loc[("static_retrieval", "mean"), "positives (paper)"] == "169"
@@ -34,15 +50,20 @@ def test_a_sweeps_summary_keeps_intervals_and_rounds_per_seed(tmp_path):
     results = {}
     for strategy in ("static_retrieval", "uncertainty"):
         for seed in (0, 1):
-            results[("toy", strategy, seed)] = run(tmp_path, strategy=strategy, seed=seed,
-                                                   curve=True)[0].run()
+            results[("toy", strategy, seed)] = run(
+                tmp_path, strategy=strategy, seed=seed, curve=True
+            )[0].run()
     summary = experiments.summarise(results)
     unc = summary["toy"]["uncertainty"]
-    assert unc["ap"]["ci_per_seed"] == [results[("toy", "uncertainty", s)]["test"]["ap_ci"]
-                                        for s in (0, 1)]
+    assert unc["ap"]["ci_per_seed"] == [
+        results[("toy", "uncertainty", s)]["test"]["ap_ci"] for s in (0, 1)
+    ]
     assert [(r["seed"], r["round"]) for r in unc["rounds_per_seed"]] == [
-        (s, r) for s in (0, 1) for r in (1, 2, 3)]
-    assert all(r["dev_ap_ci"][0] <= r["dev_ap"] <= r["dev_ap_ci"][1] for r in unc["rounds_per_seed"])
+        (s, r) for s in (0, 1) for r in (1, 2, 3)
+    ]
+    assert all(
+        r["dev_ap_ci"][0] <= r["dev_ap"] <= r["dev_ap_ci"][1] for r in unc["rounds_per_seed"]
+    )
     verdict = experiments.findings.adaptive_vs_static("toy", summary["toy"])
     assert verdict.status in experiments.findings.STATUSES and verdict.values["seeds"] == [0, 1]
     curves = experiments.curves(results)
@@ -77,7 +98,9 @@ def test_the_zero_shot_row_is_the_pretrained_cosine_on_the_runs_strata(tiny_mode
     assert table.loc[(ZERO_SHOT, "-"), "AP"].startswith(f"{direct['ap']:.3f} [")
 
 
-def test_a_committed_metrics_file_gets_the_zero_shot_row_its_runs_were_measured_against(tiny_model, tmp_path):
+def test_a_committed_metrics_file_gets_the_zero_shot_row_its_runs_were_measured_against(
+    tiny_model, tmp_path
+):
     """results/<profile> recorded before Table 3 had its zero-shot row: the backfill computes it
     from the recorded config with notebook 03's own functions, puts it first, marks it, and
     leaves a file that has it alone."""
@@ -88,20 +111,43 @@ def test_a_committed_metrics_file_gets_the_zero_shot_row_its_runs_were_measured_
     from pairlab.experiments import ZERO_SHOT, prepare_active, zero_shot
     from pairlab.experiments.backfill import backfill_zero_shot, main
 
-    params = {"dataset": str(FIXTURES / "pairs" / "faq.jsonl"), "data_dir": None, "seed": 0,
-              "fractions": [0.5, 0.25, 0.25], "pairs_symmetric": False, "pairs_threshold": None,
-              "pairs_columns": {"left": "query", "right": "answer", "label": "relevant",
-                                "left_id": "query_id", "right_id": "answer_id"},
-              "max_items": {"qqp": 10, "wikiqa": {"train": 30, "dev": 12, "test": 12}},
-              "model": tiny_model, "max_seq_length": 32, "n1": 8, "rounds": {"qqp": 2, "wikiqa": 2},
-              "growth": 1.5, "candidate_m": 5, "cosine_epochs": 1, "learning_rate": 2e-5,
-              "batch_size": 16, "curve": False, "near_m": 5, "n_random": 500, "n_boot": 20}
+    params = {
+        "dataset": str(FIXTURES / "pairs" / "faq.jsonl"),
+        "data_dir": None,
+        "seed": 0,
+        "fractions": [0.5, 0.25, 0.25],
+        "pairs_symmetric": False,
+        "pairs_threshold": None,
+        "pairs_columns": {
+            "left": "query",
+            "right": "answer",
+            "label": "relevant",
+            "left_id": "query_id",
+            "right_id": "answer_id",
+        },
+        "max_items": {"qqp": 10, "wikiqa": {"train": 30, "dev": 12, "test": 12}},
+        "model": tiny_model,
+        "max_seq_length": 32,
+        "n1": 8,
+        "rounds": {"qqp": 2, "wikiqa": 2},
+        "growth": 1.5,
+        "candidate_m": 5,
+        "cosine_epochs": 1,
+        "learning_rate": 2e-5,
+        "batch_size": 16,
+        "curve": False,
+        "near_m": 5,
+        "n_random": 500,
+        "n_boot": 20,
+    }
     (tmp_path / "03_cosinebert_active_learning.config.json").write_text(json.dumps(params))
     metrics = tmp_path / "03_cosinebert_active_learning.metrics.json"
     metrics.write_text(json.dumps({"faq": {"uncertainty": STATIC}}))
     assert backfill_zero_shot(tmp_path) == ["faq"]
     written = json.loads(metrics.read_text())["faq"]
-    assert set(written) == {ZERO_SHOT, "uncertainty"} and written["uncertainty"] == json.loads(json.dumps(STATIC))
+    assert set(written) == {ZERO_SHOT, "uncertainty"} and written["uncertainty"] == json.loads(
+        json.dumps(STATIC)
+    )
     prepared, _ = prepare_active(params, show=False)
     direct = zero_shot(prepared, model=tiny_model, max_seq_length=32, n_boot=20)["faq"]
     assert written[ZERO_SHOT]["ap"]["mean"] == pytest.approx(direct["ap"]["mean"])

@@ -23,7 +23,9 @@ def test_ties_are_one_threshold():
     assert best_threshold(labels, scores) == 0.5
     at = accuracy_f1(labels, scores, 0.5)
     assert at["f1"] == pytest.approx(0.8) and at["precision"] == pytest.approx(2 / 3)
-    assert best_threshold(labels, scores, metric="accuracy") == 0.9  # 3 of 4 right, vs 3 of 4 at 0.5
+    assert (
+        best_threshold(labels, scores, metric="accuracy") == 0.9
+    )  # 3 of 4 right, vs 3 of 4 at 0.5
 
 
 def test_clean_map_uses_only_clean_queries():

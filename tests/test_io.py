@@ -8,7 +8,8 @@ def test_real_qqp_malformed_first_row_is_reported(data_dir):
     frame, report = read_qqp(data_dir / "qqp" / "qqp_subset.tsv")
     assert len(frame) == 23_496 and report.rows_read == 23_496
     assert [(r.line, r.reason) for r in report.skipped] == [
-        (1, "expected 6 tab-separated fields, found 5")]
+        (1, "expected 6 tab-separated fields, found 5")
+    ]
     assert "qqp_subset.tsv:1" in report.summary()
     # quote characters are text, not CSV quoting: 824 rows have them
     has_quote = frame["question1"].str.contains('"') | frame["question2"].str.contains('"')
@@ -22,10 +23,12 @@ def test_real_qqp_strict_names_file_and_line(data_dir):
 
 def test_original_quora_release_with_header(tmp_path):
     path = tmp_path / "quora_duplicate_questions.tsv"
-    path.write_text('id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate\n'
-                    '0\t1\t2\tWhat is "AI"?\tWhat\'s AI?\t1\n'
-                    '1\t3\t4\tA?\tB?\t2\n'
-                    '2\t5\t6\tC?\tD?\t0\n')
+    path.write_text(
+        "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate\n"
+        '0\t1\t2\tWhat is "AI"?\tWhat\'s AI?\t1\n'
+        "1\t3\t4\tA?\tB?\t2\n"
+        "2\t5\t6\tC?\tD?\t0\n"
+    )
     frame, report = read_qqp(path)
     assert frame["question1"].tolist() == ['What is "AI"?', "C?"]
     assert frame["is_duplicate"].tolist() == [1, 0]
@@ -35,10 +38,12 @@ def test_original_quora_release_with_header(tmp_path):
 
 def test_wikiqa_mixed_5_and_7_columns(tmp_path):
     path = tmp_path / "WikiQA-train.tsv"
-    path.write_text("QuestionID\tQuestion\tSentenceID\tSentence\tLabel\n"
-                    "Q1\thow?\tS1\tLike \"this\".\t1\n"
-                    "Q2\thow?\tD2\tTitle\tD2-0\tOther.\t0\n"
-                    "Q3\tbroken row\n")
+    path.write_text(
+        "QuestionID\tQuestion\tSentenceID\tSentence\tLabel\n"
+        'Q1\thow?\tS1\tLike "this".\t1\n'
+        "Q2\thow?\tD2\tTitle\tD2-0\tOther.\t0\n"
+        "Q3\tbroken row\n"
+    )
     frame, report = read_wikiqa(path)
     assert frame["sentence"].tolist() == ['Like "this".', "Other."]
     assert pd.isna(frame["title"].iloc[0]) and frame["title"].iloc[1] == "Title"

@@ -1,4 +1,5 @@
 """The labelling widget without a browser: its key handler driven directly, the store read back."""
+
 import re
 import threading
 import time
@@ -7,11 +8,19 @@ import numpy as np
 import pytest
 
 from pairlab.annotators.person import UNANSWERED, WITHDRAWN, SessionStore
-from pairlab.widgets.labeller import (LabellingWidget, elapsed, pair_html, record_html,
-                                      shared_words, sparkline_svg)
+from pairlab.widgets.labeller import (
+    LabellingWidget,
+    elapsed,
+    pair_html,
+    record_html,
+    shared_words,
+    sparkline_svg,
+)
 
-TEXTS = {i: (f"title: apple iphone {i} | brand: apple", f"title: iphone {i} case | brand: acme")
-         for i in range(3000)}
+TEXTS = {
+    i: (f"title: apple iphone {i} | brand: apple", f"title: iphone {i} case | brand: acme")
+    for i in range(3000)
+}
 
 
 @pytest.fixture
@@ -154,8 +163,9 @@ def test_concurrent_presses_answer_each_pair_once(store, make):
     """Keys from the comm's thread and clicks from another: no pair answered twice or lost."""
     store.post(0, range(100), "batch")
     widget = make()
-    threads = [threading.Thread(target=lambda: [widget.press("y") for _ in range(30)])
-               for _ in range(4)]
+    threads = [
+        threading.Thread(target=lambda: [widget.press("y") for _ in range(30)]) for _ in range(4)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -206,9 +216,11 @@ def test_highlighting_escapes_html_and_marks_shared_words():
 
 def test_fields_one_a_line_and_plain_texts_as_they_are():
     assert record_html("title: a | b c | brand: d", set()) == (
-        "<div><b>title</b>: a | b c</div><div><b>brand</b>: d</div>")  # "b c" continues title
+        "<div><b>title</b>: a | b c</div><div><b>brand</b>: d</div>"
+    )  # "b c" continues title
     assert record_html("just a sentence | with a bar", {"bar"}) == (
-        "just a sentence | with a <mark>bar</mark>")
+        "just a sentence | with a <mark>bar</mark>"
+    )
 
 
 def test_sparkline_keeps_at_most_the_points_asked():
@@ -218,14 +230,18 @@ def test_sparkline_keeps_at_most_the_points_asked():
     assert "0 labels" in sparkline_svg([])
 
 
-@pytest.mark.parametrize("seconds, text", [(0, "0 s"), (59.9, "59 s"), (72, "1 min 12 s"),
-                                           (7500, "2 h 5 min"), (-3, "0 s")])
+@pytest.mark.parametrize(
+    "seconds, text",
+    [(0, "0 s"), (59.9, "59 s"), (72, "1 min 12 s"), (7500, "2 h 5 min"), (-3, "0 s")],
+)
 def test_elapsed(seconds, text):
     assert elapsed(seconds) == text
 
 
-@pytest.mark.parametrize("kwargs, error", [({"poll": 0}, ValueError), ({"poll": True}, ValueError),
-                                           ({"annotator": ""}, ValueError)])
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [({"poll": 0}, ValueError), ({"poll": True}, ValueError), ({"annotator": ""}, ValueError)],
+)
 def test_bad_arguments_are_named(store, kwargs, error):
     with pytest.raises(error, match=next(iter(kwargs))):
         LabellingWidget(store, TEXTS.__getitem__, **kwargs)

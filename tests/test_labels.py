@@ -17,14 +17,22 @@ WHERE = {"task": "qqp", "split": "dev", "model_id": "m0"}
 
 
 def _add(store, pair_id, mark="real_error", *, stratum="near", annotator="ann", **kwargs):
-    return store.add(pair_id, **{**WHERE, **kwargs}, stratum=stratum, mark=mark,
-                     annotator=annotator)
+    return store.add(
+        pair_id, **{**WHERE, **kwargs}, stratum=stratum, mark=mark, annotator=annotator
+    )
 
 
 def test_round_trip(tmp_path):
     with LabelStore(tmp_path / "sub" / "labels.sqlite") as store:
-        row = store.add(7, **WHERE, stratum="rand", mark="unsure", annotator="ann",
-                        left_text="a <b>", right_text="c")
+        row = store.add(
+            7,
+            **WHERE,
+            stratum="rand",
+            mark="unsure",
+            annotator="ann",
+            left_text="a <b>",
+            right_text="c",
+        )
         frame = store.marks()
     assert len(frame) == 1
     got = frame.iloc[0]
@@ -144,10 +152,17 @@ while True:
 
 def test_killed_writer_loses_no_committed_mark(tmp_path):
     path = tmp_path / "labels.sqlite"
-    env = {**os.environ,
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE,
-                            text=True, cwd=ROOT, env=env)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env=env,
+    )
     try:
         printed = [int(proc.stdout.readline()) for _ in range(30)]
         os.kill(proc.pid, signal.SIGKILL)  # mid-loop: possibly inside an uncommitted insert

@@ -1,7 +1,10 @@
 """The package's layers: every module imports only from its own layer or the ones below (read
-from the source with ast, lazy imports inside functions included), and no module grows past
-400 lines. The layer order is declared here, once."""
+from the source with ast, lazy imports inside functions included). The layer order is declared
+here, once. Module size is a warning, never a failure: modules are split by concept, not by
+line count."""
+
 import ast
+import warnings
 from pathlib import Path
 
 import pytest
@@ -29,20 +32,23 @@ def dotted(path: Path) -> list[str]:
     return parts[:-1] if parts[-1] == "__init__" else parts
 
 
-def imported(path: Path) -> set[str]:
-    """The pairlab modules ``path`` imports, as dotted names (``pairlab.models.embed``)."""
-    here = dotted(path)
+def imported(path: Path, here: list[str] | None = None) -> set[str]:
+    """The pairlab modules ``path`` imports, as dotted names (``pairlab.models.embed``);
+    ``here``: the module's own dotted parts, where the file is not in the package."""
+    here = dotted(path) if here is None else here
     package = here if path.name == "__init__.py" else here[:-1]
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
             if node.level:
-                base = package[:len(package) - node.level + 1]
+                base = package[: len(package) - node.level + 1]
                 module = ".".join(base + ([node.module] if node.module else []))
             else:
                 module = node.module or ""
             if module.startswith("pairlab"):
-                found |= {f"{module}.{a.name}" if module == "pairlab" else module for a in node.names}
+                found |= {
+                    f"{module}.{a.name}" if module == "pairlab" else module for a in node.names
+                }
         elif isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("pairlab")}
     return found
@@ -63,25 +69,36 @@ def test_imports_point_down(path):
     assert not upward, f"{path.relative_to(PACKAGE)} (layer {mine!r}) imports from above: {upward}"
 
 
-def test_the_import_reader_sees_relative_lazy_and_absolute_imports():
-    """The checker itself: an upward import in each form is found (a probe file in the data
-    layer, removed afterwards)."""
-    source = ("from ..active.loop import ActiveRun\n"
-              "def f():\n    from ..widgets import plots\n"
-              "import pairlab.experiments.tables\n")
-    probe = PACKAGE / "data" / "_layer_probe.py"
+def test_the_import_reader_sees_relative_lazy_and_absolute_imports(tmp_path):
+    """The checker itself: an upward import in each form is found (a probe read as a module of
+    the data layer, written outside the package)."""
+    source = (
+        "from ..active.loop import ActiveRun\n"
+        "def f():\n    from ..widgets import plots\n"
+        "import pairlab.experiments.tables\n"
+    )
+    probe = tmp_path / "_layer_probe.py"
     probe.write_text(source)
-    try:
-        assert imported(probe) == {"pairlab.active.loop", "pairlab.widgets",
-                                   "pairlab.experiments.tables"}
-    finally:
-        probe.unlink()
+    assert imported(probe, ["pairlab", "data", "_layer_probe"]) == {
+        "pairlab.active.loop",
+        "pairlab.widgets",
+        "pairlab.experiments.tables",
+    }
 
 
-def test_no_module_over_400_lines():
-    long = {str(p.relative_to(PACKAGE)): n for p in MODULES
-            if (n := len(p.read_text().splitlines())) > 400}
-    assert not long, f"split these by concept: {long}"
+LONG = 600  # lines: a module this long may hold more than one concept; look, then decide
+
+
+def test_long_modules_are_named_not_failed():
+    """A size warning, never a failure: a module is split where its concepts part, not to pass
+    a count (``augsbert_findings`` was once cut out of ``augsbert`` only for that)."""
+    long = {
+        str(p.relative_to(PACKAGE)): n
+        for p in MODULES
+        if (n := len(p.read_text().splitlines())) > LONG
+    }
+    if long:
+        warnings.warn(f"modules over {LONG} lines (one concept each?): {long}", stacklevel=1)
 
 
 def test_notebooks_call_only_names_their_modules_export():
@@ -104,10 +121,15 @@ def test_notebooks_call_only_names_their_modules_export():
                         aliases[alias or name] = importlib.import_module(target)
                     except ModuleNotFoundError:
                         pass  # a class or function, not a module
-        used = {(n.value.id, n.attr) for n in ast.walk(ast.parse(code))
-                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+        used = {
+            (n.value.id, n.attr)
+            for n in ast.walk(ast.parse(code))
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+        }
         calls = [(alias, attr) for alias, attr in used if alias in aliases]
         assert calls or "ctx" in code
         for alias, attr in calls:
             module = aliases[alias]
-            assert attr in module.__all__, f"{nb.name} calls {alias}.{attr}, not in {module.__name__}.__all__"
+            assert attr in module.__all__, (
+                f"{nb.name} calls {alias}.{attr}, not in {module.__name__}.__all__"
+            )

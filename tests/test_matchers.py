@@ -1,6 +1,7 @@
 """The export's choice of matcher (pairlab.session.matchers): inverse-probability estimates of a
 matcher's true and false positives from audit rounds held out of training, and the choice by
 the estimated F1, on a hand-built audit whose answers are known."""
+
 import numpy as np
 import pytest
 
@@ -12,10 +13,18 @@ from pairlab.session.matchers import Candidates, Matcher, audit_counts, choose
 
 def design(ids, stratum, unlabelled):
     h = len(unlabelled)
-    return Audit(ids=np.asarray(ids, np.int64), stratum=np.asarray(stratum, np.int64),
-                 sizes=np.asarray(unlabelled, np.int64), unlabelled=np.asarray(unlabelled, np.int64),
-                 known=np.zeros(h, np.int64), rates=np.full(h, 0.1), predicted=np.zeros(h, bool),
-                 prior="recalibrated", strength=1.0, design_variance=1.0)
+    return Audit(
+        ids=np.asarray(ids, np.int64),
+        stratum=np.asarray(stratum, np.int64),
+        sizes=np.asarray(unlabelled, np.int64),
+        unlabelled=np.asarray(unlabelled, np.int64),
+        known=np.zeros(h, np.int64),
+        rates=np.full(h, 0.1),
+        predicted=np.zeros(h, bool),
+        prior="recalibrated",
+        strength=1.0,
+        design_variance=1.0,
+    )
 
 
 @pytest.fixture
@@ -23,8 +32,12 @@ def audited(tmp_path):
     """One audit round: stratum 0 (100 unlabelled pairs) audited at ids 1-4, stratum 1 (10,000
     pairs) at ids 11-14; the answers: 1, 2 and 11 match."""
     audit = SessionAudit(tmp_path / "audit")
-    audit._save(2, design([1, 2, 3, 4, 11, 12, 13, 14], [0, 0, 0, 0, 1, 1, 1, 1], [100, 10_000]),
-                np.empty(0, np.int64), np.empty(0, np.int64))
+    audit._save(
+        2,
+        design([1, 2, 3, 4, 11, 12, 13, 14], [0, 0, 0, 0, 1, 1, 1, 1], [100, 10_000]),
+        np.empty(0, np.int64),
+        np.empty(0, np.int64),
+    )
     store = SessionStore(tmp_path / "labels.sqlite")
     store.post(2, [1, 2, 3, 4, 11, 12, 13, 14], "audit")
     for pair, label in zip([1, 2, 3, 4, 11, 12, 13, 14], [1, 1, 0, 0, 1, 0, 0, 0]):
@@ -39,8 +52,12 @@ def test_counts_weight_each_audit_pair_by_its_stratum(audited):
     assert counts["tp"] == pytest.approx(25 + 2500) and counts["fp"] == pytest.approx(25)
     held = audit_counts(audit, store, np.array([1, 3, 11]), held=np.array([11]))
     assert held["tp"] == pytest.approx(25) and held["audit_answers"] == 7  # 11 left out
-    assert audit_counts(SessionAudit(audit.folder.parent / "none"), store, np.array([1]),
-                        np.empty(0, np.int64)) is None
+    assert (
+        audit_counts(
+            SessionAudit(audit.folder.parent / "none"), store, np.array([1]), np.empty(0, np.int64)
+        )
+        is None
+    )
 
 
 def test_the_choice_is_the_higher_estimated_f1(audited):
@@ -48,17 +65,34 @@ def test_the_choice_is_the_higher_estimated_f1(audited):
     ids = np.array([1, 2, 3, 4, 11, 12, 13, 14, 20, 21], np.int64)
     found = Candidates(ids, np.zeros(len(ids)), m=5)
     precise = Matcher("bi-encoder", np.where(np.isin(ids, [1, 2, 20]), 0.95, 0.1), 0.5)
-    loose = Matcher("cross-encoder", np.where(np.isin(ids, [1, 2, 3, 4, 12, 13, 20, 21]), 0.95, 0.1), 0.5)
-    best, why = choose([precise, loose], found, said_yes=np.array([1, 2, 11]),
-                       labelled=np.array([1, 2, 3, 4, 11, 12, 13, 14]), trained=np.empty(0, np.int64),
-                       audit=audit, store=store, total=10.0)
+    loose = Matcher(
+        "cross-encoder", np.where(np.isin(ids, [1, 2, 3, 4, 12, 13, 20, 21]), 0.95, 0.1), 0.5
+    )
+    best, why = choose(
+        [precise, loose],
+        found,
+        said_yes=np.array([1, 2, 11]),
+        labelled=np.array([1, 2, 3, 4, 11, 12, 13, 14]),
+        trained=np.empty(0, np.int64),
+        audit=audit,
+        store=store,
+        total=10.0,
+    )
     assert best is precise and why["chosen"] == "bi-encoder"
     assert precise.estimate["precision_unlabelled"] == pytest.approx(1.0)
     assert loose.estimate["precision_unlabelled"] == pytest.approx(50 / (50 + 2 * 25 + 2 * 2500))
     assert precise.estimate["predicted"] == 1 and loose.estimate["predicted"] == 2  # 20; 20, 21
     assert precise.estimate["f1"] == pytest.approx(2 * (3 + 1) / (4 + 10))
-    choose([precise], found, said_yes=np.array([1, 2, 11]), labelled=np.array([1, 2, 3, 4, 11, 12, 13, 14]),
-           trained=np.empty(0, np.int64), audit=audit, store=store, total=2.0)
+    choose(
+        [precise],
+        found,
+        said_yes=np.array([1, 2, 11]),
+        labelled=np.array([1, 2, 3, 4, 11, 12, 13, 14]),
+        trained=np.empty(0, np.int64),
+        audit=audit,
+        store=store,
+        total=2.0,
+    )
     assert precise.estimate["recall"] == 1.0 and precise.estimate["f1"] <= 1.0  # total below found
 
 
@@ -66,8 +100,18 @@ def test_without_an_estimated_total_the_bi_encoder_is_kept(audited):
     audit, store = audited
     ids = np.array([1, 2], np.int64)
     found = Candidates(ids, np.zeros(2), m=1)
-    first, second = Matcher("bi-encoder", np.ones(2), 0.5), Matcher("cross-encoder", np.ones(2), 0.5)
-    best, why = choose([first, second], found, said_yes=np.empty(0, np.int64),
-                       labelled=np.empty(0, np.int64), trained=np.empty(0, np.int64), audit=audit,
-                       store=store, total=None)
+    first, second = (
+        Matcher("bi-encoder", np.ones(2), 0.5),
+        Matcher("cross-encoder", np.ones(2), 0.5),
+    )
+    best, why = choose(
+        [first, second],
+        found,
+        said_yes=np.empty(0, np.int64),
+        labelled=np.empty(0, np.int64),
+        trained=np.empty(0, np.int64),
+        audit=audit,
+        store=store,
+        total=None,
+    )
     assert best is first and "no audit estimate" in why["why"]

@@ -42,16 +42,19 @@ def test_estimate_fp_is_eq_13():
     assert fp.tolist() == [1 + w * 1, 2 + w * 3]
 
 
-@pytest.mark.parametrize("args, message", [
-    (([np.nan, 1.0], [0.1], [0.2], 10), "pos_scores has 1 NaN"),
-    (([1.0], [0.1, np.inf], [0.2], 10), "near_neg_scores has 1 NaN or infinite"),
-    (([], [0.1], [0.2], 10), "pos_scores is empty"),
-    (([1.0], [0.1, 0.2], [], 1), "smaller than the 2 near negatives"),
-    (([1.0], [0.1], [], 10), "rand_neg_scores is empty but 9 negatives"),
-    (([1.0], [0.1], [0.2] * 5, 3), "5 random negatives but only 2"),
-    (([1.0], [0.1], [0.2], 10.5), "n_neg_total must be an integer"),
-    (([[1.0]], [0.1], [0.2], 10), "1-d array"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (([np.nan, 1.0], [0.1], [0.2], 10), "pos_scores has 1 NaN"),
+        (([1.0], [0.1, np.inf], [0.2], 10), "near_neg_scores has 1 NaN or infinite"),
+        (([], [0.1], [0.2], 10), "pos_scores is empty"),
+        (([1.0], [0.1, 0.2], [], 1), "smaller than the 2 near negatives"),
+        (([1.0], [0.1], [], 10), "rand_neg_scores is empty but 9 negatives"),
+        (([1.0], [0.1], [0.2] * 5, 3), "5 random negatives but only 2"),
+        (([1.0], [0.1], [0.2], 10.5), "n_neg_total must be an integer"),
+        (([[1.0]], [0.1], [0.2], 10), "1-d array"),
+    ],
+)
 def test_bad_input_is_named(args, message):
     with pytest.raises(ValueError, match=message):
         estimate_ap(*args)
@@ -115,8 +118,17 @@ def test_bootstrap_replicate_by_bin_counts_equals_recomputation(monkeypatch):
     p = pos[replay.integers(0, 50, 50)]
     values = np.unique(pos)
     edges = np.r_[values[0] - 1.0, values]  # bin b holds scores in [edges[b], values[b])
-    n, r = (np.repeat(edges, replay.multinomial(len(s), np.bincount(
-        np.searchsorted(values, s, side="right"), minlength=len(edges)) / len(s))) for s in (near, rand))
+    n, r = (
+        np.repeat(
+            edges,
+            replay.multinomial(
+                len(s),
+                np.bincount(np.searchsorted(values, s, side="right"), minlength=len(edges))
+                / len(s),
+            ),
+        )
+        for s in (near, rand)
+    )
     assert ap == pytest.approx(estimate_ap(p, n, r, 10_000))
     assert p20 == pytest.approx(estimate_precision_at_recall(p, n, r, 10_000))
 
@@ -129,8 +141,13 @@ def test_bootstrap_intervals_match_a_plain_resampling_bootstrap(monkeypatch, ite
     pos, near, rand = _strata(5)
     fast = metrics.bootstrap(pos, near, rand, 10_000, n_boot=2000, seed=3)
     rng = np.random.default_rng(11)
-    plain = np.percentile([estimate_ap(*(s[rng.integers(0, len(s), len(s))] for s in (pos, near, rand)),
-                                       10_000) for _ in range(2000)], [2.5, 97.5])
+    plain = np.percentile(
+        [
+            estimate_ap(*(s[rng.integers(0, len(s), len(s))] for s in (pos, near, rand)), 10_000)
+            for _ in range(2000)
+        ],
+        [2.5, 97.5],
+    )
     width = plain[1] - plain[0]
     assert np.abs(np.array(fast["ap_ci"]) - plain).max() < 0.08 * width
 
@@ -148,8 +165,17 @@ def test_corrected_precision_eq_14():
         metrics.corrected_precision(10, 20, 70, near_marks=(5, 3))
 
 
-@pytest.mark.parametrize("near, rand", [((1, 1), (0, 0)), ((0, 0), (3, 3)), ((4, 4), (2, 2)),
-                                        ((0, 1), (0, 0)), ((0, 2), (5, 5)), ((1, 3), (0, 0))])
+@pytest.mark.parametrize(
+    "near, rand",
+    [
+        ((1, 1), (0, 0)),
+        ((0, 0), (3, 3)),
+        ((4, 4), (2, 2)),
+        ((0, 1), (0, 0)),
+        ((0, 2), (5, 5)),
+        ((1, 3), (0, 0)),
+    ],
+)
 def test_corrected_precision_interval_holds_its_point(near, rand):
     """One 'real error' mark (share 1) gave [0.1153, 0.4717] around a point of 0.1152: the
     Jeffreys posterior never reaches share 1. The boundary rule puts the point inside."""

@@ -1,20 +1,40 @@
 """CosineBERT and ConcatBERT on a tiny separable set of real-looking questions."""
+
 import numpy as np
 import pytest
 import torch
 from torch.nn import functional as F
 
 from pairlab.models.concatbert import ConcatBERT
-from pairlab.models.cosinebert import HEAD_LR_FACTOR, Calibration, CosineBCELoss, CosineBERT, trainer
+from pairlab.models.cosinebert import (
+    HEAD_LR_FACTOR,
+    Calibration,
+    CosineBCELoss,
+    CosineBERT,
+    trainer,
+)
 from pairlab.models.training import TrainConfig, pair_dataset
 
-BASE = ["How do I learn Python?", "What is the capital of France?", "How can I lose weight fast?",
-        "What is machine learning?", "How do I cook rice?", "Why is the sky blue?",
-        "How to invest in stocks?", "What is love?"]
-PARA = ["What is the best way to learn Python?", "Which city is the capital of France?",
-        "What are quick ways to lose weight?", "Can you explain machine learning?",
-        "What's the method to cook rice?", "What makes the sky look blue?",
-        "How should I start investing in stocks?", "How do you define love?"]
+BASE = [
+    "How do I learn Python?",
+    "What is the capital of France?",
+    "How can I lose weight fast?",
+    "What is machine learning?",
+    "How do I cook rice?",
+    "Why is the sky blue?",
+    "How to invest in stocks?",
+    "What is love?",
+]
+PARA = [
+    "What is the best way to learn Python?",
+    "Which city is the capital of France?",
+    "What are quick ways to lose weight?",
+    "Can you explain machine learning?",
+    "What's the method to cook rice?",
+    "What makes the sky look blue?",
+    "How should I start investing in stocks?",
+    "How do you define love?",
+]
 
 
 def toy_pairs():
@@ -61,7 +81,9 @@ def test_training_keeps_w_non_negative_and_calibration_lowers_log_loss(cosineber
 
 def test_anti_correlated_labels_cannot_make_the_slope_negative(tiny_model):
     left, right, labels = toy_pairs()
-    model = CosineBERT.train(left, right, 1 - labels, model=tiny_model, config=TrainConfig(epochs=1, batch_size=8))
+    model = CosineBERT.train(
+        left, right, 1 - labels, model=tiny_model, config=TrainConfig(epochs=1, batch_size=8)
+    )
     assert model.info["head"]["weight"] >= 0 and model.calibration.weight >= 0
 
 
@@ -104,14 +126,18 @@ def test_concatbert_loss_falls_and_round_trips(tmp_path):
         return float(np.mean(np.logaddexp(0, z) - labels * z))
 
     before = bce(ConcatBERT.untrained(seed=0))
-    model = ConcatBERT.train(left, right, labels,
-                             config=TrainConfig(epochs=6, batch_size=8, learning_rate=1e-4))
+    model = ConcatBERT.train(
+        left, right, labels, config=TrainConfig(epochs=6, batch_size=8, learning_rate=1e-4)
+    )
     after = bce(model)
     assert after < before - 0.05, (before, after)
     model.save(tmp_path / "concat")
     loaded = ConcatBERT.load(tmp_path / "concat")
-    assert np.allclose(loaded.logits(left, right, show_progress=False),
-                       model.logits(left, right, show_progress=False), atol=1e-6)
+    assert np.allclose(
+        loaded.logits(left, right, show_progress=False),
+        model.logits(left, right, show_progress=False),
+        atol=1e-6,
+    )
 
 
 def test_training_data_is_validated():
@@ -136,8 +162,14 @@ def test_head_learns_ten_thousand_times_faster_than_the_encoder():
 def test_cosinebert_trained_on_one_class_keeps_its_head_as_calibration(tiny_model):
     left, right, labels = toy_pairs()
     negatives = labels == 0  # what uniform sampling of a real pool returns: no positive at all
-    model = CosineBERT.train(np.array(left)[negatives], np.array(right)[negatives], labels[negatives],
-                             model=tiny_model, config=TrainConfig(epochs=1, batch_size=8), quiet=True)
+    model = CosineBERT.train(
+        np.array(left)[negatives],
+        np.array(right)[negatives],
+        labels[negatives],
+        model=tiny_model,
+        config=TrainConfig(epochs=1, batch_size=8),
+        quiet=True,
+    )
     assert "one class" in model.info["calibration"]
     assert model.calibration == Calibration(**model.info["head"])
     assert np.isfinite(model.predict_proba(list(zip(BASE[:2], PARA[:2])))).all()
@@ -153,15 +185,25 @@ def test_seed_round_models_are_shared_across_runs_and_identical(tmp_path, monkey
 
     monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
     space = PairSpace(8, 8, False)
-    pool = Pool("toy", "train", np.array(BASE, dtype=object), np.array(PARA, dtype=object), False,
-                space.encode(np.arange(8), np.arange(8)), np.empty(0, np.int64))
+    pool = Pool(
+        "toy",
+        "train",
+        np.array(BASE, dtype=object),
+        np.array(PARA, dtype=object),
+        False,
+        space.encode(np.arange(8), np.arange(8)),
+        np.empty(0, np.int64),
+    )
     ids = np.sort(np.r_[pool.positives, space.encode(np.arange(8), (np.arange(8) + 1) % 8)])
     labels = pool.labels(ids)
     calls = []
     real = CosineBERT.train.__func__
-    monkeypatch.setattr(CosineBERT, "train", classmethod(
-        lambda cls, *a, **k: calls.append(1) or real(cls, *a, **k)))
-    config = ActiveConfig(task="toy", strategy="uncertainty", epochs=1, batch_size=8, model=tiny_model)
+    monkeypatch.setattr(
+        CosineBERT, "train", classmethod(lambda cls, *a, **k: calls.append(1) or real(cls, *a, **k))
+    )
+    config = ActiveConfig(
+        task="toy", strategy="uncertainty", epochs=1, batch_size=8, model=tiny_model
+    )
     first = CosineBERTLearner(config).train(pool, ids, labels, round=1)
     first_emb = CosineBERTLearner.embed(first, PARA)
     again = CosineBERTLearner(config).train(pool, ids, labels, round=1)
@@ -175,7 +217,9 @@ def test_seed_round_models_are_shared_across_runs_and_identical(tmp_path, monkey
     cached = CosineBERTLearner(config).cached(pool, ids, labels, round=1)  # loaded, never trained
     assert cached.cache_key == first.cache_key and cached.calibration == first.calibration
     assert CosineBERTLearner(config).cached(pool, ids, labels, round=2) is None  # not shared
-    assert CosineBERTLearner(config).cached(pool, ids[:-1], labels[:-1], round=1) is None  # not trained
+    assert (
+        CosineBERTLearner(config).cached(pool, ids[:-1], labels[:-1], round=1) is None
+    )  # not trained
     assert len(calls) == 3
     monkeypatch.setenv("PAIRLAB_SHARE_MODELS", "0")
     assert CosineBERTLearner(config).cached(pool, ids, labels, round=1) is None

@@ -9,11 +9,15 @@ from pairlab import notebook
 
 
 def parameters_notebook(path):
-    cells = [nbformat.v4.new_code_cell("from pairlab.notebook import setup"),
-             nbformat.v4.new_code_cell("seed = 0                # a comment\nsizes = [1, 2]\n"
-                                       "run_dir = 'runs/x'\nfigures_dir = 'figures/x'",
-                                       metadata={"tags": ["parameters"]}),
-             nbformat.v4.new_code_cell("ctx = setup('99_example', globals())")]
+    cells = [
+        nbformat.v4.new_code_cell("from pairlab.notebook import setup"),
+        nbformat.v4.new_code_cell(
+            "seed = 0                # a comment\nsizes = [1, 2]\n"
+            "run_dir = 'runs/x'\nfigures_dir = 'figures/x'",
+            metadata={"tags": ["parameters"]},
+        ),
+        nbformat.v4.new_code_cell("ctx = setup('99_example', globals())"),
+    ]
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "pairlab", "language": "python", "display_name": "pairlab"}
     nbformat.write(nb, path)
@@ -22,12 +26,22 @@ def parameters_notebook(path):
 
 def test_setup_records_every_parameter_of_the_parameters_cell(tmp_path):
     path = parameters_notebook(tmp_path / "99_example.ipynb")
-    namespace = {"seed": np.int64(3), "sizes": np.arange(2), "run_dir": tmp_path / "run",
-                 "figures_dir": tmp_path / "fig", "not_a_parameter": 5, "setup": notebook.setup}
+    namespace = {
+        "seed": np.int64(3),
+        "sizes": np.arange(2),
+        "run_dir": tmp_path / "run",
+        "figures_dir": tmp_path / "fig",
+        "not_a_parameter": 5,
+        "setup": notebook.setup,
+    }
     ctx = notebook.setup("99_example", namespace, path=path, quiet=True)
     recorded = json.loads((tmp_path / "run" / "99_example.config.json").read_text())
-    assert recorded == {"seed": 3, "sizes": [0, 1], "run_dir": str(tmp_path / "run"),
-                        "figures_dir": str(tmp_path / "fig")}
+    assert recorded == {
+        "seed": 3,
+        "sizes": [0, 1],
+        "run_dir": str(tmp_path / "run"),
+        "figures_dir": str(tmp_path / "fig"),
+    }
     assert ctx.params["seed"] == 3 and (tmp_path / "fig").is_dir()
     path = ctx.record_metrics({"qqp": {"ap": np.float32(0.5)}})
     assert path == tmp_path / "run" / "99_example.metrics.json"
@@ -44,15 +58,21 @@ def test_setup_before_the_parameters_cell_ran_names_what_is_missing(tmp_path):
 def profile_notebook(path):
     """A notebook 03 look-alike: its parameters cell names a profile and a few of 03's own knobs;
     the shared settings (profiles/base.yaml) come from the profile."""
-    cells = [nbformat.v4.new_code_cell("profile = 'quick'\nn1 = 32\nseeds = [0, 1, 2]\nmine = 'kept'\n",
-                                       metadata={"tags": ["parameters"]})]
+    cells = [
+        nbformat.v4.new_code_cell(
+            "profile = 'quick'\nn1 = 32\nseeds = [0, 1, 2]\nmine = 'kept'\n",
+            metadata={"tags": ["parameters"]},
+        )
+    ]
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "pairlab", "language": "python", "display_name": "pairlab"}
     nbformat.write(nb, path)
     return path
 
 
-def test_a_profile_named_in_the_parameters_cell_gives_the_shared_settings(tmp_path, monkeypatch, capsys):
+def test_a_profile_named_in_the_parameters_cell_gives_the_shared_settings(
+    tmp_path, monkeypatch, capsys
+):
     """``profile = "smoke"`` in JupyterLab: the smoke profile's shared settings for notebook 03
     (its run folder included) fill the names the cell does not set; the cell's own knobs stay
     as written, and a line names those the profile would set otherwise."""
@@ -66,16 +86,25 @@ def test_a_profile_named_in_the_parameters_cell_gives_the_shared_settings(tmp_pa
     names = shared("03", path=path)
     assert {"max_items", "candidate_m", "run_dir"} <= set(names) and "n1" not in names
     assert {name: namespace[name] for name in names} == {name: smoke[name] for name in names}
-    assert (namespace["n1"], namespace["seeds"], namespace["mine"]) == (32, [0, 1, 2], "kept") != (smoke["n1"], smoke["seeds"], "kept")
-    assert ctx.run_dir == tmp_path / "runs" / "smoke" and ctx.params["candidate_m"] == smoke["candidate_m"]
+    assert (
+        (namespace["n1"], namespace["seeds"], namespace["mine"])
+        == (32, [0, 1, 2], "kept")
+        != (smoke["n1"], smoke["seeds"], "kept")
+    )
+    assert (
+        ctx.run_dir == tmp_path / "runs" / "smoke"
+        and ctx.params["candidate_m"] == smoke["candidate_m"]
+    )
     out = capsys.readouterr().out
     assert "shared settings from profile 'smoke'" in out and "own values of n1, seeds differ" in out
     with pytest.raises(FileNotFoundError, match="known profiles"):
-        notebook.setup("03_cosinebert_active_learning", {**namespace, "profile": "nope"}, path=path,
-                       quiet=True)
+        notebook.setup(
+            "03_cosinebert_active_learning", {**namespace, "profile": "nope"}, path=path, quiet=True
+        )
     with pytest.raises(ValueError, match="name a profile"):
-        notebook.setup("03_cosinebert_active_learning", {**namespace, "profile": None}, path=path,
-                       quiet=True)
+        notebook.setup(
+            "03_cosinebert_active_learning", {**namespace, "profile": None}, path=path, quiet=True
+        )
 
 
 def test_another_profile_and_a_rerun_change_every_shared_setting(tmp_path, monkeypatch):
@@ -111,10 +140,21 @@ def test_a_whole_profile_from_papermill_applies_its_sections(tmp_path, monkeypat
 
     monkeypatch.setattr(notebook, "project_root", lambda: tmp_path)
     path = profile_notebook(tmp_path / "03_cosinebert_active_learning.ipynb")
-    namespace = {"profile": "quick", "n1": 8, "seeds": [0], "mine": "kept", "n_boot": 9,
-                 "notebooks": {"03 04": {"n1": 5, "candidate_m": 4}, "08": {"n1": 99}}}
+    namespace = {
+        "profile": "quick",
+        "n1": 8,
+        "seeds": [0],
+        "mine": "kept",
+        "n_boot": 9,
+        "notebooks": {"03 04": {"n1": 5, "candidate_m": 4}, "08": {"n1": 99}},
+    }
     notebook.setup("03_cosinebert_active_learning", namespace, path=path, quiet=True)
-    assert (namespace["n1"], namespace["seeds"], namespace["candidate_m"], namespace["n_boot"]) == (5, [0], 4, 9)
+    assert (namespace["n1"], namespace["seeds"], namespace["candidate_m"], namespace["n_boot"]) == (
+        5,
+        [0],
+        4,
+        9,
+    )
     assert namespace["max_items"] == settings("03")["max_items"]
 
 
@@ -130,13 +170,22 @@ def test_each_parameters_cell_holds_the_quick_profiles_values():
     from pairlab.runner import notebooks
 
     for path in notebooks():
-        cell = {k: ast.literal_eval(v["default"]) for k, v in papermill.inspect_notebook(str(path)).items()}
+        cell = {
+            k: ast.literal_eval(v["default"])
+            for k, v in papermill.inspect_notebook(str(path)).items()
+        }
         assert cell["profile"] == "quick", path.name
         if path.name.startswith("10_"):
             continue
         quick = load_profile("quick", notebook=path.stem)
-        differ = {k: (v, quick[k]) for k, v in cell.items() if k in quick and to_plain(v) != to_plain(quick[k])}
-        assert not differ, f"{path.name}: the cell's values differ from profiles/quick.yaml's: {differ}"
+        differ = {
+            k: (v, quick[k])
+            for k, v in cell.items()
+            if k in quick and to_plain(v) != to_plain(quick[k])
+        }
+        assert not differ, (
+            f"{path.name}: the cell's values differ from profiles/quick.yaml's: {differ}"
+        )
 
 
 def to_plain(value):
@@ -172,8 +221,10 @@ def test_figure_without_a_browser_writes_html_and_says_why_once(tmp_path, monkey
     monkeypatch.setenv("BROWSER_PATH", NO_BROWSER)
     monkeypatch.setattr(go.Figure, "write_image", must_not_export)  # decided up front
     monkeypatch.setattr(notebook, "_PNG_SKIP_REPORTED", [])
-    assert notebook.png_export() == (False, "kaleido found no Chrome or Chromium "
-                                            f"(BROWSER_PATH={NO_BROWSER!r} is not a program)")
+    assert notebook.png_export() == (
+        False,
+        f"kaleido found no Chrome or Chromium (BROWSER_PATH={NO_BROWSER!r} is not a program)",
+    )
     ctx = notebook.setup("99_example", run_dir=tmp_path, figures_dir=tmp_path, quiet=True)
     for name in ("line", "again"):
         path = ctx.save_figure(line_figure(), name)
@@ -191,7 +242,9 @@ def test_png_export_turned_off_by_the_environment_says_so(tmp_path, monkeypatch,
     monkeypatch.setenv("PAIRLAB_PNG", "0")
     monkeypatch.setattr(notebook, "_PNG_SKIP_REPORTED", [])
     assert notebook.png_export() == (False, "PNG export turned off (PAIRLAB_PNG=0)")
-    ctx = notebook.setup("99_example", run_dir=tmp_path / "run", figures_dir=tmp_path / "fig", quiet=True)
+    ctx = notebook.setup(
+        "99_example", run_dir=tmp_path / "run", figures_dir=tmp_path / "fig", quiet=True
+    )
     assert not ctx.save_figure(line_figure(), "line").with_suffix(".png").exists()
     assert "For PNGs, unset PAIRLAB_PNG." in capsys.readouterr().out
     monkeypatch.setenv("PAIRLAB_PNG", "1")
@@ -202,8 +255,10 @@ def test_a_browser_at_browser_path_is_found(tmp_path, monkeypatch):
     fake = tmp_path / "chromium"
     fake.write_text("#!/bin/sh\n")
     monkeypatch.setenv("BROWSER_PATH", str(fake))
-    assert notebook.png_export() == (False, "kaleido found no Chrome or Chromium "
-                                            f"(BROWSER_PATH={str(fake)!r} is not a program)")
+    assert notebook.png_export() == (
+        False,
+        f"kaleido found no Chrome or Chromium (BROWSER_PATH={str(fake)!r} is not a program)",
+    )
     fake.chmod(0o755)
     assert notebook.png_export() == (True, str(fake))
 
@@ -226,18 +281,25 @@ def test_a_notebook_completes_without_a_browser(tmp_path, monkeypatch):
     from pairlab.runner import KERNEL
 
     monkeypatch.setenv("BROWSER_PATH", NO_BROWSER)
-    cells = [nbformat.v4.new_code_cell(
-        "import plotly.graph_objects as go\n"
-        "from pairlab.notebook import setup\n"
-        f"ctx = setup('99_example', run_dir={str(tmp_path / 'run')!r}, "
-        f"figures_dir={str(tmp_path / 'fig')!r})\n"
-        "for name in ('one', 'two'):\n"
-        "    ctx.save_figure(go.Figure(go.Bar(x=[1, 2], y=[3, 4])), name)")]
+    cells = [
+        nbformat.v4.new_code_cell(
+            "import plotly.graph_objects as go\n"
+            "from pairlab.notebook import setup\n"
+            f"ctx = setup('99_example', run_dir={str(tmp_path / 'run')!r}, "
+            f"figures_dir={str(tmp_path / 'fig')!r})\n"
+            "for name in ('one', 'two'):\n"
+            "    ctx.save_figure(go.Figure(go.Bar(x=[1, 2], y=[3, 4])), name)"
+        )
+    ]
     source, output = tmp_path / "in.ipynb", tmp_path / "out.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=cells), source)
-    papermill.execute_notebook(str(source), str(output), kernel_name=KERNEL, cwd=str(tmp_path),
-                               progress_bar=False)
+    papermill.execute_notebook(
+        str(source), str(output), kernel_name=KERNEL, cwd=str(tmp_path), progress_bar=False
+    )
     printed = "".join(o.get("text", "") for o in nbformat.read(output, 4).cells[0].outputs)
     assert printed.count("PNG figures skipped: kaleido found no Chrome or Chromium") == 1
-    assert {p.name for p in (tmp_path / "fig").iterdir()} == {"one.html", "two.html",
-                                                               "plotly.min.js"}
+    assert {p.name for p in (tmp_path / "fig").iterdir()} == {
+        "one.html",
+        "two.html",
+        "plotly.min.js",
+    }

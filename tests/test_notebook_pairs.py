@@ -1,5 +1,6 @@
 """Every notebook is a jupytext pair: notebooks/NN_name.ipynb and notebooks/NN_name.py hold the
 same cells. An edit to one that was not synced to the other fails here (``make sync``)."""
+
 from pathlib import Path
 
 import jupytext
@@ -25,13 +26,19 @@ def test_notebook_and_script_agree(path):
     try:
         compare_notebooks(script, notebook, fmt="py:percent")
     except NotebookDifference as difference:
-        pytest.fail(f"{path.name} and {path.stem}.py differ (run `make sync`: the newer file "
-                    f"wins):\n{difference}")
+        pytest.fail(
+            f"{path.name} and {path.stem}.py differ (run `make sync`: the newer file "
+            f"wins):\n{difference}"
+        )
 
 
 def test_an_edit_to_one_side_is_caught(tmp_path):
     notebook = jupytext.read(PAIRS[0])
-    edited = jupytext.reads(jupytext.writes(notebook, "py:percent").replace(
-        "from pairlab", "import math\nfrom pairlab", 1), "py:percent")
+    edited = jupytext.reads(
+        jupytext.writes(notebook, "py:percent").replace(
+            "from pairlab", "import math\nfrom pairlab", 1
+        ),
+        "py:percent",
+    )
     with pytest.raises(NotebookDifference):
         compare_notebooks(edited, notebook, fmt="py:percent")

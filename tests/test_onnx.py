@@ -3,6 +3,7 @@ real texts for the encoder and the cross-encoder, exports that follow the weight
 once, errors instead of a quiet return to torch, the loop's export stage, and int8's all-pairs AP
 against the float32 model's interval on the smoke pools. Skipped, with the reason, only where the
 onnx extra is not installed (`make install` installs it)."""
+
 import json
 import sys
 
@@ -10,10 +11,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-pytest.importorskip("onnxruntime", reason="the onnx extra is not installed: "
-                    "pip install -c constraints.txt -e '.[onnx]' (make install does)")
+pytest.importorskip(
+    "onnxruntime",
+    reason="the onnx extra is not installed: "
+    "pip install -c constraints.txt -e '.[onnx]' (make install does)",
+)
 
 from conftest import FIXTURES, VECTORS, FakeLearner, run  # noqa: E402
+
 from pairlab import notebook  # noqa: E402
 from pairlab.models import inference  # noqa: E402
 from pairlab.models.embed import encode, load_encoder  # noqa: E402
@@ -92,8 +97,9 @@ def test_the_copy_reads_the_models_settings_now(tiny_model, tmp_path, monkeypatc
     model.max_seq_length = 8
     short = embeddings(model, "onnx", long_text)
     model.max_seq_length = 64
-    np.testing.assert_allclose(embeddings(model, "onnx", long_text), embeddings(model, "torch", long_text),
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        embeddings(model, "onnx", long_text), embeddings(model, "torch", long_text), atol=1e-5
+    )
     assert np.abs(embeddings(model, "onnx", long_text) - short).max() > 1e-3
 
 
@@ -126,7 +132,9 @@ def test_cross_encoders_may_run_on_their_own_backend(monkeypatch):
     monkeypatch.delenv(inference.CROSS_CHOICE_ENV, raising=False)
     assert inference.use("torch", cross_encoder="onnx-int8") == "torch"
     assert (inference.backend(), inference.backend("cross-encoder")) == ("torch", "onnx-int8")
-    assert inference.cache_tag() == [] and inference.cache_tag(kind="cross-encoder") == ["onnx-int8"]
+    assert inference.cache_tag() == [] and inference.cache_tag(kind="cross-encoder") == [
+        "onnx-int8"
+    ]
     monkeypatch.setenv(ENV, "torch")
     assert inference.backend("cross-encoder") == "torch"
     monkeypatch.delenv(ENV)
@@ -140,16 +148,32 @@ def test_cross_encoders_may_run_on_their_own_backend(monkeypatch):
 
 def test_setup_records_concats_backend(tmp_path, monkeypatch):
     monkeypatch.delenv(ENV, raising=False)
-    ctx = notebook.setup("99_example", run_dir=tmp_path / "run", figures_dir=tmp_path / "fig",
-                         inference_backend="torch", concat_backend=None)
+    ctx = notebook.setup(
+        "99_example",
+        run_dir=tmp_path / "run",
+        figures_dir=tmp_path / "fig",
+        inference_backend="torch",
+        concat_backend=None,
+    )
     assert ctx.params["concat_backend"] == "torch"  # None: the notebook's inference_backend
-    notebook.setup("99_example", run_dir=tmp_path / "run", figures_dir=tmp_path / "fig",
-                   inference_backend="torch", concat_backend="onnx-int8")
+    notebook.setup(
+        "99_example",
+        run_dir=tmp_path / "run",
+        figures_dir=tmp_path / "fig",
+        inference_backend="torch",
+        concat_backend="onnx-int8",
+    )
     recorded = json.loads((tmp_path / "run" / "99_example.config.json").read_text())
     assert (recorded["inference_backend"], recorded["concat_backend"]) == ("torch", "onnx-int8")
     monkeypatch.setenv(ENV, "torch")
-    ctx = notebook.setup("99_example", run_dir=tmp_path / "run", figures_dir=tmp_path / "fig",
-                         inference_backend="torch", concat_backend="onnx-int8", quiet=True)
+    ctx = notebook.setup(
+        "99_example",
+        run_dir=tmp_path / "run",
+        figures_dir=tmp_path / "fig",
+        inference_backend="torch",
+        concat_backend="onnx-int8",
+        quiet=True,
+    )
     assert ctx.params["concat_backend"] == "torch"
     inference.use("torch")  # the process's choice back to the default for later tests
 
@@ -157,8 +181,12 @@ def test_setup_records_concats_backend(tmp_path, monkeypatch):
 def test_setup_records_the_backend_that_runs(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv(ENV, "torch")
     monkeypatch.delenv(inference.CHOICE_ENV, raising=False)
-    ctx = notebook.setup("99_example", run_dir=tmp_path / "run", figures_dir=tmp_path / "fig",
-                         inference_backend="onnx")
+    ctx = notebook.setup(
+        "99_example",
+        run_dir=tmp_path / "run",
+        figures_dir=tmp_path / "fig",
+        inference_backend="onnx",
+    )
     recorded = json.loads((tmp_path / "run" / "99_example.config.json").read_text())
     assert recorded["inference_backend"] == ctx.params["inference_backend"] == "torch"
     assert "PAIRLAB_INFERENCE_BACKEND overrides the parameter's 'onnx'" in capsys.readouterr().out
@@ -167,8 +195,10 @@ def test_setup_records_the_backend_that_runs(tmp_path, monkeypatch, capsys):
 def test_missing_onnx_runtime_is_an_error_naming_the_fix(minilm, backend, monkeypatch):
     backend("onnx")
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if it were not installed
-    with pytest.raises(inference.InferenceBackendError,
-                       match=r"\.\[onnx\]'.*or set PAIRLAB_INFERENCE_BACKEND=torch"):
+    with pytest.raises(
+        inference.InferenceBackendError,
+        match=r"\.\[onnx\]'.*or set PAIRLAB_INFERENCE_BACKEND=torch",
+    ):
         encode(["a text"], encoder=minilm, show_progress=False)
 
 
@@ -203,8 +233,9 @@ def test_int8_outputs_are_cached_apart(tiny_model, tmp_path, backend, monkeypatc
     assert np.abs(int8 - torch_emb).max() > 1e-4
 
 
-def test_pretrained_embeddings_are_torchs_whatever_the_backend(tiny_model, tmp_path, backend,
-                                                                monkeypatch):
+def test_pretrained_embeddings_are_torchs_whatever_the_backend(
+    tiny_model, tmp_path, backend, monkeypatch
+):
     """A model named by path (the pretrained encoder the strata and candidates are drawn from)
     runs on torch whatever the backend: strata and run folders never depend on the backend."""
     monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
@@ -214,7 +245,9 @@ def test_pretrained_embeddings_are_torchs_whatever_the_backend(tiny_model, tmp_p
     int8_run = encode(texts, tiny_model, show_progress=False)
     assert len(inference.EXPORTS) == exports and not (tmp_path / "models" / "onnx").exists()
     backend("torch")
-    np.testing.assert_array_equal(encode(texts, tiny_model, cache=False, show_progress=False), int8_run)
+    np.testing.assert_array_equal(
+        encode(texts, tiny_model, cache=False, show_progress=False), int8_run
+    )
 
 
 def test_int8_runs_never_share_a_run_folder_with_torch(tmp_path, backend):
@@ -243,7 +276,14 @@ def test_the_loop_times_the_export_as_its_own_stage(tmp_path, backend):
     learner = PreparingLearner(VECTORS)
     active, _ = run(tmp_path, learner=learner)
     records = active.run()["records"]
-    assert list(records[1]["seconds"]) == ["embed", "search", "select", "train", "export", "evaluate"]
+    assert list(records[1]["seconds"]) == [
+        "embed",
+        "search",
+        "select",
+        "train",
+        "export",
+        "evaluate",
+    ]
     assert all(r["inference"] == "onnx" for r in records)
     assert len(learner.prepared) == len(learner.trained) == len(records)
 
@@ -262,7 +302,9 @@ class CalibratingLearner(PreparingLearner):
         start = time.perf_counter()
         model = super().train(*args, **kwargs)
         time.sleep(0.3)
-        inference.EXPORTS.append({"kind": "fake", "backend": "onnx", "digest": "-", "seconds": 0.25})
+        inference.EXPORTS.append(
+            {"kind": "fake", "backend": "onnx", "digest": "-", "seconds": 0.25}
+        )
         self.walls.append(time.perf_counter() - start)
         return model
 
@@ -273,8 +315,17 @@ def test_an_export_made_inside_training_counts_as_export_not_train(tmp_path, bac
     records = run(tmp_path, learner=learner)[0].run()["records"]
     for record, wall in zip(records, learner.walls, strict=True):
         assert record["seconds"]["export"] >= 0.25
-        assert record["seconds"]["train"] == pytest.approx(wall - 0.25, abs=0.1)  # not the whole wall
-    assert list(records[1]["seconds"]) == ["embed", "search", "select", "train", "export", "evaluate"]
+        assert record["seconds"]["train"] == pytest.approx(
+            wall - 0.25, abs=0.1
+        )  # not the whole wall
+    assert list(records[1]["seconds"]) == [
+        "embed",
+        "search",
+        "select",
+        "train",
+        "export",
+        "evaluate",
+    ]
 
 
 @pytest.mark.slow
@@ -290,46 +341,72 @@ def test_int8_ap_inside_the_float32_models_interval_on_the_smoke_pools(data_dir,
     config = EvalConfig(params["near_m"], params["n_random"], params["seed"])
     model = load_encoder(None, device="cpu", max_seq_length=params["max_seq_length"])
     for task in ("qqp", "wikiqa"):
-        pool = load_task(task, data_dir, seed=params["seed"], max_items=params["max_items"][task])["dev"]
+        pool = load_task(task, data_dir, seed=params["seed"], max_items=params["max_items"][task])[
+            "dev"
+        ]
         result = {}
         for name in ("onnx", "onnx-int8"):
-            left, right = (embeddings(model, name, pool.left_texts),
-                           embeddings(model, name, pool.right_texts))
+            left, right = (
+                embeddings(model, name, pool.left_texts),
+                embeddings(model, name, pool.right_texts),
+            )
             eval_set = result.get("eval_set") or build_eval_set(pool, left, right, config)
             result["eval_set"] = eval_set
-            result[name] = evaluate(eval_set, CosineScorer(pool.space, left, right),
-                                    n_boot=1000, seed=params["seed"])
+            result[name] = evaluate(
+                eval_set, CosineScorer(pool.space, left, right), n_boot=1000, seed=params["seed"]
+            )
         low, high = result["onnx"]["ap_ci"]
         assert low <= result["onnx-int8"]["ap"] <= high, (
-            f"{task}: int8 AP {result['onnx-int8']['ap']:.4f} outside float32's [{low:.4f}, {high:.4f}]")
+            f"{task}: int8 AP {result['onnx-int8']['ap']:.4f} outside float32's [{low:.4f}, {high:.4f}]"
+        )
 
 
 @pytest.mark.slow
-def test_int8_concatbert_ap_inside_the_float32_models_interval_on_the_smoke_pool(data_dir, tmp_path,
-                                                                                monkeypatch):
+def test_int8_concatbert_ap_inside_the_float32_models_interval_on_the_smoke_pool(
+    data_dir, tmp_path, monkeypatch
+):
     """ConcatBERT trained on the smoke QQP pool's stated pairs (3 epochs: notebook 02's smoke
     model, one epoch, ranks next to nothing), scored on notebook 02's smoke ConcatBERT strata of
     the dev split: int8's all-pairs AP inside the float32 model's 95% interval (the cpu
     profile's concat_backend relies on it), its logits another model's."""
     from pairlab.data import load_task
     from pairlab.evaluation import EvalConfig, build_eval_set, evaluate
-    from pairlab.experiments.baselines import sample_pairs, stated_pairs, train_or_load, train_settings
+    from pairlab.experiments.baselines import (
+        sample_pairs,
+        stated_pairs,
+        train_or_load,
+        train_settings,
+    )
     from pairlab.profiles import load_profile
 
     monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
     params = load_profile("smoke", notebook="02")
     pool = load_task("qqp", data_dir, seed=params["seed"], max_items=params["max_items"]["qqp"])
-    ids = sample_pairs(stated_pairs(pool["train"])[0], params["train_max_pairs"], seed=params["seed"])
-    settings = train_settings({"learning_rate": 2e-5, "batch_size": 16, **params, "concat_epochs": 3},
-                              "concatbert")
-    model, _ = train_or_load("concatbert", pool["train"], ids, settings("qqp", params["seed"]),
-                             folder=tmp_path / "models")
+    ids = sample_pairs(
+        stated_pairs(pool["train"])[0], params["train_max_pairs"], seed=params["seed"]
+    )
+    settings = train_settings(
+        {"learning_rate": 2e-5, "batch_size": 16, **params, "concat_epochs": 3}, "concatbert"
+    )
+    model, _ = train_or_load(
+        "concatbert",
+        pool["train"],
+        ids,
+        settings("qqp", params["seed"]),
+        folder=tmp_path / "models",
+    )
     dev = pool["dev"]
     encoder = load_encoder(None, device="cpu", max_seq_length=params["max_seq_length"])
-    left, right = (embeddings(encoder, "torch", dev.left_texts),
-                   embeddings(encoder, "torch", dev.right_texts))
-    eval_set = build_eval_set(dev, left, right, EvalConfig(params["concat_near_m"],
-                                                           params["concat_n_random"], params["seed"]))
+    left, right = (
+        embeddings(encoder, "torch", dev.left_texts),
+        embeddings(encoder, "torch", dev.right_texts),
+    )
+    eval_set = build_eval_set(
+        dev,
+        left,
+        right,
+        EvalConfig(params["concat_near_m"], params["concat_n_random"], params["seed"]),
+    )
     result, logits = {}, {}
     for name in ("onnx", "onnx-int8"):
         monkeypatch.setenv(ENV, name)
@@ -338,4 +415,5 @@ def test_int8_concatbert_ap_inside_the_float32_models_interval_on_the_smoke_pool
     assert np.abs(logits["onnx"] - logits["onnx-int8"]).max() > 1e-4  # int8 ran: another model
     low, high = result["onnx"]["ap_ci"]
     assert low <= result["onnx-int8"]["ap"] <= high, (
-        f"int8 AP {result['onnx-int8']['ap']:.4f} outside float32's [{low:.4f}, {high:.4f}]")
+        f"int8 AP {result['onnx-int8']['ap']:.4f} outside float32's [{low:.4f}, {high:.4f}]"
+    )

@@ -19,8 +19,12 @@ def test_symmetric_round_trip_at_huge_sizes():
     n = 3_000_000_000  # codes near 4.5e18: float sqrt alone would be off by one
     space = PairSpace(n, n, True)
     rng = np.random.default_rng(0)
-    codes = np.r_[rng.integers(0, space.n_pairs, 10_000), 0, space.n_pairs - 1,
-                  np.arange(1, 40) * (np.arange(1, 40) - 1) // 2]  # row starts
+    codes = np.r_[
+        rng.integers(0, space.n_pairs, 10_000),
+        0,
+        space.n_pairs - 1,
+        np.arange(1, 40) * (np.arange(1, 40) - 1) // 2,
+    ]  # row starts
     left, right = space.decode(codes)
     assert (left < right).all() and (right < n).all()
     assert np.array_equal(space.encode(left, right), codes)

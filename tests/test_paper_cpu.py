@@ -1,5 +1,6 @@
 """The paper-cpu profile (issue 35): the paper's WikiQA protocol, and run configs that keep their
 digests, so the records committed under results/paper-cpu/archive/ stay the runs' own."""
+
 import ast
 import json
 from pathlib import Path
@@ -21,8 +22,10 @@ def parameters(profile: str, number: str) -> dict:
 
     path = next(nb for nb in notebooks() if nb.name.startswith(number))
     cell = papermill.inspect_notebook(str(path))
-    return {**{k: ast.literal_eval(v["default"]) for k, v in cell.items()},
-            **load_profile(profile, notebook=number)}
+    return {
+        **{k: ast.literal_eval(v["default"]) for k, v in cell.items()},
+        **load_profile(profile, notebook=number),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +57,8 @@ def test_archived_runs_are_the_profiles_configs(params):
         pytest.skip("no paper-cpu run archived yet")
     for folder in folders:
         stored = json.loads((folder / "config.json").read_text())
-        built = config(params, stored["strategy"], stored["seed"],
-                       precision=stored.get("precision", "fp32"))
+        built = config(
+            params, stored["strategy"], stored["seed"], precision=stored.get("precision", "fp32")
+        )
         assert to_json(built.to_dict()) == stored, folder.name
         assert stored.get("precision", "fp32") in ("fp32", params["train_precision"])

@@ -1,4 +1,5 @@
 """SessionStore's queries against a plain-Python reading of the same answer rows."""
+
 import numpy as np
 
 from pairlab.annotators.person import NO_ANSWER, UNANSWERED, WITHDRAWN, SessionStore
@@ -10,8 +11,12 @@ def reference(store):
     queue = store.queue()["pair_id"].tolist()
     open_ = [p for p in queue if latest.get(p, WITHDRAWN) == WITHDRAWN]
     labels = [v for v in latest.values() if v != WITHDRAWN]
-    counts = {"labels": sum(v in (0, 1) for v in labels), "positives": labels.count(1),
-              "unsure": labels.count(NO_ANSWER), "queued": len(open_)}
+    counts = {
+        "labels": sum(v in (0, 1) for v in labels),
+        "positives": labels.count(1),
+        "unsure": labels.count(NO_ANSWER),
+        "queued": len(open_),
+    }
     return (open_[0] if open_ else None), counts
 
 

@@ -1,14 +1,21 @@
 """Query-level active learning for rankers: the four strategies on states with known answers,
 and the round loop (round 1 shared by every strategy, scan-to-first-relevant annotation, resume,
 read-back, same seed same questions) with the fast stand-in learner."""
+
 import json
+
 import numpy as np
 import pytest
-
 from conftest import EVAL_SETS, POOLS, VECTORS, FakeLearner
+
 from pairlab.active import QueryConfig, QueryRun, run_folder
-from pairlab.active.queries import (CommitteeQuestions, DiverseQuestions, QueryState,
-                                    RandomQuestions, UncertainQuestions)
+from pairlab.active.queries import (
+    CommitteeQuestions,
+    DiverseQuestions,
+    QueryState,
+    RandomQuestions,
+    UncertainQuestions,
+)
 from pairlab.annotators.scan import scan_to_first_relevant
 from pairlab.data.pairs import isin_sorted
 from pairlab.evaluation.ranking import answerable
@@ -19,17 +26,26 @@ FREE = answerable(POOL)
 
 
 def state(**extra) -> QueryState:
-    base = dict(round=2, pool=POOL, questions=FREE, labelled=np.empty(0, np.int64),
-                labels=np.empty(0, np.int8), rng=np.random.default_rng(0),
-                embeddings=lambda model: (LEFT, LEFT))
+    base = dict(
+        round=2,
+        pool=POOL,
+        questions=FREE,
+        labelled=np.empty(0, np.int64),
+        labels=np.empty(0, np.int8),
+        rng=np.random.default_rng(0),
+        embeddings=lambda model: (LEFT, LEFT),
+    )
     return QueryState(**{**base, **extra})
 
 
 def test_random_questions_are_uniform_over_the_free_ones():
     picked = RandomQuestions().select(state(questions=FREE[:10]), 10)
     assert np.array_equal(picked, FREE[:10])
-    seen = np.unique(np.concatenate([RandomQuestions().select(state(rng=np.random.default_rng(s)), 5)
-                                     for s in range(60)]))
+    seen = np.unique(
+        np.concatenate(
+            [RandomQuestions().select(state(rng=np.random.default_rng(s)), 5) for s in range(60)]
+        )
+    )
     assert isin_sorted(seen, FREE).all() and len(seen) > len(FREE) // 2
     with pytest.raises(ValueError, match="only 10 questions .* not 11"):
         RandomQuestions().select(state(questions=FREE[:10]), 11)
@@ -75,22 +91,31 @@ def test_committee_takes_the_questions_whose_candidates_the_members_order_most_d
 def test_diversity_takes_one_question_per_cluster_of_their_embeddings():
     rng = np.random.default_rng(0)
     centres = np.eye(8, dtype=np.float32)[:4]
-    emb = centres[np.arange(len(LEFT)) % 4] + 0.01 * rng.normal(size=(len(LEFT), 8)).astype(np.float32)
+    emb = centres[np.arange(len(LEFT)) % 4] + 0.01 * rng.normal(size=(len(LEFT), 8)).astype(
+        np.float32
+    )
     picked = DiverseQuestions().select(state(embeddings=lambda m: (emb, emb)), 4)
     assert sorted(picked % 4) == [0, 1, 2, 3] and isin_sorted(picked, FREE).all()
 
 
 def config(strategy="qbc", **extra):
-    return QueryConfig(task="toy", strategy=strategy, **{"batches": (4, 4, 4), "top_k": 5,
-                                                         "n_boot": 20, **extra})
+    return QueryConfig(
+        task="toy", strategy=strategy, **{"batches": (4, 4, 4), "top_k": 5, "n_boot": 20, **extra}
+    )
 
 
 def query_run(tmp_path, strategy="qbc", learner=None, callbacks=(), **extra):
     c = config(strategy, **extra)
     pools = {"train": POOLS["train"], "test": POOLS["test"]}
     folder = run_folder(tmp_path, c, pools, {"test": EVAL_SETS["test"]})
-    return QueryRun(c, pools, EVAL_SETS["test"], folder, learner=learner or FakeLearner(VECTORS),
-                    callbacks=callbacks), folder
+    return QueryRun(
+        c,
+        pools,
+        EVAL_SETS["test"],
+        folder,
+        learner=learner or FakeLearner(VECTORS),
+        callbacks=callbacks,
+    ), folder
 
 
 def test_a_query_run_scans_trains_and_measures_every_round(tmp_path):
@@ -107,8 +132,14 @@ def test_a_query_run_scans_trains_and_measures_every_round(tmp_path):
     scan = scan_to_first_relevant(POOL, left, right, records[0]["questions"])
     assert records[0]["assessments"] == scan.assessments.tolist()
     assert result["assessments"] == sum(sum(r["assessments"]) for r in records) >= 12
-    assert learner.trained == [(1, records[0]["labels"]), (2, records[1]["labels"]), (3, records[2]["labels"])]
-    labels = np.concatenate([np.load(folder / "rounds" / f"round_{i:02d}.npz")["labels"] for i in (1, 2, 3)])
+    assert learner.trained == [
+        (1, records[0]["labels"]),
+        (2, records[1]["labels"]),
+        (3, records[2]["labels"]),
+    ]
+    labels = np.concatenate(
+        [np.load(folder / "rounds" / f"round_{i:02d}.npz")["labels"] for i in (1, 2, 3)]
+    )
     assert len(labels) == result["labels"] and labels.sum() == records[-1]["positives_found"] <= 12
     for r in records:
         test = r["test"]
@@ -135,16 +166,22 @@ def test_the_committee_trains_two_members_a_round_after_the_first(tmp_path):
     records = run.run()["records"]
     sizes = [r["labels"] for r in records]
     assert [(r, m) for r, m, _ in learner.members] == [(2, 0), (2, 1), (3, 0), (3, 1)]
-    assert [n for _, _, n in learner.members] == [round(0.8 * sizes[0])] * 2 + [round(0.8 * sizes[1])] * 2
+    assert [n for _, _, n in learner.members] == [round(0.8 * sizes[0])] * 2 + [
+        round(0.8 * sizes[1])
+    ] * 2
 
 
 def test_a_killed_run_resumes_to_the_same_questions_and_a_finished_one_is_read_back(tmp_path):
     straight, _ = query_run(tmp_path / "a", "diversity")
     expected = straight.run()
-    crashing, folder = query_run(tmp_path / "b", "diversity", learner=FakeLearner(VECTORS, crash_at_round=3))
+    crashing, folder = query_run(
+        tmp_path / "b", "diversity", learner=FakeLearner(VECTORS, crash_at_round=3)
+    )
     with pytest.raises(KeyboardInterrupt):
         crashing.run()
-    assert (folder / "rounds" / "round_02.json").is_file() and not (folder / "rounds" / "round_03.json").is_file()
+    assert (folder / "rounds" / "round_02.json").is_file() and not (
+        folder / "rounds" / "round_03.json"
+    ).is_file()
     learner = FakeLearner(VECTORS)
     resumed, _ = query_run(tmp_path / "b", "diversity", learner=learner)
     result = resumed.run()
@@ -152,8 +189,12 @@ def test_a_killed_run_resumes_to_the_same_questions_and_a_finished_one_is_read_b
     strip = lambda rs: [{k: v for k, v in r.items() if k != "seconds"} for r in rs]  # noqa: E731
     assert strip(result["records"]) == strip(expected["records"])
     events, again_learner = [], FakeLearner(VECTORS)
-    again, _ = query_run(tmp_path / "b", "diversity", learner=again_learner,
-                         callbacks=[lambda event, **p: events.append(event)])
+    again, _ = query_run(
+        tmp_path / "b",
+        "diversity",
+        learner=again_learner,
+        callbacks=[lambda event, **p: events.append(event)],
+    )
     assert again.run() == json.loads(json.dumps(result)) and again_learner.trained == []
     assert events == ["run_reused"]
 

@@ -1,13 +1,20 @@
 """Ranking metrics over the whole right-hand side and paired significance: nDCG@10 and MRR@10
 against hand-computed lists, the top-k search against a full sort, and the paired t-test's
 edge cases."""
+
 import numpy as np
 import pytest
 
 from pairlab.data import Pool
 from pairlab.data.pairs import PairSpace, as_id_set
-from pairlab.evaluation.ranking import (answerable, mrr_at_k, ndcg_at_k, rank_metrics,
-                                        relevant_counts, top_items)
+from pairlab.evaluation.ranking import (
+    answerable,
+    mrr_at_k,
+    ndcg_at_k,
+    rank_metrics,
+    relevant_counts,
+    top_items,
+)
 from pairlab.evaluation.significance import bonferroni, paired_test
 
 
@@ -49,7 +56,9 @@ def asymmetric_pool(n_left=6, n_right=30, seed=0):
     right /= np.linalg.norm(right, axis=1, keepdims=True)
     positives = as_id_set(space.encode([0, 0, 2, 3], [4, 7, 1, 29]))  # questions 1, 4, 5: none
     texts = np.array([f"t{k}" for k in range(n_right)], dtype=object)
-    pool = Pool("toy", "test", texts[:n_left].copy(), texts, False, positives, np.empty(0, np.int64))
+    pool = Pool(
+        "toy", "test", texts[:n_left].copy(), texts, False, positives, np.empty(0, np.int64)
+    )
     return pool, left, right
 
 

@@ -1,5 +1,6 @@
 """README.md and RESULTS.md are renderings of committed files (docs/*.j2 with results/): a
 number typed into either, or a metrics file changed without `make docs`, fails here."""
+
 import json
 import shutil
 
@@ -13,7 +14,9 @@ ROOT = project_root()
 
 def test_there_are_committed_results_with_their_configs():
     results = report.load_results()
-    assert results, "results/ holds no metrics: run a profile and `python -m pairlab.report --collect`"
+    assert results, (
+        "results/ holds no metrics: run a profile and `python -m pairlab.report --collect`"
+    )
     for profile, notebooks in results.items():
         for notebook, record in notebooks.items():
             assert record["config"], (profile, notebook)
@@ -21,8 +24,9 @@ def test_there_are_committed_results_with_their_configs():
 
 @pytest.mark.parametrize("document", ["README.md", "RESULTS.md"])
 def test_document_is_the_rendering_of_the_committed_files(document):
-    assert (ROOT / document).read_text() == report.render(document), \
+    assert (ROOT / document).read_text() == report.render(document), (
         f"{document} differs from its rendering: edit docs/, then run `make docs`"
+    )
 
 
 def test_readme_stays_a_front_door():
@@ -44,8 +48,11 @@ def test_a_changed_metric_makes_results_stale(tmp_path):
     (root / "RESULTS.md").write_text(report.render("RESULTS.md", root))
     assert report.stale(root, ["RESULTS.md"]) == []
     # the profile RESULTS.md takes notebook 01 from: the first in PROFILE_ORDER that recorded it
-    path = next(root / "results" / p / "01_dataset_construction.metrics.json" for p in report.PROFILE_ORDER
-                if (root / "results" / p / "01_dataset_construction.metrics.json").is_file())
+    path = next(
+        root / "results" / p / "01_dataset_construction.metrics.json"
+        for p in report.PROFILE_ORDER
+        if (root / "results" / p / "01_dataset_construction.metrics.json").is_file()
+    )
     metrics = json.loads(path.read_text())
     metrics["qqp"]["dev"]["n_positives"] += 1
     path.write_text(json.dumps(metrics))
@@ -67,7 +74,11 @@ def test_collect_copies_a_runs_metrics_configs_and_timings(tmp_path):
     (run / "timings.json").write_text("{}")
     (run / "01_x.ipynb").write_text("{}")  # executed notebooks stay in runs/
     copied = report.collect("toy", tmp_path)
-    assert sorted(p.name for p in copied) == ["01_x.config.json", "01_x.metrics.json", "timings.json"]
+    assert sorted(p.name for p in copied) == [
+        "01_x.config.json",
+        "01_x.metrics.json",
+        "timings.json",
+    ]
     with pytest.raises(FileNotFoundError, match="make run PROFILE=nothing"):
         report.collect("nothing", tmp_path)
 
@@ -80,11 +91,21 @@ def test_the_qqp_subset_size_in_the_docs_is_the_count_read_or_says_about(data_di
     from pairlab.io import read_qqp
 
     read = f"{read_qqp(data_dir / 'qqp' / 'qqp_subset.tsv')[0].shape[0]:,}"
-    texts = {p.relative_to(ROOT): p.read_text() for p in [
-        ROOT / "README.md", ROOT / "RESULTS.md", *(ROOT / "docs").glob("*.j2"),
-        *(ROOT / "notebooks").glob("[0-9][0-9]_*.py")]}
-    typed = [(str(path), m.group(0)) for path, text in texts.items()
-             for m in re.finditer(r"(about |~)?\b23,\d{3}\b", text) if not m.group(1)]
+    texts = {
+        p.relative_to(ROOT): p.read_text()
+        for p in [
+            ROOT / "README.md",
+            ROOT / "RESULTS.md",
+            *(ROOT / "docs").glob("*.j2"),
+            *(ROOT / "notebooks").glob("[0-9][0-9]_*.py"),
+        ]
+    }
+    typed = [
+        (str(path), m.group(0))
+        for path, text in texts.items()
+        for m in re.finditer(r"(about |~)?\b23,\d{3}\b", text)
+        if not m.group(1)
+    ]
     assert all(number.endswith(read) for _, number in typed), (read, typed)
 
 
@@ -99,10 +120,12 @@ def test_notebook_09_renders_from_the_cpu_metrics_only(tmp_path):
     metrics = metrics_for_docs(tmp_path / "runs")
     for profile in ("smoke", "cpu"):
         (root / "results" / profile).mkdir(exist_ok=True)
-        (root / "results" / profile / "09_when_adaptivity_pays.metrics.json").write_text(json.dumps(metrics))
+        (root / "results" / profile / "09_when_adaptivity_pays.metrics.json").write_text(
+            json.dumps(metrics)
+        )
         (root / "results" / profile / "09_when_adaptivity_pays.config.json").write_text("{}")
         text = report.render("RESULTS.md", root)
-        section = text[text.index("## When adaptivity pays"):]
+        section = text[text.index("## When adaptivity pays") :]
         if profile == "smoke":
             assert "Not recorded yet" in section and "seed 0" not in section
     from pairlab.experiments import findings as records
@@ -111,7 +134,9 @@ def test_notebook_09_renders_from_the_cpu_metrics_only(tmp_path):
     assert "Profile `cpu`" in section
     for line in findings(metrics) + records.render(records.adaptivity(metrics)).splitlines():
         assert line.split(" (Rule:")[0].removeprefix("- ") in section
-    assert "| toy | uncertainty | 2 | 80 | 0.480 | 0.430-0.530 | 0.600, 0.360 |" in section  # from the file
+    assert (
+        "| toy | uncertainty | 2 | 80 | 0.480 | 0.430-0.530 | 0.600, 0.360 |" in section
+    )  # from the file
 
 
 def test_the_paper_scale_section_renders_the_verdict_from_paper_cpu_metrics(tmp_path):
@@ -129,25 +154,45 @@ def test_the_paper_scale_section_renders_the_verdict_from_paper_cpu_metrics(tmp_
     text = report.render("RESULTS.md", root)
     assert "At the paper's scale" not in text
     unc = entry([0.45, 0.46, 0.44], [(0.40, 0.50), (0.41, 0.51), (0.39, 0.49)], [760, 750, 770])
-    unc["rounds_per_seed"] = [{"seed": s, "round": 2, "labels": 5120, "positives_found": 600,
-                               "candidate_recall": 0.9 - 0.1 * s, "dev_ap": 0.4,
-                               "dev_ap_ci": [0.3, 0.5]} for s in (0, 1, 2)]
+    unc["rounds_per_seed"] = [
+        {
+            "seed": s,
+            "round": 2,
+            "labels": 5120,
+            "positives_found": 600,
+            "candidate_recall": 0.9 - 0.1 * s,
+            "dev_ap": 0.4,
+            "dev_ap_ci": [0.3, 0.5],
+        }
+        for s in (0, 1, 2)
+    ]
     metrics = {"wikiqa": {"uncertainty": unc, "static_retrieval": STATIC}}
-    config = {"n1": 2048, "growth": 1.5, "rounds": {"wikiqa": 4}, "candidate_m": 100,
-              "cosine_epochs": 2, "seeds": [0, 1, 2]}
+    config = {
+        "n1": 2048,
+        "growth": 1.5,
+        "rounds": {"wikiqa": 4},
+        "candidate_m": 100,
+        "cosine_epochs": 2,
+        "seeds": [0, 1, 2],
+    }
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "03_cosinebert_active_learning.metrics.json").write_text(json.dumps(metrics))
     (folder / "03_cosinebert_active_learning.config.json").write_text(json.dumps(config))
     efficiency = {"per_seed": [{"seed": 0, "factor": 2.0, "bound": "exact"}]}
-    (folder / "05_budget_curves.metrics.json").write_text(json.dumps({"wikiqa": {"efficiency": efficiency}}))
+    (folder / "05_budget_curves.metrics.json").write_text(
+        json.dumps({"wikiqa": {"efficiency": efficiency}})
+    )
     (folder / "05_budget_curves.config.json").write_text("{}")
     text = report.render("RESULTS.md", root)
-    section = text[text.index("At the paper's scale"):]
+    section = text[text.index("At the paper's scale") :]
     verdict = findings.adaptive_vs_static("wikiqa", metrics["wikiqa"], efficiency)
     assert findings.render([verdict]).removeprefix("- ") in section
     readme = report.render("README.md", root)
     headline = report.headline_findings(report.load_results(root))
-    assert [(r["task"], r["profile"]) for r in headline] == [("wikiqa", "paper-cpu"), ("qqp", "cpu")]
+    assert [(r["task"], r["profile"]) for r in headline] == [
+        ("wikiqa", "paper-cpu"),
+        ("qqp", "cpu"),
+    ]
     assert headline[0]["status"] == "held" and "wikiqa: `paper-cpu` profile" in readme
     assert findings.render(headline, macro="headline") in readme
     assert "2.00x" in section and "0.450 [0.400, 0.500]" in section

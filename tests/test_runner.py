@@ -5,7 +5,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 import yaml
 
 from pairlab import runner
@@ -58,7 +57,9 @@ def test_the_smoke_profile_resolves_per_notebook():
     smoke = load_profile("smoke", ROOT)
     assert resolve(smoke, "01_dataset_construction")["max_items"]["qqp"]["train"] == 300
     assert resolve(smoke, "03")["max_items"]["qqp"]["train"] == 150
-    assert resolve(smoke, "05_budget_curves")["n_boot"] == 50 and resolve(smoke, "02")["n_boot"] == 100
+    assert (
+        resolve(smoke, "05_budget_curves")["n_boot"] == 50 and resolve(smoke, "02")["n_boot"] == 100
+    )
     assert load_profile("smoke", ROOT, notebook="04")["candidate_m"] == 10
     assert resolve(smoke, "03")["near_m"] == 10 and resolve(smoke, "03")["run_dir"] == "runs/smoke"
 
@@ -69,18 +70,36 @@ def write(root, text):
 
 
 def test_old_flat_keys_still_work_with_a_warning_naming_the_new_key(tmp_path):
-    old = yaml.safe_dump({"neighbours": 7, "al_neighbours": 9, "al_max_items": {"qqp": 5},
-                          "al_n_random": 11, "al_n_boot": 3, "concat_neighbours": 1,
-                          "max_items": {"qqp": 50}, "n_random": 100, "n_boot": 20})
+    old = yaml.safe_dump(
+        {
+            "neighbours": 7,
+            "al_neighbours": 9,
+            "al_max_items": {"qqp": 5},
+            "al_n_random": 11,
+            "al_n_boot": 3,
+            "concat_neighbours": 1,
+            "max_items": {"qqp": 50},
+            "n_random": 100,
+            "n_boot": 20,
+        }
+    )
     write(tmp_path, old)
     with pytest.warns(DeprecationWarning) as caught:
         profile = load_profile("old", tmp_path)
     said = " ".join(str(w.message) for w in caught)
-    for key, new in (("'al_max_items'", "notebooks['03 04 05 06 07 09'].max_items"), ("'neighbours'", "near_m"),
-                     ("'al_neighbours'", "candidate_m"), ("'concat_neighbours'", "concat_near_m")):
+    for key, new in (
+        ("'al_max_items'", "notebooks['03 04 05 06 07 09'].max_items"),
+        ("'neighbours'", "near_m"),
+        ("'al_neighbours'", "candidate_m"),
+        ("'concat_neighbours'", "concat_near_m"),
+    ):
         assert f"parameter {key} is deprecated; use {new}" in said
-    assert resolve(profile, "03") == {**resolve(profile, "01"), "max_items": {"qqp": 5}, "n_random": 11,
-                                      "n_boot": 3}
+    assert resolve(profile, "03") == {
+        **resolve(profile, "01"),
+        "max_items": {"qqp": 5},
+        "n_random": 11,
+        "n_boot": 3,
+    }
     assert resolve(profile, "01")["near_m"] == 7 and resolve(profile, "04")["candidate_m"] == 9
     assert resolve(profile, "01")["max_items"] == {"qqp": 50}
 
@@ -106,8 +125,9 @@ def test_notebooks_use_the_pairlab_kernel_and_follow_the_habits():
         data = "items" if notebook.name.startswith("10_") else "dataset"  # 10: a person's records
         assert data in params and "run_dir" in params and "profile" in parameters_of(notebook)
         assert "record_metrics" in nb.cells[-1].source, "the last cell records the metrics"
-        assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), \
+        assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), (
             f"{notebook.name} is committed with outputs"
+        )
 
 
 def test_unknown_profile_lists_the_known_ones():
@@ -172,15 +192,20 @@ def test_parallel_notebooks_wait_for_what_they_read_and_never_exceed_jobs(monkey
         running.add(number) if event == "start" else running.discard(number)
         most = max(most, len(running))
         if event == "start" and number in ("04", "05"):
-            assert ("end", "03") in log[:log.index((event, number))], f"{number} started before 03 ended"
+            assert ("end", "03") in log[: log.index((event, number))], (
+                f"{number} started before 03 ended"
+            )
     assert most == 2
     import os
+
     assert set(envs) == {str(max(1, (os.cpu_count() or 1) // 2))}
 
 
 def test_a_failed_notebook_stops_the_others_and_says_which(monkeypatch):
     log = []
-    monkeypatch.setattr(runner.subprocess, "Popen", lambda c, env, cwd: FakeChild(c, log, fail={"03"}))
+    monkeypatch.setattr(
+        runner.subprocess, "Popen", lambda c, env, cwd: FakeChild(c, log, fail={"03"})
+    )
     monkeypatch.setattr(runner.time, "sleep", lambda s: None)
     with pytest.raises(RuntimeError, match="03_cosinebert_active_learning.ipynb failed"):
         runner._run_parallel("smoke", notebooks(ROOT), {}, 2, ROOT)
@@ -204,10 +229,17 @@ def test_the_notebook_others_wait_for_starts_first_then_the_longest(monkeypatch)
     selected = notebooks(ROOT)
     waits = {nb: [n for n in runner.after(nb)] for nb in selected}
     order = [nb.name[:2] for nb in runner.start_order(selected, waits, {})]
-    assert order[0] == "03" and order[1:] == sorted(order[1:])  # unknown times: declared order after 03
-    times = {"01_dataset_construction": 60, "02_concatbert_failure_analysis": 110,
-             "03_cosinebert_active_learning": 140, "04_ablations": 180, "05_budget_curves": 100,
-             "06_augmented_sbert": 150}
+    assert order[0] == "03" and order[1:] == sorted(
+        order[1:]
+    )  # unknown times: declared order after 03
+    times = {
+        "01_dataset_construction": 60,
+        "02_concatbert_failure_analysis": 110,
+        "03_cosinebert_active_learning": 140,
+        "04_ablations": 180,
+        "05_budget_curves": 100,
+        "06_augmented_sbert": 150,
+    }
     order = [nb.name[:2] for nb in runner.start_order(selected, waits, times)]
     assert order[:4] == ["03", "04", "06", "02"] and order.index("05") < order.index("01")
     log = []
@@ -216,7 +248,9 @@ def test_the_notebook_others_wait_for_starts_first_then_the_longest(monkeypatch)
     monkeypatch.setattr(runner, "recorded_times", lambda profile, root: times)
     runner._run_parallel("smoke", selected, {}, 2, ROOT)
     # a profile's first run is ordered by another profile's times, not the declared order
-    monkeypatch.setattr(runner, "recorded_times", lambda profile, root: times if profile == "quick" else {})
+    monkeypatch.setattr(
+        runner, "recorded_times", lambda profile, root: times if profile == "quick" else {}
+    )
     assert runner.order_times("never-run", ROOT) == times
     assert [n for event, n in log if event == "start"][:2] == ["03", "02"]
 
@@ -224,18 +258,27 @@ def test_the_notebook_others_wait_for_starts_first_then_the_longest(monkeypatch)
 def test_backend_and_address_flags_reach_the_notebooks_that_sweep(monkeypatch, capsys):
     seen = {}
     monkeypatch.setattr(runner, "run", lambda profile, **kw: seen.update(kw))
-    assert runner.main(["--profile", "smoke", "--notebooks", "03", "--backend", "ray",
-                        "--address", "auto"]) == 0
+    assert (
+        runner.main(
+            ["--profile", "smoke", "--notebooks", "03", "--backend", "ray", "--address", "auto"]
+        )
+        == 0
+    )
     assert seen["overrides"] == {"backend": "ray", "address": "auto"}
     check_profile(seen["overrides"], declared(), name="overrides")  # a notebook declares them
     calls = ("experiments.sweep", "encoders.encoder_sweep")  # the sweeps of ActiveRun runs
-    sweeping = [nb for nb in notebooks(ROOT)
-                if any(call in nb.with_suffix(".py").read_text() for call in calls)]
+    sweeping = [
+        nb
+        for nb in notebooks(ROOT)
+        if any(call in nb.with_suffix(".py").read_text() for call in calls)
+    ]
     assert [nb.name[:2] for nb in sweeping] == ["03", "04", "05", "07", "09"]
     for nb in sweeping:
         source = _code_outside_solutions(nb.with_suffix(".py").read_text())
         assert {"backend", "address"} <= parameters_of(nb), nb.name
-        assert source.count("backend=backend, address=address") == sum(map(source.count, calls)), nb.name
+        assert source.count("backend=backend, address=address") == sum(map(source.count, calls)), (
+            nb.name
+        )
     with pytest.raises(SystemExit):
         runner.main(["--profile", "smoke", "--address", "auto"])
     assert "--backend ray" in capsys.readouterr().err
@@ -245,8 +288,11 @@ def _code_outside_solutions(source: str) -> str:
     """A percent-format notebook's code cells, without markdown and exercise solutions: a
     solution runs a strategy registered in the notebook's own process, so it sweeps locally."""
     cells = source.split("\n# %%")
-    return "\n".join(cell for cell in cells[1:] if not cell.startswith(" [markdown]")
-                     and 'tags=["solution"]' not in cell.splitlines()[0])
+    return "\n".join(
+        cell
+        for cell in cells[1:]
+        if not cell.startswith(" [markdown]") and 'tags=["solution"]' not in cell.splitlines()[0]
+    )
 
 
 def test_a_notebook_on_ray_shows_its_progress_on_the_runners_terminal(monkeypatch, tmp_path):
@@ -269,9 +315,15 @@ def test_a_notebook_runs_on_local_ipc_sockets_and_prints_one_line(tmp_path, capf
 
     assert issubclass(runner.LocalKernelManager, KernelManager)
     nb = tmp_path / "01_probe.ipynb"
-    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")],
-                                            metadata={"kernelspec": {"name": "pairlab", "language": "python",
-                                                                     "display_name": "pairlab"}}), nb)
+    nbformat.write(
+        nbformat.v4.new_notebook(
+            cells=[nbformat.v4.new_code_cell("print(6 * 7)")],
+            metadata={
+                "kernelspec": {"name": "pairlab", "language": "python", "display_name": "pairlab"}
+            },
+        ),
+        nb,
+    )
     out = tmp_path / "out"
     out.mkdir()
     runner._execute("probe", nb, {}, out, tmp_path)
@@ -279,4 +331,6 @@ def test_a_notebook_runs_on_local_ipc_sockets_and_prints_one_line(tmp_path, capf
     assert nbformat.read(out / nb.name, 4).cells[0].outputs[0]["text"] == "42\n"
     assert "without encryption" not in printed.err + printed.out
     assert "KeyboardInterrupt" not in printed.err + printed.out  # no SIGINT to an idle kernel
-    assert re.fullmatch(r"\[probe\] 01_probe done in \d+ s -> out/01_probe\.ipynb\n", printed.out), printed.out
+    assert re.fullmatch(
+        r"\[probe\] 01_probe done in \d+ s -> out/01_probe\.ipynb\n", printed.out
+    ), printed.out

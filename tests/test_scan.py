@@ -1,5 +1,6 @@
 """The annotation protocol of query-level active learning: a question costs the rank of its
 first relevant item in the current ranking, and every pair scanned down to it is labelled."""
+
 import numpy as np
 import pytest
 
@@ -21,9 +22,15 @@ def test_assessments_equal_the_rank_of_the_first_relevant_item():
     left = one_dimensional([1.0, 1.0])  # question 1 ranks them the same way
     space = PairSpace(2, 8, False)
     positives = as_id_set(space.encode([0, 0, 1], [5, 1, 3]))  # q0: items 5 (rank 4), 1 (rank 5)
-    pool = Pool("toy", "train", np.array(["a", "b"], dtype=object),
-                np.array([f"s{k}" for k in range(8)], dtype=object), False, positives,
-                np.empty(0, np.int64))
+    pool = Pool(
+        "toy",
+        "train",
+        np.array(["a", "b"], dtype=object),
+        np.array([f"s{k}" for k in range(8)], dtype=object),
+        False,
+        positives,
+        np.empty(0, np.int64),
+    )
     scan = scan_to_first_relevant(pool, left, right, [0, 1])
     assert scan.assessments.tolist() == [4, 1]  # q0 stops at item 5 (rank 4); q1's item 3 is first
     assert scan.items.tolist() == [3, 6, 0, 5, 3]
@@ -36,8 +43,9 @@ def test_a_symmetric_scan_skips_the_question_itself_and_ties_rank_the_lower_inde
     emb = one_dimensional([1.0, 0.2, 0.7, 0.7, 0.95])  # question 0 ranks 4, then 2 and 3 tied, 1
     texts = np.array([f"q{k}" for k in range(5)], dtype=object)
     space = PairSpace(5, 5, True)
-    pool = Pool("toy", "train", texts, texts, True, as_id_set(space.encode([3], [0])),
-                np.empty(0, np.int64))
+    pool = Pool(
+        "toy", "train", texts, texts, True, as_id_set(space.encode([3], [0])), np.empty(0, np.int64)
+    )
     scan = scan_to_first_relevant(pool, emb, emb, [0, 3])
     assert scan.assessments[0] == 3  # 4, 2, then 3: the tie goes to item 2 first
     assert scan.labels[:3].tolist() == [0, 0, 1]

@@ -1,16 +1,17 @@
 """The labelling session: the simulation's loop with a person (here a thread or the oracle)
 answering through the session store."""
+
 import threading
 import time
 
 import numpy as np
 import pytest
-
 from conftest import POOLS, VECTORS, FakeLearner
+
 from pairlab.active.config import ActiveConfig
 from pairlab.active.loop import ActiveRun
 from pairlab.active.store import round_ids
-from pairlab.annotators.person import PersonAnnotator, SessionStore
+from pairlab.annotators.person import SessionStore
 from pairlab.data.items import Records
 from pairlab.data.recordpool import record_pairs
 from pairlab.io import ReadReport
@@ -23,8 +24,14 @@ TRAIN = POOLS["train"]
 
 def records() -> Records:
     texts = TRAIN.left_texts
-    return Records("toy", np.array([f"r{k}" for k in range(len(texts))], object), texts,
-                   ("text",), ReadReport(), {})
+    return Records(
+        "toy",
+        np.array([f"r{k}" for k in range(len(texts))], object),
+        texts,
+        ("text",),
+        ReadReport(),
+        {},
+    )
 
 
 def truth() -> tuple[np.ndarray, np.ndarray]:
@@ -34,12 +41,26 @@ def truth() -> tuple[np.ndarray, np.ndarray]:
 
 def test_an_oracle_session_asks_the_pairs_notebook_03s_loop_asks(tmp_path):
     """One loop, not two: the session's rounds are ActiveRun's rounds with the same settings."""
-    session = LabelingSession(records(), tmp_path / "s", annotator="oracle", oracle_pairs=truth(),
-                              batch=12, budget=36, candidate_m=6, audit_share=0.0, name="toy")
+    session = LabelingSession(
+        records(),
+        tmp_path / "s",
+        annotator="oracle",
+        oracle_pairs=truth(),
+        batch=12,
+        budget=36,
+        candidate_m=6,
+        audit_share=0.0,
+        name="toy",
+    )
     session.run(learner=FakeLearner(VECTORS))
     fields = {k: v for k, v in session.config.to_dict().items() if k not in ("annotator", "task")}
-    plain = ActiveRun(ActiveConfig(task="toy", **fields), {"train": session.pool}, {},
-                      tmp_path / "plain", learner=FakeLearner(VECTORS))
+    plain = ActiveRun(
+        ActiveConfig(task="toy", **fields),
+        {"train": session.pool},
+        {},
+        tmp_path / "plain",
+        learner=FakeLearner(VECTORS),
+    )
     plain.run()
     ours, theirs = round_ids(tmp_path / "s" / "run"), round_ids(tmp_path / "plain")
     assert len(ours) == len(theirs) == 3
@@ -65,8 +86,15 @@ def person(store: SessionStore, pool, stop: threading.Event, answers: list, dela
 
 def test_a_person_labels_every_pair_once_and_spares_join_the_next_round(tmp_path):
     pool = record_pairs(records(), all_positives=truth(), name="toy")
-    config = ActiveConfig(task="toy", strategy="uncertainty", batches=(12, 12, 12), candidate_m=6,
-                          n_boot=2, curve=False, annotator={"kind": "person", "name": "person"})
+    config = ActiveConfig(
+        task="toy",
+        strategy="uncertainty",
+        batches=(12, 12, 12),
+        candidate_m=6,
+        n_boot=2,
+        curve=False,
+        annotator={"kind": "person", "name": "person"},
+    )
     job = Job(config, pool, tmp_path, who="person", spares=5)
     store = SessionStore(tmp_path / "labels.sqlite")
     stop, answers = threading.Event(), []
@@ -92,8 +120,15 @@ def test_a_person_labels_every_pair_once_and_spares_join_the_next_round(tmp_path
 
 def test_a_restarted_worker_asks_no_answered_pair_again(tmp_path):
     pool = record_pairs(records(), all_positives=truth(), name="toy")
-    config = ActiveConfig(task="toy", strategy="uncertainty", batches=(12, 12, 12), candidate_m=6,
-                          n_boot=2, curve=False, annotator={"kind": "person", "name": "oracle"})
+    config = ActiveConfig(
+        task="toy",
+        strategy="uncertainty",
+        batches=(12, 12, 12),
+        candidate_m=6,
+        n_boot=2,
+        curve=False,
+        annotator={"kind": "person", "name": "oracle"},
+    )
     job = Job(config, pool, tmp_path, who="oracle", oracle=True)
     with pytest.raises(KeyboardInterrupt):
         run_job(job, learner=FakeLearner(VECTORS, crash_at_round=2))
@@ -149,19 +184,43 @@ def test_label_frame_holds_current_answers_with_audit_flags(tmp_path):
     frame = label_frame(pool, store)
     assert frame["pair_id"].tolist() == [ids[0], ids[1], ids[2]]
     assert frame["label"].tolist() == [1, 1, -1] and frame["audit"].tolist() == [False, True, False]
-    assert frame[["left_id", "right_id"]].values.tolist() == [["r0", "r1"], ["r3", "r4"], ["r7", "r8"]]
+    assert frame[["left_id", "right_id"]].values.tolist() == [
+        ["r0", "r1"],
+        ["r3", "r4"],
+        ["r7", "r8"],
+    ]
 
 
 def test_known_pairs_are_given_never_asked_and_trained_on_from_round_one(tmp_path):
     left, right = truth()
-    session = LabelingSession(records(), tmp_path / "s", annotator="oracle", oracle_pairs=truth(),
-                              positives=(left[:3], right[:3]), negatives=(["r0"], ["r150"]),
-                              batch=12, budget=24, candidate_m=6, audit_share=0.0, name="toy")
+    session = LabelingSession(
+        records(),
+        tmp_path / "s",
+        annotator="oracle",
+        oracle_pairs=truth(),
+        positives=(left[:3], right[:3]),
+        negatives=(["r0"], ["r150"]),
+        batch=12,
+        budget=24,
+        candidate_m=6,
+        audit_share=0.0,
+        name="toy",
+    )
     given = session.store.history()
     assert len(given) == 4 and set(given["annotator"]) == {"given"}
-    LabelingSession(records(), tmp_path / "s", annotator="oracle", oracle_pairs=truth(),
-                    positives=(left[:3], right[:3]), negatives=(["r0"], ["r150"]),
-                    batch=12, budget=24, candidate_m=6, audit_share=0.0, name="toy")
+    LabelingSession(
+        records(),
+        tmp_path / "s",
+        annotator="oracle",
+        oracle_pairs=truth(),
+        positives=(left[:3], right[:3]),
+        negatives=(["r0"], ["r150"]),
+        batch=12,
+        budget=24,
+        candidate_m=6,
+        audit_share=0.0,
+        name="toy",
+    )
     assert len(session.store.history()) == 4  # reopening gives them once
     learner = FakeLearner(VECTORS)
     result = session.run(learner=learner)
@@ -172,12 +231,23 @@ def test_known_pairs_are_given_never_asked_and_trained_on_from_round_one(tmp_pat
 
 
 def test_no_estimate_until_an_audit_answer_per_stratum(tmp_path):
-    session = LabelingSession(records(), tmp_path / "s", annotator="oracle", oracle_pairs=truth(),
-                              batch=12, budget=36, candidate_m=6, audit_share=0.25, name="toy")
+    session = LabelingSession(
+        records(),
+        tmp_path / "s",
+        annotator="oracle",
+        oracle_pairs=truth(),
+        batch=12,
+        budget=36,
+        candidate_m=6,
+        audit_share=0.25,
+        name="toy",
+    )
     session.run(learner=FakeLearner(VECTORS))
     queue = session.store.queue()
     audit = queue[queue["kind"] == "audit"]
-    assert len(audit) == 2 * 4  # rounds 2 and 3: 12 * 0.25 / 0.75 = 4 pairs each; round 1 has no model
+    assert (
+        len(audit) == 2 * 4
+    )  # rounds 2 and 3: 12 * 0.25 / 0.75 = 4 pairs each; round 1 has no model
     estimate = session.estimate()
     assert estimate["total"] is None
     assert "8 audit answers so far; the estimate needs 12" in estimate["sentence"]
@@ -185,8 +255,17 @@ def test_no_estimate_until_an_audit_answer_per_stratum(tmp_path):
 
 
 def test_an_oracle_session_with_an_audit_estimates_the_matches_it_has_not_found(tmp_path):
-    session = LabelingSession(records(), tmp_path / "s", annotator="oracle", oracle_pairs=truth(),
-                              batch=12, budget=48, candidate_m=6, audit_share=0.25, name="toy")
+    session = LabelingSession(
+        records(),
+        tmp_path / "s",
+        annotator="oracle",
+        oracle_pairs=truth(),
+        batch=12,
+        budget=48,
+        candidate_m=6,
+        audit_share=0.25,
+        name="toy",
+    )
     session.run(learner=FakeLearner(VECTORS))
     queue = session.store.queue()
     audit = queue[queue["kind"] == "audit"]
@@ -200,12 +279,17 @@ def test_an_oracle_session_with_an_audit_estimates_the_matches_it_has_not_found(
     low, high = estimate["total_ci"]
     assert estimate["found"] <= low <= estimate["total"] <= high + 1e-6
     low, high = estimate["recall_found_ci"]
-    assert 0 < low <= estimate["recall_found"] + 1e-6 and estimate["recall_found"] <= high + 1e-6 <= 1 + 1e-6
+    assert (
+        0 < low <= estimate["recall_found"] + 1e-6
+        and estimate["recall_found"] <= high + 1e-6 <= 1 + 1e-6
+    )
     # (the fake learner's calibration puts every stratum below the top at a rate of ~0, so the
     # estimate trusts it: how well intervals cover with a real model is measured, not tested here)
     assert "of the matches found" in estimate["sentence"]
     table = session.estimate_table()
-    assert list(table["round"].dropna()) == [4] and len(table) == 2  # round 4 (12 answers), one call
+    assert (
+        list(table["round"].dropna()) == [4] and len(table) == 2
+    )  # round 4 (12 answers), one call
 
 
 def test_no_audit_from_a_model_that_saw_one_answer(tmp_path):
@@ -215,7 +299,9 @@ def test_no_audit_from_a_model_that_saw_one_answer(tmp_path):
 
     from pairlab.session.audit import SessionAudit, one_class
 
-    model = SimpleNamespace(info={"calibration": "trained head (one class labelled: nothing to refit)"})
+    model = SimpleNamespace(
+        info={"calibration": "trained head (one class labelled: nothing to refit)"}
+    )
     assert one_class(model) and not one_class(SimpleNamespace(info={"calibration": "refitted"}))
     audit = SessionAudit(tmp_path / "audit")
     ids, strata = audit(2, SimpleNamespace(model=model), np.arange(3), 5)
@@ -231,17 +317,27 @@ def test_a_strategy_that_found_no_match_records_no_infinity(monkeypatch):
 
     from pairlab.session import comparison
 
-    results = {"uncertainty": {"labels": 128, "positives_found": 64}, "random": {"labels": 128, "positives_found": 0}}
+    results = {
+        "uncertainty": {"labels": 128, "positives_found": 64},
+        "random": {"labels": 128, "positives_found": 0},
+    }
 
     class Fake(SimpleNamespace):
         def result(self):
             return results[self.options["strategy"]]
 
     pool = SimpleNamespace(positives=list(range(69)), left=None)
-    session = Fake(annotator="oracle", config=SimpleNamespace(strategy="uncertainty"), pool=pool,
-                   folder=__import__("pathlib").Path("/tmp/x"), options={"strategy": "uncertainty"})
-    monkeypatch.setattr("pairlab.session.session.LabelingSession",
-                        lambda left, folder, **options: Fake(options=options, pool=pool))
+    session = Fake(
+        annotator="oracle",
+        config=SimpleNamespace(strategy="uncertainty"),
+        pool=pool,
+        folder=__import__("pathlib").Path("/tmp/x"),
+        options={"strategy": "uncertainty"},
+    )
+    monkeypatch.setattr(
+        "pairlab.session.session.LabelingSession",
+        lambda left, folder, **options: Fake(options=options, pool=pool),
+    )
     frame = comparison.compare_strategies(session, ["random"])
     records = frame.reset_index().to_dict("records")
     assert [r["labels per match"] for r in records] == [2.0, None]

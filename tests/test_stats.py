@@ -1,11 +1,11 @@
 """Dataset statistics: counts that notebook 01's Table 1 analog and figures are built from."""
+
 import numpy as np
 import pytest
-
-from pairlab.evaluation import stats
-from pairlab.data.pairs import as_id_set
-
 from conftest import FIXTURES, clustered_pool
+
+from pairlab.data.pairs import as_id_set
+from pairlab.evaluation import stats
 
 
 def test_split_stats_counts_a_symmetric_pool():
@@ -61,7 +61,9 @@ def test_growth_grows_pairs_quadratically_and_positives_slowly(where, request):
     from pairlab import data
 
     folder = FIXTURES / "data" if where == "fixture" else request.getfixturevalue("data_dir")
-    table = stats.growth(data.load_task("qqp", folder, seed=0), [100, 300] if where == "fixture" else [100, 400])
+    table = stats.growth(
+        data.load_task("qqp", folder, seed=0), [100, 300] if where == "fixture" else [100, 400]
+    )
     items = table["items"].to_numpy()
     assert (table["pairs"].to_numpy() == items * (items - 1) // 2).all()
     assert table["positives"].is_monotonic_increasing

@@ -1,17 +1,31 @@
 """Each strategy on a small pool with known scores picks exactly the expected pairs; one
 contract runs over every registered strategy."""
+
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
+from pairlab.active.strategies import (
+    STRATEGIES,
+    BaseConsistent,
+    BaseInconsistent,
+    CandidateSearch,
+    ConditionalInformativeness,
+    Random,
+    RandomCandidates,
+    Retrieval,
+    RoundState,
+    Stated,
+    Strategy,
+    StratifiedAllPositives,
+    StratifiedMatch,
+    Uncertainty,
+    make_strategy,
+)
 from pairlab.data import Pool
 from pairlab.data.pairs import PairSpace, as_id_set, isin_sorted
 from pairlab.models.cosinebert import Calibration
-from pairlab.active.strategies import (STRATEGIES, CandidateSearch, Random, RandomCandidates, Retrieval,
-                                RoundState, Stated, StratifiedAllPositives, StratifiedMatch,
-                                Uncertainty, make_strategy, ConditionalInformativeness,
-                                BaseConsistent, BaseInconsistent, Strategy)
 
 N_ITEMS = 40
 SPACE = PairSpace(N_ITEMS, N_ITEMS, True)  # 780 pairs
@@ -29,9 +43,16 @@ def state(labelled=(), n_candidates=30, budget=60, seed=0, logits=True) -> Round
     labelled = as_id_set(labelled)
     candidates = np.setdiff1d(np.arange(0, 3 * n_candidates, 3, dtype=np.int64), labelled)
     cosine = np.cos(candidates * 0.37)  # known, distinct scores
-    return RoundState(round=2, pool=p, labelled=labelled, budget=budget,
-                      rng=np.random.default_rng(seed), candidates=candidates, cosine=cosine,
-                      logits=(cosine - 0.3) * 4 if logits else None)
+    return RoundState(
+        round=2,
+        pool=p,
+        labelled=labelled,
+        budget=budget,
+        rng=np.random.default_rng(seed),
+        candidates=candidates,
+        cosine=cosine,
+        logits=(cosine - 0.3) * 4 if logits else None,
+    )
 
 
 def expected_top(s: RoundState, key, n):
@@ -48,15 +69,24 @@ def test_uncertainty_takes_p_closest_to_one_half():
     picked = Uncertainty().select(s, 5)
     assert np.array_equal(picked, expected_top(s, np.abs(s.logits), 5))
     p = 1 / (1 + np.exp(-s.logits))
-    assert np.abs(p[isin_sorted(s.candidates, picked)] - 0.5).max() <= np.abs(
-        p[~isin_sorted(s.candidates, picked)] - 0.5).min()
+    assert (
+        np.abs(p[isin_sorted(s.candidates, picked)] - 0.5).max()
+        <= np.abs(p[~isin_sorted(s.candidates, picked)] - 0.5).min()
+    )
 
 
 def test_ties_break_by_pair_id():
     s = state()
-    tied = RoundState(round=2, pool=s.pool, labelled=s.labelled, budget=60, rng=s.rng,
-                      candidates=s.candidates, cosine=np.ones(len(s.candidates)),
-                      logits=np.zeros(len(s.candidates)))
+    tied = RoundState(
+        round=2,
+        pool=s.pool,
+        labelled=s.labelled,
+        budget=60,
+        rng=s.rng,
+        candidates=s.candidates,
+        cosine=np.ones(len(s.candidates)),
+        logits=np.zeros(len(s.candidates)),
+    )
     assert np.array_equal(Uncertainty().select(tied, 4), s.candidates[:4])
     assert np.array_equal(Retrieval().select(tied, 4), s.candidates[:4])
 
@@ -67,7 +97,9 @@ def test_random_is_uniform_over_the_whole_pool_not_the_candidates():
     picked = Random().select(s, 80)
     assert np.array_equal(picked, np.arange(700, 780))  # exactly the 80 unlabelled pairs
     again = Random().select(state(seed=3), 50)
-    assert np.array_equal(again, SPACE.sample(50, np.random.default_rng(3), exclude=np.empty(0, np.int64)))
+    assert np.array_equal(
+        again, SPACE.sample(50, np.random.default_rng(3), exclude=np.empty(0, np.int64))
+    )
     assert not isin_sorted(again, state().candidates).all()  # it looks beyond D_close
 
 
@@ -75,7 +107,9 @@ def test_random_candidates_is_uniform_over_the_candidates_only():
     s = state()
     picked = RandomCandidates().select(s, 12)
     assert isin_sorted(picked, s.candidates).all() and len(np.unique(picked)) == 12
-    seen = np.unique(np.concatenate([RandomCandidates().select(state(seed=k), 12) for k in range(40)]))
+    seen = np.unique(
+        np.concatenate([RandomCandidates().select(state(seed=k), 12) for k in range(40)])
+    )
     assert np.array_equal(seen, s.candidates)  # every candidate can be drawn
     with pytest.raises(ValueError, match="only 30 unlabelled candidates for a batch of 31"):
         RandomCandidates().select(s, 31)
@@ -93,8 +127,13 @@ def test_stratified_match_reaches_its_counts_over_rounds():
     strategy = StratifiedMatch(n_positive=6, n_negative=24)
     labelled = np.empty(0, np.int64)
     for round_, n in enumerate([10, 20], start=1):
-        s = RoundState(round=round_, pool=pool(), labelled=labelled, budget=30,
-                       rng=np.random.default_rng(round_))
+        s = RoundState(
+            round=round_,
+            pool=pool(),
+            labelled=labelled,
+            budget=30,
+            rng=np.random.default_rng(round_),
+        )
         labelled = np.union1d(labelled, strategy.select(s, n))
     assert len(labelled) == 30
     assert isin_sorted(labelled, pool().positives).sum() == 6
@@ -103,8 +142,13 @@ def test_stratified_match_reaches_its_counts_over_rounds():
 
 
 def test_stratified_all_positives_takes_every_positive():
-    s = RoundState(round=1, pool=pool(), labelled=np.empty(0, np.int64), budget=20,
-                   rng=np.random.default_rng(0))
+    s = RoundState(
+        round=1,
+        pool=pool(),
+        labelled=np.empty(0, np.int64),
+        budget=20,
+        rng=np.random.default_rng(0),
+    )
     picked = StratifiedAllPositives().select(s, 20)
     assert isin_sorted(pool().positives, picked).all() and len(picked) == 20
     with pytest.raises(ValueError, match="more than the run's budget"):
@@ -160,10 +204,18 @@ def _embeddings(m):
 def searchable(labelled=(), seed=0, model=None) -> RoundState:
     """A state with no candidates yet: a CandidateSearch finds them in the embeddings."""
     labelled = as_id_set(labelled)
-    return RoundState(round=2, pool=pool(), labelled=labelled, budget=60,
-                      rng=np.random.default_rng(seed), model=model, embeddings=_embeddings,
-                      pretrained_cosine=_pretrained_cosine, labels=pool().labels(labelled),
-                      train=lambda ids, labels, member: Member(ids, member))
+    return RoundState(
+        round=2,
+        pool=pool(),
+        labelled=labelled,
+        budget=60,
+        rng=np.random.default_rng(seed),
+        model=model,
+        embeddings=_embeddings,
+        pretrained_cosine=_pretrained_cosine,
+        labels=pool().labels(labelled),
+        train=lambda ids, labels, member: Member(ids, member),
+    )
 
 
 def _pretrained_cosine(ids):
@@ -178,8 +230,9 @@ def test_candidate_search_hands_the_criterion_d_close_under_the_chosen_model():
     for model, emb in (("pretrained", EMB), ("trained", TRAINED)):
         seen = []
         strategy = CandidateSearch(Retrieval(), model=model, m=3, name="r")
-        picked = strategy.select(replace(searchable(labelled, model=Trained()),
-                                         observe=seen.append), 5)
+        picked = strategy.select(
+            replace(searchable(labelled, model=Trained()), observe=seen.append), 5
+        )
         ids, cosine = neighbour_pairs(SPACE, emb, emb, m=3, exclude=labelled)
         assert np.array_equal(seen[0].candidates, ids) and np.allclose(seen[0].cosine, cosine)
         assert np.array_equal(picked, expected_top(seen[0], -seen[0].cosine, 5))
@@ -193,8 +246,13 @@ def test_candidate_search_hands_the_criterion_d_close_under_the_chosen_model():
 
 def test_the_registry_composes_the_named_strategies():
     adaptive = {name for name in STRATEGIES if make_strategy(name, **_params(name)).adaptive}
-    assert adaptive == {"adaptive_retrieval", "uncertainty", "conditional_informativeness", "qbc",
-                        "diversity"}
+    assert adaptive == {
+        "adaptive_retrieval",
+        "uncertainty",
+        "conditional_informativeness",
+        "qbc",
+        "diversity",
+    }
     static = make_strategy("static_retrieval", candidate_m=7, index="IVF4,Flat")
     assert isinstance(static.base, Retrieval) and (static.m, static.index) == (7, "IVF4,Flat")
     assert isinstance(make_strategy("random", candidate_m=7), Random)
@@ -247,7 +305,9 @@ def test_base_consistency_reads_the_labels_and_the_base_error():
     base = np.linspace(-0.2, 1.2, len(s.candidates))
     error = (np.clip(base, 0, 1) - truth) ** 2
     assert np.array_equal(BaseConsistent().select(with_base(s, base), 4), expected_top(s, error, 4))
-    assert np.array_equal(BaseInconsistent().select(with_base(s, base), 4), expected_top(s, -error, 4))
+    assert np.array_equal(
+        BaseInconsistent().select(with_base(s, base), 4), expected_top(s, -error, 4)
+    )
     with pytest.raises(ValueError, match="base \\(pretrained\\) model's"):
         BaseConsistent().select(s, 2)
 
@@ -276,7 +336,10 @@ def test_a_registered_strategy_is_built_by_name_over_candidates(registry):
     assert built.adaptive and built.name == "leaning_positive" and built.m == 10
     picked = built.select(searchable(model=Trained()), 6)
     assert len(picked) == 6 and np.array_equal(picked, np.unique(picked))
-    assert ActiveConfig(task="toy", strategy="leaning_positive").make_strategy().name == "leaning_positive"
+    assert (
+        ActiveConfig(task="toy", strategy="leaning_positive").make_strategy().name
+        == "leaning_positive"
+    )
 
 
 def test_a_whole_pool_strategy_is_registered_under_its_name(registry):

@@ -3,6 +3,7 @@ negatives and notes. The digests were recorded with the builders as they were be
 WikiQA became :func:`pairlab.data.load_pairs` with their column names (issue 18), so a change in
 any split, pair id or count fails here. The synthetic cases run on any clone; the real-data cases
 skip without the data."""
+
 import hashlib
 import json
 
@@ -39,9 +40,9 @@ def synthetic_qqp(seed: int = 7, n_rows: int = 600) -> pd.DataFrame:
     q1, q2 = text[qid1], text[qid2].copy()
     q2[5] = "a second text for a qid"
     qid2[9] = qid1[9]
-    return pd.DataFrame({"qid1": qid1, "qid2": qid2, "question1": q1, "question2": q2,
-                         "is_duplicate": label}).astype({"qid1": "int64", "qid2": "int64",
-                                                         "is_duplicate": "int8"})
+    return pd.DataFrame(
+        {"qid1": qid1, "qid2": qid2, "question1": q1, "question2": q2, "is_duplicate": label}
+    ).astype({"qid1": "int64", "qid2": "int64", "is_duplicate": "int8"})
 
 
 def synthetic_wikiqa(seed: int = 7, titles: bool = True) -> dict:
@@ -51,11 +52,16 @@ def synthetic_wikiqa(seed: int = 7, titles: bool = True) -> dict:
         n = 300 - 80 * s
         q = rng.integers(0, 60 - 15 * s, n)
         sentence = rng.integers(0, 150, n)
-        out[split] = pd.DataFrame({
-            "question": [f"q{k}" if k < 3 else f"{split} q{k}" for k in q],  # q0-q2 in every split
-            "title": [f"doc {k % 17}" for k in sentence] if titles else [None] * n,
-            "sentence": [f"sentence {k}" for k in sentence],
-            "label": (rng.random(n) < 0.12).astype(int)})
+        out[split] = pd.DataFrame(
+            {
+                "question": [
+                    f"q{k}" if k < 3 else f"{split} q{k}" for k in q
+                ],  # q0-q2 in every split
+                "title": [f"doc {k % 17}" for k in sentence] if titles else [None] * n,
+                "sentence": [f"sentence {k}" for k in sentence],
+                "label": (rng.random(n) < 0.12).astype(int),
+            }
+        )
     return out
 
 
@@ -77,7 +83,9 @@ def synthetic_task(case: str):
         return build_qqp(synthetic_qqp(1), fractions=(0.6, 0.2, 0.2), max_items=80)
     if case == "wikiqa titles":
         return build_wikiqa(synthetic_wikiqa())
-    return build_wikiqa(synthetic_wikiqa(3, titles=False), seed=5, max_items={"train": 20, "dev": 9, "test": 9})
+    return build_wikiqa(
+        synthetic_wikiqa(3, titles=False), seed=5, max_items={"train": 20, "dev": 9, "test": 9}
+    )
 
 
 @pytest.mark.parametrize("case", sorted(SYNTHETIC))
@@ -92,7 +100,10 @@ REAL = {  # (task, seed, max_items) -> digest
     ("wikiqa", 0, None): "31b88e0ba56ba78e",
     ("wikiqa", 0, "smoke"): "934b9c2e73018155",
 }
-SMOKE = {"qqp": {"train": 300, "dev": 150, "test": 150}, "wikiqa": {"train": 120, "dev": 50, "test": 50}}
+SMOKE = {
+    "qqp": {"train": 300, "dev": 150, "test": 150},
+    "wikiqa": {"train": 120, "dev": 50, "test": 50},
+}
 
 
 @pytest.mark.parametrize("key", sorted(REAL, key=str))

@@ -6,10 +6,10 @@ import time
 
 import numpy as np
 import pytest
+from conftest import VECTORS, FakeLearner, run
 
 from pairlab.io import write_json
 from pairlab.tempfiles import HOST, is_temporary, locked, remove_stale, temporary
-from conftest import FakeLearner, VECTORS, run
 
 
 def dead_pid() -> int:
@@ -63,8 +63,12 @@ def test_a_run_killed_between_writing_and_renaming_resumes(tmp_path):
         crashed.run()
     gone = dead_pid()
     rounds = folder / "rounds"
-    leftovers = [rounds / f"round_01.{gone}.tmp.npz", rounds / f"round_02.{gone}.tmp.npz",
-                 folder / f"labels.{gone}.tmp.csv", folder / f"config.{gone}.tmp.json"]
+    leftovers = [
+        rounds / f"round_01.{gone}.tmp.npz",
+        rounds / f"round_02.{gone}.tmp.npz",
+        folder / f"labels.{gone}.tmp.csv",
+        folder / f"config.{gone}.tmp.json",
+    ]
     np.savez(leftovers[0], ids=np.arange(3), labels=np.zeros(3, np.int8))
     for path in leftovers[1:]:
         path.write_bytes(b"half a fi")
@@ -101,10 +105,19 @@ def test_a_second_holder_waits_for_the_lock(tmp_path):
 
 
 def test_a_killed_holder_releases_the_lock(tmp_path):
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from pairlab.tempfiles import locked\n"
-        f"with locked({str(tmp_path / '.lock')!r}):\n"
-        "    print('held', flush=True); time.sleep(60)")], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, time; from pairlab.tempfiles import locked\n"
+                f"with locked({str(tmp_path / '.lock')!r}):\n"
+                "    print('held', flush=True); time.sleep(60)"
+            ),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         holder.kill()

@@ -2,11 +2,18 @@
 change the order and the arithmetic of training, not the protocol. The sampler still shows every
 pair once an epoch, the attention switch is undone after training, and on a smoke-sized WikiQA
 pool the fast path's test AP falls inside the reference path's 95% interval."""
+
 import numpy as np
 import pytest
 
 from pairlab.models import training
-from pairlab.models.training import TrainConfig, length_buckets, native_bf16, training_arguments, training_attention
+from pairlab.models.training import (
+    TrainConfig,
+    length_buckets,
+    native_bf16,
+    training_arguments,
+    training_attention,
+)
 
 
 class _Texts:
@@ -57,7 +64,7 @@ def test_length_buckets_pad_far_less_than_random_order():
         return sum(len(b) * second[b].max() for b in map(np.asarray, batches))
 
     order = np.random.default_rng(0).permutation(len(second))
-    random_batches = [order[i:i + 16] for i in range(0, len(order), 16)]
+    random_batches = [order[i : i + 16] for i in range(0, len(order), 16)]
     bucketed = _epoch(length_buckets(data, batch_size=16, drop_last=False), 0)
     assert padded(bucketed) < 0.75 * padded(random_batches)
 
@@ -93,8 +100,11 @@ def test_bf16_training_is_refused_on_a_cpu_without_native_bfloat16(native, monke
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not native_bf16(), reason="this CPU has no native bfloat16: bf16 training is "
-                    "refused here (test_bf16_training_is_refused_on_a_cpu_without_native_bfloat16)")
+@pytest.mark.skipif(
+    not native_bf16(),
+    reason="this CPU has no native bfloat16: bf16 training is "
+    "refused here (test_bf16_training_is_refused_on_a_cpu_without_native_bfloat16)",
+)
 def test_fast_training_keeps_test_ap_inside_the_reference_interval(data_dir, tmp_path):
     """Uncertainty sampling on small WikiQA pools (60 training questions, 2 rounds, 80 labels),
     once on the fp32 random-order reference path and once with length batches and bf16: the
@@ -107,8 +117,9 @@ def test_fast_training_keeps_test_ap_inside_the_reference_interval(data_dir, tmp
 
     task = load_task("wikiqa", data_dir).resized({"train": 60, "dev": 30, "test": 40})
     prepared = {"wikiqa": prepare(task, EvalConfig(10, 2000, 0), max_seq_length=32)}
-    base = dict(n1=32, rounds=2, growth=1.5, candidate_m=10, epochs=1, max_seq_length=32,
-                n_boot=200)
+    base = dict(
+        n1=32, rounds=2, growth=1.5, candidate_m=10, epochs=1, max_seq_length=32, n_boot=200
+    )
     results = {}
     for name, speed in (("reference", {}), ("fast", dict(precision="bf16", batch_order="length"))):
         out = sweep(prepared, ["uncertainty"], [0], {**base, **speed}, tmp_path / name)

@@ -1,6 +1,7 @@
 """Weaker encoders cut from a stronger one: the first n transformer layers, saved once; 0 layers
 is the mean of the layer-normalised token embeddings. Mechanics on the tiny 2-layer model, one
 check that the real model still encodes after the cut."""
+
 import json
 import types
 from pathlib import Path
@@ -8,12 +9,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import EVAL_SETS, POOLS
 
 from pairlab.active import ActiveConfig, run_folder
 from pairlab.active.learner import CosineBERTLearner
 from pairlab.models.embed import encode, load_encoder
-from pairlab.models.truncate import layer_count, transformer_layers, truncate_layers, truncated_model
-from conftest import EVAL_SETS, POOLS
+from pairlab.models.truncate import (
+    layer_count,
+    transformer_layers,
+    truncate_layers,
+    truncated_model,
+)
 
 TEXTS = ["how do I learn python", "what is the best way to learn python", "why is the sky blue"]
 
@@ -39,8 +45,9 @@ def test_zero_layers_is_the_mean_of_the_token_embeddings(tiny_model, tmp_path):
     bert = encoder[0].auto_model
     features = encoder.tokenize(TEXTS)
     with torch.no_grad():
-        tokens = bert.embeddings(input_ids=features["input_ids"],
-                                 token_type_ids=features["token_type_ids"])  # (3, length, 32)
+        tokens = bert.embeddings(
+            input_ids=features["input_ids"], token_type_ids=features["token_type_ids"]
+        )  # (3, length, 32)
     mask = features["attention_mask"][..., None].float()
     mean = (tokens * mask).sum(1) / mask.sum(1)
     expected = torch.nn.functional.normalize(mean, dim=1).numpy()
@@ -71,13 +78,31 @@ def test_a_model_without_transformer_layers_is_a_clear_error():
 
 def test_the_layer_count_names_its_own_run_folder_and_old_configs_keep_theirs():
     whole = ActiveConfig(task="toy", strategy="uncertainty")
-    assert "encoder_layers" not in whole.to_dict()  # folders from before the field keep their digest
-    assert ActiveConfig(task="toy", strategy="uncertainty", encoder_layers=2).to_dict()["encoder_layers"] == 2
-    folders = {run_folder("r", ActiveConfig(task="toy", strategy="uncertainty", encoder_layers=n),
-                          POOLS, EVAL_SETS) for n in (None, 0, 2, 4)}
+    assert (
+        "encoder_layers" not in whole.to_dict()
+    )  # folders from before the field keep their digest
+    assert (
+        ActiveConfig(task="toy", strategy="uncertainty", encoder_layers=2).to_dict()[
+            "encoder_layers"
+        ]
+        == 2
+    )
+    folders = {
+        run_folder(
+            "r",
+            ActiveConfig(task="toy", strategy="uncertainty", encoder_layers=n),
+            POOLS,
+            EVAL_SETS,
+        )
+        for n in (None, 0, 2, 4)
+    }
     assert len(folders) == 4
     assert sorted(f.name.split("-seed")[0] for f in folders) == [
-        "uncertainty", "uncertainty-0layers", "uncertainty-2layers", "uncertainty-4layers"]
+        "uncertainty",
+        "uncertainty-0layers",
+        "uncertainty-2layers",
+        "uncertainty-4layers",
+    ]
     for bad in (-1, 1.5, "2", True):
         with pytest.raises(ValueError, match="encoder_layers must be a non-negative integer"):
             ActiveConfig(task="toy", strategy="uncertainty", encoder_layers=bad)
@@ -85,8 +110,15 @@ def test_the_layer_count_names_its_own_run_folder_and_old_configs_keep_theirs():
 
 def test_the_learner_starts_from_the_cut_model(tiny_model, tmp_path, monkeypatch):
     monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
-    learner = CosineBERTLearner(ActiveConfig(task="toy", strategy="uncertainty", model=tiny_model,
-                                             encoder_layers=1, max_seq_length=32))
+    learner = CosineBERTLearner(
+        ActiveConfig(
+            task="toy",
+            strategy="uncertainty",
+            model=tiny_model,
+            encoder_layers=1,
+            max_seq_length=32,
+        )
+    )
     assert layer_count(load_encoder(learner.model)) == 1
     left, right = learner.pretrained_embeddings(POOLS["train"])
     assert left.shape == (len(POOLS["train"].left_texts), 32) and right is left

@@ -1,5 +1,6 @@
 """Workshop copies (pairlab.workshop): exercises paired with one solution each, solutions
 removed from the participant copies, and no later cell reading what only a solution defines."""
+
 import nbformat
 import pytest
 
@@ -21,10 +22,15 @@ def solution(source="answer = 2 + 2\nassert answer == 4"):
 
 
 def test_a_participant_copy_has_no_solution_and_no_output():
-    shown = code("x = 1\nx", outputs=[nbformat.v4.new_output("execute_result", {"text/plain": "1"})],
-                 execution_count=3)
+    shown = code(
+        "x = 1\nx",
+        outputs=[nbformat.v4.new_output("execute_result", {"text/plain": "1"})],
+        execution_count=3,
+    )
     nb = notebook(shown, exercise(), solution(), md("after"), code("print(x)"))
-    assert workshop.check(nb) == [{"title": "Exercise 1.1: predict it", "exercise": 1, "solution": 2}]
+    assert workshop.check(nb) == [
+        {"title": "Exercise 1.1: predict it", "exercise": 1, "solution": 2}
+    ]
     copy = workshop.participant_copy(nb)
     assert [c.cell_type for c in copy.cells] == ["code", "markdown", "code", "markdown", "code"]
     assert copy.cells[2].source == workshop.PLACEHOLDER
@@ -42,14 +48,20 @@ def test_write_checks_and_writes_every_notebook(tmp_path):
     assert not workshop.exercises(nbformat.read(path, as_version=4))[0]["solution"]
 
 
-@pytest.mark.parametrize("cells, message", [
-    ((exercise(),), "has no solution"),
-    ((solution(),), "without an exercise"),
-    ((exercise(), solution(), solution()), "without an exercise"),
-    ((exercise(), code("y = 1"), solution()), "first code cell"),
-    ((code("x = 1", metadata={"tags": ["exercise"]}), solution()), "must be markdown"),
-    ((exercise(), solution("mine = 3"), code("print(mine + 1)")), "defined only by the solution"),
-])
+@pytest.mark.parametrize(
+    "cells, message",
+    [
+        ((exercise(),), "has no solution"),
+        ((solution(),), "without an exercise"),
+        ((exercise(), solution(), solution()), "without an exercise"),
+        ((exercise(), code("y = 1"), solution()), "first code cell"),
+        ((code("x = 1", metadata={"tags": ["exercise"]}), solution()), "must be markdown"),
+        (
+            (exercise(), solution("mine = 3"), code("print(mine + 1)")),
+            "defined only by the solution",
+        ),
+    ],
+)
 def test_broken_exercises_are_named(cells, message):
     with pytest.raises(ValueError, match=message):
         workshop.check(notebook(*cells), "nb")
@@ -57,8 +69,12 @@ def test_broken_exercises_are_named(cells, message):
 
 def test_names_a_solution_shares_with_the_notebook_are_fine():
     """A solution may re-bind what the notebook defined before it; magics are skipped."""
-    nb = notebook(code("results = {}\n%matplotlib inline"), exercise(),
-                  solution("results = dict(a=1)\nimport numpy as np"), code("print(results, len)"))
+    nb = notebook(
+        code("results = {}\n%matplotlib inline"),
+        exercise(),
+        solution("results = dict(a=1)\nimport numpy as np"),
+        code("print(results, len)"),
+    )
     assert len(workshop.check(nb)) == 1
 
 

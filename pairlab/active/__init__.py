@@ -8,20 +8,63 @@ learning at the query level for rankers: its strategies and settings (:mod:`.que
 loop (:mod:`.query_loop`).
 
 What notebooks and sweeps use is importable from here (``from pairlab.active import PrintLog``)."""
-from . import (archive, base, calibration, candidate_search, committee, config, diversity, learner, loop, queries,
-               query_loop, stages, store, strategies)
+
+from . import (
+    archive,
+    base,
+    calibration,
+    candidate_search,
+    committee,
+    config,
+    diversity,
+    learner,
+    loop,
+    queries,
+    query_loop,
+    stages,
+    store,
+    strategies,
+)
+from .calibration import reliability
 from .config import ActiveConfig, schedule
 from .learner import CosineBERTLearner
 from .log import PrintLog
-from .calibration import reliability
 from .loop import STAGES, ActiveRun
 from .queries import QUERY_STRATEGIES, QueryConfig
 from .query_loop import QueryLog, QueryRun
 from .store import load_result, run_folder, run_labels
 from .strategies import STRATEGIES, make_strategy, register_strategy
 
-__all__ = ["archive", "base", "calibration", "candidate_search", "committee", "config", "diversity", "learner", "loop",
-           "queries", "query_loop", "store", "strategies",
-           "ActiveConfig", "ActiveRun", "CosineBERTLearner", "PrintLog", "QUERY_STRATEGIES",
-           "QueryConfig", "QueryLog", "QueryRun", "STAGES", "STRATEGIES", "load_result",
-           "make_strategy", "register_strategy", "reliability", "run_folder", "run_labels", "schedule"]
+__all__ = [
+    "archive",
+    "base",
+    "calibration",
+    "candidate_search",
+    "committee",
+    "config",
+    "diversity",
+    "learner",
+    "loop",
+    "queries",
+    "query_loop",
+    "stages",
+    "store",
+    "strategies",
+    "ActiveConfig",
+    "ActiveRun",
+    "CosineBERTLearner",
+    "PrintLog",
+    "QUERY_STRATEGIES",
+    "QueryConfig",
+    "QueryLog",
+    "QueryRun",
+    "STAGES",
+    "STRATEGIES",
+    "load_result",
+    "make_strategy",
+    "register_strategy",
+    "reliability",
+    "run_folder",
+    "run_labels",
+    "schedule",
+]

@@ -10,6 +10,7 @@ resumes after its last round (the next round's model is retrained from the same 
 or reads the finished run back. Paths are those of the run folder under the archive root:
 ``<root>/<task>/<run folder name>``.
 """
+
 from __future__ import annotations
 
 import re
@@ -40,10 +41,13 @@ def save(folder, archive) -> Path:
         return archive
     (archive / "rounds").mkdir(parents=True, exist_ok=True)
     batches = [store._read_batch(folder, i) for i in range(1, n + 1)]
-    arrays = {"ids": np.concatenate([b["ids"] for b in batches]).astype(np.int64),
-              "labels": np.concatenate([b["labels"] for b in batches]).astype(np.int8),
-              "rounds": np.concatenate([np.full(len(b["ids"]), i, np.int16)
-                                        for i, b in enumerate(batches, 1)])}
+    arrays = {
+        "ids": np.concatenate([b["ids"] for b in batches]).astype(np.int64),
+        "labels": np.concatenate([b["labels"] for b in batches]).astype(np.int8),
+        "rounds": np.concatenate(
+            [np.full(len(b["ids"]), i, np.int16) for i, b in enumerate(batches, 1)]
+        ),
+    }
     if all("oracle" in b for b in batches):
         arrays["oracle"] = np.concatenate([b["oracle"] for b in batches]).astype(np.int8)
     write_atomic(archive / "labels.npz", lambda tmp: np.savez_compressed(tmp, **arrays))
@@ -72,8 +76,10 @@ def restore(archive, folder, pool) -> int:
         mine = arrays["rounds"] == i
         oracle = arrays["oracle"][mine] if "oracle" in arrays else None
         store.save_batch(folder, i, arrays["ids"][mine], arrays["labels"][mine], oracle)
-        write_json(folder / "rounds" / f"round_{i:02d}.json",
-                   read_json(archive / "rounds" / f"round_{i:02d}.json"))
+        write_json(
+            folder / "rounds" / f"round_{i:02d}.json",
+            read_json(archive / "rounds" / f"round_{i:02d}.json"),
+        )
     if (archive / "result.json").is_file():
         store.write_labels_csv(folder, pool, arrays["ids"], arrays["labels"], arrays["rounds"])
         write_json(folder / "result.json", read_json(archive / "result.json"))
@@ -122,7 +128,9 @@ def rekey(root, *, dry_run: bool = False) -> list[tuple[Path, Path]]:
     return moved
 
 
-if __name__ == "__main__":  # python -m pairlab.active.archive RUNS ARCHIVES | --rekey ROOT [--dry-run]
+if (
+    __name__ == "__main__"
+):  # python -m pairlab.active.archive RUNS ARCHIVES | --rekey ROOT [--dry-run]
     import sys
 
     if sys.argv[1] == "--rekey":

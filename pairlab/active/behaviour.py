@@ -12,6 +12,7 @@ name (so an edited helper such as the top-n selection counts too). That is pairl
 notebook's and any module of the user's own; installed libraries (numpy, faiss) and the
 standard library are named, not read: a library upgrade is not a code change here.
 """
+
 from __future__ import annotations
 
 import ast
@@ -26,8 +27,13 @@ from pathlib import Path
 __all__ = ["code_digest", "run_code_digest"]
 
 _OWN = ("pairlab", "__main__")  # modules whose code is always read
-_LIBRARIES = tuple({Path(p).resolve() for key in ("stdlib", "platstdlib", "purelib", "platlib")
-                    if (p := sysconfig.get_paths().get(key))})  # installed code: named, not read
+_LIBRARIES = tuple(
+    {
+        Path(p).resolve()
+        for key in ("stdlib", "platstdlib", "purelib", "platlib")
+        if (p := sysconfig.get_paths().get(key))
+    }
+)  # installed code: named, not read
 _SIMPLE = (bool, int, float, str, bytes, type(None))
 
 
@@ -50,8 +56,9 @@ def run_code_digest(config) -> str:
     from .strategies import STRATEGIES
 
     registry = QUERY_STRATEGIES if isinstance(config, QueryConfig) else STRATEGIES
-    return code_digest(registry.get(config.strategy),
-                       annotator_class(getattr(config, "annotator", None)))[:12]
+    return code_digest(
+        registry.get(config.strategy), annotator_class(getattr(config, "annotator", None))
+    )[:12]
 
 
 def _own(obj) -> bool:
@@ -151,9 +158,13 @@ def _body(fn: types.FunctionType) -> bytes:
         return _compiled(fn.__code__)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body
-                and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant)
-                and isinstance(body[0].value.value, str)):
+        if (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(getattr(body[0], "value", None), ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             node.body = body[1:] or [ast.Pass()]
     return ast.dump(tree, annotate_fields=False, include_attributes=False).encode()
 

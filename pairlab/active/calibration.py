@@ -1,6 +1,7 @@
 """How calibrated the selection model was on the pairs a round asked: its mean p beside the
 share the annotator said were positive, and a reliability table (paper: a 20-bin calibration
 table per round)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,8 +18,14 @@ def reliability(proba: np.ndarray, labels: np.ndarray, *, bins: int = 10) -> lis
     rows = []
     for b in np.unique(which):
         mask = which == b
-        rows.append({"bin": [b / bins, (b + 1) / bins], "n": int(mask.sum()),
-                     "mean_p": float(proba[mask].mean()), "positive_share": float(labels[mask].mean())})
+        rows.append(
+            {
+                "bin": [b / bins, (b + 1) / bins],
+                "n": int(mask.sum()),
+                "mean_p": float(proba[mask].mean()),
+                "positive_share": float(labels[mask].mean()),
+            }
+        )
     return rows
 
 
@@ -27,5 +34,8 @@ def batch_calibration(state: RoundState, batch, batch_labels) -> dict | None:
     if state.logits is None:
         return None
     p = 1.0 / (1.0 + np.exp(-state.logits[np.searchsorted(state.candidates, batch)]))
-    return {"mean_p": float(p.mean()), "positive_share": float(np.mean(batch_labels)),
-            "table": reliability(p, batch_labels)}
+    return {
+        "mean_p": float(p.mean()),
+        "positive_share": float(np.mean(batch_labels)),
+        "table": reliability(p, batch_labels),
+    }

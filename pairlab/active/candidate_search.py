@@ -1,6 +1,7 @@
 """Candidate search as a wrapper: any criterion, restricted to the pairs near each item under
 the selection model (small-text's ``SEALS``, which restricts the pool to the labelled set's
 nearest neighbours, applied to pairs)."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -21,8 +22,15 @@ class CandidateSearch(Strategy):
     model (``"pretrained"`` or ``"trained"``), minus the labelled pairs, with their cosines and,
     under a trained model, calibrated logits. SEALS (Coleman et al. 2022) on pairs."""
 
-    def __init__(self, base: Strategy, *, model: str = "pretrained", m: int = 100,
-                 index: str = "Flat", name: str | None = None):
+    def __init__(
+        self,
+        base: Strategy,
+        *,
+        model: str = "pretrained",
+        m: int = 100,
+        index: str = "Flat",
+        name: str | None = None,
+    ):
         if model not in SELECTION_MODELS:
             raise ValueError(f"model must be one of {SELECTION_MODELS}, got {model!r}")
         if not isinstance(m, (int, np.integer)) or m < 1:
@@ -42,12 +50,15 @@ class CandidateSearch(Strategy):
         with state.stage("embed"):
             left, right = state.embeddings(model)
         with state.stage("search"):
-            candidates, cosine = neighbour_pairs(state.pool.space, left, right, m=self.m,
-                                                 exclude=state.labelled, index=self.index)
+            candidates, cosine = neighbour_pairs(
+                state.pool.space, left, right, m=self.m, exclude=state.labelled, index=self.index
+            )
             cosine = cosine.astype(np.float64)
         calibration = getattr(model, "calibration", None)
         logits = calibration.logits(cosine) if calibration is not None else None
-        restricted = replace(state, candidates=candidates, cosine=cosine, logits=logits, model=model)
+        restricted = replace(
+            state, candidates=candidates, cosine=cosine, logits=logits, model=model
+        )
         if state.observe is not None:  # the loop records the candidates and the batch's p
             state.observe(restricted)
         return self.base.select(restricted, n)

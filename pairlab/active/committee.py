@@ -7,14 +7,21 @@ Vote entropy of one decision with M members, V_c of them voting outcome c:
 question's ordering entropy sums it over every pair of its candidates (who ranks which one
 higher), which is Althammer et al.'s eq. 4: ``-1/|M| sum_{i,j} N(i<j) log(N(i<j) / |M|)``.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["vote_entropy", "label_vote_entropy", "ordering_vote_entropy", "member_subsets",
-           "train_committee", "member_scores"]
+__all__ = [
+    "vote_entropy",
+    "label_vote_entropy",
+    "ordering_vote_entropy",
+    "member_subsets",
+    "train_committee",
+    "member_scores",
+]
 
 
 def vote_entropy(votes) -> np.ndarray:
@@ -22,7 +29,9 @@ def vote_entropy(votes) -> np.ndarray:
     each outcome (every row sums to the committee size)."""
     votes = np.asarray(votes, dtype=np.float64)
     if votes.ndim < 1 or votes.shape[-1] < 2 or (votes < 0).any():
-        raise ValueError(f"votes must be non-negative counts over >= 2 outcomes, got shape {votes.shape}")
+        raise ValueError(
+            f"votes must be non-negative counts over >= 2 outcomes, got shape {votes.shape}"
+        )
     members = votes.sum(axis=-1, keepdims=True)
     if not (members > 0).all():
         raise ValueError("every decision needs at least one vote")
@@ -49,7 +58,9 @@ def ordering_vote_entropy(scores, *, block: int = 256) -> np.ndarray:
     orders alike; ``log(2) * k * (k - 1) / 2`` when two members order them in reverse."""
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim != 3 or scores.shape[0] < 2 or scores.shape[2] < 2:
-        raise ValueError(f"scores must be (n_members >= 2, n_questions, k >= 2), got shape {scores.shape}")
+        raise ValueError(
+            f"scores must be (n_members >= 2, n_questions, k >= 2), got shape {scores.shape}"
+        )
     if not np.isfinite(scores).all():
         raise ValueError("member scores must be finite")
     order = np.argsort(-scores, axis=2, kind="stable")
@@ -57,15 +68,18 @@ def ordering_vote_entropy(scores, *, block: int = 256) -> np.ndarray:
     upper = np.triu(np.ones((scores.shape[2],) * 2, dtype=bool), k=1)  # each pair i < j once
     out = np.empty(scores.shape[1])
     for start in range(0, scores.shape[1], block):  # bounds the (M, block, k, k) comparisons
-        r = rank[:, start:start + block]
-        above = (r[:, :, :, None] < r[:, :, None, :]).sum(axis=0)[:, upper]  # members ranking i over j
+        r = rank[:, start : start + block]
+        above = (r[:, :, :, None] < r[:, :, None, :]).sum(axis=0)[
+            :, upper
+        ]  # members ranking i over j
         votes = np.stack([above, scores.shape[0] - above], axis=-1)
-        out[start:start + block] = vote_entropy(votes).sum(axis=-1)
+        out[start : start + block] = vote_entropy(votes).sum(axis=-1)
     return out
 
 
-def member_subsets(n_labelled: int, rng: np.random.Generator, *, members: int = 2,
-                   share: float = 0.8) -> list[np.ndarray]:
+def member_subsets(
+    n_labelled: int, rng: np.random.Generator, *, members: int = 2, share: float = 0.8
+) -> list[np.ndarray]:
     """Each member's sorted indices into the labelled data: a uniform ``share`` of it (at least
     one item), drawn independently per member."""
     if not isinstance(members, (int, np.integer)) or members < 2:
@@ -78,8 +92,15 @@ def member_subsets(n_labelled: int, rng: np.random.Generator, *, members: int = 
     return [np.sort(rng.choice(n_labelled, size=size, replace=False)) for _ in range(members)]
 
 
-def train_committee(train: Callable, ids: np.ndarray, labels: np.ndarray, rng: np.random.Generator,
-                    *, members: int = 2, share: float = 0.8) -> list:
+def train_committee(
+    train: Callable,
+    ids: np.ndarray,
+    labels: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    members: int = 2,
+    share: float = 0.8,
+) -> list:
     """``members`` models, member k trained by ``train(ids, labels, k)`` on its own uniform
     ``share`` of the answered labels (a label of -1, no answer, is never trained on)."""
     ids, labels = np.asarray(ids, np.int64), np.asarray(labels, np.int8)
@@ -87,12 +108,15 @@ def train_committee(train: Callable, ids: np.ndarray, labels: np.ndarray, rng: n
         raise ValueError(f"{len(ids)} labelled ids but {len(labels)} labels")
     answered = labels >= 0
     ids, labels = ids[answered], labels[answered]
-    return [train(ids[part], labels[part], k)
-            for k, part in enumerate(member_subsets(len(ids), rng, members=members, share=share))]
+    return [
+        train(ids[part], labels[part], k)
+        for k, part in enumerate(member_subsets(len(ids), rng, members=members, share=share))
+    ]
 
 
-def member_scores(model, left: np.ndarray, right: np.ndarray, rows: np.ndarray,
-                  cols: np.ndarray) -> np.ndarray:
+def member_scores(
+    model, left: np.ndarray, right: np.ndarray, rows: np.ndarray, cols: np.ndarray
+) -> np.ndarray:
     """A member's calibrated logits (its cosines where it has no calibration) of the item pairs
     ``(rows[i], cols[i])``, from its item embeddings ``left`` and ``right``."""
     cosine = np.einsum("...d,...d->...", left[rows], right[cols]).astype(np.float64)

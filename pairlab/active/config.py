@@ -1,5 +1,6 @@
 """One active-learning run's settings and its batch schedule (paper section 4: round i labels
 n_i = n1 * growth^(i-1) pairs)."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -23,7 +24,7 @@ def schedule(n1: int, rounds: int, growth: float = 1.5) -> list[int]:
     if not growth >= 1:
         raise ValueError(f"growth must be >= 1, got {growth!r}")
     ratio = Fraction(growth).limit_denominator(1000)
-    return [int(n1 * ratio ** i) for i in range(rounds)]
+    return [int(n1 * ratio**i) for i in range(rounds)]
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,9 @@ class ActiveConfig:
     candidate_m: int = 100  # m: candidates per left item (D_close)
     index: str = "Flat"  # faiss index-factory string
     model: str | None = None  # None: the offline all-MiniLM-L6-v2
-    encoder_layers: int | None = None  # keep only the model's first n transformer layers (None: all)
+    encoder_layers: int | None = (
+        None  # keep only the model's first n transformer layers (None: all)
+    )
     epochs: float = 2.0
     learning_rate: float = 2e-5
     batch_size: int = 16
@@ -63,12 +66,19 @@ class ActiveConfig:
         for name in ("epochs", "learning_rate", "batch_size"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
-        if self.encoder_layers is not None and (isinstance(self.encoder_layers, bool) or not isinstance(
-                self.encoder_layers, (int, np.integer)) or self.encoder_layers < 0):
-            raise ValueError(f"encoder_layers must be a non-negative integer or None, got {self.encoder_layers!r}")
+        if self.encoder_layers is not None and (
+            isinstance(self.encoder_layers, bool)
+            or not isinstance(self.encoder_layers, (int, np.integer))
+            or self.encoder_layers < 0
+        ):
+            raise ValueError(
+                f"encoder_layers must be a non-negative integer or None, got {self.encoder_layers!r}"
+            )
         TrainConfig(precision=self.precision, batch_order=self.batch_order)  # checks both
         if self.seed_set not in ("static_retrieval", "stated"):
-            raise ValueError(f"seed_set must be 'static_retrieval' or 'stated', got {self.seed_set!r}")
+            raise ValueError(
+                f"seed_set must be 'static_retrieval' or 'stated', got {self.seed_set!r}"
+            )
         if self.batches is not None:
             object.__setattr__(self, "batches", tuple(int(b) for b in self.batches))
             if not self.batches or min(self.batches) < 1:
@@ -79,8 +89,9 @@ class ActiveConfig:
         """The strategy ``name`` (default: this run's, with its parameters), its candidate search
         set to this config's ``candidate_m`` and faiss ``index``."""
         params = self.strategy_params if name is None else {}
-        return make_strategy(name or self.strategy, candidate_m=self.candidate_m, index=self.index,
-                             **params)
+        return make_strategy(
+            name or self.strategy, candidate_m=self.candidate_m, index=self.index, **params
+        )
 
     def schedule(self) -> list[int]:
         return list(self.batches) if self.batches else schedule(self.n1, self.rounds, self.growth)
@@ -100,5 +111,9 @@ class ActiveConfig:
         return out
 
 
-_NEWER_DEFAULTS = {"annotator": None, "encoder_layers": None, "precision": "fp32",
-                   "batch_order": "random"}
+_NEWER_DEFAULTS = {
+    "annotator": None,
+    "encoder_layers": None,
+    "precision": "fp32",
+    "batch_order": "random",
+}

@@ -3,6 +3,7 @@ representations under the current model, k = the batch size, and one uniformly r
 of each cluster. The clustering is scikit-learn's KMeans with k-means++ seeding, seeded from the
 round's generator so a seed gives the same picks (faiss' k-means seeds with random rows, which
 on well-separated clusters often starts two centroids in one cluster and never recovers)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -32,8 +33,13 @@ def kmeans_pick(vectors, k: int, rng: np.random.Generator, *, max_iter: int = 10
         return np.arange(n, dtype=np.int64)
     with warnings.catch_warnings():  # fewer distinct rows than k: handled below
         warnings.simplefilter("ignore", ConvergenceWarning)
-        cluster = KMeans(n_clusters=int(k), init="k-means++", n_init=1, max_iter=max_iter,
-                         random_state=seed).fit(vectors).labels_
+        cluster = (
+            KMeans(
+                n_clusters=int(k), init="k-means++", n_init=1, max_iter=max_iter, random_state=seed
+            )
+            .fit(vectors)
+            .labels_
+        )
     order = np.lexsort((rng.random(n), cluster))  # within a cluster, a random member first
     firsts = order[np.r_[True, cluster[order][1:] != cluster[order][:-1]]]
     if len(firsts) < k:

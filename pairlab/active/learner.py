@@ -1,5 +1,6 @@
 """The learner the loop trains each round: CosineBERT from the pretrained checkpoint, with a
 cache of the models every strategy sharing a seed set would otherwise train again."""
+
 from __future__ import annotations
 
 import os
@@ -9,11 +10,11 @@ from pathlib import Path
 import numpy as np
 
 from ..data.loaders import Pool
+from ..io import write_atomic
 from ..models.embed import embed_pool, model_fingerprint, text_digest
 from ..models.inference import for_inference
 from ..models.truncate import truncated_model
 from ..paths import cache_dir
-from ..io import write_atomic
 from ..tempfiles import locked, remove_stale
 from .config import ActiveConfig
 
@@ -38,7 +39,9 @@ class CosineBERTLearner:
 
     def __init__(self, config: ActiveConfig, *, shared_rounds=(1,)):
         self.config = config
-        self.shared_rounds = () if os.environ.get("PAIRLAB_SHARE_MODELS") == "0" else tuple(shared_rounds)
+        self.shared_rounds = (
+            () if os.environ.get("PAIRLAB_SHARE_MODELS") == "0" else tuple(shared_rounds)
+        )
 
     @cached_property
     def model(self):
@@ -46,11 +49,19 @@ class CosineBERTLearner:
         return truncated_model(self.config.model, self.config.encoder_layers)
 
     def pretrained_embeddings(self, pool: Pool) -> tuple[np.ndarray, np.ndarray]:
-        return embed_pool(pool, self.model, max_seq_length=self.config.max_seq_length,
-                          show_progress=False)
+        return embed_pool(
+            pool, self.model, max_seq_length=self.config.max_seq_length, show_progress=False
+        )
 
-    def train(self, pool: Pool, ids: np.ndarray, labels: np.ndarray, *, round: int,
-              member: int | None = None):
+    def train(
+        self,
+        pool: Pool,
+        ids: np.ndarray,
+        labels: np.ndarray,
+        *,
+        round: int,
+        member: int | None = None,
+    ):
         """Round ``round``'s model; with ``member``, committee member ``member`` of that round
         (its own training seed, never shared)."""
         from ..models.cosinebert import CosineBERT
@@ -58,8 +69,9 @@ class CosineBERTLearner:
         train_config = self._train_config(round, member)
         left, right = pool.texts(ids)
         if round not in self.shared_rounds or member is not None:
-            return CosineBERT.train(left, right, labels, model=self.model, config=train_config,
-                                    quiet=True)
+            return CosineBERT.train(
+                left, right, labels, model=self.model, config=train_config, quiet=True
+            )
         key = self._digest(train_config, left, right, labels)
         path = cache_dir() / "models" / key
         with locked(path.with_name(f"{key}.lock")):  # a second process waits, then loads it
@@ -67,8 +79,9 @@ class CosineBERTLearner:
                 model = CosineBERT.load(path)
             else:
                 remove_stale(path.parent)  # what killed trainings left (about 90 MB each)
-                model = CosineBERT.train(left, right, labels, model=self.model, config=train_config,
-                                         quiet=True)
+                model = CosineBERT.train(
+                    left, right, labels, model=self.model, config=train_config, quiet=True
+                )
                 write_atomic(path, model.save, setting="$PAIRLAB_CACHE_DIR")  # never half a model
         model.cache_key = key
         return model
@@ -95,15 +108,23 @@ class CosineBERTLearner:
 
         c = self.config
         seed = c.seed * 1000 + round + (0 if member is None else MEMBER_SEED * (member + 1))
-        return TrainConfig(learning_rate=c.learning_rate, epochs=c.epochs,
-                           batch_size=c.batch_size, max_seq_length=c.max_seq_length,
-                           seed=seed, precision=getattr(c, "precision", "fp32"),
-                           batch_order=getattr(c, "batch_order", "random"))
+        return TrainConfig(
+            learning_rate=c.learning_rate,
+            epochs=c.epochs,
+            batch_size=c.batch_size,
+            max_seq_length=c.max_seq_length,
+            seed=seed,
+            precision=getattr(c, "precision", "fp32"),
+            batch_order=getattr(c, "batch_order", "random"),
+        )
 
     def _digest(self, train_config, left, right, labels) -> str:
         labels = np.asarray(labels, dtype=np.int8).tolist()
-        return text_digest(left, right, head=[self.VERSION, model_fingerprint(self.model),
-                                              train_config.to_dict(), labels])
+        return text_digest(
+            left,
+            right,
+            head=[self.VERSION, model_fingerprint(self.model), train_config.to_dict(), labels],
+        )
 
     @staticmethod
     def embed(model, texts) -> np.ndarray:

@@ -23,6 +23,7 @@ process holds the run folder); a sweep on Ray adds ``run_placed`` (node, host, p
 run executes). The
 dashboard (:mod:`pairlab.widgets.dashboard`) and the printed log subscribe; the loop has no widget code.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -53,8 +54,18 @@ STAGES = ("embed", "search", "select", "annotate", "train", "export", "evaluate"
 class ActiveRun(RunFolderRun):
     """One run of ``config`` on ``pools`` (``train``; ``dev`` and ``test`` for evaluation)."""
 
-    def __init__(self, config: ActiveConfig, pools: dict[str, Pool], eval_sets: dict[str, EvalSet],
-                 folder, *, learner=None, annotator=None, callbacks=(), archive=None):
+    def __init__(
+        self,
+        config: ActiveConfig,
+        pools: dict[str, Pool],
+        eval_sets: dict[str, EvalSet],
+        folder,
+        *,
+        learner=None,
+        annotator=None,
+        callbacks=(),
+        archive=None,
+    ):
         _check_inputs(config, pools, eval_sets)
         self.annotator = _annotator(config, annotator)
         self.config, self.pools, self.eval_sets = config, pools, eval_sets
@@ -63,8 +74,9 @@ class ActiveRun(RunFolderRun):
         self.learner = learner if learner is not None else CosineBERTLearner(config)
         self.strategy = config.make_strategy()
         # a strategy that selects with the trained model has none before round 1: the seed set
-        self.seed_strategy = (config.make_strategy(config.seed_set) if self.strategy.adaptive
-                              else self.strategy)
+        self.seed_strategy = (
+            config.make_strategy(config.seed_set) if self.strategy.adaptive else self.strategy
+        )
         self.callbacks = list(callbacks)
         self.archive = None if archive is None else Path(archive)
         self._pretrained = None
@@ -76,11 +88,20 @@ class ActiveRun(RunFolderRun):
         strategy = self.strategy if i > 1 else self.seed_strategy
         stages = Stages(self, i)
         seen = []  # the candidates a CandidateSearch restricted the pool to, if any
-        state = RoundState(round=i, pool=self.pool, labelled=labelled, budget=self.config.budget,
-                           rng=np.random.default_rng([self.config.seed, i]), model=model,
-                           pretrained_cosine=self._pretrained_cosine, embeddings=self._embeddings,
-                           stage=stages, observe=seen.append, labels=labels,
-                           train=self._member_trainer(i, stages))
+        state = RoundState(
+            round=i,
+            pool=self.pool,
+            labelled=labelled,
+            budget=self.config.budget,
+            rng=np.random.default_rng([self.config.seed, i]),
+            model=model,
+            pretrained_cosine=self._pretrained_cosine,
+            embeddings=self._embeddings,
+            stage=stages,
+            observe=seen.append,
+            labels=labels,
+            train=self._member_trainer(i, stages),
+        )
         with stages("select"):
             batch = np.asarray(strategy.select(state, n), dtype=np.int64)
             _check_batch(self.pool, labelled, batch, n, strategy)
@@ -95,12 +116,18 @@ class ActiveRun(RunFolderRun):
             with stages("annotate"):
                 batch_labels, annotation = _annotate(self.annotator, self.pool, batch, truth)
         known = truth if truth is not None else (batch_labels == 1).astype(np.int8)
-        record = {"round": i, "strategy": strategy.name, "batch": n,
-                  "positives_in_batch": int(known.sum()),
-                  "candidates": int(len(searched.candidates)),
-                  "calibration": batch_calibration(searched, batch, known)}
+        record = {
+            "round": i,
+            "strategy": strategy.name,
+            "batch": n,
+            "positives_in_batch": int(known.sum()),
+            "candidates": int(len(searched.candidates)),
+            "calibration": batch_calibration(searched, batch, known),
+        }
         if annotation is not None:  # a person's answers beyond the batch are this round's too
-            batch, batch_labels, truth = self._beyond(labelled, batch, batch_labels, truth, annotation)
+            batch, batch_labels, truth = self._beyond(
+                labelled, batch, batch_labels, truth, annotation
+            )
         record["labels"] = int(len(labelled) + len(batch))
         saved_truth = None if annotation is None or truth is None else truth
         store.save_batch(self.folder, i, batch, batch_labels, saved_truth)
@@ -108,19 +135,26 @@ class ActiveRun(RunFolderRun):
             record["candidate_recall"] = _recall(seen[-1].candidates, self.pool.positives, labelled)
         if annotation is not None:
             record["annotation"] = annotation
-        all_ids, all_labels, _ = store.append_batch(labelled, labels, np.zeros(len(labelled), np.int16),
-                                                    batch, batch_labels, i)
+        all_ids, all_labels, _ = store.append_batch(
+            labelled, labels, np.zeros(len(labelled), np.int16), batch, batch_labels, i
+        )
         if self._trains(i):
-            answered = all_labels >= 0  # a pair without an answer is asked no more, and not trained on
+            answered = (
+                all_labels >= 0
+            )  # a pair without an answer is asked no more, and not trained on
             with stages.exports_out_of("train"):
-                model = self.learner.train(self.pool, all_ids[answered], all_labels[answered], round=i)
+                model = self.learner.train(
+                    self.pool, all_ids[answered], all_labels[answered], round=i
+                )
             if getattr(model, "cache_key", None):  # trained or loaded as a shared seed-round model
                 record["shared_model"] = model.cache_key
             self._prepare(model, stages, record)
             if "dev" in self.pools:
                 with stages("evaluate"):
                     record["dev"] = self._evaluate(model, "dev")
-            shutil.rmtree(store.model_path(self.folder, i), ignore_errors=True)  # a crash's leftover
+            shutil.rmtree(
+                store.model_path(self.folder, i), ignore_errors=True
+            )  # a crash's leftover
             self.learner.save(model, store.model_path(self.folder, i))
         record["positives_found"] = self._positives_found(all_ids, all_labels)
         record["seconds"] = stages.times
@@ -142,9 +176,11 @@ class ActiveRun(RunFolderRun):
     def _member_trainer(self, i: int, stages):
         """``(ids, labels, member) -> model``: a committee member trained like round ``i``'s
         model, its time counted as training."""
+
         def train(ids, labels, member):
             with stages.exports_out_of("train"):
                 return self.learner.train(self.pool, ids, labels, round=i, member=member)
+
         return train
 
     def _trains(self, i: int) -> bool:
@@ -156,18 +192,27 @@ class ActiveRun(RunFolderRun):
     def _evaluate(self, model, split: str) -> dict:
         left, right = self._embed(model, self.pools[split])
         scorer = CosineScorer(self.pools[split].space, left, right)  # ranks as p: w >= 0
-        result = evaluate(self.eval_sets[split], scorer, n_boot=self.config.n_boot,
-                          seed=self.config.seed)
+        result = evaluate(
+            self.eval_sets[split], scorer, n_boot=self.config.n_boot, seed=self.config.seed
+        )
         return {k: result[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")}
 
     def _finish(self, model, records, ids, labels, rounds) -> dict:
         test = self._evaluate(model, "test") if "test" in self.pools else None
-        result = {"config": to_json(self.config.to_dict()), "folder": self.folder.name,
-                  "records": records,
-                  "labels": int(len(ids)), "positives_found": self._positives_found(ids, labels),
-                  "test": test, "final_dev": records[-1].get("dev"),
-                  "model_info": {k: v for k, v in getattr(model, "info", {}).items()
-                                 if k in ("calibration", "trained_on")}}
+        result = {
+            "config": to_json(self.config.to_dict()),
+            "folder": self.folder.name,
+            "records": records,
+            "labels": int(len(ids)),
+            "positives_found": self._positives_found(ids, labels),
+            "test": test,
+            "final_dev": records[-1].get("dev"),
+            "model_info": {
+                k: v
+                for k, v in getattr(model, "info", {}).items()
+                if k in ("calibration", "trained_on")
+            },
+        }
         if self.config.annotator is not None and _truth_known(self.pool):
             result["annotation"] = _agreement(labels, self.pool.labels(ids))
         store.write_labels_csv(self.folder, self.pool, ids, labels, rounds)
@@ -184,14 +229,19 @@ class ActiveRun(RunFolderRun):
         labelled while the model trained), which count as labels of this round; the same
         batch where the annotator gives none."""
         beyond = getattr(self.annotator, "answered_beyond", None)
-        ids, labels = beyond(np.union1d(labelled, batch)) if beyond else (np.empty(0, np.int64), None)
+        ids, labels = (
+            beyond(np.union1d(labelled, batch)) if beyond else (np.empty(0, np.int64), None)
+        )
         annotation["beyond_batch"] = int(len(ids))
         if not len(ids):
             return batch, batch_labels, truth
         order = np.argsort(np.concatenate([batch, ids]), kind="stable")
         truth = None if truth is None else np.concatenate([truth, _truth(self.pool, ids)])[order]
-        return (np.concatenate([batch, ids])[order],
-                np.concatenate([batch_labels, labels]).astype(np.int8)[order], truth)
+        return (
+            np.concatenate([batch, ids])[order],
+            np.concatenate([batch_labels, labels]).astype(np.int8)[order],
+            truth,
+        )
 
     def _positives_found(self, ids, labels) -> int:
         """Positives among the labelled pairs: the truth's where it is known, else the answers'."""
@@ -211,7 +261,6 @@ class ActiveRun(RunFolderRun):
             return None  # a non-adaptive run selects with the pretrained encoder
         with Stages(self, i)("train"):
             return self.learner.train(self.pool, ids[labels >= 0], labels[labels >= 0], round=i)
-
 
     def _embeddings(self, model) -> tuple[np.ndarray, np.ndarray]:
         """The training pool's item embeddings under ``model`` (None: the pretrained encoder)."""
@@ -267,9 +316,11 @@ def _annotator(config: ActiveConfig, annotator):
     if annotator is None:
         return make_annotator(config.annotator)
     if config.annotator is None:
-        raise ValueError(f"an annotator ({annotator!r}) was given but config.annotator is None: "
-                         "describe it there (e.g. {'kind': 'model', 'model_id': ...}) so the run "
-                         "folder records who labelled, and a clean run's folder is never reused")
+        raise ValueError(
+            f"an annotator ({annotator!r}) was given but config.annotator is None: "
+            "describe it there (e.g. {'kind': 'model', 'model_id': ...}) so the run "
+            "folder records who labelled, and a clean run's folder is never reused"
+        )
     return annotator
 
 
@@ -289,13 +340,19 @@ def _annotate(annotator, pool: Pool, batch: np.ndarray, truth: np.ndarray | None
     before = dict(getattr(annotator, "usage", None) or {})
     labels = np.asarray(annotator.annotate(pool, batch), np.int8)
     if labels.shape != batch.shape or not np.isin(labels, (-1, 0, 1)).all():
-        raise RuntimeError(f"{annotator!r} returned {labels.shape} labels outside (1, 0, -1) "
-                           f"for a batch of {len(batch)}")
-    note = _agreement(labels, truth) if truth is not None else {
-        "no_answer": int((labels < 0).sum())}
+        raise RuntimeError(
+            f"{annotator!r} returned {labels.shape} labels outside (1, 0, -1) "
+            f"for a batch of {len(batch)}"
+        )
+    note = (
+        _agreement(labels, truth) if truth is not None else {"no_answer": int((labels < 0).sum())}
+    )
     after = getattr(annotator, "usage", None) or {}
-    spent = {k: after[k] - before.get(k, 0) for k in ("requests", "prompt_tokens",
-                                                      "completion_tokens", "cost") if k in after}
+    spent = {
+        k: after[k] - before.get(k, 0)
+        for k in ("requests", "prompt_tokens", "completion_tokens", "cost")
+        if k in after
+    }
     return labels, {**note, **spent}
 
 
@@ -303,10 +360,12 @@ def _agreement(labels: np.ndarray, truth: np.ndarray) -> dict:
     """Accuracy of the answered labels against the oracle's, the flips each way and the pairs
     left unanswered."""
     answered = labels >= 0
-    return {"accuracy": float((labels[answered] == truth[answered]).mean()) if answered.any() else None,
-            "no_answer": int((~answered).sum()),
-            "false_positives": int(((labels == 1) & (truth == 0)).sum()),
-            "false_negatives": int(((labels == 0) & (truth == 1)).sum())}
+    return {
+        "accuracy": float((labels[answered] == truth[answered]).mean()) if answered.any() else None,
+        "no_answer": int((~answered).sum()),
+        "false_positives": int(((labels == 1) & (truth == 0)).sum()),
+        "false_negatives": int(((labels == 0) & (truth == 1)).sum()),
+    }
 
 
 def _check_inputs(config: ActiveConfig, pools, eval_sets) -> None:
@@ -319,12 +378,16 @@ def _check_inputs(config: ActiveConfig, pools, eval_sets) -> None:
     if pool.task != config.task:
         raise ValueError(f"config is for task {config.task!r} but the pool is {pool.task!r}")
     if config.annotator is None and not _truth_known(pool):
-        raise ValueError(f"{pool.task}: no truth is known for these pairs, so the simulated "
-                         "oracle cannot label them: give an annotator (a person's session)")
+        raise ValueError(
+            f"{pool.task}: no truth is known for these pairs, so the simulated "
+            "oracle cannot label them: give an annotator (a person's session)"
+        )
     if config.budget > pool.n_pairs:
-        raise ValueError(f"a budget of {config.budget:,} labels exceeds the {pool.n_pairs:,} "
-                         f"pairs of {pool.task}/train: lower n1, rounds or growth (batches "
-                         f"{config.schedule()})")
+        raise ValueError(
+            f"a budget of {config.budget:,} labels exceeds the {pool.n_pairs:,} "
+            f"pairs of {pool.task}/train: lower n1, rounds or growth (batches "
+            f"{config.schedule()})"
+        )
 
 
 def _check_batch(pool: Pool, labelled, batch, n: int, strategy: Strategy) -> None:
@@ -336,8 +399,9 @@ def _check_batch(pool: Pool, labelled, batch, n: int, strategy: Strategy) -> Non
     if len(np.unique(batch)) != n:
         raise RuntimeError(f"{where} returned a pair twice in one batch")
     if isin_sorted(batch, labelled).any():
-        raise RuntimeError(f"{where} returned {int(isin_sorted(batch, labelled).sum())} "
-                           "already-labelled pairs")
+        raise RuntimeError(
+            f"{where} returned {int(isin_sorted(batch, labelled).sum())} already-labelled pairs"
+        )
     left, right = pool.space.decode(batch)
     if pool.symmetric and (left == right).any():
         raise RuntimeError(f"{where} returned a self pair")

@@ -14,12 +14,13 @@ as the pair-level strategies (:mod:`.strategies`), and the run's settings (:clas
 Round 1 is the same random questions for every strategy of a seed (the paper's rule: a committee
 needs labels to start from), so the loop asks :class:`RandomQuestions` for it.
 """
+
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -30,8 +31,16 @@ from ..params import Configurable
 from .committee import member_scores, ordering_vote_entropy, train_committee
 from .diversity import kmeans_pick
 
-__all__ = ["QueryState", "QueryStrategy", "RandomQuestions", "UncertainQuestions",
-           "CommitteeQuestions", "DiverseQuestions", "QUERY_STRATEGIES", "QueryConfig"]
+__all__ = [
+    "QueryState",
+    "QueryStrategy",
+    "RandomQuestions",
+    "UncertainQuestions",
+    "CommitteeQuestions",
+    "DiverseQuestions",
+    "QUERY_STRATEGIES",
+    "QueryConfig",
+]
 
 
 def _no_timing(stage: str):
@@ -44,7 +53,9 @@ class QueryState:
 
     round: int  # 1-based
     pool: Pool  # the training split: its left items are the questions
-    questions: np.ndarray  # (n_free,) int64 sorted: questions with a relevant item, not yet annotated
+    questions: (
+        np.ndarray
+    )  # (n_free,) int64 sorted: questions with a relevant item, not yet annotated
     labelled: np.ndarray  # (n_labelled,) int64 sorted pair ids scanned in earlier rounds
     labels: np.ndarray  # (n_labelled,) int8 their labels
     rng: np.random.Generator  # seeded by the run's seed and the round
@@ -63,7 +74,6 @@ class QueryStrategy(Configurable):
     def select(self, state: QueryState, n: int) -> np.ndarray:
         """(n,) int64 sorted question indices, distinct, all from ``state.questions``."""
         raise NotImplementedError
-
 
 
 class RandomQuestions(QueryStrategy):
@@ -119,11 +129,19 @@ class CommitteeQuestions(QueryStrategy):
     def select(self, state, n):
         _check_room(state, n)
         if state.train is None or state.encode is None:
-            raise ValueError(f"round {state.round}: a committee needs the loop's train and encode callables")
+            raise ValueError(
+                f"round {state.round}: a committee needs the loop's train and encode callables"
+            )
         left, right = state.embeddings(state.model)
         items = top_items(state.pool, left, right, state.questions, self.top_k)  # (n_free, k)
-        models = train_committee(state.train, state.labelled, state.labels, state.rng,
-                                 members=self.members, share=self.share)
+        models = train_committee(
+            state.train,
+            state.labelled,
+            state.labels,
+            state.rng,
+            members=self.members,
+            share=self.share,
+        )
         scores = np.stack([self._scores(state, m, items) for m in models])  # (M, n_free, k)
         return _smallest(state.questions, -ordering_vote_entropy(scores), n)
 
@@ -149,16 +167,20 @@ class DiverseQuestions(QueryStrategy):
         return state.questions[kmeans_pick(left[state.questions], n, state.rng)]
 
 
-QUERY_STRATEGIES = {cls.name: cls for cls in (RandomQuestions, UncertainQuestions,
-                                              CommitteeQuestions, DiverseQuestions)}
+QUERY_STRATEGIES = {
+    cls.name: cls
+    for cls in (RandomQuestions, UncertainQuestions, CommitteeQuestions, DiverseQuestions)
+}
 
 
 def _check_room(state: QueryState, n: int) -> None:
     if not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"a round annotates a positive number of questions, got {n!r}")
     if n > len(state.questions):
-        raise ValueError(f"round {state.round}: only {len(state.questions)} questions with a "
-                         f"relevant item are left to annotate, not {n}: lower the batches")
+        raise ValueError(
+            f"round {state.round}: only {len(state.questions)} questions with a "
+            f"relevant item are left to annotate, not {n}: lower the batches"
+        )
 
 
 def _smallest(questions: np.ndarray, key: np.ndarray, n: int) -> np.ndarray:
@@ -202,7 +224,9 @@ class QueryConfig:
 
     def __post_init__(self):
         if self.strategy not in QUERY_STRATEGIES:
-            raise ValueError(f"unknown query strategy {self.strategy!r}; known: {sorted(QUERY_STRATEGIES)}")
+            raise ValueError(
+                f"unknown query strategy {self.strategy!r}; known: {sorted(QUERY_STRATEGIES)}"
+            )
         batches = tuple(int(b) for b in self.batches) if self.batches else ()
         if not batches or min(batches) < 1:
             raise ValueError(f"batches must be positive numbers of questions, got {self.batches!r}")

@@ -14,6 +14,7 @@ stage), ``labels.csv`` and ``result.json``; a killed run resumes after its last 
 and a finished one is read back. A pair two questions both scanned (QQP's questions rank each
 other) is trained on once but was assessed, and is counted, in both scans.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -32,29 +33,44 @@ from ..models.training import default_device
 from . import store
 from .learner import CosineBERTLearner
 from .log import PrintLog
+from .queries import QueryConfig, QueryState, RandomQuestions
 from .runfolder import RunFolderRun
 from .stages import Stages
-from .queries import QueryConfig, QueryState, RandomQuestions
 
 __all__ = ["QueryRun", "QueryLog", "COST_STAGES"]
 
-COST_STAGES = ("embed", "select", "annotate", "train")  # what collecting the data costs (not evaluate)
+COST_STAGES = (
+    "embed",
+    "select",
+    "annotate",
+    "train",
+)  # what collecting the data costs (not evaluate)
 
 
 class QueryRun(RunFolderRun):
     """One query-level run of ``config`` on ``pools`` (``train``, ``test``), measured on the
     test split's all-pairs strata ``eval_set`` and its rankings."""
 
-    def __init__(self, config: QueryConfig, pools: dict[str, Pool], eval_set: EvalSet, folder, *,
-                 learner=None, callbacks=()):
+    def __init__(
+        self,
+        config: QueryConfig,
+        pools: dict[str, Pool],
+        eval_set: EvalSet,
+        folder,
+        *,
+        learner=None,
+        callbacks=(),
+    ):
         _check_inputs(config, pools)
         self.config, self.pools, self.eval_set = config, pools, eval_set
         self.pool, self.folder = pools["train"], Path(folder)
         self.questions = answerable(self.pool)
         if config.budget > len(self.questions):
-            raise ValueError(f"{config.task}/train has {len(self.questions)} questions with a "
-                             f"relevant item, fewer than the {config.budget} the batches "
-                             f"{config.schedule()} annotate: lower them or keep more questions")
+            raise ValueError(
+                f"{config.task}/train has {len(self.questions)} questions with a "
+                f"relevant item, fewer than the {config.budget} the batches "
+                f"{config.schedule()} annotate: lower them or keep more questions"
+            )
         self.learner = learner if learner is not None else CosineBERTLearner(config)
         self.strategy, self.first = config.make_strategy(), RandomQuestions()
         self.callbacks = list(callbacks)
@@ -65,23 +81,39 @@ class QueryRun(RunFolderRun):
         stages = Stages(self, i)
         with stages("embed"):
             left, right = self._embeddings(model)
-        state = QueryState(round=i, pool=self.pool, questions=setdiff_sorted(self.questions, done),
-                           labelled=ids, labels=labels, rng=np.random.default_rng([self.config.seed, i]),
-                           model=model, embeddings=self._embeddings, encode=self.learner.embed,
-                           train=self._member_trainer(i, stages), stage=stages)
+        state = QueryState(
+            round=i,
+            pool=self.pool,
+            questions=setdiff_sorted(self.questions, done),
+            labelled=ids,
+            labels=labels,
+            rng=np.random.default_rng([self.config.seed, i]),
+            model=model,
+            embeddings=self._embeddings,
+            encode=self.learner.embed,
+            train=self._member_trainer(i, stages),
+            stage=stages,
+        )
         strategy = self.strategy if i > 1 else self.first  # round 1: the same random questions
         with stages("select"):
             picked = np.asarray(strategy.select(state, n), dtype=np.int64)
             _check_picked(state, picked, n, strategy)
         with stages("annotate"):
             scan = scan_to_first_relevant(self.pool, left, right, picked)
-        batch, first = np.unique(scan.pair_ids, return_index=True)  # a pair scanned twice counts once
+        batch, first = np.unique(
+            scan.pair_ids, return_index=True
+        )  # a pair scanned twice counts once
         fresh = ~isin_sorted(batch, ids)
         batch, batch_labels = batch[fresh], scan.labels[first][fresh]
-        write_atomic(self.folder / "rounds" / f"round_{i:02d}.npz", lambda tmp: np.savez(
-            tmp, ids=batch, labels=batch_labels, questions=picked, assessments=scan.assessments))
-        all_ids, all_labels, _ = store.append_batch(ids, labels, np.zeros(len(ids), np.int16),
-                                                    batch, batch_labels, i)
+        write_atomic(
+            self.folder / "rounds" / f"round_{i:02d}.npz",
+            lambda tmp: np.savez(
+                tmp, ids=batch, labels=batch_labels, questions=picked, assessments=scan.assessments
+            ),
+        )
+        all_ids, all_labels, _ = store.append_batch(
+            ids, labels, np.zeros(len(ids), np.int16), batch, batch_labels, i
+        )
         with stages("train"):
             model = self.learner.train(self.pool, all_ids, all_labels, round=i)
         with stages("evaluate"):
@@ -89,11 +121,18 @@ class QueryRun(RunFolderRun):
         if i < len(self.config.schedule()):  # the next round (or a resumed run) selects with it
             shutil.rmtree(store.model_path(self.folder, i), ignore_errors=True)
             self.learner.save(model, store.model_path(self.folder, i))
-        record = {"round": i, "strategy": strategy.name, "questions": picked.tolist(),
-                  "assessments": scan.assessments.tolist(),
-                  "n_questions": int(len(done) + n), "labels": int(len(all_ids)),
-                  "positives_found": int(all_labels.sum()), "test": test,
-                  "seconds": stages.times, "device": default_device()}
+        record = {
+            "round": i,
+            "strategy": strategy.name,
+            "questions": picked.tolist(),
+            "assessments": scan.assessments.tolist(),
+            "n_questions": int(len(done) + n),
+            "labels": int(len(all_ids)),
+            "positives_found": int(all_labels.sum()),
+            "test": test,
+            "seconds": stages.times,
+            "device": default_device(),
+        }
         write_json(self.folder / "rounds" / f"round_{i:02d}.json", record)  # the round is done
         store.drop_models(self.folder, keep=i)
         return model, record, batch, batch_labels
@@ -102,6 +141,7 @@ class QueryRun(RunFolderRun):
         def train(ids, labels, member):
             with stages("train"):
                 return self.learner.train(self.pool, ids, labels, round=i, member=member)
+
         return train
 
     def _evaluate(self, model) -> dict:
@@ -110,19 +150,34 @@ class QueryRun(RunFolderRun):
         test = self.pools["test"]
         left, right = self._embed(model, test)
         ranks = rank_metrics(test, left, right, k=self.config.eval_k)
-        ap = evaluate(self.eval_set, CosineScorer(test.space, left, right), n_boot=self.config.n_boot,
-                      seed=self.config.seed)
-        return {"ndcg": ranks["ndcg_mean"], "mrr": ranks["mrr_mean"], "ap": ap["ap"],
-                "ap_ci": ap["ap_ci"], "per_query": {"questions": ranks["questions"].tolist(),
-                                                    "ndcg": ranks["ndcg"].tolist(),
-                                                    "mrr": ranks["mrr"].tolist()}}
+        ap = evaluate(
+            self.eval_set,
+            CosineScorer(test.space, left, right),
+            n_boot=self.config.n_boot,
+            seed=self.config.seed,
+        )
+        return {
+            "ndcg": ranks["ndcg_mean"],
+            "mrr": ranks["mrr_mean"],
+            "ap": ap["ap"],
+            "ap_ci": ap["ap_ci"],
+            "per_query": {
+                "questions": ranks["questions"].tolist(),
+                "ndcg": ranks["ndcg"].tolist(),
+                "mrr": ranks["mrr"].tolist(),
+            },
+        }
 
     def _finish(self, model, records, ids, labels, rounds) -> dict:
-        result = {"config": to_json(self.config.to_dict()), "folder": self.folder.name,
-                  "records": records, "labels": int(len(ids)),
-                  "questions": int(sum(len(r["questions"]) for r in records)),
-                  "assessments": int(sum(sum(r["assessments"]) for r in records)),
-                  "test": {k: v for k, v in records[-1]["test"].items() if k != "per_query"}}
+        result = {
+            "config": to_json(self.config.to_dict()),
+            "folder": self.folder.name,
+            "records": records,
+            "labels": int(len(ids)),
+            "questions": int(sum(len(r["questions"]) for r in records)),
+            "assessments": int(sum(sum(r["assessments"]) for r in records)),
+            "test": {k: v for k, v in records[-1]["test"].items() if k != "per_query"},
+        }
         store.write_labels_csv(self.folder, self.pool, ids, labels, rounds)
         write_json(self.folder / "result.json", result)
         store.drop_models(self.folder, keep=None)
@@ -143,19 +198,27 @@ class QueryRun(RunFolderRun):
             return self.learner.pretrained_embeddings(self.pool)
         return self._embed(model, self.pool)
 
-
     def _emit(self, event: str, **payload) -> None:
         for callback in self.callbacks:
-            callback(event, task=self.config.task, strategy=self.config.strategy,
-                     seed=self.config.seed, **payload)
+            callback(
+                event,
+                task=self.config.task,
+                strategy=self.config.strategy,
+                seed=self.config.seed,
+                **payload,
+            )
 
 
 def _check_inputs(config: QueryConfig, pools) -> None:
     missing = {"train", "test"} - set(pools)
     if missing:
-        raise ValueError(f"a query-level run needs the 'train' and 'test' pools, missing {sorted(missing)}")
+        raise ValueError(
+            f"a query-level run needs the 'train' and 'test' pools, missing {sorted(missing)}"
+        )
     if pools["train"].task != config.task:
-        raise ValueError(f"config is for task {config.task!r} but the pool is {pools['train'].task!r}")
+        raise ValueError(
+            f"config is for task {config.task!r} but the pool is {pools['train'].task!r}"
+        )
 
 
 def _check_picked(state: QueryState, picked: np.ndarray, n: int, strategy) -> None:
@@ -164,7 +227,9 @@ def _check_picked(state: QueryState, picked: np.ndarray, n: int, strategy) -> No
     if picked.shape != (n,) or len(np.unique(picked)) != n:
         raise RuntimeError(f"{where} returned {picked.shape} questions, not {n} distinct ones")
     if not isin_sorted(picked, state.questions).all():
-        raise RuntimeError(f"{where} returned a question already annotated or without a relevant item")
+        raise RuntimeError(
+            f"{where} returned a question already annotated or without a relevant item"
+        )
 
 
 class QueryLog(PrintLog):
@@ -174,6 +239,8 @@ class QueryLog(PrintLog):
     @staticmethod
     def round_line(r: dict) -> str:
         test = r["test"]
-        return (f"{r['n_questions']} questions, {sum(r['assessments'])} assessments this round, "
-                f"{r['labels']:,} pairs; test nDCG {test['ndcg']:.3f}, MRR {test['mrr']:.3f}, "
-                f"AP {test['ap']:.3f}")
+        return (
+            f"{r['n_questions']} questions, {sum(r['assessments'])} assessments this round, "
+            f"{r['labels']:,} pairs; test nDCG {test['ndcg']:.3f}, MRR {test['mrr']:.3f}, "
+            f"AP {test['ap']:.3f}"
+        )

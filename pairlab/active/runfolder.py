@@ -2,6 +2,7 @@
 query-level loop (:class:`~.query_loop.QueryRun`) share: run, resume or read back under the
 folder's lock, keep the run's archive (:mod:`.archive`) up to date, and embed shared texts once
 per model."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,7 +36,9 @@ class RunFolderRun:
         result = None if self.archive else self._finished()
         if result is not None:
             return result
-        with locked(self.folder / ".lock", on_wait=lambda: self._emit("run_waiting", folder=self.folder)):
+        with locked(
+            self.folder / ".lock", on_wait=lambda: self._emit("run_waiting", folder=self.folder)
+        ):
             if self.archive:
                 restore(self.archive, self.folder, self.pool)
             return self._finished() or self._run()
@@ -45,14 +48,23 @@ class RunFolderRun:
         removed = remove_stale(self.folder, recursive=True)  # what a killed writer left
         sizes = self.config.schedule()
         records, ids, labels, rounds = store.resume(self.folder, len(sizes))
-        self._emit("run_started", config=self.config, schedule=sizes, resumed=len(records),
-                   folder=self.folder, removed_temporaries=len(removed))
+        self._emit(
+            "run_started",
+            config=self.config,
+            schedule=sizes,
+            resumed=len(records),
+            folder=self.folder,
+            removed_temporaries=len(removed),
+        )
         with quiet_progress():
             model = self._load_model(len(records), ids, labels) if records else None
             for i in range(len(records) + 1, len(sizes) + 1):
-                model, record, batch, batch_labels = self._round(i, sizes[i - 1], model, ids, labels,
-                                                                 records)
-                ids, labels, rounds = store.append_batch(ids, labels, rounds, batch, batch_labels, i)
+                model, record, batch, batch_labels = self._round(
+                    i, sizes[i - 1], model, ids, labels, records
+                )
+                ids, labels, rounds = store.append_batch(
+                    ids, labels, rounds, batch, batch_labels, i
+                )
                 records.append(record)
                 self._archived()
                 self._emit("round_finished", record=record)

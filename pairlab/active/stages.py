@@ -1,5 +1,6 @@
 """Wall time per stage of one active-learning round (embed, search, select, annotate, train,
 export, evaluate), each stage emitted as an event of the run."""
+
 from __future__ import annotations
 
 import time

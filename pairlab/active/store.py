@@ -6,6 +6,7 @@ A run folder holds ``config.json``, ``rounds/round_XX.npz`` (the batch: ids, lab
 finished), ``labels.csv`` (round, left, right, label), the latest round's model while the run
 is unfinished, and ``result.json`` once it is done.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,19 +26,35 @@ from ..io import CorruptFileError, read_json, to_json, write_atomic, write_json
 from ..models.inference import cache_tag
 from .config import ActiveConfig
 
-__all__ = ["run_folder", "load_result", "run_labels", "round_ids", "write_config", "resume", "save_batch",
-           "write_labels_csv", "append_batch", "empty_labels", "model_path", "drop_models",
-           "compare_runs", "RunFolderError"]
+__all__ = [
+    "run_folder",
+    "load_result",
+    "run_labels",
+    "round_ids",
+    "write_config",
+    "resume",
+    "save_batch",
+    "write_labels_csv",
+    "append_batch",
+    "empty_labels",
+    "model_path",
+    "drop_models",
+    "compare_runs",
+    "RunFolderError",
+]
 
 
 class RunFolderError(CorruptFileError):
     """A run folder file that is missing or cannot be read back; the message names it and what
     to delete so that the run is computed again."""
 
+
 ROUND_FILE = re.compile(r"round_(\d+)\.npz")
 
 
-def run_folder(root, config: ActiveConfig, pools: dict[str, Pool], eval_sets: dict[str, EvalSet]) -> Path:
+def run_folder(
+    root, config: ActiveConfig, pools: dict[str, Pool], eval_sets: dict[str, EvalSet]
+) -> Path:
     """``<root>/<task>/<strategy>-seed<k>-<digest>-c<code>`` (``<strategy>-<n>layers-seed<k>-...``
     from an encoder cut to n layers): the digest covers the config, the pools' items and
     positives, and the evaluation strata, so a changed input never reuses a run; and an
@@ -58,8 +75,14 @@ def run_folder(root, config: ActiveConfig, pools: dict[str, Pool], eval_sets: di
     for name in sorted(eval_sets):
         digest.update(eval_sets[name].near.tobytes() + eval_sets[name].rand.tobytes())
     cut = "" if config.encoder_layers is None else f"-{config.encoder_layers}layers"
-    return Path(root) / config.task / (f"{config.strategy}{cut}-seed{config.seed}-{digest.hexdigest()[:10]}"
-                                       f"-c{run_code_digest(config)[:8]}")
+    return (
+        Path(root)
+        / config.task
+        / (
+            f"{config.strategy}{cut}-seed{config.seed}-{digest.hexdigest()[:10]}"
+            f"-c{run_code_digest(config)[:8]}"
+        )
+    )
 
 
 def load_result(folder) -> dict | None:
@@ -75,12 +98,19 @@ def load_result(folder) -> dict | None:
     if not isinstance(result, dict) or not isinstance(result.get("records"), list):
         raise RunFolderError(f"{path} holds no run result (no list of records): {redo}")
     rounds = range(1, len(result["records"]) + 1)
-    missing = [name for name in ["labels.csv", *(f"rounds/round_{i:02d}.{ext}" for i in rounds
-                                                 for ext in ("json", "npz"))]
-               if not (folder / name).is_file()]
+    missing = [
+        name
+        for name in [
+            "labels.csv",
+            *(f"rounds/round_{i:02d}.{ext}" for i in rounds for ext in ("json", "npz")),
+        ]
+        if not (folder / name).is_file()
+    ]
     if missing:
-        raise RunFolderError(f"the finished run in {folder} misses {', '.join(missing)}: delete "
-                             "the run folder to compute the run again")
+        raise RunFolderError(
+            f"the finished run in {folder} misses {', '.join(missing)}: delete "
+            "the run folder to compute the run again"
+        )
     return result
 
 
@@ -100,9 +130,11 @@ def run_labels(folder) -> tuple[np.ndarray, np.ndarray]:
         ids, both, rounds = append_batch(ids, both, rounds, f["ids"], (f["labels"], oracle), i)
     labels, truth = both
     if len(ids) != result["labels"] or int(truth.sum()) != result["positives_found"]:
-        raise ValueError(f"{folder}: the rounds hold {len(ids)} labels ({int(truth.sum())} "
-                         f"positive) but result.json says {result['labels']} "
-                         f"({result['positives_found']})")
+        raise ValueError(
+            f"{folder}: the rounds hold {len(ids)} labels ({int(truth.sum())} "
+            f"positive) but result.json says {result['labels']} "
+            f"({result['positives_found']})"
+        )
     answered = labels >= 0
     return ids[answered], labels[answered]
 
@@ -127,17 +159,29 @@ def append_batch(ids, labels, rounds, batch, batch_labels, i):
     rounds = np.concatenate([rounds, np.full(len(batch), i, np.int16)])
     order = np.argsort(ids, kind="stable")
     if isinstance(labels, tuple):
-        return ids[order], tuple(np.concatenate([old, np.asarray(new, np.int8)])[order]
-                                 for old, new in zip(labels, batch_labels)), rounds[order]
-    return ids[order], np.concatenate([labels, np.asarray(batch_labels, np.int8)])[order], rounds[order]
+        return (
+            ids[order],
+            tuple(
+                np.concatenate([old, np.asarray(new, np.int8)])[order]
+                for old, new in zip(labels, batch_labels)
+            ),
+            rounds[order],
+        )
+    return (
+        ids[order],
+        np.concatenate([labels, np.asarray(batch_labels, np.int8)])[order],
+        rounds[order],
+    )
 
 
 def save_batch(folder: Path, i: int, batch, batch_labels, oracle=None) -> None:
     """Round ``i``'s batch and its labels (1, 0, -1 for no answer), and the oracle's labels
     when an annotator other than the oracle answered."""
     extra = {} if oracle is None else {"oracle": np.asarray(oracle, np.int8)}
-    write_atomic(folder / "rounds" / f"round_{i:02d}.npz",
-                 lambda tmp: np.savez(tmp, ids=batch, labels=batch_labels, **extra))
+    write_atomic(
+        folder / "rounds" / f"round_{i:02d}.npz",
+        lambda tmp: np.savez(tmp, ids=batch, labels=batch_labels, **extra),
+    )
 
 
 def write_labels_csv(folder: Path, pool: Pool, ids, labels, rounds) -> None:
@@ -145,8 +189,9 @@ def write_labels_csv(folder: Path, pool: Pool, ids, labels, rounds) -> None:
     imputed (oracle) label, so every run's label noise can be audited."""
     order = np.lexsort((ids, rounds))
     left, right = pool.texts(ids[order])
-    frame = pd.DataFrame({"round": rounds[order], "left": left, "right": right,
-                          "label": labels[order]})
+    frame = pd.DataFrame(
+        {"round": rounds[order], "left": left, "right": right, "label": labels[order]}
+    )
     if getattr(pool, "truth_known", True):  # a person's own records have no oracle
         frame["oracle"] = pool.labels(ids[order])
     write_atomic(folder / "labels.csv", lambda tmp: frame.to_csv(tmp, index=False))
@@ -155,13 +200,21 @@ def write_labels_csv(folder: Path, pool: Pool, ids, labels, rounds) -> None:
 def write_config(folder: Path, config: dict) -> None:
     """Write ``config.json``; a folder holding another config's run is an error."""
     path = folder / "config.json"
-    old = read_json(path, remedy="delete it; it is written again",
-                    kind=RunFolderError) if path.is_file() else config
+    old = (
+        read_json(path, remedy="delete it; it is written again", kind=RunFolderError)
+        if path.is_file()
+        else config
+    )
     if old != config:
-        differ = sorted(k for k in {*old, *config} if old.get(k) != config.get(k)) \
-            if isinstance(old, dict) else ["everything"]
-        raise ValueError(f"{folder} holds a run of another config (differing in {differ}): it is "
-                         "never reused; use a new folder (run_folder names one per config)")
+        differ = (
+            sorted(k for k in {*old, *config} if old.get(k) != config.get(k))
+            if isinstance(old, dict)
+            else ["everything"]
+        )
+        raise ValueError(
+            f"{folder} holds a run of another config (differing in {differ}): it is "
+            "never reused; use a new folder (run_folder names one per config)"
+        )
     write_json(path, config)
 
 
@@ -195,13 +248,17 @@ def _read_batch(folder: Path, i: int) -> dict:
         error = KeyError(f"it holds {sorted(batch)}, not ids and labels")
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as caught:
         error = caught
-    raise RunFolderError(f"{path} is missing or unreadable ({type(error).__name__}: {error}) "
-                         f"although round {i} finished: {_redo_round(folder, i)}") from error
+    raise RunFolderError(
+        f"{path} is missing or unreadable ({type(error).__name__}: {error}) "
+        f"although round {i} finished: {_redo_round(folder, i)}"
+    ) from error
 
 
 def _redo_round(folder: Path, i: int) -> str:
-    return (f"delete rounds/round_{i:02d}.json and every later round's files in {folder} to "
-            f"compute the run again from round {i}, or delete the run folder")
+    return (
+        f"delete rounds/round_{i:02d}.json and every later round's files in {folder} to "
+        f"compute the run again from round {i}, or delete the run folder"
+    )
 
 
 def model_path(folder: Path, i: int) -> Path:
@@ -228,10 +285,13 @@ def compare_runs(a, b) -> dict:
     rounds = files = 0
     for run in both:
         names = ["labels.csv", "result.json"] + sorted(
-            str(p.relative_to(a / run)) for p in (a / run / "rounds").glob("round_[0-9][0-9].*"))
+            str(p.relative_to(a / run)) for p in (a / run / "rounds").glob("round_[0-9][0-9].*")
+        )
         rounds += sum(name.endswith(".npz") for name in names)
         files += len(names)
-        differ += [str(run / name) for name in names if not _same_file(a / run / name, b / run / name)]
+        differ += [
+            str(run / name) for name in names if not _same_file(a / run / name, b / run / name)
+        ]
     return {"runs": len(both), "rounds": rounds, "files": files, "differ": differ}
 
 

@@ -13,9 +13,10 @@ the labels so far: adaptive retrieval, uncertainty, committee, diversity). A str
 ``adaptive`` exactly when it selects with the trained model; the registry composes the named
 strategies (:data:`STRATEGIES`), and :func:`register_strategy` adds one of your own.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -25,10 +26,27 @@ from .candidate_search import SELECTION_MODELS, CandidateSearch
 from .committee import label_vote_entropy, member_scores, train_committee
 from .diversity import kmeans_pick, pair_features
 
-__all__ = ["RoundState", "Strategy", "CandidateSearch", "Random", "Retrieval", "Uncertainty",
-           "RandomCandidates", "Stated", "StratifiedMatch", "StratifiedAllPositives",
-           "ConditionalInformativeness", "BaseConsistent", "BaseInconsistent", "Committee",
-           "Diversity", "STRATEGIES", "BUILT_IN", "make_strategy", "register_strategy"]
+__all__ = [
+    "RoundState",
+    "Strategy",
+    "CandidateSearch",
+    "Random",
+    "Retrieval",
+    "Uncertainty",
+    "RandomCandidates",
+    "Stated",
+    "StratifiedMatch",
+    "StratifiedAllPositives",
+    "ConditionalInformativeness",
+    "BaseConsistent",
+    "BaseInconsistent",
+    "Committee",
+    "Diversity",
+    "STRATEGIES",
+    "BUILT_IN",
+    "make_strategy",
+    "register_strategy",
+]
 
 
 class Random(Strategy):
@@ -57,8 +75,10 @@ class Uncertainty(Strategy):
 
     def select(self, state, n):
         if state.logits is None:
-            raise ValueError("uncertainty sampling needs a calibrated model; round "
-                             f"{state.round} has none (seed the run with another strategy)")
+            raise ValueError(
+                "uncertainty sampling needs a calibrated model; round "
+                f"{state.round} has none (seed the run with another strategy)"
+            )
         return _top(state, n, np.abs(state.logits))
 
 
@@ -70,8 +90,10 @@ class RandomCandidates(Strategy):
 
     def select(self, state, n):
         if n > len(state.candidates):
-            raise ValueError(f"round {state.round}: only {len(state.candidates)} unlabelled "
-                             f"candidates for a batch of {n}; search more neighbours per item")
+            raise ValueError(
+                f"round {state.round}: only {len(state.candidates)} unlabelled "
+                f"candidates for a batch of {n}; search more neighbours per item"
+            )
         return np.sort(state.rng.choice(state.candidates, size=n, replace=False))
 
 
@@ -81,8 +103,10 @@ class Stated(Strategy):
     name = "stated"
 
     def select(self, state, n):
-        stated = setdiff_sorted(as_id_set(np.concatenate(
-            [state.pool.positives, state.pool.stated_negatives])), state.labelled)
+        stated = setdiff_sorted(
+            as_id_set(np.concatenate([state.pool.positives, state.pool.stated_negatives])),
+            state.labelled,
+        )
         if n > len(stated):
             raise ValueError(f"only {len(stated)} unlabelled stated pairs for a batch of {n}")
         return np.sort(state.rng.choice(stated, size=n, replace=False))
@@ -106,7 +130,9 @@ class StratifiedMatch(Strategy):
     def select(self, state, n):
         total = self.n_positive + self.n_negative
         if total != state.budget:
-            raise ValueError(f"{self!r} wants {total} labels but the run's budget is {state.budget}")
+            raise ValueError(
+                f"{self!r} wants {total} labels but the run's budget is {state.budget}"
+            )
         return _stratified(state, n, self.n_positive)
 
 
@@ -118,8 +144,10 @@ class StratifiedAllPositives(Strategy):
 
     def select(self, state, n):
         if state.pool.n_positives > state.budget:
-            raise ValueError(f"the pool has {state.pool.n_positives} positives, more than the "
-                             f"run's budget of {state.budget}")
+            raise ValueError(
+                f"the pool has {state.pool.n_positives} positives, more than the "
+                f"run's budget of {state.budget}"
+            )
         return _stratified(state, n, state.pool.n_positives)
 
 
@@ -177,10 +205,18 @@ class Committee(Strategy):
 
     def select(self, state, n):
         if state.train is None or state.labels is None:
-            raise ValueError(f"round {state.round}: query by committee trains its members with the "
-                             "loop's RoundState.train and labels, which this state does not carry")
-        models = train_committee(state.train, state.labelled, state.labels, state.rng,
-                                 members=self.members, share=self.share)
+            raise ValueError(
+                f"round {state.round}: query by committee trains its members with the "
+                "loop's RoundState.train and labels, which this state does not carry"
+            )
+        models = train_committee(
+            state.train,
+            state.labelled,
+            state.labels,
+            state.rng,
+            members=self.members,
+            share=self.share,
+        )
         rows, cols = state.pool.space.decode(state.candidates)
         logits = np.stack([member_scores(m, *state.embeddings(m), rows, cols) for m in models])
         return _top_by(state, n, -label_vote_entropy(logits), -logits.std(axis=0))
@@ -196,7 +232,9 @@ class Diversity(Strategy):
 
     def __init__(self, points_per_cluster: int = 64):
         if not isinstance(points_per_cluster, (int, np.integer)) or points_per_cluster < 1:
-            raise ValueError(f"points_per_cluster must be a positive integer, got {points_per_cluster!r}")
+            raise ValueError(
+                f"points_per_cluster must be a positive integer, got {points_per_cluster!r}"
+            )
         self.points_per_cluster = int(points_per_cluster)
 
     def params(self):
@@ -204,11 +242,15 @@ class Diversity(Strategy):
 
     def select(self, state, n):
         if n > len(state.candidates):
-            raise ValueError(f"round {state.round}: only {len(state.candidates)} unlabelled "
-                             f"candidates for a batch of {n}; search more neighbours per item")
+            raise ValueError(
+                f"round {state.round}: only {len(state.candidates)} unlabelled "
+                f"candidates for a batch of {n}; search more neighbours per item"
+            )
         sample = state.candidates
         if len(sample) > self.points_per_cluster * n:
-            sample = np.sort(state.rng.choice(sample, size=self.points_per_cluster * n, replace=False))
+            sample = np.sort(
+                state.rng.choice(sample, size=self.points_per_cluster * n, replace=False)
+            )
         left, right = state.embeddings(state.model)
         features = pair_features(state.pool.space, left, right, sample)
         return np.sort(sample[kmeans_pick(features, n, state.rng)])
@@ -216,8 +258,10 @@ class Diversity(Strategy):
 
 def _base_cosine(state: RoundState) -> np.ndarray:
     if state.pretrained_cosine is None:
-        raise ValueError(f"round {state.round}: this strategy needs the base (pretrained) model's "
-                         "cosines (RoundState.pretrained_cosine), which the loop provides")
+        raise ValueError(
+            f"round {state.round}: this strategy needs the base (pretrained) model's "
+            "cosines (RoundState.pretrained_cosine), which the loop provides"
+        )
     return np.asarray(state.pretrained_cosine(state.candidates), np.float64)
 
 
@@ -236,12 +280,14 @@ def _percentile(x: np.ndarray) -> np.ndarray:
 def _over_candidates(base: type, model: str, name: str) -> Callable:
     def build(*, candidate_m: int = 100, index: str = "Flat", **params) -> Strategy:
         return CandidateSearch(base(**params), model=model, m=candidate_m, index=index, name=name)
+
     return build
 
 
 def _whole_pool(cls: type) -> Callable:
     def build(*, candidate_m: int = 100, index: str = "Flat", **params) -> Strategy:
         return cls(**params)  # looks beyond any candidates: m and the index do not apply
+
     return build
 
 
@@ -254,8 +300,9 @@ STRATEGIES = {
     "stated": _whole_pool(Stated),
     "stratified_match": _whole_pool(StratifiedMatch),
     "stratified_all_positives": _whole_pool(StratifiedAllPositives),
-    "conditional_informativeness": _over_candidates(ConditionalInformativeness, "trained",
-                                                    "conditional_informativeness"),
+    "conditional_informativeness": _over_candidates(
+        ConditionalInformativeness, "trained", "conditional_informativeness"
+    ),
     "base_consistent": _over_candidates(BaseConsistent, "pretrained", "base_consistent"),
     "base_inconsistent": _over_candidates(BaseInconsistent, "pretrained", "base_inconsistent"),
     "qbc": _over_candidates(Committee, "trained", "qbc"),
@@ -277,19 +324,27 @@ def register_strategy(name: str, *, model: str | None = "trained") -> Callable[[
     of the strategy's code (:mod:`.behaviour`), so runs of the earlier class are not read back
     for the new one."""
     if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"a strategy name must be an identifier such as 'my_uncertainty', got {name!r}")
+        raise ValueError(
+            f"a strategy name must be an identifier such as 'my_uncertainty', got {name!r}"
+        )
     if name in BUILT_IN:
-        raise ValueError(f"{name!r} is a built-in strategy; register yours under a name of its own "
-                         f"(built-in: {sorted(BUILT_IN)})")
+        raise ValueError(
+            f"{name!r} is a built-in strategy; register yours under a name of its own "
+            f"(built-in: {sorted(BUILT_IN)})"
+        )
     if model is not None and model not in SELECTION_MODELS:
         raise ValueError(f"model must be one of {SELECTION_MODELS} or None, got {model!r}")
 
     def register(cls: type) -> type:
         if not (isinstance(cls, type) and issubclass(cls, Strategy)):
-            raise TypeError(f"register_strategy({name!r}) decorates a Strategy subclass, got {cls!r}")
-        STRATEGIES[name] = (_over_candidates(cls, model, name) if model is not None
-                            else _named(cls, name))
+            raise TypeError(
+                f"register_strategy({name!r}) decorates a Strategy subclass, got {cls!r}"
+            )
+        STRATEGIES[name] = (
+            _over_candidates(cls, model, name) if model is not None else _named(cls, name)
+        )
         return cls
+
     return register
 
 
@@ -298,6 +353,7 @@ def _named(cls: type, name: str) -> Callable:
         strategy = cls(**params)
         strategy.name = name  # the loop's records name a run's strategy by it
         return strategy
+
     return build
 
 
@@ -309,8 +365,9 @@ def make_strategy(name: str, *, candidate_m: int = 100, index: str = "Flat", **p
     try:
         return STRATEGIES[name](candidate_m=candidate_m, index=index, **params)
     except TypeError as error:  # a parameter it does not take, or one it needs
-        raise TypeError(f"strategy {name!r} cannot be built with strategy_params {params!r}: "
-                        f"{error}") from error
+        raise TypeError(
+            f"strategy {name!r} cannot be built with strategy_params {params!r}: {error}"
+        ) from error
 
 
 def _top(state: RoundState, n: int, key: np.ndarray) -> np.ndarray:
@@ -318,10 +375,14 @@ def _top(state: RoundState, n: int, key: np.ndarray) -> np.ndarray:
     if len(key) != len(state.candidates):
         raise ValueError(f"{len(key)} scores for {len(state.candidates)} candidates")
     if n > len(state.candidates):
-        raise ValueError(f"round {state.round}: only {len(state.candidates)} unlabelled "
-                         f"candidates for a batch of {n}; search more neighbours per item")
+        raise ValueError(
+            f"round {state.round}: only {len(state.candidates)} unlabelled "
+            f"candidates for a batch of {n}; search more neighbours per item"
+        )
     if np.isnan(key).any():
-        raise ValueError(f"round {state.round}: {int(np.isnan(key).sum())} candidate scores are NaN")
+        raise ValueError(
+            f"round {state.round}: {int(np.isnan(key).sum())} candidate scores are NaN"
+        )
     order = np.lexsort((state.candidates, key))
     return np.sort(state.candidates[order[:n]])
 
@@ -329,8 +390,10 @@ def _top(state: RoundState, n: int, key: np.ndarray) -> np.ndarray:
 def _top_by(state: RoundState, n: int, key: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
     """The ``n`` candidates of smallest ``key``, then smallest ``tiebreak``, then pair id; sorted."""
     if n > len(state.candidates):
-        raise ValueError(f"round {state.round}: only {len(state.candidates)} unlabelled "
-                         f"candidates for a batch of {n}; search more neighbours per item")
+        raise ValueError(
+            f"round {state.round}: only {len(state.candidates)} unlabelled "
+            f"candidates for a batch of {n}; search more neighbours per item"
+        )
     order = np.lexsort((state.candidates, tiebreak, key))
     return np.sort(state.candidates[order[:n]])
 
@@ -345,6 +408,10 @@ def _stratified(state: RoundState, n: int, n_positive_total: int) -> np.ndarray:
     free_pos = setdiff_sorted(pool.positives, labelled)
     n_pos = int(min(max(want, 0), n, len(free_pos)))
     positives = np.sort(state.rng.choice(free_pos, size=n_pos, replace=False))
-    negatives = sample_range(pool.n_pairs, n - n_pos, state.rng,
-                             exclude=as_id_set(np.concatenate([labelled, pool.positives])))
+    negatives = sample_range(
+        pool.n_pairs,
+        n - n_pos,
+        state.rng,
+        exclude=as_id_set(np.concatenate([labelled, pool.positives])),
+    )
     return np.sort(np.concatenate([positives, negatives]))

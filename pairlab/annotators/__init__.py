@@ -6,6 +6,7 @@ the scan of a ranking down to its first relevant item that annotates a question 
 Every annotator answers ``annotate(pool, pair_ids) -> (n,) int8`` with 1, 0 or ``NO_ANSWER``
 (-1). Below :mod:`pairlab.active`, so the loop can ask any of them; the ``openai`` SDK loads only
 when an :class:`LLMAnnotator` is made."""
+
 from . import base, cache, factory, llm, model, oracles, prompts, scan
 from .base import NO_ANSWER, Annotator
 from .cache import AnswerCache
@@ -16,9 +17,34 @@ from .oracles import ErrorDependentOracle, NoisyOracle, Oracle, pair_uniform, qu
 from .prompts import PROMPT_VERSION, AnswerFormatError, parse_answer
 from .scan import Scan, scan_to_first_relevant
 
-__all__ = ["base", "cache", "factory", "llm", "model", "oracles", "prompts", "scan", "make_annotator",
-           "base_error", "error_edges", "PretrainedError",
-           "Annotator", "AnswerCache", "AnswerFormatError", "ErrorDependentOracle",
-           "LLMAnnotator", "LLMEndpointError", "LLMRequestError", "ModelAnnotator", "NO_ANSWER",
-           "NoisyOracle", "Oracle", "PROMPT_VERSION", "pair_uniform", "parse_answer",
-           "quantile_edges", "Scan", "scan_to_first_relevant"]
+__all__ = [
+    "base",
+    "cache",
+    "factory",
+    "llm",
+    "model",
+    "oracles",
+    "prompts",
+    "scan",
+    "make_annotator",
+    "base_error",
+    "error_edges",
+    "PretrainedError",
+    "Annotator",
+    "AnswerCache",
+    "AnswerFormatError",
+    "ErrorDependentOracle",
+    "LLMAnnotator",
+    "LLMEndpointError",
+    "LLMRequestError",
+    "ModelAnnotator",
+    "NO_ANSWER",
+    "NoisyOracle",
+    "Oracle",
+    "PROMPT_VERSION",
+    "pair_uniform",
+    "parse_answer",
+    "quantile_edges",
+    "Scan",
+    "scan_to_first_relevant",
+]

@@ -1,5 +1,6 @@
 """The annotator contract: who answers a label request. An :class:`Annotator` returns one label
 per requested pair: 1 (similar), 0 (not similar) or :data:`NO_ANSWER` (-1), never a silent 0."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,7 +23,6 @@ class Annotator(Configurable):
         raise NotImplementedError
 
 
-
 def check_pair_ids(pool: Pool, pair_ids) -> np.ndarray:
     """``pair_ids`` as a (n,) int64 array of valid ids of ``pool``; raises ValueError otherwise."""
     ids = np.asarray(pair_ids)
@@ -33,4 +33,3 @@ def check_pair_ids(pool: Pool, pair_ids) -> np.ndarray:
     ids = ids.astype(np.int64, copy=False)
     pool.space.check(ids)
     return ids
-

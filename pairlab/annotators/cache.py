@@ -7,6 +7,7 @@ loses no answer it was given, and a resumed run asks only the pairs missing here
 be written from several threads (the annotator's request workers): every use of the connection
 holds the cache's lock.
 """
+
 from __future__ import annotations
 
 import threading
@@ -20,8 +21,19 @@ from ..io import open_durable
 
 __all__ = ["AnswerCache"]
 
-COLUMNS = ("id", "key", "label", "model", "prompt_version", "task", "attempts", "raw_answer",
-           "created_at", "left_text", "right_text")
+COLUMNS = (
+    "id",
+    "key",
+    "label",
+    "model",
+    "prompt_version",
+    "task",
+    "attempts",
+    "raw_answer",
+    "created_at",
+    "left_text",
+    "right_text",
+)
 _CHUNK = 500  # keys per SELECT, well under sqlite's bound-parameter limit
 
 _SCHEMA = """
@@ -56,28 +68,54 @@ class AnswerCache:
         found: dict[str, int] = {}
         with self._lock:
             for start in range(0, len(keys), _CHUNK):
-                chunk = keys[start:start + _CHUNK]
+                chunk = keys[start : start + _CHUNK]
                 marks = ", ".join("?" * len(chunk))
                 rows = self._conn.execute(
-                    f"SELECT key, label FROM answers WHERE key IN ({marks}) ORDER BY id", chunk)
+                    f"SELECT key, label FROM answers WHERE key IN ({marks}) ORDER BY id", chunk
+                )
                 found.update(rows.fetchall())  # ordered by id: the newest row wins
         return found
 
-    def put(self, keys, labels, *, model: str, prompt_version: str, task: str, attempts: int,
-            raw_answer: str | None, left_texts, right_texts) -> None:
+    def put(
+        self,
+        keys,
+        labels,
+        *,
+        model: str,
+        prompt_version: str,
+        task: str,
+        attempts: int,
+        raw_answer: str | None,
+        left_texts,
+        right_texts,
+    ) -> None:
         """Append one prompt's answers ((n,) keys, labels, texts), committed before returning."""
         labels = np.asarray(labels, dtype=np.int64)
         if not len(keys) == len(labels) == len(left_texts) == len(right_texts):
             raise ValueError("keys, labels and texts must have the same length")
         now = _utc_now()
-        rows = [(key, int(label), model, prompt_version, task, int(attempts), raw_answer, now,
-                 str(left), str(right))
-                for key, label, left, right in zip(keys, labels, left_texts, right_texts)]
+        rows = [
+            (
+                key,
+                int(label),
+                model,
+                prompt_version,
+                task,
+                int(attempts),
+                raw_answer,
+                now,
+                str(left),
+                str(right),
+            )
+            for key, label, left, right in zip(keys, labels, left_texts, right_texts)
+        ]
         with self._lock, self._conn:  # one transaction: committed (and fsynced) on exit
             self._conn.executemany(
                 "INSERT INTO answers (key, label, model, prompt_version, task, attempts, "
                 "raw_answer, created_at, left_text, right_text) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
 
     def to_pandas(self) -> pd.DataFrame:
         """Every row, history included, oldest first."""
@@ -90,7 +128,7 @@ class AnswerCache:
         with self._lock:
             self._conn.close()
 
-    def __enter__(self) -> "AnswerCache":
+    def __enter__(self) -> AnswerCache:
         return self
 
     def __exit__(self, *exc) -> None:

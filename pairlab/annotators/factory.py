@@ -7,6 +7,7 @@ model's error, ``seed``, and the base ``model`` and ``max_seq_length``) or ``"ll
 arguments of :class:`LLMAnnotator`, its ``cache`` path included). A model annotator holds a
 trained model, so it is passed to the loop as an object with a spec that names the model.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,7 +16,14 @@ from ..data.loaders import Pool
 from .base import Annotator
 from .oracles import ErrorDependentOracle, NoisyOracle, Oracle
 
-__all__ = ["KINDS", "make_annotator", "annotator_class", "base_error", "error_edges", "PretrainedError"]
+__all__ = [
+    "KINDS",
+    "make_annotator",
+    "annotator_class",
+    "base_error",
+    "error_edges",
+    "PretrainedError",
+]
 
 KINDS = ("oracle", "noisy", "error_dependent", "llm")
 
@@ -25,12 +33,16 @@ def make_annotator(spec: dict | None) -> Annotator:
     if spec is None:
         return Oracle()
     if not isinstance(spec, dict) or spec.get("kind") not in KINDS:
-        raise ValueError(f"an annotator spec is a dict with a 'kind' in {KINDS}, got {spec!r} "
-                         "(a model annotator is passed to the loop as an object)")
+        raise ValueError(
+            f"an annotator spec is a dict with a 'kind' in {KINDS}, got {spec!r} "
+            "(a model annotator is passed to the loop as an object)"
+        )
     args = {k: v for k, v in spec.items() if k != "kind"}
     if "api_key" in args:
-        raise ValueError("keep the API key out of the annotator spec: it is written to the run's "
-                         "config.json; set $OPENAI_API_KEY instead")
+        raise ValueError(
+            "keep the API key out of the annotator spec: it is written to the run's "
+            "config.json; set $OPENAI_API_KEY instead"
+        )
     kind = spec["kind"]
     if kind == "oracle":
         return Oracle()
@@ -38,7 +50,9 @@ def make_annotator(spec: dict | None) -> Annotator:
         return NoisyOracle(**args)
     if kind == "error_dependent":
         accuracy = args.pop("accuracy")
-        base = PretrainedError(args.pop("model", None), max_seq_length=args.pop("max_seq_length", 128))
+        base = PretrainedError(
+            args.pop("model", None), max_seq_length=args.pop("max_seq_length", 128)
+        )
         return ErrorDependentOracle(base, accuracy, error_edges(len(accuracy)), **args)
     from .llm import LLMAnnotator
 
@@ -55,7 +69,9 @@ def annotator_class(spec: dict | None) -> type | None:
         from .llm import LLMAnnotator
 
         return LLMAnnotator
-    return {"oracle": Oracle, "noisy": NoisyOracle, "error_dependent": ErrorDependentOracle}.get(kind)
+    return {"oracle": Oracle, "noisy": NoisyOracle, "error_dependent": ErrorDependentOracle}.get(
+        kind
+    )
 
 
 def base_error(pool: Pool, ids: np.ndarray, base_cosine: np.ndarray) -> np.ndarray:
@@ -86,8 +102,9 @@ class PretrainedError:
 
         key = (pool.task, pool.split, pool.n_pairs)
         if key not in self._scorers:
-            left, right = embed_pool(pool, self.model, max_seq_length=self.max_seq_length,
-                                     show_progress=False)
+            left, right = embed_pool(
+                pool, self.model, max_seq_length=self.max_seq_length, show_progress=False
+            )
             self._scorers[key] = CosineScorer(pool.space, left, right)
         ids = np.asarray(ids, np.int64)
         return base_error(pool, ids, self._scorers[key](ids))

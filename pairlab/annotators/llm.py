@@ -9,6 +9,7 @@ backoff; one the endpoint refuses (other 4xx) raises at once. An answer that doe
 asked again a bounded number of times, then each pair of that prompt is recorded as
 ``NO_ANSWER`` with the raw text kept. Tokens come from each response's ``usage``.
 """
+
 from __future__ import annotations
 
 import math
@@ -24,16 +25,31 @@ import numpy as np
 from ..data.loaders import Pool
 from .base import NO_ANSWER, Annotator, check_pair_ids
 from .cache import AnswerCache
-from .prompts import (PROMPT_VERSION, TASKS, AnswerFormatError, answer_key, build_messages,
-                      parse_answer)
+from .prompts import (
+    PROMPT_VERSION,
+    TASKS,
+    AnswerFormatError,
+    answer_key,
+    build_messages,
+    parse_answer,
+)
 
 __all__ = ["LLMAnnotator", "LLMEndpointError", "LLMRequestError"]
 
 _CHARS_PER_TOKEN = 4  # the usual rough rate for English text
 _TOKENS_PER_MESSAGE = 4  # chat formatting around each message, plus 3 to prime the reply
 _RETRY_STATUS = (408, 409, 429)  # and every 5xx
-_COUNTERS = ("requests", "failed_requests", "prompts", "prompt_tokens", "completion_tokens",
-             "unmetered", "asked", "cached", "no_answers")
+_COUNTERS = (
+    "requests",
+    "failed_requests",
+    "prompts",
+    "prompt_tokens",
+    "completion_tokens",
+    "unmetered",
+    "asked",
+    "cached",
+    "no_answers",
+)
 
 
 class LLMEndpointError(RuntimeError):
@@ -60,12 +76,25 @@ class LLMAnnotator(Annotator):
 
     name = "llm"
 
-    def __init__(self, *, base_url: str, model: str, cache, api_key: str | None = None,
-                 task: str = "qqp", pairs_per_prompt: int = 10, timeout: float = 60.0,
-                 max_retries: int = 4, backoff: float = 1.0, parse_retries: int = 2,
-                 concurrency: int = 4, temperature: float = 0.0,
-                 price_per_1k_input: float = 0.0, price_per_1k_output: float = 0.0,
-                 reask_no_answers: bool = False):
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        cache,
+        api_key: str | None = None,
+        task: str = "qqp",
+        pairs_per_prompt: int = 10,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        backoff: float = 1.0,
+        parse_retries: int = 2,
+        concurrency: int = 4,
+        temperature: float = 0.0,
+        price_per_1k_input: float = 0.0,
+        price_per_1k_output: float = 0.0,
+        reask_no_answers: bool = False,
+    ):
         for name, value in (("base_url", base_url), ("model", model)):
             if not isinstance(value, str) or not value:
                 raise ValueError(f"{name} must be a non-empty string, got {value!r}")
@@ -79,15 +108,20 @@ class LLMAnnotator(Annotator):
         self.timeout = _number_arg("timeout", timeout, positive=True)
         self.backoff = _number_arg("backoff", backoff)
         self.temperature = _number_arg("temperature", temperature)
-        self.prices = (_number_arg("price_per_1k_input", price_per_1k_input),
-                       _number_arg("price_per_1k_output", price_per_1k_output))
+        self.prices = (
+            _number_arg("price_per_1k_input", price_per_1k_input),
+            _number_arg("price_per_1k_output", price_per_1k_output),
+        )
         self.reask_no_answers = bool(reask_no_answers)
         import openai  # lazy: `import pairlab` stays light; only LLM annotation needs the SDK
 
         self._openai = openai
         self._client = openai.OpenAI(
-            base_url=base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "unused",
-            timeout=self.timeout, max_retries=0)  # retries are ours: counted and bounded here
+            base_url=base_url,
+            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "unused",
+            timeout=self.timeout,
+            max_retries=0,
+        )  # retries are ours: counted and bounded here
         self.cache = cache if isinstance(cache, AnswerCache) else AnswerCache(cache)
         self._lock = threading.Lock()
         self._usage = dict.fromkeys(_COUNTERS, 0)
@@ -118,10 +152,15 @@ class LLMAnnotator(Annotator):
         batches = self._batches(keys, left, right, answers)
         prompt = sum(_message_tokens(build_messages(self.task, b.left, b.right)) for b in batches)
         completion = sum(_answer_tokens(len(b.keys)) for b in batches)
-        return {"pairs": len(keys), "cached": sum(key in answers for key in keys),
-                "to_ask": sum(len(b.keys) for b in batches), "requests": len(batches),
-                "prompt_tokens": prompt, "completion_tokens": completion,
-                "cost": self._cost(prompt, completion)}
+        return {
+            "pairs": len(keys),
+            "cached": sum(key in answers for key in keys),
+            "to_ask": sum(len(b.keys) for b in batches),
+            "requests": len(batches),
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "cost": self._cost(prompt, completion),
+        }
 
     @property
     def usage(self) -> dict:
@@ -157,9 +196,10 @@ class LLMAnnotator(Annotator):
             if key not in answers and key not in todo:
                 todo[key] = (a, b)
         items, n = list(todo.items()), self.pairs_per_prompt
-        return [_Batch([k for k, _ in chunk], [a for _, (a, _) in chunk],
-                       [b for _, (_, b) in chunk])
-                for chunk in (items[i:i + n] for i in range(0, len(items), n))]
+        return [
+            _Batch([k for k, _ in chunk], [a for _, (a, _) in chunk], [b for _, (_, b) in chunk])
+            for chunk in (items[i : i + n] for i in range(0, len(items), n))
+        ]
 
     # -- asking -------------------------------------------------------------------------------
 
@@ -168,8 +208,9 @@ class LLMAnnotator(Annotator):
         the first failure no further prompt starts; those already answered stay cached."""
         if not batches:
             return {}
-        executor = ThreadPoolExecutor(max_workers=min(self.concurrency, len(batches)),
-                                      thread_name_prefix="pairlab-llm")
+        executor = ThreadPoolExecutor(
+            max_workers=min(self.concurrency, len(batches)), thread_name_prefix="pairlab-llm"
+        )
         try:
             futures = [executor.submit(self._ask, batch) for batch in batches]
             wait(futures, return_when=FIRST_EXCEPTION)
@@ -195,9 +236,17 @@ class LLMAnnotator(Annotator):
                 continue  # asked again, up to parse_retries times
         if labels is None:
             labels = np.full(len(batch.keys), NO_ANSWER, dtype=np.int8)
-        self.cache.put(batch.keys, labels, model=self.model, prompt_version=PROMPT_VERSION,
-                       task=self.task, attempts=attempts, raw_answer=raw,
-                       left_texts=batch.left, right_texts=batch.right)
+        self.cache.put(
+            batch.keys,
+            labels,
+            model=self.model,
+            prompt_version=PROMPT_VERSION,
+            task=self.task,
+            attempts=attempts,
+            raw_answer=raw,
+            left_texts=batch.left,
+            right_texts=batch.right,
+        )
         self._count(prompts=1, asked=len(batch.keys))
         return dict(zip(batch.keys, labels.tolist()))
 
@@ -210,7 +259,8 @@ class LLMAnnotator(Annotator):
             self._count(requests=1)
             try:
                 response = self._client.chat.completions.create(
-                    model=self.model, messages=messages, temperature=self.temperature)
+                    model=self.model, messages=messages, temperature=self.temperature
+                )
             except openai.APIStatusError as error:
                 self._count(failed_requests=1)
                 if not _retryable(error.status_code):
@@ -227,15 +277,18 @@ class LLMAnnotator(Annotator):
         raise LLMEndpointError(
             f"no answer from the chat-completions endpoint at {self.base_url} (model "
             f"{self.model!r}) after {self.max_retries + 1} attempts; last error: "
-            f"{type(last).__name__}: {last}") from last
+            f"{type(last).__name__}: {last}"
+        ) from last
 
     def _read(self, response) -> tuple[str | None, str | None]:
         usage = getattr(response, "usage", None)
         if usage is None:
             self._count(unmetered=1)
         else:
-            self._count(prompt_tokens=int(usage.prompt_tokens or 0),
-                        completion_tokens=int(usage.completion_tokens or 0))
+            self._count(
+                prompt_tokens=int(usage.prompt_tokens or 0),
+                completion_tokens=int(usage.completion_tokens or 0),
+            )
         choices = getattr(response, "choices", None) or []
         if not choices:
             return None, None
@@ -252,16 +305,22 @@ class LLMAnnotator(Annotator):
         return (prompt_tokens * self.prices[0] + completion_tokens * self.prices[1]) / 1000.0
 
     def params(self) -> dict:
-        return {"base_url": self.base_url, "model": self.model, "task": self.task,
-                "prompt_version": PROMPT_VERSION, "pairs_per_prompt": self.pairs_per_prompt,
-                "temperature": self.temperature, "cache": str(self.cache.path)}
+        return {
+            "base_url": self.base_url,
+            "model": self.model,
+            "task": self.task,
+            "prompt_version": PROMPT_VERSION,
+            "pairs_per_prompt": self.pairs_per_prompt,
+            "temperature": self.temperature,
+            "cache": str(self.cache.path),
+        }
 
     def close(self) -> None:
         """Close the HTTP client and the cache (every answer is already committed)."""
         self._client.close()
         self.cache.close()
 
-    def __enter__(self) -> "LLMAnnotator":
+    def __enter__(self) -> LLMAnnotator:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -297,9 +356,14 @@ def _count_arg(name: str, value, *, minimum: int) -> int:
 
 
 def _number_arg(name: str, value, *, positive: bool = False) -> float:
-    ok = (not isinstance(value, bool) and isinstance(value, numbers.Real) and math.isfinite(value)
-          and (value > 0 if positive else value >= 0))
+    ok = (
+        not isinstance(value, bool)
+        and isinstance(value, numbers.Real)
+        and math.isfinite(value)
+        and (value > 0 if positive else value >= 0)
+    )
     if not ok:
-        raise ValueError(f"{name} must be a finite number {'>' if positive else '>='} 0, "
-                         f"got {value!r}")
+        raise ValueError(
+            f"{name} must be a finite number {'>' if positive else '>='} 0, got {value!r}"
+        )
     return float(value)

@@ -1,9 +1,10 @@
 """A trained model as annotator: a cross-encoder's scores, thresholded (Augmented SBERT's silver
 labels, asked through the annotator contract)."""
+
 from __future__ import annotations
 
 import numbers
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -21,10 +22,14 @@ class ModelAnnotator(Annotator):
 
     def __init__(self, score: Callable[[Pool, np.ndarray], np.ndarray], threshold: float):
         if not callable(score):
-            raise TypeError(f"score must be callable as score(pool, ids), "
-                            f"got {type(score).__name__}")
-        if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) \
-                or not np.isfinite(threshold):
+            raise TypeError(
+                f"score must be callable as score(pool, ids), got {type(score).__name__}"
+            )
+        if (
+            isinstance(threshold, bool)
+            or not isinstance(threshold, numbers.Real)
+            or not np.isfinite(threshold)
+        ):
             raise ValueError(f"threshold must be a finite number, got {threshold!r}")
         self.score, self.threshold = score, float(threshold)
 
@@ -36,10 +41,14 @@ class ModelAnnotator(Annotator):
             raise ValueError(f"score returned shape {scores.shape} for {ids.shape} pair ids")
         n_nan = int(np.isnan(scores).sum())
         if n_nan:
-            raise ValueError(f"score returned {n_nan} NaN scores of {len(scores)}: "
-                             "the model cannot label those pairs")
+            raise ValueError(
+                f"score returned {n_nan} NaN scores of {len(scores)}: "
+                "the model cannot label those pairs"
+            )
         return (scores >= self.threshold).astype(np.int8)
 
     def params(self) -> dict:
-        return {"score": getattr(self.score, "__qualname__", repr(self.score)),
-                "threshold": self.threshold}
+        return {
+            "score": getattr(self.score, "__qualname__", repr(self.score)),
+            "threshold": self.threshold,
+        }

@@ -12,6 +12,7 @@ shape (QQP: below the fine-tuned model everywhere, comparable only in the highes
 Wikipedia-USA: better than it in the upper half). No default table is shipped, since any numbers
 would be invented: pass ``accuracy`` read off the figure or measured on labelled pairs.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -57,8 +58,11 @@ class NoisyOracle(Annotator):
         return _flip(truth, pair_uniform(ids, self.seed) < rate)
 
     def params(self) -> dict:
-        return {"flip_positive": self.flip_positive, "flip_negative": self.flip_negative,
-                "seed": self.seed}
+        return {
+            "flip_positive": self.flip_positive,
+            "flip_negative": self.flip_negative,
+            "seed": self.seed,
+        }
 
 
 class ErrorDependentOracle(Annotator):
@@ -92,13 +96,14 @@ class ErrorDependentOracle(Annotator):
                 raise ValueError(f"base_error returned shape {errors.shape}, expected {ids.shape}")
             return _check_errors(errors, "base_error(pool, ids)")
         if len(self.base_error) < pool.n_pairs:
-            raise ValueError(f"base_error holds {len(self.base_error)} errors but the pool has "
-                             f"{pool.n_pairs} pairs")
+            raise ValueError(
+                f"base_error holds {len(self.base_error)} errors but the pool has "
+                f"{pool.n_pairs} pairs"
+            )
         return self.base_error[ids]
 
     def params(self) -> dict:
-        return {"accuracy": self.accuracy.tolist(), "edges": self.edges.tolist(),
-                "seed": self.seed}
+        return {"accuracy": self.accuracy.tolist(), "edges": self.edges.tolist(), "seed": self.seed}
 
 
 def pair_uniform(pair_ids, seed: int) -> np.ndarray:

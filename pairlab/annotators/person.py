@@ -10,6 +10,7 @@ again), so the history stays auditable and a killed kernel or worker loses no re
 :class:`PersonAnnotator` is the loop's side: it posts a batch and waits until every pair of it has
 an answer (an unsure answer is no answer: the pair is not trained on and not asked again).
 """
+
 from __future__ import annotations
 
 import threading
@@ -24,8 +25,15 @@ import pandas as pd
 from ..io import open_durable
 from .base import NO_ANSWER, Annotator, check_pair_ids
 
-__all__ = ["SessionStore", "QueueItem", "PersonAnnotator", "KINDS", "ANSWERS", "UNANSWERED",
-           "WITHDRAWN"]
+__all__ = [
+    "SessionStore",
+    "QueueItem",
+    "PersonAnnotator",
+    "KINDS",
+    "ANSWERS",
+    "UNANSWERED",
+    "WITHDRAWN",
+]
 
 KINDS = ("batch", "audit", "spare", "given")  # why a pair is there: the strategy's, the audit's,
 # filler while the model trains, or known before the session (answered by "given")
@@ -57,7 +65,9 @@ CREATE TABLE IF NOT EXISTS status (
     updated_at TEXT NOT NULL
 );
 """
-_CURRENT = "SELECT pair_id, label FROM answers WHERE id IN (SELECT MAX(id) FROM answers GROUP BY pair_id)"
+_CURRENT = (
+    "SELECT pair_id, label FROM answers WHERE id IN (SELECT MAX(id) FROM answers GROUP BY pair_id)"
+)
 _LATEST = "SELECT a.label FROM answers a WHERE a.pair_id = q.pair_id ORDER BY a.id DESC LIMIT 1"
 
 
@@ -100,8 +110,11 @@ class SessionStore:
         rows = [(int(p), int(round), k, s, now) for p, k, s in zip(ids, kinds, strata)]
         with self._lock, self._conn:
             before = self._conn.total_changes
-            self._conn.executemany("INSERT OR IGNORE INTO queue (pair_id, round, kind, stratum, "
-                                   "posted_at) VALUES (?, ?, ?, ?, ?)", rows)
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO queue (pair_id, round, kind, stratum, "
+                "posted_at) VALUES (?, ?, ?, ?, ?)",
+                rows,
+            )
             return self._conn.total_changes - before
 
     def answers(self, pair_ids) -> np.ndarray:
@@ -119,8 +132,10 @@ class SessionStore:
     def set_status(self, key: str, value: str) -> None:
         """What the worker is doing (``key`` "worker"), or any other state worth showing."""
         with self._lock, self._conn:
-            self._conn.execute("INSERT OR REPLACE INTO status (key, value, updated_at) VALUES "
-                               "(?, ?, ?)", (key, str(value), _utc_now()))
+            self._conn.execute(
+                "INSERT OR REPLACE INTO status (key, value, updated_at) VALUES (?, ?, ?)",
+                (key, str(value), _utc_now()),
+            )
 
     # -- the person's side --------------------------------------------------------------------
 
@@ -133,7 +148,8 @@ class SessionStore:
             row = self._conn.execute(
                 "SELECT q.seq, q.pair_id, q.round, q.kind FROM queue q WHERE q.seq > ? AND "
                 f"COALESCE(({_LATEST}), ?) = ? ORDER BY q.seq LIMIT 1",
-                (int(after), WITHDRAWN, WITHDRAWN)).fetchone()
+                (int(after), WITHDRAWN, WITHDRAWN),
+            ).fetchone()
         return None if row is None else QueueItem(*row)
 
     def answer(self, pair_id, label: int, *, annotator: str, seconds: float | None = None) -> int:
@@ -150,14 +166,19 @@ class SessionStore:
         if not isinstance(annotator, str) or not annotator:
             raise ValueError(f"annotator must be a non-empty name, got {annotator!r}")
         with self._lock, self._conn:  # the choice and the withdrawal in one transaction
-            row = self._conn.execute("SELECT pair_id FROM answers WHERE id IN (SELECT MAX(id) FROM "
-                                     "answers GROUP BY pair_id) AND label != ? AND annotator = ? "
-                                     "ORDER BY id DESC LIMIT 1", (WITHDRAWN, annotator)).fetchone()
+            row = self._conn.execute(
+                "SELECT pair_id FROM answers WHERE id IN (SELECT MAX(id) FROM "
+                "answers GROUP BY pair_id) AND label != ? AND annotator = ? "
+                "ORDER BY id DESC LIMIT 1",
+                (WITHDRAWN, annotator),
+            ).fetchone()
             if row is None:
                 return None
-            self._conn.execute("INSERT INTO answers (pair_id, label, annotator, created_at, seconds)"
-                               " VALUES (?, ?, ?, ?, NULL)", (row[0], WITHDRAWN, annotator,
-                                                             _utc_now()))
+            self._conn.execute(
+                "INSERT INTO answers (pair_id, label, annotator, created_at, seconds)"
+                " VALUES (?, ?, ?, ?, NULL)",
+                (row[0], WITHDRAWN, annotator, _utc_now()),
+            )
         return int(row[0])
 
     def counts(self) -> dict:
@@ -166,28 +187,51 @@ class SessionStore:
         with self._lock:  # in SQL: the widget shows these after every key press
             labels, positives, unsure = self._conn.execute(
                 "SELECT COALESCE(SUM(label IN (0, 1)), 0), COALESCE(SUM(label = 1), 0), "
-                f"COALESCE(SUM(label = ?), 0) FROM ({_CURRENT})", (NO_ANSWER,)).fetchone()
+                f"COALESCE(SUM(label = ?), 0) FROM ({_CURRENT})",
+                (NO_ANSWER,),
+            ).fetchone()
             queued = self._conn.execute(
                 f"SELECT (SELECT COUNT(*) FROM queue) - COUNT(*) FROM ({_CURRENT}) a JOIN queue q "
-                "USING (pair_id) WHERE a.label != ?", (WITHDRAWN,)).fetchone()[0]
-        return {"labels": int(labels), "positives": int(positives), "unsure": int(unsure),
-                "queued": int(queued)}
+                "USING (pair_id) WHERE a.label != ?",
+                (WITHDRAWN,),
+            ).fetchone()[0]
+        return {
+            "labels": int(labels),
+            "positives": int(positives),
+            "unsure": int(unsure),
+            "queued": int(queued),
+        }
 
     def history(self) -> pd.DataFrame:
         """Every answer row, undos included, oldest first, with the pair's round and kind."""
         with self._lock:
             rows = self._conn.execute(
                 "SELECT a.id, a.pair_id, a.label, a.annotator, a.created_at, a.seconds, q.round, "
-                "q.kind FROM answers a LEFT JOIN queue q USING (pair_id) ORDER BY a.id").fetchall()
-        return pd.DataFrame(rows, columns=["id", "pair_id", "label", "annotator", "created_at",
-                                           "seconds", "round", "kind"])
+                "q.kind FROM answers a LEFT JOIN queue q USING (pair_id) ORDER BY a.id"
+            ).fetchall()
+        return pd.DataFrame(
+            rows,
+            columns=[
+                "id",
+                "pair_id",
+                "label",
+                "annotator",
+                "created_at",
+                "seconds",
+                "round",
+                "kind",
+            ],
+        )
 
     def queue(self) -> pd.DataFrame:
         """Every queued pair in queue order."""
         with self._lock:
-            rows = self._conn.execute("SELECT seq, pair_id, round, kind, stratum, posted_at "
-                                      "FROM queue ORDER BY seq").fetchall()
-        return pd.DataFrame(rows, columns=["seq", "pair_id", "round", "kind", "stratum", "posted_at"])
+            rows = self._conn.execute(
+                "SELECT seq, pair_id, round, kind, stratum, posted_at FROM queue ORDER BY seq"
+            ).fetchall()
+        return pd.DataFrame(
+            rows, columns=["seq", "pair_id", "round", "kind", "stratum", "posted_at"]
+        )
 
     def status(self) -> dict:
         with self._lock:
@@ -199,11 +243,19 @@ class SessionStore:
     def _append(self, pair_id, label: int, annotator: str, seconds) -> int:
         if not isinstance(annotator, str) or not annotator:
             raise ValueError(f"annotator must be a non-empty name, got {annotator!r}")
-        row = (int(pair_id), int(label), annotator, _utc_now(),
-               None if seconds is None else float(seconds))
+        row = (
+            int(pair_id),
+            int(label),
+            annotator,
+            _utc_now(),
+            None if seconds is None else float(seconds),
+        )
         with self._lock, self._conn:  # one transaction per answer: committed (and fsynced) on exit
-            cursor = self._conn.execute("INSERT INTO answers (pair_id, label, annotator, created_at, "
-                                        "seconds) VALUES (?, ?, ?, ?, ?)", row)
+            cursor = self._conn.execute(
+                "INSERT INTO answers (pair_id, label, annotator, created_at, "
+                "seconds) VALUES (?, ?, ?, ?, ?)",
+                row,
+            )
         return int(cursor.lastrowid)
 
     def _current(self) -> pd.DataFrame:
@@ -232,8 +284,17 @@ class PersonAnnotator(Annotator):
 
     name = "person"
 
-    def __init__(self, store: SessionStore | str | Path, *, who: str = "person", poll: float = 0.2,
-                 oracle=None, audit_share: float = 0.0, spares: int = 0, audit=None):
+    def __init__(
+        self,
+        store: SessionStore | str | Path,
+        *,
+        who: str = "person",
+        poll: float = 0.2,
+        oracle=None,
+        audit_share: float = 0.0,
+        spares: int = 0,
+        audit=None,
+    ):
         if not 0.0 <= audit_share < 1.0:
             raise ValueError(f"audit_share must be in [0, 1), got {audit_share!r}")
         self.store = store if isinstance(store, SessionStore) else SessionStore(store)
@@ -248,8 +309,11 @@ class PersonAnnotator(Annotator):
         batch = np.asarray(batch, np.int64)
         rng = np.random.default_rng([round, 7919])
         n_audit = int(round_half_up(len(batch) * self.audit_share / (1.0 - self.audit_share)))
-        audit, strata = (self.audit(round, state, batch, n_audit) if n_audit and self.audit
-                         else (np.empty(0, np.int64), np.empty(0, np.int64)))
+        audit, strata = (
+            self.audit(round, state, batch, n_audit)
+            if n_audit and self.audit
+            else (np.empty(0, np.int64), np.empty(0, np.int64))
+        )
         shown = np.concatenate([batch, audit])
         kinds = np.array(["batch"] * len(batch) + ["audit"] * len(audit))
         stratum = np.concatenate([np.full(len(batch), -1), strata]).astype(np.int64)

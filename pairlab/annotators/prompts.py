@@ -8,6 +8,7 @@ prompt in the paper: the same protocol, asking whether the sentence answers the 
 Changing any text here changes answers, so bump :data:`PROMPT_VERSION` (it is part of every
 cache key: answers to an older prompt are never reused for a newer one).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -16,8 +17,14 @@ import re
 
 import numpy as np
 
-__all__ = ["PROMPT_VERSION", "TASKS", "AnswerFormatError", "answer_key", "build_messages",
-           "parse_answer"]
+__all__ = [
+    "PROMPT_VERSION",
+    "TASKS",
+    "AnswerFormatError",
+    "answer_key",
+    "build_messages",
+    "parse_answer",
+]
 
 PROMPT_VERSION = "bansal2023-numbers-v1"
 TASKS = ("qqp", "wikiqa")
@@ -28,26 +35,31 @@ _SYSTEM = {
         "the intended answer to find duplicate questions (i.e. questions having the same intended "
         "answer and answering one of the questions will answer the other question too. Given a "
         "pair of questions from one of these forums you are effectively able to discern if they "
-        "are duplicates of each other or not by reasoning about the intended answer."),
+        "are duplicates of each other or not by reasoning about the intended answer."
+    ),
     "wikiqa": (
         "You are an expert in judging whether a sentence from a Wikipedia article answers a "
         "short question. Given a question and a sentence (preceded by its article's title), you "
         "are effectively able to discern if the sentence contains the intended answer of the "
-        "question or not by reasoning about the intended answer."),
+        "question or not by reasoning about the intended answer."
+    ),
 }
 _INSTRUCTION = {
     "qqp": (
         "Given pairs of questions from Quora, output the pairs of questions that are asking the "
         "same question (i.e. have the same intended answer). Reason about the intended answer to "
-        "solve this."),
+        "solve this."
+    ),
     "wikiqa": (
         "Given pairs of a question and a sentence from Wikipedia, output the pairs in which the "
         "sentence answers the question (i.e. contains its intended answer). Reason about the "
-        "intended answer to solve this."),
+        "intended answer to solve this."
+    ),
 }
 _FORMAT = (
-    "Answer with only the numbers of those pairs separated by commas, for example \"2, 5\", or "
-    "with the word none if there is no such pair. Write nothing else.")
+    'Answer with only the numbers of those pairs separated by commas, for example "2, 5", or '
+    "with the word none if there is no such pair. Write nothing else."
+)
 _SIDES = {"qqp": ("Question A", "Question B"), "wikiqa": ("Question", "Sentence")}
 _NUMBER = re.compile(r"[0-9]+")
 
@@ -61,11 +73,15 @@ def build_messages(task: str, left_texts, right_texts) -> list[dict]:
     numbered from 1 in the order given."""
     _check_task(task)
     if len(left_texts) != len(right_texts) or not len(left_texts):
-        raise ValueError(f"need equally many left and right texts, at least one, got "
-                         f"{len(left_texts)} and {len(right_texts)}")
+        raise ValueError(
+            f"need equally many left and right texts, at least one, got "
+            f"{len(left_texts)} and {len(right_texts)}"
+        )
     a, b = _SIDES[task]
-    blocks = [f"Pair {k}:\n{a}: {_one_line(left)}\n{b}: {_one_line(right)}"
-              for k, (left, right) in enumerate(zip(left_texts, right_texts), start=1)]
+    blocks = [
+        f"Pair {k}:\n{a}: {_one_line(left)}\n{b}: {_one_line(right)}"
+        for k, (left, right) in enumerate(zip(left_texts, right_texts), start=1)
+    ]
     user = "\n\n".join([f"{_INSTRUCTION[task]} {_FORMAT}", *blocks, "Pairs:"])
     return [{"role": "system", "content": _SYSTEM[task]}, {"role": "user", "content": user}]
 

@@ -7,6 +7,7 @@ is what the question costs.
 Rankings are computed in blocks of questions (one score row per question over every right
 item), so no pair is visited in a Python loop and memory stays at ``block x n_right`` scores.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,7 +25,9 @@ class Scan:
 
     questions: np.ndarray  # (n_questions,) int64 left items, in the order given
     assessments: np.ndarray  # (n_questions,) int64: rank of each one's first relevant item
-    items: np.ndarray  # (sum(assessments),) int64 right items scanned, question by question, rank order
+    items: (
+        np.ndarray
+    )  # (sum(assessments),) int64 right items scanned, question by question, rank order
     pair_ids: np.ndarray  # (sum(assessments),) int64 the scanned pairs, in the same order
     labels: np.ndarray  # (sum(assessments),) int8 imputed labels: 1 exactly at each question's last
 
@@ -34,8 +37,9 @@ class Scan:
         return np.repeat(self.questions, self.assessments)
 
 
-def scan_to_first_relevant(pool: Pool, left: np.ndarray, right: np.ndarray, questions, *,
-                           block: int = 256) -> Scan:
+def scan_to_first_relevant(
+    pool: Pool, left: np.ndarray, right: np.ndarray, questions, *, block: int = 256
+) -> Scan:
     """Scan each question's cosine ranking (``left``, ``right``: the pool's unit-norm item
     embeddings under the current ranker) down to its first relevant item. Ties rank the lower
     item index first; a symmetric pool never ranks a question against itself. A question
@@ -46,10 +50,14 @@ def scan_to_first_relevant(pool: Pool, left: np.ndarray, right: np.ndarray, ques
     if len(questions) and (questions.min() < 0 or questions.max() >= pool.space.n_left):
         raise ValueError(f"question indices must lie in [0, {pool.space.n_left})")
     if left.shape[0] != pool.space.n_left or right.shape[0] != pool.space.n_right:
-        raise ValueError(f"embeddings of {left.shape[0]} x {right.shape[0]} items do not match "
-                         f"the pool's {pool.space.n_left} x {pool.space.n_right}")
-    parts = [_scan_block(pool, left, right, questions[start:start + block])
-             for start in range(0, len(questions), block)]
+        raise ValueError(
+            f"embeddings of {left.shape[0]} x {right.shape[0]} items do not match "
+            f"the pool's {pool.space.n_left} x {pool.space.n_right}"
+        )
+    parts = [
+        _scan_block(pool, left, right, questions[start : start + block])
+        for start in range(0, len(questions), block)
+    ]
     assessments = np.concatenate([p[0] for p in parts]) if parts else np.empty(0, np.int64)
     items = np.concatenate([p[1] for p in parts]) if parts else np.empty(0, np.int64)
     ids = pool.space.encode(np.repeat(questions, assessments), items)
@@ -67,8 +75,10 @@ def _scan_block(pool: Pool, left, right, questions) -> tuple[np.ndarray, np.ndar
     found = ranked.any(axis=1)
     if not found.all():
         missing = questions[~found][:5].tolist()
-        raise ValueError(f"question(s) {missing} of {pool.task}/{pool.split} have no relevant "
-                         "item: scanning to the first relevant one would never stop")
+        raise ValueError(
+            f"question(s) {missing} of {pool.task}/{pool.split} have no relevant "
+            "item: scanning to the first relevant one would never stop"
+        )
     assessments = np.argmax(ranked, axis=1).astype(np.int64) + 1
     scanned = np.arange(order.shape[1])[None, :] < assessments[:, None]
     return assessments, order[scanned].astype(np.int64)  # row-major: question by question

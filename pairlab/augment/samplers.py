@@ -12,6 +12,7 @@ without the pairs in ``exclude`` (the gold pairs, which keep their gold labels):
   silver positive and negatives subsampled to the gold set's positive/negative ratio.
 - BM25+SS is ``union_sorted(lexical, semantic)``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,8 +21,15 @@ from ..data.loaders import Pool
 from ..data.pairs import as_id_set, isin_sorted
 from ..evaluation.candidates import first_m_per_row, neighbour_pairs
 
-__all__ = ["SAMPLERS", "query_items", "random_pairs", "lexical_pairs", "semantic_pairs",
-           "balanced_pairs", "gold_ratio"]
+__all__ = [
+    "SAMPLERS",
+    "query_items",
+    "random_pairs",
+    "lexical_pairs",
+    "semantic_pairs",
+    "balanced_pairs",
+    "gold_ratio",
+]
 
 SAMPLERS = ("rs", "kde", "bm25", "ss", "bm25_ss")
 
@@ -44,8 +52,9 @@ def random_pairs(pool: Pool, n: int, *, seed: int = 0, exclude=None) -> np.ndarr
     return pool.space.sample(int(n), np.random.default_rng(seed), exclude=exclude)
 
 
-def lexical_pairs(pool: Pool, k: int, *, items=None, exclude=None, k1: float = 1.5,
-                  b: float = 0.75) -> np.ndarray:
+def lexical_pairs(
+    pool: Pool, k: int, *, items=None, exclude=None, k1: float = 1.5, b: float = 0.75
+) -> np.ndarray:
     """BM25: each query item's (``items``, default every left item) top-``k`` right items by
     BM25 over the right texts (bm25s, English stop words removed). A right item sharing no term
     with the query scores 0 and is no neighbour, so an item can have fewer than ``k``."""
@@ -54,11 +63,15 @@ def lexical_pairs(pool: Pool, k: int, *, items=None, exclude=None, k1: float = 1
     _check_k(k)
     items = np.arange(pool.space.n_left, dtype=np.int64) if items is None else as_id_set(items)
     retriever = bm25s.BM25(k1=k1, b=b)
-    retriever.index(bm25s.tokenize(list(pool.right_texts), stopwords="en", show_progress=False),
-                    show_progress=False)
+    retriever.index(
+        bm25s.tokenize(list(pool.right_texts), stopwords="en", show_progress=False),
+        show_progress=False,
+    )
     depth = min(k + int(pool.symmetric), pool.space.n_right)  # one more: the item itself
     queries = bm25s.tokenize(list(pool.left_texts[items]), stopwords="en", show_progress=False)
-    hits, scores = retriever.retrieve(queries, k=depth, show_progress=False, n_threads=1)  # best first
+    hits, scores = retriever.retrieve(
+        queries, k=depth, show_progress=False, n_threads=1
+    )  # best first
     rows = np.repeat(items, depth)
     cols = np.asarray(hits, dtype=np.int64).ravel()
     keep = np.asarray(scores).ravel() > 0
@@ -68,11 +81,20 @@ def lexical_pairs(pool: Pool, k: int, *, items=None, exclude=None, k1: float = 1
     return _without(as_id_set(pool.space.encode(rows[keep], cols[keep])), exclude)
 
 
-def semantic_pairs(pool: Pool, k: int, left_emb: np.ndarray, right_emb: np.ndarray | None = None,
-                   *, items=None, exclude=None) -> np.ndarray:
+def semantic_pairs(
+    pool: Pool,
+    k: int,
+    left_emb: np.ndarray,
+    right_emb: np.ndarray | None = None,
+    *,
+    items=None,
+    exclude=None,
+) -> np.ndarray:
     """SS: each query item's top-``k`` right items by cosine of unit embeddings (exact faiss)."""
     _check_k(k)
-    ids, _ = neighbour_pairs(pool.space, left_emb, right_emb, m=int(k), items=items, exclude=exclude)
+    ids, _ = neighbour_pairs(
+        pool.space, left_emb, right_emb, m=int(k), items=items, exclude=exclude
+    )
     return ids
 
 
@@ -81,8 +103,10 @@ def gold_ratio(gold_labels) -> float:
     y = np.asarray(gold_labels)
     n_pos, n_neg = int((y == 1).sum()), int((y == 0).sum())
     if n_pos == 0 or n_neg == 0:
-        raise ValueError(f"the gold set needs positives and negatives to set a ratio; it has "
-                         f"{n_pos} positive and {n_neg} negative labels")
+        raise ValueError(
+            f"the gold set needs positives and negatives to set a ratio; it has "
+            f"{n_pos} positive and {n_neg} negative labels"
+        )
     return n_pos / n_neg
 
 

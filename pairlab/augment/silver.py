@@ -2,6 +2,7 @@
 bi-encoder (Augmented SBERT, Thakur et al. 2021). Every pair is scored once, whichever sampler
 asks for it; the scores persist in an ``.npz`` file with the time spent scoring them, so a re-run
 scores nothing again and still reports the throughput (pairs per second)."""
+
 from __future__ import annotations
 
 import time
@@ -12,8 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from ..data.loaders import Pool
-from ..io import write_atomic
 from ..data.pairs import as_id_set, isin_sorted, setdiff_sorted
+from ..io import write_atomic
 
 __all__ = ["SilverLabeller"]
 
@@ -24,8 +25,9 @@ class SilverLabeller:
     silver-labelled (they keep their gold labels). ``path``: an ``.npz`` file keeping the scores
     across runs (it must belong to this model and pool: name it by the model's id)."""
 
-    def __init__(self, model, pool: Pool, threshold: float, *, gold=None, path=None,
-                 batch_size: int = 64):
+    def __init__(
+        self, model, pool: Pool, threshold: float, *, gold=None, path=None, batch_size: int = 64
+    ):
         if not np.isfinite(threshold):
             raise ValueError(f"threshold must be finite, got {threshold!r}")
         self.model, self.pool, self.threshold = model, pool, float(threshold)
@@ -41,8 +43,12 @@ class SilverLabeller:
                 if "seconds" in saved:  # files written before the time was kept have none
                     self.seconds, self.n_scored = float(saved["seconds"]), int(saved["n_scored"])
             except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as error:
-                warnings.warn(f"silver scores {self.path} are unreadable ({type(error).__name__}: "
-                              f"{error}); scoring their pairs again", RuntimeWarning, stacklevel=2)
+                warnings.warn(
+                    f"silver scores {self.path} are unreadable ({type(error).__name__}: "
+                    f"{error}); scoring their pairs again",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
 
     def label(self, ids) -> tuple[np.ndarray, np.ndarray]:
         """``(ids, labels)``: the sorted ``ids`` without gold pairs and their silver labels (int8)."""
@@ -75,5 +81,9 @@ class SilverLabeller:
     def _save(self) -> None:
         if self.path is None:
             return
-        write_atomic(self.path, lambda tmp: np.savez(tmp, ids=self.ids, logits=self.logits,
-                                                     seconds=self.seconds, n_scored=self.n_scored))
+        write_atomic(
+            self.path,
+            lambda tmp: np.savez(
+                tmp, ids=self.ids, logits=self.logits, seconds=self.seconds, n_scored=self.n_scored
+            ),
+        )

@@ -6,7 +6,8 @@ a task (:mod:`.pairfile`), your own unlabelled records (:mod:`.items`) and their
 
 The loaders' and the records' names are importable from here (``from pairlab.data import Pool,
 load_pairs, load_items, record_pairs``)."""
-from . import build, items, loaders, pairfile, paper, pairs, recordpool, tables, tasks
+
+from . import build, items, loaders, pairfile, pairs, paper, recordpool, tables, tasks
 from .items import *  # noqa: F401,F403  your own records
 from .items import __all__ as _items
 from .loaders import *  # noqa: F401,F403  the tasks and pools are this layer's main names
@@ -14,5 +15,17 @@ from .loaders import __all__ as _loaders
 from .recordpool import *  # noqa: F401,F403  the pairs of your own records
 from .recordpool import __all__ as _recordpool
 
-__all__ = ["build", "items", "loaders", "pairfile", "pairs", "paper", "recordpool", "tables",
-           "tasks", *_loaders, *_items, *_recordpool]
+__all__ = [
+    "build",
+    "items",
+    "loaders",
+    "pairfile",
+    "pairs",
+    "paper",
+    "recordpool",
+    "tables",
+    "tasks",
+    *_loaders,
+    *_items,
+    *_recordpool,
+]

@@ -12,6 +12,7 @@ Both take the rows as a frame with the columns ``left, right, label`` (int8, 1 =
 :data:`SPLITS`) for an asymmetric task with its own split. Graph work is vectorised: no Python
 loop over pairs.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,12 +23,25 @@ from scipy.sparse.csgraph import connected_components
 from .pairs import PairSpace, as_id_set, isin_sorted, setdiff_sorted
 from .tasks import SPLITS, Pool, Task
 
-__all__ = ["build_symmetric", "build_asymmetric", "check_fractions", "cap_of", "components",
-           "pairs_within_groups"]
+__all__ = [
+    "build_symmetric",
+    "build_asymmetric",
+    "check_fractions",
+    "cap_of",
+    "components",
+    "pairs_within_groups",
+]
 
 
-def build_symmetric(name: str, rows: pd.DataFrame, *, seed: int = 0, fractions=(0.5, 0.25, 0.25),
-                    max_items=None, keyed: bool = False) -> Task:
+def build_symmetric(
+    name: str,
+    rows: pd.DataFrame,
+    *,
+    seed: int = 0,
+    fractions=(0.5, 0.25, 0.25),
+    max_items=None,
+    keyed: bool = False,
+) -> Task:
     """Symmetric task: positives are the transitive closure of stated positives; items split by
     connected components of all stated pairs. ``keyed``: the keys are ids (not the texts), so
     the notes count ids seen with two texts and texts shared by two ids."""
@@ -63,7 +77,9 @@ def _items(rows: pd.DataFrame, keyed: bool):
     if keyed:
         # an id seen with another text keeps its first; texts shared by ids stay separate items
         notes["id_text_conflicts"] = int((all_texts != texts[inverse]).sum())
-        notes["items_sharing_text_with_another_id"] = int(pd.Series(texts).duplicated(keep=False).sum())
+        notes["items_sharing_text_with_another_id"] = int(
+            pd.Series(texts).duplicated(keep=False).sum()
+        )
     keep = ~self_pairs
     return texts, a[keep], b[keep], label[keep], notes
 
@@ -76,17 +92,21 @@ def _symmetric_pool(name, split, members, texts, clusters, a, b, label, notes) -
     left, right = pairs_within_groups(clusters[members])
     positives = as_id_set(space.encode(left, right))
     inside = (local[a] >= 0) & (local[b] >= 0)
-    stated = as_id_set(space.encode(local[a[inside & (label == 0)]], local[b[inside & (label == 0)]]))
+    stated = as_id_set(
+        space.encode(local[a[inside & (label == 0)]], local[b[inside & (label == 0)]])
+    )
     flipped = isin_sorted(stated, positives)
     notes.setdefault("stated_negatives_made_positive_by_closure", {})[split] = int(flipped.sum())
-    stated_pos = as_id_set(space.encode(local[a[inside & (label == 1)]],
-                                        local[b[inside & (label == 1)]]))
+    stated_pos = as_id_set(
+        space.encode(local[a[inside & (label == 1)]], local[b[inside & (label == 1)]])
+    )
     notes.setdefault("stated_positives", {})[split] = len(stated_pos)
     return Pool(name, split, texts[members], texts[members], True, positives, stated[~flipped])
 
 
-def build_asymmetric(name: str, rows: pd.DataFrame, *, seed: int = 0, fractions=(0.5, 0.25, 0.25),
-                     max_items=None) -> Task:
+def build_asymmetric(
+    name: str, rows: pd.DataFrame, *, seed: int = 0, fractions=(0.5, 0.25, 0.25), max_items=None
+) -> Task:
     """Asymmetric task: each split's left items (the ``split`` column's, else a random split of
     the left items by ``fractions``) x every distinct right item of the rows kept. Items keep
     the order in which they first appear."""
@@ -97,8 +117,10 @@ def build_asymmetric(name: str, rows: pd.DataFrame, *, seed: int = 0, fractions=
         for split, frame in frames.items():
             if frame.empty:
                 raise ValueError(f"{name}: the {split} split has no rows")
-        kept = {split: _sample(pd.unique(frames[split]["left_key"]), cap_of(max_items, split), rng)
-                for split in SPLITS}
+        kept = {
+            split: _sample(pd.unique(frames[split]["left_key"]), cap_of(max_items, split), rng)
+            for split in SPLITS
+        }
     else:
         frames, kept = _random_split(rows, check_fractions(fractions), max_items, rng)
         notes["fractions"] = list(check_fractions(fractions))
@@ -106,12 +128,16 @@ def build_asymmetric(name: str, rows: pd.DataFrame, *, seed: int = 0, fractions=
     everything = pd.concat(list(frames.values()), ignore_index=True)
     right_keys = pd.unique(everything["right_key"])
     right_index = pd.Index(right_keys)
-    right_texts = _first_texts(everything["right"], right_index.get_indexer(everything["right_key"]),
-                               len(right_keys))
-    notes.update({"rows": len(everything), "n_right": len(right_texts),
-                  "subsampled": max_items is not None})
-    splits = {split: _asymmetric_pool(name, split, frames[split], right_texts, right_index, notes)
-              for split in SPLITS}
+    right_texts = _first_texts(
+        everything["right"], right_index.get_indexer(everything["right_key"]), len(right_keys)
+    )
+    notes.update(
+        {"rows": len(everything), "n_right": len(right_texts), "subsampled": max_items is not None}
+    )
+    splits = {
+        split: _asymmetric_pool(name, split, frames[split], right_texts, right_index, notes)
+        for split in SPLITS
+    }
     notes["left_items_in_several_splits"] = _shared_items(splits)
     return Task(name, splits, notes)
 
@@ -125,12 +151,16 @@ def _random_split(rows: pd.DataFrame, fractions, max_items, rng):
     item_of_row = pd.Index(keys).get_indexer(rows["left_key"])
     frames, kept = {}, {}
     for s, split in enumerate(SPLITS):
-        members = _cap_by_group(np.flatnonzero(split_of == s), items, rank, cap_of(max_items, split))
+        members = _cap_by_group(
+            np.flatnonzero(split_of == s), items, rank, cap_of(max_items, split)
+        )
         frames[split] = rows[split_of[item_of_row] == s]
         kept[split] = keys[members]
         if len(members) == 0:
-            raise ValueError(f"{len(keys)} left items are too few to split in the proportions "
-                             f"{list(fractions)}: the {split} split is empty")
+            raise ValueError(
+                f"{len(keys)} left items are too few to split in the proportions "
+                f"{list(fractions)}: the {split} split is empty"
+            )
     return frames, kept
 
 
@@ -144,9 +174,12 @@ def _asymmetric_pool(name, split, frame, right_texts, right_index, notes) -> Poo
     label = frame["label"].to_numpy()
     positives = as_id_set(codes[label == 1])
     stated = as_id_set(codes[label == 0])
-    notes.setdefault("stated_negative_conflicts", {})[split] = int(isin_sorted(stated, positives).sum())
-    return Pool(name, split, left_texts, right_texts, False, positives,
-                setdiff_sorted(stated, positives))
+    notes.setdefault("stated_negative_conflicts", {})[split] = int(
+        isin_sorted(stated, positives).sum()
+    )
+    return Pool(
+        name, split, left_texts, right_texts, False, positives, setdiff_sorted(stated, positives)
+    )
 
 
 def _first_texts(texts: pd.Series, index: np.ndarray, n: int) -> np.ndarray:
@@ -220,7 +253,9 @@ def pairs_within_groups(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def check_fractions(fractions) -> tuple[float, float, float]:
     values = tuple(float(f) for f in fractions)
     if len(values) != 3 or min(values) <= 0 or abs(sum(values) - 1.0) > 1e-6:
-        raise ValueError(f"fractions must be three positive numbers summing to 1, got {fractions!r}")
+        raise ValueError(
+            f"fractions must be three positive numbers summing to 1, got {fractions!r}"
+        )
     return values
 
 

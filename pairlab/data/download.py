@@ -11,6 +11,7 @@ finds them. ``--base-url`` (or ``$PAIRLAB_DATA_BASE_URL``) fetches the same file
 mirror; ``--checksums`` (or ``$PAIRLAB_DATA_CHECKSUMS``, ``sha256sum`` format) verifies against
 other checksums, for a mirror holding other copies (the tests serve small synthetic files).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,19 +45,25 @@ SOURCES = {
     # huggingface/datasets, datasets/quora/dataset_infos.json ("download_checksums" for this URL;
     # commit 040102f100964a33fd334e2695f1c493fa6b92db); the same value and size appear in another
     # public download script's pinned catalogue. Not verified here: this machine cannot reach Quora.
-    "qqp": Source("http://qim.fs.quoracdn.net/quora_duplicate_questions.tsv",
-                  "qqp/quora_duplicate_questions.tsv",
-                  "b3350dbb1d98db1f5abca85d736ba514bf4da253fae53939303d79fe921ec7c8", 58_176_133,
-                  "https://quoradata.quora.com/First-Quora-Dataset-Release-Question-Pairs"),
+    "qqp": Source(
+        "http://qim.fs.quoracdn.net/quora_duplicate_questions.tsv",
+        "qqp/quora_duplicate_questions.tsv",
+        "b3350dbb1d98db1f5abca85d736ba514bf4da253fae53939303d79fe921ec7c8",
+        58_176_133,
+        "https://quoradata.quora.com/First-Quora-Dataset-Release-Question-Pairs",
+    ),
     # Microsoft's WikiQA corpus (Yang, Yih and Meek 2015). SHA256 and size as published in
     # huggingface/datasets, datasets/wiki_qa/dataset_infos.json (commit 040102f1...) and
     # datasets/wiki_qa/urls_checksums/checksums.txt (commit c8ad11e40dc86dc824a02c811d0f6aade918a15f).
     # Not verified here: this machine cannot reach Microsoft's download centre.
-    "wikiqa": Source("https://download.microsoft.com/download/E/5/f/E5FCFCEE-7005-4814-853D-DAA7C66507E0/WikiQACorpus.zip",
-                     "wikiqa/WikiQACorpus.zip",
-                     "467c13f9e104552c0a9c16f41836ca8d89f9c0cc4b6e4355e104d5c3109ffa45", 7_094_233,
-                     "https://www.microsoft.com/en-us/download/details.aspx?id=52419",
-                     unpack=tuple(f"WikiQACorpus/WikiQA-{s}.tsv" for s in ("train", "dev", "test"))),
+    "wikiqa": Source(
+        "https://download.microsoft.com/download/E/5/f/E5FCFCEE-7005-4814-853D-DAA7C66507E0/WikiQACorpus.zip",
+        "wikiqa/WikiQACorpus.zip",
+        "467c13f9e104552c0a9c16f41836ca8d89f9c0cc4b6e4355e104d5c3109ffa45",
+        7_094_233,
+        "https://www.microsoft.com/en-us/download/details.aspx?id=52419",
+        unpack=tuple(f"WikiQACorpus/WikiQA-{s}.tsv" for s in ("train", "dev", "test")),
+    ),
 }
 CHUNK = 1 << 16
 
@@ -69,8 +76,16 @@ class DownloadError(OSError):
     """A download that did not complete within its attempts or its deadline."""
 
 
-def download(dest="data", *, names=tuple(SOURCES), base_url=None, checksums=None, attempts: int = 5,
-             deadline: float = 3600.0, log=print) -> list[Path]:
+def download(
+    dest="data",
+    *,
+    names=tuple(SOURCES),
+    base_url=None,
+    checksums=None,
+    attempts: int = 5,
+    deadline: float = 3600.0,
+    log=print,
+) -> list[Path]:
     """Fetch, verify and unpack the ``names`` sources into ``dest``; returns the data files.
     ``base_url`` replaces each URL's folder (a mirror, or a test server); ``checksums`` maps file
     names to SHA256 values that replace the published ones."""
@@ -92,8 +107,9 @@ def download(dest="data", *, names=tuple(SOURCES), base_url=None, checksums=None
     return out
 
 
-def fetch(source: Source, path: Path, *, attempts: int = 5, deadline: float = 3600.0,
-          log=print) -> Path:
+def fetch(
+    source: Source, path: Path, *, attempts: int = 5, deadline: float = 3600.0, log=print
+) -> Path:
     """``source`` at ``path``: kept if already there with the right checksum, else downloaded
     (resumed from ``path.part`` where one is left), verified, and renamed into place."""
     if path.is_file() and source.sha256 and _sha256(path) == source.sha256:
@@ -107,14 +123,27 @@ def fetch(source: Source, path: Path, *, attempts: int = 5, deadline: float = 36
             if _transfer(source.url, part, stop - time.monotonic()):
                 break
         except (urllib.error.URLError, http.client.HTTPException, OSError) as error:
-            if isinstance(error, urllib.error.HTTPError) and error.code not in (408, 429, 500, 502, 503, 504):
-                raise DownloadError(_failed(source, path, f"HTTP {error.code} {error.reason}")) from None
-            log(f"{source.url}: attempt {attempt} of {attempts} stopped ({type(error).__name__}: "
-                f"{error}); {part.stat().st_size if part.exists() else 0:,} bytes kept")
+            if isinstance(error, urllib.error.HTTPError) and error.code not in (
+                408,
+                429,
+                500,
+                502,
+                503,
+                504,
+            ):
+                raise DownloadError(
+                    _failed(source, path, f"HTTP {error.code} {error.reason}")
+                ) from None
+            log(
+                f"{source.url}: attempt {attempt} of {attempts} stopped ({type(error).__name__}: "
+                f"{error}); {part.stat().st_size if part.exists() else 0:,} bytes kept"
+            )
         if time.monotonic() > stop or attempt == attempts:
             kept = f"; run again to resume from {part}" if part.exists() else ""
-            raise DownloadError(_failed(source, path, f"not complete after {attempt} attempt(s){kept}"))
-        time.sleep(min(2.0 ** attempt, 30.0))
+            raise DownloadError(
+                _failed(source, path, f"not complete after {attempt} attempt(s){kept}")
+            )
+        time.sleep(min(2.0**attempt, 30.0))
     _verify(source, part, path, log)
     os.replace(part, path)
     return path
@@ -124,8 +153,10 @@ def _transfer(url: str, part: Path, seconds_left: float) -> bool:
     """One request: the rest of ``url`` appended to ``part`` (from its size, by a Range request).
     True when the body was read to its end."""
     have = part.stat().st_size if part.exists() else 0
-    request = urllib.request.Request(url, headers={"User-Agent": "pairlab-data/1",
-                                                   **({"Range": f"bytes={have}-"} if have else {})})
+    request = urllib.request.Request(
+        url,
+        headers={"User-Agent": "pairlab-data/1", **({"Range": f"bytes={have}-"} if have else {})},
+    )
     try:
         response = urllib.request.urlopen(request, timeout=max(1.0, min(60.0, seconds_left)))
     except urllib.error.HTTPError as error:
@@ -139,9 +170,18 @@ def _transfer(url: str, part: Path, seconds_left: float) -> bool:
         total = have + int(total) if total else None
         from tqdm.auto import tqdm
 
-        with open(part, "ab" if have else "wb") as out, \
-                tqdm(total=total, initial=have, unit="B", unit_scale=True, desc=part.name[:-5],
-                     disable=None, file=sys.stderr) as bar:
+        with (
+            open(part, "ab" if have else "wb") as out,
+            tqdm(
+                total=total,
+                initial=have,
+                unit="B",
+                unit_scale=True,
+                desc=part.name[:-5],
+                disable=None,
+                file=sys.stderr,
+            ) as bar,
+        ):
             while chunk := response.read(CHUNK):
                 out.write(chunk)
                 bar.update(len(chunk))
@@ -153,16 +193,20 @@ def _transfer(url: str, part: Path, seconds_left: float) -> bool:
 
 def _verify(source: Source, part: Path, path: Path, log) -> None:
     if source.sha256 is None:
-        log(f"{path}: UNVERIFIED: no published checksum is known for {source.url}; compare its "
-            f"SHA256 ({_sha256(part)}) with a trusted copy before relying on it")
+        log(
+            f"{path}: UNVERIFIED: no published checksum is known for {source.url}; compare its "
+            f"SHA256 ({_sha256(part)}) with a trusted copy before relying on it"
+        )
         return
     got = _sha256(part)
     if got != source.sha256:
         part.unlink()
-        raise ChecksumError(f"{source.url}: SHA256 {got} is not the published {source.sha256}; the "
-                            f"partial file {part} was deleted. The transfer was corrupted or the file "
-                            "changed at its source: run `make data` again, or download it by hand "
-                            f"from {source.page} into {path} and check it")
+        raise ChecksumError(
+            f"{source.url}: SHA256 {got} is not the published {source.sha256}; the "
+            f"partial file {part} was deleted. The transfer was corrupted or the file "
+            "changed at its source: run `make data` again, or download it by hand "
+            f"from {source.page} into {path} and check it"
+        )
     log(f"{path}: checksum verified ({got[:16]}...)")
 
 
@@ -183,8 +227,9 @@ def _unpack(path: Path, members, log) -> list[Path]:
                 os.replace(tmp, target)
                 out.append(target)
     except zipfile.BadZipFile as error:
-        raise ValueError(f"{path} is not a readable zip ({error}): delete it and run make data "
-                         "again") from None
+        raise ValueError(
+            f"{path} is not a readable zip ({error}): delete it and run make data again"
+        ) from None
     log(f"{path}: unpacked {', '.join(p.name for p in out)}")
     return out
 
@@ -212,8 +257,10 @@ def _read_checksums(path) -> dict:
 
 
 def _failed(source: Source, path: Path, why: str) -> str:
-    return (f"could not download {source.url}: {why}. Without a connection, download it by hand "
-            f"from {source.page} into {path}, or set PAIRLAB_DATA_DIR to a folder that has it")
+    return (
+        f"could not download {source.url}: {why}. Without a connection, download it by hand "
+        f"from {source.page} into {path}, or set PAIRLAB_DATA_DIR to a folder that has it"
+    )
 
 
 def main(argv=None) -> int:
@@ -224,13 +271,19 @@ def main(argv=None) -> int:
     parser.add_argument("--checksums", help="verify against this sha256sum-format file instead")
     args = parser.parse_args(argv)
     try:
-        files = download(args.dest, names=tuple(args.only or SOURCES), base_url=args.base_url,
-                         checksums=_read_checksums(args.checksums))
+        files = download(
+            args.dest,
+            names=tuple(args.only or SOURCES),
+            base_url=args.base_url,
+            checksums=_read_checksums(args.checksums),
+        )
     except (OSError, ValueError) as error:
         print(f"make data: error: {error}", file=sys.stderr)
         return 1
-    print(f"done: {len(files)} data files in {args.dest}/; make run reads them "
-          f"(PAIRLAB_DATA_DIR={args.dest})")
+    print(
+        f"done: {len(files)} data files in {args.dest}/; make run reads them "
+        f"(PAIRLAB_DATA_DIR={args.dest})"
+    )
     return 0
 
 

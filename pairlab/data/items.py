@@ -13,6 +13,7 @@ stated form, each ``name: value``, joined by `` | `` and skipping empty fields::
 with one record costs that record only, counted in ``notes`` and reported with its line in
 ``report``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -24,11 +25,27 @@ import pandas as pd
 
 from ..io import NoRowsError, ReadReport, SkippedRow
 from .build import pairs_within_groups
-from .tables import (blank, check_columns, flag, located, read_source, row_text, text_column,
-                     with_skipped)
+from .tables import (
+    blank,
+    check_columns,
+    flag,
+    located,
+    read_source,
+    row_text,
+    text_column,
+    with_skipped,
+)
 
-__all__ = ["Records", "load_items", "read_id_pairs", "IdPairs", "UnknownIdError", "as_ids",
-           "MAX_CHARS", "SEPARATOR"]
+__all__ = [
+    "Records",
+    "load_items",
+    "read_id_pairs",
+    "IdPairs",
+    "UnknownIdError",
+    "as_ids",
+    "MAX_CHARS",
+    "SEPARATOR",
+]
 
 MAX_CHARS = 10_000
 SEPARATOR = " | "
@@ -56,7 +73,9 @@ class Records:
 
     def __post_init__(self):
         if len(self.ids) != len(self.texts):
-            raise ValueError(f"records {self.name!r}: {len(self.ids)} ids but {len(self.texts)} texts")
+            raise ValueError(
+                f"records {self.name!r}: {len(self.ids)} ids but {len(self.texts)} texts"
+            )
         if not self._index.is_unique:
             twice = pd.Index(self.ids)[pd.Index(self.ids).duplicated()].unique()[:_EXAMPLES]
             raise ValueError(f"records {self.name!r}: ids must be distinct; {list(twice)} repeat")
@@ -80,7 +99,8 @@ class Records:
                 f"{len(missing):,} id(s) are not ids of {self.name!r} ({len(self):,} records): "
                 f"{[str(m) for m in missing[:_EXAMPLES]]}{' ...' if len(missing) > _EXAMPLES else ''}"
                 f"; its ids look like {[str(i) for i in self.ids[:3]]} (a record skipped when "
-                "reading has no id here: see its report)")
+                "reading has no id here: see its report)"
+            )
         return found.astype(np.int64)
 
     def identical_text_pairs(self) -> tuple[np.ndarray, np.ndarray]:
@@ -95,17 +115,25 @@ class Records:
 
     def summary(self) -> str:
         """What was read, kept, skipped and changed, for a person to read."""
-        counts = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in self.notes.items()
-                           if isinstance(v, int) and k not in ("records", "max_chars") and v)
-        return (f"{self.name}: {len(self):,} records from {list(self.columns)}"
-                + (f" ({counts})" if counts else "") + "\n" + self.report.summary())
+        counts = ", ".join(
+            f"{k.replace('_', ' ')} {v:,}"
+            for k, v in self.notes.items()
+            if isinstance(v, int) and k not in ("records", "max_chars") and v
+        )
+        return (
+            f"{self.name}: {len(self):,} records from {list(self.columns)}"
+            + (f" ({counts})" if counts else "")
+            + "\n"
+            + self.report.summary()
+        )
 
     def __repr__(self) -> str:
         return f"Records({self.name}: {len(self):,} records, text from {list(self.columns)})"
 
 
-def load_items(source, *, text, id=None, name: str | None = None,
-               max_chars: int | None = MAX_CHARS) -> Records:
+def load_items(
+    source, *, text, id=None, name: str | None = None, max_chars: int | None = MAX_CHARS
+) -> Records:
     """The records of a CSV, TSV, JSON-lines or Parquet file, or of a DataFrame.
 
     ``text``: the column of each record's text, or a list of columns, serialised as
@@ -123,9 +151,13 @@ def load_items(source, *, text, id=None, name: str | None = None,
     """
     fields = _options(text, id, max_chars)
     frame, lines, report, where = read_source(source, what="record")
-    check_columns(frame, {"id": id, **{_role(fields, k): c for k, c in enumerate(fields)}}, where,
-                  remedy="Name them with load_items(text=... (a column, or a list of columns), "
-                         "id=... (a column, or None for row numbers))")
+    check_columns(
+        frame,
+        {"id": id, **{_role(fields, k): c for k, c in enumerate(fields)}},
+        where,
+        remedy="Name them with load_items(text=... (a column, or a list of columns), "
+        "id=... (a column, or None for row numbers))",
+    )
     ids = as_ids(frame[id]) if id is not None else np.arange(len(frame)).astype(str).astype(object)
     texts = serialise(frame, fields)
     line, at = located(where, lines, len(frame))
@@ -135,10 +167,17 @@ def load_items(source, *, text, id=None, name: str | None = None,
     long = texts.str.len().to_numpy() > (max_chars or np.inf)
     texts = texts.str.slice(0, max_chars).to_numpy(object) if long.any() else texts.to_numpy(object)
     same, other = _same_text_pairs(texts)
-    notes = {"records": len(ids), "rows": len(frame) + len(report.skipped),
-             "skipped_by_reader": len(report.skipped), **notes, "truncated_texts": int(long.sum()),
-             "max_chars": max_chars, "identical_texts": len(np.unique(np.r_[same, other])),
-             "identical_text_pairs": len(same), "source": where}
+    notes = {
+        "records": len(ids),
+        "rows": len(frame) + len(report.skipped),
+        "skipped_by_reader": len(report.skipped),
+        **notes,
+        "truncated_texts": int(long.sum()),
+        "max_chars": max_chars,
+        "identical_texts": len(np.unique(np.r_[same, other])),
+        "identical_text_pairs": len(same),
+        "source": where,
+    }
     default = "records" if isinstance(source, pd.DataFrame) else Path(source).stem
     return Records(name or default, ids, texts, tuple(fields), with_skipped(report, skipped), notes)
 
@@ -146,15 +185,22 @@ def load_items(source, *, text, id=None, name: str | None = None,
 def _options(text, id, max_chars) -> list[str]:
     """The text fields, once the options are checked."""
     fields = [text] if isinstance(text, str) else text
-    if not isinstance(fields, (list, tuple)) or not fields or not all(isinstance(f, str) for f in fields):
-        raise TypeError(f"text must be a column name or a non-empty list of column names, got {text!r}")
+    if (
+        not isinstance(fields, (list, tuple))
+        or not fields
+        or not all(isinstance(f, str) for f in fields)
+    ):
+        raise TypeError(
+            f"text must be a column name or a non-empty list of column names, got {text!r}"
+        )
     twice = sorted({f for f in fields if fields.count(f) > 1})
     if twice:
         raise ValueError(f"text names the column(s) {twice} more than once")
     if id is not None and not isinstance(id, str):
         raise TypeError(f"id must be a column name or None (row numbers as ids), got {id!r}")
-    if max_chars is not None and (isinstance(max_chars, bool) or not isinstance(max_chars, (int, np.integer))
-                                  or max_chars < 1):
+    if max_chars is not None and (
+        isinstance(max_chars, bool) or not isinstance(max_chars, (int, np.integer)) or max_chars < 1
+    ):
         raise ValueError(f"max_chars must be a positive integer or None, got {max_chars!r}")
     return list(fields)
 
@@ -168,8 +214,11 @@ def _skips(ids: np.ndarray, texts: pd.Series, id, fields: list[str], at) -> tupl
     flag(reasons, no_text, f"empty text: every field of {list(fields)} is empty")
     again = _repeated_ids(ids, reasons.isna().to_numpy(), at)
     flag(reasons, again.notna().to_numpy(), again.to_numpy(object))
-    return reasons, {"empty_ids": int(no_id.sum()), "empty_texts": int((no_text & ~no_id).sum()),
-                     "duplicate_ids": int(again.notna().sum())}
+    return reasons, {
+        "empty_ids": int(no_id.sum()),
+        "empty_texts": int((no_text & ~no_id).sum()),
+        "duplicate_ids": int(again.notna().sum()),
+    }
 
 
 def _skipped(frame: pd.DataFrame, reasons: pd.Series, where: str, lines, what: str):
@@ -177,11 +226,15 @@ def _skipped(frame: pd.DataFrame, reasons: pd.Series, where: str, lines, what: s
     when every row has one."""
     line, at = located(where, lines, len(frame))
     bad = reasons.notna().to_numpy()
-    skipped = [SkippedRow(where, int(line[i]), reasons.iloc[i], row_text(frame, i))
-               for i in np.flatnonzero(bad)]
+    skipped = [
+        SkippedRow(where, int(line[i]), reasons.iloc[i], row_text(frame, i))
+        for i in np.flatnonzero(bad)
+    ]
     if bad.all():
-        raise NoRowsError(f"{where} holds no usable {what}: all {len(frame):,} were skipped "
-                          f"({skipped[0].reason} at {at(0)})")
+        raise NoRowsError(
+            f"{where} holds no usable {what}: all {len(frame):,} were skipped "
+            f"({skipped[0].reason} at {at(0)})"
+        )
     return bad, skipped
 
 
@@ -213,8 +266,9 @@ def _repeated_ids(ids: np.ndarray, usable: np.ndarray, at) -> pd.Series:
     again = kept_ids.duplicated(keep="first").to_numpy()
     out = pd.Series(None, index=range(len(ids)), dtype=object)
     rows, firsts = position.to_numpy()[again], first[again]
-    out.iloc[rows] = [f"id {ids[r]!r} again: the record at {at(f)} is kept"
-                      for r, f in zip(rows, firsts)]
+    out.iloc[rows] = [
+        f"id {ids[r]!r} again: the record at {at(f)} is kept" for r, f in zip(rows, firsts)
+    ]
     return out
 
 
@@ -228,7 +282,9 @@ def _same_text_pairs(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def as_ids(values) -> np.ndarray:
     """``values`` as id strings, (n,) object: strings stripped, integers (and integral floats,
     as pandas stores an int column with gaps) as ``str`` of the integer, missing values ``""``."""
-    series = values if isinstance(values, pd.Series) else pd.Series(np.asarray(values, dtype=object))
+    series = (
+        values if isinstance(values, pd.Series) else pd.Series(np.asarray(values, dtype=object))
+    )
     whole = pd.api.types.is_bool_dtype(series) or pd.api.types.is_integer_dtype(series)
     if whole and not series.isna().any():
         return series.astype(str).to_numpy(object)
@@ -245,7 +301,9 @@ def _id(value) -> str:
     if isinstance(value, (int, np.integer)):
         return str(int(value))
     if isinstance(value, (float, np.floating)):
-        return "" if np.isnan(value) else str(int(value)) if float(value).is_integer() else str(value)
+        return (
+            "" if np.isnan(value) else str(int(value)) if float(value).is_integer() else str(value)
+        )
     return "" if value is None or value is pd.NA else str(value).strip()
 
 
@@ -271,12 +329,18 @@ def read_id_pairs(source, *, left: str | None = None, right: str | None = None) 
     ``left_ids, right_ids``."""
     frame, lines, report, where = read_source(source, what="id pair")
     if (left is None or right is None) and len(frame.columns) < 2:
-        raise ValueError(f"{where} has the columns {[str(c) for c in frame.columns]}: an id pair "
-                         "needs two (the left record's id, then the right's)")
+        raise ValueError(
+            f"{where} has the columns {[str(c) for c in frame.columns]}: an id pair "
+            "needs two (the left record's id, then the right's)"
+        )
     left = frame.columns[0] if left is None else left
     right = frame.columns[1] if right is None else right
-    check_columns(frame, {"left": left, "right": right}, where,
-                  remedy="Name them with read_id_pairs(left=..., right=...)")
+    check_columns(
+        frame,
+        {"left": left, "right": right},
+        where,
+        remedy="Name them with read_id_pairs(left=..., right=...)",
+    )
     ids = {side: as_ids(frame[column]) for side, column in (("left", left), ("right", right))}
     reasons = pd.Series(None, index=frame.index, dtype=object)
     for side, column in (("left", left), ("right", right)):

@@ -4,6 +4,7 @@ QQP is :func:`~pairlab.data.pairfile.load_pairs` with QQP's column names (symmet
 qid); WikiQA is the same function on its rows, asymmetric with its own split. A ``dataset`` that
 is a path is read by :func:`load_pairs` with the notebook's ``pairs_*`` options.
 """
+
 from __future__ import annotations
 
 from functools import partial
@@ -16,17 +17,36 @@ from ..paths import DATA_LAYOUT, DataNotFoundError, data_dir as resolve_data_dir
 from .pairfile import SUFFIXES, is_pair_file, load_pairs, pair_task_name
 from .tasks import BUILT_IN, SPLITS, Pool, Task, like
 
-__all__ = ["Pool", "Task", "SPLITS", "TASKS", "load_task", "load_tasks", "tasks_for", "read_raw",
-           "build_qqp", "build_wikiqa", "data_files", "load_pairs", "like", "pair_file", "per_task"]
+__all__ = [
+    "Pool",
+    "Task",
+    "SPLITS",
+    "TASKS",
+    "load_task",
+    "load_tasks",
+    "tasks_for",
+    "read_raw",
+    "build_qqp",
+    "build_wikiqa",
+    "data_files",
+    "load_pairs",
+    "like",
+    "pair_file",
+    "per_task",
+]
 
 TASKS = BUILT_IN
 QQP_FILES = ("quora_duplicate_questions.tsv", "qqp_subset.tsv")
-QQP_COLUMNS = dict(left="question1", right="question2", label="is_duplicate", left_id="qid1",
-                   right_id="qid2")
+QQP_COLUMNS = dict(
+    left="question1", right="question2", label="is_duplicate", left_id="qid1", right_id="qid2"
+)
 # the generic builder's notes under the names QQP's metrics files have always used
-QQP_NOTES = {"n_items": "n_questions", "id_text_conflicts": "qid_text_conflicts",
-             "items_sharing_text_with_another_id": "questions_sharing_text_with_another_qid",
-             "stated_positives": "stated_duplicates"}
+QQP_NOTES = {
+    "n_items": "n_questions",
+    "id_text_conflicts": "qid_text_conflicts",
+    "items_sharing_text_with_another_id": "questions_sharing_text_with_another_qid",
+    "stated_positives": "stated_duplicates",
+}
 PAIR_OPTIONS = ("pairs_symmetric", "pairs_columns", "pairs_threshold")
 
 
@@ -89,22 +109,39 @@ def _wikiqa_file(folder: Path, split: str) -> Path:
 # Building
 
 
-def load_task(name: str, data_dir=None, *, seed: int = 0, fractions=(0.5, 0.25, 0.25),
-              max_items=None, strict: bool = False) -> Task:
+def load_task(
+    name: str,
+    data_dir=None,
+    *,
+    seed: int = 0,
+    fractions=(0.5, 0.25, 0.25),
+    max_items=None,
+    strict: bool = False,
+) -> Task:
     """Read and build the all-pairs task ``name`` (``"qqp"`` or ``"wikiqa"``).
 
     ``fractions`` are QQP's train/dev/test shares of questions (WikiQA keeps its own split);
     ``max_items`` caps the left items per split (an int, or a dict by split) for small profiles.
     """
     raw = read_raw(name, data_dir, strict=strict)
-    build = (partial(build_qqp, raw["frame"], seed=seed, fractions=fractions) if name == "qqp"
-             else partial(build_wikiqa, raw, seed=seed))
+    build = (
+        partial(build_qqp, raw["frame"], seed=seed, fractions=fractions)
+        if name == "qqp"
+        else partial(build_wikiqa, raw, seed=seed)
+    )
     task = build(max_items=max_items)
     return Task(task.name, task.splits, task.notes, raw["report"], rebuild=build)
 
 
-def load_tasks(dataset: str = "all", data_dir=None, *, pairs_symmetric=None, pairs_columns=None,
-               pairs_threshold=None, **kwargs) -> dict[str, Task]:
+def load_tasks(
+    dataset: str = "all",
+    data_dir=None,
+    *,
+    pairs_symmetric=None,
+    pairs_columns=None,
+    pairs_threshold=None,
+    **kwargs,
+) -> dict[str, Task]:
     """Tasks named by a notebook's ``dataset`` parameter: ``"qqp"``, ``"wikiqa"``, ``"all"``, or
     the path of a pair file, read by :func:`load_pairs` with ``pairs_symmetric`` (required for a
     file), ``pairs_columns`` (``{"left": ..., "right": ..., "label": ..., "left_id": ...,
@@ -120,13 +157,25 @@ def load_tasks(dataset: str = "all", data_dir=None, *, pairs_symmetric=None, pai
         name = pair_task_name(path)
         kind = like(name, _symmetric(pairs_symmetric, path))
         cap = max_items.get(name, max_items.get(kind)) if per_task(max_items) else max_items
-        task = load_pairs(path, **options, seed=kwargs.get("seed", 0), max_items=cap,
-                          fractions=kwargs.get("fractions", (0.5, 0.25, 0.25)), name=name)
+        task = load_pairs(
+            path,
+            **options,
+            seed=kwargs.get("seed", 0),
+            max_items=cap,
+            fractions=kwargs.get("fractions", (0.5, 0.25, 0.25)),
+            name=name,
+        )
         return {task.name: task}
     names = TASKS if dataset == "all" else (dataset,)
-    return {name: load_task(name, data_dir, **kwargs,
-                            max_items=max_items.get(name) if per_task(max_items) else max_items)
-            for name in names}
+    return {
+        name: load_task(
+            name,
+            data_dir,
+            **kwargs,
+            max_items=max_items.get(name) if per_task(max_items) else max_items,
+        )
+        for name in names
+    }
 
 
 def tasks_for(params: dict) -> dict[str, Task]:
@@ -136,9 +185,14 @@ def tasks_for(params: dict) -> dict[str, Task]:
     A file's task takes the per-task settings of the built-in task of its kind: every value of
     ``params`` given per task (``{"qqp": 3, "wikiqa": 4}``) gains an entry under the file
     task's name, in place, so that every helper reading ``params`` finds it."""
-    tasks = load_tasks(params["dataset"], params.get("data_dir"), seed=params["seed"],
-                       fractions=params["fractions"], max_items=params["max_items"],
-                       **{k: params.get(k) for k in PAIR_OPTIONS})
+    tasks = load_tasks(
+        params["dataset"],
+        params.get("data_dir"),
+        seed=params["seed"],
+        fractions=params["fractions"],
+        max_items=params["max_items"],
+        **{k: params.get(k) for k in PAIR_OPTIONS},
+    )
     for name, task in tasks.items():
         for key, value in list(params.items()):
             if per_task(value) and name not in value and task.like in value:
@@ -148,31 +202,38 @@ def tasks_for(params: dict) -> dict[str, Task]:
 
 def per_task(value) -> bool:
     """Whether a setting is given per task (``{"qqp": ..., "wikiqa": ...}``), not per split."""
-    return (isinstance(value, dict) and bool(set(value) & set(TASKS))
-            and not set(value) & set(SPLITS))
+    return (
+        isinstance(value, dict) and bool(set(value) & set(TASKS)) and not set(value) & set(SPLITS)
+    )
 
 
 def pair_file(dataset) -> Path:
     """The pair file a ``dataset`` parameter names: as given, else relative to the project
     root; anything else is an error listing what ``dataset`` can be."""
     if not isinstance(dataset, (str, Path)) or not is_pair_file(dataset):
-        raise ValueError(f"dataset must be 'qqp', 'wikiqa', 'all' or the path of a pair file "
-                         f"({', '.join(sorted(SUFFIXES))}), got {dataset!r}")
+        raise ValueError(
+            f"dataset must be 'qqp', 'wikiqa', 'all' or the path of a pair file "
+            f"({', '.join(sorted(SUFFIXES))}), got {dataset!r}"
+        )
     path = Path(dataset).expanduser()
     if not path.is_file() and not path.is_absolute() and (project_root() / path).is_file():
         path = project_root() / path
     if not path.is_file():
-        raise DataNotFoundError(f"dataset {str(dataset)!r} is not a file (looked in {Path.cwd()} "
-                                f"and {project_root()}); give the path of a pair file, or 'qqp', "
-                                f"'wikiqa' or 'all' with the data folder.\n{DATA_LAYOUT}")
+        raise DataNotFoundError(
+            f"dataset {str(dataset)!r} is not a file (looked in {Path.cwd()} "
+            f"and {project_root()}); give the path of a pair file, or 'qqp', "
+            f"'wikiqa' or 'all' with the data folder.\n{DATA_LAYOUT}"
+        )
     return path
 
 
 def _symmetric(value, path: Path) -> bool:
     if not isinstance(value, bool):
-        raise ValueError(f"dataset {str(path)!r} is a pair file: set pairs_symmetric to True "
-                         "(duplicates, paraphrases: both columns hold the same kind of item) or "
-                         f"False (question -> answer, query -> document), got {value!r}")
+        raise ValueError(
+            f"dataset {str(path)!r} is a pair file: set pairs_symmetric to True "
+            "(duplicates, paraphrases: both columns hold the same kind of item) or "
+            f"False (question -> answer, query -> document), got {value!r}"
+        )
     return value
 
 
@@ -180,22 +241,33 @@ def _pair_options(symmetric, columns, threshold) -> dict:
     columns = dict(columns or {})
     known = {"left", "right", "label", "left_id", "right_id", "split"}
     if not known.issuperset(columns):
-        raise ValueError(f"pairs_columns has {sorted(set(columns) - known)}; it maps the roles "
-                         f"{sorted(known)} to your file's column names")
+        raise ValueError(
+            f"pairs_columns has {sorted(set(columns) - known)}; it maps the roles "
+            f"{sorted(known)} to your file's column names"
+        )
     if "split" in columns:
         columns["split_column"] = columns.pop("split")
     return dict(symmetric=symmetric, positive_threshold=threshold, **columns)
 
 
-def build_qqp(frame: pd.DataFrame, *, seed: int = 0, fractions=(0.5, 0.25, 0.25),
-              max_items=None) -> Task:
+def build_qqp(
+    frame: pd.DataFrame, *, seed: int = 0, fractions=(0.5, 0.25, 0.25), max_items=None
+) -> Task:
     """Question-deduplication task: :func:`load_pairs` with QQP's columns, items by qid;
     positives are the transitive closure of stated duplicates, and questions are split by
     connected components of all stated pairs so no pair crosses splits."""
     if frame.empty:
         raise ValueError("QQP frame has no rows: nothing to build a task from")
-    task = load_pairs(frame, symmetric=True, **QQP_COLUMNS, seed=seed, fractions=fractions,
-                      max_items=max_items, name="qqp", check_splits=False)
+    task = load_pairs(
+        frame,
+        symmetric=True,
+        **QQP_COLUMNS,
+        seed=seed,
+        fractions=fractions,
+        max_items=max_items,
+        name="qqp",
+        check_splits=False,
+    )
     notes = {QQP_NOTES.get(k, k): v for k, v in task.notes.items()}
     return Task("qqp", task.splits, notes)
 
@@ -211,13 +283,27 @@ def build_wikiqa(raw: dict, *, seed: int = 0, max_items=None) -> Task:
     rows = pd.concat([f.assign(split=s) for s, f in frames.items()], ignore_index=True)
     with_titles = bool(rows["title"].notna().all())
     rows["right"] = rows["title"] + " . " + rows["sentence"] if with_titles else rows["sentence"]
-    task = load_pairs(rows, symmetric=False, left="question", right="right", label="label",
-                      split_column="split", seed=seed, max_items=max_items, name="wikiqa",
-                      check_splits=False)
-    notes = {("questions_in_several_splits" if k == "left_items_in_several_splits" else k): v
-             for k, v in task.notes.items()}
-    kept = pd.concat([rows[(rows["split"] == s) & rows["question"].isin(task[s].left_texts)]
-                      for s in SPLITS])
-    notes.update(right_side="Title . Sentence" if with_titles else "sentence only (titles missing)",
-                 rows_with_title=int(kept["title"].notna().sum()))
+    task = load_pairs(
+        rows,
+        symmetric=False,
+        left="question",
+        right="right",
+        label="label",
+        split_column="split",
+        seed=seed,
+        max_items=max_items,
+        name="wikiqa",
+        check_splits=False,
+    )
+    notes = {
+        ("questions_in_several_splits" if k == "left_items_in_several_splits" else k): v
+        for k, v in task.notes.items()
+    }
+    kept = pd.concat(
+        [rows[(rows["split"] == s) & rows["question"].isin(task[s].left_texts)] for s in SPLITS]
+    )
+    notes.update(
+        right_side="Title . Sentence" if with_titles else "sentence only (titles missing)",
+        rows_with_title=int(kept["title"].notna().sum()),
+    )
     return Task("wikiqa", task.splits, notes)

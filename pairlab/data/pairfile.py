@@ -10,6 +10,7 @@ binary nor numeric, graded labels without a threshold) is a ``ValueError`` namin
 and column; what is wrong with one row (empty text or label, a wrong number of fields, bad JSON,
 bytes that are not UTF-8) costs that row only, counted and reported in ``task.report``.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,23 +22,55 @@ import pandas as pd
 
 from ..io import NoRowsError, ReadReport, SkippedRow
 from .build import build_asymmetric, build_symmetric
-from .tables import (SUFFIXES, blank, check_columns, flag, located, read_source, read_table,
-                     row_text, text_column, with_skipped)
+from .tables import (
+    SUFFIXES,
+    blank,
+    check_columns,
+    flag,
+    located,
+    read_source,
+    read_table,
+    row_text,
+    text_column,
+    with_skipped,
+)
 from .tasks import BUILT_IN, SPLITS, Task
 
-__all__ = ["load_pairs", "read_pair_file", "pair_rows", "SUFFIXES", "is_pair_file", "pair_task_name"]
+__all__ = [
+    "load_pairs",
+    "read_pair_file",
+    "pair_rows",
+    "SUFFIXES",
+    "is_pair_file",
+    "pair_task_name",
+]
 
 SPLIT_ALIASES = {"validation": "dev", "valid": "dev", "val": "dev"}
 _TRUE_FALSE = {"true": 1.0, "false": 0.0, "yes": 1.0, "no": 0.0}
-COLUMNS_REMEDY = ("Name the columns with load_pairs(left=..., right=..., label=..., left_id=..., "
-                  "right_id=..., split_column=...), or in a notebook with pairs_columns={'left': "
-                  "..., 'right': ..., 'label': ...}")
+COLUMNS_REMEDY = (
+    "Name the columns with load_pairs(left=..., right=..., label=..., left_id=..., "
+    "right_id=..., split_column=...), or in a notebook with pairs_columns={'left': "
+    "..., 'right': ..., 'label': ...}"
+)
 
 
-def load_pairs(source, *, symmetric: bool, left: str = "text1", right: str = "text2",
-               label: str = "label", positive_threshold=None, left_id=None, right_id=None,
-               split_column=None, fractions=(0.5, 0.25, 0.25), seed: int = 0, max_items=None,
-               name: str | None = None, check_splits: bool = True) -> Task:
+def load_pairs(
+    source,
+    *,
+    symmetric: bool,
+    left: str = "text1",
+    right: str = "text2",
+    label: str = "label",
+    positive_threshold=None,
+    left_id=None,
+    right_id=None,
+    split_column=None,
+    fractions=(0.5, 0.25, 0.25),
+    seed: int = 0,
+    max_items=None,
+    name: str | None = None,
+    check_splits: bool = True,
+) -> Task:
     """The all-pairs task of a labelled pair file or DataFrame.
 
     ``symmetric``: both columns hold the same kind of item (duplicates, paraphrases): the items
@@ -51,24 +84,44 @@ def load_pairs(source, *, symmetric: bool, left: str = "text1", right: str = "te
     ``check_splits``: a split without two items or a positive is an error that says why (the
     built-in tasks, whose behaviour is pinned, skip the check)."""
     if not isinstance(symmetric, (bool, np.bool_)):
-        raise TypeError(f"symmetric must be True (duplicates, paraphrases: both columns hold the "
-                        f"same kind of item) or False (question -> answer), got {symmetric!r}")
+        raise TypeError(
+            f"symmetric must be True (duplicates, paraphrases: both columns hold the "
+            f"same kind of item) or False (question -> answer), got {symmetric!r}"
+        )
     if symmetric and split_column is not None:
-        raise ValueError(f"split_column={split_column!r} is for asymmetric tasks: a symmetric task "
-                         "is split by connected components of its pairs, so that no pair crosses "
-                         "splits; leave split_column unset")
+        raise ValueError(
+            f"split_column={split_column!r} is for asymmetric tasks: a symmetric task "
+            "is split by connected components of its pairs, so that no pair crosses "
+            "splits; leave split_column unset"
+        )
     if (left_id is None) != (right_id is None):
-        raise ValueError(f"give both left_id and right_id or neither, got left_id={left_id!r}, "
-                         f"right_id={right_id!r}")
+        raise ValueError(
+            f"give both left_id and right_id or neither, got left_id={left_id!r}, "
+            f"right_id={right_id!r}"
+        )
     frame, lines, report, where = read_source(source, what="pair")
-    columns = {"left": left, "right": right, "label": label, "left_id": left_id,
-               "right_id": right_id, "split": split_column}
-    rows, skipped = pair_rows(frame, columns, positive_threshold=positive_threshold,
-                              source=where, lines=lines)
+    columns = {
+        "left": left,
+        "right": right,
+        "label": label,
+        "left_id": left_id,
+        "right_id": right_id,
+        "split": split_column,
+    }
+    rows, skipped = pair_rows(
+        frame, columns, positive_threshold=positive_threshold, source=where, lines=lines
+    )
     report = with_skipped(report, skipped)
     name = name or (pair_task_name(source) if not isinstance(source, pd.DataFrame) else "pairs")
-    build = partial(_build, name, rows, symmetric=bool(symmetric), keyed=left_id is not None,
-                    seed=seed, fractions=fractions)
+    build = partial(
+        _build,
+        name,
+        rows,
+        symmetric=bool(symmetric),
+        keyed=left_id is not None,
+        seed=seed,
+        fractions=fractions,
+    )
     task = build(max_items=max_items)
     if check_splits:
         _check_splits(task, where)
@@ -82,8 +135,9 @@ def load_pairs(source, *, symmetric: bool, left: str = "text1", right: str = "te
 
 def _build(name, rows, *, symmetric, keyed, seed, fractions, max_items) -> Task:
     if symmetric:
-        return build_symmetric(name, rows, seed=seed, fractions=fractions, max_items=max_items,
-                               keyed=keyed)
+        return build_symmetric(
+            name, rows, seed=seed, fractions=fractions, max_items=max_items, keyed=keyed
+        )
     return build_asymmetric(name, rows, seed=seed, fractions=fractions, max_items=max_items)
 
 
@@ -95,14 +149,19 @@ def _check_splits(task: Task, source: str) -> None:
             continue
         items = sum(len(task[s].left_texts) for s in SPLITS)
         sizes = "/".join(f"{len(task[s].left_texts):,}" for s in SPLITS)
-        why = (f"a symmetric task is split by whole connected components of its stated pairs, and "
-               f"these split its {items:,} items {sizes} (a component too large for a split's share "
-               "puts it all in one split; state fewer pairs per item, or more items)" if task.symmetric else
-               f"{items:,} left items and {task.notes.get('rows', 0):,} rows are split "
-               f"{'by the split column' if 'fractions' not in task.notes else 'at random'}")
-        raise ValueError(f"{source}: the {split} split has {len(pool.left_texts)} item(s) and "
-                         f"{pool.n_positives} positive(s), too few to train or measure on: {why}. "
-                         "Change fractions (or max_items), or add labelled pairs")
+        why = (
+            f"a symmetric task is split by whole connected components of its stated pairs, and "
+            f"these split its {items:,} items {sizes} (a component too large for a split's share "
+            "puts it all in one split; state fewer pairs per item, or more items)"
+            if task.symmetric
+            else f"{items:,} left items and {task.notes.get('rows', 0):,} rows are split "
+            f"{'by the split column' if 'fractions' not in task.notes else 'at random'}"
+        )
+        raise ValueError(
+            f"{source}: the {split} split has {len(pool.left_texts)} item(s) and "
+            f"{pool.n_positives} positive(s), too few to train or measure on: {why}. "
+            "Change fractions (or max_items), or add labelled pairs"
+        )
 
 
 def pair_task_name(path) -> str:
@@ -114,7 +173,9 @@ def pair_task_name(path) -> str:
 def is_pair_file(dataset) -> bool:
     """Whether ``dataset`` (a notebook's parameter) names a file rather than a task."""
     text = str(dataset)
-    return Path(text).suffix.lower() in SUFFIXES or "/" in text or "\\" in text or Path(text).is_file()
+    return (
+        Path(text).suffix.lower() in SUFFIXES or "/" in text or "\\" in text or Path(text).is_file()
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -131,8 +192,9 @@ def read_pair_file(path) -> tuple[pd.DataFrame, np.ndarray | None, ReadReport]:
 # Checking and normalising the rows
 
 
-def pair_rows(frame: pd.DataFrame, columns: dict, *, positive_threshold=None, source="<DataFrame>",
-              lines=None) -> tuple[pd.DataFrame, list[SkippedRow]]:
+def pair_rows(
+    frame: pd.DataFrame, columns: dict, *, positive_threshold=None, source="<DataFrame>", lines=None
+) -> tuple[pd.DataFrame, list[SkippedRow]]:
     """The rows the builders take (``left, right, label`` int8, ``left_key, right_key``, and
     ``split`` where a split column is named) and the rows skipped. ``columns`` maps ``left``,
     ``right``, ``label`` and optionally ``left_id``, ``right_id``, ``split`` to ``frame``'s
@@ -140,8 +202,13 @@ def pair_rows(frame: pd.DataFrame, columns: dict, *, positive_threshold=None, so
     check_columns(frame, columns, source, remedy=COLUMNS_REMEDY)
     where, at = located(source, lines, len(frame))
     labels, bad_label = _labels(frame[columns["label"]], positive_threshold, columns["label"], at)
-    out = pd.DataFrame({"left": text_column(frame[columns["left"]]),
-                        "right": text_column(frame[columns["right"]]), "label": labels})
+    out = pd.DataFrame(
+        {
+            "left": text_column(frame[columns["left"]]),
+            "right": text_column(frame[columns["right"]]),
+            "label": labels,
+        }
+    )
     reasons = pd.Series(bad_label, index=frame.index, dtype=object)
     for side in ("left", "right"):
         flag(reasons, blank(out[side]), f"empty text in column {columns[side]!r}")
@@ -154,17 +221,26 @@ def pair_rows(frame: pd.DataFrame, columns: dict, *, positive_threshold=None, so
         out["split"] = _splits(frame[columns["split"]], columns["split"], at)
         flag(reasons, blank(out["split"]), f"empty split in column {columns['split']!r}")
     bad = reasons.notna().to_numpy()
-    skipped = [SkippedRow(source, int(where[i]), reasons.iloc[i], row_text(frame, i))
-               for i in np.flatnonzero(bad)]
+    skipped = [
+        SkippedRow(source, int(where[i]), reasons.iloc[i], row_text(frame, i))
+        for i in np.flatnonzero(bad)
+    ]
     out = out[~bad].reset_index(drop=True)
     if out.empty:
-        raise NoRowsError(f"{source} holds no usable row: all {len(frame):,} were skipped "
-                          f"({skipped[0].reason} at {at(0)})")
+        raise NoRowsError(
+            f"{source} holds no usable row: all {len(frame):,} were skipped "
+            f"({skipped[0].reason} at {at(0)})"
+        )
     if not (out["label"] == 1).any():
-        rule = (f"no label reaches positive_threshold={positive_threshold}" if positive_threshold
-                is not None else "every label is 0")
-        raise ValueError(f"{source}: no positive pair in column {columns['label']!r}: {rule}. A "
-                         "task needs positives; check the label column (and the threshold)")
+        rule = (
+            f"no label reaches positive_threshold={positive_threshold}"
+            if positive_threshold is not None
+            else "every label is 0"
+        )
+        raise ValueError(
+            f"{source}: no positive pair in column {columns['label']!r}: {rule}. A "
+            "task needs positives; check the label column (and the threshold)"
+        )
     return out, skipped
 
 
@@ -172,28 +248,41 @@ def _labels(column: pd.Series, threshold, name: str, at):
     """Labels (int8: 1 positive) and the reason each unusable row is skipped (``None``: kept).
     A column that holds no number at all, or graded values without ``threshold``, is an error."""
     text = text_column(column).str.strip().str.lower()
-    number = pd.to_numeric(text.map(lambda t: _TRUE_FALSE.get(t, t)), errors="coerce").to_numpy(float)
+    number = pd.to_numeric(text.map(lambda t: _TRUE_FALSE.get(t, t)), errors="coerce").to_numpy(
+        float
+    )
     empty = (text == "").to_numpy() | (text == "nan").to_numpy()
     not_number = ~empty & ~np.isfinite(number)
     if not_number.any() and not_number.sum() == (~empty).sum():
         i = int(np.flatnonzero(not_number)[0])
-        raise ValueError(f"{at(i)}: column {name!r} is neither binary nor "
-                         f"numeric (first value {column.iloc[i]!r}); the label column must hold "
-                         "0/1 (or true/false, yes/no), or numbers with positive_threshold")
+        raise ValueError(
+            f"{at(i)}: column {name!r} is neither binary nor "
+            f"numeric (first value {column.iloc[i]!r}); the label column must hold "
+            "0/1 (or true/false, yes/no), or numbers with positive_threshold"
+        )
     if threshold is None:
         graded = ~empty & ~not_number & ~np.isin(number, (0.0, 1.0))
         if graded.any():
             i = int(np.flatnonzero(graded)[0])
-            raise ValueError(f"{at(i)}: column {name!r} holds {column.iloc[i]!r}, "
-                             "not 0 or 1: graded labels need positive_threshold (a pair is positive "
-                             "when its label is at least the threshold; in a notebook: pairs_threshold)")
+            raise ValueError(
+                f"{at(i)}: column {name!r} holds {column.iloc[i]!r}, "
+                "not 0 or 1: graded labels need positive_threshold (a pair is positive "
+                "when its label is at least the threshold; in a notebook: pairs_threshold)"
+            )
         labels = number == 1.0
     else:
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
+        if (
+            isinstance(threshold, bool)
+            or not isinstance(threshold, (int, float))
+            or not math.isfinite(threshold)
+        ):
             raise ValueError(f"positive_threshold must be a finite number, got {threshold!r}")
         labels = number >= threshold
-    reasons = np.where(empty, f"empty label in column {name!r}",
-                       np.where(not_number, f"label in column {name!r} is not a number", None))
+    reasons = np.where(
+        empty,
+        f"empty label in column {name!r}",
+        np.where(not_number, f"label in column {name!r} is not a number", None),
+    )
     return labels.astype(np.int8), reasons
 
 
@@ -202,6 +291,8 @@ def _splits(column: pd.Series, name: str, at) -> pd.Series:
     unknown = ~split.isin(SPLITS + ("",))
     if unknown.any():
         i = int(np.flatnonzero(unknown.to_numpy())[0])
-        raise ValueError(f"{at(i)}: split column {name!r} holds "
-                         f"{column.iloc[i]!r}; expected train, dev (or validation) or test")
+        raise ValueError(
+            f"{at(i)}: split column {name!r} holds "
+            f"{column.iloc[i]!r}; expected train, dev (or validation) or test"
+        )
     return split

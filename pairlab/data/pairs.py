@@ -9,6 +9,7 @@ A pool is never materialised. Its pairs are the dense range ``[0, n_pairs)``:
 Because the codes are dense, a uniform random pair is a uniform random integer, and a set of
 pairs is a sorted int64 array.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -4,30 +4,75 @@ Althammer et al. (2023, active learning for rankers: ``ALTHAMMER_*``).
 
 Typed in from ``shared/papers/`` (the papers' text); these are the papers' results, never ours.
 """
+
 from __future__ import annotations
 
-__all__ = ["TABLE1", "TABLE2_BERT", "TABLE3", "TABLE4", "TABLE5", "TABLE6", "BUDGET",
-           "DATA_EFFICIENCY", "AUGSBERT_QQP_F1", "EAGLE_TABLE1", "EAGLE_TABLE4",
-           "ALTHAMMER_SIZES", "ALTHAMMER_DPR", "ALTHAMMER_DPR_ZERO", "ALTHAMMER_SIGNIFICANT",
-           "ALTHAMMER_BUDGET"]
+__all__ = [
+    "TABLE1",
+    "TABLE2_BERT",
+    "TABLE3",
+    "TABLE4",
+    "TABLE5",
+    "TABLE6",
+    "BUDGET",
+    "DATA_EFFICIENCY",
+    "AUGSBERT_QQP_F1",
+    "EAGLE_TABLE1",
+    "EAGLE_TABLE4",
+    "ALTHAMMER_SIZES",
+    "ALTHAMMER_DPR",
+    "ALTHAMMER_DPR_ZERO",
+    "ALTHAMMER_SIGNIFICANT",
+    "ALTHAMMER_BUDGET",
+]
 
 # Table 1: positives, total pairs, stated negatives, nearby negatives (None: not reported).
 TABLE1 = {
     "qqp": {
-        "train": {"positives": 124_625, "pairs": 38e9, "ratio": 300_000, "stated_negatives": 132_796,
-                  "nearby_negatives": None},
-        "dev": {"positives": 60_510, "pairs": 8.8e9, "ratio": 150_000, "stated_negatives": 61_645,
-                "nearby_negatives": 13.1e6},
-        "test": {"positives": 43_413, "pairs": 8.5e9, "ratio": 190_000, "stated_negatives": 60_575,
-                 "nearby_negatives": 12.8e6},
+        "train": {
+            "positives": 124_625,
+            "pairs": 38e9,
+            "ratio": 300_000,
+            "stated_negatives": 132_796,
+            "nearby_negatives": None,
+        },
+        "dev": {
+            "positives": 60_510,
+            "pairs": 8.8e9,
+            "ratio": 150_000,
+            "stated_negatives": 61_645,
+            "nearby_negatives": 13.1e6,
+        },
+        "test": {
+            "positives": 43_413,
+            "pairs": 8.5e9,
+            "ratio": 190_000,
+            "stated_negatives": 60_575,
+            "nearby_negatives": 12.8e6,
+        },
     },
     "wikiqa": {
-        "train": {"positives": 1_040, "pairs": 56e6, "ratio": 53_000, "stated_negatives": 19_320,
-                  "nearby_negatives": None},
-        "dev": {"positives": 140, "pairs": 7.8e6, "ratio": 56_000, "stated_negatives": 2_593,
-                "nearby_negatives": 29_511},
-        "test": {"positives": 293, "pairs": 17e6, "ratio": 57_000, "stated_negatives": 5_872,
-                 "nearby_negatives": 63_136},
+        "train": {
+            "positives": 1_040,
+            "pairs": 56e6,
+            "ratio": 53_000,
+            "stated_negatives": 19_320,
+            "nearby_negatives": None,
+        },
+        "dev": {
+            "positives": 140,
+            "pairs": 7.8e6,
+            "ratio": 56_000,
+            "stated_negatives": 2_593,
+            "nearby_negatives": 29_511,
+        },
+        "test": {
+            "positives": 293,
+            "pairs": 17e6,
+            "ratio": 57_000,
+            "stated_negatives": 5_872,
+            "nearby_negatives": 63_136,
+        },
     },
 }
 
@@ -40,67 +85,111 @@ TABLE2_BERT = {
 # Table 3: CosineBERT trained on data collected by each strategy (all-pairs test metrics).
 # "stated" is CosineBERT trained on the stated data, the same data as Table 2's ConcatBERT.
 TABLE3 = {
-    "qqp": {"random": {"p_at_r20": 0.047, "ap": 0.028},
-            "stated": {"p_at_r20": 0.293, "ap": 0.154},
-            "static_retrieval": {"p_at_r20": 0.492, "ap": 0.251},
-            "adaptive_retrieval": {"p_at_r20": 0.591, "ap": 0.324},
-            "uncertainty": {"p_at_r20": 0.602, "ap": 0.325}},
-    "wikiqa": {"random": {"p_at_r20": 0.013, "ap": 0.013},
-               "stated": {"p_at_r20": 0.007, "ap": 0.022},
-               "static_retrieval": {"p_at_r20": 0.139, "ap": 0.082},
-               "adaptive_retrieval": {"p_at_r20": 0.271, "ap": 0.151},
-               "uncertainty": {"p_at_r20": 0.324, "ap": 0.201}},
+    "qqp": {
+        "random": {"p_at_r20": 0.047, "ap": 0.028},
+        "stated": {"p_at_r20": 0.293, "ap": 0.154},
+        "static_retrieval": {"p_at_r20": 0.492, "ap": 0.251},
+        "adaptive_retrieval": {"p_at_r20": 0.591, "ap": 0.324},
+        "uncertainty": {"p_at_r20": 0.602, "ap": 0.325},
+    },
+    "wikiqa": {
+        "random": {"p_at_r20": 0.013, "ap": 0.013},
+        "stated": {"p_at_r20": 0.007, "ap": 0.022},
+        "static_retrieval": {"p_at_r20": 0.139, "ap": 0.082},
+        "adaptive_retrieval": {"p_at_r20": 0.271, "ap": 0.151},
+        "uncertainty": {"p_at_r20": 0.324, "ap": 0.201},
+    },
 }
 
 # Table 4: positives among the labels each strategy collected, with the same total budget.
 TABLE4 = {
-    "qqp": {"random": 1, "static_retrieval": 16_422, "adaptive_retrieval": 103_181,
-            "uncertainty": 87_594},
-    "wikiqa": {"random": 1, "static_retrieval": 169, "adaptive_retrieval": 757,
-               "uncertainty": 742},
+    "qqp": {
+        "random": 1,
+        "static_retrieval": 16_422,
+        "adaptive_retrieval": 103_181,
+        "uncertainty": 87_594,
+    },
+    "wikiqa": {"random": 1, "static_retrieval": 169, "adaptive_retrieval": 757, "uncertainty": 742},
 }
 
 # Section 5: n1 = 2048, n_i = n1 (3/2)^(i-1); k = 10 rounds on QQP, 4 on WikiQA; m neighbours.
-BUDGET = {"qqp": {"n1": 2048, "rounds": 10, "labels": 232_100, "neighbours": 1000},
-          "wikiqa": {"n1": 2048, "rounds": 4, "labels": 16_640, "neighbours": 100}}
+BUDGET = {
+    "qqp": {"n1": 2048, "rounds": 10, "labels": 232_100, "neighbours": 1000},
+    "wikiqa": {"n1": 2048, "rounds": 4, "labels": 16_640, "neighbours": 100},
+}
 
 # Table 5: stratified sampling (oracle access to the positives) against active learning.
 TABLE5 = {
-    "qqp": {"stratified_match": {"p_at_r20": 0.351, "ap": 0.190},
-            "stratified_all_positives": {"p_at_r20": 0.416, "ap": 0.222},
-            "adaptive_retrieval": {"p_at_r20": 0.591, "ap": 0.324},
-            "uncertainty": {"p_at_r20": 0.602, "ap": 0.325}},
-    "wikiqa": {"stratified_match": {"p_at_r20": 0.132, "ap": 0.085},
-               "stratified_all_positives": {"p_at_r20": 0.137, "ap": 0.091},
-               "adaptive_retrieval": {"p_at_r20": 0.271, "ap": 0.151},
-               "uncertainty": {"p_at_r20": 0.324, "ap": 0.201}},
+    "qqp": {
+        "stratified_match": {"p_at_r20": 0.351, "ap": 0.190},
+        "stratified_all_positives": {"p_at_r20": 0.416, "ap": 0.222},
+        "adaptive_retrieval": {"p_at_r20": 0.591, "ap": 0.324},
+        "uncertainty": {"p_at_r20": 0.602, "ap": 0.325},
+    },
+    "wikiqa": {
+        "stratified_match": {"p_at_r20": 0.132, "ap": 0.085},
+        "stratified_all_positives": {"p_at_r20": 0.137, "ap": 0.091},
+        "adaptive_retrieval": {"p_at_r20": 0.271, "ap": 0.151},
+        "uncertainty": {"p_at_r20": 0.324, "ap": 0.201},
+    },
 }
 
 # Table 6 (QQP only): CosineBERT and ConcatBERT trained on the same data; "stratified_match"
 # is the paper's "Stratified" row (matching uncertainty sampling's label balance).
 TABLE6 = {
-    "qqp": {"stated": {"cosine_p_at_r20": 0.293, "cosine_ap": 0.154, "concat_p_at_r20": 0.030, "concat_ap": 0.024},
-            "static_retrieval": {"cosine_p_at_r20": 0.492, "cosine_ap": 0.251, "concat_p_at_r20": 0.046,
-                                 "concat_ap": 0.019},
-            "stratified_match": {"cosine_p_at_r20": 0.351, "cosine_ap": 0.190, "concat_p_at_r20": 0.290,
-                                 "concat_ap": 0.164},
-            "uncertainty": {"cosine_p_at_r20": 0.602, "cosine_ap": 0.325, "concat_p_at_r20": 0.236,
-                            "concat_ap": 0.089}},
+    "qqp": {
+        "stated": {
+            "cosine_p_at_r20": 0.293,
+            "cosine_ap": 0.154,
+            "concat_p_at_r20": 0.030,
+            "concat_ap": 0.024,
+        },
+        "static_retrieval": {
+            "cosine_p_at_r20": 0.492,
+            "cosine_ap": 0.251,
+            "concat_p_at_r20": 0.046,
+            "concat_ap": 0.019,
+        },
+        "stratified_match": {
+            "cosine_p_at_r20": 0.351,
+            "cosine_ap": 0.190,
+            "concat_p_at_r20": 0.290,
+            "concat_ap": 0.164,
+        },
+        "uncertainty": {
+            "cosine_p_at_r20": 0.602,
+            "cosine_ap": 0.325,
+            "concat_p_at_r20": 0.236,
+            "concat_ap": 0.089,
+        },
+    },
 }
 
 # Section 5.6 / appendix B.1 (QQP dev AP): static retrieval's full budget against the round at
 # which uncertainty sampling passes it.
-DATA_EFFICIENCY = {"qqp": {"static_labels": 232_100, "static_dev_ap": 0.219,
-                           "uncertainty_labels": 16_640, "uncertainty_dev_ap": 0.226, "factor": 14}}
+DATA_EFFICIENCY = {
+    "qqp": {
+        "static_labels": 232_100,
+        "static_dev_ap": 0.219,
+        "uncertainty_labels": 16_640,
+        "uncertainty_dev_ap": 0.226,
+        "factor": 14,
+    }
+}
 
 # Augmented SBERT (Thakur et al. 2021), Table 5: Quora-QP test F1 of the positive class (x 100,
 # threshold from dev), mean +- std over 10 seeds; bert-base-uncased for both encoders. "seed_opt":
 # the best of 5 seeds on dev (every AugSBERT row uses it). Silver pairs with k = 3 (Tables 9-10:
 # k = 3 gave Quora-QP's best BM25 and S.S. scores).
 AUGSBERT_QQP_F1 = {
-    "cross_encoder": (80.40, 1.05), "cross_encoder_seed_opt": (81.23, 0.93),
-    "sbert": (73.44, 0.65), "sbert_seed_opt": (74.66, 0.31),
-    "rs": (73.42, 0.74), "kde": (79.31, 0.46), "bm25": (79.01, 0.45), "ss": (77.20, 0.41),
+    "cross_encoder": (80.40, 1.05),
+    "cross_encoder_seed_opt": (81.23, 0.93),
+    "sbert": (73.44, 0.65),
+    "sbert_seed_opt": (74.66, 0.31),
+    "rs": (73.42, 0.74),
+    "kde": (79.31, 0.46),
+    "bm25": (79.01, 0.45),
+    "ss": (77.20, 0.41),
     "bm25_ss": (72.45, 0.77),
 }
 
@@ -118,10 +207,18 @@ EAGLE_TABLE1 = {
 # Table 4: test AUC (x100) after sampling 10% of the unlabelled data (another split: initial 85.780),
 # annotated by the LLM or with the ground truth (GT).
 EAGLE_TABLE4 = {
-    "llm": {"initial": (85.780, 0.002), "random": (86.001, 0.139), "uncertainty": (86.058, 0.089),
-            "conditional_informativeness": (86.432, 0.106)},
-    "clean": {"initial": (85.780, 0.002), "random": (86.677, 0.068), "uncertainty": (87.125, 0.135),
-              "conditional_informativeness": (87.445, 0.091)},
+    "llm": {
+        "initial": (85.780, 0.002),
+        "random": (86.001, 0.139),
+        "uncertainty": (86.058, 0.089),
+        "conditional_informativeness": (86.432, 0.106),
+    },
+    "clean": {
+        "initial": (85.780, 0.002),
+        "random": (86.677, 0.068),
+        "uncertainty": (87.125, 0.135),
+        "conditional_informativeness": (87.445, 0.091),
+    },
 }
 
 # Althammer et al. 2023, Table 1: nDCG@10 of DPR (a bi-encoder, as CosineBERT) after fine-tuning
@@ -131,27 +228,47 @@ EAGLE_TABLE4 = {
 # out (cross-encoder and late interaction: no analog here).
 ALTHAMMER_SIZES = (5_000, 10_000, 20_000, 50_000)
 ALTHAMMER_DPR = {
-    "Scratch: TREC DL 2019": {"random": (.3674, .4390, .4457, .5006), "qbc": (.3465, .4343, .4628, .5079),
-                              "uncertainty": (.3961, .4067, .4255, .3757),
-                              "diversity": (.3713, .4086, .4593, .4750)},
-    "Scratch: TREC DL 2020": {"random": (.3225, .3789, .4190, .4757), "qbc": (.3023, .3849, .4090, .4534),
-                              "uncertainty": (.3660, .3733, .4476, .4254),
-                              "diversity": (.3437, .4030, .4198, .4998)},
-    "Re-Train: TripClick Head DCTR": {"random": (.1389, .1459, .1516, .1621),
-                                      "qbc": (.0849, .1043, .1368, .1603),
-                                      "uncertainty": (.1060, .1165, .1283, .1336),
-                                      "diversity": (.1059, .1150, .1163, .1458)},
-    "Re-Train: TripClick Torso raw": {"random": (.1837, .1745, .1924, .2023),
-                                      "qbc": (.0895, .1122, .1312, .1440),
-                                      "uncertainty": (.0907, .0946, .1030, .1031),
-                                      "diversity": (.0907, .1041, .1217, .1473)},
+    "Scratch: TREC DL 2019": {
+        "random": (0.3674, 0.4390, 0.4457, 0.5006),
+        "qbc": (0.3465, 0.4343, 0.4628, 0.5079),
+        "uncertainty": (0.3961, 0.4067, 0.4255, 0.3757),
+        "diversity": (0.3713, 0.4086, 0.4593, 0.4750),
+    },
+    "Scratch: TREC DL 2020": {
+        "random": (0.3225, 0.3789, 0.4190, 0.4757),
+        "qbc": (0.3023, 0.3849, 0.4090, 0.4534),
+        "uncertainty": (0.3660, 0.3733, 0.4476, 0.4254),
+        "diversity": (0.3437, 0.4030, 0.4198, 0.4998),
+    },
+    "Re-Train: TripClick Head DCTR": {
+        "random": (0.1389, 0.1459, 0.1516, 0.1621),
+        "qbc": (0.0849, 0.1043, 0.1368, 0.1603),
+        "uncertainty": (0.1060, 0.1165, 0.1283, 0.1336),
+        "diversity": (0.1059, 0.1150, 0.1163, 0.1458),
+    },
+    "Re-Train: TripClick Torso raw": {
+        "random": (0.1837, 0.1745, 0.1924, 0.2023),
+        "qbc": (0.0895, 0.1122, 0.1312, 0.1440),
+        "uncertainty": (0.0907, 0.0946, 0.1030, 0.1031),
+        "diversity": (0.0907, 0.1041, 0.1217, 0.1473),
+    },
 }
-ALTHAMMER_DPR_ZERO = {"Scratch: TREC DL 2019": 0.0, "Scratch: TREC DL 2020": 0.0,
-                      "Re-Train: TripClick Head DCTR": .139, "Re-Train: TripClick Torso raw": .200}
+ALTHAMMER_DPR_ZERO = {
+    "Scratch: TREC DL 2019": 0.0,
+    "Scratch: TREC DL 2020": 0.0,
+    "Re-Train: TripClick Head DCTR": 0.139,
+    "Re-Train: TripClick Torso raw": 0.200,
+}
 # Cells marked * (paired t-test against Random, p < 0.05 after Bonferroni with n = 3): every one
 # of them lower than Random. (test set, strategy, training size)
-ALTHAMMER_SIGNIFICANT = {("Scratch: TREC DL 2019", "uncertainty", 50_000),
-                         ("Re-Train: TripClick Head DCTR", "qbc", 5_000)}
+ALTHAMMER_SIGNIFICANT = {
+    ("Scratch: TREC DL 2019", "uncertainty", 50_000),
+    ("Re-Train: TripClick Head DCTR", "qbc", 5_000),
+}
 # Section 7.4: 75 assessments an hour (47.7 s each), $50 an hour, AWS GPU $3.06 and CPU $0.408 an hour.
-ALTHAMMER_BUDGET = {"assessments_per_hour": 75.0, "annotator_per_hour": 50.0, "gpu_per_hour": 3.06,
-                    "cpu_per_hour": 0.408}
+ALTHAMMER_BUDGET = {
+    "assessments_per_hour": 75.0,
+    "annotator_per_hour": 50.0,
+    "gpu_per_hour": 3.06,
+    "cpu_per_hour": 0.408,
+}

@@ -11,6 +11,7 @@ raises :class:`NoTruthError` (a person labels those pairs). A simulation gives
 ``all_positives``: every true pair, so that every other pair is a negative and ``labels``
 answers as the oracle of a built-in task does.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -55,14 +56,17 @@ class RecordPool(Pool):
                 f"positive(s) and {len(self.stated_negatives):,} known negative(s) of "
                 f"{self.n_pairs:,} pairs, and every other pair is unlabelled, not negative. A "
                 "person labels these pairs; for a simulation, build the pool with "
-                "record_pairs(..., all_positives=<every true pair>)")
+                "record_pairs(..., all_positives=<every true pair>)"
+            )
         return super().labels(pair_ids)
 
     @property
     def n_positives(self) -> int:
         if not self.truth_known:
-            raise NoTruthError(f"{self.task}: the number of positives is unknown (no truth is "
-                               f"known; {len(self.positives):,} are known positive)")
+            raise NoTruthError(
+                f"{self.task}: the number of positives is unknown (no truth is "
+                f"known; {len(self.positives):,} are known positive)"
+            )
         return len(self.positives)
 
     def pair_ids(self, left_ids, right_ids) -> np.ndarray:
@@ -82,25 +86,49 @@ class RecordPool(Pool):
         ids = np.asarray(pair_ids, dtype=np.int64)
         left_ids, right_ids = self.record_ids(ids)
         left, right = self.texts(ids)
-        stated = np.where(isin_sorted(ids, self.positives), "positive",
-                          np.where(isin_sorted(ids, self.stated_negatives), "negative", "-"))
-        out = pd.DataFrame({"pair_id": ids, "left_id": left_ids, "right_id": right_ids,
-                            "left": left, "right": right, "stated": stated})
+        stated = np.where(
+            isin_sorted(ids, self.positives),
+            "positive",
+            np.where(isin_sorted(ids, self.stated_negatives), "negative", "-"),
+        )
+        out = pd.DataFrame(
+            {
+                "pair_id": ids,
+                "left_id": left_ids,
+                "right_id": right_ids,
+                "left": left,
+                "right": right,
+                "stated": stated,
+            }
+        )
         if self.truth_known:
             out["label"] = self.labels(ids)
         return out
 
     def __repr__(self) -> str:
-        sides = (f"{len(self.left):,} records of {self.left.name}" if self.symmetric else
-                 f"{len(self.left):,} {self.left.name} x {len(self.right):,} {self.right.name} records")
-        known = (f"{len(self.positives):,} positives, every one known" if self.truth_known else
-                 f"{len(self.positives):,} known positives, {len(self.stated_negatives):,} known "
-                 "negatives, the rest unlabelled")
+        sides = (
+            f"{len(self.left):,} records of {self.left.name}"
+            if self.symmetric
+            else f"{len(self.left):,} {self.left.name} x {len(self.right):,} {self.right.name} records"
+        )
+        known = (
+            f"{len(self.positives):,} positives, every one known"
+            if self.truth_known
+            else f"{len(self.positives):,} known positives, {len(self.stated_negatives):,} known "
+            "negatives, the rest unlabelled"
+        )
         return f"RecordPool({self.task}: {sides}, {self.n_pairs:,} pairs, {known})"
 
 
-def record_pairs(left: Records, right: Records | None = None, *, positives=None, negatives=None,
-                 all_positives=None, name: str | None = None) -> RecordPool:
+def record_pairs(
+    left: Records,
+    right: Records | None = None,
+    *,
+    positives=None,
+    negatives=None,
+    all_positives=None,
+    name: str | None = None,
+) -> RecordPool:
     """The pool of every pair of ``left``'s records (``right=None``: duplicates within one
     table) or of each ``left`` record with each ``right`` record (matching two tables).
 
@@ -127,11 +155,20 @@ def record_pairs(left: Records, right: Records | None = None, *, positives=None,
         positive = _truth(left, right, space, all_positives, positive, notes)
     contradicted = isin_sorted(negatives, positive)
     notes["negatives_contradicted_by_positives"] = int(contradicted.sum())
-    return RecordPool(task=name or (left.name if symmetric else f"{left.name}-{right.name}"),
-                      split=SPLIT, left_texts=left.texts, right_texts=right.texts,
-                      symmetric=symmetric, positives=positive,
-                      stated_negatives=negatives[~contradicted], left=left, right=right,
-                      known_positives=known, truth_known=all_positives is not None, notes=notes)
+    return RecordPool(
+        task=name or (left.name if symmetric else f"{left.name}-{right.name}"),
+        split=SPLIT,
+        left_texts=left.texts,
+        right_texts=right.texts,
+        symmetric=symmetric,
+        positives=positive,
+        stated_negatives=negatives[~contradicted],
+        left=left,
+        right=right,
+        known_positives=known,
+        truth_known=all_positives is not None,
+        notes=notes,
+    )
 
 
 def _check_sides(left, right, symmetric: bool) -> None:
@@ -139,31 +176,44 @@ def _check_sides(left, right, symmetric: bool) -> None:
         if not isinstance(records, Records):
             raise TypeError(f"{side} must be Records (load_items), got {type(records).__name__}")
     if symmetric and len(left) < 2:
-        raise ValueError(f"{left.name!r} has {len(left)} record(s): at least two records are "
-                         "needed for duplicates within one table (two tables to match need one "
-                         "record each: record_pairs(left, right))")
+        raise ValueError(
+            f"{left.name!r} has {len(left)} record(s): at least two records are "
+            "needed for duplicates within one table (two tables to match need one "
+            "record each: record_pairs(left, right))"
+        )
     if not symmetric and min(len(left), len(right)) < 1:
-        raise ValueError(f"two tables to match need a record each: {left.name!r} has "
-                         f"{len(left)}, {right.name!r} has {len(right)}")
+        raise ValueError(
+            f"two tables to match need a record each: {left.name!r} has "
+            f"{len(left)}, {right.name!r} has {len(right)}"
+        )
 
 
-def _truth(left: Records, right: Records, space: PairSpace, pairs, known: np.ndarray,
-           notes: dict) -> np.ndarray:
+def _truth(
+    left: Records, right: Records, space: PairSpace, pairs, known: np.ndarray, notes: dict
+) -> np.ndarray:
     """Every positive pair: ``pairs`` (and what they imply in one table), which must hold the
     ``known`` positives."""
-    truth = _closure(space, _known(left, right, space.symmetric, pairs, "all_positives", notes),
-                     "all_positives", notes)
+    truth = _closure(
+        space,
+        _known(left, right, space.symmetric, pairs, "all_positives", notes),
+        "all_positives",
+        notes,
+    )
     outside = setdiff_sorted(known, truth)
     if len(outside):
         first = tuple(str(ids[0]) for ids in _ids_of(left, right, space, outside))
-        raise ValueError(f"{len(outside):,} known positive pair(s) are not among all_positives, "
-                         f"first {first}: all_positives must hold every true pair, the known "
-                         "ones included")
+        raise ValueError(
+            f"{len(outside):,} known positive pair(s) are not among all_positives, "
+            f"first {first}: all_positives must hold every true pair, the known "
+            "ones included"
+        )
     notes["all_positives"] = len(truth)
     return truth
 
 
-def _known(left: Records, right: Records, symmetric: bool, pairs, role: str, notes: dict) -> np.ndarray:
+def _known(
+    left: Records, right: Records, symmetric: bool, pairs, role: str, notes: dict
+) -> np.ndarray:
     """The sorted, distinct pair ids of known pairs: a file or DataFrame of id pairs, an
     :class:`~pairlab.data.items.IdPairs`, or a tuple of two id arrays ``(left, right)``."""
     if pairs is None:
@@ -173,9 +223,11 @@ def _known(left: Records, right: Records, symmetric: bool, pairs, role: str, not
     if isinstance(pairs, IdPairs):
         notes[f"{role}_rows_skipped"] = len(pairs.report.skipped)
     elif not (isinstance(pairs, tuple) and len(pairs) == 2):
-        raise TypeError(f"{role} must be a file or DataFrame of id pairs, or a tuple of two id "
-                        f"arrays (left_ids, right_ids), got {type(pairs).__name__}"
-                        + (f" of {len(pairs)}" if isinstance(pairs, (tuple, list)) else ""))
+        raise TypeError(
+            f"{role} must be a file or DataFrame of id pairs, or a tuple of two id "
+            f"arrays (left_ids, right_ids), got {type(pairs).__name__}"
+            + (f" of {len(pairs)}" if isinstance(pairs, (tuple, list)) else "")
+        )
     left_ids, right_ids = pairs
     try:
         ids = _pair_ids(left, right, symmetric, left_ids, right_ids)
@@ -190,16 +242,20 @@ def _pair_ids(left: Records, right: Records, symmetric: bool, left_ids, right_id
     left_ids = np.atleast_1d(np.asarray(left_ids, dtype=object))
     right_ids = np.atleast_1d(np.asarray(right_ids, dtype=object))
     if left_ids.shape != right_ids.shape or left_ids.ndim != 1:
-        raise ValueError(f"left and right ids must be two 1-d arrays of one length, got shapes "
-                         f"{left_ids.shape} and {right_ids.shape}")
+        raise ValueError(
+            f"left and right ids must be two 1-d arrays of one length, got shapes "
+            f"{left_ids.shape} and {right_ids.shape}"
+        )
     i = _index(left, left_ids, "left")
     j = _index(right, right_ids, "right")
     same = i == j
     if symmetric and same.any():
         k = int(np.flatnonzero(same)[0])
-        raise ValueError(f"{int(same.sum()):,} pair(s) join a record with itself, first "
-                         f"({left.ids[i[k]]!r}, {right.ids[j[k]]!r}): a pair of one table joins "
-                         "two different records")
+        raise ValueError(
+            f"{int(same.sum()):,} pair(s) join a record with itself, first "
+            f"({left.ids[i[k]]!r}, {right.ids[j[k]]!r}): a pair of one table joins "
+            "two different records"
+        )
     return PairSpace(len(left), len(right), symmetric).encode(i, j)
 
 
@@ -218,13 +274,15 @@ def _closure(space: PairSpace, ids: np.ndarray, role: str, notes: dict) -> np.nd
     a, b = space.decode(ids)
     members = np.unique(np.r_[a, b])  # only records in some pair: the rest are alone
     local = np.searchsorted(members, np.r_[a, b])
-    groups = components(len(members), local[:len(a)], local[len(a):])
+    groups = components(len(members), local[: len(a)], local[len(a) :])
     i, j = pairs_within_groups(groups)
     closed = as_id_set(space.encode(members[i], members[j]))
     notes[f"{role}_added_by_closure"] = len(closed) - len(ids)
     return closed
 
 
-def _ids_of(left: Records, right: Records, space: PairSpace, pair_ids) -> tuple[np.ndarray, np.ndarray]:
+def _ids_of(
+    left: Records, right: Records, space: PairSpace, pair_ids
+) -> tuple[np.ndarray, np.ndarray]:
     i, j = space.decode(pair_ids)
     return left.ids[i], right.ids[j]

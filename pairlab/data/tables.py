@@ -12,6 +12,7 @@ of fields, bad JSON, bytes that are not UTF-8) costs that row only, as a
 :class:`~pairlab.io.SkippedRow` of the :class:`~pairlab.io.ReadReport`; what each caller asks of
 the columns it reads is its own (the helpers below mark rows and name columns alike for all).
 """
+
 from __future__ import annotations
 
 import csv
@@ -24,11 +25,28 @@ import pandas as pd
 
 from ..io import NoRowsError, ReadReport, SkippedRow
 
-__all__ = ["SUFFIXES", "read_table", "read_source", "check_columns", "text_column", "blank",
-           "flag", "row_text", "located", "with_skipped"]
+__all__ = [
+    "SUFFIXES",
+    "read_table",
+    "read_source",
+    "check_columns",
+    "text_column",
+    "blank",
+    "flag",
+    "row_text",
+    "located",
+    "with_skipped",
+]
 
-SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
-            ".parquet": "parquet", ".pq": "parquet"}
+SUFFIXES = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
 FRAME = "<DataFrame>"  # where a DataFrame's rows are, in messages
 
 
@@ -49,22 +67,28 @@ def read_table(path, *, what: str) -> tuple[pd.DataFrame, np.ndarray | None, Rea
     path = Path(path)
     kind = SUFFIXES.get(path.suffix.lower())
     if kind is None:
-        raise ValueError(f"{path}: cannot tell the format from the suffix {path.suffix!r}; "
-                         f"expected one of {sorted(SUFFIXES)} (CSV, TSV, JSON lines, Parquet)")
+        raise ValueError(
+            f"{path}: cannot tell the format from the suffix {path.suffix!r}; "
+            f"expected one of {sorted(SUFFIXES)} (CSV, TSV, JSON lines, Parquet)"
+        )
     if not path.is_file():
         raise FileNotFoundError(f"{what} file not found: {path}")
     if kind == "parquet":
         return _read_parquet(path)
-    frame, lines, skipped = (_read_jsonl(path, what) if kind == "jsonl"
-                             else _read_delimited(path, kind, what))
+    frame, lines, skipped = (
+        _read_jsonl(path, what) if kind == "jsonl" else _read_delimited(path, kind, what)
+    )
     return frame, lines, ReadReport([str(path)], len(frame), skipped)
 
 
 def with_skipped(report: ReadReport, skipped: list[SkippedRow]) -> ReadReport:
     """``report`` with the rows its caller ``skipped`` after reading (their checks failed)
     taken out of the rows read and added to the skipped ones, in line order."""
-    return ReadReport(report.files, report.rows_read - len(skipped),
-                      sorted(report.skipped + skipped, key=lambda row: row.line))
+    return ReadReport(
+        report.files,
+        report.rows_read - len(skipped),
+        sorted(report.skipped + skipped, key=lambda row: row.line),
+    )
 
 
 def _decoded(path: Path, bad: set):
@@ -82,13 +106,16 @@ def _decoded(path: Path, bad: set):
 def _read_delimited(path: Path, kind: str, what: str):
     bad: set = set()
     quoting = csv.QUOTE_MINIMAL if kind == "csv" else csv.QUOTE_NONE
-    reader = csv.reader(_decoded(path, bad), delimiter="," if kind == "csv" else "\t",
-                        quoting=quoting, strict=False)
+    reader = csv.reader(
+        _decoded(path, bad), delimiter="," if kind == "csv" else "\t", quoting=quoting, strict=False
+    )
     try:
         header = next(reader, None)
         if header is None or not any(h.strip() for h in header):
-            raise NoRowsError(f"{path} is empty: expected a header line naming the columns, then "
-                              f"one {what} per line")
+            raise NoRowsError(
+                f"{path} is empty: expected a header line naming the columns, then "
+                f"one {what} per line"
+            )
         header = [h.strip() for h in header]
         twice = sorted({h for h in header if header.count(h) > 1})
         if twice:
@@ -98,16 +125,22 @@ def _read_delimited(path: Path, kind: str, what: str):
             start, end, previous = previous + 1, reader.line_num, reader.line_num
             if not any(f.strip() for f in fields):
                 continue
-            reason = ("not UTF-8 text" if any(n in bad for n in range(start, end + 1)) else
-                      None if len(fields) == len(header) else
-                      f"expected {len(header)} fields, found {len(fields)}")
+            reason = (
+                "not UTF-8 text"
+                if any(n in bad for n in range(start, end + 1))
+                else None
+                if len(fields) == len(header)
+                else f"expected {len(header)} fields, found {len(fields)}"
+            )
             if reason:
                 skipped.append(SkippedRow(str(path), start, reason, ",".join(fields)[:120]))
                 continue
             rows.append(fields)
             lines.append(start)
     except csv.Error as error:
-        raise ValueError(f"{path}:{reader.line_num}: not readable as {kind.upper()} ({error})") from None
+        raise ValueError(
+            f"{path}:{reader.line_num}: not readable as {kind.upper()} ({error})"
+        ) from None
     if not rows:
         raise NoRowsError(_no_rows(path, skipped, what))
     return pd.DataFrame(rows, columns=header, dtype=object), np.asarray(lines), skipped
@@ -121,8 +154,10 @@ def _read_jsonl(path: Path, what: str):
         if not line.strip():
             continue
         if number == 1 and line.lstrip().startswith("["):
-            raise ValueError(f"{path}:1: a JSON array, not JSON lines; write one object per line "
-                             "(pandas: frame.to_json(path, orient='records', lines=True))")
+            raise ValueError(
+                f"{path}:1: a JSON array, not JSON lines; write one object per line "
+                "(pandas: frame.to_json(path, orient='records', lines=True))"
+            )
         try:
             record = None if number in bad else json.loads(line)
         except ValueError as error:
@@ -143,8 +178,9 @@ def _read_parquet(path: Path):
     try:
         frame = pd.read_parquet(path)
     except (OSError, ValueError, ImportError) as error:  # pyarrow's ArrowInvalid is a ValueError
-        raise ValueError(f"{path} is not a readable Parquet file ({type(error).__name__}: "
-                         f"{error})") from None
+        raise ValueError(
+            f"{path} is not a readable Parquet file ({type(error).__name__}: {error})"
+        ) from None
     if frame.empty:
         raise NoRowsError(f"{path} holds no rows")
     return frame, None, ReadReport([str(path)], len(frame))
@@ -154,8 +190,10 @@ def _no_rows(path: Path, skipped: list, what: str) -> str:
     if not skipped:
         return f"{path} has a header and no rows: expected one {what} per line after it"
     first = skipped[0]
-    return (f"{path} holds no well-formed row: all {len(skipped):,} were skipped (line "
-            f"{first.line}: {first.reason})")
+    return (
+        f"{path} holds no well-formed row: all {len(skipped):,} were skipped (line "
+        f"{first.line}: {first.reason})"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -172,8 +210,10 @@ def check_columns(frame: pd.DataFrame, columns: dict, source: str, *, remedy: st
     header = SUFFIXES.get(Path(source).suffix.lower()) in ("csv", "tsv")
     at = f"{source}:1 (the header)" if header else source
     found = [str(c) for c in frame.columns]
-    raise ValueError(f"{at} has no column {', '.join(map(repr, missing.values()))} (asked for as "
-                     f"{', '.join(missing)}); its columns are {found}. {remedy}")
+    raise ValueError(
+        f"{at} has no column {', '.join(map(repr, missing.values()))} (asked for as "
+        f"{', '.join(missing)}); its columns are {found}. {remedy}"
+    )
 
 
 def located(source: str, lines, n: int):

@@ -4,10 +4,11 @@ A :class:`Pool` is one split of a task: the left and right texts, the positive p
 stated (heuristic) negative pair ids, both as sorted int64 arrays of codes of its
 :class:`~pairlab.data.pairs.PairSpace`. Every other pair is an imputed negative.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -72,15 +73,27 @@ class Pool:
         """A readable table of pairs: id, left, right, imputed label, stated (heuristic) label."""
         ids = np.asarray(pair_ids, dtype=np.int64)
         left, right = self.texts(ids)
-        stated = np.where(isin_sorted(ids, self.positives), "positive",
-                          np.where(isin_sorted(ids, self.stated_negatives), "negative", "-"))
-        return pd.DataFrame({"pair_id": ids, "left": left, "right": right,
-                             "label": self.labels(ids), "stated": stated})
+        stated = np.where(
+            isin_sorted(ids, self.positives),
+            "positive",
+            np.where(isin_sorted(ids, self.stated_negatives), "negative", "-"),
+        )
+        return pd.DataFrame(
+            {
+                "pair_id": ids,
+                "left": left,
+                "right": right,
+                "label": self.labels(ids),
+                "stated": stated,
+            }
+        )
 
     def __repr__(self) -> str:
-        return (f"Pool({self.task}/{self.split}: {len(self.left_texts):,} x "
-                f"{len(self.right_texts):,} items, {self.n_pairs:,} pairs, "
-                f"{self.n_positives:,} positives, symmetric={self.symmetric})")
+        return (
+            f"Pool({self.task}/{self.split}: {len(self.left_texts):,} x "
+            f"{len(self.right_texts):,} items, {self.n_pairs:,} pairs, "
+            f"{self.n_positives:,} positives, symmetric={self.symmetric})"
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,7 +105,7 @@ class Task:
     notes: dict = field(default_factory=dict)  # counts and choices made while building
     report: ReadReport = field(default_factory=ReadReport)
     # builds the task again from the same rows with another max_items (None: not rebuildable)
-    rebuild: Callable[..., "Task"] | None = field(default=None, repr=False)
+    rebuild: Callable[..., Task] | None = field(default=None, repr=False)
 
     @property
     def symmetric(self) -> bool:
@@ -105,7 +118,7 @@ class Task:
         an asymmetric one."""
         return like(self.name, self.symmetric)
 
-    def resized(self, max_items) -> "Task":
+    def resized(self, max_items) -> Task:
         """The same task built again from the same rows, seed and fractions, with ``max_items``
         left items per split (an int, or a dict by split)."""
         if self.rebuild is None:

@@ -8,14 +8,41 @@ each stratum's match rate (:mod:`.audit_prior`) and the estimates of how far the
 (:mod:`.audit_estimate`).
 
 The strata's names are importable from here (``from pairlab.evaluation import EvalConfig``)."""
-from . import (audit, audit_estimate, audit_prior, candidates, heuristic, metrics, ranking,
-               significance, stats, strata)
-from .audit import Audit, AuditStrata, draw_audit, stratify
+
 from ..models.embed import embed_pool
 from ..models.scoring import CosineScorer
+from . import (
+    audit,
+    audit_estimate,
+    audit_prior,
+    candidates,
+    heuristic,
+    metrics,
+    ranking,
+    significance,
+    stats,
+    strata,
+)
+from .audit import Audit, AuditStrata, draw_audit, stratify
 from .strata import *  # noqa: F401,F403
 from .strata import __all__ as _strata
 
-__all__ = ["audit", "audit_estimate", "audit_prior", "candidates", "heuristic", "metrics",
-           "ranking", "significance", "stats", "strata", "Audit", "AuditStrata", "draw_audit",
-           "stratify", "CosineScorer", "embed_pool", *_strata]
+__all__ = [
+    "audit",
+    "audit_estimate",
+    "audit_prior",
+    "candidates",
+    "heuristic",
+    "metrics",
+    "ranking",
+    "significance",
+    "stats",
+    "strata",
+    "Audit",
+    "AuditStrata",
+    "draw_audit",
+    "stratify",
+    "CosineScorer",
+    "embed_pool",
+    *_strata,
+]

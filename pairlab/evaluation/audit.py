@@ -14,10 +14,11 @@ keeps the ids of the top strata; the huge strata are sampled by rejection from u
 Scores are float64 cosines, and every boundary lies in a gap between distinct scores, so the
 block and the per-pair arithmetic put each pair in the same stratum.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -35,11 +36,16 @@ class _Cosine:
     def __init__(self, space: PairSpace, left, right=None):
         self.space = space
         self.left = _as_embeddings("left", left, space.n_left)
-        self.right = self.left if right is None or space.symmetric else _as_embeddings(
-            "right", right, space.n_right)
+        self.right = (
+            self.left
+            if right is None or space.symmetric
+            else _as_embeddings("right", right, space.n_right)
+        )
         if self.left.shape[1] != self.right.shape[1]:
-            raise ValueError(f"left and right embeddings differ in dimension: "
-                             f"{self.left.shape[1]} vs {self.right.shape[1]}")
+            raise ValueError(
+                f"left and right embeddings differ in dimension: "
+                f"{self.left.shape[1]} vs {self.right.shape[1]}"
+            )
 
     def __call__(self, ids: np.ndarray) -> np.ndarray:
         i, j = self.space.decode(ids)
@@ -51,7 +57,9 @@ class _Cosine:
         step = max(1, elements // max(n_right, 1))
         for start in range(0, self.space.n_left, step):
             rows = np.arange(start, min(start + step, self.space.n_left))
-            first = start + 1 if self.space.symmetric else 0  # columns left of the block: none valid
+            first = (
+                start + 1 if self.space.symmetric else 0
+            )  # columns left of the block: none valid
             sims = self.left[rows] @ self.right[first:].T  # (block, n_right - first)
             if self.space.symmetric:
                 r, c = np.nonzero(np.arange(first, n_right)[None, :] > rows[:, None])
@@ -100,13 +108,23 @@ class AuditStrata:
         """Sorted ids of an enumerated stratum's pairs."""
         if not 0 <= h < self.enumerated:
             raise ValueError(f"stratum {h} is not enumerated (strata 0..{self.enumerated - 1} are)")
-        return self.top_ids[self.top_offsets[h]:self.top_offsets[h + 1]]
+        return self.top_ids[self.top_offsets[h] : self.top_offsets[h + 1]]
 
 
-def stratify(space: PairSpace, left, right=None, *, probability: Callable, n_strata: int = 12,
-             first: int = 100, max_enumerated: int = 1_000_000, threshold: float | None = None,
-             n_sample: int = 200_000, block_elements: int = 4_000_000,
-             seed: int = 0) -> AuditStrata:
+def stratify(
+    space: PairSpace,
+    left,
+    right=None,
+    *,
+    probability: Callable,
+    n_strata: int = 12,
+    first: int = 100,
+    max_enumerated: int = 1_000_000,
+    threshold: float | None = None,
+    n_sample: int = 200_000,
+    block_elements: int = 4_000_000,
+    seed: int = 0,
+) -> AuditStrata:
     """Strata of every pair by the cosine of ``left`` (n_left, dim) and ``right`` embeddings.
 
     Boundaries fall at geometric score ranks ``first * ratio**k`` (ratio such that
@@ -116,8 +134,13 @@ def stratify(space: PairSpace, left, right=None, *, probability: Callable, n_str
     top ``~max_enumerated`` pairs are kept by id; lower boundaries come from the score quantiles
     of ``n_sample`` uniform pairs (``seed``); every size is then counted exactly.
     """
-    _check_options(n_strata=n_strata, first=first, max_enumerated=max_enumerated,
-                   n_sample=n_sample, block_elements=block_elements)
+    _check_options(
+        n_strata=n_strata,
+        first=first,
+        max_enumerated=max_enumerated,
+        n_sample=n_sample,
+        block_elements=block_elements,
+    )
     if not callable(probability):
         raise TypeError(f"probability must map scores to probabilities, got {probability!r}")
     if threshold is not None and not np.isfinite(threshold):
@@ -139,16 +162,27 @@ def stratify(space: PairSpace, left, right=None, *, probability: Callable, n_str
     top_bin = _bin(top_scores, upper)
     n_top = len(upper) + 1
     top_sizes = np.bincount(top_bin, minlength=n_top)
-    top_sums = np.bincount(top_bin, weights=_probabilities(probability, top_scores), minlength=n_top)
+    top_sums = np.bincount(
+        top_bin, weights=_probabilities(probability, top_scores), minlength=n_top
+    )
     if np.isfinite(cut):  # streamed strata below the enumerated ones: bins 1.. of the stream
         lower = np.r_[upper, cut, below, -np.inf]
         sizes, sums = np.r_[top_sizes, sizes[1:]], np.r_[top_sums, sums[1:]]
     else:  # every pair enumerated
         lower, sizes, sums = np.r_[upper, -np.inf], top_sizes, top_sums
     by_stratum = np.lexsort((top_ids, top_bin))
-    return AuditStrata(space, lower.astype(np.float64), sizes.astype(np.int64), sums, n_top,
-                       top_ids[by_stratum], np.r_[0, np.cumsum(top_sizes)].astype(np.int64),
-                       threshold, scorer, probability)
+    return AuditStrata(
+        space,
+        lower.astype(np.float64),
+        sizes.astype(np.int64),
+        sums,
+        n_top,
+        top_ids[by_stratum],
+        np.r_[0, np.cumsum(top_sizes)].astype(np.int64),
+        threshold,
+        scorer,
+        probability,
+    )
 
 
 def _check_options(**options) -> None:
@@ -183,8 +217,17 @@ class Audit:
         return np.bincount(self.stratum, minlength=len(self.sizes)).astype(np.int64)
 
 
-def draw_audit(strata: AuditStrata, n: int, labelled=None, labels=None, *, seed=0,
-               prior: str = "recalibrated", strength: float = 1.0, floor: int = 1) -> Audit:
+def draw_audit(
+    strata: AuditStrata,
+    n: int,
+    labelled=None,
+    labels=None,
+    *,
+    seed=0,
+    prior: str = "recalibrated",
+    strength: float = 1.0,
+    floor: int = 1,
+) -> Audit:
     """Draw an audit of ``n`` pairs: ``n_h`` (:func:`.audit_prior.allocate` under the ``prior``)
     uniformly without replacement from the pairs of each stratum not in ``labelled`` (sorted
     int64 ids with 0/1 ``labels``: a census, never asked again). ``seed`` is an int or a
@@ -196,21 +239,41 @@ def draw_audit(strata: AuditStrata, n: int, labelled=None, labels=None, *, seed=
     n_strata = strata.n_strata
     unlabelled = strata.sizes - np.bincount(h_lab, minlength=n_strata)
     known = np.bincount(h_lab, weights=labels, minlength=n_strata).astype(np.int64)
-    lab_sums = np.bincount(h_lab, weights=_probabilities(strata.probability, strata.scorer(labelled)),
-                           minlength=n_strata)
-    rates = np.where(unlabelled > 0, np.maximum(strata.prob_sums - lab_sums, 0.0)
-                     / np.maximum(unlabelled, 1), 0.5)
+    lab_sums = np.bincount(
+        h_lab,
+        weights=_probabilities(strata.probability, strata.scorer(labelled)),
+        minlength=n_strata,
+    )
+    rates = np.where(
+        unlabelled > 0,
+        np.maximum(strata.prob_sums - lab_sums, 0.0) / np.maximum(unlabelled, 1),
+        0.5,
+    )
     belief = rate_prior(rates, prior=prior, strength=strength, sizes=unlabelled)
-    design = {"deviation_var": belief.deviation_var, "shared": belief.shared,
-              "shared_var": belief.shared_var}
+    design = {
+        "deviation_var": belief.deviation_var,
+        "shared": belief.shared,
+        "shared_var": belief.shared_var,
+    }
     alloc = allocate(unlabelled, belief.centre, n, floor=floor, **design)
-    ids = [_draw_enumerated(strata.members(h), alloc[h], labelled, rng)
-           for h in range(strata.enumerated)]
+    ids = [
+        _draw_enumerated(strata.members(h), alloc[h], labelled, rng)
+        for h in range(strata.enumerated)
+    ]
     ids += _draw_by_rejection(strata, alloc, labelled, rng)
     variance = expected_variance(alloc, unlabelled, belief.centre, **design)
-    return Audit(np.concatenate(ids).astype(np.int64), np.repeat(np.arange(n_strata), alloc),
-                 strata.sizes.copy(), unlabelled.astype(np.int64), known, rates,
-                 strata.predicted, prior, float(strength), variance)
+    return Audit(
+        np.concatenate(ids).astype(np.int64),
+        np.repeat(np.arange(n_strata), alloc),
+        strata.sizes.copy(),
+        unlabelled.astype(np.int64),
+        known,
+        rates,
+        strata.predicted,
+        prior,
+        float(strength),
+        variance,
+    )
 
 
 def _draw_enumerated(members, k, labelled, rng) -> np.ndarray:
@@ -228,8 +291,10 @@ def _draw_by_rejection(strata: AuditStrata, alloc, labelled, rng) -> list:
     drawn, limit = 0, 1000 * (int(need.sum()) + 1) / max(share.min(initial=1.0), 1e-12)
     while need.sum() > 0:
         if drawn > limit:
-            raise RuntimeError(f"rejection sampling drew {drawn} pairs without filling the strata "
-                               f"(still needed: {need.tolist()})")
+            raise RuntimeError(
+                f"rejection sampling drew {drawn} pairs without filling the strata "
+                f"(still needed: {need.tolist()})"
+            )
         # enough draws to fill the neediest stratum, on average, with some to spare
         batch = int(min(1 << 16, 1.5 * np.max(need / np.maximum(share, 1e-12), initial=0) + 64))
         ids = rng.integers(0, strata.space.n_pairs, size=batch, dtype=np.int64)
@@ -240,7 +305,7 @@ def _draw_by_rejection(strata: AuditStrata, alloc, labelled, rng) -> list:
         h = strata.stratum_of(ids) - first
         for k in np.flatnonzero(need > 0):
             new = ids[h == k]
-            new = new[~isin_sorted(new, np.sort(got[k]))][:need[k]]
+            new = new[~isin_sorted(new, np.sort(got[k]))][: need[k]]
             got[k] = np.r_[got[k], new]
             need[k] -= len(new)
     return [np.sort(g) for g in got]
@@ -318,8 +383,9 @@ def _labelled(space, labelled, labels):
     ids = np.asarray(labelled)
     y = np.asarray(labels if labels is not None else [], dtype=np.float64)
     if ids.ndim != 1 or y.shape != ids.shape:
-        raise ValueError(f"labelled ids and labels must be 1-d of equal length, got {ids.shape} "
-                         f"and {y.shape}")
+        raise ValueError(
+            f"labelled ids and labels must be 1-d of equal length, got {ids.shape} and {y.shape}"
+        )
     if not np.isin(y, (0, 1)).all():
         raise ValueError("labels must be 0 or 1")
     if len(as_id_set(ids)) != len(ids) or (np.diff(ids) <= 0).any():

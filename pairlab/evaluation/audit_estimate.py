@@ -23,6 +23,7 @@ The frequentist alternative (:func:`estimate_wald`) is the stratified estimator 
 normal interval; it needs an audit pair in every stratum and collapses to zero width in a
 stratum whose audit holds no positive, so it undercovers at these rates.
 """
+
 from __future__ import annotations
 
 import time
@@ -33,11 +34,19 @@ from ..data.pairs import isin_sorted
 from .audit import Audit, AuditStrata, draw_audit
 from .audit_prior import allocate, expected_variance, rate_prior
 
-__all__ = ["estimate", "estimate_wald", "combine_rounds", "coverage", "replay_coverage", "replay_combined"]
+__all__ = [
+    "estimate",
+    "estimate_wald",
+    "combine_rounds",
+    "coverage",
+    "replay_coverage",
+    "replay_combined",
+]
 
 
-def estimate(audit: Audit, labels, *, found=None, level: float = 0.95, n_draws: int = 10_000,
-             seed: int = 0) -> dict:
+def estimate(
+    audit: Audit, labels, *, found=None, level: float = 0.95, n_draws: int = 10_000, seed: int = 0
+) -> dict:
     """Posterior estimates from one audit's 0/1 ``labels`` (aligned with ``audit.ids``).
 
     ``found`` is the positives labelled so far (default: the labelled positives at draw time
@@ -51,8 +60,9 @@ def estimate(audit: Audit, labels, *, found=None, level: float = 0.95, n_draws: 
         raise ValueError(f"n_draws must be an integer >= 2, got {n_draws!r}")
     n = audit.allocation
     rest = audit.unlabelled - n
-    belief = rate_prior(audit.rates, prior=audit.prior, strength=audit.strength,
-                        sizes=audit.unlabelled)
+    belief = rate_prior(
+        audit.rates, prior=audit.prior, strength=audit.strength, sizes=audit.unlabelled
+    )
     post = belief.posterior(k, n)
     rng = np.random.default_rng(seed)
     positives = audit.known + k + rng.binomial(rest, post.draw(n_draws, rng))  # (n_draws, H)
@@ -61,8 +71,13 @@ def estimate(audit: Audit, labels, *, found=None, level: float = 0.95, n_draws: 
     s = belief.pseudo_pairs()
     prior_weight = float(np.sum(unseen * s / (s + n)) / max(unseen.sum(), 1e-300))
     out = _summary(audit, point, positives, found, level)
-    return {**out, "audited": int(n.sum()), "audit_positives": int(k.sum()),
-            "prior_weight": prior_weight, "level": level}
+    return {
+        **out,
+        "audited": int(n.sum()),
+        "audit_positives": int(k.sum()),
+        "prior_weight": prior_weight,
+        "level": level,
+    }
 
 
 def estimate_wald(audit: Audit, labels, *, found=None, level: float = 0.95) -> dict:
@@ -76,33 +91,53 @@ def estimate_wald(audit: Audit, labels, *, found=None, level: float = 0.95) -> d
     empty = (n == 0) & (m > 0)
     if empty.any():
         h = int(np.flatnonzero(empty)[0])
-        raise ValueError(f"stratum {h} has {m[h]} unlabelled pairs and no audit pair: the "
-                         "stratified estimator needs at least one per stratum (floor >= 1)")
+        raise ValueError(
+            f"stratum {h} has {m[h]} unlabelled pairs and no audit pair: the "
+            "stratified estimator needs at least one per stratum (floor >= 1)"
+        )
     rate = np.where(n > 0, k / np.maximum(n, 1), 0.0)
     point = audit.known + m * rate
-    var = m.astype(np.float64) ** 2 * (1 - n / np.maximum(m, 1)) * rate * (1 - rate) / np.maximum(n - 1, 1)
+    var = (
+        m.astype(np.float64) ** 2
+        * (1 - n / np.maximum(m, 1))
+        * rate
+        * (1 - rate)
+        / np.maximum(n - 1, 1)
+    )
     z = norm.ppf(0.5 + level / 2)
     total, v_total = max(point.sum(), found), var.sum()
     t_lo, t_hi = max(total - z * np.sqrt(v_total), found, 1e-300), total + z * np.sqrt(v_total)
-    out = {"total": float(total), "total_ci": [float(t_lo), float(t_hi)], "found": found,
-           "recall_found": found / total if total else float("nan"),
-           "recall_found_ci": [found / t_hi if t_hi else float("nan"), min(found / t_lo, 1.0)],
-           "precision": None, "precision_ci": None, "recall": None, "recall_ci": None,
-           "predicted_pairs": None}
+    out = {
+        "total": float(total),
+        "total_ci": [float(t_lo), float(t_hi)],
+        "found": found,
+        "recall_found": found / total if total else float("nan"),
+        "recall_found_ci": [found / t_hi if t_hi else float("nan"), min(found / t_lo, 1.0)],
+        "precision": None,
+        "precision_ci": None,
+        "recall": None,
+        "recall_ci": None,
+        "predicted_pairs": None,
+    }
     pred = audit.predicted
     if audit.sizes[pred].sum() > 0:  # no pair above the threshold: precision is undefined
         tp, v_tp, n_pred = point[pred].sum(), var[pred].sum(), int(audit.sizes[pred].sum())
         r = tp / total
         sd_r = np.sqrt(max(v_tp * (1 - 2 * r) + r * r * v_total, 0.0)) / total
         tp_lo, tp_hi = max(tp - z * np.sqrt(v_tp), 0), min(tp + z * np.sqrt(v_tp), n_pred)
-        out.update(precision=float(tp / n_pred), predicted_pairs=n_pred,
-                   precision_ci=[float(tp_lo / n_pred), float(tp_hi / n_pred)], recall=float(r),
-                   recall_ci=[float(max(r - z * sd_r, 0)), float(min(r + z * sd_r, 1))])
+        out.update(
+            precision=float(tp / n_pred),
+            predicted_pairs=n_pred,
+            precision_ci=[float(tp_lo / n_pred), float(tp_hi / n_pred)],
+            recall=float(r),
+            recall_ci=[float(max(r - z * sd_r, 0)), float(min(r + z * sd_r, 1))],
+        )
     return {**out, "audited": int(n.sum()), "audit_positives": int(k.sum()), "level": level}
 
 
-def combine_rounds(audits, labels, *, found: int, level: float = 0.95, n_draws: int = 10_000,
-                   seed: int = 0) -> dict:
+def combine_rounds(
+    audits, labels, *, found: int, level: float = 0.95, n_draws: int = 10_000, seed: int = 0
+) -> dict:
     """The total and the share found from several audit rounds (each with its own strata).
 
     Each round r estimates the same total T without bias given the rounds before it (its frame
@@ -113,27 +148,47 @@ def combine_rounds(audits, labels, *, found: int, level: float = 0.95, n_draws: 
     """
     audits, labels = list(audits), list(labels)
     if not audits or len(audits) != len(labels):
-        raise ValueError(f"need one label array per audit, got {len(audits)} audits and "
-                         f"{len(labels)} label arrays")
+        raise ValueError(
+            f"need one label array per audit, got {len(audits)} audits and "
+            f"{len(labels)} label arrays"
+        )
     rng = np.random.default_rng(seed)
-    rounds = [estimate(a, y, found=found, level=level, n_draws=n_draws, seed=rng)
-              for a, y in zip(audits, labels)]
+    rounds = [
+        estimate(a, y, found=found, level=level, n_draws=n_draws, seed=rng)
+        for a, y in zip(audits, labels)
+    ]
     var = np.array([a.design_variance for a in audits])
     w = (var == 0).astype(np.float64) if (var == 0).any() else 1.0 / var
     w /= w.sum()
     draws = np.sum([wr * est["total_draws"] for wr, est in zip(w, rounds)], axis=0)
     total = max(float(np.sum([wr * est["total"] for wr, est in zip(w, rounds)])), found)
     lo, hi = _interval(np.maximum(draws, found), level)
-    return {"total": total, "total_ci": [lo, hi], "found": found,
-            "recall_found": found / total if total else float("nan"),
-            "recall_found_ci": [found / hi if hi else float("nan"), found / lo if lo else float("nan")],
-            "weights": w.tolist(), "rounds": rounds}
+    return {
+        "total": total,
+        "total_ci": [lo, hi],
+        "found": found,
+        "recall_found": found / total if total else float("nan"),
+        "recall_found_ci": [found / hi if hi else float("nan"), found / lo if lo else float("nan")],
+        "weights": w.tolist(),
+        "rounds": rounds,
+    }
 
 
-def coverage(strata: AuditStrata, positives, labelled, n: int, *, repeats: int = 100,
-             seed: int = 0, method: str = "bayes", prior: str = "recalibrated",
-             strength: float = 1.0, floor: int = 1, level: float = 0.95,
-             n_draws: int = 4000) -> dict:
+def coverage(
+    strata: AuditStrata,
+    positives,
+    labelled,
+    n: int,
+    *,
+    repeats: int = 100,
+    seed: int = 0,
+    method: str = "bayes",
+    prior: str = "recalibrated",
+    strength: float = 1.0,
+    floor: int = 1,
+    level: float = 0.95,
+    n_draws: int = 4000,
+) -> dict:
     """How often fresh audits' intervals cover the truth, on a pool whose ``positives`` (sorted
     int64 ids) are all known: ``repeats`` audits of ``n`` pairs, the ``labelled`` set (sorted
     ids; the found positives are those among them) fixed. Returns ``{"coverage", "mean_width",
@@ -154,19 +209,30 @@ def coverage(strata: AuditStrata, positives, labelled, n: int, *, repeats: int =
     start = time.perf_counter()
     frame = None
     for _ in range(repeats):
-        audit = draw_audit(strata, n, labelled, labels, seed=rng, prior=prior, strength=strength,
-                           floor=floor)
+        audit = draw_audit(
+            strata, n, labelled, labels, seed=rng, prior=prior, strength=strength, floor=floor
+        )
         frame = frame or _frame(audit, strata, positives)
         y = isin_sorted(audit.ids, positives).astype(np.int64)
-        est = (estimate(audit, y, found=found, level=level, n_draws=n_draws, seed=rng)
-               if method == "bayes" else estimate_wald(audit, y, found=found, level=level))
+        est = (
+            estimate(audit, y, found=found, level=level, n_draws=n_draws, seed=rng)
+            if method == "bayes"
+            else estimate_wald(audit, y, found=found, level=level)
+        )
         add(est)
         extra["audit_positives"].append(est["audit_positives"])
         extra["prior_weight"].append(est.get("prior_weight", np.nan))
-    return {**summary(),
-            "truth": truth, "mean_audit_positives": float(np.mean(extra["audit_positives"])),
-            "mean_prior_weight": float(np.mean(extra["prior_weight"])), "repeats": repeats,
-            "audit_size": n, "floor": floor, "strata": frame, "seconds": time.perf_counter() - start}
+    return {
+        **summary(),
+        "truth": truth,
+        "mean_audit_positives": float(np.mean(extra["audit_positives"])),
+        "mean_prior_weight": float(np.mean(extra["prior_weight"])),
+        "repeats": repeats,
+        "audit_size": n,
+        "floor": floor,
+        "strata": frame,
+        "seconds": time.perf_counter() - start,
+    }
 
 
 def _frame(audit: Audit, strata: AuditStrata, positives) -> dict:
@@ -175,10 +241,14 @@ def _frame(audit: Audit, strata: AuditStrata, positives) -> dict:
     from (``positives_unlabelled``: the true positives among the unlabelled pairs). The
     estimator reads counts only, so these replay any prior's coverage without the pairs."""
     true = np.bincount(strata.stratum_of(positives), minlength=strata.n_strata)
-    return {"sizes": audit.sizes.tolist(), "unlabelled": audit.unlabelled.tolist(),
-            "known": audit.known.tolist(), "rates": audit.rates.tolist(),
-            "predicted": audit.predicted.tolist(),
-            "positives_unlabelled": (true - audit.known).tolist()}
+    return {
+        "sizes": audit.sizes.tolist(),
+        "unlabelled": audit.unlabelled.tolist(),
+        "known": audit.known.tolist(),
+        "rates": audit.rates.tolist(),
+        "predicted": audit.predicted.tolist(),
+        "positives_unlabelled": (true - audit.known).tolist(),
+    }
 
 
 def _tally(truth: dict):
@@ -194,16 +264,27 @@ def _tally(truth: dict):
             points[key].append(est[key])
 
     def summary():
-        return {"coverage": {k: float(np.mean(v)) for k, v in hits.items()},
-                "mean_width": {k: float(np.mean(v)) for k, v in widths.items()},
-                "mean_estimate": {k: float(np.mean(v)) for k, v in points.items()}}
+        return {
+            "coverage": {k: float(np.mean(v)) for k, v in hits.items()},
+            "mean_width": {k: float(np.mean(v)) for k, v in widths.items()},
+            "mean_estimate": {k: float(np.mean(v)) for k, v in points.items()},
+        }
 
     return add, summary
 
 
-def replay_coverage(frame: dict, n: int, *, repeats: int = 1000, seed: int = 0,
-                    prior: str = "recalibrated", strength: float = 1.0, floor: int | None = None,
-                    level: float = 0.95, n_draws: int = 2000) -> dict:
+def replay_coverage(
+    frame: dict,
+    n: int,
+    *,
+    repeats: int = 1000,
+    seed: int = 0,
+    prior: str = "recalibrated",
+    strength: float = 1.0,
+    floor: int | None = None,
+    level: float = 0.95,
+    n_draws: int = 2000,
+) -> dict:
     """:func:`coverage` from a check's per-stratum record (its ``"strata"``): each fresh audit's
     hits per stratum are hypergeometric (``n_h`` drawn without replacement from ``M_h``
     unlabelled pairs holding ``P_h`` positives), exactly the counts a draw of pairs gives, and
@@ -213,19 +294,28 @@ def replay_coverage(frame: dict, n: int, *, repeats: int = 1000, seed: int = 0,
     audit, p_unl = _replayed_design(frame, n, prior, strength, floor)
     found = int(audit.known.sum())
     truth_total = float(found + p_unl.sum())
-    truth = {"total": truth_total, "recall_found": found / truth_total if truth_total else float("nan")}
+    truth = {
+        "total": truth_total,
+        "recall_found": found / truth_total if truth_total else float("nan"),
+    }
     rng = np.random.default_rng(seed)
     add, summary = _tally(truth)
     audit_positives, prior_weight = [], []
     for _ in range(repeats):
-        est = estimate(audit, _hits(audit, p_unl, rng), found=found, level=level, n_draws=n_draws, seed=rng)
+        est = estimate(
+            audit, _hits(audit, p_unl, rng), found=found, level=level, n_draws=n_draws, seed=rng
+        )
         add(est)
         audit_positives.append(est["audit_positives"])
         prior_weight.append(est["prior_weight"])
-    return {**summary(),
-            "truth": truth, "mean_audit_positives": float(np.mean(audit_positives)),
-            "mean_prior_weight": float(np.mean(prior_weight)), "repeats": repeats,
-            "audit_size": int(audit.allocation.sum())}
+    return {
+        **summary(),
+        "truth": truth,
+        "mean_audit_positives": float(np.mean(audit_positives)),
+        "mean_prior_weight": float(np.mean(prior_weight)),
+        "repeats": repeats,
+        "audit_size": int(audit.allocation.sum()),
+    }
 
 
 def _replayed_design(frame: dict, n: int, prior: str, strength: float, floor: int | None):
@@ -238,12 +328,24 @@ def _replayed_design(frame: dict, n: int, prior: str, strength: float, floor: in
     floor = floor if floor * int((m > 0).sum()) <= n else 0  # too few pairs for every stratum
     known, rates = np.asarray(frame["known"], np.int64), np.asarray(frame["rates"], np.float64)
     belief = rate_prior(rates, prior=prior, strength=strength, sizes=m)
-    design = {"deviation_var": belief.deviation_var, "shared": belief.shared,
-              "shared_var": belief.shared_var}
+    design = {
+        "deviation_var": belief.deviation_var,
+        "shared": belief.shared,
+        "shared_var": belief.shared_var,
+    }
     alloc = allocate(m, belief.centre, int(n), floor=floor, **design)
-    audit = Audit(np.arange(alloc.sum(), dtype=np.int64), np.repeat(np.arange(len(m)), alloc),
-                  sizes, m, known, rates, np.asarray(frame["predicted"], bool), prior,
-                  float(strength), expected_variance(alloc, m, belief.centre, **design))
+    audit = Audit(
+        np.arange(alloc.sum(), dtype=np.int64),
+        np.repeat(np.arange(len(m)), alloc),
+        sizes,
+        m,
+        known,
+        rates,
+        np.asarray(frame["predicted"], bool),
+        prior,
+        float(strength),
+        expected_variance(alloc, m, belief.centre, **design),
+    )
     return audit, np.asarray(frame["positives_unlabelled"], np.int64)
 
 
@@ -251,13 +353,22 @@ def _hits(audit, p_unl, rng) -> np.ndarray:
     """A fresh audit's 0/1 answers: ``k_h`` hypergeometric hits at the start of each stratum."""
     alloc, m = audit.allocation, audit.unlabelled
     k = rng.hypergeometric(p_unl, m - p_unl, alloc) if alloc.sum() else np.zeros_like(alloc)
-    return (np.arange(alloc.sum()) - np.repeat(np.cumsum(alloc) - alloc, alloc)
-            < np.repeat(k, alloc)).astype(np.int64)
+    return (
+        np.arange(alloc.sum()) - np.repeat(np.cumsum(alloc) - alloc, alloc) < np.repeat(k, alloc)
+    ).astype(np.int64)
 
 
-def replay_combined(checks, *, repeats: int = 400, seed: int = 0, prior: str = "recalibrated",
-                    strength: float = 1.0, floor: int | None = None, level: float = 0.95,
-                    n_draws: int = 2000) -> dict:
+def replay_combined(
+    checks,
+    *,
+    repeats: int = 400,
+    seed: int = 0,
+    prior: str = "recalibrated",
+    strength: float = 1.0,
+    floor: int | None = None,
+    level: float = 0.95,
+    n_draws: int = 2000,
+) -> dict:
     """The coverage of what a session shows at its latest round: the estimate combined over
     every audit round so far (:func:`combine_rounds`), each round's audit redrawn from its
     recorded check (``checks``: the rounds' coverage-check records, each with ``"strata"`` and
@@ -267,8 +378,10 @@ def replay_combined(checks, *, repeats: int = 400, seed: int = 0, prior: str = "
     checks = list(checks)
     if not checks:
         raise ValueError("no recorded checks to replay")
-    designs = [_replayed_design(c["strata"], c["audit_size"], prior, strength,
-                                c.get("floor", floor)) for c in checks]
+    designs = [
+        _replayed_design(c["strata"], c["audit_size"], prior, strength, c.get("floor", floor))
+        for c in checks
+    ]
     last = checks[-1]["strata"]
     found = int(np.sum(last["known"]))
     total = float(np.sum(last["known"]) + np.sum(last["positives_unlabelled"]))
@@ -277,12 +390,17 @@ def replay_combined(checks, *, repeats: int = 400, seed: int = 0, prior: str = "
     add, summary = _tally(truth)
     for _ in range(repeats):
         labels = [_hits(audit, p_unl, rng) for audit, p_unl in designs]
-        est = combine_rounds([a for a, _ in designs], labels, found=found, level=level,
-                             n_draws=n_draws, seed=rng)
+        est = combine_rounds(
+            [a for a, _ in designs], labels, found=found, level=level, n_draws=n_draws, seed=rng
+        )
         add(est)
-    return {**summary(),
-            "truth": truth, "rounds": len(checks),
-            "audit_pairs": int(sum(a.allocation.sum() for a, _ in designs)), "repeats": repeats}
+    return {
+        **summary(),
+        "truth": truth,
+        "rounds": len(checks),
+        "audit_pairs": int(sum(a.allocation.sum() for a, _ in designs)),
+        "repeats": repeats,
+    }
 
 
 def _truth(strata, positives, found) -> dict:
@@ -299,19 +417,30 @@ def _summary(audit, point, positives, found, level) -> dict:
     """Point estimates and intervals from per-stratum point totals (H,) and draws (D, H)."""
     total = max(float(point.sum()), found)
     t_draws = np.maximum(positives.sum(axis=1), found)  # T >= the positives already found
-    out = {"total": total, "total_ci": _interval(t_draws, level), "found": found,
-           "recall_found": found / total if total else float("nan"),
-           "recall_found_ci": _interval(found / np.maximum(t_draws, 1e-300), level),
-           "precision": None, "precision_ci": None, "recall": None, "recall_ci": None,
-           "predicted_pairs": None, "total_draws": t_draws}
+    out = {
+        "total": total,
+        "total_ci": _interval(t_draws, level),
+        "found": found,
+        "recall_found": found / total if total else float("nan"),
+        "recall_found_ci": _interval(found / np.maximum(t_draws, 1e-300), level),
+        "precision": None,
+        "precision_ci": None,
+        "recall": None,
+        "recall_ci": None,
+        "predicted_pairs": None,
+        "total_draws": t_draws,
+    }
     pred = audit.predicted
     if audit.sizes[pred].sum() > 0:  # no pair above the threshold: precision is undefined
         n_pred = int(audit.sizes[pred].sum())
         tp_draws = positives[:, pred].sum(axis=1)
-        out.update(precision=float(point[pred].sum() / n_pred), predicted_pairs=n_pred,
-                   precision_ci=_interval(tp_draws / n_pred, level),
-                   recall=float(point[pred].sum() / total),
-                   recall_ci=_interval(tp_draws / np.maximum(t_draws, 1e-300), level))
+        out.update(
+            precision=float(point[pred].sum() / n_pred),
+            predicted_pairs=n_pred,
+            precision_ci=_interval(tp_draws / n_pred, level),
+            recall=float(point[pred].sum() / total),
+            recall_ci=_interval(tp_draws / np.maximum(t_draws, 1e-300), level),
+        )
     return out
 
 
@@ -326,13 +455,16 @@ def _checked(audit, labels, found, level):
         raise TypeError(f"audit must be an Audit (draw_audit), got {type(audit).__name__}")
     y = np.asarray(labels)
     if y.shape != audit.ids.shape:
-        raise ValueError(f"labels must be one 0/1 per audited pair ({len(audit.ids)}), got shape "
-                         f"{y.shape}")
+        raise ValueError(
+            f"labels must be one 0/1 per audited pair ({len(audit.ids)}), got shape {y.shape}"
+        )
     if not np.isin(y, (0, 1)).all():
         raise ValueError("labels must be 0 or 1")
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
-    k = np.bincount(audit.stratum, weights=y.astype(np.float64), minlength=len(audit.sizes)).astype(np.int64)
+    k = np.bincount(audit.stratum, weights=y.astype(np.float64), minlength=len(audit.sizes)).astype(
+        np.int64
+    )
     if found is None:
         found = int(audit.known.sum() + k.sum())
     if isinstance(found, bool) or not isinstance(found, (int, np.integer)) or found < 0:

@@ -24,6 +24,7 @@ its counts, each weight by the beta-binomial likelihood of all strata's counts).
 :func:`allocate` spreads an audit over the strata to minimise the expected posterior variance
 of the unlabelled positives under the prior's logit-scale linearisation.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -58,7 +59,7 @@ class RatePrior:
         w = np.exp(self.log_weight - self.log_weight.max())
         return w / w.sum()
 
-    def posterior(self, positives, audited) -> "RatePrior":
+    def posterior(self, positives, audited) -> RatePrior:
         """The mixture after ``positives`` (H,) hits among ``audited`` (H,) pairs per stratum."""
         from scipy.special import betaln
 
@@ -66,8 +67,15 @@ class RatePrior:
         n = np.asarray(audited, dtype=np.float64)
         a, b = self.a + k, self.b + n - k
         loglik = (betaln(a, b) - betaln(self.a, self.b)).sum(axis=1)  # (G,) beta-binomial
-        return RatePrior(a, b, self.log_weight + loglik, self.centre, self.deviation_var,
-                         self.shared, self.shared_var)
+        return RatePrior(
+            a,
+            b,
+            self.log_weight + loglik,
+            self.centre,
+            self.deviation_var,
+            self.shared,
+            self.shared_var,
+        )
 
     def mean(self) -> np.ndarray:
         """(H,) expected rate of each stratum."""
@@ -88,8 +96,9 @@ class RatePrior:
         return rng.beta(self.a[g], self.b[g])
 
 
-def rate_prior(rates, *, prior: str = "recalibrated", strength: float = 1.0,
-               sizes=None) -> RatePrior:
+def rate_prior(
+    rates, *, prior: str = "recalibrated", strength: float = 1.0, sizes=None
+) -> RatePrior:
     """The prior of strata whose mean calibrated probabilities are ``rates`` (H,); ``sizes``
     (H,), the pairs each rate applies to, places the recalibration's pivot."""
     if prior not in PRIORS:
@@ -104,8 +113,14 @@ def rate_prior(rates, *, prior: str = "recalibrated", strength: float = 1.0,
         half = np.full((1, len(q)), 0.5)
         return RatePrior(half, half, np.zeros(1), half[0], np.full(len(q), 2.0), *none)
     if prior == "oasis":
-        return RatePrior(strength * q[None, :], strength * (1 - q)[None, :], np.zeros(1), q,
-                         1.0 / ((strength + 1) * q * (1 - q)), *none)
+        return RatePrior(
+            strength * q[None, :],
+            strength * (1 - q)[None, :],
+            np.zeros(1),
+            q,
+            1.0 / ((strength + 1) * q * (1 - q)),
+            *none,
+        )
     deviation = 1.0 / ((strength / np.minimum(q, 1 - q) + 1) * q * (1 - q))  # ~1/strength
     if prior == "calibrated":
         return _centred(q[None, :], strength, np.zeros(1), deviation, *none)
@@ -120,19 +135,28 @@ def rate_prior(rates, *, prior: str = "recalibrated", strength: float = 1.0,
     centre = np.clip(1.0 / (1.0 + np.exp(-z)), 1e-12, 1.0 - 1e-12)
     log_weight = -0.5 * (al / LEVEL_SD) ** 2 - 0.5 * (lb / SLOPE_SD) ** 2
     shared = np.stack([np.ones(len(q)), logit - pivot], axis=1)  # d logit / d(alpha, log beta)
-    return _centred(centre, strength, log_weight, deviation, shared,
-                    np.array([LEVEL_SD, SLOPE_SD]) ** 2, q)
+    return _centred(
+        centre, strength, log_weight, deviation, shared, np.array([LEVEL_SD, SLOPE_SD]) ** 2, q
+    )
 
 
 def _centred(centre, strength, log_weight, deviation, shared, shared_var, q=None) -> RatePrior:
     """Betas with mean ``centre`` holding ``strength`` pseudo-counts of the rarer class."""
     s = strength / np.minimum(centre, 1.0 - centre)
-    return RatePrior(s * centre, s * (1.0 - centre), log_weight,
-                     centre[0] if q is None else q, deviation, shared, shared_var)
+    return RatePrior(
+        s * centre,
+        s * (1.0 - centre),
+        log_weight,
+        centre[0] if q is None else q,
+        deviation,
+        shared,
+        shared_var,
+    )
 
 
-def allocate(unlabelled, centre, n: int, *, deviation_var=None, shared=None, shared_var=None,
-             floor: int = 1) -> np.ndarray:
+def allocate(
+    unlabelled, centre, n: int, *, deviation_var=None, shared=None, shared_var=None, floor: int = 1
+) -> np.ndarray:
     """Audit pairs per stratum (int64 (H,)) minimising the expected posterior variance of the
     unlabelled positives (:func:`expected_variance`), greedily in steps of ~1/50 of the audit;
     at least ``floor`` in each non-empty stratum, at most its ``unlabelled`` pairs ``M_h``.
@@ -144,14 +168,17 @@ def allocate(unlabelled, centre, n: int, *, deviation_var=None, shared=None, sha
     """
     m, q, v, x, sv = _design(unlabelled, centre, deviation_var, shared, shared_var)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 <= n <= m.sum():
-        raise ValueError(f"audit size must be an integer in [0, {m.sum()}] (the unlabelled "
-                         f"pairs), got {n!r}")
+        raise ValueError(
+            f"audit size must be an integer in [0, {m.sum()}] (the unlabelled pairs), got {n!r}"
+        )
     if isinstance(floor, bool) or not isinstance(floor, (int, np.integer)) or floor < 0:
         raise ValueError(f"floor must be a non-negative integer, got {floor!r}")
     out = np.minimum(m, floor)
     if out.sum() > n:
-        raise ValueError(f"an audit of {n} pairs cannot give the floor of {floor} to each of the "
-                         f"{int((m > 0).sum())} non-empty strata: audit more, or lower the floor")
+        raise ValueError(
+            f"an audit of {n} pairs cannot give the floor of {floor} to each of the "
+            f"{int((m > 0).sum())} non-empty strata: audit more, or lower the floor"
+        )
     left = n - int(out.sum())
     step = max(1, left // 50)
     while left > 0:
@@ -165,8 +192,9 @@ def allocate(unlabelled, centre, n: int, *, deviation_var=None, shared=None, sha
     return out
 
 
-def expected_variance(alloc, unlabelled, centre, *, deviation_var=None, shared=None,
-                      shared_var=None) -> float:
+def expected_variance(
+    alloc, unlabelled, centre, *, deviation_var=None, shared=None, shared_var=None
+) -> float:
     """Expected posterior variance of the unlabelled positives after auditing ``alloc`` (H,)
     pairs per stratum: linear-Gaussian on the logit scale (each audited pair gives Fisher
     information ``q(1 - q)``), plus the Bernoulli noise of the pairs left unaudited."""
@@ -196,11 +224,19 @@ def _design(unlabelled, centre, deviation_var, shared, shared_var):
     v = np.full(q.shape, 1e6) if deviation_var is None else np.asarray(deviation_var, np.float64)
     x = np.zeros((len(m), 0)) if shared is None else np.asarray(shared, dtype=np.float64)
     sv = np.zeros(x.shape[1]) if shared_var is None else np.asarray(shared_var, np.float64)
-    if (m.ndim != 1 or q.shape != m.shape or v.shape != m.shape or x.shape[0] != len(m)
-            or sv.shape != (x.shape[1],) or (m < 0).any()):
-        raise ValueError(f"unlabelled, centre and deviation_var must be (H,) arrays, shared (H, P) "
-                         f"and shared_var (P,), unlabelled >= 0; got shapes {m.shape}, {q.shape}, "
-                         f"{v.shape}, {x.shape}, {sv.shape}")
+    if (
+        m.ndim != 1
+        or q.shape != m.shape
+        or v.shape != m.shape
+        or x.shape[0] != len(m)
+        or sv.shape != (x.shape[1],)
+        or (m < 0).any()
+    ):
+        raise ValueError(
+            f"unlabelled, centre and deviation_var must be (H,) arrays, shared (H, P) "
+            f"and shared_var (P,), unlabelled >= 0; got shapes {m.shape}, {q.shape}, "
+            f"{v.shape}, {x.shape}, {sv.shape}"
+        )
     if not ((v > 0).all() and (sv > 0).all()):
         raise ValueError("deviation_var and shared_var must be positive variances")
     return m, q, v, x, sv

@@ -4,14 +4,21 @@ This is how a pool too large to enumerate is searched: only pairs whose embeddin
 are scored (paper section 4.2.2). Symmetric pools return every unordered pair once and no self
 pairs; pairs in ``exclude`` (already labelled) are dropped.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from ..data.pairs import PairSpace, as_id_set, isin_sorted
 
-__all__ = ["neighbour_pairs", "build_index", "search", "faiss_gpus", "first_m_per_row",
-           "candidate_recall"]
+__all__ = [
+    "neighbour_pairs",
+    "build_index",
+    "search",
+    "faiss_gpus",
+    "first_m_per_row",
+    "candidate_recall",
+]
 
 
 def faiss_gpus() -> int:
@@ -20,7 +27,9 @@ def faiss_gpus() -> int:
 
     import faiss
 
-    if os.environ.get("PAIRLAB_FAISS_GPU", "1") == "0" or not hasattr(faiss, "StandardGpuResources"):
+    if os.environ.get("PAIRLAB_FAISS_GPU", "1") == "0" or not hasattr(
+        faiss, "StandardGpuResources"
+    ):
         return 0
     return int(faiss.get_num_gpus())
 
@@ -58,15 +67,23 @@ def search(built, queries: np.ndarray, k: int, *, batch_size: int = 16384):
     queries = _as_vectors("queries", queries)
     scores, indices = [], []
     for start in range(0, len(queries), batch_size):  # batches bound the result's memory
-        s, i = built.search(queries[start:start + batch_size], k)
+        s, i = built.search(queries[start : start + batch_size], k)
         scores.append(s)
         indices.append(i)
     return np.concatenate(scores), np.concatenate(indices)
 
 
-def neighbour_pairs(space: PairSpace, left: np.ndarray, right: np.ndarray | None = None, *,
-                    m: int, exclude=None, index: str = "Flat", nprobe: int = 10,
-                    items=None) -> tuple[np.ndarray, np.ndarray]:
+def neighbour_pairs(
+    space: PairSpace,
+    left: np.ndarray,
+    right: np.ndarray | None = None,
+    *,
+    m: int,
+    exclude=None,
+    index: str = "Flat",
+    nprobe: int = 10,
+    items=None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Pairs of each left item with its ``m`` nearest right items: (pair_ids, cosine scores).
 
     ``left`` (n_left, dim) and ``right`` (n_right, dim) are unit-norm float32 embeddings; for
@@ -78,9 +95,13 @@ def neighbour_pairs(space: PairSpace, left: np.ndarray, right: np.ndarray | None
         raise ValueError(f"m (neighbours per item) must be a positive integer, got {m!r}")
     right = left if right is None else right
     if len(left) != space.n_left or len(right) != space.n_right:
-        raise ValueError(f"embeddings of {len(left)} x {len(right)} items do not match the "
-                         f"pool's {space.n_left} x {space.n_right}")
-    queried = np.arange(len(left), dtype=np.int64) if items is None else _item_indices(items, len(left))
+        raise ValueError(
+            f"embeddings of {len(left)} x {len(right)} items do not match the "
+            f"pool's {space.n_left} x {space.n_right}"
+        )
+    queried = (
+        np.arange(len(left), dtype=np.int64) if items is None else _item_indices(items, len(left))
+    )
     k = min(m + int(space.symmetric), space.n_right)  # one extra hit: the item itself
     scores, hits = search(build_index(right, index=index, nprobe=nprobe), left[queried], k)
     rows = np.repeat(queried, k)
@@ -102,13 +123,20 @@ def candidate_recall(candidates, positives, labelled=None) -> float:
     strategy restricted to the candidates could still find (an oracle's view, for analysis; never
     for selection). All three are sorted, distinct int64 pair ids; ``nan`` when every positive is
     labelled already."""
-    sets = [_id_set(name, ids) for name, ids in (("candidates", candidates), ("positives", positives),
-                                                 ("labelled", [] if labelled is None else labelled))]
+    sets = [
+        _id_set(name, ids)
+        for name, ids in (
+            ("candidates", candidates),
+            ("positives", positives),
+            ("labelled", [] if labelled is None else labelled),
+        )
+    ]
     return _compute_candidate_recall(*sets)
 
 
-def _compute_candidate_recall(candidates: np.ndarray, positives: np.ndarray,
-                              labelled: np.ndarray) -> float:
+def _compute_candidate_recall(
+    candidates: np.ndarray, positives: np.ndarray, labelled: np.ndarray
+) -> float:
     remaining = positives[~isin_sorted(positives, labelled)]
     if len(remaining) == 0:
         return float("nan")
@@ -119,7 +147,9 @@ def _id_set(name: str, ids) -> np.ndarray:
     """``ids`` as a 1-d int64 array, checked to be sorted and distinct (a set of pair ids)."""
     arr = np.asarray(ids)
     if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
-        raise ValueError(f"{name} must be a 1-d array of integer pair ids, got {arr.dtype} {arr.shape}")
+        raise ValueError(
+            f"{name} must be a 1-d array of integer pair ids, got {arr.dtype} {arr.shape}"
+        )
     arr = arr.astype(np.int64, copy=False)
     if (np.diff(arr) <= 0).any():
         raise ValueError(f"{name} must be sorted and distinct pair ids (as_id_set makes them so)")

@@ -3,6 +3,7 @@
 QQP: accuracy and F1 at a threshold tuned on dev. WikiQA: clean MAP (c-MAP, questions with
 both a positive and a negative) and F1 over all stated pairs (a-F1). ROC-AUC for both.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -40,8 +41,13 @@ def accuracy_f1(labels, scores, threshold: float) -> dict:
     precision = tp / max(int(pred.sum()), 1)
     recall = tp / max(int(y.sum()), 1)
     f1 = 2 * precision * recall / (precision + recall) if tp else 0.0
-    return {"accuracy": float(np.mean(pred == (y == 1))), "precision": precision,
-            "recall": recall, "f1": f1, "threshold": float(threshold)}
+    return {
+        "accuracy": float(np.mean(pred == (y == 1))),
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "threshold": float(threshold),
+    }
 
 
 def clean_map(query_ids, labels, scores) -> float:
@@ -56,7 +62,9 @@ def clean_map(query_ids, labels, scores) -> float:
     clean = np.flatnonzero((positives > 0) & (positives < counts))
     if len(clean) == 0:
         raise ValueError("no clean query (with both a positive and a negative pair)")
-    from sklearn.metrics import average_precision_score  # lazy: every process importing pairlab.active paid ~0.7 s
+    from sklearn.metrics import (
+        average_precision_score,  # lazy: every process importing pairlab.active paid ~0.7 s
+    )
 
     # A per-query loop: queries number in the hundreds, never pairs.
     return float(np.mean([average_precision_score(y[q == k], s[q == k]) for k in clean]))

@@ -9,13 +9,23 @@ curve is evaluated at the distinct positive scores, in descending order.
 
 Public functions validate and raise ``ValueError``; the ``_``-prefixed cores do not.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["estimate_ap", "estimate_precision_at_recall", "estimate_fp", "pr_curve",
-           "bootstrap", "corrected_precision", "ap_from_counts", "precision_at_recall_from_counts",
-           "as_scores", "count_at_least"]
+__all__ = [
+    "estimate_ap",
+    "estimate_precision_at_recall",
+    "estimate_fp",
+    "pr_curve",
+    "bootstrap",
+    "corrected_precision",
+    "ap_from_counts",
+    "precision_at_recall_from_counts",
+    "as_scores",
+    "count_at_least",
+]
 
 
 def estimate_ap(pos_scores, near_neg_scores, rand_neg_scores, n_neg_total) -> float:
@@ -25,8 +35,9 @@ def estimate_ap(pos_scores, near_neg_scores, rand_neg_scores, n_neg_total) -> fl
     return ap_from_counts(tp, fp, len(pos))
 
 
-def estimate_precision_at_recall(pos_scores, near_neg_scores, rand_neg_scores, n_neg_total,
-                                 recall: float = 0.2) -> float:
+def estimate_precision_at_recall(
+    pos_scores, near_neg_scores, rand_neg_scores, n_neg_total, recall: float = 0.2
+) -> float:
     """Estimated precision at the highest threshold whose recall reaches ``recall``."""
     if not 0.0 < recall <= 1.0:
         raise ValueError(f"recall must be in (0, 1], got {recall!r}")
@@ -51,8 +62,13 @@ def pr_curve(pos_scores, near_neg_scores, rand_neg_scores, n_neg_total) -> dict:
     """
     pos, near, rand, w = _validate(pos_scores, near_neg_scores, rand_neg_scores, n_neg_total)
     thresholds, tp, fp = _curve(pos, near, rand, w)
-    return {"threshold": thresholds, "recall": tp / len(pos), "precision": tp / (tp + fp),
-            "tp": tp, "fp": fp}
+    return {
+        "threshold": thresholds,
+        "recall": tp / len(pos),
+        "precision": tp / (tp + fp),
+        "tp": tp,
+        "fp": fp,
+    }
 
 
 def ap_from_counts(tp: np.ndarray, fp: np.ndarray, n_pos: int) -> float:
@@ -61,15 +77,25 @@ def ap_from_counts(tp: np.ndarray, fp: np.ndarray, n_pos: int) -> float:
     return float(np.sum(recall_step * tp / (tp + fp)))
 
 
-def precision_at_recall_from_counts(tp: np.ndarray, fp: np.ndarray, n_pos: int,
-                                    recall: float) -> float:
+def precision_at_recall_from_counts(
+    tp: np.ndarray, fp: np.ndarray, n_pos: int, recall: float
+) -> float:
     """Precision at the first (highest) threshold whose recall reaches ``recall``."""
     k = int(np.searchsorted(tp, recall * n_pos - 1e-9, side="left"))
     return float(tp[k] / (tp[k] + fp[k]))
 
 
-def bootstrap(pos_scores, near_neg_scores, rand_neg_scores, n_neg_total, *, n_boot: int = 1000,
-              recall: float = 0.2, level: float = 0.95, seed: int = 0) -> dict:
+def bootstrap(
+    pos_scores,
+    near_neg_scores,
+    rand_neg_scores,
+    n_neg_total,
+    *,
+    n_boot: int = 1000,
+    recall: float = 0.2,
+    level: float = 0.95,
+    seed: int = 0,
+) -> dict:
     """Stratified bootstrap of AP and P@R: each stratum resampled with replacement.
 
     Returns ``{"ap", "ap_ci", "p_at_r", "p_at_r_ci", "ap_samples", "p_at_r_samples"}``; the
@@ -86,10 +112,14 @@ def bootstrap(pos_scores, near_neg_scores, rand_neg_scores, n_neg_total, *, n_bo
     samples = np.array([strata.draw(rng, recall) for _ in range(n_boot)])  # (n_boot, 2)
     tail = (1.0 - level) / 2.0 * 100.0
     low, high = np.percentile(samples, [tail, 100.0 - tail], axis=0)
-    return {"ap": ap_from_counts(tp, fp, len(pos)), "ap_ci": [float(low[0]), float(high[0])],
-            "p_at_r": precision_at_recall_from_counts(tp, fp, len(pos), recall),
-            "p_at_r_ci": [float(low[1]), float(high[1])],
-            "ap_samples": samples[:, 0], "p_at_r_samples": samples[:, 1]}
+    return {
+        "ap": ap_from_counts(tp, fp, len(pos)),
+        "ap_ci": [float(low[0]), float(high[0])],
+        "p_at_r": precision_at_recall_from_counts(tp, fp, len(pos), recall),
+        "p_at_r_ci": [float(low[1]), float(high[1])],
+        "ap_samples": samples[:, 0],
+        "p_at_r_samples": samples[:, 1],
+    }
 
 
 class _Resampler:
@@ -112,13 +142,16 @@ class _Resampler:
 
     def draw(self, rng, recall) -> tuple[float, float]:
         n_pos = self.n_pos
-        pos_w = np.bincount(self.pos_group[rng.integers(0, n_pos, n_pos)],
-                            minlength=len(self.values))
+        pos_w = np.bincount(
+            self.pos_group[rng.integers(0, n_pos, n_pos)], minlength=len(self.values)
+        )
         present = pos_w > 0
         tp = np.cumsum(pos_w[::-1])[::-1][present][::-1].astype(np.float64)  # descending thr
         fp = (self.near.draw(rng) + self.w * self.rand.draw(rng))[present][::-1]
-        return (ap_from_counts(tp, fp, n_pos),
-                precision_at_recall_from_counts(tp, fp, n_pos, recall))
+        return (
+            ap_from_counts(tp, fp, n_pos),
+            precision_at_recall_from_counts(tp, fp, n_pos, recall),
+        )
 
 
 class _Stratum:
@@ -150,14 +183,24 @@ class _Stratum:
         else:
             n_above = len(self.above)
             m = rng.binomial(self.n, n_above / self.n)
-            counts = np.bincount(self.above[rng.integers(0, n_above, m)] if m else self.above[:0],
-                                 minlength=self.k + 1)
+            counts = np.bincount(
+                self.above[rng.integers(0, n_above, m)] if m else self.above[:0],
+                minlength=self.k + 1,
+            )
         return np.cumsum(counts[:0:-1])[::-1].astype(np.float64)  # [j]: sum of bins j+1..k
 
 
-def corrected_precision(tp: float, fp_near: float, fp_rand: float, *, near_marks=(0, 0),
-                        rand_marks=(0, 0), level: float = 0.95, n_draws: int = 20000,
-                        seed: int = 0) -> dict:
+def corrected_precision(
+    tp: float,
+    fp_near: float,
+    fp_rand: float,
+    *,
+    near_marks=(0, 0),
+    rand_marks=(0, 0),
+    level: float = 0.95,
+    n_draws: int = 20000,
+    seed: int = 0,
+) -> dict:
     """Precision corrected by manual labels of putative false positives (paper eq. 14).
 
     ``fp_near`` is the count of near-stratum negatives above the threshold, ``fp_rand`` the
@@ -171,17 +214,21 @@ def corrected_precision(tp: float, fp_near: float, fp_rand: float, *, near_marks
     Returns ``{"precision", "ci", "imputed_precision", "p_near", "p_rand"}``.
     """
     if tp < 0 or fp_near < 0 or fp_rand < 0:
-        raise ValueError(f"counts must be non-negative, got tp={tp}, fp_near={fp_near}, "
-                         f"fp_rand={fp_rand}")
+        raise ValueError(
+            f"counts must be non-negative, got tp={tp}, fp_near={fp_near}, fp_rand={fp_rand}"
+        )
     rng = np.random.default_rng(seed)
     shares, draws = [], []
     for name, (errors, marked) in (("near_marks", near_marks), ("rand_marks", rand_marks)):
         if not 0 <= errors <= marked:
-            raise ValueError(f"{name} must be (real_errors, marked) with 0 <= real_errors <= "
-                             f"marked, got {(errors, marked)!r}")
+            raise ValueError(
+                f"{name} must be (real_errors, marked) with 0 <= real_errors <= "
+                f"marked, got {(errors, marked)!r}"
+            )
         shares.append(errors / marked if marked else 1.0)
-        draws.append(rng.beta(errors + 0.5, marked - errors + 0.5, n_draws) if marked
-                     else np.ones(n_draws))
+        draws.append(
+            rng.beta(errors + 0.5, marked - errors + 0.5, n_draws) if marked else np.ones(n_draws)
+        )
     if tp + fp_near + fp_rand == 0:
         raise ValueError("no pair above the threshold: precision is undefined")
     point = tp / (tp + shares[0] * fp_near + shares[1] * fp_rand)
@@ -189,9 +236,13 @@ def corrected_precision(tp: float, fp_near: float, fp_rand: float, *, near_marks
     tail = (1.0 - level) / 2.0 * 100.0
     low, high = np.percentile(sampled, [tail, 100.0 - tail])
     low, high = min(low, point), max(high, point)  # the boundary rule (see the docstring)
-    return {"precision": float(point), "ci": [float(low), float(high)],
-            "imputed_precision": float(tp / (tp + fp_near + fp_rand)),
-            "p_near": shares[0], "p_rand": shares[1]}
+    return {
+        "precision": float(point),
+        "ci": [float(low), float(high)],
+        "imputed_precision": float(tp / (tp + fp_near + fp_rand)),
+        "p_near": shares[0],
+        "p_rand": shares[1],
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -209,7 +260,8 @@ def _curve(pos, near, rand, w):
 
 def count_at_least(sorted_values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     return (len(sorted_values) - np.searchsorted(sorted_values, thresholds, side="left")).astype(
-        np.float64)
+        np.float64
+    )
 
 
 def _validate(pos, near, rand, n_neg_total):
@@ -227,9 +279,11 @@ def as_scores(name: str, values) -> np.ndarray:
         raise ValueError(f"{name} must be a 1-d array of scores, got shape {arr.shape}")
     bad = ~np.isfinite(arr)
     if bad.any():
-        raise ValueError(f"{name} has {int(bad.sum())} NaN or infinite score(s), first at index "
-                         f"{int(np.flatnonzero(bad)[0])}: every score must be a finite number "
-                         "(a diverged model, or a scorer dividing by zero?)")
+        raise ValueError(
+            f"{name} has {int(bad.sum())} NaN or infinite score(s), first at index "
+            f"{int(np.flatnonzero(bad)[0])}: every score must be a finite number "
+            "(a diverged model, or a scorer dividing by zero?)"
+        )
     return arr
 
 
@@ -244,7 +298,9 @@ def _rand_weight(n_near: int, n_rand: int, n_neg_total) -> float:
         raise ValueError(f"{n_rand} random negatives but only {rest} negatives lie outside D_near")
     if n_rand == 0:
         if rest > 0:
-            raise ValueError(f"rand_neg_scores is empty but {rest} negatives lie outside D_near: "
-                             "their false positives cannot be estimated")
+            raise ValueError(
+                f"rand_neg_scores is empty but {rest} negatives lie outside D_near: "
+                "their false positives cannot be estimated"
+            )
         return 0.0
     return rest / n_rand

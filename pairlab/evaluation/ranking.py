@@ -8,6 +8,7 @@ materialised; per-question values are kept for paired significance tests.
 
 Public functions validate and raise ``ValueError``; ``_``-prefixed cores do not.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,8 +16,15 @@ import numpy as np
 from ..data.tasks import Pool
 from .candidates import build_index, search
 
-__all__ = ["ndcg_at_k", "mrr_at_k", "answerable", "relevant_counts", "top_items", "relevance",
-           "rank_metrics"]
+__all__ = [
+    "ndcg_at_k",
+    "mrr_at_k",
+    "answerable",
+    "relevant_counts",
+    "top_items",
+    "relevance",
+    "rank_metrics",
+]
 
 
 def ndcg_at_k(relevance, n_relevant, *, k: int = 10) -> np.ndarray:
@@ -26,10 +34,14 @@ def ndcg_at_k(relevance, n_relevant, *, k: int = 10) -> np.ndarray:
     rel = _as_relevance(relevance, k)
     n_rel = np.asarray(n_relevant, dtype=np.int64)
     if n_rel.shape != (len(rel),):
-        raise ValueError(f"n_relevant must have one count per question ({len(rel)}), got shape {n_rel.shape}")
+        raise ValueError(
+            f"n_relevant must have one count per question ({len(rel)}), got shape {n_rel.shape}"
+        )
     if (n_rel < 1).any():
-        raise ValueError(f"{int((n_rel < 1).sum())} question(s) have no relevant item: nDCG is "
-                         "undefined for them (evaluate only questions with a relevant item)")
+        raise ValueError(
+            f"{int((n_rel < 1).sum())} question(s) have no relevant item: nDCG is "
+            "undefined for them (evaluate only questions with a relevant item)"
+        )
     if (rel.sum(axis=1) > n_rel).any():
         raise ValueError("a ranked list holds more relevant items than its n_relevant says")
     return _ndcg(rel, n_rel, k)
@@ -59,7 +71,9 @@ def _as_relevance(relevance, k: int) -> np.ndarray:
         raise ValueError(f"k must be a positive integer, got {k!r}")
     rel = np.asarray(relevance)
     if rel.ndim != 2 or rel.shape[1] < k:
-        raise ValueError(f"relevance must be (n_questions, >= {k}) ranked lists, got shape {rel.shape}")
+        raise ValueError(
+            f"relevance must be (n_questions, >= {k}) ranked lists, got shape {rel.shape}"
+        )
     if rel.dtype != bool and not np.isin(rel, (0, 1)).all():
         raise ValueError("relevance must be binary (0/1 or bool)")
     return rel.astype(bool)
@@ -87,8 +101,10 @@ def top_items(pool: Pool, left: np.ndarray, right: np.ndarray, questions, k: int
     questions = np.asarray(questions, dtype=np.int64)
     symmetric = int(pool.symmetric)
     if not 1 <= k <= pool.space.n_right - symmetric:
-        raise ValueError(f"k={k} right items per question, but {pool.task}/{pool.split} has "
-                         f"{pool.space.n_right - symmetric} to rank")
+        raise ValueError(
+            f"k={k} right items per question, but {pool.task}/{pool.split} has "
+            f"{pool.space.n_right - symmetric} to rank"
+        )
     _, hits = search(build_index(right), left[questions], k + symmetric)
     if not symmetric:
         return hits.astype(np.int64)
@@ -113,5 +129,10 @@ def rank_metrics(pool: Pool, left: np.ndarray, right: np.ndarray, *, k: int = 10
     rel = relevance(pool, questions, top_items(pool, left, right, questions, k))
     ndcg = _ndcg(rel, relevant_counts(pool)[questions], k)
     mrr = _mrr(rel, k)
-    return {"questions": questions, "ndcg": ndcg, "mrr": mrr,
-            "ndcg_mean": float(ndcg.mean()), "mrr_mean": float(mrr.mean())}
+    return {
+        "questions": questions,
+        "ndcg": ndcg,
+        "mrr": mrr,
+        "ndcg_mean": float(ndcg.mean()),
+        "mrr_mean": float(mrr.mean()),
+    }

@@ -1,6 +1,7 @@
 """Paired significance over test queries: a paired t-test of two systems' per-query values
 (scipy.stats.ttest_rel) and the Bonferroni correction for comparing several systems with one
 baseline (Althammer et al. 2023, Table 1: p < 0.05 after Bonferroni with n = 3 strategies)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,7 +21,9 @@ def paired_test(a, b) -> dict:
 
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.ndim != 1 or a.shape != b.shape:
-        raise ValueError(f"paired samples must be equal-length 1-d arrays, got {a.shape} and {b.shape}")
+        raise ValueError(
+            f"paired samples must be equal-length 1-d arrays, got {a.shape} and {b.shape}"
+        )
     if len(a) < 2:
         raise ValueError(f"a paired t-test needs at least 2 queries, got {len(a)}")
     if not (np.isfinite(a).all() and np.isfinite(b).all()):
@@ -29,8 +32,12 @@ def paired_test(a, b) -> dict:
     if not difference.any():
         return {"difference": 0.0, "t": 0.0, "p": 1.0, "n": int(len(a))}
     result = ttest_rel(a, b)
-    return {"difference": float(difference.mean()), "t": float(result.statistic),
-            "p": float(result.pvalue), "n": int(len(a))}
+    return {
+        "difference": float(difference.mean()),
+        "t": float(result.statistic),
+        "p": float(result.pvalue),
+        "n": int(len(a)),
+    }
 
 
 def bonferroni(p, n_comparisons: int) -> float | np.ndarray:

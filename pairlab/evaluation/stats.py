@@ -1,25 +1,38 @@
 """Dataset statistics: the Table 1 analog, pool growth, and what random labelling finds."""
+
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
 from ..data.loaders import SPLITS, Pool, Task
-from .candidates import neighbour_pairs
-from .strata import EvalSet, embed_pool
 from ..data.pairs import isin_sorted
 from ..data.paper import TABLE1
+from .candidates import neighbour_pairs
+from .strata import EvalSet, embed_pool
 
-__all__ = ["split_stats", "table1", "growth", "cluster_sizes", "retrieval_yield",
-           "static_retrieval_yield", "examples", "construction_metrics"]
+__all__ = [
+    "split_stats",
+    "table1",
+    "growth",
+    "cluster_sizes",
+    "retrieval_yield",
+    "static_retrieval_yield",
+    "examples",
+    "construction_metrics",
+]
 
 
 def split_stats(pool: Pool, eval_set: EvalSet | None = None) -> dict:
     """Counts of one split (JSON-ready): items, pairs, positives, stated and nearby negatives."""
-    out = {"n_left": len(pool.left_texts), "n_right": len(pool.right_texts),
-           "n_pairs": int(pool.n_pairs), "n_positives": int(pool.n_positives),
-           "n_stated_negatives": int(len(pool.stated_negatives)),
-           "ratio": float(pool.n_pairs / pool.n_positives) if pool.n_positives else None}
+    out = {
+        "n_left": len(pool.left_texts),
+        "n_right": len(pool.right_texts),
+        "n_pairs": int(pool.n_pairs),
+        "n_positives": int(pool.n_positives),
+        "n_stated_negatives": int(len(pool.stated_negatives)),
+        "ratio": float(pool.n_pairs / pool.n_positives) if pool.n_positives else None,
+    }
     if eval_set is not None:
         out["n_nearby_negatives"] = int(len(eval_set.near))
         out["n_random_negatives"] = int(len(eval_set.rand))
@@ -33,16 +46,28 @@ def table1(tasks: dict[str, Task], eval_sets: dict | None = None) -> pd.DataFram
     for name, task in tasks.items():
         for split in SPLITS:
             ours = split_stats(task[split], (eval_sets or {}).get(name, {}).get(split))
-            paper = TABLE1.get(name, {}).get(split, dict.fromkeys(
-                ("positives", "pairs", "ratio", "stated_negatives", "nearby_negatives")))  # a file's task
-            rows.append({"task": name, "split": split,
-                         "positives": ours["n_positives"], "paper positives": paper["positives"],
-                         "pairs": ours["n_pairs"], "paper pairs": paper["pairs"],
-                         "ratio 1:": ours["ratio"], "paper ratio 1:": paper["ratio"],
-                         "stated neg.": ours["n_stated_negatives"],
-                         "paper stated neg.": paper["stated_negatives"],
-                         "nearby neg.": ours.get("n_nearby_negatives"),
-                         "paper nearby neg.": paper["nearby_negatives"]})
+            paper = TABLE1.get(name, {}).get(
+                split,
+                dict.fromkeys(
+                    ("positives", "pairs", "ratio", "stated_negatives", "nearby_negatives")
+                ),
+            )  # a file's task
+            rows.append(
+                {
+                    "task": name,
+                    "split": split,
+                    "positives": ours["n_positives"],
+                    "paper positives": paper["positives"],
+                    "pairs": ours["n_pairs"],
+                    "paper pairs": paper["pairs"],
+                    "ratio 1:": ours["ratio"],
+                    "paper ratio 1:": paper["ratio"],
+                    "stated neg.": ours["n_stated_negatives"],
+                    "paper stated neg.": paper["stated_negatives"],
+                    "nearby neg.": ours.get("n_nearby_negatives"),
+                    "paper nearby neg.": paper["nearby_negatives"],
+                }
+            )
     return pd.DataFrame(rows).set_index(["task", "split"])
 
 
@@ -57,9 +82,15 @@ def growth(task: Task, sizes, *, split: str = "train") -> pd.DataFrame:
     rows = []
     for size in sorted(set(int(s) for s in sizes)):
         pool = task.resized(size)[split]
-        rows.append({"items": len(pool.left_texts), "right_items": len(pool.right_texts),
-                     "pairs": pool.n_pairs, "positives": pool.n_positives,
-                     "ratio": pool.n_pairs / max(pool.n_positives, 1)})
+        rows.append(
+            {
+                "items": len(pool.left_texts),
+                "right_items": len(pool.right_texts),
+                "pairs": pool.n_pairs,
+                "positives": pool.n_positives,
+                "ratio": pool.n_pairs / max(pool.n_positives, 1),
+            }
+        )
     return pd.DataFrame(rows).drop_duplicates("items")
 
 
@@ -72,8 +103,14 @@ def cluster_sizes(pool: Pool) -> pd.Series:
     return pd.Series(np.bincount(partners), name="items").rename_axis("positive partners")
 
 
-def retrieval_yield(pool: Pool, candidate_ids: np.ndarray, candidate_scores: np.ndarray,
-                    budgets=None, *, seed: int = 0) -> pd.DataFrame:
+def retrieval_yield(
+    pool: Pool,
+    candidate_ids: np.ndarray,
+    candidate_scores: np.ndarray,
+    budgets=None,
+    *,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Positives found when labelling ``b`` pairs, for each budget ``b``: the top-``b``
     candidates by score (static retrieval), ``b`` uniformly random pairs (one real draw) and
     the expectation of random labelling. Budgets default to a geometric grid up to the number
@@ -87,27 +124,37 @@ def retrieval_yield(pool: Pool, candidate_ids: np.ndarray, candidate_scores: np.
     found = np.r_[0, np.cumsum(isin_sorted(candidate_ids[order], pool.positives))]
     # One uniform random labelling sequence; its prefixes are random label sets of each size.
     draw = np.random.default_rng(seed).permutation(
-        pool.space.sample(int(budgets.max()), np.random.default_rng(seed)))
+        pool.space.sample(int(budgets.max()), np.random.default_rng(seed))
+    )
     random_found = np.r_[0, np.cumsum(pool.labels(draw))]
-    return pd.DataFrame({"labels": budgets, "static retrieval": found[budgets],
-                         "random (one draw)": random_found[budgets],
-                         "random (expected)": budgets * pool.n_positives / pool.n_pairs})
+    return pd.DataFrame(
+        {
+            "labels": budgets,
+            "static retrieval": found[budgets],
+            "random (one draw)": random_found[budgets],
+            "random (expected)": budgets * pool.n_positives / pool.n_pairs,
+        }
+    )
 
 
 def examples(pool: Pool, n: int = 4, *, seed: int = 0) -> pd.DataFrame:
     """A few positives, stated negatives and uniformly random pairs of a pool, as text."""
     rng = np.random.default_rng(seed)
     parts = []
-    for kind, ids in (("positive", pool.positives), ("stated negative", pool.stated_negatives),
-                      ("random pair", pool.space.sample(n, rng))):
+    for kind, ids in (
+        ("positive", pool.positives),
+        ("stated negative", pool.stated_negatives),
+        ("random pair", pool.space.sample(n, rng)),
+    ):
         chosen = np.sort(rng.choice(ids, size=min(n, len(ids)), replace=False)) if len(ids) else ids
         parts.append(pool.frame(chosen).assign(kind=kind))
     frame = pd.concat(parts, ignore_index=True)
     return frame[["kind", "left", "right", "label", "pair_id"]]
 
 
-def construction_metrics(tasks: dict[str, Task], eval_sets: dict, results: dict,
-                         exact: dict | None = None) -> dict:
+def construction_metrics(
+    tasks: dict[str, Task], eval_sets: dict, results: dict, exact: dict | None = None
+) -> dict:
     """Notebook 01's metrics file: per task and split, the counts, and for evaluated splits
     the pretrained encoder's all-pairs AP and P@R20 (with the exact values where enumerated)."""
     out = {}
@@ -117,8 +164,9 @@ def construction_metrics(tasks: dict[str, Task], eval_sets: dict, results: dict,
             entry = split_stats(task[split], eval_sets.get(name, {}).get(split))
             result = results.get(name, {}).get(split)
             if result is not None:
-                entry["pretrained_cosine"] = {k: result[k] for k in
-                                              ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")}
+                entry["pretrained_cosine"] = {
+                    k: result[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")
+                }
                 if exact and split in exact.get(name, {}):
                     entry["pretrained_cosine"]["exact_ap"] = exact[name][split]["ap"]
                     entry["pretrained_cosine"]["exact_p_at_r20"] = exact[name][split]["p_at_r"]
@@ -127,8 +175,15 @@ def construction_metrics(tasks: dict[str, Task], eval_sets: dict, results: dict,
     return out
 
 
-def static_retrieval_yield(pool: Pool, budgets=None, *, m: int, model=None,
-                           max_seq_length: int | None = None, seed: int = 0) -> pd.DataFrame:
+def static_retrieval_yield(
+    pool: Pool,
+    budgets=None,
+    *,
+    m: int,
+    model=None,
+    max_seq_length: int | None = None,
+    seed: int = 0,
+) -> pd.DataFrame:
     """:func:`retrieval_yield` over each left item's top-``m`` pretrained neighbours."""
     left, right = embed_pool(pool, model, max_seq_length=max_seq_length)
     ids, scores = neighbour_pairs(pool.space, left, right, m=m)

@@ -4,23 +4,37 @@ An :class:`EvalSet` holds the three strata of paper appendix A.2: every positive
 (negatives among each left item's top-m pretrained neighbours) and ``D_rand`` (uniform random
 negatives outside ``D_near``). A scorer is any callable ``score(pair_ids) -> scores``.
 """
+
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import metrics
-from .candidates import neighbour_pairs
 from ..data.loaders import Pool
+from ..data.pairs import isin_sorted, setdiff_sorted, union_sorted
 from ..models.embed import embed_pool
 from ..models.scoring import CosineScorer
-from ..data.pairs import PairSpace, isin_sorted, setdiff_sorted, union_sorted
+from . import metrics
+from .candidates import neighbour_pairs
 
-__all__ = ["EvalConfig", "EvalSet", "build_eval_set", "evaluate", "CosineScorer",
-           "exact_all_pairs", "embed_pool", "pretrained_eval_set", "summary"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "EvalConfig",
+    "EvalSet",
+    "build_eval_set",
+    "evaluate",
+    "CosineScorer",
+    "exact_all_pairs",
+    "embed_pool",
+    "pretrained_eval_set",
+    "summary",
+]
 
 
 @dataclass(frozen=True)
@@ -54,26 +68,42 @@ class EvalSet:
     def save(self, path) -> None:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(path, positives=self.positives, near=self.near, rand=self.rand,
-                 n_neg_total=self.n_neg_total, config=json.dumps(asdict(self.config)))
+        np.savez(
+            path,
+            positives=self.positives,
+            near=self.near,
+            rand=self.rand,
+            n_neg_total=self.n_neg_total,
+            config=json.dumps(asdict(self.config)),
+        )
 
     @classmethod
-    def load(cls, path) -> "EvalSet":
+    def load(cls, path) -> EvalSet:
         with np.load(path) as f:
-            return cls(f["positives"], f["near"], f["rand"], int(f["n_neg_total"]),
-                       EvalConfig(**json.loads(str(f["config"]))))
+            return cls(
+                f["positives"],
+                f["near"],
+                f["rand"],
+                int(f["n_neg_total"]),
+                EvalConfig(**json.loads(str(f["config"]))),
+            )
 
 
-def build_eval_set(pool: Pool, left_emb: np.ndarray, right_emb: np.ndarray | None = None,
-                   config: EvalConfig = EvalConfig()) -> EvalSet:
+def build_eval_set(
+    pool: Pool,
+    left_emb: np.ndarray,
+    right_emb: np.ndarray | None = None,
+    config: EvalConfig = EvalConfig(),
+) -> EvalSet:
     """Draw the strata of ``pool`` from pretrained embeddings (unit-norm, (n_items, dim))."""
     if pool.n_positives == 0:
         raise ValueError(f"{pool.task}/{pool.split} has no positives: AP is undefined")
     if config.n_random < 0:
         raise ValueError(f"n_random must be >= 0, got {config.n_random}")
     right_emb = left_emb if pool.symmetric else right_emb
-    candidates, _ = neighbour_pairs(pool.space, left_emb, right_emb, m=config.near_m,
-                                    index=config.index)
+    candidates, _ = neighbour_pairs(
+        pool.space, left_emb, right_emb, m=config.near_m, index=config.index
+    )
     near = setdiff_sorted(candidates, pool.positives)
     outside = pool.n_negatives - len(near)
     n_random = min(config.n_random, outside)
@@ -82,16 +112,18 @@ def build_eval_set(pool: Pool, left_emb: np.ndarray, right_emb: np.ndarray | Non
     return EvalSet(pool.positives, near, rand, pool.n_negatives, config)
 
 
-def pretrained_eval_set(pool: Pool, config: EvalConfig = EvalConfig(), *, model=None,
-                        max_seq_length: int | None = None) -> tuple[EvalSet, "CosineScorer"]:
+def pretrained_eval_set(
+    pool: Pool, config: EvalConfig = EvalConfig(), *, model=None, max_seq_length: int | None = None
+) -> tuple[EvalSet, CosineScorer]:
     """The evaluation set of ``pool`` from pretrained embeddings, and the pretrained cosine
     scorer (the zero-shot baseline) on the same embeddings."""
     left, right = embed_pool(pool, model, max_seq_length=max_seq_length)
     return build_eval_set(pool, left, right, config), CosineScorer(pool.space, left, right)
 
 
-def evaluate(eval_set: EvalSet, score, *, recall: float = 0.2, n_boot: int = 1000,
-             seed: int = 0) -> dict:
+def evaluate(
+    eval_set: EvalSet, score, *, recall: float = 0.2, n_boot: int = 1000, seed: int = 0
+) -> dict:
     """All-pairs metrics of ``score`` (callable: pair ids -> float scores) on ``eval_set``.
 
     Returns ``{"ap", "ap_ci", "p_at_r20", "p_at_r20_ci", "curve", "scores"}`` where ``scores``
@@ -106,27 +138,43 @@ def evaluate(eval_set: EvalSet, score, *, recall: float = 0.2, n_boot: int = 100
     args = (scores["positive"], scores["near"], scores["rand"], eval_set.n_neg_total)
     boot = metrics.bootstrap(*args, n_boot=n_boot, recall=recall, seed=seed)
     key = f"p_at_r{round(recall * 100)}"
-    return {"ap": boot["ap"], "ap_ci": boot["ap_ci"], key: boot["p_at_r"],
-            f"{key}_ci": boot["p_at_r_ci"], "curve": metrics.pr_curve(*args), "scores": scores}
+    return {
+        "ap": boot["ap"],
+        "ap_ci": boot["ap_ci"],
+        key: boot["p_at_r"],
+        f"{key}_ci": boot["p_at_r_ci"],
+        "curve": metrics.pr_curve(*args),
+        "scores": scores,
+    }
 
 
-def exact_all_pairs(pool: Pool, left_emb: np.ndarray, right_emb: np.ndarray | None = None, *,
-                    recall: float = 0.2, block: int = 2048) -> dict:
+def exact_all_pairs(
+    pool: Pool,
+    left_emb: np.ndarray,
+    right_emb: np.ndarray | None = None,
+    *,
+    recall: float = 0.2,
+    block: int = 2048,
+) -> dict:
     """Exact AP and P@R of cosine scores over every pair of a pool small enough to enumerate.
 
     Negatives are scored blockwise (left items x all right items) and only their counts above
     each positive score are kept. Returns ``{"ap", "p_at_r", "n_pairs"}``.
     """
     right_emb = left_emb if pool.symmetric else right_emb
-    positive = np.sort(CosineScorer(pool.space, left_emb, right_emb)(pool.positives).astype(np.float64))
+    positive = np.sort(
+        CosineScorer(pool.space, left_emb, right_emb)(pool.positives).astype(np.float64)
+    )
     thresholds = np.unique(positive)[::-1]
     fp = np.zeros(len(thresholds))
     for start in range(0, pool.space.n_left, block):
         fp += _block_negatives_at_least(pool, left_emb, right_emb, start, block, thresholds)
     tp = metrics.count_at_least(positive, thresholds)
-    return {"ap": metrics.ap_from_counts(tp, fp, pool.n_positives),
-            "p_at_r": metrics.precision_at_recall_from_counts(tp, fp, pool.n_positives, recall),
-            "n_pairs": pool.n_pairs}
+    return {
+        "ap": metrics.ap_from_counts(tp, fp, pool.n_positives),
+        "p_at_r": metrics.precision_at_recall_from_counts(tp, fp, pool.n_positives, recall),
+        "n_pairs": pool.n_pairs,
+    }
 
 
 def _block_negatives_at_least(pool, left_emb, right_emb, start, block, thresholds):
@@ -142,7 +190,7 @@ def _block_negatives_at_least(pool, left_emb, right_emb, start, block, threshold
     return metrics.count_at_least(negatives, thresholds)
 
 
-def summary(results: dict, exact: dict | None = None) -> "pd.DataFrame":
+def summary(results: dict, exact: dict | None = None) -> pd.DataFrame:
     """One row per (name, split) of ``{name: {split: evaluate(...)}}``: AP and P@R20 with their
     intervals, and the exact values where ``exact[name][split]`` holds them."""
     import pandas as pd
@@ -150,9 +198,14 @@ def summary(results: dict, exact: dict | None = None) -> "pd.DataFrame":
     rows = []
     for name, by_split in results.items():
         for split, r in by_split.items():
-            row = {"name": name, "split": split, "AP": r["ap"],
-                   "AP 95% CI": "[{:.4f}, {:.4f}]".format(*r["ap_ci"]),
-                   "P@R20": r["p_at_r20"], "P@R20 95% CI": "[{:.4f}, {:.4f}]".format(*r["p_at_r20_ci"])}
+            row = {
+                "name": name,
+                "split": split,
+                "AP": r["ap"],
+                "AP 95% CI": "[{:.4f}, {:.4f}]".format(*r["ap_ci"]),
+                "P@R20": r["p_at_r20"],
+                "P@R20 95% CI": "[{:.4f}, {:.4f}]".format(*r["p_at_r20_ci"]),
+            }
             if exact and split in exact.get(name, {}):
                 row["exact AP"] = exact[name][split]["ap"]
                 row["exact P@R20"] = exact[name][split]["p_at_r"]

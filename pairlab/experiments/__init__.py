@@ -11,8 +11,25 @@ our metrics is a record, judged by one rule and put in words once (:mod:`.findin
 
 Sweeps, tables and records are importable from here (``experiments.sweep(...)``,
 ``experiments.table3(...)``, ``experiments.budget_metrics(...)``)."""
-from . import (adaptivity, adaptivity_findings, augsbert, baselines, budget, data_efficiency, eagle,
-               encoders, findings, headline, label_noise, ranker_tables, rankers, records, sweeps, tables)
+
+from . import (
+    adaptivity,
+    adaptivity_findings,
+    augsbert,
+    baselines,
+    budget,
+    data_efficiency,
+    eagle,
+    encoders,
+    findings,
+    headline,
+    label_noise,
+    ranker_tables,
+    rankers,
+    records,
+    sweeps,
+    tables,
+)
 from .records import *  # noqa: F401,F403
 from .records import __all__ as _records
 from .sweeps import *  # noqa: F401,F403
@@ -20,6 +37,24 @@ from .sweeps import __all__ as _sweeps
 from .tables import *  # noqa: F401,F403
 from .tables import __all__ as _tables
 
-__all__ = ["adaptivity", "adaptivity_findings", "augsbert", "baselines", "budget", "data_efficiency", "eagle", "encoders",
-           "findings", "headline", "label_noise", "ranker_tables", "rankers", "records", "sweeps", "tables", *_sweeps, *_tables,
-           *_records]
+__all__ = [
+    "adaptivity",
+    "adaptivity_findings",
+    "augsbert",
+    "baselines",
+    "budget",
+    "data_efficiency",
+    "eagle",
+    "encoders",
+    "findings",
+    "headline",
+    "label_noise",
+    "ranker_tables",
+    "rankers",
+    "records",
+    "sweeps",
+    "tables",
+    *_sweeps,
+    *_tables,
+    *_records,
+]

@@ -5,22 +5,32 @@ experiments share: the pools of each (:func:`prepare`), the runs of the budget e
 (:func:`separation`), candidate recall per round (:func:`recall_frame`) and the metrics file
 (:func:`adaptivity_metrics`). The encoder experiment is :mod:`.encoders`; the findings the
 notebook and RESULTS.md print are :mod:`.adaptivity_findings`."""
+
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from pathlib import Path
-
 from ..active.config import ActiveConfig
 from ..active.store import round_ids
+from . import data_efficiency
 from .budget import separation_budget
 from .encoders import GAP
-from . import data_efficiency
 from .sweeps import Variant, for_task, prepare_active, scale
 
-__all__ = ["EXPERIMENT_TASKS", "BUDGET_STRATEGIES", "prepare", "budget_groups", "regime",
-           "separation", "recall_frame", "overlap_frame", "adaptivity_metrics"]
+__all__ = [
+    "EXPERIMENT_TASKS",
+    "BUDGET_STRATEGIES",
+    "prepare",
+    "budget_groups",
+    "regime",
+    "separation",
+    "recall_frame",
+    "overlap_frame",
+    "adaptivity_metrics",
+]
 
 EXPERIMENT_TASKS = {"budget": "wikiqa", "encoder": "qqp"}  # with dataset "all"
 BUDGET_STRATEGIES = ("uncertainty", "static_retrieval", "adaptive_retrieval", "random_candidates")
@@ -33,7 +43,9 @@ def prepare(params: dict, experiment: str, *, show: bool = True):
     has its own pool size (``budget_max_items``, None: ``max_items``), ``budget_n1`` and
     ``budget_rounds``. Returns ``(prepared, settings)``."""
     if experiment not in EXPERIMENT_TASKS:
-        raise ValueError(f"experiment must be one of {sorted(EXPERIMENT_TASKS)}, got {experiment!r}")
+        raise ValueError(
+            f"experiment must be one of {sorted(EXPERIMENT_TASKS)}, got {experiment!r}"
+        )
     dataset = EXPERIMENT_TASKS[experiment] if params["dataset"] == "all" else params["dataset"]
     own = {**params, "dataset": dataset}
     if experiment == "budget" and params.get("budget_max_items") is not None:
@@ -56,10 +68,12 @@ def budget_groups(seeds, other_seeds) -> list:
     ``seeds``; adaptive retrieval and random pairs among the pretrained candidates (also
     trained every round) on ``other_seeds``."""
     every_round = {"curve": True}
-    return [("uncertainty", list(seeds)),
-            (Variant("static_retrieval", "static_retrieval", every_round), list(seeds)),
-            ("adaptive_retrieval", list(other_seeds)),
-            (Variant("random_candidates", "random_candidates", every_round), list(other_seeds))]
+    return [
+        ("uncertainty", list(seeds)),
+        (Variant("static_retrieval", "static_retrieval", every_round), list(seeds)),
+        ("adaptive_retrieval", list(other_seeds)),
+        (Variant("random_candidates", "random_candidates", every_round), list(other_seeds)),
+    ]
 
 
 def regime(prepared: dict, settings: dict) -> pd.DataFrame:
@@ -70,18 +84,30 @@ def regime(prepared: dict, settings: dict) -> pd.DataFrame:
 
     rows = []
     for task, (pools, _) in prepared.items():
-        sizes = np.cumsum(ActiveConfig(task=task, strategy="random", **for_task(settings, task)).schedule())
+        sizes = np.cumsum(
+            ActiveConfig(task=task, strategy="random", **for_task(settings, task)).schedule()
+        )
         positives = pools["train"].n_positives
         ref = paper.BUDGET.get(task, {}).get("labels", 0) / paper.TABLE1.get(task, {}).get(
-            "train", {}).get("positives", np.nan)
-        rows.append({"task": task, "train positives": positives, "rounds": len(sizes),
-                     "labels after each round": ", ".join(f"{n:,}" for n in sizes),
-                     "labels": int(sizes[-1]), "labels per positive": sizes[-1] / positives,
-                     "paper labels per positive": ref})
+            "train", {}
+        ).get("positives", np.nan)
+        rows.append(
+            {
+                "task": task,
+                "train positives": positives,
+                "rounds": len(sizes),
+                "labels after each round": ", ".join(f"{n:,}" for n in sizes),
+                "labels": int(sizes[-1]),
+                "labels per positive": sizes[-1] / positives,
+                "paper labels per positive": ref,
+            }
+        )
     return pd.DataFrame(rows).set_index("task")
 
 
-def separation(curves: pd.DataFrame, a: str = "uncertainty", b: str = "static_retrieval") -> pd.DataFrame:
+def separation(
+    curves: pd.DataFrame, a: str = "uncertainty", b: str = "static_retrieval"
+) -> pd.DataFrame:
     """Per task, for each seed both strategies ran and for their mean curves (the seeds' mean
     dev AP and mean interval bounds): the labels from which ``a``'s 95% interval stays above
     ``b``'s (:func:`~.budget.separation_budget`), the same the other way round (NaN: they never
@@ -92,14 +118,24 @@ def separation(curves: pd.DataFrame, a: str = "uncertainty", b: str = "static_re
         seeds = sorted(set(runs[a]["seed"]) & set(runs[b]["seed"]))
         for seed in [*seeds, "mean"] if seeds else []:
             chosen = seeds if seed == "mean" else [seed]
-            x, y = (runs[s][runs[s]["seed"].isin(chosen)].groupby("labels")[["ap", "ap_lo", "ap_hi"]].mean()
-                    for s in (a, b))
+            x, y = (
+                runs[s][runs[s]["seed"].isin(chosen)]
+                .groupby("labels")[["ap", "ap_lo", "ap_hi"]]
+                .mean()
+                for s in (a, b)
+            )
             both = x.merge(y, left_index=True, right_index=True, suffixes=("_a", "_b"))
             labels = both.index.to_numpy()
-            rows.append({"task": task, "seed": seed, "budgets": len(labels),
-                         f"{a} above from": separation_budget(labels, both["ap_lo_a"], both["ap_hi_b"]),
-                         f"{b} above from": separation_budget(labels, both["ap_lo_b"], both["ap_hi_a"]),
-                         "final gap": float(both["ap_a"].iloc[-1] - both["ap_b"].iloc[-1])})
+            rows.append(
+                {
+                    "task": task,
+                    "seed": seed,
+                    "budgets": len(labels),
+                    f"{a} above from": separation_budget(labels, both["ap_lo_a"], both["ap_hi_b"]),
+                    f"{b} above from": separation_budget(labels, both["ap_lo_b"], both["ap_hi_a"]),
+                    "final gap": float(both["ap_a"].iloc[-1] - both["ap_b"].iloc[-1]),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -107,10 +143,21 @@ def recall_frame(results: dict) -> pd.DataFrame:
     """Candidate recall per round of every run that searched candidates: task, strategy, seed,
     round, labels after the round and the recall (NaN where a run folder written before it was
     recorded has none, or no positive was left to find)."""
-    rows = [{"task": task, "strategy": label, "seed": seed, "round": r["round"], "labels": r["labels"],
-             "candidate_recall": np.nan if r.get("candidate_recall") is None else float(r["candidate_recall"])}
-            for (task, label, seed), result in results.items() for r in result["records"]
-            if r.get("candidates")]
+    rows = [
+        {
+            "task": task,
+            "strategy": label,
+            "seed": seed,
+            "round": r["round"],
+            "labels": r["labels"],
+            "candidate_recall": np.nan
+            if r.get("candidate_recall") is None
+            else float(r["candidate_recall"]),
+        }
+        for (task, label, seed), result in results.items()
+        for r in result["records"]
+        if r.get("candidates")
+    ]
     columns = ["task", "strategy", "seed", "round", "labels", "candidate_recall"]
     return pd.DataFrame(rows, columns=columns)
 
@@ -131,14 +178,31 @@ def overlap_frame(results: dict, root, a: str = GAP[0], b: str = GAP[1]) -> pd.D
         mine, both = np.empty(0, np.int64), np.empty(0, np.int64)
         for i, (x, y) in enumerate(zip(ours, theirs), start=1):
             mine, both = np.union1d(mine, x), np.union1d(both, y)
-            rows.append({"task": task, "strategy": label, "seed": seed, "round": i, "labels": len(mine),
-                         "overlap": len(np.intersect1d(mine, both, assume_unique=True)) / max(len(mine), 1)})
+            rows.append(
+                {
+                    "task": task,
+                    "strategy": label,
+                    "seed": seed,
+                    "round": i,
+                    "labels": len(mine),
+                    "overlap": len(np.intersect1d(mine, both, assume_unique=True))
+                    / max(len(mine), 1),
+                }
+            )
     return pd.DataFrame(rows, columns=["task", "strategy", "seed", "round", "labels", "overlap"])
 
 
-def adaptivity_metrics(curves: pd.DataFrame, regime_frame: pd.DataFrame, efficiency_frame: pd.DataFrame,
-                       separation_frame: pd.DataFrame, zero: pd.DataFrame, table: pd.DataFrame,
-                       trend: pd.DataFrame, recall, overlap=None) -> dict:
+def adaptivity_metrics(
+    curves: pd.DataFrame,
+    regime_frame: pd.DataFrame,
+    efficiency_frame: pd.DataFrame,
+    separation_frame: pd.DataFrame,
+    zero: pd.DataFrame,
+    table: pd.DataFrame,
+    trend: pd.DataFrame,
+    recall,
+    overlap=None,
+) -> dict:
     """Notebook 09's metrics file: ``budget`` (per task and strategy: labels, dev AP as mean,
     interval and per seed, positive share), ``regime``, ``efficiency``, ``separation``,
     ``encoder`` (per depth: zero-shot AP, static precision, each strategy's test AP per budget
@@ -147,23 +211,39 @@ def adaptivity_metrics(curves: pd.DataFrame, regime_frame: pd.DataFrame, efficie
     ``overlap`` (per task and run of uncertainty sampling: labels and the share static retrieval
     also collected after each round, mean and per seed; ``overlap``: an :func:`overlap_frame`
     or a list of them). NaN is written as null."""
-    recall, overlap = (pd.concat(f, ignore_index=True) if isinstance(f, (list, tuple)) else f
-                       for f in (recall, overlap))
-    return _plain({
-        "budget": {task: _budget_curves(frame) for task, frame in curves.groupby("task", sort=False)},
-        "regime": {task: {"positives": row["train positives"], "labels": row["labels"], "rounds": row["rounds"],
-                          "labels_per_positive": row["labels per positive"],
-                          "paper_labels_per_positive": row["paper labels per positive"]}
-                   for task, row in regime_frame.iterrows()},
-        "efficiency": data_efficiency.record(efficiency_frame),
-        "separation": _separation(separation_frame),
-        "encoder": _encoder(zero, table),
-        "encoder_trend": {str(labels): row.to_dict() for labels, row in trend.iterrows()},
-        "candidate_recall": {task: {name: rows.groupby("round")["candidate_recall"].mean().tolist()
-                                    for name, rows in part.groupby("strategy", sort=False)}
-                             for task, part in recall.groupby("task", sort=False)},
-        "overlap": {} if overlap is None else _overlap(overlap),
-    })
+    recall, overlap = (
+        pd.concat(f, ignore_index=True) if isinstance(f, (list, tuple)) else f
+        for f in (recall, overlap)
+    )
+    return _plain(
+        {
+            "budget": {
+                task: _budget_curves(frame) for task, frame in curves.groupby("task", sort=False)
+            },
+            "regime": {
+                task: {
+                    "positives": row["train positives"],
+                    "labels": row["labels"],
+                    "rounds": row["rounds"],
+                    "labels_per_positive": row["labels per positive"],
+                    "paper_labels_per_positive": row["paper labels per positive"],
+                }
+                for task, row in regime_frame.iterrows()
+            },
+            "efficiency": data_efficiency.record(efficiency_frame),
+            "separation": _separation(separation_frame),
+            "encoder": _encoder(zero, table),
+            "encoder_trend": {str(labels): row.to_dict() for labels, row in trend.iterrows()},
+            "candidate_recall": {
+                task: {
+                    name: rows.groupby("round")["candidate_recall"].mean().tolist()
+                    for name, rows in part.groupby("strategy", sort=False)
+                }
+                for task, part in recall.groupby("task", sort=False)
+            },
+            "overlap": {} if overlap is None else _overlap(overlap),
+        }
+    )
 
 
 def _overlap(frame: pd.DataFrame) -> dict:
@@ -172,8 +252,10 @@ def _overlap(frame: pd.DataFrame) -> dict:
         per_seed = rows.pivot_table(index="seed", columns="round", values="overlap")
         out.setdefault(task, {})[label] = {
             "labels": rows.groupby("round")["labels"].mean().tolist(),
-            "mean": per_seed.mean().tolist(), "seeds": per_seed.index.tolist(),
-            "per_seed": per_seed.values.tolist()}
+            "mean": per_seed.mean().tolist(),
+            "seeds": per_seed.index.tolist(),
+            "per_seed": per_seed.values.tolist(),
+        }
     return out
 
 
@@ -182,11 +264,16 @@ def _budget_curves(frame: pd.DataFrame) -> dict:
     for strategy, rows in frame.groupby("strategy", sort=False):
         mean = rows.groupby("labels")[["ap", "ap_lo", "ap_hi", "positives_found"]].mean()
         per_seed = rows.pivot_table(index="seed", columns="labels", values="ap")
-        out[strategy] = {"labels": mean.index.tolist(),
-                         "dev_ap": {"mean": mean["ap"].tolist(),
-                                    "ci": mean[["ap_lo", "ap_hi"]].values.tolist(),
-                                    "seeds": per_seed.index.tolist(), "per_seed": per_seed.values.tolist()},
-                         "positive_share": (mean["positives_found"] / mean.index).tolist()}
+        out[strategy] = {
+            "labels": mean.index.tolist(),
+            "dev_ap": {
+                "mean": mean["ap"].tolist(),
+                "ci": mean[["ap_lo", "ap_hi"]].values.tolist(),
+                "seeds": per_seed.index.tolist(),
+                "per_seed": per_seed.values.tolist(),
+            },
+            "positive_share": (mean["positives_found"] / mean.index).tolist(),
+        }
     return out
 
 
@@ -201,17 +288,36 @@ def _separation(frame: pd.DataFrame) -> dict:
 def _encoder(zero: pd.DataFrame, table: pd.DataFrame) -> dict:
     out = {}
     for n, z in zero.iterrows():
-        rows = table.xs(n, level="layers") if n in table.index.get_level_values("layers") else table.iloc[:0]
+        rows = (
+            table.xs(n, level="layers")
+            if n in table.index.get_level_values("layers")
+            else table.iloc[:0]
+        )
         labels = rows.index.tolist()
-        entry = {"zero_shot_ap": z["zero-shot AP"], "zero_shot_ap_ci": [z["AP lo"], z["AP hi"]],
-                 "static_precision": z["static precision"], "static_labels": int(z["static labels"])}
+        entry = {
+            "zero_shot_ap": z["zero-shot AP"],
+            "zero_shot_ap_ci": [z["AP lo"], z["AP hi"]],
+            "static_precision": z["static precision"],
+            "static_labels": int(z["static labels"]),
+        }
         for s in GAP:
-            entry[s] = {"labels": labels, "test_ap": {
-                "mean": rows[f"{s} AP"].tolist(), "ci": rows[f"{s} CI"].tolist(),
-                "seeds": rows["seeds"].tolist(), "per_seed": rows[f"{s} per seed"].tolist()}}
-        entry["gap"] = {"labels": labels, "mean": rows["gap"].tolist(), "std": rows["gap std"].tolist(),
-                        "seeds": rows["seeds"].tolist(), "per_seed": rows["gap per seed"].tolist(),
-                        "judged": rows["judged"].tolist()}
+            entry[s] = {
+                "labels": labels,
+                "test_ap": {
+                    "mean": rows[f"{s} AP"].tolist(),
+                    "ci": rows[f"{s} CI"].tolist(),
+                    "seeds": rows["seeds"].tolist(),
+                    "per_seed": rows[f"{s} per seed"].tolist(),
+                },
+            }
+        entry["gap"] = {
+            "labels": labels,
+            "mean": rows["gap"].tolist(),
+            "std": rows["gap std"].tolist(),
+            "seeds": rows["seeds"].tolist(),
+            "per_seed": rows["gap per seed"].tolist(),
+            "judged": rows["judged"].tolist(),
+        }
         out[str(n)] = entry
     return out
 

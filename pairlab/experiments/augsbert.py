@@ -7,6 +7,7 @@ gold-only bi-encoder, samples and labels silver pairs with each sampler, trains 
 sampler on gold + silver and measures every model. Models and silver scores are cached in a
 folder, so a re-run trains and scores nothing again.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,19 +26,46 @@ from ..data.pairs import union_sorted
 from ..evaluation import heuristic
 from ..evaluation.strata import evaluate
 from ..models.cosinebert import CosineBERT
-from .baselines import model_id, sample_pairs, stated_pairs, train_or_load, train_settings
 from .augsbert_findings import findings, silver_gain
+from .baselines import model_id, sample_pairs, stated_pairs, train_or_load, train_settings
 from .records import seed_means
 from .sweeps import COLLAPSED_SPREAD, for_task
 
-__all__ = ["GOLD_SOURCES", "ROWS", "AugSBERT", "gold_set", "collected_labels", "dev_threshold",
-           "stated_f1", "silver_sets", "train_configs", "AugRun", "augsbert_metrics", "augsbert_table",
-           "silver_frame", "best_sampler", "findings", "silver_gain", "run_all", "size_curves"]
+__all__ = [
+    "GOLD_SOURCES",
+    "ROWS",
+    "AugSBERT",
+    "gold_set",
+    "collected_labels",
+    "dev_threshold",
+    "stated_f1",
+    "silver_sets",
+    "train_configs",
+    "AugRun",
+    "augsbert_metrics",
+    "augsbert_table",
+    "silver_frame",
+    "best_sampler",
+    "findings",
+    "silver_gain",
+    "run_all",
+    "size_curves",
+]
 
 GOLD_SOURCES = ("stated", "uncertainty")
 ROWS = ("sbert", "cross_encoder", *smp.SAMPLERS)
-FIELDS = ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci", "f1", "n_gold", "n_silver", "silver_positive_share",
-          "true_positive_share", "silver_precision")
+FIELDS = (
+    "ap",
+    "ap_ci",
+    "p_at_r20",
+    "p_at_r20_ci",
+    "f1",
+    "n_gold",
+    "n_silver",
+    "silver_positive_share",
+    "true_positive_share",
+    "silver_precision",
+)
 
 
 @dataclass
@@ -54,8 +82,9 @@ class AugSBERT:
     seconds: dict = field(default_factory=dict)
 
 
-def collected_labels(prepared: dict, settings: dict, root, task: str, seed: int,
-                     strategy: str = "uncertainty") -> tuple[np.ndarray, np.ndarray]:
+def collected_labels(
+    prepared: dict, settings: dict, root, task: str, seed: int, strategy: str = "uncertainty"
+) -> tuple[np.ndarray, np.ndarray]:
     """The labels a finished notebook-03 run collected (read back from its run folder under
     ``root``, never recomputed); a clear error when that run is missing."""
     pools, eval_sets = prepared[task]
@@ -64,12 +93,21 @@ def collected_labels(prepared: dict, settings: dict, root, task: str, seed: int,
     if load_result(folder) is None:
         raise FileNotFoundError(
             f"no finished {strategy} run of {task} (seed {seed}) at {folder}: run notebook 03 "
-            f"with the same profile first (notebooks 04-07 read its runs back)")
+            f"with the same profile first (notebooks 04-07 read its runs back)"
+        )
     return run_labels(folder)
 
 
-def gold_set(source: str, prepared: dict, settings: dict, root, task: str, seed: int, *,
-             max_pairs: int | None) -> tuple[np.ndarray, np.ndarray]:
+def gold_set(
+    source: str,
+    prepared: dict,
+    settings: dict,
+    root,
+    task: str,
+    seed: int,
+    *,
+    max_pairs: int | None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Gold training pairs and labels: ``stated`` (the heuristically balanced training data,
     ``max_pairs`` of it) or ``uncertainty`` (what uncertainty sampling collected in notebook 03)."""
     train = prepared[task][0]["train"]
@@ -94,9 +132,20 @@ def stated_f1(score, threshold: float, test) -> float:
     return heuristic.accuracy_f1(y, score(test, ids), threshold)["f1"]
 
 
-def silver_sets(train, gold_ids, gold_labels, labeller: SilverLabeller, left_emb, right_emb=None, *,
-                samplers=smp.SAMPLERS, k: int = 3, max_items: int | None = None,
-                kde_pairs: int = 10_000, seed: int = 0) -> dict:
+def silver_sets(
+    train,
+    gold_ids,
+    gold_labels,
+    labeller: SilverLabeller,
+    left_emb,
+    right_emb=None,
+    *,
+    samplers=smp.SAMPLERS,
+    k: int = 3,
+    max_items: int | None = None,
+    kde_pairs: int = 10_000,
+    seed: int = 0,
+) -> dict:
     """``{sampler: (ids, silver labels, seconds to sample)}`` for each of ``samplers``. The
     neighbour samplers query the gold pairs' items (at most ``max_items``); RS draws as many
     pairs as BM25 and SS aim at (k per item); KDE labels ``kde_pairs`` random pairs and keeps
@@ -115,7 +164,12 @@ def silver_sets(train, gold_ids, gold_labels, labeller: SilverLabeller, left_emb
     if {"bm25", "bm25_ss"} & set(samplers):
         timed("bm25", lambda: smp.lexical_pairs(train, k, items=items, exclude=gold_ids))
     if {"ss", "bm25_ss"} & set(samplers):
-        timed("ss", lambda: smp.semantic_pairs(train, k, left_emb, right_emb, items=items, exclude=gold_ids))
+        timed(
+            "ss",
+            lambda: smp.semantic_pairs(
+                train, k, left_emb, right_emb, items=items, exclude=gold_ids
+            ),
+        )
     if "bm25_ss" in samplers:
         found["bm25_ss"] = union_sorted(found["bm25"], found["ss"])
         seconds["bm25_ss"] = seconds["bm25"] + seconds["ss"]
@@ -123,9 +177,16 @@ def silver_sets(train, gold_ids, gold_labels, labeller: SilverLabeller, left_emb
         timed("rs", lambda: smp.random_pairs(train, k * len(items), seed=seed, exclude=gold_ids))
     if "kde" in samplers:
         ratio = smp.gold_ratio(gold_labels)
-        timed("kde", lambda: smp.balanced_pairs(
-            *labeller.label(smp.random_pairs(train, kde_pairs, seed=seed + 1, exclude=gold_ids)),
-            ratio, seed=seed))
+        timed(
+            "kde",
+            lambda: smp.balanced_pairs(
+                *labeller.label(
+                    smp.random_pairs(train, kde_pairs, seed=seed + 1, exclude=gold_ids)
+                ),
+                ratio,
+                seed=seed,
+            ),
+        )
     return {name: (*labeller.label(found[name]), seconds[name]) for name in samplers}
 
 
@@ -133,7 +194,9 @@ def train_configs(params: dict, task: str, seed: int) -> dict:
     """``{"concatbert": TrainConfig, "cosinebert": TrainConfig}`` of notebook 06's models; the
     bi-encoders train ``augsbert_epochs`` when set (notebook 03's runs, found by
     ``cosine_epochs``, are not affected)."""
-    configs = {kind: train_settings(params, kind)(task, seed) for kind in ("concatbert", "cosinebert")}
+    configs = {
+        kind: train_settings(params, kind)(task, seed) for kind in ("concatbert", "cosinebert")
+    }
     if params.get("augsbert_epochs"):
         configs["cosinebert"] = replace(configs["cosinebert"], epochs=params["augsbert_epochs"])
     return configs
@@ -146,34 +209,72 @@ class AugRun:
     ``silver_items``, ``kde_pairs``, ``train_max_pairs``, epochs (``augsbert_epochs``, when set,
     for the bi-encoders trained here), ``n_boot``, ``model``)."""
 
-    def __init__(self, task: str, source: str, seed: int, prepared: dict, params: dict,
-                 settings: dict, *, runs_root, folder):
+    def __init__(
+        self,
+        task: str,
+        source: str,
+        seed: int,
+        prepared: dict,
+        params: dict,
+        settings: dict,
+        *,
+        runs_root,
+        folder,
+    ):
         self.task, self.source, self.seed, self.params = task, source, int(seed), params
         pools, self.eval_sets = prepared[task]
         self.train, self.dev, self.test = pools["train"], pools["dev"], pools["test"]
         self.folder = Path(folder)
-        self.gold_ids, self.gold_y = gold_set(source, prepared, settings, runs_root, task, self.seed,
-                                              max_pairs=params["train_max_pairs"])
+        self.gold_ids, self.gold_y = gold_set(
+            source,
+            prepared,
+            settings,
+            runs_root,
+            task,
+            self.seed,
+            max_pairs=params["train_max_pairs"],
+        )
         self.configs = train_configs(params, task, self.seed)
         self.cross, cross_id = self._train("concatbert", self.gold_ids)
         self.sbert, _ = self._train("cosinebert", self.gold_ids)
-        self.labeller = SilverLabeller(self.cross, self.train, dev_threshold(self.cross.score_pairs, self.dev),
-                                       gold=self.gold_ids, path=self.folder / f"{cross_id}.silver.npz")
+        self.labeller = SilverLabeller(
+            self.cross,
+            self.train,
+            dev_threshold(self.cross.score_pairs, self.dev),
+            gold=self.gold_ids,
+            path=self.folder / f"{cross_id}.silver.npz",
+        )
         self._silver = None
 
     def _train(self, kind, ids, labels=None):
-        return train_or_load(kind, self.train, ids, self.configs[kind], folder=self.folder,
-                             model=self.params["model"], labels=labels)
+        return train_or_load(
+            kind,
+            self.train,
+            ids,
+            self.configs[kind],
+            folder=self.folder,
+            model=self.params["model"],
+            labels=labels,
+        )
 
     def silver(self) -> dict:
         """``{sampler: (ids, labels, seconds to sample)}`` (:func:`silver_sets`), drawn once."""
         if self._silver is None:
             emb = self.sbert.scorer(self.train)
             p = self.params
-            self._silver = silver_sets(self.train, self.gold_ids, self.gold_y, self.labeller, emb.left,
-                                       None if self.train.symmetric else emb.right, samplers=p["samplers"],
-                                       k=p["k"], max_items=p["silver_items"], kde_pairs=p["kde_pairs"],
-                                       seed=self.seed)
+            self._silver = silver_sets(
+                self.train,
+                self.gold_ids,
+                self.gold_y,
+                self.labeller,
+                emb.left,
+                None if self.train.symmetric else emb.right,
+                samplers=p["samplers"],
+                k=p["k"],
+                max_items=p["silver_items"],
+                kde_pairs=p["kde_pairs"],
+                seed=self.seed,
+            )
         return self._silver
 
     def augmented(self, ids, y) -> tuple[dict, str, float]:
@@ -195,52 +296,91 @@ class AugRun:
         left, right = self.train.texts(all_ids)
         trained = CosineBERT.train(left, right, all_y, model=model, config=config)
         seconds = time.perf_counter() - start
-        metrics = {**self.measure(trained), "train_seconds": round(seconds, 1),
-                   "calibration_flat": bool(trained.info.get("calibration_flat"))}
+        metrics = {
+            **self.measure(trained),
+            "train_seconds": round(seconds, 1),
+            "calibration_flat": bool(trained.info.get("calibration_flat")),
+        }
         write_json(path, metrics)
         return metrics, name, seconds
 
     def measure(self, model, eval_set=None) -> dict:
         """All-pairs AP and P@R20 on ``eval_set`` (default: the bi-encoder's test strata) and the
         stated test F1 at the model's own dev threshold."""
-        scorer = model.scorer(self.test)  # every test item embedded once: the stated test pairs are among them
-        scored = evaluate(eval_set or self.eval_sets["test"], scorer, n_boot=self.params["n_boot"], seed=self.seed)
+        scorer = model.scorer(
+            self.test
+        )  # every test item embedded once: the stated test pairs are among them
+        scored = evaluate(
+            eval_set or self.eval_sets["test"], scorer, n_boot=self.params["n_boot"], seed=self.seed
+        )
         threshold = dev_threshold(model.score_pairs, self.dev)
-        return {**{k: scored[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")},
-                "f1": stated_f1(lambda pool, ids: scorer(ids), threshold, self.test)}
+        return {
+            **{k: scored[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")},
+            "f1": stated_f1(lambda pool, ids: scorer(ids), threshold, self.test),
+        }
 
     def rows(self, concat_eval_set, *, log=print) -> dict:
         """``{row: metrics}`` for every row of :data:`ROWS` the samplers ask for, plus
         ``"_silver"`` (each sampler's silver ids, labels and logits, for the figures);
         ``concat_eval_set``: the cross-encoder's (smaller) test strata."""
         n_gold = int(len(self.gold_ids))
-        rows = {"sbert": {**self.measure(self.sbert), "n_gold": n_gold, "n_silver": 0},
-                "cross_encoder": {**self.measure(self.cross, concat_eval_set), "n_gold": n_gold, "n_silver": 0}}
+        rows = {
+            "sbert": {**self.measure(self.sbert), "n_gold": n_gold, "n_silver": 0},
+            "cross_encoder": {
+                **self.measure(self.cross, concat_eval_set),
+                "n_gold": n_gold,
+                "n_silver": 0,
+            },
+        }
         for name, (ids, y, sample_seconds) in self.silver().items():
             measured, aug_id, _ = self.augmented(ids, y)
-            record = AugSBERT(name, int(self.params["k"]), n_gold, int(len(ids)),
-                              float(y.mean()) if len(y) else None, aug_id,
-                              {"sample": round(sample_seconds, 2), "train": measured["train_seconds"]})
+            record = AugSBERT(
+                name,
+                int(self.params["k"]),
+                n_gold,
+                int(len(ids)),
+                float(y.mean()) if len(y) else None,
+                aug_id,
+                {"sample": round(sample_seconds, 2), "train": measured["train_seconds"]},
+            )
             truth = self.train.labels(ids)
-            rows[name] = {**measured, **asdict(record),
-                          "true_positive_share": float(truth.mean()) if len(ids) else None,
-                          "silver_precision": float(truth[y == 1].mean()) if (y == 1).any() else None}
-            log(f"{self.task}/{self.source} seed {self.seed} {name}: {len(ids):,} silver pairs "
+            rows[name] = {
+                **measured,
+                **asdict(record),
+                "true_positive_share": float(truth.mean()) if len(ids) else None,
+                "silver_precision": float(truth[y == 1].mean()) if (y == 1).any() else None,
+            }
+            log(
+                f"{self.task}/{self.source} seed {self.seed} {name}: {len(ids):,} silver pairs "
                 f"({record.silver_positive_share or 0:.1%} positive), AP {rows[name]['ap']:.3f}, "
-                f"F1 {rows[name]['f1']:.3f}" + (" (flat calibration: on its training pairs the cosine "
-                                                "does not rise with the label)" if measured.get("calibration_flat") else ""))
+                f"F1 {rows[name]['f1']:.3f}"
+                + (
+                    " (flat calibration: on its training pairs the cosine "
+                    "does not rise with the label)"
+                    if measured.get("calibration_flat")
+                    else ""
+                )
+            )
         labeller = self.labeller
         spread = float(np.std(labeller.logits)) if len(labeller.logits) else 0.0
-        rows["cross_encoder"].update(label_seconds=round(labeller.seconds, 1), labelled=labeller.n_scored,
-                                     pairs_per_second=labeller.pairs_per_second,
-                                     threshold=labeller.threshold, silver_logit_std=spread,
-                                     collapsed=spread < COLLAPSED_SPREAD)
+        rows["cross_encoder"].update(
+            label_seconds=round(labeller.seconds, 1),
+            labelled=labeller.n_scored,
+            pairs_per_second=labeller.pairs_per_second,
+            threshold=labeller.threshold,
+            silver_logit_std=spread,
+            collapsed=spread < COLLAPSED_SPREAD,
+        )
         if spread < COLLAPSED_SPREAD:
-            log(f"{self.task}/{self.source} seed {self.seed}: the cross-encoder gives every silver pair "
+            log(
+                f"{self.task}/{self.source} seed {self.seed}: the cross-encoder gives every silver pair "
                 f"about the same score (logit std {spread:.3f}): its silver labels are noise, so the "
-                "AugSBERT rows measure training on noise")
-        rows["_silver"] = {name: {"ids": ids, "labels": y, "margin": labeller.score(ids) - labeller.threshold}
-                           for name, (ids, y, _) in self.silver().items()}
+                "AugSBERT rows measure training on noise"
+            )
+        rows["_silver"] = {
+            name: {"ids": ids, "labels": y, "margin": labeller.score(ids) - labeller.threshold}
+            for name, (ids, y, _) in self.silver().items()
+        }
         return rows
 
     def size_curve(self, sampler: str, fractions) -> list[dict]:
@@ -252,9 +392,19 @@ class AugRun:
             n = int(round(float(fraction) * len(ids)))
             keep = np.sort(np.random.default_rng(self.seed).permutation(len(ids))[:n])
             scored = self.measure(self.sbert) if n == 0 else self.augmented(ids[keep], y[keep])[0]
-            out.append({"task": self.task, "gold": self.source, "seed": self.seed, "sampler": sampler,
-                        "fraction": float(fraction), "n_silver": n, **scored,
-                        "ap_low": scored["ap_ci"][0], "ap_high": scored["ap_ci"][1]})
+            out.append(
+                {
+                    "task": self.task,
+                    "gold": self.source,
+                    "seed": self.seed,
+                    "sampler": sampler,
+                    "fraction": float(fraction),
+                    "n_silver": n,
+                    **scored,
+                    "ap_low": scored["ap_ci"][0],
+                    "ap_high": scored["ap_ci"][1],
+                }
+            )
         return out
 
 
@@ -269,11 +419,16 @@ def run_all(prepared: dict, params: dict, settings: dict, *, runs_root, folder, 
     from ..evaluation.strata import EvalConfig, pretrained_eval_set
 
     concat = EvalConfig(params["concat_near_m"], params["concat_n_random"], params["seed"])
-    concat_eval = {task: pretrained_eval_set(pools["test"], concat, model=params["model"],
-                                             max_seq_length=params["max_seq_length"])[0]
-                   for task, (pools, _) in prepared.items()}
+    concat_eval = {
+        task: pretrained_eval_set(
+            pools["test"], concat, model=params["model"], max_seq_length=params["max_seq_length"]
+        )[0]
+        for task, (pools, _) in prepared.items()
+    }
     runs = {}
-    for key in tqdm(list(product(prepared, params["gold_sources"], params["seeds"])), desc="AugSBERT runs"):
+    for key in tqdm(
+        list(product(prepared, params["gold_sources"], params["seeds"])), desc="AugSBERT runs"
+    ):
         run = AugRun(*key, prepared, params, settings, runs_root=runs_root, folder=folder)
         runs[key] = run.rows(concat_eval[key[0]], log=log)
     return runs
@@ -288,7 +443,9 @@ def size_curves(metrics: dict, prepared: dict, params: dict, settings: dict, *, 
     for task in prepared:
         best = best_sampler(metrics, task, source)
         for seed in tqdm(params["seeds"], desc=f"{task}: {best} by silver size"):
-            run = AugRun(task, source, seed, prepared, params, settings, runs_root=runs_root, folder=folder)
+            run = AugRun(
+                task, source, seed, prepared, params, settings, runs_root=runs_root, folder=folder
+            )
             rows += run.size_curve(best, params["size_fractions"])
     return pd.DataFrame(rows)
 
@@ -302,7 +459,9 @@ def augsbert_metrics(runs: dict) -> dict:
         for row, m in rows.items():
             if row.startswith("_"):
                 continue
-            grouped.setdefault(task, {}).setdefault(source, {}).setdefault(row, []).append((seed, m))
+            grouped.setdefault(task, {}).setdefault(source, {}).setdefault(row, []).append(
+                (seed, m)
+            )
     out: dict = {}
     for task, by_source in grouped.items():
         for source, by_row in by_source.items():
@@ -312,9 +471,19 @@ def augsbert_metrics(runs: dict) -> dict:
 
 
 def _summary(seeded: list) -> dict:
-    return seed_means(seeded, FIELDS + ("label_seconds", "pairs_per_second", "threshold",
-                                        "silver_logit_std", "collapsed", "seconds"),
-                      skip_absent=True)
+    return seed_means(
+        seeded,
+        FIELDS
+        + (
+            "label_seconds",
+            "pairs_per_second",
+            "threshold",
+            "silver_logit_std",
+            "collapsed",
+            "seconds",
+        ),
+        skip_absent=True,
+    )
 
 
 def augsbert_table(metrics: dict, task: str):
@@ -328,14 +497,22 @@ def augsbert_table(metrics: dict, task: str):
             if row not in by_row:
                 continue
             m = by_row[row]
-            rec = {"gold": source, "model": row, "AP": _pm(m, "ap"),
-                   "AP 95% CI": "[{:.3f}, {:.3f}]".format(*m["ap_ci"]), "P@R20": _pm(m, "p_at_r20"),
-                   "F1 (stated)": _pm(m, "f1"), "silver": int(round(m.get("n_silver", 0))),
-                   "silver positive": _share(m.get("silver_positive_share")),
-                   "silver precision": _share(m.get("silver_precision"))}
+            rec = {
+                "gold": source,
+                "model": row,
+                "AP": _pm(m, "ap"),
+                "AP 95% CI": "[{:.3f}, {:.3f}]".format(*m["ap_ci"]),
+                "P@R20": _pm(m, "p_at_r20"),
+                "F1 (stated)": _pm(m, "f1"),
+                "silver": int(round(m.get("n_silver", 0))),
+                "silver positive": _share(m.get("silver_positive_share")),
+                "silver precision": _share(m.get("silver_precision")),
+            }
             if task == "qqp":
                 paper = AUGSBERT_QQP_F1.get(row)
-                rec["paper F1 (Quora-QP)"] = "-" if paper is None else f"{paper[0] / 100:.3f} ± {paper[1] / 100:.3f}"
+                rec["paper F1 (Quora-QP)"] = (
+                    "-" if paper is None else f"{paper[0] / 100:.3f} ± {paper[1] / 100:.3f}"
+                )
             records.append(rec)
     return pd.DataFrame(records).set_index(["gold", "model"])
 
@@ -352,12 +529,25 @@ def _pm(m: dict, name: str) -> str:
 def silver_frame(runs: dict):
     """Every silver pair's cross-encoder margin (logit minus the dev threshold) and label, per
     task, gold source, seed and sampler (for the silver label distribution figure)."""
-    frames = [pd.DataFrame({"task": task, "gold": source, "seed": seed, "sampler": name,
-                            "margin": s["margin"], "label": s["labels"]})
-              for (task, source, seed), rows in runs.items()
-              for name, s in rows["_silver"].items()]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        columns=["task", "gold", "seed", "sampler", "margin", "label"])
+    frames = [
+        pd.DataFrame(
+            {
+                "task": task,
+                "gold": source,
+                "seed": seed,
+                "sampler": name,
+                "margin": s["margin"],
+                "label": s["labels"],
+            }
+        )
+        for (task, source, seed), rows in runs.items()
+        for name, s in rows["_silver"].items()
+    ]
+    return (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=["task", "gold", "seed", "sampler", "margin", "label"])
+    )
 
 
 def best_sampler(metrics: dict, task: str, source: str = "stated") -> str:

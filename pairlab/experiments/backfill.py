@@ -7,6 +7,7 @@ run was measured on, and those strata follow from the recorded config (data, see
 prepare_active`, :func:`.sweeps.zero_shot`) from ``03_cosinebert_active_learning.config.json``
 and put first in the metrics file beside it, marked with the command that made it. A file
 that has the row already is left alone."""
+
 from __future__ import annotations
 
 import argparse
@@ -26,7 +27,9 @@ def backfill_zero_shot(folder) -> list[str]:
     """Add the zero-shot row to ``<folder>/03_cosinebert_active_learning.metrics.json`` for
     every task that lacks it; the tasks it was added for (none: nothing written)."""
     folder = Path(folder)
-    metrics_path, config_path = (folder / f"{NOTEBOOK}.{kind}.json" for kind in ("metrics", "config"))
+    metrics_path, config_path = (
+        folder / f"{NOTEBOOK}.{kind}.json" for kind in ("metrics", "config")
+    )
     for path in (metrics_path, config_path):
         if not path.is_file():
             raise FileNotFoundError(f"no {path.name} in {folder}: run notebook 03 there first")
@@ -36,8 +39,13 @@ def backfill_zero_shot(folder) -> list[str]:
         return []
     prepared, _ = prepare_active(params, show=False)
     prepared = {task: prepared[task] for task in missing}
-    zero = zero_shot(prepared, model=params["model"], max_seq_length=params["max_seq_length"],
-                     n_boot=params["n_boot"], seed=params["seed"])
+    zero = zero_shot(
+        prepared,
+        model=params["model"],
+        max_seq_length=params["max_seq_length"],
+        n_boot=params["n_boot"],
+        seed=params["seed"],
+    )
     made = f"python -m pairlab.experiments.backfill {folder} ({datetime.date.today().isoformat()})"
     for entry in zero.values():
         entry["recorded_by"] = made
@@ -47,11 +55,16 @@ def backfill_zero_shot(folder) -> list[str]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folders", nargs="+", help="results/<profile> folders holding notebook 03's files")
+    parser.add_argument(
+        "folders", nargs="+", help="results/<profile> folders holding notebook 03's files"
+    )
     for folder in parser.parse_args(argv).folders:
         added = backfill_zero_shot(folder)
-        print(f"{folder}: zero-shot row added for {', '.join(added)}" if added
-              else f"{folder}: every task has its zero-shot row already")
+        print(
+            f"{folder}: zero-shot row added for {', '.join(added)}"
+            if added
+            else f"{folder}: every task has its zero-shot row already"
+        )
     return 0
 
 

@@ -1,5 +1,6 @@
 """Models trained on the stated (heuristic) data, and their heuristic-balanced metrics
 (paper section 3): the pieces notebook 02 calls."""
+
 from __future__ import annotations
 
 import hashlib
@@ -9,16 +10,25 @@ from pathlib import Path
 
 import numpy as np
 
+from ..data.loaders import Pool
+from ..data.pairs import union_sorted
 from ..evaluation import heuristic
 from ..models.concatbert import ConcatBERT
 from ..models.cosinebert import CosineBERT
-from ..data.loaders import Pool
-from ..data.pairs import union_sorted
 from ..models.training import TrainConfig
 
-__all__ = ["KINDS", "stated_pairs", "sample_pairs", "model_id", "train_or_load", "train_settings",
-           "train_all", "heuristic_metrics",
-           "failure_metrics", "table2"]
+__all__ = [
+    "KINDS",
+    "stated_pairs",
+    "sample_pairs",
+    "model_id",
+    "train_or_load",
+    "train_settings",
+    "train_all",
+    "heuristic_metrics",
+    "failure_metrics",
+    "table2",
+]
 
 KINDS = {"concatbert": ConcatBERT, "cosinebert": CosineBERT}
 OUTPUTS = "outputs"  # a saved model's cached logits and embeddings
@@ -39,8 +49,14 @@ def sample_pairs(ids: np.ndarray, max_pairs: int | None, *, seed: int = 0) -> np
     return np.sort(np.random.default_rng(seed).choice(ids, size=max_pairs, replace=False))
 
 
-def model_id(kind: str, pool: Pool, train_ids: np.ndarray, config: TrainConfig, model=None,
-             labels: np.ndarray | None = None) -> str:
+def model_id(
+    kind: str,
+    pool: Pool,
+    train_ids: np.ndarray,
+    config: TrainConfig,
+    model=None,
+    labels: np.ndarray | None = None,
+) -> str:
     """A stable name for a model: its kind, task, base model, training config and data (and the
     labels, when they are not the pool's own, e.g. a cross-encoder's silver labels)."""
     digest = hashlib.sha256(json.dumps([kind, pool.task, str(model), config.to_dict()]).encode())
@@ -51,8 +67,16 @@ def model_id(kind: str, pool: Pool, train_ids: np.ndarray, config: TrainConfig, 
     return f"{pool.task}-{kind}-{digest.hexdigest()[:12]}"
 
 
-def train_or_load(kind: str, pool: Pool, train_ids: np.ndarray, config: TrainConfig, *,
-                  folder, model=None, labels: np.ndarray | None = None):
+def train_or_load(
+    kind: str,
+    pool: Pool,
+    train_ids: np.ndarray,
+    config: TrainConfig,
+    *,
+    folder,
+    model=None,
+    labels: np.ndarray | None = None,
+):
     """Train ``kind`` on ``train_ids`` of ``pool`` with their imputed labels (or ``labels``, one
     per id), or load the model saved under ``folder`` by an earlier run with the same id.
     The model keeps what it computes from texts (logits, embeddings) in the folder's
@@ -72,7 +96,9 @@ def train_or_load(kind: str, pool: Pool, train_ids: np.ndarray, config: TrainCon
         trained = KINDS[kind].train(left, right, y, model=model, config=config)
         shutil.rmtree(path / OUTPUTS, ignore_errors=True)  # outputs of a half-saved earlier model
         trained.save(path)
-        (path / "pairlab_done").write_text("saved\n")  # written last: a half-saved model is retrained
+        (path / "pairlab_done").write_text(
+            "saved\n"
+        )  # written last: a half-saved model is retrained
     trained.output_cache = path / OUTPUTS  # a notebook run again reads its scores back
     return trained, name
 
@@ -86,21 +112,36 @@ def train_settings(params: dict, kind: str):
     epochs = params["concat_epochs" if kind == "concatbert" else "cosine_epochs"]
 
     def config(task: str, seed: int) -> TrainConfig:
-        return TrainConfig(learning_rate=params["learning_rate"], batch_size=params["batch_size"],
-                           max_seq_length=params["max_seq_length"], seed=seed,
-                           epochs=epochs[task] if isinstance(epochs, dict) else epochs)
+        return TrainConfig(
+            learning_rate=params["learning_rate"],
+            batch_size=params["batch_size"],
+            max_seq_length=params["max_seq_length"],
+            seed=seed,
+            epochs=epochs[task] if isinstance(epochs, dict) else epochs,
+        )
+
     return config
 
 
-def train_all(tasks: dict, train_ids: dict, params: dict, *, folder, kinds=("concatbert", "cosinebert")) -> dict:
+def train_all(
+    tasks: dict, train_ids: dict, params: dict, *, folder, kinds=("concatbert", "cosinebert")
+) -> dict:
     """Every ``kind`` trained (or loaded, :func:`train_or_load`) on each task's ``train_ids``
     with the settings of a notebook's parameters (:func:`train_settings`, seed ``params["seed"]``).
     Returns ``{(task, kind): (model, model_id)}``."""
     configs = {kind: train_settings(params, kind) for kind in kinds}
-    return {(name, kind): train_or_load(kind, tasks[name]["train"], train_ids[name],
-                                        configs[kind](name, params["seed"]), folder=folder,
-                                        model=params["model"])
-            for name in tasks for kind in kinds}
+    return {
+        (name, kind): train_or_load(
+            kind,
+            tasks[name]["train"],
+            train_ids[name],
+            configs[kind](name, params["seed"]),
+            folder=folder,
+            model=params["model"],
+        )
+        for name in tasks
+        for kind in kinds
+    }
 
 
 def heuristic_metrics(task: str, score, dev: Pool, test: Pool) -> dict:
@@ -134,11 +175,18 @@ def failure_metrics(heuristics: dict, results: dict, eval_sets: dict, extra: dic
         es = eval_sets[(task, kind)]
         out.setdefault(task, {})[kind] = {
             "heuristic": heuristics[(task, kind)],
-            "all_pairs": {"ap": result["ap"], "ap_ci": result["ap_ci"],
-                          "p_at_r20": result["p_at_r20"], "p_at_r20_ci": result["p_at_r20_ci"],
-                          "n_positive": int(len(es.positives)), "n_near": int(len(es.near)),
-                          "n_rand": int(len(es.rand)), "neighbours": es.config.near_m},
-            **extra.get((task, kind), {})}
+            "all_pairs": {
+                "ap": result["ap"],
+                "ap_ci": result["ap_ci"],
+                "p_at_r20": result["p_at_r20"],
+                "p_at_r20_ci": result["p_at_r20_ci"],
+                "n_positive": int(len(es.positives)),
+                "n_near": int(len(es.near)),
+                "n_rand": int(len(es.rand)),
+                "neighbours": es.config.near_m,
+            },
+            **extra.get((task, kind), {}),
+        }
     return out
 
 
@@ -156,13 +204,18 @@ def table2(metrics: dict):
             row = {"task": task, "model": kind}
             for name in names:
                 row[name] = h[name]
-                row[f"paper {name}"] = TABLE2_BERT.get(task, {}).get(name) if kind == "concatbert" else None
+                row[f"paper {name}"] = (
+                    TABLE2_BERT.get(task, {}).get(name) if kind == "concatbert" else None
+                )
             row["P@R20"] = a["p_at_r20"]
             row["P@R20 95% CI"] = "[{:.3f}, {:.3f}]".format(*a["p_at_r20_ci"])
             row["AP"] = a["ap"]
             row["AP 95% CI"] = "[{:.3f}, {:.3f}]".format(*a["ap_ci"])
-            paper = (TABLE2_BERT.get(task, {}) if kind == "concatbert" else
-                     TABLE3.get(task, {}).get("stated", {}))  # a file's task has no paper values
+            paper = (
+                TABLE2_BERT.get(task, {})
+                if kind == "concatbert"
+                else TABLE3.get(task, {}).get("stated", {})
+            )  # a file's task has no paper values
             row["paper P@R20"], row["paper AP"] = paper.get("p_at_r20"), paper.get("ap")
             rows.append(row)
     return pd.DataFrame(rows).set_index(["task", "model"])

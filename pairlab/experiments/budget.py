@@ -4,14 +4,14 @@ factor (paper appendix B.1: uncertainty sampling passes static retrieval's full-
 labels cost in annotator time and money (Althammer et al. 2023: 75 judgements an hour at $50 an
 hour), and their budget model with compute (:class:`Budget`: annotation from assessments,
 compute from measured GPU and CPU hours)."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-__all__ = ["labels_to_reach", "separation_budget", "annotation_cost", "Budget",
-           "round_hours"]
+__all__ = ["labels_to_reach", "separation_budget", "annotation_cost", "Budget", "round_hours"]
 
 GPU_STAGES = ("train", "embed")  # what runs on the accelerator when there is one
 
@@ -29,19 +29,29 @@ class Budget:
 
     def __post_init__(self):
         if not self.assessments_per_hour > 0:
-            raise ValueError(f"assessments_per_hour must be positive, got {self.assessments_per_hour!r}")
+            raise ValueError(
+                f"assessments_per_hour must be positive, got {self.assessments_per_hour!r}"
+            )
         for name in ("annotator_per_hour", "gpu_per_hour", "cpu_per_hour"):
             if not getattr(self, name) >= 0:
-                raise ValueError(f"{name} must be a non-negative price, got {getattr(self, name)!r}")
+                raise ValueError(
+                    f"{name} must be a non-negative price, got {getattr(self, name)!r}"
+                )
 
     def annotation(self, assessments) -> np.ndarray:
         """Dollars for ``assessments`` judgements."""
-        return np.asarray(assessments, dtype=np.float64) / self.assessments_per_hour * self.annotator_per_hour
+        return (
+            np.asarray(assessments, dtype=np.float64)
+            / self.assessments_per_hour
+            * self.annotator_per_hour
+        )
 
     def compute(self, gpu_hours, cpu_hours) -> np.ndarray:
         """Dollars for the measured GPU and CPU hours."""
-        return (np.asarray(gpu_hours, dtype=np.float64) * self.gpu_per_hour
-                + np.asarray(cpu_hours, dtype=np.float64) * self.cpu_per_hour)
+        return (
+            np.asarray(gpu_hours, dtype=np.float64) * self.gpu_per_hour
+            + np.asarray(cpu_hours, dtype=np.float64) * self.cpu_per_hour
+        )
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -85,24 +95,33 @@ def separation_budget(labels, lower, upper) -> float:
     return float(x[together[-1] + 1] if len(together) else x[0])
 
 
-def annotation_cost(labels, *, per_hour: float = 75.0, dollars_per_hour: float = 50.0,
-                    compute_seconds: float = 0.0) -> dict:
+def annotation_cost(
+    labels, *, per_hour: float = 75.0, dollars_per_hour: float = 50.0, compute_seconds: float = 0.0
+) -> dict:
     """Annotator hours and dollars for ``labels`` judgements, beside the compute time."""
     if not (per_hour > 0 and dollars_per_hour >= 0 and compute_seconds >= 0):
-        raise ValueError("per_hour must be positive; dollars_per_hour and compute_seconds non-negative")
+        raise ValueError(
+            "per_hour must be positive; dollars_per_hour and compute_seconds non-negative"
+        )
     n = np.asarray(labels, dtype=np.float64)
     if (n < 0).any():
         raise ValueError("label counts must be non-negative")
     hours = n / per_hour
-    return {"labels": n, "annotator_hours": hours, "dollars": hours * dollars_per_hour,
-            "compute_hours": compute_seconds / 3600.0}
+    return {
+        "labels": n,
+        "annotator_hours": hours,
+        "dollars": hours * dollars_per_hour,
+        "compute_hours": compute_seconds / 3600.0,
+    }
 
 
 def _curve(labels, values) -> tuple[np.ndarray, np.ndarray]:
     x = np.asarray(labels, dtype=np.float64)
     y = np.asarray(values, dtype=np.float64)
     if x.ndim != 1 or x.shape != y.shape or len(x) == 0:
-        raise ValueError(f"labels and values must be equal-length 1-d arrays, got {x.shape} and {y.shape}")
+        raise ValueError(
+            f"labels and values must be equal-length 1-d arrays, got {x.shape} and {y.shape}"
+        )
     if np.isnan(y).any() or np.isnan(x).any():
         raise ValueError("a curve with NaN labels or values has no defined crossing")
     if (np.diff(x) <= 0).any():

@@ -5,6 +5,7 @@ over seeds (:func:`summary`), written to the metrics files (:func:`record`), sho
 (:func:`table`) and as lines (:func:`report`, :func:`lines`); whether the paper's claim held is
 :func:`.findings.data_efficiency`.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -43,14 +44,28 @@ def factors(curves: pd.DataFrame, *, strategy: str = A, reference: str = B) -> p
         ref_needed = labels_to_reach(ref["labels"], ref["ap"], target)
         needed = labels_to_reach(mine["labels"], mine["ap"], target)
         first = needed <= mine["labels"].iloc[0]
-        bound = ("not reached" if np.isnan(needed) else
-                 "both at the first point" if first and ref_needed <= ref["labels"].iloc[0] else
-                 "lower bound" if first else "exact")
-        rows.append({"task": task, "seed": seed, f"{reference} labels": int(ref["labels"].iloc[-1]),
-                     f"{reference} dev AP": target, f"{reference} labels needed": ref_needed,
-                     f"{strategy} final dev AP": float(mine["ap"].iloc[-1]),
-                     "labels needed": needed,
-                     "factor": factor(mine["labels"], mine["ap"], ref_needed, target), "bound": bound})
+        bound = (
+            "not reached"
+            if np.isnan(needed)
+            else "both at the first point"
+            if first and ref_needed <= ref["labels"].iloc[0]
+            else "lower bound"
+            if first
+            else "exact"
+        )
+        rows.append(
+            {
+                "task": task,
+                "seed": seed,
+                f"{reference} labels": int(ref["labels"].iloc[-1]),
+                f"{reference} dev AP": target,
+                f"{reference} labels needed": ref_needed,
+                f"{strategy} final dev AP": float(mine["ap"].iloc[-1]),
+                "labels needed": needed,
+                "factor": factor(mine["labels"], mine["ap"], ref_needed, target),
+                "bound": bound,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -60,9 +75,15 @@ def summary(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for task, eff in frame.groupby("task") if len(frame) else ():
         finite = eff["factor"][np.isfinite(eff["factor"])]
-        rows.append({"task": task, "factor_mean": float(finite.mean()) if len(finite) else None,
-                     "factor_std": float(finite.std(ddof=0)) if len(finite) else None,
-                     "seeds_defined": int(len(finite)), "seeds": int(len(eff))})
+        rows.append(
+            {
+                "task": task,
+                "factor_mean": float(finite.mean()) if len(finite) else None,
+                "factor_std": float(finite.std(ddof=0)) if len(finite) else None,
+                "seeds_defined": int(len(finite)),
+                "seeds": int(len(eff)),
+            }
+        )
     columns = ["task", "factor_mean", "factor_std", "seeds_defined", "seeds"]
     return pd.DataFrame(rows, columns=columns).set_index("task")
 
@@ -73,8 +94,10 @@ def record(frame: pd.DataFrame) -> dict:
     if frame.empty:
         return {}
     means = summary(frame).to_dict("index")
-    return {task: {"per_seed": rows.drop(columns="task").to_dict("records"), **means[task]}
-            for task, rows in frame.groupby("task", sort=False)}
+    return {
+        task: {"per_seed": rows.drop(columns="task").to_dict("records"), **means[task]}
+        for task, rows in frame.groupby("task", sort=False)
+    }
 
 
 def report(frame: pd.DataFrame, paper_factors: dict) -> str:
@@ -83,11 +106,19 @@ def report(frame: pd.DataFrame, paper_factors: dict) -> str:
     out = []
     for task, row in summary(frame).to_dict("index").items():
         ref = paper_factors.get(task)
-        mean, std = (float("nan") if v is None else v for v in (row["factor_mean"], row["factor_std"]))
-        out.append(f"{task}: factor {mean:.2f} ± {std:.2f} over {row['seeds_defined']} of "
-                   f"{row['seeds']} seeds" + (
-                       f"; paper {ref['factor']}x ({ref['static_labels']:,} static labels vs "
-                       f"{ref['uncertainty_labels']:,})" if ref else "; the paper has no WikiQA factor"))
+        mean, std = (
+            float("nan") if v is None else v for v in (row["factor_mean"], row["factor_std"])
+        )
+        out.append(
+            f"{task}: factor {mean:.2f} ± {std:.2f} over {row['seeds_defined']} of "
+            f"{row['seeds']} seeds"
+            + (
+                f"; paper {ref['factor']}x ({ref['static_labels']:,} static labels vs "
+                f"{ref['uncertainty_labels']:,})"
+                if ref
+                else "; the paper has no WikiQA factor"
+            )
+        )
     return "\n".join(out)
 
 
@@ -95,18 +126,37 @@ def lines(entry: dict | None) -> list[str]:
     """A metrics-file ``efficiency`` entry of one task, per seed and its mean, as one line."""
     if not entry:
         return []
-    parts = [f"seed {row['seed']} " + (f"{row['factor']:.2f}x" if row["factor"] is not None else "none")
-             + f" ({row['bound']})" for row in entry["per_seed"]]
-    mean = (f"mean {entry['factor_mean']:.2f}x ± {entry['factor_std']:.2f} over {entry['seeds_defined']} "
-            f"of {entry['seeds']} seeds" if entry["factor_mean"] is not None else "defined on no seed")
-    return [f"  data-efficiency factor ({B}'s labels to its final dev AP over {A}'s labels to the "
-            f"same AP): {'; '.join(parts)}; {mean} (the paper, QQP: 14x)"]
+    parts = [
+        f"seed {row['seed']} "
+        + (f"{row['factor']:.2f}x" if row["factor"] is not None else "none")
+        + f" ({row['bound']})"
+        for row in entry["per_seed"]
+    ]
+    mean = (
+        f"mean {entry['factor_mean']:.2f}x ± {entry['factor_std']:.2f} over {entry['seeds_defined']} "
+        f"of {entry['seeds']} seeds"
+        if entry["factor_mean"] is not None
+        else "defined on no seed"
+    )
+    return [
+        f"  data-efficiency factor ({B}'s labels to its final dev AP over {A}'s labels to the "
+        f"same AP): {'; '.join(parts)}; {mean} (the paper, QQP: 14x)"
+    ]
 
 
 def table(metrics: dict) -> pd.DataFrame:
     """A metrics file's factors per task and seed as a table."""
-    rows = [{"task": task, "seed": row["seed"], f"{B} dev AP": row.get(f"{B} dev AP"),
-             f"{B} labels needed": row.get(f"{B} labels needed"), f"{A} labels needed": row.get("labels needed"),
-             "factor": row["factor"], "bound": row["bound"]}
-            for task, eff in metrics.get("efficiency", {}).items() for row in eff["per_seed"]]
+    rows = [
+        {
+            "task": task,
+            "seed": row["seed"],
+            f"{B} dev AP": row.get(f"{B} dev AP"),
+            f"{B} labels needed": row.get(f"{B} labels needed"),
+            f"{A} labels needed": row.get("labels needed"),
+            "factor": row["factor"],
+            "bound": row["bound"],
+        }
+        for task, eff in metrics.get("efficiency", {}).items()
+        for row in eff["per_seed"]
+    ]
     return pd.DataFrame(rows)

@@ -11,6 +11,7 @@ folder.
 
 Ray is imported here only, and only when a sweep asks for it: ``pip install pairlab[ray]``.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,8 +26,13 @@ INSTALL = "pip install 'pairlab[ray]'"
 RETRIES = 3  # a run whose worker died (killed, out of memory, node lost) starts again, resuming
 POLL_SECONDS = 0.25  # how often the driver hands the mailbox's events to its callbacks
 # what a worker takes from the driver's environment: the cache folder, model sharing, offline hubs
-FORWARDED = ("PAIRLAB_", "HF_", "TRANSFORMERS_", "TOKENIZERS_PARALLELISM",
-             "SENTENCE_TRANSFORMERS_HOME")
+FORWARDED = (
+    "PAIRLAB_",
+    "HF_",
+    "TRANSFORMERS_",
+    "TOKENIZERS_PARALLELISM",
+    "SENTENCE_TRANSFORMERS_HOME",
+)
 
 
 def import_ray():
@@ -52,8 +58,16 @@ def connect(address: str | None = None):
     return ray
 
 
-def run_on_ray(runs, prepared: dict, *, callbacks=(), learner=None, address: str | None = None,
-               cpus_per_run: float = 1, gpus_per_run: float | None = None) -> dict:
+def run_on_ray(
+    runs,
+    prepared: dict,
+    *,
+    callbacks=(),
+    learner=None,
+    address: str | None = None,
+    cpus_per_run: float = 1,
+    gpus_per_run: float | None = None,
+) -> dict:
     """Execute ``runs`` (the sweep's :class:`~pairlab.experiments.sweeps.Run` list) as Ray tasks of
     ``cpus_per_run`` CPUs (the torch threads each run gets) and ``gpus_per_run`` GPUs (None: one
     where the cluster has GPUs, else none); ``prepared`` maps each task to its ``(pools,
@@ -63,8 +77,11 @@ def run_on_ray(runs, prepared: dict, *, callbacks=(), learner=None, address: str
     results = {run.key: _read_back(run, callbacks) for run in runs}
     todo = [run for run in runs if results[run.key] is None]
     if todo:
-        results.update(_submit(connect(address), todo, prepared, callbacks, learner,
-                               cpus_per_run, gpus_per_run))
+        results.update(
+            _submit(
+                connect(address), todo, prepared, callbacks, learner, cpus_per_run, gpus_per_run
+            )
+        )
     return results
 
 
@@ -79,12 +96,25 @@ def _submit(ray, runs, prepared, callbacks, learner, cpus: float, gpus: float | 
     """Each run as a Ray task; the events in the mailbox delivered while they execute."""
     mailbox = ray.remote(Mailbox).options(num_cpus=0).remote()
     data = {task: ray.put(prepared[task]) for task in dict.fromkeys(run.task for run in runs)}
-    task = ray.remote(_execute).options(num_cpus=cpus, num_gpus=gpus_per_run(ray, gpus),
-                                        max_retries=RETRIES, scheduling_strategy="SPREAD")
+    task = ray.remote(_execute).options(
+        num_cpus=cpus,
+        num_gpus=gpus_per_run(ray, gpus),
+        max_retries=RETRIES,
+        scheduling_strategy="SPREAD",
+    )
     env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED)}
-    pending = {task.remote(run.config, data[run.task], run.folder,
-                           learner(run.config) if learner else None, mailbox, env,
-                           max(1, int(cpus))): run.key for run in runs}
+    pending = {
+        task.remote(
+            run.config,
+            data[run.task],
+            run.folder,
+            learner(run.config) if learner else None,
+            mailbox,
+            env,
+            max(1, int(cpus)),
+        ): run.key
+        for run in runs
+    }
     results = {}
     try:
         while pending:
@@ -134,8 +164,14 @@ def _execute(config, data, folder, learner, mailbox, env: dict, threads: int) ->
     torch.set_num_threads(threads)
     sent = []
     forward = [lambda event, **payload: sent.append(mailbox.put.remote(event, payload))]
-    emit(forward, config, "run_placed", node=ray.get_runtime_context().get_node_id(),
-         host=socket.gethostname(), pid=os.getpid())
+    emit(
+        forward,
+        config,
+        "run_placed",
+        node=ray.get_runtime_context().get_node_id(),
+        host=socket.gethostname(),
+        pid=os.getpid(),
+    )
     pools, eval_sets = data
     try:
         return ActiveRun(config, pools, eval_sets, folder, callbacks=forward, learner=learner).run()

@@ -10,6 +10,7 @@ annotated pairs. AUC is measured on the stated test pairs: all of them, and the 
 and of lowest base error (split the same way). The strategies are the suite's own
 (:mod:`pairlab.active.strategies`) with the target as their candidates.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,12 +20,17 @@ from pathlib import Path
 import numpy as np
 
 from ..active.base import RoundState
+from ..active.strategies import (
+    BaseConsistent,
+    BaseInconsistent,
+    ConditionalInformativeness,
+    RandomCandidates,
+    Uncertainty,
+)
 from ..annotators.factory import base_error, error_edges
-from ..active.strategies import (BaseConsistent, BaseInconsistent, ConditionalInformativeness,
-                                 RandomCandidates, Uncertainty)
 from ..data.loaders import Pool
-from ..data.tasks import BUILT_IN, like
 from ..data.pairs import isin_sorted, union_sorted
+from ..data.tasks import BUILT_IN, like
 from ..io import write_json
 from ..models.cosinebert import CosineBERT
 from ..models.embed import embed_pool
@@ -32,12 +38,28 @@ from ..models.scoring import CosineScorer
 from .baselines import model_id, sample_pairs, stated_pairs, train_or_load
 from .records import seed_means
 
-__all__ = ["CASE_STRATEGIES", "CASE_ROWS", "case_task", "split_by_error", "auc", "CaseStudy", "case_metrics",
-           "case_table", "case_annotators", "run_case_study", "findings", "llm_section"]
+__all__ = [
+    "CASE_STRATEGIES",
+    "CASE_ROWS",
+    "case_task",
+    "split_by_error",
+    "auc",
+    "CaseStudy",
+    "case_metrics",
+    "case_table",
+    "case_annotators",
+    "run_case_study",
+    "findings",
+    "llm_section",
+]
 
-CASE_STRATEGIES = {"random": RandomCandidates, "uncertainty": Uncertainty,
-                   "base_consistent": BaseConsistent, "base_inconsistent": BaseInconsistent,
-                   "conditional_informativeness": ConditionalInformativeness}
+CASE_STRATEGIES = {
+    "random": RandomCandidates,
+    "uncertainty": Uncertainty,
+    "base_consistent": BaseConsistent,
+    "base_inconsistent": BaseInconsistent,
+    "conditional_informativeness": ConditionalInformativeness,
+}
 CASE_ROWS = ("initial", "full_target", *CASE_STRATEGIES)
 PARTS = ("all", "high_error", "low_error")
 
@@ -51,8 +73,11 @@ def split_by_error(ids: np.ndarray, error: np.ndarray, *, share: float = 0.3) ->
     k = int(round(share * len(ids)))
     if k == 0:
         raise ValueError(f"{len(ids)} pairs are too few to split {share:.0%} off each end")
-    return {"low": np.sort(ids[order[:k]]), "middle": np.sort(ids[order[k:len(ids) - k]]),
-            "high": np.sort(ids[order[len(ids) - k:]])}
+    return {
+        "low": np.sort(ids[order[:k]]),
+        "middle": np.sort(ids[order[k : len(ids) - k]]),
+        "high": np.sort(ids[order[len(ids) - k :]]),
+    }
 
 
 def auc(labels: np.ndarray, scores: np.ndarray) -> float | None:
@@ -84,44 +109,78 @@ class CaseStudy:
         self.seed, self.folder = int(seed), Path(folder)
         self._base, self._picks, self._cosine = {}, {}, None
         self.split = self._split()
-        self.budget = int(round(params["case_budget"] * (len(self.split.source) + len(self.split.target))))
+        self.budget = int(
+            round(params["case_budget"] * (len(self.split.source) + len(self.split.target)))
+        )
         if not 0 < self.budget <= len(self.split.target):
-            raise ValueError(f"a budget of {self.budget} pairs for a target of {len(self.split.target)}")
-        self.initial, _ = train_or_load("cosinebert", train, self.split.source, config, folder=self.folder,
-                                        model=params["model"])
+            raise ValueError(
+                f"a budget of {self.budget} pairs for a target of {len(self.split.target)}"
+            )
+        self.initial, _ = train_or_load(
+            "cosinebert",
+            train,
+            self.split.source,
+            config,
+            folder=self.folder,
+            model=params["model"],
+        )
 
     def base_cosine(self, pool: Pool, ids) -> np.ndarray:
         """(n,) cosines of ``ids`` under the pretrained encoder (embeddings cached on disk)."""
         if pool.split not in self._base:
-            left, right = embed_pool(pool, self.params["model"], max_seq_length=self.params["max_seq_length"],
-                                     show_progress=False)
+            left, right = embed_pool(
+                pool,
+                self.params["model"],
+                max_seq_length=self.params["max_seq_length"],
+                show_progress=False,
+            )
             self._base[pool.split] = CosineScorer(pool.space, left, right)
         return self._base[pool.split](np.asarray(ids, np.int64)).astype(np.float64)
 
     def _split(self) -> _Split:
         p = self.params
         ids = sample_pairs(stated_pairs(self.train)[0], p["case_pairs"], seed=self.seed)
-        parts = split_by_error(ids, base_error(self.train, ids, self.base_cosine(self.train, ids)),
-                               share=p["case_share"])
+        parts = split_by_error(
+            ids,
+            base_error(self.train, ids, self.base_cosine(self.train, ids)),
+            share=p["case_share"],
+        )
         test = sample_pairs(stated_pairs(self.test)[0], p["case_test_pairs"], seed=self.seed)
-        by = split_by_error(test, base_error(self.test, test, self.base_cosine(self.test, test)),
-                            share=p["case_share"])
-        return _Split(parts["middle"], union_sorted(parts["low"], parts["high"]), parts["high"],
-                      {"all": test, "high_error": by["high"], "low_error": by["low"]})
+        by = split_by_error(
+            test,
+            base_error(self.test, test, self.base_cosine(self.test, test)),
+            share=p["case_share"],
+        )
+        return _Split(
+            parts["middle"],
+            union_sorted(parts["low"], parts["high"]),
+            parts["high"],
+            {"all": test, "high_error": by["high"], "low_error": by["low"]},
+        )
 
     def pick(self, strategy: str) -> np.ndarray:
         """The ``budget`` target pairs ``strategy`` picks, scored by the source-trained model."""
         if strategy not in CASE_STRATEGIES:
-            raise ValueError(f"unknown strategy {strategy!r}; choose from {sorted(CASE_STRATEGIES)}")
+            raise ValueError(
+                f"unknown strategy {strategy!r}; choose from {sorted(CASE_STRATEGIES)}"
+            )
         if strategy not in self._picks:
             target = self.split.target
             if self._cosine is None:  # the source-trained model's cosines of the target, once
                 left, right = self.train.texts(target)
                 self._cosine = self.initial.cosine(left, right).astype(np.float64)
-            state = RoundState(round=2, pool=self.train, labelled=self.split.source, budget=self.budget,
-                               rng=np.random.default_rng([self.seed, 7]), candidates=target,
-                               cosine=self._cosine, logits=self.initial.calibration.logits(self._cosine),
-                               model=self.initial, pretrained_cosine=lambda ids: self.base_cosine(self.train, ids))
+            state = RoundState(
+                round=2,
+                pool=self.train,
+                labelled=self.split.source,
+                budget=self.budget,
+                rng=np.random.default_rng([self.seed, 7]),
+                candidates=target,
+                cosine=self._cosine,
+                logits=self.initial.calibration.logits(self._cosine),
+                model=self.initial,
+                pretrained_cosine=lambda ids: self.base_cosine(self.train, ids),
+            )
             self._picks[strategy] = CASE_STRATEGIES[strategy]().select(state, self.budget)
         return self._picks[strategy]
 
@@ -130,8 +189,12 @@ class CaseStudy:
         every = self.split.test["all"]  # the other parts are subsets: its pairs are scored once
         order = np.argsort(every, kind="stable")
         scores = model.score_pairs(self.test, every)
-        return {f"auc_{part}": auc(self.test.labels(ids), scores[order[np.searchsorted(every, ids, sorter=order)]])
-                for part, ids in self.split.test.items()}
+        return {
+            f"auc_{part}": auc(
+                self.test.labels(ids), scores[order[np.searchsorted(every, ids, sorter=order)]]
+            )
+            for part, ids in self.split.test.items()
+        }
 
     def row(self, picked: np.ndarray, annotator) -> dict:
         """Train on source + ``picked`` labelled by ``annotator`` (pairs left unanswered are
@@ -148,19 +211,31 @@ class CaseStudy:
             metrics = json.loads(path.read_text())
         else:
             left, right = self.train.texts(ids)
-            trained = CosineBERT.train(left, right, labels, model=self.params["model"], config=self.config)
+            trained = CosineBERT.train(
+                left, right, labels, model=self.params["model"], config=self.config
+            )
             metrics = self.measure(trained)
             write_json(path, metrics)
         accuracy = float((given[answered] == truth[answered]).mean()) if answered.any() else None
-        return {**metrics, "n_annotated": int(len(picked)), "no_answer": int((~answered).sum()),
-                "annotator_accuracy": accuracy,
-                "high_error_share": float(isin_sorted(np.sort(picked), self.split.high).mean())}
+        return {
+            **metrics,
+            "n_annotated": int(len(picked)),
+            "no_answer": int((~answered).sum()),
+            "annotator_accuracy": accuracy,
+            "high_error_share": float(isin_sorted(np.sort(picked), self.split.high).mean()),
+        }
 
     def rows(self, annotator, strategies=tuple(CASE_STRATEGIES)) -> dict:
         """``{row: metrics}``: the source-only model, source + the whole target annotated, and
         each strategy's budget annotated."""
-        parts = {f"{k}_{part}": v for part, ids in self.split.test.items()
-                 for k, v in (("test_pairs", len(ids)), ("test_positives", int(self.test.labels(ids).sum())))}
+        parts = {
+            f"{k}_{part}": v
+            for part, ids in self.split.test.items()
+            for k, v in (
+                ("test_pairs", len(ids)),
+                ("test_positives", int(self.test.labels(ids).sum())),
+            )
+        }
         out = {"initial": {**self.measure(self.initial), "n_annotated": 0, **parts}}
         out["full_target"] = self.row(self.split.target, annotator)
         for strategy in strategies:
@@ -197,13 +272,23 @@ def case_table(metrics: dict):
             if row not in rows:
                 continue
             m = rows[row]
-            rec = {"annotation": annotation, "row": row,
-                   **{f"AUC {part.replace('_', ' ')}": _pm(m, f"auc_{part}") for part in PARTS},
-                   "annotated": int(m.get("n_annotated", 0)),
-                   "annotator accuracy": "-" if m.get("annotator_accuracy") is None else f"{m['annotator_accuracy']:.1%}",
-                   "high-error share": "-" if m.get("high_error_share") is None else f"{m['high_error_share']:.0%}"}
-            paper = (EAGLE_TABLE4["clean"].get(row) if annotation == "clean"
-                     else EAGLE_TABLE1.get(row) or EAGLE_TABLE4["llm"].get(row))
+            rec = {
+                "annotation": annotation,
+                "row": row,
+                **{f"AUC {part.replace('_', ' ')}": _pm(m, f"auc_{part}") for part in PARTS},
+                "annotated": int(m.get("n_annotated", 0)),
+                "annotator accuracy": "-"
+                if m.get("annotator_accuracy") is None
+                else f"{m['annotator_accuracy']:.1%}",
+                "high-error share": "-"
+                if m.get("high_error_share") is None
+                else f"{m['high_error_share']:.0%}",
+            }
+            paper = (
+                EAGLE_TABLE4["clean"].get(row)
+                if annotation == "clean"
+                else EAGLE_TABLE1.get(row) or EAGLE_TABLE4["llm"].get(row)
+            )
             rec["paper AUC (all)"] = "-" if paper is None else _paper(paper)
             records.append(rec)
     return pd.DataFrame(records).set_index(["annotation", "row"])
@@ -228,8 +313,12 @@ def case_annotators(study: CaseStudy, params: dict) -> dict:
     from ..annotators import ErrorDependentOracle, Oracle
 
     accuracy = params["error_accuracy"]
-    noisy = ErrorDependentOracle(lambda pool, ids: base_error(pool, ids, study.base_cosine(pool, ids)),
-                                 accuracy, error_edges(len(accuracy)), seed=study.seed)
+    noisy = ErrorDependentOracle(
+        lambda pool, ids: base_error(pool, ids, study.base_cosine(pool, ids)),
+        accuracy,
+        error_edges(len(accuracy)),
+        seed=study.seed,
+    )
     return {"clean": Oracle(), "llm_like": noisy}
 
 
@@ -244,14 +333,22 @@ def run_case_study(prepared: dict, params: dict, *, folder, log=print) -> dict:
     pools, runs = prepared[task][0], {}
     config = train_settings(params, "cosinebert")
     for seed in tqdm(params["seeds"], desc=f"{task} case study"):
-        study = CaseStudy(pools["train"], pools["test"], params, config(task, int(seed)), seed=int(seed),
-                          folder=folder)
+        study = CaseStudy(
+            pools["train"],
+            pools["test"],
+            params,
+            config(task, int(seed)),
+            seed=int(seed),
+            folder=folder,
+        )
         for name, annotator in case_annotators(study, params).items():
             runs[(name, int(seed))] = rows = study.rows(annotator)
             best = max(CASE_STRATEGIES, key=lambda r: rows[r]["auc_all"] or 0.0)
-            log(f"{task} seed {seed}, {name}: source-only AUC {_pm(rows['initial'], 'auc_all')}, "
+            log(
+                f"{task} seed {seed}, {name}: source-only AUC {_pm(rows['initial'], 'auc_all')}, "
                 f"best {best} {_pm(rows[best], 'auc_all')} ({len(study.split.source)} source, "
-                f"{len(study.split.target)} target, {study.budget} annotated)")
+                f"{len(study.split.target)} target, {study.budget} annotated)"
+            )
     return runs
 
 
@@ -262,8 +359,10 @@ def case_task(prepared: dict, params: dict) -> str:
     if task not in prepared and len(prepared) == 1 and next(iter(prepared)) not in BUILT_IN:
         return next(iter(prepared))
     if task not in prepared:
-        raise ValueError(f"the case study runs on {task!r}, which this run did not load "
-                         f"(dataset: {sorted(prepared)}); set case_task or dataset")
+        raise ValueError(
+            f"the case study runs on {task!r}, which this run did not load "
+            f"(dataset: {sorted(prepared)}); set case_task or dataset"
+        )
     return task
 
 
@@ -278,9 +377,11 @@ def findings(metrics: dict) -> list[str]:
         for part in ("high_error", "low_error"):
             m = rows.get("initial", {})
             if m.get(f"auc_{part}") is None and m.get(f"test_pairs_{part}") is not None:
-                lines.append(f"case study, {annotation}: the {part.replace('_', '-')} test part holds "
-                             f"{m[f'test_positives_{part}']:.0f} positives of {m[f'test_pairs_{part}']:.0f} "
-                             "pairs: one class, so no AUC")
+                lines.append(
+                    f"case study, {annotation}: the {part.replace('_', '-')} test part holds "
+                    f"{m[f'test_positives_{part}']:.0f} positives of {m[f'test_pairs_{part}']:.0f} "
+                    "pairs: one class, so no AUC"
+                )
     text = records.render(records.eagle(metrics))
     return lines + ([line.removeprefix("- ") for line in text.splitlines()] if text else [])
 
@@ -303,17 +404,29 @@ def llm_section(prepared: dict, params: dict, *, cache, folder, log=print) -> di
 
     task, seed = case_task(prepared, params), int(params["seeds"][0])
     pools = prepared[task][0]
-    study = CaseStudy(pools["train"], pools["test"], params, train_settings(params, "cosinebert")(task, seed),
-                      seed=seed, folder=folder)
+    study = CaseStudy(
+        pools["train"],
+        pools["test"],
+        params,
+        train_settings(params, "cosinebert")(task, seed),
+        seed=seed,
+        folder=folder,
+    )
     picked = study.pick("conditional_informativeness")[: int(params["llm_max_pairs"])]
-    annotator = LLMAnnotator(base_url=params["llm_base_url"], model=params["llm_model"],
-                             api_key=os.environ.get(params["llm_api_key_env"]) or None, cache=cache,
-                             task=like(task, pools["train"].symmetric),  # a file: its kind's prompt
-                             price_per_1k_input=params["llm_price_per_1k_input"],
-                             price_per_1k_output=params["llm_price_per_1k_output"])
+    annotator = LLMAnnotator(
+        base_url=params["llm_base_url"],
+        model=params["llm_model"],
+        api_key=os.environ.get(params["llm_api_key_env"]) or None,
+        cache=cache,
+        task=like(task, pools["train"].symmetric),  # a file: its kind's prompt
+        price_per_1k_input=params["llm_price_per_1k_input"],
+        price_per_1k_output=params["llm_price_per_1k_output"],
+    )
     left, right = pools["train"].texts(picked)
     log(f"before sending anything: {annotator.estimate_cost(left, right)}")
     row = study.row(picked, annotator)
-    log(f"{params['llm_model']} on {len(picked)} pairs: accuracy {row['annotator_accuracy']}, "
-        f"{row['no_answer']} unanswered, AUC {_pm(row, 'auc_all')}; usage {annotator.usage}")
+    log(
+        f"{params['llm_model']} on {len(picked)} pairs: accuracy {row['annotator_accuracy']}, "
+        f"{row['no_answer']} unanswered, AUC {_pm(row, 'auc_all')}; usage {annotator.usage}"
+    )
     return {**row, "usage": dict(annotator.usage), "model": params["llm_model"]}

@@ -7,6 +7,7 @@ written once, as Jinja macros in ``pairlab/templates/findings.md.j2``, which the
 The statuses: ``held`` (ours agrees with the paper beyond the noise the rule states), ``in
 part`` (in the paper's direction, within noise or on some seeds only), ``not held``.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -14,9 +15,25 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["STATUSES", "CLAIMS", "Finding", "adaptive_vs_static", "budget_regime",
-           "starting_encoder", "data_efficiency", "adaptivity", "augsbert", "COMPARISONS",
-           "comparison", "eagle", "label_noise", "rankers", "render", "FILTERS", "TEMPLATES"]
+__all__ = [
+    "STATUSES",
+    "CLAIMS",
+    "Finding",
+    "adaptive_vs_static",
+    "budget_regime",
+    "starting_encoder",
+    "data_efficiency",
+    "adaptivity",
+    "augsbert",
+    "COMPARISONS",
+    "comparison",
+    "eagle",
+    "label_noise",
+    "rankers",
+    "render",
+    "FILTERS",
+    "TEMPLATES",
+]
 
 STATUSES = ("held", "in part", "not held")
 A, B = "uncertainty", "static_retrieval"
@@ -27,72 +44,109 @@ CLAIMS = {  # per claim: its statement in the paper's terms, where the paper say
         "statement": "adaptive collection (uncertainty sampling) beats static retrieval on all pairs",
         "source": "Mussmann et al. 2020, Table 3",
         "rule": "held: uncertainty sampling's test AP above static retrieval's on every seed, its 95% "
-                "bootstrap interval wholly above on every seed; in part: above on most seeds; "
-                "not held otherwise"},
+        "bootstrap interval wholly above on every seed; in part: above on most seeds; "
+        "not held otherwise",
+    },
     "budget_regime": {
         "statement": "at many labels per positive, uncertainty sampling ends above static retrieval",
         "source": "Mussmann et al. 2020, Figure 4 and appendix B.1",
         "rule": "held: final dev AP above on every seed, the mean curves' 95% intervals apart and "
-                "the mean data-efficiency factor (where defined) above 1; in part: above on most "
-                "seeds and the factor (where defined) above 1; not held otherwise"},
+        "the mean data-efficiency factor (where defined) above 1; in part: above on most "
+        "seeds and the factor (where defined) above 1; not held otherwise",
+    },
     "starting_encoder": {
         "statement": "the weaker the pretrained encoder, the more adaptive collection is worth",
         "source": "Mussmann et al. 2020, section 6 (our reading of its mechanism)",
         "rule": "held: the gap (uncertainty minus static retrieval, test AP) larger at the weakest "
-                "encoder than at the strongest on every seed, Spearman's rho negative, and at the "
-                "weakest encoder uncertainty sampling's 95% interval above static retrieval's; "
-                "in part: larger on some seeds; not held otherwise"},
+        "encoder than at the strongest on every seed, Spearman's rho negative, and at the "
+        "weakest encoder uncertainty sampling's 95% interval above static retrieval's; "
+        "in part: larger on some seeds; not held otherwise",
+    },
     "data_efficiency": {
         "statement": "uncertainty sampling reaches static retrieval's final AP with far fewer labels",
         "source": "Mussmann et al. 2020, appendix B.1: 14x on QQP",
         "rule": "held: a factor above 1 on every seed; in part: a mean factor above 1; not held "
-                "otherwise (no seed where uncertainty sampling reaches static retrieval's AP)"},
+        "otherwise (no seed where uncertainty sampling reaches static retrieval's AP)",
+    },
     "silver_helps": {
         "statement": "a cross-encoder's silver labels improve the bi-encoder over gold labels alone",
         "source": "Thakur et al. 2021, Augmented SBERT, Table 2: up to 6 points",
         "rule": "held: the best sampler's AP above gold-only SBERT's, beyond the noise (95% "
-                "intervals apart, else the seeds' spread); in part: above, within the noise; not "
-                "held otherwise"},
+        "intervals apart, else the seeds' spread); in part: above, within the noise; not "
+        "held otherwise",
+    },
     "bm25_above_rs": {
         "statement": "BM25-sampled silver pairs beat randomly sampled ones",
         "source": "Thakur et al. 2021, Table 2: 79.0 against 73.4 F1 on Quora-QP",
         "rule": "held: BM25's AP above RS's beyond the noise; in part: above within the noise; not "
-                "held otherwise"},
+        "held otherwise",
+    },
     "sampler_ranking": {
         "statement": "BM25 and KDE are the best samplers and random sampling (RS) the worst",
         "source": "Thakur et al. 2021, Table 2",
         "rule": "held: BM25 and KDE the top two by AP and RS last; in part: one of the two; not "
-                "held otherwise"},
+        "held otherwise",
+    },
 }
 CLAIMS["no_better_than_random"] = {
     "statement": "no active-learning strategy is significantly better than random selection",
     "source": "Althammer et al. 2023, Table 1: every significant difference was a loss",
     "rule": "held: no strategy significantly better than random (paired t-test over the test "
-            "questions, Bonferroni) at equal questions nor at equal cost; in part: one "
-            "strategy better at one of the two only; not held: one better at both"}
+    "questions, Bonferroni) at equal questions nor at equal cost; in part: one "
+    "strategy better at one of the two only; not held: one better at both",
+}
 _EAGLE = "Bansal and Sharma 2023, EAGLE"
 COMPARISONS = {  # claims that one row beats another on a metric: (a, b, metric key, statement, source)
-    "eagle_inconsistent_vs_random": ("base_inconsistent", "random", "auc_high_error",
-                                     "base-inconsistent sampling beats random on the high-error test part",
-                                     f"{_EAGLE}, Table 1"),
-    "eagle_inconsistent_vs_consistent": ("base_inconsistent", "base_consistent", "auc_all",
-                                         "base-inconsistent sampling beats base-consistent sampling",
-                                         f"{_EAGLE}, Table 1"),
-    "eagle_ci_vs_uncertainty": ("conditional_informativeness", "uncertainty", "auc_all",
-                                "conditional informativeness beats uncertainty sampling",
-                                f"{_EAGLE}, Table 4"),
-    "eagle_ci_vs_random": ("conditional_informativeness", "random", "auc_all",
-                           "conditional informativeness beats random sampling", f"{_EAGLE}, Table 4"),
-    "eagle_uncertainty_vs_random": ("uncertainty", "random", "auc_all",
-                                    "uncertainty sampling beats random sampling", f"{_EAGLE}, Table 4"),
-    "noise_ci_vs_uncertainty": ("conditional_informativeness", "uncertainty", "ap",
-                                "under noisy labels, conditional informativeness beats uncertainty "
-                                "sampling on all pairs", f"{_EAGLE}, Table 4, read on all pairs"),
+    "eagle_inconsistent_vs_random": (
+        "base_inconsistent",
+        "random",
+        "auc_high_error",
+        "base-inconsistent sampling beats random on the high-error test part",
+        f"{_EAGLE}, Table 1",
+    ),
+    "eagle_inconsistent_vs_consistent": (
+        "base_inconsistent",
+        "base_consistent",
+        "auc_all",
+        "base-inconsistent sampling beats base-consistent sampling",
+        f"{_EAGLE}, Table 1",
+    ),
+    "eagle_ci_vs_uncertainty": (
+        "conditional_informativeness",
+        "uncertainty",
+        "auc_all",
+        "conditional informativeness beats uncertainty sampling",
+        f"{_EAGLE}, Table 4",
+    ),
+    "eagle_ci_vs_random": (
+        "conditional_informativeness",
+        "random",
+        "auc_all",
+        "conditional informativeness beats random sampling",
+        f"{_EAGLE}, Table 4",
+    ),
+    "eagle_uncertainty_vs_random": (
+        "uncertainty",
+        "random",
+        "auc_all",
+        "uncertainty sampling beats random sampling",
+        f"{_EAGLE}, Table 4",
+    ),
+    "noise_ci_vs_uncertainty": (
+        "conditional_informativeness",
+        "uncertainty",
+        "ap",
+        "under noisy labels, conditional informativeness beats uncertainty sampling on all pairs",
+        f"{_EAGLE}, Table 4, read on all pairs",
+    ),
 }
 for _claim, (_a, _b, _key, _statement, _source) in COMPARISONS.items():
-    CLAIMS[_claim] = {"statement": _statement, "source": _source,
-                      "rule": f"held: {_a} above {_b} on {_key}, beyond the noise (95% intervals apart, "
-                              "else the seeds' spread); in part: above within the noise; not held otherwise"}
+    CLAIMS[_claim] = {
+        "statement": _statement,
+        "source": _source,
+        "rule": f"held: {_a} above {_b} on {_key}, beyond the noise (95% intervals apart, "
+        "else the seeds' spread); in part: above within the noise; not held otherwise",
+    }
 
 
 @dataclass(frozen=True)
@@ -138,9 +192,15 @@ def _reasons(task: str, values: dict) -> tuple:
     return tuple(out)
 
 
-def adaptive_vs_static(task: str, strategies: dict, efficiency: dict | None = None, *,
-                       paper_labels: int | None = None, a: str = A,
-                       b: str = B) -> Finding | None:
+def adaptive_vs_static(
+    task: str,
+    strategies: dict,
+    efficiency: dict | None = None,
+    *,
+    paper_labels: int | None = None,
+    a: str = A,
+    b: str = B,
+) -> Finding | None:
     """The core paper's headline on one task, from a notebook-03 metrics entry (``{strategy:
     summary}``, with ``zero_shot`` where recorded) and notebook 05's factor per seed
     (``{"per_seed": [{"seed", "factor", "bound"}]}``); ``paper_labels`` is the paper's budget on
@@ -166,26 +226,46 @@ def adaptive_vs_static(task: str, strategies: dict, efficiency: dict | None = No
     a_ap, a_ci = per_seed(x, "ap")
     b_ap, b_ci = per_seed(y, "ap")
     above = sum(u > v for u, v in zip(a_ap, b_ap))
-    separated = None if a_ci is None or b_ci is None else sum(u[0] > v[1] for u, v in zip(a_ci, b_ci))
+    separated = (
+        None if a_ci is None or b_ci is None else sum(u[0] > v[1] for u, v in zip(a_ci, b_ci))
+    )
     reverse = None if a_ci is None or b_ci is None else sum(v[0] > u[1] for u, v in zip(a_ci, b_ci))
-    factors = {int(row["seed"]): (row.get("factor"), row.get("bound"))
-               for row in (efficiency or {}).get("per_seed", [])}
+    factors = {
+        int(row["seed"]): (row.get("factor"), row.get("bound"))
+        for row in (efficiency or {}).get("per_seed", [])
+    }
     zero = strategies.get("zero_shot")
     n = len(seeds)
-    values = {"seeds": seeds, "a": a, "b": b, "labels": int(x["labels"]),
-              "a_ap": a_ap, "b_ap": b_ap, "a_ci": a_ci, "b_ci": b_ci,
-              "a_ap_mean": float(np.mean(a_ap)), "b_ap_mean": float(np.mean(b_ap)),
-              "above": above, "separated": separated, "reverse_separated": reverse,
-              "a_positives": float(x["positives_found"]["mean"]),
-              "b_positives": float(y["positives_found"]["mean"]),
-              "factors": [factors.get(int(s), (None, None))[0] for s in seeds],
-              "factor_bounds": [factors.get(int(s), (None, None))[1] for s in seeds],
-              "zero_shot_ap": None if zero is None else float(zero["ap"]["mean"]),
-              "zero_shot_ap_ci": None if zero is None else zero["ap"].get("ci"),
-              "paper_labels": paper_labels}
+    values = {
+        "seeds": seeds,
+        "a": a,
+        "b": b,
+        "labels": int(x["labels"]),
+        "a_ap": a_ap,
+        "b_ap": b_ap,
+        "a_ci": a_ci,
+        "b_ci": b_ci,
+        "a_ap_mean": float(np.mean(a_ap)),
+        "b_ap_mean": float(np.mean(b_ap)),
+        "above": above,
+        "separated": separated,
+        "reverse_separated": reverse,
+        "a_positives": float(x["positives_found"]["mean"]),
+        "b_positives": float(y["positives_found"]["mean"]),
+        "factors": [factors.get(int(s), (None, None))[0] for s in seeds],
+        "factor_bounds": [factors.get(int(s), (None, None))[1] for s in seeds],
+        "zero_shot_ap": None if zero is None else float(zero["ap"]["mean"]),
+        "zero_shot_ap_ci": None if zero is None else zero["ap"].get("ci"),
+        "paper_labels": paper_labels,
+    }
     status = _status(above == n and separated == n, above > n / 2)
-    return Finding("adaptive_vs_static", task, status, values,
-                   _reasons(task, values) if status != "held" else ())
+    return Finding(
+        "adaptive_vs_static",
+        task,
+        status,
+        values,
+        _reasons(task, values) if status != "held" else (),
+    )
 
 
 def _finals(curve: dict) -> dict:
@@ -204,15 +284,26 @@ def budget_regime(task: str, metrics: dict) -> Finding | None:
     factor = metrics.get("efficiency", {}).get(task, {}).get("factor_mean")
     regime = metrics.get("regime", {}).get(task, {})
     saves = factor is None or factor > 1  # a higher final AP that took more labels saves nothing
-    status = _status(bool(seeds) and wins == len(seeds) and above is not None and saves,
-                     wins > len(seeds) / 2 and saves)
-    values = {"seeds": seeds, "wins": wins, "above_from": above, "factor": factor,
-              "a_final": [ours[s] for s in seeds], "b_final": [theirs[s] for s in seeds],
-              "labels_per_positive": regime.get("labels_per_positive"),
-              "paper_labels_per_positive": regime.get("paper_labels_per_positive")}
+    status = _status(
+        bool(seeds) and wins == len(seeds) and above is not None and saves,
+        wins > len(seeds) / 2 and saves,
+    )
+    values = {
+        "seeds": seeds,
+        "wins": wins,
+        "above_from": above,
+        "factor": factor,
+        "a_final": [ours[s] for s in seeds],
+        "b_final": [theirs[s] for s in seeds],
+        "labels_per_positive": regime.get("labels_per_positive"),
+        "paper_labels_per_positive": regime.get("paper_labels_per_positive"),
+    }
     lpp, paper = values["labels_per_positive"], values["paper_labels_per_positive"]
-    reasons = ("few_labels_per_positive",) if (status != "held" and lpp is not None and paper
-                                               and lpp < paper / 2) else ()
+    reasons = (
+        ("few_labels_per_positive",)
+        if (status != "held" and lpp is not None and paper and lpp < paper / 2)
+        else ()
+    )
     return Finding("budget_regime", task, status, values, reasons)
 
 
@@ -226,11 +317,21 @@ def starting_encoder(labels, metrics: dict) -> Finding | None:
     grows = sum(d > 0 for d in per_seed)
     apart = _separated_above(metrics.get("encoder", {}), int(labels))
     pays = str(trend["weakest"]) in apart
-    status = _status(pays and bool(per_seed) and grows == len(per_seed) and rho is not None and rho < 0,
-                     grows > 0)
-    values = {"labels": int(labels), "rho": rho, "difference": trend["weakest minus strongest"],
-              "grows": grows, "seeds": len(per_seed), "encoders": trend["encoders"],
-              "weakest": trend["weakest"], "strongest": trend["strongest"], "apart": apart}
+    status = _status(
+        pays and bool(per_seed) and grows == len(per_seed) and rho is not None and rho < 0,
+        grows > 0,
+    )
+    values = {
+        "labels": int(labels),
+        "rho": rho,
+        "difference": trend["weakest minus strongest"],
+        "grows": grows,
+        "seeds": len(per_seed),
+        "encoders": trend["encoders"],
+        "weakest": trend["weakest"],
+        "strongest": trend["strongest"],
+        "apart": apart,
+    }
     return Finding("starting_encoder", "qqp", status, values)
 
 
@@ -239,7 +340,12 @@ def _separated_above(encoder: dict, labels: int) -> list[str]:
     retrieval's at ``labels``."""
     out = []
     for n, entry in encoder.items():
-        if A in entry and B in entry and labels in entry[A]["labels"] and labels in entry[B]["labels"]:
+        if (
+            A in entry
+            and B in entry
+            and labels in entry[A]["labels"]
+            and labels in entry[B]["labels"]
+        ):
             ours = entry[A]["test_ap"]["ci"][entry[A]["labels"].index(labels)]
             theirs = entry[B]["test_ap"]["ci"][entry[B]["labels"].index(labels)]
             if None not in (*ours, *theirs) and ours[0] > theirs[1]:
@@ -247,7 +353,9 @@ def _separated_above(encoder: dict, labels: int) -> list[str]:
     return sorted(out, key=int)
 
 
-def data_efficiency(task: str, efficiency: dict | None, paper: float | None = None) -> Finding | None:
+def data_efficiency(
+    task: str, efficiency: dict | None, paper: float | None = None
+) -> Finding | None:
     """The data-efficiency claim from an efficiency entry (``{"per_seed": [{"seed", "factor",
     "bound"}], "factor_mean", ...}``, notebooks 05 and 09 record it); ``paper`` the paper's
     factor on this task, where it gives one."""
@@ -257,10 +365,16 @@ def data_efficiency(task: str, efficiency: dict | None, paper: float | None = No
     factors = [row["factor"] for row in rows]
     defined = [f for f in factors if f is not None]
     mean = float(np.mean(defined)) if defined else None
-    status = _status(len(defined) == len(rows) and all(f > 1 for f in defined),
-                     mean is not None and mean > 1)
-    values = {"seeds": [row["seed"] for row in rows], "factors": factors,
-              "bounds": [row.get("bound") for row in rows], "mean": mean, "paper": paper}
+    status = _status(
+        len(defined) == len(rows) and all(f > 1 for f in defined), mean is not None and mean > 1
+    )
+    values = {
+        "seeds": [row["seed"] for row in rows],
+        "factors": factors,
+        "bounds": [row.get("bound") for row in rows],
+        "mean": mean,
+        "paper": paper,
+    }
     return Finding("data_efficiency", task, status, values)
 
 
@@ -293,18 +407,44 @@ def augsbert(metrics: dict) -> list[Finding]:
             order = sorted(samplers, key=lambda r: rows[r]["ap"], reverse=True)
             where = f"{task}/{source}"
             best = compare(rows[order[0]], rows["sbert"], "ap")
-            out.append(Finding("silver_helps", where, _beyond(best),
-                               {"best": order[0], **best, "order": order,
-                                "ap": {r: rows[r]["ap"] for r in order},
-                                "cross_encoder_ap": rows.get("cross_encoder", {}).get("ap")}))
+            out.append(
+                Finding(
+                    "silver_helps",
+                    where,
+                    _beyond(best),
+                    {
+                        "best": order[0],
+                        **best,
+                        "order": order,
+                        "ap": {r: rows[r]["ap"] for r in order},
+                        "cross_encoder_ap": rows.get("cross_encoder", {}).get("ap"),
+                    },
+                )
+            )
             if {"bm25", "rs"} <= set(samplers):
-                out.append(Finding("bm25_above_rs", where, _beyond(compare(rows["bm25"], rows["rs"], "ap")),
-                                   {**compare(rows["bm25"], rows["rs"], "ap"),
-                                    "f1": compare(rows["bm25"], rows["rs"], "f1") if "f1" in rows["bm25"] else None}))
+                out.append(
+                    Finding(
+                        "bm25_above_rs",
+                        where,
+                        _beyond(compare(rows["bm25"], rows["rs"], "ap")),
+                        {
+                            **compare(rows["bm25"], rows["rs"], "ap"),
+                            "f1": compare(rows["bm25"], rows["rs"], "f1")
+                            if "f1" in rows["bm25"]
+                            else None,
+                        },
+                    )
+                )
             if {"rs", "kde", "bm25"} <= set(samplers):
                 top, last = set(order[:2]) == {"bm25", "kde"}, order[-1] == "rs"
-                out.append(Finding("sampler_ranking", where, _status(top and last, top or last),
-                                   {"order": order, "top_two": top, "rs_last": last}))
+                out.append(
+                    Finding(
+                        "sampler_ranking",
+                        where,
+                        _status(top and last, top or last),
+                        {"order": order, "top_two": top, "rs_last": last},
+                    )
+                )
     return out
 
 
@@ -322,15 +462,24 @@ def comparison(claim: str, where: str, rows: dict) -> Finding | None:
 
 def eagle(metrics: dict) -> list[Finding]:
     """EAGLE's case-study claims per annotation (notebook 07's ``case_study``)."""
-    return [f for annotation, rows in metrics.items() for claim in COMPARISONS
-            if claim.startswith("eagle_") and (f := comparison(claim, f"case study, {annotation}", rows))]
+    return [
+        f
+        for annotation, rows in metrics.items()
+        for claim in COMPARISONS
+        if claim.startswith("eagle_")
+        and (f := comparison(claim, f"case study, {annotation}", rows))
+    ]
 
 
 def label_noise(metrics: dict) -> list[Finding]:
     """Conditional informativeness against uncertainty sampling on all pairs, per task and
     noise level (notebook 07's ``all_pairs``)."""
-    return [f for task, by_noise in metrics.items() for level, rows in by_noise.items()
-            if (f := comparison("noise_ci_vs_uncertainty", f"{task} at {level} noise", rows))]
+    return [
+        f
+        for task, by_noise in metrics.items()
+        for level, rows in by_noise.items()
+        if (f := comparison("noise_ci_vs_uncertainty", f"{task} at {level} noise", rows))
+    ]
 
 
 def rankers(metrics: dict) -> list[Finding]:
@@ -338,28 +487,52 @@ def rankers(metrics: dict) -> list[Finding]:
     verdicts against random at equal questions and at equal cost (:func:`.rankers.verdict`)."""
     out = []
     for task, by_strategy in metrics.items():
-        verdicts = {s: entry["verdict"] for s, entry in by_strategy.items()
-                    if isinstance(entry, dict) and entry.get("verdict")}
+        verdicts = {
+            s: entry["verdict"]
+            for s, entry in by_strategy.items()
+            if isinstance(entry, dict) and entry.get("verdict")
+        }
         if not verdicts:
             continue
-        better = {s: [v[k]["verdict"] == "better than random" for k in ("equal_questions", "equal_cost")]
-                  for s, v in verdicts.items()}
-        status = ("not held" if any(all(b) for b in better.values()) else
-                  "in part" if any(any(b) for b in better.values()) else "held")
-        values = {"strategies": {s: {k: {"verdict": v[k]["verdict"], "difference": v[k]["difference"],
-                                          "p": v[k]["p_adjusted"]} for k in ("equal_questions", "equal_cost")}
-                                 for s, v in verdicts.items()},
-                  "questions": next(iter(verdicts.values()))["equal_questions"].get("questions")}
+        better = {
+            s: [v[k]["verdict"] == "better than random" for k in ("equal_questions", "equal_cost")]
+            for s, v in verdicts.items()
+        }
+        status = (
+            "not held"
+            if any(all(b) for b in better.values())
+            else "in part"
+            if any(any(b) for b in better.values())
+            else "held"
+        )
+        values = {
+            "strategies": {
+                s: {
+                    k: {
+                        "verdict": v[k]["verdict"],
+                        "difference": v[k]["difference"],
+                        "p": v[k]["p_adjusted"],
+                    }
+                    for k in ("equal_questions", "equal_cost")
+                }
+                for s, v in verdicts.items()
+            },
+            "questions": next(iter(verdicts.values()))["equal_questions"].get("questions"),
+        }
         out.append(Finding("no_better_than_random", task, status, values))
     return out
 
 
 # --- sentences: written once, in pairlab/templates/findings.md.j2 ------------------------------
 
-FILTERS = {"num": lambda v: f"{v:,.0f}", "f": lambda v, d=3: f"{v:.{d}f}",
-           "pct": lambda v, d=0: f"{100 * v:.{d}f}%", "signed": lambda v, d=3: f"{v:+.{d}f}",
-           "ci": lambda c, d=3: f"{c[0]:.{d}f}-{c[1]:.{d}f}",
-           "oneline": lambda text: " ".join(str(text).split())}
+FILTERS = {
+    "num": lambda v: f"{v:,.0f}",
+    "f": lambda v, d=3: f"{v:.{d}f}",
+    "pct": lambda v, d=0: f"{100 * v:.{d}f}%",
+    "signed": lambda v, d=3: f"{v:+.{d}f}",
+    "ci": lambda c, d=3: f"{c[0]:.{d}f}-{c[1]:.{d}f}",
+    "oneline": lambda text: " ".join(str(text).split()),
+}
 
 
 def environment(loader_root: Path | None = None):
@@ -367,8 +540,12 @@ def environment(loader_root: Path | None = None):
     (default: pairlab's own templates folder)."""
     import jinja2
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(loader_root or TEMPLATES)),
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(loader_root or TEMPLATES)),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters.update(FILTERS)
     return env
 

@@ -2,6 +2,7 @@
 the paper's, and the candidate recall per round, from a notebook-03 metrics entry. The verdict
 itself is a finding (:func:`.findings.adaptive_vs_static`); notebook 03 and RESULTS.md show
 both."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -11,29 +12,48 @@ __all__ = ["A", "B", "interval_table", "recall_table"]
 A, B = "uncertainty", "static_retrieval"
 
 
-def interval_table(strategies: dict, paper_table3: dict | None = None,
-                   paper_table4: dict | None = None) -> pd.DataFrame:
+def interval_table(
+    strategies: dict, paper_table3: dict | None = None, paper_table4: dict | None = None
+) -> pd.DataFrame:
     """Tables 3 and 4 at once, per strategy and seed: test AP and P@R20 with their 95% bootstrap
     intervals and the positives found, then the mean over seeds beside the paper's values."""
     rows = []
     for name, entry in strategies.items():
         ap, p20 = entry["ap"], entry["p_at_r20"]
         for i, seed in enumerate(entry["seeds"]):
-            rows.append({"strategy": name, "seed": str(seed), "labels": entry["labels"],
-                         "AP": _with_ci(ap["per_seed"][i], ap.get("ci_per_seed"), i),
-                         "P@R20": _with_ci(p20["per_seed"][i], p20.get("ci_per_seed"), i),
-                         "positives": f"{entry['positives_found']['per_seed'][i]:,.0f}",
-                         "AP (paper)": "", "positives (paper)": ""})
+            rows.append(
+                {
+                    "strategy": name,
+                    "seed": str(seed),
+                    "labels": entry["labels"],
+                    "AP": _with_ci(ap["per_seed"][i], ap.get("ci_per_seed"), i),
+                    "P@R20": _with_ci(p20["per_seed"][i], p20.get("ci_per_seed"), i),
+                    "positives": f"{entry['positives_found']['per_seed'][i]:,.0f}",
+                    "AP (paper)": "",
+                    "positives (paper)": "",
+                }
+            )
         ref3 = (paper_table3 or {}).get(name, {})
         ref4 = (paper_table4 or {}).get(name)
         one = not entry["seeds"]  # the zero-shot row: one model, its own interval
-        rows.append({"strategy": name, "seed": "-" if one else "mean", "labels": entry["labels"],
-                     "AP": _with_ci(ap["mean"], [ap["ci"]], 0) if one else f"{ap['mean']:.3f} ± {ap['std']:.3f}",
-                     "P@R20": (_with_ci(p20["mean"], [p20["ci"]], 0) if one else
-                               f"{p20['mean']:.3f} ± {p20['std']:.3f}"),
-                     "positives": f"{entry['positives_found']['mean']:,.0f}",
-                     "AP (paper)": "-" if ref3.get("ap") is None else f"{ref3['ap']:.3f}",
-                     "positives (paper)": "-" if ref4 is None else f"{ref4:,}"})
+        rows.append(
+            {
+                "strategy": name,
+                "seed": "-" if one else "mean",
+                "labels": entry["labels"],
+                "AP": _with_ci(ap["mean"], [ap["ci"]], 0)
+                if one
+                else f"{ap['mean']:.3f} ± {ap['std']:.3f}",
+                "P@R20": (
+                    _with_ci(p20["mean"], [p20["ci"]], 0)
+                    if one
+                    else f"{p20['mean']:.3f} ± {p20['std']:.3f}"
+                ),
+                "positives": f"{entry['positives_found']['mean']:,.0f}",
+                "AP (paper)": "-" if ref3.get("ap") is None else f"{ref3['ap']:.3f}",
+                "positives (paper)": "-" if ref4 is None else f"{ref4:,}",
+            }
+        )
     return pd.DataFrame(rows).set_index(["strategy", "seed"])
 
 
@@ -47,12 +67,20 @@ def _with_ci(value: float, cis, i: int) -> str:
 def recall_table(strategies: dict) -> pd.DataFrame:
     """Candidate recall per round (rows) and strategy (columns), the mean over seeds: the share
     of the pool's not yet labelled positives that the round's candidate search held."""
-    rows = [{"strategy": name, "round": r["round"], "labels": r["labels"],
-             "candidate recall": r["candidate_recall"]}
-            for name, entry in strategies.items() for r in entry.get("rounds_per_seed", [])
-            if r.get("candidate_recall") is not None]
+    rows = [
+        {
+            "strategy": name,
+            "round": r["round"],
+            "labels": r["labels"],
+            "candidate recall": r["candidate_recall"],
+        }
+        for name, entry in strategies.items()
+        for r in entry.get("rounds_per_seed", [])
+        if r.get("candidate_recall") is not None
+    ]
     if not rows:
         return pd.DataFrame()
     frame = pd.DataFrame(rows)
-    return frame.pivot_table(index=["round", "labels"], columns="strategy",
-                             values="candidate recall", aggfunc="mean").round(3)
+    return frame.pivot_table(
+        index=["round", "labels"], columns="strategy", values="candidate recall", aggfunc="mean"
+    ).round(3)

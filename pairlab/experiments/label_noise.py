@@ -7,17 +7,28 @@ A noise level is a flip rate (both ways: a positive answered 0, a negative answe
 error (Bansal and Sharma 2023, Appendix B). Rate 0 is the oracle, so those runs are notebook
 03's own.
 """
-from __future__ import annotations
 
-import numpy as np
+from __future__ import annotations
 
 from .records import seed_means
 from .sweeps import Variant
 
-__all__ = ["NOISE_STRATEGIES", "noise_name", "noise_spec", "noise_variants", "noise_metrics",
-           "noise_table", "findings"]
+__all__ = [
+    "NOISE_STRATEGIES",
+    "noise_name",
+    "noise_spec",
+    "noise_variants",
+    "noise_metrics",
+    "noise_table",
+    "findings",
+]
 
-NOISE_STRATEGIES = ("uncertainty", "conditional_informativeness", "static_retrieval", "random_candidates")
+NOISE_STRATEGIES = (
+    "uncertainty",
+    "conditional_informativeness",
+    "static_retrieval",
+    "random_candidates",
+)
 ERROR_DEPENDENT = "error_dependent"
 
 
@@ -26,31 +37,48 @@ def noise_name(noise) -> str:
     return ERROR_DEPENDENT if noise == ERROR_DEPENDENT else f"{float(noise):.0%}"
 
 
-def noise_spec(noise, seed: int, *, accuracy=None, model=None, max_seq_length: int = 128) -> dict | None:
+def noise_spec(
+    noise, seed: int, *, accuracy=None, model=None, max_seq_length: int = 128
+) -> dict | None:
     """The annotator spec of a noise level for a run of ``seed`` (None: the oracle);
     ``accuracy`` per base-error bin for the error-dependent level."""
     if noise == ERROR_DEPENDENT:
         if not accuracy:
             raise ValueError("the error-dependent noise level needs an accuracy per base-error bin")
-        return {"kind": ERROR_DEPENDENT, "accuracy": [float(a) for a in accuracy], "seed": int(seed),
-                "model": model, "max_seq_length": max_seq_length}
+        return {
+            "kind": ERROR_DEPENDENT,
+            "accuracy": [float(a) for a in accuracy],
+            "seed": int(seed),
+            "model": model,
+            "max_seq_length": max_seq_length,
+        }
     rate = float(noise)
     if not 0 <= rate <= 0.5:
-        raise ValueError(f"a noise level is a flip rate in [0, 0.5] or {ERROR_DEPENDENT!r}, got {noise!r}")
+        raise ValueError(
+            f"a noise level is a flip rate in [0, 0.5] or {ERROR_DEPENDENT!r}, got {noise!r}"
+        )
     if rate == 0:
         return None
     return {"kind": "noisy", "flip_positive": rate, "flip_negative": rate, "seed": int(seed)}
 
 
-def noise_variants(strategies, noises, *, accuracy=None, model=None,
-                   max_seq_length: int = 128) -> list[Variant]:
+def noise_variants(
+    strategies, noises, *, accuracy=None, model=None, max_seq_length: int = 128
+) -> list[Variant]:
     """One :class:`Variant` per strategy and noise level, labelled ``"<strategy>|<noise>"``."""
-    def fields(noise):
-        return lambda task, seed: {"annotator": noise_spec(noise, seed, accuracy=accuracy, model=model,
-                                                           max_seq_length=max_seq_length)}
 
-    return [Variant(f"{strategy}|{noise_name(noise)}", strategy, fields(noise))
-            for noise in noises for strategy in strategies]
+    def fields(noise):
+        return lambda task, seed: {
+            "annotator": noise_spec(
+                noise, seed, accuracy=accuracy, model=model, max_seq_length=max_seq_length
+            )
+        }
+
+    return [
+        Variant(f"{strategy}|{noise_name(noise)}", strategy, fields(noise))
+        for noise in noises
+        for strategy in strategies
+    ]
 
 
 def noise_metrics(results: dict) -> dict:
@@ -61,14 +89,26 @@ def noise_metrics(results: dict) -> dict:
     for (task, label, seed), result in results.items():  # the sweep's order: noise levels as given
         strategy, noise = label.split("|")
         note = result.get("annotation") or {"accuracy": 1.0, "no_answer": 0}
-        row = {"ap": result["test"]["ap"], "ap_ci": result["test"]["ap_ci"],
-               "p_at_r20": result["test"]["p_at_r20"], "p_at_r20_ci": result["test"]["p_at_r20_ci"],
-               "annotator_accuracy": note["accuracy"], "no_answer": note["no_answer"],
-               "positives_found": result["positives_found"], "labels": result["labels"]}
-        grouped.setdefault(task, {}).setdefault(noise, {}).setdefault(strategy, []).append((seed, row))
-    return {task: {noise: {strategy: _mean(seeded) for strategy, seeded in by_strategy.items()}
-                   for noise, by_strategy in by_noise.items()}
-            for task, by_noise in grouped.items()}
+        row = {
+            "ap": result["test"]["ap"],
+            "ap_ci": result["test"]["ap_ci"],
+            "p_at_r20": result["test"]["p_at_r20"],
+            "p_at_r20_ci": result["test"]["p_at_r20_ci"],
+            "annotator_accuracy": note["accuracy"],
+            "no_answer": note["no_answer"],
+            "positives_found": result["positives_found"],
+            "labels": result["labels"],
+        }
+        grouped.setdefault(task, {}).setdefault(noise, {}).setdefault(strategy, []).append(
+            (seed, row)
+        )
+    return {
+        task: {
+            noise: {strategy: _mean(seeded) for strategy, seeded in by_strategy.items()}
+            for noise, by_strategy in by_noise.items()
+        }
+        for task, by_noise in grouped.items()
+    }
 
 
 def _mean(seeded: list) -> dict:
@@ -84,12 +124,20 @@ def noise_table(by_noise: dict):
     for level, by_strategy in by_noise.items():
         for strategy, m in by_strategy.items():
             std = m.get("ap_std")
-            records.append({"noise": level, "strategy": strategy,
-                            "AP": f"{m['ap']:.3f}" + ("" if std is None else f" ± {std:.3f}"),
-                            "AP 95% CI": "[{:.3f}, {:.3f}]".format(*m["ap_ci"]),
-                            "P@R20": f"{m['p_at_r20']:.3f}",
-                            "annotator accuracy": "-" if m["annotator_accuracy"] is None else f"{m['annotator_accuracy']:.1%}",
-                            "positives found": f"{m['positives_found']:.1f}", "labels": int(m["labels"])})
+            records.append(
+                {
+                    "noise": level,
+                    "strategy": strategy,
+                    "AP": f"{m['ap']:.3f}" + ("" if std is None else f" ± {std:.3f}"),
+                    "AP 95% CI": "[{:.3f}, {:.3f}]".format(*m["ap_ci"]),
+                    "P@R20": f"{m['p_at_r20']:.3f}",
+                    "annotator accuracy": "-"
+                    if m["annotator_accuracy"] is None
+                    else f"{m['annotator_accuracy']:.1%}",
+                    "positives found": f"{m['positives_found']:.1f}",
+                    "labels": int(m["labels"]),
+                }
+            )
     return pd.DataFrame(records).set_index(["noise", "strategy"])
 
 
@@ -105,12 +153,18 @@ def findings(metrics: dict) -> list[str]:
         for level in levels:
             ap = {s: m["ap"] for s, m in by_noise[level].items()}
             order = sorted(ap, key=ap.get, reverse=True)
-            lines.append(f"{task} at {level} noise: " + " > ".join(f"{s} {ap[s]:.3f}" for s in order))
-            found = records.comparison("noise_ci_vs_uncertainty", f"{task} at {level} noise", by_noise[level])
+            lines.append(
+                f"{task} at {level} noise: " + " > ".join(f"{s} {ap[s]:.3f}" for s in order)
+            )
+            found = records.comparison(
+                "noise_ci_vs_uncertainty", f"{task} at {level} noise", by_noise[level]
+            )
             if found is not None:
                 lines.append(records.render([found]).removeprefix("- "))
         first, last = by_noise[levels[0]], by_noise[levels[-1]]
         lost = {s: first[s]["ap"] - last[s]["ap"] for s in first if s in last}
-        lines.append(f"{task}: AP lost from {levels[0]} to {levels[-1]} noise: "
-                     + ", ".join(f"{s} {v:+.3f}" for s, v in sorted(lost.items(), key=lambda kv: kv[1])))
+        lines.append(
+            f"{task}: AP lost from {levels[0]} to {levels[-1]} noise: "
+            + ", ".join(f"{s} {v:+.3f}" for s, v in sorted(lost.items(), key=lambda kv: kv[1]))
+        )
     return lines

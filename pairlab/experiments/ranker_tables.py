@@ -2,6 +2,7 @@
 experiments.rankers.ranker_metrics`), so the notebook and RESULTS.md show the same thing: the
 Table 1 analog, assessments and cost, the spread of random subsets, the verdicts, and
 Althammer et al.'s DPR rows beside ours."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,8 +10,16 @@ import pandas as pd
 
 from ..data import paper
 
-__all__ = ["table1", "effort_table", "spread_table", "verdict_table", "paper_table",
-           "comparison_table", "effort_findings", "findings"]
+__all__ = [
+    "table1",
+    "effort_table",
+    "spread_table",
+    "verdict_table",
+    "paper_table",
+    "comparison_table",
+    "effort_findings",
+    "findings",
+]
 
 ORDER = ("pretrained", "random", "uncertainty", "qbc", "diversity")
 NAMES = {"ndcg10": "nDCG@10", "mrr10": "MRR@10", "ap": "all-pairs AP"}
@@ -59,23 +68,39 @@ def effort_table(metrics: dict, task: str) -> pd.DataFrame:
         if strategy == "pretrained":
             continue
         per_question = entry["assessments"][-1] / entry["sizes"][-1]
-        rows.append({"strategy": strategy, "questions": entry["sizes"][-1],
-                     "assessments": entry["assessments"][-1], "per question": per_question,
-                     "x random": per_question / per_question_random,
-                     "pairs labelled": entry["pairs"][-1],
-                     "annotation $": entry["annotation_cost"][-1], "compute $": entry["compute_cost"][-1],
-                     "total $": entry["total_cost"][-1],
-                     "nDCG@10": entry["ndcg10"]["mean"][-1]})
+        rows.append(
+            {
+                "strategy": strategy,
+                "questions": entry["sizes"][-1],
+                "assessments": entry["assessments"][-1],
+                "per question": per_question,
+                "x random": per_question / per_question_random,
+                "pairs labelled": entry["pairs"][-1],
+                "annotation $": entry["annotation_cost"][-1],
+                "compute $": entry["compute_cost"][-1],
+                "total $": entry["total_cost"][-1],
+                "nDCG@10": entry["ndcg10"]["mean"][-1],
+            }
+        )
     return pd.DataFrame(rows).set_index("strategy")
 
 
 def spread_table(metrics: dict, task: str) -> pd.DataFrame:
     """The paper's RQ1: the best and worst random subset at each size, and whether they differ
     (paired t-test over test questions)."""
-    rows = [{"questions": s["questions"], "best seed": s["best_seed"], "worst seed": s["worst_seed"],
-             "best nDCG@10": s["best"], "worst nDCG@10": s["worst"], "range": s["range"], "p": s["p"],
-             "differ (p < 0.05)": "yes" if s["significant"] else "no"}
-            for s in metrics[task]["random"]["spread"]]
+    rows = [
+        {
+            "questions": s["questions"],
+            "best seed": s["best_seed"],
+            "worst seed": s["worst_seed"],
+            "best nDCG@10": s["best"],
+            "worst nDCG@10": s["worst"],
+            "range": s["range"],
+            "p": s["p"],
+            "differ (p < 0.05)": "yes" if s["significant"] else "no",
+        }
+        for s in metrics[task]["random"]["spread"]
+    ]
     return pd.DataFrame(rows).set_index("questions")
 
 
@@ -89,11 +114,20 @@ def verdict_table(metrics: dict) -> pd.DataFrame:
             if v is None:
                 continue
             q, c = v["equal_questions"], v["equal_cost"]
-            rows.append({"task": task, "strategy": strategy, "questions": q["questions"],
-                         "Δ nDCG@10": q["difference"], "p (Bonferroni)": q["p_adjusted"],
-                         "at equal questions": q["verdict"], "equal cost $": c["cost"],
-                         "Δ nDCG@10 at equal cost": c["difference"], "p at equal cost": c["p_adjusted"],
-                         "at equal cost": c["verdict"]})
+            rows.append(
+                {
+                    "task": task,
+                    "strategy": strategy,
+                    "questions": q["questions"],
+                    "Δ nDCG@10": q["difference"],
+                    "p (Bonferroni)": q["p_adjusted"],
+                    "at equal questions": q["verdict"],
+                    "equal cost $": c["cost"],
+                    "Δ nDCG@10 at equal cost": c["difference"],
+                    "p at equal cost": c["p_adjusted"],
+                    "at equal cost": c["verdict"],
+                }
+            )
     return pd.DataFrame(rows).set_index(["task", "strategy"])
 
 
@@ -103,8 +137,11 @@ def paper_table() -> pd.DataFrame:
     rows = []
     for test_set, by_strategy in paper.ALTHAMMER_DPR.items():
         for strategy, values in by_strategy.items():
-            row = {"test set": test_set, "strategy": strategy,
-                   "0": f"{paper.ALTHAMMER_DPR_ZERO[test_set]:.3f}" if strategy == "random" else ""}
+            row = {
+                "test set": test_set,
+                "strategy": strategy,
+                "0": f"{paper.ALTHAMMER_DPR_ZERO[test_set]:.3f}" if strategy == "random" else "",
+            }
             for size, value in zip(paper.ALTHAMMER_SIZES, values):
                 mark = "*" if (test_set, strategy, size) in paper.ALTHAMMER_SIGNIFICANT else ""
                 row[f"{size // 1000}k"] = f"{value:.4f}{mark}"
@@ -121,11 +158,17 @@ def comparison_table(metrics: dict) -> pd.DataFrame:
         random = np.array(by_strategy["random"])
         for strategy in ("uncertainty", "qbc", "diversity"):
             diff = np.array(by_strategy[strategy]) - random
-            worse = sum((test_set, strategy, n) in paper.ALTHAMMER_SIGNIFICANT and d < 0
-                        for n, d in zip(paper.ALTHAMMER_SIZES, diff))
-            better = sum((test_set, strategy, n) in paper.ALTHAMMER_SIGNIFICANT and d > 0
-                         for n, d in zip(paper.ALTHAMMER_SIZES, diff))
-            columns.setdefault(f"paper (DPR), {test_set}", {})[strategy] = _compared(diff[-1], better, worse)
+            worse = sum(
+                (test_set, strategy, n) in paper.ALTHAMMER_SIGNIFICANT and d < 0
+                for n, d in zip(paper.ALTHAMMER_SIZES, diff)
+            )
+            better = sum(
+                (test_set, strategy, n) in paper.ALTHAMMER_SIGNIFICANT and d > 0
+                for n, d in zip(paper.ALTHAMMER_SIZES, diff)
+            )
+            columns.setdefault(f"paper (DPR), {test_set}", {})[strategy] = _compared(
+                diff[-1], better, worse
+            )
     for task, by_strategy in metrics.items():
         for strategy in ("uncertainty", "qbc", "diversity"):
             if strategy not in by_strategy:
@@ -133,7 +176,8 @@ def comparison_table(metrics: dict) -> pd.DataFrame:
             tests = by_strategy[strategy]["vs_random"]["ndcg10"]
             sig, diff = np.array(tests["significant"]), np.array(tests["difference"])
             columns.setdefault(f"ours, {task}", {})[strategy] = _compared(
-                diff[-1], int((sig & (diff > 0)).sum()), int((sig & (diff < 0)).sum()))
+                diff[-1], int((sig & (diff > 0)).sum()), int((sig & (diff < 0)).sum())
+            )
     return pd.DataFrame(columns).rename_axis("strategy")
 
 
@@ -151,10 +195,12 @@ def effort_findings(metrics: dict) -> list[str]:
         for strategy, row in effort.drop(index="random").iterrows():
             more = row["assessments"] - base["assessments"]
             word = "more" if more > 0 else "fewer"
-            lines.append(f"{task}: {strategy} needed {row['per question']:.2f} assessments per question "
-                         f"against random's {base['per question']:.2f} ({row['x random']:.2f}x): "
-                         f"{abs(more):.0f} {word} assessments for {int(row['questions'])} questions, "
-                         f"${abs(row['annotation $'] - base['annotation $']):,.0f} {word} in annotation")
+            lines.append(
+                f"{task}: {strategy} needed {row['per question']:.2f} assessments per question "
+                f"against random's {base['per question']:.2f} ({row['x random']:.2f}x): "
+                f"{abs(more):.0f} {word} assessments for {int(row['questions'])} questions, "
+                f"${abs(row['annotation $'] - base['annotation $']):,.0f} {word} in annotation"
+            )
     return lines
 
 
@@ -172,7 +218,9 @@ def findings(metrics: dict) -> list[str]:
         spread = by_strategy["random"]["spread"]
         differ = [s["questions"] for s in spread if s["significant"]]
         widest = max(spread, key=lambda s: s["range"])
-        lines.append(f"{task}: random subsets of the same size spread by up to {widest['range']:.3f} "
-                     f"nDCG@10 (at {widest['questions']} questions); best and worst differ "
-                     f"significantly at {differ if differ else 'no size'}")
+        lines.append(
+            f"{task}: random subsets of the same size spread by up to {widest['range']:.3f} "
+            f"nDCG@10 (at {widest['questions']} questions); best and worst differ "
+            f"significantly at {differ if differ else 'no size'}"
+        )
     return lines

@@ -6,9 +6,10 @@ Every function takes what the one before returned: :func:`prepare_rankers` (pool
 -> :func:`query_sweep` (run results) -> :func:`curves` and :func:`per_query` -> :func:`ranker_metrics`
 (the metrics file, which :mod:`.ranker_tables` turns into tables for the notebook and RESULTS.md).
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -25,10 +26,27 @@ from ..models.scoring import CosineScorer
 from .budget import Budget, round_hours
 from .sweeps import for_task
 
-__all__ = ["ACTIVE", "METRICS", "prepare_rankers", "query_settings", "scale", "protocol_example",
-           "RoundBar", "sweep_groups", "query_sweep",
-           "total_query_rounds", "pretrained_baseline", "curves", "with_costs", "per_query",
-           "versus_random", "random_spread", "at_equal_cost", "verdict", "ranker_metrics"]
+__all__ = [
+    "ACTIVE",
+    "METRICS",
+    "prepare_rankers",
+    "query_settings",
+    "scale",
+    "protocol_example",
+    "RoundBar",
+    "sweep_groups",
+    "query_sweep",
+    "total_query_rounds",
+    "pretrained_baseline",
+    "curves",
+    "with_costs",
+    "per_query",
+    "versus_random",
+    "random_spread",
+    "at_equal_cost",
+    "verdict",
+    "ranker_metrics",
+]
 
 ACTIVE = ("uncertainty", "qbc", "diversity")  # the paper's three strategies, compared with random
 METRICS = {"ndcg10": "ndcg", "mrr10": "mrr"}  # metrics-file name -> the run records' key
@@ -43,8 +61,9 @@ def prepare_rankers(tasks: dict, params: dict) -> dict:
     out = {}
     for name, task in tasks.items():
         pools = {"train": task["train"], "test": task["test"]}
-        eval_set = pretrained_eval_set(pools["test"], config, model=params["model"],
-                                       max_seq_length=params["max_seq_length"])[0]
+        eval_set = pretrained_eval_set(
+            pools["test"], config, model=params["model"], max_seq_length=params["max_seq_length"]
+        )[0]
         out[name] = (pools, eval_set)
     return out
 
@@ -57,11 +76,18 @@ def query_settings(params: dict) -> dict:
         batches = {task: (int(n),) * int(rounds) for task, n in per_round.items()}
     else:
         batches = (int(per_round),) * int(rounds)
-    return dict(batches=batches, top_k=params["top_k"], members=params["committee_members"],
-                share=params["committee_share"], model=params["model"],
-                epochs=params["cosine_epochs"], learning_rate=params["learning_rate"],
-                batch_size=params["batch_size"], max_seq_length=params["max_seq_length"],
-                n_boot=params["n_boot"])
+    return dict(
+        batches=batches,
+        top_k=params["top_k"],
+        members=params["committee_members"],
+        share=params["committee_share"],
+        model=params["model"],
+        epochs=params["cosine_epochs"],
+        learning_rate=params["learning_rate"],
+        batch_size=params["batch_size"],
+        max_seq_length=params["max_seq_length"],
+        n_boot=params["n_boot"],
+    )
 
 
 def scale(prepared: dict, settings: dict) -> pd.DataFrame:
@@ -71,12 +97,17 @@ def scale(prepared: dict, settings: dict) -> pd.DataFrame:
     for task, (pools, _) in prepared.items():
         train, test = pools["train"], pools["test"]
         batches = QueryConfig(task=task, strategy="random", **for_task(settings, task)).schedule()
-        rows.append({"task": task, "train questions": len(train.left_texts),
-                     "with a relevant item": len(answerable(train)),
-                     "right-hand side (train)": train.space.n_right - int(train.symmetric),
-                     "test questions measured": len(answerable(test)),
-                     "right-hand side (test)": test.space.n_right - int(test.symmetric),
-                     "questions per round": ", ".join(map(str, batches))})
+        rows.append(
+            {
+                "task": task,
+                "train questions": len(train.left_texts),
+                "with a relevant item": len(answerable(train)),
+                "right-hand side (train)": train.space.n_right - int(train.symmetric),
+                "test questions measured": len(answerable(test)),
+                "right-hand side (test)": test.space.n_right - int(test.symmetric),
+                "questions per round": ", ".join(map(str, batches)),
+            }
+        )
     return pd.DataFrame(rows).set_index("task")
 
 
@@ -85,14 +116,22 @@ def protocol_example(prepared: dict, task: str, params: dict, *, n: int = 3) -> 
     pretrained ranker: what each one cost (the rank of its first relevant item) and what the
     annotator read at the top and at the first relevant item."""
     train = prepared[task][0]["train"]
-    left, right = embed_pool(train, params["model"], max_seq_length=params["max_seq_length"],
-                             show_progress=False)
-    questions = np.sort(np.random.default_rng(params["seed"]).choice(answerable(train), n, replace=False))
+    left, right = embed_pool(
+        train, params["model"], max_seq_length=params["max_seq_length"], show_progress=False
+    )
+    questions = np.sort(
+        np.random.default_rng(params["seed"]).choice(answerable(train), n, replace=False)
+    )
     scan = scan_to_first_relevant(train, left, right, questions)
     ends = np.cumsum(scan.assessments)
-    return pd.DataFrame({"question": train.left_texts[questions], "assessments": scan.assessments,
-                         "ranked first": train.right_texts[scan.items[ends - scan.assessments]],
-                         "first relevant": train.right_texts[scan.items[ends - 1]]})
+    return pd.DataFrame(
+        {
+            "question": train.left_texts[questions],
+            "assessments": scan.assessments,
+            "ranked first": train.right_texts[scan.items[ends - scan.assessments]],
+            "first relevant": train.right_texts[scan.items[ends - 1]],
+        }
+    )
 
 
 class RoundBar:
@@ -120,53 +159,81 @@ def sweep_groups(params: dict) -> list[tuple[str, list[int]]]:
     active = list(params["active_strategies"])
     unknown = [s for s in active if s not in QUERY_STRATEGIES or s == "random"]
     if unknown or len(set(active)) != len(active):
-        raise ValueError(f"active_strategies must name distinct strategies other than random, of "
-                         f"{sorted(set(QUERY_STRATEGIES) - {'random'})}; got {active!r}")
+        raise ValueError(
+            f"active_strategies must name distinct strategies other than random, of "
+            f"{sorted(set(QUERY_STRATEGIES) - {'random'})}; got {active!r}"
+        )
     if not params["random_seeds"] or not params["active_seeds"]:
         raise ValueError("random_seeds and active_seeds each need at least one seed")
     return [("random", [int(s) for s in params["random_seeds"]])] + [
-        (s, [int(k) for k in params["active_seeds"]]) for s in active]
+        (s, [int(k) for k in params["active_seeds"]]) for s in active
+    ]
 
 
-def query_sweep(prepared: dict, groups, settings: dict, root, *, callbacks=(),
-                learner: Callable | None = None) -> dict:
+def query_sweep(
+    prepared: dict, groups, settings: dict, root, *, callbacks=(), learner: Callable | None = None
+) -> dict:
     """Run every (task, strategy, seed) of ``groups`` (``[(strategy, seeds), ...]``); finished
     runs are read back. Returns ``{(task, strategy, seed): result}``."""
     results = {}
     for task, (pools, eval_set) in prepared.items():
         for strategy, seeds in groups:
             for seed in seeds:
-                config = QueryConfig(task=task, strategy=strategy, seed=int(seed), **for_task(settings, task))
+                config = QueryConfig(
+                    task=task, strategy=strategy, seed=int(seed), **for_task(settings, task)
+                )
                 folder = run_folder(root, config, pools, {"test": eval_set})
                 results[(task, strategy, int(seed))] = QueryRun(
-                    config, pools, eval_set, folder, callbacks=callbacks,
-                    learner=learner(config) if learner else None).run()
+                    config,
+                    pools,
+                    eval_set,
+                    folder,
+                    callbacks=callbacks,
+                    learner=learner(config) if learner else None,
+                ).run()
     return results
 
 
 def total_query_rounds(prepared: dict, groups, settings: dict) -> int:
     """Rounds :func:`query_sweep` will run (for a progress bar)."""
-    return sum(len(for_task(settings, task)["batches"]) * len(seeds)
-               for task in prepared for _, seeds in groups)
+    return sum(
+        len(for_task(settings, task)["batches"]) * len(seeds)
+        for task in prepared
+        for _, seeds in groups
+    )
 
 
 def pretrained_baseline(prepared: dict, params: dict, *, embed: Callable | None = None) -> dict:
     """The untrained encoder on each task's test split (training size 0): ``{task: {"ndcg",
     "mrr", "ap", "ap_ci", "per_query"}}``, shaped like a run record's ``test``. ``embed(pool)
     -> (left, right)`` replaces the pretrained encoder (tests)."""
-    embed = embed or (lambda pool: embed_pool(pool, params["model"], show_progress=False,
-                                              max_seq_length=params["max_seq_length"]))
+    embed = embed or (
+        lambda pool: embed_pool(
+            pool, params["model"], show_progress=False, max_seq_length=params["max_seq_length"]
+        )
+    )
     out = {}
     for task, (pools, eval_set) in prepared.items():
         test = pools["test"]
         left, right = embed(test)
         ranks = rank_metrics(test, left, right, k=10)
-        ap = evaluate(eval_set, CosineScorer(test.space, left, right), n_boot=params["n_boot"],
-                      seed=params["seed"])
-        out[task] = {"ndcg": ranks["ndcg_mean"], "mrr": ranks["mrr_mean"], "ap": ap["ap"],
-                     "ap_ci": ap["ap_ci"], "per_query": {"questions": ranks["questions"].tolist(),
-                                                         "ndcg": ranks["ndcg"].tolist(),
-                                                         "mrr": ranks["mrr"].tolist()}}
+        ap = evaluate(
+            eval_set,
+            CosineScorer(test.space, left, right),
+            n_boot=params["n_boot"],
+            seed=params["seed"],
+        )
+        out[task] = {
+            "ndcg": ranks["ndcg_mean"],
+            "mrr": ranks["mrr_mean"],
+            "ap": ap["ap"],
+            "ap_ci": ap["ap_ci"],
+            "per_query": {
+                "questions": ranks["questions"].tolist(),
+                "ndcg": ranks["ndcg"].tolist(),
+                "mrr": ranks["mrr"].tolist(),
+            },
+        }
     return out
 
 
@@ -178,13 +245,30 @@ def curves(results: dict, budget: Budget) -> pd.DataFrame:
         assessments = gpu = cpu = 0.0
         for r in result["records"]:
             hours = round_hours(r["seconds"], r.get("device", "cpu"), COST_STAGES)
-            assessments, gpu, cpu = assessments + sum(r["assessments"]), gpu + hours[0], cpu + hours[1]
+            assessments, gpu, cpu = (
+                assessments + sum(r["assessments"]),
+                gpu + hours[0],
+                cpu + hours[1],
+            )
             test = r["test"]
-            rows.append({"task": task, "strategy": strategy, "seed": seed, "round": r["round"],
-                         "questions": r["n_questions"], "assessments": assessments,
-                         "pairs": r["labels"], "ndcg": test["ndcg"], "mrr": test["mrr"],
-                         "ap": test["ap"], "ap_lo": test["ap_ci"][0], "ap_hi": test["ap_ci"][1],
-                         "gpu_hours": gpu, "cpu_hours": cpu})
+            rows.append(
+                {
+                    "task": task,
+                    "strategy": strategy,
+                    "seed": seed,
+                    "round": r["round"],
+                    "questions": r["n_questions"],
+                    "assessments": assessments,
+                    "pairs": r["labels"],
+                    "ndcg": test["ndcg"],
+                    "mrr": test["mrr"],
+                    "ap": test["ap"],
+                    "ap_lo": test["ap_ci"][0],
+                    "ap_hi": test["ap_ci"][1],
+                    "gpu_hours": gpu,
+                    "cpu_hours": cpu,
+                }
+            )
     return with_costs(pd.DataFrame(rows), budget)
 
 
@@ -206,10 +290,14 @@ def per_query(results: dict) -> dict:
         records = [r["test"]["per_query"] for r in result["records"]]
         asked = np.asarray(records[0]["questions"], dtype=np.int64)
         if task in questions and not np.array_equal(questions[task], asked):
-            raise ValueError(f"the {task} runs measured different test questions: they are not paired")
+            raise ValueError(
+                f"the {task} runs measured different test questions: they are not paired"
+            )
         questions[task] = asked
-        out[(task, strategy, seed)] = {"questions": asked,
-                                       **{key: np.array([r[key] for r in records]) for key in ("ndcg", "mrr")}}
+        out[(task, strategy, seed)] = {
+            "questions": asked,
+            **{key: np.array([r[key] for r in records]) for key in ("ndcg", "mrr")},
+        }
     return out
 
 
@@ -221,8 +309,9 @@ def _mean_over_seeds(queries: dict, task: str, strategy: str, key: str) -> np.nd
     return np.mean(runs, axis=0)
 
 
-def versus_random(queries: dict, task: str, strategy: str, *, key: str = "ndcg",
-                  n_comparisons: int = len(ACTIVE)) -> dict:
+def versus_random(
+    queries: dict, task: str, strategy: str, *, key: str = "ndcg", n_comparisons: int = len(ACTIVE)
+) -> dict:
     """Per round: the paired t-test over test questions of ``strategy`` (its seeds' mean per
     question) against random (the mean of the random seeds per question, as the paper's Random
     is the mean of 4 runs), with the Bonferroni-adjusted p. Lists, one entry per round."""
@@ -230,24 +319,40 @@ def versus_random(queries: dict, task: str, strategy: str, *, key: str = "ndcg",
     tests = [paired_test(a, b) for a, b in zip(ours, theirs)]
     p = [t["p"] for t in tests]
     adjusted = bonferroni(np.array(p), n_comparisons).tolist()
-    return {"difference": [t["difference"] for t in tests], "p": p, "p_adjusted": adjusted,
-            "significant": [bool(a < ALPHA) for a in adjusted]}
+    return {
+        "difference": [t["difference"] for t in tests],
+        "p": p,
+        "p_adjusted": adjusted,
+        "significant": [bool(a < ALPHA) for a in adjusted],
+    }
 
 
-def random_spread(frame: pd.DataFrame, queries: dict, task: str, *, key: str = "ndcg") -> list[dict]:
+def random_spread(
+    frame: pd.DataFrame, queries: dict, task: str, *, key: str = "ndcg"
+) -> list[dict]:
     """The paper's RQ1 per round: the best and the worst random subset (by mean test value) and
     whether they differ (paired t-test over questions, no correction: one test per size)."""
     runs = frame[(frame["task"] == task) & (frame["strategy"] == "random")]
     out = []
     for round_, rows in runs.groupby("round"):
         best, worst = rows.loc[rows[key].idxmax()], rows.loc[rows[key].idxmin()]
-        test = paired_test(queries[(task, "random", int(best["seed"]))][key][round_ - 1],
-                           queries[(task, "random", int(worst["seed"]))][key][round_ - 1])
-        out.append({"round": int(round_), "questions": int(best["questions"]),
-                    "best_seed": int(best["seed"]), "worst_seed": int(worst["seed"]),
-                    "best": float(best[key]), "worst": float(worst[key]),
-                    "range": float(best[key] - worst[key]), "p": test["p"],
-                    "significant": bool(test["p"] < ALPHA)})
+        test = paired_test(
+            queries[(task, "random", int(best["seed"]))][key][round_ - 1],
+            queries[(task, "random", int(worst["seed"]))][key][round_ - 1],
+        )
+        out.append(
+            {
+                "round": int(round_),
+                "questions": int(best["questions"]),
+                "best_seed": int(best["seed"]),
+                "worst_seed": int(worst["seed"]),
+                "best": float(best[key]),
+                "worst": float(worst[key]),
+                "range": float(best[key] - worst[key]),
+                "p": test["p"],
+                "significant": bool(test["p"] < ALPHA),
+            }
+        )
     return out
 
 
@@ -262,21 +367,42 @@ def _interpolate(x: np.ndarray, values: np.ndarray, at: float) -> np.ndarray:
     return values[k - 1] * (1 - w) + values[k] * w
 
 
-def at_equal_cost(frame: pd.DataFrame, queries: dict, task: str, strategy: str, *,
-                  key: str = "ndcg", cost: str = "total_cost", n_comparisons: int = len(ACTIVE)) -> dict:
+def at_equal_cost(
+    frame: pd.DataFrame,
+    queries: dict,
+    task: str,
+    strategy: str,
+    *,
+    key: str = "ndcg",
+    cost: str = "total_cost",
+    n_comparisons: int = len(ACTIVE),
+) -> dict:
     """``strategy`` against random at the same spend: the largest ``cost`` both reached (the
     smaller of their final mean costs), each one's per-question values interpolated there
     between rounds, and the paired t-test with the Bonferroni-adjusted p."""
-    mean_cost = {s: frame[(frame["task"] == task) & (frame["strategy"] == s)].groupby("round")[cost].mean().to_numpy()
-                 for s in (strategy, "random")}
+    mean_cost = {
+        s: frame[(frame["task"] == task) & (frame["strategy"] == s)]
+        .groupby("round")[cost]
+        .mean()
+        .to_numpy()
+        for s in (strategy, "random")
+    }
     at = float(min(mean_cost[strategy][-1], mean_cost["random"][-1]))
-    ours, theirs = (_interpolate(mean_cost[s], _mean_over_seeds(queries, task, s, key), at)
-                    for s in (strategy, "random"))
+    ours, theirs = (
+        _interpolate(mean_cost[s], _mean_over_seeds(queries, task, s, key), at)
+        for s in (strategy, "random")
+    )
     test = paired_test(ours, theirs)
     adjusted = bonferroni(test["p"], n_comparisons)
-    return {"cost": at, "value": float(ours.mean()), "random": float(theirs.mean()),
-            "difference": test["difference"], "p": test["p"], "p_adjusted": float(adjusted),
-            "significant": bool(adjusted < ALPHA)}
+    return {
+        "cost": at,
+        "value": float(ours.mean()),
+        "random": float(theirs.mean()),
+        "difference": test["difference"],
+        "p": test["p"],
+        "p_adjusted": float(adjusted),
+        "significant": bool(adjusted < ALPHA),
+    }
 
 
 def verdict(difference: float, significant: bool) -> str:
@@ -294,23 +420,34 @@ def ranker_metrics(frame: pd.DataFrame, queries: dict, baseline: dict, budget: B
     out = {}
     for task, rows in frame.groupby("task", sort=False):
         entries = {"pretrained": _pretrained_entry(baseline[task])}
-        n = max(rows["strategy"].nunique() - 1, 1)  # Bonferroni: each active strategy against random
+        n = max(
+            rows["strategy"].nunique() - 1, 1
+        )  # Bonferroni: each active strategy against random
         for strategy, own in rows.groupby("strategy", sort=False):
             entry = _entry(own)
             if strategy == "random":
                 entry["spread"] = random_spread(frame, queries, task)
             else:
-                tests = {name: versus_random(queries, task, strategy, key=key, n_comparisons=n)
-                         for name, key in METRICS.items()}
+                tests = {
+                    name: versus_random(queries, task, strategy, key=key, n_comparisons=n)
+                    for name, key in METRICS.items()
+                }
                 entry["p_value_vs_random"] = tests["ndcg10"]["p"]
                 entry["vs_random"] = tests
                 cost = at_equal_cost(frame, queries, task, strategy, n_comparisons=n)
                 last = tests["ndcg10"]
                 entry["verdict"] = {
-                    "equal_questions": {"questions": entry["sizes"][-1], "difference": last["difference"][-1],
-                                        "p_adjusted": last["p_adjusted"][-1],
-                                        "verdict": verdict(last["difference"][-1], last["significant"][-1])},
-                    "equal_cost": {**cost, "verdict": verdict(cost["difference"], cost["significant"])}}
+                    "equal_questions": {
+                        "questions": entry["sizes"][-1],
+                        "difference": last["difference"][-1],
+                        "p_adjusted": last["p_adjusted"][-1],
+                        "verdict": verdict(last["difference"][-1], last["significant"][-1]),
+                    },
+                    "equal_cost": {
+                        **cost,
+                        "verdict": verdict(cost["difference"], cost["significant"]),
+                    },
+                }
             entries[strategy] = entry
         out[task] = entries
     return out
@@ -323,25 +460,47 @@ def _entry(rows: pd.DataFrame) -> dict:
     mean = rows.groupby("round").mean(numeric_only=True)
 
     def spread(column):
-        return {"mean": mean[column].tolist(), "per_seed": [by_seed[s][column].tolist() for s in seeds]}
+        return {
+            "mean": mean[column].tolist(),
+            "per_seed": [by_seed[s][column].tolist() for s in seeds],
+        }
 
-    return {"seeds": seeds, "sizes": [int(q) for q in mean["questions"]],
-            "ndcg10": spread("ndcg"), "mrr10": spread("mrr"),
-            "ap": {**spread("ap"), "ci_per_seed": [by_seed[s][["ap_lo", "ap_hi"]].values.tolist() for s in seeds]},
-            "assessments": mean["assessments"].tolist(),
-            "assessments_per_seed": [by_seed[s]["assessments"].astype(int).tolist() for s in seeds],
-            "pairs": mean["pairs"].tolist(), "annotation_cost": mean["annotation_cost"].tolist(),
-            "compute_cost": mean["compute_cost"].tolist(), "total_cost": mean["total_cost"].tolist(),
-            "compute_hours": {"gpu": mean["gpu_hours"].tolist(), "cpu": mean["cpu_hours"].tolist()}}
+    return {
+        "seeds": seeds,
+        "sizes": [int(q) for q in mean["questions"]],
+        "ndcg10": spread("ndcg"),
+        "mrr10": spread("mrr"),
+        "ap": {
+            **spread("ap"),
+            "ci_per_seed": [by_seed[s][["ap_lo", "ap_hi"]].values.tolist() for s in seeds],
+        },
+        "assessments": mean["assessments"].tolist(),
+        "assessments_per_seed": [by_seed[s]["assessments"].astype(int).tolist() for s in seeds],
+        "pairs": mean["pairs"].tolist(),
+        "annotation_cost": mean["annotation_cost"].tolist(),
+        "compute_cost": mean["compute_cost"].tolist(),
+        "total_cost": mean["total_cost"].tolist(),
+        "compute_hours": {"gpu": mean["gpu_hours"].tolist(), "cpu": mean["cpu_hours"].tolist()},
+    }
 
 
 def _pretrained_entry(test: dict) -> dict:
     """The untrained encoder as a curve of one point at size 0 (no assessment, no cost)."""
+
     def one(value):
         return {"mean": [value], "per_seed": [[value]]}
 
-    return {"seeds": [0], "sizes": [0], "ndcg10": one(test["ndcg"]), "mrr10": one(test["mrr"]),
-            "ap": {**one(test["ap"]), "ci_per_seed": [[test["ap_ci"]]]}, "assessments": [0.0],
-            "assessments_per_seed": [[0]], "pairs": [0.0], "annotation_cost": [0.0],
-            "compute_cost": [0.0], "total_cost": [0.0], "compute_hours": {"gpu": [0.0], "cpu": [0.0]}}
-
+    return {
+        "seeds": [0],
+        "sizes": [0],
+        "ndcg10": one(test["ndcg"]),
+        "mrr10": one(test["mrr"]),
+        "ap": {**one(test["ap"]), "ci_per_seed": [[test["ap_ci"]]]},
+        "assessments": [0.0],
+        "assessments_per_seed": [[0]],
+        "pairs": [0.0],
+        "annotation_cost": [0.0],
+        "compute_cost": [0.0],
+        "total_cost": [0.0],
+        "compute_hours": {"gpu": [0.0], "cpu": [0.0]},
+    }

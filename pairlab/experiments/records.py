@@ -1,5 +1,6 @@
 """The metrics files of notebooks 03-05: a sweep's results summarised per task and strategy
 (mean, std over seeds and per seed), as plain JSON values tests and readers check."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,8 +9,16 @@ import pandas as pd
 from ..active.loop import STAGES
 from . import data_efficiency
 
-__all__ = ["summarise", "spread", "seed_means", "compare", "judge", "seed_set_means", "ablation_metrics",
-           "budget_metrics"]
+__all__ = [
+    "summarise",
+    "spread",
+    "seed_means",
+    "compare",
+    "judge",
+    "seed_set_means",
+    "ablation_metrics",
+    "budget_metrics",
+]
 
 
 def summarise(results: dict) -> dict:
@@ -19,30 +28,48 @@ def summarise(results: dict) -> dict:
     grouped: dict = {}
     for (task, strategy, seed), result in results.items():  # the sweep's order
         grouped.setdefault(task, {}).setdefault(strategy, []).append((seed, result))
-    return {task: {name: _summary(runs) for name, runs in strategies.items()}
-            for task, strategies in grouped.items()}
+    return {
+        task: {name: _summary(runs) for name, runs in strategies.items()}
+        for task, strategies in grouped.items()
+    }
 
 
 def _summary(runs) -> dict:
     seeds = [seed for seed, _ in runs]
     results = [result for _, result in runs]
-    dev = pd.DataFrame([{"labels": r["labels"], "ap": r["dev"]["ap"]}
-                        for result in results for r in result["records"] if r.get("dev")])
-    timed = [s for s in STAGES if any(s in r["seconds"] for result in results for r in result["records"])]
-    seconds = pd.DataFrame([{stage: sum(r["seconds"].get(stage, 0.0) for r in result["records"])
-                             for stage in timed}
-                            for result in results])
-    return {"seeds": seeds, "labels": int(np.mean([r["labels"] for r in results])),
-            "positives_found": spread([r["positives_found"] for r in results]),
-            "ap": spread([r["test"]["ap"] for r in results],
-                         cis=[r["test"]["ap_ci"] for r in results]),
-            "p_at_r20": spread([r["test"]["p_at_r20"] for r in results],
-                               cis=[r["test"]["p_at_r20_ci"] for r in results]),
-            "dev_ap_per_round": dev.groupby("labels")["ap"].mean().reset_index().to_dict("records"),
-            "rounds_per_seed": [_round_entry(seed, r) for seed, result in runs
-                                for r in result["records"]],
-            "seconds_per_run": seconds.mean().round(1).to_dict(),
-            "runs": [r["folder"] for r in results if "folder" in r]}
+    dev = pd.DataFrame(
+        [
+            {"labels": r["labels"], "ap": r["dev"]["ap"]}
+            for result in results
+            for r in result["records"]
+            if r.get("dev")
+        ]
+    )
+    timed = [
+        s for s in STAGES if any(s in r["seconds"] for result in results for r in result["records"])
+    ]
+    seconds = pd.DataFrame(
+        [
+            {stage: sum(r["seconds"].get(stage, 0.0) for r in result["records"]) for stage in timed}
+            for result in results
+        ]
+    )
+    return {
+        "seeds": seeds,
+        "labels": int(np.mean([r["labels"] for r in results])),
+        "positives_found": spread([r["positives_found"] for r in results]),
+        "ap": spread([r["test"]["ap"] for r in results], cis=[r["test"]["ap_ci"] for r in results]),
+        "p_at_r20": spread(
+            [r["test"]["p_at_r20"] for r in results],
+            cis=[r["test"]["p_at_r20_ci"] for r in results],
+        ),
+        "dev_ap_per_round": dev.groupby("labels")["ap"].mean().reset_index().to_dict("records"),
+        "rounds_per_seed": [
+            _round_entry(seed, r) for seed, result in runs for r in result["records"]
+        ],
+        "seconds_per_run": seconds.mean().round(1).to_dict(),
+        "runs": [r["folder"] for r in results if "folder" in r],
+    }
 
 
 def _round_entry(seed, record: dict) -> dict:
@@ -50,10 +77,15 @@ def _round_entry(seed, record: dict) -> dict:
     no candidates were searched) and, where it was evaluated, dev AP with its 95% interval."""
     dev = record.get("dev") or {}
     recall = record.get("candidate_recall")
-    return {"seed": int(seed), "round": int(record["round"]), "labels": int(record["labels"]),
-            "positives_found": int(record["positives_found"]),
-            "candidate_recall": None if recall is None or recall != recall else float(recall),
-            "dev_ap": dev.get("ap"), "dev_ap_ci": dev.get("ap_ci")}
+    return {
+        "seed": int(seed),
+        "round": int(record["round"]),
+        "labels": int(record["labels"]),
+        "positives_found": int(record["positives_found"]),
+        "candidate_recall": None if recall is None or recall != recall else float(recall),
+        "dev_ap": dev.get("ap"),
+        "dev_ap_ci": dev.get("ap_ci"),
+    }
 
 
 def spread(values, *, cis=None) -> dict:
@@ -76,7 +108,7 @@ def seed_means(seeded: list, names=None, *, std_of=None, skip_absent: bool = Fal
     every field or only those in ``std_of``; other values are kept per seed only."""
     rows = [row for _, row in seeded]
     out: dict = {"seeds": [int(s) for s, _ in seeded], "per_seed": {}}
-    for name in (list(rows[0]) if names is None else names):
+    for name in list(rows[0]) if names is None else names:
         values = [row.get(name) for row in rows]
         present = [v for v in values if v is not None]
         if not present and skip_absent:
@@ -115,50 +147,79 @@ def compare(a: dict, b: dict, key: str) -> dict:
 def judge(a: dict, b: dict, key: str) -> str:
     """:func:`compare` as a line: ``yes``/``no``, both values and how the gap was judged."""
     c = compare(a, b, key)
-    how = {"intervals": "95% intervals apart" if c["separated"] else "95% intervals overlap: not separated",
-           "seeds": (f"gap above the seeds' std {c['spread']:.3f}" if c["separated"]
-                     else f"gap within the seeds' std {c['spread']:.3f}: not separated") if c["spread"] is not None else "",
-           "one seed": "one seed, no interval: the gap cannot be judged"}[c["basis"]]
+    how = {
+        "intervals": "95% intervals apart"
+        if c["separated"]
+        else "95% intervals overlap: not separated",
+        "seeds": (
+            f"gap above the seeds' std {c['spread']:.3f}"
+            if c["separated"]
+            else f"gap within the seeds' std {c['spread']:.3f}: not separated"
+        )
+        if c["spread"] is not None
+        else "",
+        "one seed": "one seed, no interval: the gap cannot be judged",
+    }[c["basis"]]
     return f"{'yes' if c['above'] else 'no'} ({c['a']:.3f} vs {c['b']:.3f}; {how})"
 
 
 def seed_set_means(seed_rounds: pd.DataFrame) -> pd.DataFrame:
     """:func:`seed_set_rounds` averaged over seeds: one row per task, seed set and round."""
     return seed_rounds.groupby(["task", "seed set", "round"])[
-        ["labels", "dev AP", "batch positive share", "mean p", "positives found"]].mean()
+        ["labels", "dev AP", "batch positive share", "mean p", "positives found"]
+    ].mean()
 
 
 def ablation_metrics(summary: dict, seed_rounds: pd.DataFrame, transferred: dict) -> dict:
     """Notebook 04's metrics file: ``{task: {"strategies": summary, "seed_set": {name: per-round
     means}, "transfer": {source: {"labels", "ap", "p_at_r20", ...}}}}``."""
-    out = {task: {"strategies": strategies, "seed_set": {}, "transfer": {}}
-           for task, strategies in summary.items()}
+    out = {
+        task: {"strategies": strategies, "seed_set": {}, "transfer": {}}
+        for task, strategies in summary.items()
+    }
     means = seed_set_means(seed_rounds)
     for (task, seed_set), rows in seed_rounds.groupby(["task", "seed set"], sort=False):
         mean = means.loc[(task, seed_set)]
         out[task]["seed_set"][seed_set] = {
             "seeds": sorted(set(int(s) for s in rows["seed"])),
-            "rounds": [{"round": int(r), "labels": int(m["labels"]), "dev_ap": _num(m["dev AP"]),
-                        "batch_positive_share": _num(m["batch positive share"]),
-                        "mean_p": _num(m["mean p"])} for r, m in mean.iterrows()]}
+            "rounds": [
+                {
+                    "round": int(r),
+                    "labels": int(m["labels"]),
+                    "dev_ap": _num(m["dev AP"]),
+                    "batch_positive_share": _num(m["batch positive share"]),
+                    "mean_p": _num(m["mean p"]),
+                }
+                for r, m in mean.iterrows()
+            ],
+        }
     grouped: dict = {}
     for (task, source, seed), m in transferred.items():
         grouped.setdefault((task, source), []).append((seed, m))
     for (task, source), runs in grouped.items():
         out[task]["transfer"][source] = {
-            "seeds": [s for s, _ in runs], "labels": runs[0][1]["labels"],
+            "seeds": [s for s, _ in runs],
+            "labels": runs[0][1]["labels"],
             "positives": spread([m["positives"] for _, m in runs]),
-            "ap": spread([m["ap"] for _, m in runs]), "p_at_r20": spread([m["p_at_r20"] for _, m in runs]),
-            "ap_ci_per_seed": [m["ap_ci"] for _, m in runs], "n_scored": runs[0][1]["n_scored"],
+            "ap": spread([m["ap"] for _, m in runs]),
+            "p_at_r20": spread([m["p_at_r20"] for _, m in runs]),
+            "ap_ci_per_seed": [m["ap_ci"] for _, m in runs],
+            "n_scored": runs[0][1]["n_scored"],
             "score_std_per_seed": [m["score_std"] for _, m in runs],
             "collapsed_per_seed": [m["collapsed"] for _, m in runs],
             "seconds_per_model": float(np.mean([m["seconds"] for _, m in runs])),
-            "model_ids": [m["model_id"] for _, m in runs]}
+            "model_ids": [m["model_id"] for _, m in runs],
+        }
     return out
 
 
-def budget_metrics(curves_frame: pd.DataFrame, efficiency_frame: pd.DataFrame, summary: dict,
-                   noise_frame: pd.DataFrame, cost_frame: pd.DataFrame) -> dict:
+def budget_metrics(
+    curves_frame: pd.DataFrame,
+    efficiency_frame: pd.DataFrame,
+    summary: dict,
+    noise_frame: pd.DataFrame,
+    cost_frame: pd.DataFrame,
+) -> dict:
     """Notebook 05's metrics file: per task the mean curve of each strategy (labels, dev AP and
     interval, share of collected pairs positive), the efficiency factor per seed with its mean
     and std over the seeds where it is defined, the test AP spreads and the cost table."""
@@ -168,19 +229,35 @@ def budget_metrics(curves_frame: pd.DataFrame, efficiency_frame: pd.DataFrame, s
         curves_out = {}
         for strategy, rows in frame.groupby("strategy", sort=False):
             mean = rows.groupby("labels")[["ap", "ap_lo", "ap_hi", "positives_found"]].mean()
-            curves_out[strategy] = [{"labels": int(n), "dev_ap": float(m["ap"]),
-                                     "dev_ap_ci": [float(m["ap_lo"]), float(m["ap_hi"])],
-                                     "positive_share": float(m["positives_found"] / n)}
-                                    for n, m in mean.iterrows()]
-        eff = efficiency_frame[efficiency_frame["task"] == task] if not efficiency_frame.empty else efficiency_frame
-        factor = (data_efficiency.summary(eff).to_dict("index")[task] if len(eff) else
-                  {"factor_mean": None, "factor_std": None, "seeds_defined": 0, "seeds": 0})
+            curves_out[strategy] = [
+                {
+                    "labels": int(n),
+                    "dev_ap": float(m["ap"]),
+                    "dev_ap_ci": [float(m["ap_lo"]), float(m["ap_hi"])],
+                    "positive_share": float(m["positives_found"] / n),
+                }
+                for n, m in mean.iterrows()
+            ]
+        eff = (
+            efficiency_frame[efficiency_frame["task"] == task]
+            if not efficiency_frame.empty
+            else efficiency_frame
+        )
+        factor = (
+            data_efficiency.summary(eff).to_dict("index")[task]
+            if len(eff)
+            else {"factor_mean": None, "factor_std": None, "seeds_defined": 0, "seeds": 0}
+        )
         out[task] = {
             "curves": curves_out,
-            "efficiency": {"per_seed": eff.replace({np.nan: None}).to_dict("records"),
-                           **{k: _plain(v) for k, v in factor.items()}},
+            "efficiency": {
+                "per_seed": eff.replace({np.nan: None}).to_dict("records"),
+                **{k: _plain(v) for k, v in factor.items()},
+            },
             "strategies": summary[task],
-            "noise": _records(noise_frame, task), "costs": _records(cost_frame, task)}
+            "noise": _records(noise_frame, task),
+            "costs": _records(cost_frame, task),
+        }
     return out
 
 

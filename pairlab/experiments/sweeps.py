@@ -1,12 +1,14 @@
 """Sweeps of active-learning runs (tasks x strategies x seeds): what notebooks 03-05 prepare
 and run, from their parameters to the results of every run (read back when finished)."""
+
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -17,10 +19,28 @@ from ..active.store import run_folder, run_labels
 from ..data.loaders import Task
 from ..evaluation.strata import EvalConfig, evaluate, pretrained_eval_set
 
-__all__ = ["MAIN_STRATEGIES", "BACKENDS", "Run", "RunProgress", "Variant", "prepare", "zero_shot",
-           "with_zero_shot", "ZERO_SHOT",
-           "loop_settings", "prepare_active", "scale", "sweep", "sweep_groups", "total_rounds",
-           "group_rounds", "stratified_variants", "transfer", "COLLAPSED_SPREAD", "for_task"]
+__all__ = [
+    "MAIN_STRATEGIES",
+    "BACKENDS",
+    "Run",
+    "RunProgress",
+    "Variant",
+    "prepare",
+    "zero_shot",
+    "with_zero_shot",
+    "ZERO_SHOT",
+    "loop_settings",
+    "prepare_active",
+    "scale",
+    "sweep",
+    "sweep_groups",
+    "total_rounds",
+    "group_rounds",
+    "stratified_variants",
+    "transfer",
+    "COLLAPSED_SPREAD",
+    "for_task",
+]
 
 MAIN_STRATEGIES = ("random", "static_retrieval", "adaptive_retrieval", "uncertainty")
 
@@ -29,17 +49,21 @@ def prepare(task: Task, eval_config: EvalConfig, *, model=None, max_seq_length: 
     """The pools (train, dev, test) and the dev and test evaluation strata of ``task``, drawn
     from pretrained embeddings (cached): the same strata for every run of the sweep."""
     pools = {split: task[split] for split in ("train", "dev", "test")}
-    eval_sets = {split: pretrained_eval_set(pools[split], eval_config, model=model,
-                                            max_seq_length=max_seq_length)[0]
-                 for split in ("dev", "test")}
+    eval_sets = {
+        split: pretrained_eval_set(
+            pools[split], eval_config, model=model, max_seq_length=max_seq_length
+        )[0]
+        for split in ("dev", "test")
+    }
     return pools, eval_sets
 
 
 ZERO_SHOT = "zero_shot"  # Table 3's row of the pretrained encoder with no labels
 
 
-def zero_shot(prepared: dict, *, model=None, max_seq_length: int = 128, n_boot: int = 200,
-              seed: int = 0) -> dict:
+def zero_shot(
+    prepared: dict, *, model=None, max_seq_length: int = 128, n_boot: int = 200, seed: int = 0
+) -> dict:
     """The pretrained encoder's cosine with no labels at all, per task: its test all-pairs
     metrics on the very strata every run is measured on, as a summary entry (:func:`summarise`'s
     layout, no seeds and 0 labels; ``ci``: the 95% bootstrap interval). What labelling must beat."""
@@ -50,22 +74,36 @@ def zero_shot(prepared: dict, *, model=None, max_seq_length: int = 128, n_boot: 
     for task, (pools, eval_sets) in prepared.items():
         test = pools["test"]
         left, right = embed_pool(test, model, max_seq_length=max_seq_length, show_progress=False)
-        result = evaluate(eval_sets["test"], CosineScorer(test.space, left, right), n_boot=n_boot,
-                          seed=seed)
-        out[task] = {"seeds": [], "labels": 0,
-                     "positives_found": {"mean": 0.0, "std": 0.0, "per_seed": []},
-                     **{key: {"mean": float(result[key]), "std": 0.0, "per_seed": [],
-                              "ci": [float(v) for v in result[f"{key}_ci"]]}
-                        for key in ("ap", "p_at_r20")},
-                     "dev_ap_per_round": [], "rounds_per_seed": [], "seconds_per_run": {},
-                     "runs": []}
+        result = evaluate(
+            eval_sets["test"], CosineScorer(test.space, left, right), n_boot=n_boot, seed=seed
+        )
+        out[task] = {
+            "seeds": [],
+            "labels": 0,
+            "positives_found": {"mean": 0.0, "std": 0.0, "per_seed": []},
+            **{
+                key: {
+                    "mean": float(result[key]),
+                    "std": 0.0,
+                    "per_seed": [],
+                    "ci": [float(v) for v in result[f"{key}_ci"]],
+                }
+                for key in ("ap", "p_at_r20")
+            },
+            "dev_ap_per_round": [],
+            "rounds_per_seed": [],
+            "seconds_per_run": {},
+            "runs": [],
+        }
     return out
 
 
 def with_zero_shot(summary: dict, zero: dict) -> dict:
     """``summary`` with each task's :func:`zero_shot` entry first, under :data:`ZERO_SHOT`."""
-    return {task: ({ZERO_SHOT: zero[task], **strategies} if task in zero else strategies)
-            for task, strategies in summary.items()}
+    return {
+        task: ({ZERO_SHOT: zero[task], **strategies} if task in zero else strategies)
+        for task, strategies in summary.items()
+    }
 
 
 def loop_settings(params: dict) -> dict:
@@ -73,13 +111,21 @@ def loop_settings(params: dict) -> dict:
     parameters (``candidate_m``: the loop's candidate count m; ``n_boot``: its replicates;
     ``train_precision`` and ``train_batch_order``, declared by the notebooks that may change them,
     default to the fp32 reference path elsewhere)."""
-    return dict(n1=params["n1"], rounds=params["rounds"], growth=params["growth"],
-                candidate_m=params["candidate_m"], model=params["model"],
-                epochs=params["cosine_epochs"], learning_rate=params["learning_rate"],
-                batch_size=params["batch_size"], max_seq_length=params["max_seq_length"],
-                n_boot=params["n_boot"], curve=params["curve"],
-                precision=params.get("train_precision", "fp32"),
-                batch_order=params.get("train_batch_order", "random"))
+    return dict(
+        n1=params["n1"],
+        rounds=params["rounds"],
+        growth=params["growth"],
+        candidate_m=params["candidate_m"],
+        model=params["model"],
+        epochs=params["cosine_epochs"],
+        learning_rate=params["learning_rate"],
+        batch_size=params["batch_size"],
+        max_seq_length=params["max_seq_length"],
+        n_boot=params["n_boot"],
+        curve=params["curve"],
+        precision=params.get("train_precision", "fp32"),
+        batch_order=params.get("train_batch_order", "random"),
+    )
 
 
 def prepare_active(params: dict, *, show: bool = True):
@@ -91,9 +137,12 @@ def prepare_active(params: dict, *, show: bool = True):
 
     tasks = loaders.tasks_for(params)  # a file's task gains the per-task settings of its kind
     eval_config = EvalConfig(params["near_m"], params["n_random"], params["seed"])
-    prepared = {name: prepare(task, eval_config, model=params["model"],
-                              max_seq_length=params["max_seq_length"])
-                for name, task in tasks.items()}
+    prepared = {
+        name: prepare(
+            task, eval_config, model=params["model"], max_seq_length=params["max_seq_length"]
+        )
+        for name, task in tasks.items()
+    }
     settings = loop_settings(params)
     if show:
         from IPython.display import display
@@ -135,9 +184,21 @@ class Run(NamedTuple):
         return self.config.task
 
 
-def sweep(prepared: dict, strategies, seeds, settings: dict, root, *, callbacks=(),
-          learner: Callable | None = None, backend: str = "local", address: str | None = None,
-          cpus_per_run: float = 1, gpus_per_run: float | None = None, archive=None) -> dict:
+def sweep(
+    prepared: dict,
+    strategies,
+    seeds,
+    settings: dict,
+    root,
+    *,
+    callbacks=(),
+    learner: Callable | None = None,
+    backend: str = "local",
+    address: str | None = None,
+    cpus_per_run: float = 1,
+    gpus_per_run: float | None = None,
+    archive=None,
+) -> dict:
     """Run every (task, strategy, seed); ``prepared`` maps task -> :func:`prepare`'s output and
     ``settings`` holds the other :class:`ActiveConfig` fields (a per-task dict is allowed for
     any of them, e.g. ``{"rounds": {"qqp": 5, "wikiqa": 4}}``). A strategy is a name or a
@@ -149,22 +210,51 @@ def sweep(prepared: dict, strategies, seeds, settings: dict, root, *, callbacks=
     ``archive`` (a folder, local backend): each run's small record is kept there after every
     round and restored from there on a machine without the run folder (:mod:`pairlab.active.archive`).
     A progress bar counts the finished runs. Returns ``{(task, label, seed): result}``."""
-    return _execute(_runs(prepared, strategies, seeds, settings, root), prepared, callbacks,
-                    learner, backend=backend, address=address, cpus_per_run=cpus_per_run,
-                    gpus_per_run=gpus_per_run, archive=_archives(root, archive))
+    return _execute(
+        _runs(prepared, strategies, seeds, settings, root),
+        prepared,
+        callbacks,
+        learner,
+        backend=backend,
+        address=address,
+        cpus_per_run=cpus_per_run,
+        gpus_per_run=gpus_per_run,
+        archive=_archives(root, archive),
+    )
 
 
-def sweep_groups(prepared: dict, groups, settings: dict, root, *, callbacks=(),
-                 learner: Callable | None = None, backend: str = "local",
-                 address: str | None = None, cpus_per_run: float = 1,
-                 gpus_per_run: float | None = None, archive=None) -> dict:
+def sweep_groups(
+    prepared: dict,
+    groups,
+    settings: dict,
+    root,
+    *,
+    callbacks=(),
+    learner: Callable | None = None,
+    backend: str = "local",
+    address: str | None = None,
+    cpus_per_run: float = 1,
+    gpus_per_run: float | None = None,
+    archive=None,
+) -> dict:
     """:func:`sweep` over ``groups`` of ``(strategy, seeds)``, each strategy with its own seeds,
     in the order given (on Ray, all at once); returns the merged results."""
-    runs = [run for strategy, seeds in groups
-            for run in _runs(prepared, [strategy], seeds, settings, root)]
-    return _execute(runs, prepared, callbacks, learner, backend=backend, address=address,
-                    cpus_per_run=cpus_per_run, gpus_per_run=gpus_per_run,
-                    archive=_archives(root, archive))
+    runs = [
+        run
+        for strategy, seeds in groups
+        for run in _runs(prepared, [strategy], seeds, settings, root)
+    ]
+    return _execute(
+        runs,
+        prepared,
+        callbacks,
+        learner,
+        backend=backend,
+        address=address,
+        cpus_per_run=cpus_per_run,
+        gpus_per_run=gpus_per_run,
+        archive=_archives(root, archive),
+    )
 
 
 def _runs(prepared: dict, strategies, seeds, settings: dict, root) -> list[Run]:
@@ -176,8 +266,13 @@ def _runs(prepared: dict, strategies, seeds, settings: dict, root) -> list[Run]:
             for seed in seeds:
                 fields = {**own, **entry.fields(task, int(seed))}
                 config = ActiveConfig(task=task, strategy=entry.strategy, seed=int(seed), **fields)
-                runs.append(Run((task, entry.label, int(seed)), config,
-                                run_folder(root, config, pools, eval_sets)))
+                runs.append(
+                    Run(
+                        (task, entry.label, int(seed)),
+                        config,
+                        run_folder(root, config, pools, eval_sets),
+                    )
+                )
     return runs
 
 
@@ -188,8 +283,17 @@ def _archives(root, archive) -> Callable[[Path], Path] | None:
     return lambda folder: Path(archive) / Path(folder).relative_to(root)
 
 
-def _execute(runs: list[Run], prepared: dict, callbacks, learner, *, backend: str,
-             address: str | None, archive=None, **resources) -> dict:
+def _execute(
+    runs: list[Run],
+    prepared: dict,
+    callbacks,
+    learner,
+    *,
+    backend: str,
+    address: str | None,
+    archive=None,
+    **resources,
+) -> dict:
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     if backend == "local" and address is not None:
@@ -201,13 +305,20 @@ def _execute(runs: list[Run], prepared: dict, callbacks, learner, *, backend: st
         if backend == "ray":
             from .distributed import run_on_ray
 
-            return run_on_ray(runs, prepared, callbacks=callbacks, learner=learner,
-                              address=address, **resources)
-        return {run.key: ActiveRun(run.config, *prepared[run.task], run.folder,
-                                   callbacks=callbacks,
-                                   learner=learner(run.config) if learner else None,
-                                   archive=archive(run.folder) if archive else None).run()
-                for run in runs}
+            return run_on_ray(
+                runs, prepared, callbacks=callbacks, learner=learner, address=address, **resources
+            )
+        return {
+            run.key: ActiveRun(
+                run.config,
+                *prepared[run.task],
+                run.folder,
+                callbacks=callbacks,
+                learner=learner(run.config) if learner else None,
+                archive=archive(run.folder) if archive else None,
+            ).run()
+            for run in runs
+        }
 
 
 class RunProgress:
@@ -226,7 +337,7 @@ class RunProgress:
         if event in ("run_finished", "run_reused"):
             self.bar.update()
 
-    def __enter__(self) -> "RunProgress":
+    def __enter__(self) -> RunProgress:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -251,8 +362,11 @@ def total_rounds(prepared: dict, strategies, seeds, settings: dict) -> int:
         for entry in map(_variant, strategies):
             for seed in seeds:
                 fields = {**own, **entry.fields(task, int(seed))}
-                total += len(ActiveConfig(task=task, strategy=entry.strategy, seed=int(seed),
-                                          **fields).schedule())
+                total += len(
+                    ActiveConfig(
+                        task=task, strategy=entry.strategy, seed=int(seed), **fields
+                    ).schedule()
+                )
     return total
 
 
@@ -265,17 +379,28 @@ def scale(prepared: dict, settings: dict, budget: dict) -> pd.DataFrame:
         config = ActiveConfig(task=task, strategy="random", **own)
         train = pools["train"]
         ref = budget.get(task, {})
-        rows.append({"task": task, "train items": f"{len(train.left_texts):,} x {len(train.right_texts):,}",
-                     "train pairs": f"{train.n_pairs:,}", "positives": f"{train.n_positives:,}",
-                     "n1": config.schedule()[0], "rounds": len(config.schedule()),
-                     "labels": f"{config.budget:,}", "paper labels": f"{ref.get('labels', 0):,}",
-                     "neighbours m": config.candidate_m, "paper m": ref.get("neighbours"),
-                     "max seq length": config.max_seq_length, "epochs": config.epochs})
+        rows.append(
+            {
+                "task": task,
+                "train items": f"{len(train.left_texts):,} x {len(train.right_texts):,}",
+                "train pairs": f"{train.n_pairs:,}",
+                "positives": f"{train.n_positives:,}",
+                "n1": config.schedule()[0],
+                "rounds": len(config.schedule()),
+                "labels": f"{config.budget:,}",
+                "paper labels": f"{ref.get('labels', 0):,}",
+                "neighbours m": config.candidate_m,
+                "paper m": ref.get("neighbours"),
+                "max seq length": config.max_seq_length,
+                "epochs": config.epochs,
+            }
+        )
     return pd.DataFrame(rows).set_index("task")
 
 
-def stratified_variants(results: dict, prepared: dict, settings: dict, *,
-                        match: str = "uncertainty") -> list[Variant]:
+def stratified_variants(
+    results: dict, prepared: dict, settings: dict, *, match: str = "uncertainty"
+) -> list[Variant]:
     """The paper's two oracle baselines (section 5.4), as variants trained once on one batch:
 
     - ``stratified_match``: uniform positives and negatives in the counts the ``match`` run of
@@ -284,6 +409,7 @@ def stratified_variants(results: dict, prepared: dict, settings: dict, *,
       as many as the positives or up to the active-learning budget, whichever is larger (QQP:
       a slightly larger set than the budget; WikiQA: the budget).
     """
+
     def budget(task):
         return ActiveConfig(task=task, strategy="random", **for_task(settings, task)).budget
 
@@ -292,23 +418,41 @@ def stratified_variants(results: dict, prepared: dict, settings: dict, *,
         if key not in results:
             raise KeyError(f"stratified_match needs the {match!r} run of {task} seed {seed}")
         found = int(results[key]["positives_found"])
-        return {"strategy_params": {"n_positive": found, "n_negative": budget(task) - found},
-                "batches": (budget(task),), "curve": False}
+        return {
+            "strategy_params": {"n_positive": found, "n_negative": budget(task) - found},
+            "batches": (budget(task),),
+            "curve": False,
+        }
 
     def all_positives(task, seed):
         positives = prepared[task][0]["train"].n_positives
         return {"batches": (max(2 * positives, budget(task)),), "curve": False}
 
-    return [Variant("stratified_match", "stratified_match", matched),
-            Variant("stratified_all_positives", "stratified_all_positives", all_positives)]
+    return [
+        Variant("stratified_match", "stratified_match", matched),
+        Variant("stratified_all_positives", "stratified_all_positives", all_positives),
+    ]
 
 
 COLLAPSED_SPREAD = 0.05  # logit std over the scored pairs below which a model ranks nothing
 
 
-def transfer(prepared: dict, results: dict, sources, seeds, root, *, kind: str = "concatbert",
-             eval_config: EvalConfig, train_config: Callable, folder, model=None,
-             max_seq_length: int = 128, n_boot: int = 1000, log=print) -> dict:
+def transfer(
+    prepared: dict,
+    results: dict,
+    sources,
+    seeds,
+    root,
+    *,
+    kind: str = "concatbert",
+    eval_config: EvalConfig,
+    train_config: Callable,
+    folder,
+    model=None,
+    max_seq_length: int = 128,
+    n_boot: int = 1000,
+    log=print,
+) -> dict:
     """Train another model (ConcatBERT) on the labels each source run collected and measure it on
     all test pairs (the paper's Table 6). ``train_config(task, seed)`` gives its
     :class:`TrainConfig`; the test strata are drawn once per task with ``eval_config`` (a
@@ -319,7 +463,9 @@ def transfer(prepared: dict, results: dict, sources, seeds, root, *, kind: str =
     out = {}
     for task, (pools, _) in prepared.items():
         test = pools["test"]
-        eval_set = pretrained_eval_set(test, eval_config, model=model, max_seq_length=max_seq_length)[0]
+        eval_set = pretrained_eval_set(
+            test, eval_config, model=model, max_seq_length=max_seq_length
+        )[0]
         for source in sources:
             for seed in seeds:
                 key = (task, source, int(seed))
@@ -327,18 +473,36 @@ def transfer(prepared: dict, results: dict, sources, seeds, root, *, kind: str =
                     raise KeyError(f"no {source!r} run of {task} seed {seed} to transfer from")
                 ids, labels = run_labels(Path(root) / task / results[key]["folder"])
                 start = time.perf_counter()
-                trained, name = train_or_load(kind, pools["train"], ids, train_config(task, int(seed)),
-                                              folder=folder, model=model)
+                trained, name = train_or_load(
+                    kind,
+                    pools["train"],
+                    ids,
+                    train_config(task, int(seed)),
+                    folder=folder,
+                    model=model,
+                )
                 scored = evaluate(eval_set, trained.scorer(test), n_boot=n_boot, seed=int(seed))
                 seconds = time.perf_counter() - start
                 spread = float(np.std(np.concatenate(list(scored["scores"].values()))))
-                out[key] = {"labels": int(len(ids)), "positives": int(labels.sum()), "model_id": name,
-                            "seconds": round(seconds, 1), "n_scored": int(sum(len(v) for v in eval_set.strata().values())),
-                            "score_std": spread, "collapsed": spread < COLLAPSED_SPREAD,
-                            **{k: scored[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")}}
-                log(f"{task}/{kind} on {source} data, seed {seed}: AP {scored['ap']:.3f} "
+                out[key] = {
+                    "labels": int(len(ids)),
+                    "positives": int(labels.sum()),
+                    "model_id": name,
+                    "seconds": round(seconds, 1),
+                    "n_scored": int(sum(len(v) for v in eval_set.strata().values())),
+                    "score_std": spread,
+                    "collapsed": spread < COLLAPSED_SPREAD,
+                    **{k: scored[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")},
+                }
+                log(
+                    f"{task}/{kind} on {source} data, seed {seed}: AP {scored['ap']:.3f} "
                     f"[{scored['ap_ci'][0]:.3f}, {scored['ap_ci'][1]:.3f}], score std {spread:.3f} "
-                    f"({seconds:.0f} s)" + ("; COLLAPSED: it gives every pair about the same "
-                                            "score, so its AP is the base rate" if out[key]["collapsed"] else ""))
+                    f"({seconds:.0f} s)"
+                    + (
+                        "; COLLAPSED: it gives every pair about the same "
+                        "score, so its AP is the base rate"
+                        if out[key]["collapsed"]
+                        else ""
+                    )
+                )
     return out
-

@@ -1,5 +1,6 @@
 """The tables and frames notebooks 03-05 show: the paper's Tables 3-6 beside ours, curves per
 round, the data-efficiency factor, the noise between equally good runs and the cost of labels."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -10,8 +11,18 @@ from . import budget as budget_views
 from .records import spread
 from .sweeps import ZERO_SHOT
 
-__all__ = ["curves", "stage_times", "calibration", "table3", "table4", "table5", "table6",
-           "seed_set_rounds", "noise", "costs"]
+__all__ = [
+    "curves",
+    "stage_times",
+    "calibration",
+    "table3",
+    "table4",
+    "table5",
+    "table6",
+    "seed_set_rounds",
+    "noise",
+    "costs",
+]
 
 
 def curves(results: dict) -> pd.DataFrame:
@@ -26,20 +37,39 @@ def curves(results: dict) -> pd.DataFrame:
                 continue
             dev = r["dev"]
             recall = r.get("candidate_recall")
-            rows.append({"task": task, "strategy": strategy, "seed": seed, "round": r["round"],
-                         "labels": r["labels"], "positives_found": r["positives_found"],
-                         "positive_share": r["positives_found"] / r["labels"],
-                         "ap": dev["ap"], "ap_lo": dev["ap_ci"][0], "ap_hi": dev["ap_ci"][1],
-                         "p_at_r20": dev["p_at_r20"],
-                         "candidate_recall": np.nan if recall is None else float(recall)})
+            rows.append(
+                {
+                    "task": task,
+                    "strategy": strategy,
+                    "seed": seed,
+                    "round": r["round"],
+                    "labels": r["labels"],
+                    "positives_found": r["positives_found"],
+                    "positive_share": r["positives_found"] / r["labels"],
+                    "ap": dev["ap"],
+                    "ap_lo": dev["ap_ci"][0],
+                    "ap_hi": dev["ap_ci"][1],
+                    "p_at_r20": dev["p_at_r20"],
+                    "candidate_recall": np.nan if recall is None else float(recall),
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def stage_times(results: dict) -> pd.DataFrame:
     """Mean seconds per stage and round, by task and strategy."""
-    rows = [{"task": task, "strategy": strategy, "seed": seed, "round": r["round"],
-             "labels": r["labels"], **r["seconds"]}
-            for (task, strategy, seed), result in results.items() for r in result["records"]]
+    rows = [
+        {
+            "task": task,
+            "strategy": strategy,
+            "seed": seed,
+            "round": r["round"],
+            "labels": r["labels"],
+            **r["seconds"],
+        }
+        for (task, strategy, seed), result in results.items()
+        for r in result["records"]
+    ]
     frame = pd.DataFrame(rows).fillna(0.0)
     stages = [s for s in STAGES if s in frame]
     return frame.groupby(["task", "strategy", "round"])[["labels", *stages]].mean().round(1)
@@ -48,15 +78,30 @@ def stage_times(results: dict) -> pd.DataFrame:
 def calibration(results: dict) -> pd.DataFrame:
     """Per round of each run whose batch was chosen by a trained model: the mean predicted p of
     the batch and the share of it that was positive (calibrated: the two agree)."""
-    rows = [{"task": task, "strategy": strategy, "seed": seed, "round": r["round"],
-             "batch": r["batch"], "mean p": r["calibration"]["mean_p"],
-             "positive share": r["calibration"]["positive_share"]}
-            for (task, strategy, seed), result in results.items() for r in result["records"]
-            if r.get("calibration")]
+    rows = [
+        {
+            "task": task,
+            "strategy": strategy,
+            "seed": seed,
+            "round": r["round"],
+            "batch": r["batch"],
+            "mean p": r["calibration"]["mean_p"],
+            "positive share": r["calibration"]["positive_share"],
+        }
+        for (task, strategy, seed), result in results.items()
+        for r in result["records"]
+        if r.get("calibration")
+    ]
     if not rows:
-        return pd.DataFrame(columns=["task", "strategy", "round", "batch", "mean p", "positive share"])
+        return pd.DataFrame(
+            columns=["task", "strategy", "round", "batch", "mean p", "positive share"]
+        )
     frame = pd.DataFrame(rows)
-    return frame.groupby(["task", "strategy", "round"])[["batch", "mean p", "positive share"]].mean().round(3)
+    return (
+        frame.groupby(["task", "strategy", "round"])[["batch", "mean p", "positive share"]]
+        .mean()
+        .round(3)
+    )
 
 
 def _zero_shot_first(strategies: dict) -> list:
@@ -71,9 +116,17 @@ def table3(summary: dict, paper: dict) -> pd.DataFrame:
     for task, strategies in summary.items():
         for name, entry in _zero_shot_first(strategies):
             ref = paper.get(task, {}).get(name, {})
-            rows.append({"task": task, "strategy": name, "labels": entry["labels"],
-                         "P@R20": _pm(entry["p_at_r20"]), "P@R20 (paper)": _pct(ref.get("p_at_r20")),
-                         "AP": _pm(entry["ap"]), "AP (paper)": _pct(ref.get("ap"))})
+            rows.append(
+                {
+                    "task": task,
+                    "strategy": name,
+                    "labels": entry["labels"],
+                    "P@R20": _pm(entry["p_at_r20"]),
+                    "P@R20 (paper)": _pct(ref.get("p_at_r20")),
+                    "AP": _pm(entry["ap"]),
+                    "AP (paper)": _pct(ref.get("ap")),
+                }
+            )
     return pd.DataFrame(rows).set_index(["task", "strategy"])
 
 
@@ -84,12 +137,21 @@ def table4(summary: dict, paper: dict, budget: dict) -> pd.DataFrame:
     for task, strategies in summary.items():
         for name, entry in _zero_shot_first(strategies):
             ref = paper.get(task, {}).get(name)
-            rows.append({"task": task, "strategy": name, "labels": entry["labels"],
-                         "positives found": f"{entry['positives_found']['mean']:,.1f}",
-                         "share": (f"{entry['positives_found']['mean'] / entry['labels']:.1%}"
-                                   if entry["labels"] else "-"),
-                         "paper": "-" if ref is None else f"{ref:,}",
-                         "paper share": "-" if ref is None else f"{ref / budget[task]['labels']:.1%}"})
+            rows.append(
+                {
+                    "task": task,
+                    "strategy": name,
+                    "labels": entry["labels"],
+                    "positives found": f"{entry['positives_found']['mean']:,.1f}",
+                    "share": (
+                        f"{entry['positives_found']['mean'] / entry['labels']:.1%}"
+                        if entry["labels"]
+                        else "-"
+                    ),
+                    "paper": "-" if ref is None else f"{ref:,}",
+                    "paper share": "-" if ref is None else f"{ref / budget[task]['labels']:.1%}",
+                }
+            )
     return pd.DataFrame(rows).set_index(["task", "strategy"])
 
 
@@ -114,15 +176,27 @@ def table5(summary: dict, paper: dict) -> pd.DataFrame:
     strategies: labels, positives, test P@R20 and AP, mean +- std, beside the paper's Table 5."""
     rows = []
     for task, strategies in summary.items():
-        for name in ("stratified_match", "stratified_all_positives", "adaptive_retrieval",
-                     "uncertainty"):
+        for name in (
+            "stratified_match",
+            "stratified_all_positives",
+            "adaptive_retrieval",
+            "uncertainty",
+        ):
             if name not in strategies:
                 continue
             entry, ref = strategies[name], paper.get(task, {}).get(name, {})
-            rows.append({"task": task, "strategy": name, "labels": entry["labels"],
-                         "positives": f"{entry['positives_found']['mean']:,.0f}",
-                         "P@R20": _pm(entry["p_at_r20"]), "P@R20 (paper)": _pct(ref.get("p_at_r20")),
-                         "AP": _pm(entry["ap"]), "AP (paper)": _pct(ref.get("ap"))})
+            rows.append(
+                {
+                    "task": task,
+                    "strategy": name,
+                    "labels": entry["labels"],
+                    "positives": f"{entry['positives_found']['mean']:,.0f}",
+                    "P@R20": _pm(entry["p_at_r20"]),
+                    "P@R20 (paper)": _pct(ref.get("p_at_r20")),
+                    "AP": _pm(entry["ap"]),
+                    "AP (paper)": _pct(ref.get("ap")),
+                }
+            )
     return pd.DataFrame(rows).set_index(["task", "strategy"])
 
 
@@ -136,11 +210,19 @@ def seed_set_rounds(results: dict, labels: dict) -> pd.DataFrame:
             continue
         for r in result["records"]:
             calibration = r.get("calibration") or {}
-            rows.append({"task": task, "seed set": labels[label], "seed": seed, "round": r["round"],
-                         "labels": r["labels"], "dev AP": (r.get("dev") or {}).get("ap"),
-                         "batch positive share": r["positives_in_batch"] / r["batch"],
-                         "mean p": calibration.get("mean_p"),
-                         "positives found": r["positives_found"]})
+            rows.append(
+                {
+                    "task": task,
+                    "seed set": labels[label],
+                    "seed": seed,
+                    "round": r["round"],
+                    "labels": r["labels"],
+                    "dev AP": (r.get("dev") or {}).get("ap"),
+                    "batch positive share": r["positives_in_batch"] / r["batch"],
+                    "mean p": calibration.get("mean_p"),
+                    "positives found": r["positives_found"],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -153,13 +235,20 @@ def table6(summary: dict, transferred: dict, paper: dict) -> pd.DataFrame:
     rows = []
     for (task, source), runs in grouped.items():
         cosine, ref = summary[task][source], paper.get(task, {}).get(source, {})
-        rows.append({"task": task, "data": source, "labels": runs[0]["labels"],
-                     "CosineBERT P@R20": _pm(cosine["p_at_r20"]), "CosineBERT AP": _pm(cosine["ap"]),
-                     "ConcatBERT P@R20": _pm(spread([m["p_at_r20"] for m in runs])),
-                     "ConcatBERT AP": _pm(spread([m["ap"] for m in runs])),
-                     "ConcatBERT collapsed": f"{sum(m['collapsed'] for m in runs)} of {len(runs)}",
-                     "paper CosineBERT AP": _pct(ref.get("cosine_ap")),
-                     "paper ConcatBERT AP": _pct(ref.get("concat_ap"))})
+        rows.append(
+            {
+                "task": task,
+                "data": source,
+                "labels": runs[0]["labels"],
+                "CosineBERT P@R20": _pm(cosine["p_at_r20"]),
+                "CosineBERT AP": _pm(cosine["ap"]),
+                "ConcatBERT P@R20": _pm(spread([m["p_at_r20"] for m in runs])),
+                "ConcatBERT AP": _pm(spread([m["ap"] for m in runs])),
+                "ConcatBERT collapsed": f"{sum(m['collapsed'] for m in runs)} of {len(runs)}",
+                "paper CosineBERT AP": _pct(ref.get("cosine_ap")),
+                "paper ConcatBERT AP": _pct(ref.get("concat_ap")),
+            }
+        )
     return pd.DataFrame(rows).set_index(["task", "data"])
 
 
@@ -176,20 +265,44 @@ def noise(summary: dict, groups, *, gap=("uncertainty", "static_retrieval")) -> 
             if name not in strategies:
                 continue
             values = np.asarray(strategies[name]["ap"]["per_seed"])
-            rows.append({"task": task, "runs of": name, "n": len(values), "mean AP": values.mean(),
-                         "std": values.std(), "min": values.min(), "max": values.max(),
-                         "range": values.max() - values.min()})
+            rows.append(
+                {
+                    "task": task,
+                    "runs of": name,
+                    "n": len(values),
+                    "mean AP": values.mean(),
+                    "std": values.std(),
+                    "min": values.min(),
+                    "max": values.max(),
+                    "range": values.max() - values.min(),
+                }
+            )
         if all(g in strategies for g in gap):
             diff = strategies[gap[0]]["ap"]["mean"] - strategies[gap[1]]["ap"]["mean"]
-            rows.append({"task": task, "runs of": f"gap: {gap[0]} - {gap[1]} (means)", "n": None,
-                         "mean AP": diff, "std": None, "min": None, "max": None, "range": None})
+            rows.append(
+                {
+                    "task": task,
+                    "runs of": f"gap: {gap[0]} - {gap[1]} (means)",
+                    "n": None,
+                    "mean AP": diff,
+                    "std": None,
+                    "min": None,
+                    "max": None,
+                    "range": None,
+                }
+            )
     frame = pd.DataFrame(rows)
     frame["n"] = frame["n"].astype("Int64")
     return frame.set_index(["task", "runs of"])
 
 
-def costs(summary: dict, efficiency_frame: pd.DataFrame | None = None, *, per_hour: float = 75.0,
-          dollars_per_hour: float = 50.0) -> pd.DataFrame:
+def costs(
+    summary: dict,
+    efficiency_frame: pd.DataFrame | None = None,
+    *,
+    per_hour: float = 75.0,
+    dollars_per_hour: float = 50.0,
+) -> pd.DataFrame:
     """What each strategy's labels cost to annotate (``per_hour`` judgements at
     ``dollars_per_hour``) beside the compute one run took (measured); with ``efficiency_frame``
     also what reaching the reference's full-budget dev AP costs."""
@@ -197,21 +310,33 @@ def costs(summary: dict, efficiency_frame: pd.DataFrame | None = None, *, per_ho
     for task, strategies in summary.items():
         for name, entry in strategies.items():
             compute = sum(entry["seconds_per_run"].values())
-            cost = budget_views.annotation_cost([entry["labels"]], per_hour=per_hour,
-                                                dollars_per_hour=dollars_per_hour,
-                                                compute_seconds=compute)
-            rows.append({"task": task, "strategy": name, "labels": entry["labels"],
-                         "annotator hours": float(cost["annotator_hours"][0]),
-                         "annotation $": float(cost["dollars"][0]),
-                         "compute hours (measured)": cost["compute_hours"],
-                         "test AP": entry["ap"]["mean"]})
+            cost = budget_views.annotation_cost(
+                [entry["labels"]],
+                per_hour=per_hour,
+                dollars_per_hour=dollars_per_hour,
+                compute_seconds=compute,
+            )
+            rows.append(
+                {
+                    "task": task,
+                    "strategy": name,
+                    "labels": entry["labels"],
+                    "annotator hours": float(cost["annotator_hours"][0]),
+                    "annotation $": float(cost["dollars"][0]),
+                    "compute hours (measured)": cost["compute_hours"],
+                    "test AP": entry["ap"]["mean"],
+                }
+            )
     frame = pd.DataFrame(rows).set_index(["task", "strategy"])
     if efficiency_frame is not None and not efficiency_frame.empty:
         needed = efficiency_frame.groupby("task")["labels needed"].mean()
         for task, labels in needed.items():
             if np.isfinite(labels):
-                cost = budget_views.annotation_cost([labels], per_hour=per_hour,
-                                                    dollars_per_hour=dollars_per_hour)
-                frame.loc[(task, "uncertainty to static's AP"), ["labels", "annotator hours", "annotation $"]] = (
-                    round(labels), float(cost["annotator_hours"][0]), float(cost["dollars"][0]))
+                cost = budget_views.annotation_cost(
+                    [labels], per_hour=per_hour, dollars_per_hour=dollars_per_hour
+                )
+                frame.loc[
+                    (task, "uncertainty to static's AP"),
+                    ["labels", "annotator hours", "annotation $"],
+                ] = (round(labels), float(cost["annotator_hours"][0]), float(cost["dollars"][0]))
     return frame.round(3)

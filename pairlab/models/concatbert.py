@@ -3,6 +3,7 @@
 Built on sentence-transformers' ``CrossEncoder(num_labels=1)`` and its trainer. Scores are the
 raw logits: a sigmoid saturates to exactly 1.0 in float32 for confident pairs and would tie them.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -13,8 +14,14 @@ import numpy as np
 
 from .embed import cached_array, loading, saved_model, text_digest
 from .inference import backend, cache_tag, for_inference
-from .training import (TrainConfig, default_device, pair_dataset, quiet_progress,
-                       training_arguments, training_attention)
+from .training import (
+    TrainConfig,
+    default_device,
+    pair_dataset,
+    quiet_progress,
+    training_arguments,
+    training_attention,
+)
 
 __all__ = ["ConcatBERT"]
 
@@ -44,7 +51,9 @@ def _expected_notices():
 class ConcatBERT:
     """A cross-encoder scoring (left, right) text pairs."""
 
-    output_cache: Path | None = None  # a folder for logits, set where these weights are saved for good
+    output_cache: Path | None = (
+        None  # a folder for logits, set where these weights are saved for good
+    )
 
     def __init__(self, cross_encoder, *, info: dict | None = None):
         self.model = cross_encoder
@@ -58,30 +67,39 @@ class ConcatBERT:
 
         torch.manual_seed(seed)  # the head's initialisation
         with loading(model) as name, _expected_notices(), quiet_progress():
-            ce = CrossEncoder(name, num_labels=1, max_length=max_seq_length,
-                              device=device or default_device())
+            ce = CrossEncoder(
+                name, num_labels=1, max_length=max_seq_length, device=device or default_device()
+            )
         return cls(ce, info={"model": str(model), "trained_on": 0})
 
     @classmethod
-    def train(cls, left_texts, right_texts, labels, *, model=None,
-              config: TrainConfig = TrainConfig()) -> "ConcatBERT":
+    def train(
+        cls, left_texts, right_texts, labels, *, model=None, config: TrainConfig = TrainConfig()
+    ) -> ConcatBERT:
         """Fine-tune from the pretrained checkpoint on labelled pairs."""
-        from sentence_transformers.cross_encoder import (CrossEncoderTrainer,
-                                                         CrossEncoderTrainingArguments)
+        from sentence_transformers.cross_encoder import (
+            CrossEncoderTrainer,
+            CrossEncoderTrainingArguments,
+        )
         from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
         dataset = pair_dataset(left_texts, right_texts, labels)
         trained = cls.untrained(model, max_seq_length=config.max_seq_length, seed=config.seed)
         args = training_arguments(CrossEncoderTrainingArguments, config)
         with training_attention(trained.model, config):
-            CrossEncoderTrainer(model=trained.model, args=args, train_dataset=dataset,
-                                loss=BinaryCrossEntropyLoss(trained.model)).train()
+            CrossEncoderTrainer(
+                model=trained.model,
+                args=args,
+                train_dataset=dataset,
+                loss=BinaryCrossEntropyLoss(trained.model),
+            ).train()
         trained.model.eval()
         trained.info.update(trained_on=len(dataset), config=config.to_dict())
         return trained
 
-    def logits(self, left_texts, right_texts, *, batch_size: int = 64,
-               show_progress: bool = True) -> np.ndarray:
+    def logits(
+        self, left_texts, right_texts, *, batch_size: int = 64, show_progress: bool = True
+    ) -> np.ndarray:
         """Raw logits (n,) float64 of text pairs, batched with a progress bar; read back from
         ``output_cache`` when these texts were scored before."""
         import torch
@@ -96,21 +114,29 @@ class ConcatBERT:
 
         def compute():  # on the cross-encoders' inference backend in force
             out = for_inference(self.model, name=on).predict(
-                list(zip(left, right)), batch_size=batch_size, show_progress_bar=show_progress,
-                activation_fn=torch.nn.Identity(), convert_to_numpy=True)
+                list(zip(left, right)),
+                batch_size=batch_size,
+                show_progress_bar=show_progress,
+                activation_fn=torch.nn.Identity(),
+                convert_to_numpy=True,
+            )
             out = np.asarray(out, dtype=np.float64).reshape(-1)
             if not np.isfinite(out).all():
                 raise ValueError("the cross-encoder returned non-finite scores")
             return out
 
         key = self.output_cache and text_digest(
-            left, right, head=["logits", self.model.max_seq_length, *cache_tag(on)])
+            left, right, head=["logits", self.model.max_seq_length, *cache_tag(on)]
+        )
         return cached_array(self.output_cache, key, compute)
 
     def predict_proba(self, pairs, *, pool=None) -> np.ndarray:
         """p(y=1) of pair ids of ``pool``, or of (left, right) text pairs."""
-        logits = self.scorer(pool)(pairs) if pool is not None else self.logits(
-            *(zip(*pairs) if len(pairs) else ((), ())))
+        logits = (
+            self.scorer(pool)(pairs)
+            if pool is not None
+            else self.logits(*(zip(*pairs) if len(pairs) else ((), ())))
+        )
         return 1.0 / (1.0 + np.exp(-logits))
 
     def score_pairs(self, pool, pair_ids, *, batch_size: int = 64) -> np.ndarray:
@@ -128,7 +154,7 @@ class ConcatBERT:
         return path
 
     @classmethod
-    def load(cls, path, *, device=None) -> "ConcatBERT":
+    def load(cls, path, *, device=None) -> ConcatBERT:
         from sentence_transformers import CrossEncoder
 
         path = Path(path)

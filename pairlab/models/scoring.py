@@ -1,5 +1,6 @@
 """Scoring pairs from fixed item embeddings: the cosine of unit-norm vectors (the pretrained
 baseline, and CosineBERT's scorer once its items are embedded)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,6 +24,6 @@ class CosineScorer:
         # small batches keep the gathered rows in cache: 4x faster than 10^6-pair batches at
         # 384 dimensions on this machine, and bit-identical (each row's dot product is the same)
         for start in range(0, len(ids), batch_size):
-            i, j = self.space.decode(ids[start:start + batch_size])
-            out[start:start + batch_size] = np.einsum("nd,nd->n", self.left[i], self.right[j])
+            i, j = self.space.decode(ids[start : start + batch_size])
+            out[start : start + batch_size] = np.einsum("nd,nd->n", self.left[i], self.right[j])
         return out

@@ -1,4 +1,5 @@
 """Training configuration shared by ConcatBERT and CosineBERT, and the data they train on."""
+
 from __future__ import annotations
 
 import tempfile
@@ -7,11 +8,24 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-__all__ = ["TrainConfig", "number", "pair_dataset", "training_arguments", "default_device",
-           "disable_dropout", "quiet_progress", "length_buckets", "native_bf16", "PRECISIONS",
-           "BATCH_ORDERS"]
+__all__ = [
+    "TrainConfig",
+    "number",
+    "pair_dataset",
+    "training_arguments",
+    "default_device",
+    "disable_dropout",
+    "quiet_progress",
+    "length_buckets",
+    "native_bf16",
+    "PRECISIONS",
+    "BATCH_ORDERS",
+]
 
-PRECISIONS = ("fp32", "bf16")  # bf16: autocast in training (the weights and the optimiser stay fp32)
+PRECISIONS = (
+    "fp32",
+    "bf16",
+)  # bf16: autocast in training (the weights and the optimiser stay fp32)
 BATCH_ORDERS = ("random", "length")  # length: shuffled batches of pairs of similar length
 
 
@@ -41,7 +55,9 @@ class TrainConfig:
     seed: int = 0
     # Speed settings, off by default (the reference path): each changes the arithmetic or the
     # order of the updates, so the trained model, not only its speed (their own digests).
-    precision: str = "fp32"  # "bf16": bfloat16 autocast (2x the matmul rate on CPUs with avx512_bf16)
+    precision: str = (
+        "fp32"  # "bf16": bfloat16 autocast (2x the matmul rate on CPUs with avx512_bf16)
+    )
     batch_order: str = "random"  # "length": batches of similar length (less padding)
 
     def __post_init__(self):
@@ -74,14 +90,17 @@ def pair_dataset(left_texts, right_texts, labels):
     left, right = [str(t) for t in left_texts], [str(t) for t in right_texts]
     y = np.asarray(labels)
     if not (len(left) == len(right) == len(y)):
-        raise ValueError(f"{len(left)} left texts, {len(right)} right texts and {len(y)} labels "
-                         "must be equally many")
+        raise ValueError(
+            f"{len(left)} left texts, {len(right)} right texts and {len(y)} labels "
+            "must be equally many"
+        )
     if len(y) == 0:
         raise ValueError("no labelled pairs to train on")
     if not np.isin(y, (0, 1)).all():
         raise ValueError("labels must be 0 or 1")
-    return Dataset.from_dict({"sentence1": left, "sentence2": right,
-                              "label": y.astype(np.float32).tolist()})
+    return Dataset.from_dict(
+        {"sentence1": left, "sentence2": right, "label": y.astype(np.float32).tolist()}
+    )
 
 
 def training_arguments(args_cls, config: TrainConfig, *, output_dir: str | None = None, **extra):
@@ -96,25 +115,37 @@ def training_arguments(args_cls, config: TrainConfig, *, output_dir: str | None 
             f"this one has {torch.backends.cpu.get_cpu_capability()}, where bf16 autocast is "
             "emulated and its matmuls run tens of times slower than fp32 (an AVX2 EPYC: 0.4 "
             "against 37 GFLOP/s). Train in fp32, the reference path (a profile's "
-            "train_precision: fp32), or on a CPU that has it.")
+            "train_precision: fp32), or on a CPU that has it."
+        )
     if config.batch_order == "length":
         extra.setdefault("batch_sampler", length_buckets)
     return args_cls(
         output_dir=output_dir or tempfile.mkdtemp(prefix="pairlab-train-"),
         bf16=config.precision == "bf16",
-        num_train_epochs=config.epochs, per_device_train_batch_size=config.batch_size,
-        learning_rate=config.learning_rate, adam_epsilon=config.adam_epsilon,
-        weight_decay=config.weight_decay, warmup_steps=config.warmup_ratio,  # float: a ratio
-        lr_scheduler_type="linear", seed=config.seed, data_seed=config.seed,
-        save_strategy="no", report_to="none", logging_steps=50,
-        use_cpu=not torch.cuda.is_available(), dataloader_drop_last=False, **extra)
+        num_train_epochs=config.epochs,
+        per_device_train_batch_size=config.batch_size,
+        learning_rate=config.learning_rate,
+        adam_epsilon=config.adam_epsilon,
+        weight_decay=config.weight_decay,
+        warmup_steps=config.warmup_ratio,  # float: a ratio
+        lr_scheduler_type="linear",
+        seed=config.seed,
+        data_seed=config.seed,
+        save_strategy="no",
+        report_to="none",
+        logging_steps=50,
+        use_cpu=not torch.cuda.is_available(),
+        dataloader_drop_last=False,
+        **extra,
+    )
 
 
 WINDOW = 64  # batches per window whose pairs are sorted by length
 
 
-def length_buckets(dataset, *, batch_size: int, drop_last: bool, generator=None, seed: int = 0,
-                   **_):
+def length_buckets(
+    dataset, *, batch_size: int, drop_last: bool, generator=None, seed: int = 0, **_
+):
     """sentence-transformers' batch sampler for ``batch_order="length"``: each epoch shuffles the
     pairs (seeded), cuts them into windows of ``WINDOW`` batches, sorts each window by the
     lengths of its texts (second, then first column: each is padded to its longest in the
@@ -124,10 +155,17 @@ def length_buckets(dataset, *, batch_size: int, drop_last: bool, generator=None,
 
     class LengthBuckets(DefaultBatchSampler):
         def __init__(self):
-            super().__init__(range(len(dataset)), batch_size=batch_size, drop_last=drop_last,
-                             generator=generator, seed=seed)
-            first, second = (np.fromiter(map(len, dataset[c]), np.int64, len(dataset))
-                             for c in dataset.column_names[:2])
+            super().__init__(
+                range(len(dataset)),
+                batch_size=batch_size,
+                drop_last=drop_last,
+                generator=generator,
+                seed=seed,
+            )
+            first, second = (
+                np.fromiter(map(len, dataset[c]), np.int64, len(dataset))
+                for c in dataset.column_names[:2]
+            )
             self.key = second * (int(first.max(initial=0)) + 1) + first  # second, then first
 
         def __iter__(self):
@@ -135,9 +173,9 @@ def length_buckets(dataset, *, batch_size: int, drop_last: bool, generator=None,
             order = rng.permutation(len(self.key))
             batches = []
             for start in range(0, len(order), WINDOW * batch_size):
-                window = order[start:start + WINDOW * batch_size]
+                window = order[start : start + WINDOW * batch_size]
                 window = window[np.argsort(self.key[window], kind="stable")]
-                batches += [window[i:i + batch_size] for i in range(0, len(window), batch_size)]
+                batches += [window[i : i + batch_size] for i in range(0, len(window), batch_size)]
             if drop_last and batches and len(batches[-1]) < batch_size:
                 batches = [b for b in batches if len(b) == batch_size]
             for i in rng.permutation(len(batches)):
@@ -202,8 +240,11 @@ def quiet_progress():
     import huggingface_hub.utils as hub
     from transformers.utils import logging as hf_logging
 
-    was = (hf_logging.is_progress_bar_enabled(), datasets.is_progress_bar_enabled(),
-           hub.are_progress_bars_disabled())
+    was = (
+        hf_logging.is_progress_bar_enabled(),
+        datasets.is_progress_bar_enabled(),
+        hub.are_progress_bars_disabled(),
+    )
     hf_logging.disable_progress_bar()
     datasets.disable_progress_bars()
     hub.disable_progress_bars()

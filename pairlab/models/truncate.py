@@ -6,6 +6,7 @@ This is how sentence-transformers' own distillation example makes a student (kee
 are kept and the result is saved once, as an ordinary model folder in the cache, so every part
 of pairlab that takes a model name or path (training, embedding, their caches) takes it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -34,9 +35,11 @@ def transformer_layers(encoder) -> tuple[object, str]:
             module = getattr(module, part, None)
         if module is not None and hasattr(module, "__len__"):
             return auto_model, path
-    raise ValueError(f"cannot find the transformer layers of {type(auto_model).__name__} (looked "
-                     f"for {', '.join(LAYER_PATHS)}): only BERT-like sentence-transformers models "
-                     "can be truncated")
+    raise ValueError(
+        f"cannot find the transformer layers of {type(auto_model).__name__} (looked "
+        f"for {', '.join(LAYER_PATHS)}): only BERT-like sentence-transformers models "
+        "can be truncated"
+    )
 
 
 def layer_count(encoder) -> int:
@@ -53,10 +56,14 @@ def truncate_layers(encoder, n_layers: int):
 
     total = layer_count(encoder)
     if isinstance(n_layers, bool) or not isinstance(n_layers, int) or not 0 <= n_layers <= total:
-        raise ValueError(f"n_layers must be an integer from 0 to the model's {total}, got {n_layers!r}")
+        raise ValueError(
+            f"n_layers must be an integer from 0 to the model's {total}, got {n_layers!r}"
+        )
     auto_model, path = transformer_layers(encoder)
     parent, name = path.rsplit(".", 1)
-    setattr(_get(auto_model, parent), name, torch.nn.ModuleList(list(_get(auto_model, path))[:n_layers]))
+    setattr(
+        _get(auto_model, parent), name, torch.nn.ModuleList(list(_get(auto_model, path))[:n_layers])
+    )
     auto_model.config.num_hidden_layers = n_layers  # what a saved copy is rebuilt from
     return encoder
 

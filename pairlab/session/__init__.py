@@ -2,9 +2,20 @@
 worker process (:mod:`.worker`), what the session exports (:mod:`.export`) and, with the oracle,
 the session against other strategies (:mod:`.comparison`). Above the widgets (a session shows
 the labelling widget), below the notebook helpers."""
+
 from . import audit, comparison, export, guide, session, worker
 from .comparison import compare_strategies, coverage_sessions, coverage_table
 from .session import LabelingSession
 
-__all__ = ["audit", "comparison", "export", "guide", "session", "worker", "LabelingSession",
-           "compare_strategies", "coverage_sessions", "coverage_table"]
+__all__ = [
+    "audit",
+    "comparison",
+    "export",
+    "guide",
+    "session",
+    "worker",
+    "LabelingSession",
+    "compare_strategies",
+    "coverage_sessions",
+    "coverage_table",
+]

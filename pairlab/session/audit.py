@@ -12,6 +12,7 @@ the census never overlap. An audit pair not answered yet, or answered unsure, is
 its round's estimate (its stratum's sample is then smaller; unsure answers are assumed to say
 nothing about the rate).
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, replace
@@ -50,15 +51,24 @@ class SessionAudit:
             return np.empty(0, np.int64), np.empty(0, np.int64)
         model = state.model
         if one_class(model):  # its probabilities were never fitted to both answers
-            self._note(round, "the model saw one answer only (all matches or all non-matches): "
-                              "its scores cannot stratify an audit")
+            self._note(
+                round,
+                "the model saw one answer only (all matches or all non-matches): "
+                "its scores cannot stratify an audit",
+            )
             return np.empty(0, np.int64), np.empty(0, np.int64)
         left, right = state.embeddings(model)
         calibration = model.calibration
         threshold = calibration.mean + calibration.std * (-calibration.bias / calibration.weight)
-        strata = stratify(state.pool.space, left, right,
-                          probability=lambda cosine: expit(calibration.logits(cosine)),
-                          n_strata=self.n_strata, threshold=float(threshold), seed=self.seed + round)
+        strata = stratify(
+            state.pool.space,
+            left,
+            right,
+            probability=lambda cosine: expit(calibration.logits(cosine)),
+            n_strata=self.n_strata,
+            threshold=float(threshold),
+            seed=self.seed + round,
+        )
         answered = state.labels >= 0
         excluded = np.union1d(state.labelled, batch)
         labels = np.zeros(len(excluded), np.int8)  # the batch's answers come later (a census)
@@ -77,10 +87,19 @@ class SessionAudit:
         written to ``coverage_round_XX.json``."""
         from ..io import write_json
 
-        result = coverage(strata, positives, excluded, n, repeats=self.coverage,
-                          seed=[self.seed, round, 1], floor=floor)
-        write_json(self.folder / f"coverage_round_{round:02d}.json",
-                   {"round": round, "labelled": int(len(excluded)), **result})
+        result = coverage(
+            strata,
+            positives,
+            excluded,
+            n,
+            repeats=self.coverage,
+            seed=[self.seed, round, 1],
+            floor=floor,
+        )
+        write_json(
+            self.folder / f"coverage_round_{round:02d}.json",
+            {"round": round, "labelled": int(len(excluded)), **result},
+        )
 
     def coverage_rounds(self) -> list[dict]:
         """The coverage checks written so far, by round."""
@@ -93,8 +112,12 @@ class SessionAudit:
 
         arrays = {k: np.asarray(v) for k, v in asdict(design).items()}
         self.folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.path(round), lambda tmp: np.savez(
-            tmp, excluded=excluded, excluded_stratum=excluded_stratum, **arrays))
+        write_atomic(
+            self.path(round),
+            lambda tmp: np.savez(
+                tmp, excluded=excluded, excluded_stratum=excluded_stratum, **arrays
+            ),
+        )
 
     # -- reading back ---------------------------------------------------------------------------
 
@@ -144,19 +167,29 @@ class SessionAudit:
                 continue
             census = store.answers(excluded) == 1  # the labelled positives of each stratum, now
             known = np.bincount(excluded_stratum[census], minlength=len(design.sizes))
-            audits.append(replace(design, ids=design.ids[keep], stratum=design.stratum[keep],
-                                  known=known.astype(np.int64)))
+            audits.append(
+                replace(
+                    design,
+                    ids=design.ids[keep],
+                    stratum=design.stratum[keep],
+                    known=known.astype(np.int64),
+                )
+            )
             labels.append(answers[keep].astype(np.int64))
         if not audits:
             return None
         combined = combine_rounds(audits, labels, found=found, level=level, seed=seed)
         latest = estimate(audits[-1], labels[-1], found=found, level=level, seed=seed)
-        return {**{k: v for k, v in combined.items() if k != "rounds"},
-                "precision": latest["precision"], "precision_ci": latest["precision_ci"],
-                "recall": latest["recall"], "recall_ci": latest["recall_ci"],
-                "audit_labels": int(sum(len(y) for y in labels)),
-                "audit_positives": int(sum(int(y.sum()) for y in labels)),
-                "audit_rounds": len(audits)}
+        return {
+            **{k: v for k, v in combined.items() if k != "rounds"},
+            "precision": latest["precision"],
+            "precision_ci": latest["precision_ci"],
+            "recall": latest["recall"],
+            "recall_ci": latest["recall_ci"],
+            "audit_labels": int(sum(len(y) for y in labels)),
+            "audit_positives": int(sum(int(y.sum()) for y in labels)),
+            "audit_rounds": len(audits),
+        }
 
 
 def one_class(model) -> bool:

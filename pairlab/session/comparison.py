@@ -1,6 +1,7 @@
 """With the oracle as the person: what the session's strategy found against other strategies
 (random labelling, static retrieval) at the same budget, each run as an oracle session of its
 own beside the first."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,28 +17,37 @@ def compare_strategies(session, strategies, *, learner=None) -> pd.DataFrame:
     from .session import LabelingSession
 
     if session.annotator != "oracle":
-        raise ValueError("compare needs the oracle as the person: the matches found are counted "
-                         "against the truth, which a person's session does not know")
+        raise ValueError(
+            "compare needs the oracle as the person: the matches found are counted "
+            "against the truth, which a person's session does not know"
+        )
     rows = [_row(session.config.strategy, session, learner)]
     for strategy in strategies:
         if strategy == session.config.strategy:
             continue
-        other = LabelingSession(session.pool.left, session.folder.with_name(f"{session.folder.name}-{strategy}"),
-                                **{**session.options, "strategy": strategy, "audit_share": 0.0,
-                                    "coverage": 0})
+        other = LabelingSession(
+            session.pool.left,
+            session.folder.with_name(f"{session.folder.name}-{strategy}"),
+            **{**session.options, "strategy": strategy, "audit_share": 0.0, "coverage": 0},
+        )
         rows.append(_row(strategy, other, learner))
     frame = pd.DataFrame(rows).set_index("strategy")
-    frame["labels per match"] = pd.Series([r["labels per match"] for r in rows], index=frame.index,
-                                          dtype=object)  # None stays None (no NaN in a metrics file)
+    frame["labels per match"] = pd.Series(
+        [r["labels per match"] for r in rows], index=frame.index, dtype=object
+    )  # None stays None (no NaN in a metrics file)
     return frame
 
 
 def _row(strategy: str, session, learner) -> dict:
     result = session.result() or session.run(learner=learner)
     found = result["positives_found"]
-    return {"strategy": strategy, "labels": result["labels"], "matches found": found,
-            "labels per match": result["labels"] / found if found else None,  # none found: undefined
-            "share of all matches": found / len(session.pool.positives)}
+    return {
+        "strategy": strategy,
+        "labels": result["labels"],
+        "matches found": found,
+        "labels per match": result["labels"] / found if found else None,  # none found: undefined
+        "share of all matches": found / len(session.pool.positives),
+    }
 
 
 def coverage_sessions(session, seeds, *, learner=None) -> list:
@@ -46,14 +56,20 @@ def coverage_sessions(session, seeds, *, learner=None) -> list:
     from .session import LabelingSession
 
     if session.annotator != "oracle" or not session.coverage:
-        raise ValueError("coverage needs the oracle as the person and coverage > 0 (fresh audits "
-                         "per round)")
+        raise ValueError(
+            "coverage needs the oracle as the person and coverage > 0 (fresh audits per round)"
+        )
     sessions = [session]
     for seed in seeds:
         if seed == session.config.seed:
             continue
-        sessions.append(LabelingSession(session.pool.left, session.folder.with_name(
-            f"{session.folder.name}-seed{seed}"), **{**session.options, "seed": seed}))
+        sessions.append(
+            LabelingSession(
+                session.pool.left,
+                session.folder.with_name(f"{session.folder.name}-seed{seed}"),
+                **{**session.options, "seed": seed},
+            )
+        )
     for other in sessions:
         if other.result() is None:
             other.run(learner=learner)
@@ -76,10 +92,15 @@ def coverage_table(sessions, *, seed: int = 0) -> dict:
         schedule = np.cumsum(session.config.schedule())
         checks = session.coverage_checks()
         for i, check in enumerate(checks):
-            replayable = [c for c in checks[:i + 1] if "strata" in c]
+            replayable = [c for c in checks[: i + 1] if "strata" in c]
             # a session checked before checks kept their strata: its rounds' own numbers stand in
-            shown = (replay_combined(replayable, repeats=int(check["repeats"]), seed=[seed, int(check["round"])])
-                     if "strata" in check else check)
+            shown = (
+                replay_combined(
+                    replayable, repeats=int(check["repeats"]), seed=[seed, int(check["round"])]
+                )
+                if "strata" in check
+                else check
+            )
             budget = int(schedule[check["round"] - 1])
             by_budget.setdefault(budget, []).append((check, shown))
     out = {}
@@ -89,10 +110,13 @@ def coverage_table(sessions, *, seed: int = 0) -> dict:
         def pooled(values):
             return float(np.sum(np.asarray(values) * repeats) / repeats.sum())
 
-        out[budget] = {"covered": pooled([s["coverage"]["recall_found"] for _, s in pairs]),
-                       "mean_width": pooled([s["mean_width"]["recall_found"] for _, s in pairs]),
-                       "round_covered": pooled([c["coverage"]["recall_found"] for c, _ in pairs]),
-                       "round_width": pooled([c["mean_width"]["recall_found"] for c, _ in pairs]),
-                       "sessions": len(pairs), "repeats": int(repeats.sum()),
-                       "truth": [c["truth"]["recall_found"] for c, _ in pairs]}
+        out[budget] = {
+            "covered": pooled([s["coverage"]["recall_found"] for _, s in pairs]),
+            "mean_width": pooled([s["mean_width"]["recall_found"] for _, s in pairs]),
+            "round_covered": pooled([c["coverage"]["recall_found"] for c, _ in pairs]),
+            "round_width": pooled([c["mean_width"]["recall_found"] for c, _ in pairs]),
+            "sessions": len(pairs),
+            "repeats": int(repeats.sum()),
+            "truth": [c["truth"]["recall_found"] for c, _ in pairs],
+        }
     return out

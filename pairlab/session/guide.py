@@ -1,5 +1,6 @@
 """The stopping guide: what a labelling session's estimate says, in one plain sentence. It
 advises; the person decides when to stop."""
+
 from __future__ import annotations
 
 __all__ = ["stopping_sentence"]
@@ -16,9 +17,11 @@ def stopping_sentence(estimate: dict) -> str:
     if recent.get("pairs"):
         n, k = recent["pairs"], recent["positives"]
         tail = f"; the last {n} pairs held {k} match{'es' if k != 1 else ''}"
-    return (f"about {_pct(estimate['recall_found'])} ({_pct(low, sign=False)}-{_pct(high)}) of the "
-            f"matches found: {found:,} of an estimated {total:,.0f} ({lo_t:,.0f}-{hi_t:,.0f}), "
-            f"95% interval{tail}")
+    return (
+        f"about {_pct(estimate['recall_found'])} ({_pct(low, sign=False)}-{_pct(high)}) of the "
+        f"matches found: {found:,} of an estimated {total:,.0f} ({lo_t:,.0f}-{hi_t:,.0f}), "
+        f"95% interval{tail}"
+    )
 
 
 def _pct(x: float, *, sign: bool = True) -> str:

@@ -13,6 +13,7 @@ their number of audit answers. The estimated F1 of the export (the person's own 
 plus the matcher's predictions among unlabelled pairs) against the audit's estimated total of
 matching pairs decides; without audit answers the bi-encoder is kept and the choice says why.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,8 +22,17 @@ import numpy as np
 
 from ..data.pairs import isin_sorted
 
-__all__ = ["MATCHERS", "Candidates", "Matcher", "candidates", "bi_encoder", "cross_encoder",
-           "untrainable", "audit_counts", "choose"]
+__all__ = [
+    "MATCHERS",
+    "Candidates",
+    "Matcher",
+    "candidates",
+    "bi_encoder",
+    "cross_encoder",
+    "untrainable",
+    "audit_counts",
+    "choose",
+]
 
 MATCHERS = ("auto", "bi-encoder", "cross-encoder")
 
@@ -67,8 +77,9 @@ def bi_encoder(model, found: Candidates, target_precision: float) -> Matcher:
     return Matcher("bi-encoder", proba, precision_threshold(proba, target_precision))
 
 
-def cross_encoder(pool, found: Candidates, labels, target_precision: float, *, config,
-                  model=None) -> Matcher:
+def cross_encoder(
+    pool, found: Candidates, labels, target_precision: float, *, config, model=None
+) -> Matcher:
     """ConcatBERT trained on ``labels`` (a frame of ``pair_id``, ``label`` 0/1: the session's
     training labels, never the audit) with ``config`` (a :class:`TrainConfig`), scoring the
     candidates."""
@@ -118,13 +129,25 @@ def audit_counts(audit, store, predicted: np.ndarray, held: np.ndarray) -> dict 
     if not estimates:
         return None
     tp, fp = np.average(np.array(estimates), axis=0, weights=weights)
-    return {"tp": float(tp), "fp": float(fp), "audit_answers": int(sum(weights)),
-            "audit_rounds": len(weights)}
+    return {
+        "tp": float(tp),
+        "fp": float(fp),
+        "audit_answers": int(sum(weights)),
+        "audit_rounds": len(weights),
+    }
 
 
-def choose(matchers: list[Matcher], found: Candidates, *, said_yes: np.ndarray,
-           labelled: np.ndarray, trained: np.ndarray, audit, store,
-           total: float | None) -> tuple[Matcher, dict]:
+def choose(
+    matchers: list[Matcher],
+    found: Candidates,
+    *,
+    said_yes: np.ndarray,
+    labelled: np.ndarray,
+    trained: np.ndarray,
+    audit,
+    store,
+    total: float | None,
+) -> tuple[Matcher, dict]:
     """Estimate each matcher's export quality from the audit and pick the best F1 (the first
     matcher, the bi-encoder, where nothing can be estimated). ``said_yes``: the person's yes
     answers (all in the export), ``labelled``: every answered pair (sorted; the matchers'
@@ -134,21 +157,33 @@ def choose(matchers: list[Matcher], found: Candidates, *, said_yes: np.ndarray,
         calls = matcher.predicted(found.ids)
         predicted = np.setdiff1d(calls, labelled)
         counts = audit_counts(audit, store, calls, trained)
-        estimate = {"predicted": int(len(predicted)), "threshold": matcher.threshold,
-                    "exported": int(len(predicted) + len(said_yes))}
+        estimate = {
+            "predicted": int(len(predicted)),
+            "threshold": matcher.threshold,
+            "exported": int(len(predicted) + len(said_yes)),
+        }
         if counts is not None and total:
             seen = counts["tp"] + counts["fp"]
             precision = counts["tp"] / seen if seen > 0 else None
             tp = len(said_yes) + (precision or 0.0) * len(predicted)
             matching = max(total, tp)  # the estimated total cannot be below what is found
-            estimate.update(counts, precision_unlabelled=precision,
-                            f1=2 * tp / (estimate["exported"] + matching), recall=tp / matching)
+            estimate.update(
+                counts,
+                precision_unlabelled=precision,
+                f1=2 * tp / (estimate["exported"] + matching),
+                recall=tp / matching,
+            )
         matcher.estimate = estimate
     scored = [m for m in matchers if m.estimate.get("f1") is not None]
     if not scored:
-        return matchers[0], {"chosen": matchers[0].name,
-                             "why": "no audit estimate (no audit answers, or no estimated total): "
-                                    "the bi-encoder is kept"}
+        return matchers[0], {
+            "chosen": matchers[0].name,
+            "why": "no audit estimate (no audit answers, or no estimated total): "
+            "the bi-encoder is kept",
+        }
     best = max(scored, key=lambda m: m.estimate["f1"])
-    return best, {"chosen": best.name, "why": "the higher F1 the audit estimates: " + ", ".join(
-        f"{m.name} {m.estimate['f1']:.3f}" for m in scored)}
+    return best, {
+        "chosen": best.name,
+        "why": "the higher F1 the audit estimates: "
+        + ", ".join(f"{m.name} {m.estimate['f1']:.3f}" for m in scored),
+    }

@@ -12,6 +12,7 @@ The session folder holds ``labels.sqlite`` (the queue and every answer), ``run/`
 run folder: config, rounds, models) and, after :meth:`LabelingSession.export`, what the person
 came for (:mod:`.export`).
 """
+
 from __future__ import annotations
 
 import time
@@ -30,24 +31,48 @@ __all__ = ["LabelingSession", "session_config", "ANNOTATORS"]
 ANNOTATORS = ("person", "oracle")  # oracle: the truth plays the person (papermill, CI, coverage)
 
 
-def session_config(pool: RecordPool, *, strategy: str, batch: int, budget: int, seed: int,
-                   model, candidate_m: int, epochs, max_seq_length: int, who: str,
-                   audit_share: float, **extra) -> ActiveConfig:
+def session_config(
+    pool: RecordPool,
+    *,
+    strategy: str,
+    batch: int,
+    budget: int,
+    seed: int,
+    model,
+    candidate_m: int,
+    epochs,
+    max_seq_length: int,
+    who: str,
+    audit_share: float,
+    **extra,
+) -> ActiveConfig:
     """The loop's settings for a session: ``budget`` labels in rounds of ``batch`` pairs (the
     last round takes the rest), the first from static retrieval, the final model kept."""
     for name, value in (("batch", batch), ("budget", budget)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     if budget > pool.n_pairs:
-        raise ValueError(f"a budget of {budget:,} labels exceeds the {pool.n_pairs:,} pairs of "
-                         f"{pool.task}: lower it")
+        raise ValueError(
+            f"a budget of {budget:,} labels exceeds the {pool.n_pairs:,} pairs of "
+            f"{pool.task}: lower it"
+        )
     rounds, rest = divmod(budget, batch)
     batches = (batch,) * rounds + ((rest,) if rest else ())
-    return ActiveConfig(task=pool.task, strategy=strategy, seed=seed, batches=batches,
-                        candidate_m=candidate_m, model=model, epochs=epochs,
-                        max_seq_length=max_seq_length, n_boot=2, curve=False, keep_model=True,
-                        annotator={"kind": "person", "name": who, "audit_share": audit_share},
-                        **extra)
+    return ActiveConfig(
+        task=pool.task,
+        strategy=strategy,
+        seed=seed,
+        batches=batches,
+        candidate_m=candidate_m,
+        model=model,
+        epochs=epochs,
+        max_seq_length=max_seq_length,
+        n_boot=2,
+        curve=False,
+        keep_model=True,
+        annotator={"kind": "person", "name": who, "audit_share": audit_share},
+        **extra,
+    )
 
 
 class LabelingSession:
@@ -61,31 +86,82 @@ class LabelingSession:
     labels in all, ``audit_share`` of the pairs shown drawn for the recall estimate, ``spares``
     candidates beyond each batch to label while the model retrains (person only)."""
 
-    def __init__(self, items: Records, folder, *, right: Records | None = None, model=None,
-                 strategy: str = "uncertainty", batch: int = 64, budget: int = 1408,
-                 annotator: str = "person", oracle_pairs=None, positives=None, negatives=None,
-                 audit_share: float = 0.1, spares: int | None = None, candidate_m: int = 20,
-                 seed: int = 0, epochs=2, max_seq_length: int = 128, name: str | None = None,
-                 coverage: int = 0, **train):
+    def __init__(
+        self,
+        items: Records,
+        folder,
+        *,
+        right: Records | None = None,
+        model=None,
+        strategy: str = "uncertainty",
+        batch: int = 64,
+        budget: int = 1408,
+        annotator: str = "person",
+        oracle_pairs=None,
+        positives=None,
+        negatives=None,
+        audit_share: float = 0.1,
+        spares: int | None = None,
+        candidate_m: int = 20,
+        seed: int = 0,
+        epochs=2,
+        max_seq_length: int = 128,
+        name: str | None = None,
+        coverage: int = 0,
+        **train,
+    ):
         if annotator not in ANNOTATORS:
             raise ValueError(f"annotator must be one of {ANNOTATORS}, got {annotator!r}")
         if annotator == "oracle" and oracle_pairs is None:
-            raise ValueError("annotator='oracle' needs oracle_pairs: the file of every true pair "
-                             "(first two columns: left id, right id)")
-        self.pool = record_pairs(items, right, positives=positives, negatives=negatives,
-                                 all_positives=oracle_pairs, name=name)
+            raise ValueError(
+                "annotator='oracle' needs oracle_pairs: the file of every true pair "
+                "(first two columns: left id, right id)"
+            )
+        self.pool = record_pairs(
+            items,
+            right,
+            positives=positives,
+            negatives=negatives,
+            all_positives=oracle_pairs,
+            name=name,
+        )
         self.folder = Path(folder)
         self.annotator = annotator
         self.who = "oracle" if annotator == "oracle" else "person"
-        self.config = session_config(self.pool, strategy=strategy, batch=batch, budget=budget,
-                                     seed=seed, model=model, candidate_m=candidate_m,
-                                     epochs=epochs, max_seq_length=max_seq_length, who=self.who,
-                                     audit_share=audit_share, **train)
-        self.options = dict(right=right, model=model, strategy=strategy, batch=batch, budget=budget,
-                            annotator=annotator, oracle_pairs=oracle_pairs, positives=positives,
-                            negatives=negatives, audit_share=audit_share, spares=spares,
-                            candidate_m=candidate_m, seed=seed, epochs=epochs,
-                            max_seq_length=max_seq_length, name=name, coverage=coverage, **train)
+        self.config = session_config(
+            self.pool,
+            strategy=strategy,
+            batch=batch,
+            budget=budget,
+            seed=seed,
+            model=model,
+            candidate_m=candidate_m,
+            epochs=epochs,
+            max_seq_length=max_seq_length,
+            who=self.who,
+            audit_share=audit_share,
+            **train,
+        )
+        self.options = dict(
+            right=right,
+            model=model,
+            strategy=strategy,
+            batch=batch,
+            budget=budget,
+            annotator=annotator,
+            oracle_pairs=oracle_pairs,
+            positives=positives,
+            negatives=negatives,
+            audit_share=audit_share,
+            spares=spares,
+            candidate_m=candidate_m,
+            seed=seed,
+            epochs=epochs,
+            max_seq_length=max_seq_length,
+            name=name,
+            coverage=coverage,
+            **train,
+        )
         self.audit_share, self.coverage = audit_share, (coverage if annotator == "oracle" else 0)
         self.spares = (batch if spares is None else spares) if annotator == "person" else 0
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -99,8 +175,12 @@ class LabelingSession:
         known = np.concatenate([self.pool.known_positives, self.pool.stated_negatives])
         if not len(known):
             return
-        labels = np.concatenate([np.ones(len(self.pool.known_positives), np.int8),
-                                 np.zeros(len(self.pool.stated_negatives), np.int8)])
+        labels = np.concatenate(
+            [
+                np.ones(len(self.pool.known_positives), np.int8),
+                np.zeros(len(self.pool.stated_negatives), np.int8),
+            ]
+        )
         self.store.post(0, known, "given")
         new = self.store.answers(known) == UNANSWERED  # given once: a reopened session has them
         for pair_id, label in zip(known[new], labels[new]):
@@ -110,19 +190,27 @@ class LabelingSession:
 
     @property
     def job(self) -> Job:
-        return Job(self.config, self.pool, self.folder, who=self.who,
-                   oracle=self.annotator == "oracle", audit_share=self.audit_share,
-                   spares=self.spares, coverage=self.coverage)
+        return Job(
+            self.config,
+            self.pool,
+            self.folder,
+            who=self.who,
+            oracle=self.annotator == "oracle",
+            audit_share=self.audit_share,
+            spares=self.spares,
+            coverage=self.coverage,
+        )
 
     def run(self, *, callbacks=(), learner=None) -> dict:
         """Run the loop here to its end (the oracle answers at once); returns the run's result.
         ``learner`` replaces CosineBERT (tests)."""
         if self.annotator == "person":
-            raise RuntimeError("a person's session runs in the background: call start(), then "
-                               "label in widget()")
+            raise RuntimeError(
+                "a person's session runs in the background: call start(), then label in widget()"
+            )
         return run_job(self.job, callbacks=callbacks, learner=learner)
 
-    def start(self) -> "LabelingSession":
+    def start(self) -> LabelingSession:
         """Start (or resume) the loop in a worker process; the person labels in :meth:`widget`
         meanwhile. A worker still running is kept."""
         if self.process is None or not self.process.is_alive():
@@ -160,8 +248,10 @@ class LabelingSession:
         """The labelling widget on this session's store (:mod:`pairlab.widgets.labeller`)."""
         from ..widgets.labeller import LabellingWidget
 
-        titles = {"left_title": self.pool.left.name,
-                  "right_title": self.pool.left.name if self.pool.symmetric else self.pool.right.name}
+        titles = {
+            "left_title": self.pool.left.name,
+            "right_title": self.pool.left.name if self.pool.symmetric else self.pool.right.name,
+        }
         return LabellingWidget(self.store, self.texts, annotator=self.who, **{**titles, **kwargs})
 
     def counts(self) -> dict:
@@ -183,15 +273,23 @@ class LabelingSession:
         counts = self.counts()
         audit = SessionAudit(self.folder / "audit")
         skipped = audit.skipped()
-        why = ("audit_share is 0: no audit pairs are drawn" if not self.audit_share else
-               f"no audit yet: in round {skipped[-1]['round']}, {skipped[-1]['why']}"
-               if skipped and not audit.rounds() else
-               "the audit starts in round 2, with the first trained model" if not audit.rounds()
-               else f"{audit.audit_answers(self.store)} audit answers so far; the estimate needs "
-                    f"{audit.n_strata}, one for each score stratum")
-        return {"found": counts["positives"], "labels": counts["labels"], "total": None,
-                "sentence": f"{counts['positives']:,} matches found in {counts['labels']:,} "
-                            f"labels; no estimate of how many remain yet ({why})"}
+        why = (
+            "audit_share is 0: no audit pairs are drawn"
+            if not self.audit_share
+            else f"no audit yet: in round {skipped[-1]['round']}, {skipped[-1]['why']}"
+            if skipped and not audit.rounds()
+            else "the audit starts in round 2, with the first trained model"
+            if not audit.rounds()
+            else f"{audit.audit_answers(self.store)} audit answers so far; the estimate needs "
+            f"{audit.n_strata}, one for each score stratum"
+        )
+        return {
+            "found": counts["positives"],
+            "labels": counts["labels"],
+            "total": None,
+            "sentence": f"{counts['positives']:,} matches found in {counts['labels']:,} "
+            f"labels; no estimate of how many remain yet ({why})",
+        }
 
     def estimate_table(self):
         """The estimates logged so far, one row each (after every round, and every call of
@@ -201,9 +299,21 @@ class LabelingSession:
         import pandas as pd
 
         path = self.folder / "estimates.jsonl"
-        rows = [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
-        columns = ["round", "labels", "found", "total", "total_ci", "recall_found",
-                   "recall_found_ci", "precision", "recall", "audit_labels"]
+        rows = (
+            [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
+        )
+        columns = [
+            "round",
+            "labels",
+            "found",
+            "total",
+            "total_ci",
+            "recall_found",
+            "recall_found_ci",
+            "precision",
+            "recall",
+            "audit_labels",
+        ]
         return pd.DataFrame([{c: r.get(c) for c in columns} for r in rows], columns=columns)
 
     def labels(self):
@@ -226,16 +336,22 @@ class LabelingSession:
         """The records of the ``n`` largest clusters of an export (one table)."""
         import pandas as pd
 
-        table = pd.read_csv(Path(folder or self.folder / "export") / "clusters.csv", dtype={"id": str})
+        table = pd.read_csv(
+            Path(folder or self.folder / "export") / "clusters.csv", dtype={"id": str}
+        )
         return table[(table["cluster"] < n) & (table["size"] > 1)]
 
     def matches_frame(self, folder=None):
         """An export's matches with both records' texts, highest score first."""
         import pandas as pd
 
-        matches = pd.read_csv(Path(folder or self.folder / "export") / "matches.csv",
-                              dtype={"left_id": str, "right_id": str})
-        ids = self.pool.pair_ids(matches["left_id"].to_numpy(object), matches["right_id"].to_numpy(object))
+        matches = pd.read_csv(
+            Path(folder or self.folder / "export") / "matches.csv",
+            dtype={"left_id": str, "right_id": str},
+        )
+        ids = self.pool.pair_ids(
+            matches["left_id"].to_numpy(object), matches["right_id"].to_numpy(object)
+        )
         matches["left"], matches["right"] = self.pool.texts(ids)
         return matches.sort_values("score", ascending=False, na_position="first")
 
@@ -247,17 +363,26 @@ class LabelingSession:
 
         result = self.result() or {}
         counts = self.counts()
-        out = {"labels": counts["labels"], "positives": counts["positives"],
-               "unsure": counts["unsure"], "rounds": len(result.get("records", [])),
-               "matches": exported.get("matches"), "clusters": exported.get("clusters"),
-               "threshold": exported.get("threshold"), "matcher": exported.get("chosen"),
-               "matcher_estimates": exported.get("estimates")}
+        out = {
+            "labels": counts["labels"],
+            "positives": counts["positives"],
+            "unsure": counts["unsure"],
+            "rounds": len(result.get("records", [])),
+            "matches": exported.get("matches"),
+            "clusters": exported.get("clusters"),
+            "threshold": exported.get("threshold"),
+            "matcher": exported.get("chosen"),
+            "matcher_estimates": exported.get("estimates"),
+        }
         from .audit import SessionAudit
 
         estimate = self.estimate()
         out["audit_labels"] = SessionAudit(self.folder / "audit").audit_answers(self.store)
         out["est_positives"] = {"point": estimate["total"], "ci": estimate.get("total_ci")}
-        out["est_recall"] = {"point": estimate.get("recall_found"), "ci": estimate.get("recall_found_ci")}
+        out["est_recall"] = {
+            "point": estimate.get("recall_found"),
+            "ci": estimate.get("recall_found_ci"),
+        }
         out["est_sentence"] = estimate["sentence"]
         if oracle_pairs and self.pool.truth_known:
             out.update(match_quality(self, exported))
@@ -270,6 +395,8 @@ class LabelingSession:
         return SessionAudit(self.folder / "audit").coverage_rounds()
 
     def __repr__(self) -> str:
-        return (f"LabelingSession({self.pool.task}: {self.annotator}, {self.config.strategy}, "
-                f"{self.config.budget:,} labels in {len(self.config.schedule())} rounds, "
-                f"{self.folder})")
+        return (
+            f"LabelingSession({self.pool.task}: {self.annotator}, {self.config.strategy}, "
+            f"{self.config.budget:,} labels in {len(self.config.schedule())} rounds, "
+            f"{self.folder})"
+        )

@@ -2,6 +2,7 @@
 process (``nice``: the kernel answering the widget keeps the CPU it needs), exiting when the
 kernel that started it is gone. It is the very :class:`~pairlab.active.loop.ActiveRun` of
 notebook 03, with a :class:`~pairlab.annotators.person.PersonAnnotator` for an annotator."""
+
 from __future__ import annotations
 
 import os
@@ -15,7 +16,15 @@ from ..active.loop import ActiveRun
 from ..annotators.person import PersonAnnotator, SessionStore
 from .audit import SessionAudit
 
-__all__ = ["Job", "run_job", "StatusLog", "EstimateLog", "log_estimate", "recent_positives", "spawn"]
+__all__ = [
+    "Job",
+    "run_job",
+    "StatusLog",
+    "EstimateLog",
+    "log_estimate",
+    "recent_positives",
+    "spawn",
+]
 
 
 @dataclass(frozen=True)
@@ -37,36 +46,60 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
     ``learner`` replaces CosineBERT (tests)."""
     store = SessionStore(job.folder / "labels.sqlite")
     audit = SessionAudit(job.folder / "audit", seed=job.config.seed, coverage=job.coverage)
-    annotator = PersonAnnotator(store, who=job.who, oracle=job.pool if job.oracle else None,
-                                audit_share=job.audit_share, spares=job.spares, audit=audit)
+    annotator = PersonAnnotator(
+        store,
+        who=job.who,
+        oracle=job.pool if job.oracle else None,
+        audit_share=job.audit_share,
+        spares=job.spares,
+        audit=audit,
+    )
     log = EstimateLog(job.folder, audit, store)
-    run = ActiveRun(job.config, {"train": job.pool}, {}, job.folder / "run", annotator=annotator,
-                    learner=learner, callbacks=[StatusLog(store), log, *callbacks])
+    run = ActiveRun(
+        job.config,
+        {"train": job.pool},
+        {},
+        job.folder / "run",
+        annotator=annotator,
+        learner=learner,
+        callbacks=[StatusLog(store), log, *callbacks],
+    )
     try:
         return run.run()
     finally:
-        store.set_status("worker", "finished" if (job.folder / "run" / "result.json").is_file()
-                         else "stopped")
+        store.set_status(
+            "worker", "finished" if (job.folder / "run" / "result.json").is_file() else "stopped"
+        )
 
 
 class StatusLog:
     """A loop callback writing what the loop is doing to the session store, for the widget."""
 
-    LABELS = {"embed": "embedding the records", "search": "searching candidate pairs",
-              "select": "choosing pairs", "annotate": "waiting for your answers",
-              "train": "training the model", "export": "exporting the model",
-              "evaluate": "evaluating"}
+    LABELS = {
+        "embed": "embedding the records",
+        "search": "searching candidate pairs",
+        "select": "choosing pairs",
+        "annotate": "waiting for your answers",
+        "train": "training the model",
+        "export": "exporting the model",
+        "evaluate": "evaluating",
+    }
 
     def __init__(self, store: SessionStore):
         self.store = store
 
     def __call__(self, event: str, **p) -> None:
         if event == "stage_started":
-            self.store.set_status("worker", f"round {p['round']}: {self.LABELS.get(p['stage'], p['stage'])}")
+            self.store.set_status(
+                "worker", f"round {p['round']}: {self.LABELS.get(p['stage'], p['stage'])}"
+            )
         elif event == "round_finished":
             r = p["record"]
-            self.store.set_status("worker", f"round {r['round']} done: {r['labels']:,} labels, "
-                                            f"{r['positives_found']:,} matches")
+            self.store.set_status(
+                "worker",
+                f"round {r['round']} done: {r['labels']:,} labels, "
+                f"{r['positives_found']:,} matches",
+            )
         elif event == "run_finished":
             self.store.set_status("worker", "finished: every round is labelled")
 
@@ -83,7 +116,9 @@ class EstimateLog:
             log_estimate(self.folder, self.audit, self.store, round=p["record"]["round"])
 
 
-def log_estimate(folder: Path, audit: SessionAudit, store: SessionStore, *, round=None) -> dict | None:
+def log_estimate(
+    folder: Path, audit: SessionAudit, store: SessionStore, *, round=None
+) -> dict | None:
     """The estimate now (:meth:`SessionAudit.estimate`) with its stopping sentence, appended to
     ``estimates.jsonl`` and shown by the widget; None before any audit answer."""
     import json
@@ -94,8 +129,12 @@ def log_estimate(folder: Path, audit: SessionAudit, store: SessionStore, *, roun
     if estimate is None:
         return None
     counts = store.counts()
-    estimate = {"round": round, "labels": counts["labels"], **estimate,
-                "recent": recent_positives(store)}
+    estimate = {
+        "round": round,
+        "labels": counts["labels"],
+        **estimate,
+        "recent": recent_positives(store),
+    }
     estimate["sentence"] = stopping_sentence(estimate)
     with open(folder / "estimates.jsonl", "a") as out:
         out.write(json.dumps(estimate) + "\n")
@@ -118,7 +157,11 @@ def spawn(job: Job):
     import multiprocessing
 
     process = multiprocessing.get_context("spawn").Process(
-        target=_work, args=(job, os.getpid()), name=f"pairlab-session-{job.folder.name}", daemon=True)
+        target=_work,
+        args=(job, os.getpid()),
+        name=f"pairlab-session-{job.folder.name}",
+        daemon=True,
+    )
     process.start()
     return process
 

@@ -6,5 +6,15 @@ cost calculator (:mod:`.cost_calculator`) and the person's side of a labelling s
 (:mod:`.labeller`).
 Widgets load ipywidgets and plotly only where they are used: import the submodules."""
 
-__all__ = ["adaptivity_plots", "browser", "cost_calculator", "dashboard", "keycatcher", "labeller", "labels", "plots",
-           "ranker_plots", "review"]
+__all__ = [
+    "adaptivity_plots",
+    "browser",
+    "cost_calculator",
+    "dashboard",
+    "keycatcher",
+    "labeller",
+    "labels",
+    "plots",
+    "ranker_plots",
+    "review",
+]

@@ -2,6 +2,7 @@
 you choose, one at a time, each judgement written to a :class:`~pairlab.widgets.labels.LabelStore`
 at once, the corrected precision of paper eq. 14 updated as you mark (the computations are
 :mod:`pairlab.widgets.review`'s)."""
+
 from __future__ import annotations
 
 import html
@@ -14,13 +15,23 @@ import pandas as pd
 from ..data.loaders import Pool
 from ..evaluation.strata import EvalSet
 from .labels import MARKS, STRATA, LabelStore, check_name
-from .review import (check_recall, check_scores, compute_corrected, compute_putative,
-                     compute_threshold, highlight_differences, with_texts_and_marks)
+from .review import (
+    check_recall,
+    check_scores,
+    compute_corrected,
+    compute_putative,
+    compute_threshold,
+    highlight_differences,
+    with_texts_and_marks,
+)
 
 __all__ = ["FalsePositiveBrowser", "RunPicker"]
 
-_LABELS = {"real_error": ("real error", "danger"),  # mark: (button text, button style)
-           "actually_positive": ("actually positive", "success"), "unsure": ("unsure", "")}
+_LABELS = {
+    "real_error": ("real error", "danger"),  # mark: (button text, button style)
+    "actually_positive": ("actually positive", "success"),
+    "unsure": ("unsure", ""),
+}
 _KEYS = {"e": "real_error", "p": "actually_positive", "u": "unsure", "n": 1, "b": -1}
 _KEYS_HELP = "keys: e = real error, p = actually positive, u = unsure, n = next, b = back"
 
@@ -41,9 +52,19 @@ class FalsePositiveBrowser:
     the browser's lock and the label store is thread-safe.
     """
 
-    def __init__(self, pool: Pool, eval_set: EvalSet, scores: Mapping, *, model_id: str,
-                 store: LabelStore, annotator: str = "anonymous", recall: float = 0.2,
-                 order: str = "random", seed: int = 0):
+    def __init__(
+        self,
+        pool: Pool,
+        eval_set: EvalSet,
+        scores: Mapping,
+        *,
+        model_id: str,
+        store: LabelStore,
+        annotator: str = "anonymous",
+        recall: float = 0.2,
+        order: str = "random",
+        seed: int = 0,
+    ):
         import ipywidgets as widgets  # optional dependency: only the widget needs it
 
         check_recall(recall)
@@ -55,7 +76,9 @@ class FalsePositiveBrowser:
         self.model_id, self.annotator, self.order, self.seed = model_id, annotator, order, seed
         self._scores = check_scores(eval_set, scores)
         self._where = {"task": pool.task, "split": pool.split, "model_id": model_id}
-        self._pairs = compute_putative(eval_set, self._scores, np.inf)  # empty until the first refresh
+        self._pairs = compute_putative(
+            eval_set, self._scores, np.inf
+        )  # empty until the first refresh
         self._pos = 0
         self._shown = None  # the pair last on show: kept through a filter that lists none
         self._lock = threading.RLock()
@@ -72,9 +95,14 @@ class FalsePositiveBrowser:
         left, right = self.pool.texts(np.array([row["pair_id"]], dtype=np.int64))
         mine = self.store.marks(**self._where, annotator=self.annotator)
         marks = mine.loc[mine["pair_id"] == row["pair_id"], "mark"]
-        return {"pair_id": int(row["pair_id"]), "stratum": str(row["stratum"]),
-                "score": float(row["score"]), "left": str(left[0]), "right": str(right[0]),
-                "mark": marks.iloc[-1] if len(marks) else None}
+        return {
+            "pair_id": int(row["pair_id"]),
+            "stratum": str(row["stratum"]),
+            "score": float(row["score"]),
+            "left": str(left[0]),
+            "right": str(right[0]),
+            "mark": marks.iloc[-1] if len(marks) else None,
+        }
 
     def table(self) -> pd.DataFrame:
         """The pairs being browsed (putative false positives at the current threshold and
@@ -88,13 +116,18 @@ class FalsePositiveBrowser:
         (``marked``, unsure included)."""
         threshold = compute_threshold(self._scores["positive"], self.slider.value)
         putative = compute_putative(self.eval_set, self._scores, threshold)["pair_id"]
-        summary = compute_corrected(self.eval_set, self._scores, self.slider.value,
-                             self.store.counts(**self._where, pair_ids=putative))
+        summary = compute_corrected(
+            self.eval_set,
+            self._scores,
+            self.slider.value,
+            self.store.counts(**self._where, pair_ids=putative),
+        )
         marks = self.store.marks(**self._where)
         marks = marks[marks["pair_id"].isin(putative)]  # the pairs the correction counts
         summary["recall"] = float(self.slider.value)
-        summary["marked"] = {s: int(marks["pair_id"][marks["stratum"] == s].nunique())
-                             for s in STRATA}
+        summary["marked"] = {
+            s: int(marks["pair_id"][marks["stratum"] == s].nunique()) for s in STRATA
+        }
         return summary
 
     # -- actions ------------------------------------------------------------------------------
@@ -105,9 +138,15 @@ class FalsePositiveBrowser:
             pair = self.current()
             if pair is None:
                 return None
-            row = self.store.add(pair["pair_id"], **self._where, stratum=pair["stratum"],
-                                 mark=mark, annotator=self.annotator, left_text=pair["left"],
-                                 right_text=pair["right"])
+            row = self.store.add(
+                pair["pair_id"],
+                **self._where,
+                stratum=pair["stratum"],
+                mark=mark,
+                annotator=self.annotator,
+                left_text=pair["left"],
+                right_text=pair["right"],
+            )
             self.step(1)
             return row
 
@@ -141,27 +180,46 @@ class FalsePositiveBrowser:
     # -- wiring -------------------------------------------------------------------------------
 
     def _build(self, widgets, recall: float) -> None:
-        self.slider = widgets.FloatSlider(value=recall, min=min(0.05, recall), max=1.0, step=0.05,
-                                          description="recall", continuous_update=False,
-                                          readout_format=".2f")
-        self.stratum = widgets.ToggleButtons(options=["all", *STRATA], value="all",
-                                             description="stratum")
+        self.slider = widgets.FloatSlider(
+            value=recall,
+            min=min(0.05, recall),
+            max=1.0,
+            step=0.05,
+            description="recall",
+            continuous_update=False,
+            readout_format=".2f",
+        )
+        self.stratum = widgets.ToggleButtons(
+            options=["all", *STRATA], value="all", description="stratum"
+        )
         self.prev_button = widgets.Button(description="◀ back", tooltip="back (b)")
         self.next_button = widgets.Button(description="next ▶", tooltip="next (n)")
         self.position = widgets.Label()
         self.pair = widgets.HTML()
         key_of = {action: key for key, action in _KEYS.items()}
-        self.buttons = {m: widgets.Button(description=_LABELS[m][0], button_style=_LABELS[m][1],
-                                          tooltip=f"{_LABELS[m][0]} ({key_of[m]})") for m in MARKS}
+        self.buttons = {
+            m: widgets.Button(
+                description=_LABELS[m][0],
+                button_style=_LABELS[m][1],
+                tooltip=f"{_LABELS[m][0]} ({key_of[m]})",
+            )
+            for m in MARKS
+        }
         from .keycatcher import KeyCatcher
 
         self.keys = KeyCatcher(_KEYS_HELP, layout=widgets.Layout(width="60%"))
         self.summary = widgets.HTML()
-        for widget, name in ((self.slider, "recall"), (self.stratum, "stratum"),
-                             (self.prev_button, "back"), (self.next_button, "next"),
-                             (self.position, "position"), (self.pair, "pair"),
-                             (self.keys, "keys"), (self.summary, "summary"),
-                             *((b, f"mark-{m}") for m, b in self.buttons.items())):
+        for widget, name in (
+            (self.slider, "recall"),
+            (self.stratum, "stratum"),
+            (self.prev_button, "back"),
+            (self.next_button, "next"),
+            (self.position, "position"),
+            (self.pair, "pair"),
+            (self.keys, "keys"),
+            (self.summary, "summary"),
+            *((b, f"mark-{m}") for m, b in self.buttons.items()),
+        ):
             widget.add_class(f"pairlab-fp-{name}")  # stable handles for the browser tests
         self.slider.observe(lambda _: self._refresh(), names="value")
         self.stratum.observe(lambda _: self._refresh(), names="value")
@@ -170,10 +228,16 @@ class FalsePositiveBrowser:
         for m, button in self.buttons.items():
             button.on_click(lambda _, m=m: self.mark(m))
         self.keys.on_key(self.press)
-        self.widget = widgets.VBox([
-            widgets.HBox([self.slider, self.stratum]),
-            widgets.HBox([self.prev_button, self.position, self.next_button]),
-            self.pair, widgets.HBox(list(self.buttons.values())), self.keys, self.summary])
+        self.widget = widgets.VBox(
+            [
+                widgets.HBox([self.slider, self.stratum]),
+                widgets.HBox([self.prev_button, self.position, self.next_button]),
+                self.pair,
+                widgets.HBox(list(self.buttons.values())),
+                self.keys,
+                self.summary,
+            ]
+        )
         self.widget.add_class("pairlab-fp-browser")
 
     def _refresh(self) -> None:
@@ -188,8 +252,9 @@ class FalsePositiveBrowser:
         if self.stratum.value != "all":
             pairs = pairs[pairs["stratum"] == self.stratum.value]
         if self.order == "random":
-            pairs = pairs.iloc[np.argsort(_hash(pairs["pair_id"].to_numpy(), self.seed),
-                                          kind="stable")]
+            pairs = pairs.iloc[
+                np.argsort(_hash(pairs["pair_id"].to_numpy(), self.seed), kind="stable")
+            ]
         self._pairs = pairs.reset_index(drop=True)
         at = np.flatnonzero(self._pairs["pair_id"].to_numpy() == self._shown)
         self._pos = int(at[0]) if len(at) else 0
@@ -214,8 +279,9 @@ class RunPicker:
     Browsers are built on first pick and kept, so moving between runs keeps each one's place.
     """
 
-    def __init__(self, runs: Mapping, *, store: LabelStore, annotator: str = "anonymous",
-                 recall: float = 0.2):
+    def __init__(
+        self, runs: Mapping, *, store: LabelStore, annotator: str = "anonymous", recall: float = 0.2
+    ):
         import ipywidgets as widgets
 
         if not runs:
@@ -238,9 +304,15 @@ class RunPicker:
         name = self.dropdown.value
         if name not in self.browsers:
             pool, eval_set, scores, model_id = self.runs[name]
-            self.browsers[name] = FalsePositiveBrowser(pool, eval_set, scores, model_id=model_id,
-                                                       store=self.store, annotator=self.annotator,
-                                                       recall=self.recall)
+            self.browsers[name] = FalsePositiveBrowser(
+                pool,
+                eval_set,
+                scores,
+                model_id=model_id,
+                store=self.store,
+                annotator=self.annotator,
+                recall=self.recall,
+            )
         self.widget.children = [self.dropdown, self.browsers[name].widget]
 
     def _ipython_display_(self):
@@ -263,18 +335,21 @@ def _pair_html(pair: dict) -> str:
     left, right = highlight_differences(pair["left"], pair["right"])
     box = "flex:1;border:1px solid #ccc;border-radius:4px;padding:0.5em"
     mark = _LABELS[pair["mark"]][0] if pair["mark"] else "not marked"
-    return (f"<div style='display:flex;gap:1em'><div style='{box}'>{left}</div>"
-            f"<div style='{box}'>{right}</div></div>"
-            f"<div style='color:#666'>pair {pair['pair_id']} · {pair['stratum']} · "
-            f"score {pair['score']:.4f} · {html.escape(mark)}</div>")
+    return (
+        f"<div style='display:flex;gap:1em'><div style='{box}'>{left}</div>"
+        f"<div style='{box}'>{right}</div></div>"
+        f"<div style='color:#666'>pair {pair['pair_id']} · {pair['stratum']} · "
+        f"score {pair['score']:.4f} · {html.escape(mark)}</div>"
+    )
 
 
 def _summary_html(s: dict) -> str:
     low, high = s["ci"]
-    return (f"recall {s['recall']:.2f} · threshold {s['threshold']:.4f} · putative false "
-            f"positives: {s['fp_near']} near, {s['fp_rand']:.1f} estimated from rand<br>"
-            f"imputed precision <b>{s['imputed_precision']:.4f}</b> · corrected precision "
-            f"<b>{s['precision']:.4f}</b> [{low:.4f}, {high:.4f}] (95%)<br>"
-            f"marked pairs: near {s['marked']['near']}, rand {s['marked']['rand']} · "
-            f"real-error share: near {s['p_near']:.2f}, rand {s['p_rand']:.2f}")
-
+    return (
+        f"recall {s['recall']:.2f} · threshold {s['threshold']:.4f} · putative false "
+        f"positives: {s['fp_near']} near, {s['fp_rand']:.1f} estimated from rand<br>"
+        f"imputed precision <b>{s['imputed_precision']:.4f}</b> · corrected precision "
+        f"<b>{s['precision']:.4f}</b> [{low:.4f}, {high:.4f}] (95%)<br>"
+        f"marked pairs: near {s['marked']['near']}, rand {s['marked']['rand']} · "
+        f"real-error share: near {s['p_near']:.2f}, rand {s['p_rand']:.2f}"
+    )

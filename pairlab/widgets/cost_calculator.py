@@ -2,6 +2,7 @@
 readers): sliders for assessments per hour, the annotator's, GPU and CPU dollars per hour, and
 the budget-aware figure redrawn live from the runs' measured assessments and hours. Under
 papermill nobody moves a slider, so the figure shows the defaults it was built with."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -13,10 +14,12 @@ from .ranker_plots import cost_figure
 __all__ = ["CostCalculator", "SLIDERS"]
 
 # Budget field -> (label, min, max, step)
-SLIDERS = {"assessments_per_hour": ("assessments / h", 5.0, 300.0, 5.0),
-           "annotator_per_hour": ("annotator $ / h", 0.0, 200.0, 1.0),
-           "gpu_per_hour": ("GPU $ / h", 0.0, 10.0, 0.01),
-           "cpu_per_hour": ("CPU $ / h", 0.0, 2.0, 0.001)}
+SLIDERS = {
+    "assessments_per_hour": ("assessments / h", 5.0, 300.0, 5.0),
+    "annotator_per_hour": ("annotator $ / h", 0.0, 200.0, 1.0),
+    "gpu_per_hour": ("GPU $ / h", 0.0, 10.0, 0.01),
+    "cpu_per_hour": ("CPU $ / h", 0.0, 2.0, 0.001),
+}
 
 
 class CostCalculator:
@@ -28,16 +31,30 @@ class CostCalculator:
         import plotly.graph_objects as go
 
         self.frame = frame
-        self.sliders = {name: w.FloatSlider(value=getattr(budget, name), min=low, max=high,
-                                            step=step, description=label, continuous_update=False,
-                                            style={"description_width": "110px"})
-                        for name, (label, low, high, step) in SLIDERS.items()}
+        self.sliders = {
+            name: w.FloatSlider(
+                value=getattr(budget, name),
+                min=low,
+                max=high,
+                step=step,
+                description=label,
+                continuous_update=False,
+                style={"description_width": "110px"},
+            )
+            for name, (label, low, high, step) in SLIDERS.items()
+        }
         self.figure = go.FigureWidget(cost_figure(with_costs(frame, budget)))
         self.summary = w.HTML()
         for slider in self.sliders.values():
             slider.observe(self.redraw, names="value")
-        self.widget = w.VBox([w.HBox(list(self.sliders.values())[:2]),
-                              w.HBox(list(self.sliders.values())[2:]), self.summary, self.figure])
+        self.widget = w.VBox(
+            [
+                w.HBox(list(self.sliders.values())[:2]),
+                w.HBox(list(self.sliders.values())[2:]),
+                self.summary,
+                self.figure,
+            ]
+        )
         self.widget.add_class("pairlab-cost-calculator")
         self.summary.value = self._summary(budget)
 
@@ -69,9 +86,14 @@ class CostCalculator:
         parts = []
         for task, rows in last.groupby("task", sort=False):
             totals = rows.groupby("strategy", sort=False)["total_cost"].mean()
-            parts.append(f"<b>{task}</b>: " + ", ".join(f"{s} ${v:,.0f}" for s, v in totals.items()))
-        return ("total cost at the largest size · " + " · ".join(parts)
-                + f" <i>(at {budget.assessments_per_hour:g} assessments an hour)</i>")
+            parts.append(
+                f"<b>{task}</b>: " + ", ".join(f"{s} ${v:,.0f}" for s, v in totals.items())
+            )
+        return (
+            "total cost at the largest size · "
+            + " · ".join(parts)
+            + f" <i>(at {budget.assessments_per_hour:g} assessments an hour)</i>"
+        )
 
     def _ipython_display_(self):
         from IPython.display import display

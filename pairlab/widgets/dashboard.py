@@ -7,6 +7,7 @@ positives still unlabelled that the round's candidates held) and the stage-time 
 (or half-finished) run folders the same way. Without a widget frontend (papermill, a terminal)
 it is harmless: the notebook prints and saves static figures alongside.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,18 +26,31 @@ class RunDashboard:
         import ipywidgets as w
         import plotly.graph_objects as go
 
-        self.progress = w.IntProgress(value=0, min=0, max=max(total_rounds, 1),
-                                      description="rounds", bar_style="info")
+        self.progress = w.IntProgress(
+            value=0, min=0, max=max(total_rounds, 1), description="rounds", bar_style="info"
+        )
         self.status = w.HTML(f"<b>{title}</b>: waiting for the first round")
         self.times = w.HTML()
         self.recall = w.HTML()
-        self.figure = go.FigureWidget(layout=dict(
-            height=360, margin=dict(l=50, r=20, t=40, b=40), title="dev AP after each round",
-            xaxis_title="labels collected", yaxis_title="dev all-pairs AP", template="plotly_white"))
+        self.figure = go.FigureWidget(
+            layout=dict(
+                height=360,
+                margin=dict(l=50, r=20, t=40, b=40),
+                title="dev AP after each round",
+                xaxis_title="labels collected",
+                yaxis_title="dev all-pairs AP",
+                template="plotly_white",
+            )
+        )
         self.widget = w.VBox([self.status, self.progress, self.figure, self.recall, self.times])
-        for widget, name in ((self.widget, ""), (self.status, "-status"),
-                             (self.progress, "-progress"), (self.figure, "-figure"),
-                             (self.recall, "-recall"), (self.times, "-times")):
+        for widget, name in (
+            (self.widget, ""),
+            (self.status, "-status"),
+            (self.progress, "-progress"),
+            (self.figure, "-figure"),
+            (self.recall, "-recall"),
+            (self.times, "-times"),
+        ):
             widget.add_class(f"pairlab-dashboard{name}")  # stable handles for the browser tests
         self.title = title
         self._traces: dict[tuple, int] = {}
@@ -55,7 +69,9 @@ class RunDashboard:
             self._stage_now = f" · round {p['round']}: {p['stage']} took {p['seconds']:.1f} s"
             self.status.value = self._status(key, None)
         elif event == "run_finished":
-            self.progress.bar_style = "success" if self.progress.value >= self.progress.max else "info"
+            self.progress.bar_style = (
+                "success" if self.progress.value >= self.progress.max else "info"
+            )
 
     def _add_round(self, key, record: dict) -> None:
         self.progress.value = min(self.progress.value + 1, self.progress.max)
@@ -70,15 +86,22 @@ class RunDashboard:
             return
         dev = record["dev"]
         if key not in self._traces:
-            self.figure.add_scatter(x=[], y=[], mode="lines+markers", name="/".join(map(str, key)),
-                                    error_y=dict(type="data", symmetric=False, array=[], arrayminus=[]))
+            self.figure.add_scatter(
+                x=[],
+                y=[],
+                mode="lines+markers",
+                name="/".join(map(str, key)),
+                error_y=dict(type="data", symmetric=False, array=[], arrayminus=[]),
+            )
             self._traces[key] = len(self.figure.data) - 1
         trace = self.figure.data[self._traces[key]]
         with self.figure.batch_update():
             trace.x = tuple(trace.x) + (record["labels"],)
             trace.y = tuple(trace.y) + (dev["ap"],)
             trace.error_y.array = tuple(trace.error_y.array or ()) + (dev["ap_ci"][1] - dev["ap"],)
-            trace.error_y.arrayminus = tuple(trace.error_y.arrayminus or ()) + (dev["ap"] - dev["ap_ci"][0],)
+            trace.error_y.arrayminus = tuple(trace.error_y.arrayminus or ()) + (
+                dev["ap"] - dev["ap_ci"][0],
+            )
 
     def _status(self, key, record) -> str:
         who = "/".join(map(str, key))
@@ -88,12 +111,14 @@ class RunDashboard:
         ap = f"dev AP {dev['ap']:.3f}" if dev else "not evaluated this round"
         recall = record.get("candidate_recall")
         reach = "" if recall is None else f" · candidate recall {recall:.0%}"
-        return (f"<b>{self.title}</b> · {who} · round {record['round']} · "
-                f"{record['labels']:,} labels · {record['positives_found']:,} positives found · "
-                f"{ap}{reach}")
+        return (
+            f"<b>{self.title}</b> · {who} · round {record['round']} · "
+            f"{record['labels']:,} labels · {record['positives_found']:,} positives found · "
+            f"{ap}{reach}"
+        )
 
     @classmethod
-    def open(cls, folder, *, title: str | None = None) -> "RunDashboard":
+    def open(cls, folder, *, title: str | None = None) -> RunDashboard:
         """A dashboard of the run folder ``folder``, or of every run folder under it: the bar
         counts the rounds done of those the runs' configs plan, and turns green when every
         run has finished (its ``result.json`` written)."""
@@ -124,10 +149,12 @@ def _recall_table(recalls: dict) -> str:
     rounds = sorted({r for by_round in recalls.values() for r in by_round})
     head = "".join(f"<th style='padding:0 8px'>{r}</th>" for r in rounds)
     rows = "".join(
-        f"<tr><td>{'/'.join(map(str, key))}</td>" + "".join(
-            f"<td style='padding:0 8px'>{_percent(by_round.get(r))}</td>" for r in rounds) + "</tr>"
-        for key, by_round in recalls.items())
-    return (f"<table><tr><th>candidate recall, round</th>{head}</tr>{rows}</table>")
+        f"<tr><td>{'/'.join(map(str, key))}</td>"
+        + "".join(f"<td style='padding:0 8px'>{_percent(by_round.get(r))}</td>" for r in rounds)
+        + "</tr>"
+        for key, by_round in recalls.items()
+    )
+    return f"<table><tr><th>candidate recall, round</th>{head}</tr>{rows}</table>"
 
 
 def _percent(value) -> str:
@@ -139,5 +166,7 @@ def _times_table(last: dict, totals: dict) -> str:
     head = "".join(f"<th style='padding:0 8px'>{s}</th>" for s in stages)
     row_last = "".join(f"<td style='padding:0 8px'>{last.get(s, 0.0):.1f}</td>" for s in stages)
     row_total = "".join(f"<td style='padding:0 8px'>{totals[s]:.0f}</td>" for s in stages)
-    return (f"<table><tr><th>seconds</th>{head}</tr><tr><td>last round</td>{row_last}</tr>"
-            f"<tr><td>all rounds</td>{row_total}</tr></table>")
+    return (
+        f"<table><tr><th>seconds</th>{head}</tr><tr><td>last round</td>{row_last}</tr>"
+        f"<tr><td>all rounds</td>{row_total}</tr></table>"
+    )

@@ -6,6 +6,7 @@ became real error, real error, actually positive). Here the browser sends each `
 own message and never keeps text, so there is nothing to read twice. Auto-repeat of a held key is
 ignored: one press, one action.
 """
+
 from __future__ import annotations
 
 import anywidget

@@ -15,6 +15,7 @@ of what is shown holds one lock, and the key path does only the answer, the next
 and its HTML: the counts and plot follow from the refresher, so a key press costs a few
 milliseconds however long the session.
 """
+
 from __future__ import annotations
 
 import html
@@ -29,15 +30,21 @@ from ..annotators.person import ANSWERS, QueueItem, SessionStore
 __all__ = ["LabellingWidget", "record_html", "shared_words", "sparkline_svg", "elapsed"]
 
 KEYS_HELP = "click here, then keys: y match · n not a match · u unsure · p previous"
-_BUTTONS = (("y", "match (y)", "success"), ("n", "not a match (n)", "danger"),
-            ("u", "unsure (u)", ""), ("p", "previous (p)", "info"))
+_BUTTONS = (
+    ("y", "match (y)", "success"),
+    ("n", "not a match (n)", "danger"),
+    ("u", "unsure (u)", ""),
+    ("p", "previous (p)", "info"),
+)
 _WORD = re.compile(r"(\w+)")
 _FIELD = re.compile(r"^([^\s:|][^:|]{0,39}): ")  # "title: ..." as items.load_items writes it
 _SEPARATOR = " | "  # pairlab.data.items.SEPARATOR
-_BOX = ("flex:1 1 0;min-width:0;box-sizing:border-box;border:1px solid #bbb;border-radius:4px;"
-        "padding:0.4em 0.6em;max-height:22em;overflow-y:auto;overflow-wrap:anywhere")
+_BOX = (
+    "flex:1 1 0;min-width:0;box-sizing:border-box;border:1px solid #bbb;border-radius:4px;"
+    "padding:0.4em 0.6em;max-height:22em;overflow-y:auto;overflow-wrap:anywhere"
+)
 _SETTLE = 0.05  # seconds the refresher lets an answer's burst settle before it reads the counts
-_LIVE: "weakref.WeakValueDictionary[tuple, LabellingWidget]" = weakref.WeakValueDictionary()
+_LIVE: weakref.WeakValueDictionary[tuple, LabellingWidget] = weakref.WeakValueDictionary()
 
 
 class LabellingWidget:
@@ -47,8 +54,16 @@ class LabellingWidget:
     looks at the store (new pairs, counts, the worker's status). Building a second widget on the
     same store and annotator (a cell run again) closes the first."""
 
-    def __init__(self, store: SessionStore, texts, *, annotator: str = "person",
-                 left_title: str = "left", right_title: str = "right", poll: float = 0.25):
+    def __init__(
+        self,
+        store: SessionStore,
+        texts,
+        *,
+        annotator: str = "person",
+        left_title: str = "left",
+        right_title: str = "right",
+        poll: float = 0.25,
+    ):
         if not isinstance(store, SessionStore):
             raise TypeError(f"store must be a SessionStore, got {type(store).__name__}")
         if not callable(texts):
@@ -63,7 +78,9 @@ class LabellingWidget:
         self._item: QueueItem | None = None  # the pair on show, None while waiting
         self._after = 0  # every queued pair up to this seq has an answer
         self._shown_at = 0.0  # time.monotonic() when the pair on show was shown
-        self._views = 0  # pairs shown so far: a new number per view, for the page to tell views apart
+        self._views = (
+            0  # pairs shown so far: a new number per view, for the page to tell views apart
+        )
         self._points = _curve(store.history())  # (labels, positives) after each change
         self._wake, self._stop = threading.Event(), threading.Event()
         self.error: Exception | None = None  # the refresher's last failure, None after a success
@@ -160,14 +177,18 @@ class LabellingWidget:
             markup = pair_html(str(left), str(right), titles=self.titles)
         except Exception as error:  # nothing on show, so no key can answer a pair not shown
             self._item, self.error = None, error
-            self.pair.value = (f"<div class='pairlab-label-error' style='color:#b00'>the texts "
-                               f"of pair {int(item.pair_id)} could not be read: "
-                               f"{html.escape(repr(error))}</div>")
+            self.pair.value = (
+                f"<div class='pairlab-label-error' style='color:#b00'>the texts "
+                f"of pair {int(item.pair_id)} could not be read: "
+                f"{html.escape(repr(error))}</div>"
+            )
             return
         self._views += 1
         self._item, self._shown_at = item, time.monotonic()
-        self.pair.value = (f"<div class='pairlab-label-view' data-pair='{int(item.pair_id)}' "
-                           f"data-view='{self._views}'>{markup}</div>")
+        self.pair.value = (
+            f"<div class='pairlab-label-view' data-pair='{int(item.pair_id)}' "
+            f"data-view='{self._views}'>{markup}</div>"
+        )
 
     def _refresh(self) -> None:
         """Counts, plot and status from the store; a newly posted pair if the widget waits."""
@@ -193,8 +214,9 @@ class LabellingWidget:
                 self.error = None
             except Exception as error:  # a texts() or store error: shown, and tried again
                 self.error = error
-                self.status.value = (f"<span style='color:#b00'>refresh failed: "
-                                     f"{html.escape(repr(error))}</span>")
+                self.status.value = (
+                    f"<span style='color:#b00'>refresh failed: {html.escape(repr(error))}</span>"
+                )
                 if self._stop.wait(self.poll):
                     return
 
@@ -208,24 +230,43 @@ class LabellingWidget:
 
         self.status, self.pair = w.HTML(), w.HTML(layout=w.Layout(width="auto"))
         self.guide = w.HTML()
-        self.buttons = {key: w.Button(description=text, button_style=style,
-                                      tooltip=text, layout=w.Layout(width="auto"))
-                        for key, text, style in _BUTTONS}
+        self.buttons = {
+            key: w.Button(
+                description=text, button_style=style, tooltip=text, layout=w.Layout(width="auto")
+            )
+            for key, text, style in _BUTTONS
+        }
         self.keys = KeyCatcher(KEYS_HELP, layout=w.Layout(width="34em"))
         self.counts_html, self.plot = w.HTML(), w.HTML()
         for key, button in self.buttons.items():
             button.on_click(lambda _, key=key: self.press(key))
         self.keys.on_key(self.press)
-        rows = [w.HBox([*self.buttons.values(), self.keys]),
-                w.HBox([self.counts_html, self.plot], layout=w.Layout(align_items="center"))]
+        rows = [
+            w.HBox([*self.buttons.values(), self.keys]),
+            w.HBox([self.counts_html, self.plot], layout=w.Layout(align_items="center")),
+        ]
         self.widget = w.VBox([self.status, self.pair, *rows, self.guide])
-        self._widgets = [self.widget, *rows, self.status, self.pair, self.keys, self.counts_html,
-                         self.plot, self.guide, *self.buttons.values()]
-        for widget, name in ((self.widget, ""), (self.status, "-status"), (self.pair, "-pair"),
-                             (self.guide, "-guide"),
-                             (self.keys, "-keys"), (self.counts_html, "-counts"),
-                             (self.plot, "-plot"),
-                             *((b, f"-button-{k}") for k, b in self.buttons.items())):
+        self._widgets = [
+            self.widget,
+            *rows,
+            self.status,
+            self.pair,
+            self.keys,
+            self.counts_html,
+            self.plot,
+            self.guide,
+            *self.buttons.values(),
+        ]
+        for widget, name in (
+            (self.widget, ""),
+            (self.status, "-status"),
+            (self.pair, "-pair"),
+            (self.guide, "-guide"),
+            (self.keys, "-keys"),
+            (self.counts_html, "-counts"),
+            (self.plot, "-plot"),
+            *((b, f"-button-{k}") for k, b in self.buttons.items()),
+        ):
             widget.add_class(f"pairlab-label{name}")  # stable handles for the browser tests
 
 
@@ -244,8 +285,9 @@ def record_html(text: str, shared: set[str]) -> str:
     fields = _fields(text)
     if fields is None:
         return _marked(text, shared)
-    return "".join(f"<div><b>{html.escape(name)}</b>: {_marked(value, shared)}</div>"
-                   for name, value in fields)
+    return "".join(
+        f"<div><b>{html.escape(name)}</b>: {_marked(value, shared)}</div>" for name, value in fields
+    )
 
 
 def pair_html(left: str, right: str, *, titles=("left", "right")) -> str:
@@ -254,9 +296,12 @@ def pair_html(left: str, right: str, *, titles=("left", "right")) -> str:
     boxes = "".join(
         f"<div class='pairlab-label-record' style='{_BOX}'><div style='color:#666;font-size:85%'>"
         f"{html.escape(title)}</div>{record_html(text, shared)}</div>"
-        for title, text in zip(titles, (left, right)))
-    return (f"<div style='display:flex;gap:0.8em;align-items:stretch;width:100%;"
-            f"line-height:1.45'>{boxes}</div>")
+        for title, text in zip(titles, (left, right))
+    )
+    return (
+        f"<div style='display:flex;gap:0.8em;align-items:stretch;width:100%;"
+        f"line-height:1.45'>{boxes}</div>"
+    )
 
 
 def sparkline_svg(points, *, width: int = 260, height: int = 70, most: int = 300) -> str:
@@ -270,17 +315,22 @@ def sparkline_svg(points, *, width: int = 260, height: int = 70, most: int = 300
     x_max = max(max(p[0] for p in points), 1)
     y_max = max(max(p[1] for p in points), 1)
     pad = 4
-    xy = " ".join(f"{pad + (width - 2 * pad) * x / x_max:.1f},"
-                  f"{height - pad - (height - 2 * pad) * y / y_max:.1f}" for x, y in points)
+    xy = " ".join(
+        f"{pad + (width - 2 * pad) * x / x_max:.1f},"
+        f"{height - pad - (height - 2 * pad) * y / y_max:.1f}"
+        for x, y in points
+    )
     labels, positives = points[-1]
-    return (f"<svg class='pairlab-label-sparkline' width='{width}' height='{height}' "
-            f"viewBox='0 0 {width} {height}' role='img' aria-label='positives found against "
-            f"labels'><rect x='0.5' y='0.5' width='{width - 1}' height='{height - 1}' "
-            "fill='none' stroke='#ddd'/>"
-            f"<polyline points='{xy}' fill='none' stroke='#2a7ab9' stroke-width='1.5'/>"
-            f"<text x='{pad + 2}' y='14' font-size='11' fill='#555'>{positives} positives</text>"
-            f"<text x='{width - pad - 2}' y='{height - pad - 2}' font-size='11' fill='#555' "
-            f"text-anchor='end'>{labels} labels</text></svg>")
+    return (
+        f"<svg class='pairlab-label-sparkline' width='{width}' height='{height}' "
+        f"viewBox='0 0 {width} {height}' role='img' aria-label='positives found against "
+        f"labels'><rect x='0.5' y='0.5' width='{width - 1}' height='{height - 1}' "
+        "fill='none' stroke='#ddd'/>"
+        f"<polyline points='{xy}' fill='none' stroke='#2a7ab9' stroke-width='1.5'/>"
+        f"<text x='{pad + 2}' y='14' font-size='11' fill='#555'>{positives} positives</text>"
+        f"<text x='{width - pad - 2}' y='{height - pad - 2}' font-size='11' fill='#555' "
+        f"text-anchor='end'>{labels} labels</text></svg>"
+    )
 
 
 def elapsed(seconds: float) -> str:
@@ -309,7 +359,7 @@ def _fields(text: str) -> list[tuple[str, str]] | None:
     for part in text.split(_SEPARATOR):
         found = _FIELD.match(part)
         if found:
-            fields.append([found.group(1), part[found.end():]])
+            fields.append([found.group(1), part[found.end() :]])
         else:
             fields[-1][1] += _SEPARATOR + part
     return [(name, value) for name, value in fields]
@@ -317,8 +367,10 @@ def _fields(text: str) -> list[tuple[str, str]] | None:
 
 def _marked(text: str, shared: set[str]) -> str:
     parts = _WORD.split(text)  # odd positions are words, even ones what lies between
-    return "".join(f"<mark>{html.escape(p)}</mark>" if k % 2 and p.lower() in shared
-                   else html.escape(p) for k, p in enumerate(parts))
+    return "".join(
+        f"<mark>{html.escape(p)}</mark>" if k % 2 and p.lower() in shared else html.escape(p)
+        for k, p in enumerate(parts)
+    )
 
 
 def _worker_text(status: dict) -> str:
@@ -337,22 +389,30 @@ def _guide_html(status: dict) -> str:
     """The stopping guide: the latest estimate's sentence, or what it waits for."""
     estimate = status.get("estimate")
     if estimate is None:
-        return ("<span style='color:#555'>how far: the first estimate of the matches found "
-                "comes from round 2 on, once enough audit pairs are answered</span>")
-    return (f"<b>how far</b> (estimated {elapsed(_age(estimate['updated_at']))} ago, from the "
-            f"audit pairs): {html.escape(estimate['value'])}")
+        return (
+            "<span style='color:#555'>how far: the first estimate of the matches found "
+            "comes from round 2 on, once enough audit pairs are answered</span>"
+        )
+    return (
+        f"<b>how far</b> (estimated {elapsed(_age(estimate['updated_at']))} ago, from the "
+        f"audit pairs): {html.escape(estimate['value'])}"
+    )
 
 
 def _waiting_html(status: str) -> str:
     text = "waiting for the next pairs" + (f": {status}" if status else "")
-    return (f"<div class='pairlab-label-waiting' style='padding:2em;color:#555;"
-            f"font-style:italic'>{html.escape(text)}</div>")
+    return (
+        f"<div class='pairlab-label-waiting' style='padding:2em;color:#555;"
+        f"font-style:italic'>{html.escape(text)}</div>"
+    )
 
 
 def _counts_html(counts: dict) -> str:
-    return (f"<div style='margin-right:1.5em'><b>{counts['labels']:,}</b> labels · "
-            f"<b>{counts['positives']:,}</b> positives · {counts['unsure']:,} unsure · "
-            f"{counts['queued']:,} queued</div>")
+    return (
+        f"<div style='margin-right:1.5em'><b>{counts['labels']:,}</b> labels · "
+        f"<b>{counts['positives']:,}</b> positives · {counts['unsure']:,} unsure · "
+        f"{counts['queued']:,} queued</div>"
+    )
 
 
 def _curve(history) -> list[tuple[int, int]]:

@@ -11,6 +11,7 @@ callbacks on per-comm-target subshell threads beside the main one, so the connec
 with ``check_same_thread=False`` and every use of it holds the store's lock (a write and its
 commit, or a read, never interleave with another thread's).
 """
+
 from __future__ import annotations
 
 import threading
@@ -27,8 +28,19 @@ __all__ = ["LabelStore", "MARKS", "STRATA", "check_name"]
 MARKS = ("real_error", "actually_positive", "unsure")
 STRATA = ("near", "rand")
 KEY = ("pair_id", "task", "split", "model_id", "annotator")  # a newer mark of a key supersedes
-COLUMNS = ("id", "pair_id", "task", "split", "model_id", "stratum", "mark", "annotator",
-           "created_at", "left_text", "right_text")
+COLUMNS = (
+    "id",
+    "pair_id",
+    "task",
+    "split",
+    "model_id",
+    "stratum",
+    "mark",
+    "annotator",
+    "created_at",
+    "left_text",
+    "right_text",
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS marks (
@@ -58,33 +70,70 @@ class LabelStore:
 
     # -- writing ------------------------------------------------------------------------------
 
-    def add(self, pair_id, *, task: str, split: str, model_id: str, stratum: str, mark: str,
-            annotator: str, left_text: str | None = None, right_text: str | None = None) -> int:
+    def add(
+        self,
+        pair_id,
+        *,
+        task: str,
+        split: str,
+        model_id: str,
+        stratum: str,
+        mark: str,
+        annotator: str,
+        left_text: str | None = None,
+        right_text: str | None = None,
+    ) -> int:
         """Append one mark, committed before returning; returns its row id."""
         pair_id = _check_pair_id(pair_id)
         _check_choice("mark", mark, MARKS)
         _check_choice("stratum", stratum, STRATA)
-        for name, value in (("task", task), ("split", split), ("model_id", model_id),
-                            ("annotator", annotator)):
+        for name, value in (
+            ("task", task),
+            ("split", split),
+            ("model_id", model_id),
+            ("annotator", annotator),
+        ):
             check_name(name, value)
-        row = (pair_id, task, split, model_id, stratum, mark, annotator, _utc_now(),
-               _optional_text("left_text", left_text), _optional_text("right_text", right_text))
+        row = (
+            pair_id,
+            task,
+            split,
+            model_id,
+            stratum,
+            mark,
+            annotator,
+            _utc_now(),
+            _optional_text("left_text", left_text),
+            _optional_text("right_text", right_text),
+        )
         with self._lock, self._conn:  # one transaction per mark: committed (and fsynced) on exit
             cursor = self._conn.execute(
                 "INSERT INTO marks (pair_id, task, split, model_id, stratum, mark, annotator, "
-                "created_at, left_text, right_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                "created_at, left_text, right_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
         return int(cursor.lastrowid)
 
     # -- reading ------------------------------------------------------------------------------
 
-    def marks(self, *, task: str | None = None, split: str | None = None,
-              model_id: str | None = None, annotator: str | None = None,
-              current: bool = True) -> pd.DataFrame:
+    def marks(
+        self,
+        *,
+        task: str | None = None,
+        split: str | None = None,
+        model_id: str | None = None,
+        annotator: str | None = None,
+        current: bool = True,
+    ) -> pd.DataFrame:
         """Marks matching the given filters, oldest first; ``current`` keeps only the latest mark
         of each (pair_id, task, split, model_id, annotator)."""
         where, params = [], []
-        for column, value in (("task", task), ("split", split), ("model_id", model_id),
-                              ("annotator", annotator)):
+        for column, value in (
+            ("task", task),
+            ("split", split),
+            ("model_id", model_id),
+            ("annotator", annotator),
+        ):
             if value is not None:
                 where.append(f"{column} = ?")
                 params.append(value)
@@ -99,8 +148,9 @@ class LabelStore:
         """Every row, history included, oldest first."""
         return self.marks(current=False)
 
-    def counts(self, *, task: str, split: str, model_id: str,
-               pair_ids=None) -> dict[str, tuple[int, int]]:
+    def counts(
+        self, *, task: str, split: str, model_id: str, pair_ids=None
+    ) -> dict[str, tuple[int, int]]:
         """``{stratum: (real_errors, judged)}`` from current marks; judged = real errors +
         actually positive (unsure marks are left out). These are ``near_marks`` and
         ``rand_marks`` of :func:`pairlab.evaluation.metrics.corrected_precision`. ``pair_ids`` keeps only
@@ -128,7 +178,7 @@ class LabelStore:
         with self._lock:
             self._conn.close()
 
-    def __enter__(self) -> "LabelStore":
+    def __enter__(self) -> LabelStore:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -8,6 +8,7 @@ estimated precision. :func:`report` is the static view for papermill runs, where
 no state. The public functions validate and raise ``ValueError``; the ``compute_*`` cores do
 not (the widget calls them after validating once).
 """
+
 from __future__ import annotations
 
 import html
@@ -21,11 +22,21 @@ import pandas as pd
 from ..data.loaders import Pool
 from ..evaluation import metrics
 from ..evaluation.strata import EvalSet
-from .labels import MARKS, STRATA, LabelStore, check_name
+from .labels import STRATA, LabelStore
 
-__all__ = ["threshold_at_recall", "putative_false_positives", "corrected_summary",
-           "highlight_differences", "report", "compute_threshold", "compute_putative",
-           "compute_corrected", "with_texts_and_marks", "check_recall", "check_scores"]
+__all__ = [
+    "threshold_at_recall",
+    "putative_false_positives",
+    "corrected_summary",
+    "highlight_differences",
+    "report",
+    "compute_threshold",
+    "compute_putative",
+    "compute_corrected",
+    "with_texts_and_marks",
+    "check_recall",
+    "check_scores",
+]
 
 
 _WORD = re.compile(r"(\w+)")
@@ -79,8 +90,16 @@ def highlight_differences(left: str, right: str) -> tuple[str, str]:
     return _highlight(left, right_words), _highlight(right, left_words)
 
 
-def report(pool: Pool, eval_set: EvalSet, scores: Mapping, *, model_id: str, store: LabelStore,
-           recall: float = 0.2, n: int = 10) -> pd.DataFrame:
+def report(
+    pool: Pool,
+    eval_set: EvalSet,
+    scores: Mapping,
+    *,
+    model_id: str,
+    store: LabelStore,
+    recall: float = 0.2,
+    n: int = 10,
+) -> pd.DataFrame:
     """The top-``n`` putative false positives of each stratum (near, then rand) with texts and
     current marks (any annotator); prints the corrected-precision line. The static stand-in
     for the browser under papermill."""
@@ -121,8 +140,9 @@ def compute_corrected(eval_set: EvalSet, scores: dict, recall: float, counts: Ma
     tp = int((scores["positive"] >= threshold).sum())
     fp_near = int((scores["near"] >= threshold).sum())
     fp_rand = float(eval_set.w_rand * (scores["rand"] >= threshold).sum())
-    out = metrics.corrected_precision(tp, fp_near, fp_rand, near_marks=tuple(counts["near"]),
-                                      rand_marks=tuple(counts["rand"]))
+    out = metrics.corrected_precision(
+        tp, fp_near, fp_rand, near_marks=tuple(counts["near"]), rand_marks=tuple(counts["rand"])
+    )
     return {**out, "threshold": threshold, "tp": tp, "fp_near": fp_near, "fp_rand": fp_rand}
 
 
@@ -131,16 +151,19 @@ def with_texts_and_marks(pool: Pool, pairs: pd.DataFrame, marks: pd.DataFrame) -
     left, right = pool.texts(pairs["pair_id"].to_numpy(np.int64))
     latest = marks.drop_duplicates("pair_id", keep="last").set_index("pair_id")["mark"]
     mark = pairs["pair_id"].map(latest).astype(object)
-    return pairs.assign(left=left, right=right,
-                        mark=mark.where(mark.notna(), None)).reset_index(drop=True)
+    return pairs.assign(left=left, right=right, mark=mark.where(mark.notna(), None)).reset_index(
+        drop=True
+    )
 
 
 def _summary_line(s: dict, recall: float, counts: Mapping) -> str:
     low, high = s["ci"]
-    return (f"corrected precision at recall {recall:.2f}: {s['precision']:.4f} "
-            f"[{low:.4f}, {high:.4f}] (imputed {s['imputed_precision']:.4f}, threshold "
-            f"{s['threshold']:.4f}; real errors / judged: near {counts['near'][0]}/"
-            f"{counts['near'][1]}, rand {counts['rand'][0]}/{counts['rand'][1]})")
+    return (
+        f"corrected precision at recall {recall:.2f}: {s['precision']:.4f} "
+        f"[{low:.4f}, {high:.4f}] (imputed {s['imputed_precision']:.4f}, threshold "
+        f"{s['threshold']:.4f}; real errors / judged: near {counts['near'][0]}/"
+        f"{counts['near'][1]}, rand {counts['rand'][0]}/{counts['rand'][1]})"
+    )
 
 
 def _words(text: str) -> set[str]:
@@ -149,8 +172,12 @@ def _words(text: str) -> set[str]:
 
 def _highlight(text: str, other_words: set[str]) -> str:
     parts = _WORD.split(text)  # odd positions are words, even ones what lies between
-    return "".join(f"<mark>{html.escape(p)}</mark>" if k % 2 and p.lower() not in other_words
-                   else html.escape(p) for k, p in enumerate(parts))
+    return "".join(
+        f"<mark>{html.escape(p)}</mark>"
+        if k % 2 and p.lower() not in other_words
+        else html.escape(p)
+        for k, p in enumerate(parts)
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,14 +198,17 @@ def check_scores(eval_set: EvalSet, scores) -> dict[str, np.ndarray]:
     strata = eval_set.strata()
     if not isinstance(scores, Mapping) or any(name not in scores for name in strata):
         keys = list(scores) if isinstance(scores, Mapping) else type(scores).__name__
-        raise ValueError(f"scores must map {list(strata)} to score arrays (evaluate(...)"
-                         f"['scores']), got {keys}")
+        raise ValueError(
+            f"scores must map {list(strata)} to score arrays (evaluate(...)['scores']), got {keys}"
+        )
     out = {}
     for name, ids in strata.items():
         out[name] = metrics.as_scores(f"scores[{name!r}]", scores[name])
         if len(out[name]) != len(ids):
-            raise ValueError(f"scores[{name!r}] has {len(out[name])} scores for {len(ids)} "
-                             f"{name} pairs of the evaluation set")
+            raise ValueError(
+                f"scores[{name!r}] has {len(out[name])} scores for {len(ids)} "
+                f"{name} pairs of the evaluation set"
+            )
     if len(out["positive"]) == 0:
         raise ValueError("the evaluation set has no positives: no threshold reaches any recall")
     return out

@@ -7,6 +7,7 @@ system's (``$PAIRLAB_CHROMIUM``, else ``/usr/bin/chromium``): playwright cannot 
 here. Without Chromium or playwright every browser test is skipped, and the reason is written
 to ``runs/browser-tests.skipped`` for ``make test`` to print in its last lines.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,17 +32,26 @@ ROOT = HERE.parents[1]
 TESTS = ROOT / "tests"
 SKIPPED = ROOT / "runs" / "browser-tests.skipped"
 SCREENSHOTS = ROOT / "runs" / "browser-screenshots"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                  "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def _missing() -> str | None:
     """Why the browser tests cannot run here, or None."""
     chromium = os.environ.get("PAIRLAB_CHROMIUM", "/usr/bin/chromium")
     if not (os.path.isfile(chromium) and os.access(chromium, os.X_OK)):
-        return (f"no Chromium at {chromium} (apt-get install chromium, as .ci/run does when it "
-                "runs as root; or set PAIRLAB_CHROMIUM)")
+        return (
+            f"no Chromium at {chromium} (apt-get install chromium, as .ci/run does when it "
+            "runs as root; or set PAIRLAB_CHROMIUM)"
+        )
     try:
         import playwright  # noqa: F401
     except ImportError:
@@ -77,8 +87,9 @@ def _free_port() -> int:
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory):
     """``(url, token, root)`` of a running JupyterLab; stopped by its PID afterwards."""
-    yield from _serve(tmp_path_factory.mktemp("lab"),
-                      [str(Path(sys.executable).parent / "jupyter-lab")], "LabApp")
+    yield from _serve(
+        tmp_path_factory.mktemp("lab"), [str(Path(sys.executable).parent / "jupyter-lab")], "LabApp"
+    )
 
 
 @pytest.fixture(scope="session")
@@ -91,8 +102,11 @@ def notebook7(tmp_path_factory):
         pytest.skip("Notebook 7 is not installed (pip install 'notebook>=7')")
     if int(package.__version__.split(".")[0]) < 7:
         pytest.skip(f"notebook {package.__version__} is installed, not Notebook 7")
-    yield from _serve(tmp_path_factory.mktemp("notebook7"), [sys.executable, "-m", "notebook"],
-                      "JupyterNotebookApp")
+    yield from _serve(
+        tmp_path_factory.mktemp("notebook7"),
+        [sys.executable, "-m", "notebook"],
+        "JupyterNotebookApp",
+    )
 
 
 def _serve(base: Path, program: list[str], app: str):
@@ -104,18 +118,28 @@ def _serve(base: Path, program: list[str], app: str):
     toast.parent.mkdir(parents=True)
     toast.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     port, token = _free_port(), secrets.token_hex(16)
-    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
-           "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces")}
-    command = [*program, "--no-browser",
-               "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-               "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-               f"--ServerApp.root_dir={root}", f"--{app}.user_settings_dir={settings}",
-               f"--{app}.workspaces_dir={base / 'workspaces'}"]
+    env = {
+        **os.environ,
+        "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
+    }
+    command = [
+        *program,
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        f"--{app}.user_settings_dir={settings}",
+        f"--{app}.workspaces_dir={base / 'workspaces'}",
+    ]
     if os.geteuid() == 0:  # CI runs as root; Jupyter refuses that unless told
         command.append("--allow-root")
     log = open(base / "server.log", "w")
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
-                               start_new_session=True)
+    process = subprocess.Popen(
+        command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_for(f"{url}/api/status?token={token}", process, base / "server.log")
@@ -146,7 +170,9 @@ def _wait_for(url: str, process, log: Path, timeout: float = 90) -> None:
                 return
         except OSError:
             time.sleep(0.3)
-    raise TimeoutError(f"JupyterLab did not answer {url} within {timeout:.0f} s:\n{log.read_text()}")
+    raise TimeoutError(
+        f"JupyterLab did not answer {url} within {timeout:.0f} s:\n{log.read_text()}"
+    )
 
 
 @pytest.fixture(scope="session")
@@ -158,13 +184,16 @@ def chromium():
     with sync_playwright() as pw:
         browser = pw.chromium.launch(
             executable_path=os.environ.get("PAIRLAB_CHROMIUM", "/usr/bin/chromium"),
-            args=CHROMIUM_FLAGS, headless=True)
+            args=CHROMIUM_FLAGS,
+            headless=True,
+        )
         yield browser
         browser.close()
 
 
-def open_notebook(chromium, lab, name: str, nb, *, done: str = "ALL CELLS DONE",
-                  workspace: str | None = None):
+def open_notebook(
+    chromium, lab, name: str, nb, *, done: str = "ALL CELLS DONE", workspace: str | None = None
+):
     """Write ``nb`` as ``name`` into JupyterLab's root, open it in a new page and run every cell
     through the menu; returns the page once a cell's output shows the text ``done``.
     ``workspace``: a JupyterLab workspace of its own, so that a page opened beside another
@@ -210,8 +239,10 @@ def restart_and_rerun(page, ready: str, timeout_ms: int = 120_000) -> None:
     menu(page, "Run", "Run All Cells")
     page.wait_for_function(
         "([ready, pid]) => [...document.querySelectorAll('.jp-OutputArea-output')].some(e => "
-        "e.innerText.includes(ready) && !e.innerText.includes(pid))", arg=[ready, pid],
-        timeout=timeout_ms)
+        "e.innerText.includes(ready) && !e.innerText.includes(pid))",
+        arg=[ready, pid],
+        timeout=timeout_ms,
+    )
 
 
 @pytest.fixture(autouse=True)

@@ -12,6 +12,7 @@ idle. ``--nice`` gives each round's retrain a niceness (a worker that lowers its
 :func:`texts` and :func:`is_match` are the synthetic pool: the notebook shows the texts, the
 simulated person answers with the truth.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,7 +44,9 @@ def texts(pair_id: int) -> tuple[str, str]:
         other = _BRANDS[(pair_id + 2) % 5]
         right = f"title: {other} {_THINGS[(pair_id + 1) % 5]} model {pair_id + 7} | brand: {other}"
     if pair_id % 7 == 0:
-        right += " | description: " + " ".join(f"line {k} of a long description." for k in range(80))
+        right += " | description: " + " ".join(
+            f"line {k} of a long description." for k in range(80)
+        )
     return left, right
 
 
@@ -72,8 +75,9 @@ def burn(seconds: float, cores: int, nice: int = 0) -> tuple[float, float]:
     """Keep ``cores`` processes (at niceness ``nice``) busy for ``seconds``, as a model
     retraining would."""
     start = time.time()
-    workers = [multiprocessing.Process(target=_spin, args=(start + seconds, nice))
-               for _ in range(cores)]
+    workers = [
+        multiprocessing.Process(target=_spin, args=(start + seconds, nice)) for _ in range(cores)
+    ]
     for worker in workers:
         worker.start()
     for worker in workers:

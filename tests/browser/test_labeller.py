@@ -8,6 +8,7 @@ percentiles go to ``$PAIRLAB_LABELLER_LATENCY`` (default ``runs/browser/labeller
 
 The tests share one page and one worker and run in file order.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,12 @@ BATCH, AUDIT, SPARES, BURN = 10, 2, 18, 10.0  # a round: 12 asked pairs, 18 spar
 NICE = "0,10,0"  # the retrain after round 0 at normal priority, after round 1 at nice 10
 HUMAN = (0.3, 0.8)  # seconds between a pair showing and the next key
 TARGET_MS = 100  # the widget's aim: key to next pair, 95th percentile
-LATENCY = Path(os.environ.get("PAIRLAB_LABELLER_LATENCY", ROOT / "runs/browser/labeller_latency.json"))
-RUNS = ROOT / "runs" / "browser"  # the screenshot and the raw key and view times, whatever LATENCY is
+LATENCY = Path(
+    os.environ.get("PAIRLAB_LABELLER_LATENCY", ROOT / "runs/browser/labeller_latency.json")
+)
+RUNS = (
+    ROOT / "runs" / "browser"
+)  # the screenshot and the raw key and view times, whatever LATENCY is
 KEYS = {"y": 1, "n": 0, "u": -1, "p": -3}  # key -> the label its answer row holds (-3: withdrawn)
 
 CELLS = [
@@ -101,8 +106,12 @@ class Session:
 
     def answered(self, pair_ids) -> bool:
         ids = ",".join(str(int(p)) for p in pair_ids)
-        latest = dict(self.sql(f"SELECT pair_id, label FROM answers WHERE id IN (SELECT MAX(id) "
-                               f"FROM answers GROUP BY pair_id) AND pair_id IN ({ids})"))
+        latest = dict(
+            self.sql(
+                f"SELECT pair_id, label FROM answers WHERE id IN (SELECT MAX(id) "
+                f"FROM answers GROUP BY pair_id) AND pair_id IN ({ids})"
+            )
+        )
         return all(latest.get(p, -3) != -3 for p in pair_ids)
 
     def burning(self) -> bool:
@@ -117,20 +126,24 @@ class Session:
         self.origin = root.evaluate(OBSERVE)
         self.page.locator(".pairlab-label-keys input").first.click()  # the keys go there
 
-    def view(self, after: str | None = None, *, waiting: bool = False,
-             timeout: float = 60) -> tuple[str, int | None]:
+    def view(
+        self, after: str | None = None, *, waiting: bool = False, timeout: float = 60
+    ) -> tuple[str, int | None]:
         """``(view, pair_id)`` of the pair on show, once it is another view than ``after``;
         ``waiting``: ``("waiting", None)`` when the widget waits for pairs instead."""
-        handle = self.page.wait_for_function(NEXT_VIEW, arg=[after, waiting],
-                                             timeout=timeout * 1000)
+        handle = self.page.wait_for_function(
+            NEXT_VIEW, arg=[after, waiting], timeout=timeout * 1000
+        )
         view, pair = handle.json_value()
         return view, pair if pair is None else int(pair)
 
     def first_open(self) -> int | None:
         """The first queued pair without a current answer, from the file."""
-        found = self.sql("SELECT q.pair_id FROM queue q WHERE COALESCE((SELECT a.label FROM "
-                         "answers a WHERE a.pair_id = q.pair_id ORDER BY a.id DESC LIMIT 1), -3) "
-                         "= -3 ORDER BY q.seq LIMIT 1")
+        found = self.sql(
+            "SELECT q.pair_id FROM queue q WHERE COALESCE((SELECT a.label FROM "
+            "answers a WHERE a.pair_id = q.pair_id ORDER BY a.id DESC LIMIT 1), -3) "
+            "= -3 ORDER BY q.seq LIMIT 1"
+        )
         return found[0][0] if found else None
 
     def burst(self, keys: str, timeout: float = 30) -> None:
@@ -144,8 +157,10 @@ class Session:
             time.sleep(0.05)
         self.page.wait_for_function(
             "pair => { const v = document.querySelector('.pairlab-label-pair .pairlab-label-view');"
-            " return v && Number(v.dataset.pair) === pair; }", arg=self.first_open(),
-            timeout=timeout * 1000)
+            " return v && Number(v.dataset.pair) === pair; }",
+            arg=self.first_open(),
+            timeout=timeout * 1000,
+        )
 
     def press(self, key: str, view: str, pair: int) -> tuple[str, int]:
         """One key at human speed: pressed on ``pair``, returns the next view once it shows."""
@@ -163,8 +178,9 @@ class Session:
         self.page.locator(".pairlab-label-keys input").first.focus()
         return shown
 
-    def label_until(self, done, *, undo_at: int | None = None,
-                    click_at: int | None = None) -> list[int]:
+    def label_until(
+        self, done, *, undo_at: int | None = None, click_at: int | None = None
+    ) -> list[int]:
         """Answer with the truth at human speed until ``done()``; ``p`` once after ``undo_at``
         answers (the pair answered last must come back), the button instead of the key for
         answer ``click_at``. Returns the pairs answered."""
@@ -213,8 +229,14 @@ def check_rows(session) -> None:
 @pytest.fixture(scope="module")
 def labeller_page(chromium, lab, tmp_path_factory):
     store = tmp_path_factory.mktemp("labeller") / "session.sqlite"
-    page = open_notebook(chromium, lab, "labeller.ipynb", labeller_notebook(store),
-                         done="LABELLER READY", workspace="labeller")
+    page = open_notebook(
+        chromium,
+        lab,
+        "labeller.ipynb",
+        labeller_notebook(store),
+        done="LABELLER READY",
+        workspace="labeller",
+    )
     page.store = store
     yield page
     page.close()
@@ -233,10 +255,27 @@ def session(labeller_page):
     s.observe()
     log = open(s.store.with_suffix(".worker.log"), "w")
     process = subprocess.Popen(
-        [sys.executable, str(HERE / "fake_worker.py"), str(s.store), "--rounds", "3", "--batch",
-         str(BATCH), "--audit", str(AUDIT), "--spares", str(SPARES), "--burn", str(BURN),
-         "--nice", NICE],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        [
+            sys.executable,
+            str(HERE / "fake_worker.py"),
+            str(s.store),
+            "--rounds",
+            "3",
+            "--batch",
+            str(BATCH),
+            "--audit",
+            str(AUDIT),
+            "--spares",
+            str(SPARES),
+            "--burn",
+            str(BURN),
+            "--nice",
+            NICE,
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     s.worker = process
     try:
         yield s
@@ -316,12 +355,18 @@ def test_latency_is_recorded(session):
     lab = page.evaluate("window.__labeller")
     burns = json.loads(session.sql("SELECT value FROM status WHERE key = 'burns'")[0][0])
     groups = latency_groups(lab["keys"], lab["views"], session.log, session.origin, burns)
-    result = {"host": platform.node(), "cpus": os.cpu_count(), "load_average": os.getloadavg(),
-              "target_ms": TARGET_MS, "burn_s": BURN, "human_gap_s": list(HUMAN),
-              "measured": "keydown event timeStamp to the MutationObserver callback of the "
-                          "next view, in Chromium, JupyterLab default settings",
-              "key_threads": session.sql("SELECT value FROM status WHERE key = 'key threads'")[0][0],
-              "groups": groups}
+    result = {
+        "host": platform.node(),
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg(),
+        "target_ms": TARGET_MS,
+        "burn_s": BURN,
+        "human_gap_s": list(HUMAN),
+        "measured": "keydown event timeStamp to the MutationObserver callback of the "
+        "next view, in Chromium, JupyterLab default settings",
+        "key_threads": session.sql("SELECT value FROM status WHERE key = 'key threads'")[0][0],
+        "groups": groups,
+    }
     LATENCY.parent.mkdir(parents=True, exist_ok=True)
     LATENCY.write_text(json.dumps(result, indent=1) + "\n")
     raw = {"origin": session.origin, "burns": burns, "log": session.log, **lab}
@@ -347,8 +392,9 @@ def latency_groups(keys, views, log, origin, burns) -> dict:
         if j == len(views):
             break
         at = (origin + key["t"]) / 1000
-        nice = next((n for start, end, n in burns if start + 0.3 <= at <= (end or float("inf"))),
-                    None)
+        nice = next(
+            (n for start, end, n in burns if start + 0.3 <= at <= (end or float("inf"))), None
+        )
         load = "idle" if nice is None else "load" if nice == 0 else f"load_nice{nice}"
         out.setdefault(f"{speed}_{load}", []).append(views[j]["t"] - key["t"])
         j += 1
@@ -360,5 +406,9 @@ def _percentiles(ms: list[float]) -> dict:
     if not ms:
         return {"n": 0}
     a = np.asarray(ms)
-    return {"n": len(a), "p50_ms": round(float(np.percentile(a, 50)), 1),
-            "p95_ms": round(float(np.percentile(a, 95)), 1), "max_ms": round(float(a.max()), 1)}
+    return {
+        "n": len(a),
+        "p50_ms": round(float(np.percentile(a, 50)), 1),
+        "p95_ms": round(float(np.percentile(a, 95)), 1),
+        "max_ms": round(float(a.max()), 1),
+    }

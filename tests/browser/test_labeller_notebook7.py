@@ -1,6 +1,7 @@
 """The labelling widget in Notebook 7 (``jupyter notebook``) at its default settings: two keys at
 0 ms and the rest of a round at human speed, every answer one row on the pair on show. Skipped
 where Notebook 7 is not installed."""
+
 from __future__ import annotations
 
 import json
@@ -45,7 +46,8 @@ def _label(page, url: str, token: str, store) -> None:
         _wait_for_kernel(url, token)
         menu(page, "Run", "Run All Cells")
         page.locator(".jp-OutputArea-output", has_text="LABELLER READY").first.wait_for(
-            timeout=60_000)
+            timeout=60_000
+        )
         session = Session(page, store, None)
         session.observe()
         assert session.view()[1] == ROUND[0][0]

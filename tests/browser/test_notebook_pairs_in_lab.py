@@ -1,6 +1,7 @@
 """Editing a notebook in JupyterLab keeps its jupytext pair in step: the server saves both files
 (the contents API below is what JupyterLab's save calls), and an edit made to the .py in an
 editor is what JupyterLab opens next."""
+
 import json
 import shutil
 import urllib.request
@@ -12,9 +13,11 @@ NAME = "01_dataset_construction"
 
 def contents(url: str, token: str, path: str, body: dict | None = None) -> dict:
     request = urllib.request.Request(
-        f"{url}/api/contents/{path}?token={token}", method="PUT" if body else "GET",
+        f"{url}/api/contents/{path}?token={token}",
+        method="PUT" if body else "GET",
         data=json.dumps(body).encode() if body else None,
-        headers={"Content-Type": "application/json"})
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(request, timeout=30) as response:
         return json.loads(response.read())
 
@@ -28,8 +31,12 @@ def test_saving_in_jupyterlab_writes_both_files_and_an_editor_edit_is_what_it_op
     model = contents(url, token, f"pair/{NAME}.ipynb")
     cell = next(c for c in model["content"]["cells"] if c["cell_type"] == "code")
     cell["source"] = "import math  # edited in JupyterLab\n" + "".join(cell["source"])
-    contents(url, token, f"pair/{NAME}.ipynb", {"type": "notebook", "format": "json",
-                                                 "content": model["content"]})
+    contents(
+        url,
+        token,
+        f"pair/{NAME}.ipynb",
+        {"type": "notebook", "format": "json", "content": model["content"]},
+    )
     assert "import math  # edited in JupyterLab" in (folder / f"{NAME}.py").read_text()
     assert "edited in JupyterLab" in (folder / f"{NAME}.ipynb").read_text()
 

@@ -8,6 +8,7 @@ At the end the export's files load: labels.csv, matches.csv and the model folder
 
 The tests share one page and one session and run in file order.
 """
+
 from __future__ import annotations
 
 import random
@@ -49,9 +50,11 @@ def truth():
     from pairlab.data.recordpool import record_pairs
 
     fields = ["title", "brand", "modelno", "price"]
-    pool = record_pairs(load_items(RECORDS / "shop_a.csv", text=fields, id="id"),
-                        load_items(RECORDS / "shop_b.csv", text=fields, id="id"),
-                        all_positives=RECORDS / "matches.csv")
+    pool = record_pairs(
+        load_items(RECORDS / "shop_a.csv", text=fields, id="id"),
+        load_items(RECORDS / "shop_b.csv", text=fields, id="id"),
+        all_positives=RECORDS / "matches.csv",
+    )
     return set(pool.positives.tolist())
 
 
@@ -80,9 +83,11 @@ class Person:
         return int(view.first.get_attribute("data-pair"))
 
     def first_open(self) -> int | None:
-        found = self.sql("SELECT q.pair_id FROM queue q WHERE q.kind != 'given' AND COALESCE("
-                         "(SELECT a.label FROM answers a WHERE a.pair_id = q.pair_id ORDER BY "
-                         "a.id DESC LIMIT 1), -3) = -3 ORDER BY q.seq LIMIT 1")
+        found = self.sql(
+            "SELECT q.pair_id FROM queue q WHERE q.kind != 'given' AND COALESCE("
+            "(SELECT a.label FROM answers a WHERE a.pair_id = q.pair_id ORDER BY "
+            "a.id DESC LIMIT 1), -3) = -3 ORDER BY q.seq LIMIT 1"
+        )
         return found[0][0] if found else None
 
     def label(self, until, *, timeout: float = 300) -> None:
@@ -98,7 +103,9 @@ class Person:
             self.page.wait_for_function(
                 "p => { const v = document.querySelector('.pairlab-label-pair "
                 ".pairlab-label-view'); return !v || Number(v.dataset.pair) !== p; }",
-                arg=pair, timeout=10_000)
+                arg=pair,
+                timeout=10_000,
+            )
             self.answered.append(pair)
             time.sleep(random.uniform(*HUMAN))
 
@@ -107,18 +114,30 @@ class Person:
 
     def batch_answered(self, round: int) -> bool:
         asked = self.sql(f"SELECT pair_id FROM queue WHERE round = {round} AND kind = 'batch'")
-        latest = dict(self.sql("SELECT pair_id, label FROM answers WHERE id IN "
-                               "(SELECT MAX(id) FROM answers GROUP BY pair_id)"))
+        latest = dict(
+            self.sql(
+                "SELECT pair_id, label FROM answers WHERE id IN "
+                "(SELECT MAX(id) FROM answers GROUP BY pair_id)"
+            )
+        )
         return bool(asked) and all(latest.get(p, -3) >= 0 for (p,) in asked)
 
 
 @pytest.fixture(scope="module")
 def person(chromium, lab, tmp_path_factory):
     folder = tmp_path_factory.mktemp("session") / "session"
-    paths = (f"ROOT, RECORDS, FOLDER = {str(ROOT)!r}, {str(RECORDS)!r}, {str(folder)!r}\n"
-             f"BATCH, BUDGET, SPARES, AUDIT_SHARE = {BATCH}, {BUDGET}, {SPARES}, {AUDIT_SHARE}\n")
-    page = open_notebook(chromium, lab, "session.ipynb", kernel_notebook(paths, CELLS),
-                         done="SESSION READY", workspace="session")
+    paths = (
+        f"ROOT, RECORDS, FOLDER = {str(ROOT)!r}, {str(RECORDS)!r}, {str(folder)!r}\n"
+        f"BATCH, BUDGET, SPARES, AUDIT_SHARE = {BATCH}, {BUDGET}, {SPARES}, {AUDIT_SHARE}\n"
+    )
+    page = open_notebook(
+        chromium,
+        lab,
+        "session.ipynb",
+        kernel_notebook(paths, CELLS),
+        done="SESSION READY",
+        workspace="session",
+    )
     yield Person(page, folder)
     page.close()
 
@@ -133,9 +152,17 @@ def test_the_person_labels_round_1_and_the_spares_while_the_model_trains(person)
 
 def test_a_kernel_restart_mid_round_2_resumes_at_the_first_unanswered_pair(person):
     page = person.page
-    person.label(lambda: person.batch_answered(2) or
-                 len(person.sql("SELECT pair_id FROM answers a JOIN queue q USING (pair_id) "
-                                "WHERE q.round = 2")) >= 3)
+    person.label(
+        lambda: (
+            person.batch_answered(2)
+            or len(
+                person.sql(
+                    "SELECT pair_id FROM answers a JOIN queue q USING (pair_id) WHERE q.round = 2"
+                )
+            )
+            >= 3
+        )
+    )
     before = {p for p, _ in person.rows()}
     restart_and_rerun(page, "SESSION READY")
     deadline = time.monotonic() + 60
@@ -171,11 +198,18 @@ def test_the_export_loads(person, tmp_path):
     from pairlab.session import LabelingSession
 
     fields = ["title", "brand", "modelno", "price"]
-    session = LabelingSession(load_items(RECORDS / "shop_a.csv", text=fields, id="id"),
-                              person.folder, right=load_items(RECORDS / "shop_b.csv", text=fields,
-                                                              id="id"),
-                              batch=BATCH, budget=BUDGET, spares=SPARES, audit_share=AUDIT_SHARE,
-                              candidate_m=5, epochs=1, max_seq_length=32)
+    session = LabelingSession(
+        load_items(RECORDS / "shop_a.csv", text=fields, id="id"),
+        person.folder,
+        right=load_items(RECORDS / "shop_b.csv", text=fields, id="id"),
+        batch=BATCH,
+        budget=BUDGET,
+        spares=SPARES,
+        audit_share=AUDIT_SHARE,
+        candidate_m=5,
+        epochs=1,
+        max_seq_length=32,
+    )
     written = session.export(tmp_path / "export")
     labels = pd.read_csv(tmp_path / "export" / "labels.csv")
     assert len(labels) == len(set(person.answered))

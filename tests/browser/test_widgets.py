@@ -14,6 +14,7 @@ there until something re-renders the button (the stratum filter disabling it). A
 the subshell thread. Hence the slider, stratum and run-picker tests change their widget at least
 twice and read or mark afterwards: that is where a label store bound to one thread failed.
 """
+
 from __future__ import annotations
 
 import re
@@ -31,8 +32,9 @@ HUMAN, FAST = 150, 0  # milliseconds between key presses
 def rows(page, annotator: str) -> list[tuple[int, str]]:
     """``(pair_id, mark)`` of every mark of ``annotator`` in the label store, oldest first."""
     with closing(sqlite3.connect(page.store)) as conn:
-        return conn.execute("SELECT pair_id, mark FROM marks WHERE annotator = ? ORDER BY id",
-                            (annotator,)).fetchall()
+        return conn.execute(
+            "SELECT pair_id, mark FROM marks WHERE annotator = ? ORDER BY id", (annotator,)
+        ).fetchall()
 
 
 def wait_rows(page, annotator: str, n: int, timeout: float = 20) -> list[tuple[int, str]]:
@@ -97,8 +99,9 @@ class Browser:
 
     def summary(self) -> dict:
         text = self.part("summary").inner_text()
-        found = re.search(r"recall ([\d.]+).*corrected precision ([\d.]+) \[([\d.]+), ([\d.]+)\]",
-                          text, re.S)
+        found = re.search(
+            r"recall ([\d.]+).*corrected precision ([\d.]+) \[([\d.]+), ([\d.]+)\]", text, re.S
+        )
         recall, point, low, high = map(float, found.groups())
         return {"recall": recall, "precision": point, "ci": (low, high), "text": text}
 
@@ -125,7 +128,10 @@ def test_mark_buttons_write_one_row_each_and_move_on(page, browser):
         browser.click(button)
         browser.wait_position(here)
     assert wait_rows(page, "browser-test", 3) == [
-        (first, "real_error"), (second, "actually_positive"), (second, "unsure")]
+        (first, "real_error"),
+        (second, "actually_positive"),
+        (second, "unsure"),
+    ]
 
 
 def test_summary_interval_holds_its_point(page, browser):
@@ -149,7 +155,7 @@ def test_each_key_press_is_one_action(page, browser, delay):
     browser.type("ep", delay)
     browser.wait_position(here + 4)
     after = wait_rows(page, "browser-test", len(before) + 2)
-    assert after[len(before):] == [(first, "real_error"), (after[-1][0], "actually_positive")]
+    assert after[len(before) :] == [(first, "real_error"), (after[-1][0], "actually_positive")]
     assert after[-1][0] != first
     browser.type("b", delay)
     browser.wait_position(here + 3)
@@ -211,8 +217,10 @@ def test_recall_slider_relists_and_marking_still_works(page, browser):
     second = browser.pair()
     browser.type("p", HUMAN)
     browser.wait_position(here + 2)
-    assert wait_rows(page, "browser-test", len(before) + 2)[len(before):] == [
-        (first, "unsure"), (second, "actually_positive")]
+    assert wait_rows(page, "browser-test", len(before) + 2)[len(before) :] == [
+        (first, "unsure"),
+        (second, "actually_positive"),
+    ]
 
 
 def dashboard(page, n: int):

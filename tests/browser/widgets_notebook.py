@@ -3,6 +3,7 @@
 Each entry of ``CELLS`` is one code cell. Widgets added later (a cost calculator, say) get a
 cell here and a test in ``test_widgets.py``.
 """
+
 import nbformat
 
 CELLS = [
@@ -53,9 +54,13 @@ def notebook(tests_dir, store, runs) -> nbformat.NotebookNode:
 def kernel_notebook(paths: str, cells) -> nbformat.NotebookNode:
     """A notebook of ``cells`` on the ``pairlab`` kernel, ``paths`` (assignments) prepended to
     the first."""
-    cells = [nbformat.v4.new_code_cell(paths + cells[0])] + [nbformat.v4.new_code_cell(c)
-                                                             for c in cells[1:]]
+    cells = [nbformat.v4.new_code_cell(paths + cells[0])] + [
+        nbformat.v4.new_code_cell(c) for c in cells[1:]
+    ]
     nb = nbformat.v4.new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {"name": "pairlab", "display_name": "Python (pairlab)",
-                                 "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "pairlab",
+        "display_name": "Python (pairlab)",
+        "language": "python",
+    }
     return nb

@@ -6,6 +6,7 @@ With ``$PAIRLAB_RELIABILITY_OUT`` naming a folder, the rows go to ``bad_input.js
 (``bad_input.<worker>.json`` under pytest-xdist, one file per worker), written when the session
 ends. Only rows whose test's checks passed are recorded.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,14 @@ def record(row: str, input: str, outcome: str, error: str | None = None) -> None
     error or report as ``"<Type>: <first line>"``."""
     if outcome not in OUTCOMES:
         raise ValueError(f"outcome {outcome!r} is not one of {OUTCOMES}")
-    ROWS.append({"row": row, "input": portable(input), "outcome": outcome,
-                 "error": None if error is None else portable(error)})
+    ROWS.append(
+        {
+            "row": row,
+            "input": portable(input),
+            "outcome": outcome,
+            "error": None if error is None else portable(error),
+        }
+    )
 
 
 def portable(text: str) -> str:
@@ -58,8 +65,10 @@ def clear_error(row: str, input: str, kind, *needles: str):
 def skip_summary(report) -> str:
     """``ReadReport: skipped N ...; first at path:line: reason`` for a reported skip."""
     first = report.skipped[0]
-    return (f"ReadReport: skipped {len(report.skipped)} malformed row(s); first "
-            f"{Path(first.path).name}:{first.line}: {first.reason}")
+    return (
+        f"ReadReport: skipped {len(report.skipped)} malformed row(s); first "
+        f"{Path(first.path).name}:{first.line}: {first.reason}"
+    )
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -7,6 +7,7 @@ real-model run, 1,000 marks per writer); otherwise (``make test``) the short one
 ``PAIRLAB_RELIABILITY_OUT=<folder>`` makes each test write its figures there as JSON
 (``<test>.json``), which ``python -m pairlab.report`` renders into docs/RELIABILITY.md.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,15 @@ def record(request):
         if out:
             path = Path(out) / f"{request.node.name}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps({"test": request.node.nodeid, "mode": "full" if FULL else "short",
-                                        **figures}, indent=2, sort_keys=True) + "\n")
+            path.write_text(
+                json.dumps(
+                    {"test": request.node.nodeid, "mode": "full" if FULL else "short", **figures},
+                    indent=2,
+                    sort_keys=True,
+                )
+                + "\n"
+            )
+
     return keep
 
 
@@ -47,14 +55,26 @@ MODE = [] if FULL else ["--fake"]  # run_target's learner: CosineBERT, or the te
 
 
 def target_env(cache) -> dict:
-    return {**os.environ, "PAIRLAB_CACHE_DIR": str(cache), "OMP_NUM_THREADS": "1",
-            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    return {
+        **os.environ,
+        "PAIRLAB_CACHE_DIR": str(cache),
+        "OMP_NUM_THREADS": "1",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
 
 
 def run_target(root, status, cache, *extra) -> int:
     """run_target.py to its end (or its self-inflicted SIGKILL); returns the exit status."""
-    proc = subprocess.run(target_command(root, status, *MODE, *extra), env=target_env(cache),
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=900)
+    proc = subprocess.run(
+        target_command(root, status, *MODE, *extra),
+        env=target_env(cache),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=900,
+    )
     if proc.returncode not in (0, -signal.SIGKILL):
         raise AssertionError(f"the run failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
     return proc.returncode
@@ -83,8 +103,12 @@ def outputs(root: Path) -> dict:
     result = json.loads((folder / "result.json").read_text())
     for record in [*records, *result["records"]]:
         record.pop("seconds", None)
-    return {"labels": pd.read_csv(folder / "labels.csv"), "rounds": rounds, "records": records,
-            "result": result}
+    return {
+        "labels": pd.read_csv(folder / "labels.csv"),
+        "rounds": rounds,
+        "records": records,
+        "result": result,
+    }
 
 
 def same_outputs(a: dict, b: dict) -> dict:

@@ -10,6 +10,7 @@ that name: ``before`` it (the temporary is written, the real file not yet) or ju
 with ``--kill-at stage:<round>:<name>``, ``--delay`` seconds after it enters that stage. $PAIRLAB_CACHE_DIR and
 $PAIRLAB_DATA_DIR come from the environment.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,10 +19,26 @@ import signal
 import sys
 
 SIZES = {"qqp": {"train": 120, "dev": 60, "test": 60}}
-PARAMS = dict(dataset="qqp", data_dir=None, seed=0, fractions=[0.5, 0.25, 0.25], max_items=SIZES,
-              model=None, max_seq_length=32, near_m=10, n_random=2000, n1=8, rounds=5, growth=1.5,
-              candidate_m=10, cosine_epochs=1, learning_rate=2e-5, batch_size=16, n_boot=50,
-              curve=False)
+PARAMS = dict(
+    dataset="qqp",
+    data_dir=None,
+    seed=0,
+    fractions=[0.5, 0.25, 0.25],
+    max_items=SIZES,
+    model=None,
+    max_seq_length=32,
+    near_m=10,
+    n_random=2000,
+    n1=8,
+    rounds=5,
+    growth=1.5,
+    candidate_m=10,
+    cosine_epochs=1,
+    learning_rate=2e-5,
+    batch_size=16,
+    n_boot=50,
+    curve=False,
+)
 
 
 def main(argv=None) -> int:
@@ -32,8 +49,11 @@ def main(argv=None) -> int:
     parser.add_argument("--when", choices=["before", "after"], default="before")
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--strategy", default="uncertainty")
-    parser.add_argument("--fake", action="store_true",
-                        help="the tests' fast stand-in learner and synthetic pools (no model)")
+    parser.add_argument(
+        "--fake",
+        action="store_true",
+        help="the tests' fast stand-in learner and synthetic pools (no model)",
+    )
     args = parser.parse_args(argv)
     status = open(args.status, "a", buffering=1)
 
@@ -46,7 +66,9 @@ def main(argv=None) -> int:
     real_replace = os.replace
 
     def die():
-        note(f"killed {args.kill_at} {args.when if args.kill_at.startswith('write') else ''}".strip())
+        note(
+            f"killed {args.kill_at} {args.when if args.kill_at.startswith('write') else ''}".strip()
+        )
         os.kill(os.getpid(), signal.SIGKILL)
 
     def replace(src, dst, *a, **k):  # every atomic write in pairlab ends in os.replace
@@ -77,12 +99,14 @@ def main(argv=None) -> int:
     if args.fake:
         sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner
+
         from pairlab.active import ActiveConfig, ActiveRun, run_folder
 
         config = ActiveConfig(strategy=args.strategy, seed=0, **{**BASE, "rounds": 4})
         folder = run_folder(args.root, config, POOLS, EVAL_SETS)
-        ActiveRun(config, POOLS, EVAL_SETS, folder, learner=FakeLearner(VECTORS),
-                  callbacks=[on_event]).run()
+        ActiveRun(
+            config, POOLS, EVAL_SETS, folder, learner=FakeLearner(VECTORS), callbacks=[on_event]
+        ).run()
     else:
         from pairlab import experiments
 

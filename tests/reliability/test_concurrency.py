@@ -8,6 +8,7 @@
 - The same config and seed in two fresh folders (and caches), in two processes, gives
   identical selections and metrics.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,10 +20,20 @@ import time
 from contextlib import closing
 
 import pytest
+from reliability_kit import (  # noqa: F401 (fixtures)
+    FULL,
+    MODE,
+    ROOT,
+    outputs,
+    record,
+    reference,
+    run_target,
+    same_outputs,
+    target_command,
+    target_env,
+)
 
 from pairlab.widgets.labels import LabelStore
-from reliability_kit import (FULL, MODE, ROOT, outputs, record, reference, run_target,  # noqa: F401 (fixtures)
-                             same_outputs, target_command, target_env)
 
 WRITER = """
 import sys
@@ -37,10 +48,20 @@ with LabelStore(path) as store:
 
 
 def writers(path, n_writers: int, n_marks: int, kill_after: int | None = None):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), f"w{k}", str(n_marks)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-             for k in range(n_writers)]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), f"w{k}", str(n_marks)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for k in range(n_writers)
+    ]
     acknowledged, errors = [], []
     if kill_after is not None:  # the first writer dies mid-stream
         acknowledged += [int(procs[0].stdout.readline()) for _ in range(kill_after)]
@@ -67,10 +88,18 @@ def test_concurrent_label_writers_keep_every_acknowledged_mark(tmp_path, n_write
         stored = sorted(store.to_pandas()["id"])
     with closing(sqlite3.connect(path)) as conn:
         integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
-    record(writers=n_writers, marks_each=n_marks, killed_writers=1, acknowledged=len(acknowledged),
-           rows=len(stored), lost=len(set(acknowledged) - set(stored)),
-           unacknowledged_rows=len(set(stored) - set(acknowledged)), integrity=integrity,
-           locked_errors=sum("locked" in e for e in errors), seconds=round(time.monotonic() - started, 1))
+    record(
+        writers=n_writers,
+        marks_each=n_marks,
+        killed_writers=1,
+        acknowledged=len(acknowledged),
+        rows=len(stored),
+        lost=len(set(acknowledged) - set(stored)),
+        unacknowledged_rows=len(set(stored) - set(acknowledged)),
+        integrity=integrity,
+        locked_errors=sum("locked" in e for e in errors),
+        seconds=round(time.monotonic() - started, 1),
+    )
     assert errors == []
     assert set(acknowledged) <= set(stored) and len(stored) == len(set(stored))
     # the killed writer may have committed one mark it had not yet printed; nothing else differs
@@ -81,29 +110,51 @@ def test_concurrent_label_writers_keep_every_acknowledged_mark(tmp_path, n_write
 
 def test_two_sweeps_at_once_on_one_folder_run_it_once(tmp_path, reference, record):
     statuses = [tmp_path / f"sweep{k}.status" for k in range(2)]
-    procs = [subprocess.Popen(target_command(tmp_path / "runs", status, *MODE), env=target_env(tmp_path / "cache"),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-             for status in statuses]
+    procs = [
+        subprocess.Popen(
+            target_command(tmp_path / "runs", status, *MODE),
+            env=target_env(tmp_path / "cache"),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for status in statuses
+    ]
     for proc in procs:
         _, err = proc.communicate(timeout=900)
         assert proc.returncode == 0, err[-3000:]
-    events = [[line.split()[1] for line in status.read_text().splitlines() if line.startswith("event")]
-              for status in statuses]
+    events = [
+        [line.split()[1] for line in status.read_text().splitlines() if line.startswith("event")]
+        for status in statuses
+    ]
     same = same_outputs(outputs(tmp_path / "runs"), outputs(reference[0]))
     ran = sum(e.count("run_started") for e in events)
-    record(sweeps=2, runs_computed=ran, waited=sum(e.count("run_waiting") for e in events),
-           read_back=sum(e.count("run_reused") for e in events), identical_to_a_lone_run=all(same.values()))
+    record(
+        sweeps=2,
+        runs_computed=ran,
+        waited=sum(e.count("run_waiting") for e in events),
+        read_back=sum(e.count("run_reused") for e in events),
+        identical_to_a_lone_run=all(same.values()),
+    )
     assert ran == 1, events
-    assert sorted(map(tuple, events)) in ([("run_reused",), ("run_started", "run_finished")],
-                                          [("run_started", "run_finished"), ("run_waiting", "run_reused")]), events
+    assert sorted(map(tuple, events)) in (
+        [("run_reused",), ("run_started", "run_finished")],
+        [("run_started", "run_finished"), ("run_waiting", "run_reused")],
+    ), events
     assert all(same.values()), same
 
 
-@pytest.mark.skipif(not FULL, reason="make test: the two-sweeps test compares a fresh process's run with "
-                    "the reference; make test-reliability runs this with the real model")
+@pytest.mark.skipif(
+    not FULL,
+    reason="make test: the two-sweeps test compares a fresh process's run with "
+    "the reference; make test-reliability runs this with the real model",
+)
 def test_same_seed_in_fresh_folders_and_processes_gives_identical_runs(tmp_path, reference, record):
     run_target(tmp_path / "runs", tmp_path / "status", tmp_path / "cache")
     same = same_outputs(outputs(reference[0]), outputs(tmp_path / "runs"))
-    record(learner="CosineBERT (all-MiniLM-L6-v2), CPU, 1 thread" if FULL else "stand-in",
-           identical=all(same.values()), **{f"{k}_identical": v for k, v in same.items()})
+    record(
+        learner="CosineBERT (all-MiniLM-L6-v2), CPU, 1 thread" if FULL else "stand-in",
+        identical=all(same.values()),
+        **{f"{k}_identical": v for k, v in same.items()},
+    )
     assert all(same.values()), same

@@ -1,6 +1,7 @@
 """Numbers are normalised before a config is hashed (``epochs=1`` and ``epochs=1.0`` are one run),
 without moving the run folders and model ids that the profiles' configs already have: users'
 runs/ folders must stay valid. The digests below were taken before the normalisation."""
+
 import ast
 import hashlib
 import json
@@ -14,8 +15,11 @@ from pairlab.io import to_json
 from pairlab.runner import load_profile, notebooks
 
 PINNED = {  # every profile's notebook 03 run configs and notebook 02 and 06 training configs
-    "smoke": "0b0e5a86bae9ba99", "quick": "5dfbee5dc8ddea4c", "cpu": "5ccf21c0676e437d",
-    "demo": "64573649c7d1b6cd", "paper": "e5d9c3cf9ba38e11",
+    "smoke": "0b0e5a86bae9ba99",
+    "quick": "5dfbee5dc8ddea4c",
+    "cpu": "5ccf21c0676e437d",
+    "demo": "64573649c7d1b6cd",
+    "paper": "e5d9c3cf9ba38e11",
 }
 
 
@@ -24,7 +28,9 @@ def parameters(profile: str, number: str) -> dict:
     import papermill
 
     path = next(nb for nb in notebooks() if nb.name.startswith(number))
-    defaults = {k: ast.literal_eval(v["default"]) for k, v in papermill.inspect_notebook(str(path)).items()}
+    defaults = {
+        k: ast.literal_eval(v["default"]) for k, v in papermill.inspect_notebook(str(path)).items()
+    }
     return {**defaults, **load_profile(profile, notebook=number)}
 
 
@@ -33,8 +39,14 @@ def test_the_profiles_configs_keep_their_digests(profile):
     settings = loop_settings(parameters(profile, "03"))
     configs = []
     for task in ("qqp", "wikiqa"):
-        configs.append(ActiveConfig(task=task, strategy="uncertainty", seed=0, **for_task(settings, task)).to_dict())
+        configs.append(
+            ActiveConfig(
+                task=task, strategy="uncertainty", seed=0, **for_task(settings, task)
+            ).to_dict()
+        )
         for number in ("02", "06"):
-            configs += [c.to_dict() for c in train_configs(parameters(profile, number), task, 0).values()]
+            configs += [
+                c.to_dict() for c in train_configs(parameters(profile, number), task, 0).values()
+            ]
     digest = hashlib.sha256(json.dumps(to_json(configs), sort_keys=True).encode()).hexdigest()[:16]
     assert digest == PINNED[profile], f"{profile}: run folders and model ids would move ({digest})"

@@ -1,6 +1,7 @@
 """Checks on the metrics files of the smoke-profile run (`make test` runs the notebooks first).
 
 A missing file fails: these tests only run after the notebooks have been executed."""
+
 import json
 from pathlib import Path
 
@@ -68,9 +69,14 @@ def test_03_records_every_strategy_with_its_budget_and_spread():
         for key in ("ap", "p_at_r20"):
             low, high = zero[key]["ci"]
             assert 0.0 <= low <= zero[key]["mean"] <= high <= 1.0
-        assert set(by_strategy) == {"random", "static_retrieval", "adaptive_retrieval", "uncertainty"}
+        assert set(by_strategy) == {
+            "random",
+            "static_retrieval",
+            "adaptive_retrieval",
+            "uncertainty",
+        }
         n1, k = config["n1"], config["rounds"][task]
-        budget = sum(int(n1 * 1.5 ** i) for i in range(k))
+        budget = sum(int(n1 * 1.5**i) for i in range(k))
         for name, m in by_strategy.items():
             assert m["labels"] == budget, (task, name)
             assert 0 <= m["positives_found"]["mean"] <= budget
@@ -87,7 +93,10 @@ def test_03_records_every_strategy_with_its_budget_and_spread():
         # static retrieval, and the adaptive strategies seeded by it, find positives that
         # uniform sampling of a pool with one positive in hundreds does not
         for name in ("static_retrieval", "adaptive_retrieval", "uncertainty"):
-            assert by_strategy[name]["positives_found"]["mean"] > by_strategy["random"]["positives_found"]["mean"]
+            assert (
+                by_strategy[name]["positives_found"]["mean"]
+                > by_strategy["random"]["positives_found"]["mean"]
+            )
 
 
 def test_04_records_the_ablations():
@@ -96,8 +105,15 @@ def test_04_records_the_ablations():
     assert set(metrics) == {"qqp", "wikiqa"}
     for task, m in metrics.items():
         strategies = m["strategies"]
-        assert {"stratified_match", "stratified_all_positives", "adaptive_retrieval", "uncertainty",
-                "static_retrieval", "stated", "uncertainty_stated_seed"} <= set(strategies)
+        assert {
+            "stratified_match",
+            "stratified_all_positives",
+            "adaptive_retrieval",
+            "uncertainty",
+            "static_retrieval",
+            "stated",
+            "uncertainty_stated_seed",
+        } <= set(strategies)
         # stratified_match takes exactly the counts uncertainty sampling collected, seed by seed
         match, unc = strategies["stratified_match"], strategies["uncertainty"]
         assert match["labels"] == unc["labels"]
@@ -108,7 +124,12 @@ def test_04_records_the_ablations():
         for rounds in (s["rounds"] for s in m["seed_set"].values()):
             assert [r["round"] for r in rounds] == list(range(1, config["rounds"][task] + 1))
             assert all(0.0 <= r["batch_positive_share"] <= 1.0 for r in rounds)
-        assert set(m["transfer"]) == {"stated", "static_retrieval", "stratified_match", "uncertainty"}
+        assert set(m["transfer"]) == {
+            "stated",
+            "static_retrieval",
+            "stratified_match",
+            "uncertainty",
+        }
         for source, t in m["transfer"].items():
             assert t["seeds"] == config["transfer_seeds"]
             assert t["labels"] == strategies[source]["labels"]
@@ -124,7 +145,7 @@ def test_05_records_curves_efficiency_noise_and_cost():
     assert set(metrics) == {"qqp", "wikiqa"}
     for task, m in metrics.items():
         n1, k = config["n1"], config["rounds"][task]
-        budgets = [sum(int(n1 * 1.5 ** i) for i in range(r)) for r in range(1, k + 1)]
+        budgets = [sum(int(n1 * 1.5**i) for i in range(r)) for r in range(1, k + 1)]
         for name in ("uncertainty", "static_retrieval"):  # both have a point at every round
             assert [p["labels"] for p in m["curves"][name]] == budgets
             for p in m["curves"][name]:
@@ -132,24 +153,38 @@ def test_05_records_curves_efficiency_noise_and_cost():
         eff = m["efficiency"]
         assert eff["seeds"] == len(config["seeds"]) == len(eff["per_seed"])
         for row in eff["per_seed"]:
-            assert row["bound"] in {"exact", "lower bound", "both at the first point", "not reached"}
+            assert row["bound"] in {
+                "exact",
+                "lower bound",
+                "both at the first point",
+                "not reached",
+            }
             assert budgets[0] <= row["static_retrieval labels needed"] <= budgets[-1]
             if row["bound"] != "not reached":
-                assert row["factor"] == pytest.approx(row["static_retrieval labels needed"] / row["labels needed"])
+                assert row["factor"] == pytest.approx(
+                    row["static_retrieval labels needed"] / row["labels needed"]
+                )
         for name in ("random", "random_candidates"):
             assert m["strategies"][name]["seeds"] == config["random_seeds"]
         costs = {row["strategy"]: row for row in m["costs"]}
         per_label = config["dollars_per_hour"] / config["labels_per_hour"]
-        assert costs["uncertainty"]["annotation $"] == pytest.approx(budgets[-1] * per_label, abs=1e-3)
+        assert costs["uncertainty"]["annotation $"] == pytest.approx(
+            budgets[-1] * per_label, abs=1e-3
+        )
 
 
 def test_06_records_every_row_for_both_tasks_and_gold_sources():
     metrics = load("06_augmented_sbert")
     config = json.loads((RUN / "06_augmented_sbert.config.json").read_text())
     rows = {"sbert", "cross_encoder", *config["samplers"]}
-    budgets = {task: by["uncertainty"]["labels"] for task, by in load("03_cosinebert_active_learning").items()
-               if isinstance(by, dict) and "uncertainty" in by and "labels" in by["uncertainty"]}
-    assert set(metrics) == ({"qqp", "wikiqa"} if config["dataset"] == "all" else {config["dataset"]})
+    budgets = {
+        task: by["uncertainty"]["labels"]
+        for task, by in load("03_cosinebert_active_learning").items()
+        if isinstance(by, dict) and "uncertainty" in by and "labels" in by["uncertainty"]
+    }
+    assert set(metrics) == (
+        {"qqp", "wikiqa"} if config["dataset"] == "all" else {config["dataset"]}
+    )
     for task, by_source in metrics.items():
         assert set(by_source) == set(config["gold_sources"])
         for source, by_row in by_source.items():
@@ -186,9 +221,11 @@ def test_06_random_pairs_are_the_most_negative_silver():
     calls fewer of them positive than of the pairs BM25 or SS bring up. Ties are allowed per
     task and gold source (a tiny pool can give BM25 no positive either), not everywhere."""
     if on_fixture("06_augmented_sbert"):
-        pytest.skip("the smoke run read the synthetic fixture (no data folder): whether BM25 "
-                    "brings up more positives than random pairs is a claim about real text; the "
-                    "fixture's templates share words across meanings. Checked when the data is there")
+        pytest.skip(
+            "the smoke run read the synthetic fixture (no data folder): whether BM25 "
+            "brings up more positives than random pairs is a claim about real text; the "
+            "fixture's templates share words across meanings. Checked when the data is there"
+        )
     strict = 0
     for task, by_source in load("06_augmented_sbert").items():
         for source, by_row in by_source.items():
@@ -202,20 +239,32 @@ def test_06_random_pairs_are_the_most_negative_silver():
 def test_07_case_study_rows_annotations_and_the_diagnostics_ends():
     metrics = load("07_llm_annotators")["case_study"]
     config = json.loads((RUN / "07_llm_annotators.config.json").read_text())
-    strategies = ["random", "uncertainty", "base_consistent", "base_inconsistent", "conditional_informativeness"]
+    strategies = [
+        "random",
+        "uncertainty",
+        "base_consistent",
+        "base_inconsistent",
+        "conditional_informativeness",
+    ]
     assert set(metrics) == {"clean", "llm_like"}
     for annotation, rows in metrics.items():
         assert set(rows) == {"initial", "full_target", *strategies}
         for row, m in rows.items():
             for part in ("all", "high_error", "low_error"):
-                assert m[f"auc_{part}"] is None or 0.0 <= m[f"auc_{part}"] <= 1.0, (annotation, row, part)
+                assert m[f"auc_{part}"] is None or 0.0 <= m[f"auc_{part}"] <= 1.0, (
+                    annotation,
+                    row,
+                    part,
+                )
             assert len(m["per_seed"]["auc_all"]) == len(config["seeds"])
         budget = {rows[s]["n_annotated"] for s in strategies}
         assert len(budget) == 1 and 0 < budget.pop() < rows["full_target"]["n_annotated"]
         # base-inconsistent takes the highest errors, all from the target's hard end; consistent none
         assert rows["base_inconsistent"]["high_error_share"] == 1.0
         assert rows["base_consistent"]["high_error_share"] == 0.0
-    assert all(metrics["clean"][r]["annotator_accuracy"] == 1.0 for r in ["full_target", *strategies])
+    assert all(
+        metrics["clean"][r]["annotator_accuracy"] == 1.0 for r in ["full_target", *strategies]
+    )
     noisy = metrics["llm_like"]["full_target"]["annotator_accuracy"]
     assert min(config["error_accuracy"]) - 0.15 <= noisy < 1.0  # the assumed table, measured
 
@@ -223,8 +272,13 @@ def test_07_case_study_rows_annotations_and_the_diagnostics_ends():
 def test_07_all_pairs_noise_runs_for_every_level_and_strategy():
     metrics = load("07_llm_annotators")["all_pairs"]
     config = json.loads((RUN / "07_llm_annotators.config.json").read_text())
-    names = ["error_dependent" if n == "error_dependent" else f"{float(n):.0%}" for n in config["noise_levels"]]
-    assert set(metrics) == ({"qqp", "wikiqa"} if config["dataset"] == "all" else {config["dataset"]})
+    names = [
+        "error_dependent" if n == "error_dependent" else f"{float(n):.0%}"
+        for n in config["noise_levels"]
+    ]
+    assert set(metrics) == (
+        {"qqp", "wikiqa"} if config["dataset"] == "all" else {config["dataset"]}
+    )
     for task, by_noise in metrics.items():
         assert list(by_noise) == names
         for level, by_strategy in by_noise.items():
@@ -247,18 +301,39 @@ def budgets_of(config: dict, n1: int, rounds: int) -> list[int]:
 def test_09_budget_regime_curves_factor_and_separation():
     metrics = load("09_when_adaptivity_pays")
     config = json.loads((RUN / "09_when_adaptivity_pays.config.json").read_text())
-    assert set(metrics) == {"budget", "regime", "efficiency", "separation", "encoder", "encoder_trend",
-                            "candidate_recall", "overlap"}
+    assert set(metrics) == {
+        "budget",
+        "regime",
+        "efficiency",
+        "separation",
+        "encoder",
+        "encoder_trend",
+        "candidate_recall",
+        "overlap",
+    }
     task = "wikiqa" if config["dataset"] == "all" else config["dataset"]
     budgets = budgets_of(config, config["budget_n1"], config["budget_rounds"])
     curves = metrics["budget"][task]
-    assert set(curves) == {"uncertainty", "static_retrieval", "adaptive_retrieval", "random_candidates"}
+    assert set(curves) == {
+        "uncertainty",
+        "static_retrieval",
+        "adaptive_retrieval",
+        "random_candidates",
+    }
     for name, c in curves.items():
-        seeds = config["budget_seeds"] if name in ("uncertainty", "static_retrieval") else config["budget_other_seeds"]
+        seeds = (
+            config["budget_seeds"]
+            if name in ("uncertainty", "static_retrieval")
+            else config["budget_other_seeds"]
+        )
         assert c["labels"] == budgets, name  # every strategy retrained and measured every round
         assert c["dev_ap"]["seeds"] == seeds and len(c["dev_ap"]["per_seed"]) == len(seeds)
-        assert c["dev_ap"]["mean"] == pytest.approx(np.mean(c["dev_ap"]["per_seed"], axis=0).tolist())
-        for ap, (low, high), share in zip(c["dev_ap"]["mean"], c["dev_ap"]["ci"], c["positive_share"]):
+        assert c["dev_ap"]["mean"] == pytest.approx(
+            np.mean(c["dev_ap"]["per_seed"], axis=0).tolist()
+        )
+        for ap, (low, high), share in zip(
+            c["dev_ap"]["mean"], c["dev_ap"]["ci"], c["positive_share"]
+        ):
             assert low <= ap <= high and 0.0 <= share <= 1.0
     regime = metrics["regime"][task]
     assert regime["labels"] == budgets[-1] and regime["rounds"] == config["budget_rounds"]
@@ -268,7 +343,9 @@ def test_09_budget_regime_curves_factor_and_separation():
     for row in eff["per_seed"]:
         assert (row["factor"] is None) == (row["bound"] == "not reached")
         if row["factor"] is not None:
-            assert row["factor"] == pytest.approx(row["static_retrieval labels needed"] / row["labels needed"])
+            assert row["factor"] == pytest.approx(
+                row["static_retrieval labels needed"] / row["labels needed"]
+            )
     sep = metrics["separation"][task]
     assert set(sep) == {*map(str, config["budget_seeds"]), "mean"}
     for row in sep.values():
@@ -288,11 +365,18 @@ def test_09_encoders_from_zero_shot_to_the_gap():
         assert 0.0 <= low <= e["zero_shot_ap"] <= high <= 1.0, n
         assert 0.0 <= e["static_precision"] <= 1.0 and e["static_labels"] == budgets[0]
         gap = e["gap"]
-        assert gap["labels"] == sorted(budgets) == e["uncertainty"]["labels"] == e["static_retrieval"]["labels"]
+        assert (
+            gap["labels"]
+            == sorted(budgets)
+            == e["uncertainty"]["labels"]
+            == e["static_retrieval"]["labels"]
+        )
         for k in range(len(budgets)):
             ours, theirs = (e[s]["test_ap"] for s in ("uncertainty", "static_retrieval"))
             assert ours["seeds"][k] == config["encoder_seeds"] == gap["seeds"][k]
-            assert gap["per_seed"][k] == pytest.approx(np.subtract(ours["per_seed"][k], theirs["per_seed"][k]))
+            assert gap["per_seed"][k] == pytest.approx(
+                np.subtract(ours["per_seed"][k], theirs["per_seed"][k])
+            )
             assert gap["mean"][k] == pytest.approx(ours["mean"][k] - theirs["mean"][k])
     for labels, trend in metrics["encoder_trend"].items():
         assert int(labels) in budgets and trend["encoders"] == len(config["encoder_layers"])
@@ -309,23 +393,41 @@ def test_09_reads_back_notebook_03_and_agrees_with_it():
     first = whole["gap"]["labels"].index(three[task]["uncertainty"]["labels"])
     for name in ("uncertainty", "static_retrieval"):
         theirs = dict(zip(three[task][name]["seeds"], three[task][name]["ap"]["per_seed"]))
-        mine = dict(zip(whole[name]["test_ap"]["seeds"][first], whole[name]["test_ap"]["per_seed"][first]))
+        mine = dict(
+            zip(whole[name]["test_ap"]["seeds"][first], whole[name]["test_ap"]["per_seed"][first])
+        )
         shared = set(mine) & set(theirs)
         assert shared and all(mine[s] == theirs[s] for s in shared), (name, mine, theirs)
     static = three[task]["static_retrieval"]
-    assert whole["static_precision"] == pytest.approx(static["positives_found"]["mean"] / static["labels"])
+    assert whole["static_precision"] == pytest.approx(
+        static["positives_found"]["mean"] / static["labels"]
+    )
 
 
 def test_09_candidate_recall_for_every_candidate_strategy_and_round():
     metrics = load("09_when_adaptivity_pays")
     config = json.loads((RUN / "09_when_adaptivity_pays.config.json").read_text())
-    budget_task, encoder_task = ("wikiqa", "qqp") if config["dataset"] == "all" else (config["dataset"],) * 2
+    budget_task, encoder_task = (
+        ("wikiqa", "qqp") if config["dataset"] == "all" else (config["dataset"],) * 2
+    )
     recall = metrics["candidate_recall"]
-    budget_runs = recall[budget_task] if budget_task != encoder_task else {
-        k: v for k, v in recall[budget_task].items() if "layers" not in k}
-    assert set(budget_runs) == {"uncertainty", "static_retrieval", "adaptive_retrieval", "random_candidates"}
+    budget_runs = (
+        recall[budget_task]
+        if budget_task != encoder_task
+        else {k: v for k, v in recall[budget_task].items() if "layers" not in k}
+    )
+    assert set(budget_runs) == {
+        "uncertainty",
+        "static_retrieval",
+        "adaptive_retrieval",
+        "random_candidates",
+    }
     assert all(len(v) == config["budget_rounds"] for v in budget_runs.values())
-    expected = {f"{s}, {n} layers" for s in ("uncertainty", "static_retrieval") for n in config["encoder_layers"]}
+    expected = {
+        f"{s}, {n} layers"
+        for s in ("uncertainty", "static_retrieval")
+        for n in config["encoder_layers"]
+    }
     assert expected <= set(recall[encoder_task])
     for name in expected:
         assert len(recall[encoder_task][name]) == max(config["encoder_rounds"])
@@ -336,14 +438,18 @@ def test_09_candidate_recall_for_every_candidate_strategy_and_round():
 def test_09_overlap_per_seed_and_round_starts_at_the_shared_first_batch():
     metrics = load("09_when_adaptivity_pays")
     config = json.loads((RUN / "09_when_adaptivity_pays.config.json").read_text())
-    budget_task, encoder_task = ("wikiqa", "qqp") if config["dataset"] == "all" else (config["dataset"],) * 2
+    budget_task, encoder_task = (
+        ("wikiqa", "qqp") if config["dataset"] == "all" else (config["dataset"],) * 2
+    )
     budget = metrics["overlap"][budget_task]["uncertainty"]
     assert budget["seeds"] == config["budget_seeds"]
     assert budget["labels"] == budgets_of(config, config["budget_n1"], config["budget_rounds"])
     expected = {f"uncertainty, {n} layers" for n in config["encoder_layers"]}
     assert expected <= set(metrics["overlap"][encoder_task])
     for entry in (e for by_task in metrics["overlap"].values() for e in by_task.values()):
-        assert all(row[0] == 1.0 for row in entry["per_seed"])  # round 1 is static retrieval's batch
+        assert all(
+            row[0] == 1.0 for row in entry["per_seed"]
+        )  # round 1 is static retrieval's batch
         assert all(0.0 <= v <= 1.0 for row in entry["per_seed"] for v in row)
         assert entry["mean"] == pytest.approx(np.mean(entry["per_seed"], axis=0).tolist())
 
@@ -362,7 +468,9 @@ def test_executed_notebooks_keep_no_widget_state(notebook):
 def test_08_records_every_strategy_curve_test_and_cost():
     metrics = load("08_better_than_random")
     config = json.loads((RUN / "08_better_than_random.config.json").read_text())
-    assert set(metrics) == ({"qqp", "wikiqa"} if config["dataset"] == "all" else {config["dataset"]})
+    assert set(metrics) == (
+        {"qqp", "wikiqa"} if config["dataset"] == "all" else {config["dataset"]}
+    )
     budget = (config["assessments_per_hour"], config["annotator_per_hour"])
     for task, by_strategy in metrics.items():
         assert set(by_strategy) == {"pretrained", "random", *config["active_strategies"]}
@@ -382,10 +490,16 @@ def test_08_records_every_strategy_curve_test_and_cost():
                 assert m[key]["mean"] == pytest.approx(np.mean(m[key]["per_seed"], axis=0).tolist())
             for run in m["assessments_per_seed"]:  # every question costs at least one assessment
                 assert all(b - a >= n for a, b, n in zip([0] + run, run, [per_round] * len(run)))
-            assert m["annotation_cost"] == pytest.approx([a / budget[0] * budget[1] for a in m["assessments"]])
-            assert m["total_cost"] == pytest.approx(np.add(m["annotation_cost"], m["compute_cost"]).tolist())
+            assert m["annotation_cost"] == pytest.approx(
+                [a / budget[0] * budget[1] for a in m["assessments"]]
+            )
+            assert m["total_cost"] == pytest.approx(
+                np.add(m["annotation_cost"], m["compute_cost"]).tolist()
+            )
             assert all(np.diff(m["total_cost"]) > 0) and all(c >= 0 for c in m["compute_cost"])
-            assert all(p <= a for p, a in zip(m["pairs"], m["assessments"]))  # a pair is trained on once
+            assert all(
+                p <= a for p, a in zip(m["pairs"], m["assessments"])
+            )  # a pair is trained on once
             if strategy == "random":
                 assert m.get("p_value_vs_random") is None
                 assert [s["questions"] for s in m["spread"]] == sizes
@@ -398,18 +512,32 @@ def test_08_records_every_strategy_curve_test_and_cost():
             assert all(0.0 <= p <= q <= 1.0 for p, q in zip(tests["p"], tests["p_adjusted"]))
             assert tests["significant"] == [q < 0.05 for q in tests["p_adjusted"]]
             random_mean = by_strategy["random"]["ndcg10"]["mean"]
-            assert tests["difference"] == pytest.approx(np.subtract(m["ndcg10"]["mean"], random_mean).tolist())
+            assert tests["difference"] == pytest.approx(
+                np.subtract(m["ndcg10"]["mean"], random_mean).tolist()
+            )
             for view in ("equal_questions", "equal_cost"):
                 v = m["verdict"][view]
-                assert v["verdict"] in {"better than random", "not different from random", "worse than random"}
-            assert m["verdict"]["equal_cost"]["cost"] <= min(m["total_cost"][-1], by_strategy["random"]["total_cost"][-1]) + 1e-9
+                assert v["verdict"] in {
+                    "better than random",
+                    "not different from random",
+                    "worse than random",
+                }
+            assert (
+                m["verdict"]["equal_cost"]["cost"]
+                <= min(m["total_cost"][-1], by_strategy["random"]["total_cost"][-1]) + 1e-9
+            )
         # round 1 is the same random questions for every strategy of seed 0, scanned under the
         # same pretrained ranker and trained into the same model: its cost and values match
         first = by_strategy["random"]["seeds"].index(0)
         for strategy in config["active_strategies"]:
             m = by_strategy[strategy]
-            assert m["assessments_per_seed"][0][0] == by_strategy["random"]["assessments_per_seed"][first][0]
-            assert m["ndcg10"]["per_seed"][0][0] == pytest.approx(by_strategy["random"]["ndcg10"]["per_seed"][first][0])
+            assert (
+                m["assessments_per_seed"][0][0]
+                == by_strategy["random"]["assessments_per_seed"][first][0]
+            )
+            assert m["ndcg10"]["per_seed"][0][0] == pytest.approx(
+                by_strategy["random"]["ndcg10"]["per_seed"][first][0]
+            )
 
 
 def test_10_records_a_labelling_session_its_estimate_and_its_coverage():
@@ -424,5 +552,7 @@ def test_10_records_a_labelling_session_its_estimate_and_its_coverage():
     assert s["matches"] > 0
     strategies = [row["strategy"] for row in metrics["comparison"]]
     assert strategies == ["uncertainty", "random", "static_retrieval"]
-    (task, by_budget), = metrics["coverage"].items()
-    assert by_budget and all(b["sessions"] == 2 and 0 <= b["covered"] <= 1 for b in by_budget.values())
+    ((task, by_budget),) = metrics["coverage"].items()
+    assert by_budget and all(
+        b["sessions"] == 2 and 0 <= b["covered"] <= 1 for b in by_budget.values()
+    )
