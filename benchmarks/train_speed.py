@@ -8,7 +8,8 @@ labels), once per setting: the fp32 reference (random order), length-ordered bat
 bf16 with length-ordered batches (eager attention on CPU). Pairs per second include loading and
 calibration, as a round pays them; the share of the limit counts 3 x 2 x (non-embedding
 parameters) FLOPs per word piece of a pair's two texts against the matmul rate at the
-setting's precision. Run it on a quiet machine.
+setting's precision. On a CPU without native bfloat16 the bf16 row is left out (training
+refuses it there) and the bf16 rate is a small probe's. Run it on a quiet machine.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def main(argv=None) -> int:
     from pairlab.data.loaders import load_task
     from pairlab.models.cosinebert import CosineBERT
     from pairlab.models.embed import load_encoder
-    from pairlab.models.training import TrainConfig
+    from pairlab.models.training import TrainConfig, native_bf16
 
     torch.set_num_threads(os.cpu_count() or 1)
     labels = next(p for p in sorted(ARCHIVE.glob("*/labels.npz")))
@@ -52,9 +53,15 @@ def main(argv=None) -> int:
     pieces = int(word_pieces(pool, ids, 128).sum())
     encoder = load_encoder(None)
     flops = 2 * sum(p.numel() for n, p in encoder.named_parameters() if "embeddings" not in n)
-    rates = {d: matmul_rate(d) for d in ("fp32", "bf16")}
+    native = native_bf16()
+    # without native bfloat16 a 2048-square bf16 product takes tens of seconds: a smaller probe
+    rates = {
+        "fp32": matmul_rate("fp32"),
+        "bf16": matmul_rate("bf16", *(() if native else (512, 2))),
+    }
+    settings = [s for s in SETTINGS if native or s[0] != "bf16"]
     rows = []
-    for precision, order in SETTINGS:
+    for precision, order in settings:
         config = TrainConfig(epochs=1, batch_size=16, precision=precision, batch_order=order)
         start = time.perf_counter()
         model = CosineBERT.train(left, right, y, config=config, quiet=True)
@@ -78,6 +85,8 @@ def main(argv=None) -> int:
         "matmul_gflops": {d: round(r / 1e9, 1) for d, r in rates.items()},
         "load_average": os.getloadavg(),
         "cpus": os.cpu_count(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "native_bf16": native,
         "rows": rows,
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
