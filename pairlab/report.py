@@ -28,6 +28,7 @@ __all__ = [
     "collect",
     "default_profile",
     "find_row",
+    "layer_rows",
     "load_bench",
     "load_reliability",
     "load_results",
@@ -47,9 +48,28 @@ DOCUMENTS = {
     "RELIABILITY.md": "docs/RELIABILITY.md.j2",
     "docs/ray.md": "docs/ray.md.j2",
     "WORKSHOP.md": "docs/WORKSHOP.md.j2",
+    "ARCHITECTURE.md": "docs/ARCHITECTURE.md.j2",
 }
 # a notebook's reference results come from the first of these profiles that recorded them
 PROFILE_ORDER = ("paper", "cpu", "demo", "quick", "smoke")
+
+
+def layer_rows(root: Path | None = None) -> list[tuple]:
+    """``(layer number or "", module, purpose)`` for each module of the layer list that
+    ``tests/test_layers.py`` states and enforces (read from its source, not imported)."""
+    import ast
+
+    source = ((root or project_root()) / "tests" / "test_layers.py").read_text()
+    value = next(
+        node.value
+        for node in ast.parse(source).body
+        if isinstance(node, ast.Assign) and [t.id for t in node.targets] == ["LAYERS"]
+    )
+    return [
+        (rank if k == 0 else "", name, purpose)
+        for rank, layer in enumerate(ast.literal_eval(value), 1)
+        for k, (name, purpose) in enumerate(layer.items())
+    ]
 
 
 def load_results(root: Path | None = None) -> dict:
@@ -410,6 +430,8 @@ def render(document: str, root: Path | None = None) -> str:
         if document == "README.md"
         else {}
     )
+    if document == "ARCHITECTURE.md":
+        readme = {"layer_rows": layer_rows(root)}
     if document == "WORKSHOP.md":
         from . import workshop
 

@@ -11,17 +11,33 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "pairlab"
 
-LAYERS = [  # bottom first; names are pairlab's top-level modules and subpackages
-    {"io", "params", "paths", "tempfiles"},
-    {"data"},
-    {"models"},
-    {"evaluation"},
-    {"annotators"},  # who answers a label request: below the loop that asks
-    {"active", "augment"},
-    {"experiments"},
-    {"widgets"},
-    {"session"},  # a person in the loop: the loop, the audit and the labelling widget
-    {"notebook", "profiles", "runner", "report", "workshop"},
+# Bottom first: each layer's top-level modules and subpackages, with what each is for. Stated
+# here once; `make docs` draws ARCHITECTURE.md's layer table from this list.
+LAYERS = [
+    {
+        "io": "raw readers (quotes are text, bad rows counted), JSON and atomic writes",
+        "params": "constructor arguments as a strategy's or annotator's own config",
+        "paths": "where the project, the data, the cache and the runs live",
+        "tempfiles": "temporary files and locks for folders several processes write",
+    },
+    {"data": "pair ids, tasks and pools, your pair files and record tables, the papers' numbers"},
+    {"models": "encoders, cached embeddings, CosineBERT, ConcatBERT, training, inference backends"},
+    {"evaluation": "all-pairs strata and the AP estimator, candidates, the audit and its estimate"},
+    {"annotators": "who answers a label request (oracles, an LLM, a person): below the loop"},
+    {
+        "active": "the round loop, its strategies, candidate search, run folders and archives",
+        "augment": "Augmented SBERT: pair samplers and a cross-encoder's silver labels",
+    },
+    {"experiments": "sweeps of runs, the notebooks' tables, findings and metrics records"},
+    {"widgets": "plotly figures, dashboards, the labelling and false-positive widgets"},
+    {"session": "a person in the loop: the labelling session, its worker, audit and export"},
+    {
+        "notebook": "the notebooks' one set-up call, figures and metrics files",
+        "profiles": "the suite's parameter files, resolved for each notebook",
+        "runner": "papermill runs of the suite under a profile",
+        "report": "the documents rendered from committed results",
+        "workshop": "participant copies of the notebooks, without solutions",
+    },
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if p != PACKAGE / "__init__.py")

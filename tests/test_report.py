@@ -22,11 +22,25 @@ def test_there_are_committed_results_with_their_configs():
             assert record["config"], (profile, notebook)
 
 
-@pytest.mark.parametrize("document", ["README.md", "RESULTS.md"])
+@pytest.mark.parametrize("document", ["README.md", "RESULTS.md", "ARCHITECTURE.md"])
 def test_document_is_the_rendering_of_the_committed_files(document):
     assert (ROOT / document).read_text() == report.render(document), (
         f"{document} differs from its rendering: edit docs/, then run `make docs`"
     )
+
+
+def test_architecture_shows_the_enforced_layers_on_one_page():
+    """ARCHITECTURE.md draws its layer table from the list tests/test_layers.py enforces (one
+    statement of the order), and stays a ten-minute read (about 2,000 words at most)."""
+    from test_layers import LAYERS
+
+    rows = report.layer_rows()
+    assert [name for _, name, _ in rows] == [name for layer in LAYERS for name in layer]
+    assert [r for r, _, _ in rows if r != ""] == list(range(1, len(LAYERS) + 1))
+    text = (ROOT / "ARCHITECTURE.md").read_text()
+    for _, name, purpose in rows:
+        assert f"| `{name}` | {purpose} |" in text
+    assert len(text.split()) <= 2_000
 
 
 def test_readme_stays_a_front_door():
