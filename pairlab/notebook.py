@@ -23,6 +23,8 @@ class Context:
     run_dir: Path
     figures_dir: Path
     params: dict = field(default_factory=dict)  # the parameters the config file records
+    # why PNG figures were skipped, once said: one message a notebook, not one a figure
+    png_skipped: list = field(default_factory=list, repr=False, compare=False)
 
     @property
     def metrics_path(self) -> Path:
@@ -49,7 +51,7 @@ class Context:
         path = self.figures_dir / f"{name}.html"
         fig.write_html(path, include_plotlyjs="directory", full_html=True)
         if png:
-            _write_png(fig, path.with_suffix(".png"))
+            _write_png(fig, path.with_suffix(".png"), self.png_skipped)
         return path
 
     def record_metrics(self, metrics: dict) -> Path:
@@ -201,9 +203,6 @@ def _inference(params: dict, quiet: bool) -> None:
             )
 
 
-_PNG_SKIP_REPORTED = []
-
-
 def png_export() -> tuple[bool, str]:
     """Whether static PNG export can run here, and why not: kaleido draws with a Chrome or
     Chromium, found the way kaleido's own browser finder (choreographer) finds it, honouring
@@ -228,14 +227,15 @@ def png_export() -> tuple[bool, str]:
     return False, f"kaleido found no Chrome or Chromium{where}"
 
 
-def _write_png(fig, path: Path) -> None:
-    """Static export through kaleido where a browser is there; else say once why PNGs are
-    skipped and how to get them (the HTML figure is written either way)."""
+def _write_png(fig, path: Path, skipped: list) -> None:
+    """Static export through kaleido where a browser is there; else say why PNGs are skipped
+    and how to get them, once: unless ``skipped`` (the notebook's record of it) holds a reason
+    already (the HTML figure is written either way)."""
     available, reason = png_export()
     if available:
         fig.write_image(path, width=1100, height=fig.layout.height or 450, scale=2)
         return
-    if not _PNG_SKIP_REPORTED:
+    if not skipped:
         how = (
             "unset PAIRLAB_PNG"
             if "PAIRLAB_PNG" in reason
@@ -243,7 +243,7 @@ def _write_png(fig, path: Path) -> None:
             "chromium) or fetch one with plotly_get_chrome where there is internet"
         )
         print(f"PNG figures skipped: {reason}. The HTML figures are written. For PNGs, {how}.")
-        _PNG_SKIP_REPORTED.append(reason)
+        skipped.append(reason)
 
 
 def _writable(folder: Path, setting: str) -> None:

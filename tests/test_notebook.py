@@ -220,7 +220,6 @@ def test_figure_without_a_browser_writes_html_and_says_why_once(tmp_path, monkey
 
     monkeypatch.setenv("BROWSER_PATH", NO_BROWSER)
     monkeypatch.setattr(go.Figure, "write_image", must_not_export)  # decided up front
-    monkeypatch.setattr(notebook, "_PNG_SKIP_REPORTED", [])
     assert notebook.png_export() == (
         False,
         f"kaleido found no Chrome or Chromium (BROWSER_PATH={NO_BROWSER!r} is not a program)",
@@ -240,7 +239,6 @@ def test_png_export_turned_off_by_the_environment_says_so(tmp_path, monkeypatch,
     fake.chmod(0o755)
     monkeypatch.setenv("BROWSER_PATH", str(fake))  # a browser is there, and still no PNG
     monkeypatch.setenv("PAIRLAB_PNG", "0")
-    monkeypatch.setattr(notebook, "_PNG_SKIP_REPORTED", [])
     assert notebook.png_export() == (False, "PNG export turned off (PAIRLAB_PNG=0)")
     ctx = notebook.setup(
         "99_example", run_dir=tmp_path / "run", figures_dir=tmp_path / "fig", quiet=True

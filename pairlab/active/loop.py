@@ -86,7 +86,7 @@ class ActiveRun(RunFolderRun):
 
     def _round(self, i: int, n: int, model, labelled: np.ndarray, labels: np.ndarray, records):
         strategy = self.strategy if i > 1 else self.seed_strategy
-        stages = Stages(self, i)
+        stages = Stages(self._emit, i)
         seen = []  # the candidates a CandidateSearch restricted the pool to, if any
         state = RoundState(
             round=i,
@@ -259,7 +259,7 @@ class ActiveRun(RunFolderRun):
             return self.learner.load(path)
         if not (self.strategy.adaptive or i == len(self.config.schedule())):
             return None  # a non-adaptive run selects with the pretrained encoder
-        with Stages(self, i)("train"):
+        with Stages(self._emit, i)("train"):
             return self.learner.train(self.pool, ids[labels >= 0], labels[labels >= 0], round=i)
 
     def _embeddings(self, model) -> tuple[np.ndarray, np.ndarray]:

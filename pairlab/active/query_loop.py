@@ -78,7 +78,7 @@ class QueryRun(RunFolderRun):
 
     def _round(self, i: int, n: int, model, ids, labels, records):
         done = union_sorted(*[np.asarray(r["questions"], np.int64) for r in records])
-        stages = Stages(self, i)
+        stages = Stages(self._emit, i)
         with stages("embed"):
             left, right = self._embeddings(model)
         state = QueryState(

@@ -16,13 +16,14 @@ class Stages:
     another (the candidate search inside the selection) counts once: the outer stage keeps only
     its own time."""
 
-    def __init__(self, run, round: int):
-        self.run, self.round, self.times, self._inner = run, round, {}, [0.0]
+    def __init__(self, emit, round: int):
+        """``emit(event, **payload)``: how the run sends its events (its callbacks)."""
+        self.emit, self.round, self.times, self._inner = emit, round, {}, [0.0]
 
     @contextmanager
     def __call__(self, stage: str):
         start, finished = time.perf_counter(), False
-        self.run._emit("stage_started", round=self.round, stage=stage)
+        self.emit("stage_started", round=self.round, stage=stage)
         self._inner.append(0.0)
         try:
             yield
@@ -33,7 +34,7 @@ class Stages:
             self._inner[-1] += total
             self.times[stage] = self.times.get(stage, 0.0) + seconds
             if finished:
-                self.run._emit("stage", round=self.round, stage=stage, seconds=seconds)
+                self.emit("stage", round=self.round, stage=stage, seconds=seconds)
 
     @contextmanager
     def exports_out_of(self, stage: str):
@@ -47,4 +48,4 @@ class Stages:
         if seconds:
             self.times[stage] -= seconds
             self.times["export"] = self.times.get("export", 0.0) + seconds
-            self.run._emit("stage", round=self.round, stage="export", seconds=seconds)
+            self.emit("stage", round=self.round, stage="export", seconds=seconds)
