@@ -90,6 +90,19 @@ def test_rekey_names_old_folders_by_the_current_code(tmp_path):
     assert run(tmp_path, strategy="uncertainty")[0].run() == result
 
 
+def test_rekey_stale_renames_folders_of_an_older_codes_digest(tmp_path):
+    """A run folder named by an older code's digest keeps its name unless ``stale`` is asked
+    for (a change of form only); then it gets today's name and is read back under it."""
+    active, folder = run(tmp_path, strategy="uncertainty")
+    result = active.run()
+    old = folder.with_name(folder.name.rsplit("-c", 1)[0] + "-c0badc0de")
+    folder.rename(old)
+    assert archive.rekey(tmp_path) == []
+    assert archive.rekey(tmp_path, stale=True) == [(old, folder)] and not old.exists()
+    assert archive.rekey(tmp_path, stale=True) == []
+    assert run(tmp_path, strategy="uncertainty")[0].run() == result
+
+
 def test_query_runs_are_keyed_by_their_question_strategys_code(monkeypatch):
     """Notebook 08's question-level runs (QueryConfig, no annotator field) get a code digest from
     the question strategies' registry."""

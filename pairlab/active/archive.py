@@ -101,25 +101,29 @@ def save_all(runs, archives) -> list[Path]:
 CODE_SUFFIX = re.compile(r"-c[0-9a-f]{8}$")
 
 
-def rekey(root, *, dry_run: bool = False) -> list[tuple[Path, Path]]:
-    """Give the run folders (or archives) under ``root`` (``<task>/<run folder>``) named before
-    run keys carried a code digest the name the current code gives them (``...-c<code>``);
-    ``(old, new)`` for each. This asserts that those runs were made by today's strategy and
-    annotator code: run it once, where that holds (nothing under ``pairlab/active`` or
-    ``pairlab/annotators`` that selects or labels changed since), never to keep a run whose
-    code did change."""
+def rekey(root, *, dry_run: bool = False, stale: bool = False) -> list[tuple[Path, Path]]:
+    """Give the run folders (or archives) under ``root`` (``<task>/<run folder>``) the name the
+    current code gives them (``...-c<code>``): those named before run keys carried a code
+    digest, and with ``stale`` also those whose digest is an older code's; ``(old, new)`` for
+    each. This asserts that those runs were made by code that selects and labels as today's
+    does: run it where that holds (nothing under ``pairlab/active`` or ``pairlab/annotators``
+    changed since, or only its form, with ``tests/test_selections_pinned.py`` passing), never
+    to keep a run whose code did change."""
     from .behaviour import run_code_digest
     from .config import ActiveConfig
 
     moved = []
     for path in sorted(Path(root).glob("*/*/config.json")):
         folder = path.parent
-        if CODE_SUFFIX.search(folder.name):
+        if CODE_SUFFIX.search(folder.name) and not stale:
             continue
         stored = read_json(path)
         if stored.get("batches") is not None:
             stored["batches"] = tuple(stored["batches"])
-        target = folder.with_name(f"{folder.name}-c{run_code_digest(ActiveConfig(**stored))[:8]}")
+        base = CODE_SUFFIX.sub("", folder.name)
+        target = folder.with_name(f"{base}-c{run_code_digest(ActiveConfig(**stored))[:8]}")
+        if target == folder:
+            continue
         if target.exists():
             raise FileExistsError(f"{target} already exists: {folder} was re-run under the new key")
         if not dry_run:
@@ -130,11 +134,13 @@ def rekey(root, *, dry_run: bool = False) -> list[tuple[Path, Path]]:
 
 if (
     __name__ == "__main__"
-):  # python -m pairlab.active.archive RUNS ARCHIVES | --rekey ROOT [--dry-run]
+):  # python -m pairlab.active.archive RUNS ARCHIVES | --rekey ROOT [--stale] [--dry-run]
     import sys
 
     if sys.argv[1] == "--rekey":
-        for old, new in rekey(sys.argv[2], dry_run="--dry-run" in sys.argv):
+        for old, new in rekey(
+            sys.argv[2], dry_run="--dry-run" in sys.argv, stale="--stale" in sys.argv
+        ):
             print(f"{old} -> {new.name}")
     else:
         for path in save_all(sys.argv[1], sys.argv[2]):

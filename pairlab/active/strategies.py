@@ -89,11 +89,7 @@ class RandomCandidates(Strategy):
     name = "random_candidates"
 
     def select(self, state, n):
-        if n > len(state.candidates):
-            raise ValueError(
-                f"round {state.round}: only {len(state.candidates)} unlabelled "
-                f"candidates for a batch of {n}; search more neighbours per item"
-            )
+        _enough_candidates(state, n)
         return np.sort(state.rng.choice(state.candidates, size=n, replace=False))
 
 
@@ -219,7 +215,7 @@ class Committee(Strategy):
         )
         rows, cols = state.pool.space.decode(state.candidates)
         logits = np.stack([member_scores(m, *state.embeddings(m), rows, cols) for m in models])
-        return _top_by(state, n, -label_vote_entropy(logits), -logits.std(axis=0))
+        return _top(state, n, -label_vote_entropy(logits), -logits.std(axis=0))
 
 
 class Diversity(Strategy):
@@ -241,11 +237,7 @@ class Diversity(Strategy):
         return {"points_per_cluster": self.points_per_cluster}
 
     def select(self, state, n):
-        if n > len(state.candidates):
-            raise ValueError(
-                f"round {state.round}: only {len(state.candidates)} unlabelled "
-                f"candidates for a batch of {n}; search more neighbours per item"
-            )
+        _enough_candidates(state, n)
         sample = state.candidates
         if len(sample) > self.points_per_cluster * n:
             sample = np.sort(
@@ -370,31 +362,27 @@ def make_strategy(name: str, *, candidate_m: int = 100, index: str = "Flat", **p
         ) from error
 
 
-def _top(state: RoundState, n: int, key: np.ndarray) -> np.ndarray:
-    """The ``n`` candidates of smallest ``key`` (ties by pair id), sorted."""
-    if len(key) != len(state.candidates):
-        raise ValueError(f"{len(key)} scores for {len(state.candidates)} candidates")
+def _enough_candidates(state: RoundState, n: int) -> None:
+    """A batch of ``n`` fits in the round's unlabelled candidates, or a clear error."""
     if n > len(state.candidates):
         raise ValueError(
             f"round {state.round}: only {len(state.candidates)} unlabelled "
             f"candidates for a batch of {n}; search more neighbours per item"
         )
-    if np.isnan(key).any():
-        raise ValueError(
-            f"round {state.round}: {int(np.isnan(key).sum())} candidate scores are NaN"
-        )
-    order = np.lexsort((state.candidates, key))
-    return np.sort(state.candidates[order[:n]])
 
 
-def _top_by(state: RoundState, n: int, key: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
-    """The ``n`` candidates of smallest ``key``, then smallest ``tiebreak``, then pair id; sorted."""
-    if n > len(state.candidates):
-        raise ValueError(
-            f"round {state.round}: only {len(state.candidates)} unlabelled "
-            f"candidates for a batch of {n}; search more neighbours per item"
-        )
-    order = np.lexsort((state.candidates, tiebreak, key))
+def _top(state: RoundState, n: int, key: np.ndarray, *tiebreaks: np.ndarray) -> np.ndarray:
+    """The ``n`` candidates of smallest ``key``, ties by each of ``tiebreaks`` (smallest first)
+    and then by pair id, sorted."""
+    _enough_candidates(state, n)
+    for scores in (key, *tiebreaks):
+        if len(scores) != len(state.candidates):
+            raise ValueError(f"{len(scores)} scores for {len(state.candidates)} candidates")
+        if np.isnan(scores).any():
+            raise ValueError(
+                f"round {state.round}: {int(np.isnan(scores).sum())} candidate scores are NaN"
+            )
+    order = np.lexsort((state.candidates, *reversed(tiebreaks), key))
     return np.sort(state.candidates[order[:n]])
 
 
