@@ -107,7 +107,7 @@ LONG = 600  # lines: a module this long may hold more than one concept; look, th
 
 def test_long_modules_are_named_not_failed():
     """A size warning, never a failure: a module is split where its concepts part, not to pass
-    a count (``augsbert_findings`` was once cut out of ``augsbert`` only for that)."""
+    a count (``augsbert``'s findings were once cut out of it only for that)."""
     long = {
         str(p.relative_to(PACKAGE)): n
         for p in MODULES
