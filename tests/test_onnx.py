@@ -35,6 +35,14 @@ def backend(monkeypatch):
     return lambda name: monkeypatch.setenv(ENV, name)
 
 
+@pytest.fixture(autouse=True)
+def fresh_choice():
+    """Each test starts from the default choice (torch) and leaves it so."""
+    inference.use("torch")
+    yield
+    inference.use("torch")
+
+
 @pytest.fixture(scope="module")
 def minilm():
     return load_encoder(None, device="cpu", max_seq_length=128)
@@ -74,17 +82,17 @@ def test_export_follows_the_weights_and_is_made_once(tiny_model, tmp_path, monke
 
     monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
     model = load_encoder(tiny_model, device="cpu")
-    exports = len(inference.EXPORTS)
-    before = embeddings(model, "onnx")
-    np.testing.assert_allclose(before, embeddings(model, "torch"), atol=1e-5)
-    embeddings(model, "onnx")
-    assert len(inference.EXPORTS) == exports + 1  # the second call found the export
-    noise = torch.Generator().manual_seed(0)
-    with torch.no_grad():  # what training does: every weight changed in place
-        for weight in model.parameters():
-            weight.add_(0.1 * torch.randn(weight.shape, generator=noise))
-    after = embeddings(model, "onnx")
-    assert len(inference.EXPORTS) == exports + 2
+    with inference.recording_exports() as made:
+        before = embeddings(model, "onnx")
+        np.testing.assert_allclose(before, embeddings(model, "torch"), atol=1e-5)
+        embeddings(model, "onnx")
+        assert len(made) == 1  # the second call found the export
+        noise = torch.Generator().manual_seed(0)
+        with torch.no_grad():  # what training does: every weight changed in place
+            for weight in model.parameters():
+                weight.add_(0.1 * torch.randn(weight.shape, generator=noise))
+        after = embeddings(model, "onnx")
+    assert len(made) == 2 and {e["backend"] for e in made} == {"onnx"}
     np.testing.assert_allclose(after, embeddings(model, "torch"), atol=1e-5)
     assert np.abs(after - before).max() > 1e-3
     assert len(list((tmp_path / "models" / "onnx").glob("*/model.onnx"))) == 2
@@ -115,7 +123,6 @@ def test_torch_is_the_model_itself_and_names_are_checked(minilm, backend):
 
 def test_the_users_variable_wins_over_use(monkeypatch):
     monkeypatch.delenv(ENV, raising=False)
-    monkeypatch.delenv(inference.CHOICE_ENV, raising=False)
     assert inference.backend() == "torch"
     assert inference.use("onnx") == "onnx" and inference.backend() == "onnx"
     assert inference.use("torch") == "torch"  # a later notebook's choice replaces the earlier
@@ -129,7 +136,6 @@ def test_cross_encoders_may_run_on_their_own_backend(monkeypatch):
     """use(..., cross_encoder=) moves ConcatBERT alone (its run-folder-free strata); the encoders,
     whose outputs make run folders, keep the first; the user's variable still wins over both."""
     monkeypatch.delenv(ENV, raising=False)
-    monkeypatch.delenv(inference.CROSS_CHOICE_ENV, raising=False)
     assert inference.use("torch", cross_encoder="onnx-int8") == "torch"
     assert (inference.backend(), inference.backend("cross-encoder")) == ("torch", "onnx-int8")
     assert inference.cache_tag() == [] and inference.cache_tag(kind="cross-encoder") == [
@@ -175,12 +181,10 @@ def test_setup_records_concats_backend(tmp_path, monkeypatch):
         quiet=True,
     )
     assert ctx.params["concat_backend"] == "torch"
-    inference.use("torch")  # the process's choice back to the default for later tests
 
 
 def test_setup_records_the_backend_that_runs(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv(ENV, "torch")
-    monkeypatch.delenv(inference.CHOICE_ENV, raising=False)
     ctx = notebook.setup(
         "99_example",
         run_dir=tmp_path / "run",
@@ -241,9 +245,9 @@ def test_pretrained_embeddings_are_torchs_whatever_the_backend(
     monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
     texts = list(QUESTIONS["question1"][:20])
     backend("onnx-int8")
-    exports = len(inference.EXPORTS)
-    int8_run = encode(texts, tiny_model, show_progress=False)
-    assert len(inference.EXPORTS) == exports and not (tmp_path / "models" / "onnx").exists()
+    with inference.recording_exports() as made:
+        int8_run = encode(texts, tiny_model, show_progress=False)
+    assert made == [] and not (tmp_path / "models" / "onnx").exists()
     backend("torch")
     np.testing.assert_array_equal(
         encode(texts, tiny_model, cache=False, show_progress=False), int8_run
@@ -302,9 +306,7 @@ class CalibratingLearner(PreparingLearner):
         start = time.perf_counter()
         model = super().train(*args, **kwargs)
         time.sleep(0.3)
-        inference.EXPORTS.append(
-            {"kind": "fake", "backend": "onnx", "digest": "-", "seconds": 0.25}
-        )
+        inference._record({"kind": "fake", "backend": "onnx", "digest": "-", "seconds": 0.25})
         self.walls.append(time.perf_counter() - start)
         return model
 
@@ -417,3 +419,33 @@ def test_int8_concatbert_ap_inside_the_float32_models_interval_on_the_smoke_pool
     assert low <= result["onnx-int8"]["ap"] <= high, (
         f"int8 AP {result['onnx-int8']['ap']:.4f} outside float32's [{low:.4f}, {high:.4f}]"
     )
+
+
+def test_a_notebooks_choice_writes_no_environment_variable(tmp_path, monkeypatch):
+    """Importing pairlab and a notebook's set-up choose backends for the process only: the
+    environment a later notebook or subprocess inherits is the one before."""
+    import os
+    import subprocess
+    import sys
+
+    monkeypatch.delenv(ENV, raising=False)
+    before = dict(os.environ)
+    notebook.setup(
+        "99_example",
+        run_dir=tmp_path / "run",
+        figures_dir=tmp_path / "fig",
+        inference_backend="onnx",
+        concat_backend="onnx-int8",
+        quiet=True,
+    )
+    assert inference.chosen() == inference.Backends("onnx", "onnx-int8")
+    assert dict(os.environ) == before
+    env = {k: v for k, v in os.environ.items() if k != ENV}
+
+    def variables(imports: str) -> str:
+        probe = f"import os{imports}; print(sorted(os.environ.items()))"
+        return subprocess.run(
+            [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+        ).stdout
+
+    assert variables(", pairlab, pairlab.models.inference, pairlab.notebook") == variables("")

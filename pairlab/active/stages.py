@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 
-from ..models.inference import EXPORTS
+from ..models.inference import recording_exports
 
 __all__ = ["Stages"]
 
@@ -41,10 +41,9 @@ class Stages:
         """Stage ``stage``, less the exports for the inference backend made meanwhile (a
         CosineBERT calibrates on its own embeddings at the end of training, so its export happens
         there), which count as the ``export`` stage."""
-        made = len(EXPORTS)
-        with self(stage):
+        with recording_exports() as made, self(stage):
             yield
-        seconds = sum(e["seconds"] for e in EXPORTS[made:])
+        seconds = sum(e["seconds"] for e in made)
         if seconds:
             self.times[stage] -= seconds
             self.times["export"] = self.times.get("export", 0.0) + seconds

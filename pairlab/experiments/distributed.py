@@ -19,6 +19,7 @@ import socket
 
 from ..active.loop import ActiveRun, emit
 from ..active.runfolder import finished_run
+from ..models import inference
 
 __all__ = ["INSTALL", "RETRIES", "Mailbox", "connect", "gpus_per_run", "import_ray", "run_on_ray"]
 
@@ -112,6 +113,7 @@ def _submit(ray, runs, prepared, callbacks, learner, cpus: float, gpus: float | 
             mailbox,
             env,
             max(1, int(cpus)),
+            inference.chosen(),
         ): run.key
         for run in runs
     }
@@ -153,14 +155,17 @@ def _deliver(events, callbacks) -> None:
             callback(event, **payload)
 
 
-def _execute(config, data, folder, learner, mailbox, env: dict, threads: int) -> dict:
+def _execute(
+    config, data, folder, learner, mailbox, env: dict, threads: int, backends: inference.Backends
+) -> dict:
     """One run on a Ray worker, as the local backend runs it: the driver's cache and model
-    settings, ``threads`` torch threads, its events sent to the driver's mailbox (all of them
-    there before it returns)."""
+    settings, ``threads`` torch threads, the driver's inference ``backends``, its events sent to
+    the driver's mailbox (all of them there before it returns)."""
     import ray
     import torch
 
     os.environ.update(env)
+    inference.use(backends)
     torch.set_num_threads(threads)
     sent = []
     forward = [lambda event, **payload: sent.append(mailbox.put.remote(event, payload))]

@@ -7,7 +7,7 @@ pass should run on. sentence-transformers still tokenises, batches, pools and no
 the transformer's forward pass moves, exported from the model's current weights (a just-trained
 model included) with ``torch.onnx.export`` once per digest of those weights, into
 ``$PAIRLAB_CACHE_DIR/models/onnx/<digest>/``, so a re-run or a shared seed-round model never
-exports twice. Each export's seconds go to :data:`EXPORTS`.
+exports twice. Each export's seconds go to whoever records them (:func:`recording_exports`).
 
 Why not sentence-transformers' own ``backend="onnx"``: it loads through optimum-onnx, whose only
 releases (up to 0.1.0) require transformers < 4.58, and pairlab pins transformers 5.23; the
@@ -17,9 +17,11 @@ does underneath (export with torch's exporter, run on an ONNX Runtime session, q
 transformers 5.
 
 The backend is ``$PAIRLAB_INFERENCE_BACKEND`` when set (``PAIRLAB_INFERENCE_BACKEND=torch``
-turns ONNX off whatever a profile says), else what :func:`use` chose (a notebook's
-``inference_backend`` parameter; for cross-encoders its ``concat_backend`` where it has one),
-else torch. A missing package or a failed export is an error
+turns ONNX off whatever a profile says), else what :func:`use` chose for this process (a
+notebook's ``inference_backend`` parameter; for cross-encoders its ``concat_backend`` where it
+has one: a :class:`Backends`, which :func:`chosen` returns and Ray workers are handed as an
+argument), else torch. Choosing writes no environment variable: one notebook's choice never
+reaches another process. A missing package or a failed export is an error
 naming the fix, never a quiet return to torch. Float32 ONNX output equals torch's within float
 rounding (tested: cosine within 1e-5), as a GPU's or another thread count's does, so cached
 embeddings and logits are shared between the two (and, like those, it may break a near-tie in
@@ -38,6 +40,8 @@ import os
 import time
 import warnings
 import weakref
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..io import write_atomic
@@ -46,27 +50,23 @@ from ..tempfiles import locked
 
 __all__ = [
     "BACKENDS",
-    "CHOICE_ENV",
-    "CROSS_CHOICE_ENV",
     "ENV",
-    "EXPORTS",
+    "Backends",
     "INSTALL",
     "INT8_NOTE",
     "InferenceBackendError",
     "backend",
     "cache_tag",
     "check_backend",
+    "chosen",
     "for_inference",
+    "recording_exports",
     "use",
     "weights_digest",
 ]
 
 BACKENDS = ("torch", "onnx", "onnx-int8")
 ENV = "PAIRLAB_INFERENCE_BACKEND"  # the user's: wins over every parameter
-CHOICE_ENV = (
-    "PAIRLAB_INFERENCE_CHOICE"  # what use() chose (a notebook's parameter), for Ray workers too
-)
-CROSS_CHOICE_ENV = "PAIRLAB_CROSS_ENCODER_CHOICE"  # use()'s choice for cross-encoders alone, if any
 KINDS = ("encoder", "cross-encoder")
 INSTALL = "pip install -c constraints.txt -e '.[onnx]'"
 INT8_NOTE = (
@@ -76,9 +76,7 @@ INT8_NOTE = (
     "the smoke pools"
 )
 FILES = {"onnx": "model.onnx", "onnx-int8": "model_qint8.onnx"}
-EXPORTS: list[
-    dict
-] = []  # {"kind", "backend", "digest", "seconds"} of every export this process made
+_RECORDERS: list[list[dict]] = []  # the lists of the open recording_exports() blocks
 
 _DIGESTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> (versions, digest)
 
@@ -94,35 +92,76 @@ def check_backend(name) -> str:
     return name
 
 
+@dataclass(frozen=True)
+class Backends:
+    """The backends chosen for a process: ``encoder`` for every model, ``cross_encoder`` for
+    cross-encoders alone (None: ``encoder``'s)."""
+
+    encoder: str = "torch"
+    cross_encoder: str | None = None
+
+    def __post_init__(self):
+        check_backend(self.encoder)
+        if self.cross_encoder is not None:
+            check_backend(self.cross_encoder)
+
+    def of(self, kind: str) -> str:
+        """The backend chosen for ``kind`` (``"encoder"`` or ``"cross-encoder"``)."""
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        if kind == "cross-encoder" and self.cross_encoder is not None:
+            return self.cross_encoder
+        return self.encoder
+
+
+_chosen = Backends()  # this process's choice (use()); never written to the environment
+
+
+def chosen() -> Backends:
+    """What :func:`use` chose for this process (torch for both until it is called)."""
+    return _chosen
+
+
 def backend(kind: str = "encoder") -> str:
     """The backend ``kind``'s forward passes (an encoder's or a cross-encoder's) run on now:
     ``$PAIRLAB_INFERENCE_BACKEND``, else what :func:`use` chose for that kind, else torch."""
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    chosen = (CROSS_CHOICE_ENV, CHOICE_ENV) if kind == "cross-encoder" else (CHOICE_ENV,)
-    for variable in (ENV, *chosen):
-        value = os.environ.get(variable)
-        if value:
-            if value not in BACKENDS:
-                raise ValueError(f"${variable} must be one of {BACKENDS}, got {value!r}")
-            return value
-    return "torch"
+    choice = _chosen.of(kind)
+    value = os.environ.get(ENV)
+    if value:
+        if value not in BACKENDS:
+            raise ValueError(f"${ENV} must be one of {BACKENDS}, got {value!r}")
+        return value
+    return choice
 
 
-def use(name: str, *, cross_encoder: str | None = None) -> str:
-    """Choose ``name`` for this process and the Ray workers it starts (they inherit
-    ``PAIRLAB_*`` variables), and ``cross_encoder`` for cross-encoders alone (None: ``name``);
-    ``$PAIRLAB_INFERENCE_BACKEND``, the user's, still wins. Returns the backend in force.
+def use(name: str | Backends, *, cross_encoder: str | None = None) -> str:
+    """Choose ``name`` for this process, and ``cross_encoder`` for cross-encoders alone (None:
+    ``name``); a :class:`Backends` sets both. ``$PAIRLAB_INFERENCE_BACKEND``, the user's, still
+    wins. Returns the backend in force. A later call replaces the whole choice.
 
     The two differ where a cross-encoder's scoring is the cost and its outputs are read by no
     run folder (ConcatBERT's evaluation strata: notebooks 02 and 04 may score them on int8 while
     CosineBERT's runs, whose folders int8 would change, stay on torch)."""
-    os.environ[CHOICE_ENV] = check_backend(name)
-    if cross_encoder is None:
-        os.environ.pop(CROSS_CHOICE_ENV, None)  # a later notebook's choice replaces the earlier
-    else:
-        os.environ[CROSS_CHOICE_ENV] = check_backend(cross_encoder)
+    global _chosen
+    _chosen = name if isinstance(name, Backends) else Backends(name, cross_encoder)
     return backend()
+
+
+def _record(export: dict) -> None:
+    for made in _RECORDERS:
+        made.append(export)
+
+
+@contextmanager
+def recording_exports():
+    """The exports made while the block runs, as a list that fills as they happen: one
+    ``{"kind", "backend", "digest", "seconds"}`` each (none where the cache had them)."""
+    made: list[dict] = []
+    _RECORDERS.append(made)
+    try:
+        yield made
+    finally:
+        _RECORDERS.remove(made)
 
 
 def cache_tag(name: str | None = None, *, kind: str = "encoder") -> list[str]:
@@ -237,14 +276,13 @@ def _exported(first, output: str, name: str) -> Path:
                     f"failed ({type(error).__name__}: {first_line}); set "
                     f"{ENV}=torch to run on torch"
                 ) from error
-            EXPORTS.append(
-                {
-                    "kind": type(first.model).__name__,
-                    "backend": step,
-                    "digest": digest,
-                    "seconds": time.perf_counter() - start,
-                }
-            )
+            export = {
+                "kind": type(first.model).__name__,
+                "backend": step,
+                "digest": digest,
+                "seconds": time.perf_counter() - start,
+            }
+            _record(export)
     return folder / FILES[name]
 
 
