@@ -400,10 +400,10 @@ def active_rounds(
     import tempfile
 
     from pairlab.active import ActiveConfig, ActiveRun
-    from pairlab.experiments import prepare
+    from pairlab.experiments.sweeps import pools_and_strata
 
     task = data.load_task("qqp", data_dir, seed=0, max_items=profile["max_items"]["qqp"])
-    pools, eval_sets = prepare(task, EvalConfig(profile["near_m"], profile["n_random"], 0))
+    pools, eval_sets = pools_and_strata(task, EvalConfig(profile["near_m"], profile["n_random"], 0))
 
     def run(strategy):
         config = ActiveConfig(

@@ -105,7 +105,7 @@ ctx = setup("09_when_adaptivity_pays", globals())
 # searches can pick from.
 
 # %%
-prepared, settings = adaptivity.prepare(ctx.params, "budget")
+prepared, settings = adaptivity.load_experiment(ctx.params, "budget")
 budget_regime = adaptivity.regime(prepared, settings)
 budget_regime
 
@@ -218,7 +218,7 @@ print(overlap.pivot_table(index=["task", "seed"], columns="labels", values="over
 # neighbours: the pairs a static-retrieval run collects).
 
 # %%
-enc_prepared, enc_settings = adaptivity.prepare(ctx.params, "encoder")
+enc_prepared, enc_settings = adaptivity.load_experiment(ctx.params, "encoder")
 layers = encoders.encoder_layers(model, encoder_layers)
 zero = encoders.zero_shot(enc_prepared, layers, enc_settings, rounds=encoder_rounds[0], seed=seed)
 zero.round(3)

@@ -297,13 +297,13 @@ def test_both_experiments_run_on_a_pair_file_with_the_budget_experiments_own_siz
         "budget_n1": 4,
         "budget_rounds": 3,
     }
-    budget, settings = adaptivity.prepare(params, "budget", show=False)
+    budget, settings = adaptivity.load_experiment(params, "budget", show=False)
     assert list(budget) == ["faq"] and len(budget["faq"][0]["train"].left_texts) == 20
     assert (settings["n1"], settings["rounds"]) == (4, 3)
-    encoder, settings = adaptivity.prepare(params, "encoder", show=False)
+    encoder, settings = adaptivity.load_experiment(params, "encoder", show=False)
     assert (
         len(encoder["faq"][0]["train"].left_texts) == 30
     )  # WikiQA's sizes for a question -> answer file
     assert (settings["n1"], settings["rounds"]["faq"]) == (8, 2)
     with pytest.raises(ValueError, match="experiment must be one of"):
-        adaptivity.prepare(params, "other")
+        adaptivity.load_experiment(params, "other")

@@ -74,7 +74,7 @@ def test_figures_draw_every_strategy(results):
 
 
 def test_judge_says_whether_a_gap_is_told_from_noise():
-    from pairlab.experiments.records import judge
+    from pairlab.experiments.summaries import judge
 
     def rec(value, ci=None, seeds=None):
         return {"ap": value, **({"ap_ci": ci} if ci else {}), "per_seed": {"ap": seeds or [value]}}

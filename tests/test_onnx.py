@@ -271,7 +271,7 @@ class PreparingLearner(FakeLearner):
         super().__init__(vectors)
         self.prepared = []
 
-    def prepare(self, model):
+    def export_for_inference(self, model):
         self.prepared.append(model)
 
 

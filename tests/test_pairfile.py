@@ -386,6 +386,6 @@ def test_every_notebook_takes_a_pair_file_as_its_dataset():
         loaders = (
             "data.tasks_for(ctx.params)",
             "experiments.prepare_active(ctx.params)",
-            "adaptivity.prepare(ctx.params",
+            "adaptivity.load_experiment(ctx.params",
         )  # notebook 09: prepare_active for each experiment
         assert any(call in text for call in loaders), notebook.name

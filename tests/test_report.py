@@ -142,11 +142,11 @@ def test_notebook_09_renders_from_the_cpu_metrics_only(tmp_path):
         section = text[text.index("## When adaptivity pays") :]
         if profile == "smoke":
             assert "Not recorded yet" in section and "seed 0" not in section
-    from pairlab.experiments import findings as records
+    from pairlab.experiments import findings as claims
     from pairlab.experiments.adaptivity_findings import findings
 
     assert "Profile `cpu`" in section
-    for line in findings(metrics) + records.render(records.adaptivity(metrics)).splitlines():
+    for line in findings(metrics) + claims.render(claims.adaptivity(metrics)).splitlines():
         assert line.split(" (Rule:")[0].removeprefix("- ") in section
     assert (
         "| toy | uncertainty | 2 | 80 | 0.480 | 0.430-0.530 | 0.600, 0.360 |" in section

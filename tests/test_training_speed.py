@@ -113,10 +113,10 @@ def test_fast_training_keeps_test_ap_inside_the_reference_interval(data_dir, tmp
     profile's uncertainty seed-0 runs, one of each, in results/paper-cpu/archive.)"""
     from pairlab.data.loaders import load_task
     from pairlab.evaluation import EvalConfig
-    from pairlab.experiments.sweeps import prepare, sweep
+    from pairlab.experiments.sweeps import pools_and_strata, sweep
 
     task = load_task("wikiqa", data_dir).resized({"train": 60, "dev": 30, "test": 40})
-    prepared = {"wikiqa": prepare(task, EvalConfig(10, 2000, 0), max_seq_length=32)}
+    prepared = {"wikiqa": pools_and_strata(task, EvalConfig(10, 2000, 0), max_seq_length=32)}
     base = dict(
         n1=32, rounds=2, growth=1.5, candidate_m=10, epochs=1, max_seq_length=32, n_boot=200
     )

@@ -131,7 +131,7 @@ class CosineBERTLearner:
         return model.embed(texts, show_progress=False, cache_key=model.cache_key)
 
     @staticmethod
-    def prepare(model) -> None:
+    def export_for_inference(model) -> None:
         """Export ``model``'s encoder for the inference backend in force (once per weights)."""
         for_inference(model.encoder)
 

@@ -46,7 +46,7 @@ from .runfolder import RunFolderRun
 from .stages import Stages
 from .strategies import RoundState, Strategy
 
-__all__ = ["ActiveRun", "emit", "run_label", "STAGES"]
+__all__ = ["ActiveRun", "emit", "strategy_label", "STAGES"]
 
 STAGES = ("embed", "search", "select", "annotate", "train", "export", "evaluate")
 
@@ -148,7 +148,7 @@ class ActiveRun(RunFolderRun):
                 )
             if getattr(model, "cache_key", None):  # trained or loaded as a shared seed-round model
                 record["shared_model"] = model.cache_key
-            self._prepare(model, stages, record)
+            self._export_for_inference(model, stages, record)
             if "dev" in self.pools:
                 with stages("evaluate"):
                     record["dev"] = self._evaluate(model, "dev")
@@ -163,15 +163,15 @@ class ActiveRun(RunFolderRun):
         store.drop_models(self.folder, keep=i)
         return model, record, batch, batch_labels
 
-    def _prepare(self, model, stages, record: dict) -> None:
+    def _export_for_inference(self, model, stages, record: dict) -> None:
         """Under an inference backend other than torch, the round's model exported for it (a
-        learner's ``prepare``), timed as its own stage: the export costs what embedding and
+        learner's ``export_for_inference``), timed as its own stage: the export costs what embedding and
         evaluating with the faster copy saves."""
-        name, prepare = backend(), getattr(self.learner, "prepare", None)
-        if name != "torch" and prepare is not None:
+        name, export = backend(), getattr(self.learner, "export_for_inference", None)
+        if name != "torch" and export is not None:
             record["inference"] = name
             with stages("export"):
-                prepare(model)
+                export(model)
 
     def _member_trainer(self, i: int, stages):
         """``(ids, labels, member) -> model``: a committee member trained like round ``i``'s
@@ -281,14 +281,14 @@ class ActiveRun(RunFolderRun):
 
 def emit(callbacks, config: ActiveConfig, event: str, /, **payload) -> None:
     """Send ``event`` about ``config``'s run to every callback, with the run's task, strategy
-    (:func:`run_label`) and seed beside ``payload`` (which may hold a ``config`` of its own:
+    (:func:`strategy_label`) and seed beside ``payload`` (which may hold a ``config`` of its own:
     ``run_started``'s)."""
-    label = run_label(config.to_dict())
+    label = strategy_label(config.to_dict())
     for callback in callbacks:
         callback(event, task=config.task, strategy=label, seed=config.seed, **payload)
 
 
-def run_label(config: dict) -> str:
+def strategy_label(config: dict) -> str:
     """A run's strategy as events and dashboards name it: with the encoder's depth when the
     model was cut (``"uncertainty, 2 layers"``), so runs from different encoders stay apart."""
     layers = config.get("encoder_layers")

@@ -1,5 +1,5 @@
 """Experiments: sweeps of active-learning runs (:mod:`.sweeps`), the tables and frames notebooks
-show (:mod:`.tables`), the metrics files they record (:mod:`.records`), budget views of curves
+show (:mod:`.tables`), the metrics files they record (:mod:`.summaries`), budget views of curves
 (:mod:`.budget`; the data-efficiency factor, :mod:`.data_efficiency`), models trained on stated data (:mod:`.baselines`, notebook 02), Augmented
 SBERT (:mod:`.augsbert`, notebook 06), EAGLE's case study (:mod:`.eagle`), runs under
 annotator noise (:mod:`.label_noise`, notebook 07), query-level active learning for rankers
@@ -9,7 +9,7 @@ adaptivity pays (notebook 09: the budget regime, :mod:`.adaptivity`; the startin
 as tables at the paper's scale (:mod:`.headline`, notebooks 03 and 05). Each claim checked on
 our metrics is a record, judged by one rule and put in words once (:mod:`.findings`).
 
-Sweeps, tables and records are importable from here (``experiments.sweep(...)``,
+Sweeps, tables and summaries are importable from here (``experiments.sweep(...)``,
 ``experiments.table3(...)``, ``experiments.budget_metrics(...)``)."""
 
 from . import (
@@ -26,12 +26,12 @@ from . import (
     label_noise,
     ranker_tables,
     rankers,
-    records,
+    summaries,
     sweeps,
     tables,
 )
-from .records import *  # noqa: F401,F403
-from .records import __all__ as _records
+from .summaries import *  # noqa: F401,F403
+from .summaries import __all__ as _summaries
 from .sweeps import *  # noqa: F401,F403
 from .sweeps import __all__ as _sweeps
 from .tables import *  # noqa: F401,F403
@@ -51,10 +51,10 @@ __all__ = [
     "label_noise",
     "ranker_tables",
     "rankers",
-    "records",
+    "summaries",
     "sweeps",
     "tables",
     *_sweeps,
     *_tables,
-    *_records,
+    *_summaries,
 ]

@@ -1,5 +1,5 @@
 """Notebook 09: when does adaptivity pay? Its first experiment, the budget regime, and what both
-experiments share: the pools of each (:func:`prepare`), the runs of the budget experiment
+experiments share: the pools of each (:func:`load_experiment`), the runs of the budget experiment
 (:func:`budget_groups`) on a pool whose budget reaches many labels per positive
 (:func:`regime`; the paper spent 16 per WikiQA positive), the budget at which two curves separate
 (:func:`separation`), candidate recall per round (:func:`recall_frame`) and the metrics file
@@ -23,7 +23,7 @@ from .sweeps import Variant, for_task, prepare_active, scale
 __all__ = [
     "EXPERIMENT_TASKS",
     "BUDGET_STRATEGIES",
-    "prepare",
+    "load_experiment",
     "budget_groups",
     "regime",
     "separation",
@@ -36,7 +36,7 @@ EXPERIMENT_TASKS = {"budget": "wikiqa", "encoder": "qqp"}  # with dataset "all"
 BUDGET_STRATEGIES = ("uncertainty", "static_retrieval", "adaptive_retrieval", "random_candidates")
 
 
-def prepare(params: dict, experiment: str, *, show: bool = True):
+def load_experiment(params: dict, experiment: str, *, show: bool = True):
     """Pools, evaluation strata and loop settings of one experiment (:func:`~.sweeps.prepare_active`
     with notebook 03's settings): with ``dataset`` ``"all"`` the budget experiment runs on WikiQA
     and the encoder experiment on QQP, else both on the dataset given. The budget experiment

@@ -27,7 +27,7 @@ from ..evaluation import heuristic
 from ..evaluation.strata import evaluate
 from ..models.cosinebert import CosineBERT
 from .baselines import model_id, sample_pairs, stated_pairs, train_or_load, train_settings
-from .records import seed_means
+from .summaries import seed_means
 from .sweeps import COLLAPSED_SPREAD, for_task
 
 __all__ = [
@@ -563,9 +563,9 @@ def best_sampler(metrics: dict, task: str, source: str = "stated") -> str:
 def findings(metrics: dict) -> list[str]:
     """The claims judged (:func:`.findings.augsbert`, one line each in the macros' words), then
     per task silver's gain over gold only for each gold source."""
-    from . import findings as records
+    from . import findings as claims
 
-    text = records.render(records.augsbert(metrics))
+    text = claims.render(claims.augsbert(metrics))
     lines = [line.removeprefix("- ") for line in text.splitlines()] if text else []
     for task, by_source in metrics.items():
         if len(by_source) > 1:

@@ -36,7 +36,7 @@ from ..models.cosinebert import CosineBERT
 from ..models.embed import embed_pool
 from ..models.scoring import CosineScorer
 from .baselines import model_id, sample_pairs, stated_pairs, train_or_load
-from .records import seed_means
+from .summaries import seed_means
 
 __all__ = [
     "CASE_STRATEGIES",
@@ -370,7 +370,7 @@ def findings(metrics: dict) -> list[str]:
     """The paper's case-study claims per annotation (finding records, :func:`.findings.eagle`,
     in the macros' words) on the AUC of the whole test set (and of its high-error part for
     base-inconsistent sampling), after a line for each test part that holds one class only."""
-    from . import findings as records
+    from . import findings as claims
 
     lines = []
     for annotation, rows in metrics.items():
@@ -382,7 +382,7 @@ def findings(metrics: dict) -> list[str]:
                     f"{m[f'test_positives_{part}']:.0f} positives of {m[f'test_pairs_{part}']:.0f} "
                     "pairs: one class, so no AUC"
                 )
-    text = records.render(records.eagle(metrics))
+    text = claims.render(claims.eagle(metrics))
     return lines + ([line.removeprefix("- ") for line in text.splitlines()] if text else [])
 
 

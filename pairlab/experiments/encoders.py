@@ -16,7 +16,7 @@ from ..evaluation.strata import evaluate
 from ..models.embed import embed_pool, load_encoder, resolve_model
 from ..models.scoring import CosineScorer
 from ..models.truncate import layer_count, truncated_model
-from .records import judge
+from .summaries import judge
 from .sweeps import Variant, for_task, sweep, total_rounds
 
 __all__ = [
@@ -156,7 +156,7 @@ def encoder_table(results: dict, zero: pd.DataFrame, *, gap=GAP) -> pd.DataFrame
     """One row per depth and budget: the zero-shot AP and static precision, each strategy's test
     AP (mean over the seeds both ran, the mean of their 95% intervals, each seed's) and the gap
     between them: its mean, its std over seeds (ddof 0), each seed's, and whether it can be told
-    from noise by the strategies' mean 95% intervals (``judged``, :func:`~.records.judge`)."""
+    from noise by the strategies' mean 95% intervals (``judged``, :func:`~.summaries.judge`)."""
     a, b = gap
     rows = []
     for n, labels in sorted({k[:2] for k in results}, key=lambda k: (-k[0], k[1])):
@@ -199,7 +199,7 @@ def encoder_table(results: dict, zero: pd.DataFrame, *, gap=GAP) -> pd.DataFrame
 
 
 def _test_record(runs: dict, seeds) -> dict:
-    """Test AP over ``seeds`` as :func:`~.records.judge` reads it: the mean, the mean of the
+    """Test AP over ``seeds`` as :func:`~.summaries.judge` reads it: the mean, the mean of the
     seeds' 95% intervals and the seeds' values."""
     values = [runs[s]["test"]["ap"] for s in seeds]
     ci = np.mean([runs[s]["test"]["ap_ci"] for s in seeds], axis=0)

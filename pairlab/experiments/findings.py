@@ -387,7 +387,7 @@ def adaptivity(metrics: dict) -> list[Finding]:
 
 
 def _beyond(comparison: dict) -> str:
-    """A :func:`.records.compare` as a status: above beyond the noise, within it, or not above."""
+    """A :func:`.summaries.compare` as a status: above beyond the noise, within it, or not above."""
     return _status(comparison["above"] and bool(comparison["separated"]), comparison["above"])
 
 
@@ -396,7 +396,7 @@ def augsbert(metrics: dict) -> list[Finding]:
     (``{task: {source: {row: record}}}``): silver helps (the best sampler against gold-only
     SBERT), BM25 above RS, and the paper's ranking of the samplers."""
     from ..augment.samplers import SAMPLERS
-    from .records import compare
+    from .summaries import compare
 
     out = []
     for task, by_source in metrics.items():
@@ -451,7 +451,7 @@ def augsbert(metrics: dict) -> list[Finding]:
 def comparison(claim: str, where: str, rows: dict) -> Finding | None:
     """A :data:`COMPARISONS` claim judged on ``rows`` (``{row: record}``); None where either
     row or its metric is missing."""
-    from .records import compare
+    from .summaries import compare
 
     a, b, key, _, _ = COMPARISONS[claim]
     if (rows.get(a) or {}).get(key) is None or (rows.get(b) or {}).get(key) is None:

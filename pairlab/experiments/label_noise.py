@@ -10,7 +10,7 @@ error (Bansal and Sharma 2023, Appendix B). Rate 0 is the oracle, so those runs 
 
 from __future__ import annotations
 
-from .records import seed_means
+from .summaries import seed_means
 from .sweeps import Variant
 
 __all__ = [
@@ -145,7 +145,7 @@ def findings(metrics: dict) -> list[str]:
     """Per task: the strategies by AP at each noise level, whether conditional informativeness
     beat uncertainty there (a finding record, :func:`.findings.label_noise`, in the macros'
     words), and how much AP each strategy lost from the cleanest to the noisiest level."""
-    from . import findings as records
+    from . import findings as claims
 
     lines = []
     for task, by_noise in metrics.items():
@@ -156,11 +156,11 @@ def findings(metrics: dict) -> list[str]:
             lines.append(
                 f"{task} at {level} noise: " + " > ".join(f"{s} {ap[s]:.3f}" for s in order)
             )
-            found = records.comparison(
+            found = claims.comparison(
                 "noise_ci_vs_uncertainty", f"{task} at {level} noise", by_noise[level]
             )
             if found is not None:
-                lines.append(records.render([found]).removeprefix("- "))
+                lines.append(claims.render([found]).removeprefix("- "))
         first, last = by_noise[levels[0]], by_noise[levels[-1]]
         lost = {s: first[s]["ap"] - last[s]["ap"] for s in first if s in last}
         lines.append(

@@ -208,9 +208,9 @@ def findings(metrics: dict) -> list[str]:
     """Per task, Althammer et al.'s claim judged (a finding record, :func:`.findings.rankers`,
     in the macros' words: each strategy's verdict at equal questions and at equal cost, with the
     test that says so); then the spread of random subsets."""
-    from . import findings as records
+    from . import findings as claims
 
-    by_task = {f.task: records.render([f]).removeprefix("- ") for f in records.rankers(metrics)}
+    by_task = {f.task: claims.render([f]).removeprefix("- ") for f in claims.rankers(metrics)}
     lines = []
     for task, by_strategy in metrics.items():
         if task in by_task:

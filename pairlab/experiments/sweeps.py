@@ -25,7 +25,7 @@ __all__ = [
     "Run",
     "RunProgress",
     "Variant",
-    "prepare",
+    "pools_and_strata",
     "zero_shot",
     "with_zero_shot",
     "ZERO_SHOT",
@@ -45,7 +45,7 @@ __all__ = [
 MAIN_STRATEGIES = ("random", "static_retrieval", "adaptive_retrieval", "uncertainty")
 
 
-def prepare(task: Task, eval_config: EvalConfig, *, model=None, max_seq_length: int = 128):
+def pools_and_strata(task: Task, eval_config: EvalConfig, *, model=None, max_seq_length: int = 128):
     """The pools (train, dev, test) and the dev and test evaluation strata of ``task``, drawn
     from pretrained embeddings (cached): the same strata for every run of the sweep."""
     pools = {split: task[split] for split in ("train", "dev", "test")}
@@ -130,7 +130,7 @@ def loop_settings(params: dict) -> dict:
 
 def prepare_active(params: dict, *, show: bool = True):
     """Everything notebooks 03-05 share before their sweeps, from their parameters: each task's
-    pools and evaluation strata (:func:`prepare`) and the loop settings (:func:`loop_settings`).
+    pools and evaluation strata (:func:`pools_and_strata`) and the loop settings (:func:`loop_settings`).
     ``show`` displays this run's sizes beside the paper's (:func:`scale`).
     Returns ``(prepared, settings)``."""
     from ..data import loaders, paper
@@ -138,7 +138,7 @@ def prepare_active(params: dict, *, show: bool = True):
     tasks = loaders.tasks_for(params)  # a file's task gains the per-task settings of its kind
     eval_config = EvalConfig(params["near_m"], params["n_random"], params["seed"])
     prepared = {
-        name: prepare(
+        name: pools_and_strata(
             task, eval_config, model=params["model"], max_seq_length=params["max_seq_length"]
         )
         for name, task in tasks.items()
@@ -199,7 +199,7 @@ def sweep(
     gpus_per_run: float | None = None,
     archive=None,
 ) -> dict:
-    """Run every (task, strategy, seed); ``prepared`` maps task -> :func:`prepare`'s output and
+    """Run every (task, strategy, seed); ``prepared`` maps task -> :func:`pools_and_strata`'s output and
     ``settings`` holds the other :class:`ActiveConfig` fields (a per-task dict is allowed for
     any of them, e.g. ``{"rounds": {"qqp": 5, "wikiqa": 4}}``). A strategy is a name or a
     :class:`Variant`. Finished runs are read back; ``learner(config)`` replaces CosineBERT (tests).

@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..active.loop import STAGES
 from . import budget as budget_views
-from .records import spread
+from .summaries import spread
 from .sweeps import ZERO_SHOT
 
 __all__ = [

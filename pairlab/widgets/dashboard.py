@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..active.loop import STAGES, run_label
+from ..active.loop import STAGES, strategy_label
 from ..active.store import load_result
 
 __all__ = ["RunDashboard"]
@@ -130,7 +130,7 @@ class RunDashboard:
         board = cls(sum(c["rounds"] for c in configs.values()), title=title or folder.name)
         finished = 0
         for run, config in configs.items():
-            key = (config["task"], run_label(config), config["seed"])
+            key = (config["task"], strategy_label(config), config["seed"])
             for path in sorted((run / "rounds").glob("round_[0-9][0-9].json")):
                 board._add_round(key, json.loads(path.read_text()))
             finished += load_result(run) is not None
