@@ -40,7 +40,13 @@ from IPython.display import display
 from pairlab.data import load_items
 from pairlab.notebook import setup
 from pairlab.paths import find_file
-from pairlab.session import LabelingSession, compare_strategies, coverage_sessions, coverage_table
+from pairlab.session import (
+    LabelingSession,
+    compare_strategies,
+    comparison_record,
+    coverage_sessions,
+    coverage_table,
+)
 
 # %% tags=["parameters"]
 profile = "quick"                 # where the session folder goes (runs/<profile>); the runner sets the knobs below from the profile
@@ -170,6 +176,6 @@ if annotator == "oracle" and coverage_seeds:
 
 # %%
 metrics = {"session": session.metrics(exported, oracle_pairs=annotator == "oracle"),
-           "comparison": None if comparison is None else comparison.reset_index().to_dict("records"),
+           "comparison": comparison_record(comparison),
            "coverage": coverage}
 ctx.record_metrics(metrics)

@@ -12,6 +12,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import shutil
 import sqlite3
 import time
@@ -34,6 +35,8 @@ __all__ = [
     "read_qqp",
     "read_wikiqa",
     "read_json",
+    "json_key",
+    "json_row",
     "to_json",
     "write_atomic",
     "write_json",
@@ -229,6 +232,23 @@ def to_json(value):
     if isinstance(value, Path):
         return str(value)
     return value
+
+
+def json_key(label: str) -> str:
+    """A table's column label as a metrics file's key: snake_case, ``$`` as ``dollars``
+    (``"annotation $"`` -> ``"annotation_dollars"``, ``"compute hours (measured)"`` ->
+    ``"compute_hours_measured"``, ``"static_retrieval dev AP"`` -> ``"static_retrieval_dev_ap"``)."""
+    words = re.findall(r"[a-z0-9]+", str(label).replace("$", " dollars ").lower())
+    return "_".join(words)
+
+
+def json_row(row: dict) -> dict:
+    """A table row (a frame's ``to_dict("records")`` entry) with :func:`json_key` keys: where a
+    displayed table becomes part of a metrics file."""
+    out = {json_key(k): v for k, v in row.items()}
+    if len(out) != len(row):
+        raise ValueError(f"columns {sorted(map(str, row))} give the same key twice")
+    return out
 
 
 def read_json(path, *, remedy: str = "delete it, and it is computed again", kind=CorruptFileError):

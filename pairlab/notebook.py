@@ -55,7 +55,13 @@ class Context:
         return path
 
     def record_metrics(self, metrics: dict) -> Path:
-        """Write the notebook's metrics file atomically; tests and readers check this file."""
+        """Write the notebook's metrics file atomically, once it has the notebook's declared
+        layout (:mod:`.metrics_files`: a :class:`~.metrics_files.MetricsLayoutError` names what
+        differs); tests and readers check this file."""
+        from .io import to_json
+        from .metrics_files import check
+
+        check(self.notebook, to_json(metrics), source=str(self.metrics_path))
         return write_json(self.metrics_path, metrics)
 
 

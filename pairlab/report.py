@@ -18,6 +18,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from .metrics_files import check_file
 from .paths import project_root
 from .profiles import BASE
 
@@ -85,7 +86,7 @@ def load_results(root: Path | None = None) -> dict:
                 "its parameters cannot be audited"
             )
         out.setdefault(path.parent.name, {})[notebook] = {
-            "metrics": json.loads(path.read_text()),
+            "metrics": check_file(path),  # its declared layout, or an error naming what differs
             "config": json.loads(config.read_text()),
         }
     return out
@@ -354,11 +355,15 @@ def _one_in(ratio: float) -> str:
 
 
 def _frame(records: list[dict], columns=None):
-    """A table of JSON records, optionally in the given column order."""
+    """A table of JSON records, optionally in the given column order; ``columns`` as a dict maps
+    each key to the column's header (a metrics file's ``mean_ap`` shown as ``mean AP``)."""
     import pandas as pd
 
     frame = pd.DataFrame(records)
-    return frame[list(columns)] if columns else frame
+    if not columns:
+        return frame
+    frame = frame[list(columns)]
+    return frame.rename(columns=columns) if isinstance(columns, dict) else frame
 
 
 def reference(results: dict, notebook: str):

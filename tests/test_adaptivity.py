@@ -176,18 +176,18 @@ def metrics_for_docs(folder) -> dict:
     """A notebook-09 metrics file from the synthetic curves and encoder results above (and toy
     runs in ``folder`` for candidate recall): for tests of what reads it."""
     table = encoders.encoder_table(encoder_results({6: 0.0, 2: 0.05, 0: 0.10}), ZERO)
+    reference = {  # data_efficiency.factors' columns
+        "static_retrieval labels": 80,
+        "static_retrieval dev AP": 0.40,
+        "static_retrieval labels needed": 80.0,
+        "uncertainty final dev AP": 0.48,
+    }
     eff = pd.DataFrame(
         [
-            {"task": "toy", "seed": 0, "factor": 2.0, "bound": "exact", "labels needed": 40.0},
-            {
-                "task": "toy",
-                "seed": 1,
-                "factor": float("nan"),
-                "bound": "not reached",
-                "labels needed": float("nan"),
-            },
+            {"task": "toy", "seed": 0, **reference, "labels needed": 40.0},
+            {"task": "toy", "seed": 1, **reference, "labels needed": float("nan")},
         ]
-    )
+    ).assign(factor=[2.0, float("nan")], bound=["exact", "not reached"])
     regime = adaptivity.regime({"toy": (POOLS, EVAL_SETS)}, dict(SETTINGS))
     recall = adaptivity.recall_frame(toy_results(folder))
     overlap = pd.DataFrame(

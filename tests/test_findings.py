@@ -81,9 +81,9 @@ def test_the_budget_regime_needs_a_saving_for_more_than_not_held(tmp_path):
     assert findings.budget_regime("toy", slower).status == "not held"
     tied = json.loads(json.dumps(metrics))
     tied["budget"]["toy"]["uncertainty"]["dev_ap"]["per_seed"] = [[0.3] * 4, [0.3] * 4]
-    tied["separation"]["toy"]["mean"]["uncertainty above from"] = None
+    tied["separation"]["toy"]["mean"]["uncertainty_above_from"] = None
     for trend in tied["encoder_trend"].values():
-        trend["per seed"] = [-0.01, -0.02]
+        trend["per_seed"] = [-0.01, -0.02]
     assert [f.status for f in findings.adaptivity(tied)] == ["not held", "not held"]
     tied["budget"]["toy"]["uncertainty"]["dev_ap"]["per_seed"] = [[0.3, 0.3, 0.3, 0.4], [0.3] * 4]
     tied["budget"]["toy"]["static_retrieval"]["dev_ap"]["per_seed"] = [

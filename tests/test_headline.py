@@ -30,6 +30,9 @@ def entry(aps, cis, positives, seeds=(0, 1, 2), labels=16_640):
             "std": 0.0,
             "per_seed": list(positives),
         },
+        "dev_ap_per_round": [],
+        "seconds_per_run": {},
+        "runs": [],
     }
 
 

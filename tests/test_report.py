@@ -192,10 +192,25 @@ def test_the_paper_scale_section_renders_the_verdict_from_paper_cpu_metrics(tmp_
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "03_cosinebert_active_learning.metrics.json").write_text(json.dumps(metrics))
     (folder / "03_cosinebert_active_learning.config.json").write_text(json.dumps(config))
-    efficiency = {"per_seed": [{"seed": 0, "factor": 2.0, "bound": "exact"}]}
-    (folder / "05_budget_curves.metrics.json").write_text(
-        json.dumps({"wikiqa": {"efficiency": efficiency}})
-    )
+    row = {
+        "seed": 0,
+        "static_retrieval_labels": 16_640,
+        "static_retrieval_dev_ap": 0.3,
+        "static_retrieval_labels_needed": 16_640.0,
+        "uncertainty_final_dev_ap": 0.35,
+        "labels_needed": 8_320.0,
+        "factor": 2.0,
+        "bound": "exact",
+    }
+    efficiency = {
+        "per_seed": [row],
+        "factor_mean": 2.0,
+        "factor_std": 0.0,
+        "seeds_defined": 1,
+        "seeds": 1,
+    }
+    budget = {"curves": {}, "strategies": {}, "noise": [], "costs": [], "efficiency": efficiency}
+    (folder / "05_budget_curves.metrics.json").write_text(json.dumps({"wikiqa": budget}))
     (folder / "05_budget_curves.config.json").write_text("{}")
     text = report.render("RESULTS.md", root)
     section = text[text.index("At the paper's scale") :]

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..active.config import ActiveConfig
 from ..active.store import round_ids
+from ..io import json_row
 from . import data_efficiency
 from .budget import separation_budget
 from .encoders import GAP
@@ -233,7 +234,9 @@ def adaptivity_metrics(
             "efficiency": data_efficiency.record(efficiency_frame),
             "separation": _separation(separation_frame),
             "encoder": _encoder(zero, table),
-            "encoder_trend": {str(labels): row.to_dict() for labels, row in trend.iterrows()},
+            "encoder_trend": {
+                str(labels): json_row(row.to_dict()) for labels, row in trend.iterrows()
+            },
             "candidate_recall": {
                 task: {
                     name: rows.groupby("round")["candidate_recall"].mean().tolist()
@@ -281,7 +284,7 @@ def _separation(frame: pd.DataFrame) -> dict:
     out: dict = {}
     for row in frame.to_dict("records"):
         task, seed = row.pop("task"), row.pop("seed")
-        out.setdefault(task, {})[str(seed)] = row
+        out.setdefault(task, {})[str(seed)] = json_row(row)
     return out
 
 

@@ -74,7 +74,7 @@ def _separation_lines(sep: dict | None) -> list[str]:
         return []
 
     def when(row, who):
-        value = row.get(f"{who} above from")
+        value = row.get(f"{who}_above_from")
         return "never" if value is None else f"from {value:,.0f} labels"
 
     seeds = [k for k in sep if k != "mean"]
@@ -108,15 +108,15 @@ def encoder_findings(metrics: dict) -> list[str]:
                 f"{gap['judged'][k]}"
             )
     for labels, trend in metrics.get("encoder_trend", {}).items():
-        rho = trend["spearman rho"]
-        seeds = ", ".join(f"seed {s} {d:+.3f}" for s, d in zip(trend["seeds"], trend["per seed"]))
+        rho = trend["spearman_rho"]
+        seeds = ", ".join(f"seed {s} {d:+.3f}" for s, d in zip(trend["seeds"], trend["per_seed"]))
         lines.append(
             f"does the gap grow as the encoder weakens, at {int(labels):,} labels? Spearman rho "
             f"(zero-shot AP, gap) = "
             + ("n/a (fewer than 3 encoders)" if rho is None else f"{rho:+.2f}")
             + f" over {trend['encoders']} encoders (negative: it grows); weakest "
             f"({trend['weakest']} layers) minus strongest ({trend['strongest']} layers): "
-            f"{trend['weakest minus strongest']:+.3f} ({seeds})"
+            f"{trend['weakest_minus_strongest']:+.3f} ({seeds})"
         )
     return lines
 

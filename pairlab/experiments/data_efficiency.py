@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..io import json_row
 from .budget import labels_to_reach
 
 __all__ = ["factor", "factors", "summary", "record", "report", "lines", "table"]
@@ -95,7 +96,10 @@ def record(frame: pd.DataFrame) -> dict:
         return {}
     means = summary(frame).to_dict("index")
     return {
-        task: {"per_seed": rows.drop(columns="task").to_dict("records"), **means[task]}
+        task: {
+            "per_seed": [json_row(r) for r in rows.drop(columns="task").to_dict("records")],
+            **means[task],
+        }
         for task, rows in frame.groupby("task", sort=False)
     }
 
@@ -150,9 +154,9 @@ def table(metrics: dict) -> pd.DataFrame:
         {
             "task": task,
             "seed": row["seed"],
-            f"{B} dev AP": row.get(f"{B} dev AP"),
-            f"{B} labels needed": row.get(f"{B} labels needed"),
-            f"{A} labels needed": row.get("labels needed"),
+            f"{B} dev AP": row.get(f"{B}_dev_ap"),
+            f"{B} labels needed": row.get(f"{B}_labels_needed"),
+            f"{A} labels needed": row.get("labels_needed"),
             "factor": row["factor"],
             "bound": row["bound"],
         }

@@ -280,7 +280,7 @@ def budget_regime(task: str, metrics: dict) -> Finding | None:
     ours, theirs = _finals(curves[A]), _finals(curves[B])
     seeds = [s for s in ours if s in theirs and None not in (ours[s], theirs[s])]
     wins = sum(ours[s] > theirs[s] for s in seeds)
-    above = metrics.get("separation", {}).get(task, {}).get("mean", {}).get(f"{A} above from")
+    above = metrics.get("separation", {}).get(task, {}).get("mean", {}).get(f"{A}_above_from")
     factor = metrics.get("efficiency", {}).get(task, {}).get("factor_mean")
     regime = metrics.get("regime", {}).get(task, {})
     saves = factor is None or factor > 1  # a higher final AP that took more labels saves nothing
@@ -312,8 +312,8 @@ def starting_encoder(labels, metrics: dict) -> Finding | None:
     trend = metrics.get("encoder_trend", {}).get(labels)
     if trend is None:
         return None
-    rho = trend["spearman rho"]
-    per_seed = [d for d in trend["per seed"] if d is not None]
+    rho = trend["spearman_rho"]
+    per_seed = [d for d in trend["per_seed"] if d is not None]
     grows = sum(d > 0 for d in per_seed)
     apart = _separated_above(metrics.get("encoder", {}), int(labels))
     pays = str(trend["weakest"]) in apart
@@ -324,7 +324,7 @@ def starting_encoder(labels, metrics: dict) -> Finding | None:
     values = {
         "labels": int(labels),
         "rho": rho,
-        "difference": trend["weakest minus strongest"],
+        "difference": trend["weakest_minus_strongest"],
         "grows": grows,
         "seeds": len(per_seed),
         "encoders": trend["encoders"],

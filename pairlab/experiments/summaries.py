@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ..active.loop import STAGES
+from ..io import json_row
 from . import data_efficiency
 
 __all__ = [
@@ -251,7 +252,7 @@ def budget_metrics(
         out[task] = {
             "curves": curves_out,
             "efficiency": {
-                "per_seed": eff.replace({np.nan: None}).to_dict("records"),
+                "per_seed": [json_row(r) for r in eff.replace({np.nan: None}).to_dict("records")],
                 **{k: _plain(v) for k, v in factor.items()},
             },
             "strategies": summary[task],
@@ -265,7 +266,7 @@ def _records(frame: pd.DataFrame, task: str) -> list[dict]:
     if task not in frame.index.get_level_values(0):
         return []
     part = frame.loc[task].reset_index()
-    return [{k: _plain(v) for k, v in row.items()} for row in part.to_dict("records")]
+    return [json_row({k: _plain(v) for k, v in row.items()}) for row in part.to_dict("records")]
 
 
 def _plain(value):

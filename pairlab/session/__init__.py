@@ -4,7 +4,7 @@ the session against other strategies (:mod:`.comparison`). Above the widgets (a 
 the labelling widget), below the notebook helpers."""
 
 from . import audit, comparison, export, guide, session, worker
-from .comparison import compare_strategies, coverage_sessions, coverage_table
+from .comparison import compare_strategies, comparison_record, coverage_sessions, coverage_table
 from .session import LabelingSession
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "worker",
     "LabelingSession",
     "compare_strategies",
+    "comparison_record",
     "coverage_sessions",
     "coverage_table",
 ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["compare_strategies", "coverage_sessions", "coverage_table"]
+__all__ = ["compare_strategies", "comparison_record", "coverage_sessions", "coverage_table"]
 
 
 def compare_strategies(session, strategies, *, learner=None) -> pd.DataFrame:
@@ -36,6 +36,17 @@ def compare_strategies(session, strategies, *, learner=None) -> pd.DataFrame:
         [r["labels per match"] for r in rows], index=frame.index, dtype=object
     )  # None stays None (no NaN in a metrics file)
     return frame
+
+
+def comparison_record(frame: pd.DataFrame | None) -> list[dict] | None:
+    """:func:`compare_strategies`' table as the metrics file's ``comparison`` rows (snake_case
+    keys: ``strategy``, ``labels``, ``matches_found``, ``labels_per_match``,
+    ``share_of_all_matches``); None without one."""
+    from ..io import json_row
+
+    if frame is None:
+        return None
+    return [json_row(row) for row in frame.reset_index().to_dict("records")]
 
 
 def _row(strategy: str, session, learner) -> dict:

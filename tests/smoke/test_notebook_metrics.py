@@ -159,16 +159,16 @@ def test_05_records_curves_efficiency_noise_and_cost():
                 "both at the first point",
                 "not reached",
             }
-            assert budgets[0] <= row["static_retrieval labels needed"] <= budgets[-1]
+            assert budgets[0] <= row["static_retrieval_labels_needed"] <= budgets[-1]
             if row["bound"] != "not reached":
                 assert row["factor"] == pytest.approx(
-                    row["static_retrieval labels needed"] / row["labels needed"]
+                    row["static_retrieval_labels_needed"] / row["labels_needed"]
                 )
         for name in ("random", "random_candidates"):
             assert m["strategies"][name]["seeds"] == config["random_seeds"]
         costs = {row["strategy"]: row for row in m["costs"]}
         per_label = config["dollars_per_hour"] / config["labels_per_hour"]
-        assert costs["uncertainty"]["annotation $"] == pytest.approx(
+        assert costs["uncertainty"]["annotation_dollars"] == pytest.approx(
             budgets[-1] * per_label, abs=1e-3
         )
 
@@ -344,12 +344,12 @@ def test_09_budget_regime_curves_factor_and_separation():
         assert (row["factor"] is None) == (row["bound"] == "not reached")
         if row["factor"] is not None:
             assert row["factor"] == pytest.approx(
-                row["static_retrieval labels needed"] / row["labels needed"]
+                row["static_retrieval_labels_needed"] / row["labels_needed"]
             )
     sep = metrics["separation"][task]
     assert set(sep) == {*map(str, config["budget_seeds"]), "mean"}
     for row in sep.values():
-        ours, theirs = row["uncertainty above from"], row["static_retrieval above from"]
+        ours, theirs = row["uncertainty_above_from"], row["static_retrieval_above_from"]
         assert all(v is None or v in budgets for v in (ours, theirs))
         assert ours is None or theirs is None  # apart both ways at the last budget is impossible
 
@@ -380,7 +380,7 @@ def test_09_encoders_from_zero_shot_to_the_gap():
             assert gap["mean"][k] == pytest.approx(ours["mean"][k] - theirs["mean"][k])
     for labels, trend in metrics["encoder_trend"].items():
         assert int(labels) in budgets and trend["encoders"] == len(config["encoder_layers"])
-        assert trend["spearman rho"] is None or -1.0 <= trend["spearman rho"] <= 1.0
+        assert trend["spearman_rho"] is None or -1.0 <= trend["spearman_rho"] <= 1.0
 
 
 def test_09_reads_back_notebook_03_and_agrees_with_it():

@@ -1,0 +1,106 @@
+"""The metrics files' declared layouts: every committed file has its notebook's, a notebook that
+writes another layout fails where it writes, and old keys migrate (field names only)."""
+
+import json
+import re
+import typing
+from pathlib import Path
+
+import pytest
+import typing_extensions
+
+from pairlab import metrics_files, notebook
+from pairlab.io import json_key, json_row
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMITTED = sorted((ROOT / "results").glob("*/*.metrics.json"))
+
+
+def test_every_committed_metrics_file_has_its_declared_layout_and_is_migrated():
+    assert COMMITTED, "no committed metrics files found"
+    declared = {p.name.removesuffix(".metrics.json") for p in COMMITTED}
+    assert declared <= set(metrics_files.LAYOUTS), declared - set(metrics_files.LAYOUTS)
+    for path in COMMITTED:
+        metrics = metrics_files.check_file(path)
+        assert metrics_files.migrate(metrics) == metrics, f"{path} holds old keys"
+
+
+def test_every_declared_field_name_is_snake_case():
+    seen, names = set(), set()
+
+    def visit(tp):
+        if id(tp) in seen:
+            return
+        seen.add(id(tp))
+        if typing_extensions.is_typeddict(tp):
+            hints = typing.get_type_hints(tp, vars(metrics_files))
+            names.update(hints)
+            for hint in hints.values():
+                visit(hint)
+        for arg in typing.get_args(tp):
+            visit(arg)
+
+    for layout in metrics_files.LAYOUTS.values():
+        visit(layout)
+    assert len(names) > 150
+    assert [n for n in names if not re.fullmatch(r"[a-z][a-z0-9_]*", n)] == []
+
+
+def test_a_notebook_writing_another_layout_fails_where_it_writes(tmp_path):
+    ctx = notebook.Context("10_label_your_own_pairs", tmp_path, tmp_path)
+    good = json.loads((ROOT / "results/quick/10_label_your_own_pairs.metrics.json").read_text())
+    assert ctx.record_metrics(good).is_file()
+    bad = json.loads(json.dumps(good))
+    bad["comparison"][0]["matches found"] = bad["comparison"][0].pop("matches_found")
+    ctx.metrics_path.unlink()
+    with pytest.raises(metrics_files.MetricsLayoutError) as raised:
+        ctx.record_metrics(bad)
+    message = str(raised.value)
+    assert "comparison / 0 / matches_found: Field required" in message
+    assert "comparison / 0 / matches found: Extra inputs are not permitted" in message
+    assert not ctx.metrics_path.exists()  # nothing written
+    other = notebook.Context("99_my_own", tmp_path, tmp_path)  # a user's notebook: not declared
+    assert other.record_metrics({"anything": [1, "two"]}).is_file()
+
+
+def test_make_docs_names_a_file_with_another_layout(tmp_path):
+    from pairlab import report
+
+    folder = tmp_path / "results" / "quick"
+    folder.mkdir(parents=True)
+    (folder / "05_budget_curves.metrics.json").write_text(json.dumps({"qqp": {"curves": {}}}))
+    (folder / "05_budget_curves.config.json").write_text("{}")
+    with pytest.raises(
+        metrics_files.MetricsLayoutError, match=r"(?s)quick/05_budget_curves.*qqp / efficiency"
+    ):
+        report.load_results(tmp_path)
+
+
+def test_migrate_renames_field_names_not_map_keys(tmp_path):
+    old = {
+        "wikiqa": {
+            "noise": [{"runs of": "random", "mean AP": 0.5}],
+            "strategies": {"uncertainty, 2 layers": {"per seed": [1]}},
+        }
+    }
+    assert metrics_files.migrate(old) == {
+        "wikiqa": {
+            "noise": [{"runs_of": "random", "mean_ap": 0.5}],
+            "strategies": {"uncertainty, 2 layers": {"per_seed": [1]}},
+        }
+    }
+    path = tmp_path / "05_budget_curves.metrics.json"
+    path.write_text(json.dumps(old))
+    assert metrics_files.migrate_file(path) is True
+    assert metrics_files.migrate_file(path) is False  # already migrated
+    assert metrics_files.main(["check", str(tmp_path)]) == 1  # migrated, but not a full layout
+
+
+def test_table_labels_become_snake_case_keys():
+    assert json_key("annotation $") == "annotation_dollars"
+    assert json_key("compute hours (measured)") == "compute_hours_measured"
+    assert json_key("static_retrieval dev AP") == "static_retrieval_dev_ap"
+    assert all(json_key(old) == new for old, new in metrics_files.RENAMED.items())
+    assert json_row({"mean AP": 1, "n": 2}) == {"mean_ap": 1, "n": 2}
+    with pytest.raises(ValueError, match="the same key twice"):
+        json_row({"mean AP": 1, "mean_ap": 2})
