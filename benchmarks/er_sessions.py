@@ -94,6 +94,11 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--folder", default=None, help="the session folder (default: a temporary one)"
     )
+    parser.add_argument(
+        "--no-export",
+        action="store_true",
+        help="stop after the session (its labels and coverage checks): no matches, no F1",
+    )
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
 
@@ -135,6 +140,26 @@ def main(argv=None) -> int:
     result = session.run()
     seconds["session"] = time.perf_counter() - started
     pool, positives = session.pool, session.pool.positives
+    if args.no_export:  # what the coverage table needs: the session's own record
+        labels = label_frame(pool, session.store)
+        answered = labels[labels["label"].isin((0, 1))]
+        out = {
+            **{k: getattr(args, k) for k in ("table", "strategy", "seed", "budget", "batch")},
+            **{k: getattr(args, k) for k in ("candidate_m", "audit_share", "epochs", "precision")},
+            "labels": int(len(answered)),
+            "positives_labelled": int(answered["label"].sum()),
+            "true_matches": int(len(positives)),
+            "rounds": len(result["records"]),
+            "seconds": {k: round(v, 1) for k, v in seconds.items()},
+            "round_seconds": [r["seconds"] for r in result["records"]],
+            "estimate": session.estimate().get("sentence"),
+            "coverage": session.coverage_checks(),
+            "cpus": os.cpu_count(),
+        }
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+        print(json.dumps({k: out[k] for k in ("labels", "positives_labelled", "seconds")}))
+        return 0
 
     t = time.perf_counter()  # the export as the session writes it, with the bi-encoder
     session.export(folder / "export", target_precision=args.target_precision, matcher="bi-encoder")
