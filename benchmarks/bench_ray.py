@@ -91,8 +91,8 @@ def warm_cache(params: dict, cache: Path):
     for pools, _ in prepared.values():
         embed_pool(
             pools["train"],
-            settings["model"],
-            max_seq_length=settings["max_seq_length"],
+            settings.model,
+            max_seq_length=settings.max_seq_length,
             show_progress=False,
         )
     return prepared, settings

@@ -9,10 +9,11 @@ from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner
 
 from pairlab import experiments
 from pairlab.active import run_labels
+from pairlab.active.config import LoopSettings
 from pairlab.data.pairs import isin_sorted
 from pairlab.experiments import Variant
 
-SETTINGS = {k: v for k, v in BASE.items() if k != "task"}
+SETTINGS = LoopSettings(**{k: v for k, v in BASE.items() if k != "task"})
 PREPARED = {"toy": (POOLS, EVAL_SETS)}
 
 

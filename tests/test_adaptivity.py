@@ -9,12 +9,13 @@ import pandas as pd
 import pytest
 from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner
 
-from pairlab.active import ActiveConfig, ActiveRun, run_folder
+from pairlab.active import ActiveRun, run_folder
+from pairlab.active.config import LoopSettings
 from pairlab.experiments import adaptivity, encoders
 from pairlab.experiments.adaptivity_findings import findings
 from pairlab.experiments.sweeps import sweep
 
-SETTINGS = {k: v for k, v in BASE.items() if k != "task"}  # a sweep's settings: the task is its own
+SETTINGS = LoopSettings(**{k: v for k, v in BASE.items() if k != "task"})  # the task is its own
 
 
 def curve_rows(strategy, seed, ap, half, labels=(10, 20, 40, 80)):
@@ -55,7 +56,7 @@ def test_separation_per_seed_and_of_the_mean_curves():
 def toy_results(tmp_path, strategies=("uncertainty", "random")):
     prepared = {"toy": (POOLS, EVAL_SETS)}
     return sweep(
-        prepared, strategies, [0], dict(SETTINGS), tmp_path, learner=lambda c: FakeLearner(VECTORS)
+        prepared, strategies, [0], SETTINGS, tmp_path, learner=lambda c: FakeLearner(VECTORS)
     )
 
 
@@ -108,7 +109,7 @@ def test_budget_groups_and_regime():
         if getattr(s, "label", "") == "static_retrieval"
     )
     assert static.fields("toy", 0) == {"curve": True}
-    row = adaptivity.regime({"toy": (POOLS, EVAL_SETS)}, dict(SETTINGS)).loc["toy"]
+    row = adaptivity.regime({"toy": (POOLS, EVAL_SETS)}, SETTINGS).loc["toy"]
     assert row["labels after each round"] == "12, 30, 57" and row["labels"] == 57
     assert row["labels per positive"] == pytest.approx(57 / POOLS["train"].n_positives)
 
@@ -188,7 +189,7 @@ def metrics_for_docs(folder) -> dict:
             {"task": "toy", "seed": 1, **reference, "labels needed": float("nan")},
         ]
     ).assign(factor=[2.0, float("nan")], bound=["exact", "not reached"])
-    regime = adaptivity.regime({"toy": (POOLS, EVAL_SETS)}, dict(SETTINGS))
+    regime = adaptivity.regime({"toy": (POOLS, EVAL_SETS)}, SETTINGS)
     recall = adaptivity.recall_frame(toy_results(folder))
     overlap = pd.DataFrame(
         [
@@ -251,8 +252,8 @@ def test_zero_shot_static_precision_is_what_a_static_retrieval_run_collects(
     tiny_model, tmp_path, monkeypatch
 ):
     monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path / "cache"))
-    settings = {**SETTINGS, "model": tiny_model, "max_seq_length": 32, "curve": False, "epochs": 1}
-    config = ActiveConfig(task="toy", strategy="static_retrieval", encoder_layers=1, **settings)
+    settings = SETTINGS.replace(model=tiny_model, max_seq_length=32, curve=False, epochs=1)
+    config = settings.config("toy", "static_retrieval", encoder_layers=1)
     result = ActiveRun(
         config, POOLS, EVAL_SETS, run_folder(tmp_path, config, POOLS, EVAL_SETS)
     ).run()
@@ -299,11 +300,11 @@ def test_both_experiments_run_on_a_pair_file_with_the_budget_experiments_own_siz
     }
     budget, settings = adaptivity.load_experiment(params, "budget", show=False)
     assert list(budget) == ["faq"] and len(budget["faq"][0]["train"].left_texts) == 20
-    assert (settings["n1"], settings["rounds"]) == (4, 3)
+    assert (settings.n1, settings.rounds) == (4, 3)
     encoder, settings = adaptivity.load_experiment(params, "encoder", show=False)
     assert (
         len(encoder["faq"][0]["train"].left_texts) == 30
     )  # WikiQA's sizes for a question -> answer file
-    assert (settings["n1"], settings["rounds"]["faq"]) == (8, 2)
+    assert (settings.n1, settings.rounds["faq"]) == (8, 2)
     with pytest.raises(ValueError, match="experiment must be one of"):
         adaptivity.load_experiment(params, "other")

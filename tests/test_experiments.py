@@ -8,6 +8,7 @@ import pytest
 from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner, run
 
 from pairlab import experiments
+from pairlab.active.config import LoopSettings
 from pairlab.data import paper
 from pairlab.io import to_json
 
@@ -102,7 +103,8 @@ def test_without_ray_the_local_backend_runs_and_the_ray_backend_says_how_to_inst
     tmp_path, monkeypatch
 ):
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails as when it is not installed
-    prepared, settings = {"toy": (POOLS, EVAL_SETS)}, {k: v for k, v in BASE.items() if k != "task"}
+    prepared = {"toy": (POOLS, EVAL_SETS)}
+    settings = LoopSettings(**{k: v for k, v in BASE.items() if k != "task"})
     fake = lambda config: FakeLearner(VECTORS)  # noqa: E731
     done = experiments.sweep(prepared, ["random"], [0], settings, tmp_path, learner=fake)
     assert list(done) == [("toy", "random", 0)] and done[("toy", "random", 0)]["labels"] == 57

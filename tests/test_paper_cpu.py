@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pairlab.active import ActiveConfig
-from pairlab.experiments.sweeps import MAIN_STRATEGIES, for_task, loop_settings
+from pairlab.experiments.sweeps import MAIN_STRATEGIES, loop_settings
 from pairlab.io import to_json
 from pairlab.runner import load_profile, notebooks
 
@@ -34,8 +34,7 @@ def params() -> dict:
 
 
 def config(params, strategy: str, seed: int, **fields) -> ActiveConfig:
-    settings = {**for_task(loop_settings(params), "wikiqa"), **fields}
-    return ActiveConfig(task="wikiqa", strategy=strategy, seed=seed, **settings)
+    return loop_settings(params).config("wikiqa", strategy, seed, **fields)
 
 
 def test_the_profile_is_the_papers_wikiqa_protocol(params):

@@ -11,13 +11,14 @@ import pandas as pd
 import pytest
 from conftest import EVAL_SETS, POOLS, VECTORS, FakeLearner
 
+from pairlab.active.queries import QuerySettings
 from pairlab.evaluation.significance import paired_test
 from pairlab.experiments import ranker_tables, rankers
 from pairlab.experiments.budget import Budget, round_hours
 from pairlab.paths import project_root
 
 PREPARED = {"toy": ({"train": POOLS["train"], "test": POOLS["test"]}, EVAL_SETS["test"])}
-SETTINGS = dict(batches=(4, 4), top_k=5, n_boot=20)
+SETTINGS = QuerySettings(batches=(4, 4), top_k=5, n_boot=20)
 GROUPS = [("random", [0, 1, 2]), ("uncertainty", [0]), ("qbc", [0]), ("diversity", [0])]
 
 

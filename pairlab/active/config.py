@@ -3,6 +3,7 @@ n_i = n1 * growth^(i-1) pairs)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 
@@ -11,7 +12,7 @@ import numpy as np
 from ..models.training import TrainConfig, number
 from .strategies import Strategy, make_strategy
 
-__all__ = ["ActiveConfig", "schedule"]
+__all__ = ["ActiveConfig", "LoopSettings", "PerTask", "schedule"]
 
 
 def schedule(n1: int, rounds: int, growth: float = 1.5) -> list[int]:
@@ -117,3 +118,52 @@ _NEWER_DEFAULTS = {
     "precision": "fp32",
     "batch_order": "random",
 }
+
+
+class PerTask:
+    """Settings shared by the runs of a sweep over tasks (a frozen dataclass): any field may be
+    a per-task dict (``rounds={"qqp": 5, "wikiqa": 4}``), which :meth:`for_task` resolves."""
+
+    def for_task(self, task: str) -> dict:
+        """The fields for ``task``: each per-task dict that names ``task`` resolved to its value."""
+        return {
+            name: (value[task] if isinstance(value, dict) and task in value else value)
+            for name, value in ((f, getattr(self, f)) for f in self.__dataclass_fields__)
+        }
+
+    def replace(self, **changes):
+        """A copy with ``changes``."""
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class LoopSettings(PerTask):
+    """The :class:`ActiveConfig` fields the runs of a sweep share: all but the task, strategy,
+    seed and strategy parameters, with the same defaults. Any of them may be a per-task dict
+    (``rounds={"qqp": 5, "wikiqa": 4}``), which :meth:`for_task` resolves."""
+
+    n1: int | dict = 2048
+    rounds: int | dict = 10
+    growth: float | dict = 1.5
+    batches: tuple | dict | None = None
+    seed_set: str = "static_retrieval"
+    candidate_m: int | dict = 100
+    index: str = "Flat"
+    model: str | None = None
+    encoder_layers: int | None = None
+    epochs: float | dict = 2.0
+    learning_rate: float | dict = 2e-5
+    batch_size: int | dict = 16
+    max_seq_length: int | dict = 128
+    precision: str = "fp32"
+    batch_order: str = "random"
+    n_boot: int | dict = 1000
+    curve: bool | dict = True
+    keep_model: bool = False
+    annotator: dict | None = None
+
+    def config(self, task: str, strategy: str, seed: int = 0, **fields) -> ActiveConfig:
+        """The run of ``strategy`` on ``task`` with ``seed``; ``fields`` (a variant's) win."""
+        return ActiveConfig(
+            task=task, strategy=strategy, seed=int(seed), **{**self.for_task(task), **fields}
+        )

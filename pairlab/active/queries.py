@@ -29,6 +29,7 @@ from ..evaluation.ranking import top_items
 from ..models.training import number
 from ..params import Configurable
 from .committee import member_scores, ordering_vote_entropy, train_committee
+from .config import PerTask
 from .diversity import kmeans_pick
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "DiverseQuestions",
     "QUERY_STRATEGIES",
     "QueryConfig",
+    "QuerySettings",
 ]
 
 
@@ -194,6 +196,28 @@ def _positive(name: str, value) -> int:
     if not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
+
+
+@dataclass(frozen=True)
+class QuerySettings(PerTask):
+    """The :class:`QueryConfig` fields the runs of notebook 08's sweep share (all but the task,
+    strategy and seed), with the same defaults; any may be a per-task dict."""
+
+    batches: tuple | dict = (20, 20, 20, 20, 20)
+    top_k: int | dict = 20
+    members: int | dict = 2
+    share: float | dict = 0.8
+    model: str | None = None
+    epochs: float | dict = 2.0
+    learning_rate: float | dict = 2e-5
+    batch_size: int | dict = 16
+    max_seq_length: int | dict = 128
+    eval_k: int | dict = 10
+    n_boot: int | dict = 1000
+
+    def config(self, task: str, strategy: str, seed: int = 0) -> QueryConfig:
+        """The run of ``strategy`` on ``task`` with ``seed``."""
+        return QueryConfig(task=task, strategy=strategy, seed=int(seed), **self.for_task(task))
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..active.config import ActiveConfig
+from ..active.config import LoopSettings
 from ..active.store import round_ids
 from ..io import json_row
 from . import data_efficiency
 from .budget import separation_budget
 from .encoders import GAP
-from .sweeps import Variant, for_task, prepare_active, scale
+from .sweeps import Variant, prepare_active, scale
 
 __all__ = [
     "EXPERIMENT_TASKS",
@@ -53,7 +53,7 @@ def load_experiment(params: dict, experiment: str, *, show: bool = True):
         own["max_items"] = params["budget_max_items"]
     prepared, settings = prepare_active(own, show=False)
     if experiment == "budget":
-        settings = {**settings, "n1": params["budget_n1"], "rounds": params["budget_rounds"]}
+        settings = settings.replace(n1=params["budget_n1"], rounds=params["budget_rounds"])
     if show:
         from IPython.display import display
 
@@ -77,7 +77,7 @@ def budget_groups(seeds, other_seeds) -> list:
     ]
 
 
-def regime(prepared: dict, settings: dict) -> pd.DataFrame:
+def regime(prepared: dict, settings: LoopSettings) -> pd.DataFrame:
     """Per task: the training pool's positives, the labels after each round, and the labels
     per positive at the last round beside the paper's (16,640 WikiQA labels for 1,040
     positives: 16)."""
@@ -85,9 +85,7 @@ def regime(prepared: dict, settings: dict) -> pd.DataFrame:
 
     rows = []
     for task, (pools, _) in prepared.items():
-        sizes = np.cumsum(
-            ActiveConfig(task=task, strategy="random", **for_task(settings, task)).schedule()
-        )
+        sizes = np.cumsum(settings.config(task, "random").schedule())
         positives = pools["train"].n_positives
         ref = paper.BUDGET.get(task, {}).get("labels", 0) / paper.TABLE1.get(task, {}).get(
             "train", {}

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..active.config import ActiveConfig
+from ..active.config import LoopSettings
 from ..active.store import load_result, run_folder, run_labels
 from ..augment import samplers as smp
 from ..augment.silver import SilverLabeller
@@ -28,7 +28,7 @@ from ..evaluation.strata import evaluate
 from ..models.cosinebert import CosineBERT
 from .baselines import model_id, sample_pairs, stated_pairs, train_or_load, train_settings
 from .summaries import seed_means
-from .sweeps import COLLAPSED_SPREAD, for_task
+from .sweeps import COLLAPSED_SPREAD
 
 __all__ = [
     "GOLD_SOURCES",
@@ -82,12 +82,17 @@ class AugSBERT:
 
 
 def collected_labels(
-    prepared: dict, settings: dict, root, task: str, seed: int, strategy: str = "uncertainty"
+    prepared: dict,
+    settings: LoopSettings,
+    root,
+    task: str,
+    seed: int,
+    strategy: str = "uncertainty",
 ) -> tuple[np.ndarray, np.ndarray]:
     """The labels a finished notebook-03 run collected (read back from its run folder under
     ``root``, never recomputed); a clear error when that run is missing."""
     pools, eval_sets = prepared[task]
-    config = ActiveConfig(task=task, strategy=strategy, seed=int(seed), **for_task(settings, task))
+    config = settings.config(task, strategy, seed)
     folder = run_folder(root, config, pools, eval_sets)
     if load_result(folder) is None:
         raise FileNotFoundError(
@@ -100,7 +105,7 @@ def collected_labels(
 def gold_set(
     source: str,
     prepared: dict,
-    settings: dict,
+    settings: LoopSettings,
     root,
     task: str,
     seed: int,
@@ -215,7 +220,7 @@ class AugRun:
         seed: int,
         prepared: dict,
         params: dict,
-        settings: dict,
+        settings: LoopSettings,
         *,
         runs_root,
         folder,
@@ -407,7 +412,9 @@ class AugRun:
         return out
 
 
-def run_all(prepared: dict, params: dict, settings: dict, *, runs_root, folder, log=print) -> dict:
+def run_all(
+    prepared: dict, params: dict, settings: LoopSettings, *, runs_root, folder, log=print
+) -> dict:
     """:meth:`AugRun.rows` for every task, gold source (``params["gold_sources"]``) and seed
     (``params["seeds"]``), with a progress bar; the cross-encoder's test strata are drawn once
     per task (``concat_near_m``, ``concat_n_random``). Returns ``{(task, source, seed): rows}``."""
@@ -433,7 +440,9 @@ def run_all(prepared: dict, params: dict, settings: dict, *, runs_root, folder, 
     return runs
 
 
-def size_curves(metrics: dict, prepared: dict, params: dict, settings: dict, *, runs_root, folder):
+def size_curves(
+    metrics: dict, prepared: dict, params: dict, settings: LoopSettings, *, runs_root, folder
+):
     """:meth:`AugRun.size_curve` of each task's best sampler (:func:`best_sampler`) on the first
     gold source, over ``params["seeds"]`` and ``params["size_fractions"]``: one frame."""
     from tqdm.auto import tqdm

@@ -10,14 +10,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..active.config import ActiveConfig
+from ..active.config import LoopSettings
 from ..evaluation.candidates import neighbour_pairs
 from ..evaluation.strata import evaluate
 from ..models.embed import embed_pool, load_encoder, resolve_model
 from ..models.scoring import CosineScorer
 from ..models.truncate import layer_count, truncated_model
 from .summaries import judge
-from .sweeps import Variant, for_task, sweep, total_rounds
+from .sweeps import Variant, sweep, total_rounds
 
 __all__ = [
     "GAP",
@@ -49,7 +49,13 @@ def encoder_layers(model, layers) -> dict[int, int | None]:
 
 
 def zero_shot(
-    prepared: dict, layers: dict, settings: dict, *, rounds: int, split: str = "test", seed: int = 0
+    prepared: dict,
+    layers: dict,
+    settings: LoopSettings,
+    *,
+    rounds: int,
+    split: str = "test",
+    seed: int = 0,
 ) -> pd.DataFrame:
     """Each encoder before any training, one row per depth: its all-pairs AP on ``split`` (the
     cosine, with a 95% bootstrap interval) and the share of positives among the pairs static
@@ -58,10 +64,8 @@ def zero_shot(
     from tqdm.auto import tqdm
 
     ((task, (pools, eval_sets)),) = _one_task(prepared).items()
-    own = for_task(settings, task)
-    budget = ActiveConfig(
-        task=task, strategy="static_retrieval", **{**own, "rounds": rounds}
-    ).budget
+    own = settings.for_task(task)
+    budget = settings.config(task, "static_retrieval", rounds=rounds).budget
     rows = []
     for n, setting in tqdm(layers.items(), desc=f"{task}: zero-shot encoders"):
         model = truncated_model(own["model"], setting)
@@ -107,7 +111,7 @@ def encoder_sweep(
     rounds,
     strategies,
     seeds,
-    settings: dict,
+    settings: LoopSettings,
     root,
     *,
     callbacks=(),
@@ -135,7 +139,9 @@ def encoder_sweep(
     return out
 
 
-def encoder_rounds(prepared: dict, layers: dict, rounds, strategies, seeds, settings: dict) -> int:
+def encoder_rounds(
+    prepared: dict, layers: dict, rounds, strategies, seeds, settings: LoopSettings
+) -> int:
     """Rounds :func:`encoder_sweep` will run (for a progress bar)."""
     return sum(
         total_rounds(prepared, [v], seeds, settings)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from ..active.queries import QueryConfig
+from ..active.queries import QuerySettings
 from ..active.query_loop import COST_STAGES, QueryRun
 from ..active.store import run_folder
 from ..annotators.scan import scan_to_first_relevant
@@ -24,7 +24,6 @@ from ..evaluation.strata import EvalConfig, evaluate, pretrained_eval_set
 from ..models.embed import embed_pool
 from ..models.scoring import CosineScorer
 from .budget import Budget, round_hours
-from .sweeps import for_task
 
 __all__ = [
     "ACTIVE",
@@ -68,7 +67,7 @@ def prepare_rankers(tasks: dict, params: dict) -> dict:
     return out
 
 
-def query_settings(params: dict) -> dict:
+def query_settings(params: dict) -> QuerySettings:
     """The :class:`QueryConfig` fields the runs share, from notebook 08's parameters (a per-task
     dict is allowed for any of them)."""
     per_round, rounds = params["questions_per_round"], params["query_rounds"]
@@ -76,7 +75,7 @@ def query_settings(params: dict) -> dict:
         batches = {task: (int(n),) * int(rounds) for task, n in per_round.items()}
     else:
         batches = (int(per_round),) * int(rounds)
-    return dict(
+    return QuerySettings(
         batches=batches,
         top_k=params["top_k"],
         members=params["committee_members"],
@@ -90,13 +89,13 @@ def query_settings(params: dict) -> dict:
     )
 
 
-def scale(prepared: dict, settings: dict) -> pd.DataFrame:
+def scale(prepared: dict, settings: QuerySettings) -> pd.DataFrame:
     """Per task: the questions that can be annotated, the right-hand side each one ranks, the
     test questions measured and the questions annotated per round."""
     rows = []
     for task, (pools, _) in prepared.items():
         train, test = pools["train"], pools["test"]
-        batches = QueryConfig(task=task, strategy="random", **for_task(settings, task)).schedule()
+        batches = settings.config(task, "random").schedule()
         rows.append(
             {
                 "task": task,
@@ -171,7 +170,13 @@ def sweep_groups(params: dict) -> list[tuple[str, list[int]]]:
 
 
 def query_sweep(
-    prepared: dict, groups, settings: dict, root, *, callbacks=(), learner: Callable | None = None
+    prepared: dict,
+    groups,
+    settings: QuerySettings,
+    root,
+    *,
+    callbacks=(),
+    learner: Callable | None = None,
 ) -> dict:
     """Run every (task, strategy, seed) of ``groups`` (``[(strategy, seeds), ...]``); finished
     runs are read back. Returns ``{(task, strategy, seed): result}``."""
@@ -179,9 +184,7 @@ def query_sweep(
     for task, (pools, eval_set) in prepared.items():
         for strategy, seeds in groups:
             for seed in seeds:
-                config = QueryConfig(
-                    task=task, strategy=strategy, seed=int(seed), **for_task(settings, task)
-                )
+                config = settings.config(task, strategy, seed)
                 folder = run_folder(root, config, pools, {"test": eval_set})
                 results[(task, strategy, int(seed))] = QueryRun(
                     config,
@@ -194,10 +197,10 @@ def query_sweep(
     return results
 
 
-def total_query_rounds(prepared: dict, groups, settings: dict) -> int:
+def total_query_rounds(prepared: dict, groups, settings: QuerySettings) -> int:
     """Rounds :func:`query_sweep` will run (for a progress bar)."""
     return sum(
-        len(for_task(settings, task)["batches"]) * len(seeds)
+        len(settings.config(task, "random").schedule()) * len(seeds)
         for task in prepared
         for _, seeds in groups
     )

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from ..active.config import ActiveConfig
+from ..active.config import ActiveConfig, LoopSettings
 from ..active.loop import ActiveRun
 from ..active.store import run_folder, run_labels
 from ..data.loaders import Task
@@ -39,7 +39,6 @@ __all__ = [
     "stratified_variants",
     "transfer",
     "COLLAPSED_SPREAD",
-    "for_task",
 ]
 
 MAIN_STRATEGIES = ("random", "static_retrieval", "adaptive_retrieval", "uncertainty")
@@ -106,12 +105,12 @@ def with_zero_shot(summary: dict, zero: dict) -> dict:
     }
 
 
-def loop_settings(params: dict) -> dict:
+def loop_settings(params: dict) -> LoopSettings:
     """The :class:`ActiveConfig` fields a sweep shares, from an active-learning notebook's
     parameters (``candidate_m``: the loop's candidate count m; ``n_boot``: its replicates;
     ``train_precision`` and ``train_batch_order``, declared by the notebooks that may change them,
     default to the fp32 reference path elsewhere)."""
-    return dict(
+    return LoopSettings(
         n1=params["n1"],
         rounds=params["rounds"],
         growth=params["growth"],
@@ -188,7 +187,7 @@ def sweep(
     prepared: dict,
     strategies,
     seeds,
-    settings: dict,
+    settings: LoopSettings,
     root,
     *,
     callbacks=(),
@@ -226,7 +225,7 @@ def sweep(
 def sweep_groups(
     prepared: dict,
     groups,
-    settings: dict,
+    settings: LoopSettings,
     root,
     *,
     callbacks=(),
@@ -257,15 +256,15 @@ def sweep_groups(
     )
 
 
-def _runs(prepared: dict, strategies, seeds, settings: dict, root) -> list[Run]:
+def _runs(prepared: dict, strategies, seeds, settings: LoopSettings, root) -> list[Run]:
     """The sweep's runs, task by task, strategy by strategy, seed by seed."""
     runs = []
     for task, (pools, eval_sets) in prepared.items():
-        own = for_task(settings, task)
         for entry in map(_variant, strategies):
             for seed in seeds:
-                fields = {**own, **entry.fields(task, int(seed))}
-                config = ActiveConfig(task=task, strategy=entry.strategy, seed=int(seed), **fields)
+                config = settings.config(
+                    task, entry.strategy, seed, **entry.fields(task, int(seed))
+                )
                 runs.append(
                     Run(
                         (task, entry.label, int(seed)),
@@ -344,39 +343,30 @@ class RunProgress:
         self.bar.close()
 
 
-def group_rounds(prepared: dict, groups, settings: dict) -> int:
+def group_rounds(prepared: dict, groups, settings: LoopSettings) -> int:
     """Rounds :func:`sweep_groups` will run (for a progress bar)."""
     return sum(total_rounds(prepared, [strategy], seeds, settings) for strategy, seeds in groups)
 
 
-def for_task(settings: dict, task: str) -> dict:
-    """``settings`` with any per-task dict (``{"qqp": 5, "wikiqa": 4}``) resolved for ``task``."""
-    return {k: (v[task] if isinstance(v, dict) and task in v else v) for k, v in settings.items()}
-
-
-def total_rounds(prepared: dict, strategies, seeds, settings: dict) -> int:
+def total_rounds(prepared: dict, strategies, seeds, settings: LoopSettings) -> int:
     """Rounds the sweep will run (for a progress bar)."""
     total = 0
     for task in prepared:
-        own = for_task(settings, task)
         for entry in map(_variant, strategies):
             for seed in seeds:
-                fields = {**own, **entry.fields(task, int(seed))}
-                total += len(
-                    ActiveConfig(
-                        task=task, strategy=entry.strategy, seed=int(seed), **fields
-                    ).schedule()
+                config = settings.config(
+                    task, entry.strategy, seed, **entry.fields(task, int(seed))
                 )
+                total += len(config.schedule())
     return total
 
 
-def scale(prepared: dict, settings: dict, budget: dict) -> pd.DataFrame:
+def scale(prepared: dict, settings: LoopSettings, budget: dict) -> pd.DataFrame:
     """This run's sizes beside the paper's: training items and pairs, positives, labels,
     rounds and neighbours per item."""
     rows = []
     for task, (pools, _) in prepared.items():
-        own = for_task(settings, task)
-        config = ActiveConfig(task=task, strategy="random", **own)
+        config = settings.config(task, "random")
         train = pools["train"]
         ref = budget.get(task, {})
         rows.append(
@@ -399,7 +389,7 @@ def scale(prepared: dict, settings: dict, budget: dict) -> pd.DataFrame:
 
 
 def stratified_variants(
-    results: dict, prepared: dict, settings: dict, *, match: str = "uncertainty"
+    results: dict, prepared: dict, settings: LoopSettings, *, match: str = "uncertainty"
 ) -> list[Variant]:
     """The paper's two oracle baselines (section 5.4), as variants trained once on one batch:
 
@@ -411,7 +401,7 @@ def stratified_variants(
     """
 
     def budget(task):
-        return ActiveConfig(task=task, strategy="random", **for_task(settings, task)).budget
+        return settings.config(task, "random").budget
 
     def matched(task, seed):
         key = (task, match, seed)

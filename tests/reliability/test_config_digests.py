@@ -8,9 +8,8 @@ import json
 
 import pytest
 
-from pairlab.active import ActiveConfig
 from pairlab.experiments.augsbert import train_configs
-from pairlab.experiments.sweeps import for_task, loop_settings
+from pairlab.experiments.sweeps import loop_settings
 from pairlab.io import to_json
 from pairlab.runner import load_profile, notebooks
 
@@ -39,11 +38,7 @@ def test_the_profiles_configs_keep_their_digests(profile):
     settings = loop_settings(parameters(profile, "03"))
     configs = []
     for task in ("qqp", "wikiqa"):
-        configs.append(
-            ActiveConfig(
-                task=task, strategy="uncertainty", seed=0, **for_task(settings, task)
-            ).to_dict()
-        )
+        configs.append(settings.config(task, "uncertainty", 0).to_dict())
         for number in ("02", "06"):
             configs += [
                 c.to_dict() for c in train_configs(parameters(profile, number), task, 0).values()
