@@ -26,6 +26,7 @@ from conftest import EVAL_SETS, POOLS
 
 from pairlab import experiments
 from pairlab.active import CosineBERTLearner
+from pairlab.active.config import LoopSettings
 from pairlab.active.store import compare_runs
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'pairlab[ray]'")
@@ -39,10 +40,10 @@ START_TIMEOUT = 180  # seconds for `ray start` of one node on a loaded 2-core ma
 STARTS = 2  # attempts: on a loaded machine a node may fail to start (see `started`)
 
 
-def settings(model: str) -> dict:
+def settings(model: str) -> LoopSettings:
     # curve: static retrieval trains round 1 too, on the labels uncertainty's seed round has, so
     # the runs of a seed share the seed-round model (one trains it, the other waits and loads it)
-    return dict(
+    return LoopSettings(
         n1=12,
         rounds=2,
         candidate_m=6,

@@ -111,6 +111,7 @@ def test_fast_training_keeps_test_ap_inside_the_reference_interval(data_dir, tmp
     same labels in round 1 (the seed round does not train), and the fast run's test AP inside
     the reference's 95% interval. (At full scale the two paths are compared by the paper-cpu
     profile's uncertainty seed-0 runs, one of each, in results/paper-cpu/archive.)"""
+    from pairlab.active.config import LoopSettings
     from pairlab.data.loaders import load_task
     from pairlab.evaluation import EvalConfig
     from pairlab.experiments.sweeps import pools_and_strata, sweep
@@ -122,7 +123,7 @@ def test_fast_training_keeps_test_ap_inside_the_reference_interval(data_dir, tmp
     )
     results = {}
     for name, speed in (("reference", {}), ("fast", dict(precision="bf16", batch_order="length"))):
-        out = sweep(prepared, ["uncertainty"], [0], {**base, **speed}, tmp_path / name)
+        out = sweep(prepared, ["uncertainty"], [0], LoopSettings(**base, **speed), tmp_path / name)
         results[name] = out[("wikiqa", "uncertainty", 0)]
     reference, fast = results["reference"], results["fast"]
     assert reference["records"][0]["labels"] == fast["records"][0]["labels"] == 32
