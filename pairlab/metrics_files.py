@@ -668,7 +668,7 @@ def migrate_file(path) -> bool:
     path = Path(path)
     old = json.loads(path.read_text())
     new = migrate(old)
-    if new == old and json.dumps(new) == json.dumps(old):
+    if new == old:  # a rename always changes a key, so equal means nothing to rename
         return False
     write_json(path, new)
     return True
