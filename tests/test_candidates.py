@@ -118,3 +118,53 @@ def test_candidate_recall_counts_the_positives_still_to_find():
     for bad in ([3, 2], [2, 2], [0.5, 1.0], [[1, 2]]):
         with pytest.raises(ValueError, match="candidates must be"):
             candidate_recall(bad, positives)
+
+
+def test_torch_exact_search_finds_faiss_exact_hits():
+    """The torch search (the exact search on a GPU faiss-cpu cannot use), run here on the CPU in
+    blocks smaller than the queries, returns faiss' exact hits and scores; k above the vectors
+    pads with -1 as faiss does."""
+    import faiss
+
+    from pairlab.evaluation.candidates import TorchFlat
+
+    rng = np.random.default_rng(5)
+    right, left = unit(rng, 300), unit(rng, 70)
+    exact = faiss.IndexFlatIP(16)
+    exact.add(right)
+    want_scores, want_hits = exact.search(left, 12)
+    scores, hits = TorchFlat(right, device="cpu", block=32).search(left, 12)
+    np.testing.assert_array_equal(hits, want_hits)
+    np.testing.assert_allclose(scores, want_scores, rtol=1e-5, atol=1e-6)
+    small = TorchFlat(right[:5], device="cpu")
+    scores, hits = small.search(left, 8)
+    assert (hits[:, 5:] == -1).all() and (hits[:, :5] >= 0).all()
+    assert (scores[:, 5:] == np.finfo(np.float32).min).all()
+
+
+def test_exact_search_runs_in_torch_where_a_gpu_has_no_faiss(monkeypatch):
+    """Where torch sees a GPU and faiss cannot use it (simulated: the GPU is this CPU), the exact
+    candidate search runs in torch and finds the pairs faiss finds; approximate indexes stay
+    with faiss."""
+    import torch
+
+    from pairlab.evaluation import candidates
+
+    rng = np.random.default_rng(6)
+    emb = unit(rng, 120)
+    want = neighbour_pairs(PairSpace(120, 120, True), emb, m=4)
+    built = []
+
+    class OnThisCpu(candidates.TorchFlat):
+        def __init__(self, vectors, *, device, block=4096):
+            built.append(device)
+            super().__init__(vectors, device="cpu", block=block)
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(candidates, "TorchFlat", OnThisCpu)
+    got = neighbour_pairs(PairSpace(120, 120, True), emb, m=4)
+    assert built == ["cuda"]
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-6)
+    neighbour_pairs(PairSpace(120, 120, True), emb, m=4, index="IVF4,Flat")
+    assert built == ["cuda"]

@@ -1,4 +1,6 @@
-"""Nearest-neighbour candidate pairs: each left item's top-m right items by cosine, via faiss.
+"""Nearest-neighbour candidate pairs: each left item's top-m right items by cosine, via faiss
+(or, for the exact search on a GPU that faiss cannot use, a blockwise matrix product and top-k in
+torch: :class:`TorchFlat`, the same hits as faiss' exact index).
 
 This is how a pool too large to enumerate is searched: only pairs whose embeddings are close
 are scored (paper section 4.2.2). Symmetric pools return every unordered pair once and no self
@@ -16,6 +18,7 @@ __all__ = [
     "build_index",
     "search",
     "faiss_gpus",
+    "TorchFlat",
     "first_m_per_row",
     "candidate_recall",
 ]
@@ -34,16 +37,64 @@ def faiss_gpus() -> int:
     return int(faiss.get_num_gpus())
 
 
+def _torch_gpu_for_exact_search() -> bool:
+    """True where torch sees a GPU and faiss cannot use one (faiss-cpu, or no faiss at all)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return False
+    try:
+        return faiss_gpus() == 0
+    except ImportError:
+        return True
+
+
+class TorchFlat:
+    """Exact inner-product search in torch: blocks of queries times every vector, then top-k.
+    The same hits as faiss' ``"Flat"`` index up to the order of equal scores; used for the exact
+    search on a GPU that faiss-cpu cannot use. Float32 throughout (no TF32: the scores are the
+    exact dot products faiss computes)."""
+
+    def __init__(self, vectors: np.ndarray, *, device: str = "cuda", block: int = 4096):
+        import torch
+
+        self.device, self.block = device, block
+        self.vectors = torch.from_numpy(_as_vectors("vectors", vectors)).to(device)
+        self.ntotal = len(vectors)
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        import torch
+
+        k_found = min(k, self.ntotal)
+        scores = np.full((len(queries), k), np.finfo(np.float32).min, dtype=np.float32)  # as faiss
+        hits = np.full((len(queries), k), -1, dtype=np.int64)
+        tf32 = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = False
+        try:
+            for start in range(0, len(queries), self.block):
+                q = torch.from_numpy(np.ascontiguousarray(queries[start : start + self.block]))
+                top = torch.topk(q.to(self.device) @ self.vectors.T, k_found, dim=1)
+                scores[start : start + len(q), :k_found] = top.values.cpu().numpy()
+                hits[start : start + len(q), :k_found] = top.indices.cpu().numpy()
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+        return scores, hits
+
+
 def build_index(vectors: np.ndarray, *, index: str = "Flat", nprobe: int = 10):
     """A faiss inner-product index over unit vectors (float32, (n, dim)).
 
     ``index`` is a faiss index-factory string: ``"Flat"`` is exact; ``"IVF1000,Flat"`` is the
     original code's approximate index (trained on the vectors themselves). Built on the CPU and,
-    where faiss-gpu sees a GPU (:func:`faiss_gpus`), moved onto every GPU for the search.
+    where faiss-gpu sees a GPU (:func:`faiss_gpus`), moved onto every GPU for the search. An
+    exact search where torch sees a GPU and faiss cannot use it runs on that GPU in torch
+    (:class:`TorchFlat`): the same hits, without the GPU idling while the CPU searches.
     """
+    vectors = _as_vectors("vectors", vectors)
+    if index == "Flat" and _torch_gpu_for_exact_search():
+        return TorchFlat(vectors, device="cuda")
     import faiss
 
-    vectors = _as_vectors("vectors", vectors)
     built = faiss.index_factory(vectors.shape[1], index, faiss.METRIC_INNER_PRODUCT)
     if not built.is_trained:
         built.train(vectors)
