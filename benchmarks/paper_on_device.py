@@ -103,10 +103,18 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", help="default: the profile's")
     parser.add_argument("--strategies", nargs="+", help="default: the profile's, in its order")
     parser.add_argument("--set", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"))
-    parser.add_argument("--process", action="append", default=[],
-                        help='one process: "seeds=0 strategies=a,b KEY=VALUE ..."')
-    parser.add_argument("--stop-after", type=float, help="seconds; runs still going are stopped "
-                        "(their finished rounds are archived and resume on the next call)")
+    parser.add_argument(
+        "--process",
+        action="append",
+        default=[],
+        help='one process: "seeds=0 strategies=a,b KEY=VALUE ..."',
+    )
+    parser.add_argument(
+        "--stop-after",
+        type=float,
+        help="seconds; runs still going are stopped "
+        "(their finished rounds are archived and resume on the next call)",
+    )
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)  # a child process
     args = parser.parse_args(argv)
     params = settings(args.profile, args.set, args.seeds, args.strategies)
@@ -123,20 +131,38 @@ def main(argv=None) -> int:
     children, started = {}, time.time()
     for i, share in enumerate(shares):
         name = f"p{i}-seed{'-'.join(map(str, share['seeds']))}"
-        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONUNBUFFERED": "1",
-               "PAIRLAB_CACHE_DIR": str(cache / name if len(shares) > 1 else cache)}
-        cmd = [sys.executable, __file__, str(args.out), "--one", "--profile", args.profile,
-               "--seeds", *map(str, share["seeds"]), "--strategies", *share["strategies"]]
+        env = {
+            **os.environ,
+            "OMP_NUM_THREADS": str(threads),
+            "PYTHONUNBUFFERED": "1",
+            "PAIRLAB_CACHE_DIR": str(cache / name if len(shares) > 1 else cache),
+        }
+        cmd = [
+            sys.executable,
+            __file__,
+            str(args.out),
+            "--one",
+            "--profile",
+            args.profile,
+            "--seeds",
+            *map(str, share["seeds"]),
+            "--strategies",
+            *share["strategies"],
+        ]
         for key, value in [*args.set, *share["set"]]:
             cmd += ["--set", key, value]
         log = open(args.out / f"{name}.log", "w")
         log.write(" ".join(cmd) + "\n")
         log.flush()
-        children[name] = (subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                           cwd=ROOT), log)
+        children[name] = (
+            subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT),
+            log,
+        )
     timings = {}
     for name, (child, log) in children.items():
-        left = None if args.stop_after is None else max(1.0, started + args.stop_after - time.time())
+        left = (
+            None if args.stop_after is None else max(1.0, started + args.stop_after - time.time())
+        )
         try:
             code = child.wait(timeout=left)
         except subprocess.TimeoutExpired:

@@ -56,6 +56,23 @@ def test_length_buckets_show_every_pair_once_an_epoch_seeded():
     assert _epoch(sampler, 0) != _epoch(sampler, 1)
 
 
+def test_the_training_seed_orders_the_batches_whatever_seed_the_library_passes():
+    """sentence-transformers 6.0.1 hands every batch sampler seed 0; 6.2 hands it the training
+    seed. Either way the batches follow the run's own seed, so two seeds of a run train on
+    different orders (with 6.0.1 they trained on one, and three seeds were one run)."""
+    data = _dataset()
+
+    def order(seed, passed):
+        sampler_for = training_arguments(
+            dict, TrainConfig(seed=seed, batch_order="length"), output_dir="unused"
+        )["batch_sampler"]
+        return _epoch(sampler_for(data, batch_size=16, drop_last=False, seed=passed), 0)
+
+    want = _epoch(length_buckets(data, batch_size=16, drop_last=False, seed=1002), 0)
+    assert order(1002, passed=0) == order(1002, passed=1002) == want
+    assert order(2, passed=0) != order(1002, passed=0)
+
+
 def test_length_buckets_pad_far_less_than_random_order():
     data = _dataset()
     second = np.array([len(t) for t in data["sentence2"]])

@@ -166,7 +166,25 @@ def _body(fn: types.FunctionType) -> bytes:
             and isinstance(body[0].value.value, str)
         ):
             node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree, annotate_fields=False, include_attributes=False).encode()
+    return _canonical(tree).encode()
+
+
+def _canonical(node) -> str:
+    """A syntax tree as text that is the same on every Python version: each node's name and its
+    fields by name, without the fields that are empty (Python 3.12 gave every function and class
+    an empty ``type_params``, so ``ast.dump`` and the run keys built on it differed between 3.11
+    and 3.12 machines for the same code) and without positions."""
+    if isinstance(node, ast.AST):
+        fields = ((name, getattr(node, name, None)) for name in node._fields)
+        inner = ",".join(
+            f"{name}={_canonical(value)}"
+            for name, value in fields
+            if value is not None and value != []
+        )
+        return f"{type(node).__name__}({inner})"
+    if isinstance(node, list):
+        return "[" + ",".join(map(_canonical, node)) + "]"
+    return repr(node)
 
 
 def _compiled(code: types.CodeType) -> bytes:

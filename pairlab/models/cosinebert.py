@@ -138,7 +138,14 @@ def trainer(encoder, loss: CosineBCELoss, dataset, config: TrainConfig, *, quiet
         SentenceTransformerTrainingArguments,
     )
     from transformers.trainer_callback import ProgressCallback
-    from transformers.utils.notebook import NotebookProgressCallback
+
+    bars = [ProgressCallback]  # the terminal's; the notebook's too where IPython is there
+    try:
+        from transformers.utils.notebook import NotebookProgressCallback
+
+        bars.append(NotebookProgressCallback)
+    except ImportError:  # no IPython (a bare GPU machine): transformers draws no notebook bar
+        pass
 
     args = training_arguments(
         SentenceTransformerTrainingArguments,
@@ -151,7 +158,7 @@ def trainer(encoder, loss: CosineBCELoss, dataset, config: TrainConfig, *, quiet
             model=encoder, args=args, train_dataset=dataset, loss=loss
         )
     if quiet:
-        for callback in (ProgressCallback, NotebookProgressCallback):  # terminal, notebook
+        for callback in bars:
             built.remove_callback(callback)
     return built
 

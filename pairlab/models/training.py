@@ -17,6 +17,7 @@ __all__ = [
     "disable_dropout",
     "quiet_progress",
     "length_buckets",
+    "seeded",
     "native_bf16",
     "PRECISIONS",
     "BATCH_ORDERS",
@@ -118,7 +119,7 @@ def training_arguments(args_cls, config: TrainConfig, *, output_dir: str | None 
             "train_precision: fp32), or on a CPU that has it."
         )
     if config.batch_order == "length":
-        extra.setdefault("batch_sampler", length_buckets)
+        extra.setdefault("batch_sampler", seeded(length_buckets, config.seed))
     return args_cls(
         output_dir=output_dir or tempfile.mkdtemp(prefix="pairlab-train-"),
         bf16=config.precision == "bf16",
@@ -141,6 +142,18 @@ def training_arguments(args_cls, config: TrainConfig, *, output_dir: str | None 
 
 
 WINDOW = 64  # batches per window whose pairs are sorted by length
+
+
+def seeded(sampler, seed: int):
+    """``sampler`` (a sentence-transformers batch sampler factory) with ``seed``, whatever seed
+    the library passes it: sentence-transformers 6.0.1 passes 0 for every run (6.2 passes the
+    training seed), which made every seed of a run train on the same batches in the same order
+    (found on a GPU machine with 6.0.1: the three seeds of a WikiQA run were one run)."""
+
+    def with_seed(dataset, **kwargs):
+        return sampler(dataset, **{**kwargs, "seed": seed})
+
+    return with_seed
 
 
 def length_buckets(
