@@ -146,3 +146,23 @@ def test_fast_training_keeps_test_ap_inside_the_reference_interval(data_dir, tmp
     assert reference["records"][0]["labels"] == fast["records"][0]["labels"] == 32
     low, high = reference["test"]["ap_ci"]
     assert low <= fast["test"]["ap"] <= high, (reference["test"], fast["test"])
+
+
+def test_training_leaves_no_scratch_folder_behind():
+    """Each training's output folder (the trainer writes nothing there) goes with its arguments:
+    1,223 empty ``pairlab-train-*`` folders had piled up in /tmp on one machine."""
+    import gc
+    from pathlib import Path
+
+    class Arguments:  # as sentence-transformers' training arguments, they take weak references
+        def __init__(self, **kwargs):
+            self.__dict__.update(kwargs)
+
+    args = training_arguments(Arguments, TrainConfig())
+    folder = Path(args.output_dir)
+    assert folder.is_dir() and folder.name.startswith("pairlab-train-")
+    del args
+    gc.collect()
+    assert not folder.exists()
+    kept = training_arguments(Arguments, TrainConfig(), output_dir=str(folder))
+    assert kept.output_dir == str(folder)

@@ -132,16 +132,31 @@ def rekey(root, *, dry_run: bool = False, stale: bool = False) -> list[tuple[Pat
     return moved
 
 
-if (
-    __name__ == "__main__"
-):  # python -m pairlab.active.archive RUNS ARCHIVES | --rekey ROOT [--stale] [--dry-run]
-    import sys
+def main(argv=None) -> int:
+    """``python -m pairlab.active.archive RUNS ARCHIVES`` (archive every run folder under RUNS)
+    or ``--rekey ROOT [--stale] [--dry-run]`` (:func:`rekey`)."""
+    import argparse
 
-    if sys.argv[1] == "--rekey":
-        for old, new in rekey(
-            sys.argv[2], dry_run="--dry-run" in sys.argv, stale="--stale" in sys.argv
-        ):
+    parser = argparse.ArgumentParser(
+        prog="python -m pairlab.active.archive",
+        description="Archive run folders, or give archives the name the current code gives them.",
+    )
+    parser.add_argument("runs", nargs="?", help="a folder of run folders (<task>/<run>)")
+    parser.add_argument("archives", nargs="?", help="where their archives go")
+    parser.add_argument("--rekey", metavar="ROOT", help="rename the archives under ROOT instead")
+    parser.add_argument("--stale", action="store_true", help="with --rekey: older code digests too")
+    parser.add_argument("--dry-run", action="store_true", help="with --rekey: only print")
+    args = parser.parse_args(argv)
+    if args.rekey:
+        for old, new in rekey(args.rekey, dry_run=args.dry_run, stale=args.stale):
             print(f"{old} -> {new.name}")
-    else:
-        for path in save_all(sys.argv[1], sys.argv[2]):
-            print(f"archived {path} ({rounds_in(path)} rounds)")
+        return 0
+    if not (args.runs and args.archives):
+        parser.error("give RUNS and ARCHIVES, or --rekey ROOT")
+    for path in save_all(args.runs, args.archives):
+        print(f"archived {path} ({rounds_in(path)} rounds)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -162,6 +162,28 @@ class LoopSettings(PerTask):
     keep_model: bool = False
     annotator: dict | None = None
 
+    @classmethod
+    def from_params(cls, params: dict) -> LoopSettings:
+        """From an active-learning notebook's parameters (``candidate_m``: the loop's candidate
+        count m; ``cosine_epochs``; ``n_boot``: its replicates; ``train_precision`` and
+        ``train_batch_order``, declared by the notebooks that may change them, default to the
+        fp32 reference path elsewhere)."""
+        return cls(
+            n1=params["n1"],
+            rounds=params["rounds"],
+            growth=params["growth"],
+            candidate_m=params["candidate_m"],
+            model=params["model"],
+            epochs=params["cosine_epochs"],
+            learning_rate=params["learning_rate"],
+            batch_size=params["batch_size"],
+            max_seq_length=params["max_seq_length"],
+            n_boot=params["n_boot"],
+            curve=params["curve"],
+            precision=params.get("train_precision", "fp32"),
+            batch_order=params.get("train_batch_order", "random"),
+        )
+
     def config(self, task: str, strategy: str, seed: int = 0, **fields) -> ActiveConfig:
         """The run of ``strategy`` on ``task`` with ``seed``; ``fields`` (a variant's) win."""
         return ActiveConfig(

@@ -46,6 +46,11 @@ class EvalConfig:
     seed: int = 0
     index: str = "Flat"  # faiss index-factory string for the neighbour search
 
+    @classmethod
+    def from_params(cls, params: dict) -> EvalConfig:
+        """The test and dev strata of a notebook's parameters: ``near_m``, ``n_random``, ``seed``."""
+        return cls(params["near_m"], params["n_random"], params["seed"])
+
 
 @dataclass(frozen=True, eq=False)
 class EvalSet:

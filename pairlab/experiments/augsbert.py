@@ -24,9 +24,9 @@ from ..augment import samplers as smp
 from ..augment.silver import SilverLabeller
 from ..data.pairs import union_sorted
 from ..evaluation import heuristic
-from ..evaluation.strata import evaluate
+from ..evaluation.strata import EvalConfig, evaluate
 from ..models.cosinebert import CosineBERT
-from .baselines import model_id, sample_pairs, stated_pairs, train_or_load, train_settings
+from .baselines import TrainSettings, model_id, sample_pairs, stated_pairs, train_or_load
 from .summaries import seed_means
 from .sweeps import COLLAPSED_SPREAD
 
@@ -39,6 +39,8 @@ __all__ = [
     "dev_threshold",
     "stated_f1",
     "silver_sets",
+    "AugSettings",
+    "AugTraining",
     "train_configs",
     "AugRun",
     "augsbert_metrics",
@@ -194,24 +196,86 @@ def silver_sets(
     return {name: (*labeller.label(found[name]), seconds[name]) for name in samplers}
 
 
+@dataclass(frozen=True)
+class AugTraining:
+    """How notebook 06 trains its two models: the cross-encoder and the bi-encoder
+    (:class:`TrainSettings`), the bi-encoders trained here taking ``augsbert_epochs`` when set
+    (notebook 03's runs, found by ``cosine_epochs``, are not affected)."""
+
+    concat: TrainSettings
+    cosine: TrainSettings
+    augsbert_epochs: int | None = None
+
+    @classmethod
+    def from_params(cls, params: dict) -> AugTraining:
+        return cls(
+            TrainSettings.from_params(params, "concatbert"),
+            TrainSettings.from_params(params, "cosinebert"),
+            params.get("augsbert_epochs") or None,
+        )
+
+    def configs(self, task: str, seed: int) -> dict:
+        """``{"concatbert": TrainConfig, "cosinebert": TrainConfig}`` for ``task`` and ``seed``."""
+        configs = {
+            "concatbert": self.concat.config(task, seed),
+            "cosinebert": self.cosine.config(task, seed),
+        }
+        if self.augsbert_epochs:
+            configs["cosinebert"] = replace(configs["cosinebert"], epochs=self.augsbert_epochs)
+        return configs
+
+
+@dataclass(frozen=True)
+class AugSettings:
+    """Notebook 06's settings, built once from its parameters (:meth:`from_params`): the
+    silver samplers (``samplers``, ``k``, ``silver_items``, ``kde_pairs``), the gold sets
+    (``gold_sources``, ``train_max_pairs``), the seeds and silver-size fractions, the two
+    models' training (:class:`AugTraining`), the cross-encoder's test strata and the encoder."""
+
+    samplers: tuple
+    k: int
+    silver_items: int | None
+    kde_pairs: int
+    gold_sources: tuple
+    train_max_pairs: int | None
+    seeds: tuple
+    size_fractions: tuple
+    training: AugTraining
+    concat_strata: EvalConfig
+    model: str | None
+    max_seq_length: int
+    n_boot: int
+
+    @classmethod
+    def from_params(cls, params: dict) -> AugSettings:
+        return cls(
+            samplers=tuple(params["samplers"]),
+            k=int(params["k"]),
+            silver_items=params["silver_items"],
+            kde_pairs=params["kde_pairs"],
+            gold_sources=tuple(params["gold_sources"]),
+            train_max_pairs=params["train_max_pairs"],
+            seeds=tuple(int(s) for s in params["seeds"]),
+            size_fractions=tuple(params["size_fractions"]),
+            training=AugTraining.from_params(params),
+            concat_strata=EvalConfig(
+                params["concat_near_m"], params["concat_n_random"], params["seed"]
+            ),
+            model=params["model"],
+            max_seq_length=params["max_seq_length"],
+            n_boot=params["n_boot"],
+        )
+
+
 def train_configs(params: dict, task: str, seed: int) -> dict:
-    """``{"concatbert": TrainConfig, "cosinebert": TrainConfig}`` of notebook 06's models; the
-    bi-encoders train ``augsbert_epochs`` when set (notebook 03's runs, found by
-    ``cosine_epochs``, are not affected)."""
-    configs = {
-        kind: train_settings(params, kind)(task, seed) for kind in ("concatbert", "cosinebert")
-    }
-    if params.get("augsbert_epochs"):
-        configs["cosinebert"] = replace(configs["cosinebert"], epochs=params["augsbert_epochs"])
-    return configs
+    """:meth:`AugTraining.configs` from a notebook's parameters."""
+    return AugTraining.from_params(params).configs(task, seed)
 
 
 class AugRun:
     """One task, gold source and seed of notebook 06: the gold set, the cross-encoder and the
     gold-only bi-encoder trained on it (or loaded from ``folder``), the silver labeller, and the
-    silver sets of each sampler. ``params``: the notebook's parameters (``samplers``, ``k``,
-    ``silver_items``, ``kde_pairs``, ``train_max_pairs``, epochs (``augsbert_epochs``, when set,
-    for the bi-encoders trained here), ``n_boot``, ``model``)."""
+    silver sets of each sampler, with notebook 06's settings (:class:`AugSettings`)."""
 
     def __init__(
         self,
@@ -219,13 +283,13 @@ class AugRun:
         source: str,
         seed: int,
         prepared: dict,
-        params: dict,
+        aug: AugSettings,
         settings: LoopSettings,
         *,
         runs_root,
         folder,
     ):
-        self.task, self.source, self.seed, self.params = task, source, int(seed), params
+        self.task, self.source, self.seed, self.aug = task, source, int(seed), aug
         pools, self.eval_sets = prepared[task]
         self.train, self.dev, self.test = pools["train"], pools["dev"], pools["test"]
         self.folder = Path(folder)
@@ -236,9 +300,9 @@ class AugRun:
             runs_root,
             task,
             self.seed,
-            max_pairs=params["train_max_pairs"],
+            max_pairs=aug.train_max_pairs,
         )
-        self.configs = train_configs(params, task, self.seed)
+        self.configs = aug.training.configs(task, self.seed)
         self.cross, cross_id = self._train("concatbert", self.gold_ids)
         self.sbert, _ = self._train("cosinebert", self.gold_ids)
         self.labeller = SilverLabeller(
@@ -257,7 +321,7 @@ class AugRun:
             ids,
             self.configs[kind],
             folder=self.folder,
-            model=self.params["model"],
+            model=self.aug.model,
             labels=labels,
         )
 
@@ -265,7 +329,7 @@ class AugRun:
         """``{sampler: (ids, labels, seconds to sample)}`` (:func:`silver_sets`), drawn once."""
         if self._silver is None:
             emb = self.sbert.scorer(self.train)
-            p = self.params
+            p = self.aug
             self._silver = silver_sets(
                 self.train,
                 self.gold_ids,
@@ -273,10 +337,10 @@ class AugRun:
                 self.labeller,
                 emb.left,
                 None if self.train.symmetric else emb.right,
-                samplers=p["samplers"],
-                k=p["k"],
-                max_items=p["silver_items"],
-                kde_pairs=p["kde_pairs"],
+                samplers=list(p.samplers),
+                k=p.k,
+                max_items=p.silver_items,
+                kde_pairs=p.kde_pairs,
                 seed=self.seed,
             )
         return self._silver
@@ -291,7 +355,7 @@ class AugRun:
         order = np.argsort(np.r_[self.gold_ids, ids], kind="stable")
         all_ids = np.r_[self.gold_ids, ids][order]
         all_y = np.r_[self.gold_y, y].astype(np.int8)[order]
-        config, model = self.configs["cosinebert"], self.params["model"]
+        config, model = self.configs["cosinebert"], self.aug.model
         name = model_id("cosinebert", self.train, all_ids, config, model, all_y)
         path = self.folder / "augsbert" / f"{name}.json"
         if path.is_file():
@@ -315,7 +379,7 @@ class AugRun:
             self.test
         )  # every test item embedded once: the stated test pairs are among them
         scored = evaluate(
-            eval_set or self.eval_sets["test"], scorer, n_boot=self.params["n_boot"], seed=self.seed
+            eval_set or self.eval_sets["test"], scorer, n_boot=self.aug.n_boot, seed=self.seed
         )
         threshold = dev_threshold(model.score_pairs, self.dev)
         return {
@@ -340,7 +404,7 @@ class AugRun:
             measured, aug_id, _ = self.augmented(ids, y)
             record = AugSBERT(
                 name,
-                int(self.params["k"]),
+                self.aug.k,
                 n_gold,
                 int(len(ids)),
                 float(y.mean()) if len(y) else None,
@@ -422,20 +486,18 @@ def run_all(
 
     from tqdm.auto import tqdm
 
-    from ..evaluation.strata import EvalConfig, pretrained_eval_set
+    from ..evaluation.strata import pretrained_eval_set
 
-    concat = EvalConfig(params["concat_near_m"], params["concat_n_random"], params["seed"])
+    aug = AugSettings.from_params(params)
     concat_eval = {
         task: pretrained_eval_set(
-            pools["test"], concat, model=params["model"], max_seq_length=params["max_seq_length"]
+            pools["test"], aug.concat_strata, model=aug.model, max_seq_length=aug.max_seq_length
         )[0]
         for task, (pools, _) in prepared.items()
     }
     runs = {}
-    for key in tqdm(
-        list(product(prepared, params["gold_sources"], params["seeds"])), desc="AugSBERT runs"
-    ):
-        run = AugRun(*key, prepared, params, settings, runs_root=runs_root, folder=folder)
+    for key in tqdm(list(product(prepared, aug.gold_sources, aug.seeds)), desc="AugSBERT runs"):
+        run = AugRun(*key, prepared, aug, settings, runs_root=runs_root, folder=folder)
         runs[key] = run.rows(concat_eval[key[0]], log=log)
     return runs
 
@@ -447,14 +509,15 @@ def size_curves(
     gold source, over ``params["seeds"]`` and ``params["size_fractions"]``: one frame."""
     from tqdm.auto import tqdm
 
-    source, rows = params["gold_sources"][0], []
+    aug = AugSettings.from_params(params)
+    source, rows = aug.gold_sources[0], []
     for task in prepared:
         best = best_sampler(metrics, task, source)
-        for seed in tqdm(params["seeds"], desc=f"{task}: {best} by silver size"):
+        for seed in tqdm(aug.seeds, desc=f"{task}: {best} by silver size"):
             run = AugRun(
-                task, source, seed, prepared, params, settings, runs_root=runs_root, folder=folder
+                task, source, seed, prepared, aug, settings, runs_root=runs_root, folder=folder
             )
-            rows += run.size_curve(best, params["size_fractions"])
+            rows += run.size_curve(best, aug.size_fractions)
     return pd.DataFrame(rows)
 
 

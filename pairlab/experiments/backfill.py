@@ -15,6 +15,8 @@ import datetime
 import json
 from pathlib import Path
 
+from ..active.config import LoopSettings
+from ..evaluation.strata import EvalConfig
 from ..io import write_json
 from .sweeps import ZERO_SHOT, prepare_active, with_zero_shot, zero_shot
 
@@ -39,12 +41,13 @@ def backfill_zero_shot(folder) -> list[str]:
         return []
     prepared, _ = prepare_active(params, show=False)
     prepared = {task: prepared[task] for task in missing}
+    loop = LoopSettings.from_params(params)
     zero = zero_shot(
         prepared,
-        model=params["model"],
-        max_seq_length=params["max_seq_length"],
-        n_boot=params["n_boot"],
-        seed=params["seed"],
+        model=loop.model,
+        max_seq_length=loop.max_seq_length,
+        n_boot=loop.n_boot,
+        seed=EvalConfig.from_params(params).seed,
     )
     made = f"python -m pairlab.experiments.backfill {folder} ({datetime.date.today().isoformat()})"
     for entry in zero.values():

@@ -6,10 +6,12 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ..active.config import PerTask
 from ..data.loaders import Pool
 from ..data.pairs import union_sorted
 from ..evaluation import heuristic
@@ -23,6 +25,7 @@ __all__ = [
     "sample_pairs",
     "model_id",
     "train_or_load",
+    "TrainSettings",
     "train_settings",
     "train_all",
     "heuristic_metrics",
@@ -103,24 +106,52 @@ def train_or_load(
     return trained, name
 
 
-def train_settings(params: dict, kind: str):
-    """``(task, seed) -> TrainConfig`` of ``kind`` from a notebook's parameters: its epochs
-    (``concat_epochs`` or ``cosine_epochs``, a number or a per-task dict), ``learning_rate``,
-    ``batch_size`` and ``max_seq_length``."""
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
-    epochs = params["concat_epochs" if kind == "concatbert" else "cosine_epochs"]
+@dataclass(frozen=True)
+class TrainSettings(PerTask):
+    """How a notebook trains one kind of model (:data:`KINDS`): its epochs (a number, or one per
+    task), learning rate, batch size and word pieces; :meth:`config` is a task's and seed's
+    :class:`TrainConfig`. Built once from a notebook's parameters (:meth:`from_params`)."""
 
-    def config(task: str, seed: int) -> TrainConfig:
-        return TrainConfig(
-            learning_rate=params["learning_rate"],
-            batch_size=params["batch_size"],
-            max_seq_length=params["max_seq_length"],
-            seed=seed,
-            epochs=epochs[task] if isinstance(epochs, dict) else epochs,
+    kind: str
+    epochs: int | dict
+    learning_rate: float
+    batch_size: int
+    max_seq_length: int
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {sorted(KINDS)}, got {self.kind!r}")
+
+    @classmethod
+    def from_params(cls, params: dict, kind: str) -> TrainSettings:
+        """``kind``'s settings in a notebook's parameters: ``concat_epochs`` or
+        ``cosine_epochs``, ``learning_rate``, ``batch_size`` and ``max_seq_length``."""
+        epochs = params["concat_epochs" if kind == "concatbert" else "cosine_epochs"]
+        return cls(
+            kind,
+            epochs,
+            params["learning_rate"],
+            params["batch_size"],
+            params["max_seq_length"],
         )
 
-    return config
+    def config(self, task: str, seed: int) -> TrainConfig:
+        own = self.for_task(task)
+        if isinstance(own["epochs"], dict):
+            raise ValueError(f"no {self.kind} epochs for task {task!r} in {own['epochs']}")
+        return TrainConfig(
+            learning_rate=self.learning_rate,
+            batch_size=self.batch_size,
+            max_seq_length=self.max_seq_length,
+            seed=seed,
+            epochs=own["epochs"],
+        )
+
+
+def train_settings(params: dict, kind: str):
+    """``(task, seed) -> TrainConfig`` of ``kind`` from a notebook's parameters
+    (:class:`TrainSettings`)."""
+    return TrainSettings.from_params(params, kind).config
 
 
 def train_all(
@@ -129,15 +160,16 @@ def train_all(
     """Every ``kind`` trained (or loaded, :func:`train_or_load`) on each task's ``train_ids``
     with the settings of a notebook's parameters (:func:`train_settings`, seed ``params["seed"]``).
     Returns ``{(task, kind): (model, model_id)}``."""
-    configs = {kind: train_settings(params, kind) for kind in kinds}
+    configs = {kind: TrainSettings.from_params(params, kind) for kind in kinds}
+    seed, model = params["seed"], params["model"]
     return {
         (name, kind): train_or_load(
             kind,
             tasks[name]["train"],
             train_ids[name],
-            configs[kind](name, params["seed"]),
+            configs[kind].config(name, seed),
             folder=folder,
-            model=params["model"],
+            model=model,
         )
         for name in tasks
         for kind in kinds

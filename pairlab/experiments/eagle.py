@@ -35,7 +35,7 @@ from ..io import write_json
 from ..models.cosinebert import CosineBERT
 from ..models.embed import embed_pool
 from ..models.scoring import CosineScorer
-from .baselines import model_id, sample_pairs, stated_pairs, train_or_load
+from .baselines import TrainSettings, model_id, sample_pairs, stated_pairs, train_or_load
 from .summaries import seed_means
 
 __all__ = [
@@ -44,6 +44,8 @@ __all__ = [
     "case_task",
     "split_by_error",
     "auc",
+    "CaseSettings",
+    "LLMSettings",
     "CaseStudy",
     "case_metrics",
     "case_table",
@@ -97,21 +99,84 @@ class _Split:
     test: dict  # part -> sorted test ids
 
 
-class CaseStudy:
-    """One seed of the case study on ``train`` and ``test`` (pools of one task). ``params``: the
-    notebook's ``case_pairs``, ``case_test_pairs``, ``case_share`` (target share of each end),
-    ``case_budget`` (share of all pairs annotated), ``model``, ``max_seq_length`` and the
-    bi-encoder's training settings ``config`` (a :class:`TrainConfig`). The model trained on the
-    source is kept in ``folder``; the others are measured and only their metrics kept."""
+@dataclass(frozen=True)
+class LLMSettings:
+    """An OpenAI-compatible endpoint for notebook 07's LLM section: where, which model, the
+    environment variable holding its key, how many pairs at most and the prices per 1,000
+    tokens (the cost estimate printed before any request)."""
 
-    def __init__(self, train: Pool, test: Pool, params: dict, config, *, seed: int, folder):
-        self.train, self.test, self.params, self.config = train, test, params, config
+    base_url: str
+    model: str
+    api_key_env: str
+    max_pairs: int
+    price_per_1k_input: float | None
+    price_per_1k_output: float | None
+
+
+@dataclass(frozen=True)
+class CaseSettings:
+    """Notebook 07's case study, built once from its parameters (:meth:`from_params`): the task
+    (``case_task``), seeds, stated training and test pairs (``case_pairs``,
+    ``case_test_pairs``), the target's share of each end (``case_share``), the share of all
+    pairs annotated (``case_budget``), the LLM-like annotator's accuracy per base-error bin
+    (``error_accuracy``), the encoder, the bi-encoder's training and the LLM endpoint (None
+    when ``llm_base_url`` is not set)."""
+
+    task: str
+    seeds: tuple
+    pairs: int
+    test_pairs: int
+    share: float
+    budget: float
+    error_accuracy: tuple
+    model: str | None
+    max_seq_length: int
+    train: TrainSettings
+    llm: LLMSettings | None = None
+
+    @classmethod
+    def from_params(cls, params: dict) -> CaseSettings:
+        llm = None
+        if params.get("llm_base_url"):
+            if not params.get("llm_model"):
+                raise ValueError(
+                    "llm_base_url is set but llm_model is not: name the endpoint's model"
+                )
+            llm = LLMSettings(
+                params["llm_base_url"],
+                params["llm_model"],
+                params["llm_api_key_env"],
+                int(params["llm_max_pairs"]),
+                params["llm_price_per_1k_input"],
+                params["llm_price_per_1k_output"],
+            )
+        return cls(
+            task=params["case_task"],
+            seeds=tuple(int(s) for s in params["seeds"]),
+            pairs=params["case_pairs"],
+            test_pairs=params["case_test_pairs"],
+            share=params["case_share"],
+            budget=params["case_budget"],
+            error_accuracy=tuple(params["error_accuracy"]),
+            model=params["model"],
+            max_seq_length=params["max_seq_length"],
+            train=TrainSettings.from_params(params, "cosinebert"),
+            llm=llm,
+        )
+
+
+class CaseStudy:
+    """One seed of the case study on ``train`` and ``test`` (pools of one task) with the
+    notebook's settings ``case`` (:class:`CaseSettings`) and the bi-encoder's training settings
+    ``config`` (a :class:`TrainConfig`). The model trained on the source is kept in
+    ``folder``; the others are measured and only their metrics kept."""
+
+    def __init__(self, train: Pool, test: Pool, case: CaseSettings, config, *, seed: int, folder):
+        self.train, self.test, self.case, self.config = train, test, case, config
         self.seed, self.folder = int(seed), Path(folder)
         self._base, self._picks, self._cosine = {}, {}, None
         self.split = self._split()
-        self.budget = int(
-            round(params["case_budget"] * (len(self.split.source) + len(self.split.target)))
-        )
+        self.budget = int(round(case.budget * (len(self.split.source) + len(self.split.target))))
         if not 0 < self.budget <= len(self.split.target):
             raise ValueError(
                 f"a budget of {self.budget} pairs for a target of {len(self.split.target)}"
@@ -122,7 +187,7 @@ class CaseStudy:
             self.split.source,
             config,
             folder=self.folder,
-            model=params["model"],
+            model=case.model,
         )
 
     def base_cosine(self, pool: Pool, ids) -> np.ndarray:
@@ -130,26 +195,26 @@ class CaseStudy:
         if pool.split not in self._base:
             left, right = embed_pool(
                 pool,
-                self.params["model"],
-                max_seq_length=self.params["max_seq_length"],
+                self.case.model,
+                max_seq_length=self.case.max_seq_length,
                 show_progress=False,
             )
             self._base[pool.split] = CosineScorer(pool.space, left, right)
         return self._base[pool.split](np.asarray(ids, np.int64)).astype(np.float64)
 
     def _split(self) -> _Split:
-        p = self.params
-        ids = sample_pairs(stated_pairs(self.train)[0], p["case_pairs"], seed=self.seed)
+        c = self.case
+        ids = sample_pairs(stated_pairs(self.train)[0], c.pairs, seed=self.seed)
         parts = split_by_error(
             ids,
             base_error(self.train, ids, self.base_cosine(self.train, ids)),
-            share=p["case_share"],
+            share=c.share,
         )
-        test = sample_pairs(stated_pairs(self.test)[0], p["case_test_pairs"], seed=self.seed)
+        test = sample_pairs(stated_pairs(self.test)[0], c.test_pairs, seed=self.seed)
         by = split_by_error(
             test,
             base_error(self.test, test, self.base_cosine(self.test, test)),
-            share=p["case_share"],
+            share=c.share,
         )
         return _Split(
             parts["middle"],
@@ -205,14 +270,14 @@ class CaseStudy:
         order = np.argsort(np.r_[self.split.source, picked[answered]], kind="stable")
         ids = np.r_[self.split.source, picked[answered]][order]
         labels = np.r_[self.train.labels(self.split.source), given[answered]].astype(np.int8)[order]
-        name = model_id("cosinebert", self.train, ids, self.config, self.params["model"], labels)
+        name = model_id("cosinebert", self.train, ids, self.config, self.case.model, labels)
         path = self.folder / "case_study" / f"{name}.json"
         if path.is_file():
             metrics = json.loads(path.read_text())
         else:
             left, right = self.train.texts(ids)
             trained = CosineBERT.train(
-                left, right, labels, model=self.params["model"], config=self.config
+                left, right, labels, model=self.case.model, config=self.config
             )
             metrics = self.measure(trained)
             write_json(path, metrics)
@@ -306,13 +371,13 @@ def _pm(m: dict, name: str) -> str:
     return f"{m[name]:.3f}" + ("" if std is None else f" ± {std:.3f}")
 
 
-def case_annotators(study: CaseStudy, params: dict) -> dict:
+def case_annotators(study: CaseStudy) -> dict:
     """The case study's annotations: ``clean`` (the oracle) and ``llm_like`` (right as often as
-    ``params["error_accuracy"]`` says for the pair's base-error bin, an assumed table: the
+    the settings' ``error_accuracy`` says for the pair's base-error bin, an assumed table: the
     paper plots such accuracies but prints no numbers)."""
     from ..annotators import ErrorDependentOracle, Oracle
 
-    accuracy = params["error_accuracy"]
+    accuracy = list(study.case.error_accuracy)
     noisy = ErrorDependentOracle(
         lambda pool, ids: base_error(pool, ids, study.base_cosine(pool, ids)),
         accuracy,
@@ -323,25 +388,23 @@ def case_annotators(study: CaseStudy, params: dict) -> dict:
 
 
 def run_case_study(prepared: dict, params: dict, *, folder, log=print) -> dict:
-    """:meth:`CaseStudy.rows` for each seed (``params["seeds"]``) and annotation on the task
-    ``params["case_task"]``, with a progress bar. Returns ``{(annotation, seed): rows}``."""
+    """:meth:`CaseStudy.rows` for each seed and annotation on the case study's task
+    (:class:`CaseSettings`), with a progress bar. Returns ``{(annotation, seed): rows}``."""
     from tqdm.auto import tqdm
 
-    from .baselines import train_settings
-
-    task = case_task(prepared, params)
+    case = CaseSettings.from_params(params)
+    task = case_task(prepared, case)
     pools, runs = prepared[task][0], {}
-    config = train_settings(params, "cosinebert")
-    for seed in tqdm(params["seeds"], desc=f"{task} case study"):
+    for seed in tqdm(case.seeds, desc=f"{task} case study"):
         study = CaseStudy(
             pools["train"],
             pools["test"],
-            params,
-            config(task, int(seed)),
-            seed=int(seed),
+            case,
+            case.train.config(task, seed),
+            seed=seed,
             folder=folder,
         )
-        for name, annotator in case_annotators(study, params).items():
+        for name, annotator in case_annotators(study).items():
             runs[(name, int(seed))] = rows = study.rows(annotator)
             best = max(CASE_STRATEGIES, key=lambda r: rows[r]["auc_all"] or 0.0)
             log(
@@ -352,10 +415,10 @@ def run_case_study(prepared: dict, params: dict, *, folder, log=print) -> dict:
     return runs
 
 
-def case_task(prepared: dict, params: dict) -> str:
-    """The case study's task: ``params["case_task"]``; with a pair file as the dataset (one task,
-    not built in), that file's task."""
-    task = params["case_task"]
+def case_task(prepared: dict, case: CaseSettings) -> str:
+    """The case study's task: ``case.task``; with a pair file as the dataset (one task, not
+    built in), that file's task."""
+    task = case.task
     if task not in prepared and len(prepared) == 1 and next(iter(prepared)) not in BUILT_IN:
         return next(iter(prepared))
     if task not in prepared:
@@ -387,7 +450,7 @@ def findings(metrics: dict) -> list[str]:
 
 
 def llm_section(prepared: dict, params: dict, *, cache, folder, log=print) -> dict | None:
-    """With ``params["llm_base_url"]`` set: the first seed's conditional-informativeness picks of
+    """With ``llm_base_url`` set: the first seed's conditional-informativeness picks of
     the case study (at most ``llm_max_pairs``) labelled by the endpoint, the cost estimate
     printed before any request; returns the row's metrics with the endpoint's usage. None (and a
     line saying so) when no endpoint is set."""
@@ -395,38 +458,36 @@ def llm_section(prepared: dict, params: dict, *, cache, folder, log=print) -> di
 
     from ..annotators import LLMAnnotator
 
-    if not params.get("llm_base_url"):
+    case = CaseSettings.from_params(params)
+    if case.llm is None:
         log("no LLM endpoint set (llm_base_url): section skipped; nothing was sent")
         return None
-    if not params.get("llm_model"):
-        raise ValueError("llm_base_url is set but llm_model is not: name the endpoint's model")
-    from .baselines import train_settings
-
-    task, seed = case_task(prepared, params), int(params["seeds"][0])
+    llm = case.llm
+    task, seed = case_task(prepared, case), case.seeds[0]
     pools = prepared[task][0]
     study = CaseStudy(
         pools["train"],
         pools["test"],
-        params,
-        train_settings(params, "cosinebert")(task, seed),
+        case,
+        case.train.config(task, seed),
         seed=seed,
         folder=folder,
     )
-    picked = study.pick("conditional_informativeness")[: int(params["llm_max_pairs"])]
+    picked = study.pick("conditional_informativeness")[: llm.max_pairs]
     annotator = LLMAnnotator(
-        base_url=params["llm_base_url"],
-        model=params["llm_model"],
-        api_key=os.environ.get(params["llm_api_key_env"]) or None,
+        base_url=llm.base_url,
+        model=llm.model,
+        api_key=os.environ.get(llm.api_key_env) or None,
         cache=cache,
         task=like(task, pools["train"].symmetric),  # a file: its kind's prompt
-        price_per_1k_input=params["llm_price_per_1k_input"],
-        price_per_1k_output=params["llm_price_per_1k_output"],
+        price_per_1k_input=llm.price_per_1k_input,
+        price_per_1k_output=llm.price_per_1k_output,
     )
     left, right = pools["train"].texts(picked)
     log(f"before sending anything: {annotator.estimate_cost(left, right)}")
     row = study.row(picked, annotator)
     log(
-        f"{params['llm_model']} on {len(picked)} pairs: accuracy {row['annotator_accuracy']}, "
+        f"{llm.model} on {len(picked)} pairs: accuracy {row['annotator_accuracy']}, "
         f"{row['no_answer']} unanswered, AUC {_pm(row, 'auc_all')}; usage {annotator.usage}"
     )
-    return {**row, "usage": dict(annotator.usage), "model": params["llm_model"]}
+    return {**row, "usage": dict(annotator.usage), "model": llm.model}

@@ -107,24 +107,8 @@ def with_zero_shot(summary: dict, zero: dict) -> dict:
 
 def loop_settings(params: dict) -> LoopSettings:
     """The :class:`ActiveConfig` fields a sweep shares, from an active-learning notebook's
-    parameters (``candidate_m``: the loop's candidate count m; ``n_boot``: its replicates;
-    ``train_precision`` and ``train_batch_order``, declared by the notebooks that may change them,
-    default to the fp32 reference path elsewhere)."""
-    return LoopSettings(
-        n1=params["n1"],
-        rounds=params["rounds"],
-        growth=params["growth"],
-        candidate_m=params["candidate_m"],
-        model=params["model"],
-        epochs=params["cosine_epochs"],
-        learning_rate=params["learning_rate"],
-        batch_size=params["batch_size"],
-        max_seq_length=params["max_seq_length"],
-        n_boot=params["n_boot"],
-        curve=params["curve"],
-        precision=params.get("train_precision", "fp32"),
-        batch_order=params.get("train_batch_order", "random"),
-    )
+    parameters (:meth:`LoopSettings.from_params`)."""
+    return LoopSettings.from_params(params)
 
 
 def prepare_active(params: dict, *, show: bool = True):
@@ -135,14 +119,13 @@ def prepare_active(params: dict, *, show: bool = True):
     from ..data import loaders, paper
 
     tasks = loaders.tasks_for(params)  # a file's task gains the per-task settings of its kind
-    eval_config = EvalConfig(params["near_m"], params["n_random"], params["seed"])
+    eval_config, settings = EvalConfig.from_params(params), LoopSettings.from_params(params)
     prepared = {
         name: pools_and_strata(
-            task, eval_config, model=params["model"], max_seq_length=params["max_seq_length"]
+            task, eval_config, model=settings.model, max_seq_length=settings.max_seq_length
         )
         for name, task in tasks.items()
     }
-    settings = loop_settings(params)
     if show:
         from IPython.display import display
 

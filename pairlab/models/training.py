@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
+import weakref
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
@@ -120,8 +123,9 @@ def training_arguments(args_cls, config: TrainConfig, *, output_dir: str | None 
         )
     if config.batch_order == "length":
         extra.setdefault("batch_sampler", seeded(length_buckets, config.seed))
-    return args_cls(
-        output_dir=output_dir or tempfile.mkdtemp(prefix="pairlab-train-"),
+    scratch = None if output_dir else tempfile.mkdtemp(prefix="pairlab-train-")
+    args = args_cls(
+        output_dir=output_dir or scratch,
         bf16=config.precision == "bf16",
         num_train_epochs=config.epochs,
         per_device_train_batch_size=config.batch_size,
@@ -139,6 +143,12 @@ def training_arguments(args_cls, config: TrainConfig, *, output_dir: str | None 
         dataloader_drop_last=False,
         **extra,
     )
+    if scratch is not None:  # the trainer writes nothing there (no checkpoints): gone with it
+        try:
+            weakref.finalize(args, shutil.rmtree, scratch, True)
+        except TypeError:  # arguments that take no weak reference: at exit
+            atexit.register(shutil.rmtree, scratch, True)
+    return args
 
 
 WINDOW = 64  # batches per window whose pairs are sorted by length
