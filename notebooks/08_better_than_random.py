@@ -92,8 +92,9 @@ cpu_per_hour = 0.408              # ... and CPU (a1.4xlarge) dollars an hour
 ctx = setup("08_better_than_random", globals())
 budget = Budget(assessments_per_hour, annotator_per_hour, gpu_per_hour, cpu_per_hour)
 tasks = data.tasks_for(ctx.params)  # a pair file's task takes the per-task settings of its kind
-prepared = rankers.prepare_rankers(tasks, ctx.params)
-settings = rankers.query_settings(ctx.params)
+ranker = rankers.RankerSettings.from_params(ctx.params)  # the settings below, read once
+prepared = rankers.prepare_rankers(tasks, ranker)
+settings = ranker.query  # the config fields every run shares
 
 # %% [markdown]
 # ## 1. The tasks as rankers
@@ -119,7 +120,7 @@ rankers.scale(prepared, settings)
 # %%
 for task in prepared:
     print(f"== {task}")
-    display(rankers.protocol_example(prepared, task, ctx.params))
+    display(rankers.protocol_example(prepared, task, ranker))
 
 # %% [markdown]
 # ## 3. The runs
@@ -130,10 +131,10 @@ for task in prepared:
 # the same pair (each ranks the other): it is trained on once, but both scans count it.
 
 # %%
-groups = rankers.sweep_groups(ctx.params)
+groups = ranker.groups  # (strategy, seeds): random first
 bar = rankers.RoundBar(rankers.total_query_rounds(prepared, groups, settings), "notebook 08 rounds")
 results = rankers.query_sweep(prepared, groups, settings, ctx.path("rankers"), callbacks=[bar, QueryLog()])
-baseline = rankers.pretrained_baseline(prepared, ctx.params)
+baseline = rankers.pretrained_baseline(prepared, ranker)
 frame = rankers.curves(results, budget)
 queries = rankers.per_query(results)
 metrics = rankers.ranker_metrics(frame, queries, baseline, budget)

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from pairlab.active import ActiveConfig
-from pairlab.experiments.sweeps import MAIN_STRATEGIES, loop_settings
+from pairlab.active.config import LoopSettings
+from pairlab.experiments.sweeps import MAIN_STRATEGIES
 from pairlab.io import to_json
 from pairlab.runner import load_profile, notebooks
 
@@ -34,7 +35,7 @@ def params() -> dict:
 
 
 def config(params, strategy: str, seed: int, **fields) -> ActiveConfig:
-    return loop_settings(params).config("wikiqa", strategy, seed, **fields)
+    return LoopSettings.from_params(params).config("wikiqa", strategy, seed, **fields)
 
 
 def test_the_profile_is_the_papers_wikiqa_protocol(params):

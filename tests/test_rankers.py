@@ -13,6 +13,7 @@ from conftest import EVAL_SETS, POOLS, VECTORS, FakeLearner
 
 from pairlab.active.queries import QuerySettings
 from pairlab.evaluation.significance import paired_test
+from pairlab.evaluation.strata import EvalConfig
 from pairlab.experiments import ranker_tables, rankers
 from pairlab.experiments.budget import Budget, round_hours
 from pairlab.paths import project_root
@@ -29,9 +30,8 @@ def sweep(tmp_path_factory):
         PREPARED, GROUPS, SETTINGS, root, learner=lambda config: FakeLearner(VECTORS)
     )
     learner = FakeLearner(VECTORS)
-    baseline = rankers.pretrained_baseline(
-        PREPARED, {"n_boot": 20, "seed": 0}, embed=learner.pretrained_embeddings
-    )
+    settings = rankers.RankerSettings(EvalConfig(seed=0), None, 64, 20, SETTINGS, tuple(GROUPS))
+    baseline = rankers.pretrained_baseline(PREPARED, settings, embed=learner.pretrained_embeddings)
     budget = Budget()
     frame = rankers.curves(results, budget)
     queries = rankers.per_query(results)
@@ -249,17 +249,31 @@ def test_results_md_renders_notebook_08_from_its_metrics_file(sweep, tmp_path):
 
 def test_sweep_groups_put_random_first_and_refuse_bad_names():
     params = {
+        "questions_per_round": 4,
+        "query_rounds": 2,
+        "top_k": 5,
+        "committee_members": 2,
+        "committee_share": 0.8,
+        "cosine_epochs": 1,
+        "learning_rate": 2e-5,
+        "batch_size": 16,
+        "max_seq_length": 64,
+        "n_boot": 20,
+        "model": None,
+        "near_m": 10,
+        "n_random": 100,
+        "seed": 0,
         "random_seeds": [0, 1, 2, 3],
         "active_seeds": [0],
         "active_strategies": ["qbc", "diversity"],
     }
-    assert rankers.sweep_groups(params) == [
+    assert rankers.RankerSettings.from_params(params).groups == (
         ("random", [0, 1, 2, 3]),
         ("qbc", [0]),
         ("diversity", [0]),
-    ]
+    )
     for bad in (["random"], ["qbc", "qbc"], ["committee"]):
         with pytest.raises(ValueError, match="active_strategies must name distinct"):
-            rankers.sweep_groups({**params, "active_strategies": bad})
+            rankers.RankerSettings.from_params({**params, "active_strategies": bad})
     with pytest.raises(ValueError, match="at least one seed"):
-        rankers.sweep_groups({**params, "random_seeds": []})
+        rankers.RankerSettings.from_params({**params, "random_seeds": []})

@@ -10,6 +10,7 @@ Every function takes what the one before returned: :func:`prepare_rankers` (pool
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -28,12 +29,11 @@ from .budget import Budget, round_hours
 __all__ = [
     "ACTIVE",
     "METRICS",
+    "RankerSettings",
     "prepare_rankers",
-    "query_settings",
     "scale",
     "protocol_example",
     "RoundBar",
-    "sweep_groups",
     "query_sweep",
     "total_query_rounds",
     "pretrained_baseline",
@@ -51,42 +51,91 @@ ACTIVE = ("uncertainty", "qbc", "diversity")  # the paper's three strategies, co
 METRICS = {"ndcg10": "ndcg", "mrr10": "mrr"}  # metrics-file name -> the run records' key
 
 
-def prepare_rankers(tasks: dict, params: dict) -> dict:
+@dataclass(frozen=True)
+class RankerSettings:
+    """Notebook 08's settings, built once from its parameters (:meth:`from_params`): the test
+    strata (``near_m``, ``n_random``, ``seed``), the encoder, the bootstrap replicates, the
+    query-level runs' shared config fields (:class:`QuerySettings`: ``questions_per_round`` x
+    ``query_rounds``, ``top_k``, the committee's ``committee_members`` and
+    ``committee_share``, the training) and the sweep's groups ``[(strategy, seeds), ...]``:
+    random with ``random_seeds``, each of ``active_strategies`` with ``active_seeds``."""
+
+    strata: EvalConfig
+    model: str | None
+    max_seq_length: int
+    n_boot: int
+    query: QuerySettings
+    groups: tuple
+
+    @property
+    def seed(self) -> int:
+        return self.strata.seed
+
+    @classmethod
+    def from_params(cls, params: dict) -> RankerSettings:
+        per_round, rounds = params["questions_per_round"], params["query_rounds"]
+        if isinstance(per_round, dict):
+            batches = {task: (int(n),) * int(rounds) for task, n in per_round.items()}
+        else:
+            batches = (int(per_round),) * int(rounds)
+        query = QuerySettings(
+            batches=batches,
+            top_k=params["top_k"],
+            members=params["committee_members"],
+            share=params["committee_share"],
+            model=params["model"],
+            epochs=params["cosine_epochs"],
+            learning_rate=params["learning_rate"],
+            batch_size=params["batch_size"],
+            max_seq_length=params["max_seq_length"],
+            n_boot=params["n_boot"],
+        )
+        groups = _groups(
+            params["active_strategies"], params["random_seeds"], params["active_seeds"]
+        )
+        return cls(
+            EvalConfig.from_params(params),
+            params["model"],
+            params["max_seq_length"],
+            params["n_boot"],
+            query,
+            groups,
+        )
+
+
+def _groups(active_strategies, random_seeds, active_seeds) -> tuple:
+    from ..active.queries import QUERY_STRATEGIES
+
+    active = list(active_strategies)
+    unknown = [s for s in active if s not in QUERY_STRATEGIES or s == "random"]
+    if unknown or len(set(active)) != len(active):
+        raise ValueError(
+            f"active_strategies must name distinct strategies other than random, of "
+            f"{sorted(set(QUERY_STRATEGIES) - {'random'})}; got {active!r}"
+        )
+    if not random_seeds or not active_seeds:
+        raise ValueError("random_seeds and active_seeds each need at least one seed")
+    return (("random", [int(s) for s in random_seeds]),) + tuple(
+        (s, [int(k) for k in active_seeds]) for s in active
+    )
+
+
+def prepare_rankers(tasks: dict, settings: RankerSettings) -> dict:
     """Each task's ``train`` and ``test`` pools and the test split's all-pairs strata, drawn
     from pretrained embeddings: ``{task: (pools, eval_set)}``. ``tasks`` are what the notebook's
     ``dataset`` names (:func:`pairlab.data.tasks_for`, which gives a pair file's task the
     per-task settings of its kind)."""
-    config = EvalConfig(params["near_m"], params["n_random"], params["seed"])
     out = {}
     for name, task in tasks.items():
         pools = {"train": task["train"], "test": task["test"]}
         eval_set = pretrained_eval_set(
-            pools["test"], config, model=params["model"], max_seq_length=params["max_seq_length"]
+            pools["test"],
+            settings.strata,
+            model=settings.model,
+            max_seq_length=settings.max_seq_length,
         )[0]
         out[name] = (pools, eval_set)
     return out
-
-
-def query_settings(params: dict) -> QuerySettings:
-    """The :class:`QueryConfig` fields the runs share, from notebook 08's parameters (a per-task
-    dict is allowed for any of them)."""
-    per_round, rounds = params["questions_per_round"], params["query_rounds"]
-    if isinstance(per_round, dict):
-        batches = {task: (int(n),) * int(rounds) for task, n in per_round.items()}
-    else:
-        batches = (int(per_round),) * int(rounds)
-    return QuerySettings(
-        batches=batches,
-        top_k=params["top_k"],
-        members=params["committee_members"],
-        share=params["committee_share"],
-        model=params["model"],
-        epochs=params["cosine_epochs"],
-        learning_rate=params["learning_rate"],
-        batch_size=params["batch_size"],
-        max_seq_length=params["max_seq_length"],
-        n_boot=params["n_boot"],
-    )
 
 
 def scale(prepared: dict, settings: QuerySettings) -> pd.DataFrame:
@@ -110,16 +159,18 @@ def scale(prepared: dict, settings: QuerySettings) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("task")
 
 
-def protocol_example(prepared: dict, task: str, params: dict, *, n: int = 3) -> pd.DataFrame:
+def protocol_example(
+    prepared: dict, task: str, settings: RankerSettings, *, n: int = 3
+) -> pd.DataFrame:
     """The annotation protocol on ``n`` random training questions of ``task`` under the
     pretrained ranker: what each one cost (the rank of its first relevant item) and what the
     annotator read at the top and at the first relevant item."""
     train = prepared[task][0]["train"]
     left, right = embed_pool(
-        train, params["model"], max_seq_length=params["max_seq_length"], show_progress=False
+        train, settings.model, max_seq_length=settings.max_seq_length, show_progress=False
     )
     questions = np.sort(
-        np.random.default_rng(params["seed"]).choice(answerable(train), n, replace=False)
+        np.random.default_rng(settings.seed).choice(answerable(train), n, replace=False)
     )
     scan = scan_to_first_relevant(train, left, right, questions)
     ends = np.cumsum(scan.assessments)
@@ -148,25 +199,6 @@ class RoundBar:
             self.bar.update(len(p["result"]["records"]))
         elif event == "run_started" and p["resumed"]:
             self.bar.update(p["resumed"])
-
-
-def sweep_groups(params: dict) -> list[tuple[str, list[int]]]:
-    """``[(strategy, seeds), ...]`` from notebook 08's parameters: random with
-    ``random_seeds``, each of ``active_strategies`` with ``active_seeds``."""
-    from ..active.queries import QUERY_STRATEGIES
-
-    active = list(params["active_strategies"])
-    unknown = [s for s in active if s not in QUERY_STRATEGIES or s == "random"]
-    if unknown or len(set(active)) != len(active):
-        raise ValueError(
-            f"active_strategies must name distinct strategies other than random, of "
-            f"{sorted(set(QUERY_STRATEGIES) - {'random'})}; got {active!r}"
-        )
-    if not params["random_seeds"] or not params["active_seeds"]:
-        raise ValueError("random_seeds and active_seeds each need at least one seed")
-    return [("random", [int(s) for s in params["random_seeds"]])] + [
-        (s, [int(k) for k in params["active_seeds"]]) for s in active
-    ]
 
 
 def query_sweep(
@@ -206,13 +238,15 @@ def total_query_rounds(prepared: dict, groups, settings: QuerySettings) -> int:
     )
 
 
-def pretrained_baseline(prepared: dict, params: dict, *, embed: Callable | None = None) -> dict:
+def pretrained_baseline(
+    prepared: dict, settings: RankerSettings, *, embed: Callable | None = None
+) -> dict:
     """The untrained encoder on each task's test split (training size 0): ``{task: {"ndcg",
     "mrr", "ap", "ap_ci", "per_query"}}``, shaped like a run record's ``test``. ``embed(pool)
     -> (left, right)`` replaces the pretrained encoder (tests)."""
     embed = embed or (
         lambda pool: embed_pool(
-            pool, params["model"], show_progress=False, max_seq_length=params["max_seq_length"]
+            pool, settings.model, show_progress=False, max_seq_length=settings.max_seq_length
         )
     )
     out = {}
@@ -223,8 +257,8 @@ def pretrained_baseline(prepared: dict, params: dict, *, embed: Callable | None 
         ap = evaluate(
             eval_set,
             CosineScorer(test.space, left, right),
-            n_boot=params["n_boot"],
-            seed=params["seed"],
+            n_boot=settings.n_boot,
+            seed=settings.seed,
         )
         out[task] = {
             "ndcg": ranks["ndcg_mean"],

@@ -29,7 +29,6 @@ __all__ = [
     "zero_shot",
     "with_zero_shot",
     "ZERO_SHOT",
-    "loop_settings",
     "prepare_active",
     "scale",
     "sweep",
@@ -105,15 +104,9 @@ def with_zero_shot(summary: dict, zero: dict) -> dict:
     }
 
 
-def loop_settings(params: dict) -> LoopSettings:
-    """The :class:`ActiveConfig` fields a sweep shares, from an active-learning notebook's
-    parameters (:meth:`LoopSettings.from_params`)."""
-    return LoopSettings.from_params(params)
-
-
 def prepare_active(params: dict, *, show: bool = True):
     """Everything notebooks 03-05 share before their sweeps, from their parameters: each task's
-    pools and evaluation strata (:func:`pools_and_strata`) and the loop settings (:func:`loop_settings`).
+    pools and evaluation strata (:func:`pools_and_strata`) and the loop settings (:meth:`LoopSettings.from_params`).
     ``show`` displays this run's sizes beside the paper's (:func:`scale`).
     Returns ``(prepared, settings)``."""
     from ..data import loaders, paper

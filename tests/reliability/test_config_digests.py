@@ -8,8 +8,8 @@ import json
 
 import pytest
 
+from pairlab.active.config import LoopSettings
 from pairlab.experiments.augsbert import train_configs
-from pairlab.experiments.sweeps import loop_settings
 from pairlab.io import to_json
 from pairlab.runner import load_profile, notebooks
 
@@ -35,7 +35,7 @@ def parameters(profile: str, number: str) -> dict:
 
 @pytest.mark.parametrize("profile", sorted(PINNED))
 def test_the_profiles_configs_keep_their_digests(profile):
-    settings = loop_settings(parameters(profile, "03"))
+    settings = LoopSettings.from_params(parameters(profile, "03"))
     configs = []
     for task in ("qqp", "wikiqa"):
         configs.append(settings.config(task, "uncertainty", 0).to_dict())
