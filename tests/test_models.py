@@ -225,3 +225,47 @@ def test_seed_round_models_are_shared_across_runs_and_identical(tmp_path, monkey
     assert CosineBERTLearner(config).cached(pool, ids, labels, round=1) is None
     CosineBERTLearner(config).train(pool, ids, labels, round=1)
     assert len(calls) == 4
+
+
+def test_every_rounds_model_is_shared_when_the_settings_ask(tmp_path, monkeypatch, tiny_model):
+    """``share_models: all`` (the paper-scale profiles, where uncertainty sampling and adaptive
+    retrieval pick the same batches): the sweep's learner shares every round's model, so a
+    second run with the same labels in round 2 loads it; the runs' configs and keys do not
+    change with the setting, and the default shares the seed round only."""
+    from pairlab.active import ActiveConfig
+    from pairlab.active.config import LoopSettings
+    from pairlab.data import Pool
+    from pairlab.data.pairs import PairSpace
+    from pairlab.experiments.sweeps import sharing
+
+    monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
+    with pytest.raises(ValueError, match="share_models must be one of"):
+        LoopSettings(share_models="every")
+    base = dict(n1=4, rounds=3, epochs=1, batch_size=8, model=tiny_model)
+    shared, default = LoopSettings(**base, share_models="all"), LoopSettings(**base)
+    config = shared.config("toy", "uncertainty", 0)
+    assert config == default.config("toy", "uncertainty", 0) and isinstance(config, ActiveConfig)
+    assert sharing(default) is None
+    learner = sharing(shared)
+    assert tuple(learner(config).shared_rounds) == (1, 2, 3)
+    space = PairSpace(8, 8, False)
+    pool = Pool(
+        "toy",
+        "train",
+        np.array(BASE, dtype=object),
+        np.array(PARA, dtype=object),
+        False,
+        space.encode(np.arange(8), np.arange(8)),
+        np.empty(0, np.int64),
+    )
+    ids = np.sort(np.r_[pool.positives, space.encode(np.arange(8), (np.arange(8) + 1) % 8)])
+    calls = []
+    real = CosineBERT.train.__func__
+    monkeypatch.setattr(
+        CosineBERT, "train", classmethod(lambda cls, *a, **k: calls.append(1) or real(cls, *a, **k))
+    )
+    first = learner(config).train(pool, ids, pool.labels(ids), round=2)
+    other = learner(shared.config("toy", "adaptive_retrieval", 0))
+    again = other.train(pool, ids, pool.labels(ids), round=2)
+    assert len(calls) == 1 and again.cache_key == first.cache_key
+    assert again.calibration == first.calibration

@@ -120,6 +120,9 @@ _NEWER_DEFAULTS = {
 }
 
 
+SHARE_MODELS = ("seed", "all")  # LoopSettings.share_models
+
+
 class PerTask:
     """Settings shared by the runs of a sweep over tasks (a frozen dataclass): any field may be
     a per-task dict (``rounds={"qqp": 5, "wikiqa": 4}``), which :meth:`for_task` resolves."""
@@ -161,6 +164,18 @@ class LoopSettings(PerTask):
     curve: bool | dict = True
     keep_model: bool = False
     annotator: dict | None = None
+    # not a run's setting, so not in its config or key: which rounds' trained models the runs
+    # share through the cache: "seed" (the seed round, which every strategy with the same seed
+    # set starts from) or "all" (every round: where two strategies pick the same batches, as
+    # uncertainty sampling and adaptive retrieval do once nearly every candidate has p < 1/2,
+    # the second trains nothing; about 90 MB of cache a model)
+    share_models: str = "seed"
+
+    def __post_init__(self):
+        if self.share_models not in SHARE_MODELS:
+            raise ValueError(
+                f"share_models must be one of {SHARE_MODELS}, got {self.share_models!r}"
+            )
 
     @classmethod
     def from_params(cls, params: dict) -> LoopSettings:
@@ -182,10 +197,11 @@ class LoopSettings(PerTask):
             curve=params["curve"],
             precision=params.get("train_precision", "fp32"),
             batch_order=params.get("train_batch_order", "random"),
+            share_models=params.get("share_models", "seed"),
         )
 
     def config(self, task: str, strategy: str, seed: int = 0, **fields) -> ActiveConfig:
         """The run of ``strategy`` on ``task`` with ``seed``; ``fields`` (a variant's) win."""
-        return ActiveConfig(
-            task=task, strategy=strategy, seed=int(seed), **{**self.for_task(task), **fields}
-        )
+        own = {**self.for_task(task), **fields}
+        del own["share_models"]
+        return ActiveConfig(task=task, strategy=strategy, seed=int(seed), **own)

@@ -189,7 +189,7 @@ def sweep(
         _runs(prepared, strategies, seeds, settings, root),
         prepared,
         callbacks,
-        learner,
+        learner or sharing(settings),
         backend=backend,
         address=address,
         cpus_per_run=cpus_per_run,
@@ -223,13 +223,31 @@ def sweep_groups(
         runs,
         prepared,
         callbacks,
-        learner,
+        learner or sharing(settings),
         backend=backend,
         address=address,
         cpus_per_run=cpus_per_run,
         gpus_per_run=gpus_per_run,
         archive=_archives(root, archive),
     )
+
+
+@dataclass(frozen=True)
+class SharedRounds:
+    """The learner of a run (:class:`CosineBERTLearner`) sharing every round's model through the
+    cache (``share_models: all``): a run whose labels up to a round are another's (same seed,
+    same training) loads that round's model instead of training it."""
+
+    def __call__(self, config: ActiveConfig):
+        from ..active.learner import CosineBERTLearner
+
+        return CosineBERTLearner(config, shared_rounds=range(1, len(config.schedule()) + 1))
+
+
+def sharing(settings: LoopSettings) -> Callable | None:
+    """The learner factory ``settings.share_models`` asks for: None (the default learner,
+    sharing the seed round) or :class:`SharedRounds`."""
+    return SharedRounds() if settings.share_models == "all" else None
 
 
 def _runs(prepared: dict, strategies, seeds, settings: LoopSettings, root) -> list[Run]:
