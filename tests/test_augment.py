@@ -236,7 +236,7 @@ def test_findings_compare_silver_over_stated_and_adaptive_gold():
 
 
 def test_augsbert_epochs_change_only_the_bi_encoders_trained_in_notebook_06():
-    from pairlab.experiments.augsbert import train_configs
+    from pairlab.experiments.augsbert import AugTraining
 
     params = {
         "concat_epochs": {"qqp": 2, "wikiqa": 3},
@@ -245,12 +245,12 @@ def test_augsbert_epochs_change_only_the_bi_encoders_trained_in_notebook_06():
         "batch_size": 16,
         "max_seq_length": 64,
     }
-    same = train_configs({**params, "augsbert_epochs": None}, "wikiqa", 1)
+    same = AugTraining.from_params({**params, "augsbert_epochs": None}).configs("wikiqa", 1)
     assert (
         same["cosinebert"].epochs == 2
         and same["concatbert"].epochs == 3
         and same["cosinebert"].seed == 1
     )
-    fewer = train_configs({**params, "augsbert_epochs": 1}, "wikiqa", 1)
+    fewer = AugTraining.from_params({**params, "augsbert_epochs": 1}).configs("wikiqa", 1)
     assert fewer["cosinebert"].epochs == 1 and fewer["concatbert"] == same["concatbert"]
     assert fewer["cosinebert"].max_seq_length == 64

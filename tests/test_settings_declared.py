@@ -62,3 +62,18 @@ def test_params_are_read_only_where_settings_are_built():
     )
     assert sorted(set(below) - LEFT) == []
     assert sorted(LEFT - set(below)) == []
+
+
+def test_no_signature_below_the_notebook_helpers_takes_the_parameters():
+    """Only the helpers notebooks call and the settings' ``from_params`` take ``params``."""
+    called = _called_by_notebooks()
+    takers = []
+    for path in sorted((ROOT / "pairlab").rglob("*.py")):
+        if path.name in PLUMBING:
+            continue
+        for fn in ast.walk(ast.parse(path.read_text())):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                names = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)]
+                if "params" in names and fn.name != "from_params" and fn.name not in called:
+                    takers.append(f"{path.relative_to(ROOT)}:{fn.name}")
+    assert takers == []

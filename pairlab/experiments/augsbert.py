@@ -41,7 +41,6 @@ __all__ = [
     "silver_sets",
     "AugSettings",
     "AugTraining",
-    "train_configs",
     "AugRun",
     "augsbert_metrics",
     "augsbert_table",
@@ -265,11 +264,6 @@ class AugSettings:
             max_seq_length=params["max_seq_length"],
             n_boot=params["n_boot"],
         )
-
-
-def train_configs(params: dict, task: str, seed: int) -> dict:
-    """:meth:`AugTraining.configs` from a notebook's parameters."""
-    return AugTraining.from_params(params).configs(task, seed)
 
 
 class AugRun:

@@ -127,7 +127,7 @@ class LabelStore:
     ) -> pd.DataFrame:
         """Marks matching the given filters, oldest first; ``current`` keeps only the latest mark
         of each (pair_id, task, split, model_id, annotator)."""
-        where, params = [], []
+        where, values = [], []  # the query's placeholders' values
         for column, value in (
             ("task", task),
             ("split", split),
@@ -136,13 +136,13 @@ class LabelStore:
         ):
             if value is not None:
                 where.append(f"{column} = ?")
-                params.append(value)
+                values.append(value)
         if current:
             where.append(f"id IN (SELECT MAX(id) FROM marks GROUP BY {', '.join(KEY)})")
         sql = f"SELECT {', '.join(COLUMNS)} FROM marks"
         if where:
             sql += " WHERE " + " AND ".join(where)
-        return self._frame(sql + " ORDER BY id", params)
+        return self._frame(sql + " ORDER BY id", values)
 
     def to_pandas(self) -> pd.DataFrame:
         """Every row, history included, oldest first."""
@@ -165,9 +165,9 @@ class LabelStore:
             out[stratum] = (errors, errors + int((marks == "actually_positive").sum()))
         return out
 
-    def _frame(self, sql: str, params) -> pd.DataFrame:
+    def _frame(self, sql: str, values) -> pd.DataFrame:
         with self._lock:
-            rows = self._conn.execute(sql, params).fetchall()
+            rows = self._conn.execute(sql, values).fetchall()
         frame = pd.DataFrame(rows, columns=list(COLUMNS))
         return frame.astype({"id": np.int64, "pair_id": np.int64})
 

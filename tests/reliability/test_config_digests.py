@@ -9,7 +9,7 @@ import json
 import pytest
 
 from pairlab.active.config import LoopSettings
-from pairlab.experiments.augsbert import train_configs
+from pairlab.experiments.augsbert import AugTraining
 from pairlab.io import to_json
 from pairlab.runner import load_profile, notebooks
 
@@ -41,7 +41,10 @@ def test_the_profiles_configs_keep_their_digests(profile):
         configs.append(settings.config(task, "uncertainty", 0).to_dict())
         for number in ("02", "06"):
             configs += [
-                c.to_dict() for c in train_configs(parameters(profile, number), task, 0).values()
+                c.to_dict()
+                for c in AugTraining.from_params(parameters(profile, number))
+                .configs(task, 0)
+                .values()
             ]
     digest = hashlib.sha256(json.dumps(to_json(configs), sort_keys=True).encode()).hexdigest()[:16]
     assert digest == PINNED[profile], f"{profile}: run folders and model ids would move ({digest})"
