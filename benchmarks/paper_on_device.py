@@ -7,8 +7,10 @@ finishes (the profile's ``run_archive``) so that a cut-off run resumes anywhere.
         [--process "seeds=0 strategies=uncertainty,static_retrieval train_precision=fp32" ...]
 
 Each ``--process`` is one process's share (its seeds, strategies and settings, the rest as the
-profile and ``--set`` give them); without any, one process per seed runs all its strategies.
-Processes sharing a seed train their seed round each (each has its own model cache).
+profile and ``--set`` give them); ``--per-run`` makes one process of every strategy and seed;
+without either, one process per seed runs all its strategies. The processes share one model
+cache: a model two runs need (the seed round; with ``share_models: all`` every round whose
+labels they share) is trained by the first and loaded by the other, which waits on its lock.
 Writes to OUT: ``device.json`` (the GPU, torch, the command), ``<process>.log`` (each process's
 round log) and ``timings.json`` (each process's wall time and exit status). Each run's metrics,
 rounds and seconds per stage are in its archive folder. The notebooks render the results on any
@@ -115,6 +117,9 @@ def main(argv=None) -> int:
         help="seconds; runs still going are stopped "
         "(their finished rounds are archived and resume on the next call)",
     )
+    parser.add_argument(
+        "--per-run", action="store_true", help="one process for every strategy and seed"
+    )
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)  # a child process
     args = parser.parse_args(argv)
     params = settings(args.profile, args.set, args.seeds, args.strategies)
@@ -123,19 +128,24 @@ def main(argv=None) -> int:
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "device.json").write_text(json.dumps(device_facts(), indent=1))
-    shares = [_share(text, params) for text in args.process] or [
+    shares = [_share(text, params) for text in args.process]
+    if args.per_run:
+        shares += [
+            {"seeds": [seed], "strategies": [strategy], "set": []}
+            for strategy in params["strategies"]
+            for seed in params["seeds"]
+        ]
+    shares = shares or [
         {"seeds": [seed], "strategies": params["strategies"], "set": []} for seed in params["seeds"]
     ]
     threads = max(1, (os.cpu_count() or 2) // len(shares))
-    cache = Path(os.environ.get("PAIRLAB_CACHE_DIR", ROOT / ".cache"))
     children, started = {}, time.time()
     for i, share in enumerate(shares):
-        name = f"p{i}-seed{'-'.join(map(str, share['seeds']))}"
+        name = f"p{i}-seed{'-'.join(map(str, share['seeds']))}-{'-'.join(share['strategies'])}"
         env = {
             **os.environ,
             "OMP_NUM_THREADS": str(threads),
             "PYTHONUNBUFFERED": "1",
-            "PAIRLAB_CACHE_DIR": str(cache / name if len(shares) > 1 else cache),
         }
         cmd = [
             sys.executable,
