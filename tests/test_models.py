@@ -175,15 +175,11 @@ def test_cosinebert_trained_on_one_class_keeps_its_head_as_calibration(tiny_mode
     assert np.isfinite(model.predict_proba(list(zip(BASE[:2], PARA[:2])))).all()
 
 
-def test_seed_round_models_are_shared_across_runs_and_identical(tmp_path, monkeypatch, tiny_model):
-    """The learner keeps a seed-round model under a digest of its training inputs: a second run
-    with the same labels loads it instead of training, with the same calibration and the same
-    embeddings; other rounds, other labels and PAIRLAB_SHARE_MODELS=0 train afresh."""
-    from pairlab.active import ActiveConfig, CosineBERTLearner
+def _toy_pool():
+    """A pool of 8 x 8 pairs (positives on the diagonal) and 16 of its pair ids."""
     from pairlab.data import Pool
     from pairlab.data.pairs import PairSpace
 
-    monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
     space = PairSpace(8, 8, False)
     pool = Pool(
         "toy",
@@ -194,7 +190,17 @@ def test_seed_round_models_are_shared_across_runs_and_identical(tmp_path, monkey
         space.encode(np.arange(8), np.arange(8)),
         np.empty(0, np.int64),
     )
-    ids = np.sort(np.r_[pool.positives, space.encode(np.arange(8), (np.arange(8) + 1) % 8)])
+    return pool, np.sort(np.r_[pool.positives, space.encode(np.arange(8), (np.arange(8) + 1) % 8)])
+
+
+def test_seed_round_models_are_shared_across_runs_and_identical(tmp_path, monkeypatch, tiny_model):
+    """The learner keeps a seed-round model under a digest of its training inputs: a second run
+    with the same labels loads it instead of training, with the same calibration and the same
+    embeddings; other rounds, other labels and PAIRLAB_SHARE_MODELS=0 train afresh."""
+    from pairlab.active import ActiveConfig, CosineBERTLearner
+
+    monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
+    pool, ids = _toy_pool()
     labels = pool.labels(ids)
     calls = []
     real = CosineBERT.train.__func__
@@ -234,8 +240,6 @@ def test_every_rounds_model_is_shared_when_the_settings_ask(tmp_path, monkeypatc
     change with the setting, and the default shares the seed round only."""
     from pairlab.active import ActiveConfig
     from pairlab.active.config import LoopSettings
-    from pairlab.data import Pool
-    from pairlab.data.pairs import PairSpace
     from pairlab.experiments.sweeps import sharing
 
     monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
@@ -248,17 +252,7 @@ def test_every_rounds_model_is_shared_when_the_settings_ask(tmp_path, monkeypatc
     assert sharing(default) is None
     learner = sharing(shared)
     assert tuple(learner(config).shared_rounds) == (1, 2, 3)
-    space = PairSpace(8, 8, False)
-    pool = Pool(
-        "toy",
-        "train",
-        np.array(BASE, dtype=object),
-        np.array(PARA, dtype=object),
-        False,
-        space.encode(np.arange(8), np.arange(8)),
-        np.empty(0, np.int64),
-    )
-    ids = np.sort(np.r_[pool.positives, space.encode(np.arange(8), (np.arange(8) + 1) % 8)])
+    pool, ids = _toy_pool()
     calls = []
     real = CosineBERT.train.__func__
     monkeypatch.setattr(
