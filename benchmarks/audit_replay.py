@@ -30,6 +30,14 @@ def main(argv=None) -> int:
     parser.add_argument("folders", nargs="+", help="session audit folders (<session>/audit)")
     parser.add_argument("--level-sd", type=float, default=None)
     parser.add_argument("--slope-sd", type=float, default=None)
+    parser.add_argument("--slope-centre", type=float, default=None, help="prior mean of log(beta)")
+    parser.add_argument(
+        "--max-positives",
+        type=float,
+        default=None,
+        help="bound on the unlabelled positives the prior may expect (e.g. the records of the "
+        "smaller side: about one match each)",
+    )
     parser.add_argument("--prior", default="recalibrated")
     parser.add_argument(
         "--audit", type=int, default=None, help="audit pairs a round (default: the round's)"
@@ -45,7 +53,15 @@ def main(argv=None) -> int:
         audit_prior.LEVEL_SD = args.level_sd
     if args.slope_sd is not None:
         audit_prior.SLOPE_SD = args.slope_sd
-    print(f"prior {args.prior}: level sd {audit_prior.LEVEL_SD}, slope sd {audit_prior.SLOPE_SD}")
+    if args.slope_centre is not None:
+        audit_prior.SLOPE_CENTRE = args.slope_centre
+    if args.max_positives is not None:
+        audit_prior.MAX_POSITIVES = args.max_positives
+    print(
+        f"prior {args.prior}: level sd {audit_prior.LEVEL_SD}, slope centre "
+        f"{audit_prior.SLOPE_CENTRE} sd {audit_prior.SLOPE_SD}, max positives "
+        f"{audit_prior.MAX_POSITIVES}"
+    )
     rows = []
     for folder in args.folders:
         checks = [

@@ -469,3 +469,27 @@ def test_a_sessions_coverage_table_is_of_the_shown_estimate():
     shown = replay_combined(checks, repeats=30, seed=[0, 3])
     assert table[80]["covered"] == shown["coverage"]["recall_found"]
     assert table[80]["mean_width"] == pytest.approx(shown["mean_width"]["recall_found"])
+
+
+def test_a_bound_on_the_positives_drops_the_prior_components_above_it(monkeypatch):
+    """The replays' structural bound (``MAX_POSITIVES``: e.g. about one match a record) keeps
+    only the components of the recalibrated prior expecting at most that many unlabelled
+    positives; a flatter slope centre (``SLOPE_CENTRE``) moves the prior's tail up. Sessions
+    use neither (the defaults)."""
+    from pairlab.evaluation import audit_prior
+
+    rates = np.array([0.8, 0.3, 1e-3, 1e-8, 1e-20])
+    sizes = np.array([50, 200, 4_000, 1_000_000, 100_000_000])
+    free = audit_prior.rate_prior(rates, sizes=sizes)
+    expected = lambda p: (p.a / (p.a + p.b)) @ sizes  # noqa: E731
+    monkeypatch.setattr(audit_prior, "MAX_POSITIVES", 2_000.0)
+    bound = audit_prior.rate_prior(rates, sizes=sizes)
+    assert len(bound.log_weight) < len(free.log_weight)
+    assert expected(bound).max() <= 2_000.0 < expected(free).max()
+    monkeypatch.setattr(audit_prior, "MAX_POSITIVES", None)
+    monkeypatch.setattr(audit_prior, "SLOPE_CENTRE", -1.5)
+    flatter = audit_prior.rate_prior(rates, sizes=sizes)
+    assert (
+        flatter.posterior(np.zeros(5, np.int64), np.zeros(5, np.int64)).mean()[-1]
+        > (free.posterior(np.zeros(5, np.int64), np.zeros(5, np.int64)).mean()[-1])
+    )

@@ -35,6 +35,12 @@ __all__ = ["PRIORS", "RatePrior", "rate_prior", "allocate", "expected_variance"]
 
 PRIORS = ("recalibrated", "calibrated", "oasis", "jeffreys")
 LEVEL_SD, SLOPE_SD = 1.2, 0.5  # prior sd of alpha and of log(beta) ("recalibrated")
+# Knobs for trying other priors in replays (benchmarks/audit_replay.py sets them; sessions use
+# these defaults): the prior mean of log(beta), and a bound on the unlabelled positives the
+# prior may expect (None: none), whose grid points above it are dropped: a structural bound
+# such as "about one match per record", which keeps a flat tail slope from filling strata of
+# hundreds of millions of pairs.
+SLOPE_CENTRE, MAX_POSITIVES = 0.0, None
 _GRID = (25, 11)  # grid points for alpha (+-3 sd) and log(beta) (+-2.5 sd)
 
 
@@ -129,11 +135,15 @@ def rate_prior(
     expected = size * q
     pivot = float(expected @ logit / expected.sum()) if expected.sum() > 0 else 0.0
     alpha = np.linspace(-3, 3, _GRID[0]) * LEVEL_SD
-    log_beta = np.linspace(-2.5, 2.5, _GRID[1]) * SLOPE_SD
+    log_beta = SLOPE_CENTRE + np.linspace(-2.5, 2.5, _GRID[1]) * SLOPE_SD
     al, lb = (x.ravel() for x in np.meshgrid(alpha, log_beta, indexing="ij"))
     z = pivot + al[:, None] + np.exp(lb)[:, None] * (logit[None, :] - pivot)  # (G, H)
     centre = np.clip(1.0 / (1.0 + np.exp(-z)), 1e-12, 1.0 - 1e-12)
-    log_weight = -0.5 * (al / LEVEL_SD) ** 2 - 0.5 * (lb / SLOPE_SD) ** 2
+    log_weight = -0.5 * (al / LEVEL_SD) ** 2 - 0.5 * ((lb - SLOPE_CENTRE) / SLOPE_SD) ** 2
+    if MAX_POSITIVES is not None:  # the structural bound: at least the least-filled grid point
+        total = centre @ size
+        keep = total <= max(float(MAX_POSITIVES), total.min())
+        centre, log_weight = centre[keep], log_weight[keep]
     shared = np.stack([np.ones(len(q)), logit - pivot], axis=1)  # d logit / d(alpha, log beta)
     return _centred(
         centre, strength, log_weight, deviation, shared, np.array([LEVEL_SD, SLOPE_SD]) ** 2, q
