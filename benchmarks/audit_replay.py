@@ -55,7 +55,10 @@ def main(argv=None) -> int:
         audit_prior.SLOPE_SD = args.slope_sd
     if args.slope_centre is not None:
         audit_prior.SLOPE_CENTRE = args.slope_centre
-    if args.max_positives is not None:
+    bound = {}
+    if args.prior == "bounded":  # the session's prior: the bound is its argument
+        bound = {"max_positives": args.max_positives}
+    elif args.max_positives is not None:
         audit_prior.MAX_POSITIVES = args.max_positives
     print(
         f"prior {args.prior}: level sd {audit_prior.LEVEL_SD}, slope centre "
@@ -79,9 +82,10 @@ def main(argv=None) -> int:
                 seed=args.seed,
                 prior=args.prior,
                 floor=check.get("floor"),
+                **bound,
             )
             shown = replay_combined(
-                checks[: i + 1], repeats=args.repeats, seed=args.seed, prior=args.prior
+                checks[: i + 1], repeats=args.repeats, seed=args.seed, prior=args.prior, **bound
             )
             rows.append(
                 {

@@ -61,6 +61,7 @@ oracle_pairs = "fixtures/records/matches.csv"  # every true pair (first two colu
 budget = 96                        # labels in all
 batch = 32                         # pairs per round; the model retrains between rounds
 audit_share = 0.1                  # share of the pairs shown drawn for the recall estimate (you cannot tell which)
+matches_per_record = None          # e.g. 1: at most about one match a record of the smaller table is left to find; the recall estimate then rests on that bound (None: on the scores' calibration alone)
 strategy = "uncertainty"           # which pairs to ask: "uncertainty", "adaptive_retrieval", "static_retrieval", "random"
 candidate_m = 20                   # candidate neighbours per record each round
 target_precision = 0.9             # the exported matches' threshold is chosen for this precision
@@ -105,7 +106,8 @@ session = LabelingSession(left, ctx.path("10_session"), right=right, model=model
                           oracle_pairs=find_file(oracle_pairs) if annotator == "oracle" else None,
                           audit_share=audit_share, candidate_m=candidate_m, seed=seed,
                           epochs=epochs, max_seq_length=max_seq_length,
-                          coverage=coverage_repeats if coverage_seeds else 0)
+                          coverage=coverage_repeats if coverage_seeds else 0,
+                          matches_per_record=matches_per_record)
 print(session)
 if annotator == "person":
     session.start()

@@ -493,3 +493,26 @@ def test_a_bound_on_the_positives_drops_the_prior_components_above_it(monkeypatc
         flatter.posterior(np.zeros(5, np.int64), np.zeros(5, np.int64)).mean()[-1]
         > (free.posterior(np.zeros(5, np.int64), np.zeros(5, np.int64)).mean()[-1])
     )
+
+
+def test_the_bounded_prior_needs_its_bound_and_keeps_it_with_the_design(pool):
+    """The ``"bounded"`` prior (a session's ``matches_per_record``): refused without a bound,
+    its components hold at most that many unlabelled positives, and the drawn design keeps the
+    bound so the estimate reads the same prior back."""
+    from pairlab.evaluation import audit_prior
+
+    rates = np.array([0.8, 0.3, 1e-3, 1e-8, 1e-20])
+    sizes = np.array([50, 200, 4_000, 1_000_000, 100_000_000])
+    with pytest.raises(ValueError, match="needs max_positives"):
+        audit_prior.rate_prior(rates, prior="bounded", sizes=sizes)
+    bounded = audit_prior.rate_prior(rates, prior="bounded", sizes=sizes, max_positives=500.0)
+    assert ((bounded.a / (bounded.a + bounded.b)) @ sizes).max() <= 500.0
+    positives = pool[3]
+    strata = strata_of(pool)
+    labelled = as_id_set(positives[::2])
+    labels = np.ones(len(labelled), int)
+    audit = draw_audit(strata, 40, labelled, labels, seed=0, prior="bounded", max_positives=80.0)
+    assert audit.prior == "bounded" and audit.max_positives == 80.0
+    est = estimate(audit, isin_sorted(audit.ids, positives).astype(int), found=len(labelled))
+    assert est["total"] >= len(labelled)
+    assert draw_audit(strata, 40, labelled, labels, seed=0).max_positives is None

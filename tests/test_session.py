@@ -342,3 +342,37 @@ def test_a_strategy_that_found_no_match_records_no_infinity(monkeypatch):
     records = frame.reset_index().to_dict("records")
     assert [r["labels per match"] for r in records] == [2.0, None]
     json.dumps(records, allow_nan=False)
+
+
+def test_matches_per_record_bounds_the_audit_prior_and_is_read_back(tmp_path):
+    """``matches_per_record``: the session's audits are drawn under the bounded prior, at most
+    that many matches a record of the smaller side still to find; the bound is saved with each
+    round's design and read back by the estimate. Without it, the default prior (saved as no
+    bound)."""
+    from pairlab.session.audit import SessionAudit
+
+    def session(folder, **bound):
+        s = LabelingSession(
+            records(),
+            tmp_path / folder,
+            annotator="oracle",
+            oracle_pairs=truth(),
+            batch=12,
+            budget=48,
+            candidate_m=6,
+            audit_share=0.25,
+            name="toy",
+            **bound,
+        )
+        s.run(learner=FakeLearner(VECTORS))
+        return SessionAudit(tmp_path / folder / "audit").load(4)[0], s
+
+    with pytest.raises(ValueError, match="matches_per_record must be > 0"):
+        LabelingSession(records(), tmp_path / "bad", name="toy", matches_per_record=0)
+    design, bounded = session("bounded", matches_per_record=0.5)
+    space = bounded.pool.space
+    records_ = space.n_left if space.symmetric else min(space.n_left, space.n_right)
+    assert design.prior == "bounded" and design.max_positives == 0.5 * records_
+    assert bounded.estimate()["total"] >= bounded.estimate()["found"]
+    design, _ = session("default")
+    assert design.prior == "recalibrated" and design.max_positives is None

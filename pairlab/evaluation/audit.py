@@ -197,9 +197,10 @@ class Audit:
     ``stratum``, and per stratum (H,) at draw time: ``sizes`` N_h, ``unlabelled`` M_h (the
     frame the draw came from), ``known`` (labelled positives), ``rates`` (mean calibrated
     probability of the unlabelled pairs), ``predicted`` (strata at or above the model's
-    threshold); ``prior`` and ``strength`` name the rate prior (:func:`.audit_prior.rate_prior`).
-    ``design_variance`` is the expected posterior variance of the total at draw time, the
-    round's weight when rounds combine."""
+    threshold); ``prior``, ``strength`` and ``max_positives`` (the ``"bounded"`` prior's bound,
+    else None) name the rate prior (:func:`.audit_prior.rate_prior`). ``design_variance`` is
+    the expected posterior variance of the total at draw time, the round's weight when rounds
+    combine."""
 
     ids: np.ndarray
     stratum: np.ndarray
@@ -211,6 +212,7 @@ class Audit:
     prior: str
     strength: float
     design_variance: float
+    max_positives: float | None = None
 
     @property
     def allocation(self) -> np.ndarray:
@@ -227,6 +229,7 @@ def draw_audit(
     prior: str = "recalibrated",
     strength: float = 1.0,
     floor: int = 1,
+    max_positives: float | None = None,
 ) -> Audit:
     """Draw an audit of ``n`` pairs: ``n_h`` (:func:`.audit_prior.allocate` under the ``prior``)
     uniformly without replacement from the pairs of each stratum not in ``labelled`` (sorted
@@ -249,7 +252,9 @@ def draw_audit(
         np.maximum(strata.prob_sums - lab_sums, 0.0) / np.maximum(unlabelled, 1),
         0.5,
     )
-    belief = rate_prior(rates, prior=prior, strength=strength, sizes=unlabelled)
+    belief = rate_prior(
+        rates, prior=prior, strength=strength, sizes=unlabelled, max_positives=max_positives
+    )
     design = {
         "deviation_var": belief.deviation_var,
         "shared": belief.shared,
@@ -273,6 +278,7 @@ def draw_audit(
         prior,
         float(strength),
         variance,
+        None if max_positives is None else float(max_positives),
     )
 
 

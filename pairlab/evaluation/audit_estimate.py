@@ -61,7 +61,11 @@ def estimate(
     n = audit.allocation
     rest = audit.unlabelled - n
     belief = rate_prior(
-        audit.rates, prior=audit.prior, strength=audit.strength, sizes=audit.unlabelled
+        audit.rates,
+        prior=audit.prior,
+        strength=audit.strength,
+        sizes=audit.unlabelled,
+        max_positives=audit.max_positives,
     )
     post = belief.posterior(k, n)
     rng = np.random.default_rng(seed)
@@ -188,6 +192,7 @@ def coverage(
     floor: int = 1,
     level: float = 0.95,
     n_draws: int = 4000,
+    max_positives: float | None = None,
 ) -> dict:
     """How often fresh audits' intervals cover the truth, on a pool whose ``positives`` (sorted
     int64 ids) are all known: ``repeats`` audits of ``n`` pairs, the ``labelled`` set (sorted
@@ -210,7 +215,15 @@ def coverage(
     frame = None
     for _ in range(repeats):
         audit = draw_audit(
-            strata, n, labelled, labels, seed=rng, prior=prior, strength=strength, floor=floor
+            strata,
+            n,
+            labelled,
+            labels,
+            seed=rng,
+            prior=prior,
+            strength=strength,
+            floor=floor,
+            max_positives=max_positives,
         )
         frame = frame or _frame(audit, strata, positives)
         y = isin_sorted(audit.ids, positives).astype(np.int64)
@@ -284,6 +297,7 @@ def replay_coverage(
     floor: int | None = None,
     level: float = 0.95,
     n_draws: int = 2000,
+    max_positives: float | None = None,
 ) -> dict:
     """:func:`coverage` from a check's per-stratum record (its ``"strata"``): each fresh audit's
     hits per stratum are hypergeometric (``n_h`` drawn without replacement from ``M_h``
@@ -291,7 +305,7 @@ def replay_coverage(
     the estimator reads counts only. So a recorded check replays under another ``prior`` or
     audit size ``n`` without the pairs or the model. Returns the same keys as
     :func:`coverage` (the model's precision and recall left out) without ``"strata"``."""
-    audit, p_unl = _replayed_design(frame, n, prior, strength, floor)
+    audit, p_unl = _replayed_design(frame, n, prior, strength, floor, max_positives)
     found = int(audit.known.sum())
     truth_total = float(found + p_unl.sum())
     truth = {
@@ -318,7 +332,14 @@ def replay_coverage(
     }
 
 
-def _replayed_design(frame: dict, n: int, prior: str, strength: float, floor: int | None):
+def _replayed_design(
+    frame: dict,
+    n: int,
+    prior: str,
+    strength: float,
+    floor: int | None,
+    max_positives: float | None = None,
+):
     """A recorded frame's audit design of ``n`` pairs under ``prior`` (ids are placeholders:
     the estimator reads counts), with the frame's true positives per stratum. ``floor`` None:
     as a session draws, one pair a stratum where the audit has enough for every stratum."""
@@ -327,7 +348,7 @@ def _replayed_design(frame: dict, n: int, prior: str, strength: float, floor: in
         floor = 1 if n >= len(sizes) else 0
     floor = floor if floor * int((m > 0).sum()) <= n else 0  # too few pairs for every stratum
     known, rates = np.asarray(frame["known"], np.int64), np.asarray(frame["rates"], np.float64)
-    belief = rate_prior(rates, prior=prior, strength=strength, sizes=m)
+    belief = rate_prior(rates, prior=prior, strength=strength, sizes=m, max_positives=max_positives)
     design = {
         "deviation_var": belief.deviation_var,
         "shared": belief.shared,
@@ -345,6 +366,7 @@ def _replayed_design(frame: dict, n: int, prior: str, strength: float, floor: in
         prior,
         float(strength),
         expected_variance(alloc, m, belief.centre, **design),
+        None if max_positives is None else float(max_positives),
     )
     return audit, np.asarray(frame["positives_unlabelled"], np.int64)
 
@@ -368,6 +390,7 @@ def replay_combined(
     floor: int | None = None,
     level: float = 0.95,
     n_draws: int = 2000,
+    max_positives: float | None = None,
 ) -> dict:
     """The coverage of what a session shows at its latest round: the estimate combined over
     every audit round so far (:func:`combine_rounds`), each round's audit redrawn from its
@@ -379,7 +402,9 @@ def replay_combined(
     if not checks:
         raise ValueError("no recorded checks to replay")
     designs = [
-        _replayed_design(c["strata"], c["audit_size"], prior, strength, c.get("floor", floor))
+        _replayed_design(
+            c["strata"], c["audit_size"], prior, strength, c.get("floor", floor), max_positives
+        )
         for c in checks
     ]
     last = checks[-1]["strata"]

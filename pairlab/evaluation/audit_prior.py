@@ -33,7 +33,7 @@ import numpy as np
 
 __all__ = ["PRIORS", "RatePrior", "rate_prior", "allocate", "expected_variance"]
 
-PRIORS = ("recalibrated", "calibrated", "oasis", "jeffreys")
+PRIORS = ("recalibrated", "bounded", "calibrated", "oasis", "jeffreys")
 LEVEL_SD, SLOPE_SD = 1.2, 0.5  # prior sd of alpha and of log(beta) ("recalibrated")
 # Knobs for trying other priors in replays (benchmarks/audit_replay.py sets them; sessions use
 # these defaults): the prior mean of log(beta), and a bound on the unlabelled positives the
@@ -41,6 +41,10 @@ LEVEL_SD, SLOPE_SD = 1.2, 0.5  # prior sd of alpha and of log(beta) ("recalibrat
 # such as "about one match per record", which keeps a flat tail slope from filling strata of
 # hundreds of millions of pairs.
 SLOPE_CENTRE, MAX_POSITIVES = 0.0, None
+# "bounded": the tail slope's prior mean and sd (log beta ~ N(-1.5, 1): a tail about 4.5x
+# flatter than the calibration's at the centre, as the replays of QQP and Walmart-Amazon
+# sessions found it), held to the session's bound on the unlabelled positives
+BOUNDED_SLOPE = (-1.5, 1.0)
 _GRID = (25, 11)  # grid points for alpha (+-3 sd) and log(beta) (+-2.5 sd)
 
 
@@ -103,12 +107,22 @@ class RatePrior:
 
 
 def rate_prior(
-    rates, *, prior: str = "recalibrated", strength: float = 1.0, sizes=None
+    rates,
+    *,
+    prior: str = "recalibrated",
+    strength: float = 1.0,
+    sizes=None,
+    max_positives: float | None = None,
 ) -> RatePrior:
     """The prior of strata whose mean calibrated probabilities are ``rates`` (H,); ``sizes``
-    (H,), the pairs each rate applies to, places the recalibration's pivot."""
+    (H,), the pairs each rate applies to, places the recalibration's pivot. ``max_positives``
+    (``"bounded"``, which needs it): the most unlabelled positives the strata can hold, a
+    structural bound such as about one match a record; the prior's components expecting more
+    are dropped."""
     if prior not in PRIORS:
         raise ValueError(f"prior must be one of {PRIORS}, got {prior!r}")
+    if prior == "bounded" and (max_positives is None or not max_positives > 0):
+        raise ValueError(f"the bounded prior needs max_positives > 0, got {max_positives!r}")
     if isinstance(strength, bool) or not np.isfinite(strength) or not strength > 0:
         raise ValueError(f"strength must be a positive number, got {strength!r}")
     q = np.clip(np.asarray(rates, dtype=np.float64), 1e-12, 1.0 - 1e-12)
@@ -134,19 +148,21 @@ def rate_prior(
     size = np.ones(len(q)) if sizes is None else np.asarray(sizes, dtype=np.float64)
     expected = size * q
     pivot = float(expected @ logit / expected.sum()) if expected.sum() > 0 else 0.0
+    slope_centre, slope_sd = BOUNDED_SLOPE if prior == "bounded" else (SLOPE_CENTRE, SLOPE_SD)
+    bound = max_positives if prior == "bounded" else MAX_POSITIVES
     alpha = np.linspace(-3, 3, _GRID[0]) * LEVEL_SD
-    log_beta = SLOPE_CENTRE + np.linspace(-2.5, 2.5, _GRID[1]) * SLOPE_SD
+    log_beta = slope_centre + np.linspace(-2.5, 2.5, _GRID[1]) * slope_sd
     al, lb = (x.ravel() for x in np.meshgrid(alpha, log_beta, indexing="ij"))
     z = pivot + al[:, None] + np.exp(lb)[:, None] * (logit[None, :] - pivot)  # (G, H)
     centre = np.clip(1.0 / (1.0 + np.exp(-z)), 1e-12, 1.0 - 1e-12)
-    log_weight = -0.5 * (al / LEVEL_SD) ** 2 - 0.5 * ((lb - SLOPE_CENTRE) / SLOPE_SD) ** 2
-    if MAX_POSITIVES is not None:  # the structural bound: at least the least-filled grid point
+    log_weight = -0.5 * (al / LEVEL_SD) ** 2 - 0.5 * ((lb - slope_centre) / slope_sd) ** 2
+    if bound is not None:  # the structural bound: at least the least-filled grid point
         total = centre @ size
-        keep = total <= max(float(MAX_POSITIVES), total.min())
+        keep = total <= max(float(bound), total.min())
         centre, log_weight = centre[keep], log_weight[keep]
     shared = np.stack([np.ones(len(q)), logit - pivot], axis=1)  # d logit / d(alpha, log beta)
     return _centred(
-        centre, strength, log_weight, deviation, shared, np.array([LEVEL_SD, SLOPE_SD]) ** 2, q
+        centre, strength, log_weight, deviation, shared, np.array([LEVEL_SD, slope_sd]) ** 2, q
     )
 
 

@@ -33,9 +33,27 @@ MIN_ROUND = 2  # round 1 selects with the pretrained encoder, which has no calib
 class SessionAudit:
     """Draws, keeps and reads back a session's audit rounds in ``folder``."""
 
-    def __init__(self, folder, *, seed: int = 0, n_strata: int = 12, coverage: int = 0):
+    def __init__(
+        self,
+        folder,
+        *,
+        seed: int = 0,
+        n_strata: int = 12,
+        coverage: int = 0,
+        matches_per_record: float | None = None,
+    ):
         self.folder, self.seed, self.n_strata = Path(folder), int(seed), int(n_strata)
         self.coverage = int(coverage)  # with the truth known: fresh audits redrawn each round
+        # with it, the "bounded" prior: at most this many matches a record of the smaller side
+        # (of each record, one table) remain unlabelled (audit_prior.rate_prior)
+        self.matches_per_record = matches_per_record
+
+    def bound(self, space) -> dict:
+        """The prior settings of a draw on ``space``: the bounded prior and its bound, or none."""
+        if self.matches_per_record is None:
+            return {}
+        records = space.n_left if space.symmetric else min(space.n_left, space.n_right)
+        return {"prior": "bounded", "max_positives": float(self.matches_per_record * records)}
 
     def path(self, round: int) -> Path:
         return self.folder / f"round_{round:02d}.npz"
@@ -75,7 +93,15 @@ class SessionAudit:
         labels[np.searchsorted(excluded, state.labelled[answered])] = state.labels[answered] == 1
         n = min(n, int(strata.sizes.sum() - len(excluded)))
         floor = 1 if n >= strata.n_strata else 0  # a small audit goes where it informs most
-        design = draw_audit(strata, n, excluded, labels, seed=[self.seed, round], floor=floor)
+        design = draw_audit(
+            strata,
+            n,
+            excluded,
+            labels,
+            seed=[self.seed, round],
+            floor=floor,
+            **self.bound(state.pool.space),
+        )
         self._save(round, design, excluded, strata.stratum_of(excluded))
         if self.coverage and getattr(state.pool, "truth_known", False):
             self._check_coverage(round, strata, state.pool.positives, excluded, n, floor)
@@ -95,6 +121,7 @@ class SessionAudit:
             repeats=self.coverage,
             seed=[self.seed, round, 1],
             floor=floor,
+            **self.bound(strata.space),
         )
         write_json(
             self.folder / f"coverage_round_{round:02d}.json",
@@ -110,7 +137,10 @@ class SessionAudit:
     def _save(self, round: int, design: Audit, excluded, excluded_stratum) -> None:
         from ..io import write_atomic
 
-        arrays = {k: np.asarray(v) for k, v in asdict(design).items()}
+        values = asdict(design)
+        if values["max_positives"] is None:  # saved as NaN: an .npz holds no None
+            values["max_positives"] = np.nan
+        arrays = {k: np.asarray(v) for k, v in values.items()}
         self.folder.mkdir(parents=True, exist_ok=True)
         write_atomic(
             self.path(round),
@@ -128,6 +158,8 @@ class SessionAudit:
             values = {k: f[k] for k in f.files}
         excluded, excluded_stratum = values.pop("excluded"), values.pop("excluded_stratum")
         scalars = {k: values.pop(k).item() for k in ("prior", "strength", "design_variance")}
+        bound = float(values.pop("max_positives", np.nan))  # absent in rounds drawn before it
+        scalars["max_positives"] = None if np.isnan(bound) else bound
         return Audit(**values, **scalars), excluded, excluded_stratum
 
     def _note(self, round: int, why: str) -> None:

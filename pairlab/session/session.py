@@ -108,6 +108,7 @@ class LabelingSession:
         max_seq_length: int = 128,
         name: str | None = None,
         coverage: int = 0,
+        matches_per_record: float | None = None,
         **train,
     ):
         if annotator not in ANNOTATORS:
@@ -160,8 +161,12 @@ class LabelingSession:
             max_seq_length=max_seq_length,
             name=name,
             coverage=coverage,
+            matches_per_record=matches_per_record,
             **train,
         )
+        if matches_per_record is not None and not matches_per_record > 0:
+            raise ValueError(f"matches_per_record must be > 0, got {matches_per_record!r}")
+        self.matches_per_record = matches_per_record
         self.audit_share, self.coverage = audit_share, (coverage if annotator == "oracle" else 0)
         self.spares = (batch if spares is None else spares) if annotator == "person" else 0
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -199,6 +204,7 @@ class LabelingSession:
             audit_share=self.audit_share,
             spares=self.spares,
             coverage=self.coverage,
+            matches_per_record=self.matches_per_record,
         )
 
     def run(self, *, callbacks=(), learner=None) -> dict:

@@ -39,13 +39,19 @@ class Job:
     audit_share: float = 0.0
     spares: int = 0  # pairs beyond each batch for the person while the model trains
     coverage: int = 0  # with the oracle: fresh audits redrawn each round to check the intervals
+    matches_per_record: float | None = None  # the audit prior's bound (None: the default prior)
 
 
 def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
     """Run (or resume) the session's loop in this process; returns the run's result.
     ``learner`` replaces CosineBERT (tests)."""
     store = SessionStore(job.folder / "labels.sqlite")
-    audit = SessionAudit(job.folder / "audit", seed=job.config.seed, coverage=job.coverage)
+    audit = SessionAudit(
+        job.folder / "audit",
+        seed=job.config.seed,
+        coverage=job.coverage,
+        matches_per_record=job.matches_per_record,
+    )
     annotator = PersonAnnotator(
         store,
         who=job.who,
