@@ -254,10 +254,11 @@ def test_no_estimate_until_an_audit_answer_per_stratum(tmp_path):
     assert not (tmp_path / "s" / "estimates.jsonl").exists()
 
 
-def test_an_oracle_session_with_an_audit_estimates_the_matches_it_has_not_found(tmp_path):
+def audited_session(folder, **options) -> LabelingSession:
+    """An oracle session of 4 rounds of 12 pairs with a quarter audited, run to its end."""
     session = LabelingSession(
         records(),
-        tmp_path / "s",
+        folder,
         annotator="oracle",
         oracle_pairs=truth(),
         batch=12,
@@ -265,8 +266,14 @@ def test_an_oracle_session_with_an_audit_estimates_the_matches_it_has_not_found(
         candidate_m=6,
         audit_share=0.25,
         name="toy",
+        **options,
     )
     session.run(learner=FakeLearner(VECTORS))
+    return session
+
+
+def test_an_oracle_session_with_an_audit_estimates_the_matches_it_has_not_found(tmp_path):
+    session = audited_session(tmp_path / "s")
     queue = session.store.queue()
     audit = queue[queue["kind"] == "audit"]
     assert len(audit) == 3 * 4  # rounds 2-4: 12 * 0.25 / 0.75 = 4 pairs each; round 1 has no model
@@ -352,19 +359,7 @@ def test_matches_per_record_bounds_the_audit_prior_and_is_read_back(tmp_path):
     from pairlab.session.audit import SessionAudit
 
     def session(folder, **bound):
-        s = LabelingSession(
-            records(),
-            tmp_path / folder,
-            annotator="oracle",
-            oracle_pairs=truth(),
-            batch=12,
-            budget=48,
-            candidate_m=6,
-            audit_share=0.25,
-            name="toy",
-            **bound,
-        )
-        s.run(learner=FakeLearner(VECTORS))
+        s = audited_session(tmp_path / folder, **bound)
         return SessionAudit(tmp_path / folder / "audit").load(4)[0], s
 
     with pytest.raises(ValueError, match="matches_per_record must be > 0"):
