@@ -92,6 +92,12 @@ def main(argv=None) -> int:
         help="fresh audits redrawn each round to check the recall interval",
     )
     parser.add_argument(
+        "--matches-per-record",
+        type=float,
+        default=None,
+        help="the session's stated bound on the recall estimate's prior (default: none)",
+    )
+    parser.add_argument(
         "--folder", default=None, help="the session folder (default: a temporary one)"
     )
     parser.add_argument(
@@ -134,6 +140,7 @@ def main(argv=None) -> int:
         seed=args.seed,
         epochs=args.epochs,
         coverage=args.coverage,
+        matches_per_record=args.matches_per_record,
         precision=args.precision,
         batch_order="length",
     )
@@ -146,6 +153,7 @@ def main(argv=None) -> int:
         out = {
             **{k: getattr(args, k) for k in ("table", "strategy", "seed", "budget", "batch")},
             **{k: getattr(args, k) for k in ("candidate_m", "audit_share", "epochs", "precision")},
+            "matches_per_record": args.matches_per_record,
             "labels": int(len(answered)),
             "positives_labelled": int(answered["label"].sum()),
             "true_matches": int(len(positives)),
@@ -223,6 +231,7 @@ def main(argv=None) -> int:
         "ce_epochs": args.ce_epochs,
         "precision": args.precision,
         "target_precision": args.target_precision,
+        "matches_per_record": args.matches_per_record,
         "labels": int(len(answered)),
         "positives_labelled": int(answered["label"].sum()),
         "true_matches": int(len(positives)),
