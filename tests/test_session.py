@@ -354,8 +354,8 @@ def test_a_strategy_that_found_no_match_records_no_infinity(monkeypatch):
 def test_matches_per_record_bounds_the_audit_prior_and_is_read_back(tmp_path):
     """``matches_per_record``: the session's audits are drawn under the bounded prior, at most
     that many matches a record of the smaller side still to find; the bound is saved with each
-    round's design and read back by the estimate. Without it, the default prior (saved as no
-    bound)."""
+    round's design and read back by the estimate; one a record by default. With ``None``, the
+    calibration's prior (saved as no bound)."""
     from pairlab.session.audit import SessionAudit
 
     def session(folder, **bound):
@@ -369,5 +369,28 @@ def test_matches_per_record_bounds_the_audit_prior_and_is_read_back(tmp_path):
     records_ = space.n_left if space.symmetric else min(space.n_left, space.n_right)
     assert design.prior == "bounded" and design.max_positives == 0.5 * records_
     assert bounded.estimate()["total"] >= bounded.estimate()["found"]
-    design, _ = session("default")
+    assert "matches are still unfound (matches_per_record)" in bounded.estimate()["sentence"]
+    design, default = session("default")
+    assert design.prior == "bounded" and design.max_positives == 1.0 * records_
+    design, unbounded = session("unbounded", matches_per_record=None)
     assert design.prior == "recalibrated" and design.max_positives is None
+    assert "matches_per_record" not in unbounded.estimate()["sentence"]
+
+
+def test_the_stopping_sentence_says_when_the_stated_bound_sets_the_estimate():
+    """The sentence names the bound it assumes, and warns when the interval's top reaches it."""
+    from pairlab.session.guide import stopping_sentence
+
+    base = {
+        "found": 40,
+        "total": 80.0,
+        "recall_found": 0.5,
+        "recall_found_ci": (0.3, 0.8),
+        "total_ci": (50.0, 130.0),
+        "recent": {"pairs": 50, "positives": 3},
+    }
+    assert "matches_per_record" not in stopping_sentence(base)
+    loose = stopping_sentence({**base, "bound": 1000.0})
+    assert "at most 1,000 matches are still unfound" in loose and "raise" not in loose
+    tight = stopping_sentence({**base, "bound": 95.0})
+    assert "the interval reaches that bound" in tight and "raise matches_per_record" in tight

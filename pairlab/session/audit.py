@@ -221,6 +221,7 @@ class SessionAudit:
             "audit_labels": int(sum(len(y) for y in labels)),
             "audit_positives": int(sum(int(y.sum()) for y in labels)),
             "audit_rounds": len(audits),
+            "bound": audits[-1].max_positives,  # unlabelled matches assumed at most (or None)
         }
 
 

@@ -20,8 +20,24 @@ def stopping_sentence(estimate: dict) -> str:
     return (
         f"about {_pct(estimate['recall_found'])} ({_pct(low, sign=False)}-{_pct(high)}) of the "
         f"matches found: {found:,} of an estimated {total:,.0f} ({lo_t:,.0f}-{hi_t:,.0f}), "
-        f"95% interval{tail}"
+        f"95% interval{tail}{_assumed(estimate)}"
     )
+
+
+def _assumed(estimate: dict) -> str:
+    """The stated bound the estimate rests on (``matches_per_record``), and a warning where the
+    interval reaches it: then the bound, not the audit, sets the estimate's top."""
+    bound = estimate.get("bound")
+    if bound is None:
+        return ""
+    _, hi_t = estimate["total_ci"]
+    said = f"; assuming at most {bound:,.0f} matches are still unfound (matches_per_record)"
+    if hi_t - estimate["found"] >= 0.9 * bound:
+        said += (
+            ": the interval reaches that bound, so it rests on it; if records can have more "
+            "matches than you stated, raise matches_per_record"
+        )
+    return said
 
 
 def _pct(x: float, *, sign: bool = True) -> str:

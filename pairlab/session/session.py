@@ -84,7 +84,11 @@ class LabelingSession:
     ``"person"`` (the widget, :meth:`widget`) or ``"oracle"`` (``oracle_pairs``, every true pair,
     answers: a simulation, run to the end by :meth:`run`). ``batch`` pairs a round, ``budget``
     labels in all, ``audit_share`` of the pairs shown drawn for the recall estimate, ``spares``
-    candidates beyond each batch to label while the model retrains (person only)."""
+    candidates beyond each batch to label while the model retrains (person only).
+    ``matches_per_record``: the recall estimate's stated assumption, at most that many matches a
+    record of the smaller table (one table: a record) are left to find (the ``"bounded"`` audit
+    prior); ``None`` lets the estimate rest on the model's calibration alone, whose tail can be
+    far off (notebook 10, section 6 checks both against the truth)."""
 
     def __init__(
         self,
@@ -108,7 +112,7 @@ class LabelingSession:
         max_seq_length: int = 128,
         name: str | None = None,
         coverage: int = 0,
-        matches_per_record: float | None = None,
+        matches_per_record: float | None = 1.0,
         **train,
     ):
         if annotator not in ANNOTATORS:
