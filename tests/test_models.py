@@ -99,6 +99,24 @@ def test_a_flat_calibration_keeps_the_cosines_order():
     assert np.ptp(calibration.proba(cosine)) < 1e-4  # and it claims no information it lacks
 
 
+def test_platts_targets_keep_a_fit_on_few_separable_pairs_from_claiming_certainty():
+    """``smoothed`` (Platt 1999): on 32 separable pairs the maximum-likelihood fit calls a pair
+    just below the negatives impossible; Platt's targets keep it plausible, and on many
+    overlapping pairs the two fits agree."""
+    rng = np.random.default_rng(0)
+    cosine = np.r_[rng.normal(0.8, 0.05, 20), rng.normal(0.5, 0.05, 12)]
+    labels = np.r_[np.ones(20), np.zeros(12)]
+    sharp, smooth = (Calibration.fit(cosine, labels, smoothed=s) for s in (False, True))
+    near_miss = np.array([0.4])
+    assert sharp.proba(near_miss)[0] < 1e-8 < 1e-3 < smooth.proba(near_miss)[0]
+    assert smooth.proba(np.array([0.8]))[0] < (20 + 1) / (20 + 2) + 0.02  # Platt's top target
+    assert (np.diff(smooth.logits(np.sort(cosine))) >= 0).all()
+    cosine = np.r_[rng.normal(0.7, 0.1, 300), rng.normal(0.5, 0.1, 300)]
+    labels = np.r_[np.ones(300), np.zeros(300)]
+    sharp, smooth = (Calibration.fit(cosine, labels, smoothed=s) for s in (False, True))
+    assert smooth.weight == pytest.approx(sharp.weight, rel=0.05)
+
+
 def test_save_load_round_trip_gives_identical_scores(cosinebert, tmp_path):
     left, right, _ = toy_pairs()
     before = cosinebert.predict_proba(list(zip(left, right)))

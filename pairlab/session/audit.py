@@ -78,11 +78,12 @@ class SessionAudit:
         left, right = state.embeddings(model)
         calibration = model.calibration
         threshold = calibration.mean + calibration.std * (-calibration.bias / calibration.weight)
+        rates = audit_calibration(state, left, right)
         strata = stratify(
             state.pool.space,
             left,
             right,
-            probability=lambda cosine: expit(calibration.logits(cosine)),
+            probability=lambda cosine: expit(rates.logits(cosine)),
             n_strata=self.n_strata,
             threshold=float(threshold),
             seed=self.seed + round,
@@ -223,6 +224,23 @@ class SessionAudit:
             "audit_rounds": len(audits),
             "bound": audits[-1].max_positives,  # unlabelled matches assumed at most (or None)
         }
+
+
+def audit_calibration(state, left, right):
+    """The strata's prior rates: the model's cosines on its answered training pairs refitted
+    with Platt's targets (:meth:`Calibration.fit`, ``smoothed``). The model's own calibration
+    (the paper's, kept for selection and the threshold) is fitted for uncertainty sampling; on
+    a few separable pairs it puts rates near the threshold at 1e-14 and sends the audit where
+    the prior says nothing can be found."""
+    from ..models.cosinebert import Calibration
+
+    answered = state.labels >= 0
+    ids = state.labelled[answered]
+    space = state.pool.space
+    i, j = space.decode(ids)
+    other = left if right is None or space.symmetric else right
+    cosine = np.einsum("nd,nd->n", np.asarray(left)[i], np.asarray(other)[j])
+    return Calibration.fit(cosine, state.labels[answered] == 1, smoothed=True)
 
 
 def one_class(model) -> bool:
