@@ -276,7 +276,12 @@ def test_an_oracle_session_with_an_audit_estimates_the_matches_it_has_not_found(
     session = audited_session(tmp_path / "s")
     queue = session.store.queue()
     audit = queue[queue["kind"] == "audit"]
-    assert len(audit) == 3 * 4  # rounds 2-4: 12 * 0.25 / 0.75 = 4 pairs each; round 1 has no model
+    from pairlab.session.audit import SessionAudit
+
+    designs = [SessionAudit(tmp_path / "s" / "audit").load(r)[0] for r in (2, 3, 4)]
+    assert [len(d.ids) for d in designs] == [4, 4, 4]  # 12 * 0.25 / 0.75 each; round 1: no model
+    drawn = np.unique(np.concatenate([d.ids for d in designs]))
+    assert sorted(audit["pair_id"]) == list(drawn)  # a pair drawn again is not asked again
     assert not audit["pair_id"].isin(queue.loc[queue["kind"] == "batch", "pair_id"]).any()
     trained = np.concatenate(round_ids(tmp_path / "s" / "run"))
     assert len(trained) == 48  # the batches only: the audit is held out of training

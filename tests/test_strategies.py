@@ -244,6 +244,21 @@ def test_candidate_search_hands_the_criterion_d_close_under_the_chosen_model():
         CandidateSearch(Retrieval(), m=0)
 
 
+def test_held_out_pairs_are_never_picked_and_change_nothing_when_there_are_none():
+    """``RoundState.held_out`` (a session's audit pairs): neither the candidate search nor
+    random sampling offers them; with none held out, the same batches as before."""
+    labelled = np.array([1, 5], dtype=np.int64)
+    strategy = CandidateSearch(Retrieval(), model="pretrained", m=3, name="r")
+    plain = strategy.select(searchable(labelled), 5)
+    held = plain[:2]
+    picked = strategy.select(replace(searchable(labelled), held_out=held), 5)
+    assert not isin_sorted(picked, held).any() and len(np.unique(picked)) == 5
+    assert np.array_equal(strategy.select(replace(searchable(labelled)), 5), plain)
+    s = state(labelled=np.arange(0, 700, dtype=np.int64))
+    picked = Random().select(replace(s, held_out=np.arange(700, 720, dtype=np.int64)), 60)
+    assert np.array_equal(picked, np.arange(720, 780))  # the 60 neither labelled nor held out
+
+
 def test_the_registry_composes_the_named_strategies():
     adaptive = {name for name in STRATEGIES if make_strategy(name, **_params(name)).adaptive}
     assert adaptive == {

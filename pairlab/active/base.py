@@ -48,6 +48,14 @@ class RoundState:
     train: Callable | None = (
         None  # (ids, labels, member) -> a model trained as the loop's (committees)
     )
+    held_out: np.ndarray = field(
+        default_factory=lambda: np.empty(0, np.int64)
+    )  # sorted ids no strategy may pick: a session's audit pairs, never trained on
+
+    @property
+    def unavailable(self) -> np.ndarray:
+        """The sorted ids a batch may not hold: the labelled pairs and the held-out ones."""
+        return np.union1d(self.labelled, self.held_out) if len(self.held_out) else self.labelled
 
 
 class Strategy(Configurable):

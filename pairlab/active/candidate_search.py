@@ -51,7 +51,7 @@ class CandidateSearch(Strategy):
             left, right = state.embeddings(model)
         with state.stage("search"):
             candidates, cosine = neighbour_pairs(
-                state.pool.space, left, right, m=self.m, exclude=state.labelled, index=self.index
+                state.pool.space, left, right, m=self.m, exclude=state.unavailable, index=self.index
             )
             cosine = cosine.astype(np.float64)
         calibration = getattr(model, "calibration", None)

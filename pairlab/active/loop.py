@@ -88,6 +88,8 @@ class ActiveRun(RunFolderRun):
         strategy = self.strategy if i > 1 else self.seed_strategy
         stages = Stages(self._emit, i)
         seen = []  # the candidates a CandidateSearch restricted the pool to, if any
+        held_out = getattr(self.annotator, "held_out", None)  # a session's audit pairs
+        held_out = held_out() if held_out is not None else np.empty(0, np.int64)
         state = RoundState(
             round=i,
             pool=self.pool,
@@ -101,10 +103,11 @@ class ActiveRun(RunFolderRun):
             observe=seen.append,
             labels=labels,
             train=self._member_trainer(i, stages),
+            held_out=held_out,
         )
         with stages("select"):
             batch = np.asarray(strategy.select(state, n), dtype=np.int64)
-            _check_batch(self.pool, labelled, batch, n, strategy)
+            _check_batch(self.pool, state.unavailable, batch, n, strategy)
         searched = seen[-1] if seen else state
         truth = _truth(self.pool, batch)  # None: no one knows it (a person's own records)
         if self.config.annotator is None:
@@ -391,7 +394,8 @@ def _check_inputs(config: ActiveConfig, pools, eval_sets) -> None:
 
 
 def _check_batch(pool: Pool, labelled, batch, n: int, strategy: Strategy) -> None:
-    """The loop's invariant: n distinct valid pairs, none labelled before, no self pair."""
+    """The loop's invariant: n distinct valid pairs, none labelled before (nor held out:
+    ``labelled`` is the state's ``unavailable``), no self pair."""
     where = f"strategy {strategy.name!r}"
     if batch.shape != (n,):
         raise RuntimeError(f"{where} returned {batch.shape} ids for a batch of {n}")
@@ -400,7 +404,8 @@ def _check_batch(pool: Pool, labelled, batch, n: int, strategy: Strategy) -> Non
         raise RuntimeError(f"{where} returned a pair twice in one batch")
     if isin_sorted(batch, labelled).any():
         raise RuntimeError(
-            f"{where} returned {int(isin_sorted(batch, labelled).sum())} already-labelled pairs"
+            f"{where} returned {int(isin_sorted(batch, labelled).sum())} already-labelled or "
+            "held-out pairs"
         )
     left, right = pool.space.decode(batch)
     if pool.symmetric and (left == right).any():

@@ -55,7 +55,7 @@ class Random(Strategy):
     name = "random"
 
     def select(self, state, n):
-        return state.pool.space.sample(n, state.rng, exclude=state.labelled)
+        return state.pool.space.sample(n, state.rng, exclude=state.unavailable)
 
 
 class Retrieval(Strategy):
@@ -101,7 +101,7 @@ class Stated(Strategy):
     def select(self, state, n):
         stated = setdiff_sorted(
             as_id_set(np.concatenate([state.pool.positives, state.pool.stated_negatives])),
-            state.labelled,
+            state.unavailable,
         )
         if n > len(stated):
             raise ValueError(f"only {len(stated)} unlabelled stated pairs for a batch of {n}")
@@ -393,13 +393,13 @@ def _stratified(state: RoundState, n: int, n_positive_total: int) -> np.ndarray:
     done = len(labelled)
     have = int(isin_sorted(labelled, pool.positives).sum())
     want = round(n_positive_total * (done + n) / state.budget) - have
-    free_pos = setdiff_sorted(pool.positives, labelled)
+    free_pos = setdiff_sorted(pool.positives, state.unavailable)
     n_pos = int(min(max(want, 0), n, len(free_pos)))
     positives = np.sort(state.rng.choice(free_pos, size=n_pos, replace=False))
     negatives = sample_range(
         pool.n_pairs,
         n - n_pos,
         state.rng,
-        exclude=as_id_set(np.concatenate([labelled, pool.positives])),
+        exclude=as_id_set(np.concatenate([state.unavailable, pool.positives])),
     )
     return np.sort(np.concatenate([positives, negatives]))

@@ -336,6 +336,12 @@ class PersonAnnotator(Annotator):
                 return answers.astype(np.int8)
             time.sleep(self.poll)
 
+    def held_out(self) -> np.ndarray:
+        """The audit pairs posted so far (sorted int64): no strategy may pick them for a batch,
+        so that no model trains on them (:attr:`~pairlab.active.base.RoundState.held_out`)."""
+        queue = self.store.queue()
+        return np.unique(queue.loc[queue["kind"] == "audit", "pair_id"].to_numpy(np.int64))
+
     def answered_beyond(self, labelled) -> tuple[np.ndarray, np.ndarray]:
         """Pairs answered (yes or no) outside ``labelled`` (sorted int64) and their labels: the
         spares, never the audit pairs. The audit is held out of training, so every estimate made
