@@ -469,6 +469,15 @@ def test_a_sessions_coverage_table_is_of_the_shown_estimate():
     shown = replay_combined(checks, repeats=30, seed=[0, 3])
     assert table[80]["covered"] == shown["coverage"]["recall_found"]
     assert table[80]["mean_width"] == pytest.approx(shown["mean_width"]["recall_found"])
+    # a session's checks record the prior they were drawn with, and the table replays under it
+    assert checks[0]["prior"] == "recalibrated" and checks[0]["max_positives"] is None
+    bounded = [{**c, "prior": "bounded", "max_positives": float(len(positives))} for c in checks]
+    as_drawn = replay_combined(bounded, repeats=30, seed=[0, 3])
+    named = replay_combined(
+        checks, repeats=30, seed=[0, 3], prior="bounded", max_positives=float(len(positives))
+    )
+    assert as_drawn["mean_estimate"] == named["mean_estimate"]
+    assert as_drawn["mean_estimate"] != shown["mean_estimate"]
 
 
 def test_a_bound_on_the_positives_drops_the_prior_components_above_it(monkeypatch):

@@ -243,6 +243,9 @@ def coverage(
         "repeats": repeats,
         "audit_size": n,
         "floor": floor,
+        "prior": prior,
+        "strength": strength,
+        "max_positives": None if max_positives is None else float(max_positives),
         "strata": frame,
         "seconds": time.perf_counter() - start,
     }
@@ -385,7 +388,7 @@ def replay_combined(
     *,
     repeats: int = 400,
     seed: int = 0,
-    prior: str = "recalibrated",
+    prior: str | None = None,
     strength: float = 1.0,
     floor: int | None = None,
     level: float = 0.95,
@@ -397,16 +400,27 @@ def replay_combined(
     recorded check (``checks``: the rounds' coverage-check records, each with ``"strata"`` and
     ``"audit_size"``, in round order; the last is the round shown). Returns ``{"coverage",
     "mean_width", "mean_estimate", "truth"}`` keyed by ``total`` and ``recall_found``, and
-    ``"rounds"``, ``"audit_pairs"``, ``"repeats"``."""
+    ``"rounds"``, ``"audit_pairs"``, ``"repeats"``. ``prior`` None: each round under the prior it
+    was drawn with (its record's ``prior``, ``strength`` and ``max_positives``; checks recorded
+    before they kept them: ``"recalibrated"``); a name replays every round under that prior,
+    with ``strength`` and ``max_positives``."""
     checks = list(checks)
     if not checks:
         raise ValueError("no recorded checks to replay")
-    designs = [
-        _replayed_design(
-            c["strata"], c["audit_size"], prior, strength, c.get("floor", floor), max_positives
+
+    def drawn_with(c):  # (prior, strength, max_positives) of a check's replay
+        if prior is not None:
+            return prior, strength, max_positives
+        return c.get("prior", "recalibrated"), c.get("strength", 1.0), c.get("max_positives")
+
+    designs = []
+    for c in checks:
+        kind, pseudo, bound = drawn_with(c)
+        designs.append(
+            _replayed_design(
+                c["strata"], c["audit_size"], kind, pseudo, c.get("floor", floor), bound
+            )
         )
-        for c in checks
-    ]
     last = checks[-1]["strata"]
     found = int(np.sum(last["known"]))
     total = float(np.sum(last["known"]) + np.sum(last["positives_unlabelled"]))
