@@ -294,8 +294,11 @@ def asked(round: int) -> list[int]:
 def test_the_widget_picks_up_pairs_posted_while_it_waits(session):
     _, pair = session.view()  # posted after the widget was built: the refresher found it
     assert pair == asked(0)[0]
+    from playwright.sync_api import expect
+
     status = session.page.locator(".pairlab-label-status").first
-    assert "worker: round 0: waiting for 12 answers" in status.inner_text()
+    # the worker posts its pairs, then its status: a loaded machine shows them a refresh apart
+    expect(status).to_contain_text("worker: round 0: waiting for 12 answers", timeout=15_000)
 
 
 def test_a_batch_typed_at_0_ms_is_answered_pair_by_pair(session):
