@@ -22,7 +22,7 @@ import numpy as np
 from scipy.special import expit
 
 from ..annotators.person import SessionStore
-from ..evaluation.audit import Audit, draw_audit, stratify
+from ..evaluation.audit import Audit, _Cosine, draw_audit, stratify
 from ..evaluation.audit_estimate import combine_rounds, coverage, estimate
 
 __all__ = ["SessionAudit", "MIN_ROUND"]
@@ -235,11 +235,7 @@ def audit_calibration(state, left, right):
     from ..models.cosinebert import Calibration
 
     answered = state.labels >= 0
-    ids = state.labelled[answered]
-    space = state.pool.space
-    i, j = space.decode(ids)
-    other = left if right is None or space.symmetric else right
-    cosine = np.einsum("nd,nd->n", np.asarray(left)[i], np.asarray(other)[j])
+    cosine = _Cosine(state.pool.space, left, right)(state.labelled[answered])
     return Calibration.fit(cosine, state.labels[answered] == 1, smoothed=True)
 
 
