@@ -53,10 +53,13 @@ run: install
 
 # The browser tests run beside the smoke notebooks and nbval (they wait on a browser and a
 # kernel much of the time: on 2 cores this saves about 1.5 minutes). Their output is printed
-# last, so a skip and its reason are the last lines `make test` prints.
+# last, so a skip and its reason are the last lines `make test` prints. Their kernels get one
+# thread, as the notebooks beside them do: a pool of every core on cores the notebooks hold
+# waits on descheduled threads.
 test: unit
 	@mkdir -p runs
-	@$(MAKE) --no-print-directory test-browser > runs/test-browser.log 2>&1 & browser=$$!; \
+	@OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(MAKE) --no-print-directory test-browser \
+		> runs/test-browser.log 2>&1 & browser=$$!; \
 	$(MAKE) --no-print-directory nbval; notebooks=$$?; \
 	wait $$browser; status=$$?; cat runs/test-browser.log; \
 	[ $$notebooks = 0 ] && [ $$status = 0 ]

@@ -24,6 +24,22 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"  # synthetic files made by fixtures/make_fixtures.py
 
 
+def pytest_configure(config):
+    """Under ``pytest -n N`` each worker gets its share of the cores for torch's thread pool
+    (and the processes it starts, for theirs), as the notebook runner gives its kernels. N
+    workers each with a pool of every core oversubscribe the machine, and a pool whose threads
+    wait on descheduled ones turns a millisecond op into tens: on 2 cores with 2 workers, two
+    model tests of test_models.py take 55 s with 2 threads a worker and 15 s with 1."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers < 2 or "OMP_NUM_THREADS" in os.environ:
+        return
+    threads = str(max(1, (os.cpu_count() or 1) // workers))
+    os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = threads
+    import torch
+
+    torch.set_num_threads(int(threads))
+
+
 def real_data_dir() -> Path:
     """Where the real data is looked for: $PAIRLAB_DATA_DIR, else ../shared/data beside the
     clone, else ./data (where `make data` puts it)."""

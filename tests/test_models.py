@@ -144,8 +144,8 @@ def test_concatbert_loss_falls_and_round_trips(tmp_path):
         return float(np.mean(np.logaddexp(0, z) - labels * z))
 
     before = bce(ConcatBERT.untrained(seed=0))
-    model = ConcatBERT.train(
-        left, right, labels, config=TrainConfig(epochs=6, batch_size=8, learning_rate=1e-4)
+    model = ConcatBERT.train(  # 4 steps of all 22 pairs: 0.695 -> 0.589 on MiniLM
+        left, right, labels, config=TrainConfig(epochs=4, batch_size=32, learning_rate=3e-4)
     )
     after = bce(model)
     assert after < before - 0.05, (before, after)
