@@ -71,6 +71,7 @@ __all__ = [
     "resolve",
     "run",
     "start_order",
+    "threads_per_job",
 ]
 
 KERNEL = "pairlab"
@@ -286,11 +287,17 @@ def after(notebook: Path) -> list[str]:
     return [str(n) for n in nbformat.read(notebook, 4).metadata.get("pairlab", {}).get("after", [])]
 
 
+def threads_per_job(jobs: int) -> int:
+    """Each of ``jobs`` processes run at once gets its share of the cores for its thread pools
+    (at least one): pools of every core each would oversubscribe them."""
+    return max(1, (os.cpu_count() or 1) // jobs)
+
+
 def _run_parallel(
     profile: str, selected: list[Path], overrides: dict, jobs: int, root: Path
 ) -> dict:
     """Each notebook in a child runner process, ``jobs`` at a time, in :func:`start_order`."""
-    threads = os.environ.get("OMP_NUM_THREADS") or str(max(1, (os.cpu_count() or 1) // jobs))
+    threads = os.environ.get("OMP_NUM_THREADS") or str(threads_per_job(jobs))
     env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
     numbers = {_number(nb): nb for nb in selected}
     waits = {nb: [n for n in after(nb) if n in numbers] for nb in selected}

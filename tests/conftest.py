@@ -33,11 +33,13 @@ def pytest_configure(config):
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if workers < 2 or "OMP_NUM_THREADS" in os.environ:
         return
-    threads = str(max(1, (os.cpu_count() or 1) // workers))
-    os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = threads
     import torch
 
-    torch.set_num_threads(int(threads))
+    from pairlab.runner import threads_per_job
+
+    threads = threads_per_job(workers)
+    os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(threads)
+    torch.set_num_threads(threads)
 
 
 def real_data_dir() -> Path:

@@ -25,12 +25,12 @@ import numpy as np
 from ..data.pairs import PairSpace, as_id_set, isin_sorted, setdiff_sorted
 from .audit_prior import allocate, expected_variance, rate_prior
 
-__all__ = ["AuditStrata", "Audit", "stratify", "draw_audit"]
+__all__ = ["AuditStrata", "Audit", "PairCosine", "stratify", "draw_audit"]
 
 _GAP = 1e-9  # a boundary sits in a gap at least this wide between distinct scores
 
 
-class _Cosine:
+class PairCosine:
     """Float64 cosine of unit-norm embeddings, by blocks of left rows or by pair ids."""
 
     def __init__(self, space: PairSpace, left, right=None):
@@ -84,7 +84,7 @@ class AuditStrata:
     top_ids: np.ndarray
     top_offsets: np.ndarray
     threshold: float | None
-    scorer: _Cosine
+    scorer: PairCosine
     probability: Callable
 
     @property
@@ -147,7 +147,7 @@ def stratify(
         raise ValueError(f"threshold must be a finite score, got {threshold!r}")
     if space.n_pairs == 0:
         raise ValueError("the pool has no pairs to stratify")
-    scorer = _Cosine(space, left, right)
+    scorer = PairCosine(space, left, right)
     ranks = _geometric_ranks(space.n_pairs, first, n_strata)
     cut, below = _sample_cuts(scorer, ranks, max_enumerated, n_sample, seed)
     if threshold is not None and threshold < cut:

@@ -22,7 +22,7 @@ import numpy as np
 from scipy.special import expit
 
 from ..annotators.person import SessionStore
-from ..evaluation.audit import Audit, _Cosine, draw_audit, stratify
+from ..evaluation.audit import Audit, PairCosine, draw_audit, stratify
 from ..evaluation.audit_estimate import combine_rounds, coverage, estimate
 
 __all__ = ["SessionAudit", "MIN_ROUND"]
@@ -235,7 +235,7 @@ def audit_calibration(state, left, right):
     from ..models.cosinebert import Calibration
 
     answered = state.labels >= 0
-    cosine = _Cosine(state.pool.space, left, right)(state.labelled[answered])
+    cosine = PairCosine(state.pool.space, left, right)(state.labelled[answered])
     return Calibration.fit(cosine, state.labels[answered] == 1, smoothed=True)
 
 
