@@ -501,7 +501,7 @@ class AdaptivityPays(TypedDict):
 @_declared
 class Estimate(TypedDict):
     point: Maybe
-    ci: list[Maybe]
+    ci: list[Maybe] | None  # None: no estimate yet (est_sentence says why)
 
 
 @_declared

@@ -14,7 +14,8 @@ from pairlab.active.store import round_ids
 from pairlab.annotators.person import SessionStore
 from pairlab.data.items import Records
 from pairlab.data.recordpool import record_pairs
-from pairlab.io import ReadReport
+from pairlab.io import ReadReport, to_json
+from pairlab.metrics_files import check
 from pairlab.session import LabelingSession
 from pairlab.session.export import clusters, label_frame, precision_threshold
 from pairlab.session.worker import Job, run_job
@@ -252,6 +253,13 @@ def test_no_estimate_until_an_audit_answer_per_stratum(tmp_path):
     assert estimate["total"] is None
     assert "8 audit answers so far; the estimate needs 12" in estimate["sentence"]
     assert not (tmp_path / "s" / "estimates.jsonl").exists()
+    # notebook 10 records such a session too: no interval yet is a layout its metrics file holds
+    exported = {"matches": 3, "clusters": 3, "threshold": 0.5, "chosen": "bi-encoder"}
+    metrics = session.metrics(exported | {"estimates": {}})
+    assert metrics["est_positives"] == {"point": None, "ci": None}
+    assert metrics["est_recall"] == {"point": None, "ci": None}
+    record = {"session": metrics, "comparison": [], "coverage": {}}
+    check("10_label_your_own_pairs", to_json(record), source="a session")
 
 
 def audited_session(folder, **options) -> LabelingSession:
