@@ -99,6 +99,8 @@ def setup(
     if namespace is not None:
         _from_profile(notebook, namespace, path, quiet)
         params = {**parameters(notebook, namespace, path=path), **params}
+    if params.get("model_layers") is not None:
+        _model_layers(params, namespace, quiet)
     if "inference_backend" in params:  # what ran is recorded: $PAIRLAB_INFERENCE_BACKEND wins
         _inference(params, quiet)
     root = project_root()
@@ -189,6 +191,21 @@ def _from_profile(notebook: str, namespace: dict, path, quiet: bool) -> list[str
 def _plain(value):
     """A value as JSON would hold it, so ``2e-5`` and ``2.0e-5``, tuples and lists compare equal."""
     return to_json(value)
+
+
+def _model_layers(params: dict, namespace: dict | None, quiet: bool) -> None:
+    """``model_layers = n``: ``model`` becomes the same model cut to its first ``n`` transformer
+    layers (:func:`.models.truncate.truncated_model`: saved once in the cache), in ``params`` and
+    in the notebook's namespace, so every call that takes ``model`` gets the smaller encoder.
+    The smoke profile uses 2 of MiniLM's 6: the same code paths at a third of the arithmetic."""
+    from .models.truncate import truncated_model
+
+    original, n_layers = params.get("model"), params["model_layers"]
+    params["model"] = truncated_model(original, n_layers)
+    if namespace is not None:
+        namespace["model"] = params["model"]
+    if not quiet and params["model"] != original:
+        print(f"  model: the first {n_layers} transformer layers of {original or 'the default'}")
 
 
 def _inference(params: dict, quiet: bool) -> None:

@@ -129,3 +129,21 @@ def test_the_real_model_cut_to_two_layers_still_ranks_a_paraphrase_first(tmp_pat
     assert layer_count(load_encoder(path)) == 2
     emb = encode(TEXTS, path, cache=False, show_progress=False)
     assert emb[0] @ emb[1] > emb[0] @ emb[2] + 0.1
+
+
+def test_model_layers_gives_the_notebook_the_cut_model(tiny_model, tmp_path, monkeypatch, capsys):
+    """A notebook's ``model_layers`` (the smoke profile's 2): set-up replaces ``model`` with the
+    cut copy in its parameters and its namespace; again on a re-run, the same copy."""
+    from pairlab import notebook
+
+    monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(notebook, "project_root", lambda: tmp_path)
+    params = {"model": tiny_model, "model_layers": 1, "run_dir": "runs/x", "figures_dir": "f"}
+    ctx = notebook.setup("03_cosinebert_active_learning", **params)
+    cut = ctx.params["model"]
+    assert cut == truncated_model(tiny_model, 1) and layer_count(load_encoder(cut)) == 1
+    assert "first 1 transformer layers" in capsys.readouterr().out
+    again = notebook.setup("03_cosinebert_active_learning", **{**params, "model": cut})
+    assert again.params["model"] == cut  # already cut: itself
+    whole = notebook.setup("03_cosinebert_active_learning", **{**params, "model_layers": None})
+    assert whole.params["model"] == tiny_model
