@@ -91,7 +91,7 @@ unit: install lint
 	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile -m "not slow" --ignore=tests/smoke --ignore=tests/browser tests
 
 # The parity checks on real models and the Ray tests (marked slow, about 1.5 min on 2 cores):
-# CI runs them after `make test` (.ci/run), which leaves them out to stay within 10 minutes.
+# CI runs them after `make test` (.ci/run), which leaves them out to keep it shorter.
 test-slow: install
 	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile -m slow --ignore=tests/smoke --ignore=tests/browser tests
 
