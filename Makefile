@@ -26,6 +26,10 @@ install: $(VENV)/.installed
 # --no-compile: pip would byte-compile all 2.6 GB of it; importing what pairlab and its tools load
 # compiles those modules alone (the install took 138 s on 2 cores, now 98 s), and writes them
 # even where PYTHONDONTWRITEBYTECODE is set, so no later process compiles them again.
+# rfc3987-syntax (jupyter-events asks for jsonschema[format-nongpl]) builds 39 Earley grammars when
+# jsonschema is imported: 1.5 s in every process that imports nbformat (each runner child, kernel,
+# pytest worker and JupyterLab server). jsonschema treats it as optional: without it the "iri"
+# formats go unchecked, and nothing here validates an IRI.
 WARM_IMPORTS := pairlab.experiments, pairlab.widgets, pairlab.session, pairlab.runner, \
 	pairlab.report, sentence_transformers, papermill, nbval, nbclient, jupytext, jupyterlab, \
 	jupyter_server.serverapp, ipykernel.kernelapp, ipywidgets, plotly.express, playwright.sync_api, \
@@ -34,6 +38,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e '.[model,notebooks,llm,test,ray,onnx]'
+	$(BIN)/python -m pip uninstall --quiet --yes rfc3987-syntax
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -c 'import $(WARM_IMPORTS)'
 	$(BIN)/python -m ipykernel install --sys-prefix --name pairlab --display-name "Python (pairlab)"
 	touch $@
