@@ -73,7 +73,8 @@ def tiny_model(tmp_path_factory) -> str:
     step and what it has learnt is not what the test checks. Tests of learning keep the real
     model."""
     import torch
-    from sentence_transformers import SentenceTransformer, models
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer import modules
     from transformers import AutoTokenizer, BertConfig, BertModel
 
     from pairlab.models.embed import resolve_model
@@ -93,9 +94,9 @@ def tiny_model(tmp_path_factory) -> str:
     tokenizer.save_pretrained(path)
     encoder = SentenceTransformer(
         modules=[
-            models.Transformer(str(path), max_seq_length=64),
-            models.Pooling(32, "mean"),
-            models.Normalize(),
+            modules.Transformer(str(path), max_seq_length=64),
+            modules.Pooling(32, "mean"),
+            modules.Normalize(),
         ]
     )
     encoder.save(str(path))
