@@ -10,9 +10,11 @@ probability), added above each of several thresholds. It prints one JSON line pe
 scored against the table's true matches over all pairs.
 
     PAIRLAB_DATA_DIR=../shared/data python benchmarks/er_one_to_one.py walmart_amazon \\
-        /work/er-runs/wa-unc-1-b1280 --seed 1 >> benchmarks/results/er/one_to_one.log
+        /work/er-runs/wa-unc-1-b1280 --seed 1 --budget 1280 --coverage 100 \\
+        --matches-per-record 1 --precision fp32 >> benchmarks/results/er/one_to_one.log
 
-The session's settings must be the ones it ran with (they key its run folder)."""
+The session's settings (benchmarks/er_sessions.py's, the same flags) must be the ones it ran
+with: they key its run folder."""
 
 from __future__ import annotations
 
@@ -50,45 +52,19 @@ def mutual_best(left: np.ndarray, right: np.ndarray, proba: np.ndarray) -> np.nd
 
 def main(argv=None) -> int:
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    from er_sessions import records
+    from er_sessions import open_session, session_arguments
 
     from pairlab.models.cosinebert import CosineBERT
-    from pairlab.session import LabelingSession, matchers as pick
+    from pairlab.session import matchers as pick
     from pairlab.session.export import label_frame, precision_threshold
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("table")
+    session_arguments(parser)
     parser.add_argument("folder", help="a finished session folder with its export/")
-    parser.add_argument("--seed", type=int, required=True)
-    parser.add_argument("--budget", type=int, default=1280)
-    parser.add_argument("--batch", type=int, default=128)
-    parser.add_argument("--candidate-m", type=int, default=20)
-    parser.add_argument("--audit-share", type=float, default=0.1)
-    parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--coverage", type=int, default=100)
-    parser.add_argument("--matches-per-record", type=float, default=1)
-    parser.add_argument("--precision", default="fp32")
     args = parser.parse_args(argv)
-
-    left, right, oracle = records(args.table)
-    session = LabelingSession(
-        left,
-        args.folder,
-        right=right,
-        strategy="uncertainty",
-        batch=args.batch,
-        budget=args.budget,
-        annotator="oracle",
-        oracle_pairs=oracle,
-        audit_share=args.audit_share,
-        candidate_m=args.candidate_m,
-        seed=args.seed,
-        epochs=args.epochs,
-        coverage=args.coverage,
-        matches_per_record=args.matches_per_record,
-        precision=args.precision,
-        batch_order="length",
-    )
+    if args.precision is None:
+        parser.error("--precision: the one the session trained with (it keys the run folder)")
+    session = open_session(args, args.folder)
     pool, positives = session.pool, np.sort(session.pool.positives)
     model = CosineBERT.load(Path(args.folder) / "export" / "model")
     found = pick.candidates(pool, model, args.candidate_m)

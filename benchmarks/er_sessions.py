@@ -66,8 +66,8 @@ def best_f1(ids: np.ndarray, scores: np.ndarray, positives: np.ndarray) -> dict:
     }
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def session_arguments(parser: argparse.ArgumentParser) -> None:
+    """The table and the session's settings (the ones that key its run folder), on ``parser``."""
     parser.add_argument("table", choices=sorted(TABLES) + sorted(ONE_TABLE))
     parser.add_argument("--strategy", default="uncertainty")
     parser.add_argument("--seed", type=int, default=0)
@@ -76,7 +76,6 @@ def main(argv=None) -> int:
     parser.add_argument("--candidate-m", type=int, default=20)
     parser.add_argument("--audit-share", type=float, default=0.1)
     parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--ce-epochs", type=int, default=3)
     parser.add_argument(
         "--precision",
         default=None,
@@ -84,7 +83,6 @@ def main(argv=None) -> int:
         help="training arithmetic (default: bf16 on a CPU with native bfloat16, "
         "else fp32; recorded in the output)",
     )
-    parser.add_argument("--target-precision", type=float, default=0.9)
     parser.add_argument(
         "--coverage",
         type=int,
@@ -97,36 +95,15 @@ def main(argv=None) -> int:
         default=None,
         help="the session's stated bound on the recall estimate's prior (default: none)",
     )
-    parser.add_argument(
-        "--folder", default=None, help="the session folder (default: a temporary one)"
-    )
-    parser.add_argument(
-        "--no-export",
-        action="store_true",
-        help="stop after the session (its labels and coverage checks): no matches, no F1",
-    )
-    parser.add_argument("--out", required=True)
-    args = parser.parse_args(argv)
 
-    import tempfile
 
-    from pairlab.active.store import round_ids
-    from pairlab.models.cosinebert import CosineBERT
-    from pairlab.models.training import TrainConfig, native_bf16
-    from pairlab.session import LabelingSession, matchers as pick
-    from pairlab.session.audit import SessionAudit
-    from pairlab.session.export import find_matches, label_frame, pair_quality
+def open_session(args, folder):
+    """The :class:`LabelingSession` of ``args`` (from :func:`session_arguments`) in ``folder``,
+    the table's true matches as the oracle: a new session, or the one ``folder`` holds."""
+    from pairlab.session import LabelingSession
 
-    if args.precision is None:
-        args.precision = "bf16" if native_bf16() else "fp32"
-        print(
-            f"precision {args.precision} (this CPU {'has' if native_bf16() else 'lacks'} native bfloat16)"
-        )
-    folder = Path(args.folder or tempfile.mkdtemp(prefix=f"er-{args.table}-"))
     left, right, oracle = records(args.table)
-    seconds = {}
-    started = time.perf_counter()
-    session = LabelingSession(
+    return LabelingSession(
         left,
         folder,
         right=right,
@@ -144,6 +121,42 @@ def main(argv=None) -> int:
         precision=args.precision,
         batch_order="length",
     )
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    session_arguments(parser)
+    parser.add_argument("--ce-epochs", type=int, default=3)
+    parser.add_argument("--target-precision", type=float, default=0.9)
+    parser.add_argument(
+        "--folder", default=None, help="the session folder (default: a temporary one)"
+    )
+    parser.add_argument(
+        "--no-export",
+        action="store_true",
+        help="stop after the session (its labels and coverage checks): no matches, no F1",
+    )
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+
+    import tempfile
+
+    from pairlab.active.store import round_ids
+    from pairlab.models.cosinebert import CosineBERT
+    from pairlab.models.training import TrainConfig, native_bf16
+    from pairlab.session import matchers as pick
+    from pairlab.session.audit import SessionAudit
+    from pairlab.session.export import find_matches, label_frame, pair_quality
+
+    if args.precision is None:
+        args.precision = "bf16" if native_bf16() else "fp32"
+        print(
+            f"precision {args.precision} (this CPU {'has' if native_bf16() else 'lacks'} native bfloat16)"
+        )
+    folder = Path(args.folder or tempfile.mkdtemp(prefix=f"er-{args.table}-"))
+    seconds = {}
+    started = time.perf_counter()
+    session = open_session(args, folder)
     result = session.run()
     seconds["session"] = time.perf_counter() - started
     pool, positives = session.pool, session.pool.positives
