@@ -1,14 +1,17 @@
 """The export's choice of matcher (pairlab.session.matchers): inverse-probability estimates of a
 matcher's true and false positives from audit rounds held out of training, and the choice by
-the estimated F1, on a hand-built audit whose answers are known."""
+the estimated F1, on a hand-built audit whose answers are known; the cross-encoder's scores kept
+for an export run again."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from pairlab.annotators.person import SessionStore
 from pairlab.evaluation.audit import Audit
+from pairlab.models.training import TrainConfig
 from pairlab.session.audit import SessionAudit
-from pairlab.session.matchers import Candidates, Matcher, audit_counts, choose
+from pairlab.session.matchers import Candidates, Matcher, audit_counts, choose, cross_encoder
 
 
 def design(ids, stratum, unlabelled):
@@ -115,3 +118,42 @@ def test_without_an_estimated_total_the_bi_encoder_is_kept(audited):
         total=None,
     )
     assert best is first and "no audit estimate" in why["why"]
+
+
+class _Texts:
+    """The one method of a record pool a matcher reads: the texts of pair ids."""
+
+    def texts(self, ids):
+        return [f"record {i} left" for i in ids], [f"record {i % 3} right" for i in ids]
+
+
+def test_an_export_run_again_reads_the_cross_encoders_scores_back(
+    tiny_model, tmp_path, monkeypatch
+):
+    from sentence_transformers.cross_encoder import CrossEncoderTrainer
+
+    trainings = []  # counted in the library's trainer: ConcatBERT's code, in the key, unchanged
+    train = CrossEncoderTrainer.train
+    monkeypatch.setattr(
+        CrossEncoderTrainer,
+        "train",
+        lambda self, *a, **k: trainings.append(1) or train(self, *a, **k),
+    )
+    found = Candidates(np.arange(10, 16, dtype=np.int64), np.zeros(6), 2)
+    labels = pd.DataFrame({"pair_id": np.arange(6), "label": [1, 0, 1, 0, 0, 1]})
+    config = TrainConfig(epochs=1, batch_size=4, max_seq_length=16)
+
+    def export(labels, cache=tmp_path):
+        return cross_encoder(
+            _Texts(), found, labels, 0.9, config=config, model=tiny_model, cache=cache
+        )
+
+    first = export(labels)
+    again = export(labels)
+    assert len(trainings) == 1  # the same labels: read back, not trained again
+    np.testing.assert_array_equal(again.proba, first.proba)
+    assert again.threshold == first.threshold
+    export(labels.assign(label=[1, 0, 1, 0, 1, 1]))  # one answer changed: trained again
+    assert len(trainings) == 2
+    export(labels, cache=None)  # no cache folder: always trained
+    assert len(trainings) == 3

@@ -184,6 +184,7 @@ def export_session(
                     precision=config.precision,
                     batch_order=config.batch_order,
                 ),
+                cache=session.folder / "cache",
             )
         )
     audit = SessionAudit(session.folder / "audit")

@@ -17,6 +17,7 @@ matching pairs decides; without audit answers the bi-encoder is kept and the cho
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -78,20 +79,46 @@ def bi_encoder(model, found: Candidates, target_precision: float) -> Matcher:
 
 
 def cross_encoder(
-    pool, found: Candidates, labels, target_precision: float, *, config, model=None
+    pool, found: Candidates, labels, target_precision: float, *, config, model=None, cache=None
 ) -> Matcher:
     """ConcatBERT trained on ``labels`` (a frame of ``pair_id``, ``label`` 0/1: the session's
     training labels, never the audit) with ``config`` (a :class:`TrainConfig`), scoring the
-    candidates."""
+    candidates. With a ``cache`` folder the scores are kept there under a key of everything
+    that decides them (the training pairs' texts and labels, the candidates' texts, the
+    settings, the pretrained weights and ConcatBERT's code): exporting again after a kernel
+    restart reads them back instead of training again (most of an export's time on a large
+    table)."""
+    from ..active.behaviour import code_digest
     from ..models.concatbert import ConcatBERT
+    from ..models.embed import cached_array, model_fingerprint, text_digest
+    from ..models.inference import backend, cache_tag
     from .export import precision_threshold
 
     ids = labels["pair_id"].to_numpy(np.int64)
     y = labels["label"].to_numpy()
     if (why := untrainable(y)) is not None:
         raise ValueError(why)
-    trained = ConcatBERT.train(*pool.texts(ids), y, model=model, config=config)
-    logits = trained.logits(*pool.texts(found.ids), batch_size=128, show_progress=True)
+    train_texts, found_texts = pool.texts(ids), pool.texts(found.ids)
+
+    def score() -> np.ndarray:
+        trained = ConcatBERT.train(*train_texts, y, model=model, config=config)
+        return trained.logits(*found_texts, batch_size=128, show_progress=True)
+
+    key = cache and text_digest(
+        *train_texts,
+        *found_texts,
+        head=[
+            "export cross-encoder logits",
+            code_digest(ConcatBERT, cross_encoder)[:12],
+            model_fingerprint(model),
+            config.to_dict(),
+            np.asarray(y, dtype=np.int8).tolist(),
+            *cache_tag(backend("cross-encoder")),
+        ],
+    )
+    if key and (Path(cache) / f"{key}.npy").is_file():
+        print(f"cross-encoder: scores read back from {Path(cache) / key}.npy (same labels)")
+    logits = cached_array(cache, key, score)
     proba = 1.0 / (1.0 + np.exp(-logits))
     return Matcher("cross-encoder", proba, precision_threshold(proba, target_precision))
 
