@@ -1,7 +1,10 @@
 """The training speed settings (issue 35): batches of similar length and bf16 with eager attention
 change the order and the arithmetic of training, not the protocol. The sampler still shows every
 pair once an epoch, the attention switch is undone after training, and on a smoke-sized WikiQA
-pool the fast path's test AP falls inside the reference path's 95% interval."""
+pool the fast path's test AP falls inside the reference path's 95% interval. Both trainings
+run with the objects alive before them out of the garbage collector's full passes."""
+
+import gc
 
 import numpy as np
 import pytest
@@ -97,6 +100,29 @@ def test_bf16_on_cpu_trains_with_eager_attention_and_restores_the_kernel(tiny_mo
     assert inner.config._attn_implementation == before
     with training_attention(encoder, TrainConfig()):
         assert inner.config._attn_implementation == before
+
+
+@pytest.mark.parametrize("kind", ["cosinebert", "concatbert"])
+def test_the_trainers_full_collections_skip_the_objects_alive_before(kind, tiny_model, monkeypatch):
+    from pairlab.models.concatbert import ConcatBERT
+    from pairlab.models.cosinebert import CosineBERT
+
+    frozen, collect = [], gc.collect  # the frozen count at each collection during training
+    monkeypatch.setattr(
+        gc, "collect", lambda *a: frozen.append(gc.get_freeze_count()) or collect(*a)
+    )
+    model = {"cosinebert": CosineBERT, "concatbert": ConcatBERT}[kind]
+    texts = [f"record {i}" for i in range(8)]
+    model.train(texts, texts[::-1], [1, 0] * 4, model=tiny_model, config=TrainConfig(epochs=1))
+    assert frozen and min(frozen) > 10_000  # accelerate's collection ran, the old objects frozen
+    assert gc.get_freeze_count() == 0  # and given back to the collector afterwards
+
+
+def test_the_collector_is_given_back_when_training_fails():
+    with pytest.raises(RuntimeError), training.collector_frozen():
+        assert gc.get_freeze_count() > 0
+        raise RuntimeError("the training failed")
+    assert gc.get_freeze_count() == 0
 
 
 @pytest.mark.parametrize("native", [False, True])

@@ -16,6 +16,7 @@ from .embed import cached_array, loading, saved_model, text_digest
 from .inference import backend, cache_tag, for_inference
 from .training import (
     TrainConfig,
+    collector_frozen,
     default_device,
     pair_dataset,
     quiet_progress,
@@ -86,7 +87,7 @@ class ConcatBERT:
         dataset = pair_dataset(left_texts, right_texts, labels)
         trained = cls.untrained(model, max_seq_length=config.max_seq_length, seed=config.seed)
         args = training_arguments(CrossEncoderTrainingArguments, config)
-        with training_attention(trained.model, config):
+        with training_attention(trained.model, config), collector_frozen():
             CrossEncoderTrainer(
                 model=trained.model,
                 args=args,

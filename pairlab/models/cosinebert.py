@@ -27,6 +27,7 @@ from .inference import cache_tag
 from .scoring import CosineScorer
 from .training import (
     TrainConfig,
+    collector_frozen,
     disable_dropout,
     pair_dataset,
     training_arguments,
@@ -228,7 +229,7 @@ class CosineBERT:
         disable_dropout(encoder)
         torch.manual_seed(config.seed)
         loss = CosineBCELoss(encoder, w_init=w_init, b_init=b_init)
-        with training_attention(encoder, config):
+        with training_attention(encoder, config), collector_frozen():
             trainer(encoder, loss, dataset, config, quiet=quiet).train()
         encoder.eval()
         trained = cls(
