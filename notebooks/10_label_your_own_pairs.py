@@ -146,6 +146,8 @@ display(session.estimate_table())
 # cross-encoder (both records in one input: slower, and usually sharper on near misses) trained
 # on the same labels re-scores those candidates. The audit pairs were never trained on, so they
 # can judge both: the export keeps the one whose matches the audit estimates the higher F1.
+# Training the cross-encoder is most of an export's time; run this cell again with the same
+# answers (after a kernel restart, say) and its scores are read back from the session folder.
 
 # %%
 out = Path(export_dir) if export_dir else ctx.path("10_export")

@@ -9,8 +9,9 @@ next pair shows. A killed kernel loses nothing: running the cell again starts a 
 resumes the run folder, and the widget shows the first pair without an answer.
 
 The session folder holds ``labels.sqlite`` (the queue and every answer), ``run/`` (the loop's
-run folder: config, rounds, models) and, after :meth:`LabelingSession.export`, what the person
-came for (:mod:`.export`).
+run folder: config, rounds, models), ``audit/`` (the audit rounds' designs), ``cache/`` (the
+export's cross-encoder scores, read back while the answers stay the same) and, after
+:meth:`LabelingSession.export`, what the person came for (:mod:`.export`).
 """
 
 from __future__ import annotations
