@@ -90,6 +90,11 @@ def session_arguments(parser: argparse.ArgumentParser) -> None:
         help="fresh audits redrawn each round to check the recall interval",
     )
     parser.add_argument(
+        "--one-to-one",
+        action="store_true",
+        help="never ask a pair of a record already matched (each record matches at most one)",
+    )
+    parser.add_argument(
         "--matches-per-record",
         type=float,
         default=None,
@@ -118,6 +123,7 @@ def open_session(args, folder):
         epochs=args.epochs,
         coverage=args.coverage,
         matches_per_record=args.matches_per_record,
+        one_to_one=args.one_to_one,
         precision=args.precision,
         batch_order="length",
     )
@@ -167,6 +173,7 @@ def main(argv=None) -> int:
             **{k: getattr(args, k) for k in ("table", "strategy", "seed", "budget", "batch")},
             **{k: getattr(args, k) for k in ("candidate_m", "audit_share", "epochs", "precision")},
             "matches_per_record": args.matches_per_record,
+            "one_to_one": args.one_to_one,
             "labels": int(len(answered)),
             "positives_labelled": int(answered["label"].sum()),
             "true_matches": int(len(positives)),
@@ -245,6 +252,7 @@ def main(argv=None) -> int:
         "precision": args.precision,
         "target_precision": args.target_precision,
         "matches_per_record": args.matches_per_record,
+        "one_to_one": args.one_to_one,
         "labels": int(len(answered)),
         "positives_labelled": int(answered["label"].sum()),
         "true_matches": int(len(positives)),

@@ -63,6 +63,7 @@ batch = 32                         # pairs per round; the model retrains between
 audit_share = 0.1                  # share of the pairs shown drawn for the recall estimate (you cannot tell which)
 matches_per_record = 1            # the estimate assumes at most this many matches a record (of the smaller table) are left to find; None: no bound, the scores' calibration alone
 strategy = "uncertainty"           # which pairs to ask: "uncertainty", "adaptive_retrieval", "static_retrieval", "random"
+one_to_one = False                 # True: each record matches at most one other (two catalogues of distinct products): never ask a pair of a record already matched
 candidate_m = 20                   # candidate neighbours per record each round
 target_precision = 0.9             # the exported matches' threshold is chosen for this precision
 seed = 0
@@ -95,10 +96,13 @@ for table in filter(None, (left, right)):
 #
 # The session runs notebook 03's loop: the first round labels the pairs the pretrained encoder
 # finds most similar (static retrieval), later rounds the pairs the model is least sure about
-# (`strategy`), among each record's `candidate_m` nearest neighbours. The loop runs in a worker
-# process; you never wait for it: while a model trains, you label the audit pairs and the next
-# most uncertain candidates. Every answer is saved before the next pair shows: close the
-# notebook, restart the kernel, run the cells again, and you continue where you stopped.
+# (`strategy`), among each record's `candidate_m` nearest neighbours. Where each record has at
+# most one match (`one_to_one`), a record whose match you have confirmed is not asked again (on
+# Walmart-Amazon, `benchmarks/er_label_use.py` counts how many labels went to such pairs without
+# it). The loop runs in a worker process; you never wait for it: while a model trains, you
+# label the audit pairs and the next most uncertain candidates. Every answer is saved before the
+# next pair shows: close the notebook, restart the kernel, run the cells again, and you continue
+# where you stopped.
 
 # %%
 session = LabelingSession(left, ctx.path("10_session"), right=right, model=model,
@@ -107,7 +111,7 @@ session = LabelingSession(left, ctx.path("10_session"), right=right, model=model
                           audit_share=audit_share, candidate_m=candidate_m, seed=seed,
                           epochs=epochs, max_seq_length=max_seq_length,
                           coverage=coverage_repeats if coverage_seeds else 0,
-                          matches_per_record=matches_per_record)
+                          matches_per_record=matches_per_record, one_to_one=one_to_one)
 print(session)
 if annotator == "person":
     session.start()

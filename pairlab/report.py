@@ -107,6 +107,7 @@ def er_session_rows(root: Path | None = None) -> list[dict]:
             {
                 "table": run["table"],
                 "seed": run["seed"],
+                "strategy": run["strategy"] + (", one-to-one" if run.get("one_to_one") else ""),
                 "arithmetic": run["precision"],
                 "labels (audit included)": run["labels"],
                 "matches labelled": f"{run['positives_labelled']} of {run['true_matches']}",

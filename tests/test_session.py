@@ -16,7 +16,7 @@ from pairlab.data.items import Records
 from pairlab.data.recordpool import record_pairs
 from pairlab.io import ReadReport, to_json
 from pairlab.metrics_files import check
-from pairlab.session import LabelingSession
+from pairlab.session import LabelingSession, compare_strategies
 from pairlab.session.export import clusters, label_frame, precision_threshold
 from pairlab.session.worker import Job, run_job
 
@@ -70,6 +70,46 @@ def test_an_oracle_session_asks_the_pairs_notebook_03s_loop_asks(tmp_path):
     counts = session.counts()
     assert counts["labels"] == 36 and counts["queued"] == 0
     assert counts["positives"] == int(np.isin(np.concatenate(ours), session.pool.positives).sum())
+
+
+def test_a_one_to_one_session_never_asks_a_record_already_matched(tmp_path):
+    """``one_to_one``: after a round, no later batch holds a record of a pair labelled a match
+    in an earlier round; the rule keys the run apart, and the oracle comparison runs random
+    labelling without it (random draws from the whole pool)."""
+    options = dict(
+        annotator="oracle",
+        oracle_pairs=truth(),
+        batch=12,
+        budget=36,
+        candidate_m=6,
+        audit_share=0.0,
+        name="toy",
+    )
+
+    def asked_of_matched(folder) -> int:
+        """Pairs of a later round holding a record matched in an earlier one."""
+        rounds, asked = round_ids(folder / "run"), 0
+        for k in range(1, len(rounds)):
+            before = np.concatenate(rounds[:k])
+            found = np.unique(np.concatenate(space.decode(before[np.isin(before, positives)])))
+            assert len(found)  # the toy's first round finds matches
+            i, j = space.decode(rounds[k])
+            asked += int((np.isin(i, found) | np.isin(j, found)).sum())
+        return asked
+
+    session = LabelingSession(records(), tmp_path / "s", one_to_one=True, **options)
+    space, positives = session.pool.space, session.pool.positives
+    session.run(learner=FakeLearner(VECTORS))
+    assert session.config.strategy_params == {"one_to_one": True}
+    assert asked_of_matched(tmp_path / "s") == 0
+    plain = LabelingSession(records(), tmp_path / "p", **options)
+    assert plain.config.strategy_params == {}
+    plain.run(learner=FakeLearner(VECTORS))
+    assert asked_of_matched(tmp_path / "p") > 0  # without the rule the toy asks some
+    table = compare_strategies(
+        session, ["random", "static_retrieval"], learner=FakeLearner(VECTORS)
+    )
+    assert list(table.index) == ["uncertainty", "random", "static_retrieval"]
 
 
 def person(store: SessionStore, pool, stop: threading.Event, answers: list, delay=0.0):

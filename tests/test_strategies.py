@@ -12,6 +12,7 @@ from pairlab.active.strategies import (
     BaseInconsistent,
     CandidateSearch,
     ConditionalInformativeness,
+    OneToOne,
     Random,
     RandomCandidates,
     Retrieval,
@@ -22,6 +23,7 @@ from pairlab.active.strategies import (
     StratifiedMatch,
     Uncertainty,
     make_strategy,
+    of_matched_records,
 )
 from pairlab.data import Pool
 from pairlab.data.pairs import PairSpace, as_id_set, isin_sorted
@@ -257,6 +259,48 @@ def test_held_out_pairs_are_never_picked_and_change_nothing_when_there_are_none(
     s = state(labelled=np.arange(0, 700, dtype=np.int64))
     picked = Random().select(replace(s, held_out=np.arange(700, 720, dtype=np.int64)), 60)
     assert np.array_equal(picked, np.arange(720, 780))  # the 60 neither labelled nor held out
+
+
+def test_one_to_one_never_asks_a_pair_of_a_record_already_matched():
+    """``one_to_one``: the criterion sees only candidates whose records are in no labelled
+    match (either side in one table; each side on its own in two); with no match labelled,
+    the same batch as without it; whole-pool strategies refuse it."""
+    s = state(labelled=SPACE.encode(np.array([0, 6]), np.array([3, 9])))
+    s = replace(s, labels=np.array([1, 0], np.int8))  # (0, 3) a match, (6, 9) not
+    i, j = SPACE.decode(s.candidates)
+    hit = np.isin(i, (0, 3)) | np.isin(j, (0, 3))
+    assert hit.any() and not np.isin(i, (6, 9)).all()  # the toy exercises both cases
+    one = make_strategy("uncertainty", candidate_m=3, one_to_one=True)
+    picked = one.base.select(s, 10)
+    kept = replace(s, candidates=s.candidates[~hit], cosine=s.cosine[~hit], logits=s.logits[~hit])
+    assert np.array_equal(picked, Uncertainty().select(kept, 10))
+    pi, pj = SPACE.decode(picked)
+    assert not (np.isin(pi, (0, 3)) | np.isin(pj, (0, 3))).any()
+    unmatched = replace(s, labels=np.array([0, 0], np.int8))
+    assert np.array_equal(one.base.select(unmatched, 10), Uncertainty().select(unmatched, 10))
+    # two tables: a left record and a right record are different records
+    two = PairSpace(4, 5, False)
+    matched = of_matched_records(
+        two, np.arange(20, dtype=np.int64), two.encode(np.array([1]), np.array([2])), [1]
+    )
+    left, right = two.decode(np.arange(20))
+    assert np.array_equal(matched, (left == 1) | (right == 2))
+    assert one.name == "uncertainty" and one.adaptive
+    with pytest.raises(ValueError, match="whole pool"):
+        make_strategy("random", one_to_one=True)
+    with pytest.raises(ValueError, match="True or False"):
+        make_strategy("uncertainty", one_to_one="yes")
+
+
+def test_one_to_one_keys_its_runs_apart_and_leaves_the_others_keys():
+    from pairlab.active import ActiveConfig
+    from pairlab.active.behaviour import run_code_digest
+
+    plain = ActiveConfig(task="toy", strategy="uncertainty")
+    one = ActiveConfig(task="toy", strategy="uncertainty", strategy_params={"one_to_one": True})
+    off = ActiveConfig(task="toy", strategy="uncertainty", strategy_params={"one_to_one": False})
+    assert run_code_digest(one) != run_code_digest(plain) == run_code_digest(off)
+    assert isinstance(one.make_strategy().base, OneToOne)
 
 
 def test_the_registry_composes_the_named_strategies():

@@ -56,9 +56,12 @@ def run_code_digest(config) -> str:
     from .strategies import STRATEGIES
 
     registry = QUERY_STRATEGIES if isinstance(config, QueryConfig) else STRATEGIES
-    return code_digest(
-        registry.get(config.strategy), annotator_class(getattr(config, "annotator", None))
-    )[:12]
+    parts = [registry.get(config.strategy), annotator_class(getattr(config, "annotator", None))]
+    if (getattr(config, "strategy_params", None) or {}).get("one_to_one"):
+        from .strategies import OneToOne, make_strategy
+
+        parts += [OneToOne, make_strategy]  # the wrapper and where it is put in
+    return code_digest(*parts)[:12]
 
 
 def _own(obj) -> bool:

@@ -17,6 +17,7 @@ strategies (:data:`STRATEGIES`), and :func:`register_strategy` adds one of your 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
@@ -42,6 +43,7 @@ __all__ = [
     "BaseInconsistent",
     "Committee",
     "Diversity",
+    "OneToOne",
     "STRATEGIES",
     "BUILT_IN",
     "make_strategy",
@@ -349,17 +351,86 @@ def _named(cls: type, name: str) -> Callable:
     return build
 
 
-def make_strategy(name: str, *, candidate_m: int = 100, index: str = "Flat", **params) -> Strategy:
+class OneToOne(Strategy):
+    """``base`` among the candidates whose two records are in no labelled match: where every
+    record matches at most one other (two catalogues of distinct products), a pair of a record
+    already matched is a non-match, and asking it spends a label on nothing
+    (``benchmarks/er_label_use.py`` counts such labels in a finished session).
+    Built by ``strategy_params={"one_to_one": True}`` around a candidate strategy's criterion."""
+
+    name = "one_to_one"
+
+    def __init__(self, base: Strategy):
+        self.base = base
+        self.name = base.name
+
+    @property
+    def adaptive(self) -> bool:
+        return self.base.adaptive
+
+    def params(self):
+        return {"base": self.base}
+
+    def select(self, state, n):
+        keep = ~of_matched_records(state.pool.space, state.candidates, state.labelled, state.labels)
+        if keep.all():
+            return self.base.select(state, n)
+        narrowed = replace(
+            state,
+            candidates=state.candidates[keep],
+            cosine=state.cosine[keep],
+            logits=None if state.logits is None else state.logits[keep],
+        )
+        return self.base.select(narrowed, n)
+
+
+def of_matched_records(space, candidates, labelled, labels) -> np.ndarray:
+    """True for each of the sorted ``candidates`` (pair ids of ``space``) that holds a record of
+    a pair labelled a match (``labelled`` ids, ``labels`` their 0/1 answers, -1: none; None:
+    nothing known). In one table a record is matched on either side."""
+    candidates = np.asarray(candidates, np.int64)
+    if labels is None or not len(candidates):
+        return np.zeros(len(candidates), bool)
+    matches = np.asarray(labelled, np.int64)[np.asarray(labels) == 1]
+    if not len(matches):
+        return np.zeros(len(candidates), bool)
+    left, right = space.decode(matches)
+    i, j = space.decode(candidates)
+    if space.symmetric:
+        records = np.unique(np.concatenate([left, right]))
+        return isin_sorted(i, records) | isin_sorted(j, records)
+    return isin_sorted(i, np.unique(left)) | isin_sorted(j, np.unique(right))
+
+
+def make_strategy(
+    name: str,
+    *,
+    candidate_m: int = 100,
+    index: str = "Flat",
+    one_to_one: bool = False,
+    **params,
+) -> Strategy:
     """The strategy registered as ``name``, built with ``params``; candidate strategies search
-    ``candidate_m`` neighbours per item with the faiss ``index``."""
+    ``candidate_m`` neighbours per item with the faiss ``index``. ``one_to_one``: a candidate
+    strategy's criterion never sees a pair of a record already matched (:class:`OneToOne`)."""
     if name not in STRATEGIES:
         raise ValueError(f"unknown strategy {name!r}; known: {sorted(STRATEGIES)}")
     try:
-        return STRATEGIES[name](candidate_m=candidate_m, index=index, **params)
+        strategy = STRATEGIES[name](candidate_m=candidate_m, index=index, **params)
     except TypeError as error:  # a parameter it does not take, or one it needs
         raise TypeError(
             f"strategy {name!r} cannot be built with strategy_params {params!r}: {error}"
         ) from error
+    if one_to_one is True:
+        if not isinstance(strategy, CandidateSearch):
+            raise ValueError(
+                f"one_to_one applies to a strategy over candidates; {name!r} chooses from "
+                "the whole pool"
+            )
+        strategy.base = OneToOne(strategy.base)
+    elif one_to_one is not False:
+        raise ValueError(f"one_to_one must be True or False, got {one_to_one!r}")
+    return strategy
 
 
 def _enough_candidates(state: RoundState, n: int) -> None:

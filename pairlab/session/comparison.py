@@ -14,6 +14,7 @@ def compare_strategies(session, strategies, *, learner=None) -> pd.DataFrame:
     """One row per strategy (the session's first): labels, matches found, labels per match found
     (None where it found none: a metrics file holds no infinity), and the share of all true
     matches found. Needs the oracle (the truth is what is counted)."""
+    from ..active.strategies import CandidateSearch, make_strategy
     from .session import LabelingSession
 
     if session.annotator != "oracle":
@@ -25,10 +26,21 @@ def compare_strategies(session, strategies, *, learner=None) -> pd.DataFrame:
     for strategy in strategies:
         if strategy == session.config.strategy:
             continue
+        # the session's one-to-one rule where the other strategy picks among candidates too
+        # (random labelling draws from the whole pool: the rule has nothing to narrow)
+        one_to_one = bool(session.options.get("one_to_one")) and isinstance(
+            make_strategy(strategy), CandidateSearch
+        )
         other = LabelingSession(
             session.pool.left,
             session.folder.with_name(f"{session.folder.name}-{strategy}"),
-            **{**session.options, "strategy": strategy, "audit_share": 0.0, "coverage": 0},
+            **{
+                **session.options,
+                "strategy": strategy,
+                "audit_share": 0.0,
+                "coverage": 0,
+                "one_to_one": one_to_one,
+            },
         )
         rows.append(_row(strategy, other, learner))
     frame = pd.DataFrame(rows).set_index("strategy")

@@ -89,7 +89,9 @@ class LabelingSession:
     ``matches_per_record``: the recall estimate's stated assumption, at most that many matches a
     record of the smaller table (one table: a record) are left to find (the ``"bounded"`` audit
     prior); ``None`` lets the estimate rest on the model's calibration alone, whose tail can be
-    far off (notebook 10, section 6 checks both against the truth)."""
+    far off (notebook 10, section 6 checks both against the truth). ``one_to_one``: every
+    record matches at most one other (two catalogues of distinct products), so a pair of a record
+    already matched is never asked (:class:`~pairlab.active.strategies.OneToOne`)."""
 
     def __init__(
         self,
@@ -114,6 +116,7 @@ class LabelingSession:
         name: str | None = None,
         coverage: int = 0,
         matches_per_record: float | None = 1.0,
+        one_to_one: bool = False,
         **train,
     ):
         if annotator not in ANNOTATORS:
@@ -146,6 +149,7 @@ class LabelingSession:
             max_seq_length=max_seq_length,
             who=self.who,
             audit_share=audit_share,
+            **({"strategy_params": {"one_to_one": True}} if one_to_one else {}),
             **train,
         )
         self.options = dict(
@@ -167,6 +171,7 @@ class LabelingSession:
             name=name,
             coverage=coverage,
             matches_per_record=matches_per_record,
+            one_to_one=one_to_one,
             **train,
         )
         if matches_per_record is not None and not matches_per_record > 0:
