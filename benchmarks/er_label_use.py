@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -48,9 +49,12 @@ def main(argv=None) -> int:
     parser.add_argument("--per", type=int, default=128, help="answers per reported slice")
     args = parser.parse_args(argv)
 
-    _, right, _ = records(args.table)
+    _, right, oracle = records(args.table)
+    positives = pd.read_csv(oracle)
     with sqlite3.connect(f"file:{Path(args.folder) / 'labels.sqlite'}?mode=ro", uri=True) as db:
         rows = np.array(db.execute("SELECT pair_id, label FROM answers ORDER BY id").fetchall())
+        shown = dict(db.execute("SELECT key, value FROM status").fetchall()).get("estimate")
+    config = json.loads((Path(args.folder) / "run" / "config.json").read_text())
     # the last answer of each pair is the one that counts (an undo writes a new row)
     _, last = np.unique(rows[::-1, 0], return_index=True)
     rows = rows[np.sort(len(rows) - 1 - last)]
@@ -63,11 +67,17 @@ def main(argv=None) -> int:
             {
                 "table": args.table,
                 "folder": str(args.folder),
+                "strategy": config["strategy"],
+                "strategy_params": config.get("strategy_params", {}),
+                "seed": config["seed"],
+                "precision": config.get("precision", "fp32"),
                 "answers": int(len(rows)),
                 "matches": int(rows[:, 1].sum()),
                 "non_matches": int((rows[:, 1] == 0).sum()),
                 "non_matches_of_matched_records": int(wasted.sum()),
                 "per_slice": [int(wasted[s : s + args.per].sum()) for s in slices],
+                "true_share_found": round(float(rows[:, 1].sum()) / len(positives), 3),
+                "last_estimate_shown": shown,  # the session's own stopping sentence
             }
         )
     )
