@@ -7,7 +7,7 @@ match is labelled, every later pair of that record is a non-match: a label a one
 would have spent on another record. This counts them in answer order, per round of 128 answers
 and in total, and prints one JSON line.
 
-    PAIRLAB_DATA_DIR=../shared/data python benchmarks/er_label_use.py walmart_amazon \\
+    PAIRLAB_DATA_DIR=../shared/data python benchmarks/er_label_use.py walmart_amazon --export \\
         /tmp/wa/adaptive-s0 >> benchmarks/results/er/label_use-walmart_amazon.log
 """
 
@@ -40,6 +40,25 @@ def spent_on_matched(left: np.ndarray, right: np.ndarray, label: np.ndarray) -> 
     return out
 
 
+def export_quality(folder: Path, oracle) -> dict:
+    """Precision, recall and F1 of ``folder/export/matches.csv`` (written by
+    ``session.export``) against the table's true matches (``oracle``: its matches file), and
+    the matcher the export used."""
+    exported = pd.read_csv(folder / "export" / "matches.csv", dtype=str)
+    truth = pd.read_csv(oracle, dtype=str)
+    true = set(zip(truth.iloc[:, 0], truth.iloc[:, 1]))
+    hit = len(true & set(zip(exported["left_id"], exported["right_id"])))
+    p, r = hit / max(len(exported), 1), hit / len(true)
+    info = json.loads((folder / "export" / "export.json").read_text())
+    return {
+        "matcher": info["matcher"],
+        "matches": int(len(exported)),
+        "precision": round(p, 4),
+        "recall": round(r, 4),
+        "f1": round(2 * p * r / (p + r), 4) if hit else 0.0,
+    }
+
+
 def main(argv=None) -> int:
     from er_sessions import TABLES, records
 
@@ -47,6 +66,11 @@ def main(argv=None) -> int:
     parser.add_argument("table", choices=sorted(TABLES))
     parser.add_argument("folder", help="the session folder (its labels.sqlite)")
     parser.add_argument("--per", type=int, default=128, help="answers per reported slice")
+    parser.add_argument(
+        "--export",
+        action="store_true",
+        help="also score the session's export (<folder>/export/matches.csv) against the truth",
+    )
     args = parser.parse_args(argv)
 
     _, right, oracle = records(args.table)
@@ -78,6 +102,7 @@ def main(argv=None) -> int:
                 "per_slice": [int(wasted[s : s + args.per].sum()) for s in slices],
                 "true_share_found": round(float(rows[:, 1].sum()) / len(positives), 3),
                 "last_estimate_shown": shown,  # the session's own stopping sentence
+                **({"export": export_quality(Path(args.folder), oracle)} if args.export else {}),
             }
         )
     )
