@@ -40,11 +40,9 @@ def truth() -> tuple[np.ndarray, np.ndarray]:
     return np.array([f"r{k}" for k in i], object), np.array([f"r{k}" for k in j], object)
 
 
-def test_an_oracle_session_asks_the_pairs_notebook_03s_loop_asks(tmp_path):
-    """One loop, not two: the session's rounds are ActiveRun's rounds with the same settings."""
-    session = LabelingSession(
-        records(),
-        tmp_path / "s",
+def oracle_toy() -> dict:
+    """A session's options on the toy pool: the oracle answers, 3 rounds of 12, no audit."""
+    return dict(
         annotator="oracle",
         oracle_pairs=truth(),
         batch=12,
@@ -53,6 +51,11 @@ def test_an_oracle_session_asks_the_pairs_notebook_03s_loop_asks(tmp_path):
         audit_share=0.0,
         name="toy",
     )
+
+
+def test_an_oracle_session_asks_the_pairs_notebook_03s_loop_asks(tmp_path):
+    """One loop, not two: the session's rounds are ActiveRun's rounds with the same settings."""
+    session = LabelingSession(records(), tmp_path / "s", **oracle_toy())
     session.run(learner=FakeLearner(VECTORS))
     fields = {k: v for k, v in session.config.to_dict().items() if k not in ("annotator", "task")}
     plain = ActiveRun(
@@ -76,15 +79,7 @@ def test_a_one_to_one_session_never_asks_a_record_already_matched(tmp_path):
     """``one_to_one``: after a round, no later batch holds a record of a pair labelled a match
     in an earlier round; the rule keys the run apart, and the oracle comparison runs random
     labelling without it (random draws from the whole pool)."""
-    options = dict(
-        annotator="oracle",
-        oracle_pairs=truth(),
-        batch=12,
-        budget=36,
-        candidate_m=6,
-        audit_share=0.0,
-        name="toy",
-    )
+    options = oracle_toy()
 
     def asked_of_matched(folder) -> int:
         """Pairs of a later round holding a record matched in an earlier one."""
