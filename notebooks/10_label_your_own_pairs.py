@@ -140,6 +140,18 @@ print(estimate["sentence"])
 display(session.estimate_table())
 
 # %% [markdown]
+# Where your matches sit says whether `one_to_one` suits your records: if no record is in two
+# matches while many of your "no" answers paired a record already matched, those answers bought
+# little; if records do have several matches, the rule would hide their other pairs. The line
+# below says so when the counts point one way.
+
+# %%
+use = session.record_use()
+print(f"{use['matches']:,} matches labelled; {use['records_in_several']:,} records in more than one; "
+      f"{use['non_matches_of_matched']:,} non-match answers paired a record already matched")
+print(use["advice"] or f"(one_to_one = {one_to_one}: nothing in these counts argues against it)")
+
+# %% [markdown]
 # ## 4. What you came for
 #
 # `export` writes `labels.csv` (every answer), the model (a sentence-transformers folder),

@@ -107,6 +107,33 @@ def test_a_one_to_one_session_never_asks_a_record_already_matched(tmp_path):
     assert list(table.index) == ["uncertainty", "random", "static_retrieval"]
 
 
+def test_record_use_counts_where_the_labelled_matches_sit(tmp_path):
+    """``record_use`` against a count by hand over the session's answers: records in two
+    matches, non-matches of matched records; the advice follows the counts and the setting."""
+    from pairlab.session.guide import one_to_one_sentence
+
+    session = LabelingSession(records(), tmp_path / "p", **oracle_toy())
+    session.run(learner=FakeLearner(VECTORS))
+    ids, labels = session.store.labelled()
+    assert len(ids) == 36 and np.all(np.diff(ids) > 0)
+    i, j = session.pool.space.decode(ids)
+    matched = [r for a, b, y in zip(i, j, labels) if y == 1 for r in (a, b)]
+    several = sum(1 for r in set(matched) if matched.count(r) > 1)
+    spent = sum(1 for a, b, y in zip(i, j, labels) if y == 0 and (a in matched or b in matched))
+    use = session.record_use()
+    assert use["matches"] == int(labels.sum()) > 0
+    assert (use["records_in_several"], use["non_matches_of_matched"]) == (several, spent)
+    assert spent > 0  # the toy asks some without the rule
+
+    one = {"matches": 40, "records_in_several": 0, "non_matches_of_matched": 7}
+    assert "one_to_one=True spends those labels" in one_to_one_sentence(one, False)
+    assert one_to_one_sentence(one, True) == ""
+    assert one_to_one_sentence({**one, "matches": 5}, False) == ""  # too few to say
+    many = {**one, "records_in_several": 3}
+    assert one_to_one_sentence(many, False) == ""
+    assert "consider one_to_one=False" in one_to_one_sentence(many, True)
+
+
 def person(store: SessionStore, pool, stop: threading.Event, answers: list, delay=0.0):
     """A simulated person: answers the next queued pair from the truth until ``stop``."""
     while not stop.is_set():

@@ -129,6 +129,13 @@ class SessionStore:
         out[out == WITHDRAWN] = UNANSWERED
         return out
 
+    def labelled(self) -> tuple[np.ndarray, np.ndarray]:
+        """The pairs answered yes or no now (sorted int64 ids) and their 0/1 labels (int8); an
+        unsure or undone answer is not one."""
+        current = self._current()
+        current = current[current["label"].isin((0, 1))].sort_values("pair_id")
+        return current["pair_id"].to_numpy(np.int64), current["label"].to_numpy(np.int8)
+
     def set_status(self, key: str, value: str) -> None:
         """What the worker is doing (``key`` "worker"), or any other state worth showing."""
         with self._lock, self._conn:

@@ -3,7 +3,10 @@ advises; the person decides when to stop."""
 
 from __future__ import annotations
 
-__all__ = ["stopping_sentence"]
+__all__ = ["one_to_one_sentence", "stopping_sentence"]
+
+# labelled matches, all on distinct records, before the guide suggests one_to_one
+ONE_TO_ONE_EVIDENCE = 20
 
 
 def stopping_sentence(estimate: dict) -> str:
@@ -22,6 +25,27 @@ def stopping_sentence(estimate: dict) -> str:
         f"matches found: {found:,} of an estimated {total:,.0f} ({lo_t:,.0f}-{hi_t:,.0f}), "
         f"95% interval{tail}{_assumed(estimate)}"
     )
+
+
+def one_to_one_sentence(use: dict, one_to_one: bool) -> str:
+    """Advice on ``one_to_one`` from where the labelled matches sit
+    (:meth:`~pairlab.session.LabelingSession.record_use`): "" when the counts agree with the
+    setting or are too few to say."""
+    several, spent = use["records_in_several"], use["non_matches_of_matched"]
+    if one_to_one and several:
+        return (
+            f"{several:,} record{'s are' if several != 1 else ' is'} in more than one labelled "
+            "match, so a record here can have several; one_to_one=True never asks the other "
+            "pairs of a matched record: consider one_to_one=False"
+        )
+    if not one_to_one and not several and spent and use["matches"] >= ONE_TO_ONE_EVIDENCE:
+        return (
+            f"all {use['matches']:,} matches labelled so far are on distinct records, and "
+            f"{spent:,} of your non-match answers paired a record already matched: if each "
+            "record has at most one match (two catalogues of distinct products), "
+            "one_to_one=True spends those labels on other records"
+        )
+    return ""
 
 
 def _assumed(estimate: dict) -> str:

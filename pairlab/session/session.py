@@ -307,6 +307,28 @@ class LabelingSession:
             f"labels; no estimate of how many remain yet ({why})",
         }
 
+    def record_use(self) -> dict:
+        """How the matches labelled so far sit on the records: ``matches``; ``records_in_several``,
+        records in more than one labelled match (in one table a record counts on either side);
+        ``non_matches_of_matched``, non-match answers that pair a record in a labelled match (the
+        labels ``one_to_one`` spares where no record has two matches); and ``advice``, a sentence
+        when these counts say ``one_to_one`` is probably set the wrong way (else "")."""
+        from ..active.strategies import of_matched_records
+        from .guide import one_to_one_sentence
+
+        ids, labels = self.store.labelled()
+        space = self.pool.space
+        left, right = space.decode(ids[labels == 1])
+        sides = [np.concatenate([left, right])] if space.symmetric else [left, right]
+        use = {
+            "matches": int(labels.sum()),
+            "records_in_several": sum(int((np.bincount(s) > 1).sum()) for s in sides),
+            "non_matches_of_matched": int(
+                of_matched_records(space, ids[labels == 0], ids, labels).sum()
+            ),
+        }
+        return {**use, "advice": one_to_one_sentence(use, bool(self.options["one_to_one"]))}
+
     def estimate_table(self):
         """The estimates logged so far, one row each (after every round, and every call of
         :meth:`estimate`)."""
