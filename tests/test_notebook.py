@@ -85,6 +85,10 @@ def test_a_profile_named_in_the_parameters_cell_gives_the_shared_settings(
     smoke = load_profile("smoke", notebook="03")
     names = shared("03", path=path)
     assert {"max_items", "candidate_m", "run_dir"} <= set(names) and "n1" not in names
+    if smoke.get("model_layers") is not None:  # setup cuts the model (smoke: 4 of 6 layers)
+        from pairlab.models.truncate import truncated_model
+
+        smoke["model"] = truncated_model(smoke["model"], smoke["model_layers"])
     assert {name: namespace[name] for name in names} == {name: smoke[name] for name in names}
     assert (
         (namespace["n1"], namespace["seeds"], namespace["mine"])

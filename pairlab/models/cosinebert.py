@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from scipy.special import expit
 from torch import nn
 from torch.nn import functional as F
 
@@ -98,7 +99,7 @@ class Calibration:
         )
 
     def proba(self, cosine: np.ndarray) -> np.ndarray:
-        return 1.0 / (1.0 + np.exp(-self.logits(cosine)))
+        return expit(self.logits(cosine))  # no overflow warning at large negative logits
 
     def log_loss(self, cosine: np.ndarray, labels: np.ndarray) -> float:
         """Mean binary cross-entropy on (cosine, label) pairs."""
