@@ -133,6 +133,10 @@ else:
 # one time in ten; section 6 checks it on your run. If your records come in larger
 # groups, raise it; the sentence below says when the bound, not the audit, sets the interval's
 # top.
+#
+# Budget spent and too many matches left? Raise `budget` and run the notebook again: the session
+# goes on from its last round, with every answer you gave. Other settings start a new session
+# (the error says how to bring your answers along).
 
 # %%
 estimate = session.estimate()

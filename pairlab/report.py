@@ -112,7 +112,11 @@ def er_session_rows(root: Path | None = None) -> list[dict]:
                 "labels (audit included)": run["labels"],
                 "matches labelled": f"{run['positives_labelled']} of {run['true_matches']}",
                 "bi-encoder F1": run["matchers"]["bi-encoder"]["f1"],
-                "cross-encoder F1": run["matchers"]["cross-encoder"]["f1"],
+                "cross-encoder F1": (
+                    run["matchers"]["cross-encoder"]["f1"]
+                    if "cross-encoder" in run["matchers"]
+                    else "not trained"  # er_sessions.py --no-cross-encoder
+                ),
                 "exported (audit's choice)": f"{run['export_f1']:.3f} ({run['chosen']['chosen']})",
                 "DIAL F1 (random)": (
                     f"{reference['dial']:.3f} ({reference['random']:.3f})" if reference else ""

@@ -107,6 +107,39 @@ def test_a_one_to_one_session_never_asks_a_record_already_matched(tmp_path):
     assert list(table.index) == ["uncertainty", "random", "static_retrieval"]
 
 
+def test_a_larger_budget_goes_on_from_the_last_round_and_other_changes_are_refused(tmp_path):
+    """A person who wants more labels re-runs the cell with a larger budget: the finished run
+    goes on, asking what one run with that budget asks (the rounds of 12, 12 then 12); an
+    uneven rest keeps the finished rounds as they were; any other change is a clear error
+    before a worker starts, and a smaller budget too."""
+    small = {**oracle_toy(), "budget": 24}
+    LabelingSession(records(), tmp_path / "s", **small).run(learner=FakeLearner(VECTORS))
+    grown = LabelingSession(records(), tmp_path / "s", **oracle_toy())
+    assert grown.config.batches == (12, 12, 12)
+    grown.run(learner=FakeLearner(VECTORS))
+    whole = LabelingSession(records(), tmp_path / "w", **oracle_toy())
+    whole.run(learner=FakeLearner(VECTORS))
+    ours, theirs = round_ids(tmp_path / "s" / "run"), round_ids(tmp_path / "w" / "run")
+    assert len(ours) == len(theirs) == 3
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(np.sort(a), np.sort(b))
+    assert grown.counts()["labels"] == 36
+    again = LabelingSession(records(), tmp_path / "s", **oracle_toy())  # reopened: no change
+    assert again.config == grown.config and again.result() is not None
+
+    odd = {**oracle_toy(), "budget": 18}  # rounds of 12 and 6, then 12 more: 12, 6, 12
+    LabelingSession(records(), tmp_path / "o", **odd).run(learner=FakeLearner(VECTORS))
+    more = LabelingSession(records(), tmp_path / "o", **{**odd, "budget": 30})
+    assert more.config.batches == (12, 6, 12)
+    more.run(learner=FakeLearner(VECTORS))
+    assert more.counts()["labels"] == 30
+
+    with pytest.raises(ValueError, match=r"other settings \(differing in \['strategy_params'\]"):
+        LabelingSession(records(), tmp_path / "s", one_to_one=True, **oracle_toy())
+    with pytest.raises(ValueError, match="a larger budget only"):
+        LabelingSession(records(), tmp_path / "s", **small)
+
+
 def test_record_use_counts_where_the_labelled_matches_sit(tmp_path):
     """``record_use`` against a count by hand over the session's answers: records in two
     matches, non-matches of matched records; the advice follows the counts and the setting."""

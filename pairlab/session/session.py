@@ -17,6 +17,7 @@ export's cross-encoder scores, read back while the answers stay the same) and, a
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,7 @@ from ..active.config import ActiveConfig
 from ..annotators.person import UNANSWERED, SessionStore
 from ..data.items import Records
 from ..data.recordpool import RecordPool, record_pairs
+from ..io import read_json, to_json, write_json
 from .worker import Job, run_job, spawn
 
 __all__ = ["LabelingSession", "session_config", "ANNOTATORS"]
@@ -76,6 +78,44 @@ def session_config(
     )
 
 
+def grown_config(run_folder: Path, config: ActiveConfig, batch: int) -> ActiveConfig | None:
+    """A larger budget for a session: where ``run_folder`` holds this session's run with fewer
+    labels and every other setting the same, ``config`` with that run's rounds first and the
+    labels added in rounds of ``batch`` after them, so the loop goes on from its last finished
+    round; None where there is no run yet, or it differs in more than its budget (then the run
+    folder's own check says what differs)."""
+    path = run_folder / "config.json"
+    if not path.is_file():
+        return None
+    old, new = read_json(path), to_json(config.to_dict())
+    if not isinstance(old, dict) or old == new:
+        return None
+    done = tuple(old.get("batches") or ())
+    extra = sum(config.batches) - sum(done)
+    others = [{k: v for k, v in c.items() if k != "batches"} for c in (old, new)]
+    if others[0] != others[1] or not done or extra < 0:
+        return None
+    rounds, rest = divmod(extra, batch)
+    return replace(config, batches=done + (batch,) * rounds + ((rest,) if rest else ()))
+
+
+def _same_settings(folder: Path, config: ActiveConfig) -> None:
+    """A clear error, in the kernel rather than in the worker, where ``folder`` holds a session
+    run with other settings than ``config`` (a larger budget aside: :func:`grown_config`)."""
+    path = folder / "run" / "config.json"
+    old = read_json(path) if path.is_file() else None
+    new = to_json(config.to_dict())
+    if old is None or old == new:
+        return
+    differ = sorted(k for k in {*old, *new} if old.get(k) != new.get(k))
+    raise ValueError(
+        f"{folder} holds a session run with other settings (differing in {differ}): a session "
+        "goes on with the same settings or a larger budget only. For other settings, start a "
+        "new folder and bring the answers: labels = LabelingSession(<the old settings>).labels(); "
+        "positives=labels[labels.label == 1][['left_id', 'right_id']], and negatives= likewise"
+    )
+
+
 class LabelingSession:
     """A person labels the pairs an active learner picks among ``items``' records.
 
@@ -84,7 +124,8 @@ class LabelingSession:
     and ``negatives``: pairs already known (files or frames of id pairs). ``annotator``:
     ``"person"`` (the widget, :meth:`widget`) or ``"oracle"`` (``oracle_pairs``, every true pair,
     answers: a simulation, run to the end by :meth:`run`). ``batch`` pairs a round, ``budget``
-    labels in all, ``audit_share`` of the pairs shown drawn for the recall estimate, ``spares``
+    labels in all (a larger budget on the same folder goes on from its last round; other
+    changed settings need a new folder), ``audit_share`` of the pairs shown drawn for the recall estimate, ``spares``
     candidates beyond each batch to label while the model retrains (person only).
     ``matches_per_record``: the recall estimate's stated assumption, at most that many matches a
     record of the smaller table (one table: a record) are left to find (the ``"bounded"`` audit
@@ -180,6 +221,13 @@ class LabelingSession:
         self.audit_share, self.coverage = audit_share, (coverage if annotator == "oracle" else 0)
         self.spares = (batch if spares is None else spares) if annotator == "person" else 0
         self.folder.mkdir(parents=True, exist_ok=True)
+        grown = grown_config(self.folder / "run", self.config, batch)
+        if grown is not None:  # the same session with a larger budget: its run goes on
+            self.config = grown
+            if to_json(grown.to_dict()) != read_json(self.folder / "run" / "config.json"):
+                (self.folder / "run" / "result.json").unlink(missing_ok=True)
+                write_json(self.folder / "run" / "config.json", to_json(grown.to_dict()))
+        _same_settings(self.folder, self.config)
         self.store = SessionStore(self.folder / "labels.sqlite")
         self.process = None
         self._give_known()
