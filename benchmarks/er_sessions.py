@@ -142,6 +142,13 @@ def main(argv=None) -> int:
         action="store_true",
         help="stop after the session (its labels and coverage checks): no matches, no F1",
     )
+    parser.add_argument(
+        "--no-cross-encoder",
+        action="store_true",
+        help="score the bi-encoder's export only: no cross-encoder to train (most of an "
+        "export's time; the audit chose the bi-encoder in every Walmart-Amazon and DBLP-ACM "
+        "session so far)",
+    )
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
 
@@ -201,7 +208,7 @@ def main(argv=None) -> int:
     bi = pick.bi_encoder(model, found, args.target_precision)
     training = answered[np.isin(answered["pair_id"], trained)]
     options = [bi]
-    if pick.untrainable(training["label"]) is None:
+    if not args.no_cross_encoder and pick.untrainable(training["label"]) is None:
         options.append(
             pick.cross_encoder(
                 pool,
@@ -248,7 +255,7 @@ def main(argv=None) -> int:
         "candidate_m": args.candidate_m,
         "audit_share": args.audit_share,
         "epochs": args.epochs,
-        "ce_epochs": args.ce_epochs,
+        "ce_epochs": None if args.no_cross_encoder else args.ce_epochs,
         "precision": args.precision,
         "target_precision": args.target_precision,
         "matches_per_record": args.matches_per_record,
