@@ -111,7 +111,7 @@ def test_a_larger_budget_goes_on_from_the_last_round_and_other_changes_are_refus
     """A person who wants more labels re-runs the cell with a larger budget: the finished run
     goes on, asking what one run with that budget asks (the rounds of 12, 12 then 12); an
     uneven rest keeps the finished rounds as they were; any other change is a clear error
-    before a worker starts, and a smaller budget too."""
+    when the loop would run (before a worker starts), and a smaller budget too."""
     small = {**oracle_toy(), "budget": 24}
     LabelingSession(records(), tmp_path / "s", **small).run(learner=FakeLearner(VECTORS))
     grown = LabelingSession(records(), tmp_path / "s", **oracle_toy())
@@ -134,10 +134,12 @@ def test_a_larger_budget_goes_on_from_the_last_round_and_other_changes_are_refus
     more.run(learner=FakeLearner(VECTORS))
     assert more.counts()["labels"] == 30
 
+    other = LabelingSession(records(), tmp_path / "s", one_to_one=True, **oracle_toy())
+    assert other.counts()["labels"] == 36  # opened to look or export: nothing is checked
     with pytest.raises(ValueError, match=r"other settings \(differing in \['strategy_params'\]"):
-        LabelingSession(records(), tmp_path / "s", one_to_one=True, **oracle_toy())
+        other.run(learner=FakeLearner(VECTORS))
     with pytest.raises(ValueError, match="a larger budget only"):
-        LabelingSession(records(), tmp_path / "s", **small)
+        LabelingSession(records(), tmp_path / "s", **small).run(learner=FakeLearner(VECTORS))
 
 
 def test_record_use_counts_where_the_labelled_matches_sit(tmp_path):

@@ -99,6 +99,13 @@ def grown_config(run_folder: Path, config: ActiveConfig, batch: int) -> ActiveCo
     return replace(config, batches=done + (batch,) * rounds + ((rest,) if rest else ()))
 
 
+def _rounds_added(old: dict, new: dict) -> bool:
+    """Run configs (JSON): ``new`` is ``old`` with rounds after its own, nothing else changed."""
+    done, more = tuple(old.get("batches") or ()), tuple(new.get("batches") or ())
+    rest = [{k: v for k, v in c.items() if k != "batches"} for c in (old, new)]
+    return rest[0] == rest[1] and bool(done) and len(more) > len(done) and more[: len(done)] == done
+
+
 def _same_settings(folder: Path, config: ActiveConfig) -> None:
     """A clear error, in the kernel rather than in the worker, where ``folder`` holds a session
     run with other settings than ``config`` (a larger budget aside: :func:`grown_config`)."""
@@ -221,13 +228,8 @@ class LabelingSession:
         self.audit_share, self.coverage = audit_share, (coverage if annotator == "oracle" else 0)
         self.spares = (batch if spares is None else spares) if annotator == "person" else 0
         self.folder.mkdir(parents=True, exist_ok=True)
-        grown = grown_config(self.folder / "run", self.config, batch)
-        if grown is not None:  # the same session with a larger budget: its run goes on
-            self.config = grown
-            if to_json(grown.to_dict()) != read_json(self.folder / "run" / "config.json"):
-                (self.folder / "run" / "result.json").unlink(missing_ok=True)
-                write_json(self.folder / "run" / "config.json", to_json(grown.to_dict()))
-        _same_settings(self.folder, self.config)
+        # the same session with a larger budget: its run goes on when run() or start() is called
+        self.config = grown_config(self.folder / "run", self.config, batch) or self.config
         self.store = SessionStore(self.folder / "labels.sqlite")
         self.process = None
         self._give_known()
@@ -272,12 +274,25 @@ class LabelingSession:
             raise RuntimeError(
                 "a person's session runs in the background: call start(), then label in widget()"
             )
+        self._ready_to_run()
         return run_job(self.job, callbacks=callbacks, learner=learner)
+
+    def _ready_to_run(self) -> None:
+        """Before the loop runs: a grown budget written to the run folder (whose finished
+        result is then no longer final), or a clear error here where the folder's run has other
+        settings. Opening a session to export or look at it changes and checks nothing."""
+        path, config = self.folder / "run" / "config.json", to_json(self.config.to_dict())
+        old = read_json(path) if path.is_file() else None
+        if old is not None and _rounds_added(old, config):
+            (self.folder / "run" / "result.json").unlink(missing_ok=True)
+            write_json(path, config)
+        _same_settings(self.folder, self.config)
 
     def start(self) -> LabelingSession:
         """Start (or resume) the loop in a worker process; the person labels in :meth:`widget`
         meanwhile. A worker still running is kept."""
         if self.process is None or not self.process.is_alive():
+            self._ready_to_run()
             self.process = spawn(self.job)
         return self
 
