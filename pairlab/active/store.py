@@ -32,6 +32,7 @@ __all__ = [
     "run_labels",
     "round_ids",
     "write_config",
+    "differing_keys",
     "resume",
     "save_batch",
     "write_labels_csv",
@@ -197,6 +198,11 @@ def write_labels_csv(folder: Path, pool: Pool, ids, labels, rounds) -> None:
     write_atomic(folder / "labels.csv", lambda tmp: frame.to_csv(tmp, index=False))
 
 
+def differing_keys(old: dict, new: dict) -> list[str]:
+    """The keys (sorted) whose values differ between two run configs (JSON)."""
+    return sorted(k for k in {*old, *new} if old.get(k) != new.get(k))
+
+
 def write_config(folder: Path, config: dict) -> None:
     """Write ``config.json``; a folder holding another config's run is an error."""
     path = folder / "config.json"
@@ -206,11 +212,7 @@ def write_config(folder: Path, config: dict) -> None:
         else config
     )
     if old != config:
-        differ = (
-            sorted(k for k in {*old, *config} if old.get(k) != config.get(k))
-            if isinstance(old, dict)
-            else ["everything"]
-        )
+        differ = differing_keys(old, config) if isinstance(old, dict) else ["everything"]
         raise ValueError(
             f"{folder} holds a run of another config (differing in {differ}): it is "
             "never reused; use a new folder (run_folder names one per config)"

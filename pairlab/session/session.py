@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ..active.config import ActiveConfig
+from ..active.store import differing_keys
 from ..annotators.person import UNANSWERED, SessionStore
 from ..data.items import Records
 from ..data.recordpool import RecordPool, record_pairs
@@ -88,12 +89,11 @@ def grown_config(run_folder: Path, config: ActiveConfig, batch: int) -> ActiveCo
     if not path.is_file():
         return None
     old, new = read_json(path), to_json(config.to_dict())
-    if not isinstance(old, dict) or old == new:
+    if not isinstance(old, dict) or differing_keys(old, new) != ["batches"]:
         return None
     done = tuple(old.get("batches") or ())
     extra = sum(config.batches) - sum(done)
-    others = [{k: v for k, v in c.items() if k != "batches"} for c in (old, new)]
-    if others[0] != others[1] or not done or extra < 0:
+    if not done or extra < 0:
         return None
     rounds, rest = divmod(extra, batch)
     return replace(config, batches=done + (batch,) * rounds + ((rest,) if rest else ()))
@@ -102,8 +102,12 @@ def grown_config(run_folder: Path, config: ActiveConfig, batch: int) -> ActiveCo
 def _rounds_added(old: dict, new: dict) -> bool:
     """Run configs (JSON): ``new`` is ``old`` with rounds after its own, nothing else changed."""
     done, more = tuple(old.get("batches") or ()), tuple(new.get("batches") or ())
-    rest = [{k: v for k, v in c.items() if k != "batches"} for c in (old, new)]
-    return rest[0] == rest[1] and bool(done) and len(more) > len(done) and more[: len(done)] == done
+    return (
+        differing_keys(old, new) == ["batches"]
+        and bool(done)
+        and len(more) > len(done)
+        and more[: len(done)] == done
+    )
 
 
 def _same_settings(folder: Path, config: ActiveConfig) -> None:
@@ -111,10 +115,9 @@ def _same_settings(folder: Path, config: ActiveConfig) -> None:
     run with other settings than ``config`` (a larger budget aside: :func:`grown_config`)."""
     path = folder / "run" / "config.json"
     old = read_json(path) if path.is_file() else None
-    new = to_json(config.to_dict())
-    if old is None or old == new:
+    differ = [] if old is None else differing_keys(old, to_json(config.to_dict()))
+    if not differ:
         return
-    differ = sorted(k for k in {*old, *new} if old.get(k) != new.get(k))
     raise ValueError(
         f"{folder} holds a session run with other settings (differing in {differ}): a session "
         "goes on with the same settings or a larger budget only. For other settings, start a "
