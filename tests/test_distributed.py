@@ -144,10 +144,10 @@ class Recorder:
 
 def without_times(results: dict) -> dict:
     """Results as their result.json files hold them, wall times aside."""
-    from pairlab.active.store import _timeless
+    from pairlab.active.store import timeless
     from pairlab.io import to_json
 
-    return {key: to_json(_timeless(result)) for key, result in results.items()}
+    return {key: to_json(timeless(result)) for key, result in results.items()}
 
 
 def test_a_local_ray_instance_gives_the_local_sweeps_files_and_shows_runs_live(

@@ -304,15 +304,15 @@ def _same_file(x: Path, y: Path) -> bool:
         with np.load(x) as f, np.load(y) as g:
             return f.files == g.files and all(np.array_equal(f[k], g[k]) for k in f.files)
     if x.suffix == ".json":
-        return _timeless(json.loads(x.read_text())) == _timeless(json.loads(y.read_text()))
+        return timeless(json.loads(x.read_text())) == timeless(json.loads(y.read_text()))
     return x.read_bytes() == y.read_bytes()
 
 
-def _timeless(value):
+def timeless(value):
     """A record or result without what the machine measured (wall times ``seconds``, peak memory
     ``peak_rss_mb``), which no two runs share."""
     if isinstance(value, dict):
-        return {k: _timeless(v) for k, v in value.items() if k not in ("seconds", "peak_rss_mb")}
+        return {k: timeless(v) for k, v in value.items() if k not in ("seconds", "peak_rss_mb")}
     if isinstance(value, list):
-        return [_timeless(v) for v in value]
+        return [timeless(v) for v in value]
     return value

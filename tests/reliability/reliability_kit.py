@@ -94,15 +94,19 @@ def outputs(root: Path) -> dict:
     import numpy as np
     import pandas as pd
 
+    from pairlab.active.store import timeless
+
     (folder,) = [p for p in Path(root).glob("*/*") if p.is_dir()]
     rounds = {}
     for path in sorted((folder / "rounds").glob("round_*.npz")):
         with np.load(path) as f:
             rounds[path.name] = {k: f[k].tolist() for k in f.files}
-    records = [json.loads(p.read_text()) for p in sorted((folder / "rounds").glob("round_*.json"))]
-    result = json.loads((folder / "result.json").read_text())
-    for record in [*records, *result["records"]]:
-        record.pop("seconds", None)
+    # without what the machine measured (wall times, peak memory), which no two runs share
+    records = [
+        timeless(json.loads(p.read_text()))
+        for p in sorted((folder / "rounds").glob("round_*.json"))
+    ]
+    result = timeless(json.loads((folder / "result.json").read_text()))
     return {
         "labels": pd.read_csv(folder / "labels.csv"),
         "rounds": rounds,
