@@ -70,6 +70,7 @@ seed = 0
 coverage_seeds = [0, 1, 2]        # oracle only: session trajectories (seeds) whose audit intervals are checked ([]: none)
 coverage_repeats = 100            # oracle only: fresh audits redrawn at each round of each of those sessions
 model = None                       # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
+model_layers = None                # keep only the model's first n transformer layers (None: all): faster, weaker
 max_seq_length = 128               # word pieces per record
 epochs = 2                         # training epochs per round (a fresh model each round)
 export_dir = None                  # where labels.csv, the model, matches.csv, clusters.csv go (None: <run_dir>/10_export)

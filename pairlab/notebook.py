@@ -197,7 +197,7 @@ def _model_layers(params: dict, namespace: dict | None, quiet: bool) -> None:
     """``model_layers = n``: ``model`` becomes the same model cut to its first ``n`` transformer
     layers (:func:`.models.truncate.truncated_model`: saved once in the cache), in ``params`` and
     in the notebook's namespace, so every call that takes ``model`` gets the smaller encoder.
-    The smoke profile uses 2 of MiniLM's 6 in notebooks 01, 02 and 08 (profiles/smoke.yaml)."""
+    The smoke profile uses 2 of MiniLM's 6 in notebooks 01, 02, 08 and 10 (profiles/smoke.yaml)."""
     from .models.truncate import truncated_model
 
     original, n_layers = params.get("model"), params["model_layers"]
