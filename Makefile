@@ -16,6 +16,11 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 export PYDEVD_DISABLE_FILE_VALIDATION = 1
+# Python writes the bytecode of what it imports into the venv, also where the machine sets
+# PYTHONDONTWRITEBYTECODE: otherwise every kernel, test worker and child process compiles again
+# what the install did not warm (465 modules in one smoke kernel: plotly's figure classes,
+# debugpy, scikit-learn's linear models), 2-3 s each.
+export PYTHONDONTWRITEBYTECODE :=
 
 .PHONY: install data run test test-slow lint format unit notebooks-smoke nbval test-browser test-reliability bench bench-ray docs lab workshop sync clean
 
@@ -24,8 +29,8 @@ install: $(VENV)/.installed
 # The venv, pairlab (editable) with notebook, LLM, test, Ray and ONNX Runtime extras at pinned versions, and a
 # Jupyter kernel named `pairlab` inside the venv that papermill, nbval and JupyterLab use.
 # --no-compile: pip would byte-compile all 2.6 GB of it; importing what pairlab and its tools load
-# compiles those modules alone (the install took 138 s on 2 cores, now 98 s), and writes them
-# even where PYTHONDONTWRITEBYTECODE is set, so no later process compiles them again.
+# compiles those modules alone (the install took 138 s on 2 cores, now 98 s), so no later
+# process compiles them again.
 # rfc3987-syntax (jupyter-events asks for jsonschema[format-nongpl]) builds 39 Earley grammars when
 # jsonschema is imported: 1.5 s in every process that imports nbformat (each runner child, kernel,
 # pytest worker and JupyterLab server). jsonschema treats it as optional: without it the "iri"
@@ -39,7 +44,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet --no-compile -c constraints.txt -e '.[model,notebooks,llm,test,ray,onnx]'
 	$(BIN)/python -m pip uninstall --quiet --yes rfc3987-syntax
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -c 'import $(WARM_IMPORTS)'
+	$(BIN)/python -c 'import $(WARM_IMPORTS)'
 	$(BIN)/python -m ipykernel install --sys-prefix --name pairlab --display-name "Python (pairlab)"
 	touch $@
 
