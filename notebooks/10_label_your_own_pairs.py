@@ -50,12 +50,14 @@ from pairlab.session import (
 
 # %% tags=["parameters"]
 profile = "quick"                 # where the session folder goes (runs/<profile>); the runner sets the knobs below from the profile
+# your records
 items = "fixtures/records/shop_a.csv"  # your records: a CSV, TSV, JSON-lines or Parquet file (absolute, from the project root, or in the data folder)
 text = ["title", "brand", "modelno", "price"]  # the column of each record's text, or a list of columns ("title: ... | brand: ...")
 id = "id"                          # the column of the records' ids (None: row numbers)
 right_items = "fixtures/records/shop_b.csv"  # a second table to match against (None: duplicates within `items`)
 right_text = ["title", "brand", "modelno", "price"]  # its text column(s)
 right_id = "id"                    # its id column (None: row numbers)
+# the session
 annotator = "person"               # "person": you label in the widget; "oracle": oracle_pairs answers (papermill, CI)
 oracle_pairs = "fixtures/records/matches.csv"  # every true pair (first two columns: left id, right id); read only by the oracle
 budget = 96                        # labels in all
@@ -69,10 +71,12 @@ target_precision = 0.9             # the exported matches' threshold is chosen f
 seed = 0
 coverage_seeds = [0, 1, 2]        # oracle only: session trajectories (seeds) whose audit intervals are checked ([]: none)
 coverage_repeats = 100            # oracle only: fresh audits redrawn at each round of each of those sessions
+# the model
 model = None                       # sentence-transformers name or path (None: offline all-MiniLM-L6-v2)
 model_layers = None                # keep only the model's first n transformer layers (None: all): faster, weaker
 max_seq_length = 128               # word pieces per record
 epochs = 2                         # training epochs per round (a fresh model each round)
+# where the results go
 export_dir = None                  # where labels.csv, the model, matches.csv, clusters.csv go (None: <run_dir>/10_export)
 
 # %%
