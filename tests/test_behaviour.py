@@ -161,3 +161,20 @@ def test_code_digest_text_is_the_same_on_every_python_version():
         ast.parse("def f(x, y=None):\n    return x + 1\n"), annotate_fields=False
     )
     assert _canonical(ast.parse("def f(x, y=None):\n    return x + 2\n")) != on_311
+
+
+def test_a_result_written_before_a_rekey_names_the_folder_it_is_read_from(tmp_path):
+    """The paper-cpu archive's first runs finished before run keys carried the code digest:
+    their ``result.json`` names the old folder. Read back from the renamed folder, the result
+    names that folder, where notebook 03 then finds the rounds' batches."""
+    from pairlab.active import store
+    from pairlab.io import read_json, write_json
+
+    active, folder = run(tmp_path, strategy="uncertainty")
+    active.run()
+    legacy = folder.name.rsplit("-c", 1)[0]
+    write_json(folder / "result.json", {**read_json(folder / "result.json"), "folder": legacy})
+    result = run(tmp_path, strategy="uncertainty")[0].run()
+    assert result["folder"] == folder.name != legacy
+    ids, _ = store.run_labels(folder.parent / result["folder"])
+    assert len(ids) == result["labels"]

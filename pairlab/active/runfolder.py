@@ -5,6 +5,8 @@ per model."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from ..data.loaders import Pool
@@ -94,6 +96,10 @@ class RunFolderRun:
 
 
 def finished_run(config: ActiveConfig, folder) -> dict | None:
-    """The result of ``config``'s run if it finished in ``folder``, else None."""
+    """The result of ``config``'s run if it finished in ``folder``, else None. Its ``folder`` is
+    the one it was read from: a result written before :func:`~.archive.rekey` renamed the folder
+    (or its archive) names the old one, which no longer exists."""
     result = load_result(folder)
-    return result if result is not None and result["config"] == to_json(config.to_dict()) else None
+    if result is None or result["config"] != to_json(config.to_dict()):
+        return None
+    return {**result, "folder": Path(folder).name}
