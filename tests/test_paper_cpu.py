@@ -42,6 +42,7 @@ def test_the_profile_is_the_papers_wikiqa_protocol(params):
     assert params["dataset"] == "wikiqa" and params["max_items"] is None
     assert set(params["strategies"]) == set(MAIN_STRATEGIES)
     assert params["seeds"] == [0, 1, 2]
+    assert params["train_precision"] == "fp32"  # the grid's arithmetic, on any CPU
     assert (params["near_m"], params["n_random"]) == (100, 1_000_000)
     one = config(params, "uncertainty", 0)
     assert one.schedule() == [2048, 3072, 4608, 6912] and sum(one.schedule()) == 16_640
@@ -50,7 +51,7 @@ def test_the_profile_is_the_papers_wikiqa_protocol(params):
 
 def test_archived_runs_are_the_profiles_configs(params):
     """Each committed record's config is the one the profile builds for its strategy and seed
-    (with fp32 for the reference run kept beside the bf16 runs): a code change that moved the
+    (fp32, the grid's, and bf16 for the parity runs kept beside it): a code change that moved the
     digests would leave the archive unread."""
     folders = sorted(p for p in ARCHIVE.glob("*") if (p / "config.json").is_file())
     if not folders:
@@ -61,4 +62,5 @@ def test_archived_runs_are_the_profiles_configs(params):
             params, stored["strategy"], stored["seed"], precision=stored.get("precision", "fp32")
         )
         assert to_json(built.to_dict()) == stored, folder.name
-        assert stored.get("precision", "fp32") in ("fp32", params["train_precision"])
+        # the grid's arithmetic, or bf16 for the parity runs kept beside it
+        assert stored.get("precision", "fp32") in (params["train_precision"], "bf16")
