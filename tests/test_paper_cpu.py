@@ -49,6 +49,11 @@ def test_the_profile_is_the_papers_wikiqa_protocol(params):
     assert (one.candidate_m, one.epochs, one.max_seq_length, one.curve) == (100, 2, 128, True)
 
 
+# notebook 05's own runs beside notebook 03's: random pairs among the pretrained candidates,
+# trained once at the full budget (notebooks/05_budget_curves.py)
+NOTEBOOK_05_VARIANTS = {"random_candidates": {"curve": False}}
+
+
 def test_archived_runs_are_the_profiles_configs(params):
     """Each committed record's config is the one the profile builds for its strategy and seed
     (fp32, the grid's, and bf16 for the parity runs kept beside it): a code change that moved the
@@ -59,7 +64,11 @@ def test_archived_runs_are_the_profiles_configs(params):
     for folder in folders:
         stored = json.loads((folder / "config.json").read_text())
         built = config(
-            params, stored["strategy"], stored["seed"], precision=stored.get("precision", "fp32")
+            params,
+            stored["strategy"],
+            stored["seed"],
+            precision=stored.get("precision", "fp32"),
+            **NOTEBOOK_05_VARIANTS.get(stored["strategy"], {}),
         )
         assert to_json(built.to_dict()) == stored, folder.name
         # the grid's arithmetic, or bf16 for the parity runs kept beside it
