@@ -415,7 +415,7 @@ def reference(results: dict, notebook: str):
     return None, None
 
 
-HEADLINE_ORDER = ("paper", "paper-cpu", "cpu", "demo", "quick", "smoke")
+HEADLINE_ORDER = ("paper", "paper-cpu", "paper-cpu-qqp", "cpu", "demo", "quick", "smoke")
 
 
 def headline_findings(results: dict) -> list[dict]:

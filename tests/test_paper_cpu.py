@@ -73,3 +73,17 @@ def test_archived_runs_are_the_profiles_configs(params):
         assert to_json(built.to_dict()) == stored, folder.name
         # the grid's arithmetic, or bf16 for the parity runs kept beside it
         assert stored.get("precision", "fp32") in (params["train_precision"], "bf16")
+
+
+def test_the_qqp_profile_is_the_papers_batch_schedule_on_qqp():
+    """Issue 35, point 5: QQP's whole training split at the paper's n1, growth and m, four of its
+    ten rounds, uncertainty sampling against static retrieval, in fp32 as the WikiQA grid."""
+    params = parameters("paper-cpu-qqp", "03")
+    assert params["dataset"] == "qqp" and params["max_items"] is None
+    assert params["strategies"] == ["uncertainty", "static_retrieval"] and params["seeds"] == [0]
+    assert (params["near_m"], params["n_random"]) == (100, 1_000_000)
+    assert params["train_precision"] == "fp32"
+    assert params["run_archive"] == "results/paper-cpu-qqp/archive"
+    one = LoopSettings.from_params(params).config("qqp", "uncertainty", 0)
+    assert one.schedule() == [2048, 3072, 4608, 6912]
+    assert (one.candidate_m, one.epochs, one.max_seq_length, one.curve) == (1000, 2, 128, True)
