@@ -226,3 +226,21 @@ def test_the_paper_scale_section_renders_the_verdict_from_paper_cpu_metrics(tmp_
     assert findings.render(headline, macro="headline") in readme
     assert "2.00x" in section and "0.450 [0.400, 0.500]" in section
     assert "| 2 | 5,120 | 0.800 |" in section  # candidate recall: the mean over seeds
+    # QQP's paper-scale run (profile paper-cpu-qqp): its own subsection, and the headline's qqp
+    qqp = root / "results" / "paper-cpu-qqp"
+    qqp.mkdir(parents=True, exist_ok=True)
+    (qqp / "03_cosinebert_active_learning.metrics.json").write_text(
+        json.dumps({"qqp": metrics["wikiqa"]})
+    )
+    (qqp / "03_cosinebert_active_learning.config.json").write_text(
+        json.dumps({**config, "rounds": {"qqp": 4}, "candidate_m": 1000, "seeds": [0]})
+    )
+    text = report.render("RESULTS.md", root)
+    section = text[text.index("At the paper's scale: QQP") :]
+    assert "question against every other" in section and "m = 1000 candidate" in section
+    assert "figures/paper-cpu-qqp/03_collection.html" in section
+    headline = report.headline_findings(report.load_results(root))
+    assert [(r["task"], r["profile"]) for r in headline] == [
+        ("wikiqa", "paper-cpu"),
+        ("qqp", "paper-cpu-qqp"),
+    ]
