@@ -49,6 +49,24 @@ def test_interval_table_per_seed_and_mean_beside_the_paper():
     assert len(table) == 4
 
 
+def test_one_seed_shows_its_interval_not_a_std_of_zero():
+    """A std over one seed is 0 and would read as no spread: the Table 3 analog gives that
+    seed's interval, the interval table's mean row says it is one seed."""
+    from pairlab.experiments import tables
+
+    one = entry([0.30], [(0.25, 0.35)], [700], seeds=(0,))
+    table = headline.interval_table({"static_retrieval": one})
+    assert table.loc[("static_retrieval", "mean"), "AP"] == "0.300 (one seed)"
+    assert tables._pm(one["ap"]) == "30.0 [25.0, 35.0]"
+    assert tables._pm(STATIC["ap"]) == "30.0 ± 0.0"  # three seeds: their std (0 in the fixture)
+    assert (
+        "±"
+        in headline.interval_table({"static_retrieval": STATIC}).loc[
+            ("static_retrieval", "mean"), "AP"
+        ]
+    )
+
+
 def test_a_sweeps_summary_keeps_intervals_and_rounds_per_seed(tmp_path):
     results = {}
     for strategy in ("static_retrieval", "uncertainty"):

@@ -41,20 +41,21 @@ def interval_table(
                 "strategy": name,
                 "seed": "-" if one else "mean",
                 "labels": entry["labels"],
-                "AP": _with_ci(ap["mean"], [ap["ci"]], 0)
-                if one
-                else f"{ap['mean']:.3f} ± {ap['std']:.3f}",
-                "P@R20": (
-                    _with_ci(p20["mean"], [p20["ci"]], 0)
-                    if one
-                    else f"{p20['mean']:.3f} ± {p20['std']:.3f}"
-                ),
+                "AP": _with_ci(ap["mean"], [ap["ci"]], 0) if one else _mean_std(ap),
+                "P@R20": _with_ci(p20["mean"], [p20["ci"]], 0) if one else _mean_std(p20),
                 "positives": f"{entry['positives_found']['mean']:,.0f}",
                 "AP (paper)": "-" if ref3.get("ap") is None else f"{ref3['ap']:.3f}",
                 "positives (paper)": "-" if ref4 is None else f"{ref4:,}",
             }
         )
     return pd.DataFrame(rows).set_index(["strategy", "seed"])
+
+
+def _mean_std(spread: dict) -> str:
+    """The mean ± std over seeds; with one seed, its value alone (its interval is in its row)."""
+    if len(spread["per_seed"]) == 1:
+        return f"{spread['mean']:.3f} (one seed)"
+    return f"{spread['mean']:.3f} ± {spread['std']:.3f}"
 
 
 def _with_ci(value: float, cis, i: int) -> str:

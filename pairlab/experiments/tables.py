@@ -157,9 +157,10 @@ def table4(summary: dict, paper: dict, budget: dict) -> pd.DataFrame:
 
 def _pm(spread: dict) -> str:
     """Mean ± std over seeds, in percent; a single model's value with its 95% interval where
-    there are no seeds (the zero-shot row)."""
-    if not spread["per_seed"] and "ci" in spread:
-        low, high = spread["ci"]
+    there are no seeds (the zero-shot row) or one (a std of one value would read as no spread)."""
+    one = spread.get("ci_per_seed") if len(spread["per_seed"]) == 1 else None
+    if (not spread["per_seed"] and "ci" in spread) or one:
+        low, high = one[0] if one else spread["ci"]
         return f"{100 * spread['mean']:.1f} [{100 * low:.1f}, {100 * high:.1f}]"
     return f"{100 * spread['mean']:.1f} ± {100 * spread['std']:.1f}"
 
