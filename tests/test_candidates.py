@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from pairlab.data.pairs import PairSpace, as_id_set
+from pairlab.evaluation import candidates
 from pairlab.evaluation.candidates import neighbour_pairs
 
 
@@ -168,3 +169,38 @@ def test_exact_search_runs_in_torch_where_a_gpu_has_no_faiss(monkeypatch):
     np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-6)
     neighbour_pairs(PairSpace(120, 120, True), emb, m=4, index="IVF4,Flat")
     assert built == ["cuda"]
+
+
+def test_a_cpu_build_of_torch_is_not_imported_to_learn_it_has_no_gpu():
+    """The exact search asks whether torch sees a GPU; a process with no torch model (a
+    reliability test's stand-in) does not pay torch's import for the answer where torch is a
+    CPU build."""
+    import subprocess
+    import sys
+
+    if not candidates._torch_is_a_cpu_build():
+        pytest.skip("torch here is not a CPU build")
+    code = (
+        "import sys; from pairlab.evaluation import candidates as c; "
+        "print(c._torch_gpu_for_exact_search(), 'torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_the_build_is_read_from_the_installed_version(monkeypatch):
+    import importlib.metadata as metadata
+
+    def version(v):
+        def read(name):
+            if v is None:
+                raise metadata.PackageNotFoundError(name)
+            return v
+
+        return read
+
+    for installed, cpu in (("2.13.0+cpu", True), ("2.13.0+cu121", False), ("2.13.0", False)):
+        monkeypatch.setattr(metadata, "version", version(installed))
+        assert candidates._torch_is_a_cpu_build() is cpu
+    monkeypatch.setattr(metadata, "version", version(None))
+    assert candidates._torch_is_a_cpu_build() is False

@@ -9,6 +9,8 @@ pairs; pairs in ``exclude`` (already labelled) are dropped.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..data.pairs import PairSpace, as_id_set, isin_sorted
@@ -38,7 +40,11 @@ def faiss_gpus() -> int:
 
 
 def _torch_gpu_for_exact_search() -> bool:
-    """True where torch sees a GPU and faiss cannot use one (faiss-cpu, or no faiss at all)."""
+    """True where torch sees a GPU and faiss cannot use one (faiss-cpu, or no faiss at all). A
+    CPU build of torch sees none: read from its version (``+cpu``) where torch is not imported
+    yet, since importing it costs a process that has no torch model seconds."""
+    if "torch" not in sys.modules and _torch_is_a_cpu_build():
+        return False
     import torch
 
     if not torch.cuda.is_available():
@@ -47,6 +53,16 @@ def _torch_gpu_for_exact_search() -> bool:
         return faiss_gpus() == 0
     except ImportError:
         return True
+
+
+def _torch_is_a_cpu_build() -> bool:
+    """Whether the installed torch is a CPU-only wheel (``2.13.0+cpu``), without importing it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("torch").endswith("+cpu")
+    except PackageNotFoundError:  # not installed: `import torch` says so
+        return False
 
 
 class TorchFlat:
