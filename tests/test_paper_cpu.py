@@ -56,8 +56,12 @@ NOTEBOOK_05_VARIANTS = {"random_candidates": {"curve": False}}
 
 def test_archived_runs_are_the_profiles_configs(params):
     """Each committed record's config is the one the profile builds for its strategy and seed
-    (fp32, the grid's, and bf16 for the parity runs kept beside it): a code change that moved the
-    digests would leave the archive unread."""
+    (fp32, the grid's, and bf16 for the parity runs kept beside it), and its folder carries the
+    digest today's strategy code gives it: a code change that moved either would leave the
+    archive unread (re-run, or renamed by `python -m pairlab.active.archive --rekey --stale`
+    where the change was one of form)."""
+    from pairlab.active.behaviour import run_code_digest
+
     folders = sorted(p for p in ARCHIVE.glob("*") if (p / "config.json").is_file())
     if not folders:
         pytest.skip("no paper-cpu run archived yet")
@@ -71,6 +75,7 @@ def test_archived_runs_are_the_profiles_configs(params):
             **NOTEBOOK_05_VARIANTS.get(stored["strategy"], {}),
         )
         assert to_json(built.to_dict()) == stored, folder.name
+        assert folder.name.endswith(f"-c{run_code_digest(built)[:8]}"), folder.name
         # the grid's arithmetic, or bf16 for the parity runs kept beside it
         assert stored.get("precision", "fp32") in (params["train_precision"], "bf16")
 
