@@ -42,6 +42,16 @@ def pytest_configure(config):
     torch.set_num_threads(threads)
 
 
+@pytest.fixture(autouse=True)
+def _no_models_from_an_earlier_test():
+    """Each test starts with no models held in memory from another test's training (the
+    learner's :data:`~pairlab.active.learner.RECENT`), so a test that counts trainings counts
+    its own."""
+    from pairlab.active.learner import RECENT
+
+    RECENT.clear()
+
+
 def real_data_dir() -> Path:
     """Where the real data is looked for: $PAIRLAB_DATA_DIR, else ../shared/data beside the
     clone, else ./data (where `make data` puts it)."""

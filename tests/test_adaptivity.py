@@ -308,3 +308,46 @@ def test_both_experiments_run_on_a_pair_file_with_the_budget_experiments_own_siz
     assert (settings.n1, settings.rounds["faq"]) == (8, 2)
     with pytest.raises(ValueError, match="experiment must be one of"):
         adaptivity.load_experiment(params, "other")
+
+
+def test_models_shared_in_memory_leave_every_selection_and_metric_as_training_gives(
+    tiny_model, tmp_path, monkeypatch
+):
+    """The sweep with the later rounds' models shared in memory (the default) picks the same
+    batches and scores the same APs as with sharing off, and a second run whose labels are the
+    first's in every round (uncertainty sampling with a dev curve, a run folder of its own)
+    trains nothing again."""
+    import numpy as np
+
+    from pairlab.active.learner import RECENT
+    from pairlab.experiments import Variant
+    from pairlab.models.cosinebert import CosineBERT
+
+    monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path / "cache"))
+    settings = SETTINGS.replace(
+        model=tiny_model, max_seq_length=32, epochs=1, rounds=2, curve=False
+    )
+    calls = []
+    real = CosineBERT.train.__func__
+    monkeypatch.setattr(
+        CosineBERT, "train", classmethod(lambda cls, *a, **k: calls.append(1) or real(cls, *a, **k))
+    )
+    prepared = {"toy": (POOLS, EVAL_SETS)}
+    strategies = ["uncertainty", Variant("uncertainty_curve", "uncertainty", {"curve": True})]
+    shared = sweep(prepared, strategies, [0], settings, tmp_path / "shared")
+    trained_shared = len(calls)
+    RECENT.clear()
+    monkeypatch.setenv("PAIRLAB_SHARE_MODELS", "0")
+    alone = sweep(prepared, strategies, [0], settings, tmp_path / "alone")
+    assert (trained_shared, len(calls) - trained_shared) == (2, 4)
+    for key, result in shared.items():
+        assert result["test"] == alone[key]["test"]
+        assert [r.get("dev") for r in result["records"]] == [
+            r.get("dev") for r in alone[key]["records"]
+        ]
+        for i in (1, 2):
+            name = f"{result['folder']}/rounds/round_{i:02d}.npz"
+            with np.load(tmp_path / "shared" / "toy" / name) as a:
+                with np.load(tmp_path / "alone" / "toy" / name) as b:
+                    assert np.array_equal(a["ids"], b["ids"])
+                    assert np.array_equal(a["labels"], b["labels"])

@@ -281,3 +281,52 @@ def test_every_rounds_model_is_shared_when_the_settings_ask(tmp_path, monkeypatc
     again = other.train(pool, ids, pool.labels(ids), round=2)
     assert len(calls) == 1 and again.cache_key == first.cache_key
     assert again.calibration == first.calibration
+
+
+def test_a_later_rounds_model_is_shared_in_memory_and_identical(tmp_path, monkeypatch, tiny_model):
+    """A round the disk cache does not share (round 2 by default) is kept in memory among the
+    last few models trained: a second run with the same labels takes it, and the embeddings
+    computed under it, instead of training and embedding again; the model training would give
+    is the same (same calibration, same embeddings). Past ``size`` models the oldest is dropped
+    and trained again; other labels and PAIRLAB_SHARE_MODELS=0 train afresh."""
+    from pairlab.active import ActiveConfig, CosineBERTLearner
+    from pairlab.active.learner import RECENT
+
+    monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
+    pool, ids = _toy_pool()
+    labels = pool.labels(ids)
+    calls, embedded = [], []
+    real, real_embed = CosineBERT.train.__func__, CosineBERT.embed
+    monkeypatch.setattr(
+        CosineBERT, "train", classmethod(lambda cls, *a, **k: calls.append(1) or real(cls, *a, **k))
+    )
+    monkeypatch.setattr(
+        CosineBERT, "embed", lambda self, *a, **k: embedded.append(1) or real_embed(self, *a, **k)
+    )
+    config = ActiveConfig(
+        task="toy", strategy="uncertainty", epochs=1, batch_size=8, model=tiny_model
+    )
+    other = ActiveConfig(
+        task="toy", strategy="adaptive_retrieval", epochs=1, batch_size=8, model=tiny_model
+    )
+    first = CosineBERTLearner(config).train(pool, ids, labels, round=2)
+    first_emb = CosineBERTLearner.embed(first, PARA)
+    embedded.clear()
+    again = CosineBERTLearner(other).train(pool, ids, labels, round=2)
+    assert again is first and len(calls) == 1
+    assert np.array_equal(CosineBERTLearner.embed(again, PARA), first_emb)
+    assert not embedded  # the embeddings computed under it were kept
+    assert not (tmp_path / "models").exists()  # in memory only: nothing written to the cache
+
+    monkeypatch.setenv("PAIRLAB_SHARE_MODELS", "0")  # what training gives without sharing
+    fresh = CosineBERTLearner(other).train(pool, ids, labels, round=2)
+    assert fresh is not first and len(calls) == 2
+    assert fresh.calibration == first.calibration
+    assert np.array_equal(CosineBERTLearner.embed(fresh, PARA), first_emb)
+    monkeypatch.delenv("PAIRLAB_SHARE_MODELS")
+
+    monkeypatch.setattr(RECENT, "size", 1)
+    CosineBERTLearner(config).train(pool, ids, 1 - labels, round=2)  # other labels: trained,
+    assert len(calls) == 3  # and round 2's model pushed out
+    CosineBERTLearner(other).train(pool, ids, labels, round=2)
+    assert len(calls) == 4

@@ -4,6 +4,7 @@ cache of the models every strategy sharing a seed set would otherwise train agai
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from functools import cached_property
 from pathlib import Path
 
@@ -18,9 +19,52 @@ from ..paths import cache_dir
 from ..tempfiles import locked, remove_stale
 from .config import ActiveConfig
 
-__all__ = ["CosineBERTLearner", "MEMBER_SEED"]
+__all__ = ["CosineBERTLearner", "MEMBER_SEED", "RecentModels"]
 
 MEMBER_SEED = 100_000  # committee member k trains with the round's seed + (k + 1) * this
+
+
+class RecentModels:
+    """The last ``size`` models this process trained in rounds the disk cache does not share,
+    keyed like the cache, with the embeddings computed under each: a run whose labels up to a
+    round are another's (adaptive retrieval and uncertainty sampling, where every candidate's
+    p is below 1/2) takes that model instead of training and embedding again. In memory only
+    (a MiniLM model is about 90 MB), so nothing outlives the process."""
+
+    def __init__(self, size: int = 4):
+        self.size = size
+        self._models: OrderedDict[str, object] = OrderedDict()
+        self._embeddings: dict[int, tuple[object, dict]] = {}  # id(model) -> (model, by texts)
+
+    def get(self, key: str):
+        model = self._models.get(key)
+        if model is not None:
+            self._models.move_to_end(key)
+        return model
+
+    def put(self, key: str, model) -> None:
+        self._models[key] = model
+        self._embeddings[id(model)] = (model, {})
+        while len(self._models) > self.size:
+            evicted = self._models.popitem(last=False)[1]
+            del self._embeddings[id(evicted)]
+
+    def embed(self, model, texts, compute) -> np.ndarray:
+        """``compute()``, the embeddings of ``texts`` under ``model``, kept while the model is."""
+        held = self._embeddings.get(id(model))
+        if held is None or held[0] is not model:
+            return compute()
+        key = text_digest(texts)
+        if key not in held[1]:
+            held[1][key] = compute()
+        return held[1][key]
+
+    def clear(self) -> None:
+        self._models.clear()
+        self._embeddings.clear()
+
+
+RECENT = RecentModels()
 
 
 class CosineBERTLearner:
@@ -32,16 +76,16 @@ class CosineBERTLearner:
     adaptive retrieval and static retrieval all start from static retrieval's first batch) then
     load that model instead of training it again, and its item embeddings come from the
     embedding cache. Training is deterministic on a device, so the loaded model is the one
-    training would give. ``PAIRLAB_SHARE_MODELS=0`` turns this off.
+    training would give. A later round's model is shared the same way in memory, among the last
+    few this process trained (:class:`RecentModels`). ``PAIRLAB_SHARE_MODELS=0`` turns both off.
     """
 
     VERSION = "cosinebert-1"  # part of the digest: bump when training changes
 
     def __init__(self, config: ActiveConfig, *, shared_rounds=(1,)):
         self.config = config
-        self.shared_rounds = (
-            () if os.environ.get("PAIRLAB_SHARE_MODELS") == "0" else tuple(shared_rounds)
-        )
+        self.sharing = os.environ.get("PAIRLAB_SHARE_MODELS") != "0"
+        self.shared_rounds = tuple(shared_rounds) if self.sharing else ()
 
     @cached_property
     def model(self):
@@ -68,11 +112,19 @@ class CosineBERTLearner:
 
         train_config = self._train_config(round, member)
         left, right = pool.texts(ids)
-        if round not in self.shared_rounds or member is not None:
+        if member is not None or not self.sharing:
             return CosineBERT.train(
                 left, right, labels, model=self.model, config=train_config, quiet=True
             )
         key = self._digest(train_config, left, right, labels)
+        if round not in self.shared_rounds:
+            model = RECENT.get(key)
+            if model is None:
+                model = CosineBERT.train(
+                    left, right, labels, model=self.model, config=train_config, quiet=True
+                )
+                RECENT.put(key, model)
+            return model
         path = cache_dir() / "models" / key
         with locked(path.with_name(f"{key}.lock")):  # a second process waits, then loads it
             if path.is_dir():
@@ -128,7 +180,11 @@ class CosineBERTLearner:
 
     @staticmethod
     def embed(model, texts) -> np.ndarray:
-        return model.embed(texts, show_progress=False, cache_key=model.cache_key)
+        return RECENT.embed(
+            model,
+            texts,
+            lambda: model.embed(texts, show_progress=False, cache_key=model.cache_key),
+        )
 
     @staticmethod
     def export_for_inference(model) -> None:

@@ -67,12 +67,14 @@ def budget_groups(seeds, other_seeds) -> list:
     """The budget experiment's runs, as :func:`~.sweeps.sweep_groups` takes them: uncertainty
     sampling and static retrieval (retrained after every round, notebook 05's curve) on
     ``seeds``; adaptive retrieval and random pairs among the pretrained candidates (also
-    trained every round) on ``other_seeds``."""
+    trained every round) on ``other_seeds``. Adaptive retrieval runs right after uncertainty
+    sampling: where the two pick the same pairs, it takes the models the last runs trained
+    (:class:`~pairlab.active.learner.RecentModels`) before other runs push them out."""
     every_round = {"curve": True}
     return [
         ("uncertainty", list(seeds)),
-        (Variant("static_retrieval", "static_retrieval", every_round), list(seeds)),
         ("adaptive_retrieval", list(other_seeds)),
+        (Variant("static_retrieval", "static_retrieval", every_round), list(seeds)),
         (Variant("random_candidates", "random_candidates", every_round), list(other_seeds)),
     ]
 
