@@ -77,8 +77,8 @@ from pairlab.widgets.dashboard import RunDashboard
 profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml
 # this notebook's knobs (the quick profile's values; the runner sets them from its profile)
 case_task = "qqp"                 # the case study's task (the paper: Quora)
-case_pairs = 200                  # stated training pairs split into source (40%) and target (60%)
-case_test_pairs = 200             # stated test pairs (AUC on all, and on the 30% of high / low base error)
+case_pairs = 100                  # stated training pairs split into source (40%) and target (60%)
+case_test_pairs = 100             # stated test pairs (AUC on all, and on the 30% of high / low base error)
 case_share = 0.3                  # the target: this share of lowest and of highest base error
 case_budget = 0.1                 # pairs annotated: this share of all the case pairs (the paper: 10%)
 error_accuracy = [0.95, 0.9, 0.85, 0.8, 0.75]  # ASSUMED LLM accuracy by base-error fifth (low error first)

@@ -71,7 +71,7 @@ budget_n1 = 12                    # its seed-set size
 budget_rounds = 5                 # its rounds (with n1 32: 665 labels, 12 per positive of 54)
 budget_seeds = [0]                # seeds of uncertainty sampling and static retrieval
 budget_other_seeds = [0]          # seeds of adaptive retrieval and random among the candidates
-encoder_layers = [6, 3, 0]        # depths of the starting encoder (its own: notebook 03's runs; 0: token embeddings)
+encoder_layers = [6, 0]           # depths of the starting encoder (its own: notebook 03's runs; 0: token embeddings)
 encoder_rounds = [3, 4]           # the budgets compared, in rounds of n1 * growth^i (the first: notebook 03's)
 encoder_seeds = [0]               # seeds of both strategies from every encoder
 # where it runs
