@@ -33,35 +33,31 @@ class RecentModels:
 
     def __init__(self, size: int = 4):
         self.size = size
-        self._models: OrderedDict[str, object] = OrderedDict()
-        self._embeddings: dict[int, tuple[object, dict]] = {}  # id(model) -> (model, by texts)
+        self._held: OrderedDict[str, tuple] = OrderedDict()  # key -> (model, its embeddings)
 
     def get(self, key: str):
-        model = self._models.get(key)
-        if model is not None:
-            self._models.move_to_end(key)
-        return model
+        if key not in self._held:
+            return None
+        self._held.move_to_end(key)
+        return self._held[key][0]
 
     def put(self, key: str, model) -> None:
-        self._models[key] = model
-        self._embeddings[id(model)] = (model, {})
-        while len(self._models) > self.size:
-            evicted = self._models.popitem(last=False)[1]
-            del self._embeddings[id(evicted)]
+        self._held[key] = (model, {})
+        while len(self._held) > self.size:
+            self._held.popitem(last=False)
 
     def embed(self, model, texts, compute) -> np.ndarray:
         """``compute()``, the embeddings of ``texts`` under ``model``, kept while the model is."""
-        held = self._embeddings.get(id(model))
-        if held is None or held[0] is not model:
+        kept = next((e for m, e in self._held.values() if m is model), None)
+        if kept is None:
             return compute()
         key = text_digest(texts)
-        if key not in held[1]:
-            held[1][key] = compute()
-        return held[1][key]
+        if key not in kept:
+            kept[key] = compute()
+        return kept[key]
 
     def clear(self) -> None:
-        self._models.clear()
-        self._embeddings.clear()
+        self._held.clear()
 
 
 RECENT = RecentModels()
