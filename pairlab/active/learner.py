@@ -108,17 +108,19 @@ class CosineBERTLearner:
 
         train_config = self._train_config(round, member)
         left, right = pool.texts(ids)
-        if member is not None or not self.sharing:
+
+        def fit():
             return CosineBERT.train(
                 left, right, labels, model=self.model, config=train_config, quiet=True
             )
+
+        if member is not None or not self.sharing:
+            return fit()
         key = self._digest(train_config, left, right, labels)
         if round not in self.shared_rounds:
             model = RECENT.get(key)
             if model is None:
-                model = CosineBERT.train(
-                    left, right, labels, model=self.model, config=train_config, quiet=True
-                )
+                model = fit()
                 RECENT.put(key, model)
             return model
         path = cache_dir() / "models" / key
@@ -127,9 +129,7 @@ class CosineBERTLearner:
                 model = CosineBERT.load(path)
             else:
                 remove_stale(path.parent)  # what killed trainings left (about 90 MB each)
-                model = CosineBERT.train(
-                    left, right, labels, model=self.model, config=train_config, quiet=True
-                )
+                model = fit()
                 write_atomic(path, model.save, setting="$PAIRLAB_CACHE_DIR")  # never half a model
         model.cache_key = key
         return model
