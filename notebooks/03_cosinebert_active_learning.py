@@ -127,17 +127,21 @@ results = experiments.sweep(prepared, strategies, seeds, settings, ctx.path("act
 # %%
 task = next(iter(prepared))
 pool = prepared[task][0]["train"]
-run = results[(task, "uncertainty", seeds[0])]
-folder = ctx.path("active") / task / run["folder"]
-config = ActiveConfig(**run["config"])
-seed_set = np.load(folder / "rounds" / "round_01.npz")  # round 1's batch: ids (sorted) and labels
-learner = CosineBERTLearner(config)
-seed_model = learner.cached(pool, seed_set["ids"], seed_set["labels"], round=1)
-if seed_model is None and config.n1 <= 500:  # not in this machine's cache: seconds to train again here
-    seed_model = learner.train(pool, seed_set["ids"], seed_set["labels"], round=1)
-print(f"{task}: round 2 of {run['folder']}, {len(seed_set['ids'])} pairs labelled in round 1, "
-      f"{pool.n_pairs:,} pairs in the pool" + ("" if seed_model is not None else "; round 1's model is not in this "
-      "machine's cache and too costly to train again here: the replay below is skipped"))
+run = results.get((task, "uncertainty", seeds[0]))
+seed_model = None
+if run is None:  # strategies without uncertainty sampling: nothing of its to replay
+    print(f"no uncertainty run among this notebook's strategies ({', '.join(strategies)}): the replay below is skipped")
+else:
+    folder = ctx.path("active") / task / run["folder"]
+    config = ActiveConfig(**run["config"])
+    seed_set = np.load(folder / "rounds" / "round_01.npz")  # round 1's batch: ids (sorted) and labels
+    learner = CosineBERTLearner(config)
+    seed_model = learner.cached(pool, seed_set["ids"], seed_set["labels"], round=1)
+    if seed_model is None and config.n1 <= 500:  # not in this machine's cache: seconds to train again here
+        seed_model = learner.train(pool, seed_set["ids"], seed_set["labels"], round=1)
+    print(f"{task}: round 2 of {run['folder']}, {len(seed_set['ids'])} pairs labelled in round 1, "
+          f"{pool.n_pairs:,} pairs in the pool" + ("" if seed_model is not None else "; round 1's model is not in "
+          "this machine's cache and too costly to train again here: the replay below is skipped"))
 
 # %%
 if seed_model is not None:

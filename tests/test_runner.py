@@ -340,3 +340,30 @@ def test_a_notebook_runs_on_local_ipc_sockets_and_prints_one_line(tmp_path, capf
     assert re.fullmatch(
         r"\[probe\] 01_probe done in \d+ s -> out/01_probe\.ipynb\n", printed.out
     ), printed.out
+
+
+@pytest.mark.slow
+def test_notebook_03_runs_on_strategies_without_uncertainty_sampling(tmp_path):
+    """One clone per strategy list is how a long grid uses both cores (profiles/paper-cpu.yaml):
+    notebook 03 on static retrieval alone must finish, saying its uncertainty replay is skipped,
+    not stop at a KeyError after the sweep's hours."""
+    executed = runner.run(
+        "smoke",
+        select=["03"],
+        overrides={
+            "strategies": ["static_retrieval"],
+            "run_dir": str(tmp_path / "runs"),
+            "figures_dir": str(tmp_path / "figures"),
+        },
+        record_times=False,
+    )
+    printed = "".join(
+        output.get("text", "")
+        for cell in nbformat.read(executed[0], 4).cells
+        for output in cell.get("outputs", [])
+    )
+    assert "no uncertainty run among this notebook's strategies (static_retrieval)" in printed
+    metrics = json.loads((tmp_path / "runs" / "03_cosinebert_active_learning.metrics.json").read_text())
+    assert {task: set(entry) for task, entry in metrics.items()} == {
+        task: {"static_retrieval", "zero_shot"} for task in ("qqp", "wikiqa")
+    }
