@@ -37,6 +37,7 @@ __all__ = [
     "markdown_table",
     "profile_purposes",
     "render",
+    "run_compute",
     "stale",
     "timing_cell",
 ]
@@ -182,20 +183,54 @@ def default_profile(root: Path | None = None) -> str:
     raise ValueError("the Makefile sets no default PROFILE")
 
 
-def timing_cell(timings: dict, profile: str) -> str:
+def run_compute(notebooks: dict | None) -> tuple[float, int]:
+    """``(seconds, runs)``: what a profile's active-learning runs computed, from one profile's
+    :func:`load_results` entry. Each summary (a dict with ``runs`` and ``seconds_per_run``, the
+    mean per stage) gives each of its runs that mean; a run that several notebooks read back
+    counts once."""
+    per_run: dict[str, float] = {}
+
+    def walk(node):
+        if isinstance(node, dict):
+            runs, seconds = node.get("runs"), node.get("seconds_per_run")
+            if isinstance(runs, list) and isinstance(seconds, dict):
+                per_run.update({name: float(sum(seconds.values())) for name in runs})
+                return
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for entry in (notebooks or {}).values():
+        walk(entry["metrics"])
+    return sum(per_run.values()), len(per_run)
+
+
+def timing_cell(timings: dict, profile: str, compute: tuple[float, int] | None = None) -> str:
     """A recorded profile time for a table cell (the whole run's wall clock when the runner
-    recorded one, else the notebooks' seconds summed), or that none is recorded."""
+    recorded one, else the notebooks' seconds summed), or that none is recorded. ``compute``
+    (:func:`run_compute`) is said beside it where the runs computed more than twice the
+    recorded time: they were read back (a committed run archive), so the record alone would
+    understate what the profile costs."""
     t = timings.get(profile)
     if not t:
         return "not recorded yet"
     n, jobs = len(t["notebooks"]), t.get("jobs", 1)
     if "wall_seconds" in t:
         how = f"{n} notebooks, {jobs} at a time" if jobs > 1 else f"{n} notebooks"
-        return f"{t['wall_seconds'] / 60:.0f} min ({how}; {t['cpus']} CPU cores, {t['recorded']})"
-    total = sum(t["notebooks"].values())
-    return (
-        f"{total / 60:.0f} min for {n} notebooks, summed ({t['cpus']} CPU cores, {t['recorded']})"
-    )
+        cell = f"{t['wall_seconds'] / 60:.0f} min ({how}; {t['cpus']} CPU cores, {t['recorded']})"
+        recorded = t["wall_seconds"]
+    else:
+        recorded = sum(t["notebooks"].values())
+        cell = f"{recorded / 60:.0f} min for {n} notebooks, summed ({t['cpus']} CPU cores, {t['recorded']})"
+    seconds, runs = compute or (0.0, 0)
+    if seconds > 2 * recorded:
+        cell += (
+            f", reading back {runs} runs that computed for {seconds / 3600:.1f} hours "
+            "(their round records' stage seconds, summed)"
+        )
+    return cell
 
 
 def load_bench(root: Path | None = None, kind: str = "") -> dict:
@@ -484,7 +519,7 @@ def render(document: str, root: Path | None = None) -> str:
         readme = {"quick": quick, "guide": workshop.guide(root, (quick or {}).get("notebooks"))}
     return template.render(
         **readme,
-        timing_cell=lambda p: timing_cell(timings, p),
+        timing_cell=lambda p: timing_cell(timings, p, run_compute(results.get(p))),
         timing_phrase=timing_phrase,
         results=results,
         bench=bench,

@@ -97,6 +97,47 @@ def test_collect_copies_a_runs_metrics_configs_and_timings(tmp_path):
         report.collect("nothing", tmp_path)
 
 
+def test_a_profile_read_back_from_its_archive_says_what_its_runs_computed():
+    """A profile whose runs were read back (paper-cpu's archive) records a wall clock of
+    minutes: its table cell adds the runs' own compute, each run once however many notebooks
+    read it, and only where that exceeds twice the record."""
+
+    def summary(runs, train):
+        return {"runs": runs, "seconds_per_run": {"train": train, "evaluate": 100.0}}
+
+    results = {
+        "03_x": {"metrics": {"wikiqa": {"u": summary(["u0", "u1"], 3500.0)}}},
+        "05_x": {  # reads u0 and u1 back, and runs r0 of its own
+            "metrics": {
+                "wikiqa": {
+                    "strategies": {"u": summary(["u0", "u1"], 3500.0)},
+                    "extra": [summary(["r0"], 1700.0)],
+                }
+            }
+        },
+    }
+    assert report.run_compute(results) == (2 * 3600.0 + 1800.0, 3)
+    assert report.run_compute(None) == (0.0, 0)
+    timings = {
+        "p": {
+            "notebooks": {"03_x": 50.0, "05_x": 10.0},
+            "jobs": 1,
+            "cpus": 2,
+            "recorded": "2026-11-27",
+            "wall_seconds": 60.0,
+        }
+    }
+    cell = report.timing_cell(timings, "p", report.run_compute(results))
+    assert cell == (
+        "1 min (2 notebooks; 2 CPU cores, 2026-11-27), reading back 3 runs that computed for "
+        "2.5 hours (their round records' stage seconds, summed)"
+    )
+    timings["p"]["wall_seconds"] = 6000.0  # computed here, within the record: nothing added
+    assert report.timing_cell(timings, "p", report.run_compute(results)) == (
+        "100 min (2 notebooks; 2 CPU cores, 2026-11-27)"
+    )
+
+
 def test_the_qqp_subset_size_in_the_docs_is_the_count_read_or_says_about(data_dir):
     """Notebook 01 said "a 23,497-pair subset" while 23,496 rows load (the first row is
     malformed and reported): a size typed into prose is the count read, or says "about"."""
