@@ -67,6 +67,38 @@ def test_one_seed_shows_its_interval_not_a_std_of_zero():
     )
 
 
+def test_curve_table_per_seed_in_round_order_with_interval_and_positive_share():
+    """The Figure 4 analog's numbers: one row per strategy and seed, the rounds' labels as
+    columns in numeric order (10,000 after 2,048, not before it as strings sort), each cell dev
+    AP [interval] · the positive share of the labels so far."""
+
+    def r(seed, labels, ap, positives):
+        return {
+            "seed": seed,
+            "round": 1,
+            "labels": labels,
+            "positives_found": positives,
+            "dev_ap": ap,
+            "dev_ap_ci": [ap - 0.1, ap + 0.1],
+        }
+
+    s = {
+        **STATIC,
+        "rounds_per_seed": [
+            r(0, 10_000, 0.4, 500),
+            r(0, 2048, 0.5, 512),
+            r(1, 2048, 0.45, 256),
+            r(1, 10_000, 0.35, 1000),
+        ],
+    }
+    table = headline.curve_table({"static_retrieval": s, "random": STATIC})
+    assert list(table.columns) == ["2,048", "10,000"]
+    assert table.loc[("static_retrieval", "0"), "2,048"] == "0.500 [0.400, 0.600] · 25.0%"
+    assert table.loc[("static_retrieval", "1"), "10,000"] == "0.350 [0.250, 0.450] · 10.0%"
+    assert len(table) == 2  # random recorded no rounds: no rows
+    assert headline.curve_table({"random": STATIC}).empty
+
+
 def test_a_sweeps_summary_keeps_intervals_and_rounds_per_seed(tmp_path):
     results = {}
     for strategy in ("static_retrieval", "uncertainty"):

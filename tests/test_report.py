@@ -250,7 +250,14 @@ def test_the_paper_scale_section_renders_the_verdict_from_paper_cpu_metrics(tmp_
         "seeds_defined": 1,
         "seeds": 1,
     }
-    budget = {"curves": {}, "strategies": {}, "noise": [], "costs": [], "efficiency": efficiency}
+    point = {"labels": 2048, "dev_ap": 0.41, "dev_ap_ci": [0.31, 0.51], "positive_share": 0.25}
+    budget = {
+        "curves": {"uncertainty": [point, {**point, "labels": 16_640, "dev_ap": 0.35}]},
+        "strategies": {},
+        "noise": [],
+        "costs": [],
+        "efficiency": efficiency,
+    }
     (folder / "05_budget_curves.metrics.json").write_text(json.dumps({"wikiqa": budget}))
     (folder / "05_budget_curves.config.json").write_text("{}")
     text = report.render("RESULTS.md", root)
@@ -267,6 +274,11 @@ def test_the_paper_scale_section_renders_the_verdict_from_paper_cpu_metrics(tmp_
     assert findings.render(headline, macro="headline") in readme
     assert "2.00x" in section and "0.450 [0.400, 0.500]" in section
     assert "| 2 | 5,120 | 0.800 |" in section  # candidate recall: the mean over seeds
+    assert "| uncertainty | 1 | 0.400 [0.300, 0.500] · 11.7% |" in section  # per seed, per round
+    budget_section = text[text.index("## Budget curves") : text.index("## Augmented SBERT")]
+    assert "| 16,640 | 0.350 [0.310, 0.510] · 25.0% |" in budget_section  # notebook 05's mean
+    assert "uncertainty's mean dev AP is highest at 2,048 labels." in budget_section
+    assert "| 0 | 0.300 | 16,640 | 8,320 | 2.00 | exact |" in budget_section
     # QQP's paper-scale run (profile paper-cpu-qqp): its own subsection, and the headline's qqp
     qqp = root / "results" / "paper-cpu-qqp"
     qqp.mkdir(parents=True, exist_ok=True)

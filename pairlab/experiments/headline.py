@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-__all__ = ["A", "B", "interval_table", "recall_table"]
+__all__ = ["A", "B", "curve_table", "interval_table", "recall_table"]
 
 A, B = "uncertainty", "static_retrieval"
 
@@ -85,3 +85,27 @@ def recall_table(strategies: dict) -> pd.DataFrame:
     return frame.pivot_table(
         index=["round", "labels"], columns="strategy", values="candidate recall", aggfunc="mean"
     ).round(3)
+
+
+def curve_table(strategies: dict) -> pd.DataFrame:
+    """The Figure 4 analog's numbers, per strategy and seed (rows) and labels (columns): dev
+    AP after the round with its 95% bootstrap interval, and the positive share of the labels
+    collected so far."""
+    rows = [
+        {
+            "strategy": name,
+            "seed": str(r["seed"]),
+            "labels": f"{r['labels']:,}",
+            "cell": _with_ci(r["dev_ap"], [r["dev_ap_ci"]] if r.get("dev_ap_ci") else None, 0)
+            + f" · {r['positives_found'] / r['labels']:.1%}",
+        }
+        for name, entry in strategies.items()
+        for r in entry.get("rounds_per_seed", [])
+        if r.get("dev_ap") is not None
+    ]
+    if not rows:
+        return pd.DataFrame()
+    frame = pd.DataFrame(rows)
+    order = list(dict.fromkeys(frame["labels"]))  # the rounds' order, not the strings'
+    table = frame.pivot(index=["strategy", "seed"], columns="labels", values="cell")
+    return table[sorted(order, key=lambda n: int(n.replace(",", "")))]
