@@ -363,7 +363,9 @@ def test_notebook_03_runs_on_strategies_without_uncertainty_sampling(tmp_path):
         for output in cell.get("outputs", [])
     )
     assert "no uncertainty run among this notebook's strategies (static_retrieval)" in printed
-    metrics = json.loads((tmp_path / "runs" / "03_cosinebert_active_learning.metrics.json").read_text())
+    metrics = json.loads(
+        (tmp_path / "runs" / "03_cosinebert_active_learning.metrics.json").read_text()
+    )
     assert {task: set(entry) for task, entry in metrics.items()} == {
         task: {"static_retrieval", "zero_shot"} for task in ("qqp", "wikiqa")
     }
