@@ -14,7 +14,6 @@ from pairlab.io import to_json
 from pairlab.runner import load_profile, notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
-ARCHIVE = ROOT / "results" / "paper-cpu" / "archive" / "wikiqa"
 
 
 def parameters(profile: str, number: str) -> dict:
@@ -54,7 +53,10 @@ def test_the_profile_is_the_papers_wikiqa_protocol(params):
 NOTEBOOK_05_VARIANTS = {"random_candidates": {"curve": False}}
 
 
-def test_archived_runs_are_the_profiles_configs(params):
+@pytest.mark.parametrize(
+    "profile, task", [("paper-cpu", "wikiqa"), ("paper-cpu-qqp", "qqp")], ids=["wikiqa", "qqp"]
+)
+def test_archived_runs_are_the_profiles_configs(profile, task):
     """Each committed record's config is the one the profile builds for its strategy and seed
     (fp32, the grid's, and bf16 for the parity runs kept beside it), and its folder carries the
     digest today's strategy code gives it: a code change that moved either would leave the
@@ -62,13 +64,15 @@ def test_archived_runs_are_the_profiles_configs(params):
     where the change was one of form)."""
     from pairlab.active.behaviour import run_code_digest
 
-    folders = sorted(p for p in ARCHIVE.glob("*") if (p / "config.json").is_file())
+    params = parameters(profile, "03")
+    archive = ROOT / params["run_archive"] / task
+    folders = sorted(p for p in archive.glob("*") if (p / "config.json").is_file())
     if not folders:
-        pytest.skip("no paper-cpu run archived yet")
+        pytest.skip(f"no {profile} run archived yet")
     for folder in folders:
         stored = json.loads((folder / "config.json").read_text())
-        built = config(
-            params,
+        built = LoopSettings.from_params(params).config(
+            task,
             stored["strategy"],
             stored["seed"],
             precision=stored.get("precision", "fp32"),
