@@ -236,9 +236,10 @@ print(experiments.table3(summary, paper.TABLE3).to_string())
 #   than the pretrained one, so the adaptive rounds could find positives static retrieval missed.
 # - **Our budgets are far below the paper's**: 30 to 4,000 times fewer labels at the quick and
 #   cpu profiles (the scale table in section 1 puts this run's beside the paper's; only the
-#   paper-cpu profile collects WikiQA's 16,640). Adaptivity can pay only once a model trained on
-#   the labels so far ranks better than the pretrained cosine; with tens or hundreds of labels
-#   the models stay close to where they started. Notebook 09 measures where that changes.
+#   paper-cpu profile collects WikiQA's 16,640, and RESULTS.md's paper-scale subsection renders
+#   what it found, seed by seed). Adaptivity can pay only once a model trained on the labels so
+#   far ranks better than the pretrained cosine; with tens or hundreds of labels the models stay
+#   close to where they started. Notebook 09 measures where that changes.
 
 # %%
 # NBVAL_CHECK_OUTPUT
