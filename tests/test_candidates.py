@@ -36,6 +36,28 @@ def test_asymmetric_matches_brute_force():
     assert np.array_equal(ids, as_id_set(space.encode(np.repeat(np.arange(40), 5), top.ravel())))
 
 
+def test_tied_neighbours_do_not_depend_on_the_thread_count():
+    """Every item has a twin (the same text twice): the m-th place is a tie that faiss'
+    multi-threaded inner products broke by the thread count, so candidates, strata and run
+    digests changed with $OMP_NUM_THREADS (QQP's test stratum differed by one pair)."""
+    import faiss
+
+    rng = np.random.default_rng(4)
+    emb = unit(rng, 2000, d=384)
+    emb[1000:] = emb[:1000]
+    space = PairSpace(2000, 2000, True)
+    before = faiss.omp_get_max_threads()
+    found = {}
+    try:
+        for threads in (1, 2, 4):
+            faiss.omp_set_num_threads(threads)
+            found[threads] = neighbour_pairs(space, emb, m=10)[0]
+            assert faiss.omp_get_max_threads() == threads  # the caller's setting is restored
+    finally:
+        faiss.omp_set_num_threads(before)
+    assert np.array_equal(found[1], found[2]) and np.array_equal(found[1], found[4])
+
+
 def test_exclusion_removes_labelled_pairs():
     rng = np.random.default_rng(2)
     emb = unit(rng, 100)
