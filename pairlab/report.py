@@ -217,17 +217,18 @@ def timing_cell(timings: dict, profile: str, compute: tuple[float, int] | None =
     if not t:
         return "not recorded yet"
     n, jobs = len(t["notebooks"]), t.get("jobs", 1)
+    n = f"{n} notebook{'s' if n != 1 else ''}"
     if "wall_seconds" in t:
-        how = f"{n} notebooks, {jobs} at a time" if jobs > 1 else f"{n} notebooks"
+        how = f"{n}, {jobs} at a time" if jobs > 1 else n
         cell = f"{t['wall_seconds'] / 60:.0f} min ({how}; {t['cpus']} CPU cores, {t['recorded']})"
         recorded = t["wall_seconds"]
     else:
         recorded = sum(t["notebooks"].values())
-        cell = f"{recorded / 60:.0f} min for {n} notebooks, summed ({t['cpus']} CPU cores, {t['recorded']})"
+        cell = f"{recorded / 60:.0f} min for {n}, summed ({t['cpus']} CPU cores, {t['recorded']})"
     seconds, runs = compute or (0.0, 0)
     if seconds > 2 * recorded:
         cell += (
-            f", reading back {runs} runs that computed for {seconds / 3600:.1f} hours "
+            f", reading back {runs} run{'s' if runs != 1 else ''} that computed for {seconds / 3600:.1f} hours "
             "(their round records' stage seconds, summed)"
         )
     return cell

@@ -136,6 +136,10 @@ def test_a_profile_read_back_from_its_archive_says_what_its_runs_computed():
     assert report.timing_cell(timings, "p", report.run_compute(results)) == (
         "100 min (2 notebooks; 2 CPU cores, 2026-11-27)"
     )
+    timings["p"].update(notebooks={"03_x": 50.0}, wall_seconds=60.0)  # one of each: no plural
+    assert report.timing_cell(timings, "p", (9000.0, 1)).startswith(
+        "1 min (1 notebook; 2 CPU cores, 2026-11-27), reading back 1 run that computed"
+    )
 
 
 def test_the_qqp_subset_size_in_the_docs_is_the_count_read_or_says_about(data_dir):
@@ -204,8 +208,9 @@ def test_the_paper_scale_section_renders_the_verdict_from_paper_cpu_metrics(tmp_
 
     root = copy_tree(tmp_path)
     folder = root / "results" / "paper-cpu"
-    for recorded in folder.glob("*.json") if folder.is_dir() else ():
-        recorded.unlink()
+    for profile in ("paper-cpu", "paper-cpu-qqp"):
+        for recorded in (root / "results" / profile).glob("*.json"):
+            recorded.unlink()
     text = report.render("RESULTS.md", root)
     assert "At the paper's scale" not in text
     unc = entry([0.45, 0.46, 0.44], [(0.40, 0.50), (0.41, 0.51), (0.39, 0.49)], [760, 750, 770])
