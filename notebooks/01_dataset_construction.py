@@ -38,14 +38,16 @@
 
 # %%
 import numpy as np
+from IPython.display import display
 
 from pairlab import data, evaluation as ev
 from pairlab.evaluation import stats
-from pairlab.notebook import setup
+from pairlab.notebook import load_settings, setup
 from pairlab.widgets import plots
 
 # %% tags=["parameters"]
 profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml
+shared = {}                       # shared settings changed for this run, e.g. {"dataset": "qqp"} (the runner's -p)
 # this notebook's knobs (the quick profile's values; the runner sets them from its profile)
 near_m = 30                       # m: pretrained neighbours per left item, forming D_near
 n_random = 100000                 # |D_rand|: uniform random negatives outside D_near
@@ -55,7 +57,8 @@ growth_sizes = [100, 300, 1000]   # training-split sizes for the growth figure
 
 
 # %%
-ctx = setup("01_dataset_construction", globals())
+cfg = load_settings(profile, "01_dataset_construction", shared)  # the shared settings, read-only: cfg.model, cfg.seed, ...
+ctx = setup(cfg, globals())  # run and figure folders; every setting and knob recorded in config.json
 
 # %% [markdown]
 # ## 1. Reading the raw files
@@ -122,13 +125,13 @@ fig
 # The false positives at threshold g are then estimated as (D_near pairs scoring ≥ g) +
 # w_rand / |D_rand| × (D_rand pairs scoring ≥ g): the paper's eq. 13, unbiased, and of much lower
 # variance than a uniform sample of all negatives, because the pairs most likely to be false
-# positives are counted, not sampled. Section 9 writes it out in numpy. Embeddings are cached on
+# positives are counted, not sampled. Section 8 writes it out in numpy. Embeddings are cached on
 # disk, so later notebooks reuse them.
 
 # %%
-eval_config = ev.EvalConfig(near_m=near_m, n_random=n_random, seed=seed)
-evals = {name: {split: ev.pretrained_eval_set(task[split], eval_config, model=model,
-                                             max_seq_length=max_seq_length)
+eval_config = ev.EvalConfig(near_m=near_m, n_random=n_random, seed=cfg.seed)
+evals = {name: {split: ev.pretrained_eval_set(task[split], eval_config, model=cfg.model,
+                                             max_seq_length=cfg.max_seq_length)
                 for split in ("dev", "test")} for name, task in tasks.items()}
 
 # %% [markdown]
@@ -174,7 +177,7 @@ fig
 
 # %%
 for name, task in tasks.items():
-    display(stats.examples(task["train"], n=4, seed=seed).style.set_caption(name))
+    display(stats.examples(task["train"], n=4, seed=cfg.seed).style.set_caption(name))
 
 # %% [markdown]
 # ## 7. Why random labelling finds almost no positives
@@ -189,8 +192,8 @@ for name, task in tasks.items():
 # here.
 
 # %%
-yields = {name: stats.static_retrieval_yield(task["train"], m=near_m, model=model,
-                                           max_seq_length=max_seq_length, seed=seed)
+yields = {name: stats.static_retrieval_yield(task["train"], m=near_m, model=cfg.model,
+                                           max_seq_length=cfg.max_seq_length, seed=cfg.seed)
           for name, task in tasks.items()}
 fig = plots.yield_figure(yields)
 ctx.save_figure(fig, "01_random_vs_retrieval")
@@ -201,7 +204,36 @@ for name, frame in yields.items():
     display(frame.style.set_caption(name).format(precision=2))
 
 # %% [markdown]
-# ## 8. The instrument at work: the pretrained encoder, zero-shot
+# ## 8. The estimator in the open
+#
+# Eq. 13 and the AP and P@R20 definitions of section 3, in numpy, on the first task's dev strata
+# scored by the pretrained encoder: score each stratum, take the distinct positive scores as the
+# thresholds (precision and recall change only there), count true and false positives at each,
+# and weight every D_rand pair by w_rand / |D_rand|. Then pairlab's estimator
+# (`ev.evaluate`, which section 9 uses on every split) must give the same two numbers.
+
+# %%
+name = next(iter(evals))                               # the first task
+e, scorer = evals[name]["dev"]
+pos, near, rand = (np.asarray(scorer(ids), dtype=np.float64) for ids in (e.positives, e.near, e.rand))
+w_rand = e.n_neg_total - len(e.near)                   # negatives outside D_near
+thresholds = np.unique(pos)[::-1]                      # distinct positive scores, descending
+at_least = lambda s: len(s) - np.searchsorted(np.sort(s), thresholds, side="left")  # scores >= each threshold
+tp = at_least(pos)
+fp = at_least(near) + w_rand / max(len(rand), 1) * at_least(rand)  # eq. 13
+precision, recall = tp / (tp + fp), tp / len(pos)
+ap = np.sum(np.diff(recall, prepend=0.0) * precision)  # recall step x precision at each threshold
+p_at_r20 = precision[np.argmax(recall >= 0.2)]         # the highest threshold reaching 20% recall
+print(f"{name} dev: {len(pos)} positives, |D_near| = {len(near):,}, |D_rand| = {len(rand):,}, "
+      f"w_rand = {w_rand:,} (each random negative counts {w_rand / max(len(rand), 1):,.0f} times)")
+
+# %%
+estimate = ev.evaluate(e, scorer, n_boot=n_boot, seed=cfg.seed)  # pairlab's estimator, with its intervals
+np.testing.assert_allclose([ap, p_at_r20], [estimate["ap"], estimate["p_at_r20"]], rtol=1e-12)
+print(f"by hand: AP {ap:.4f}, P@R20 {p_at_r20:.4f}: the same as ev.evaluate's estimate")
+
+# %% [markdown]
+# ## 9. The instrument at work: the pretrained encoder, zero-shot
 #
 # The evaluation set scores any pair scorer. Here the scorer is the pretrained cosine with no
 # training at all (**zero-shot**), with stratified-bootstrap 95% intervals (each stratum resampled
@@ -220,9 +252,9 @@ for name, frame in yields.items():
 # trained model in notebooks 02-09 has to clear.
 
 # %%
-results = {name: {split: ev.evaluate(e, scorer, n_boot=n_boot, seed=seed) for split, (e, scorer) in by.items()}
+results = {name: {split: ev.evaluate(e, scorer, n_boot=n_boot, seed=cfg.seed) for split, (e, scorer) in by.items()}
            for name, by in evals.items()}
-exact = {name: {"dev": ev.exact_all_pairs(task["dev"], *ev.embed_pool(task["dev"], model, max_seq_length=max_seq_length))}
+exact = {name: {"dev": ev.exact_all_pairs(task["dev"], *ev.embed_pool(task["dev"], cfg.model, max_seq_length=cfg.max_seq_length))}
          for name, task in tasks.items()} if exact_check else {}
 ev.summary(results, exact)
 
@@ -231,33 +263,6 @@ fig = plots.pr_figure({f"{name} {split}": r["curve"] for name, by in results.ite
                       title="Pretrained encoder, zero-shot: all-pairs precision-recall")
 ctx.save_figure(fig, "01_pretrained_pr")
 fig
-
-# %% [markdown]
-# ## 9. The estimator in the open
-#
-# `ev.evaluate` above is eq. 13 plus the AP and P@R20 definitions of section 3. Here they are in
-# numpy, on the first task's dev strata: score each stratum, take the distinct positive scores as
-# the thresholds (precision and recall change only there), count true and false positives at
-# each, and weight every D_rand pair by w_rand / |D_rand|.
-
-# %%
-name = next(iter(evals))                               # the first task
-e, scorer = evals[name]["dev"]
-pos, near, rand = (np.asarray(scorer(ids), dtype=np.float64) for ids in (e.positives, e.near, e.rand))
-w_rand = e.n_neg_total - len(e.near)                   # negatives outside D_near
-thresholds = np.unique(pos)[::-1]                      # distinct positive scores, descending
-at_least = lambda s: len(s) - np.searchsorted(np.sort(s), thresholds, side="left")  # scores >= each threshold
-tp = at_least(pos)
-fp = at_least(near) + w_rand / max(len(rand), 1) * at_least(rand)  # eq. 13
-precision, recall = tp / (tp + fp), tp / len(pos)
-ap = np.sum(np.diff(recall, prepend=0.0) * precision)  # recall step x precision at each threshold
-p_at_r20 = precision[np.argmax(recall >= 0.2)]         # the highest threshold reaching 20% recall
-print(f"{name} dev: {len(pos)} positives, |D_near| = {len(near):,}, |D_rand| = {len(rand):,}, "
-      f"w_rand = {w_rand:,} (each random negative counts {w_rand / max(len(rand), 1):,.0f} times)")
-
-# %%
-np.testing.assert_allclose([ap, p_at_r20], [results[name]["dev"]["ap"], results[name]["dev"]["p_at_r20"]], rtol=1e-12)
-print(f"by hand: AP {ap:.4f}, P@R20 {p_at_r20:.4f}: the same as ev.evaluate's estimate")
 
 # %% [markdown] tags=["exercise"]
 # ### Exercise 1.1: how many random negatives does the estimate need?
@@ -269,20 +274,20 @@ print(f"by hand: AP {ap:.4f}, P@R20 {p_at_r20:.4f}: the same as ev.evaluate's es
 # (c) how much wider does the 95% interval get? Then, for each task's dev strata, estimate AP
 # from 20 random tenths (`ev.metrics.estimate_ap(pos, near, rand, n_neg_total)` on the stratum
 # scores in `results[name]["dev"]["scores"]`), evaluate one tenth with `ev.evaluate` on an
-# `ev.EvalSet` built from it, and compare everything with the exact value of section 8
+# `ev.EvalSet` built from it, and compare everything with the exact value of section 9
 # (`exact[name]["dev"]`, when `exact_check` is on).
 
 # %% tags=["solution"]
 for task_name, by in evals.items():
     es, sc = by["dev"]
     full, scores = results[task_name]["dev"], results[task_name]["dev"]["scores"]
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(cfg.seed)
     size = max(len(es.rand) // 10, 1)
     tenths = [ev.metrics.estimate_ap(scores["positive"], scores["near"],
                                      scores["rand"][rng.choice(len(es.rand), size, replace=False)], es.n_neg_total)
               for _ in range(20)]
     one = ev.evaluate(ev.EvalSet(es.positives, es.near, np.sort(rng.choice(es.rand, size, replace=False)),
-                                 es.n_neg_total, es.config), sc, n_boot=n_boot, seed=seed)
+                                 es.n_neg_total, es.config), sc, n_boot=n_boot, seed=cfg.seed)
     truth = exact.get(task_name, {}).get("dev", {}).get("ap")
     above = int(np.sum(scores["rand"] >= scores["positive"].min()))
     print(f"{task_name} dev ({above} of {len(es.rand):,} random negatives at or above the weakest positive)"

@@ -39,14 +39,16 @@
 
 # %%
 import numpy as np
+from IPython.display import display
 
 from pairlab import data, evaluation as ev
 from pairlab.experiments import baselines
-from pairlab.notebook import setup
+from pairlab.notebook import load_settings, setup
 from pairlab.widgets import browser, labels, plots, review
 
 # %% tags=["parameters"]
 profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml
+shared = {}                       # shared settings changed for this run, e.g. {"dataset": "qqp"} (the runner's -p)
 # this notebook's knobs (the quick profile's values; the runner sets them from its profile)
 train_max_pairs = 80              # stated training pairs used (None: all of them)
 cosine_epochs = 2
@@ -58,7 +60,8 @@ annotator = "anonymous"           # your name on the marks
 
 
 # %%
-ctx = setup("02_concatbert_failure_analysis", globals())
+cfg = load_settings(profile, "02_concatbert_failure_analysis", shared)  # the shared settings, read-only: cfg.model, cfg.seed, ...
+ctx = setup(cfg, globals())  # run and figure folders; every setting and knob recorded in config.json
 
 # %% [markdown]
 # ## 1. The stated training data
@@ -69,7 +72,7 @@ ctx = setup("02_concatbert_failure_analysis", globals())
 
 # %%
 tasks = data.tasks_for(ctx.params)
-train_ids = {name: baselines.sample_pairs(baselines.stated_pairs(t["train"])[0], train_max_pairs, seed=seed)
+train_ids = {name: baselines.sample_pairs(baselines.stated_pairs(t["train"])[0], train_max_pairs, seed=cfg.seed)
              for name, t in tasks.items()}
 for name, ids in train_ids.items():
     print(f"{name}: {len(ids):,} stated training pairs, {tasks[name]['train'].labels(ids).mean():.0%} positive")
@@ -108,11 +111,11 @@ heuristics = {(name, kind): baselines.heuristic_metrics(name, m.score_pairs, tas
 # once and scores any number of pairs from the embeddings.
 
 # %%
-strata = {"concatbert": ev.EvalConfig(concat_near_m, concat_n_random, seed),
-          "cosinebert": ev.EvalConfig(near_m, n_random, seed)}
-evals = {key: ev.pretrained_eval_set(tasks[key[0]]["test"], strata[key[1]], model=model,
-                                     max_seq_length=max_seq_length)[0] for key in models}
-results = {key: ev.evaluate(evals[key], m.scorer(tasks[key[0]]["test"]), n_boot=n_boot, seed=seed)
+strata = {"concatbert": ev.EvalConfig(concat_near_m, concat_n_random, cfg.seed),
+          "cosinebert": ev.EvalConfig(cfg.near_m, cfg.n_random, cfg.seed)}
+evals = {key: ev.pretrained_eval_set(tasks[key[0]]["test"], strata[key[1]], model=cfg.model,
+                                     max_seq_length=cfg.max_seq_length)[0] for key in models}
+results = {key: ev.evaluate(evals[key], m.scorer(tasks[key[0]]["test"]), n_boot=cfg.n_boot, seed=cfg.seed)
            for key, m in models.items()}
 
 # %%
@@ -150,8 +153,8 @@ for name in table.index.unique("task"):
 # %%
 for name in tasks:  # CosineBERT's strata, scored by the pretrained cosine: where CosineBERT started
     pool = tasks[name]["test"]
-    zero_shot = ev.CosineScorer(pool.space, *ev.embed_pool(pool, model, max_seq_length=max_seq_length))
-    start = ev.evaluate(evals[(name, "cosinebert")], zero_shot, n_boot=n_boot, seed=seed)
+    zero_shot = ev.CosineScorer(pool.space, *ev.embed_pool(pool, cfg.model, max_seq_length=cfg.max_seq_length))
+    start = ev.evaluate(evals[(name, "cosinebert")], zero_shot, n_boot=cfg.n_boot, seed=cfg.seed)
     print(f"{name}: all-pairs AP with no training {start['ap']:.3f} [{start['ap_ci'][0]:.3f}, {start['ap_ci'][1]:.3f}]; "
           f"CosineBERT on {len(train_ids[name])} stated pairs {results[(name, 'cosinebert')]['ap']:.3f}; "
           f"ConcatBERT {results[(name, 'concatbert')]['ap']:.3f}")

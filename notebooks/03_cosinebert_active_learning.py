@@ -58,12 +58,13 @@ from pairlab import experiments
 from pairlab.active import ActiveConfig, CosineBERTLearner, PrintLog
 from pairlab.active.strategies import RoundState, Strategy, Uncertainty, register_strategy
 from pairlab.data import paper
-from pairlab.notebook import setup
+from pairlab.notebook import load_settings, setup
 from pairlab.widgets import plots
 from pairlab.widgets.dashboard import RunDashboard
 
 # %% tags=["parameters"]
 profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml
+shared = {}                       # shared settings changed for this run, e.g. {"dataset": "qqp"} (the runner's -p)
 # this notebook's knobs (the quick profile's values; the runner sets them from its profile)
 seeds = [0]                       # active-learning seeds (one run per seed and strategy)
 strategies = ["random", "static_retrieval", "adaptive_retrieval", "uncertainty"]
@@ -79,7 +80,8 @@ address = None                    # with "ray": the cluster ("auto": the one thi
 
 
 # %%
-ctx = setup("03_cosinebert_active_learning", globals())
+cfg = load_settings(profile, "03_cosinebert_active_learning", shared)  # the shared settings, read-only: cfg.model, cfg.seed, ...
+ctx = setup(cfg, globals())  # run and figure folders; every setting and knob recorded in config.json
 
 # %% [markdown]
 # ## 1. The pools and the budget
@@ -110,7 +112,7 @@ dashboard = RunDashboard(experiments.total_rounds(prepared, strategies, seeds, s
 display(dashboard)
 results = experiments.sweep(prepared, strategies, seeds, settings, ctx.path("active"),
                             callbacks=[dashboard, PrintLog()], backend=backend, address=address,
-                            archive=run_archive and ctx.project_path(run_archive))
+                            archive=cfg.run_archive and ctx.project_path(cfg.run_archive))
 
 # %% [markdown]
 # ### One round in the open
@@ -211,7 +213,7 @@ print(inspect.getsource(Uncertainty))
 # NBVAL_CHECK_OUTPUT
 summary = experiments.with_zero_shot(
     experiments.summarise(results),
-    experiments.zero_shot(prepared, model=model, max_seq_length=max_seq_length, n_boot=n_boot, seed=seed))
+    experiments.zero_shot(prepared, model=cfg.model, max_seq_length=cfg.max_seq_length, n_boot=cfg.n_boot, seed=cfg.seed))
 print(experiments.table3(summary, paper.TABLE3).to_string())
 
 # %% [markdown]

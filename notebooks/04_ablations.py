@@ -55,12 +55,13 @@ from pairlab.active import PrintLog
 from pairlab.data import paper
 from pairlab.evaluation import EvalConfig
 from pairlab.experiments import Variant, baselines
-from pairlab.notebook import setup
+from pairlab.notebook import load_settings, setup
 from pairlab.widgets import plots
 from pairlab.widgets.dashboard import RunDashboard
 
 # %% tags=["parameters"]
 profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml
+shared = {}                       # shared settings changed for this run, e.g. {"dataset": "qqp"} (the runner's -p)
 # this notebook's knobs (the quick profile's values; the runner sets them from its profile)
 seed_set_seeds = [0]              # seeds of the stated-seed runs (the paper: one run)
 transfer_seeds = [0]              # seeds whose collected labels also train ConcatBERT
@@ -71,7 +72,8 @@ address = None                    # with "ray": the cluster ("auto": the one thi
 
 
 # %%
-ctx = setup("04_ablations", globals())
+cfg = load_settings(profile, "04_ablations", shared)  # the shared settings, read-only: cfg.model, cfg.seed, ...
+ctx = setup(cfg, globals())  # run and figure folders; every setting and knob recorded in config.json
 prepared, settings = experiments.prepare_active(ctx.params)
 
 # %% [markdown]
@@ -84,11 +86,11 @@ prepared, settings = experiments.prepare_active(ctx.params)
 # %%
 stated_seed = Variant("uncertainty_stated_seed", "uncertainty", {"seed_set": "stated"})
 base_strategies = ["adaptive_retrieval", "uncertainty", "static_retrieval", "stated"]
-dashboard = RunDashboard(experiments.total_rounds(prepared, base_strategies, seeds, settings)
+dashboard = RunDashboard(experiments.total_rounds(prepared, base_strategies, cfg.seeds, settings)
                          + experiments.total_rounds(prepared, [stated_seed], seed_set_seeds, settings),
                          title="notebook 04")
 display(dashboard)
-results = experiments.sweep(prepared, base_strategies, seeds, settings, ctx.path("active"),
+results = experiments.sweep(prepared, base_strategies, cfg.seeds, settings, ctx.path("active"),
                             callbacks=[dashboard, PrintLog()], backend=backend, address=address)
 results.update(experiments.sweep(prepared, [stated_seed], seed_set_seeds, settings, ctx.path("active"),
                                  callbacks=[dashboard, PrintLog()], backend=backend, address=address))
@@ -104,7 +106,7 @@ results.update(experiments.sweep(prepared, [stated_seed], seed_set_seeds, settin
 
 # %%
 variants = experiments.stratified_variants(results, prepared, settings)
-results.update(experiments.sweep(prepared, variants, seeds, settings, ctx.path("active"),
+results.update(experiments.sweep(prepared, variants, cfg.seeds, settings, ctx.path("active"),
                                  callbacks=[PrintLog()], backend=backend, address=address))
 summary = experiments.summarise(results)
 
@@ -154,13 +156,13 @@ from pairlab.models.embed import embed_pool
 
 for task, (pools, _) in prepared.items():
     train = pools["train"]
-    scorer = CosineScorer(train.space, *embed_pool(train, model, max_seq_length=max_seq_length,
+    scorer = CosineScorer(train.space, *embed_pool(train, cfg.model, max_seq_length=cfg.max_seq_length,
                                                    show_progress=False))
     hardness = {}
     for name in ("uncertainty", "static_retrieval", "stratified_match"):
-        ids, labels = run_labels(ctx.path("active") / task / results[(task, name, seeds[0])]["folder"])
+        ids, labels = run_labels(ctx.path("active") / task / results[(task, name, cfg.seeds[0])]["folder"])
         hardness[name] = float(scorer(ids[labels == 0]).mean())
-    print(f"{task}, seed {seeds[0]}: mean pretrained cosine of the negatives: "
+    print(f"{task}, seed {cfg.seeds[0]}: mean pretrained cosine of the negatives: "
           + ", ".join(f"{name} {value:.3f}" for name, value in hardness.items()))
     assert hardness["stratified_match"] < min(hardness["uncertainty"], hardness["static_retrieval"])
 
@@ -214,9 +216,9 @@ print(seed_table.to_string())
 # %%
 transferred = experiments.transfer(
     prepared, results, ["stated", "static_retrieval", "stratified_match", "uncertainty"],
-    transfer_seeds, ctx.path("active"), eval_config=EvalConfig(concat_near_m, transfer_n_random, seed),
-    train_config=baselines.train_settings(ctx.params, "concatbert"), folder=ctx.path("transfer_models"), model=model,
-    max_seq_length=max_seq_length, n_boot=n_boot)
+    transfer_seeds, ctx.path("active"), eval_config=EvalConfig(cfg.concat_near_m, transfer_n_random, cfg.seed),
+    train_config=baselines.train_settings(ctx.params, "concatbert"), folder=ctx.path("transfer_models"), model=cfg.model,
+    max_seq_length=cfg.max_seq_length, n_boot=cfg.n_boot)
 
 # %%
 # NBVAL_CHECK_OUTPUT

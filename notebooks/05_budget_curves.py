@@ -46,12 +46,13 @@ from pairlab import experiments
 from pairlab.active import PrintLog
 from pairlab.data import paper
 from pairlab.experiments import Variant
-from pairlab.notebook import setup
+from pairlab.notebook import load_settings, setup
 from pairlab.widgets import plots
 from pairlab.widgets.dashboard import RunDashboard
 
 # %% tags=["parameters"]
 profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml
+shared = {}                       # shared settings changed for this run, e.g. {"dataset": "qqp"} (the runner's -p)
 # this notebook's knobs (the quick profile's values; the runner sets them from its profile)
 random_seeds = [0, 1]             # random label sets (of each kind) for the noise estimate
 labels_per_hour = 75              # annotation speed (Althammer et al. 2023: 75 judgements an hour)
@@ -62,7 +63,8 @@ address = None                    # with "ray": the cluster ("auto": the one thi
 
 
 # %%
-ctx = setup("05_budget_curves", globals())
+cfg = load_settings(profile, "05_budget_curves", shared)  # the shared settings, read-only: cfg.model, cfg.seed, ...
+ctx = setup(cfg, globals())  # run and figure folders; every setting and knob recorded in config.json
 prepared, settings = experiments.prepare_active(ctx.params)
 
 # %% [markdown]
@@ -76,30 +78,22 @@ prepared, settings = experiments.prepare_active(ctx.params)
 # %%
 static_curve = Variant("static_retrieval", "static_retrieval", {"curve": True})
 random_candidates = Variant("random_candidates", "random_candidates", {"curve": False})  # trained once
-groups = [("uncertainty", seeds), (static_curve, seeds), ("random", random_seeds),
+groups = [("uncertainty", cfg.seeds), (static_curve, cfg.seeds), ("random", random_seeds),
           (random_candidates, random_seeds)]
 dashboard = RunDashboard(experiments.group_rounds(prepared, groups, settings), title="notebook 05")
 display(dashboard)
 results = experiments.sweep_groups(prepared, groups, settings, ctx.path("active"),
                                    callbacks=[dashboard, PrintLog()], backend=backend, address=address,
-                                   archive=run_archive and ctx.project_path(run_archive))
+                                   archive=cfg.run_archive and ctx.project_path(cfg.run_archive))
 curves = experiments.curves(results)
 summary = experiments.summarise(results)
 
 # %% [markdown]
-# ## 2. AP and positives against labels (Figure 4 analog)
+# ## 2. AP and positives against labels
 #
-# Top: dev AP after each round, the mean over seeds with the mean of the per-seed 95% bootstrap
-# intervals as a band (faint points: single seeds). Bottom: the share of all pairs collected so
-# far that are positive. The dotted line marks where uncertainty sampling passed static
-# retrieval's full-budget AP (mean over seeds), when it did.
-
-# %%
-efficiency = experiments.data_efficiency.factors(curves)
-passed = efficiency.groupby("task")["labels needed"].mean().to_dict()
-fig = plots.budget_curves_figure(curves, reference=passed)
-ctx.save_figure(fig, "05_budget_curves")
-fig
+# Dev AP after each round (with its 95% bootstrap interval) and the positives found so far, mean
+# over seeds, for the two strategies the paper compares; section 3 turns these curves into the
+# data-efficiency factor, and then draws them.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -117,7 +111,7 @@ print(table.round(3).to_string())
 # many times fewer labels; the paper's is 14.
 #
 # The computation in a few lines of numpy, on the curves of section 2, before the helper that
-# notebooks 05 and 09 call:
+# notebooks 05 and 09 call (and the figure below uses):
 
 # %%
 def labels_to_reach(labels, ap, target):
@@ -148,10 +142,23 @@ for (task, seed), frame in curves.groupby(["task", "seed"]):
 # metrics file use), checked against the lines above:
 
 # %%
+efficiency = experiments.data_efficiency.factors(curves)
 factors = efficiency.set_index(["task", "seed"])["factor"]
 np.testing.assert_allclose([by_hand[key] for key in factors.index], factors.to_numpy(), rtol=1e-9)
 assert set(by_hand) == set(factors.index)
 print(f"the {len(factors)} factors computed above match experiments.data_efficiency.factors'")
+
+# %% [markdown]
+# The curves as the paper's Figure 4 draws them. Top: dev AP after each round, the mean over seeds
+# with the mean of the per-seed 95% bootstrap intervals as a band (faint points: single seeds).
+# Bottom: the share of all pairs collected so far that are positive. The dotted line marks where
+# uncertainty sampling passed static retrieval's full-budget AP (mean over seeds), when it did.
+
+# %%
+passed = efficiency.groupby("task")["labels needed"].mean().to_dict()
+fig = plots.budget_curves_figure(curves, reference=passed)
+ctx.save_figure(fig, "05_budget_curves")
+fig
 
 # %% [markdown]
 # The helper's table, per seed, says also how sure each factor is. *lower bound*: uncertainty's
@@ -216,8 +223,8 @@ from pairlab.models.embed import embed_pool
 
 for task, (pools, _) in prepared.items():
     pool = pools["train"]
-    left, right = embed_pool(pool, model, max_seq_length=max_seq_length, show_progress=False)
-    ids, cosine = neighbour_pairs(pool.space, left, right, m=candidate_m)
+    left, right = embed_pool(pool, cfg.model, max_seq_length=cfg.max_seq_length, show_progress=False)
+    ids, cosine = neighbour_pairs(pool.space, left, right, m=cfg.candidate_m)
     ranked = ids[np.lexsort((ids, -cosine.astype(np.float64)))]  # highest cosine first
     found = np.cumsum(pool.labels(ranked))  # found[b - 1]: positives among the first b pairs
     run = curves[(curves["task"] == task) & (curves["strategy"] == "static_retrieval")]

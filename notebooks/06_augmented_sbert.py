@@ -65,11 +65,12 @@ from IPython.display import Markdown, display
 
 from pairlab import experiments
 from pairlab.experiments import augsbert
-from pairlab.notebook import setup
+from pairlab.notebook import load_settings, setup
 from pairlab.widgets import plots
 
 # %% tags=["parameters"]
 profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml
+shared = {}                       # shared settings changed for this run, e.g. {"dataset": "qqp"} (the runner's -p)
 # this notebook's knobs (the quick profile's values; the runner sets them from its profile)
 gold_sources = ["stated", "uncertainty"]  # stated training data; notebook 03's uncertainty labels
 samplers = ["rs", "kde", "bm25", "ss", "bm25_ss"]
@@ -81,7 +82,8 @@ augsbert_epochs = None            # epochs of this notebook's bi-encoders, gold 
 
 
 # %%
-ctx = setup("06_augmented_sbert", globals())
+cfg = load_settings(profile, "06_augmented_sbert", shared)  # the shared settings, read-only: cfg.model, cfg.seed, ...
+ctx = setup(cfg, globals())  # run and figure folders; every setting and knob recorded in config.json
 prepared, settings = experiments.prepare_active(ctx.params)
 
 # %% [markdown]

@@ -69,12 +69,13 @@ from IPython.display import Markdown, display
 from pairlab import experiments
 from pairlab.active import PrintLog
 from pairlab.experiments import eagle, label_noise
-from pairlab.notebook import setup
+from pairlab.notebook import load_settings, setup
 from pairlab.widgets import plots
 from pairlab.widgets.dashboard import RunDashboard
 
 # %% tags=["parameters"]
 profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml
+shared = {}                       # shared settings changed for this run, e.g. {"dataset": "qqp"} (the runner's -p)
 # this notebook's knobs (the quick profile's values; the runner sets them from its profile)
 case_task = "qqp"                 # the case study's task (the paper: Quora)
 case_pairs = 100                  # stated training pairs split into source (40%) and target (60%)
@@ -97,7 +98,8 @@ address = None                    # with "ray": the cluster ("auto": the one thi
 
 
 # %%
-ctx = setup("07_llm_annotators", globals())
+cfg = load_settings(profile, "07_llm_annotators", shared)  # the shared settings, read-only: cfg.model, cfg.seed, ...
+ctx = setup(cfg, globals())  # run and figure folders; every setting and knob recorded in config.json
 prepared, settings = experiments.prepare_active(ctx.params)
 
 # %% [markdown]
@@ -159,8 +161,8 @@ fig
 # `labels.csv` in each run folder holds the annotator's label beside the oracle's.
 
 # %%
-variants = label_noise.noise_variants(noise_strategies, noise_levels, accuracy=error_accuracy, model=model,
-                                max_seq_length=max_seq_length)
+variants = label_noise.noise_variants(noise_strategies, noise_levels, accuracy=error_accuracy, model=cfg.model,
+                                max_seq_length=cfg.max_seq_length)
 dashboard = RunDashboard(experiments.total_rounds(prepared, variants, noise_seeds, settings), title="notebook 07")
 display(dashboard)
 results = experiments.sweep(prepared, variants, noise_seeds, settings, ctx.path("active"),

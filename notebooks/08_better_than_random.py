@@ -67,12 +67,13 @@ from pairlab import data
 from pairlab.active import QueryLog
 from pairlab.experiments import ranker_tables, rankers
 from pairlab.experiments.budget import Budget
-from pairlab.notebook import setup
+from pairlab.notebook import load_settings, setup
 from pairlab.widgets import ranker_plots
 from pairlab.widgets.cost_calculator import CostCalculator
 
 # %% tags=["parameters"]
 profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml
+shared = {}                       # shared settings changed for this run, e.g. {"dataset": "qqp"} (the runner's -p)
 # this notebook's knobs (the quick profile's values; the runner sets them from its profile)
 random_seeds = [0, 1]             # random subsets: one run each (the paper: 4)
 active_seeds = [0]                # runs per active strategy (the paper: 1; seed 0 shares round 1 with random seed 0)
@@ -89,7 +90,8 @@ cpu_per_hour = 0.408              # ... and CPU (a1.4xlarge) dollars an hour
 
 
 # %%
-ctx = setup("08_better_than_random", globals())
+cfg = load_settings(profile, "08_better_than_random", shared)  # the shared settings, read-only: cfg.model, cfg.seed, ...
+ctx = setup(cfg, globals())  # run and figure folders; every setting and knob recorded in config.json
 budget = Budget(assessments_per_hour, annotator_per_hour, gpu_per_hour, cpu_per_hour)
 tasks = data.tasks_for(ctx.params)  # a pair file's task takes the per-task settings of its kind
 ranker = rankers.RankerSettings.from_params(ctx.params)  # the settings below, read once

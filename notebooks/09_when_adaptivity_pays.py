@@ -59,12 +59,13 @@ from IPython.display import Markdown, display
 from pairlab import experiments
 from pairlab.active import PrintLog
 from pairlab.experiments import adaptivity, adaptivity_findings, encoders, findings
-from pairlab.notebook import setup
+from pairlab.notebook import load_settings, setup
 from pairlab.widgets import adaptivity_plots, plots
 from pairlab.widgets.dashboard import RunDashboard
 
 # %% tags=["parameters"]
 profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml
+shared = {}                       # shared settings changed for this run, e.g. {"dataset": "qqp"} (the runner's -p)
 # this notebook's knobs (the quick profile's values; the runner sets them from its profile)
 budget_max_items = {"train": 50, "dev": 25, "test": 25}  # the budget experiment's pool (None: max_items)
 budget_n1 = 12                    # its seed-set size
@@ -80,7 +81,8 @@ address = None                    # with "ray": the cluster ("auto": the one thi
 
 
 # %%
-ctx = setup("09_when_adaptivity_pays", globals())
+cfg = load_settings(profile, "09_when_adaptivity_pays", shared)  # the shared settings, read-only: cfg.model, cfg.seed, ...
+ctx = setup(cfg, globals())  # run and figure folders; every setting and knob recorded in config.json
 
 # %% [markdown]
 # ## Part 1 · The budget regime
@@ -219,8 +221,8 @@ print(overlap.pivot_table(index=["task", "seed"], columns="labels", values="over
 
 # %%
 enc_prepared, enc_settings = adaptivity.load_experiment(ctx.params, "encoder")
-layers = encoders.encoder_layers(model, encoder_layers)
-zero = encoders.zero_shot(enc_prepared, layers, enc_settings, rounds=encoder_rounds[0], seed=seed)
+layers = encoders.encoder_layers(cfg.model, encoder_layers)
+zero = encoders.zero_shot(enc_prepared, layers, enc_settings, rounds=encoder_rounds[0], seed=cfg.seed)
 zero.round(3)
 
 # %% [markdown] tags=["exercise"]
@@ -240,8 +242,8 @@ zero.round(3)
 
 # %% tags=["solution"]
 new_depth = next(n for n in (1, 5, 3, 2, 4, 0, 6) if n not in zero.index)  # one not in the table
-new_row = encoders.zero_shot(enc_prepared, encoders.encoder_layers(model, [new_depth]), enc_settings,
-                             rounds=encoder_rounds[0], seed=seed)
+new_row = encoders.zero_shot(enc_prepared, encoders.encoder_layers(cfg.model, [new_depth]), enc_settings,
+                             rounds=encoder_rounds[0], seed=cfg.seed)
 print(new_row.round(3).to_string())
 assert list(new_row.index) == [new_depth] and 0 <= new_row.loc[new_depth, "zero-shot AP"] <= 1
 for column in ("zero-shot AP", "static precision"):

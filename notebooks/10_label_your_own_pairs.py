@@ -38,7 +38,8 @@ import pandas as pd
 from IPython.display import display
 
 from pairlab.data import load_items
-from pairlab.notebook import setup
+from pairlab.models.truncate import truncated_model
+from pairlab.notebook import load_settings, setup
 from pairlab.paths import find_file
 from pairlab.session import (
     LabelingSession,
@@ -50,6 +51,7 @@ from pairlab.session import (
 
 # %% tags=["parameters"]
 profile = "quick"                 # where the session folder goes (runs/<profile>); the runner sets the knobs below from the profile
+shared = {}                       # shared settings changed for this run, e.g. {"dataset": "qqp"} (the runner's -p)
 # your records
 items = "fixtures/records/shop_a.csv"  # your records: a CSV, TSV, JSON-lines or Parquet file (absolute, from the project root, or in the data folder)
 text = ["title", "brand", "modelno", "price"]  # the column of each record's text, or a list of columns ("title: ... | brand: ...")
@@ -80,7 +82,8 @@ epochs = 2                         # training epochs per round (a fresh model ea
 export_dir = None                  # where labels.csv, the model, matches.csv, clusters.csv go (None: <run_dir>/10_export)
 
 # %%
-ctx = setup("10_label_your_own_pairs", globals())
+cfg = load_settings(profile, "10_label_your_own_pairs", shared)  # the profile's run and figure folders (cfg.run_dir)
+ctx = setup(cfg, globals())  # run and figure folders; every setting and knob recorded in config.json
 
 # %% [markdown]
 # ## 1. Your records
@@ -110,7 +113,8 @@ for table in filter(None, (left, right)):
 # where you stopped.
 
 # %%
-session = LabelingSession(left, ctx.path("10_session"), right=right, model=model,
+encoder = truncated_model(model, model_layers)  # the model itself where model_layers is None
+session = LabelingSession(left, ctx.path("10_session"), right=right, model=encoder,
                           strategy=strategy, batch=batch, budget=budget, annotator=annotator,
                           oracle_pairs=find_file(oracle_pairs) if annotator == "oracle" else None,
                           audit_share=audit_share, candidate_m=candidate_m, seed=seed,

@@ -1,4 +1,5 @@
-"""Notebook helpers: the one set-up call, saving figures, recording the metrics file."""
+"""Notebook helpers: the shared settings, the set-up call, saving figures, recording the
+metrics file."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ import platform
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 from .io import not_writable, to_json, write_json
 from .paths import project_root, shown
 
-__all__ = ["Context", "parameters", "png_export", "setup", "to_json", "write_json"]
+__all__ = ["Context", "Settings", "load_settings", "png_export", "setup", "to_json", "write_json"]
 
 
 @dataclass(frozen=True)
@@ -65,42 +67,101 @@ class Context:
         return write_json(self.metrics_path, metrics)
 
 
-def parameters(notebook: str, namespace: dict, *, path=None) -> dict:
-    """The notebook's parameters and their current values: every name its ``parameters`` cell
-    assigns (read from the notebook file itself, as papermill reads it) and, where the cell has
-    a ``profile``, the shared settings it takes from the profile (:func:`.profiles.shared`),
-    valued from ``namespace`` so papermill's injected values and edits made in the kernel count."""
-    from .profiles import declared
+class Settings:
+    """A notebook's shared settings, read-only, by name: ``cfg.model``, ``cfg.seed``. Built by
+    :func:`load_settings`; ``dir(cfg)`` lists them (JupyterLab completes ``cfg.``)."""
 
-    path = Path(path) if path else project_root() / "notebooks" / f"{notebook}.ipynb"
-    if not path.is_file():
-        raise FileNotFoundError(f"no notebook {path} to read the parameters of {notebook!r} from")
-    names = declared(notebook, path=path)
-    if not names:
-        raise ValueError(f"{path} has no cell tagged 'parameters'")
-    missing = [name for name in names if name not in namespace]
-    if missing:
-        raise NameError(
-            f"parameters {missing} of {path.name} are not defined: run the "
-            "parameters cell before the set-up cell"
+    __slots__ = ("notebook", "profile", "_values")
+
+    def __init__(self, notebook: str, profile: str, values: dict):
+        object.__setattr__(self, "notebook", notebook)
+        object.__setattr__(self, "profile", profile)
+        object.__setattr__(self, "_values", MappingProxyType(dict(values)))
+
+    def __getattr__(self, name: str):
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(
+                f"{name!r} is not a shared setting of notebook {self.notebook} (its shared "
+                f"settings: {', '.join(self._values)}; its own knobs are in its parameters cell)"
+            ) from None
+
+    def __setattr__(self, name, value):
+        raise AttributeError(
+            f"settings are read-only: to change {name!r}, pass it in `shared` "
+            f"(load_settings(profile, notebook, {{{name!r}: ...}})) or edit the profile"
         )
-    return {name: namespace[name] for name in names}
+
+    def __dir__(self):
+        return [*self._values, "as_dict", "notebook", "profile"]
+
+    def __repr__(self):
+        inner = ", ".join(f"{k}={v!r}" for k, v in self._values.items())
+        return f"Settings({self.notebook}, profile={self.profile!r}: {inner})"
+
+    def as_dict(self) -> dict:
+        return dict(self._values)
+
+
+def load_settings(
+    profile: str, notebook: str, shared: dict | None = None, *, path=None, quiet: bool = False
+) -> Settings:
+    """The settings ``notebook`` shares with the suite (data, pools, model, strata:
+    ``profiles/base.yaml``) under ``profile`` (``profiles/<profile>.yaml`` over base), with
+    ``shared`` laid over them (the runner's ``-p``; a name that is not a shared setting of this
+    notebook is an error). The notebook's own knobs (its parameters cell's names) are not among
+    them. ``model_layers = n`` gives ``model`` cut to its first n transformer layers."""
+    from .profiles import load_profile, own_and_shared
+
+    if not isinstance(profile, str) or not profile:
+        raise ValueError(
+            f'profile = {profile!r}: name a profile in profiles/ ("quick", "smoke", '
+            '"cpu"...); the notebook\'s shared settings come from it'
+        )
+    path = Path(path) if path else _notebook_file(notebook)
+    own, names = own_and_shared(notebook, path=path)
+    values = load_profile(profile, notebook=notebook)
+    unknown = sorted(set(shared or {}) - set(names))
+    if unknown:
+        raise ValueError(
+            f"shared = {shared!r}: {unknown} are not shared settings of {notebook} "
+            f"(those are: {', '.join(names)}; its own knobs are set in its parameters cell)"
+        )
+    values = {name: (shared or {}).get(name, values[name]) for name in names}
+    if values.get("model_layers") is not None:
+        values["model"] = _model_layers(values["model"], values["model_layers"], quiet)
+    return Settings(notebook, profile, values)
+
+
+def _notebook_file(notebook: str) -> Path:
+    return project_root() / "notebooks" / f"{notebook}.ipynb"
 
 
 def setup(
-    notebook: str, namespace: dict | None = None, *, path=None, quiet: bool = False, **params
+    notebook: str | Settings,
+    namespace: dict | None = None,
+    *,
+    path=None,
+    quiet: bool = False,
+    **params,
 ) -> Context:
-    """The set-up call after a notebook's parameters cell: ``setup("01_name", globals())``.
+    """The set-up call after a notebook's settings: ``ctx = setup(cfg, globals())``.
 
-    Records every parameter of the parameters cell (:func:`parameters`) in
+    Records the shared settings and every knob of the parameters cell (read from ``namespace``,
+    the names the cell assigns, as papermill reads them; nothing is written into it) in
     ``<run_dir>/<notebook>.config.json``, creates the run and figure folders (relative to the
-    project root) and prints where things are. Without ``namespace``, ``params`` are the
-    parameters (for scripts and tests)."""
+    project root) and prints where things are. With a notebook's name and no namespace,
+    ``params`` are the parameters (for scripts and tests)."""
+    settings = notebook if isinstance(notebook, Settings) else None
+    if settings is not None:
+        notebook = settings.notebook
+        params = {"profile": settings.profile, **settings.as_dict(), **params}
     if namespace is not None:
-        _from_profile(notebook, namespace, path, quiet)
-        params = {**parameters(notebook, namespace, path=path), **params}
-    if params.get("model_layers") is not None:
-        _model_layers(params, namespace, quiet)
+        knobs = _knobs(notebook, namespace, path)
+        params = {**knobs, **params}
+        if settings is not None and not quiet:
+            _differ(settings, knobs)
     if "inference_backend" in params:  # what ran is recorded: $PAIRLAB_INFERENCE_BACKEND wins
         _inference(params, quiet)
     root = project_root()
@@ -122,90 +183,48 @@ def setup(
     return ctx
 
 
-_TAKEN = (
-    "_pairlab_from_profile"  # the names set-up last took from a profile (taken again on a re-run)
-)
+def _knobs(notebook: str, namespace: dict, path) -> dict:
+    """The values of the names the notebook's parameters cell assigns (``profile`` and
+    ``shared``, which :func:`load_settings` has read, left out)."""
+    from .profiles import own_and_shared
 
-
-def _from_profile(notebook: str, namespace: dict, path, quiet: bool) -> list[str]:
-    """Give a notebook whose parameters cell has a ``profile`` the shared settings it does not
-    set itself (:func:`.profiles.shared`); the names set, in order. The cell's own knobs stay as
-    the cell (or papermill) set them. Two ways in:
-
-    - ``profile = "quick"`` in the parameters cell (working in JupyterLab): the shared settings
-      of ``profiles/quick.yaml`` for this notebook, read over ``profiles/base.yaml``
-      (:func:`.profiles.load_profile`, its run and figure folders included); a line says which,
-      and another names the cell's knobs the profile would set otherwise;
-    - a whole profile passed by ``papermill -f profiles/<name>.yaml``: papermill injects its
-      top-level keys, and its ``notebooks`` section arrives as a variable; the sections naming
-      this notebook are applied over the top-level values, as the runner does, and
-      ``profiles/base.yaml`` gives what the file does not.
-
-    A name papermill injected (the runner passes every one) is kept; one an earlier set-up call
-    took is taken again, so changing ``profile`` and re-running the cells changes them all.
-    """
-    from .profiles import SECTION, load_profile, own_and_shared, resolve, settings
-
-    path = Path(path) if path else project_root() / "notebooks" / f"{notebook}.ipynb"
-    cell, names = own_and_shared(notebook, path=path)
-    if "profile" not in cell:
-        return []
-    before = set(namespace.get(_TAKEN, ()))
-    chosen = namespace.get("profile")
-    if isinstance(namespace.get(SECTION), dict):
-        sections = resolve({SECTION: namespace[SECTION]}, notebook)
-        for name in [*cell, *names]:
-            if name in sections:
-                namespace[name] = sections[name]
-        values, source = (
-            settings(notebook),
-            "profiles/base.yaml (papermill's profile gives the rest)",
+    path = Path(path) if path else _notebook_file(notebook)
+    if not path.is_file():
+        raise FileNotFoundError(f"no notebook {path} to read the parameters of {notebook!r} from")
+    names = [n for n in own_and_shared(notebook, path=path)[0] if n not in ("profile", "shared")]
+    missing = [name for name in names if name not in namespace]
+    if missing:
+        raise NameError(
+            f"parameters {missing} of {path.name} are not defined: run the "
+            "parameters cell before the set-up cell"
         )
-    elif isinstance(chosen, str) and chosen:
-        values = load_profile(chosen, notebook=notebook)
-        source = f"profile {chosen!r} (profiles/{chosen}.yaml over profiles/base.yaml)"
-    else:
-        raise ValueError(
-            f'profile = {chosen!r}: name a profile in profiles/ ("quick", "smoke", '
-            '"cpu"...); the notebook\'s shared settings come from it'
-        )
-    taken = [name for name in names if name not in namespace or name in before]
-    for name in taken:
-        namespace[name] = values[name]
-    namespace[_TAKEN] = taken
-    if not quiet and taken:
-        print(f"  shared settings from {source}: {', '.join(taken)}")
-    differ = [
-        name
-        for name in cell
-        if name != "profile" and name in values and _plain(namespace[name]) != _plain(values[name])
-    ]
-    if not quiet and differ and isinstance(chosen, str) and SECTION not in namespace:
+    return {name: namespace[name] for name in names}
+
+
+def _differ(settings: Settings, knobs: dict) -> None:
+    """Say which of the cell's own knobs differ from the profile's values for them: the cell's
+    are used (in JupyterLab a changed ``profile`` changes the shared settings, not the knobs)."""
+    from .profiles import load_profile
+
+    theirs = load_profile(settings.profile, notebook=settings.notebook)
+    differ = [k for k, v in knobs.items() if k in theirs and to_json(v) != to_json(theirs[k])]
+    if differ:
         print(
-            f"  this cell's own values of {', '.join(differ)} differ from profile {chosen!r}'s "
-            "(the cell's are used; `make run PROFILE=...` runs the profile's)"
+            f"  this cell's own values of {', '.join(differ)} differ from profile "
+            f"{settings.profile!r}'s (the cell's are used; `make run PROFILE=...` runs the profile's)"
         )
-    return taken
 
 
-def _plain(value):
-    """A value as JSON would hold it, so ``2e-5`` and ``2.0e-5``, tuples and lists compare equal."""
-    return to_json(value)
-
-
-def _model_layers(params: dict, namespace: dict | None, quiet: bool) -> None:
-    """``model_layers = n``: ``model`` becomes the same model cut to its first ``n`` transformer
-    layers (:func:`.models.truncate.truncated_model`: saved once in the cache), in ``params`` and
-    in the notebook's namespace, so every call that takes ``model`` gets the smaller encoder.
-    The smoke profile uses 2 of MiniLM's 6 in notebooks 01, 02, 08 and 10 (profiles/smoke.yaml)."""
+def _model_layers(model, n_layers: int, quiet: bool):
+    """``model`` cut to its first ``n_layers`` transformer layers
+    (:func:`.models.truncate.truncated_model`: saved once in the cache). The smoke profile uses
+    2 of MiniLM's 6 in notebooks 01, 02, 08 and 10 (profiles/smoke.yaml)."""
     from .models.truncate import truncated_model
 
-    original, n_layers = params.get("model"), params["model_layers"]
-    params["model"] = truncated_model(original, n_layers)
-    if namespace is not None:
-        namespace["model"] = params["model"]
-    if not quiet and params["model"] != original:
-        print(f"  model: the first {n_layers} transformer layers of {original or 'the default'}")
+    cut = truncated_model(model, n_layers)
+    if not quiet and cut != model:
+        print(f"  model: the first {n_layers} transformer layers of {model or 'the default'}")
+    return cut
 
 
 def _inference(params: dict, quiet: bool) -> None:

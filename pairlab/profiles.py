@@ -1,11 +1,10 @@
 """Profiles: the parameter files ``profiles/<name>.yaml`` of the whole suite, resolved into
 each notebook's parameters (:func:`resolve`) and checked against what the notebooks declare
-(:func:`check_profile`); older flat keys still work with a deprecation message (:func:`migrate`)."""
+(:func:`check_profile`)."""
 
 from __future__ import annotations
 
 import re
-import warnings
 from pathlib import Path
 
 import yaml
@@ -19,10 +18,8 @@ __all__ = [
     "WITHOUT_DATA",
     "SELECT",
     "RUNNER_KEYS",
-    "DEPRECATED",
     "load_base",
     "load_profile",
-    "migrate",
     "resolve",
     "settings",
     "shared",
@@ -41,16 +38,6 @@ WITHOUT_DATA = "without_data"  # the runner's own profile key: a folder to run o
 SELECT = "select"  # the runner's own profile key: the notebooks it runs (numbers; default: all)
 RUNNER_KEYS = (WITHOUT_DATA, SELECT)
 
-# old key -> (new key, the section it moves to; None: stays top-level)
-DEPRECATED = {
-    "neighbours": ("near_m", None),
-    "concat_neighbours": ("concat_near_m", None),
-    "al_neighbours": ("candidate_m", None),
-    "al_max_items": ("max_items", ACTIVE),
-    "al_n_random": ("n_random", ACTIVE),
-    "al_n_boot": ("n_boot", ACTIVE),
-}
-
 
 def load_profile(name: str, root: Path | None = None, *, notebook: str | None = None) -> dict:
     """``profiles/<name>.yaml`` with the profile's run and figure folders: the profile itself
@@ -62,7 +49,7 @@ def load_profile(name: str, root: Path | None = None, *, notebook: str | None = 
     if not path.is_file():
         known = sorted(p.stem for p in (root / "profiles").glob("*.yaml") if p.stem != BASE)
         raise FileNotFoundError(f"no profile {name!r} ({path}); known profiles: {known}")
-    profile = migrate(yaml.safe_load(path.read_text()) or {}, source=str(path))
+    profile = _checked(yaml.safe_load(path.read_text()) or {}, str(path))
     if name != BASE:
         profile.setdefault("run_dir", f"runs/{name}")
         profile.setdefault("figures_dir", f"figures/{name}")
@@ -123,35 +110,18 @@ def _cell(notebook: str, root: Path | None, path=None) -> list[str]:
     return list(papermill.inspect_notebook(str(path)))
 
 
-def migrate(profile: dict, *, source: str = "the profile") -> dict:
-    """``profile`` with the flat format's deprecated keys renamed (and the active-learning ones
-    moved to the ``"03 04 05 06 07 09"`` section), each with a DeprecationWarning naming the new key."""
+def _checked(profile, source: str) -> dict:
+    """``profile`` as read from ``source``: a mapping, its ``notebooks`` section a mapping of
+    notebook numbers to mappings."""
     if not isinstance(profile, dict):
         raise ValueError(f"{source} must hold a mapping of parameter names to values")
-    out = {k: v for k, v in profile.items() if k != SECTION}
     sections = profile.get(SECTION) or {}
     if not isinstance(sections, dict) or not all(isinstance(v, dict) for v in sections.values()):
         raise ValueError(
             f'{source}: {SECTION!r} must map notebook numbers ("03 04 05") to '
             f"mappings of parameters, got {sections!r}"
         )
-    sections = {str(k): dict(v) for k, v in sections.items()}
-    for old, (new, section) in DEPRECATED.items():
-        if old not in out:
-            continue
-        target = out if section is None else sections.setdefault(section, {})
-        where = new if section is None else f"{SECTION}[{section!r}].{new}"
-        if new in target:
-            raise ValueError(f"{source} sets both the deprecated {old!r} and {where}; keep {where}")
-        warnings.warn(
-            f"{source}: parameter {old!r} is deprecated; use {where}",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        target[new] = out.pop(old)
-    if sections:
-        out[SECTION] = sections
-    return out
+    return profile
 
 
 def resolve(profile: dict, notebook: str) -> dict:

@@ -12,11 +12,11 @@ share a file::
         max_items: {qqp: {train: 150, dev: 80, test: 80}}   # so they share these values
         n_boot: 50
 
-The runner adds ``run_dir`` and ``figures_dir``, passes each notebook the resolved parameters
-it declares (a key no notebook of its scope declares is an error), and writes each executed
-notebook to ``runs/<profile>/<notebook>.ipynb`` beside its metrics file. Keys of the older flat
-format (``al_max_items``, ``al_neighbours``, ``al_n_random``, ``al_n_boot``, ``neighbours``,
-``concat_neighbours``) still work, with a :class:`DeprecationWarning` naming the new key.
+Each notebook gets the profile's name (its cell reads its shared settings from the profile:
+:func:`.notebook.load_settings`), its own knobs as the profile sets them, and in ``shared`` the
+shared settings that ``-p`` or ``--dataset`` change (a key no notebook of its scope declares is
+an error). Each executed notebook goes to ``runs/<profile>/<notebook>.ipynb`` beside its
+metrics file.
 Notebooks always run on the ``pairlab`` kernel (never a global ``python3`` kernel that may not
 have pairlab installed).
 
@@ -35,7 +35,6 @@ import os
 import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import yaml
@@ -43,15 +42,14 @@ import yaml
 from .paths import project_root, shown
 from .profiles import (  # noqa: F401
     ACTIVE,
-    DEPRECATED,
     SECTION,
     SELECT,
     WITHOUT_DATA,
     check_profile,
     declared as declared_parameters,
     load_profile,
-    migrate,
     notebook_number as _number,
+    own_and_shared,
     resolve,
     settings,
 )
@@ -59,7 +57,6 @@ from .profiles import (  # noqa: F401
 __all__ = [
     "KERNEL",
     "ACTIVE",
-    "DEPRECATED",
     "TIMINGS",
     "after",
     "check_profile",
@@ -115,7 +112,7 @@ def run(
     os.environ.setdefault("PAIRLAB_PROGRESS", "text")  # kernels draw progress bars as text: a
     loaded = load_profile(profile, root)  # saved notebook keeps no widget
     overrides = _absolute_dataset(dict(overrides or {}))
-    extra = migrate(dict(overrides), source="the overrides")
+    extra = dict(overrides)
     if os.environ.get("PAIRLAB_DATA_DIR"):  # kernels run in notebooks/: pass an absolute path
         os.environ["PAIRLAB_DATA_DIR"] = str(Path(os.environ["PAIRLAB_DATA_DIR"]).resolve())
     selected = notebooks(root, select or loaded.get(SELECT))
@@ -141,9 +138,8 @@ def run(
     else:
         seconds = {}
         for notebook in selected:
-            params = {**settings(notebook.stem, loaded, extra, root=root), "profile": profile}
-            own = {k: v for k, v in params.items() if k in declared[notebook.stem]}
-            seconds[notebook.stem] = _execute(profile, notebook, own, out_dir, root)
+            params = papermill_parameters(profile, notebook, loaded, extra, root)
+            seconds[notebook.stem] = _execute(profile, notebook, params, out_dir, root)
     if record_times:
         complete = len(selected) == len(notebooks(root, loaded.get(SELECT)))
         _record_times(
@@ -160,6 +156,20 @@ def run(
             flush=True,
         )
     return [out_dir / nb.name for nb in selected]
+
+
+def papermill_parameters(profile: str, notebook: Path, loaded: dict, overrides: dict, root) -> dict:
+    """What ``notebook`` is given: ``profile``, its parameters cell's own knobs as the profile
+    (and ``overrides``) set them, and ``shared``: the overrides of its shared settings, which
+    its ``load_settings(profile, ..., shared)`` lays over the profile's."""
+    own, shared = own_and_shared(notebook.stem, root, path=notebook)
+    values = settings(notebook.stem, loaded, overrides, root=root)
+    params = {k: values[k] for k in own if k in values}
+    params["profile"] = profile
+    changed = {k: v for k, v in resolve(overrides, notebook.stem).items() if k in shared}
+    if changed:
+        params["shared"] = changed
+    return params
 
 
 def data_or_fixture(profile: str, params: list[dict], without_data) -> str | None:
@@ -465,7 +475,6 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.address and args.backend != "ray":
         parser.error("--address is the Ray cluster's: use it with --backend ray")
-    warnings.simplefilter("default", DeprecationWarning)  # an old profile key is said, not hidden
     try:
         overrides = {name: _value(name, value) for name, value in args.parameter}
         if args.dataset:

@@ -183,7 +183,7 @@ def test_the_smoke_profile_without_data_runs_on_the_fixture_and_says_so(
     runner.run(
         "smoke", select=["01"], overrides={"run_dir": str(tmp_path / "runs")}, record_times=False
     )
-    assert executed[0]["data_dir"] == "fixtures/data"
+    assert executed[0]["shared"]["data_dir"] == "fixtures/data"
     out = capsys.readouterr().out
     assert "NO DATA" in out and "SYNTHETIC fixture in fixtures/data" in out
     # with the data there, nothing changes (CI): data_dir stays None
@@ -191,7 +191,7 @@ def test_the_smoke_profile_without_data_runs_on_the_fixture_and_says_so(
     runner.run(
         "smoke", select=["01"], overrides={"run_dir": str(tmp_path / "runs")}, record_times=False
     )
-    assert executed[1].get("data_dir") is None and "NO DATA" not in capsys.readouterr().out
+    assert "data_dir" not in executed[1]["shared"] and "NO DATA" not in capsys.readouterr().out
 
 
 def test_a_dataset_file_needs_no_data_folder_and_is_passed_as_an_absolute_path(
@@ -225,5 +225,6 @@ def test_a_dataset_file_needs_no_data_folder_and_is_passed_as_an_absolute_path(
         )
         == 0
     )
-    assert executed[0]["dataset"] == str(FIXTURES / "pairs" / "faq.jsonl")
-    assert executed[0]["pairs_symmetric"] is False and executed[0].get("data_dir") is None
+    shared = executed[0]["shared"]  # the shared settings the command line changed
+    assert shared["dataset"] == str(FIXTURES / "pairs" / "faq.jsonl")
+    assert shared["pairs_symmetric"] is False and "data_dir" not in shared

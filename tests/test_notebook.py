@@ -56,11 +56,11 @@ def test_setup_before_the_parameters_cell_ran_names_what_is_missing(tmp_path):
 
 
 def profile_notebook(path):
-    """A notebook 03 look-alike: its parameters cell names a profile and a few of 03's own knobs;
-    the shared settings (profiles/base.yaml) come from the profile."""
+    """A notebook 03 look-alike: its parameters cell names a profile, ``shared`` and a few of
+    03's own knobs; the shared settings (profiles/base.yaml) come from the profile."""
     cells = [
         nbformat.v4.new_code_cell(
-            "profile = 'quick'\nn1 = 32\nseeds = [0, 1, 2]\nmine = 'kept'\n",
+            "profile = 'quick'\nshared = {}\nn1 = 32\nseeds = [0, 1, 2]\nmine = 'kept'\n",
             metadata={"tags": ["parameters"]},
         )
     ]
@@ -70,96 +70,56 @@ def profile_notebook(path):
     return path
 
 
-def test_a_profile_named_in_the_parameters_cell_gives_the_shared_settings(
-    tmp_path, monkeypatch, capsys
-):
-    """``profile = "smoke"`` in JupyterLab: the smoke profile's shared settings for notebook 03
-    (its run folder included) fill the names the cell does not set; the cell's own knobs stay
-    as written, and a line names those the profile would set otherwise."""
+def test_load_settings_gives_the_profiles_shared_settings_read_only(tmp_path, monkeypatch, capsys):
+    """``profile = "smoke"`` in JupyterLab: ``load_settings`` returns the smoke profile's shared
+    settings for notebook 03 (its run folder included), by name and read-only; the cell's own
+    knobs are not among them, and set-up records both and names the knobs the profile would set
+    otherwise. Nothing is written into the notebook's namespace."""
     from pairlab.profiles import load_profile, shared
 
     monkeypatch.setattr(notebook, "project_root", lambda: tmp_path)  # folders land in tmp_path
     path = profile_notebook(tmp_path / "03_cosinebert_active_learning.ipynb")
-    namespace = {"profile": "smoke", "n1": 32, "seeds": [0, 1, 2], "mine": "kept"}
-    ctx = notebook.setup("03_cosinebert_active_learning", namespace, path=path, quiet=False)
+    cfg = notebook.load_settings("smoke", "03_cosinebert_active_learning", path=path, quiet=True)
     smoke = load_profile("smoke", notebook="03")
     names = shared("03", path=path)
     assert {"max_items", "candidate_m", "run_dir"} <= set(names) and "n1" not in names
-    if smoke.get("model_layers") is not None:  # setup cuts the model (smoke: 4 of 6 layers)
+    assert sorted(cfg.as_dict()) == sorted(names) and "max_items" in dir(cfg)
+    if smoke.get("model_layers") is not None:  # the model is cut (smoke: 4 of 6 layers)
         from pairlab.models.truncate import truncated_model
 
         smoke["model"] = truncated_model(smoke["model"], smoke["model_layers"])
-    assert {name: namespace[name] for name in names} == {name: smoke[name] for name in names}
-    assert (
-        (namespace["n1"], namespace["seeds"], namespace["mine"])
-        == (32, [0, 1, 2], "kept")
-        != (smoke["n1"], smoke["seeds"], "kept")
-    )
-    assert (
-        ctx.run_dir == tmp_path / "runs" / "smoke"
-        and ctx.params["candidate_m"] == smoke["candidate_m"]
-    )
-    out = capsys.readouterr().out
-    assert "shared settings from profile 'smoke'" in out and "own values of n1, seeds differ" in out
-    with pytest.raises(FileNotFoundError, match="known profiles"):
-        notebook.setup(
-            "03_cosinebert_active_learning", {**namespace, "profile": "nope"}, path=path, quiet=True
-        )
-    with pytest.raises(ValueError, match="name a profile"):
-        notebook.setup(
-            "03_cosinebert_active_learning", {**namespace, "profile": None}, path=path, quiet=True
-        )
-
-
-def test_another_profile_and_a_rerun_change_every_shared_setting(tmp_path, monkeypatch):
-    """Working in JupyterLab: set-up took quick's shared settings; the participant writes
-    ``profile = "smoke"`` and re-runs the cells: every shared setting is smoke's now."""
-    from pairlab.profiles import load_profile
-
-    monkeypatch.setattr(notebook, "project_root", lambda: tmp_path)
-    path = profile_notebook(tmp_path / "03_cosinebert_active_learning.ipynb")
-    namespace = {"profile": "quick", "n1": 32, "seeds": [0], "mine": "kept"}
-    notebook.setup("03_cosinebert_active_learning", namespace, path=path, quiet=True)
-    assert namespace["max_items"] == load_profile("quick", notebook="03")["max_items"]
-    namespace["profile"] = "smoke"
-    notebook.setup("03_cosinebert_active_learning", namespace, path=path, quiet=True)
-    smoke = load_profile("smoke", notebook="03")
-    assert (namespace["max_items"], namespace["n_boot"]) == (smoke["max_items"], smoke["n_boot"])
-
-
-def test_a_shared_setting_papermill_injected_is_kept(tmp_path, monkeypatch):
-    """The runner passes every parameter, shared ones included: set-up keeps what it was given."""
-    monkeypatch.setattr(notebook, "project_root", lambda: tmp_path)
-    path = profile_notebook(tmp_path / "03_cosinebert_active_learning.ipynb")
-    namespace = {"profile": "smoke", "n1": 8, "seeds": [0], "mine": "kept", "candidate_m": 7}
-    ctx = notebook.setup("03_cosinebert_active_learning", namespace, path=path, quiet=True)
-    assert ctx.params["candidate_m"] == 7 and ctx.params["n1"] == 8
-
-
-def test_a_whole_profile_from_papermill_applies_its_sections(tmp_path, monkeypatch):
-    """``papermill -f profiles/<name>.yaml`` injects the top-level keys and the ``notebooks``
-    section as a variable: the sections naming this notebook win over the top level, and
-    profiles/base.yaml gives the shared settings the file does not."""
-    from pairlab.profiles import settings
-
-    monkeypatch.setattr(notebook, "project_root", lambda: tmp_path)
-    path = profile_notebook(tmp_path / "03_cosinebert_active_learning.ipynb")
-    namespace = {
-        "profile": "quick",
-        "n1": 8,
-        "seeds": [0],
+    assert cfg.as_dict() == {name: smoke[name] for name in names}
+    with pytest.raises(AttributeError, match="'n1' is not a shared setting.*parameters cell"):
+        cfg.n1
+    with pytest.raises(AttributeError, match="read-only"):
+        cfg.candidate_m = 3
+    namespace = {"profile": "smoke", "shared": {}, "n1": 32, "seeds": [0, 1, 2], "mine": "kept"}
+    before = dict(namespace)
+    ctx = notebook.setup(cfg, namespace, path=path, quiet=False)
+    assert namespace == before
+    assert ctx.run_dir == tmp_path / "runs" / "smoke"
+    assert {k: ctx.params[k] for k in ("profile", "n1", "mine", "candidate_m")} == {
+        "profile": "smoke",
+        "n1": 32,
         "mine": "kept",
-        "n_boot": 9,
-        "notebooks": {"03 04": {"n1": 5, "candidate_m": 4}, "08": {"n1": 99}},
+        "candidate_m": smoke["candidate_m"],
     }
-    notebook.setup("03_cosinebert_active_learning", namespace, path=path, quiet=True)
-    assert (namespace["n1"], namespace["seeds"], namespace["candidate_m"], namespace["n_boot"]) == (
-        5,
-        [0],
-        4,
-        9,
-    )
-    assert namespace["max_items"] == settings("03")["max_items"]
+    assert "own values of n1, seeds differ from profile 'smoke'" in capsys.readouterr().out
+
+
+def test_shared_changes_a_shared_setting_and_refuses_anything_else(tmp_path):
+    """The runner's ``-p candidate_m 7`` arrives in ``shared``; a knob of the notebook's own, an
+    unknown profile or none at all is a clear error."""
+    path = profile_notebook(tmp_path / "03_cosinebert_active_learning.ipynb")
+    load = notebook.load_settings
+    cfg = load("smoke", "03_cosinebert_active_learning", {"candidate_m": 7}, path=path, quiet=True)
+    assert cfg.candidate_m == 7
+    with pytest.raises(ValueError, match=r"\['n1'\] are not shared settings"):
+        load("smoke", "03_cosinebert_active_learning", {"n1": 3}, path=path)
+    with pytest.raises(FileNotFoundError, match="known profiles"):
+        load("nope", "03_cosinebert_active_learning", path=path)
+    with pytest.raises(ValueError, match="name a profile"):
+        load(None, "03_cosinebert_active_learning", path=path)
 
 
 def test_each_parameters_cell_holds_the_quick_profiles_values():
@@ -196,13 +156,52 @@ def to_plain(value):
     return json.loads(json.dumps(notebook.to_json(value)))
 
 
-def test_every_notebook_records_its_own_parameters_through_setup():
+def test_every_notebook_reads_its_settings_in_one_visible_call():
     from pairlab.runner import notebooks
 
     for path in notebooks():
-        sources = [c.source for c in nbformat.read(path, 4).cells if c.cell_type == "code"]
-        assert f'setup("{path.stem}", globals())' in "\n".join(sources), path.name
-        assert not any("globals()" in s and "setup(" not in s for s in sources), path.name
+        sources = "\n".join(c.source for c in nbformat.read(path, 4).cells if c.cell_type == "code")
+        assert f'cfg = load_settings(profile, "{path.stem}", shared)' in sources, path.name
+        assert "ctx = setup(cfg, globals())" in sources, path.name
+        assert sources.count("globals()") == 1, path.name
+
+
+def test_every_name_a_notebook_uses_is_defined_or_imported_in_it():
+    """A reader finds where each name comes from: nothing arrives in a notebook's namespace
+    from outside its cells (29 such names before load_settings: model, seed, run_archive...)."""
+    from pairlab.runner import notebooks
+
+    for path in notebooks():
+        code = "\n".join(c.source for c in nbformat.read(path, 4).cells if c.cell_type == "code")
+        assert not undefined_names(code), (
+            f"{path.name} uses names it never defines: {undefined_names(code)}"
+        )
+
+
+def undefined_names(code: str) -> list[str]:
+    """Names ``code`` loads that no statement of it binds or imports (nor Python's builtins)."""
+    import ast
+    import builtins
+
+    tree = ast.parse(code)
+    bound, loaded = set(dir(builtins)), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return sorted(loaded - bound)
+
+
+def test_the_defined_names_check_finds_an_injected_name():
+    assert undefined_names("import numpy as np\nx = np.ones(seed)\n[y for y in x]") == ["seed"]
+    assert undefined_names("def f(a, *b, c=1, **d):\n    return a, b, c, d, f") == []
 
 
 def test_nan_metric_is_refused(tmp_path):

@@ -5,7 +5,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-import yaml
 
 from pairlab import runner
 from pairlab.runner import check_profile, load_profile, notebooks, resolve
@@ -69,44 +68,9 @@ def write(root, text):
     (root / "profiles" / "old.yaml").write_text(text)
 
 
-def test_old_flat_keys_still_work_with_a_warning_naming_the_new_key(tmp_path):
-    old = yaml.safe_dump(
-        {
-            "neighbours": 7,
-            "al_neighbours": 9,
-            "al_max_items": {"qqp": 5},
-            "al_n_random": 11,
-            "al_n_boot": 3,
-            "concat_neighbours": 1,
-            "max_items": {"qqp": 50},
-            "n_random": 100,
-            "n_boot": 20,
-        }
-    )
-    write(tmp_path, old)
-    with pytest.warns(DeprecationWarning) as caught:
-        profile = load_profile("old", tmp_path)
-    said = " ".join(str(w.message) for w in caught)
-    for key, new in (
-        ("'al_max_items'", "notebooks['03 04 05 06 07 09'].max_items"),
-        ("'neighbours'", "near_m"),
-        ("'al_neighbours'", "candidate_m"),
-        ("'concat_neighbours'", "concat_near_m"),
-    ):
-        assert f"parameter {key} is deprecated; use {new}" in said
-    assert resolve(profile, "03") == {
-        **resolve(profile, "01"),
-        "max_items": {"qqp": 5},
-        "n_random": 11,
-        "n_boot": 3,
-    }
-    assert resolve(profile, "01")["near_m"] == 7 and resolve(profile, "04")["candidate_m"] == 9
-    assert resolve(profile, "01")["max_items"] == {"qqp": 50}
-
-
-def test_an_old_key_beside_its_new_one_and_unknown_keys_are_errors(tmp_path):
-    write(tmp_path, "al_n_boot: 3\nnotebooks:\n  '03 04 05 06 07 09': {n_boot: 4}\n")
-    with pytest.raises(ValueError, match="both the deprecated 'al_n_boot'"):
+def test_a_malformed_profile_and_unknown_keys_are_errors(tmp_path):
+    write(tmp_path, "notebooks:\n  '03 04': [n_boot, 4]\n")
+    with pytest.raises(ValueError, match="must map notebook numbers"):
         load_profile("old", tmp_path)
     found = declared()
     with pytest.raises(ValueError, match=r"sets \['growth_sizes'\] for notebooks '03 04 05'"):

@@ -132,18 +132,19 @@ def test_the_real_model_cut_to_two_layers_still_ranks_a_paraphrase_first(tmp_pat
 
 
 def test_model_layers_gives_the_notebook_the_cut_model(tiny_model, tmp_path, monkeypatch, capsys):
-    """A notebook's ``model_layers`` (the smoke profile's 2): set-up replaces ``model`` with the
-    cut copy in its parameters and its namespace; again on a re-run, the same copy."""
+    """A notebook's ``model_layers`` (the smoke profile's 2): its settings hold the cut copy as
+    ``model``; again on a re-run, the same copy."""
     from pairlab import notebook
+    from pairlab.paths import project_root
 
     monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(notebook, "project_root", lambda: tmp_path)
-    params = {"model": tiny_model, "model_layers": 1, "run_dir": "runs/x", "figures_dir": "f"}
-    ctx = notebook.setup("03_cosinebert_active_learning", **params)
-    cut = ctx.params["model"]
+    path = project_root() / "notebooks" / "03_cosinebert_active_learning.ipynb"
+
+    def load(**shared):
+        return notebook.load_settings("smoke", path.stem, shared, path=path)
+
+    cut = load(model=tiny_model, model_layers=1).model
     assert cut == truncated_model(tiny_model, 1) and layer_count(load_encoder(cut)) == 1
     assert "first 1 transformer layers" in capsys.readouterr().out
-    again = notebook.setup("03_cosinebert_active_learning", **{**params, "model": cut})
-    assert again.params["model"] == cut  # already cut: itself
-    whole = notebook.setup("03_cosinebert_active_learning", **{**params, "model_layers": None})
-    assert whole.params["model"] == tiny_model
+    assert load(model=cut, model_layers=1).model == cut  # already cut: itself
+    assert load(model=tiny_model, model_layers=None).model == tiny_model

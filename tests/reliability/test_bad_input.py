@@ -405,7 +405,7 @@ def test_the_runner_takes_a_run_dir_outside_the_repository(tmp_path, monkeypatch
     monkeypatch.setattr(
         papermill,
         "execute_notebook",
-        lambda src, out, **kw: executed.append((out, kw["parameters"]["run_dir"])),
+        lambda src, out, **kw: executed.append((out, kw["parameters"]["shared"]["run_dir"])),
     )
     monkeypatch.setenv("PAIRLAB_DATA_DIR", os.environ.get("PAIRLAB_DATA_DIR", "data"))
     out = tmp_path / "runs with spaces"
