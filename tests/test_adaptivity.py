@@ -162,6 +162,25 @@ def test_the_gap_per_encoder_and_its_trend_have_known_values():
     assert flat.loc[100, "spearman rho"] > -1.0
 
 
+def test_the_gap_figure_draws_each_seeds_gap_around_the_tables_mean():
+    from pairlab.widgets import adaptivity_plots
+
+    table = encoders.encoder_table(encoder_results({6: 0.0, 4: 0.02, 2: 0.05, 0: 0.10}), ZERO)
+    fig = adaptivity_plots.encoder_gap_figure(table)
+    by_x = table.reset_index().sort_values("zero-shot AP")
+    line = next(t for t in fig.data if t.name == "gap, 100 labels")
+    assert list(line.x) == by_x["zero-shot AP"].tolist()
+    assert line.y == pytest.approx(by_x["gap"].tolist())  # the mean of the seeds' gaps
+    assert line.error_y.array == pytest.approx(by_x["gap std"].tolist())  # ddof 0, as the table
+    seeds = next(t for t in fig.data if t.mode == "markers" and t.xaxis == "x2")
+    assert sorted(seeds.y) == pytest.approx(sorted(sum(table["gap per seed"], [])))
+    assert {t.name for t in fig.data if t.showlegend} == {
+        "uncertainty, 100 labels",
+        "static_retrieval, 100 labels",
+        "gap, 100 labels",
+    }
+
+
 def test_encoder_runs_keep_the_largest_budget_of_each():
     results = {**encoder_results({2: 0.0}, labels=100), **encoder_results({2: 0.1}, labels=200)}
     runs = encoders.encoder_runs(results)

@@ -3,60 +3,31 @@ starting encoder's zero-shot AP."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .plots import COLOURS, TEMPLATE
+from .plots import TEMPLATE, _tasks, panels, seed_curves
 
 __all__ = ["recall_figure", "encoder_gap_figure"]
-
-DASHES = ("solid", "dash", "dot", "dashdot")
 
 
 def recall_figure(recall: pd.DataFrame) -> go.Figure:
     """Candidate recall against the round, one panel a task: each run label's mean over seeds
-    (line) and the seeds (faint points). The recall bounds what any strategy over the
-    candidates can still find; a falling line says m neighbours per item reach fewer of the
-    positives that are left."""
-    tasks = list(dict.fromkeys(recall["task"]))
-    fig = make_subplots(
-        rows=1,
-        cols=max(len(tasks), 1),
-        subplot_titles=[t.upper() for t in tasks],
+    (line: the strategy's colour, a dash for what follows it, ``"uncertainty, 2 layers"``) and
+    the seeds (faint points). The recall bounds what any strategy over the candidates can still
+    find; a falling line says m neighbours per item reach fewer of the positives that are left."""
+    split = recall["strategy"].str.split(", ", n=1)
+    runs = recall.assign(colour=split.str[0], variant=split.str[1].fillna(""))
+    fig = panels(
+        _tasks(recall),
         shared_yaxes=True,
+        title="Candidate recall: what a strategy over the candidates could still find",
     )
-    for col, task in enumerate(tasks, start=1):
-        part = recall[recall["task"] == task]
-        variants = list(dict.fromkeys(_variant(name) for name in part["strategy"]))  # e.g. depths
-        for name, rows in part.groupby("strategy", sort=False):
-            colour = COLOURS.get(name.split(",")[0])
-            dash = DASHES[variants.index(_variant(name)) % len(DASHES)]
-            mean = rows.groupby("round")[["candidate_recall", "labels"]].mean().reset_index()
-            fig.add_scatter(
-                x=mean["round"],
-                y=mean["candidate_recall"],
-                mode="lines+markers",
-                name=name,
-                legendgroup=name,
-                line=dict(color=colour, dash=dash),
-                hovertext=[f"{n:,.0f} labels after the round" for n in mean["labels"]],
-                row=1,
-                col=col,
-            )
-            fig.add_scatter(
-                x=rows["round"],
-                y=rows["candidate_recall"],
-                mode="markers",
-                legendgroup=name,
-                showlegend=False,
-                marker=dict(color=colour, opacity=0.35, size=5),
-                hovertext=[f"seed {s}" for s in rows["seed"]],
-                row=1,
-                col=col,
-            )
-        fig.update_xaxes(title="round", dtick=1, row=1, col=col)
+    seed_curves(
+        fig, runs, "round", "candidate_recall", colour="colour", dash="variant", hover="labels"
+    )
+    fig.update_xaxes(title="round", dtick=1)
     fig.update_yaxes(
         title="unlabelled positives among the candidates",
         tickformat=".0%",
@@ -64,16 +35,7 @@ def recall_figure(recall: pd.DataFrame) -> go.Figure:
         row=1,
         col=1,
     )
-    return fig.update_layout(
-        template=TEMPLATE,
-        height=420,
-        title="Candidate recall: what a strategy over the candidates could still find",
-    )
-
-
-def _variant(name: str) -> str:
-    """What follows the strategy in a run label (``"uncertainty, 2 layers"``: ``"2 layers"``)."""
-    return name.split(", ", 1)[1] if ", " in name else ""
+    return fig
 
 
 def encoder_gap_figure(
@@ -83,49 +45,59 @@ def encoder_gap_figure(
     against the starting encoder's zero-shot AP, one line style per budget. Right: the gap
     between them (bars: ± its std over seeds; faint points: each seed), labelled by depth. The
     paper's mechanism predicts the gap grows towards the left (weaker encoders)."""
-    frame = table.reset_index().sort_values("zero-shot AP")
+    frame = table.reset_index()
+    budget = [f"{n:,} labels" for n in frame["labels"]]
+    ap = pd.concat(
+        frame.assign(
+            line=[f"{s}, {b}" for b in budget],
+            strategy=s,
+            ap=frame[f"{s} AP"],
+            lo=frame[f"{s} CI"].str[0],
+            hi=frame[f"{s} CI"].str[1],
+        )
+        for s in gap
+    )
+    seeds = frame.assign(
+        line=[f"gap, {b}" for b in budget],
+        colour="gap",
+        seed=frame["seeds"],
+        lo=frame["gap"] - frame["gap std"],
+        hi=frame["gap"] + frame["gap std"],
+    ).explode(["gap per seed", "seed"])
+    seeds["gap per seed"] = seeds["gap per seed"].astype(float)
     fig = make_subplots(
         rows=1, cols=2, subplot_titles=("Test AP by starting encoder", f"Gap: {gap[0]} - {gap[1]}")
     )
-    for k, (labels, rows) in enumerate(frame.groupby("labels")):
-        dash = DASHES[k % len(DASHES)]
-        for s in gap:
-            ap, ci = rows[f"{s} AP"].to_numpy(), np.array(rows[f"{s} CI"].tolist())
-            fig.add_scatter(
-                x=rows["zero-shot AP"],
-                y=ap,
-                mode="lines+markers",
-                name=f"{s}, {labels:,} labels",
-                line=dict(color=COLOURS.get(s), dash=dash),
-                error_y=dict(
-                    type="data", symmetric=False, array=ci[:, 1] - ap, arrayminus=ap - ci[:, 0]
-                ),
-                row=1,
-                col=1,
-            )
-        fig.add_scatter(
-            x=rows["zero-shot AP"],
-            y=rows["gap"],
-            mode="lines+markers+text",
-            name=f"gap, {labels:,} labels",
-            line=dict(color="black", dash=dash),
-            text=[f"{n} layers" for n in rows["layers"]],
-            textposition="top center",
-            cliponaxis=False,
-            error_y=dict(type="data", array=rows["gap std"]),
-            row=1,
-            col=2,
-        )
-        seeds = rows.explode("gap per seed")
-        fig.add_scatter(
-            x=seeds["zero-shot AP"],
-            y=seeds["gap per seed"].astype(float),
-            mode="markers",
-            showlegend=False,
-            marker=dict(color="black", opacity=0.3, size=6),
-            row=1,
-            col=2,
-        )
+    where = dict(by="line", dash="labels", facet=None)
+    seed_curves(
+        fig,
+        ap,
+        "zero-shot AP",
+        "ap",
+        colour="strategy",
+        interval=("lo", "hi"),
+        seeds=False,
+        **where,
+    )
+    seed_curves(
+        fig,
+        seeds,
+        "zero-shot AP",
+        "gap per seed",
+        colour="colour",
+        interval=("lo", "hi"),
+        col=2,
+        **where,
+    )
+    depth = dict(mode="text", textposition="top center", cliponaxis=False, showlegend=False)
+    fig.add_scatter(
+        x=frame["zero-shot AP"],
+        y=frame["gap"],
+        text=[f"{n} layers" for n in frame["layers"]],
+        **depth,
+        row=1,
+        col=2,
+    )
     fig.add_hline(y=0, line=dict(color="grey", width=1), row=1, col=2)
     fig.update_xaxes(title="zero-shot all-pairs test AP of the starting encoder")
     fig.update_yaxes(title="all-pairs test AP after collection", row=1, col=1)

@@ -1,13 +1,16 @@
-"""Plotly figures for the notebooks: one function a figure, data in, ``go.Figure`` out."""
+"""Plotly figures for the notebooks: one function a figure, data in, ``go.Figure`` out. Every
+figure of a quantity over seeds draws it with :func:`seed_curves`: the mean a line, each seed a
+faint point, an interval as error bars or a band."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 __all__ = [
+    "seed_curves",
+    "panels",
     "growth_figure",
     "cluster_figure",
     "yield_figure",
@@ -43,7 +46,155 @@ COLOURS = {
     "static retrieval seed": "#d62728",
     "stated seed": "#8c564b",
     "conditional_informativeness": "#ff7f0e",
+    "qbc": "#17becf",
+    "diversity": "#2ca02c",
+    "pretrained": "#000000",
+    "gap": "#000000",
 }
+DASHES = ("solid", "dot", "dash", "dashdot")  # the second a dotted line, as notebook 04 reads it
+
+
+def seed_curves(
+    fig: go.Figure,
+    frame: pd.DataFrame,
+    x: str,
+    y: str,
+    *,
+    by: str | list[str] = "strategy",
+    interval: str | tuple[str, str] | None = None,
+    band: bool = False,
+    seeds: bool = True,
+    facet: str | None = "task",
+    row: int = 1,
+    col: int = 1,
+    colour: str | None = None,
+    dash: str | None = None,
+    hover: str | None = None,
+) -> go.Figure:
+    """Draw ``y`` against ``x`` per ``by`` value into ``fig`` (a :func:`panels` grid): the mean of
+    ``y`` over the rows at each ``x`` (the seeds) as a line (a lone ``x``: a large point), each
+    row as a faint point (``seeds``; hover ``"seed s"``) and ``interval`` as error bars or a
+    ``band``: ``"std"`` (± the seeds' std), ``"range"`` (their min to max) or two columns
+    ``(low, high)`` averaged like ``y``; an interval of no width is not drawn.
+
+    ``by`` may list columns: the first names the legend entry and the colour, the others split it
+    into lines (one a seed, say). ``facet``'s values take a column each from ``col`` on, in the
+    order they appear. ``colour`` and ``dash`` name columns that pick the line's COLOURS key and
+    its DASHES (in order of appearance); ``hover`` a column whose mean the line's hover shows."""
+    keys = [by] if isinstance(by, str) else list(by)
+    facets = list(dict.fromkeys(frame[facet])) if facet else []
+    dashes = list(dict.fromkeys(frame[dash])) if dash else []
+    shown = {t.legendgroup for t in fig.data if t.showlegend}
+    for _, rows in frame.groupby([facet, *keys] if facet else keys, sort=False):
+        first = rows.iloc[0]
+        name = str(first[keys[0]])
+        cell = dict(row=row, col=col + (facets.index(first[facet]) if facet else 0))
+        tint = COLOURS.get(first[colour or keys[0]], "#7f7f7f")
+        style = DASHES[dashes.index(first[dash]) % len(DASHES)] if dash else None
+        mean = _over_seeds(rows, x, y, interval, hover=hover)
+        label = ", ".join([name] + [f"{k} {first[k]}" for k in keys[1:]])
+        once = len(mean) == 1  # measured once (at the full budget, say): a point, drawn large
+        fig.add_scatter(
+            x=mean[x],
+            y=mean["y"],
+            mode="markers" if once else "lines+markers",
+            name=name,
+            legendgroup=name,
+            showlegend=name not in shown,
+            line=dict(color=tint, dash=style),
+            marker=dict(size=12 if once else 7, symbol="diamond" if once else "circle"),
+            error_y=_interval(fig, mean, tint, band=band, legendgroup=name, **cell),
+            hovertext=[f"{label}, {v:,.0f} {hover}" for v in mean["hover"]] if hover else label,
+            **cell,
+        )
+        shown.add(name)
+        if seeds:
+            faint = dict(color=tint, opacity=0.35, size=5)
+            seed = [f"seed {s}" for s in rows["seed"]]
+            fig.add_scatter(
+                x=rows[x],
+                y=rows[y],
+                mode="markers",
+                marker=faint,
+                hovertext=seed,
+                legendgroup=name,
+                showlegend=False,
+                **cell,
+            )
+    return fig
+
+
+def _over_seeds(rows: pd.DataFrame, x: str, y: str, interval, *, hover) -> pd.DataFrame:
+    """Per ``x`` (sorted where numeric): the mean ``y``, the interval's ``lo`` and ``hi`` and the
+    mean ``hover``."""
+    at = rows.groupby(x, sort=pd.api.types.is_numeric_dtype(rows[x]))
+    mean = pd.DataFrame({"y": at[y].mean()})
+    if interval == "std":
+        spread = at[y].std().fillna(0)  # one seed: no spread
+        mean["lo"], mean["hi"] = mean["y"] - spread, mean["y"] + spread
+    elif interval == "range":
+        mean["lo"], mean["hi"] = at[y].min(), at[y].max()
+    elif interval is not None:
+        low, high = interval
+        mean["lo"], mean["hi"] = at[low].mean(), at[high].mean()
+    if hover:
+        mean["hover"] = at[hover].mean()
+    return mean.reset_index()
+
+
+def _interval(fig: go.Figure, mean: pd.DataFrame, colour: str, *, band: bool, **where):
+    """``mean``'s ``lo`` to ``hi`` as a translucent band drawn into ``fig``, or as the error bars
+    returned; nothing where there is no interval or it has no width."""
+    if "lo" not in mean or not (mean["hi"] > mean["lo"]).any():
+        return None
+    if not band:
+        return dict(
+            type="data",
+            symmetric=False,
+            thickness=1,
+            array=mean["hi"] - mean["y"],
+            arrayminus=mean["y"] - mean["lo"],
+        )
+    x = mean.iloc[:, 0]
+    fig.add_scatter(
+        x=list(x) + list(x[::-1]),
+        y=list(mean["hi"]) + list(mean["lo"][::-1]),
+        fill="toself",
+        mode="lines",
+        fillcolor=_rgba(colour, 0.15),
+        line=dict(width=0),
+        hoverinfo="skip",
+        showlegend=False,
+        **where,
+    )
+    return None
+
+
+def _rgba(colour: str | None, alpha: float) -> str:
+    """``#rrggbb`` as a translucent ``rgba(...)`` (grey when the colour is unknown)."""
+    colour = (colour or "#7f7f7f").lstrip("#")
+    r, g, b = (int(colour[k : k + 2], 16) for k in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def panels(tasks, *rows: str, title: str, height: int = 420, **options) -> go.Figure:
+    """A figure ``title``d of one column a task and one row per title in ``rows`` (``"dev AP"``
+    titles the panels ``"QQP: dev AP"``; none: one row titled by the task); ``options`` (the
+    ``shared_yaxes``, say) go to ``make_subplots``."""
+    titles = [f"{t.upper()}: {what}" if what else t.upper() for what in rows or [""] for t in tasks]
+    grid = dict(shared_xaxes=True, vertical_spacing=0.08) if len(rows) > 1 else {}
+    fig = make_subplots(
+        rows=max(len(rows), 1),
+        cols=max(len(tasks), 1),
+        subplot_titles=titles,
+        **(grid | options),
+    )
+    return fig.update_layout(template=TEMPLATE, height=height, title=title)
+
+
+def _tasks(frame: pd.DataFrame) -> list[str]:
+    """The frame's tasks in the order they first appear."""
+    return list(dict.fromkeys(frame["task"]))
 
 
 def growth_figure(curves: dict[str, pd.DataFrame]) -> go.Figure:
@@ -56,36 +207,19 @@ def growth_figure(curves: dict[str, pd.DataFrame]) -> go.Figure:
             "Imbalance: pairs per positive",
         ),
     )
+    series = (("pairs", 1, None), ("positives", 1, "dot"), ("ratio", 2, None))
     for name, frame in curves.items():
-        colour = COLOURS.get(name)
-        fig.add_scatter(
-            x=frame["items"],
-            y=frame["pairs"],
-            name=f"{name}: pairs",
-            row=1,
-            col=1,
-            mode="lines+markers",
-            line=dict(color=colour),
-        )
-        fig.add_scatter(
-            x=frame["items"],
-            y=frame["positives"],
-            name=f"{name}: positives",
-            row=1,
-            col=1,
-            mode="lines+markers",
-            line=dict(color=colour, dash="dot"),
-        )
-        fig.add_scatter(
-            x=frame["items"],
-            y=frame["ratio"],
-            name=f"{name}: 1 : ratio",
-            row=1,
-            col=2,
-            mode="lines+markers",
-            line=dict(color=colour),
-            showlegend=False,
-        )
+        for what, col, dash in series:
+            fig.add_scatter(
+                x=frame["items"],
+                y=frame[what],
+                name=f"{name}: " + ("1 : ratio" if what == "ratio" else what),
+                mode="lines+markers",
+                line=dict(color=COLOURS.get(name), dash=dash),
+                showlegend=col == 1,
+                row=1,
+                col=col,
+            )
     fig.update_xaxes(type="log", title="left items in the training split")
     fig.update_yaxes(type="log", title="count", row=1, col=1)
     fig.update_yaxes(type="log", title="pairs per positive", row=1, col=2)
@@ -146,50 +280,23 @@ def active_curves_figure(
     curves: pd.DataFrame, *, paper: dict | None = None, value: str = "ap"
 ) -> go.Figure:
     """Dev ``value`` against labels collected, one panel a task: each strategy's mean over
-    seeds (line) and the seeds themselves (faint points); ``paper`` adds the paper's final
-    test numbers ``{task: {strategy: {value: x}}}`` as dotted levels."""
-    tasks = list(dict.fromkeys(curves["task"]))
-    fig = make_subplots(rows=1, cols=len(tasks), subplot_titles=[t.upper() for t in tasks])
-    for col, task in enumerate(tasks, start=1):
-        frame = curves[curves["task"] == task]
-        for strategy, rows in frame.groupby("strategy", sort=False):
-            colour = COLOURS.get(strategy)
-            mean = rows.groupby("labels")[value].agg(["mean", "std"]).reset_index()
-            once = len(mean) == 1  # trained once, at the full budget: a point, drawn large
-            fig.add_scatter(
-                x=mean["labels"],
-                y=mean["mean"],
-                mode="markers" if once else "lines+markers",
-                name=strategy,
-                legendgroup=strategy,
-                showlegend=col == 1,
-                line=dict(color=colour),
-                marker=dict(size=12 if once else 7, symbol="diamond" if once else "circle"),
-                error_y=dict(type="data", array=mean["std"].fillna(0), thickness=1),
-                row=1,
-                col=col,
-            )
-            fig.add_scatter(
-                x=rows["labels"],
-                y=rows[value],
-                mode="markers",
-                legendgroup=strategy,
-                showlegend=False,
-                marker=dict(color=colour, opacity=0.35, size=5),
-                hovertext=[f"seed {s}" for s in rows["seed"]],
-                row=1,
-                col=col,
-            )
-            ref = (paper or {}).get(task, {}).get(strategy, {}).get(value)
-            if ref is not None:
-                fig.add_hline(y=ref, line=dict(color=colour, dash="dot", width=1), row=1, col=col)
-        fig.update_xaxes(title="labels collected", row=1, col=col)
+    seeds (line, bars: ± the seeds' std) and the seeds themselves (faint points); ``paper`` adds
+    the paper's final test numbers ``{task: {strategy: {value: x}}}`` as dotted levels."""
     label = {"ap": "dev all-pairs AP", "p_at_r20": "dev precision at 20% recall"}.get(value, value)
-    fig.update_yaxes(title=label, row=1, col=1)
     title = f"{label} per round (mean ± std over seeds" + (
         "; dotted: the paper's test value)" if paper else ")"
     )
-    return fig.update_layout(template=TEMPLATE, height=420, title=title)
+    tasks = _tasks(curves)
+    fig = seed_curves(panels(tasks, title=title), curves, "labels", value, interval="std")
+    for col, task in enumerate(tasks, start=1):
+        ran = set(curves.loc[curves["task"] == task, "strategy"])
+        for strategy, ref in (paper or {}).get(task, {}).items():
+            if strategy in ran and ref.get(value) is not None:
+                dotted = dict(color=COLOURS.get(strategy), dash="dot", width=1)
+                fig.add_hline(y=ref[value], line=dotted, row=1, col=col)
+    fig.update_xaxes(title="labels collected")
+    fig.update_yaxes(title=label, row=1, col=1)
+    return fig
 
 
 def collection_figure(curves: pd.DataFrame) -> go.Figure:
@@ -197,58 +304,15 @@ def collection_figure(curves: pd.DataFrame) -> go.Figure:
     of every strategy as its own line with its 95% bootstrap interval per round (top), and the
     share of the collected labels that are positive (bottom). Strategies trained only at the
     full budget are single points."""
-    tasks = list(dict.fromkeys(curves["task"]))
-    titles = [
-        f"{t.upper()}: {what}" for what in ("dev AP", "positive share of the labels") for t in tasks
-    ]
-    fig = make_subplots(
-        rows=2, cols=len(tasks), subplot_titles=titles, shared_xaxes=True, vertical_spacing=0.08
-    )
-    for col, task in enumerate(tasks, start=1):
-        frame = curves[curves["task"] == task]
-        for strategy, rows in frame.groupby("strategy", sort=False):
-            colour = COLOURS.get(strategy)
-            for i, (seed, run) in enumerate(rows.groupby("seed", sort=True)):
-                run = run.sort_values("labels")
-                first = col == 1 and i == 0
-                hover = [f"{strategy}, seed {seed}" for _ in range(len(run))]
-                fig.add_scatter(
-                    x=run["labels"],
-                    y=run["ap"],
-                    mode="lines+markers",
-                    name=strategy,
-                    legendgroup=strategy,
-                    showlegend=first,
-                    hovertext=hover,
-                    line=dict(color=colour, width=1.5),
-                    marker=dict(size=6),
-                    error_y=dict(
-                        type="data",
-                        symmetric=False,
-                        thickness=1,
-                        array=run["ap_hi"] - run["ap"],
-                        arrayminus=run["ap"] - run["ap_lo"],
-                    ),
-                    row=1,
-                    col=col,
-                )
-                fig.add_scatter(
-                    x=run["labels"],
-                    y=run["positive_share"],
-                    mode="lines+markers",
-                    legendgroup=strategy,
-                    showlegend=False,
-                    hovertext=hover,
-                    line=dict(color=colour, width=1.5),
-                    marker=dict(size=6),
-                    row=2,
-                    col=col,
-                )
-        fig.update_xaxes(title="labels collected", row=2, col=col)
+    title = "What each strategy collects: dev AP and positive share per round, one line a seed"
+    fig = panels(_tasks(curves), "dev AP", "positive share of the labels", height=640, title=title)
+    runs = dict(by=["strategy", "seed"], seeds=False)
+    seed_curves(fig, curves, "labels", "ap", interval=("ap_lo", "ap_hi"), **runs)
+    seed_curves(fig, curves, "labels", "positive_share", row=2, **runs)
+    fig.update_xaxes(title="labels collected", row=2)
     fig.update_yaxes(title="dev all-pairs AP (95% interval)", row=1, col=1)
     fig.update_yaxes(title="positives / labels", tickformat=".0%", row=2, col=1)
-    title = "What each strategy collects: dev AP and positive share per round, one line a seed"
-    return fig.update_layout(template=TEMPLATE, height=640, title=title)
+    return fig
 
 
 def positives_figure(summary: dict, *, paper: dict | None = None) -> go.Figure:
@@ -290,78 +354,27 @@ def seed_set_figure(rounds: pd.DataFrame) -> go.Figure:
     """The paper's Figure 3 per task (columns): dev AP per round for each seed set (top), and
     the share of each round's queried pairs that were positive beside the model's mean p for
     them (bottom: a calibrated model queries pairs that are positive about as often as it says)."""
-    tasks = list(dict.fromkeys(rounds["task"]))
-    fig = make_subplots(
-        rows=2,
-        cols=len(tasks),
-        shared_xaxes=True,
-        vertical_spacing=0.08,
-        subplot_titles=[f"{t.upper()}: dev AP" for t in tasks]
-        + [f"{t.upper()}: queried pairs that were positive" for t in tasks],
-    )
-    for col, task in enumerate(tasks, start=1):
-        frame = rounds[rounds["task"] == task]
-        for seed_set, rows in frame.groupby("seed set", sort=False):
-            colour = COLOURS.get(seed_set)
-            mean = (
-                rows.groupby("round")[["dev AP", "batch positive share", "mean p"]]
-                .mean()
-                .reset_index()
-            )
-            show = col == 1
-            fig.add_scatter(
-                x=mean["round"],
-                y=mean["dev AP"],
-                mode="lines+markers",
-                name=seed_set,
-                legendgroup=seed_set,
-                showlegend=show,
-                line=dict(color=colour),
-                row=1,
-                col=col,
-            )
-            fig.add_scatter(
-                x=rows["round"],
-                y=rows["dev AP"],
-                mode="markers",
-                legendgroup=seed_set,
-                showlegend=False,
-                marker=dict(color=colour, opacity=0.35, size=5),
-                hovertext=[f"seed {s}" for s in rows["seed"]],
-                row=1,
-                col=col,
-            )
-            fig.add_scatter(
-                x=mean["round"],
-                y=mean["batch positive share"],
-                mode="lines+markers",
-                name=f"{seed_set}: positive share",
-                legendgroup=seed_set,
-                showlegend=False,
-                line=dict(color=colour),
-                row=2,
-                col=col,
-            )
-            fig.add_scatter(
-                x=mean["round"],
-                y=mean["mean p"],
-                mode="lines",
-                legendgroup=seed_set,
-                name=f"{seed_set}: mean p",
-                showlegend=False,
-                line=dict(color=colour, dash="dot"),
-                row=2,
-                col=col,
-            )
-        fig.update_xaxes(title="round", dtick=1, row=2, col=col)
-    fig.update_yaxes(title="dev all-pairs AP", row=1, col=1)
-    fig.update_yaxes(tickformat=".0%", row=2)
-    fig.update_yaxes(title="share (solid) / mean p (dotted)", row=2, col=1)
-    return fig.update_layout(
-        template=TEMPLATE,
+    fig = panels(
+        _tasks(rounds),
+        "dev AP",
+        "queried pairs that were positive",
         height=620,
         title="Uncertainty sampling from two seed sets (round 1 is the seed set)",
     )
+    seed_curves(fig, rounds, "round", "dev AP", by="seed set")
+    shares = rounds.melt(
+        id_vars=["task", "seed set", "seed", "round"],
+        value_vars=["batch positive share", "mean p"],
+        var_name="what",
+    )
+    seed_curves(
+        fig, shares, "round", "value", by=["seed set", "what"], dash="what", seeds=False, row=2
+    )
+    fig.update_xaxes(title="round", dtick=1, row=2)
+    fig.update_yaxes(title="dev all-pairs AP", row=1, col=1)
+    fig.update_yaxes(tickformat=".0%", row=2)
+    fig.update_yaxes(title="share (solid) / mean p (dotted)", row=2, col=1)
+    return fig
 
 
 def budget_curves_figure(
@@ -373,96 +386,33 @@ def budget_curves_figure(
     """The paper's Figure 4 per task (columns): dev AP against labels with the mean bootstrap
     interval as a band (top), and the share of all collected pairs that are positive (bottom).
     ``reference`` ``{task: labels}`` marks where a strategy passed the other's full budget."""
-    tasks = list(dict.fromkeys(curves["task"]))
-    fig = make_subplots(
-        rows=2,
-        cols=len(tasks),
-        shared_xaxes=True,
-        vertical_spacing=0.08,
-        subplot_titles=[f"{t.upper()}: dev AP" for t in tasks]
-        + [f"{t.upper()}: collected pairs that are positive" for t in tasks],
-    )
-    for col, task in enumerate(tasks, start=1):
-        frame = curves[(curves["task"] == task) & curves["strategy"].isin(strategies)]
-        for strategy, rows in frame.groupby("strategy", sort=False):
-            colour = COLOURS.get(strategy)
-            mean = (
-                rows.groupby("labels")[["ap", "ap_lo", "ap_hi", "positives_found"]]
-                .mean()
-                .reset_index()
-            )
-            fig.add_scatter(
-                x=list(mean["labels"]) + list(mean["labels"][::-1]),
-                y=list(mean["ap_hi"]) + list(mean["ap_lo"][::-1]),
-                fill="toself",
-                mode="lines",
-                fillcolor=_rgba(colour, 0.12),
-                line=dict(width=0),
-                hoverinfo="skip",
-                legendgroup=strategy,
-                showlegend=False,
-                row=1,
-                col=col,
-            )
-            fig.add_scatter(
-                x=mean["labels"],
-                y=mean["ap"],
-                mode="lines+markers",
-                name=strategy,
-                legendgroup=strategy,
-                showlegend=col == 1,
-                line=dict(color=colour),
-                row=1,
-                col=col,
-            )
-            fig.add_scatter(
-                x=rows["labels"],
-                y=rows["ap"],
-                mode="markers",
-                legendgroup=strategy,
-                showlegend=False,
-                marker=dict(color=colour, opacity=0.35, size=5),
-                hovertext=[f"seed {s}" for s in rows["seed"]],
-                row=1,
-                col=col,
-            )
-            fig.add_scatter(
-                x=mean["labels"],
-                y=mean["positives_found"] / mean["labels"],
-                mode="lines+markers",
-                legendgroup=strategy,
-                showlegend=False,
-                line=dict(color=colour),
-                row=2,
-                col=col,
-            )
-        if reference and reference.get(task) is not None and pd.notna(reference[task]):
-            fig.add_vline(
-                x=reference[task], line=dict(dash="dot", color="black", width=1), row=1, col=col
-            )
-        fig.update_xaxes(title="labels collected", row=2, col=col)
-    fig.update_yaxes(title="dev all-pairs AP", row=1, col=1)
-    fig.update_yaxes(tickformat=".0%", row=2)
-    fig.update_yaxes(title="positive share", row=2, col=1)
-    return fig.update_layout(
-        template=TEMPLATE,
+    frame = curves[curves["strategy"].isin(strategies)]
+    tasks = _tasks(frame)
+    fig = panels(
+        tasks,
+        "dev AP",
+        "collected pairs that are positive",
         height=620,
         title="Adaptive vs static labels at equal budgets (band: mean 95% bootstrap interval)",
     )
-
-
-def _rgba(colour: str | None, alpha: float) -> str:
-    """``#rrggbb`` as a translucent ``rgba(...)`` (grey when the colour is unknown)."""
-    colour = (colour or "#7f7f7f").lstrip("#")
-    r, g, b = (int(colour[k : k + 2], 16) for k in (0, 2, 4))
-    return f"rgba({r},{g},{b},{alpha})"
+    seed_curves(fig, frame, "labels", "ap", interval=("ap_lo", "ap_hi"), band=True)
+    seed_curves(fig, frame, "labels", "positive_share", seeds=False, row=2)
+    for col, task in enumerate(tasks, start=1):
+        if reference and reference.get(task) is not None and pd.notna(reference[task]):
+            dotted = dict(dash="dot", color="black", width=1)
+            fig.add_vline(x=reference[task], line=dotted, row=1, col=col)
+    fig.update_xaxes(title="labels collected", row=2)
+    fig.update_yaxes(title="dev all-pairs AP", row=1, col=1)
+    fig.update_yaxes(tickformat=".0%", row=2)
+    fig.update_yaxes(title="positive share", row=2, col=1)
+    return fig
 
 
 def noise_figure(summary: dict, groups) -> go.Figure:
     """Test AP of every run (one point each) for the groups named, per task: how far equally
     good label sets and training seeds move the result."""
     tasks = list(summary)
-    fig = make_subplots(rows=1, cols=len(tasks), subplot_titles=[t.upper() for t in tasks])
+    fig = panels(tasks, title="Run-to-run spread: every point is one run of the same budget")
     for col, task in enumerate(tasks, start=1):
         for name in groups:
             if name not in summary[task]:
@@ -481,11 +431,7 @@ def noise_figure(summary: dict, groups) -> go.Figure:
                 col=col,
             )
     fig.update_yaxes(title="test all-pairs AP", row=1, col=1)
-    return fig.update_layout(
-        template=TEMPLATE,
-        height=420,
-        title="Run-to-run spread: every point is one run of the same budget",
-    )
+    return fig
 
 
 def cost_figure(
@@ -508,7 +454,12 @@ def silver_figure(silver: pd.DataFrame) -> go.Figure:
     """The cross-encoder's score of each sampler's silver pairs (logit minus its dev threshold:
     a pair above 0 is a silver positive), one panel per task, with each sampler's positive share."""
     tasks = list(dict.fromkeys(silver["task"]))
-    fig = make_subplots(rows=1, cols=max(len(tasks), 1), subplot_titles=tasks, shared_yaxes=True)
+    fig = panels(
+        tasks,
+        shared_yaxes=True,
+        height=440,
+        title="Silver labels per sampler: above the dotted line is a silver positive",
+    )
     for col, task in enumerate(tasks, start=1):
         own = silver[silver["task"] == task]
         for sampler, frame in own.groupby("sampler", sort=False):
@@ -524,32 +475,24 @@ def silver_figure(silver: pd.DataFrame) -> go.Figure:
             )
         fig.add_hline(y=0, line_dash="dot", line_color="black", row=1, col=col)
     fig.update_yaxes(title="cross-encoder logit - dev threshold", row=1, col=1)
-    return fig.update_layout(
-        template=TEMPLATE,
-        height=440,
-        title="Silver labels per sampler: above the dotted line is a silver positive",
-    )
+    return fig
 
 
 def silver_size_figure(curve: pd.DataFrame) -> go.Figure:
     """All-pairs test AP (mean over seeds, with the seeds' mean 95% interval) against the number
     of silver pairs added to the gold set, one line per task and gold source."""
-    fig = go.Figure()
-    for (task, gold, sampler), frame in curve.groupby(["task", "gold", "sampler"], sort=False):
-        mean = frame.groupby("n_silver", as_index=False)[["ap", "ap_low", "ap_high"]].mean()
-        fig.add_scatter(
-            x=mean["n_silver"],
-            y=mean["ap"],
-            mode="lines+markers",
-            name=f"{task} / {gold} gold: {sampler}",
-            line=dict(color=COLOURS.get(task)),
-            error_y=dict(
-                type="data",
-                symmetric=False,
-                array=mean["ap_high"] - mean["ap"],
-                arrayminus=mean["ap"] - mean["ap_low"],
-            ),
-        )
+    lines = curve.assign(line=curve["task"] + " / " + curve["gold"] + " gold: " + curve["sampler"])
+    fig = seed_curves(
+        make_subplots(),
+        lines,
+        "n_silver",
+        "ap",
+        by="line",
+        colour="task",
+        interval=("ap_low", "ap_high"),
+        seeds=False,
+        facet=None,
+    )
     fig.update_xaxes(title="silver pairs added to the gold set")
     fig.update_yaxes(title="all-pairs test AP")
     return fig.update_layout(template=TEMPLATE, height=420, title="AP against silver-set size")
@@ -558,35 +501,21 @@ def silver_size_figure(curve: pd.DataFrame) -> go.Figure:
 def annotator_noise_figure(metrics: dict) -> go.Figure:
     """All-pairs test AP (with the 95% interval) against the annotator's noise level, one panel
     per task and one line per strategy (notebook 07's ``all_pairs`` metrics)."""
-    tasks = list(metrics)
-    fig = make_subplots(rows=1, cols=len(tasks), subplot_titles=tasks, shared_yaxes=True)
-    strategies = list(
-        dict.fromkeys(s for by_noise in metrics.values() for row in by_noise.values() for s in row)
+    frame = pd.DataFrame(
+        [
+            (task, noise, s, r["ap"], *r["ap_ci"])
+            for task, by_noise in metrics.items()
+            for noise, row in by_noise.items()
+            for s, r in row.items()
+            if r
+        ],
+        columns=["task", "noise", "strategy", "ap", "lo", "hi"],
     )
-    for col, task in enumerate(tasks, start=1):
-        noises = list(metrics[task])
-        for strategy in strategies:
-            rows = [metrics[task][n].get(strategy) for n in noises]
-            x = [n for n, r in zip(noises, rows) if r]
-            ap = np.array([r["ap"] for r in rows if r])
-            lo, hi = (np.array([r["ap_ci"][i] for r in rows if r]) for i in (0, 1))
-            fig.add_scatter(
-                x=x,
-                y=ap,
-                mode="lines+markers",
-                name=strategy,
-                legendgroup=strategy,
-                showlegend=col == 1,
-                line=dict(color=COLOURS.get(strategy)),
-                error_y=dict(type="data", symmetric=False, array=hi - ap, arrayminus=ap - lo),
-                row=1,
-                col=col,
-            )
-        fig.update_xaxes(title="annotator noise (flip rate)", type="category", row=1, col=col)
+    fig = panels(list(metrics), shared_yaxes=True, title="Active learning under annotator noise")
+    seed_curves(fig, frame, "noise", "ap", interval=("lo", "hi"), seeds=False)
+    fig.update_xaxes(title="annotator noise (flip rate)", type="category")
     fig.update_yaxes(title="all-pairs test AP", row=1, col=1)
-    return fig.update_layout(
-        template=TEMPLATE, height=420, title="Active learning under annotator noise"
-    )
+    return fig
 
 
 def case_study_figure(metrics: dict) -> go.Figure:
