@@ -74,25 +74,22 @@ def remove_stale(folder, *, recursive: bool = False, pattern: str = "*.tmp*") ->
 
 @contextmanager
 def locked(path, *, on_wait=None):
-    """Hold an exclusive lock on the file ``path`` (created if missing) for the ``with`` block.
-    Another process asking for it waits (``on_wait()`` is called once when it has to). The
-    operating system releases the lock when its holder dies, so a killed holder never blocks
-    anyone. Without ``fcntl`` (Windows) the block runs unlocked."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        yield
-        return
+    """Hold an exclusive lock on the file ``path`` (filelock's, created if missing) for the
+    ``with`` block. Another process asking for it waits (``on_wait()`` is called once when it has
+    to). The operating system releases the lock when its holder dies, so a killed holder never
+    blocks anyone."""
+    from filelock import FileLock, Timeout
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if on_wait is not None:
-                on_wait()
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    lock = FileLock(path)
+    try:
+        lock.acquire(blocking=False)
+    except Timeout:
+        if on_wait is not None:
+            on_wait()
+        lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()

@@ -123,16 +123,15 @@ def participant_copy(nb):
     import copy
 
     import nbformat
+    from nbconvert.preprocessors import ClearOutputPreprocessor
 
-    out = copy.deepcopy(nb)
-    cells = []
-    for cell in out.cells:
-        if SOLUTION in _tags(cell):
-            cell = nbformat.v4.new_code_cell(PLACEHOLDER, metadata={"tags": [ANSWER]})
-        elif cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
-        cells.append(cell)
-    out.cells = cells
+    out, _ = ClearOutputPreprocessor().preprocess(copy.deepcopy(nb), {})
+    out.cells = [
+        nbformat.v4.new_code_cell(PLACEHOLDER, metadata={"tags": [ANSWER]})
+        if SOLUTION in _tags(cell)
+        else cell
+        for cell in out.cells
+    ]
     return out
 
 
