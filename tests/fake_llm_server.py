@@ -124,6 +124,8 @@ def _handler(fake: FakeLLM):
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            if status >= 500:  # as a busy endpoint does; the SDK's retries wait this long
+                self.send_header("retry-after-ms", "10")
             self.end_headers()
             self.wfile.write(data)
 

@@ -71,7 +71,6 @@ def llm(fake, tmp_path, **options) -> LLMAnnotator:
         cache=tmp_path / "answers.sqlite",
         timeout=5.0,
         max_retries=2,
-        backoff=0.001,
         concurrency=1,
     )
     return LLMAnnotator(**{**settings, **options})
@@ -474,7 +473,6 @@ def test_llm_unreachable_endpoint_fails_fast_naming_the_url(tmp_path):
         cache=tmp_path / "a.sqlite",
         timeout=1.0,
         max_retries=2,
-        backoff=0.01,
     )
     start = time.monotonic()
     with pytest.raises(LLMEndpointError, match=f"endpoint at {url}.*after 3 attempts"):
@@ -491,7 +489,7 @@ def test_llm_unreachable_endpoint_fails_fast_naming_the_url(tmp_path):
         {"concurrency": 0},
         {"max_retries": -1},
         {"timeout": 0},
-        {"backoff": float("nan")},
+        {"temperature": float("nan")},
         {"model": ""},
     ],
 )

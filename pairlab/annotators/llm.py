@@ -4,8 +4,9 @@
 Pairs already answered (in the :class:`~.cache.AnswerCache`) are never sent again; the rest go ten
 to a prompt (:mod:`.prompts`), ``concurrency`` prompts at a time. A request that fails in a way
 waiting can fix (no connection, timeout, HTTP 408/409/429/5xx: the SDK's ``APIConnectionError``,
-``APITimeoutError``, ``RateLimitError``, ``InternalServerError``) is retried with exponential
-backoff; one the endpoint refuses (other 4xx) raises at once. An answer that does not parse is
+``APITimeoutError``, ``RateLimitError``, ``InternalServerError``) is retried by the SDK itself
+(``max_retries``, its exponential backoff honouring ``Retry-After``), every attempt counted by
+the HTTP transport; one the endpoint refuses (other 4xx) raises at once. An answer that does not parse is
 asked again a bounded number of times, then each pair of that prompt is recorded as
 ``NO_ANSWER`` with the raw text kept. Tokens come from each response's ``usage``.
 """
@@ -16,7 +17,6 @@ import math
 import numbers
 import os
 import threading
-import time
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
@@ -38,7 +38,7 @@ __all__ = ["LLMAnnotator", "LLMEndpointError", "LLMRequestError"]
 
 _CHARS_PER_TOKEN = 4  # the usual rough rate for English text
 _TOKENS_PER_MESSAGE = 4  # chat formatting around each message, plus 3 to prime the reply
-_RETRY_STATUS = (408, 409, 429)  # and every 5xx
+_RETRY_STATUS = (408, 409, 429)  # and every 5xx: what the SDK retries
 _COUNTERS = (
     "requests",
     "failed_requests",
@@ -87,7 +87,6 @@ class LLMAnnotator(Annotator):
         pairs_per_prompt: int = 10,
         timeout: float = 60.0,
         max_retries: int = 4,
-        backoff: float = 1.0,
         parse_retries: int = 2,
         concurrency: int = 4,
         temperature: float = 0.0,
@@ -106,7 +105,6 @@ class LLMAnnotator(Annotator):
         self.max_retries = _count_arg("max_retries", max_retries, minimum=0)
         self.parse_retries = _count_arg("parse_retries", parse_retries, minimum=0)
         self.timeout = _number_arg("timeout", timeout, positive=True)
-        self.backoff = _number_arg("backoff", backoff)
         self.temperature = _number_arg("temperature", temperature)
         self.prices = (
             _number_arg("price_per_1k_input", price_per_1k_input),
@@ -120,8 +118,9 @@ class LLMAnnotator(Annotator):
             base_url=base_url,
             api_key=api_key or os.environ.get("OPENAI_API_KEY") or "unused",
             timeout=self.timeout,
-            max_retries=0,
-        )  # retries are ours: counted and bounded here
+            max_retries=self.max_retries,
+            http_client=openai.DefaultHttpxClient(transport=_counting_transport(self._count)),
+        )
         self.cache = cache if isinstance(cache, AnswerCache) else AnswerCache(cache)
         self._lock = threading.Lock()
         self._usage = dict.fromkeys(_COUNTERS, 0)
@@ -251,34 +250,25 @@ class LLMAnnotator(Annotator):
         return dict(zip(batch.keys, labels.tolist()))
 
     def _complete(self, messages: list[dict]) -> tuple[str | None, str | None]:
-        """(text, finish_reason) of one chat completion, retrying what waiting can fix."""
-        openai, last = self._openai, None
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                time.sleep(self.backoff * 2 ** (attempt - 1))
-            self._count(requests=1)
-            try:
-                response = self._client.chat.completions.create(
-                    model=self.model, messages=messages, temperature=self.temperature
-                )
-            except openai.APIStatusError as error:
-                self._count(failed_requests=1)
-                if not _retryable(error.status_code):
-                    raise LLMRequestError(
-                        f"the chat-completions endpoint at {self.base_url} refused the request "
-                        f"(model {self.model!r}): HTTP {error.status_code}: {error.message}"
-                    ) from error
-                last = error
-            except openai.APIConnectionError as error:  # APITimeoutError is one
-                self._count(failed_requests=1)
-                last = error
-            else:
-                return self._read(response)
-        raise LLMEndpointError(
-            f"no answer from the chat-completions endpoint at {self.base_url} (model "
-            f"{self.model!r}) after {self.max_retries + 1} attempts; last error: "
-            f"{type(last).__name__}: {last}"
-        ) from last
+        """(text, finish_reason) of one chat completion (the SDK retries what waiting can fix)."""
+        openai = self._openai
+        try:
+            response = self._client.chat.completions.create(
+                model=self.model, messages=messages, temperature=self.temperature
+            )
+        except (openai.APIStatusError, openai.APIConnectionError) as error:
+            status = getattr(error, "status_code", None)
+            if status is not None and not _retryable(status):
+                raise LLMRequestError(
+                    f"the chat-completions endpoint at {self.base_url} refused the request "
+                    f"(model {self.model!r}): HTTP {status}: {error.message}"
+                ) from error
+            raise LLMEndpointError(
+                f"no answer from the chat-completions endpoint at {self.base_url} (model "
+                f"{self.model!r}) after {self.max_retries + 1} attempts; last error: "
+                f"{type(error).__name__}: {error}"
+            ) from error
+        return self._read(response)
 
     def _read(self, response) -> tuple[str | None, str | None]:
         usage = getattr(response, "usage", None)
@@ -337,6 +327,27 @@ def _parse(text: str | None, finish_reason: str | None, n_pairs: int) -> np.ndar
 
 def _retryable(status: int) -> bool:
     return status in _RETRY_STATUS or status >= 500
+
+
+def _counting_transport(count):
+    """An httpx transport that counts every HTTP request the SDK sends (its retries included)
+    and those that failed (no response, or an HTTP error status). httpx2 is the SDK's HTTP
+    library (openai >= 3)."""
+    import httpx2 as httpx
+
+    class Counting(httpx.HTTPTransport):
+        def handle_request(self, request):
+            count(requests=1)
+            try:
+                response = super().handle_request(request)
+            except httpx.TransportError:
+                count(failed_requests=1)
+                raise
+            if response.status_code >= 400:
+                count(failed_requests=1)
+            return response
+
+    return Counting()
 
 
 def _message_tokens(messages: list[dict]) -> int:
