@@ -75,6 +75,8 @@ class StrategySummary(TypedDict):
     rounds_per_seed: NotRequired[list[RoundEntry]]  # absent from files written before it was
     seconds_per_run: dict[str, float]  # stage -> mean seconds
     runs: list[str]  # the run folders' names
+    # what computed the entry where not the notebook: the zero-shot rows of results/cpu, demo
+    # and smoke, added on 2026-11-25 by a command since removed (issue 57)
     recorded_by: NotRequired[str]
 
 
