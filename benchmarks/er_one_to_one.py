@@ -56,7 +56,7 @@ def main(argv=None) -> int:
 
     from pairlab.models.cosinebert import CosineBERT
     from pairlab.session import matchers as pick
-    from pairlab.session.export import label_frame, precision_threshold
+    from pairlab.session.export import label_frame
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     session_arguments(parser)
@@ -83,7 +83,7 @@ def main(argv=None) -> int:
     def line(rule: str, chosen: np.ndarray, **extra) -> None:
         print(json.dumps({**head, "rule": rule, **extra, **quality(chosen, positives)}))
 
-    threshold = precision_threshold(proba, 0.9)
+    threshold = pick.precision_threshold(proba, 0.9)
     line(
         "export (target precision 0.9)",
         np.union1d(ids[(proba >= threshold) & ~np.isin(ids, no)], yes),
@@ -97,7 +97,7 @@ def main(argv=None) -> int:
     head["unfound_true"] = int(len(positives) - len(yes))
     head["mutual_best"] = int(len(best))
     head["mutual_best_true"] = int(np.isin(ids[best], positives).sum())
-    threshold = precision_threshold(proba[best], 0.9)
+    threshold = pick.precision_threshold(proba[best], 0.9)
     line(
         "one-to-one, target precision 0.9",
         np.union1d(ids[best[proba[best] >= threshold]], yes),

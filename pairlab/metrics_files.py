@@ -1,7 +1,6 @@
 """The notebooks' metrics files, declared: what each ``<notebook>.metrics.json`` holds, checked
 when a notebook writes it (:meth:`.notebook.Context.record_metrics`) and when ``make docs``
-reads the committed ones (:func:`.report.load_results`), and the migration of files written
-before a key changed (:func:`migrate`, ``python -m pairlab.metrics_files migrate results``).
+reads the committed ones (:func:`.report.load_results`).
 
 Each file is a :class:`~typing.TypedDict` (:data:`LAYOUTS`). Field names are snake_case; a
 ``dict[str, ...]`` is a map whose keys are data (tasks, strategies, seeds, noise levels, run
@@ -15,22 +14,13 @@ at the notebook that wrote it, not in a document later.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 from typing_extensions import NotRequired, TypedDict
 
-__all__ = [
-    "LAYOUTS",
-    "RENAMED",
-    "MetricsLayoutError",
-    "check",
-    "check_file",
-    "migrate",
-    "migrate_file",
-]
+__all__ = ["LAYOUTS", "MetricsLayoutError", "check", "check_file"]
 
 Maybe = float | None
 Interval = list[float]
@@ -85,6 +75,8 @@ class StrategySummary(TypedDict):
     rounds_per_seed: NotRequired[list[RoundEntry]]  # absent from files written before it was
     seconds_per_run: dict[str, float]  # stage -> mean seconds
     runs: list[str]  # the run folders' names
+    # what computed the entry where not the notebook: the zero-shot rows of results/cpu, demo
+    # and smoke, added on 2026-11-25 by a command since removed (issue 57)
     recorded_by: NotRequired[str]
 
 
@@ -581,35 +573,6 @@ LAYOUTS: dict[str, Any] = {
 }
 _ADAPTERS: dict[str, TypeAdapter] = {}
 
-# Keys renamed since the files were first written: old -> new, applied by :func:`migrate` to
-# field names only (a map's keys are data and never renamed). 2026-11: the column labels of
-# displayed tables that had leaked into the files, as :func:`.io.json_key` spells them.
-RENAMED = {
-    old: new
-    for old, new in (
-        ("mean AP", "mean_ap"),
-        ("runs of", "runs_of"),
-        ("test AP", "test_ap"),
-        ("annotator hours", "annotator_hours"),
-        ("annotation $", "annotation_dollars"),
-        ("compute hours (measured)", "compute_hours_measured"),
-        ("labels needed", "labels_needed"),
-        ("static_retrieval labels", "static_retrieval_labels"),
-        ("static_retrieval dev AP", "static_retrieval_dev_ap"),
-        ("static_retrieval labels needed", "static_retrieval_labels_needed"),
-        ("uncertainty final dev AP", "uncertainty_final_dev_ap"),
-        ("uncertainty above from", "uncertainty_above_from"),
-        ("static_retrieval above from", "static_retrieval_above_from"),
-        ("final gap", "final_gap"),
-        ("spearman rho", "spearman_rho"),
-        ("weakest minus strongest", "weakest_minus_strongest"),
-        ("per seed", "per_seed"),
-        ("matches found", "matches_found"),
-        ("labels per match", "labels_per_match"),
-        ("share of all matches", "share_of_all_matches"),
-    )
-}
-
 
 class MetricsLayoutError(ValueError):
     """A metrics file that does not have its notebook's declared layout."""
@@ -638,7 +601,6 @@ def check(notebook: str, metrics: Any, *, source: str | None = None) -> Any:
             f"pairlab/metrics_files.py ({error.error_count()} problem(s)):\n"
             + "\n".join(problems)
             + (f"\n  ... and {more} more" if more > 0 else "")
-            + "\nA renamed key is migrated with: python -m pairlab.metrics_files migrate <folder>"
         ) from None
     return metrics
 
@@ -649,53 +611,3 @@ def check_file(path) -> Any:
     return check(
         path.name.removesuffix(".metrics.json"), json.loads(path.read_text()), source=str(path)
     )
-
-
-def migrate(value: Any) -> Any:
-    """``value`` with every field name of :data:`RENAMED` given its new name, at any depth."""
-    if isinstance(value, dict):
-        return {RENAMED.get(k, k): migrate(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [migrate(v) for v in value]
-    return value
-
-
-def migrate_file(path) -> bool:
-    """Rewrite the metrics file at ``path`` with :func:`migrate`'s names (same indentation as
-    :func:`.io.write_json`); whether it changed."""
-    from .io import write_json
-
-    path = Path(path)
-    old = json.loads(path.read_text())
-    new = migrate(old)
-    if new == old:  # a rename always changes a key, so equal means nothing to rename
-        return False
-    write_json(path, new)
-    return True
-
-
-def main(argv=None) -> int:
-    """``migrate FOLDER``: rename old keys in every ``*.metrics.json`` under it; ``check
-    FOLDER``: check every one against its layout."""
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 2 or argv[0] not in ("migrate", "check"):
-        print("usage: python -m pairlab.metrics_files migrate|check FOLDER", file=sys.stderr)
-        return 2
-    files = sorted(Path(argv[1]).rglob("*.metrics.json"))
-    failed = 0
-    for path in files:
-        if argv[0] == "migrate":
-            if migrate_file(path):
-                print(f"migrated {path}")
-        else:
-            try:
-                check_file(path)
-            except MetricsLayoutError as error:
-                failed += 1
-                print(error, file=sys.stderr)
-    print(f"{argv[0]}: {len(files)} metrics file(s), {failed} not matching their layout")
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

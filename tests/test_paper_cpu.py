@@ -75,13 +75,13 @@ def test_archived_runs_are_the_profiles_configs(profile, task):
             task,
             stored["strategy"],
             stored["seed"],
-            precision=stored.get("precision", "fp32"),
+            precision=stored["precision"],
             **NOTEBOOK_05_VARIANTS.get(stored["strategy"], {}),
         )
         assert to_json(built.to_dict()) == stored, folder.name
         assert folder.name.endswith(f"-c{run_code_digest(built)[:8]}"), folder.name
         # the grid's arithmetic, or bf16 for the parity runs kept beside it
-        assert stored.get("precision", "fp32") in (params["train_precision"], "bf16")
+        assert stored["precision"] in (params["train_precision"], "bf16")
 
 
 def test_the_qqp_profile_is_the_papers_batch_schedule_on_qqp():

@@ -76,11 +76,9 @@ def test_a_model_without_transformer_layers_is_a_clear_error():
         transformer_layers(not_bert)
 
 
-def test_the_layer_count_names_its_own_run_folder_and_old_configs_keep_theirs():
+def test_the_layer_count_names_its_own_run_folder():
     whole = ActiveConfig(task="toy", strategy="uncertainty")
-    assert (
-        "encoder_layers" not in whole.to_dict()
-    )  # folders from before the field keep their digest
+    assert whole.to_dict()["encoder_layers"] is None  # the whole model
     assert (
         ActiveConfig(task="toy", strategy="uncertainty", encoder_layers=2).to_dict()[
             "encoder_layers"

@@ -102,22 +102,8 @@ class ActiveConfig:
         return sum(self.schedule())
 
     def to_dict(self) -> dict:
-        """The fields, without those at the default that their runs predate (``annotator`` when
-        it is the oracle, ``encoder_layers`` when the whole model is used, the fp32 reference
-        path of training), so the runs made before each existed keep their folders."""
-        out = asdict(self)
-        for name, default in _NEWER_DEFAULTS.items():
-            if out[name] == default:
-                del out[name]
-        return out
-
-
-_NEWER_DEFAULTS = {
-    "annotator": None,
-    "encoder_layers": None,
-    "precision": "fp32",
-    "batch_order": "random",
-}
+        """Every field: the run folder's ``config.json``, and what its key is a digest of."""
+        return asdict(self)
 
 
 SHARE_MODELS = ("seed", "all")  # LoopSettings.share_models

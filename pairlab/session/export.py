@@ -21,7 +21,6 @@ __all__ = [
     "label_frame",
     "find_matches",
     "clusters",
-    "precision_threshold",
     "match_quality",
     "pair_quality",
 ]
@@ -54,19 +53,6 @@ def label_frame(pool, store: SessionStore) -> pd.DataFrame:
             "audit": (current["kind"] == "audit").to_numpy(),
         }
     )
-
-
-def precision_threshold(proba: np.ndarray, target: float) -> float:
-    """The lowest probability t such that the pairs at or above t have an expected precision
-    (their mean calibrated probability) of at least ``target``; 1.0 when none does."""
-    if not 0.0 < target <= 1.0:
-        raise ValueError(f"target precision must be in (0, 1], got {target!r}")
-    p = np.sort(np.asarray(proba, np.float64))[::-1]
-    if not len(p):
-        return 1.0
-    expected = np.cumsum(p) / np.arange(1, len(p) + 1)
-    ok = np.nonzero(expected >= target)[0]
-    return float(p[ok[-1]]) if len(ok) else 1.0
 
 
 def find_matches(ids: np.ndarray, matcher, labels: pd.DataFrame, pool) -> tuple[pd.DataFrame, dict]:

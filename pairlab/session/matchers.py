@@ -4,7 +4,7 @@ chosen by the audit.
 
 Both matchers score the same candidates (each record's ``m`` nearest neighbours under the final
 bi-encoder) and keep those whose probability reaches the threshold their own probabilities
-expect to give the target precision (:func:`.export.precision_threshold`). The audit pairs were
+expect to give the target precision (:func:`precision_threshold`). The audit pairs were
 held out of every model's training, so they can judge both: each audit round is a stratified
 sample of the pairs unlabelled at its draw, and a matcher's true and false positives among the
 still unlabelled pairs it predicts are estimated from it by inverse-probability weighting
@@ -27,6 +27,7 @@ __all__ = [
     "MATCHERS",
     "Candidates",
     "Matcher",
+    "precision_threshold",
     "candidates",
     "bi_encoder",
     "cross_encoder",
@@ -62,6 +63,19 @@ class Matcher:
         return ids[self.proba >= self.threshold]
 
 
+def precision_threshold(proba: np.ndarray, target: float) -> float:
+    """The lowest probability t such that the pairs at or above t have an expected precision
+    (their mean calibrated probability) of at least ``target``; 1.0 when none does."""
+    if not 0.0 < target <= 1.0:
+        raise ValueError(f"target precision must be in (0, 1], got {target!r}")
+    p = np.sort(np.asarray(proba, np.float64))[::-1]
+    if not len(p):
+        return 1.0
+    expected = np.cumsum(p) / np.arange(1, len(p) + 1)
+    ok = np.nonzero(expected >= target)[0]
+    return float(p[ok[-1]]) if len(ok) else 1.0
+
+
 def candidates(pool, model, m: int) -> Candidates:
     from ..evaluation.candidates import neighbour_pairs
 
@@ -72,8 +86,6 @@ def candidates(pool, model, m: int) -> Candidates:
 
 
 def bi_encoder(model, found: Candidates, target_precision: float) -> Matcher:
-    from .export import precision_threshold
-
     proba = model.calibration.proba(found.cosine)
     return Matcher("bi-encoder", proba, precision_threshold(proba, target_precision))
 
@@ -92,7 +104,6 @@ def cross_encoder(
     from ..models.concatbert import ConcatBERT
     from ..models.embed import cached_array, model_fingerprint, text_digest
     from ..models.inference import backend, cache_tag
-    from .export import precision_threshold
 
     ids = labels["pair_id"].to_numpy(np.int64)
     y = labels["label"].to_numpy()
