@@ -8,6 +8,8 @@ Typed in from ``shared/papers/`` (the papers' text); these are the papers' resul
 from __future__ import annotations
 
 __all__ = [
+    "A",
+    "B",
     "TABLE1",
     "TABLE2_BERT",
     "TABLE3",
@@ -25,6 +27,9 @@ __all__ = [
     "ALTHAMMER_SIGNIFICANT",
     "ALTHAMMER_BUDGET",
 ]
+
+# The core paper's headline compares these two strategies: adaptive (A) against static (B).
+A, B = "uncertainty", "static_retrieval"
 
 # Table 1: positives, total pairs, stated negatives, nearby negatives (None: not reported).
 TABLE1 = {

@@ -11,12 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..data.paper import A, B
 from ..io import json_row
 from .budget import labels_to_reach
 
 __all__ = ["factor", "factors", "summary", "record", "report", "lines", "table"]
-
-A, B = "uncertainty", "static_retrieval"
 
 
 def factor(labels, values, reference_labels: float, reference_value: float) -> float:

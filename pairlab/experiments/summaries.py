@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ..active.loop import STAGES
-from ..io import json_row
+from ..io import json_row, plain
 from . import data_efficiency
 
 __all__ = [
@@ -187,9 +187,9 @@ def ablation_metrics(summary: dict, seed_rounds: pd.DataFrame, transferred: dict
                 {
                     "round": int(r),
                     "labels": int(m["labels"]),
-                    "dev_ap": _num(m["dev AP"]),
-                    "batch_positive_share": _num(m["batch positive share"]),
-                    "mean_p": _num(m["mean p"]),
+                    "dev_ap": plain(m["dev AP"]),
+                    "batch_positive_share": plain(m["batch positive share"]),
+                    "mean_p": plain(m["mean p"]),
                 }
                 for r, m in mean.iterrows()
             ],
@@ -253,7 +253,7 @@ def budget_metrics(
             "curves": curves_out,
             "efficiency": {
                 "per_seed": [json_row(r) for r in eff.replace({np.nan: None}).to_dict("records")],
-                **{k: _plain(v) for k, v in factor.items()},
+                **{k: plain(v) for k, v in factor.items()},
             },
             "strategies": summary[task],
             "noise": _records(noise_frame, task),
@@ -266,20 +266,4 @@ def _records(frame: pd.DataFrame, task: str) -> list[dict]:
     if task not in frame.index.get_level_values(0):
         return []
     part = frame.loc[task].reset_index()
-    return [json_row({k: _plain(v) for k, v in row.items()}) for row in part.to_dict("records")]
-
-
-def _plain(value):
-    """A JSON value for a table cell: NaN and pandas' NA become None, numpy scalars Python's."""
-    if value is None or value is pd.NA:
-        return None
-    if isinstance(value, (float, np.floating)):
-        return _num(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
-
-
-def _num(value):
-    value = float(value)
-    return None if np.isnan(value) else value
+    return [json_row({k: plain(v) for k, v in row.items()}) for row in part.to_dict("records")]
