@@ -46,7 +46,7 @@ __all__ = [
     "augsbert_table",
     "silver_frame",
     "best_sampler",
-    "findings",
+    "silver_gains",
     "silver_gain",
     "run_all",
     "size_curves",
@@ -626,27 +626,15 @@ def best_sampler(metrics: dict, task: str, source: str = "stated") -> str:
 # The paper's claims judged on notebook 06's metrics, and silver's gain over gold only
 
 
-def findings(metrics: dict) -> list[str]:
-    """The claims judged (:func:`.findings.augsbert`, one line each in the macros' words), then
-    per task silver's gain over gold only for each gold source."""
-    from . import findings as claims
-
-    text = claims.render(claims.augsbert(metrics))
-    lines = [line.removeprefix("- ") for line in text.splitlines()] if text else []
+def silver_gains(metrics: dict) -> dict:
+    """``{task: {source: (mean, per seed)}}``: each gold source's :func:`silver_gain`, for the
+    tasks where two or more sources have one."""
+    out = {}
     for task, by_source in metrics.items():
-        if len(by_source) > 1:
-            gains = {source: silver_gain(rows) for source, rows in by_source.items()}
-            gains = {source: g for source, g in gains.items() if g is not None}
-            if len(gains) > 1:
-                lines.append(
-                    f"{task}: silver's gain over gold only (each source's best sampler minus its "
-                    "gold-only SBERT, AP; per seed): "
-                    + "; ".join(
-                        f"{source} {g[0]:+.3f} ({', '.join(f'{x:+.3f}' for x in g[1])})"
-                        for source, g in gains.items()
-                    )
-                )
-    return lines
+        gains = {s: g for s, rows in by_source.items() if (g := silver_gain(rows)) is not None}
+        if len(gains) > 1:
+            out[task] = gains
+    return out
 
 
 def silver_gain(rows: dict) -> tuple[float, list[float]] | None:

@@ -51,7 +51,6 @@ __all__ = [
     "case_table",
     "case_annotators",
     "run_case_study",
-    "findings",
     "llm_section",
 ]
 
@@ -427,26 +426,6 @@ def case_task(prepared: dict, case: CaseSettings) -> str:
             f"(dataset: {sorted(prepared)}); set case_task or dataset"
         )
     return task
-
-
-def findings(metrics: dict) -> list[str]:
-    """The paper's case-study claims per annotation (finding records, :func:`.findings.eagle`,
-    in the macros' words) on the AUC of the whole test set (and of its high-error part for
-    base-inconsistent sampling), after a line for each test part that holds one class only."""
-    from . import findings as claims
-
-    lines = []
-    for annotation, rows in metrics.items():
-        for part in ("high_error", "low_error"):
-            m = rows.get("initial", {})
-            if m.get(f"auc_{part}") is None and m.get(f"test_pairs_{part}") is not None:
-                lines.append(
-                    f"case study, {annotation}: the {part.replace('_', '-')} test part holds "
-                    f"{m[f'test_positives_{part}']:.0f} positives of {m[f'test_pairs_{part}']:.0f} "
-                    "pairs: one class, so no AUC"
-                )
-    text = claims.render(claims.eagle(metrics))
-    return lines + ([line.removeprefix("- ") for line in text.splitlines()] if text else [])
 
 
 def llm_section(prepared: dict, params: dict, *, cache, folder, log=print) -> dict | None:
