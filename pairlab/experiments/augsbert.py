@@ -27,7 +27,7 @@ from ..evaluation import heuristic
 from ..evaluation.strata import EvalConfig, evaluate
 from ..models.cosinebert import CosineBERT
 from .baselines import TrainSettings, model_id, sample_pairs, stated_pairs, train_or_load
-from .summaries import seed_means
+from .summaries import in_order, mean_std, seed_means
 from .sweeps import COLLAPSED_SPREAD
 
 __all__ = [
@@ -557,38 +557,29 @@ def augsbert_table(metrics: dict, task: str):
     from ..data.paper import AUGSBERT_QQP_F1
 
     records = []
-    for source, by_row in metrics[task].items():
-        for row in ROWS:
-            if row not in by_row:
-                continue
-            m = by_row[row]
-            rec = {
-                "gold": source,
-                "model": row,
-                "AP": _pm(m, "ap"),
-                "AP 95% CI": "[{:.3f}, {:.3f}]".format(*m["ap_ci"]),
-                "P@R20": _pm(m, "p_at_r20"),
-                "F1 (stated)": _pm(m, "f1"),
-                "silver": int(round(m.get("n_silver", 0))),
-                "silver positive": _share(m.get("silver_positive_share")),
-                "silver precision": _share(m.get("silver_precision")),
-            }
-            if task == "qqp":
-                paper = AUGSBERT_QQP_F1.get(row)
-                rec["paper F1 (Quora-QP)"] = (
-                    "-" if paper is None else f"{paper[0] / 100:.3f} ± {paper[1] / 100:.3f}"
-                )
-            records.append(rec)
+    for source, row, m in in_order(metrics[task], ROWS):
+        rec = {
+            "gold": source,
+            "model": row,
+            "AP": mean_std(m, "ap"),
+            "AP 95% CI": "[{:.3f}, {:.3f}]".format(*m["ap_ci"]),
+            "P@R20": mean_std(m, "p_at_r20"),
+            "F1 (stated)": mean_std(m, "f1"),
+            "silver": int(round(m.get("n_silver", 0))),
+            "silver positive": _share(m.get("silver_positive_share")),
+            "silver precision": _share(m.get("silver_precision")),
+        }
+        if task == "qqp":
+            paper = AUGSBERT_QQP_F1.get(row)
+            rec["paper F1 (Quora-QP)"] = (
+                "-" if paper is None else f"{paper[0] / 100:.3f} ± {paper[1] / 100:.3f}"
+            )
+        records.append(rec)
     return pd.DataFrame(records).set_index(["gold", "model"])
 
 
 def _share(value) -> str:
     return "-" if value is None else f"{value:.1%}"
-
-
-def _pm(m: dict, name: str) -> str:
-    std = m.get(f"{name}_std")
-    return f"{m[name]:.3f}" + ("" if std is None else f" ± {std:.3f}")
 
 
 def silver_frame(runs: dict):

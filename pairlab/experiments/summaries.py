@@ -15,6 +15,8 @@ __all__ = [
     "spread",
     "seed_means",
     "compare",
+    "mean_std",
+    "in_order",
     "judge",
     "seed_set_means",
     "ablation_metrics",
@@ -124,6 +126,24 @@ def seed_means(seeded: list, names=None, *, std_of=None, skip_absent: bool = Fal
             if len(present) > 1 and (std_of is None or name in std_of):
                 out[f"{name}_std"] = float(np.std(present, ddof=1))
     return out
+
+
+def mean_std(row: dict, name: str) -> str:
+    """A :func:`seed_means` row's ``name`` as a table cell: ``0.512 ± 0.013`` (the std where two
+    or more seeds gave one), ``-`` where no seed has it."""
+    if row.get(name) is None:
+        return "-"
+    std = row.get(f"{name}_std")
+    return f"{row[name]:.3f}" + ("" if std is None else f" ± {std:.3f}")
+
+
+def in_order(metrics: dict, order):
+    """``(key, row name, row)`` of ``{key: {row name: row}}``, each key's rows in ``order`` (the
+    names a key lacks left out): the rows of a per-seed experiment's table."""
+    for key, rows in metrics.items():
+        for name in order:
+            if name in rows:
+                yield key, name, rows[name]
 
 
 def compare(a: dict, b: dict, key: str) -> dict:
