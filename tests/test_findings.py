@@ -56,6 +56,16 @@ def test_the_reasons_given_come_from_the_values():
     assert findings.adaptive_vs_static("qqp", held).status == "held" and why("qqp", held) == ""
 
 
+@pytest.mark.parametrize("per_positive, said", [(5.0, True), (12.3, False)])
+def test_the_budget_regime_names_few_labels_per_positive_under_half_the_papers(per_positive, said):
+    values = {"seeds": [0], "wins": 0, "above_from": None, "factor": None, "a_final": [0.3]}
+    values |= {"b_final": [0.4], "labels_per_positive": per_positive}
+    values |= {"paper_labels_per_positive": 16.0}
+    text = report.markdown("bullets", [findings.Finding("budget_regime", "t", "not held", values)])
+    reason = f"we spend {per_positive:.1f} labels per positive against the paper's 16.0"
+    assert (reason in text) == said and ("Why it may differ" in text) == said
+
+
 def test_no_finding_without_both_strategies_or_a_shared_seed():
     assert findings.adaptive_vs_static("t", {"uncertainty": STATIC}) is None
     other = entry([0.4], [(0.3, 0.5)], [10], seeds=(7,))
