@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from pairlab import experiments
+from pairlab import experiments, report
 from pairlab.active import ActiveConfig, CosineBERTLearner, PrintLog
 from pairlab.active.strategies import RoundState, Strategy, Uncertainty, register_strategy
 from pairlab.data import paper
@@ -271,8 +271,8 @@ for task in summary:
     print(f"{task}:")
     print(experiments.headline.interval_table(summary[task], paper.TABLE3.get(task),
                                               paper.TABLE4.get(task)).to_string(), end="\n\n")
-display(Markdown(experiments.findings.render(
-    experiments.findings.adaptive_vs_static(task, summary[task]) for task in summary)))
+verdicts = [experiments.findings.adaptive_vs_static(task, summary[task]) for task in summary]
+display(Markdown(report.markdown("bullets", verdicts)))
 
 # %%
 ref = {task: {"positives": paper.TABLE4[task], "labels": paper.BUDGET[task]["labels"]} for task in summary if task in paper.TABLE4}

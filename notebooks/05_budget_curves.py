@@ -42,7 +42,7 @@
 import numpy as np
 from IPython.display import display
 
-from pairlab import experiments
+from pairlab import experiments, report
 from pairlab.active import PrintLog
 from pairlab.data import paper
 from pairlab.experiments import Variant
@@ -170,7 +170,8 @@ fig
 # %%
 # NBVAL_CHECK_OUTPUT
 print(efficiency.round(3).to_string())
-print(experiments.data_efficiency.report(efficiency, paper.DATA_EFFICIENCY))
+factor = experiments.data_efficiency.summary(efficiency).to_dict("index")
+print(report.markdown("efficiency", factor, paper.DATA_EFFICIENCY))
 
 # %% [markdown]
 # ### Why our factor is not the paper's

@@ -63,7 +63,7 @@
 # %%
 from IPython.display import Markdown, display
 
-from pairlab import experiments
+from pairlab import experiments, report
 from pairlab.experiments import augsbert
 from pairlab.notebook import load_settings, setup
 from pairlab.widgets import plots
@@ -134,7 +134,8 @@ for task in metrics:
 # three reasons at the top of this notebook apply; section 4 shows the first one at work.
 
 # %%
-display(Markdown("\n".join(f"- {line}" for line in augsbert.findings(metrics))))
+display(Markdown(report.markdown("bullets", experiments.findings.augsbert(metrics))))
+print(report.markdown("silver_gains", augsbert.silver_gains(metrics)))
 
 # %% [markdown]
 # ## 4. What each sampler gives the bi-encoder (Figure 4 analog)

@@ -66,7 +66,7 @@
 # %%
 from IPython.display import Markdown, display
 
-from pairlab import experiments
+from pairlab import experiments, report
 from pairlab.active import PrintLog
 from pairlab.experiments import eagle, label_noise
 from pairlab.notebook import load_settings, setup
@@ -191,7 +191,10 @@ fig
 # the paper did not run.
 
 # %%
-display(Markdown("\n".join(f"- {line}" for line in eagle.findings(case) + label_noise.findings(all_pairs))))
+claims = experiments.findings.eagle(case) + experiments.findings.label_noise(all_pairs)
+display(Markdown(report.markdown("bullets", claims)))
+print(report.markdown("one_class", case))
+print(report.markdown("label_noise", all_pairs, []))
 
 # %% [markdown]
 # ## 4. A real LLM endpoint (off unless `llm_base_url` is set)

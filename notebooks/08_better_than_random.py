@@ -63,9 +63,9 @@
 # %%
 from IPython.display import Markdown, display
 
-from pairlab import data
+from pairlab import data, report
 from pairlab.active import QueryLog
-from pairlab.experiments import ranker_tables, rankers
+from pairlab.experiments import findings, ranker_tables, rankers
 from pairlab.experiments.budget import Budget
 from pairlab.notebook import load_settings, setup
 from pairlab.widgets import ranker_plots
@@ -189,7 +189,7 @@ for task in metrics:
 for task in metrics:
     print(f"== {task}")
     display(ranker_tables.effort_table(metrics, task).round(3))
-print("\n".join(ranker_tables.effort_findings(metrics)))
+print(report.markdown("effort", {task: ranker_tables.effort_table(metrics, task).to_dict("index") for task in metrics}))
 
 # %%
 fig = ranker_plots.cost_figure(frame)
@@ -268,7 +268,8 @@ ranker_tables.comparison_table(metrics)
 print(ranker_tables.verdict_table(metrics).round(4).to_string())
 
 # %%
-display(Markdown("\n".join(f"- {line}" for line in ranker_tables.findings(metrics))))
+display(Markdown(report.markdown("bullets", findings.rankers(metrics))))
+print(report.markdown("rankers", metrics, []))
 
 # %% [markdown]
 # ## 11. Record the metrics

@@ -56,9 +56,9 @@
 # %%
 from IPython.display import Markdown, display
 
-from pairlab import experiments
+from pairlab import experiments, report
 from pairlab.active import PrintLog
-from pairlab.experiments import adaptivity, adaptivity_findings, encoders, findings
+from pairlab.experiments import adaptivity, encoders, findings
 from pairlab.notebook import load_settings, setup
 from pairlab.widgets import adaptivity_plots, plots
 from pairlab.widgets.dashboard import RunDashboard
@@ -335,8 +335,8 @@ print(enc_overlap.pivot_table(index=["strategy", "seed"], columns="round", value
 # NBVAL_CHECK_OUTPUT
 metrics = adaptivity.adaptivity_metrics(curves, budget_regime, efficiency, separation, zero, table, trend,
                                         [recall, enc_recall], [overlap, enc_overlap])
-display(Markdown(findings.render(findings.adaptivity(metrics))))
-print("\n".join(adaptivity_findings.findings(metrics)))
+display(Markdown(report.markdown("bullets", findings.adaptivity(metrics))))
+print(report.markdown("adaptivity", metrics))
 
 # %% [markdown]
 # ## 4. Record the metrics

@@ -38,6 +38,7 @@ __all__ = [
     "json_key",
     "json_row",
     "to_json",
+    "plain",
     "write_atomic",
     "write_json",
     "not_writable",
@@ -231,6 +232,22 @@ def to_json(value):
         return value.item()
     if isinstance(value, Path):
         return str(value)
+    return value
+
+
+def plain(value):
+    """A metrics file's JSON value: numpy scalars and arrays as Python's, NaN and pandas' NA as
+    None (a metrics file refuses NaN), dicts and lists element by element."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [plain(v) for v in value]
+    if value is pd.NA:
+        return None
+    if isinstance(value, (np.integer, np.bool_)):
+        return value.item()
+    if isinstance(value, (float, np.floating)):
+        return None if np.isnan(value) else float(value)
     return value
 
 

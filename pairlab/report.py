@@ -24,6 +24,10 @@ from .profiles import BASE
 
 __all__ = [
     "DOCUMENTS",
+    "FILTERS",
+    "TEMPLATES",
+    "environment",
+    "markdown",
     "PROFILE_ORDER",
     "bench_table",
     "collect",
@@ -384,13 +388,30 @@ def _bench_notes(r: dict) -> str:
     )
 
 
-def _environment(root: Path):
+FILTERS = {
+    "num": lambda v: f"{v:,.0f}",
+    "f": lambda v, d=3: f"{v:.{d}f}",
+    "pct": lambda v, d=0: f"{100 * v:.{d}f}%",
+    "signed": lambda v, d=3: f"{v:+.{d}f}",
+    "ci": lambda c, d=3: f"{c[0]:.{d}f}-{c[1]:.{d}f}",
+    "oneline": lambda text: " ".join(str(text).split()),
+    "seconds": seconds,
+    "table": markdown_table,
+}
+# the macros that put records in words: pairlab/templates/findings.md.j2
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+def environment(root: Path | None = None):
+    """The one Jinja environment of every sentence pairlab shows: the documents' templates
+    (``docs/*.j2`` under ``root``) and the findings' macros (``pairlab/templates``)."""
     import jinja2
 
-    from .experiments.findings import FILTERS, TEMPLATES  # the findings' macros, and their filters
-
     loader = jinja2.ChoiceLoader(
-        [jinja2.FileSystemLoader(str(root)), jinja2.FileSystemLoader(str(TEMPLATES))]
+        [
+            jinja2.FileSystemLoader(str(root or project_root())),
+            jinja2.FileSystemLoader(str(TEMPLATES)),
+        ]
     )
     env = jinja2.Environment(
         loader=loader,
@@ -399,18 +420,14 @@ def _environment(root: Path):
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(
-        num=lambda v: f"{v:,.0f}",
-        f=lambda v, d=3: f"{v:.{d}f}",
-        seconds=seconds,
-        pct=lambda v, d=0: f"{100 * v:.{d}f}%",
-        table=markdown_table,
-        ci=lambda c, d=3: f"{c[0]:.{d}f}-{c[1]:.{d}f}",
-        ratio=_one_in,
-        big=_big,
-    )
-    env.filters.update({k: v for k, v in FILTERS.items() if k not in env.filters})
+    env.filters.update(FILTERS, ratio=_one_in, big=_big)
     return env
+
+
+def markdown(macro: str, *args) -> str:
+    """A macro of ``findings.md.j2`` called on ``args`` (finding records, a metrics file's
+    part), as markdown for a notebook's ``display(Markdown(...))``."""
+    return str(getattr(environment().get_template("findings.md.j2").module, macro)(*args)).strip()
 
 
 def _big(value: float) -> str:
@@ -499,7 +516,7 @@ def render(document: str, root: Path | None = None) -> str:
         raise FileNotFoundError(
             f"no benchmarks/results/ray/*.json under {root}: run `make bench-ray`"
         )
-    template = _environment(root).get_template(DOCUMENTS[document])
+    template = environment(root).get_template(DOCUMENTS[document])
     timings = load_timings(root)
 
     def timing_phrase(profile):

@@ -236,7 +236,10 @@ def test_efficiency_summary_and_report_count_only_defined_factors():
     assert row["factor_mean"] == pytest.approx(47 / 17.5) and row["factor_std"] == 0.0
     assert (row["seeds_defined"], row["seeds"]) == (1, 2)
     ref = {"toy": {"factor": 14, "static_labels": 232_100, "uncertainty_labels": 16_640}}
-    assert experiments.data_efficiency.report(both, ref) == (
+    from pairlab import report
+
+    summary = experiments.data_efficiency.summary(both).to_dict("index")
+    assert report.markdown("efficiency", summary, ref) == (
         "toy: factor 2.69 ± 0.00 over 1 of 2 seeds; paper 14x (232,100 static labels vs 16,640)"
     )
     assert experiments.data_efficiency.summary(never).loc["toy", "factor_mean"] is None

@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner
 
+from pairlab import report
 from pairlab.active import ActiveRun, run_folder
 from pairlab.active.config import LoopSettings
 from pairlab.experiments import adaptivity, encoders
-from pairlab.experiments.adaptivity_findings import findings
 from pairlab.experiments.sweeps import sweep
 
 SETTINGS = LoopSettings(**{k: v for k, v in BASE.items() if k != "task"})  # the task is its own
@@ -250,7 +250,7 @@ def test_metrics_are_plain_json_and_the_findings_quote_every_seed(tmp_path):
     assert metrics["encoder"]["4"]["gap"]["labels"] == []  # zero-shot only: no runs from it
     assert metrics["efficiency"]["toy"]["factor_mean"] == 2.0 and "null" in text
     assert len(metrics["candidate_recall"]["toy"]["uncertainty"]) == 3
-    lines = "\n".join(findings(metrics))
+    lines = report.markdown("adaptivity", metrics)  # the template, on the file's numbers
     assert "seed 0 0.600 vs 0.300 (+0.300); seed 1 0.360 vs 0.300 (+0.060)" in lines
     assert "seed 0 2.00x (exact); seed 1 none (not reached)" in lines
     assert "mean curves from 80 labels; seed 0 from 40 labels; seed 1 never" in lines

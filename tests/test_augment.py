@@ -210,7 +210,7 @@ def test_augsbert_metrics_average_seeds_and_keep_each_seed():
         found["sampler_ranking"].values["rs_last"]
         and not found["sampler_ranking"].values["top_two"]
     )
-    assert len(augsbert.findings(m)) == 3  # one line each; one gold source, so no gain line
+    assert augsbert.silver_gains(m) == {}  # one gold source: nothing to compare its gain with
     frame = augsbert.silver_frame(runs)
     assert len(frame) == 6 and set(frame["sampler"]) == {"rs"}
 
@@ -230,7 +230,9 @@ def test_findings_compare_silver_over_stated_and_adaptive_gold():
     )
     assert stated[0] == pytest.approx(0.6) and stated[1] == pytest.approx([0.6, 0.6])
     assert adaptive[0] == pytest.approx(0.04) and adaptive[1] == pytest.approx([0.05, 0.03])
-    line = augsbert.findings(m)[-1]
+    from pairlab import report
+
+    line = report.markdown("silver_gains", augsbert.silver_gains(m))
     assert line.startswith("qqp: silver's gain over gold only") and "stated +0.600" in line
     assert "uncertainty +0.040 (+0.050, +0.030)" in line
 

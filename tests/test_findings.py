@@ -1,6 +1,6 @@
 """Findings as data (pairlab.experiments.findings): one rule per claim judged on statuses, the
-records' validation, and the sentences rendered once from the macros with the records' own
-numbers."""
+records' validation, and the sentences rendered once from the template's macros
+(pairlab.report.markdown) with the records' own numbers."""
 
 import json
 
@@ -8,6 +8,7 @@ import pytest
 from test_adaptivity import metrics_for_docs
 from test_headline import STATIC, entry
 
+from pairlab import report
 from pairlab.experiments import findings
 
 UNC_APART = entry([0.45, 0.46, 0.44], [(0.40, 0.50), (0.41, 0.51), (0.39, 0.49)], [760, 750, 770])
@@ -29,31 +30,40 @@ def test_adaptive_vs_static_has_three_statuses(aps, cis, status):
     assert found.values["above"] == sum(a > b for a, b in zip(aps, STATIC["ap"]["per_seed"]))
 
 
-def test_the_reasons_given_come_from_the_metrics():
-    """Where the headline did not hold, the reasons come from the metrics: a budget under a
-    tenth of the paper's, the zero-shot AP near the best strategy's, and on QQP the encoder's
-    training data; none where it held."""
+def test_the_reasons_given_come_from_the_values():
+    """Where the headline did not hold, the template names the reasons its stated rules find in
+    the record's values: a budget under a tenth of the paper's, a zero-shot AP at least 0.8 of
+    the better strategy's, and what our encoder saw of the task; none where it held."""
+
+    def why(task, strategies, **kwargs):
+        found = findings.adaptive_vs_static(task, strategies, **kwargs)
+        text = report.markdown("bullets", [found])
+        return text.partition("Why it may differ from the paper: ")[2]
+
     zero = {"ap": {"mean": 0.29, "ci": [0.25, 0.33]}}
     tied = {
         "uncertainty": entry([0.30, 0.20, 0.25], [(0.25, 0.35)] * 3, [700, 700, 700]),
         "static_retrieval": STATIC,
         "zero_shot": zero,
     }
-    assert findings.adaptive_vs_static("qqp", tied).reasons == (
-        "small_budget",
-        "strong_start",
-        "saw_quora",
-    )
-    assert findings.adaptive_vs_static("qqp", tied, paper_labels=16_640).reasons == (
-        "strong_start",
-        "saw_quora",
-    )
-    assert (
-        findings.adaptive_vs_static("wikiqa", {**tied, "zero_shot": {"ap": {"mean": 0.05}}}).reasons
-        == ()
-    )
+    said = why("qqp", tied).split("; ")
+    assert len(said) == 3 and "a small fraction of the paper's 232,100" in said[0]
+    assert "already scores 0.290 AP" in said[1] and "Quora" in said[2]
+    said = why("qqp", tied, paper_labels=16_640).split("; ")
+    assert len(said) == 2 and "0.290 AP" in said[0]
+    assert why("wikiqa", {**tied, "zero_shot": {"ap": {"mean": 0.05}}}) == ""
     held = {"uncertainty": UNC_APART, "static_retrieval": STATIC, "zero_shot": zero}
-    assert findings.adaptive_vs_static("qqp", held).reasons == ()
+    assert findings.adaptive_vs_static("qqp", held).status == "held" and why("qqp", held) == ""
+
+
+@pytest.mark.parametrize("per_positive, said", [(5.0, True), (12.3, False)])
+def test_the_budget_regime_names_few_labels_per_positive_under_half_the_papers(per_positive, said):
+    values = {"seeds": [0], "wins": 0, "above_from": None, "factor": None, "a_final": [0.3]}
+    values |= {"b_final": [0.4], "labels_per_positive": per_positive}
+    values |= {"paper_labels_per_positive": 16.0}
+    text = report.markdown("bullets", [findings.Finding("budget_regime", "t", "not held", values)])
+    reason = f"we spend {per_positive:.1f} labels per positive against the paper's 16.0"
+    assert (reason in text) == said and ("Why it may differ" in text) == said
 
 
 def test_no_finding_without_both_strategies_or_a_shared_seed():
@@ -146,7 +156,7 @@ def test_every_claim_renders_from_its_own_numbers(tmp_path):
             "qqp", {"per_seed": [{"seed": 0, "factor": 1.12, "bound": "exact"}]}, 14
         ),
     ]
-    text = findings.render(records)
+    text = report.markdown("bullets", records)
     lines = text.splitlines()
     assert len(lines) == len(records) and all(line.startswith("- ") for line in lines)
     assert "**did not hold** on qqp at 16,640 labels" in lines[0]
@@ -156,7 +166,7 @@ def test_every_claim_renders_from_its_own_numbers(tmp_path):
     assert "no factor on 2 seeds" in lines[0] and "scored 0.290 [0.250, 0.330]" in lines[0]
     assert "Quora" in lines[0]
     assert "1.12x" in lines[-1] and "(the paper: 14x)" in lines[-1]
-    headline = findings.render(records, macro="headline")
+    headline = report.FILTERS["oneline"](report.markdown("headline", records))
     assert headline.startswith(
         "Adaptive collection (uncertainty sampling) did not beat static "
         "retrieval beyond noise on qqp (qqp: test AP 0.250 against 0.300"
@@ -175,7 +185,7 @@ def test_silver_helps_is_judged_by_its_noise(gap, ci, status):
     found = {f.claim: f for f in findings.augsbert({"qqp": {"stated": rows}})}
     assert found["silver_helps"].status == status
     assert found["sampler_ranking"].status == "not held"  # RS first, BM25 last
-    assert findings.render(found.values()).count("\n") == 2
+    assert report.markdown("bullets", found.values()).count("\n") == 2
 
 
 def test_eagles_and_the_noise_claims_are_comparisons_judged_by_their_noise():

@@ -113,11 +113,13 @@ def test_the_tables_read_the_metrics_file(sweep):
     assert effort.loc["random", "x random"] == 1.0
     assert (effort["total $"] >= effort["annotation $"]).all()
     assert len(ranker_tables.verdict_table(metrics)) == 3
-    assert (
-        len(ranker_tables.findings(metrics)) == 2
-        and len(ranker_tables.effort_findings(metrics)) == 3
-    )
+    from pairlab import report
     from pairlab.experiments import findings
+
+    effort = report.markdown("effort", {"toy": effort.to_dict("index")})
+    assert len(effort.splitlines()) == 3  # one line per active strategy against random
+    assert effort.startswith("toy: uncertainty needed ") and "against random's" in effort
+    assert len(report.markdown("rankers", metrics, findings.rankers(metrics)).splitlines()) == 2
 
     [claim] = findings.rankers(metrics)  # one record a task: every strategy's two verdicts
     assert claim.claim == "no_better_than_random" and set(claim.values["strategies"]) == {

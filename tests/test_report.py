@@ -187,12 +187,14 @@ def test_notebook_09_renders_from_the_cpu_metrics_only(tmp_path):
         section = text[text.index("## When adaptivity pays") :]
         if profile == "smoke":
             assert "Not recorded yet" in section and "seed 0" not in section
-    from pairlab.experiments import findings as claims
-    from pairlab.experiments.adaptivity_findings import findings
+    from pairlab.experiments import findings
 
     assert "Profile `cpu`" in section
-    for line in findings(metrics) + claims.render(claims.adaptivity(metrics)).splitlines():
-        assert line.split(" (Rule:")[0].removeprefix("- ") in section
+    said = report.markdown("adaptivity", metrics).splitlines()
+    said += report.markdown("bullets", findings.adaptivity(metrics)).splitlines()
+    assert len(said) > 10
+    for line in said:
+        assert line.removeprefix("- ") in section
     assert (
         "| toy | uncertainty | 2 | 80 | 0.480 | 0.430-0.530 | 0.600, 0.360 |" in section
     )  # from the file
@@ -268,7 +270,7 @@ def test_the_paper_scale_section_renders_the_verdict_from_paper_cpu_metrics(tmp_
     text = report.render("RESULTS.md", root)
     section = text[text.index("At the paper's scale") :]
     verdict = findings.adaptive_vs_static("wikiqa", metrics["wikiqa"], efficiency)
-    assert findings.render([verdict]).removeprefix("- ") in section
+    assert report.markdown("bullets", [verdict]).removeprefix("- ") in section
     readme = report.render("README.md", root)
     headline = report.headline_findings(report.load_results(root))
     assert [(r["task"], r["profile"]) for r in headline] == [
@@ -276,7 +278,7 @@ def test_the_paper_scale_section_renders_the_verdict_from_paper_cpu_metrics(tmp_
         ("qqp", "cpu"),
     ]
     assert headline[0]["status"] == "held" and "wikiqa: `paper-cpu` profile" in readme
-    assert findings.render(headline, macro="headline") in readme
+    assert report.FILTERS["oneline"](report.markdown("headline", headline)) in readme
     assert "2.00x" in section and "0.450 [0.400, 0.500]" in section
     assert "| 2 | 5,120 | 0.800 |" in section  # candidate recall: the mean over seeds
     assert "| uncertainty | 1 | 0.400 [0.300, 0.500] · 11.7% |" in section  # per seed, per round

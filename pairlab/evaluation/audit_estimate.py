@@ -111,18 +111,12 @@ def estimate_wald(audit: Audit, labels, *, found=None, level: float = 0.95) -> d
     z = norm.ppf(0.5 + level / 2)
     total, v_total = max(point.sum(), found), var.sum()
     t_lo, t_hi = max(total - z * np.sqrt(v_total), found, 1e-300), total + z * np.sqrt(v_total)
-    out = {
-        "total": float(total),
-        "total_ci": [float(t_lo), float(t_hi)],
-        "found": found,
-        "recall_found": found / total if total else float("nan"),
-        "recall_found_ci": [found / t_hi if t_hi else float("nan"), min(found / t_lo, 1.0)],
-        "precision": None,
-        "precision_ci": None,
-        "recall": None,
-        "recall_ci": None,
-        "predicted_pairs": None,
-    }
+    out = _fields(
+        float(total),
+        [float(t_lo), float(t_hi)],
+        found,
+        [found / t_hi if t_hi else float("nan"), min(found / t_lo, 1.0)],
+    )
     pred = audit.predicted
     if audit.sizes[pred].sum() > 0:  # no pair above the threshold: precision is undefined
         tp, v_tp, n_pred = point[pred].sum(), var[pred].sum(), int(audit.sizes[pred].sum())
@@ -452,23 +446,35 @@ def _truth(strata, positives, found) -> dict:
     return truth
 
 
-def _summary(audit, point, positives, found, level) -> dict:
-    """Point estimates and intervals from per-stratum point totals (H,) and draws (D, H)."""
-    total = max(float(point.sum()), found)
-    t_draws = np.maximum(positives.sum(axis=1), found)  # T >= the positives already found
-    out = {
+def _fields(total, total_ci, found, recall_found_ci, **extra) -> dict:
+    """An estimate's fields: the total and the share found with their intervals; precision and
+    recall stay None until some pair is predicted positive."""
+    return {
         "total": total,
-        "total_ci": _interval(t_draws, level),
+        "total_ci": total_ci,
         "found": found,
         "recall_found": found / total if total else float("nan"),
-        "recall_found_ci": _interval(found / np.maximum(t_draws, 1e-300), level),
+        "recall_found_ci": recall_found_ci,
         "precision": None,
         "precision_ci": None,
         "recall": None,
         "recall_ci": None,
         "predicted_pairs": None,
-        "total_draws": t_draws,
+        **extra,
     }
+
+
+def _summary(audit, point, positives, found, level) -> dict:
+    """Point estimates and intervals from per-stratum point totals (H,) and draws (D, H)."""
+    total = max(float(point.sum()), found)
+    t_draws = np.maximum(positives.sum(axis=1), found)  # T >= the positives already found
+    out = _fields(
+        total,
+        _interval(t_draws, level),
+        found,
+        _interval(found / np.maximum(t_draws, 1e-300), level),
+        total_draws=t_draws,
+    )
     pred = audit.predicted
     if audit.sizes[pred].sum() > 0:  # no pair above the threshold: precision is undefined
         n_pred = int(audit.sizes[pred].sum())

@@ -5,16 +5,16 @@ SBERT (:mod:`.augsbert`, notebook 06), EAGLE's case study (:mod:`.eagle`), runs 
 annotator noise (:mod:`.label_noise`, notebook 07), query-level active learning for rankers
 against random (:mod:`.rankers`, its tables :mod:`.ranker_tables`, notebook 08) and when
 adaptivity pays (notebook 09: the budget regime, :mod:`.adaptivity`; the starting encoder,
-:mod:`.encoders`; their lines, :mod:`.adaptivity_findings`) and the core paper's headline
+:mod:`.encoders`) and the core paper's headline
 as tables at the paper's scale (:mod:`.headline`, notebooks 03 and 05). Each claim checked on
-our metrics is a record, judged by one rule and put in words once (:mod:`.findings`).
+our metrics is a record, judged by one rule (:mod:`.findings`); its words are written once, in
+``pairlab/templates/findings.md.j2``.
 
 Sweeps, tables and summaries are importable from here (``experiments.sweep(...)``,
 ``experiments.table3(...)``, ``experiments.budget_metrics(...)``)."""
 
 from . import (
     adaptivity,
-    adaptivity_findings,
     augsbert,
     baselines,
     budget,
@@ -39,7 +39,6 @@ from .tables import __all__ as _tables
 
 __all__ = [
     "adaptivity",
-    "adaptivity_findings",
     "augsbert",
     "baselines",
     "budget",

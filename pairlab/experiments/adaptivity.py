@@ -3,8 +3,9 @@ experiments share: the pools of each (:func:`load_experiment`), the runs of the 
 (:func:`budget_groups`) on a pool whose budget reaches many labels per positive
 (:func:`regime`; the paper spent 16 per WikiQA positive), the budget at which two curves separate
 (:func:`separation`), candidate recall per round (:func:`recall_frame`) and the metrics file
-(:func:`adaptivity_metrics`). The encoder experiment is :mod:`.encoders`; the findings the
-notebook and RESULTS.md print are :mod:`.adaptivity_findings`."""
+(:func:`adaptivity_metrics`) and its tables (:func:`budget_table`, :func:`encoder_summary`). The
+encoder experiment is :mod:`.encoders`; the lines the notebook and RESULTS.md print are macros of
+``pairlab/templates/findings.md.j2``."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pandas as pd
 
 from ..active.config import LoopSettings
 from ..active.store import round_ids
-from ..io import json_row
+from ..io import json_row, plain
 from . import data_efficiency
 from .budget import separation_budget
 from .encoders import GAP
@@ -31,6 +32,8 @@ __all__ = [
     "recall_frame",
     "overlap_frame",
     "adaptivity_metrics",
+    "budget_table",
+    "encoder_summary",
 ]
 
 EXPERIMENT_TASKS = {"budget": "wikiqa", "encoder": "qqp"}  # with dataset "all"
@@ -216,7 +219,7 @@ def adaptivity_metrics(
         pd.concat(f, ignore_index=True) if isinstance(f, (list, tuple)) else f
         for f in (recall, overlap)
     )
-    return _plain(
+    return plain(
         {
             "budget": {
                 task: _budget_curves(frame) for task, frame in curves.groupby("task", sort=False)
@@ -325,14 +328,61 @@ def _encoder(zero: pd.DataFrame, table: pd.DataFrame) -> dict:
     return out
 
 
-def _plain(value):
-    """JSON values: numpy scalars as Python's, NaN as None (a metrics file refuses NaN)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return [_plain(v) for v in value]
-    if isinstance(value, (np.integer, np.bool_)):
-        return value.item()
-    if isinstance(value, (float, np.floating)):
-        return None if np.isnan(value) else float(value)
-    return value
+def budget_table(metrics: dict) -> pd.DataFrame:
+    """Per task and strategy of the budget experiment: the seeds, the last budget, the final dev
+    AP (mean over seeds, its mean 95% interval, each seed's) and the share of positives among
+    the labels collected after the first round and at the end."""
+    rows = []
+    for task, curves in metrics.get("budget", {}).items():
+        for name, c in curves.items():
+            dev = c["dev_ap"]
+            rows.append(
+                {
+                    "task": task,
+                    "strategy": name,
+                    "seeds": len(dev["seeds"]),
+                    "labels": c["labels"][-1],
+                    "final dev AP": dev["mean"][-1],
+                    "95% interval": _interval(dev["ci"][-1]),
+                    "per seed": ", ".join(_cell(row[-1]) for row in dev["per_seed"]),
+                    "positive share, round 1": c["positive_share"][0],
+                    "positive share, end": c["positive_share"][-1],
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def encoder_summary(metrics: dict) -> pd.DataFrame:
+    """Per encoder depth and budget: zero-shot test AP with its interval, static retrieval's
+    precision, each strategy's test AP (mean over seeds) and the gap, with each seed's gap."""
+    rows = []
+    for n, e in _deepest_first(metrics.get("encoder", {})):
+        gap = e["gap"]
+        for k, labels in enumerate(gap["labels"]):
+            rows.append(
+                {
+                    "layers": int(n),
+                    "zero-shot AP": e["zero_shot_ap"],
+                    "95% interval": _interval(e["zero_shot_ap_ci"]),
+                    "static precision": e["static_precision"],
+                    "labels": labels,
+                    f"{GAP[0]} AP": e[GAP[0]]["test_ap"]["mean"][k],
+                    f"{GAP[1]} AP": e[GAP[1]]["test_ap"]["mean"][k],
+                    "gap": gap["mean"][k],
+                    "gap per seed": ", ".join(f"{d:+.3f}" for d in gap["per_seed"][k]),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _deepest_first(encoder: dict) -> list:
+    """The encoder entries by depth, the whole model first (a metrics file sorts its keys)."""
+    return sorted(encoder.items(), key=lambda kv: -int(kv[0]))
+
+
+def _interval(ci) -> str:
+    return f"{_cell(ci[0])}-{_cell(ci[1])}"
+
+
+def _cell(value) -> str:
+    return "–" if value is None else f"{value:.3f}"

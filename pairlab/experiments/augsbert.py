@@ -27,7 +27,7 @@ from ..evaluation import heuristic
 from ..evaluation.strata import EvalConfig, evaluate
 from ..models.cosinebert import CosineBERT
 from .baselines import TrainSettings, model_id, sample_pairs, stated_pairs, train_or_load
-from .summaries import seed_means
+from .summaries import in_order, mean_std, seed_means
 from .sweeps import COLLAPSED_SPREAD
 
 __all__ = [
@@ -46,7 +46,7 @@ __all__ = [
     "augsbert_table",
     "silver_frame",
     "best_sampler",
-    "findings",
+    "silver_gains",
     "silver_gain",
     "run_all",
     "size_curves",
@@ -557,38 +557,29 @@ def augsbert_table(metrics: dict, task: str):
     from ..data.paper import AUGSBERT_QQP_F1
 
     records = []
-    for source, by_row in metrics[task].items():
-        for row in ROWS:
-            if row not in by_row:
-                continue
-            m = by_row[row]
-            rec = {
-                "gold": source,
-                "model": row,
-                "AP": _pm(m, "ap"),
-                "AP 95% CI": "[{:.3f}, {:.3f}]".format(*m["ap_ci"]),
-                "P@R20": _pm(m, "p_at_r20"),
-                "F1 (stated)": _pm(m, "f1"),
-                "silver": int(round(m.get("n_silver", 0))),
-                "silver positive": _share(m.get("silver_positive_share")),
-                "silver precision": _share(m.get("silver_precision")),
-            }
-            if task == "qqp":
-                paper = AUGSBERT_QQP_F1.get(row)
-                rec["paper F1 (Quora-QP)"] = (
-                    "-" if paper is None else f"{paper[0] / 100:.3f} ± {paper[1] / 100:.3f}"
-                )
-            records.append(rec)
+    for source, row, m in in_order(metrics[task], ROWS):
+        rec = {
+            "gold": source,
+            "model": row,
+            "AP": mean_std(m, "ap"),
+            "AP 95% CI": "[{:.3f}, {:.3f}]".format(*m["ap_ci"]),
+            "P@R20": mean_std(m, "p_at_r20"),
+            "F1 (stated)": mean_std(m, "f1"),
+            "silver": int(round(m.get("n_silver", 0))),
+            "silver positive": _share(m.get("silver_positive_share")),
+            "silver precision": _share(m.get("silver_precision")),
+        }
+        if task == "qqp":
+            paper = AUGSBERT_QQP_F1.get(row)
+            rec["paper F1 (Quora-QP)"] = (
+                "-" if paper is None else f"{paper[0] / 100:.3f} ± {paper[1] / 100:.3f}"
+            )
+        records.append(rec)
     return pd.DataFrame(records).set_index(["gold", "model"])
 
 
 def _share(value) -> str:
     return "-" if value is None else f"{value:.1%}"
-
-
-def _pm(m: dict, name: str) -> str:
-    std = m.get(f"{name}_std")
-    return f"{m[name]:.3f}" + ("" if std is None else f" ± {std:.3f}")
 
 
 def silver_frame(runs: dict):
@@ -626,27 +617,15 @@ def best_sampler(metrics: dict, task: str, source: str = "stated") -> str:
 # The paper's claims judged on notebook 06's metrics, and silver's gain over gold only
 
 
-def findings(metrics: dict) -> list[str]:
-    """The claims judged (:func:`.findings.augsbert`, one line each in the macros' words), then
-    per task silver's gain over gold only for each gold source."""
-    from . import findings as claims
-
-    text = claims.render(claims.augsbert(metrics))
-    lines = [line.removeprefix("- ") for line in text.splitlines()] if text else []
+def silver_gains(metrics: dict) -> dict:
+    """``{task: {source: (mean, per seed)}}``: each gold source's :func:`silver_gain`, for the
+    tasks where two or more sources have one."""
+    out = {}
     for task, by_source in metrics.items():
-        if len(by_source) > 1:
-            gains = {source: silver_gain(rows) for source, rows in by_source.items()}
-            gains = {source: g for source, g in gains.items() if g is not None}
-            if len(gains) > 1:
-                lines.append(
-                    f"{task}: silver's gain over gold only (each source's best sampler minus its "
-                    "gold-only SBERT, AP; per seed): "
-                    + "; ".join(
-                        f"{source} {g[0]:+.3f} ({', '.join(f'{x:+.3f}' for x in g[1])})"
-                        for source, g in gains.items()
-                    )
-                )
-    return lines
+        gains = {s: g for s, rows in by_source.items() if (g := silver_gain(rows)) is not None}
+        if len(gains) > 1:
+            out[task] = gains
+    return out
 
 
 def silver_gain(rows: dict) -> tuple[float, list[float]] | None:

@@ -2,7 +2,8 @@
 needs than static retrieval to reach static retrieval's final dev AP (the paper's 14x on QQP,
 appendix B.1). Computed per task and seed from the budget curves (:func:`factors`), summarised
 over seeds (:func:`summary`), written to the metrics files (:func:`record`), shown as a table
-(:func:`table`) and as lines (:func:`report`, :func:`lines`); whether the paper's claim held is
+(:func:`table`; the line beside the paper's is the ``efficiency`` macro of
+``pairlab/templates/findings.md.j2``); whether the paper's claim held is
 :func:`.findings.data_efficiency`.
 """
 
@@ -11,12 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..data.paper import A, B
 from ..io import json_row
 from .budget import labels_to_reach
 
-__all__ = ["factor", "factors", "summary", "record", "report", "lines", "table"]
-
-A, B = "uncertainty", "static_retrieval"
+__all__ = ["factor", "factors", "summary", "record", "table"]
 
 
 def factor(labels, values, reference_labels: float, reference_value: float) -> float:
@@ -102,50 +102,6 @@ def record(frame: pd.DataFrame) -> dict:
         }
         for task, rows in frame.groupby("task", sort=False)
     }
-
-
-def report(frame: pd.DataFrame, paper_factors: dict) -> str:
-    """One line per task: the factor's mean ± std over the seeds where it is defined, beside the
-    paper's (``paper.DATA_EFFICIENCY``)."""
-    out = []
-    for task, row in summary(frame).to_dict("index").items():
-        ref = paper_factors.get(task)
-        mean, std = (
-            float("nan") if v is None else v for v in (row["factor_mean"], row["factor_std"])
-        )
-        out.append(
-            f"{task}: factor {mean:.2f} ± {std:.2f} over {row['seeds_defined']} of "
-            f"{row['seeds']} seeds"
-            + (
-                f"; paper {ref['factor']}x ({ref['static_labels']:,} static labels vs "
-                f"{ref['uncertainty_labels']:,})"
-                if ref
-                else "; the paper has no WikiQA factor"
-            )
-        )
-    return "\n".join(out)
-
-
-def lines(entry: dict | None) -> list[str]:
-    """A metrics-file ``efficiency`` entry of one task, per seed and its mean, as one line."""
-    if not entry:
-        return []
-    parts = [
-        f"seed {row['seed']} "
-        + (f"{row['factor']:.2f}x" if row["factor"] is not None else "none")
-        + f" ({row['bound']})"
-        for row in entry["per_seed"]
-    ]
-    mean = (
-        f"mean {entry['factor_mean']:.2f}x ± {entry['factor_std']:.2f} over {entry['seeds_defined']} "
-        f"of {entry['seeds']} seeds"
-        if entry["factor_mean"] is not None
-        else "defined on no seed"
-    )
-    return [
-        f"  data-efficiency factor ({B}'s labels to its final dev AP over {A}'s labels to the "
-        f"same AP): {'; '.join(parts)}; {mean} (the paper, QQP: 14x)"
-    ]
 
 
 def table(metrics: dict) -> pd.DataFrame:

@@ -36,7 +36,7 @@ from ..models.cosinebert import CosineBERT
 from ..models.embed import embed_pool
 from ..models.scoring import CosineScorer
 from .baselines import TrainSettings, model_id, sample_pairs, stated_pairs, train_or_load
-from .summaries import seed_means
+from .summaries import in_order, mean_std, seed_means
 
 __all__ = [
     "CASE_STRATEGIES",
@@ -51,7 +51,6 @@ __all__ = [
     "case_table",
     "case_annotators",
     "run_case_study",
-    "findings",
     "llm_section",
 ]
 
@@ -170,6 +169,19 @@ class CaseStudy:
     notebook's settings ``case`` (:class:`CaseSettings`) and the bi-encoder's training settings
     ``config`` (a :class:`TrainConfig`). The model trained on the source is kept in
     ``folder``; the others are measured and only their metrics kept."""
+
+    @classmethod
+    def on(cls, pools: dict, case: CaseSettings, task: str, seed: int, folder) -> CaseStudy:
+        """The case study of ``seed`` on ``task``'s train and test pools, trained as ``case``
+        says."""
+        return cls(
+            pools["train"],
+            pools["test"],
+            case,
+            case.train.config(task, seed),
+            seed=seed,
+            folder=folder,
+        )
 
     def __init__(self, train: Pool, test: Pool, case: CaseSettings, config, *, seed: int, folder):
         self.train, self.test, self.case, self.config = train, test, case, config
@@ -332,43 +344,32 @@ def case_table(metrics: dict):
     from ..data.paper import EAGLE_TABLE1, EAGLE_TABLE4
 
     records = []
-    for annotation, rows in metrics.items():
-        for row in CASE_ROWS:
-            if row not in rows:
-                continue
-            m = rows[row]
-            rec = {
-                "annotation": annotation,
-                "row": row,
-                **{f"AUC {part.replace('_', ' ')}": _pm(m, f"auc_{part}") for part in PARTS},
-                "annotated": int(m.get("n_annotated", 0)),
-                "annotator accuracy": "-"
-                if m.get("annotator_accuracy") is None
-                else f"{m['annotator_accuracy']:.1%}",
-                "high-error share": "-"
-                if m.get("high_error_share") is None
-                else f"{m['high_error_share']:.0%}",
-            }
-            paper = (
-                EAGLE_TABLE4["clean"].get(row)
-                if annotation == "clean"
-                else EAGLE_TABLE1.get(row) or EAGLE_TABLE4["llm"].get(row)
-            )
-            rec["paper AUC (all)"] = "-" if paper is None else _paper(paper)
-            records.append(rec)
+    for annotation, row, m in in_order(metrics, CASE_ROWS):
+        rec = {
+            "annotation": annotation,
+            "row": row,
+            **{f"AUC {part.replace('_', ' ')}": mean_std(m, f"auc_{part}") for part in PARTS},
+            "annotated": int(m.get("n_annotated", 0)),
+            "annotator accuracy": "-"
+            if m.get("annotator_accuracy") is None
+            else f"{m['annotator_accuracy']:.1%}",
+            "high-error share": "-"
+            if m.get("high_error_share") is None
+            else f"{m['high_error_share']:.0%}",
+        }
+        paper = (
+            EAGLE_TABLE4["clean"].get(row)
+            if annotation == "clean"
+            else EAGLE_TABLE1.get(row) or EAGLE_TABLE4["llm"].get(row)
+        )
+        rec["paper AUC (all)"] = "-" if paper is None else _paper(paper)
+        records.append(rec)
     return pd.DataFrame(records).set_index(["annotation", "row"])
 
 
 def _paper(value) -> str:
     mean, std = value[0] if isinstance(value[0], tuple) else value
     return f"{mean / 100:.3f} ± {std / 100:.3f}"
-
-
-def _pm(m: dict, name: str) -> str:
-    if m.get(name) is None:
-        return "-"
-    std = m.get(f"{name}_std")
-    return f"{m[name]:.3f}" + ("" if std is None else f" ± {std:.3f}")
 
 
 def case_annotators(study: CaseStudy) -> dict:
@@ -396,20 +397,13 @@ def run_case_study(prepared: dict, params: dict, *, folder, log=print) -> dict:
     task = case_task(prepared, case)
     pools, runs = prepared[task][0], {}
     for seed in tqdm(case.seeds, desc=f"{task} case study"):
-        study = CaseStudy(
-            pools["train"],
-            pools["test"],
-            case,
-            case.train.config(task, seed),
-            seed=seed,
-            folder=folder,
-        )
+        study = CaseStudy.on(pools, case, task, seed, folder)
         for name, annotator in case_annotators(study).items():
             runs[(name, int(seed))] = rows = study.rows(annotator)
             best = max(CASE_STRATEGIES, key=lambda r: rows[r]["auc_all"] or 0.0)
             log(
-                f"{task} seed {seed}, {name}: source-only AUC {_pm(rows['initial'], 'auc_all')}, "
-                f"best {best} {_pm(rows[best], 'auc_all')} ({len(study.split.source)} source, "
+                f"{task} seed {seed}, {name}: source-only AUC {mean_std(rows['initial'], 'auc_all')}, "
+                f"best {best} {mean_std(rows[best], 'auc_all')} ({len(study.split.source)} source, "
                 f"{len(study.split.target)} target, {study.budget} annotated)"
             )
     return runs
@@ -429,26 +423,6 @@ def case_task(prepared: dict, case: CaseSettings) -> str:
     return task
 
 
-def findings(metrics: dict) -> list[str]:
-    """The paper's case-study claims per annotation (finding records, :func:`.findings.eagle`,
-    in the macros' words) on the AUC of the whole test set (and of its high-error part for
-    base-inconsistent sampling), after a line for each test part that holds one class only."""
-    from . import findings as claims
-
-    lines = []
-    for annotation, rows in metrics.items():
-        for part in ("high_error", "low_error"):
-            m = rows.get("initial", {})
-            if m.get(f"auc_{part}") is None and m.get(f"test_pairs_{part}") is not None:
-                lines.append(
-                    f"case study, {annotation}: the {part.replace('_', '-')} test part holds "
-                    f"{m[f'test_positives_{part}']:.0f} positives of {m[f'test_pairs_{part}']:.0f} "
-                    "pairs: one class, so no AUC"
-                )
-    text = claims.render(claims.eagle(metrics))
-    return lines + ([line.removeprefix("- ") for line in text.splitlines()] if text else [])
-
-
 def llm_section(prepared: dict, params: dict, *, cache, folder, log=print) -> dict | None:
     """With ``llm_base_url`` set: the first seed's conditional-informativeness picks of
     the case study (at most ``llm_max_pairs``) labelled by the endpoint, the cost estimate
@@ -465,14 +439,7 @@ def llm_section(prepared: dict, params: dict, *, cache, folder, log=print) -> di
     llm = case.llm
     task, seed = case_task(prepared, case), case.seeds[0]
     pools = prepared[task][0]
-    study = CaseStudy(
-        pools["train"],
-        pools["test"],
-        case,
-        case.train.config(task, seed),
-        seed=seed,
-        folder=folder,
-    )
+    study = CaseStudy.on(pools, case, task, seed, folder)
     picked = study.pick("conditional_informativeness")[: llm.max_pairs]
     annotator = LLMAnnotator(
         base_url=llm.base_url,
@@ -488,6 +455,6 @@ def llm_section(prepared: dict, params: dict, *, cache, folder, log=print) -> di
     row = study.row(picked, annotator)
     log(
         f"{llm.model} on {len(picked)} pairs: accuracy {row['annotator_accuracy']}, "
-        f"{row['no_answer']} unanswered, AUC {_pm(row, 'auc_all')}; usage {annotator.usage}"
+        f"{row['no_answer']} unanswered, AUC {mean_std(row, 'auc_all')}; usage {annotator.usage}"
     )
     return {**row, "usage": dict(annotator.usage), "model": llm.model}

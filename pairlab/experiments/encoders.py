@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..active.config import LoopSettings
+from ..data.paper import A, B
 from ..evaluation.candidates import neighbour_pairs
 from ..evaluation.strata import evaluate
 from ..models.embed import embed_pool, load_encoder, resolve_model
@@ -30,7 +31,7 @@ __all__ = [
     "gap_trend",
 ]
 
-GAP = ("uncertainty", "static_retrieval")  # the gap is the first's test AP minus the second's
+GAP = (A, B)  # the gap is the first's test AP minus the second's
 
 
 def encoder_layers(model, layers) -> dict[int, int | None]:

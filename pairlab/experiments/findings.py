@@ -1,8 +1,9 @@
 """Findings as data: each claim of the papers, checked on our metrics, is a :class:`Finding`
-record (the claim, the paper's value, ours with its interval and per seed, a status, and the
-reasons where ours differs). One rule per claim, here and nowhere else; the sentences are
-written once, as Jinja macros in ``pairlab/templates/findings.md.j2``, which the notebooks
-(:func:`render`) and the documents (``docs/*.j2``) both use. Tests judge statuses, never text.
+record (the claim, where it was judged, a status and the values: the paper's and ours with
+intervals and per seed). One rule per claim, here and nowhere else. No sentence is made here:
+they are written once, as Jinja macros in ``pairlab/templates/findings.md.j2``, which the
+notebooks (:func:`pairlab.report.markdown`) and the documents (``docs/*.j2``) render through
+one environment (:func:`pairlab.report.environment`). Tests judge statuses and values.
 
 The statuses: ``held`` (ours agrees with the paper beyond the noise the rule states), ``in
 part`` (in the paper's direction, within noise or on some seeds only), ``not held``.
@@ -11,9 +12,10 @@ part`` (in the paper's direction, within noise or on some seeds only), ``not hel
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 import numpy as np
+
+from ..data.paper import A, B
 
 __all__ = [
     "STATUSES",
@@ -30,14 +32,9 @@ __all__ = [
     "eagle",
     "label_noise",
     "rankers",
-    "render",
-    "FILTERS",
-    "TEMPLATES",
 ]
 
 STATUSES = ("held", "in part", "not held")
-A, B = "uncertainty", "static_retrieval"
-TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 
 CLAIMS = {  # per claim: its statement in the paper's terms, where the paper says it, and the rule that judges ours
     "adaptive_vs_static": {
@@ -152,14 +149,12 @@ for _claim, (_a, _b, _key, _statement, _source) in COMPARISONS.items():
 @dataclass(frozen=True)
 class Finding:
     """One claim judged on one task (or budget): ``values`` holds ours (means, per seed,
-    intervals) and the paper's under named keys the claim's macro reads; ``reasons`` name why
-    ours may differ (keys of the macros' ``REASONS``)."""
+    intervals) and the paper's under named keys the claim's macro reads."""
 
     claim: str
     task: str
     status: str
     values: dict = field(default_factory=dict)
-    reasons: tuple = ()
 
     def __post_init__(self):
         if self.claim not in CLAIMS:
@@ -167,29 +162,24 @@ class Finding:
         if self.status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
 
+    @property
+    def statement(self) -> str:
+        return CLAIMS[self.claim]["statement"]
+
+    @property
+    def source(self) -> str:
+        return CLAIMS[self.claim]["source"]
+
+    @property
+    def rule(self) -> str:
+        return CLAIMS[self.claim]["rule"]
+
     def as_dict(self) -> dict:
-        return {**asdict(self), "reasons": list(self.reasons), **CLAIMS[self.claim]}
+        return {**asdict(self), **CLAIMS[self.claim]}
 
 
 def _status(every: bool, part: bool) -> str:
     return "held" if every else "in part" if part else "not held"
-
-
-def _reasons(task: str, values: dict) -> tuple:
-    """Why ours may differ from the paper, from what the metrics show: a budget under a tenth
-    of the paper's (``small_budget``); the pretrained encoder already scoring most of the best
-    strategy's AP with no labels (``strong_start``); on QQP, an encoder trained on Quora's
-    duplicates (``saw_quora``)."""
-    out = []
-    paper = values.get("paper_labels")
-    if paper and values["labels"] < paper / 10:
-        out.append("small_budget")
-    zero, best = values.get("zero_shot_ap"), max(values["a_ap_mean"], values["b_ap_mean"])
-    if zero is not None and best > 0 and zero >= 0.8 * best:
-        out.append("strong_start")
-    if task == "qqp":
-        out.append("saw_quora")
-    return tuple(out)
 
 
 def adaptive_vs_static(
@@ -258,13 +248,8 @@ def adaptive_vs_static(
         "zero_shot_ap_ci": None if zero is None else zero["ap"].get("ci"),
         "paper_labels": paper_labels,
     }
-    status = _status(above == n and separated == n, above > n / 2)
     return Finding(
-        "adaptive_vs_static",
-        task,
-        status,
-        values,
-        _reasons(task, values) if status != "held" else (),
+        "adaptive_vs_static", task, _status(above == n and separated == n, above > n / 2), values
     )
 
 
@@ -298,13 +283,7 @@ def budget_regime(task: str, metrics: dict) -> Finding | None:
         "labels_per_positive": regime.get("labels_per_positive"),
         "paper_labels_per_positive": regime.get("paper_labels_per_positive"),
     }
-    lpp, paper = values["labels_per_positive"], values["paper_labels_per_positive"]
-    reasons = (
-        ("few_labels_per_positive",)
-        if (status != "held" and lpp is not None and paper and lpp < paper / 2)
-        else ()
-    )
-    return Finding("budget_regime", task, status, values, reasons)
+    return Finding("budget_regime", task, status, values)
 
 
 def starting_encoder(labels, metrics: dict) -> Finding | None:
@@ -521,41 +500,3 @@ def rankers(metrics: dict) -> list[Finding]:
         }
         out.append(Finding("no_better_than_random", task, status, values))
     return out
-
-
-# --- sentences: written once, in pairlab/templates/findings.md.j2 ------------------------------
-
-FILTERS = {
-    "num": lambda v: f"{v:,.0f}",
-    "f": lambda v, d=3: f"{v:.{d}f}",
-    "pct": lambda v, d=0: f"{100 * v:.{d}f}%",
-    "signed": lambda v, d=3: f"{v:+.{d}f}",
-    "ci": lambda c, d=3: f"{c[0]:.{d}f}-{c[1]:.{d}f}",
-    "oneline": lambda text: " ".join(str(text).split()),
-}
-
-
-def environment(loader_root: Path | None = None):
-    """A Jinja environment with the findings' filters, loading templates from ``loader_root``
-    (default: pairlab's own templates folder)."""
-    import jinja2
-
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(loader_root or TEMPLATES)),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters.update(FILTERS)
-    return env
-
-
-def render(findings, *, macro: str = "sentence") -> str:
-    """The findings in words, one markdown bullet each (the macro ``macro`` of
-    ``findings.md.j2``), for a notebook's ``display(Markdown(...))``."""
-    module = environment().get_template("findings.md.j2").module
-    records = [f.as_dict() if isinstance(f, Finding) else f for f in findings if f is not None]
-    oneline = FILTERS["oneline"]
-    if macro == "headline":
-        return oneline(module.headline(records))
-    return "\n".join(f"- {oneline(getattr(module, macro)(r))}" for r in records)

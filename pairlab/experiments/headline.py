@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-__all__ = ["A", "B", "curve_table", "interval_table", "recall_table"]
-
-A, B = "uncertainty", "static_retrieval"
+__all__ = ["curve_table", "interval_table", "recall_table"]
 
 
 def interval_table(
@@ -65,6 +63,14 @@ def _with_ci(value: float, cis, i: int) -> str:
     return f"{value:.3f} [{low:.3f}, {high:.3f}]"
 
 
+def _rounds(strategies: dict, key: str):
+    """``(strategy, round entry)`` of every seed's rounds that recorded ``key``."""
+    for name, entry in strategies.items():
+        for r in entry.get("rounds_per_seed", []):
+            if r.get(key) is not None:
+                yield name, r
+
+
 def recall_table(strategies: dict) -> pd.DataFrame:
     """Candidate recall per round (rows) and strategy (columns), the mean over seeds: the share
     of the pool's not yet labelled positives that the round's candidate search held."""
@@ -75,9 +81,7 @@ def recall_table(strategies: dict) -> pd.DataFrame:
             "labels": r["labels"],
             "candidate recall": r["candidate_recall"],
         }
-        for name, entry in strategies.items()
-        for r in entry.get("rounds_per_seed", [])
-        if r.get("candidate_recall") is not None
+        for name, r in _rounds(strategies, "candidate_recall")
     ]
     if not rows:
         return pd.DataFrame()
@@ -99,9 +103,7 @@ def curve_table(strategies: dict) -> pd.DataFrame:
             "cell": _with_ci(r["dev_ap"], [r["dev_ap_ci"]] if r.get("dev_ap_ci") else None, 0)
             + f" · {r['positives_found'] / r['labels']:.1%}",
         }
-        for name, entry in strategies.items()
-        for r in entry.get("rounds_per_seed", [])
-        if r.get("dev_ap") is not None
+        for name, r in _rounds(strategies, "dev_ap")
     ]
     if not rows:
         return pd.DataFrame()

@@ -20,7 +20,6 @@ __all__ = [
     "noise_variants",
     "noise_metrics",
     "noise_table",
-    "findings",
 ]
 
 NOISE_STRATEGIES = (
@@ -139,32 +138,3 @@ def noise_table(by_noise: dict):
                 }
             )
     return pd.DataFrame(records).set_index(["noise", "strategy"])
-
-
-def findings(metrics: dict) -> list[str]:
-    """Per task: the strategies by AP at each noise level, whether conditional informativeness
-    beat uncertainty there (a finding record, :func:`.findings.label_noise`, in the macros'
-    words), and how much AP each strategy lost from the cleanest to the noisiest level."""
-    from . import findings as claims
-
-    lines = []
-    for task, by_noise in metrics.items():
-        levels = list(by_noise)
-        for level in levels:
-            ap = {s: m["ap"] for s, m in by_noise[level].items()}
-            order = sorted(ap, key=ap.get, reverse=True)
-            lines.append(
-                f"{task} at {level} noise: " + " > ".join(f"{s} {ap[s]:.3f}" for s in order)
-            )
-            found = claims.comparison(
-                "noise_ci_vs_uncertainty", f"{task} at {level} noise", by_noise[level]
-            )
-            if found is not None:
-                lines.append(claims.render([found]).removeprefix("- "))
-        first, last = by_noise[levels[0]], by_noise[levels[-1]]
-        lost = {s: first[s]["ap"] - last[s]["ap"] for s in first if s in last}
-        lines.append(
-            f"{task}: AP lost from {levels[0]} to {levels[-1]} noise: "
-            + ", ".join(f"{s} {v:+.3f}" for s, v in sorted(lost.items(), key=lambda kv: kv[1]))
-        )
-    return lines

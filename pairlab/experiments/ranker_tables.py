@@ -17,8 +17,6 @@ __all__ = [
     "verdict_table",
     "paper_table",
     "comparison_table",
-    "effort_findings",
-    "findings",
 ]
 
 ORDER = ("pretrained", "random", "uncertainty", "qbc", "diversity")
@@ -183,44 +181,3 @@ def comparison_table(metrics: dict) -> pd.DataFrame:
 
 def _compared(last: float, better: int, worse: int) -> str:
     return f"{last:+.3f} (significantly better at {better}, worse at {worse} sizes)"
-
-
-def effort_findings(metrics: dict) -> list[str]:
-    """Per task: each strategy's assessments per question against random's, with the numbers,
-    where it needed more."""
-    lines = []
-    for task in metrics:
-        effort = effort_table(metrics, task)
-        base = effort.loc["random"]
-        for strategy, row in effort.drop(index="random").iterrows():
-            more = row["assessments"] - base["assessments"]
-            word = "more" if more > 0 else "fewer"
-            lines.append(
-                f"{task}: {strategy} needed {row['per question']:.2f} assessments per question "
-                f"against random's {base['per question']:.2f} ({row['x random']:.2f}x): "
-                f"{abs(more):.0f} {word} assessments for {int(row['questions'])} questions, "
-                f"${abs(row['annotation $'] - base['annotation $']):,.0f} {word} in annotation"
-            )
-    return lines
-
-
-def findings(metrics: dict) -> list[str]:
-    """Per task, Althammer et al.'s claim judged (a finding record, :func:`.findings.rankers`,
-    in the macros' words: each strategy's verdict at equal questions and at equal cost, with the
-    test that says so); then the spread of random subsets."""
-    from . import findings as claims
-
-    by_task = {f.task: claims.render([f]).removeprefix("- ") for f in claims.rankers(metrics)}
-    lines = []
-    for task, by_strategy in metrics.items():
-        if task in by_task:
-            lines.append(by_task[task])
-        spread = by_strategy["random"]["spread"]
-        differ = [s["questions"] for s in spread if s["significant"]]
-        widest = max(spread, key=lambda s: s["range"])
-        lines.append(
-            f"{task}: random subsets of the same size spread by up to {widest['range']:.3f} "
-            f"nDCG@10 (at {widest['questions']} questions); best and worst differ "
-            f"significantly at {differ if differ else 'no size'}"
-        )
-    return lines

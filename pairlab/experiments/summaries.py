@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ..active.loop import STAGES
-from ..io import json_row
+from ..io import json_row, plain
 from . import data_efficiency
 
 __all__ = [
@@ -15,6 +15,8 @@ __all__ = [
     "spread",
     "seed_means",
     "compare",
+    "mean_std",
+    "in_order",
     "judge",
     "seed_set_means",
     "ablation_metrics",
@@ -126,6 +128,24 @@ def seed_means(seeded: list, names=None, *, std_of=None, skip_absent: bool = Fal
     return out
 
 
+def mean_std(row: dict, name: str) -> str:
+    """A :func:`seed_means` row's ``name`` as a table cell: ``0.512 ± 0.013`` (the std where two
+    or more seeds gave one), ``-`` where no seed has it."""
+    if row.get(name) is None:
+        return "-"
+    std = row.get(f"{name}_std")
+    return f"{row[name]:.3f}" + ("" if std is None else f" ± {std:.3f}")
+
+
+def in_order(metrics: dict, order):
+    """``(key, row name, row)`` of ``{key: {row name: row}}``, each key's rows in ``order`` (the
+    names a key lacks left out): the rows of a per-seed experiment's table."""
+    for key, rows in metrics.items():
+        for name in order:
+            if name in rows:
+                yield key, name, rows[name]
+
+
 def compare(a: dict, b: dict, key: str) -> dict:
     """Whether ``a[key]`` is above ``b[key]`` and whether that gap can be told from noise: by
     the two 95% intervals (``key_ci``) when both records have them, else by the seeds' spread
@@ -187,9 +207,9 @@ def ablation_metrics(summary: dict, seed_rounds: pd.DataFrame, transferred: dict
                 {
                     "round": int(r),
                     "labels": int(m["labels"]),
-                    "dev_ap": _num(m["dev AP"]),
-                    "batch_positive_share": _num(m["batch positive share"]),
-                    "mean_p": _num(m["mean p"]),
+                    "dev_ap": plain(m["dev AP"]),
+                    "batch_positive_share": plain(m["batch positive share"]),
+                    "mean_p": plain(m["mean p"]),
                 }
                 for r, m in mean.iterrows()
             ],
@@ -253,7 +273,7 @@ def budget_metrics(
             "curves": curves_out,
             "efficiency": {
                 "per_seed": [json_row(r) for r in eff.replace({np.nan: None}).to_dict("records")],
-                **{k: _plain(v) for k, v in factor.items()},
+                **{k: plain(v) for k, v in factor.items()},
             },
             "strategies": summary[task],
             "noise": _records(noise_frame, task),
@@ -266,20 +286,4 @@ def _records(frame: pd.DataFrame, task: str) -> list[dict]:
     if task not in frame.index.get_level_values(0):
         return []
     part = frame.loc[task].reset_index()
-    return [json_row({k: _plain(v) for k, v in row.items()}) for row in part.to_dict("records")]
-
-
-def _plain(value):
-    """A JSON value for a table cell: NaN and pandas' NA become None, numpy scalars Python's."""
-    if value is None or value is pd.NA:
-        return None
-    if isinstance(value, (float, np.floating)):
-        return _num(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
-
-
-def _num(value):
-    value = float(value)
-    return None if np.isnan(value) else value
+    return [json_row({k: plain(v) for k, v in row.items()}) for row in part.to_dict("records")]

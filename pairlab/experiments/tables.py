@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ..active.loop import STAGES
+from ..data.paper import A, B
 from . import budget as budget_views
 from .summaries import spread
 from .sweeps import ZERO_SHOT
@@ -256,7 +257,7 @@ def table6(summary: dict, transferred: dict, paper: dict) -> pd.DataFrame:
 # -- notebook 05: budget curves, data efficiency, noise and cost ------------------------------
 
 
-def noise(summary: dict, groups, *, gap=("uncertainty", "static_retrieval")) -> pd.DataFrame:
+def noise(summary: dict, groups, *, gap=(A, B)) -> pd.DataFrame:
     """How far test AP moves between runs that should be equally good (random label sets of the
     same size, training seeds), beside the gap between the two strategies of ``gap``: one row
     per task and group with the runs' mean, std, min, max and range of test AP."""
