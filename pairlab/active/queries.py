@@ -28,7 +28,7 @@ from ..data.tasks import Pool
 from ..evaluation.ranking import top_items
 from ..models.training import number
 from ..params import Configurable
-from .committee import member_scores, ordering_vote_entropy, train_committee
+from .committee import check_committee, member_scores, ordering_vote_entropy, train_committee
 from .config import PerTask
 from .diversity import kmeans_pick
 
@@ -118,12 +118,8 @@ class CommitteeQuestions(QueryStrategy):
     name = "qbc"
 
     def __init__(self, top_k: int = 20, members: int = 2, share: float = 0.8):
-        self.top_k, self.members = _positive("top_k", top_k), _positive("members", members)
-        if self.members < 2:
-            raise ValueError(f"a committee needs at least 2 members, got {members!r}")
-        if not 0 < share <= 1:
-            raise ValueError(f"share must be in (0, 1], got {share!r}")
-        self.share = float(share)
+        self.top_k = _positive("top_k", top_k)
+        self.members, self.share = check_committee(members, share)
 
     def params(self):
         return {"top_k": self.top_k, "members": self.members, "share": self.share}

@@ -74,7 +74,6 @@ class QueryRun(RunFolderRun):
         self.learner = learner if learner is not None else CosineBERTLearner(config)
         self.strategy, self.first = config.make_strategy(), RandomQuestions()
         self.callbacks = list(callbacks)
-        self._embedded = (object(), {})  # (model, {id(texts): (texts, embeddings)})
 
     def _round(self, i: int, n: int, model, ids, labels, records):
         done = union_sorted(*[np.asarray(r["questions"], np.int64) for r in records])
