@@ -113,52 +113,61 @@ learner = CosineBERTLearner(config)  # what the loop trains with: CosineBERT fro
 strategy, seed_strategy = config.make_strategy(), config.make_strategy(config.seed_set)
 start = RoundState(round=1, pool=pool, labelled=np.empty(0, np.int64), budget=config.budget,
                    rng=np.random.default_rng([config.seed, 1]))
-seed_set = seed_strategy.select(seed_strategy.restrict(start, *learner.pretrained_embeddings(pool)),
-                                config.schedule()[0])  # round 1: sorted pair ids
-seed_model = learner.train(pool, seed_set, pool.labels(seed_set), round=1)  # cached for the sweep
-print(f"{task}: {len(seed_set)} pairs labelled in round 1, {pool.n_pairs:,} pairs in the pool")
+in_the_open = config.n1 <= 500  # at the paper's scale round 1 trains for tens of minutes: not here
+
+# %%
+if in_the_open:
+    seed_set = seed_strategy.select(seed_strategy.restrict(start, *learner.pretrained_embeddings(pool)),
+                                    config.schedule()[0])  # round 1: sorted pair ids
+    seed_model = learner.train(pool, seed_set, pool.labels(seed_set), round=1)  # cached for the sweep
+    print(f"{task}: {len(seed_set)} pairs labelled in round 1, {pool.n_pairs:,} pairs in the pool")
+else:
+    print(f"skipped: n1 = {config.n1} labels; round 1 alone trains for tens of minutes at this profile")
 
 # %% [markdown]
 # Round 2 embeds every item with that model and takes each item's `candidate_m` nearest
 # neighbours with faiss (unit vectors, so the inner product is the cosine).
 
 # %%
-left = learner.embed(seed_model, pool.left_texts)  # (n_left, dim) unit vectors
-right = left if pool.symmetric else learner.embed(seed_model, pool.right_texts)
-index = faiss.IndexFlatIP(right.shape[1])  # exact inner-product search
-index.add(right)
-k = min(config.candidate_m + pool.symmetric, len(right))  # a symmetric pool finds each item itself
-cosine, hits = index.search(left, k)  # (n_left, k) each, nearest first
+if in_the_open:
+    left = learner.embed(seed_model, pool.left_texts)  # (n_left, dim) unit vectors
+    right = left if pool.symmetric else learner.embed(seed_model, pool.right_texts)
+    index = faiss.IndexFlatIP(right.shape[1])  # exact inner-product search
+    index.add(right)
+    k = min(config.candidate_m + pool.symmetric, len(right))  # a symmetric pool finds each item itself
+    cosine, hits = index.search(left, k)  # (n_left, k) each, nearest first
 
 # %% [markdown]
 # The hits become pair ids: no self pairs, each unordered pair once, minus the pairs labelled
 # already. What is left is `D_close`, the round's candidates.
 
 # %%
-rows = np.broadcast_to(np.arange(len(left))[:, None], hits.shape)
-keep = hits >= 0
-if pool.symmetric:  # no self pairs; each item keeps its first candidate_m others
-    keep &= hits != rows
-    keep &= np.cumsum(keep, axis=1) <= config.candidate_m
-found = pd.Series(cosine[keep], index=pool.space.encode(rows[keep], hits[keep]))
-found = found.groupby(level=0).max()  # (i, j) and (j, i) are one pair
-found = found[~found.index.isin(seed_set)]  # D_close: minus the labelled pairs
-candidates, cos = found.index.to_numpy(np.int64), found.to_numpy(np.float64)
+if in_the_open:
+    rows = np.broadcast_to(np.arange(len(left))[:, None], hits.shape)
+    keep = hits >= 0
+    if pool.symmetric:  # no self pairs; each item keeps its first candidate_m others
+        keep &= hits != rows
+        keep &= np.cumsum(keep, axis=1) <= config.candidate_m
+    found = pd.Series(cosine[keep], index=pool.space.encode(rows[keep], hits[keep]))
+    found = found.groupby(level=0).max()  # (i, j) and (j, i) are one pair
+    found = found[~found.index.isin(seed_set)]  # D_close: minus the labelled pairs
+    candidates, cos = found.index.to_numpy(np.int64), found.to_numpy(np.float64)
 
 # %% [markdown]
 # The calibrated model turns each candidate's cosine into a logit; uncertainty sampling asks for
 # the `n` candidates of smallest |logit| (p closest to 1/2), ties broken by pair id.
 
 # %%
-logits = seed_model.calibration.logits(cos)  # (n_candidates,) w * cos + b
-n = config.schedule()[1]  # round 2's batch size
-order = np.lexsort((candidates, np.abs(logits)))  # smallest |logit| first, ties by pair id
-chosen = np.sort(candidates[order[:n]])
-left_text, right_text = pool.texts(chosen)
-p = seed_model.calibration.proba(cos[np.searchsorted(candidates, chosen)])
-print(f"{len(candidates):,} candidates; the {n} of smallest |logit|, {pool.labels(chosen).sum()} of them positive:")
-display(pd.DataFrame({"left": left_text, "right": right_text, "p": p.round(3),
-                      "label": pool.labels(chosen)}).head(8))
+if in_the_open:
+    logits = seed_model.calibration.logits(cos)  # (n_candidates,) w * cos + b
+    n = config.schedule()[1]  # round 2's batch size
+    order = np.lexsort((candidates, np.abs(logits)))  # smallest |logit| first, ties by pair id
+    chosen = np.sort(candidates[order[:n]])
+    left_text, right_text = pool.texts(chosen)
+    p = seed_model.calibration.proba(cos[np.searchsorted(candidates, chosen)])
+    print(f"{len(candidates):,} candidates; the {n} of smallest |logit|, {pool.labels(chosen).sum()} of them positive:")
+    display(pd.DataFrame({"left": left_text, "right": right_text, "p": p.round(3),
+                          "label": pool.labels(chosen)}).head(8))
 
 # %% [markdown]
 # The check: the loop hands its strategy the same round as plain data (the candidate search,
@@ -166,13 +175,14 @@ display(pd.DataFrame({"left": left_text, "right": right_text, "p": p.round(3),
 # the same pairs. Its criterion is the class printed below: a `select` of three lines.
 
 # %%
-state = RoundState(round=2, pool=pool, labelled=seed_set, budget=config.budget,
-                   rng=np.random.default_rng([config.seed, 2]), labels=pool.labels(seed_set))
-handed = strategy.restrict(state, left, right, seed_model)  # what the loop hands the strategy
-np.testing.assert_array_equal(handed.candidates, candidates)
-np.testing.assert_allclose(handed.logits, logits, rtol=1e-5, atol=1e-6)
-np.testing.assert_array_equal(strategy.select(handed, n), chosen)
-print(f"matched: pairlab's {strategy.name} strategy chooses the {n} pairs chosen above")
+if in_the_open:
+    state = RoundState(round=2, pool=pool, labelled=seed_set, budget=config.budget,
+                       rng=np.random.default_rng([config.seed, 2]), labels=pool.labels(seed_set))
+    handed = strategy.restrict(state, left, right, seed_model)  # what the loop hands the strategy
+    np.testing.assert_array_equal(handed.candidates, candidates)
+    np.testing.assert_allclose(handed.logits, logits, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(strategy.select(handed, n), chosen)
+    print(f"matched: pairlab's {strategy.name} strategy chooses the {n} pairs chosen above")
 print(inspect.getsource(Uncertainty))
 
 # %% [markdown]

@@ -62,9 +62,13 @@ class CandidateSearch(Strategy):
         calibration = getattr(model, "calibration", None)
         logits = None if calibration is None else calibration.logits(cosine)
         return replace(
-            state, candidates=candidates, cosine=cosine, logits=logits, model=model,
+            state,
+            candidates=candidates,
+            cosine=cosine,
+            logits=logits,
+            model=model,
             embeddings=(left, right),
-        )  # fmt: skip
+        )
 
     def select(self, state, n):
         return self.base.select(state, n)

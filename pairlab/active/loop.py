@@ -94,11 +94,7 @@ class ActiveRun(RunFolderRun):
             batch = np.asarray(strategy.select(state, n), dtype=np.int64)
         _check_batch(self.pool, state.unavailable, batch, n, strategy)
         truth = _truth(self.pool, batch)  # None: no one knows it (a person's own records)
-        batch_labels, annotation = truth, None
-        if self.config.annotator is not None:
-            self.annotator.start_round(i, state, batch)  # a session posts its pairs
-            with stages("annotate"):
-                batch_labels, annotation = _annotate(self.annotator, self.pool, batch, truth)
+        batch_labels, annotation = self._ask(state, batch, truth, stages)
         known = truth if truth is not None else (batch_labels == 1).astype(np.int8)
         record = {
             "round": i,
@@ -122,12 +118,23 @@ class ActiveRun(RunFolderRun):
         )
         if self._trains(i):
             model = self._train(i, ids, all_labels, stages, record)
-        record["positives_found"] = self._positives_found(ids, all_labels)
-        record["seconds"] = stages.times
-        record["peak_rss_mb"] = _peak_rss_mb()
+        record.update(
+            positives_found=self._positives_found(ids, all_labels),
+            seconds=stages.times,
+            peak_rss_mb=_peak_rss_mb(),
+        )
         write_json(self.folder / "rounds" / f"round_{i:02d}.json", record)  # the round is done
         store.drop_models(self.folder, keep=i)
         return model, record, batch, batch_labels
+
+    def _ask(self, state: RoundState, batch, truth, stages):
+        """The batch's labels and how they compare with the oracle's (None: the oracle's own,
+        ``truth``, taken as they are)."""
+        if self.config.annotator is None:
+            return truth, None
+        self.annotator.start_round(state.round, state, batch)  # a session posts its pairs
+        with stages("annotate"):
+            return _annotate(self.annotator, self.pool, batch, truth)
 
     def _state(self, strategy: Strategy, i: int, model, labelled, labels, stages) -> RoundState:
         """Round ``i``'s plain data for ``strategy``. For a criterion over candidates the loop
@@ -166,9 +173,13 @@ class ActiveRun(RunFolderRun):
 
         with stages.exports_out_of("train"):
             members = train_committee(
-                train, state.labelled, state.labels, state.rng,
-                members=criterion.members, share=criterion.share,
-            )  # fmt: skip
+                train,
+                state.labelled,
+                state.labels,
+                state.rng,
+                members=criterion.members,
+                share=criterion.share,
+            )
             rows, cols = self.pool.space.decode(state.candidates)
             return np.stack([member_scores(m, *self._embeddings(m), rows, cols) for m in members])
 

@@ -37,7 +37,7 @@ from .queries import QueryConfig, QueryState, RandomQuestions
 from .runfolder import RunFolderRun
 from .stages import Stages
 
-__all__ = ["QueryRun", "QueryLog", "COST_STAGES"]
+__all__ = ["QueryRun", "QueryLog", "COST_STAGES", "ranking_record"]
 
 COST_STAGES = (
     "embed",
@@ -144,28 +144,11 @@ class QueryRun(RunFolderRun):
         return train
 
     def _evaluate(self, model) -> dict:
-        """Test nDCG@k and MRR@k per question (every one with a relevant item), their means, and
-        the all-pairs AP with its bootstrap interval."""
-        test = self.pools["test"]
-        left, right = self._embed(model, test)
-        ranks = rank_metrics(test, left, right, k=self.config.eval_k)
-        ap = evaluate(
-            self.eval_set,
-            CosineScorer(test.space, left, right),
-            n_boot=self.config.n_boot,
-            seed=self.config.seed,
+        left, right = self._embed(model, self.pools["test"])
+        c = self.config
+        return ranking_record(
+            self.pools["test"], self.eval_set, left, right, k=c.eval_k, n_boot=c.n_boot, seed=c.seed
         )
-        return {
-            "ndcg": ranks["ndcg_mean"],
-            "mrr": ranks["mrr_mean"],
-            "ap": ap["ap"],
-            "ap_ci": ap["ap_ci"],
-            "per_query": {
-                "questions": ranks["questions"].tolist(),
-                "ndcg": ranks["ndcg"].tolist(),
-                "mrr": ranks["mrr"].tolist(),
-            },
-        }
 
     def _finish(self, model, records, ids, labels, rounds) -> dict:
         result = {
@@ -206,6 +189,25 @@ class QueryRun(RunFolderRun):
                 seed=self.config.seed,
                 **payload,
             )
+
+
+def ranking_record(test: Pool, eval_set: EvalSet, left, right, *, k: int, n_boot: int, seed: int):
+    """A ranker's test record from its item embeddings ``left`` and ``right`` of ``test``:
+    nDCG@k and MRR@k per question (every one with a relevant item), their means, and the
+    all-pairs AP on ``eval_set`` with its bootstrap interval."""
+    ranks = rank_metrics(test, left, right, k=k)
+    ap = evaluate(eval_set, CosineScorer(test.space, left, right), n_boot=n_boot, seed=seed)
+    return {
+        "ndcg": ranks["ndcg_mean"],
+        "mrr": ranks["mrr_mean"],
+        "ap": ap["ap"],
+        "ap_ci": ap["ap_ci"],
+        "per_query": {
+            "questions": ranks["questions"].tolist(),
+            "ndcg": ranks["ndcg"].tolist(),
+            "mrr": ranks["mrr"].tolist(),
+        },
+    }
 
 
 def _check_inputs(config: QueryConfig, pools) -> None:
