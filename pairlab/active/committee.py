@@ -21,6 +21,7 @@ __all__ = [
     "check_committee",
     "member_subsets",
     "train_committee",
+    "train_members",
     "member_scores",
 ]
 
@@ -120,6 +121,17 @@ def train_committee(
         train(ids[part], labels[part], k)
         for k, part in enumerate(member_subsets(len(ids), rng, members=members, share=share))
     ]
+
+
+def train_members(learner, pool, ids, labels, rng, *, round: int, members: int, share: float):
+    """Round ``round``'s committee: ``members`` models trained by ``learner`` as that round's
+    model is (member k with its own seed), each on its own ``share`` of the answered labels of
+    ``ids`` (pair ids of ``pool``). What both loops, over pairs and over questions, train."""
+
+    def train(part_ids, part_labels, member):
+        return learner.train(pool, part_ids, part_labels, round=round, member=member)
+
+    return train_committee(train, ids, labels, rng, members=members, share=share)
 
 
 def member_scores(

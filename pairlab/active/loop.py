@@ -43,7 +43,7 @@ from . import store
 from .base import RoundState, Strategy
 from .calibration import batch_calibration
 from .candidate_search import CandidateSearch
-from .committee import member_scores, train_committee
+from .committee import member_scores, train_members
 from .config import ActiveConfig
 from .learner import CosineBERTLearner
 from .runfolder import RunFolderRun
@@ -168,15 +168,14 @@ class ActiveRun(RunFolderRun):
         like round ``state.round``'s model on its own share of the answered labels, its time
         counted as training."""
 
-        def train(ids, labels, member):
-            return self.learner.train(self.pool, ids, labels, round=state.round, member=member)
-
         with stages.exports_out_of("train"):
-            members = train_committee(
-                train,
+            members = train_members(
+                self.learner,
+                self.pool,
                 state.labelled,
                 state.labels,
                 state.rng,
+                round=state.round,
                 members=criterion.members,
                 share=criterion.share,
             )

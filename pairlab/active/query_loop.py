@@ -18,6 +18,7 @@ other) is trained on once but was assessed, and is counted, in both scans.
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -25,12 +26,13 @@ import numpy as np
 from ..annotators.scan import scan_to_first_relevant
 from ..data.pairs import isin_sorted, setdiff_sorted, union_sorted
 from ..data.tasks import Pool
-from ..evaluation.ranking import answerable, rank_metrics
+from ..evaluation.ranking import answerable, rank_metrics, top_items
 from ..evaluation.strata import EvalSet, evaluate
 from ..io import to_json, write_atomic, write_json
 from ..models.scoring import CosineScorer
 from ..models.training import default_device
 from . import store
+from .committee import member_scores, train_members
 from .learner import CosineBERTLearner
 from .log import PrintLog
 from .queries import QueryConfig, QueryState, RandomQuestions
@@ -88,12 +90,11 @@ class QueryRun(RunFolderRun):
             labels=labels,
             rng=np.random.default_rng([self.config.seed, i]),
             model=model,
-            embeddings=self._embeddings,
-            encode=self.learner.embed,
-            train=self._member_trainer(i, stages),
-            stage=stages,
+            embeddings=(left, right),
         )
         strategy = self.strategy if i > 1 else self.first  # round 1: the same random questions
+        if "member_scores" in strategy.reads:
+            state = replace(state, member_scores=self._committee(strategy, state, stages))
         with stages("select"):
             picked = np.asarray(strategy.select(state, n), dtype=np.int64)
             _check_picked(state, picked, n, strategy)
@@ -136,12 +137,31 @@ class QueryRun(RunFolderRun):
         store.drop_models(self.folder, keep=i)
         return model, record, batch, batch_labels
 
-    def _member_trainer(self, i: int, stages):
-        def train(ids, labels, member):
-            with stages("train"):
-                return self.learner.train(self.pool, ids, labels, round=i, member=member)
-
-        return train
+    def _committee(self, strategy, state: QueryState, stages) -> np.ndarray:
+        """(members, n_free, top_k) float64: each member's scores of every free question's top-k
+        candidates under the current ranker, the members trained as the round's model is."""
+        items = top_items(self.pool, *state.embeddings, state.questions, strategy.top_k)
+        with stages("train"):
+            members = train_members(
+                self.learner,
+                self.pool,
+                state.labelled,
+                state.labels,
+                state.rng,
+                round=state.round,
+                members=strategy.members,
+                share=strategy.share,
+            )
+        unique, where = np.unique(items, return_inverse=True)  # embed only the texts scored
+        rows = np.broadcast_to(np.arange(len(items))[:, None], items.shape)
+        scores = []
+        for member in members:
+            questions = self.learner.embed(member, self.pool.left_texts[state.questions])
+            candidates = self.learner.embed(member, self.pool.right_texts[unique])
+            scores.append(
+                member_scores(member, questions, candidates, rows, where.reshape(items.shape))
+            )
+        return np.stack(scores)
 
     def _evaluate(self, model) -> dict:
         left, right = self._embed(model, self.pools["test"])
