@@ -123,15 +123,24 @@ def train_committee(
     ]
 
 
-def train_members(learner, pool, ids, labels, rng, *, round: int, members: int, share: float):
-    """Round ``round``'s committee: ``members`` models trained by ``learner`` as that round's
-    model is (member k with its own seed), each on its own ``share`` of the answered labels of
-    ``ids`` (pair ids of ``pool``). What both loops, over pairs and over questions, train."""
+def train_members(learner, pool, state, criterion) -> list:
+    """``state.round``'s committee (a :class:`~.base.RoundState` or a
+    :class:`~.queries.QueryState`): ``criterion.members`` models trained by ``learner`` as that
+    round's model is (member k with its own seed), each on its own ``criterion.share`` of the
+    answered labels of ``state.labelled`` (pair ids of ``pool``), drawn with ``state.rng``.
+    What both loops, over pairs and over questions, train."""
 
-    def train(part_ids, part_labels, member):
-        return learner.train(pool, part_ids, part_labels, round=round, member=member)
+    def train(ids, labels, member):
+        return learner.train(pool, ids, labels, round=state.round, member=member)
 
-    return train_committee(train, ids, labels, rng, members=members, share=share)
+    return train_committee(
+        train,
+        state.labelled,
+        state.labels,
+        state.rng,
+        members=criterion.members,
+        share=criterion.share,
+    )
 
 
 def member_scores(

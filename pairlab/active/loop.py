@@ -169,16 +169,7 @@ class ActiveRun(RunFolderRun):
         counted as training."""
 
         with stages.exports_out_of("train"):
-            members = train_members(
-                self.learner,
-                self.pool,
-                state.labelled,
-                state.labels,
-                state.rng,
-                round=state.round,
-                members=criterion.members,
-                share=criterion.share,
-            )
+            members = train_members(self.learner, self.pool, state, criterion)
             rows, cols = self.pool.space.decode(state.candidates)
             return np.stack([member_scores(m, *self._embeddings(m), rows, cols) for m in members])
 

@@ -142,16 +142,7 @@ class QueryRun(RunFolderRun):
         candidates under the current ranker, the members trained as the round's model is."""
         items = top_items(self.pool, *state.embeddings, state.questions, strategy.top_k)
         with stages("train"):
-            members = train_members(
-                self.learner,
-                self.pool,
-                state.labelled,
-                state.labels,
-                state.rng,
-                round=state.round,
-                members=strategy.members,
-                share=strategy.share,
-            )
+            members = train_members(self.learner, self.pool, state, strategy)
         unique, where = np.unique(items, return_inverse=True)  # embed only the texts scored
         rows = np.broadcast_to(np.arange(len(items))[:, None], items.shape)
         scores = []

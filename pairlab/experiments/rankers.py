@@ -77,17 +77,12 @@ class RankerSettings:
             batches = {task: (int(n),) * int(rounds) for task, n in per_round.items()}
         else:
             batches = (int(per_round),) * int(rounds)
-        query = QuerySettings(
+        query = QuerySettings.from_params(
+            params,
             batches=batches,
             top_k=params["top_k"],
             members=params["committee_members"],
             share=params["committee_share"],
-            model=params["model"],
-            epochs=params["cosine_epochs"],
-            learning_rate=params["learning_rate"],
-            batch_size=params["batch_size"],
-            max_seq_length=params["max_seq_length"],
-            n_boot=params["n_boot"],
         )
         groups = _groups(
             params["active_strategies"], params["random_seeds"], params["active_seeds"]
