@@ -55,7 +55,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from pairlab import experiments, report
-from pairlab.active import ActiveConfig, CosineBERTLearner, PrintLog
+from pairlab.active import CosineBERTLearner, PrintLog
 from pairlab.active.strategies import RoundState, Strategy, Uncertainty, register_strategy
 from pairlab.data import paper
 from pairlab.notebook import load_settings, setup
@@ -97,7 +97,98 @@ ctx = setup(cfg, globals())  # run and figure folders; every setting and knob re
 prepared, settings = experiments.prepare_active(ctx.params)
 
 # %% [markdown]
-# ## 2. The runs
+# ## 2. One round in the open, then the runs
+#
+# ### One round of uncertainty sampling, written out
+#
+# What the loop does in every adaptive round, computed here for round 2 of the first task's
+# uncertainty run with the first seed, before any sweep. Round 1 labels the seed set (static
+# retrieval's top pairs under the pretrained encoder) and trains CosineBERT on it with the
+# loop's own learner. That model is kept in the model cache, so the sweep below loads it instead
+# of training it again.
+
+# %%
+task = next(iter(prepared))
+pool = prepared[task][0]["train"]
+config = settings.config(task, "uncertainty", seeds[0])
+learner = CosineBERTLearner(config)  # what the loop trains with: CosineBERT from the checkpoint
+strategy, seed_strategy = config.make_strategy(), config.make_strategy(config.seed_set)
+start = RoundState(round=1, pool=pool, labelled=np.empty(0, np.int64), budget=config.budget,
+                   rng=np.random.default_rng([config.seed, 1]))
+in_the_open = config.n1 <= 500  # at the paper's scale round 1 trains for tens of minutes: not here
+
+# %%
+if in_the_open:
+    seed_set = seed_strategy.select(seed_strategy.restrict(start, *learner.pretrained_embeddings(pool)),
+                                    config.schedule()[0])  # round 1: sorted pair ids
+    seed_model = learner.train(pool, seed_set, pool.labels(seed_set), round=1)  # cached for the sweep
+    print(f"{task}: {len(seed_set)} pairs labelled in round 1, {pool.n_pairs:,} pairs in the pool")
+else:
+    print(f"skipped: n1 = {config.n1} labels; round 1 alone trains for tens of minutes at this profile")
+
+# %% [markdown]
+# Round 2 embeds every item with that model and takes each item's `candidate_m` nearest
+# neighbours with faiss (unit vectors, so the inner product is the cosine).
+
+# %%
+if in_the_open:
+    left = learner.embed(seed_model, pool.left_texts)  # (n_left, dim) unit vectors
+    right = left if pool.symmetric else learner.embed(seed_model, pool.right_texts)
+    index = faiss.IndexFlatIP(right.shape[1])  # exact inner-product search
+    index.add(right)
+    k = min(config.candidate_m + pool.symmetric, len(right))  # a symmetric pool finds each item itself
+    cosine, hits = index.search(left, k)  # (n_left, k) each, nearest first
+
+# %% [markdown]
+# The hits become pair ids: no self pairs, each unordered pair once, minus the pairs labelled
+# already. What is left is `D_close`, the round's candidates.
+
+# %%
+if in_the_open:
+    rows = np.broadcast_to(np.arange(len(left))[:, None], hits.shape)
+    keep = hits >= 0
+    if pool.symmetric:  # no self pairs; each item keeps its first candidate_m others
+        keep &= hits != rows
+        keep &= np.cumsum(keep, axis=1) <= config.candidate_m
+    found = pd.Series(cosine[keep], index=pool.space.encode(rows[keep], hits[keep]))
+    found = found.groupby(level=0).max()  # (i, j) and (j, i) are one pair
+    found = found[~found.index.isin(seed_set)]  # D_close: minus the labelled pairs
+    candidates, cos = found.index.to_numpy(np.int64), found.to_numpy(np.float64)
+
+# %% [markdown]
+# The calibrated model turns each candidate's cosine into a logit; uncertainty sampling asks for
+# the `n` candidates of smallest |logit| (p closest to 1/2), ties broken by pair id.
+
+# %%
+if in_the_open:
+    logits = seed_model.calibration.logits(cos)  # (n_candidates,) w * cos + b
+    n = config.schedule()[1]  # round 2's batch size
+    order = np.lexsort((candidates, np.abs(logits)))  # smallest |logit| first, ties by pair id
+    chosen = np.sort(candidates[order[:n]])
+    left_text, right_text = pool.texts(chosen)
+    p = seed_model.calibration.proba(cos[np.searchsorted(candidates, chosen)])
+    print(f"{len(candidates):,} candidates; the {n} of smallest |logit|, {pool.labels(chosen).sum()} of them positive:")
+    display(pd.DataFrame({"left": left_text, "right": right_text, "p": p.round(3),
+                          "label": pool.labels(chosen)}).head(8))
+
+# %% [markdown]
+# The check: the loop hands its strategy the same round as plain data (the candidate search,
+# `CandidateSearch.restrict`, on the same embeddings), and pairlab's uncertainty strategy picks
+# the same pairs. Its criterion is the class printed below: a `select` of three lines.
+
+# %%
+if in_the_open:
+    state = RoundState(round=2, pool=pool, labelled=seed_set, budget=config.budget,
+                       rng=np.random.default_rng([config.seed, 2]), labels=pool.labels(seed_set))
+    handed = strategy.restrict(state, left, right, seed_model)  # what the loop hands the strategy
+    np.testing.assert_array_equal(handed.candidates, candidates)
+    np.testing.assert_allclose(handed.logits, logits, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(strategy.select(handed, n), chosen)
+    print(f"matched: pairlab's {strategy.name} strategy chooses the {n} pairs chosen above")
+print(inspect.getsource(Uncertainty))
+
+# %% [markdown]
+# ### Every run
 #
 # One run per task, strategy and seed. The dashboard below follows them live in JupyterLab:
 # rounds done, labels and positives so far, dev AP after each round (with its bootstrap
@@ -113,86 +204,6 @@ display(dashboard)
 results = experiments.sweep(prepared, strategies, seeds, settings, ctx.path("active"),
                             callbacks=[dashboard, PrintLog()], backend=backend, address=address,
                             archive=cfg.run_archive and ctx.project_path(cfg.run_archive))
-
-# %% [markdown]
-# ### One round in the open
-#
-# What the sweep did in every adaptive round, written out for round 2 of the first task's
-# uncertainty run with the first seed, read back from its run folder: round 1 (the seed set,
-# static retrieval's top pairs) trained a model; round 2 embeds the pool with that model, takes
-# each item's `candidate_m` nearest neighbours with faiss, scores every candidate by |logit|, and
-# asks the oracle for the labels of the smallest. Round 1's model comes from the cache where the
-# sweep left it (every strategy with this seed set shares it), so nothing is trained here, at any
-# profile; the sweep then retrained CosineBERT on all the labels (`learner.train(pool, ids,
-# labels, round=2)`), the costly step, which this replay skips.
-
-# %%
-task = next(iter(prepared))
-pool = prepared[task][0]["train"]
-run = results.get((task, "uncertainty", seeds[0]))
-seed_model = None
-if run is None:  # strategies without uncertainty sampling: nothing of its to replay
-    print(f"no uncertainty run among this notebook's strategies ({', '.join(strategies)}): the replay below is skipped")
-else:
-    folder = ctx.path("active") / task / run["folder"]
-    config = ActiveConfig(**run["config"])
-    seed_set = np.load(folder / "rounds" / "round_01.npz")  # round 1's batch: ids (sorted) and labels
-    learner = CosineBERTLearner(config)
-    seed_model = learner.cached(pool, seed_set["ids"], seed_set["labels"], round=1)
-    if seed_model is None and config.n1 <= 500:  # not in this machine's cache: seconds to train again here
-        seed_model = learner.train(pool, seed_set["ids"], seed_set["labels"], round=1)
-    print(f"{task}: round 2 of {run['folder']}, {len(seed_set['ids'])} pairs labelled in round 1, "
-          f"{pool.n_pairs:,} pairs in the pool" + ("" if seed_model is not None else "; round 1's model is not in "
-          "this machine's cache and too costly to train again here: the replay below is skipped"))
-
-# %%
-if seed_model is not None:
-    left = learner.embed(seed_model, pool.left_texts)  # (n_left, 384) unit vectors: cosine = dot product
-    right = left if pool.symmetric else learner.embed(seed_model, pool.right_texts)
-    index = faiss.IndexFlatIP(right.shape[1])  # exact inner-product search
-    index.add(right)
-    k = min(config.candidate_m + pool.symmetric, len(right))  # a symmetric pool finds each item itself
-    cosine, hits = index.search(left, k)  # (n_left, k) each, nearest first
-    rows = np.broadcast_to(np.arange(len(left))[:, None], hits.shape)
-    keep = hits >= 0
-    if pool.symmetric:  # no self pairs; each item keeps its first candidate_m others
-        keep &= hits != rows
-        keep &= np.cumsum(keep, axis=1) <= config.candidate_m
-    found = pd.Series(cosine[keep], index=pool.space.encode(rows[keep], hits[keep]))
-    found = found.groupby(level=0).max()  # (i, j) and (j, i) are one pair
-    found = found[~found.index.isin(seed_set["ids"])]  # D_close: minus the labelled pairs
-    candidates, cos = found.index.to_numpy(np.int64), found.to_numpy(np.float64)
-
-    logits = seed_model.calibration.logits(cos)  # the calibrated model's logit of every candidate
-    n = config.schedule()[1]  # round 2's batch size
-    order = np.lexsort((candidates, np.abs(logits)))  # smallest |logit| first, ties by pair id
-    chosen = np.sort(candidates[order[:n]])
-    labels = pool.labels(chosen)  # the oracle: the pool's imputed labels
-    left_text, right_text = pool.texts(chosen)
-    print(f"{len(candidates):,} candidates; the {n} of smallest |logit|, {labels.sum()} of them positive:")
-    p = seed_model.calibration.proba(cos[np.searchsorted(candidates, chosen)])
-    display(pd.DataFrame({"left": left_text, "right": right_text, "p": p.round(3),
-                          "label": labels}).head(8))
-
-# %% [markdown]
-# The check: the pairs chosen above are the batch the sweep's run chose and saved in round 2
-# (`rounds/round_02.npz`), with the same labels, and pairlab's own uncertainty strategy, handed
-# the same model and embeddings, picks them too. Its criterion is the three-line class printed
-# below; the candidate search is a wrapper every adaptive strategy shares
-# (`pairlab/active/candidate_search.py`).
-
-# %%
-if seed_model is not None:
-    saved = np.load(folder / "rounds" / "round_02.npz")
-    np.testing.assert_array_equal(chosen, saved["ids"])
-    np.testing.assert_array_equal(labels, saved["labels"])
-    state = RoundState(round=2, pool=pool, labelled=seed_set["ids"], budget=config.budget,
-                       rng=np.random.default_rng([config.seed, 2]), model=seed_model,
-                       embeddings=lambda m: (left, right))
-    np.testing.assert_array_equal(config.make_strategy().select(state, n), chosen)
-    print(f"matched: the {n} pairs chosen here are round 2's batch in {ctx.shown(folder)}, "
-          "and pairlab's uncertainty strategy chooses them too")
-print(inspect.getsource(Uncertainty))
 
 # %% [markdown]
 # ## 3. Table 3 analog: all-pairs test metrics

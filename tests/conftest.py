@@ -47,9 +47,10 @@ def _no_models_from_an_earlier_test():
     """Each test starts with no models held in memory from another test's training (the
     learner's :data:`~pairlab.active.learner.RECENT`), so a test that counts trainings counts
     its own."""
-    from pairlab.active.learner import RECENT
+    from pairlab.active.learner import EMBEDDINGS, RECENT
 
     RECENT.clear()
+    EMBEDDINGS.clear()
 
 
 def real_data_dir() -> Path:

@@ -8,6 +8,7 @@ from conftest import VECTORS, FakeLearner, run
 
 from pairlab.active.committee import (
     label_vote_entropy,
+    member_scores,
     member_subsets,
     ordering_vote_entropy,
     train_committee,
@@ -113,25 +114,25 @@ class Member:
 
 
 def committee_state(member_embeddings):
-    """Candidates 0..9 of a 6-item pool; members get the embeddings given, in training order."""
+    """Candidates 0..9 of a 6-item pool with the logits of members of the embeddings given
+    (no calibration: their cosines)."""
     space = PairSpace(6, 6, True)
-    rng = np.random.default_rng(0)
-    made = iter(member_embeddings)
     from pairlab.data import Pool
 
     texts = np.array([f"q{k}" for k in range(6)], dtype=object)
     pool = Pool("toy", "train", texts, texts, True, np.array([0], np.int64), np.empty(0, np.int64))
+    rows, cols = space.decode(np.arange(10, dtype=np.int64))
+    logits = [member_scores(Member(e), e, e, rows, cols) for e in member_embeddings]
     return RoundState(
         round=2,
         pool=pool,
         labelled=np.array([10, 11, 12], np.int64),
         budget=20,
-        rng=rng,
+        rng=np.random.default_rng(0),
         candidates=np.arange(10, dtype=np.int64),
         cosine=np.zeros(10),
         labels=np.array([1, 0, 0], np.int8),
-        train=lambda ids, y, k: Member(next(made)),
-        embeddings=lambda m: (m.emb, m.emb),
+        member_logits=np.stack(logits) if logits else None,
     ), space
 
 
@@ -153,12 +154,11 @@ def test_committee_takes_the_pairs_its_members_label_differently():
     assert np.array_equal(picked, np.sort(expected)) and split[picked].all()
 
 
-def test_committee_needs_the_loops_trainer():
+def test_committee_reads_the_members_logits_the_loop_computes():
     state, _ = committee_state([])
-    from dataclasses import replace
-
-    with pytest.raises(ValueError, match="RoundState.train"):
-        Committee().select(replace(state, train=None), 2)
+    with pytest.raises(ValueError, match="RoundState.member_logits"):
+        Committee().select(state, 2)
+    assert Committee().reads == ("member_logits",)
 
 
 @pytest.mark.parametrize("strategy", ["qbc", "diversity"])

@@ -6,6 +6,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from pairlab.active.committee import member_scores, train_committee
 from pairlab.active.strategies import (
     STRATEGIES,
     BaseConsistent,
@@ -203,8 +204,8 @@ def _embeddings(m):
     return emb, emb
 
 
-def searchable(labelled=(), seed=0, model=None) -> RoundState:
-    """A state with no candidates yet: a CandidateSearch finds them in the embeddings."""
+def searchable(labelled=(), seed=0) -> RoundState:
+    """A state with no candidates yet: what the loop starts a round from."""
     labelled = as_id_set(labelled)
     return RoundState(
         round=2,
@@ -212,11 +213,7 @@ def searchable(labelled=(), seed=0, model=None) -> RoundState:
         labelled=labelled,
         budget=60,
         rng=np.random.default_rng(seed),
-        model=model,
-        embeddings=_embeddings,
-        pretrained_cosine=_pretrained_cosine,
         labels=pool().labels(labelled),
-        train=lambda ids, labels, member: Member(ids, member),
     )
 
 
@@ -225,20 +222,43 @@ def _pretrained_cosine(ids):
     return np.einsum("ij,ij->i", EMB[left], EMB[right]).astype(np.float64)
 
 
+def handed(strategy, state: RoundState, model=None) -> RoundState:
+    """``state`` as the loop hands it to ``strategy`` (:meth:`ActiveRun._state`): over
+    candidates, ``D_close`` under its selection model and what its criterion reads."""
+    if not isinstance(strategy, CandidateSearch):
+        return state
+    model = model if strategy.adaptive else None
+    state = strategy.restrict(state, *_embeddings(model), model)
+    criterion = strategy.criterion
+    if "base_cosine" in criterion.reads:
+        state = replace(state, base_cosine=_pretrained_cosine(state.candidates))
+    if "member_logits" in criterion.reads:
+        members = train_committee(
+            lambda ids, labels, k: Member(ids, k),
+            state.labelled,
+            state.labels,
+            state.rng,
+            members=criterion.members,
+            share=criterion.share,
+        )
+        rows, cols = SPACE.decode(state.candidates)
+        logits = [member_scores(m, *_embeddings(m), rows, cols) for m in members]
+        state = replace(state, member_logits=np.stack(logits))
+    return state
+
+
 def test_candidate_search_hands_the_criterion_d_close_under_the_chosen_model():
     from pairlab.evaluation.candidates import neighbour_pairs
 
     labelled = np.array([1, 5], dtype=np.int64)
     for model, emb in (("pretrained", EMB), ("trained", TRAINED)):
-        seen = []
         strategy = CandidateSearch(Retrieval(), model=model, m=3, name="r")
-        picked = strategy.select(
-            replace(searchable(labelled, model=Trained()), observe=seen.append), 5
-        )
+        seen = handed(strategy, searchable(labelled), Trained())
+        picked = strategy.select(seen, 5)
         ids, cosine = neighbour_pairs(SPACE, emb, emb, m=3, exclude=labelled)
-        assert np.array_equal(seen[0].candidates, ids) and np.allclose(seen[0].cosine, cosine)
-        assert np.array_equal(picked, expected_top(seen[0], -seen[0].cosine, 5))
-        assert (seen[0].logits is None) == (model == "pretrained")
+        assert np.array_equal(seen.candidates, ids) and np.allclose(seen.cosine, cosine)
+        assert np.array_equal(picked, expected_top(seen, -seen.cosine, 5))
+        assert (seen.logits is None) == (model == "pretrained")
         assert strategy.adaptive == (model == "trained")
     with pytest.raises(ValueError, match="model must be one of"):
         CandidateSearch(Retrieval(), model="finetuned")
@@ -251,11 +271,11 @@ def test_held_out_pairs_are_never_picked_and_change_nothing_when_there_are_none(
     random sampling offers them; with none held out, the same batches as before."""
     labelled = np.array([1, 5], dtype=np.int64)
     strategy = CandidateSearch(Retrieval(), model="pretrained", m=3, name="r")
-    plain = strategy.select(searchable(labelled), 5)
+    plain = strategy.select(handed(strategy, searchable(labelled)), 5)
     held = plain[:2]
-    picked = strategy.select(replace(searchable(labelled), held_out=held), 5)
+    picked = strategy.select(handed(strategy, replace(searchable(labelled), held_out=held)), 5)
     assert not isin_sorted(picked, held).any() and len(np.unique(picked)) == 5
-    assert np.array_equal(strategy.select(replace(searchable(labelled)), 5), plain)
+    assert np.array_equal(strategy.select(handed(strategy, searchable(labelled)), 5), plain)
     s = state(labelled=np.arange(0, 700, dtype=np.int64))
     picked = Random().select(replace(s, held_out=np.arange(700, 720, dtype=np.int64)), 60)
     assert np.array_equal(picked, np.arange(720, 780))  # the 60 neither labelled nor held out
@@ -327,8 +347,8 @@ def test_contract_every_strategy(name):
     strategy = make_strategy(name, candidate_m=10, **_params(name))
     labelled = np.array([0, 3, 6, pool().positives[0]], dtype=np.int64)
     labelled.sort()
-    first = strategy.select(searchable(labelled, model=Trained()), 12)
-    second = strategy.select(searchable(labelled, model=Trained()), 12)
+    first = strategy.select(handed(strategy, searchable(labelled), Trained()), 12)
+    second = strategy.select(handed(strategy, searchable(labelled), Trained()), 12)
     assert first.dtype == np.int64 and first.shape == (12,)
     assert np.array_equal(first, np.unique(first))
     assert not isin_sorted(first, labelled).any()
@@ -339,8 +359,7 @@ def test_contract_every_strategy(name):
 
 def with_base(s: RoundState, base: np.ndarray) -> RoundState:
     """``s`` with known base-model cosines of its candidates."""
-    lookup = dict(zip(s.candidates.tolist(), base))
-    return replace(s, pretrained_cosine=lambda ids: np.array([lookup[i] for i in ids.tolist()]))
+    return replace(s, base_cosine=np.asarray(base, np.float64))
 
 
 def test_conditional_informativeness_takes_the_largest_rank_moves():
@@ -367,7 +386,7 @@ def test_base_consistency_reads_the_labels_and_the_base_error():
     assert np.array_equal(
         BaseInconsistent().select(with_base(s, base), 4), expected_top(s, -error, 4)
     )
-    with pytest.raises(ValueError, match="base \\(pretrained\\) model's"):
+    with pytest.raises(ValueError, match="reads RoundState.base_cosine, which is None"):
         BaseConsistent().select(s, 2)
 
 
@@ -393,7 +412,7 @@ def test_a_registered_strategy_is_built_by_name_over_candidates(registry):
     built = registry.make_strategy("leaning_positive", candidate_m=10)
     assert isinstance(built, CandidateSearch) and isinstance(built.base, LeaningPositive)
     assert built.adaptive and built.name == "leaning_positive" and built.m == 10
-    picked = built.select(searchable(model=Trained()), 6)
+    picked = built.select(handed(built, searchable(), Trained()), 6)
     assert len(picked) == 6 and np.array_equal(picked, np.unique(picked))
     assert (
         ActiveConfig(task="toy", strategy="leaning_positive").make_strategy().name

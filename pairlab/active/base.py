@@ -1,10 +1,10 @@
-"""The strategy contract: a :class:`Strategy` chooses ``n`` unlabelled pair ids from what a
-:class:`RoundState` shows it (small-text's ``QueryStrategy.query``, on pairs)."""
+"""The strategy contract: a :class:`Strategy` chooses ``n`` unlabelled pair ids from the plain
+data of a :class:`RoundState` (small-text's ``QueryStrategy.query``, on pairs). A strategy reads
+arrays and returns ids: it never calls back into the loop, which embeds, searches, trains any
+committee and times each stage itself."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -12,45 +12,34 @@ import numpy as np
 from ..data.loaders import Pool
 from ..params import Configurable
 
-__all__ = ["RoundState", "Strategy"]
+__all__ = ["RoundState", "Strategy", "READS"]
+
+READS = ("base_cosine", "member_logits")  # what a criterion may ask the loop for beyond the rest
 
 
-def _no_timing(stage: str):
-    return nullcontext()
+def _no_ids():
+    return np.empty(0, np.int64)
 
 
 @dataclass(frozen=True, eq=False)
 class RoundState:
-    """What a strategy may look at when choosing round ``round``'s batch."""
+    """What a strategy may look at when choosing round ``round``'s batch: arrays, no callables."""
 
     round: int  # 1-based
     pool: Pool
     labelled: np.ndarray  # (n_labelled,) int64 sorted ids labelled in earlier rounds
     budget: int  # total labels of the run (all rounds)
     rng: np.random.Generator  # seeded by the run's seed and the round
-    candidates: np.ndarray = field(
-        default_factory=lambda: np.empty(0, np.int64)
-    )  # sorted, unlabelled
-    cosine: np.ndarray = field(
-        default_factory=lambda: np.empty(0)
-    )  # (n_candidates,) selection model
-    logits: np.ndarray | None = (
-        None  # (n_candidates,) calibrated; None under the pretrained encoder
-    )
-    model: object = None  # the model trained so far (a CosineBERT); None before the first training
-    pretrained_cosine: Callable | None = None  # pair ids -> cosine under the pretrained encoder
-    embeddings: Callable | None = (
-        None  # model or None (pretrained) -> (left, right) item embeddings
-    )
-    stage: Callable = _no_timing  # stage name -> context manager timing that stage
-    observe: Callable | None = None  # called with the restricted state a wrapper hands on
     labels: np.ndarray | None = None  # (n_labelled,) int8 the annotator's answers (-1: none)
-    train: Callable | None = (
-        None  # (ids, labels, member) -> a model trained as the loop's (committees)
-    )
-    held_out: np.ndarray = field(
-        default_factory=lambda: np.empty(0, np.int64)
-    )  # sorted ids no strategy may pick: a session's audit pairs, never trained on
+    held_out: np.ndarray = field(default_factory=_no_ids)  # sorted ids no batch may hold
+    # over candidates (a CandidateSearch's criterion); empty for a whole-pool strategy
+    candidates: np.ndarray = field(default_factory=_no_ids)  # (n_candidates,) sorted, unlabelled
+    cosine: np.ndarray = field(default_factory=lambda: np.empty(0))  # (n_candidates,) float64
+    logits: np.ndarray | None = None  # (n_candidates,) calibrated; None: pretrained encoder
+    model: object = None  # the selection model (None: the pretrained encoder)
+    embeddings: tuple | None = None  # (left, right) float32 item embeddings under ``model``
+    base_cosine: np.ndarray | None = None  # (n_candidates,) pretrained cosine, if read
+    member_logits: np.ndarray | None = None  # (members, n_candidates) a committee's, if read
 
     @property
     def unavailable(self) -> np.ndarray:
@@ -59,11 +48,19 @@ class RoundState:
 
 
 class Strategy(Configurable):
-    """Chooses ``n`` unlabelled pairs; subclasses set ``name`` and implement ``select``."""
+    """Chooses ``n`` unlabelled pairs; subclasses set ``name`` and implement ``select``.
+    ``reads`` names what it needs beyond the candidates, their cosines and logits
+    (:data:`READS`; one reading ``member_logits`` says its committee's ``members`` and ``share``)."""
 
     name = "strategy"
     adaptive = False  # True: selects with the model trained on the labels so far
+    reads: tuple = ()
+
+    @property
+    def criterion(self) -> Strategy:
+        """The strategy that ranks, inside any wrapper: what the loop reads ``reads`` from."""
+        return self
 
     def select(self, state: RoundState, n: int) -> np.ndarray:
-        """(n,) int64 pair ids, distinct and not in ``state.labelled``."""
+        """(n,) int64 pair ids, distinct and not in ``state.unavailable``."""
         raise NotImplementedError

@@ -1,6 +1,7 @@
 """Candidate search as a wrapper: any criterion, restricted to the pairs near each item under
 the selection model (small-text's ``SEALS``, which restricts the pool to the labelled set's
-nearest neighbours, applied to pairs)."""
+nearest neighbours, applied to pairs). The loop runs the search (:meth:`CandidateSearch.restrict`)
+and times it; the criterion reads the candidates it found."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..evaluation.candidates import neighbour_pairs
-from .base import Strategy
+from .base import RoundState, Strategy
 
 __all__ = ["CandidateSearch", "SELECTION_MODELS"]
 
@@ -42,23 +43,32 @@ class CandidateSearch(Strategy):
     def adaptive(self) -> bool:
         return self.model == "trained"
 
+    @property
+    def criterion(self) -> Strategy:
+        return self.base.criterion
+
     def params(self):
         return {"base": self.base, "model": self.model, "m": self.m, "index": self.index}
 
-    def select(self, state, n):
-        model = state.model if self.adaptive else None
-        with state.stage("embed"):
-            left, right = state.embeddings(model)
-        with state.stage("search"):
-            candidates, cosine = neighbour_pairs(
-                state.pool.space, left, right, m=self.m, exclude=state.unavailable, index=self.index
-            )
-            cosine = cosine.astype(np.float64)
-        calibration = getattr(model, "calibration", None)
-        logits = calibration.logits(cosine) if calibration is not None else None
-        restricted = replace(
-            state, candidates=candidates, cosine=cosine, logits=logits, model=model
+    def restrict(self, state: RoundState, left, right, model=None) -> RoundState:
+        """``state`` restricted to ``D_close`` of the item embeddings ``left`` and ``right``
+        under the selection ``model`` (None: the pretrained encoder): its candidates (sorted
+        int64, none of ``state.unavailable``), their float64 cosines and, under a calibrated
+        model, their logits."""
+        candidates, cosine = neighbour_pairs(
+            state.pool.space, left, right, m=self.m, exclude=state.unavailable, index=self.index
         )
-        if state.observe is not None:  # the loop records the candidates and the batch's p
-            state.observe(restricted)
-        return self.base.select(restricted, n)
+        cosine = cosine.astype(np.float64)
+        calibration = getattr(model, "calibration", None)
+        logits = None if calibration is None else calibration.logits(cosine)
+        return replace(
+            state,
+            candidates=candidates,
+            cosine=cosine,
+            logits=logits,
+            model=model,
+            embeddings=(left, right),
+        )
+
+    def select(self, state, n):
+        return self.base.select(state, n)

@@ -18,8 +18,10 @@ __all__ = [
     "vote_entropy",
     "label_vote_entropy",
     "ordering_vote_entropy",
+    "check_committee",
     "member_subsets",
     "train_committee",
+    "train_members",
     "member_scores",
 ]
 
@@ -77,15 +79,22 @@ def ordering_vote_entropy(scores, *, block: int = 256) -> np.ndarray:
     return out
 
 
+def check_committee(members, share) -> tuple[int, float]:
+    """``(members, share)`` of a committee as an int >= 2 and a float in (0, 1], or a
+    ValueError naming the bad value."""
+    if not isinstance(members, (int, np.integer)) or members < 2:
+        raise ValueError(f"a committee needs at least 2 members (an integer), got {members!r}")
+    if not 0 < share <= 1:
+        raise ValueError(f"share must be in (0, 1], got {share!r}")
+    return int(members), float(share)
+
+
 def member_subsets(
     n_labelled: int, rng: np.random.Generator, *, members: int = 2, share: float = 0.8
 ) -> list[np.ndarray]:
     """Each member's sorted indices into the labelled data: a uniform ``share`` of it (at least
     one item), drawn independently per member."""
-    if not isinstance(members, (int, np.integer)) or members < 2:
-        raise ValueError(f"a committee needs at least 2 members, got {members!r}")
-    if not 0 < share <= 1:
-        raise ValueError(f"share must be in (0, 1], got {share!r}")
+    members, share = check_committee(members, share)
     if n_labelled < 1:
         raise ValueError("a committee needs labelled data to train on")
     size = max(1, int(round(share * n_labelled)))
@@ -112,6 +121,26 @@ def train_committee(
         train(ids[part], labels[part], k)
         for k, part in enumerate(member_subsets(len(ids), rng, members=members, share=share))
     ]
+
+
+def train_members(learner, pool, state, criterion) -> list:
+    """``state.round``'s committee (a :class:`~.base.RoundState` or a
+    :class:`~.queries.QueryState`): ``criterion.members`` models trained by ``learner`` as that
+    round's model is (member k with its own seed), each on its own ``criterion.share`` of the
+    answered labels of ``state.labelled`` (pair ids of ``pool``), drawn with ``state.rng``.
+    What both loops, over pairs and over questions, train."""
+
+    def train(ids, labels, member):
+        return learner.train(pool, ids, labels, round=state.round, member=member)
+
+    return train_committee(
+        train,
+        state.labelled,
+        state.labels,
+        state.rng,
+        members=criterion.members,
+        share=criterion.share,
+    )
 
 
 def member_scores(

@@ -124,6 +124,21 @@ class PerTask:
         """A copy with ``changes``."""
         return dataclasses.replace(self, **changes)
 
+    @classmethod
+    def from_params(cls, params: dict, **fields):
+        """From an active-learning notebook's parameters: the model, its training and the
+        bootstrap replicates, which every such notebook names alike (``cosine_epochs``: the
+        epochs of each round's CosineBERT), and the subclass's own ``fields``."""
+        return cls(
+            model=params["model"],
+            epochs=params["cosine_epochs"],
+            learning_rate=params["learning_rate"],
+            batch_size=params["batch_size"],
+            max_seq_length=params["max_seq_length"],
+            n_boot=params["n_boot"],
+            **fields,
+        )
+
 
 @dataclass(frozen=True)
 class LoopSettings(PerTask):
@@ -169,17 +184,12 @@ class LoopSettings(PerTask):
         count m; ``cosine_epochs``; ``n_boot``: its replicates; ``train_precision`` and
         ``train_batch_order``, declared by the notebooks that may change them, default to the
         fp32 reference path elsewhere)."""
-        return cls(
+        return super().from_params(
+            params,
             n1=params["n1"],
             rounds=params["rounds"],
             growth=params["growth"],
             candidate_m=params["candidate_m"],
-            model=params["model"],
-            epochs=params["cosine_epochs"],
-            learning_rate=params["learning_rate"],
-            batch_size=params["batch_size"],
-            max_seq_length=params["max_seq_length"],
-            n_boot=params["n_boot"],
             curve=params["curve"],
             precision=params.get("train_precision", "fp32"),
             batch_order=params.get("train_batch_order", "random"),

@@ -19,39 +19,55 @@ from ..paths import cache_dir
 from ..tempfiles import locked, remove_stale
 from .config import ActiveConfig
 
-__all__ = ["CosineBERTLearner", "MEMBER_SEED", "RecentModels"]
+__all__ = ["CosineBERTLearner", "MEMBER_SEED", "RecentModels", "Embeddings"]
 
 MEMBER_SEED = 100_000  # committee member k trains with the round's seed + (k + 1) * this
 
 
 class RecentModels:
     """The last ``size`` models this process trained in rounds the disk cache does not share,
-    keyed like the cache, with the embeddings computed under each: a run whose labels up to a
-    round are another's (adaptive retrieval and uncertainty sampling, where every candidate's
-    p is below 1/2) takes that model instead of training and embedding again. In memory only
-    (a MiniLM model is about 90 MB), so nothing outlives the process."""
+    keyed like the cache: a run whose labels up to a round are another's (adaptive retrieval and
+    uncertainty sampling, where every candidate's p is below 1/2) takes that model instead of
+    training again. In memory only (a MiniLM model is about 90 MB), so nothing outlives the
+    process."""
 
     def __init__(self, size: int = 4):
         self.size = size
-        self._held: OrderedDict[str, tuple] = OrderedDict()  # key -> (model, its embeddings)
+        self._held: OrderedDict[str, object] = OrderedDict()
 
     def get(self, key: str):
         if key not in self._held:
             return None
         self._held.move_to_end(key)
-        return self._held[key][0]
+        return self._held[key]
 
     def put(self, key: str, model) -> None:
-        self._held[key] = (model, {})
+        self._held[key] = model
         while len(self._held) > self.size:
             self._held.popitem(last=False)
 
-    def embed(self, model, texts, compute) -> np.ndarray:
-        """``compute()``, the embeddings of ``texts`` under ``model``, kept while the model is."""
-        kept = next((e for m, e in self._held.values() if m is model), None)
-        if kept is None:
-            return compute()
-        key = text_digest(texts)
+    def clear(self) -> None:
+        self._held.clear()
+
+
+class Embeddings:
+    """The loop's one cache of item embeddings: each of the last ``size`` models used, with its
+    embeddings of every texts array asked for (keyed by the texts' digest). Runs that share a
+    model (:class:`RecentModels`, the shared seed round) and splits that share texts (WikiQA's
+    sentences) embed once. In memory only."""
+
+    def __init__(self, size: int = 4):
+        self.size = size
+        self._held: OrderedDict[int, tuple] = OrderedDict()  # id(model) -> (model, {digest: emb})
+
+    def __call__(self, model, texts, compute) -> np.ndarray:
+        """``compute()``, the (n, dim) embeddings of ``texts`` under ``model``, computed once."""
+        if id(model) not in self._held:  # the model is held, so its id is not reused meanwhile
+            self._held[id(model)] = (model, {})
+            while len(self._held) > self.size:
+                self._held.popitem(last=False)
+        self._held.move_to_end(id(model))
+        kept, key = self._held[id(model)][1], text_digest(texts)
         if key not in kept:
             kept[key] = compute()
         return kept[key]
@@ -61,6 +77,7 @@ class RecentModels:
 
 
 RECENT = RecentModels()
+EMBEDDINGS = Embeddings()
 
 
 class CosineBERTLearner:
@@ -70,8 +87,7 @@ class CosineBERTLearner:
     folder under a digest of everything its training reads: the model, the training settings,
     the labelled texts and labels. Strategies and variants that share a seed set (uncertainty,
     adaptive retrieval and static retrieval all start from static retrieval's first batch) then
-    load that model instead of training it again, and its item embeddings come from the
-    embedding cache. Training is deterministic on a device, so the loaded model is the one
+    load that model instead of training it again. Training is deterministic on a device, so the loaded model is the one
     training would give. A later round's model is shared the same way in memory, among the last
     few this process trained (:class:`RecentModels`). ``PAIRLAB_SHARE_MODELS=0`` turns both off.
     """
@@ -176,11 +192,7 @@ class CosineBERTLearner:
 
     @staticmethod
     def embed(model, texts) -> np.ndarray:
-        return RECENT.embed(
-            model,
-            texts,
-            lambda: model.embed(texts, show_progress=False, cache_key=model.cache_key),
-        )
+        return EMBEDDINGS(model, texts, lambda: model.embed(texts, show_progress=False))
 
     @staticmethod
     def export_for_inference(model) -> None:

@@ -27,6 +27,7 @@ dashboard (:mod:`pairlab.widgets.dashboard`) and the printed log subscribe; the 
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -39,12 +40,14 @@ from ..io import to_json, write_json
 from ..models.inference import backend
 from ..models.scoring import CosineScorer
 from . import store
+from .base import RoundState, Strategy
 from .calibration import batch_calibration
+from .candidate_search import CandidateSearch
+from .committee import member_scores, train_members
 from .config import ActiveConfig
 from .learner import CosineBERTLearner
 from .runfolder import RunFolderRun
 from .stages import Stages
-from .strategies import RoundState, Strategy
 
 __all__ = ["ActiveRun", "emit", "strategy_label", "STAGES"]
 
@@ -80,91 +83,111 @@ class ActiveRun(RunFolderRun):
         self.callbacks = list(callbacks)
         self.archive = None if archive is None else Path(archive)
         self._pretrained = None
-        self._embedded = (None, {})
 
     # -- the run ------------------------------------------------------------------------------
 
     def _round(self, i: int, n: int, model, labelled: np.ndarray, labels: np.ndarray, records):
         strategy = self.strategy if i > 1 else self.seed_strategy
         stages = Stages(self._emit, i)
-        seen = []  # the candidates a CandidateSearch restricted the pool to, if any
-        held_out = getattr(self.annotator, "held_out", None)  # a session's audit pairs
-        held_out = held_out() if held_out is not None else np.empty(0, np.int64)
-        state = RoundState(
-            round=i,
-            pool=self.pool,
-            labelled=labelled,
-            budget=self.config.budget,
-            rng=np.random.default_rng([self.config.seed, i]),
-            model=model,
-            pretrained_cosine=self._pretrained_cosine,
-            embeddings=self._embeddings,
-            stage=stages,
-            observe=seen.append,
-            labels=labels,
-            train=self._member_trainer(i, stages),
-            held_out=held_out,
-        )
+        state = self._state(strategy, i, model, labelled, labels, stages)
         with stages("select"):
             batch = np.asarray(strategy.select(state, n), dtype=np.int64)
-            _check_batch(self.pool, state.unavailable, batch, n, strategy)
-        searched = seen[-1] if seen else state
+        _check_batch(self.pool, state.unavailable, batch, n, strategy)
         truth = _truth(self.pool, batch)  # None: no one knows it (a person's own records)
-        if self.config.annotator is None:
-            batch_labels, annotation = truth, None
-        else:
-            start_round = getattr(self.annotator, "start_round", None)
-            if start_round is not None:  # a person's session: audit and spare pairs to post
-                start_round(i, searched, batch)
-            with stages("annotate"):
-                batch_labels, annotation = _annotate(self.annotator, self.pool, batch, truth)
+        batch_labels, annotation = self._ask(state, batch, truth, stages)
         known = truth if truth is not None else (batch_labels == 1).astype(np.int8)
         record = {
             "round": i,
             "strategy": strategy.name,
             "batch": n,
             "positives_in_batch": int(known.sum()),
-            "candidates": int(len(searched.candidates)),
-            "calibration": batch_calibration(searched, batch, known),
+            "candidates": int(len(state.candidates)),
+            "calibration": batch_calibration(state, batch, known),
         }
         if annotation is not None:  # a person's answers beyond the batch are this round's too
-            batch, batch_labels, truth = self._beyond(
-                labelled, batch, batch_labels, truth, annotation
-            )
+            batch, batch_labels, truth = self._beyond(labelled, batch, batch_labels, truth)
+            annotation["beyond_batch"] = int(len(batch) - n)
         record["labels"] = int(len(labelled) + len(batch))
-        saved_truth = None if annotation is None or truth is None else truth
-        store.save_batch(self.folder, i, batch, batch_labels, saved_truth)
-        if seen and truth is not None:  # over candidates: the share of what is left it could reach
-            record["candidate_recall"] = _recall(seen[-1].candidates, self.pool.positives, labelled)
+        store.save_batch(self.folder, i, batch, batch_labels, None if annotation is None else truth)
+        if isinstance(strategy, CandidateSearch) and truth is not None:  # what was left in reach
+            record["candidate_recall"] = _recall(state.candidates, self.pool.positives, labelled)
         if annotation is not None:
             record["annotation"] = annotation
-        all_ids, all_labels, _ = store.append_batch(
+        ids, all_labels, _ = store.append_batch(
             labelled, labels, np.zeros(len(labelled), np.int16), batch, batch_labels, i
         )
         if self._trains(i):
-            answered = (
-                all_labels >= 0
-            )  # a pair without an answer is asked no more, and not trained on
-            with stages.exports_out_of("train"):
-                model = self.learner.train(
-                    self.pool, all_ids[answered], all_labels[answered], round=i
-                )
-            if getattr(model, "cache_key", None):  # trained or loaded as a shared seed-round model
-                record["shared_model"] = model.cache_key
-            self._export_for_inference(model, stages, record)
-            if "dev" in self.pools:
-                with stages("evaluate"):
-                    record["dev"] = self._evaluate(model, "dev")
-            shutil.rmtree(
-                store.model_path(self.folder, i), ignore_errors=True
-            )  # a crash's leftover
-            self.learner.save(model, store.model_path(self.folder, i))
-        record["positives_found"] = self._positives_found(all_ids, all_labels)
-        record["seconds"] = stages.times
-        record["peak_rss_mb"] = _peak_rss_mb()
+            model = self._train(i, ids, all_labels, stages, record)
+        record.update(
+            positives_found=self._positives_found(ids, all_labels),
+            seconds=stages.times,
+            peak_rss_mb=_peak_rss_mb(),
+        )
         write_json(self.folder / "rounds" / f"round_{i:02d}.json", record)  # the round is done
         store.drop_models(self.folder, keep=i)
         return model, record, batch, batch_labels
+
+    def _ask(self, state: RoundState, batch, truth, stages):
+        """The batch's labels and how they compare with the oracle's (None: the oracle's own,
+        ``truth``, taken as they are)."""
+        if self.config.annotator is None:
+            return truth, None
+        self.annotator.start_round(state.round, state, batch)  # a session posts its pairs
+        with stages("annotate"):
+            return _annotate(self.annotator, self.pool, batch, truth)
+
+    def _state(self, strategy: Strategy, i: int, model, labelled, labels, stages) -> RoundState:
+        """Round ``i``'s plain data for ``strategy``. For a criterion over candidates the loop
+        embeds the pool with the selection model, searches ``D_close``, and adds what the
+        criterion ``reads``: the pretrained cosines, a committee's logits."""
+        state = RoundState(
+            round=i,
+            pool=self.pool,
+            labelled=labelled,
+            budget=self.config.budget,
+            rng=np.random.default_rng([self.config.seed, i]),
+            labels=labels,
+            held_out=self.annotator.held_out(),  # a session's audit pairs
+        )
+        if not isinstance(strategy, CandidateSearch):
+            return state  # it chooses from the whole pool
+        model = model if strategy.adaptive else None
+        with stages("embed"):
+            left, right = self._embeddings(model)
+        with stages("search"):
+            state = strategy.restrict(state, left, right, model)
+        reads = strategy.criterion.reads
+        if "base_cosine" in reads:
+            state = replace(state, base_cosine=self._pretrained_cosine(state.candidates))
+        if "member_logits" in reads:
+            state = replace(state, member_logits=self._committee(strategy.criterion, state, stages))
+        return state
+
+    def _committee(self, criterion, state: RoundState, stages) -> np.ndarray:
+        """(members, n_candidates) logits of ``criterion``'s committee: each member trained
+        like round ``state.round``'s model on its own share of the answered labels, its time
+        counted as training."""
+
+        with stages.exports_out_of("train"):
+            members = train_members(self.learner, self.pool, state, criterion)
+            rows, cols = self.pool.space.decode(state.candidates)
+            return np.stack([member_scores(m, *self._embeddings(m), rows, cols) for m in members])
+
+    def _train(self, i: int, ids, labels, stages, record: dict):
+        """Round ``i``'s model, trained on every answered label (a pair without an answer is
+        asked no more, and not trained on), exported, measured on dev and saved."""
+        answered = labels >= 0
+        with stages.exports_out_of("train"):
+            model = self.learner.train(self.pool, ids[answered], labels[answered], round=i)
+        if getattr(model, "cache_key", None):  # trained or loaded as a shared seed-round model
+            record["shared_model"] = model.cache_key
+        self._export_for_inference(model, stages, record)
+        if "dev" in self.pools:
+            with stages("evaluate"):
+                record["dev"] = self._evaluate(model, "dev")
+        shutil.rmtree(store.model_path(self.folder, i), ignore_errors=True)  # a crash's leftover
+        self.learner.save(model, store.model_path(self.folder, i))
+        return model
 
     def _export_for_inference(self, model, stages, record: dict) -> None:
         """Under an inference backend other than torch, the round's model exported for it (a
@@ -175,16 +198,6 @@ class ActiveRun(RunFolderRun):
             record["inference"] = name
             with stages("export"):
                 export(model)
-
-    def _member_trainer(self, i: int, stages):
-        """``(ids, labels, member) -> model``: a committee member trained like round ``i``'s
-        model, its time counted as training."""
-
-        def train(ids, labels, member):
-            with stages.exports_out_of("train"):
-                return self.learner.train(self.pool, ids, labels, round=i, member=member)
-
-        return train
 
     def _trains(self, i: int) -> bool:
         """Adaptive runs train every round (the next round selects with the model); others
@@ -227,15 +240,10 @@ class ActiveRun(RunFolderRun):
         self._emit("run_finished", result=result, folder=self.folder)
         return result
 
-    def _beyond(self, labelled, batch, batch_labels, truth, annotation):
-        """The batch with the answers a person gave beyond it (the spare candidates
-        labelled while the model trained), which count as labels of this round; the same
-        batch where the annotator gives none."""
-        beyond = getattr(self.annotator, "answered_beyond", None)
-        ids, labels = (
-            beyond(np.union1d(labelled, batch)) if beyond else (np.empty(0, np.int64), None)
-        )
-        annotation["beyond_batch"] = int(len(ids))
+    def _beyond(self, labelled, batch, batch_labels, truth):
+        """The batch with the answers the annotator gave beyond it (a person's spare candidates,
+        labelled while the model trained), which count as labels of this round."""
+        ids, labels = self.annotator.answered_beyond(np.union1d(labelled, batch))
         if not len(ids):
             return batch, batch_labels, truth
         order = np.argsort(np.concatenate([batch, ids]), kind="stable")
@@ -314,10 +322,15 @@ def _recall(candidates, positives, labelled) -> float | None:
 def _annotator(config: ActiveConfig, annotator):
     """The run's annotator: ``annotator`` if given (then ``config.annotator`` must describe it,
     so the run folder records who labelled), else the one ``config.annotator`` specifies."""
-    from ..annotators import make_annotator
+    from ..annotators import Annotator, make_annotator
 
     if annotator is None:
         return make_annotator(config.annotator)
+    if not isinstance(annotator, Annotator):
+        raise TypeError(
+            f"annotator must be a pairlab.annotators.Annotator (its contract says what the "
+            f"loop asks of it), got {annotator!r}"
+        )
     if config.annotator is None:
         raise ValueError(
             f"an annotator ({annotator!r}) was given but config.annotator is None: "
@@ -340,7 +353,7 @@ def _truth(pool: Pool, batch: np.ndarray) -> np.ndarray | None:
 def _annotate(annotator, pool: Pool, batch: np.ndarray, truth: np.ndarray | None):
     """The annotator's labels of ``batch`` (1, 0, -1: no answer) and how they compare with the
     oracle's ``truth`` (with the tokens and cost the annotator spent on them, if it counts)."""
-    before = dict(getattr(annotator, "usage", None) or {})
+    before = dict(annotator.usage)
     labels = np.asarray(annotator.annotate(pool, batch), np.int8)
     if labels.shape != batch.shape or not np.isin(labels, (-1, 0, 1)).all():
         raise RuntimeError(
@@ -350,7 +363,7 @@ def _annotate(annotator, pool: Pool, batch: np.ndarray, truth: np.ndarray | None
     note = (
         _agreement(labels, truth) if truth is not None else {"no_answer": int((labels < 0).sum())}
     )
-    after = getattr(annotator, "usage", None) or {}
+    after = annotator.usage
     spent = {
         k: after[k] - before.get(k, 0)
         for k in ("requests", "prompt_tokens", "completion_tokens", "cost")

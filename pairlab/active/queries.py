@@ -18,8 +18,6 @@ needs labels to start from), so the loop asks :class:`RandomQuestions` for it.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -28,7 +26,7 @@ from ..data.tasks import Pool
 from ..evaluation.ranking import top_items
 from ..models.training import number
 from ..params import Configurable
-from .committee import member_scores, ordering_vote_entropy, train_committee
+from .committee import check_committee, ordering_vote_entropy
 from .config import PerTask
 from .diversity import kmeans_pick
 
@@ -45,33 +43,28 @@ __all__ = [
 ]
 
 
-def _no_timing(stage: str):
-    return nullcontext()
-
-
 @dataclass(frozen=True, eq=False)
 class QueryState:
-    """What a query-level strategy may look at when choosing round ``round``'s questions."""
+    """What a query-level strategy may look at when choosing round ``round``'s questions: plain
+    data, as :class:`~.base.RoundState` for pairs."""
 
     round: int  # 1-based
     pool: Pool  # the training split: its left items are the questions
-    questions: (
-        np.ndarray
-    )  # (n_free,) int64 sorted: questions with a relevant item, not yet annotated
+    questions: np.ndarray  # (n_free,) int64 sorted: free questions with a relevant item
     labelled: np.ndarray  # (n_labelled,) int64 sorted pair ids scanned in earlier rounds
     labels: np.ndarray  # (n_labelled,) int8 their labels
     rng: np.random.Generator  # seeded by the run's seed and the round
     model: object = None  # the ranker trained so far; None: the pretrained encoder
-    embeddings: Callable | None = None  # model or None -> (left, right) item embeddings of the pool
-    encode: Callable | None = None  # (model, texts) -> (n, dim) unit embeddings (committee members)
-    train: Callable | None = None  # (ids, labels, member) -> a committee member
-    stage: Callable = _no_timing  # stage name -> context manager timing that stage
+    embeddings: tuple | None = None  # (left, right) float32 item embeddings under ``model``
+    member_scores: np.ndarray | None = None  # (members, n_free, top_k) a committee's, if read
 
 
 class QueryStrategy(Configurable):
-    """Chooses ``n`` questions; subclasses set ``name`` and implement ``select``."""
+    """Chooses ``n`` questions; subclasses set ``name`` and implement ``select``. ``reads``:
+    ``("member_scores",)`` for a committee, whose members the loop trains."""
 
     name = "query_strategy"
+    reads: tuple = ()
 
     def select(self, state: QueryState, n: int) -> np.ndarray:
         """(n,) int64 sorted question indices, distinct, all from ``state.questions``."""
@@ -103,7 +96,7 @@ class UncertainQuestions(QueryStrategy):
 
     def select(self, state, n):
         _check_room(state, n)
-        left, right = state.embeddings(state.model)
+        left, right = state.embeddings
         items = top_items(state.pool, left, right, state.questions, self.top_k)
         scores = np.einsum("qd,qkd->qk", left[state.questions], right[items]).astype(np.float64)
         closest = np.abs(scores - scores.mean()).min(axis=1)  # (n_free,)
@@ -116,45 +109,23 @@ class CommitteeQuestions(QueryStrategy):
     highest vote entropy over those orderings (Cai et al. 2011's committee, 2 members on 80%)."""
 
     name = "qbc"
+    reads = ("member_scores",)
 
     def __init__(self, top_k: int = 20, members: int = 2, share: float = 0.8):
-        self.top_k, self.members = _positive("top_k", top_k), _positive("members", members)
-        if self.members < 2:
-            raise ValueError(f"a committee needs at least 2 members, got {members!r}")
-        if not 0 < share <= 1:
-            raise ValueError(f"share must be in (0, 1], got {share!r}")
-        self.share = float(share)
+        self.top_k = _positive("top_k", top_k)
+        self.members, self.share = check_committee(members, share)
 
     def params(self):
         return {"top_k": self.top_k, "members": self.members, "share": self.share}
 
     def select(self, state, n):
         _check_room(state, n)
-        if state.train is None or state.encode is None:
+        if state.member_scores is None:
             raise ValueError(
-                f"round {state.round}: a committee needs the loop's train and encode callables"
+                f"round {state.round}: a committee reads QueryState.member_scores, which the "
+                "loop fills for a strategy whose `reads` names it"
             )
-        left, right = state.embeddings(state.model)
-        items = top_items(state.pool, left, right, state.questions, self.top_k)  # (n_free, k)
-        models = train_committee(
-            state.train,
-            state.labelled,
-            state.labels,
-            state.rng,
-            members=self.members,
-            share=self.share,
-        )
-        scores = np.stack([self._scores(state, m, items) for m in models])  # (M, n_free, k)
-        return _smallest(state.questions, -ordering_vote_entropy(scores), n)
-
-    @staticmethod
-    def _scores(state, member, items) -> np.ndarray:
-        """A member's scores of each question's candidates, embedding only the texts it needs."""
-        unique, where = np.unique(items, return_inverse=True)
-        questions = state.encode(member, state.pool.left_texts[state.questions])
-        candidates = state.encode(member, state.pool.right_texts[unique])
-        rows = np.broadcast_to(np.arange(len(items))[:, None], items.shape)
-        return member_scores(member, questions, candidates, rows, where.reshape(items.shape))
+        return _smallest(state.questions, -ordering_vote_entropy(state.member_scores), n)
 
 
 class DiverseQuestions(QueryStrategy):
@@ -165,7 +136,7 @@ class DiverseQuestions(QueryStrategy):
 
     def select(self, state, n):
         _check_room(state, n)
-        left, _ = state.embeddings(state.model)
+        left, _ = state.embeddings
         return state.questions[kmeans_pick(left[state.questions], n, state.rng)]
 
 

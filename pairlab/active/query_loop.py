@@ -18,6 +18,7 @@ other) is trained on once but was assessed, and is counted, in both scans.
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -25,19 +26,20 @@ import numpy as np
 from ..annotators.scan import scan_to_first_relevant
 from ..data.pairs import isin_sorted, setdiff_sorted, union_sorted
 from ..data.tasks import Pool
-from ..evaluation.ranking import answerable, rank_metrics
+from ..evaluation.ranking import answerable, rank_metrics, top_items
 from ..evaluation.strata import EvalSet, evaluate
 from ..io import to_json, write_atomic, write_json
 from ..models.scoring import CosineScorer
 from ..models.training import default_device
 from . import store
+from .committee import member_scores, train_members
 from .learner import CosineBERTLearner
 from .log import PrintLog
 from .queries import QueryConfig, QueryState, RandomQuestions
 from .runfolder import RunFolderRun
 from .stages import Stages
 
-__all__ = ["QueryRun", "QueryLog", "COST_STAGES"]
+__all__ = ["QueryRun", "QueryLog", "COST_STAGES", "ranking_record"]
 
 COST_STAGES = (
     "embed",
@@ -74,7 +76,6 @@ class QueryRun(RunFolderRun):
         self.learner = learner if learner is not None else CosineBERTLearner(config)
         self.strategy, self.first = config.make_strategy(), RandomQuestions()
         self.callbacks = list(callbacks)
-        self._embedded = (object(), {})  # (model, {id(texts): (texts, embeddings)})
 
     def _round(self, i: int, n: int, model, ids, labels, records):
         done = union_sorted(*[np.asarray(r["questions"], np.int64) for r in records])
@@ -89,12 +90,11 @@ class QueryRun(RunFolderRun):
             labels=labels,
             rng=np.random.default_rng([self.config.seed, i]),
             model=model,
-            embeddings=self._embeddings,
-            encode=self.learner.embed,
-            train=self._member_trainer(i, stages),
-            stage=stages,
+            embeddings=(left, right),
         )
         strategy = self.strategy if i > 1 else self.first  # round 1: the same random questions
+        if "member_scores" in strategy.reads:
+            state = replace(state, member_scores=self._committee(strategy, state, stages))
         with stages("select"):
             picked = np.asarray(strategy.select(state, n), dtype=np.int64)
             _check_picked(state, picked, n, strategy)
@@ -137,36 +137,29 @@ class QueryRun(RunFolderRun):
         store.drop_models(self.folder, keep=i)
         return model, record, batch, batch_labels
 
-    def _member_trainer(self, i: int, stages):
-        def train(ids, labels, member):
-            with stages("train"):
-                return self.learner.train(self.pool, ids, labels, round=i, member=member)
-
-        return train
+    def _committee(self, strategy, state: QueryState, stages) -> np.ndarray:
+        """(members, n_free, top_k) float64: each member's scores of every free question's top-k
+        candidates under the current ranker, the members trained as the round's model is."""
+        items = top_items(self.pool, *state.embeddings, state.questions, strategy.top_k)
+        with stages("train"):
+            members = train_members(self.learner, self.pool, state, strategy)
+        unique, where = np.unique(items, return_inverse=True)  # embed only the texts scored
+        rows = np.broadcast_to(np.arange(len(items))[:, None], items.shape)
+        scores = []
+        for member in members:
+            questions = self.learner.embed(member, self.pool.left_texts[state.questions])
+            candidates = self.learner.embed(member, self.pool.right_texts[unique])
+            scores.append(
+                member_scores(member, questions, candidates, rows, where.reshape(items.shape))
+            )
+        return np.stack(scores)
 
     def _evaluate(self, model) -> dict:
-        """Test nDCG@k and MRR@k per question (every one with a relevant item), their means, and
-        the all-pairs AP with its bootstrap interval."""
-        test = self.pools["test"]
-        left, right = self._embed(model, test)
-        ranks = rank_metrics(test, left, right, k=self.config.eval_k)
-        ap = evaluate(
-            self.eval_set,
-            CosineScorer(test.space, left, right),
-            n_boot=self.config.n_boot,
-            seed=self.config.seed,
+        left, right = self._embed(model, self.pools["test"])
+        c = self.config
+        return ranking_record(
+            self.pools["test"], self.eval_set, left, right, k=c.eval_k, n_boot=c.n_boot, seed=c.seed
         )
-        return {
-            "ndcg": ranks["ndcg_mean"],
-            "mrr": ranks["mrr_mean"],
-            "ap": ap["ap"],
-            "ap_ci": ap["ap_ci"],
-            "per_query": {
-                "questions": ranks["questions"].tolist(),
-                "ndcg": ranks["ndcg"].tolist(),
-                "mrr": ranks["mrr"].tolist(),
-            },
-        }
 
     def _finish(self, model, records, ids, labels, rounds) -> dict:
         result = {
@@ -207,6 +200,25 @@ class QueryRun(RunFolderRun):
                 seed=self.config.seed,
                 **payload,
             )
+
+
+def ranking_record(test: Pool, eval_set: EvalSet, left, right, *, k: int, n_boot: int, seed: int):
+    """A ranker's test record from its item embeddings ``left`` and ``right`` of ``test``:
+    nDCG@k and MRR@k per question (every one with a relevant item), their means, and the
+    all-pairs AP on ``eval_set`` with its bootstrap interval."""
+    ranks = rank_metrics(test, left, right, k=k)
+    ap = evaluate(eval_set, CosineScorer(test.space, left, right), n_boot=n_boot, seed=seed)
+    return {
+        "ndcg": ranks["ndcg_mean"],
+        "mrr": ranks["mrr_mean"],
+        "ap": ap["ap"],
+        "ap_ci": ap["ap_ci"],
+        "per_query": {
+            "questions": ranks["questions"].tolist(),
+            "ndcg": ranks["ndcg"].tolist(),
+            "mrr": ranks["mrr"].tolist(),
+        },
+    }
 
 
 def _check_inputs(config: QueryConfig, pools) -> None:

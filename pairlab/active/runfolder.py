@@ -1,7 +1,6 @@
 """A run over a run folder, what the pair-level loop (:class:`~.loop.ActiveRun`) and the
 query-level loop (:class:`~.query_loop.QueryRun`) share: run, resume or read back under the
-folder's lock, keep the run's archive (:mod:`.archive`) up to date, and embed shared texts once
-per model."""
+folder's lock, keep the run's archive (:mod:`.archive`) up to date, and embed a pool's items."""
 
 from __future__ import annotations
 
@@ -25,8 +24,8 @@ class RunFolderRun:
     """The round loop over a run folder, one skeleton for both levels (:class:`~.loop.ActiveRun`
     over pairs, :class:`~.query_loop.QueryRun` over questions): run, resume or read back under
     the folder's lock, round after round, each round's batch appended to the labels, its record
-    archived and announced. A subclass has ``config``, ``folder``, ``pool``, ``learner``,
-    ``_embedded`` and the methods ``_round(i, n, model, ids, labels, records) -> (model,
+    archived and announced. A subclass has ``config``, ``folder``, ``pool``, ``learner``
+    and the methods ``_round(i, n, model, ids, labels, records) -> (model,
     record, batch, batch_labels)``, ``_load_model``, ``_finish`` and ``_emit``."""
 
     archive = None  # the folder of the run's committed copy (:mod:`.archive`), if any
@@ -84,15 +83,10 @@ class RunFolderRun:
         return result
 
     def _embed(self, model, pool: Pool) -> tuple[np.ndarray, np.ndarray]:
-        """Item embeddings under ``model``; texts the splits share (WikiQA's sentences) are
-        embedded once per model."""
-        if self._embedded[0] is not model:
-            self._embedded = (model, {})
-        cache = self._embedded[1]
-        for texts in (pool.left_texts, pool.right_texts):
-            if id(texts) not in cache:
-                cache[id(texts)] = (texts, self.learner.embed(model, texts))  # texts pin the id
-        return cache[id(pool.left_texts)][1], cache[id(pool.right_texts)][1]
+        """Item embeddings under ``model`` (the learner keeps them: :class:`~.learner.Embeddings`)."""
+        left = self.learner.embed(model, pool.left_texts)
+        same = pool.right_texts is pool.left_texts  # a symmetric pool
+        return left, left if same else self.learner.embed(model, pool.right_texts)
 
 
 def finished_run(config: ActiveConfig, folder) -> dict | None:

@@ -1,7 +1,9 @@
 """Which pairs to label next: one small class per criterion, one ``select`` method.
 
-The round loop (:mod:`pairlab.active.loop`) hands every strategy a :class:`RoundState`: the pool, the
-sorted ids already labelled, and the model trained on them so far. A strategy returns ``n``
+The round loop (:mod:`pairlab.active.loop`) hands every strategy a :class:`RoundState` of plain
+data: the pool, the sorted ids already labelled and their answers, the round's rng and, for a
+criterion over candidates, the candidates with their cosines and calibrated logits (and what its
+``reads`` asks for: the pretrained cosines, a committee's logits). A strategy returns ``n``
 distinct unlabelled pair ids; the loop checks that.
 
 A criterion that ranks candidates (retrieval, uncertainty, committee, diversity) never searches
@@ -24,7 +26,7 @@ import numpy as np
 from ..data.pairs import as_id_set, isin_sorted, sample_range, setdiff_sorted
 from .base import RoundState, Strategy
 from .candidate_search import SELECTION_MODELS, CandidateSearch
-from .committee import label_vote_entropy, member_scores, train_committee
+from .committee import check_committee, label_vote_entropy
 from .diversity import kmeans_pick, pair_features
 
 __all__ = [
@@ -157,6 +159,7 @@ class ConditionalInformativeness(Strategy):
     is one the fine-tuned model judges differently from the base model."""
 
     name = "conditional_informativeness"
+    reads = ("base_cosine",)
 
     def select(self, state, n):
         deviation = (_percentile(state.cosine) - _percentile(_base_cosine(state))) ** 2
@@ -169,6 +172,7 @@ class BaseConsistent(Strategy):
     against the label."""
 
     name = "base_consistent"
+    reads = ("base_cosine",)
 
     def select(self, state, n):
         return _top(state, n, _base_error(state))
@@ -179,6 +183,7 @@ class BaseInconsistent(Strategy):
     model gets most wrong, highest squared error of its score against the label."""
 
     name = "base_inconsistent"
+    reads = ("base_cosine",)
 
     def select(self, state, n):
         return _top(state, n, -_base_error(state))
@@ -190,33 +195,16 @@ class Committee(Strategy):
     of highest vote entropy, ties broken by the widest spread of the members' logits."""
 
     name = "qbc"
+    reads = ("member_logits",)  # the loop trains the members (:func:`.committee.train_committee`)
 
     def __init__(self, members: int = 2, share: float = 0.8):
-        if not isinstance(members, (int, np.integer)) or members < 2:
-            raise ValueError(f"members must be an integer >= 2, got {members!r}")
-        if not 0 < share <= 1:
-            raise ValueError(f"share must be in (0, 1], got {share!r}")
-        self.members, self.share = int(members), float(share)
+        self.members, self.share = check_committee(members, share)
 
     def params(self):
         return {"members": self.members, "share": self.share}
 
     def select(self, state, n):
-        if state.train is None or state.labels is None:
-            raise ValueError(
-                f"round {state.round}: query by committee trains its members with the "
-                "loop's RoundState.train and labels, which this state does not carry"
-            )
-        models = train_committee(
-            state.train,
-            state.labelled,
-            state.labels,
-            state.rng,
-            members=self.members,
-            share=self.share,
-        )
-        rows, cols = state.pool.space.decode(state.candidates)
-        logits = np.stack([member_scores(m, *state.embeddings(m), rows, cols) for m in models])
+        logits = _read(state, "member_logits")  # (members, n_candidates)
         return _top(state, n, -label_vote_entropy(logits), -logits.std(axis=0))
 
 
@@ -245,18 +233,24 @@ class Diversity(Strategy):
             sample = np.sort(
                 state.rng.choice(sample, size=self.points_per_cluster * n, replace=False)
             )
-        left, right = state.embeddings(state.model)
+        left, right = _read(state, "embeddings")
         features = pair_features(state.pool.space, left, right, sample)
         return np.sort(sample[kmeans_pick(features, n, state.rng)])
 
 
-def _base_cosine(state: RoundState) -> np.ndarray:
-    if state.pretrained_cosine is None:
+def _read(state: RoundState, name: str) -> np.ndarray:
+    """``state``'s field ``name``, which the loop fills for a criterion that ``reads`` it."""
+    value = getattr(state, name)
+    if value is None:
         raise ValueError(
-            f"round {state.round}: this strategy needs the base (pretrained) model's "
-            "cosines (RoundState.pretrained_cosine), which the loop provides"
+            f"round {state.round}: this strategy reads RoundState.{name}, which is None "
+            f"(the loop fills it for a criterion whose `reads` names it)"
         )
-    return np.asarray(state.pretrained_cosine(state.candidates), np.float64)
+    return value
+
+
+def _base_cosine(state: RoundState) -> np.ndarray:
+    return np.asarray(_read(state, "base_cosine"), np.float64)
 
 
 def _base_error(state: RoundState) -> np.ndarray:
@@ -368,6 +362,10 @@ class OneToOne(Strategy):
     def adaptive(self) -> bool:
         return self.base.adaptive
 
+    @property
+    def criterion(self) -> Strategy:
+        return self.base.criterion
+
     def params(self):
         return {"base": self.base}
 
@@ -375,11 +373,17 @@ class OneToOne(Strategy):
         keep = ~of_matched_records(state.pool.space, state.candidates, state.labelled, state.labels)
         if keep.all():
             return self.base.select(state, n)
+
+        def part(x):
+            return None if x is None else x[..., keep]
+
         narrowed = replace(
             state,
             candidates=state.candidates[keep],
             cosine=state.cosine[keep],
-            logits=None if state.logits is None else state.logits[keep],
+            logits=part(state.logits),
+            base_cosine=part(state.base_cosine),
+            member_logits=part(state.member_logits),
         )
         return self.base.select(narrowed, n)
 

@@ -14,13 +14,34 @@ NO_ANSWER = -1  # the annotator gave no usable answer for this pair
 
 
 class Annotator(Configurable):
-    """Answers label requests; subclasses set ``name`` and implement ``annotate``."""
+    """Answers label requests; subclasses set ``name`` and implement ``annotate``. The loop asks
+    every annotator the same four things besides; the defaults are an oracle's (a person's
+    session, :class:`~.person.PersonAnnotator`, and an LLM, :class:`~.llm.LLMAnnotator`, say
+    more)."""
 
     name = "annotator"
 
     def annotate(self, pool: Pool, pair_ids) -> np.ndarray:
         """(n,) int8 labels (1, 0 or NO_ANSWER) of ``pair_ids``: (n,) int64 ids of ``pool``."""
         raise NotImplementedError
+
+    def held_out(self) -> np.ndarray:
+        """Sorted int64 pair ids no batch may hold (a session's audit pairs); none by default."""
+        return np.empty(0, np.int64)
+
+    def start_round(self, round: int, state, batch) -> None:
+        """Told round ``round``'s :class:`~pairlab.active.base.RoundState` and its ``batch``
+        before :meth:`annotate` (a session posts its pairs then); nothing by default."""
+
+    def answered_beyond(self, labelled) -> tuple[np.ndarray, np.ndarray]:
+        """Pairs answered outside ``labelled`` (sorted int64) and their int8 labels, which count
+        as the round's (a person's spare pairs); none by default."""
+        return np.empty(0, np.int64), np.empty(0, np.int8)
+
+    @property
+    def usage(self) -> dict:
+        """Counts of what answering has spent so far (requests, tokens, cost); none by default."""
+        return {}
 
 
 def check_pair_ids(pool: Pool, pair_ids) -> np.ndarray:

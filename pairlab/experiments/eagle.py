@@ -242,7 +242,7 @@ class CaseStudy:
                 f"unknown strategy {strategy!r}; choose from {sorted(CASE_STRATEGIES)}"
             )
         if strategy not in self._picks:
-            target = self.split.target
+            target, chosen = self.split.target, CASE_STRATEGIES[strategy]()
             if self._cosine is None:  # the source-trained model's cosines of the target, once
                 left, right = self.train.texts(target)
                 self._cosine = self.initial.cosine(left, right).astype(np.float64)
@@ -256,9 +256,11 @@ class CaseStudy:
                 cosine=self._cosine,
                 logits=self.initial.calibration.logits(self._cosine),
                 model=self.initial,
-                pretrained_cosine=lambda ids: self.base_cosine(self.train, ids),
+                base_cosine=(
+                    self.base_cosine(self.train, target) if "base_cosine" in chosen.reads else None
+                ),
             )
-            self._picks[strategy] = CASE_STRATEGIES[strategy]().select(state, self.budget)
+            self._picks[strategy] = chosen.select(state, self.budget)
         return self._picks[strategy]
 
     def measure(self, model) -> dict:

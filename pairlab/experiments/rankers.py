@@ -16,14 +16,13 @@ import numpy as np
 import pandas as pd
 
 from ..active.queries import QuerySettings
-from ..active.query_loop import COST_STAGES, QueryRun
+from ..active.query_loop import COST_STAGES, QueryRun, ranking_record
 from ..active.store import run_folder
 from ..annotators.scan import scan_to_first_relevant
-from ..evaluation.ranking import answerable, rank_metrics
+from ..evaluation.ranking import answerable
 from ..evaluation.significance import ALPHA, bonferroni, paired_test
-from ..evaluation.strata import EvalConfig, evaluate, pretrained_eval_set
+from ..evaluation.strata import EvalConfig, pretrained_eval_set
 from ..models.embed import embed_pool
-from ..models.scoring import CosineScorer
 from .budget import Budget, round_hours
 
 __all__ = [
@@ -78,17 +77,12 @@ class RankerSettings:
             batches = {task: (int(n),) * int(rounds) for task, n in per_round.items()}
         else:
             batches = (int(per_round),) * int(rounds)
-        query = QuerySettings(
+        query = QuerySettings.from_params(
+            params,
             batches=batches,
             top_k=params["top_k"],
             members=params["committee_members"],
             share=params["committee_share"],
-            model=params["model"],
-            epochs=params["cosine_epochs"],
-            learning_rate=params["learning_rate"],
-            batch_size=params["batch_size"],
-            max_seq_length=params["max_seq_length"],
-            n_boot=params["n_boot"],
         )
         groups = _groups(
             params["active_strategies"], params["random_seeds"], params["active_seeds"]
@@ -249,29 +243,17 @@ def pretrained_baseline(
             pool, settings.model, show_progress=False, max_seq_length=settings.max_seq_length
         )
     )
-    out = {}
-    for task, (pools, eval_set) in prepared.items():
-        test = pools["test"]
-        left, right = embed(test)
-        ranks = rank_metrics(test, left, right, k=10)
-        ap = evaluate(
+    return {
+        task: ranking_record(
+            pools["test"],
             eval_set,
-            CosineScorer(test.space, left, right),
+            *embed(pools["test"]),
+            k=10,
             n_boot=settings.n_boot,
             seed=settings.seed,
         )
-        out[task] = {
-            "ndcg": ranks["ndcg_mean"],
-            "mrr": ranks["mrr_mean"],
-            "ap": ap["ap"],
-            "ap_ci": ap["ap_ci"],
-            "per_query": {
-                "questions": ranks["questions"].tolist(),
-                "ndcg": ranks["ndcg"].tolist(),
-                "mrr": ranks["mrr"].tolist(),
-            },
-        }
-    return out
+        for task, (pools, eval_set) in prepared.items()
+    }
 
 
 def curves(results: dict, budget: Budget) -> pd.DataFrame:

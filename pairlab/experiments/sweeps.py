@@ -177,7 +177,8 @@ def sweep(
     """Run every (task, strategy, seed); ``prepared`` maps task -> :func:`pools_and_strata`'s output and
     ``settings`` holds the other :class:`ActiveConfig` fields (a per-task dict is allowed for
     any of them, e.g. ``{"rounds": {"qqp": 5, "wikiqa": 4}}``). A strategy is a name or a
-    :class:`Variant`. Finished runs are read back; ``learner(config)`` replaces CosineBERT (tests).
+    :class:`Variant`; ``seeds`` are every strategy's, or a dict of each one's own (by label).
+    Finished runs are read back; ``learner(config)`` replaces CosineBERT (tests).
 
     ``backend="local"`` runs them one after another in this process; ``"ray"`` makes each run a
     Ray task of ``cpus_per_run`` CPUs and ``gpus_per_run`` GPUs on the cluster at ``address``
@@ -198,38 +199,10 @@ def sweep(
     )
 
 
-def sweep_groups(
-    prepared: dict,
-    groups,
-    settings: LoopSettings,
-    root,
-    *,
-    callbacks=(),
-    learner: Callable | None = None,
-    backend: str = "local",
-    address: str | None = None,
-    cpus_per_run: float = 1,
-    gpus_per_run: float | None = None,
-    archive=None,
-) -> dict:
+def sweep_groups(prepared: dict, groups, settings: LoopSettings, root, **options) -> dict:
     """:func:`sweep` over ``groups`` of ``(strategy, seeds)``, each strategy with its own seeds,
-    in the order given (on Ray, all at once); returns the merged results."""
-    runs = [
-        run
-        for strategy, seeds in groups
-        for run in _runs(prepared, [strategy], seeds, settings, root)
-    ]
-    return _execute(
-        runs,
-        prepared,
-        callbacks,
-        learner or sharing(settings),
-        backend=backend,
-        address=address,
-        cpus_per_run=cpus_per_run,
-        gpus_per_run=gpus_per_run,
-        archive=_archives(root, archive),
-    )
+    in the order given (on Ray, all at once)."""
+    return sweep(prepared, [s for s, _ in groups], _by_label(groups), settings, root, **options)
 
 
 @dataclass(frozen=True)
@@ -255,7 +228,7 @@ def _runs(prepared: dict, strategies, seeds, settings: LoopSettings, root) -> li
     runs = []
     for task, (pools, eval_sets) in prepared.items():
         for entry in map(_variant, strategies):
-            for seed in seeds:
+            for seed in _seeds(seeds, entry):
                 config = settings.config(
                     task, entry.strategy, seed, **entry.fields(task, int(seed))
                 )
@@ -267,6 +240,16 @@ def _runs(prepared: dict, strategies, seeds, settings: LoopSettings, root) -> li
                     )
                 )
     return runs
+
+
+def _by_label(groups) -> dict:
+    """``groups`` of ``(strategy, seeds)`` as each strategy's seeds by its label."""
+    return {_variant(strategy).label: list(seeds) for strategy, seeds in groups}
+
+
+def _seeds(seeds, entry: Variant) -> list:
+    """The seeds of ``entry``: ``seeds``, or its own where ``seeds`` is a dict by label."""
+    return seeds[entry.label] if isinstance(seeds, dict) else seeds
 
 
 def _archives(root, archive) -> Callable[[Path], Path] | None:
@@ -339,7 +322,7 @@ class RunProgress:
 
 def group_rounds(prepared: dict, groups, settings: LoopSettings) -> int:
     """Rounds :func:`sweep_groups` will run (for a progress bar)."""
-    return sum(total_rounds(prepared, [strategy], seeds, settings) for strategy, seeds in groups)
+    return total_rounds(prepared, [s for s, _ in groups], _by_label(groups), settings)
 
 
 def total_rounds(prepared: dict, strategies, seeds, settings: LoopSettings) -> int:
@@ -347,7 +330,7 @@ def total_rounds(prepared: dict, strategies, seeds, settings: LoopSettings) -> i
     total = 0
     for task in prepared:
         for entry in map(_variant, strategies):
-            for seed in seeds:
+            for seed in _seeds(seeds, entry):
                 config = settings.config(
                     task, entry.strategy, seed, **entry.fields(task, int(seed))
                 )

@@ -75,7 +75,7 @@ class SessionAudit:
                 "its scores cannot stratify an audit",
             )
             return np.empty(0, np.int64), np.empty(0, np.int64)
-        left, right = state.embeddings(model)
+        left, right = state.embeddings  # under the selection model: the one trained so far
         calibration = model.calibration
         threshold = calibration.mean + calibration.std * (-calibration.bias / calibration.weight)
         rates = audit_calibration(state, left, right)
