@@ -168,7 +168,8 @@ class LabelingSession:
     ):
         given = {k: options.pop(k) for k in list(options) if k in _FIELDS}
         base = settings or SessionSettings()
-        self.settings = replace(base, **given, train={**base.train, **options})
+        train = {**base.train, **given.pop("train", {}), **options}  # the loop's other fields
+        self.settings = replace(base, **given, train=train)
         if self.settings.annotator == "oracle" and oracle_pairs is None:
             raise ValueError(
                 "annotator='oracle' needs oracle_pairs: the file of every true pair "
