@@ -132,7 +132,7 @@ else:
 # %% [markdown]
 # ## 3. How far am I?
 #
-# Run this cell whenever you like. The audit sample estimates how many matching pairs the whole
+# Run these cells whenever you like. The audit sample estimates how many matching pairs the whole
 # collection holds, and so the share you have found, each with a 95% interval.
 #
 # A few hundred audit pairs cannot see a match rate of one in ten thousand by themselves, so the
@@ -147,8 +147,87 @@ else:
 # goes on from its last round, with every answer you gave. Other settings start a new session
 # (the error says how to bring your answers along).
 
+# %% [markdown]
+# First the arithmetic, by hand. Each round from the second cut every pair into score strata and
+# drew its audit from the pairs unlabelled then: stratum h held `M` of them, `n` were audited
+# (answered yes or no so far), `k` of those were matches; `known` matches of the stratum are
+# among your labels.
+
+# %%
+from dataclasses import replace
+
+import numpy as np
+from scipy.special import betaln
+
+from pairlab.evaluation.audit_estimate import combine_rounds
+from pairlab.evaluation.audit_prior import rate_prior
+from pairlab.session.audit import SessionAudit
+
+# %%
+audit = SessionAudit(session.folder / "audit")  # each audit round's design, saved when drawn
+found = session.counts()["positives"]  # the matches you have labelled
+answered = audit.audit_answers(session.store)  # audit pairs answered yes or no, every round
+ready = answered >= audit.n_strata  # the estimate needs an answer a stratum at least
+print(f"{found:,} matches found, {answered} audit answers" + ("" if ready else
+      f": no estimate yet, it needs {audit.n_strata}, one for each score stratum"))
+
+# %%
+rounds = []
+for r in audit.rounds() if ready else []:
+    d, excluded, excluded_stratum = audit.load(r)  # the design; the pairs labelled before it
+    answers = session.store.answers(d.ids)  # 1, 0; unsure or not answered yet (< 0): left out
+    keep, h = answers >= 0, len(d.sizes)
+    n = np.bincount(d.stratum[keep], minlength=h)
+    k = np.bincount(d.stratum[keep], weights=answers[keep], minlength=h).astype(int)
+    known = np.bincount(excluded_stratum[session.store.answers(excluded) == 1], minlength=h)
+    if keep.any():  # a round without an answer yet says nothing
+        rounds.append(dict(design=d, keep=keep, y=answers[keep], M=d.unlabelled, n=n, k=k, known=known))
+display(pd.DataFrame({c: rounds[-1][c] for c in ("M", "n", "k", "known")}).T if rounds else None)
+
+# %% [markdown]
+# A stratum's unaudited pairs hold `(M - n) * rate` matches, the rate a posterior mean: the
+# prior (the model's calibrated scores, shifted and tilted over a grid of possible calibration
+# errors) updated by `k` in `n`. `matches_per_record` drops the grid points that expect more
+# unfound matches than `matches_per_record` times the records of the smaller table.
+
+# %%
+space = session.pool.space
+bound = None if matches_per_record is None else matches_per_record * (
+    space.n_left if space.symmetric else min(space.n_left, space.n_right))
+for row in rounds:
+    d, M, n, k = row["design"], row["M"], row["n"], row["k"]
+    prior = rate_prior(d.rates, prior=d.prior, strength=d.strength, sizes=M, max_positives=bound)
+    a, b = prior.a + k, prior.b + n - k  # (grid, H): each grid point's Betas after the audit
+    log_w = prior.log_weight + (betaln(a, b) - betaln(prior.a, prior.b)).sum(axis=1)  # how likely k
+    w = np.exp(log_w - log_w.max()) / np.exp(log_w - log_w.max()).sum()
+    row["unfound"] = (M - n) * (w @ (a / (a + b)))  # (H,) matches expected among the unaudited
+    row["total"] = max(float((row["known"] + k + row["unfound"]).sum()), found)
+
+# %% [markdown]
+# Each round estimates the same total; they are averaged with weights fixed when each was drawn
+# (one over its design's expected variance). The interval comes from posterior draws of every
+# stratum at once: the estimator's own `combine_rounds`, given the counts above.
+
+# %%
+if rounds:
+    weight = np.array([1 / row["design"].design_variance for row in rounds])
+    total = max(float(weight @ [row["total"] for row in rounds] / weight.sum()), found)
+    audits = [replace(row["design"], ids=row["design"].ids[row["keep"]],
+                      stratum=row["design"].stratum[row["keep"]], known=row["known"]) for row in rounds]
+    drawn = combine_rounds(audits, [row["y"] for row in rounds], found=found, seed=0)
+    print(f"{found:,} of an estimated {total:,.1f} matches: {found / total:.1%} found "
+          f"({drawn['recall_found_ci'][0]:.0%}-{drawn['recall_found_ci'][1]:.0%})")
+
+# %% [markdown]
+# The session's estimate is that arithmetic (it says so when there is no estimate yet):
+
 # %%
 estimate = session.estimate()
+if rounds:
+    np.testing.assert_allclose([total, found / total], [estimate["total"], estimate["recall_found"]])
+    np.testing.assert_allclose(drawn["total_ci"] + drawn["recall_found_ci"],
+                               estimate["total_ci"] + estimate["recall_found_ci"])
+    np.testing.assert_equal(bound, estimate["bound"])
 print(estimate["sentence"])
 display(session.estimate_table())
 

@@ -143,6 +143,50 @@ def test_a_larger_budget_goes_on_from_the_last_round_and_other_changes_are_refus
         LabelingSession(records(), tmp_path / "s", **small).run(learner=FakeLearner(VECTORS))
 
 
+def test_the_budget_is_every_answer_the_audit_included(tmp_path):
+    """``budget`` answers in all: the audit pairs come out of each round's pairs, not on top
+    (a session asked for 1,408 labels asked 1,542 when they did); a larger budget goes on to
+    the same count, and its rounds are those one session with that budget plans."""
+    session = audited_session(tmp_path / "s")
+    audit = session.store.queue().query("kind == 'audit'")
+    assert len(audit) == 12 and session.counts()["labels"] == 48 == len(session.store.history())
+    assert session.shown == (12, 12, 12, 12) and session.audits == (0, 4, 4, 4)
+    assert session.config.batches == (12, 8, 8, 8) and session.result()["labels"] == 36
+
+    small = {**oracle_toy(), "audit_share": 1 / 3, "budget": 30}  # shown 12, 12, 6
+    grown = LabelingSession(records(), tmp_path / "g", **small)
+    assert grown.audits == (0, 4, 2) and grown.config.batches == (12, 8, 4)
+    grown.run(learner=FakeLearner(VECTORS))
+    assert grown.counts()["labels"] == 30
+    more = LabelingSession(records(), tmp_path / "g", **{**small, "budget": 54})
+    assert more.shown == (12, 12, 6, 12, 12) and more.audits == (0, 4, 2, 4, 4)
+    more.run(learner=FakeLearner(VECTORS))
+    assert more.counts()["labels"] == 54
+
+
+def test_bad_settings_are_errors_naming_the_value(tmp_path):
+    from pairlab.session import SessionSettings
+
+    for bad, needle in [
+        ({"batch": 0}, "batch must be a positive integer, got 0"),
+        ({"budget": 2.5}, "budget must be a positive integer, got 2.5"),
+        ({"audit_share": 1.0}, r"audit_share must be a number in \[0, 1\), got 1.0"),
+        ({"annotator": "robot"}, "annotator must be one of .*'robot'"),
+        ({"spares": -1}, "spares must be None or an integer >= 0, got -1"),
+        ({"matches_per_record": 0}, "matches_per_record must be > 0, got 0"),
+    ]:
+        with pytest.raises(ValueError, match=needle):
+            SessionSettings(**bad)
+        with pytest.raises(ValueError, match=needle):
+            LabelingSession(records(), tmp_path / "bad", name="toy", **bad)
+    settings = SessionSettings(batch=10, budget=25, audit_share=0.2)
+    assert settings.rounds() == ((10, 10, 5), (0, 2, 1))
+    assert settings.rounds(audited=False) == ((10, 10, 5), (0, 0, 0))
+    session = LabelingSession(records(), tmp_path / "ok", name="toy", settings=settings)
+    assert session.settings == settings
+    assert session.config.batches == (10, 8, 4)
+
+
 def test_record_use_counts_where_the_labelled_matches_sit(tmp_path):
     """``record_use`` against a count by hand over the session's answers: records in two
     matches, non-matches of matched records; the advice follows the counts and the setting."""
@@ -344,12 +388,10 @@ def test_no_estimate_until_an_audit_answer_per_stratum(tmp_path):
     session.run(learner=FakeLearner(VECTORS))
     queue = session.store.queue()
     audit = queue[queue["kind"] == "audit"]
-    assert (
-        len(audit) == 2 * 4
-    )  # rounds 2 and 3: 12 * 0.25 / 0.75 = 4 pairs each; round 1 has no model
+    assert len(audit) == 2 * 3  # rounds 2 and 3: 12 * 0.25 = 3 pairs each; round 1 has no model
     estimate = session.estimate()
     assert estimate["total"] is None
-    assert "8 audit answers so far; the estimate needs 12" in estimate["sentence"]
+    assert "6 audit answers so far; the estimate needs 12" in estimate["sentence"]
     assert not (tmp_path / "s" / "estimates.jsonl").exists()
     # notebook 10 records such a session too: no interval yet is a layout its metrics file holds
     exported = {"matches": 3, "clusters": 3, "threshold": 0.5, "chosen": "bi-encoder"}
@@ -361,7 +403,8 @@ def test_no_estimate_until_an_audit_answer_per_stratum(tmp_path):
 
 
 def audited_session(folder, **options) -> LabelingSession:
-    """An oracle session of 4 rounds of 12 pairs with a quarter audited, run to its end."""
+    """An oracle session of 4 rounds of 12 pairs, a third of each from round 2 audited (the 12
+    audit answers an estimate needs), run to its end."""
     session = LabelingSession(
         records(),
         folder,
@@ -370,7 +413,7 @@ def audited_session(folder, **options) -> LabelingSession:
         batch=12,
         budget=48,
         candidate_m=6,
-        audit_share=0.25,
+        audit_share=1 / 3,
         name="toy",
         **options,
     )
@@ -385,12 +428,13 @@ def test_an_oracle_session_with_an_audit_estimates_the_matches_it_has_not_found(
     from pairlab.session.audit import SessionAudit
 
     designs = [SessionAudit(tmp_path / "s" / "audit").load(r)[0] for r in (2, 3, 4)]
-    assert [len(d.ids) for d in designs] == [4, 4, 4]  # 12 * 0.25 / 0.75 each; round 1: no model
+    assert [len(d.ids) for d in designs] == [4, 4, 4]  # 12 / 3 each; round 1: no model
     drawn = np.unique(np.concatenate([d.ids for d in designs]))
-    assert sorted(audit["pair_id"]) == list(drawn)  # a pair drawn again is not asked again
+    assert len(drawn) == 12  # an earlier round's audit pair is a census, never drawn again
+    assert sorted(audit["pair_id"]) == list(drawn)
     assert not audit["pair_id"].isin(queue.loc[queue["kind"] == "batch", "pair_id"]).any()
     trained = np.concatenate(round_ids(tmp_path / "s" / "run"))
-    assert len(trained) == 48  # the batches only: the audit is held out of training
+    assert len(trained) == 12 + 3 * 8  # the batches only: the audit is held out of training
     assert not audit["pair_id"].isin(trained).any()
     estimate = session.estimate()
     assert estimate["found"] == session.counts()["positives"]
@@ -427,7 +471,7 @@ def test_no_audit_from_a_model_that_saw_one_answer(tmp_path):
     assert audit.skipped()[0]["round"] == 2 and "one answer only" in audit.skipped()[0]["why"]
 
 
-def test_a_strategy_that_found_no_match_records_no_infinity(monkeypatch):
+def test_a_strategy_that_found_no_match_records_no_infinity():
     """Random labelling can find no match at all: its labels per match is None, so the metrics
     file (which refuses NaN and infinity) records it."""
     import json
@@ -442,7 +486,10 @@ def test_a_strategy_that_found_no_match_records_no_infinity(monkeypatch):
 
     class Fake(SimpleNamespace):
         def result(self):
-            return results[self.options["strategy"]]
+            return results[self.settings.strategy]
+
+        def sibling(self, folder, **changes):
+            return Fake(settings=SimpleNamespace(**changes), pool=pool)
 
     pool = SimpleNamespace(positives=list(range(69)), left=None)
     session = Fake(
@@ -450,11 +497,7 @@ def test_a_strategy_that_found_no_match_records_no_infinity(monkeypatch):
         config=SimpleNamespace(strategy="uncertainty"),
         pool=pool,
         folder=__import__("pathlib").Path("/tmp/x"),
-        options={"strategy": "uncertainty"},
-    )
-    monkeypatch.setattr(
-        "pairlab.session.session.LabelingSession",
-        lambda left, folder, **options: Fake(options=options, pool=pool),
+        settings=SimpleNamespace(strategy="uncertainty", one_to_one=False),
     )
     frame = comparison.compare_strategies(session, ["random"])
     records = frame.reset_index().to_dict("records")

@@ -281,8 +281,8 @@ class SessionStore:
 class PersonAnnotator(Annotator):
     """The loop's annotator in a labelling session: at the start of each round
     (:meth:`start_round`) it posts the round's batch to the session's :class:`SessionStore`, with
-    an audit sample mixed in (``audit_share`` of the pairs shown; drawn by ``audit``, a callable
-    ``(round, state, batch, n) -> (pair_ids, strata)``) and ``spares`` more candidates after it
+    an audit sample mixed in (``audits[r - 1]`` pairs in round r, with any a round before could
+    not draw; drawn by ``audit``, a callable ``(round, state, batch, n) -> (pair_ids, strata)``) and ``spares`` more candidates after it
     (the most uncertain ones the batch left: the person labels them while the next model
     trains); :meth:`annotate` returns once every pair of the batch has an answer, polling every
     ``poll`` seconds. The spares answered join the round's labels (:meth:`answered_beyond`);
@@ -298,15 +298,16 @@ class PersonAnnotator(Annotator):
         who: str = "person",
         poll: float = 0.2,
         oracle=None,
-        audit_share: float = 0.0,
+        audits=(),
         spares: int = 0,
         audit=None,
     ):
-        if not 0.0 <= audit_share < 1.0:
-            raise ValueError(f"audit_share must be in [0, 1), got {audit_share!r}")
+        plan = np.asarray(audits, dtype=np.int64).ravel()
+        if (plan < 0).any() or not np.array_equal(plan, np.asarray(audits, dtype=float).ravel()):
+            raise ValueError(f"audits must be counts >= 0 of pairs a round, got {audits!r}")
         self.store = store if isinstance(store, SessionStore) else SessionStore(store)
         self.who, self.poll, self.oracle = who, float(poll), oracle
-        self.audit_share, self.spares, self.audit = float(audit_share), int(spares), audit
+        self.audits, self.spares, self.audit = tuple(int(a) for a in plan), int(spares), audit
         self.round = 0
 
     def start_round(self, round: int, state, batch) -> None:
@@ -315,7 +316,7 @@ class PersonAnnotator(Annotator):
         self.round = round
         batch = np.asarray(batch, np.int64)
         rng = np.random.default_rng([round, 7919])
-        n_audit = int(round_half_up(len(batch) * self.audit_share / (1.0 - self.audit_share)))
+        n_audit = self._audit_size(round)
         audit, strata = (
             self.audit(round, state, batch, n_audit)
             if n_audit and self.audit
@@ -331,6 +332,13 @@ class PersonAnnotator(Annotator):
             self.store.post(round, spare, "spare")
         if self.oracle is not None:
             self._answer_as_oracle(np.concatenate([shown, spare]))
+
+    def _audit_size(self, round: int) -> int:
+        """Round ``round``'s audit pairs: those planned up to it less those posted before it (a
+        round whose model could not stratify an audit passes its pairs on)."""
+        queue = self.store.queue()
+        before = int(((queue["kind"] == "audit") & (queue["round"] < round)).sum())
+        return max(sum(self.audits[:round]) - before, 0)
 
     def annotate(self, pool, pair_ids) -> np.ndarray:
         ids = check_pair_ids(pool, pair_ids)
@@ -365,10 +373,6 @@ class PersonAnnotator(Annotator):
         missing = ids[self.store.answers(ids) == UNANSWERED]
         for pair_id, label in zip(missing, self.oracle.labels(missing)):
             self.store.answer(int(pair_id), int(label), annotator=self.who)
-
-
-def round_half_up(x: float) -> int:
-    return int(np.floor(x + 0.5))
 
 
 def _spares(state, shown, n: int) -> np.ndarray:

@@ -6,9 +6,10 @@ with a 95% interval (:mod:`pairlab.evaluation.audit_estimate`).
 
 Each round's design is saved before its pairs are posted (``<session>/audit/round_XX.npz``), so
 a restarted worker posts the same audit and the estimate reads every round's design back. The
-pairs excluded from a round's frame are those labelled before it and its batch: the batch's
-answers, known later, count as labelled positives of their strata (a census), so the frame and
-the census never overlap. An audit pair not answered yet, or answered unsure, is left out of
+pairs excluded from a round's frame are those labelled before it, its batch and the earlier
+rounds' audit pairs: their answers, read when the estimate is made, count as labelled positives
+of their strata (a census), so the frame and the census never overlap and no pair is audited
+twice. An audit pair not answered yet, or answered unsure, is left out of
 its round's estimate (its stratum's sample is then smaller; unsure answers are assumed to say
 nothing about the rate).
 """
@@ -89,7 +90,10 @@ class SessionAudit:
             seed=self.seed + round,
         )
         answered = state.labels >= 0
-        excluded = np.union1d(state.labelled, batch)
+        # earlier rounds' audit pairs join the census beside the batch: never drawn twice, so
+        # every audit pair is a question of the budget (their answers are read at estimate time)
+        held_out = getattr(state, "held_out", np.empty(0, np.int64))
+        excluded = np.union1d(np.union1d(state.labelled, batch), held_out)
         labels = np.zeros(len(excluded), np.int8)  # the batch's answers come later (a census)
         labels[np.searchsorted(excluded, state.labelled[answered])] = state.labels[answered] == 1
         n = min(n, int(strata.sizes.sum() - len(excluded)))

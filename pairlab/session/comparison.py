@@ -15,7 +15,6 @@ def compare_strategies(session, strategies, *, learner=None) -> pd.DataFrame:
     (None where it found none: a metrics file holds no infinity), and the share of all true
     matches found. Needs the oracle (the truth is what is counted)."""
     from ..active.strategies import CandidateSearch, make_strategy
-    from .session import LabelingSession
 
     if session.annotator != "oracle":
         raise ValueError(
@@ -28,19 +27,15 @@ def compare_strategies(session, strategies, *, learner=None) -> pd.DataFrame:
             continue
         # the session's one-to-one rule where the other strategy picks among candidates too
         # (random labelling draws from the whole pool: the rule has nothing to narrow)
-        one_to_one = bool(session.options.get("one_to_one")) and isinstance(
+        one_to_one = session.settings.one_to_one and isinstance(
             make_strategy(strategy), CandidateSearch
         )
-        other = LabelingSession(
-            session.pool.left,
+        other = session.sibling(
             session.folder.with_name(f"{session.folder.name}-{strategy}"),
-            **{
-                **session.options,
-                "strategy": strategy,
-                "audit_share": 0.0,
-                "coverage": 0,
-                "one_to_one": one_to_one,
-            },
+            strategy=strategy,
+            audit_share=0.0,
+            coverage=0,
+            one_to_one=one_to_one,
         )
         rows.append(_row(strategy, other, learner))
     frame = pd.DataFrame(rows).set_index("strategy")
@@ -76,9 +71,7 @@ def _row(strategy: str, session, learner) -> dict:
 def coverage_sessions(session, seeds, *, learner=None) -> list:
     """``session`` and oracle sessions like it with other ``seeds`` (other trajectories), each
     run with its per-round coverage checks (``coverage`` fresh audits a round)."""
-    from .session import LabelingSession
-
-    if session.annotator != "oracle" or not session.coverage:
+    if not session.settings.coverage_repeats:
         raise ValueError(
             "coverage needs the oracle as the person and coverage > 0 (fresh audits per round)"
         )
@@ -87,10 +80,8 @@ def coverage_sessions(session, seeds, *, learner=None) -> list:
         if seed == session.config.seed:
             continue
         sessions.append(
-            LabelingSession(
-                session.pool.left,
-                session.folder.with_name(f"{session.folder.name}-seed{seed}"),
-                **{**session.options, "seed": seed},
+            session.sibling(
+                session.folder.with_name(f"{session.folder.name}-seed{seed}"), seed=seed
             )
         )
     for other in sessions:

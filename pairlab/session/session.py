@@ -17,7 +17,7 @@ export's cross-encoder scores, read back while the answers stay the same) and, a
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,75 +28,63 @@ from ..annotators.person import UNANSWERED, SessionStore
 from ..data.items import Records
 from ..data.recordpool import RecordPool, record_pairs
 from ..io import read_json, to_json, write_json
+from .settings import ANNOTATORS, SessionSettings, audits
 from .worker import Job, run_job, spawn
 
-__all__ = ["LabelingSession", "session_config", "ANNOTATORS"]
+__all__ = ["LabelingSession", "SessionSettings", "SessionData", "session_config", "ANNOTATORS"]
 
-ANNOTATORS = ("person", "oracle")  # oracle: the truth plays the person (papermill, CI, coverage)
+SETTINGS_FILE = "session.json"  # the settings a session's loop last ran with (a grown budget)
 
 
 def session_config(
-    pool: RecordPool,
-    *,
-    strategy: str,
-    batch: int,
-    budget: int,
-    seed: int,
-    model,
-    candidate_m: int,
-    epochs,
-    max_seq_length: int,
-    who: str,
-    audit_share: float,
-    **extra,
+    pool: RecordPool, settings: SessionSettings, batches, *, model=None
 ) -> ActiveConfig:
-    """The loop's settings for a session: ``budget`` labels in rounds of ``batch`` pairs (the
-    last round takes the rest), the first from static retrieval, the final model kept."""
-    for name, value in (("batch", batch), ("budget", budget)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    if budget > pool.n_pairs:
+    """The loop's settings for a session: the strategy picks ``batches`` pairs a round (each
+    round's pairs shown less its audit: :meth:`SessionSettings.rounds`), the first round from
+    static retrieval, the final model kept."""
+    if settings.budget > pool.n_pairs:
         raise ValueError(
-            f"a budget of {budget:,} labels exceeds the {pool.n_pairs:,} pairs of "
+            f"a budget of {settings.budget:,} labels exceeds the {pool.n_pairs:,} pairs of "
             f"{pool.task}: lower it"
         )
-    rounds, rest = divmod(budget, batch)
-    batches = (batch,) * rounds + ((rest,) if rest else ())
+    one_to_one = {"strategy_params": {"one_to_one": True}} if settings.one_to_one else {}
     return ActiveConfig(
         task=pool.task,
-        strategy=strategy,
-        seed=seed,
-        batches=batches,
-        candidate_m=candidate_m,
+        strategy=settings.strategy,
+        seed=settings.seed,
+        batches=tuple(int(b) for b in batches),
+        candidate_m=settings.candidate_m,
         model=model,
-        epochs=epochs,
-        max_seq_length=max_seq_length,
+        epochs=settings.epochs,
+        max_seq_length=settings.max_seq_length,
         n_boot=2,
         curve=False,
         keep_model=True,
-        annotator={"kind": "person", "name": who, "audit_share": audit_share},
-        **extra,
+        annotator={"kind": "person", "name": settings.who, "audit_share": settings.audit_share},
+        **one_to_one,
+        **settings.train,
     )
 
 
-def grown_config(run_folder: Path, config: ActiveConfig, batch: int) -> ActiveConfig | None:
-    """A larger budget for a session: where ``run_folder`` holds this session's run with fewer
-    labels and every other setting the same, ``config`` with that run's rounds first and the
-    labels added in rounds of ``batch`` after them, so the loop goes on from its last finished
-    round; None where there is no run yet, or it differs in more than its budget (then the run
-    folder's own check says what differs)."""
-    path = run_folder / "config.json"
-    if not path.is_file():
-        return None
-    old, new = read_json(path), to_json(config.to_dict())
-    if not isinstance(old, dict) or differing_keys(old, new) != ["batches"]:
-        return None
-    done = tuple(old.get("batches") or ())
-    extra = sum(config.batches) - sum(done)
-    if not done or extra < 0:
-        return None
-    rounds, rest = divmod(extra, batch)
-    return replace(config, batches=done + (batch,) * rounds + ((rest,) if rest else ()))
+def planned_rounds(folder: Path, settings: SessionSettings, *, audited: bool):
+    """``(shown, audit)`` per round (:meth:`SessionSettings.rounds`). Where ``folder`` holds
+    this session's run with a smaller budget and every other setting the same, that run's
+    rounds first and the answers added in rounds of ``batch`` after them, so the loop goes on
+    from its last finished round."""
+    shown, audit = settings.rounds(audited=audited)
+    path = folder / SETTINGS_FILE
+    old = read_json(path) if path.is_file() and (folder / "run" / "config.json").is_file() else None
+    if not isinstance(old, dict):
+        return shown, audit
+    new = to_json(settings.to_dict())
+    if differing_keys(old, new) != ["budget"] or not old["budget"] < settings.budget:
+        return shown, audit  # the same budget, or a change the run folder's check refuses
+    done, done_audit = replace(settings, budget=int(old["budget"])).rounds(audited=audited)
+    rounds, rest = divmod(settings.budget - sum(done), settings.batch)
+    more = (settings.batch,) * rounds + ((rest,) if rest else ())
+    return done + more, done_audit + audits(
+        more, settings.audit_share if audited else 0.0, first=len(done) + 1
+    )
 
 
 def _rounds_added(old: dict, new: dict) -> bool:
@@ -112,7 +100,7 @@ def _rounds_added(old: dict, new: dict) -> bool:
 
 def _same_settings(folder: Path, config: ActiveConfig) -> None:
     """A clear error, in the kernel rather than in the worker, where ``folder`` holds a session
-    run with other settings than ``config`` (a larger budget aside: :func:`grown_config`)."""
+    run with other settings than ``config`` (a larger budget aside: :func:`planned_rounds`)."""
     path = folder / "run" / "config.json"
     old = read_json(path) if path.is_file() else None
     differ = [] if old is None else differing_keys(old, to_json(config.to_dict()))
@@ -126,17 +114,37 @@ def _same_settings(folder: Path, config: ActiveConfig) -> None:
     )
 
 
+@dataclass(frozen=True, eq=False)
+class SessionData:
+    """What a session labels: ``items`` (and ``right``), the pairs known before it
+    (``positives``, ``negatives``), the oracle's ``oracle_pairs``, the encoder ``model``."""
+
+    items: Records
+    right: Records | None = None
+    model: object = None
+    oracle_pairs: object = None
+    positives: object = None
+    negatives: object = None
+    name: str | None = None
+
+
+_FIELDS = tuple(f.name for f in fields(SessionSettings))
+
+
 class LabelingSession:
     """A person labels the pairs an active learner picks among ``items``' records.
 
     ``items``: :class:`~pairlab.data.items.Records` (``load_items``) of one table, duplicates
     within it; ``right``: a second table's to match against (``None``: one table). ``positives``
-    and ``negatives``: pairs already known (files or frames of id pairs). ``annotator``:
-    ``"person"`` (the widget, :meth:`widget`) or ``"oracle"`` (``oracle_pairs``, every true pair,
-    answers: a simulation, run to the end by :meth:`run`). ``batch`` pairs a round, ``budget``
-    labels in all (a larger budget on the same folder goes on from its last round; other
-    changed settings need a new folder), ``audit_share`` of the pairs shown drawn for the recall estimate, ``spares``
-    candidates beyond each batch to label while the model retrains (person only).
+    and ``negatives``: pairs already known (files or frames of id pairs). The settings are a
+    :class:`SessionSettings` (``settings``), or its fields as keywords (others are the loop's
+    :class:`~pairlab.active.config.ActiveConfig` fields): ``annotator`` ``"person"`` (the widget,
+    :meth:`widget`) or ``"oracle"`` (``oracle_pairs``, every true pair, answers: a simulation,
+    run to the end by :meth:`run`); ``budget`` answers in all, the audit's included, ``batch``
+    pairs a round (a larger budget on the same folder goes on from its last round; other
+    changed settings need a new folder); ``audit_share`` of each round's pairs from the second
+    drawn for the recall estimate; ``spares`` candidates beyond each batch to label while the
+    model retrains (person only; they come on top of the budget).
     ``matches_per_record``: the recall estimate's stated assumption, at most that many matches a
     record of the smaller table (one table: a record) are left to find (the ``"bounded"`` audit
     prior); ``None`` lets the estimate rest on the model's calibration alone, whose tail can be
@@ -151,32 +159,23 @@ class LabelingSession:
         *,
         right: Records | None = None,
         model=None,
-        strategy: str = "uncertainty",
-        batch: int = 64,
-        budget: int = 1408,
-        annotator: str = "person",
         oracle_pairs=None,
         positives=None,
         negatives=None,
-        audit_share: float = 0.1,
-        spares: int | None = None,
-        candidate_m: int = 20,
-        seed: int = 0,
-        epochs=2,
-        max_seq_length: int = 128,
         name: str | None = None,
-        coverage: int = 0,
-        matches_per_record: float | None = 1.0,
-        one_to_one: bool = False,
-        **train,
+        settings: SessionSettings | None = None,
+        **options,
     ):
-        if annotator not in ANNOTATORS:
-            raise ValueError(f"annotator must be one of {ANNOTATORS}, got {annotator!r}")
-        if annotator == "oracle" and oracle_pairs is None:
+        given = {k: options.pop(k) for k in list(options) if k in _FIELDS}
+        base = settings or SessionSettings()
+        train = {**base.train, **given.pop("train", {}), **options}  # the loop's other fields
+        self.settings = replace(base, **given, train=train)
+        if self.settings.annotator == "oracle" and oracle_pairs is None:
             raise ValueError(
                 "annotator='oracle' needs oracle_pairs: the file of every true pair "
                 "(first two columns: left id, right id)"
             )
+        self.data = SessionData(items, right, model, oracle_pairs, positives, negatives, name)
         self.pool = record_pairs(
             items,
             right,
@@ -186,56 +185,43 @@ class LabelingSession:
             name=name,
         )
         self.folder = Path(folder)
-        self.annotator = annotator
-        self.who = "oracle" if annotator == "oracle" else "person"
-        self.config = session_config(
-            self.pool,
-            strategy=strategy,
-            batch=batch,
-            budget=budget,
-            seed=seed,
-            model=model,
-            candidate_m=candidate_m,
-            epochs=epochs,
-            max_seq_length=max_seq_length,
-            who=self.who,
-            audit_share=audit_share,
-            **({"strategy_params": {"one_to_one": True}} if one_to_one else {}),
-            **train,
-        )
-        self.options = dict(
-            right=right,
-            model=model,
-            strategy=strategy,
-            batch=batch,
-            budget=budget,
-            annotator=annotator,
-            oracle_pairs=oracle_pairs,
-            positives=positives,
-            negatives=negatives,
-            audit_share=audit_share,
-            spares=spares,
-            candidate_m=candidate_m,
-            seed=seed,
-            epochs=epochs,
-            max_seq_length=max_seq_length,
-            name=name,
-            coverage=coverage,
-            matches_per_record=matches_per_record,
-            one_to_one=one_to_one,
-            **train,
-        )
-        if matches_per_record is not None and not matches_per_record > 0:
-            raise ValueError(f"matches_per_record must be > 0, got {matches_per_record!r}")
-        self.matches_per_record = matches_per_record
-        self.audit_share, self.coverage = audit_share, (coverage if annotator == "oracle" else 0)
-        self.spares = (batch if spares is None else spares) if annotator == "person" else 0
         self.folder.mkdir(parents=True, exist_ok=True)
         # the same session with a larger budget: its run goes on when run() or start() is called
-        self.config = grown_config(self.folder / "run", self.config, batch) or self.config
+        self.shown, self.audits = planned_rounds(
+            self.folder, self.settings, audited=self._audited()
+        )
+        batches = np.subtract(self.shown, self.audits)
+        self.config = session_config(self.pool, self.settings, batches, model=model)
         self.store = SessionStore(self.folder / "labels.sqlite")
         self.process = None
         self._give_known()
+
+    @property
+    def annotator(self) -> str:
+        return self.settings.annotator
+
+    def _audited(self) -> bool:
+        """Whether the audit can be drawn: a share asked for, and a strategy that trains the
+        model whose scores stratify it."""
+        from ..active.strategies import make_strategy
+
+        return self.settings.audit_share > 0 and make_strategy(self.settings.strategy).adaptive
+
+    def sibling(self, folder, **changes) -> LabelingSession:
+        """A session on the same records and known pairs in ``folder``, with ``changes`` to
+        the settings (the oracle's comparisons and coverage checks)."""
+        d = self.data
+        return LabelingSession(
+            d.items,
+            folder,
+            right=d.right,
+            model=d.model,
+            oracle_pairs=d.oracle_pairs,
+            positives=d.positives,
+            negatives=d.negatives,
+            name=d.name,
+            settings=replace(self.settings, **changes),
+        )
 
     def _give_known(self) -> None:
         """The pairs known before the session (``positives``, ``negatives``) as answers of
@@ -258,22 +244,23 @@ class LabelingSession:
 
     @property
     def job(self) -> Job:
+        s = self.settings
         return Job(
             self.config,
             self.pool,
             self.folder,
-            who=self.who,
-            oracle=self.annotator == "oracle",
-            audit_share=self.audit_share,
-            spares=self.spares,
-            coverage=self.coverage,
-            matches_per_record=self.matches_per_record,
+            who=s.who,
+            oracle=s.annotator == "oracle",
+            audits=self.audits,
+            spares=s.spare_pairs,
+            coverage=s.coverage_repeats,
+            matches_per_record=s.matches_per_record,
         )
 
     def run(self, *, callbacks=(), learner=None) -> dict:
         """Run the loop here to its end (the oracle answers at once); returns the run's result.
         ``learner`` replaces CosineBERT (tests)."""
-        if self.annotator == "person":
+        if self.settings.annotator == "person":
             raise RuntimeError(
                 "a person's session runs in the background: call start(), then label in widget()"
             )
@@ -290,6 +277,7 @@ class LabelingSession:
             (self.folder / "run" / "result.json").unlink(missing_ok=True)
             write_json(path, config)
         _same_settings(self.folder, self.config)
+        write_json(self.folder / SETTINGS_FILE, to_json(self.settings.to_dict()))
 
     def start(self) -> LabelingSession:
         """Start (or resume) the loop in a worker process; the person labels in :meth:`widget`
@@ -334,7 +322,9 @@ class LabelingSession:
             "left_title": self.pool.left.name,
             "right_title": self.pool.left.name if self.pool.symmetric else self.pool.right.name,
         }
-        return LabellingWidget(self.store, self.texts, annotator=self.who, **{**titles, **kwargs})
+        return LabellingWidget(
+            self.store, self.texts, annotator=self.settings.who, **{**titles, **kwargs}
+        )
 
     def counts(self) -> dict:
         return self.store.counts()
@@ -357,7 +347,7 @@ class LabelingSession:
         skipped = audit.skipped()
         why = (
             "audit_share is 0: no audit pairs are drawn"
-            if not self.audit_share
+            if not self.settings.audit_share
             else f"no audit yet: in round {skipped[-1]['round']}, {skipped[-1]['why']}"
             if skipped and not audit.rounds()
             else "the audit starts in round 2, with the first trained model"
@@ -393,7 +383,7 @@ class LabelingSession:
                 of_matched_records(space, ids[labels == 0], ids, labels).sum()
             ),
         }
-        return {**use, "advice": one_to_one_sentence(use, bool(self.options["one_to_one"]))}
+        return {**use, "advice": one_to_one_sentence(use, bool(self.settings.one_to_one))}
 
     def estimate_table(self):
         """The estimates logged so far, one row each (after every round, and every call of
@@ -501,6 +491,6 @@ class LabelingSession:
     def __repr__(self) -> str:
         return (
             f"LabelingSession({self.pool.task}: {self.annotator}, {self.config.strategy}, "
-            f"{self.config.budget:,} labels in {len(self.config.schedule())} rounds, "
+            f"{self.settings.budget:,} answers in {len(self.shown)} rounds, "
             f"{self.folder})"
         )

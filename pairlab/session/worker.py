@@ -36,7 +36,7 @@ class Job:
     folder: Path
     who: str = "person"
     oracle: bool = False  # answer every posted pair from the pool's truth (a simulation)
-    audit_share: float = 0.0
+    audits: tuple[int, ...] = ()  # audit pairs planned in each round (of the pairs shown)
     spares: int = 0  # pairs beyond each batch for the person while the model trains
     coverage: int = 0  # with the oracle: fresh audits redrawn each round to check the intervals
     matches_per_record: float | None = None  # the audit prior's bound (None: the default prior)
@@ -56,7 +56,7 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
         store,
         who=job.who,
         oracle=job.pool if job.oracle else None,
-        audit_share=job.audit_share,
+        audits=job.audits,
         spares=job.spares,
         audit=audit,
     )
