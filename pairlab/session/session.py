@@ -42,11 +42,6 @@ def session_config(
     """The loop's settings for a session: the strategy picks ``batches`` pairs a round (each
     round's pairs shown less its audit: :meth:`SessionSettings.rounds`), the first round from
     static retrieval, the final model kept."""
-    if settings.budget > pool.n_pairs:
-        raise ValueError(
-            f"a budget of {settings.budget:,} labels exceeds the {pool.n_pairs:,} pairs of "
-            f"{pool.task}: lower it"
-        )
     one_to_one = {"strategy_params": {"one_to_one": True}} if settings.one_to_one else {}
     return ActiveConfig(
         task=pool.task,
@@ -184,6 +179,11 @@ class LabelingSession:
             all_positives=oracle_pairs,
             name=name,
         )
+        if self.settings.budget > self.pool.n_pairs:  # before any round is planned
+            raise ValueError(
+                f"a budget of {self.settings.budget:,} labels exceeds the "
+                f"{self.pool.n_pairs:,} pairs of {self.pool.task}: lower it"
+            )
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         # the same session with a larger budget: its run goes on when run() or start() is called
