@@ -32,12 +32,17 @@
 # retrieval at the same budget.
 
 # %%
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from IPython.display import display
+from scipy.special import betaln
 
 from pairlab.data import load_items
+from pairlab.evaluation.audit_estimate import combine_rounds
+from pairlab.evaluation.audit_prior import rate_prior
 from pairlab.models.truncate import truncated_model
 from pairlab.notebook import load_settings, setup
 from pairlab.paths import find_file
@@ -48,6 +53,7 @@ from pairlab.session import (
     coverage_sessions,
     coverage_table,
 )
+from pairlab.session.audit import SessionAudit
 
 # %% tags=["parameters"]
 profile = "quick"                 # where the session folder goes (runs/<profile>); the runner sets the knobs below from the profile
@@ -152,16 +158,6 @@ else:
 # drew its audit from the pairs unlabelled then: stratum h held `M` of them, `n` were audited
 # (answered yes or no so far), `k` of those were matches; `known` matches of the stratum are
 # among your labels.
-
-# %%
-from dataclasses import replace
-
-import numpy as np
-from scipy.special import betaln
-
-from pairlab.evaluation.audit_estimate import combine_rounds
-from pairlab.evaluation.audit_prior import rate_prior
-from pairlab.session.audit import SessionAudit
 
 # %%
 audit = SessionAudit(session.folder / "audit")  # each audit round's design, saved when drawn
