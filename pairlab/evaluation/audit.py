@@ -1,17 +1,14 @@
 """An audit sample over ALL pairs: score strata covering the pool, and stratified random draws.
 
-At match rates of 1 in 10^4-10^5 a uniform sample of a few hundred pairs holds no positive. The
-pool is therefore cut by the model's score into strata with exact sizes ``N_h``: small, rich
-strata at the top (geometric sizes by score rank) and huge, poor ones below. An audit draws
-``n_h`` pairs uniformly, without replacement, from the *unlabelled* part of each stratum; the
-pairs a person has labelled already are a census (their labels are known), so the design is
-labelled pairs (observed in full) + a stratified sample of the rest, and the estimate in
-:mod:`.audit_estimate` stays unbiased.
+At match rates of 1 in 10^4-10^5 a uniform sample of a few hundred pairs holds no positive, so
+the pool is cut by the model's score into strata of exact sizes ``N_h``: small, rich strata at
+the top (geometric sizes by score rank), huge, poor ones below. An audit draws ``n_h`` pairs
+uniformly, without replacement, from the *unlabelled* part of each stratum; labelled pairs are
+a census, so the estimate in :mod:`.audit_estimate` stays unbiased.
 
-Nothing is materialised as a pair list: the pool is scored once, blockwise (left items x all
-right items; a symmetric pool's unordered pairs once, no self pairs), which gives the sizes and
+No pair list is materialised: the pool is scored once, blockwise, which gives the sizes and
 keeps the ids of the top strata; the huge strata are sampled by rejection from uniform pair ids.
-Scores are float64 cosines, and every boundary lies in a gap between distinct scores, so the
+Scores are float64 cosines and every boundary lies in a gap between distinct scores, so the
 block and the per-pair arithmetic put each pair in the same stratum.
 """
 
@@ -23,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..data.pairs import PairSpace, as_id_set, isin_sorted, setdiff_sorted
-from .audit_prior import allocate, expected_variance, rate_prior
+from .audit_prior import design
 
 __all__ = ["AuditStrata", "Audit", "PairCosine", "stratify", "draw_audit"]
 
@@ -242,31 +239,22 @@ def draw_audit(
     n_strata = strata.n_strata
     unlabelled = strata.sizes - np.bincount(h_lab, minlength=n_strata)
     known = np.bincount(h_lab, weights=labels, minlength=n_strata).astype(np.int64)
-    lab_sums = np.bincount(
-        h_lab,
-        weights=_probabilities(strata.probability, strata.scorer(labelled)),
-        minlength=n_strata,
-    )
+    p_lab = _probabilities(strata.probability, strata.scorer(labelled))
+    lab_sums = np.bincount(h_lab, weights=p_lab, minlength=n_strata)
     rates = np.where(
         unlabelled > 0,
         np.maximum(strata.prob_sums - lab_sums, 0.0) / np.maximum(unlabelled, 1),
         0.5,
     )
-    belief = rate_prior(
-        rates, prior=prior, strength=strength, sizes=unlabelled, max_positives=max_positives
+    bound = None if max_positives is None else float(max_positives)
+    alloc, variance = design(
+        rates, unlabelled, n, prior=prior, strength=strength, floor=floor, max_positives=bound
     )
-    design = {
-        "deviation_var": belief.deviation_var,
-        "shared": belief.shared,
-        "shared_var": belief.shared_var,
-    }
-    alloc = allocate(unlabelled, belief.centre, n, floor=floor, **design)
     ids = [
         _draw_enumerated(strata.members(h), alloc[h], labelled, rng)
         for h in range(strata.enumerated)
     ]
     ids += _draw_by_rejection(strata, alloc, labelled, rng)
-    variance = expected_variance(alloc, unlabelled, belief.centre, **design)
     return Audit(
         np.concatenate(ids).astype(np.int64),
         np.repeat(np.arange(n_strata), alloc),
@@ -278,7 +266,7 @@ def draw_audit(
         prior,
         float(strength),
         variance,
-        None if max_positives is None else float(max_positives),
+        bound,
     )
 
 

@@ -3,25 +3,17 @@ each with a 95% interval, from an audit drawn by :func:`.audit.draw_audit`.
 
 Every stratum h is labelled pairs (a census: ``known`` positives) plus ``M_h`` unlabelled ones,
 of which ``n_h`` were audited and ``k_h`` were positive. The ``M_h - n_h`` unaudited pairs hold
-``X_h`` positives, ``X_h | p_h ~ Binomial(M_h - n_h, p_h)``, with ``p_h`` from the posterior of
-the strata's rate prior (:mod:`.audit_prior`: Betas updated by the counts, mixed over the
-calibration's possible errors). This finite-population beta-binomial posterior is what Webber
-(2012, "Approximate recall confidence intervals") found to cover recall at the nominal level;
-here it runs per stratum, with the prior of OASIS (Marchant and Rubinstein 2017) centred on
-each stratum's calibrated probability. The interval is the equal-tailed 95% posterior interval
-of Monte Carlo draws of all strata at once, so the total, the share found and the model's
-precision and recall keep their joint dependence (the share found is ``found / T``, and
-``T >= found`` in every draw).
+``X_h ~ Binomial(M_h - n_h, p_h)`` positives, ``p_h`` from the posterior of the strata's rate
+prior (:mod:`.audit_prior`). This finite-population beta-binomial posterior covers recall at the
+nominal level (Webber 2012); here it runs per stratum with the prior of OASIS (Marchant and
+Rubinstein 2017) centred on each stratum's calibrated probability. Intervals are equal-tailed
+quantiles of Monte Carlo draws of all strata at once, so the total, the share found and the
+model's precision and recall keep their joint dependence (``T >= found`` in every draw).
 
-The trap at match rates of 1e-5-1e-7: a stratum of 4e7 pairs whose audit holds 30 zeros.
-Under a flat or Jeffreys prior its rate is anywhere below ~0.1, up to millions of positives: a
-useless upper bound. A prior from the calibrated scores pins it down, but then coverage rests on
-the calibration where the audit cannot see (rates far below 1 / n_h); ``prior_weight``
-reports the share of the estimated unseen positives that rests on the prior.
-
-The frequentist alternative (:func:`estimate_wald`) is the stratified estimator with its
-normal interval; it needs an audit pair in every stratum and collapses to zero width in a
-stratum whose audit holds no positive, so it undercovers at these rates.
+At rates of 1e-5-1e-7 a stratum of 4e7 pairs whose audit holds 30 zeros has a useless upper
+bound under a flat prior; the calibrated prior pins it down, and ``prior_weight`` reports the
+share of the estimated unseen positives that rests on the prior. The frequentist alternative
+(:func:`estimate_wald`) needs an audit pair in every stratum and undercovers at these rates.
 """
 
 from __future__ import annotations
@@ -32,7 +24,7 @@ import numpy as np
 
 from ..data.pairs import isin_sorted
 from .audit import Audit, AuditStrata, draw_audit
-from .audit_prior import allocate, expected_variance, rate_prior
+from .audit_prior import design, rate_prior
 
 __all__ = [
     "estimate",
@@ -193,7 +185,7 @@ def coverage(
     ids; the found positives are those among them) fixed. Returns ``{"coverage", "mean_width",
     "mean_estimate", "truth"}`` (each keyed by ``total``, ``recall_found``, and with a
     threshold ``precision`` and ``recall``), ``"mean_audit_positives"``, ``"mean_prior_weight"``
-    (Bayes), ``"repeats"``, ``"audit_size"``, ``"seconds"``."""
+    (Bayes), ``"repeats"``, ``"audit_size"``, ``"strata"`` (:func:`_frame`), ``"seconds"``."""
     if method not in ("bayes", "wald"):
         raise ValueError(f"method must be 'bayes' or 'wald', got {method!r}")
     if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
@@ -201,44 +193,29 @@ def coverage(
     positives, labelled = np.asarray(positives, np.int64), np.asarray(labelled, np.int64)
     labels = isin_sorted(labelled, positives).astype(np.int64)
     found = int(labels.sum())
-    truth = _truth(strata, positives, found)
+    truth = _truth_of(len(positives), found)
+    pred = strata.predicted
+    if strata.sizes[pred].sum() > 0:
+        tp = int(pred[strata.stratum_of(positives)].sum())
+        truth.update(precision=tp / int(strata.sizes[pred].sum()), recall=tp / len(positives))
     rng = np.random.default_rng(seed)
-    add, summary = _tally(truth)
-    extra = {"audit_positives": [], "prior_weight": []}
     start = time.perf_counter()
-    frame = None
+    options = dict(floor=floor, prior=prior, strength=strength, max_positives=max_positives)
+    estimates, frame = [], None
     for _ in range(repeats):
-        audit = draw_audit(
-            strata,
-            n,
-            labelled,
-            labels,
-            seed=rng,
-            prior=prior,
-            strength=strength,
-            floor=floor,
-            max_positives=max_positives,
-        )
+        audit = draw_audit(strata, n, labelled, labels, seed=rng, **options)
         frame = frame or _frame(audit, strata, positives)
         y = isin_sorted(audit.ids, positives).astype(np.int64)
-        est = (
+        estimates.append(
             estimate(audit, y, found=found, level=level, n_draws=n_draws, seed=rng)
             if method == "bayes"
             else estimate_wald(audit, y, found=found, level=level)
         )
-        add(est)
-        extra["audit_positives"].append(est["audit_positives"])
-        extra["prior_weight"].append(est.get("prior_weight", np.nan))
     return {
-        **summary(),
-        "truth": truth,
-        "mean_audit_positives": float(np.mean(extra["audit_positives"])),
-        "mean_prior_weight": float(np.mean(extra["prior_weight"])),
+        **_tally(truth, estimates),
         "repeats": repeats,
         "audit_size": n,
-        "floor": floor,
-        "prior": prior,
-        "strength": strength,
+        **options,
         "max_positives": None if max_positives is None else float(max_positives),
         "strata": frame,
         "seconds": time.perf_counter() - start,
@@ -261,26 +238,27 @@ def _frame(audit: Audit, strata: AuditStrata, positives) -> dict:
     }
 
 
-def _tally(truth: dict):
-    """Per key of ``truth``: whether each estimate's interval covered it, its width and point;
-    ``add(est)`` one estimate, ``summary()`` the means."""
-    hits, widths, points = ({k: [] for k in truth} for _ in range(3))
+def _tally(truth: dict, estimates: list, audits: bool = True) -> dict:
+    """Per key of ``truth``: the share of ``estimates`` whose interval covered it, their mean
+    width and mean point; with ``audits``, the mean audit positives and prior weight."""
+    out = {"coverage": {}, "mean_width": {}, "mean_estimate": {}}
+    for key, value in truth.items():
+        lo, hi = np.array([est[f"{key}_ci"] for est in estimates], dtype=np.float64).T
+        out["coverage"][key] = float(np.mean((lo - 1e-9 <= value) & (value <= hi + 1e-9)))
+        out["mean_width"][key] = float(np.mean(hi - lo))
+        out["mean_estimate"][key] = float(np.mean([est[key] for est in estimates]))
+    out["truth"] = truth
+    if audits:
+        out["mean_audit_positives"] = float(np.mean([e["audit_positives"] for e in estimates]))
+        out["mean_prior_weight"] = float(
+            np.mean([e.get("prior_weight", np.nan) for e in estimates])
+        )
+    return out
 
-    def add(est):
-        for key, value in truth.items():
-            lo, hi = est[f"{key}_ci"]
-            hits[key].append(lo - 1e-9 <= value <= hi + 1e-9)
-            widths[key].append(hi - lo)
-            points[key].append(est[key])
 
-    def summary():
-        return {
-            "coverage": {k: float(np.mean(v)) for k, v in hits.items()},
-            "mean_width": {k: float(np.mean(v)) for k, v in widths.items()},
-            "mean_estimate": {k: float(np.mean(v)) for k, v in points.items()},
-        }
-
-    return add, summary
+def _truth_of(total, found) -> dict:
+    total = float(total)
+    return {"total": total, "recall_found": found / total if total else float("nan")}
 
 
 def replay_coverage(
@@ -299,31 +277,21 @@ def replay_coverage(
     """:func:`coverage` from a check's per-stratum record (its ``"strata"``): each fresh audit's
     hits per stratum are hypergeometric (``n_h`` drawn without replacement from ``M_h``
     unlabelled pairs holding ``P_h`` positives), exactly the counts a draw of pairs gives, and
-    the estimator reads counts only. So a recorded check replays under another ``prior`` or
-    audit size ``n`` without the pairs or the model. Returns the same keys as
-    :func:`coverage` (the model's precision and recall left out) without ``"strata"``."""
+    the estimator reads counts only, so a recorded check replays under another ``prior`` or
+    audit size ``n`` without the pairs or the model. Returns :func:`coverage`'s keys (without
+    the model's precision and recall, ``"strata"`` and the settings)."""
     audit, p_unl = _replayed_design(frame, n, prior, strength, floor, max_positives)
     found = int(audit.known.sum())
-    truth_total = float(found + p_unl.sum())
-    truth = {
-        "total": truth_total,
-        "recall_found": found / truth_total if truth_total else float("nan"),
-    }
+    truth = _truth_of(found + p_unl.sum(), found)
     rng = np.random.default_rng(seed)
-    add, summary = _tally(truth)
-    audit_positives, prior_weight = [], []
-    for _ in range(repeats):
-        est = estimate(
+    estimates = [
+        estimate(
             audit, _hits(audit, p_unl, rng), found=found, level=level, n_draws=n_draws, seed=rng
         )
-        add(est)
-        audit_positives.append(est["audit_positives"])
-        prior_weight.append(est["prior_weight"])
+        for _ in range(repeats)
+    ]
     return {
-        **summary(),
-        "truth": truth,
-        "mean_audit_positives": float(np.mean(audit_positives)),
-        "mean_prior_weight": float(np.mean(prior_weight)),
+        **_tally(truth, estimates),
         "repeats": repeats,
         "audit_size": int(audit.allocation.sum()),
     }
@@ -344,26 +312,22 @@ def _replayed_design(
     if floor is None:
         floor = 1 if n >= len(sizes) else 0
     floor = floor if floor * int((m > 0).sum()) <= n else 0  # too few pairs for every stratum
-    known, rates = np.asarray(frame["known"], np.int64), np.asarray(frame["rates"], np.float64)
-    belief = rate_prior(rates, prior=prior, strength=strength, sizes=m, max_positives=max_positives)
-    design = {
-        "deviation_var": belief.deviation_var,
-        "shared": belief.shared,
-        "shared_var": belief.shared_var,
-    }
-    alloc = allocate(m, belief.centre, int(n), floor=floor, **design)
+    rates = np.asarray(frame["rates"], np.float64)
+    bound = None if max_positives is None else float(max_positives)
+    options = dict(prior=prior, strength=strength, floor=floor, max_positives=bound)
+    alloc, variance = design(rates, m, int(n), **options)
     audit = Audit(
         np.arange(alloc.sum(), dtype=np.int64),
         np.repeat(np.arange(len(m)), alloc),
         sizes,
         m,
-        known,
+        np.asarray(frame["known"], np.int64),
         rates,
         np.asarray(frame["predicted"], bool),
         prior,
         float(strength),
-        expected_variance(alloc, m, belief.centre, **design),
-        None if max_positives is None else float(max_positives),
+        variance,
+        bound,
     )
     return audit, np.asarray(frame["positives_unlabelled"], np.int64)
 
@@ -401,49 +365,29 @@ def replay_combined(
     checks = list(checks)
     if not checks:
         raise ValueError("no recorded checks to replay")
-
-    def drawn_with(c):  # (prior, strength, max_positives) of a check's replay
-        if prior is not None:
-            return prior, strength, max_positives
-        return c.get("prior", "recalibrated"), c.get("strength", 1.0), c.get("max_positives")
-
     designs = []
     for c in checks:
-        kind, pseudo, bound = drawn_with(c)
-        designs.append(
-            _replayed_design(
-                c["strata"], c["audit_size"], kind, pseudo, c.get("floor", floor), bound
-            )
-        )
+        drawn = (c.get("prior", "recalibrated"), c.get("strength", 1.0), c.get("max_positives"))
+        kind, pseudo, bound = drawn if prior is None else (prior, strength, max_positives)
+        floor_c = c.get("floor", floor)
+        designs.append(_replayed_design(c["strata"], c["audit_size"], kind, pseudo, floor_c, bound))
     last = checks[-1]["strata"]
     found = int(np.sum(last["known"]))
-    total = float(np.sum(last["known"]) + np.sum(last["positives_unlabelled"]))
-    truth = {"total": total, "recall_found": found / total if total else float("nan")}
+    truth = _truth_of(np.sum(last["known"]) + np.sum(last["positives_unlabelled"]), found)
     rng = np.random.default_rng(seed)
-    add, summary = _tally(truth)
+    audits = [a for a, _ in designs]
+    estimates = []
     for _ in range(repeats):
         labels = [_hits(audit, p_unl, rng) for audit, p_unl in designs]
-        est = combine_rounds(
-            [a for a, _ in designs], labels, found=found, level=level, n_draws=n_draws, seed=rng
+        estimates.append(
+            combine_rounds(audits, labels, found=found, level=level, n_draws=n_draws, seed=rng)
         )
-        add(est)
     return {
-        **summary(),
-        "truth": truth,
+        **_tally(truth, estimates, audits=False),
         "rounds": len(checks),
-        "audit_pairs": int(sum(a.allocation.sum() for a, _ in designs)),
+        "audit_pairs": int(sum(a.allocation.sum() for a in audits)),
         "repeats": repeats,
     }
-
-
-def _truth(strata, positives, found) -> dict:
-    total = len(positives)
-    truth = {"total": float(total), "recall_found": found / total if total else float("nan")}
-    pred = strata.predicted
-    if strata.sizes[pred].sum() > 0:
-        tp = int(pred[strata.stratum_of(positives)].sum())
-        truth.update(precision=tp / int(strata.sizes[pred].sum()), recall=tp / total)
-    return truth
 
 
 def _fields(total, total_ci, found, recall_found_ci, **extra) -> dict:

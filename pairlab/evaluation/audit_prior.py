@@ -1,25 +1,20 @@
 """The prior of each audit stratum's match rate (what the calibrated scores say before the
 audit), and the audit's allocation across strata under it.
 
-A prior is a mixture of Beta priors over the strata's rates (component g: weight ``w_g`` and
-``Beta(a[g, h], b[g, h])`` for stratum h); audit counts update it in closed form (each Beta by
-its counts, each weight by the beta-binomial likelihood of all strata's counts). The kinds:
+A prior is a mixture of Betas over the strata's rates (component g: weight ``w_g`` and
+``Beta(a[g, h], b[g, h])`` for stratum h); audit counts update it in closed form. The kinds:
 
-- ``"recalibrated"`` (default): the calibration may be off. The rate of stratum h is centred
-  on ``sigmoid(c + alpha + beta * (logit q_h - c))``, with ``q_h`` the stratum's mean calibrated
-  probability, a level shift ``alpha ~ N(0, 1.2^2)`` (a factor of ~10 either way at 2 sd) and a
-  tail slope ``log beta ~ N(0, 0.5^2)`` (a tail 2.7x flatter or steeper at 2 sd), pivoting at
-  ``c``, the logit where the expected positives sit. Audit hits anywhere move alpha and beta for
-  every stratum: strata too poor for the audit to see borrow the correction from those it can.
-  The slope's sd was 0.3 until the labelling sessions on Walmart-Amazon showed the active
-  learner's calibration (fitted on its own training pairs, which training pulls apart) 1.4-3x
-  too steep on the logit scale: true tail rates 60-3000x the calibrated ones, and the recall
-  interval covering 16-57% of the time (``benchmarks/audit_replay.py``).
-- ``"calibrated"``: one Beta per stratum centred on ``q_h`` holding ``strength`` pseudo-counts
-  of the rarer class (``s_h = strength / min(q, 1 - q)`` pseudo-pairs), calibration trusted.
-- ``"oasis"``: centred on ``q_h`` with ``strength`` pseudo-pairs whatever the rate (the
-  Beta-Bernoulli prior of OASIS, Marchant and Rubinstein 2017).
-- ``"jeffreys"``: Beta(1/2, 1/2) everywhere, the scores ignored.
+- ``"recalibrated"`` (default): stratum h's rate is centred on ``sigmoid(c + alpha + beta *
+  (logit q_h - c))``, ``q_h`` its mean calibrated probability, with a level shift ``alpha ~
+  N(0, 1.2^2)`` and a tail slope ``log beta ~ N(0, 0.5^2)`` pivoting at ``c``, the logit where
+  the expected positives sit: hits anywhere correct the strata too poor for the audit to see.
+  The slope's sd was 0.3 until Walmart-Amazon sessions showed the learner's calibration 1.4-3x
+  too steep (tail rates 60-3000x the calibrated ones; ``benchmarks/audit_replay.py``).
+- ``"bounded"``: the same with ``log beta ~ N(-1.5, 1)``, dropping the grid points that expect
+  more than ``max_positives`` unlabelled positives (about one match a record).
+- ``"calibrated"``: one Beta per stratum centred on ``q_h`` with ``strength`` pseudo-counts of
+  the rarer class; ``"oasis"``: ``strength`` pseudo-pairs whatever the rate (Marchant and
+  Rubinstein 2017); ``"jeffreys"``: Beta(1/2, 1/2), the scores ignored.
 
 :func:`allocate` spreads an audit over the strata to minimise the expected posterior variance
 of the unlabelled positives under the prior's logit-scale linearisation.
@@ -27,24 +22,18 @@ of the unlabelled positives under the prior's logit-scale linearisation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-__all__ = ["PRIORS", "RatePrior", "rate_prior", "allocate", "expected_variance"]
+__all__ = ["PRIORS", "RatePrior", "rate_prior", "allocate", "expected_variance", "design"]
 
 PRIORS = ("recalibrated", "bounded", "calibrated", "oasis", "jeffreys")
 LEVEL_SD, SLOPE_SD = 1.2, 0.5  # prior sd of alpha and of log(beta) ("recalibrated")
-# Knobs for trying other priors in replays (benchmarks/audit_replay.py sets them; sessions use
-# these defaults): the prior mean of log(beta), and a bound on the unlabelled positives the
-# prior may expect (None: none), whose grid points above it are dropped: a structural bound
-# such as "about one match per record", which keeps a flat tail slope from filling strata of
-# hundreds of millions of pairs.
+# Knobs for replays (benchmarks/audit_replay.py sets them): the prior mean of log(beta), and a
+# bound on the unlabelled positives the prior may expect (None: none)
 SLOPE_CENTRE, MAX_POSITIVES = 0.0, None
-# "bounded": the tail slope's prior mean and sd (log beta ~ N(-1.5, 1): a tail about 4.5x
-# flatter than the calibration's at the centre, as the replays of QQP and Walmart-Amazon
-# sessions found it), held to the session's bound on the unlabelled positives
-BOUNDED_SLOPE = (-1.5, 1.0)
+BOUNDED_SLOPE = (-1.5, 1.0)  # "bounded": a tail ~4.5x flatter, as QQP and W-A replays found
 _GRID = (25, 11)  # grid points for alpha (+-3 sd) and log(beta) (+-2.5 sd)
 
 
@@ -77,15 +66,7 @@ class RatePrior:
         n = np.asarray(audited, dtype=np.float64)
         a, b = self.a + k, self.b + n - k
         loglik = (betaln(a, b) - betaln(self.a, self.b)).sum(axis=1)  # (G,) beta-binomial
-        return RatePrior(
-            a,
-            b,
-            self.log_weight + loglik,
-            self.centre,
-            self.deviation_var,
-            self.shared,
-            self.shared_var,
-        )
+        return replace(self, a=a, b=b, log_weight=self.log_weight + loglik)
 
     def mean(self) -> np.ndarray:
         """(H,) expected rate of each stratum."""
@@ -169,28 +150,41 @@ def rate_prior(
 def _centred(centre, strength, log_weight, deviation, shared, shared_var, q=None) -> RatePrior:
     """Betas with mean ``centre`` holding ``strength`` pseudo-counts of the rarer class."""
     s = strength / np.minimum(centre, 1.0 - centre)
+    mean = centre[0] if q is None else q
     return RatePrior(
-        s * centre,
-        s * (1.0 - centre),
-        log_weight,
-        centre[0] if q is None else q,
-        deviation,
-        shared,
-        shared_var,
+        s * centre, s * (1.0 - centre), log_weight, mean, deviation, shared, shared_var
     )
+
+
+def design(
+    rates, unlabelled, n: int, *, prior, strength, floor, max_positives
+) -> tuple[np.ndarray, float]:
+    """An audit of ``n`` pairs over strata with mean calibrated probabilities ``rates`` (H,) and
+    ``unlabelled`` pairs (H,) under ``prior``: its allocation (int64 (H,)) and the expected
+    posterior variance of the total at draw time."""
+    belief = rate_prior(
+        rates, prior=prior, strength=strength, sizes=unlabelled, max_positives=max_positives
+    )
+    linear = {
+        "deviation_var": belief.deviation_var,
+        "shared": belief.shared,
+        "shared_var": belief.shared_var,
+    }
+    alloc = allocate(unlabelled, belief.centre, n, floor=floor, **linear)
+    return alloc, expected_variance(alloc, unlabelled, belief.centre, **linear)
 
 
 def allocate(
     unlabelled, centre, n: int, *, deviation_var=None, shared=None, shared_var=None, floor: int = 1
 ) -> np.ndarray:
-    """Audit pairs per stratum (int64 (H,)) minimising the expected posterior variance of the
-    unlabelled positives (:func:`expected_variance`), greedily in steps of ~1/50 of the audit;
-    at least ``floor`` in each non-empty stratum, at most its ``unlabelled`` pairs ``M_h``.
+    """Audit pairs per stratum (int64 (H,)) minimising :func:`expected_variance`, greedily in
+    steps of ~1/50 of the audit; at least ``floor`` in each non-empty stratum, at most its
+    ``unlabelled`` pairs ``M_h``.
 
-    The belief is a :class:`.audit_prior.RatePrior`'s linearisation (``centre`` rates (H,),
-    ``deviation_var`` (H,), ``shared`` (H, P), ``shared_var`` (P,)). Without shared terms
-    this is Neyman allocation (``n_h ~ M_h sqrt(q(1-q))``) less what the prior already knows;
-    with them a rich stratum's hits also inform the poor strata's rates, so it gets more.
+    The belief is a :class:`RatePrior`'s linearisation (``centre`` (H,), ``deviation_var``
+    (H,), ``shared`` (H, P), ``shared_var`` (P,)). Without shared terms this is Neyman
+    allocation less what the prior already knows; with them a rich stratum's hits also inform
+    the poor strata's rates, so it gets more.
     """
     m, q, v, x, sv = _design(unlabelled, centre, deviation_var, shared, shared_var)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 <= n <= m.sum():
@@ -250,19 +244,12 @@ def _design(unlabelled, centre, deviation_var, shared, shared_var):
     v = np.full(q.shape, 1e6) if deviation_var is None else np.asarray(deviation_var, np.float64)
     x = np.zeros((len(m), 0)) if shared is None else np.asarray(shared, dtype=np.float64)
     sv = np.zeros(x.shape[1]) if shared_var is None else np.asarray(shared_var, np.float64)
-    if (
-        m.ndim != 1
-        or q.shape != m.shape
-        or v.shape != m.shape
-        or x.shape[0] != len(m)
-        or sv.shape != (x.shape[1],)
-        or (m < 0).any()
-    ):
+    shapes = (m.shape, q.shape, v.shape, x.shape, sv.shape)
+    if m.ndim != 1 or shapes[1:] != (m.shape, m.shape, (len(m), len(sv)), (x.shape[1],)):
         raise ValueError(
-            f"unlabelled, centre and deviation_var must be (H,) arrays, shared (H, P) "
-            f"and shared_var (P,), unlabelled >= 0; got shapes {m.shape}, {q.shape}, "
-            f"{v.shape}, {x.shape}, {sv.shape}"
+            "unlabelled, centre and deviation_var must be (H,) arrays, shared (H, P) and "
+            f"shared_var (P,); got shapes {', '.join(map(str, shapes))}"
         )
-    if not ((v > 0).all() and (sv > 0).all()):
-        raise ValueError("deviation_var and shared_var must be positive variances")
+    if (m < 0).any() or not ((v > 0).all() and (sv > 0).all()):
+        raise ValueError("unlabelled must be >= 0, deviation_var and shared_var positive")
     return m, q, v, x, sv
