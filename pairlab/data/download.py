@@ -2,14 +2,11 @@
 
     python -m pairlab.data.download [DEST] [--base-url URL] [--checksums FILE] [--only qqp|wikiqa]
 
-Each file is downloaded to ``<name>.part`` beside its place, resumed with an HTTP ``Range``
-request after an interruption (a bounded number of attempts within a deadline), shown with a
-tqdm progress bar, and checked against its published SHA256 before it is renamed into place; a
-mismatch deletes the partial file and is an error. WikiQA's zip is unpacked into
-``<DEST>/wikiqa/`` (its three ``WikiQA-*.tsv`` files), where :func:`pairlab.data.load_task`
-finds them. ``--base-url`` (or ``$PAIRLAB_DATA_BASE_URL``) fetches the same file names from a
-mirror; ``--checksums`` (or ``$PAIRLAB_DATA_CHECKSUMS``, ``sha256sum`` format) verifies against
-other checksums, for a mirror holding other copies (the tests serve small synthetic files).
+Each file goes to ``<name>.part``, is resumed with an HTTP ``Range`` request after an
+interruption (bounded attempts within a deadline), and is checked against its published SHA256
+before it is renamed into place (a mismatch deletes it). WikiQA's zip is unpacked into
+``<DEST>/wikiqa/``. ``--base-url`` (``$PAIRLAB_DATA_BASE_URL``) names a mirror, ``--checksums``
+(``$PAIRLAB_DATA_CHECKSUMS``, ``sha256sum`` format) the checksums of its copies.
 """
 
 from __future__ import annotations
@@ -34,7 +31,7 @@ __all__ = ["Source", "SOURCES", "ChecksumError", "DownloadError", "download", "f
 class Source:
     url: str
     file: str  # where it goes, relative to the data folder
-    sha256: str | None  # None: no published checksum; the download says it is unverified
+    sha256: str
     size: int | None
     page: str  # where a person downloads it by hand
     unpack: tuple = ()  # members of a zip to extract beside it
@@ -66,6 +63,7 @@ SOURCES = {
     ),
 }
 CHUNK = 1 << 16
+RETRIED = (408, 429, 500, 502, 503, 504)  # HTTP codes worth another attempt
 
 
 class ChecksumError(ValueError):
@@ -112,7 +110,7 @@ def fetch(
 ) -> Path:
     """``source`` at ``path``: kept if already there with the right checksum, else downloaded
     (resumed from ``path.part`` where one is left), verified, and renamed into place."""
-    if path.is_file() and source.sha256 and _sha256(path) == source.sha256:
+    if path.is_file() and _sha256(path) == source.sha256:
         log(f"{path}: already there, checksum verified")
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -123,17 +121,9 @@ def fetch(
             if _transfer(source.url, part, stop - time.monotonic()):
                 break
         except (urllib.error.URLError, http.client.HTTPException, OSError) as error:
-            if isinstance(error, urllib.error.HTTPError) and error.code not in (
-                408,
-                429,
-                500,
-                502,
-                503,
-                504,
-            ):
-                raise DownloadError(
-                    _failed(source, path, f"HTTP {error.code} {error.reason}")
-                ) from None
+            if isinstance(error, urllib.error.HTTPError) and error.code not in RETRIED:
+                why = f"HTTP {error.code} {error.reason}"
+                raise DownloadError(_failed(source, path, why)) from None
             log(
                 f"{source.url}: attempt {attempt} of {attempts} stopped ({type(error).__name__}: "
                 f"{error}); {part.stat().st_size if part.exists() else 0:,} bytes kept"
@@ -170,18 +160,8 @@ def _transfer(url: str, part: Path, seconds_left: float) -> bool:
         total = have + int(total) if total else None
         from tqdm.auto import tqdm
 
-        with (
-            open(part, "ab" if have else "wb") as out,
-            tqdm(
-                total=total,
-                initial=have,
-                unit="B",
-                unit_scale=True,
-                desc=part.name[:-5],
-                disable=None,
-                file=sys.stderr,
-            ) as bar,
-        ):
+        bar = tqdm(total=total, initial=have, unit="B", unit_scale=True, file=sys.stderr)
+        with open(part, "ab" if have else "wb") as out, bar:
             while chunk := response.read(CHUNK):
                 out.write(chunk)
                 bar.update(len(chunk))
@@ -192,12 +172,6 @@ def _transfer(url: str, part: Path, seconds_left: float) -> bool:
 
 
 def _verify(source: Source, part: Path, path: Path, log) -> None:
-    if source.sha256 is None:
-        log(
-            f"{path}: UNVERIFIED: no published checksum is known for {source.url}; compare its "
-            f"SHA256 ({_sha256(part)}) with a trusted copy before relying on it"
-        )
-        return
     got = _sha256(part)
     if got != source.sha256:
         part.unlink()
@@ -235,23 +209,18 @@ def _unpack(path: Path, members, log) -> list[Path]:
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _read_checksums(path) -> dict:
     """``{file name: sha256}`` from a ``sha256sum``-format file (``<hex>  <name>`` per line)."""
-    if not path:
-        return {}
     out = {}
-    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
-        if line.strip():
-            parts = line.split()
-            if len(parts) != 2 or len(parts[0]) != 64:
-                raise ValueError(f"{path}:{number}: expected '<sha256>  <file name>', got {line!r}")
+    for number, line in enumerate(Path(path).read_text().splitlines() if path else [], start=1):
+        parts = line.split()
+        if parts and (len(parts) != 2 or len(parts[0]) != 64):
+            raise ValueError(f"{path}:{number}: expected '<sha256>  <file name>', got {line!r}")
+        if parts:
             out[Path(parts[1].lstrip("*")).name] = parts[0].lower()
     return out
 

@@ -1,17 +1,10 @@
 """Your own records, unlabelled: a table of records as :class:`Records` (:func:`load_items`), and
 a file of record-id pairs (:func:`read_id_pairs`: known matches, known non-matches).
 
-A record is an id and one text. The text of a record with several fields is its fields in a
-stated form, each ``name: value``, joined by `` | `` and skipping empty fields::
-
-    title: Koss EQ50 3-Band Stereo Equalizer | brand: Koss | price: 12.65
-
-(a single text column gives its value alone). Ids are strings: a file's as written (``"12"``,
-``"B00X"``, surrounding spaces stripped), a DataFrame's numbers as ``str`` of the integer
-(``12``, never ``"12.0"``). The files and bad rows are those of :func:`load_pairs`
-(:mod:`.tables`): what is wrong with the whole file is a ``ValueError`` naming it, what is wrong
-with one record costs that record only, counted in ``notes`` and reported with its line in
-``report``.
+A record is an id and one text; a record of several fields is ``name: value`` of each non-empty
+field joined by `` | `` (``title: Koss EQ50 | brand: Koss | price: 12.65``). Ids are strings: a
+file's as written (stripped), a DataFrame's numbers as ``str`` of the integer (``12``, never
+``"12.0"``). Files and bad rows are those of :mod:`.tables`.
 """
 
 from __future__ import annotations
@@ -23,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import NoRowsError, ReadReport, SkippedRow
+from ..io import ReadReport
 from .build import pairs_within_groups
 from .tables import (
     blank,
@@ -31,7 +24,7 @@ from .tables import (
     flag,
     located,
     read_source,
-    row_text,
+    skip_rows,
     text_column,
     with_skipped,
 )
@@ -160,9 +153,8 @@ def load_items(
     )
     ids = as_ids(frame[id]) if id is not None else np.arange(len(frame)).astype(str).astype(object)
     texts = serialise(frame, fields)
-    line, at = located(where, lines, len(frame))
-    reasons, notes = _skips(ids, texts, id, fields, at)
-    bad, skipped = _skipped(frame, reasons, where, lines, "record")
+    reasons, notes = _skips(ids, texts, id, fields, located(where, lines, len(frame))[1])
+    bad, skipped = skip_rows(frame, reasons, where, lines, "record")
     texts, ids = texts[~bad], ids[~bad]
     long = texts.str.len().to_numpy() > (max_chars or np.inf)
     texts = texts.str.slice(0, max_chars).to_numpy(object) if long.any() else texts.to_numpy(object)
@@ -221,23 +213,6 @@ def _skips(ids: np.ndarray, texts: pd.Series, id, fields: list[str], at) -> tupl
     }
 
 
-def _skipped(frame: pd.DataFrame, reasons: pd.Series, where: str, lines, what: str):
-    """Which rows have a reason to be skipped, and those rows as reported; a ``NoRowsError``
-    when every row has one."""
-    line, at = located(where, lines, len(frame))
-    bad = reasons.notna().to_numpy()
-    skipped = [
-        SkippedRow(where, int(line[i]), reasons.iloc[i], row_text(frame, i))
-        for i in np.flatnonzero(bad)
-    ]
-    if bad.all():
-        raise NoRowsError(
-            f"{where} holds no usable {what}: all {len(frame):,} were skipped "
-            f"({skipped[0].reason} at {at(0)})"
-        )
-    return bad, skipped
-
-
 def _role(fields: list[str], k: int) -> str:
     return "text" if len(fields) == 1 else f"text[{k}]"
 
@@ -288,22 +263,13 @@ def as_ids(values) -> np.ndarray:
     whole = pd.api.types.is_bool_dtype(series) or pd.api.types.is_integer_dtype(series)
     if whole and not series.isna().any():
         return series.astype(str).to_numpy(object)
-    if series.map(type).eq(str).all():
-        return series.str.strip().to_numpy(object)
     return series.map(_id).to_numpy(object)
 
 
 def _id(value) -> str:
-    if isinstance(value, str):
-        return value.strip()
-    if isinstance(value, (bool, np.bool_)):
-        return str(bool(value))
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
     if isinstance(value, (float, np.floating)):
-        return (
-            "" if np.isnan(value) else str(int(value)) if float(value).is_integer() else str(value)
-        )
+        whole = float(value).is_integer()
+        return "" if np.isnan(value) else str(int(value)) if whole else str(value)
     return "" if value is None or value is pd.NA else str(value).strip()
 
 
@@ -345,5 +311,5 @@ def read_id_pairs(source, *, left: str | None = None, right: str | None = None) 
     reasons = pd.Series(None, index=frame.index, dtype=object)
     for side, column in (("left", left), ("right", right)):
         flag(reasons, ids[side] == "", f"empty id in column {column!r}")
-    bad, skipped = _skipped(frame, reasons, where, lines, "id pair")
+    bad, skipped = skip_rows(frame, reasons, where, lines, "id pair")
     return IdPairs(ids["left"][~bad], ids["right"][~bad], with_skipped(report, skipped))

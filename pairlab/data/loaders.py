@@ -1,8 +1,8 @@
 """QQP, WikiQA and your own pair files as all-pairs tasks: what a notebook's ``dataset`` names.
 
-QQP is :func:`~pairlab.data.pairfile.load_pairs` with QQP's column names (symmetric, items by
-qid); WikiQA is the same function on its rows, asymmetric with its own split. A ``dataset`` that
-is a path is read by :func:`load_pairs` with the notebook's ``pairs_*`` options.
+QQP is :func:`~pairlab.data.pairfile.load_pairs` with QQP's columns (symmetric, items by qid);
+WikiQA is the same function on its rows, asymmetric with its own split; a path is read by
+:func:`load_pairs` with the notebook's ``pairs_*`` options.
 """
 
 from __future__ import annotations
@@ -50,10 +50,6 @@ QQP_NOTES = {
 PAIR_OPTIONS = ("pairs_symmetric", "pairs_columns", "pairs_threshold")
 
 
-# ---------------------------------------------------------------------------------------------
-# Reading
-
-
 def data_files(name: str, data_dir=None) -> list[Path]:
     """The files task ``name`` reads, found without reading them (a ``DataNotFoundError`` naming
     what is missing and the expected layout otherwise)."""
@@ -72,14 +68,11 @@ def read_raw(name: str, data_dir=None, *, strict: bool = False) -> dict:
     if name == "qqp":
         frame, report = read_qqp(files[0], strict=strict)
         return {"frame": frame, "report": report}
-    if name == "wikiqa":
-        out, report = {}, ReadReport()
-        for split, path in zip(SPLITS, files):
-            out[split], part = read_wikiqa(path, strict=strict)
-            report = report.merge(part)
-        out["report"] = report
-        return out
-    raise ValueError(f"unknown task {name!r}; expected one of {TASKS}")
+    out, report = {}, ReadReport()
+    for split, path in zip(SPLITS, files):
+        out[split], part = read_wikiqa(path, strict=strict)
+        report = report.merge(part)
+    return {**out, "report": report}
 
 
 def _first_existing(folder: Path, names) -> Path:
@@ -90,8 +83,8 @@ def _first_existing(folder: Path, names) -> Path:
 
 
 def _wikiqa_file(folder: Path, split: str) -> Path:
-    """``WikiQA-<split>.tsv`` (or a variant such as ``WikiQA-train.reformatted.tsv``) in
-    ``folder``, or in the ``WikiQACorpus`` folder of Microsoft's zip unpacked there."""
+    """``WikiQA-<split>.tsv`` in ``folder`` or its ``WikiQACorpus`` (Microsoft's zip), else a
+    variant such as ``WikiQA-train.reformatted.tsv``."""
     for place in (folder, folder / "WikiQACorpus"):
         if (place / f"WikiQA-{split}.tsv").is_file():
             return place / f"WikiQA-{split}.tsv"
@@ -99,14 +92,6 @@ def _wikiqa_file(folder: Path, split: str) -> Path:
     if not found:
         raise DataNotFoundError(f"no WikiQA-{split}*.tsv in {folder}.\n{DATA_LAYOUT}")
     return found[0]
-
-
-# ---------------------------------------------------------------------------------------------
-# Building
-
-
-# ---------------------------------------------------------------------------------------------
-# Building
 
 
 def load_task(
@@ -124,11 +109,10 @@ def load_task(
     ``max_items`` caps the left items per split (an int, or a dict by split) for small profiles.
     """
     raw = read_raw(name, data_dir, strict=strict)
-    build = (
-        partial(build_qqp, raw["frame"], seed=seed, fractions=fractions)
-        if name == "qqp"
-        else partial(build_wikiqa, raw, seed=seed)
-    )
+    if name == "qqp":
+        build = partial(build_qqp, raw["frame"], seed=seed, fractions=fractions)
+    else:
+        build = partial(build_wikiqa, raw, seed=seed)
     task = build(max_items=max_items)
     return Task(task.name, task.splits, task.notes, raw["report"], rebuild=build)
 
@@ -140,42 +124,31 @@ def load_tasks(
     pairs_symmetric=None,
     pairs_columns=None,
     pairs_threshold=None,
+    max_items=None,
     **kwargs,
 ) -> dict[str, Task]:
     """Tasks named by a notebook's ``dataset`` parameter: ``"qqp"``, ``"wikiqa"``, ``"all"``, or
     the path of a pair file, read by :func:`load_pairs` with ``pairs_symmetric`` (required for a
-    file), ``pairs_columns`` (``{"left": ..., "right": ..., "label": ..., "left_id": ...,
-    "right_id": ..., "split": ...}``, each optional) and ``pairs_threshold`` (graded labels).
-
-    ``max_items`` may also be keyed by task name (``{"qqp": 4000, "wikiqa": {...}}``); a file's
-    task takes the entry of the built-in task of its kind (:func:`~pairlab.data.tasks.like`).
-    """
-    max_items = kwargs.pop("max_items", None)
-    if dataset not in TASKS + ("all",):
-        path = pair_file(dataset)
-        options = _pair_options(pairs_symmetric, pairs_columns, pairs_threshold)
-        name = pair_task_name(path)
-        kind = like(name, _symmetric(pairs_symmetric, path))
-        cap = max_items.get(name, max_items.get(kind)) if per_task(max_items) else max_items
-        task = load_pairs(
-            path,
-            **options,
-            seed=kwargs.get("seed", 0),
-            max_items=cap,
-            fractions=kwargs.get("fractions", (0.5, 0.25, 0.25)),
-            name=name,
-        )
-        return {task.name: task}
-    names = TASKS if dataset == "all" else (dataset,)
-    return {
-        name: load_task(
-            name,
-            data_dir,
-            **kwargs,
-            max_items=max_items.get(name) if per_task(max_items) else max_items,
-        )
-        for name in names
-    }
+    file), ``pairs_columns`` (``{"left", "right", "label", "left_id", "right_id", "split"}`` to
+    the file's columns, each optional) and ``pairs_threshold`` (graded labels). ``max_items``
+    may be keyed by task name; a file's task takes the entry of the built-in task of its kind
+    (:func:`~pairlab.data.tasks.like`)."""
+    if dataset in TASKS + ("all",):
+        names = TASKS if dataset == "all" else (dataset,)
+        caps = {n: max_items.get(n) if per_task(max_items) else max_items for n in names}
+        return {n: load_task(n, data_dir, **kwargs, max_items=caps[n]) for n in names}
+    path, name = pair_file(dataset), pair_task_name(dataset)
+    kind = like(name, _symmetric(pairs_symmetric, path))
+    cap = max_items.get(name, max_items.get(kind)) if per_task(max_items) else max_items
+    task = load_pairs(
+        path,
+        **_pair_options(pairs_symmetric, pairs_columns, pairs_threshold),
+        seed=kwargs.get("seed", 0),
+        max_items=cap,
+        fractions=kwargs.get("fractions", (0.5, 0.25, 0.25)),
+        name=name,
+    )
+    return {task.name: task}
 
 
 def tasks_for(params: dict) -> dict[str, Task]:

@@ -1,14 +1,9 @@
 """Your own pairs: any labelled pair file (or DataFrame) as an all-pairs task, :func:`load_pairs`.
 
-Files are CSV (standard quoting), TSV (tab-separated, no quoting: quotes are text, as in the QQP
-and WikiQA releases), JSON lines, or Parquet, each with a header naming its columns, read by
-:mod:`.tables` (shared with :func:`~pairlab.data.items.load_items`), which reports every
-skipped row with its line number (Parquet's rows are numbered instead of lines).
-
-What is wrong with the whole file (no such column, empty, no positives, labels that are neither
-binary nor numeric, graded labels without a threshold) is a ``ValueError`` naming the file, line
-and column; what is wrong with one row (empty text or label, a wrong number of fields, bad JSON,
-bytes that are not UTF-8) costs that row only, counted and reported in ``task.report``.
+Files are read by :mod:`.tables`. What is wrong with the whole file (no such column, no
+positives, labels neither binary nor numeric, graded labels without a threshold) is a
+``ValueError`` naming the file, line and column; what is wrong with one row (empty text or
+label, a wrong number of fields, bad JSON) costs that row only, reported in ``task.report``.
 """
 
 from __future__ import annotations
@@ -20,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import NoRowsError, ReadReport, SkippedRow
+from ..io import SkippedRow
 from .build import build_asymmetric, build_symmetric
 from .tables import (
     SUFFIXES,
@@ -29,21 +24,13 @@ from .tables import (
     flag,
     located,
     read_source,
-    read_table,
-    row_text,
+    skip_rows,
     text_column,
     with_skipped,
 )
 from .tasks import BUILT_IN, SPLITS, Task
 
-__all__ = [
-    "load_pairs",
-    "read_pair_file",
-    "pair_rows",
-    "SUFFIXES",
-    "is_pair_file",
-    "pair_task_name",
-]
+__all__ = ["load_pairs", "pair_rows", "SUFFIXES", "is_pair_file", "pair_task_name"]
 
 SPLIT_ALIASES = {"validation": "dev", "valid": "dev", "val": "dev"}
 _TRUE_FALSE = {"true": 1.0, "false": 0.0, "yes": 1.0, "no": 0.0}
@@ -73,16 +60,13 @@ def load_pairs(
 ) -> Task:
     """The all-pairs task of a labelled pair file or DataFrame.
 
-    ``symmetric``: both columns hold the same kind of item (duplicates, paraphrases): the items
-    are the distinct texts (or ids, with ``left_id``/``right_id``), positives the transitive
-    closure of the positive pairs, and items are split by connected components of all stated
-    pairs. Otherwise (question -> answer) each split's left items (``split_column``'s, else a
-    random split by ``fractions``) are paired with every distinct right item. ``label`` is 0/1
-    (or true/false); graded labels (a 0-5 score) need ``positive_threshold``: a pair is positive
-    when its label is at least the threshold. ``max_items`` caps the left items per split (an
-    int or a dict by split). ``name`` defaults to the file's stem (``"pairs"`` for a frame).
-    ``check_splits``: a split without two items or a positive is an error that says why (the
-    built-in tasks, whose behaviour is pinned, skip the check)."""
+    ``symmetric`` (duplicates, paraphrases): the items are the distinct texts (or ids, with
+    ``left_id``/``right_id``) of both columns (:func:`~.build.build_symmetric`); otherwise each
+    split's left items (``split_column``'s, else a random split by ``fractions``) x every right
+    item (:func:`~.build.build_asymmetric`). ``label`` is 0/1 (or true/false); graded labels need
+    ``positive_threshold`` (positive: at least it). ``max_items`` caps the left items per split
+    (an int or a dict by split); ``name`` defaults to the file's stem. ``check_splits``: a split
+    without two items or a positive is an error (the pinned built-in tasks skip the check)."""
     if not isinstance(symmetric, (bool, np.bool_)):
         raise TypeError(
             f"symmetric must be True (duplicates, paraphrases: both columns hold the "
@@ -113,15 +97,11 @@ def load_pairs(
     )
     report = with_skipped(report, skipped)
     name = name or (pair_task_name(source) if not isinstance(source, pd.DataFrame) else "pairs")
-    build = partial(
-        _build,
-        name,
-        rows,
-        symmetric=bool(symmetric),
-        keyed=left_id is not None,
-        seed=seed,
-        fractions=fractions,
-    )
+    if symmetric:
+        build = partial(build_symmetric, name, rows, keyed=left_id is not None)
+    else:
+        build = partial(build_asymmetric, name, rows)
+    build = partial(build, seed=seed, fractions=fractions)
     task = build(max_items=max_items)
     if check_splits:
         _check_splits(task, where)
@@ -131,14 +111,6 @@ def load_pairs(
     if positive_threshold is not None:
         notes["positive_threshold"] = positive_threshold
     return Task(task.name, task.splits, notes, report, rebuild=build)
-
-
-def _build(name, rows, *, symmetric, keyed, seed, fractions, max_items) -> Task:
-    if symmetric:
-        return build_symmetric(
-            name, rows, seed=seed, fractions=fractions, max_items=max_items, keyed=keyed
-        )
-    return build_asymmetric(name, rows, seed=seed, fractions=fractions, max_items=max_items)
 
 
 def _check_splits(task: Task, source: str) -> None:
@@ -178,20 +150,6 @@ def is_pair_file(dataset) -> bool:
     )
 
 
-# ---------------------------------------------------------------------------------------------
-# Reading a file
-
-
-def read_pair_file(path) -> tuple[pd.DataFrame, np.ndarray | None, ReadReport]:
-    """The rows of a pair file as a frame of strings (JSON values as read), the line number of
-    each row (``None`` for Parquet: rows are numbered), and the report of skipped rows."""
-    return read_table(path, what="pair")
-
-
-# ---------------------------------------------------------------------------------------------
-# Checking and normalising the rows
-
-
 def pair_rows(
     frame: pd.DataFrame, columns: dict, *, positive_threshold=None, source="<DataFrame>", lines=None
 ) -> tuple[pd.DataFrame, list[SkippedRow]]:
@@ -200,7 +158,7 @@ def pair_rows(
     ``right``, ``label`` and optionally ``left_id``, ``right_id``, ``split`` to ``frame``'s
     column names; ``lines`` are the rows' line numbers in ``source`` (else rows are numbered)."""
     check_columns(frame, columns, source, remedy=COLUMNS_REMEDY)
-    where, at = located(source, lines, len(frame))
+    at = located(source, lines, len(frame))[1]
     labels, bad_label = _labels(frame[columns["label"]], positive_threshold, columns["label"], at)
     out = pd.DataFrame(
         {
@@ -220,17 +178,8 @@ def pair_rows(
     if columns.get("split") is not None:
         out["split"] = _splits(frame[columns["split"]], columns["split"], at)
         flag(reasons, blank(out["split"]), f"empty split in column {columns['split']!r}")
-    bad = reasons.notna().to_numpy()
-    skipped = [
-        SkippedRow(source, int(where[i]), reasons.iloc[i], row_text(frame, i))
-        for i in np.flatnonzero(bad)
-    ]
+    bad, skipped = skip_rows(frame, reasons, source, lines, "row")
     out = out[~bad].reset_index(drop=True)
-    if out.empty:
-        raise NoRowsError(
-            f"{source} holds no usable row: all {len(frame):,} were skipped "
-            f"({skipped[0].reason} at {at(0)})"
-        )
     if not (out["label"] == 1).any():
         rule = (
             f"no label reaches positive_threshold={positive_threshold}"

@@ -11,6 +11,7 @@ __all__ = [
     "A",
     "B",
     "TABLE1",
+    "TABLE1_COLUMNS",
     "TABLE2_BERT",
     "TABLE3",
     "TABLE4",
@@ -31,54 +32,23 @@ __all__ = [
 # The core paper's headline compares these two strategies: adaptive (A) against static (B).
 A, B = "uncertainty", "static_retrieval"
 
-# Table 1: positives, total pairs, stated negatives, nearby negatives (None: not reported).
+# Table 1: positives, total pairs, 1 positive in ``ratio``, stated negatives, nearby negatives
+# (None: not reported).
+TABLE1_COLUMNS = ("positives", "pairs", "ratio", "stated_negatives", "nearby_negatives")
 TABLE1 = {
-    "qqp": {
-        "train": {
-            "positives": 124_625,
-            "pairs": 38e9,
-            "ratio": 300_000,
-            "stated_negatives": 132_796,
-            "nearby_negatives": None,
+    task: {split: dict(zip(TABLE1_COLUMNS, row)) for split, row in rows.items()}
+    for task, rows in {
+        "qqp": {
+            "train": (124_625, 38e9, 300_000, 132_796, None),
+            "dev": (60_510, 8.8e9, 150_000, 61_645, 13.1e6),
+            "test": (43_413, 8.5e9, 190_000, 60_575, 12.8e6),
         },
-        "dev": {
-            "positives": 60_510,
-            "pairs": 8.8e9,
-            "ratio": 150_000,
-            "stated_negatives": 61_645,
-            "nearby_negatives": 13.1e6,
+        "wikiqa": {
+            "train": (1_040, 56e6, 53_000, 19_320, None),
+            "dev": (140, 7.8e6, 56_000, 2_593, 29_511),
+            "test": (293, 17e6, 57_000, 5_872, 63_136),
         },
-        "test": {
-            "positives": 43_413,
-            "pairs": 8.5e9,
-            "ratio": 190_000,
-            "stated_negatives": 60_575,
-            "nearby_negatives": 12.8e6,
-        },
-    },
-    "wikiqa": {
-        "train": {
-            "positives": 1_040,
-            "pairs": 56e6,
-            "ratio": 53_000,
-            "stated_negatives": 19_320,
-            "nearby_negatives": None,
-        },
-        "dev": {
-            "positives": 140,
-            "pairs": 7.8e6,
-            "ratio": 56_000,
-            "stated_negatives": 2_593,
-            "nearby_negatives": 29_511,
-        },
-        "test": {
-            "positives": 293,
-            "pairs": 17e6,
-            "ratio": 57_000,
-            "stated_negatives": 5_872,
-            "nearby_negatives": 63_136,
-        },
-    },
+    }.items()
 }
 
 # Table 2, BERT row: ConcatBERT trained on stated data.
@@ -144,32 +114,16 @@ TABLE5 = {
 
 # Table 6 (QQP only): CosineBERT and ConcatBERT trained on the same data; "stratified_match"
 # is the paper's "Stratified" row (matching uncertainty sampling's label balance).
+TABLE6_COLUMNS = ("cosine_p_at_r20", "cosine_ap", "concat_p_at_r20", "concat_ap")
 TABLE6 = {
     "qqp": {
-        "stated": {
-            "cosine_p_at_r20": 0.293,
-            "cosine_ap": 0.154,
-            "concat_p_at_r20": 0.030,
-            "concat_ap": 0.024,
-        },
-        "static_retrieval": {
-            "cosine_p_at_r20": 0.492,
-            "cosine_ap": 0.251,
-            "concat_p_at_r20": 0.046,
-            "concat_ap": 0.019,
-        },
-        "stratified_match": {
-            "cosine_p_at_r20": 0.351,
-            "cosine_ap": 0.190,
-            "concat_p_at_r20": 0.290,
-            "concat_ap": 0.164,
-        },
-        "uncertainty": {
-            "cosine_p_at_r20": 0.602,
-            "cosine_ap": 0.325,
-            "concat_p_at_r20": 0.236,
-            "concat_ap": 0.089,
-        },
+        strategy: dict(zip(TABLE6_COLUMNS, row))
+        for strategy, row in {
+            "stated": (0.293, 0.154, 0.030, 0.024),
+            "static_retrieval": (0.492, 0.251, 0.046, 0.019),
+            "stratified_match": (0.351, 0.190, 0.290, 0.164),
+            "uncertainty": (0.602, 0.325, 0.236, 0.089),
+        }.items()
     },
 }
 

@@ -1,16 +1,12 @@
 """Reading one table (CSV, TSV, JSON lines, Parquet, or a DataFrame) with every skipped row
-reported: the reader that :func:`~pairlab.data.pairfile.load_pairs` (labelled pairs),
-:func:`~pairlab.data.items.load_items` (records) and :func:`~pairlab.data.items.read_id_pairs`
-(pairs of record ids) share.
+reported: the reader :func:`~pairlab.data.pairfile.load_pairs`, :func:`~pairlab.data.items.load_items`
+and :func:`~pairlab.data.items.read_id_pairs` share, and the helpers that mark their bad rows.
 
-CSV (standard quoting) and TSV (tab-separated, no quoting: quotes are text, as in the QQP and
-WikiQA releases) are read with the standard library's ``csv`` reader and JSON lines line by line,
-so that every skipped row is reported with its line number (pandas reports only some, and stops
-at the first bad JSON line); Parquet is read with pandas, and its rows are numbered instead of
-lines. Each file has a header naming its columns. A row that is wrong in itself (a wrong number
-of fields, bad JSON, bytes that are not UTF-8) costs that row only, as a
-:class:`~pairlab.io.SkippedRow` of the :class:`~pairlab.io.ReadReport`; what each caller asks of
-the columns it reads is its own (the helpers below mark rows and name columns alike for all).
+CSV (standard quoting) and TSV (no quoting: quotes are text, as in the QQP and WikiQA releases)
+are read with the ``csv`` module and JSON lines line by line, so every skipped row is reported
+with its line number (pandas reports only some); Parquet's rows are numbered instead. Each file
+has a header. A row that is wrong in itself (a wrong number of fields, bad JSON, bytes that are
+not UTF-8) costs that row only, as a :class:`~pairlab.io.SkippedRow` of the report.
 """
 
 from __future__ import annotations
@@ -36,6 +32,7 @@ __all__ = [
     "row_text",
     "located",
     "with_skipped",
+    "skip_rows",
 ]
 
 SUFFIXES = {
@@ -251,3 +248,20 @@ def flag(reasons: pd.Series, mask, reason) -> None:
 
 def row_text(frame: pd.DataFrame, i: int) -> str:
     return " | ".join(str(v) for v in frame.iloc[i].tolist())[:120]
+
+
+def skip_rows(frame: pd.DataFrame, reasons: pd.Series, where: str, lines, what: str):
+    """Which rows have a reason to be skipped (bool (n,)) and those rows as reported; a
+    ``NoRowsError`` naming the first reason when every row has one."""
+    line, at = located(where, lines, len(frame))
+    bad = reasons.notna().to_numpy()
+    skipped = [
+        SkippedRow(where, int(line[i]), reasons.iloc[i], row_text(frame, i))
+        for i in np.flatnonzero(bad)
+    ]
+    if bad.all():
+        raise NoRowsError(
+            f"{where} holds no usable {what}: all {len(frame):,} were skipped "
+            f"({skipped[0].reason} at {at(0)})"
+        )
+    return bad, skipped

@@ -1,14 +1,13 @@
 """Nearest-neighbour candidate pairs: each left item's top-m right items by cosine, via faiss
-(or, for the exact search on a GPU that faiss cannot use, a blockwise matrix product and top-k in
-torch: :class:`TorchFlat`, the same hits as faiss' exact index).
+(or, for an exact search on a GPU faiss cannot use, torch: :class:`TorchFlat`).
 
-This is how a pool too large to enumerate is searched: only pairs whose embeddings are close
-are scored (paper section 4.2.2). Symmetric pools return every unordered pair once and no self
-pairs; pairs in ``exclude`` (already labelled) are dropped.
+A pool too large to enumerate is searched this way (paper section 4.2.2): symmetric pools give
+every unordered pair once and no self pairs; pairs in ``exclude`` are dropped.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 
@@ -29,21 +28,15 @@ __all__ = [
 
 def faiss_gpus() -> int:
     """GPUs faiss can use: 0 with faiss-cpu, without a GPU, or with ``PAIRLAB_FAISS_GPU=0``."""
-    import os
-
     import faiss
 
-    if os.environ.get("PAIRLAB_FAISS_GPU", "1") == "0" or not hasattr(
-        faiss, "StandardGpuResources"
-    ):
-        return 0
-    return int(faiss.get_num_gpus())
+    off = os.environ.get("PAIRLAB_FAISS_GPU", "1") == "0"
+    return 0 if off or not hasattr(faiss, "StandardGpuResources") else int(faiss.get_num_gpus())
 
 
 def _torch_gpu_for_exact_search() -> bool:
-    """True where torch sees a GPU and faiss cannot use one (faiss-cpu, or no faiss at all). A
-    CPU build of torch sees none: read from its version (``+cpu``) where torch is not imported
-    yet, since importing it costs a process that has no torch model seconds."""
+    """True where torch sees a GPU and faiss cannot use one (faiss-cpu, or no faiss). A CPU
+    build of torch (``+cpu``) sees none: read from its version, as importing torch costs seconds."""
     if "torch" not in sys.modules and _torch_is_a_cpu_build():
         return False
     import torch
@@ -67,10 +60,8 @@ def _torch_is_a_cpu_build() -> bool:
 
 
 class TorchFlat:
-    """Exact inner-product search in torch: blocks of queries times every vector, then top-k.
-    The same hits as faiss' ``"Flat"`` index up to the order of equal scores; used for the exact
-    search on a GPU that faiss-cpu cannot use. Float32 throughout (no TF32: the scores are the
-    exact dot products faiss computes)."""
+    """Exact inner-product search in torch: blocks of queries times every vector, then top-k;
+    faiss' ``"Flat"`` hits up to the order of equal scores. Float32 without TF32, as faiss."""
 
     def __init__(self, vectors: np.ndarray, *, device: str = "cuda", block: int = 4096):
         import torch
@@ -101,11 +92,9 @@ class TorchFlat:
 def build_index(vectors: np.ndarray, *, index: str = "Flat", nprobe: int = 10):
     """A faiss inner-product index over unit vectors (float32, (n, dim)).
 
-    ``index`` is a faiss index-factory string: ``"Flat"`` is exact; ``"IVF1000,Flat"`` is the
-    original code's approximate index (trained on the vectors themselves). Built on the CPU and,
-    where faiss-gpu sees a GPU (:func:`faiss_gpus`), moved onto every GPU for the search. An
-    exact search where torch sees a GPU and faiss cannot use it runs on that GPU in torch
-    (:class:`TorchFlat`): the same hits, without the GPU idling while the CPU searches.
+    ``index`` is a faiss index-factory string: ``"Flat"`` is exact, ``"IVF1000,Flat"`` the
+    original code's approximate index (trained on the vectors). Moved onto every GPU faiss-gpu
+    sees (:func:`faiss_gpus`); an exact search where only torch sees a GPU is :class:`TorchFlat`.
     """
     vectors = _as_vectors("vectors", vectors)
     if index == "Flat" and _torch_gpu_for_exact_search():
@@ -145,12 +134,9 @@ def search(built, queries: np.ndarray, k: int, *, batch_size: int = 16384):
 
 @contextmanager
 def _one_faiss_thread():
-    """faiss on the CPU with one thread inside: its multi-threaded inner products differ in the
-    last bit with the thread count, which reorders tied hits (items with the same text) at the
-    m-th place. So a pool's candidates, the strata and therefore the run folders' digests would
-    depend on ``$OMP_NUM_THREADS``, and a committed run made with one thread a chain would not be
-    read back by a run with two. One thread costs little: 15 s against 12 s for QQP's 22k
-    training questions at m = 1000 on 2 cores."""
+    """faiss on the CPU with one thread: its multi-threaded inner products differ in the last
+    bit with the thread count, which reorders tied hits at the m-th place, so candidates (and run
+    folders' digests) would depend on ``$OMP_NUM_THREADS``. Cost: 15 s against 12 s for QQP."""
     import faiss
 
     threads = faiss.omp_get_max_threads()
@@ -207,19 +193,15 @@ def neighbour_pairs(
 
 
 def candidate_recall(candidates, positives, labelled=None) -> float:
-    """The share of the positives not yet ``labelled`` that are among ``candidates``: what any
-    strategy restricted to the candidates could still find (an oracle's view, for analysis; never
-    for selection). All three are sorted, distinct int64 pair ids; ``nan`` when every positive is
-    labelled already."""
-    sets = [
-        _id_set(name, ids)
-        for name, ids in (
-            ("candidates", candidates),
-            ("positives", positives),
-            ("labelled", [] if labelled is None else labelled),
-        )
-    ]
-    return _compute_candidate_recall(*sets)
+    """The share of the positives not yet ``labelled`` that are among ``candidates`` (an
+    oracle's view, for analysis). All three are sorted, distinct int64 pair ids; ``nan`` when
+    every positive is labelled already."""
+    labelled = [] if labelled is None else labelled
+    return _compute_candidate_recall(
+        _id_set("candidates", candidates),
+        _id_set("positives", positives),
+        _id_set("labelled", labelled),
+    )
 
 
 def _compute_candidate_recall(
