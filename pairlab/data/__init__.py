@@ -1,11 +1,7 @@
-"""Data and pools: pair ids (:mod:`.pairs`), tasks and their pools (:mod:`.tasks`), the two
-all-pairs builders (:mod:`.build`), the table reader (:mod:`.tables`), any labelled pair file as
-a task (:mod:`.pairfile`), your own unlabelled records (:mod:`.items`) and their pairs
-(:mod:`.recordpool`), QQP and WikiQA (:mod:`.loaders`) and the paper's reference numbers
-(:mod:`.paper`). Imports nothing above it.
-
-The loaders' and the records' names are importable from here (``from pairlab.data import Pool,
-load_pairs, load_items, record_pairs``)."""
+"""Data and pools: pair ids (:mod:`.pairs`), tasks and pools (:mod:`.tasks`), the all-pairs
+builders (:mod:`.build`), the table reader (:mod:`.tables`), labelled pair files
+(:mod:`.pairfile`), your own records (:mod:`.items`) and their pairs (:mod:`.recordpool`), QQP
+and WikiQA (:mod:`.loaders`) and the papers' numbers (:mod:`.paper`). Imports nothing above it."""
 
 from . import build, items, loaders, pairfile, pairs, paper, recordpool, tables, tasks
 from .items import *  # noqa: F401,F403  your own records

@@ -1,12 +1,8 @@
-"""Ranking metrics over the whole right-hand side: every left item (question) ranks every right
-item (WikiQA: all sentences; QQP: every other question of its split) by the scorer's cosine, and
-nDCG@k and MRR@k are computed with binary relevance (the pool's positives) on the questions
-that have a relevant item at all (Althammer et al. 2023 evaluate nDCG@10 the same way).
-
-The top k come from an exact faiss search (:mod:`.candidates`), so no question's full ranking is
-materialised; per-question values are kept for paired significance tests.
-
-Public functions validate and raise ``ValueError``; ``_``-prefixed cores do not.
+"""Ranking metrics over the whole right-hand side: every question (left item) ranks every right
+item by cosine, and nDCG@k and MRR@k are computed with binary relevance (the pool's positives)
+on the questions with a relevant item (as Althammer et al. 2023 evaluate nDCG@10). The top k
+come from an exact faiss search (:mod:`.candidates`); per-question values are kept for paired
+tests. Public functions validate and raise ``ValueError``; ``_``-prefixed cores do not.
 """
 
 from __future__ import annotations
@@ -95,9 +91,8 @@ def answerable(pool: Pool) -> np.ndarray:
 
 
 def top_items(pool: Pool, left: np.ndarray, right: np.ndarray, questions, k: int) -> np.ndarray:
-    """(n_questions, k) int64: each question's k highest-cosine right items, best first, from
-    an exact search over the whole right-hand side (a symmetric pool leaves the question itself
-    out). ``left`` and ``right`` are the pool's unit-norm item embeddings."""
+    """(n_questions, k) int64: each question's k highest-cosine right items, best first (a
+    symmetric pool leaves the question out); ``left``, ``right``: unit-norm item embeddings."""
     questions = np.asarray(questions, dtype=np.int64)
     symmetric = int(pool.symmetric)
     if not 1 <= k <= pool.space.n_right - symmetric:

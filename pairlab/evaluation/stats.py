@@ -7,8 +7,9 @@ import pandas as pd
 
 from ..data.loaders import SPLITS, Pool, Task
 from ..data.pairs import isin_sorted
-from ..data.paper import TABLE1
+from ..data.paper import TABLE1, TABLE1_COLUMNS
 from .candidates import neighbour_pairs
+from .ranking import relevant_counts
 from .strata import EvalSet, embed_pool
 
 __all__ = [
@@ -42,43 +43,29 @@ def split_stats(pool: Pool, eval_set: EvalSet | None = None) -> dict:
 
 def table1(tasks: dict[str, Task], eval_sets: dict | None = None) -> pd.DataFrame:
     """Table 1 of the paper, ours beside theirs: one row per task and split."""
+    columns = {  # ours -> (column, the paper's key)
+        "n_positives": ("positives", "positives"),
+        "n_pairs": ("pairs", "pairs"),
+        "ratio": ("ratio 1:", "ratio"),
+        "n_stated_negatives": ("stated neg.", "stated_negatives"),
+        "n_nearby_negatives": ("nearby neg.", "nearby_negatives"),
+    }
     rows = []
     for name, task in tasks.items():
         for split in SPLITS:
             ours = split_stats(task[split], (eval_sets or {}).get(name, {}).get(split))
-            paper = TABLE1.get(name, {}).get(
-                split,
-                dict.fromkeys(
-                    ("positives", "pairs", "ratio", "stated_negatives", "nearby_negatives")
-                ),
-            )  # a file's task
-            rows.append(
-                {
-                    "task": name,
-                    "split": split,
-                    "positives": ours["n_positives"],
-                    "paper positives": paper["positives"],
-                    "pairs": ours["n_pairs"],
-                    "paper pairs": paper["pairs"],
-                    "ratio 1:": ours["ratio"],
-                    "paper ratio 1:": paper["ratio"],
-                    "stated neg.": ours["n_stated_negatives"],
-                    "paper stated neg.": paper["stated_negatives"],
-                    "nearby neg.": ours.get("n_nearby_negatives"),
-                    "paper nearby neg.": paper["nearby_negatives"],
-                }
-            )
+            paper = TABLE1.get(name, {}).get(split, dict.fromkeys(TABLE1_COLUMNS))  # a file's
+            row = {"task": name, "split": split}
+            for key, (column, theirs) in columns.items():
+                row |= {column: ours.get(key), f"paper {column}": paper[theirs]}
+            rows.append(row)
     return pd.DataFrame(rows).set_index(["task", "split"])
 
 
 def growth(task: Task, sizes, *, split: str = "train") -> pd.DataFrame:
-    """Pairs, positives and imbalance of ``split`` when only ``sizes`` left items are kept.
-
-    Builds ``task`` again with each size as ``max_items`` (:meth:`Task.resized`: the same
-    subsampling as small profiles, whole components of a symmetric task, whole left items with
-    their own rows of an asymmetric one), so it shows how a growing collection of items grows the
-    pool quadratically but the positives only linearly.
-    """
+    """Pairs, positives and imbalance of ``split`` when only ``sizes`` left items are kept
+    (:meth:`Task.resized`: the small profiles' subsampling): the pool grows quadratically, the
+    positives only linearly."""
     rows = []
     for size in sorted(set(int(s) for s in sizes)):
         pool = task.resized(size)[split]
@@ -96,11 +83,8 @@ def growth(task: Task, sizes, *, split: str = "train") -> pd.DataFrame:
 
 def cluster_sizes(pool: Pool) -> pd.Series:
     """How many left items have k positive partners, k = 0, 1, 2, ... (index k)."""
-    left, right = pool.space.decode(pool.positives)
-    partners = np.bincount(left, minlength=len(pool.left_texts))
-    if pool.symmetric:
-        partners = partners + np.bincount(right, minlength=len(pool.left_texts))
-    return pd.Series(np.bincount(partners), name="items").rename_axis("positive partners")
+    partners = np.bincount(relevant_counts(pool))
+    return pd.Series(partners, name="items").rename_axis("positive partners")
 
 
 def retrieval_yield(
@@ -111,10 +95,9 @@ def retrieval_yield(
     *,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Positives found when labelling ``b`` pairs, for each budget ``b``: the top-``b``
-    candidates by score (static retrieval), ``b`` uniformly random pairs (one real draw) and
-    the expectation of random labelling. Budgets default to a geometric grid up to the number
-    of candidates."""
+    """Positives found when labelling ``b`` pairs, for each budget ``b`` (default: a geometric
+    grid up to the number of candidates): the top-``b`` candidates by score (static retrieval),
+    ``b`` uniformly random pairs (one draw) and the expectation of random labelling."""
     if len(candidate_ids) == 0:
         raise ValueError("no candidate pairs to rank")
     if budgets is None:
@@ -164,12 +147,11 @@ def construction_metrics(
             entry = split_stats(task[split], eval_sets.get(name, {}).get(split))
             result = results.get(name, {}).get(split)
             if result is not None:
-                entry["pretrained_cosine"] = {
-                    k: result[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")
-                }
+                cosine = {k: result[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")}
                 if exact and split in exact.get(name, {}):
-                    entry["pretrained_cosine"]["exact_ap"] = exact[name][split]["ap"]
-                    entry["pretrained_cosine"]["exact_p_at_r20"] = exact[name][split]["p_at_r"]
+                    cosine["exact_ap"] = exact[name][split]["ap"]
+                    cosine["exact_p_at_r20"] = exact[name][split]["p_at_r"]
+                entry["pretrained_cosine"] = cosine
             out[name][split] = entry
         out[name]["notes"] = task.notes | {"malformed_rows_skipped": len(task.report.skipped)}
     return out

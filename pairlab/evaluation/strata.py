@@ -71,27 +71,16 @@ class EvalSet:
         return {"positive": self.positives, "near": self.near, "rand": self.rand}
 
     def save(self, path) -> None:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(
-            path,
-            positives=self.positives,
-            near=self.near,
-            rand=self.rand,
-            n_neg_total=self.n_neg_total,
-            config=json.dumps(asdict(self.config)),
-        )
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        config = json.dumps(asdict(self.config))
+        ids = {"positives": self.positives, "near": self.near, "rand": self.rand}
+        np.savez(path, **ids, n_neg_total=self.n_neg_total, config=config)
 
     @classmethod
     def load(cls, path) -> EvalSet:
         with np.load(path) as f:
-            return cls(
-                f["positives"],
-                f["near"],
-                f["rand"],
-                int(f["n_neg_total"]),
-                EvalConfig(**json.loads(str(f["config"]))),
-            )
+            config = EvalConfig(**json.loads(str(f["config"])))
+            return cls(f["positives"], f["near"], f["rand"], int(f["n_neg_total"]), config)
 
 
 def build_eval_set(
@@ -161,11 +150,8 @@ def exact_all_pairs(
     recall: float = 0.2,
     block: int = 2048,
 ) -> dict:
-    """Exact AP and P@R of cosine scores over every pair of a pool small enough to enumerate.
-
-    Negatives are scored blockwise (left items x all right items) and only their counts above
-    each positive score are kept. Returns ``{"ap", "p_at_r", "n_pairs"}``.
-    """
+    """Exact AP and P@R of cosine scores over every pair of a pool small enough to enumerate,
+    scored blockwise (left items x all right items): ``{"ap", "p_at_r", "n_pairs"}``."""
     right_emb = left_emb if pool.symmetric else right_emb
     positive = np.sort(
         CosineScorer(pool.space, left_emb, right_emb)(pool.positives).astype(np.float64)
@@ -185,11 +171,8 @@ def exact_all_pairs(
 def _block_negatives_at_least(pool, left_emb, right_emb, start, block, thresholds):
     rows = np.arange(start, min(start + block, pool.space.n_left))
     sims = (left_emb[rows] @ right_emb.T).astype(np.float64)  # (block, n_right)
-    cols = np.arange(pool.space.n_right)
-    valid = np.ones(sims.shape, dtype=bool)
-    if pool.symmetric:
-        valid = cols[None, :] > rows[:, None]  # each unordered pair once, no self pair
-    r, c = np.nonzero(valid)
+    valid = np.arange(pool.space.n_right)[None, :] > rows[:, None]  # symmetric: each pair once
+    r, c = np.nonzero(valid if pool.symmetric else np.ones(sims.shape, dtype=bool))
     ids = pool.space.encode(rows[r], c)
     negatives = np.sort(sims[r, c][~isin_sorted(ids, pool.positives)])
     return metrics.count_at_least(negatives, thresholds)
