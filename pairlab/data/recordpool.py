@@ -2,14 +2,9 @@
 (duplicates within it) or of two (each left record with each right one).
 
 A :class:`RecordPool` is a :class:`~pairlab.data.tasks.Pool` whose items are
-:class:`~pairlab.data.items.Records`, so candidate search, embedding and the strategies take it
-as they take a task's split; what it adds is the records' ids (pair ids to and from record ids)
-and the honest answer to "which pairs are positive?". A person's records come with few known
-pairs or none: ``positives`` (known matches, the seeds) and ``negatives`` (known non-matches)
-are what is known, and every other pair is *unknown*, not negative, so :meth:`RecordPool.labels`
-raises :class:`NoTruthError` (a person labels those pairs). A simulation gives
-``all_positives``: every true pair, so that every other pair is a negative and ``labels``
-answers as the oracle of a built-in task does.
+:class:`~pairlab.data.items.Records`, with the records' ids. Known matches and non-matches are
+what is known; every other pair is *unknown*, not negative, so :meth:`RecordPool.labels` raises
+:class:`NoTruthError`, unless a simulation gives ``all_positives`` (every true pair).
 """
 
 from __future__ import annotations
@@ -36,10 +31,9 @@ class NoTruthError(ValueError):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class RecordPool(Pool):
-    """Every pair of one table's records (``symmetric``: unordered, no record with itself) or of
-    two tables' (``left`` x ``right``), with the records' ids. ``positives`` are the positive
-    pairs known (sorted int64 pair ids): all of them when ``truth_known``, else only those
-    stated (``known_positives``, with what they imply in one table)."""
+    """Every pair of one table's records (``symmetric``) or of two tables' (``left`` x
+    ``right``). ``positives`` (sorted int64 pair ids) are all positive pairs when
+    ``truth_known``, else those stated (``known_positives``) and what they imply in one table."""
 
     left: Records
     right: Records  # the same object as left when symmetric
@@ -48,8 +42,8 @@ class RecordPool(Pool):
     notes: dict = field(default_factory=dict)
 
     def labels(self, pair_ids) -> np.ndarray:
-        """Labels (int8, 1 = positive) of ``pair_ids``, when the truth is known (the oracle of a
-        simulation); otherwise a :class:`NoTruthError`: no one knows them yet."""
+        """Labels (int8, 1 = positive) of ``pair_ids`` where the truth is known (a simulation's
+        oracle), else a :class:`NoTruthError`."""
         if not self.truth_known:
             raise NoTruthError(
                 f"{self.task}: no truth is known for these pairs: only {len(self.positives):,} known "
@@ -76,48 +70,34 @@ class RecordPool(Pool):
         return _pair_ids(self.left, self.right, self.symmetric, left_ids, right_ids)
 
     def record_ids(self, pair_ids) -> tuple[np.ndarray, np.ndarray]:
-        """The record ids (object: str) of each pair's left and right record; in a one-table
-        pool the left is the record read first."""
-        return _ids_of(self.left, self.right, self.space, pair_ids)
+        """The record ids (object: str) of each pair's left and right record (in one table, the
+        left is the one read first)."""
+        i, j = self.space.decode(pair_ids)
+        return self.left.ids[i], self.right.ids[j]
 
     def frame(self, pair_ids) -> pd.DataFrame:
         """A readable table of pairs: id, both records' ids and texts, what is known of it
         (``stated``: positive, negative, ``-``), and its label where the truth is known."""
         ids = np.asarray(pair_ids, dtype=np.int64)
-        left_ids, right_ids = self.record_ids(ids)
-        left, right = self.texts(ids)
-        stated = np.where(
-            isin_sorted(ids, self.positives),
-            "positive",
-            np.where(isin_sorted(ids, self.stated_negatives), "negative", "-"),
-        )
-        out = pd.DataFrame(
-            {
-                "pair_id": ids,
-                "left_id": left_ids,
-                "right_id": right_ids,
-                "left": left,
-                "right": right,
-                "stated": stated,
-            }
-        )
+        out = pd.DataFrame({"pair_id": ids})
+        out["left_id"], out["right_id"] = self.record_ids(ids)
+        out["left"], out["right"] = self.texts(ids)
+        out["stated"] = self.stated(ids)
         if self.truth_known:
             out["label"] = self.labels(ids)
         return out
 
     def __repr__(self) -> str:
-        sides = (
-            f"{len(self.left):,} records of {self.left.name}"
-            if self.symmetric
-            else f"{len(self.left):,} {self.left.name} x {len(self.right):,} {self.right.name} records"
-        )
+        sides = f"{len(self.left):,} x {len(self.right):,} records"
         known = (
-            f"{len(self.positives):,} positives, every one known"
+            "all"
             if self.truth_known
-            else f"{len(self.positives):,} known positives, {len(self.stated_negatives):,} known "
-            "negatives, the rest unlabelled"
+            else f"{len(self.stated_negatives):,} negatives, the rest unlabelled"
         )
-        return f"RecordPool({self.task}: {sides}, {self.n_pairs:,} pairs, {known})"
+        return (
+            f"RecordPool({self.task}: {sides}, {self.n_pairs:,} pairs, "
+            f"{len(self.positives):,} positives ({known}))"
+        )
 
 
 def record_pairs(
@@ -132,17 +112,12 @@ def record_pairs(
     """The pool of every pair of ``left``'s records (``right=None``: duplicates within one
     table) or of each ``left`` record with each ``right`` record (matching two tables).
 
-    ``positives`` and ``negatives`` are the pairs known (matches and non-matches a person
-    already has: the seeds); ``all_positives`` is every true pair (a simulation's oracle: any
-    other pair is negative, and :meth:`RecordPool.labels` answers; without it, ``labels``
-    raises :class:`NoTruthError`). Each is a file or DataFrame of record-id pairs
-    (:func:`~pairlab.data.items.read_id_pairs`: the first two columns, left id then right id),
-    or a tuple of two id arrays. In one table, matching is transitive: a~b and b~c make a~c
-    positive. A known negative that the positives contradict is dropped, as
-    :func:`~pairlab.data.load_pairs` does; a known positive outside ``all_positives`` is an
-    error. What was added, dropped or given twice is counted in ``notes``. ``name`` defaults to
-    the table's name (``left-right`` for two).
-    """
+    ``positives`` and ``negatives`` are the pairs known (the seeds); ``all_positives`` is every
+    true pair (a simulation's oracle). Each is a file or DataFrame of record-id pairs
+    (:func:`~pairlab.data.items.read_id_pairs`) or a tuple of two id arrays. In one table
+    matching is transitive (a~b, b~c: a~c). A known negative the positives contradict is
+    dropped; a known positive outside ``all_positives`` is an error. What was added, dropped or
+    given twice is counted in ``notes``. ``name`` defaults to the table's (``left-right``)."""
     symmetric = right is None
     right = left if symmetric else right
     _check_sides(left, right, symmetric)
@@ -201,7 +176,8 @@ def _truth(
     )
     outside = setdiff_sorted(known, truth)
     if len(outside):
-        first = tuple(str(ids[0]) for ids in _ids_of(left, right, space, outside))
+        i, j = space.decode(outside[:1])
+        first = (str(left.ids[i[0]]), str(right.ids[j[0]]))
         raise ValueError(
             f"{len(outside):,} known positive pair(s) are not among all_positives, "
             f"first {first}: all_positives must hold every true pair, the known "
@@ -279,10 +255,3 @@ def _closure(space: PairSpace, ids: np.ndarray, role: str, notes: dict) -> np.nd
     closed = as_id_set(space.encode(members[i], members[j]))
     notes[f"{role}_added_by_closure"] = len(closed) - len(ids)
     return closed
-
-
-def _ids_of(
-    left: Records, right: Records, space: PairSpace, pair_ids
-) -> tuple[np.ndarray, np.ndarray]:
-    i, j = space.decode(pair_ids)
-    return left.ids[i], right.ids[j]

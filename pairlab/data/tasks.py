@@ -69,24 +69,19 @@ class Pool:
         left, right = self.space.decode(pair_ids)
         return self.left_texts[left], self.right_texts[right]
 
+    def stated(self, pair_ids) -> np.ndarray:
+        """What is stated of each pair: ``"positive"``, ``"negative"`` or ``"-"`` (str)."""
+        ids = np.asarray(pair_ids, dtype=np.int64)
+        negative = np.where(isin_sorted(ids, self.stated_negatives), "negative", "-")
+        return np.where(isin_sorted(ids, self.positives), "positive", negative)
+
     def frame(self, pair_ids) -> pd.DataFrame:
         """A readable table of pairs: id, left, right, imputed label, stated (heuristic) label."""
         ids = np.asarray(pair_ids, dtype=np.int64)
         left, right = self.texts(ids)
-        stated = np.where(
-            isin_sorted(ids, self.positives),
-            "positive",
-            np.where(isin_sorted(ids, self.stated_negatives), "negative", "-"),
-        )
         return pd.DataFrame(
-            {
-                "pair_id": ids,
-                "left": left,
-                "right": right,
-                "label": self.labels(ids),
-                "stated": stated,
-            }
-        )
+            {"pair_id": ids, "left": left, "right": right, "label": self.labels(ids)}
+        ).assign(stated=self.stated(ids))
 
     def __repr__(self) -> str:
         return (
