@@ -67,11 +67,10 @@ class PairCosine:
 
 @dataclass(frozen=True, eq=False)
 class AuditStrata:
-    """Score strata covering every pair of ``space``: stratum ``h`` holds the pairs scoring in
-    ``[lower[h], lower[h - 1])``. Arrays are (H,): ``lower`` float64 descending (the last is
-    -inf), ``sizes`` int64 ``N_h`` (exact), ``prob_sums`` float64 (calibrated probabilities
-    summed over the stratum). Strata ``0..enumerated-1`` keep their pairs: ``top_ids`` sorted
-    within each stratum, stratum h at ``top_ids[top_offsets[h]:top_offsets[h + 1]]``."""
+    """Score strata covering every pair: stratum ``h`` holds the pairs scoring in ``[lower[h],
+    lower[h - 1])``. (H,) arrays: ``lower`` float64 descending (last -inf), ``sizes`` int64
+    ``N_h``, ``prob_sums`` float64 (calibrated probabilities summed). Strata ``0..enumerated-1``
+    keep their sorted ids at ``top_ids[top_offsets[h]:top_offsets[h + 1]]``."""
 
     space: PairSpace
     lower: np.ndarray
@@ -124,12 +123,11 @@ def stratify(
 ) -> AuditStrata:
     """Strata of every pair by the cosine of ``left`` (n_left, dim) and ``right`` embeddings.
 
-    Boundaries fall at geometric score ranks ``first * ratio**k`` (ratio such that
-    ``n_strata`` strata reach the whole pool), plus ``threshold`` (the model's decision score,
-    so its precision and recall are sums over strata). ``probability`` maps float64 cosines to
-    calibrated match probabilities (the prior of each stratum's rate, and the allocation). The
-    top ``~max_enumerated`` pairs are kept by id; lower boundaries come from the score quantiles
-    of ``n_sample`` uniform pairs (``seed``); every size is then counted exactly.
+    Boundaries fall at geometric score ranks ``first * ratio**k`` (``n_strata`` strata reach the
+    whole pool), plus ``threshold`` (the model's decision score). ``probability`` maps float64
+    cosines to calibrated match probabilities. The top ``~max_enumerated`` pairs are kept by id;
+    lower boundaries come from the score quantiles of ``n_sample`` uniform pairs (``seed``);
+    every size is counted exactly.
     """
     _check_options(
         n_strata=n_strata,
@@ -190,14 +188,12 @@ def _check_options(**options) -> None:
 
 @dataclass(frozen=True, eq=False)
 class Audit:
-    """One round's audit design: the drawn ``ids`` (int64 (n,), grouped by stratum) with their
-    ``stratum``, and per stratum (H,) at draw time: ``sizes`` N_h, ``unlabelled`` M_h (the
-    frame the draw came from), ``known`` (labelled positives), ``rates`` (mean calibrated
-    probability of the unlabelled pairs), ``predicted`` (strata at or above the model's
-    threshold); ``prior``, ``strength`` and ``max_positives`` (the ``"bounded"`` prior's bound,
-    else None) name the rate prior (:func:`.audit_prior.rate_prior`). ``design_variance`` is
-    the expected posterior variance of the total at draw time, the round's weight when rounds
-    combine."""
+    """One round's audit: the drawn ``ids`` (int64 (n,), grouped by stratum) and their
+    ``stratum``; per stratum (H,) at draw time: ``sizes`` N_h, ``unlabelled`` M_h (the frame),
+    ``known`` (labelled positives), ``rates`` (mean calibrated probability of the unlabelled),
+    ``predicted`` (at or above the threshold); ``prior``, ``strength``, ``max_positives`` name
+    the rate prior; ``design_variance`` (expected posterior variance of the total at draw time)
+    weighs the round when rounds combine."""
 
     ids: np.ndarray
     stratum: np.ndarray
@@ -228,11 +224,9 @@ def draw_audit(
     floor: int = 1,
     max_positives: float | None = None,
 ) -> Audit:
-    """Draw an audit of ``n`` pairs: ``n_h`` (:func:`.audit_prior.allocate` under the ``prior``)
-    uniformly without replacement from the pairs of each stratum not in ``labelled`` (sorted
-    int64 ids with 0/1 ``labels``: a census, never asked again). ``seed`` is an int or a
-    ``np.random.Generator``; ``floor`` audit pairs at least in each stratum with unlabelled
-    pairs."""
+    """An audit of ``n`` pairs: ``n_h`` (:func:`.audit_prior.design` under ``prior``) drawn
+    uniformly without replacement from each stratum's pairs not in ``labelled`` (sorted int64 ids
+    with 0/1 ``labels``), at least ``floor`` a stratum. ``seed``: an int or a Generator."""
     labelled, labels = _labelled(strata.space, labelled, labels)
     rng = np.random.default_rng(seed)
     h_lab = strata.stratum_of(labelled)

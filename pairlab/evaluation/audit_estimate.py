@@ -66,9 +66,24 @@ def estimate(
     point = audit.known + k + unseen  # (H,)
     s = belief.pseudo_pairs()
     prior_weight = float(np.sum(unseen * s / (s + n)) / max(unseen.sum(), 1e-300))
-    out = _summary(audit, point, positives, found, level)
+    total = max(float(point.sum()), found)
+    t_draws = np.maximum(positives.sum(axis=1), found)  # T >= the positives already found
+    t_ci = _interval(t_draws, level)
+    out = _fields(total, t_ci, found, _interval(found / np.maximum(t_draws, 1e-300), level))
+    pred = audit.predicted
+    if audit.sizes[pred].sum() > 0:  # no pair above the threshold: precision is undefined
+        n_pred = int(audit.sizes[pred].sum())
+        tp_draws = positives[:, pred].sum(axis=1)
+        out.update(
+            precision=float(point[pred].sum() / n_pred),
+            predicted_pairs=n_pred,
+            precision_ci=_interval(tp_draws / n_pred, level),
+            recall=float(point[pred].sum() / total),
+            recall_ci=_interval(tp_draws / np.maximum(t_draws, 1e-300), level),
+        )
     return {
         **out,
+        "total_draws": t_draws,
         "audited": int(n.sum()),
         "audit_positives": int(k.sum()),
         "prior_weight": prior_weight,
@@ -130,10 +145,9 @@ def combine_rounds(
 ) -> dict:
     """The total and the share found from several audit rounds (each with its own strata).
 
-    Each round r estimates the same total T without bias given the rounds before it (its frame
-    was the pairs unlabelled at its draw), so the rounds' errors are uncorrelated; they are
-    averaged with weights ``1 / design_variance`` fixed at each draw (never from the labels
-    drawn), the posterior draws likewise. Returns ``{"total", "total_ci", "found",
+    Each round estimates T without bias given the rounds before it, so their errors are
+    uncorrelated; estimates and posterior draws are averaged with weights ``1 /
+    design_variance``, fixed at each draw. Returns ``{"total", "total_ci", "found",
     "recall_found", "recall_found_ci", "weights", "rounds"}``.
     """
     audits, labels = list(audits), list(labels)
@@ -223,10 +237,8 @@ def coverage(
 
 
 def _frame(audit: Audit, strata: AuditStrata, positives) -> dict:
-    """Per stratum, what every fresh audit of a coverage check shares: the design's frame
-    (``sizes``, ``unlabelled``, ``known``, ``rates``, ``predicted``) and the truth it samples
-    from (``positives_unlabelled``: the true positives among the unlabelled pairs). The
-    estimator reads counts only, so these replay any prior's coverage without the pairs."""
+    """Per stratum, what every fresh audit of a coverage check shares: the design's frame and
+    ``positives_unlabelled`` (the truth it samples from), enough to replay it without pairs."""
     true = np.bincount(strata.stratum_of(positives), minlength=strata.n_strata)
     return {
         "sizes": audit.sizes.tolist(),
@@ -274,12 +286,10 @@ def replay_coverage(
     n_draws: int = 2000,
     max_positives: float | None = None,
 ) -> dict:
-    """:func:`coverage` from a check's per-stratum record (its ``"strata"``): each fresh audit's
-    hits per stratum are hypergeometric (``n_h`` drawn without replacement from ``M_h``
-    unlabelled pairs holding ``P_h`` positives), exactly the counts a draw of pairs gives, and
-    the estimator reads counts only, so a recorded check replays under another ``prior`` or
-    audit size ``n`` without the pairs or the model. Returns :func:`coverage`'s keys (without
-    the model's precision and recall, ``"strata"`` and the settings)."""
+    """:func:`coverage` from a check's per-stratum record (its ``"strata"``): a fresh audit's
+    hits per stratum are hypergeometric, the counts a draw of pairs gives, so a recorded check
+    replays under another ``prior`` or size ``n`` without the pairs. Returns :func:`coverage`'s
+    keys (without the model's precision and recall, ``"strata"`` and the settings)."""
     audit, p_unl = _replayed_design(frame, n, prior, strength, floor, max_positives)
     found = int(audit.known.sum())
     truth = _truth_of(found + p_unl.sum(), found)
@@ -353,15 +363,11 @@ def replay_combined(
     n_draws: int = 2000,
     max_positives: float | None = None,
 ) -> dict:
-    """The coverage of what a session shows at its latest round: the estimate combined over
-    every audit round so far (:func:`combine_rounds`), each round's audit redrawn from its
-    recorded check (``checks``: the rounds' coverage-check records, each with ``"strata"`` and
-    ``"audit_size"``, in round order; the last is the round shown). Returns ``{"coverage",
-    "mean_width", "mean_estimate", "truth"}`` keyed by ``total`` and ``recall_found``, and
-    ``"rounds"``, ``"audit_pairs"``, ``"repeats"``. ``prior`` None: each round under the prior it
-    was drawn with (its record's ``prior``, ``strength`` and ``max_positives``; checks recorded
-    before they kept them: ``"recalibrated"``); a name replays every round under that prior,
-    with ``strength`` and ``max_positives``."""
+    """The coverage of what a session shows at its latest round: :func:`combine_rounds` over
+    every round's audit, each redrawn from its recorded check (``checks``, in round order, each
+    with ``"strata"`` and ``"audit_size"``). Returns :func:`_tally`'s keys for ``total`` and
+    ``recall_found``, ``"rounds"``, ``"audit_pairs"``, ``"repeats"``. ``prior`` None: each round
+    under its recorded prior (``"recalibrated"`` if none); a name: every round under it."""
     checks = list(checks)
     if not checks:
         raise ValueError("no recorded checks to replay")
@@ -390,47 +396,13 @@ def replay_combined(
     }
 
 
-def _fields(total, total_ci, found, recall_found_ci, **extra) -> dict:
+def _fields(total, total_ci, found, recall_found_ci) -> dict:
     """An estimate's fields: the total and the share found with their intervals; precision and
     recall stay None until some pair is predicted positive."""
-    return {
-        "total": total,
-        "total_ci": total_ci,
-        "found": found,
-        "recall_found": found / total if total else float("nan"),
-        "recall_found_ci": recall_found_ci,
-        "precision": None,
-        "precision_ci": None,
-        "recall": None,
-        "recall_ci": None,
-        "predicted_pairs": None,
-        **extra,
-    }
-
-
-def _summary(audit, point, positives, found, level) -> dict:
-    """Point estimates and intervals from per-stratum point totals (H,) and draws (D, H)."""
-    total = max(float(point.sum()), found)
-    t_draws = np.maximum(positives.sum(axis=1), found)  # T >= the positives already found
-    out = _fields(
-        total,
-        _interval(t_draws, level),
-        found,
-        _interval(found / np.maximum(t_draws, 1e-300), level),
-        total_draws=t_draws,
-    )
-    pred = audit.predicted
-    if audit.sizes[pred].sum() > 0:  # no pair above the threshold: precision is undefined
-        n_pred = int(audit.sizes[pred].sum())
-        tp_draws = positives[:, pred].sum(axis=1)
-        out.update(
-            precision=float(point[pred].sum() / n_pred),
-            predicted_pairs=n_pred,
-            precision_ci=_interval(tp_draws / n_pred, level),
-            recall=float(point[pred].sum() / total),
-            recall_ci=_interval(tp_draws / np.maximum(t_draws, 1e-300), level),
-        )
-    return out
+    recall_found = found / total if total else float("nan")
+    out = {"total": total, "total_ci": total_ci, "found": found, "recall_found": recall_found}
+    none = dict.fromkeys(("precision", "precision_ci", "recall", "recall_ci", "predicted_pairs"))
+    return {**out, "recall_found_ci": recall_found_ci, **none}
 
 
 def _interval(draws, level) -> list:
@@ -451,9 +423,8 @@ def _checked(audit, labels, found, level):
         raise ValueError("labels must be 0 or 1")
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
-    k = np.bincount(audit.stratum, weights=y.astype(np.float64), minlength=len(audit.sizes)).astype(
-        np.int64
-    )
+    k = np.bincount(audit.stratum, weights=y.astype(np.float64), minlength=len(audit.sizes))
+    k = k.astype(np.int64)
     if found is None:
         found = int(audit.known.sum() + k.sum())
     if isinstance(found, bool) or not isinstance(found, (int, np.integer)) or found < 0:

@@ -39,11 +39,9 @@ _GRID = (25, 11)  # grid points for alpha (+-3 sd) and log(beta) (+-2.5 sd)
 
 @dataclass(frozen=True, eq=False)
 class RatePrior:
-    """Mixture of Betas over the strata's rates: ``a``, ``b`` (G, H), ``log_weight`` (G,).
-
-    For the audit's design, the same belief on the logit scale, linearised at ``centre`` (H,):
-    ``logit p_h = logit centre_h + shared[h] @ theta + e_h`` with ``theta ~ N(0,
-    diag(shared_var))`` (P,) common to all strata and ``e_h ~ N(0, deviation_var[h])``."""
+    """Mixture of Betas over the strata's rates: ``a``, ``b`` (G, H), ``log_weight`` (G,); for
+    the design, linearised at ``centre`` (H,): ``logit p_h = logit centre_h + shared[h] @ theta
+    + e_h``, ``theta ~ N(0, diag(shared_var))`` (P,), ``e_h ~ N(0, deviation_var[h])``."""
 
     a: np.ndarray
     b: np.ndarray
@@ -96,10 +94,8 @@ def rate_prior(
     max_positives: float | None = None,
 ) -> RatePrior:
     """The prior of strata whose mean calibrated probabilities are ``rates`` (H,); ``sizes``
-    (H,), the pairs each rate applies to, places the recalibration's pivot. ``max_positives``
-    (``"bounded"``, which needs it): the most unlabelled positives the strata can hold, a
-    structural bound such as about one match a record; the prior's components expecting more
-    are dropped."""
+    (H,) places the recalibration's pivot; ``max_positives`` (``"bounded"`` needs it): the most
+    unlabelled positives the strata can hold (about one match a record)."""
     if prior not in PRIORS:
         raise ValueError(f"prior must be one of {PRIORS}, got {prior!r}")
     if prior == "bounded" and (max_positives is None or not max_positives > 0):

@@ -1,12 +1,9 @@
 """All-pairs precision, recall and average precision, estimated from three strata.
 
-The pool's negatives are too many to score, so false positives are estimated (paper appendix
-A.2, eq. 13) from every negative in ``D_near`` (pretrained nearest-neighbour pairs) plus a
-uniform sample ``D_rand`` of the other negatives, each random pair standing for
-``w_rand / |D_rand|`` pairs with ``w_rand = n_neg_total - |D_near|``. A pair counts at
-threshold g when its score >= g. Precision and recall change only at positive scores, so the
-curve is evaluated at the distinct positive scores, in descending order.
-
+False positives are estimated (paper appendix A.2, eq. 13) from every negative in ``D_near``
+(pretrained nearest-neighbour pairs) plus a uniform sample ``D_rand`` of the other negatives,
+each standing for ``(n_neg_total - |D_near|) / |D_rand|`` pairs. A pair counts at threshold g
+when its score >= g; the curve is evaluated at the distinct positive scores, descending.
 Public functions validate and raise ``ValueError``; the ``_``-prefixed cores do not.
 """
 
@@ -123,15 +120,10 @@ def bootstrap(
 
 
 class _Resampler:
-    """Bootstrap replicates as counts over the distinct positive scores: O(k + n_above) per
-    replicate, where k is the number of distinct positive scores and n_above the negatives at or
-    above the lowest of them.
-
-    A negative below every positive score counts as a false positive at no threshold, so a
-    stratum's resample only needs how many of its n draws land at or above the lowest positive
-    (Binomial(n, n_above / n)) and where those land (uniform over the n_above items): the same
-    distribution as drawing all n items with replacement, without touching the items below.
-    """
+    """Bootstrap replicates as counts over the k distinct positive scores, O(k + n_above) each.
+    A negative below every positive never counts, so a stratum's resample needs only how many
+    of its n draws land above the lowest positive (Binomial(n, n_above / n)) and where (uniform
+    over those): the distribution of drawing all n with replacement."""
 
     def __init__(self, pos, near, rand, w):
         self.values, self.pos_group = np.unique(pos, return_inverse=True)  # ascending
@@ -155,13 +147,9 @@ class _Resampler:
 
 
 class _Stratum:
-    """A negative stratum binned by the ascending distinct positive scores ``values``: bin b of
-    a score s is the number of values <= s (0: below every positive, never a false positive).
-
-    A resample is drawn item by item (O(n_above)) or, when the stratum holds many more items
-    than there are bins, as multinomial bin counts (O(k)): the same distribution either way, and
-    the choice depends only on the sizes, so a seed gives the same replicates every time.
-    """
+    """A negative stratum binned by the ascending distinct positive scores ``values`` (bin b:
+    b values <= the score). A resample is drawn item by item (O(n_above)) or, when items far
+    outnumber bins, as multinomial bin counts (O(k)): one distribution, chosen by sizes only."""
 
     ITEMS_PER_BIN = 16  # multinomial when n_above > 16 (k + 1): measured cheaper on this machine
 
@@ -203,14 +191,11 @@ def corrected_precision(
 ) -> dict:
     """Precision corrected by manual labels of putative false positives (paper eq. 14).
 
-    ``fp_near`` is the count of near-stratum negatives above the threshold, ``fp_rand`` the
-    weighted estimate from the random stratum; ``*_marks = (real_errors, marked)`` are the
-    manual judgements of putative false positives drawn from each stratum. The share of real
-    errors gets a Jeffreys Beta posterior; unmarked strata keep share 1 (the imputed labels).
-    The interval follows the Jeffreys interval's boundary rule (Brown, Cai and DasGupta 2001):
-    where every marked pair of a stratum is a real error, the share's interval reaches 1 (and 0
-    where none is), so the interval always holds the point estimate; without the rule one "real
-    error" mark gave an interval wholly above its own point.
+    ``fp_near``: near-stratum negatives above the threshold; ``fp_rand``: the random stratum's
+    weighted estimate; ``*_marks = (real_errors, marked)``: manual judgements of putative false
+    positives from each stratum. The share of real errors gets a Jeffreys Beta posterior
+    (unmarked strata keep share 1), its interval widened to hold the point estimate (the
+    Jeffreys boundary rule, Brown, Cai and DasGupta 2001).
     Returns ``{"precision", "ci", "imputed_precision", "p_near", "p_rand"}``.
     """
     if tp < 0 or fp_near < 0 or fp_rand < 0:
