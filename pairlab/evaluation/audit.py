@@ -33,11 +33,8 @@ class PairCosine:
     def __init__(self, space: PairSpace, left, right=None):
         self.space = space
         self.left = _as_embeddings("left", left, space.n_left)
-        self.right = (
-            self.left
-            if right is None or space.symmetric
-            else _as_embeddings("right", right, space.n_right)
-        )
+        one_side = right is None or space.symmetric
+        self.right = self.left if one_side else _as_embeddings("right", right, space.n_right)
         if self.left.shape[1] != self.right.shape[1]:
             raise ValueError(
                 f"left and right embeddings differ in dimension: "
@@ -54,9 +51,7 @@ class PairCosine:
         step = max(1, elements // max(n_right, 1))
         for start in range(0, self.space.n_left, step):
             rows = np.arange(start, min(start + step, self.space.n_left))
-            first = (
-                start + 1 if self.space.symmetric else 0
-            )  # columns left of the block: none valid
+            first = start + 1 if self.space.symmetric else 0  # no valid column before it
             sims = self.left[rows] @ self.right[first:].T  # (block, n_right - first)
             if self.space.symmetric:
                 r, c = np.nonzero(np.arange(first, n_right)[None, :] > rows[:, None])
@@ -129,13 +124,8 @@ def stratify(
     lower boundaries come from the score quantiles of ``n_sample`` uniform pairs (``seed``);
     every size is counted exactly.
     """
-    _check_options(
-        n_strata=n_strata,
-        first=first,
-        max_enumerated=max_enumerated,
-        n_sample=n_sample,
-        block_elements=block_elements,
-    )
+    counts = dict(n_strata=n_strata, first=first, max_enumerated=max_enumerated)
+    _check_options(**counts, n_sample=n_sample, block_elements=block_elements)
     if not callable(probability):
         raise TypeError(f"probability must map scores to probabilities, got {probability!r}")
     if threshold is not None and not np.isfinite(threshold):
@@ -322,7 +312,6 @@ def _sample_cuts(scorer, ranks, max_enumerated, n_sample, seed):
     n_sample = min(n_pairs, max(n_sample, 50 * n_pairs // max_enumerated))
     ids = scorer.space.sample(n_sample, np.random.default_rng(seed))
     scores = np.sort(scorer(ids))[::-1]
-
     cut = _rank_cuts(scores, [max_enumerated * n_sample / n_pairs])
     if len(cut) == 0:  # no gap in the sample below that rank (all tied): enumerate every pair
         return -np.inf, np.empty(0)
@@ -368,8 +357,7 @@ def _labelled(space, labelled, labels):
         if labels is not None:
             raise ValueError("labels given without labelled pair ids")
         return np.empty(0, dtype=np.int64), np.empty(0)
-    ids = np.asarray(labelled)
-    y = np.asarray(labels if labels is not None else [], dtype=np.float64)
+    ids, y = np.asarray(labelled), np.asarray([] if labels is None else labels, np.float64)
     if ids.ndim != 1 or y.shape != ids.shape:
         raise ValueError(
             f"labelled ids and labels must be 1-d of equal length, got {ids.shape} and {y.shape}"
