@@ -1,16 +1,8 @@
 """All-pairs tasks from labelled pairs: the two builders behind :func:`pairlab.data.load_pairs`.
 
-- :func:`build_symmetric` (duplicates, paraphrases): the items are the distinct keys (ids, or the
-  texts themselves) of both columns, in sorted order; positives are the transitive closure of
-  the stated positives; items are split by connected components of *all* stated pairs, so no
-  stated pair crosses splits.
-- :func:`build_asymmetric` (question -> answer): each split's left items (from a split column,
-  else split at random) against every distinct right item of the task.
-
-Both take the rows as a frame with the columns ``left, right, label`` (int8, 1 = positive) and
-``left_key, right_key`` (what makes two rows the same item), plus ``split`` (a name in
-:data:`SPLITS`) for an asymmetric task with its own split. Graph work is vectorised: no Python
-loop over pairs.
+Both take rows with the columns ``left, right, label`` (int8, 1 = positive), ``left_key,
+right_key`` (what makes two rows the same item) and, for an asymmetric task with its own split,
+``split``. Graph work is vectorised: no Python loop over pairs.
 """
 
 from __future__ import annotations
@@ -42,8 +34,9 @@ def build_symmetric(
     max_items=None,
     keyed: bool = False,
 ) -> Task:
-    """Symmetric task: positives are the transitive closure of stated positives; items split by
-    connected components of all stated pairs. ``keyed``: the keys are ids (not the texts), so
+    """Symmetric task (duplicates, paraphrases): the items are the distinct keys of both columns,
+    sorted; positives the transitive closure of the stated ones; items split by connected
+    components of all stated pairs, so none crosses splits. ``keyed``: the keys are ids, and
     the notes count ids seen with two texts and texts shared by two ids."""
     fractions = check_fractions(fractions)
     texts, a, b, label, notes = _items(rows, keyed)
@@ -107,9 +100,9 @@ def _symmetric_pool(name, split, members, texts, clusters, a, b, label, notes) -
 def build_asymmetric(
     name: str, rows: pd.DataFrame, *, seed: int = 0, fractions=(0.5, 0.25, 0.25), max_items=None
 ) -> Task:
-    """Asymmetric task: each split's left items (the ``split`` column's, else a random split of
-    the left items by ``fractions``) x every distinct right item of the rows kept. Items keep
-    the order in which they first appear."""
+    """Asymmetric task (question -> answer): each split's left items (the ``split`` column's,
+    else a random split by ``fractions``) x every distinct right item kept, in order of first
+    appearance."""
     rng = np.random.default_rng(seed)
     notes = {}
     if "split" in rows:
@@ -131,9 +124,8 @@ def build_asymmetric(
     right_texts = _first_texts(
         everything["right"], right_index.get_indexer(everything["right_key"]), len(right_keys)
     )
-    notes.update(
-        {"rows": len(everything), "n_right": len(right_texts), "subsampled": max_items is not None}
-    )
+    notes |= {"rows": len(everything), "n_right": len(right_texts)}
+    notes["subsampled"] = max_items is not None
     splits = {
         split: _asymmetric_pool(name, split, frames[split], right_texts, right_index, notes)
         for split in SPLITS
@@ -143,8 +135,8 @@ def build_asymmetric(
 
 
 def _random_split(rows: pd.DataFrame, fractions, max_items, rng):
-    """Left items split at random in the proportions ``fractions`` (each item its own group of
-    :func:`_assign_splits`), capped per split in that random order."""
+    """Left items split at random by ``fractions`` (each item its own group), capped per split
+    in that random order."""
     keys = pd.unique(rows["left_key"])
     items = np.arange(len(keys))
     split_of, rank = _assign_splits(items, fractions, rng)
@@ -197,10 +189,6 @@ def _sample(items: np.ndarray, cap, rng) -> np.ndarray:
     if cap is None or cap >= len(items):
         return items
     return items[np.sort(rng.choice(len(items), size=cap, replace=False))]
-
-
-# ---------------------------------------------------------------------------------------------
-# Graph helpers (vectorised: no Python loop over pairs)
 
 
 def components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -84,14 +84,8 @@ def load_pairs(
             f"right_id={right_id!r}"
         )
     frame, lines, report, where = read_source(source, what="pair")
-    columns = {
-        "left": left,
-        "right": right,
-        "label": label,
-        "left_id": left_id,
-        "right_id": right_id,
-        "split": split_column,
-    }
+    columns = dict(left=left, right=right, label=label, left_id=left_id, right_id=right_id)
+    columns["split"] = split_column
     rows, skipped = pair_rows(
         frame, columns, positive_threshold=positive_threshold, source=where, lines=lines
     )
@@ -145,9 +139,8 @@ def pair_task_name(path) -> str:
 def is_pair_file(dataset) -> bool:
     """Whether ``dataset`` (a notebook's parameter) names a file rather than a task."""
     text = str(dataset)
-    return (
-        Path(text).suffix.lower() in SUFFIXES or "/" in text or "\\" in text or Path(text).is_file()
-    )
+    path_like = "/" in text or "\\" in text or Path(text).is_file()
+    return Path(text).suffix.lower() in SUFFIXES or path_like
 
 
 def pair_rows(
@@ -160,13 +153,8 @@ def pair_rows(
     check_columns(frame, columns, source, remedy=COLUMNS_REMEDY)
     at = located(source, lines, len(frame))[1]
     labels, bad_label = _labels(frame[columns["label"]], positive_threshold, columns["label"], at)
-    out = pd.DataFrame(
-        {
-            "left": text_column(frame[columns["left"]]),
-            "right": text_column(frame[columns["right"]]),
-            "label": labels,
-        }
-    )
+    out = pd.DataFrame({side: text_column(frame[columns[side]]) for side in ("left", "right")})
+    out["label"] = labels
     reasons = pd.Series(bad_label, index=frame.index, dtype=object)
     for side in ("left", "right"):
         flag(reasons, blank(out[side]), f"empty text in column {columns[side]!r}")
@@ -181,11 +169,9 @@ def pair_rows(
     bad, skipped = skip_rows(frame, reasons, source, lines, "row")
     out = out[~bad].reset_index(drop=True)
     if not (out["label"] == 1).any():
-        rule = (
-            f"no label reaches positive_threshold={positive_threshold}"
-            if positive_threshold is not None
-            else "every label is 0"
-        )
+        rule = "every label is 0"
+        if positive_threshold is not None:
+            rule = f"no label reaches positive_threshold={positive_threshold}"
         raise ValueError(
             f"{source}: no positive pair in column {columns['label']!r}: {rule}. A "
             "task needs positives; check the label column (and the threshold)"
@@ -197,9 +183,8 @@ def _labels(column: pd.Series, threshold, name: str, at):
     """Labels (int8: 1 positive) and the reason each unusable row is skipped (``None``: kept).
     A column that holds no number at all, or graded values without ``threshold``, is an error."""
     text = text_column(column).str.strip().str.lower()
-    number = pd.to_numeric(text.map(lambda t: _TRUE_FALSE.get(t, t)), errors="coerce").to_numpy(
-        float
-    )
+    number = pd.to_numeric(text.map(lambda t: _TRUE_FALSE.get(t, t)), errors="coerce")
+    number = number.to_numpy(float)
     empty = (text == "").to_numpy() | (text == "nan").to_numpy()
     not_number = ~empty & ~np.isfinite(number)
     if not_number.any() and not_number.sum() == (~empty).sum():
@@ -220,11 +205,8 @@ def _labels(column: pd.Series, threshold, name: str, at):
             )
         labels = number == 1.0
     else:
-        if (
-            isinstance(threshold, bool)
-            or not isinstance(threshold, (int, float))
-            or not math.isfinite(threshold)
-        ):
+        number_like = isinstance(threshold, (int, float)) and not isinstance(threshold, bool)
+        if not number_like or not math.isfinite(threshold):
             raise ValueError(f"positive_threshold must be a finite number, got {threshold!r}")
         labels = number >= threshold
     reasons = np.where(

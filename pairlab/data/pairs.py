@@ -1,13 +1,9 @@
 """Pair ids: int64 codes for the pairs of a pool, and sorted-array set operations on them.
 
-A pool is never materialised. Its pairs are the dense range ``[0, n_pairs)``:
-
-- asymmetric (questions x sentences): ``code = i * n_right + j``;
-- symmetric (questions x questions, unordered, no self pairs): ``code = j * (j - 1) // 2 + i``
-  for ``i < j``, so each unordered pair has exactly one code.
-
-Because the codes are dense, a uniform random pair is a uniform random integer, and a set of
-pairs is a sorted int64 array.
+A pool is never materialised: its pairs are the dense range ``[0, n_pairs)``, ``i * n_right +
+j`` when asymmetric, ``j * (j - 1) // 2 + i`` (``i < j``: one code per unordered pair, no self
+pairs) when symmetric. A uniform random pair is a uniform random integer, and a set of pairs a
+sorted int64 array.
 """
 
 from __future__ import annotations
@@ -31,8 +27,7 @@ class PairSpace:
     symmetric: bool
 
     def __post_init__(self):
-        for name in ("n_left", "n_right"):
-            value = getattr(self, name)
+        for name, value in (("n_left", self.n_left), ("n_right", self.n_right)):
             if not isinstance(value, (int, np.integer)) or value < 0:
                 raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
         if self.symmetric and self.n_left != self.n_right:
@@ -130,8 +125,7 @@ def isin_sorted(values, sorted_set: np.ndarray) -> np.ndarray:
     values = np.asarray(values, dtype=np.int64)
     if len(sorted_set) == 0:
         return np.zeros(values.shape, dtype=bool)
-    pos = np.searchsorted(sorted_set, values)
-    pos = np.minimum(pos, len(sorted_set) - 1)
+    pos = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
     return sorted_set[pos] == values
 
 

@@ -12,10 +12,8 @@ __all__ = ["best_threshold", "accuracy_f1", "clean_map", "roc_auc"]
 
 
 def best_threshold(labels, scores, *, metric: str = "f1") -> float:
-    """The score threshold (predict positive when score >= it) maximising ``metric`` on dev.
-
-    ``metric`` is ``"f1"`` or ``"accuracy"``.
-    """
+    """The score threshold (positive when score >= it) maximising ``metric`` (``"f1"`` or
+    ``"accuracy"``) on dev."""
     y, s = _check(labels, scores)
     if metric not in ("f1", "accuracy"):
         raise ValueError(f"metric must be 'f1' or 'accuracy', got {metric!r}")
@@ -62,9 +60,7 @@ def clean_map(query_ids, labels, scores) -> float:
     clean = np.flatnonzero((positives > 0) & (positives < counts))
     if len(clean) == 0:
         raise ValueError("no clean query (with both a positive and a negative pair)")
-    from sklearn.metrics import (
-        average_precision_score,  # lazy: every process importing pairlab.active paid ~0.7 s
-    )
+    from sklearn.metrics import average_precision_score  # lazy: ~0.7 s to import
 
     # A per-query loop: queries number in the hundreds, never pairs.
     return float(np.mean([average_precision_score(y[q == k], s[q == k]) for k in clean]))
