@@ -168,12 +168,8 @@ def _truth(
 ) -> np.ndarray:
     """Every positive pair: ``pairs`` (and what they imply in one table), which must hold the
     ``known`` positives."""
-    truth = _closure(
-        space,
-        _known(left, right, space.symmetric, pairs, "all_positives", notes),
-        "all_positives",
-        notes,
-    )
+    given = _known(left, right, space.symmetric, pairs, "all_positives", notes)
+    truth = _closure(space, given, "all_positives", notes)
     outside = setdiff_sorted(known, truth)
     if len(outside):
         i, j = space.decode(outside[:1])
@@ -201,8 +197,7 @@ def _known(
     elif not (isinstance(pairs, tuple) and len(pairs) == 2):
         raise TypeError(
             f"{role} must be a file or DataFrame of id pairs, or a tuple of two id "
-            f"arrays (left_ids, right_ids), got {type(pairs).__name__}"
-            + (f" of {len(pairs)}" if isinstance(pairs, (tuple, list)) else "")
+            f"arrays (left_ids, right_ids), got {type(pairs).__name__} {pairs!r:.60}"
         )
     left_ids, right_ids = pairs
     try:
@@ -222,8 +217,7 @@ def _pair_ids(left: Records, right: Records, symmetric: bool, left_ids, right_id
             f"left and right ids must be two 1-d arrays of one length, got shapes "
             f"{left_ids.shape} and {right_ids.shape}"
         )
-    i = _index(left, left_ids, "left")
-    j = _index(right, right_ids, "right")
+    i, j = _index(left, left_ids, "left"), _index(right, right_ids, "right")
     same = i == j
     if symmetric and same.any():
         k = int(np.flatnonzero(same)[0])
