@@ -66,11 +66,9 @@ class Records:
 
     def __post_init__(self):
         if len(self.ids) != len(self.texts):
-            raise ValueError(
-                f"records {self.name!r}: {len(self.ids)} ids but {len(self.texts)} texts"
-            )
+            raise ValueError(f"records {self.name!r}: {len(self.ids)} ids, {len(self.texts)} texts")
         if not self._index.is_unique:
-            twice = pd.Index(self.ids)[pd.Index(self.ids).duplicated()].unique()[:_EXAMPLES]
+            twice = self._index[self._index.duplicated()].unique()[:_EXAMPLES]
             raise ValueError(f"records {self.name!r}: ids must be distinct; {list(twice)} repeat")
 
     def __len__(self) -> int:
@@ -98,8 +96,7 @@ class Records:
 
     def identical_text_pairs(self) -> tuple[np.ndarray, np.ndarray]:
         """The record pairs ``(i, j)``, ``i < j`` (int64 positions, sorted), whose texts are
-        identical under two ids: likely duplicates, to offer as such. Pair ids of a one-table
-        pool: ``pool.space.encode(i, j)``."""
+        identical under two ids: likely duplicates."""
         return _same_text_pairs(self.texts)
 
     def frame(self) -> pd.DataFrame:
@@ -129,18 +126,14 @@ def load_items(
 ) -> Records:
     """The records of a CSV, TSV, JSON-lines or Parquet file, or of a DataFrame.
 
-    ``text``: the column of each record's text, or a list of columns, serialised as
-    ``title: <value> | brand: <value>`` (empty fields skipped). ``id``: the column of the ids,
-    or ``None``: the rows' numbers ``0..n-1`` in the order read (a malformed line the reader
-    skipped gets no number: name an id column where ids must stay stable). ``name`` defaults
-    to the file's stem (``"records"`` for a frame). A text longer than ``max_chars``
-    characters (``None``: no limit) is cut there and counted: the models read 128 word pieces
-    (a few hundred characters), so 10,000 keeps all they read and bounds memory and tokenising.
+    ``text``: the column of each record's text, or a list of columns (``title: <value> |
+    brand: <value>``). ``id``: the column of the ids, or ``None``: the rows' numbers in the
+    order read. ``name`` defaults to the file's stem. A text longer than ``max_chars`` (None:
+    no limit) is cut and counted: the models read a few hundred characters.
 
-    Skipped, counted in ``notes`` and reported by line in ``report``: a record without id or
-    text (every field empty), and a later record with an id seen before (the first is kept).
-    Kept, and counted as likely duplicates: records with the same text under different ids
-    (:meth:`Records.identical_text_pairs`). No usable record at all is a ``NoRowsError``.
+    Skipped, counted in ``notes`` and reported in ``report``: a record without id or text, and
+    a later record with an id seen before. Records with the same text under different ids are
+    kept and counted. No usable record at all is a ``NoRowsError``.
     """
     fields = _options(text, id, max_chars)
     frame, lines, report, where = read_source(source, what="record")
@@ -177,11 +170,8 @@ def load_items(
 def _options(text, id, max_chars) -> list[str]:
     """The text fields, once the options are checked."""
     fields = [text] if isinstance(text, str) else text
-    if (
-        not isinstance(fields, (list, tuple))
-        or not fields
-        or not all(isinstance(f, str) for f in fields)
-    ):
+    names = isinstance(fields, (list, tuple)) and all(isinstance(f, str) for f in fields)
+    if not names or not fields:
         raise TypeError(
             f"text must be a column name or a non-empty list of column names, got {text!r}"
         )
@@ -190,9 +180,8 @@ def _options(text, id, max_chars) -> list[str]:
         raise ValueError(f"text names the column(s) {twice} more than once")
     if id is not None and not isinstance(id, str):
         raise TypeError(f"id must be a column name or None (row numbers as ids), got {id!r}")
-    if max_chars is not None and (
-        isinstance(max_chars, bool) or not isinstance(max_chars, (int, np.integer)) or max_chars < 1
-    ):
+    whole = isinstance(max_chars, (int, np.integer)) and not isinstance(max_chars, bool)
+    if max_chars is not None and not (whole and max_chars >= 1):
         raise ValueError(f"max_chars must be a positive integer or None, got {max_chars!r}")
     return list(fields)
 
@@ -289,10 +278,8 @@ class IdPairs:
 
 
 def read_id_pairs(source, *, left: str | None = None, right: str | None = None) -> IdPairs:
-    """Pairs of record ids from a file (CSV, TSV, JSON lines, Parquet) or DataFrame: the
-    ``left`` and ``right`` columns, by default the first two (``walmart_id,amazon_id``). A row
-    with an empty id is skipped and reported in ``report``, like any malformed row. Unpacks as
-    ``left_ids, right_ids``."""
+    """Pairs of record ids from a file or DataFrame: the ``left`` and ``right`` columns, by
+    default the first two; a row with an empty id is skipped and reported in ``report``."""
     frame, lines, report, where = read_source(source, what="id pair")
     if (left is None or right is None) and len(frame.columns) < 2:
         raise ValueError(
@@ -301,15 +288,11 @@ def read_id_pairs(source, *, left: str | None = None, right: str | None = None) 
         )
     left = frame.columns[0] if left is None else left
     right = frame.columns[1] if right is None else right
-    check_columns(
-        frame,
-        {"left": left, "right": right},
-        where,
-        remedy="Name them with read_id_pairs(left=..., right=...)",
-    )
-    ids = {side: as_ids(frame[column]) for side, column in (("left", left), ("right", right))}
+    remedy = "Name them with read_id_pairs(left=..., right=...)"
+    check_columns(frame, {"left": left, "right": right}, where, remedy=remedy)
+    ids = [as_ids(frame[left]), as_ids(frame[right])]
     reasons = pd.Series(None, index=frame.index, dtype=object)
-    for side, column in (("left", left), ("right", right)):
-        flag(reasons, ids[side] == "", f"empty id in column {column!r}")
+    for column, values in zip((left, right), ids):
+        flag(reasons, values == "", f"empty id in column {column!r}")
     bad, skipped = skip_rows(frame, reasons, where, lines, "id pair")
-    return IdPairs(ids["left"][~bad], ids["right"][~bad], with_skipped(report, skipped))
+    return IdPairs(ids[0][~bad], ids[1][~bad], with_skipped(report, skipped))
