@@ -87,9 +87,8 @@ def download(
     """Fetch, verify and unpack the ``names`` sources into ``dest``; returns the data files.
     ``base_url`` replaces each URL's folder (a mirror, or a test server); ``checksums`` maps file
     names to SHA256 values that replace the published ones."""
-    dest = Path(dest)
-    base_url = base_url or os.environ.get("PAIRLAB_DATA_BASE_URL") or None
-    overrides = dict(checksums or _read_checksums(os.environ.get("PAIRLAB_DATA_CHECKSUMS")))
+    base_url = base_url or os.environ.get("PAIRLAB_DATA_BASE_URL")
+    overrides = checksums or _read_checksums(os.environ.get("PAIRLAB_DATA_CHECKSUMS"))
     out = []
     for name in names:
         if name not in SOURCES:
@@ -100,7 +99,9 @@ def download(
             source = replace(source, url=f"{base_url.rstrip('/')}/{filename}")
         if filename in overrides:
             source = replace(source, sha256=overrides[filename], size=None)
-        path = fetch(source, dest / source.file, attempts=attempts, deadline=deadline, log=log)
+        path = fetch(
+            source, Path(dest) / source.file, attempts=attempts, deadline=deadline, log=log
+        )
         out += _unpack(path, source.unpack, log) if source.unpack else [path]
     return out
 
@@ -118,60 +119,22 @@ def fetch(
     stop = time.monotonic() + deadline
     for attempt in range(1, attempts + 1):
         try:
-            if _transfer(source.url, part, stop - time.monotonic()):
-                break
+            _transfer(source.url, part, stop - time.monotonic())
+            break
         except (urllib.error.URLError, http.client.HTTPException, OSError) as error:
             if isinstance(error, urllib.error.HTTPError) and error.code not in RETRIED:
                 why = f"HTTP {error.code} {error.reason}"
                 raise DownloadError(_failed(source, path, why)) from None
+            kept = part.stat().st_size if part.exists() else 0
             log(
-                f"{source.url}: attempt {attempt} of {attempts} stopped ({type(error).__name__}: "
-                f"{error}); {part.stat().st_size if part.exists() else 0:,} bytes kept"
+                f"{source.url}: attempt {attempt} of {attempts} stopped "
+                f"({type(error).__name__}: {error}); {kept:,} bytes kept"
             )
         if time.monotonic() > stop or attempt == attempts:
             kept = f"; run again to resume from {part}" if part.exists() else ""
-            raise DownloadError(
-                _failed(source, path, f"not complete after {attempt} attempt(s){kept}")
-            )
+            why = f"not complete after {attempt} attempt(s){kept}"
+            raise DownloadError(_failed(source, path, why))
         time.sleep(min(2.0**attempt, 30.0))
-    _verify(source, part, path, log)
-    os.replace(part, path)
-    return path
-
-
-def _transfer(url: str, part: Path, seconds_left: float) -> bool:
-    """One request: the rest of ``url`` appended to ``part`` (from its size, by a Range request).
-    True when the body was read to its end."""
-    have = part.stat().st_size if part.exists() else 0
-    request = urllib.request.Request(
-        url,
-        headers={"User-Agent": "pairlab-data/1", **({"Range": f"bytes={have}-"} if have else {})},
-    )
-    try:
-        response = urllib.request.urlopen(request, timeout=max(1.0, min(60.0, seconds_left)))
-    except urllib.error.HTTPError as error:
-        if error.code == 416 and have:  # nothing left to send: the part is whole (verified next)
-            return True
-        raise
-    with response:
-        if have and response.status != 206:  # the server ignored the Range: start again
-            have = 0
-        total = response.headers.get("Content-Length")
-        total = have + int(total) if total else None
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=total, initial=have, unit="B", unit_scale=True, file=sys.stderr)
-        with open(part, "ab" if have else "wb") as out, bar:
-            while chunk := response.read(CHUNK):
-                out.write(chunk)
-                bar.update(len(chunk))
-    size = part.stat().st_size
-    if total is not None and size < total:
-        raise http.client.IncompleteRead(b"", total - size)
-    return True
-
-
-def _verify(source: Source, part: Path, path: Path, log) -> None:
     got = _sha256(part)
     if got != source.sha256:
         part.unlink()
@@ -182,28 +145,54 @@ def _verify(source: Source, part: Path, path: Path, log) -> None:
             f"from {source.page} into {path} and check it"
         )
     log(f"{path}: checksum verified ({got[:16]}...)")
+    os.replace(part, path)
+    return path
+
+
+def _transfer(url: str, part: Path, seconds_left: float) -> None:
+    """One request: the rest of ``url`` appended to ``part`` (from its size, by a Range request),
+    read to its end."""
+    have = part.stat().st_size if part.exists() else 0
+    headers = {"User-Agent": "pairlab-data/1", **({"Range": f"bytes={have}-"} if have else {})}
+    try:
+        request = urllib.request.Request(url, headers=headers)
+        response = urllib.request.urlopen(request, timeout=max(1.0, min(60.0, seconds_left)))
+    except urllib.error.HTTPError as error:
+        if error.code == 416 and have:  # nothing left to send: the part is whole (verified next)
+            return
+        raise
+    from tqdm.auto import tqdm
+
+    with response:
+        have = have if response.status == 206 else 0  # a server ignoring the Range: start again
+        size = response.headers.get("Content-Length")
+        total = have + int(size) if size else None
+        bar = tqdm(total=total, initial=have, unit="B", unit_scale=True, file=sys.stderr)
+        with open(part, "ab" if have else "wb") as out, bar:
+            while chunk := response.read(CHUNK):
+                out.write(chunk)
+                bar.update(len(chunk))
+    if total is not None and part.stat().st_size < total:
+        raise http.client.IncompleteRead(b"", total - part.stat().st_size)
 
 
 def _unpack(path: Path, members, log) -> list[Path]:
     """The zip's ``members``, written beside it under their base names (atomically)."""
+    out = []
     try:
         with zipfile.ZipFile(path) as archive:
-            names = set(archive.namelist())
-            missing = [m for m in members if m not in names]
+            missing = sorted(set(members) - set(archive.namelist()))
             if missing:
-                raise ValueError(f"{path} has no {missing}; it holds {sorted(names)[:10]}")
-            out = []
+                raise ValueError(f"{path} has no {missing}; it holds {archive.namelist()[:10]}")
             for member in members:
                 target = path.parent / Path(member).name
                 tmp = target.with_name(target.name + ".part")
                 with archive.open(member) as src, open(tmp, "wb") as dst:
                     shutil.copyfileobj(src, dst)
-                os.replace(tmp, target)
-                out.append(target)
+                out.append(tmp.replace(target))
     except zipfile.BadZipFile as error:
-        raise ValueError(
-            f"{path} is not a readable zip ({error}): delete it and run make data again"
-        ) from None
+        why = f"{path} is not a readable zip ({error}): delete it and run make data again"
+        raise ValueError(why) from None
     log(f"{path}: unpacked {', '.join(p.name for p in out)}")
     return out
 
@@ -239,20 +228,13 @@ def main(argv=None) -> int:
     parser.add_argument("--base-url", help="fetch the same file names from this URL's folder")
     parser.add_argument("--checksums", help="verify against this sha256sum-format file instead")
     args = parser.parse_args(argv)
+    names, checksums = tuple(args.only or SOURCES), _read_checksums(args.checksums)
     try:
-        files = download(
-            args.dest,
-            names=tuple(args.only or SOURCES),
-            base_url=args.base_url,
-            checksums=_read_checksums(args.checksums),
-        )
+        files = download(args.dest, names=names, base_url=args.base_url, checksums=checksums)
     except (OSError, ValueError) as error:
         print(f"make data: error: {error}", file=sys.stderr)
         return 1
-    print(
-        f"done: {len(files)} data files in {args.dest}/; make run reads them "
-        f"(PAIRLAB_DATA_DIR={args.dest})"
-    )
+    print(f"done: {len(files)} data files in {args.dest}/; make run reads them from there")
     return 0
 
 
