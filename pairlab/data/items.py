@@ -99,10 +99,6 @@ class Records:
         identical under two ids: likely duplicates."""
         return _same_text_pairs(self.texts)
 
-    def frame(self) -> pd.DataFrame:
-        """The records as a table: ``id``, ``text``."""
-        return pd.DataFrame({"id": self.ids, "text": self.texts})
-
     def summary(self) -> str:
         """What was read, kept, skipped and changed, for a person to read."""
         counts = ", ".join(

@@ -29,7 +29,6 @@ __all__ = [
     "text_column",
     "blank",
     "flag",
-    "row_text",
     "located",
     "with_skipped",
     "skip_rows",
@@ -187,14 +186,8 @@ def _no_rows(path: Path, skipped: list, what: str) -> str:
     if not skipped:
         return f"{path} has a header and no rows: expected one {what} per line after it"
     first = skipped[0]
-    return (
-        f"{path} holds no well-formed row: all {len(skipped):,} were skipped (line "
-        f"{first.line}: {first.reason})"
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# Checking columns and marking rows
+    why = f"line {first.line}: {first.reason}"
+    return f"{path} holds no well-formed row: all {len(skipped):,} were skipped ({why})"
 
 
 def check_columns(frame: pd.DataFrame, columns: dict, source: str, *, remedy: str) -> None:
@@ -246,17 +239,13 @@ def flag(reasons: pd.Series, mask, reason) -> None:
     reasons[mask] = reason if isinstance(reason, str) else np.asarray(reason, dtype=object)[mask]
 
 
-def row_text(frame: pd.DataFrame, i: int) -> str:
-    return " | ".join(str(v) for v in frame.iloc[i].tolist())[:120]
-
-
 def skip_rows(frame: pd.DataFrame, reasons: pd.Series, where: str, lines, what: str):
     """Which rows have a reason to be skipped (bool (n,)) and those rows as reported; a
     ``NoRowsError`` naming the first reason when every row has one."""
     line, at = located(where, lines, len(frame))
     bad = reasons.notna().to_numpy()
     skipped = [
-        SkippedRow(where, int(line[i]), reasons.iloc[i], row_text(frame, i))
+        SkippedRow(where, int(line[i]), reasons.iloc[i], " | ".join(map(str, frame.iloc[i]))[:120])
         for i in np.flatnonzero(bad)
     ]
     if bad.all():
