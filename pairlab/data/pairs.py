@@ -12,7 +12,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PairSpace", "as_id_set", "isin_sorted", "setdiff_sorted", "union_sorted"]
+__all__ = [
+    "PairSpace",
+    "as_id_set",
+    "check_id_set",
+    "isin_sorted",
+    "setdiff_sorted",
+    "union_sorted",
+]
 
 # Above this many candidate codes the complement is not enumerated when sampling.
 _ENUMERATE_LIMIT = 20_000_000
@@ -118,6 +125,18 @@ def as_id_set(ids) -> np.ndarray:
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         raise TypeError(f"pair ids must be integers, got dtype {arr.dtype}")
     return np.unique(arr.astype(np.int64, copy=False).ravel())
+
+
+def check_id_set(name: str, ids) -> np.ndarray:
+    """``ids`` as a 1-d int64 array, checked to be a set of pair ids: sorted and distinct."""
+    arr = np.asarray(ids)
+    if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
+        raise ValueError(
+            f"{name} must be a 1-d array of integer pair ids, got {arr.dtype} {arr.shape}"
+        )
+    if (np.diff(arr) <= 0).any():
+        raise ValueError(f"{name} must be sorted, distinct pair ids (as_id_set makes them so)")
+    return arr.astype(np.int64, copy=False)
 
 
 def isin_sorted(values, sorted_set: np.ndarray) -> np.ndarray:

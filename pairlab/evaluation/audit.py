@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data.pairs import PairSpace, as_id_set, isin_sorted, setdiff_sorted
+from ..data.pairs import PairSpace, check_id_set, isin_sorted, setdiff_sorted
 from .audit_prior import design
 
 __all__ = ["AuditStrata", "Audit", "PairCosine", "stratify", "draw_audit"]
@@ -357,17 +357,14 @@ def _labelled(space, labelled, labels):
         if labels is not None:
             raise ValueError("labels given without labelled pair ids")
         return np.empty(0, dtype=np.int64), np.empty(0)
-    ids, y = np.asarray(labelled), np.asarray([] if labels is None else labels, np.float64)
-    if ids.ndim != 1 or y.shape != ids.shape:
-        raise ValueError(
-            f"labelled ids and labels must be 1-d of equal length, got {ids.shape} and {y.shape}"
-        )
+    ids = check_id_set("labelled", labelled)
+    y = np.asarray([] if labels is None else labels, np.float64)
+    if y.shape != ids.shape:
+        raise ValueError(f"labels must be one per labelled id ({ids.shape}), got shape {y.shape}")
     if not np.isin(y, (0, 1)).all():
         raise ValueError("labels must be 0 or 1")
-    if len(as_id_set(ids)) != len(ids) or (np.diff(ids) <= 0).any():
-        raise ValueError("labelled must be sorted, distinct pair ids (as_id_set makes them so)")
     space.check(ids)
-    return ids.astype(np.int64), y
+    return ids, y
 
 
 def _as_embeddings(name, values, n) -> np.ndarray:

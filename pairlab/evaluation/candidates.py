@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..data.pairs import PairSpace, as_id_set, isin_sorted
+from ..data.pairs import PairSpace, as_id_set, check_id_set, isin_sorted
 
 __all__ = [
     "neighbour_pairs",
@@ -196,12 +196,9 @@ def candidate_recall(candidates, positives, labelled=None) -> float:
     """The share of the positives not yet ``labelled`` that are among ``candidates`` (an
     oracle's view, for analysis). All three are sorted, distinct int64 pair ids; ``nan`` when
     every positive is labelled already."""
-    labelled = [] if labelled is None else labelled
-    return _compute_candidate_recall(
-        _id_set("candidates", candidates),
-        _id_set("positives", positives),
-        _id_set("labelled", labelled),
-    )
+    labelled = check_id_set("labelled", [] if labelled is None else labelled)
+    candidates = check_id_set("candidates", candidates)
+    return _compute_candidate_recall(candidates, check_id_set("positives", positives), labelled)
 
 
 def _compute_candidate_recall(
@@ -211,19 +208,6 @@ def _compute_candidate_recall(
     if len(remaining) == 0:
         return float("nan")
     return float(isin_sorted(remaining, candidates).mean())
-
-
-def _id_set(name: str, ids) -> np.ndarray:
-    """``ids`` as a 1-d int64 array, checked to be sorted and distinct (a set of pair ids)."""
-    arr = np.asarray(ids)
-    if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
-        raise ValueError(
-            f"{name} must be a 1-d array of integer pair ids, got {arr.dtype} {arr.shape}"
-        )
-    arr = arr.astype(np.int64, copy=False)
-    if (np.diff(arr) <= 0).any():
-        raise ValueError(f"{name} must be sorted and distinct pair ids (as_id_set makes them so)")
-    return arr
 
 
 def _item_indices(items, n: int) -> np.ndarray:
