@@ -360,7 +360,7 @@ def _labelled(space, labelled, labels):
     ids = check_id_set("labelled", labelled)
     y = np.asarray([] if labels is None else labels, np.float64)
     if y.shape != ids.shape:
-        raise ValueError(f"labels must be one per labelled id ({ids.shape}), got shape {y.shape}")
+        raise ValueError(f"labelled and labels must be of equal length, got {ids.shape}, {y.shape}")
     if not np.isin(y, (0, 1)).all():
         raise ValueError("labels must be 0 or 1")
     space.check(ids)
