@@ -103,11 +103,8 @@ def load_task(
     max_items=None,
     strict: bool = False,
 ) -> Task:
-    """Read and build the all-pairs task ``name`` (``"qqp"`` or ``"wikiqa"``).
-
-    ``fractions`` are QQP's train/dev/test shares of questions (WikiQA keeps its own split);
-    ``max_items`` caps the left items per split (an int, or a dict by split) for small profiles.
-    """
+    """Read and build the all-pairs task ``name`` (``"qqp"`` or ``"wikiqa"``). ``fractions``:
+    QQP's split shares (WikiQA keeps its own); ``max_items``: the cap on left items per split."""
     raw = read_raw(name, data_dir, strict=strict)
     if name == "qqp":
         build = partial(build_qqp, raw["frame"], seed=seed, fractions=fractions)
@@ -153,11 +150,9 @@ def load_tasks(
 
 def tasks_for(params: dict) -> dict[str, Task]:
     """The tasks a notebook's parameters name (:func:`load_tasks` with its ``dataset``,
-    ``data_dir``, ``seed``, ``fractions``, ``max_items`` and ``pairs_*`` options).
-
-    A file's task takes the per-task settings of the built-in task of its kind: every value of
-    ``params`` given per task (``{"qqp": 3, "wikiqa": 4}``) gains an entry under the file
-    task's name, in place, so that every helper reading ``params`` finds it."""
+    ``data_dir``, ``seed``, ``fractions``, ``max_items`` and ``pairs_*`` options). Every value
+    of ``params`` given per task gains, in place, an entry for a file's task: the built-in
+    task's of its kind."""
     tasks = load_tasks(
         params["dataset"],
         params.get("data_dir"),

@@ -1,12 +1,8 @@
 """Reading one table (CSV, TSV, JSON lines, Parquet, or a DataFrame) with every skipped row
-reported: the reader :func:`~pairlab.data.pairfile.load_pairs`, :func:`~pairlab.data.items.load_items`
-and :func:`~pairlab.data.items.read_id_pairs` share, and the helpers that mark their bad rows.
-
-CSV (standard quoting) and TSV (no quoting: quotes are text, as in the QQP and WikiQA releases)
-are read with the ``csv`` module and JSON lines line by line, so every skipped row is reported
-with its line number (pandas reports only some); Parquet's rows are numbered instead. Each file
-has a header. A row that is wrong in itself (a wrong number of fields, bad JSON, bytes that are
-not UTF-8) costs that row only, as a :class:`~pairlab.io.SkippedRow` of the report.
+reported, for :func:`~.pairfile.load_pairs`, :func:`~.items.load_items` and
+:func:`~.items.read_id_pairs`. CSV and TSV (no quoting: quotes are text, as in QQP and WikiQA)
+go through ``csv`` and JSON lines line by line, so each bad row (wrong field count, bad JSON,
+not UTF-8) is reported with its line (pandas reports only some); Parquet's rows are numbered.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """An audit sample over ALL pairs: score strata covering the pool, and stratified random draws.
 
-At match rates of 1 in 10^4-10^5 a uniform sample of a few hundred pairs holds no positive, so
-the pool is cut by the model's score into strata of exact sizes ``N_h``: small, rich strata at
-the top (geometric sizes by score rank), huge, poor ones below. An audit draws ``n_h`` pairs
-uniformly, without replacement, from the *unlabelled* part of each stratum; labelled pairs are
-a census, so the estimate in :mod:`.audit_estimate` stays unbiased.
-
-No pair list is materialised: the pool is scored once, blockwise, which gives the sizes and
-keeps the ids of the top strata; the huge strata are sampled by rejection from uniform pair ids.
-Scores are float64 cosines and every boundary lies in a gap between distinct scores, so the
-block and the per-pair arithmetic put each pair in the same stratum.
+At match rates of 1 in 10^4-10^5 a uniform sample holds no positive, so the pool is cut by the
+model's score into strata of exact sizes: small, rich ones at the top (geometric by score rank),
+huge, poor ones below. An audit draws uniformly from the *unlabelled* part of each stratum
+(labelled pairs are a census). The pool is scored once, blockwise (sizes, and the ids of the
+top strata); the huge strata are sampled by rejection. Boundaries lie in gaps between distinct
+float64 scores, so block and per-pair arithmetic agree on each pair's stratum.
 """
 
 from __future__ import annotations

@@ -10,10 +10,9 @@ Rubinstein 2017) centred on each stratum's calibrated probability. Intervals are
 quantiles of Monte Carlo draws of all strata at once, so the total, the share found and the
 model's precision and recall keep their joint dependence (``T >= found`` in every draw).
 
-At rates of 1e-5-1e-7 a stratum of 4e7 pairs whose audit holds 30 zeros has a useless upper
-bound under a flat prior; the calibrated prior pins it down, and ``prior_weight`` reports the
-share of the estimated unseen positives that rests on the prior. The frequentist alternative
-(:func:`estimate_wald`) needs an audit pair in every stratum and undercovers at these rates.
+Under a flat prior a huge stratum whose audit holds only zeros has a useless upper bound; the
+calibrated prior pins it down, and ``prior_weight`` is the share of the unseen positives resting
+on it. :func:`estimate_wald` (frequentist) undercovers at these rates.
 """
 
 from __future__ import annotations
@@ -39,14 +38,11 @@ __all__ = [
 def estimate(
     audit: Audit, labels, *, found=None, level: float = 0.95, n_draws: int = 10_000, seed: int = 0
 ) -> dict:
-    """Posterior estimates from one audit's 0/1 ``labels`` (aligned with ``audit.ids``).
-
-    ``found`` is the positives labelled so far (default: the labelled positives at draw time
-    plus the audit's). Returns ``{"total", "total_ci", "found", "recall_found",
-    "recall_found_ci", "precision", "precision_ci", "recall", "recall_ci", "predicted_pairs",
-    "audited", "audit_positives", "prior_weight", "level", "total_draws"}``; the model's
-    precision and recall (at the strata's threshold) are None without a threshold.
-    """
+    """Posterior estimates from one audit's 0/1 ``labels`` (aligned with ``audit.ids``);
+    ``found``: the positives labelled so far (default: known at draw time plus the audit's).
+    Returns the total, the share found and the model's precision and recall (None without a
+    threshold), each with its ``_ci``, and ``total_draws``, ``audited``, ``audit_positives``,
+    ``prior_weight``, ``level``."""
     k, found = _checked(audit, labels, found, level)
     if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 2:
         raise ValueError(f"n_draws must be an integer >= 2, got {n_draws!r}")
@@ -194,12 +190,10 @@ def coverage(
     n_draws: int = 4000,
     max_positives: float | None = None,
 ) -> dict:
-    """How often fresh audits' intervals cover the truth, on a pool whose ``positives`` (sorted
-    int64 ids) are all known: ``repeats`` audits of ``n`` pairs, the ``labelled`` set (sorted
-    ids; the found positives are those among them) fixed. Returns ``{"coverage", "mean_width",
-    "mean_estimate", "truth"}`` (each keyed by ``total``, ``recall_found``, and with a
-    threshold ``precision`` and ``recall``), ``"mean_audit_positives"``, ``"mean_prior_weight"``
-    (Bayes), ``"repeats"``, ``"audit_size"``, ``"strata"`` (:func:`_frame`), ``"seconds"``."""
+    """How often fresh audits' intervals cover the truth on a pool whose ``positives`` (sorted
+    int64 ids) are all known: ``repeats`` audits of ``n`` pairs, ``labelled`` (sorted ids)
+    fixed. Returns :func:`_tally`'s keys (``total``, ``recall_found`` and, with a threshold,
+    ``precision``, ``recall``), the settings, ``"strata"`` (:func:`_frame`), ``"seconds"``."""
     if method not in ("bayes", "wald"):
         raise ValueError(f"method must be 'bayes' or 'wald', got {method!r}")
     if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:

@@ -1,8 +1,6 @@
 """The prior of each audit stratum's match rate (what the calibrated scores say before the
-audit), and the audit's allocation across strata under it.
-
-A prior is a mixture of Betas over the strata's rates (component g: weight ``w_g`` and
-``Beta(a[g, h], b[g, h])`` for stratum h); audit counts update it in closed form. The kinds:
+audit): a mixture of Betas over the strata's rates, updated by audit counts in closed form.
+The kinds:
 
 - ``"recalibrated"`` (default): stratum h's rate is centred on ``sigmoid(c + alpha + beta *
   (logit q_h - c))``, ``q_h`` its mean calibrated probability, with a level shift ``alpha ~
@@ -17,7 +15,7 @@ A prior is a mixture of Betas over the strata's rates (component g: weight ``w_g
   Rubinstein 2017); ``"jeffreys"``: Beta(1/2, 1/2), the scores ignored.
 
 :func:`allocate` spreads an audit over the strata to minimise the expected posterior variance
-of the unlabelled positives under the prior's logit-scale linearisation.
+of the unlabelled positives.
 """
 
 from __future__ import annotations
@@ -175,13 +173,9 @@ def allocate(
 ) -> np.ndarray:
     """Audit pairs per stratum (int64 (H,)) minimising :func:`expected_variance`, greedily in
     steps of ~1/50 of the audit; at least ``floor`` in each non-empty stratum, at most its
-    ``unlabelled`` pairs ``M_h``.
-
-    The belief is a :class:`RatePrior`'s linearisation (``centre`` (H,), ``deviation_var``
-    (H,), ``shared`` (H, P), ``shared_var`` (P,)). Without shared terms this is Neyman
-    allocation less what the prior already knows; with them a rich stratum's hits also inform
-    the poor strata's rates, so it gets more.
-    """
+    ``unlabelled`` pairs. The belief is a :class:`RatePrior`'s linearisation (``centre``,
+    ``deviation_var`` (H,), ``shared`` (H, P), ``shared_var`` (P,)): without shared terms,
+    Neyman allocation less what the prior knows; with them, rich strata also inform poor ones."""
     m, q, v, x, sv = _design(unlabelled, centre, deviation_var, shared, shared_var)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 <= n <= m.sum():
         raise ValueError(

@@ -158,13 +158,9 @@ def neighbour_pairs(
     nprobe: int = 10,
     items=None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Pairs of each left item with its ``m`` nearest right items: (pair_ids, cosine scores).
-
-    ``left`` (n_left, dim) and ``right`` (n_right, dim) are unit-norm float32 embeddings; for
-    a symmetric space ``right`` is ``left``. ``items`` (left item indices) queries only those
-    items (all of them when None). Returns sorted unique int64 pair ids and their float32
-    scores, with ``exclude`` (sorted pair ids) removed.
-    """
+    """Pairs of each left item (or of ``items`` only) with its ``m`` nearest right items:
+    sorted unique int64 pair ids and float32 cosines, without ``exclude``. ``left`` (n_left,
+    dim), ``right`` (n_right, dim): unit-norm embeddings (``right`` is ``left`` if symmetric)."""
     if not isinstance(m, (int, np.integer)) or m < 1:
         raise ValueError(f"m (neighbours per item) must be a positive integer, got {m!r}")
     right = left if right is None else right
