@@ -1,32 +1,22 @@
 """EAGLE's case study (Bansal and Sharma 2023, section 3.2; notebook 07): which inputs should a
 noisy annotator label, when the unlabelled target is what the base model finds easiest and
-hardest?
-
-A task's stated training pairs are split by the base (pretrained) model's squared error against
-their labels: the 30% of lowest error and the 30% of highest error become the unlabelled target,
-the middle 40% the labelled source. Each strategy picks a budget (10% of all the pairs) from the
-target, an annotator labels it (the oracle, or noise), and a bi-encoder is trained on source +
-annotated pairs. AUC is measured on the stated test pairs: all of them, and the 30% of highest
-and of lowest base error (split the same way). The strategies are the suite's own
-(:mod:`pairlab.active.strategies`) with the target as their candidates.
+hardest? A task's stated training pairs are split by the pretrained model's squared error: the
+30% lowest and 30% highest are the target, the middle 40% the labelled source. Each strategy
+(the suite's own, with the target as candidates) picks 10% of all the pairs from the target, an
+annotator labels them, and a bi-encoder trained on source + annotated pairs is measured by AUC on
+the stated test pairs (all, and their high- and low-error 30%, split the same way).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
 
+from ..active import strategies as st
 from ..active.base import RoundState
-from ..active.strategies import (
-    BaseConsistent,
-    BaseInconsistent,
-    ConditionalInformativeness,
-    RandomCandidates,
-    Uncertainty,
-)
 from ..annotators.factory import base_error, error_edges
 from ..data.loaders import Pool
 from ..data.pairs import isin_sorted, union_sorted
@@ -55,11 +45,11 @@ __all__ = [
 ]
 
 CASE_STRATEGIES = {
-    "random": RandomCandidates,
-    "uncertainty": Uncertainty,
-    "base_consistent": BaseConsistent,
-    "base_inconsistent": BaseInconsistent,
-    "conditional_informativeness": ConditionalInformativeness,
+    "random": st.RandomCandidates,
+    "uncertainty": st.Uncertainty,
+    "base_consistent": st.BaseConsistent,
+    "base_inconsistent": st.BaseInconsistent,
+    "conditional_informativeness": st.ConditionalInformativeness,
 }
 CASE_ROWS = ("initial", "full_target", *CASE_STRATEGIES)
 PARTS = ("all", "high_error", "low_error")
@@ -114,12 +104,9 @@ class LLMSettings:
 
 @dataclass(frozen=True)
 class CaseSettings:
-    """Notebook 07's case study, built once from its parameters (:meth:`from_params`): the task
-    (``case_task``), seeds, stated training and test pairs (``case_pairs``,
-    ``case_test_pairs``), the target's share of each end (``case_share``), the share of all
-    pairs annotated (``case_budget``), the LLM-like annotator's accuracy per base-error bin
-    (``error_accuracy``), the encoder, the bi-encoder's training and the LLM endpoint (None
-    when ``llm_base_url`` is not set)."""
+    """Notebook 07's case study, built once from its ``case_*`` parameters: the LLM-like
+    annotator's accuracy per base-error bin, the encoder, the bi-encoder's training and the LLM
+    endpoint (None when ``llm_base_url`` is not set)."""
 
     task: str
     seeds: tuple
@@ -141,14 +128,7 @@ class CaseSettings:
                 raise ValueError(
                     "llm_base_url is set but llm_model is not: name the endpoint's model"
                 )
-            llm = LLMSettings(
-                params["llm_base_url"],
-                params["llm_model"],
-                params["llm_api_key_env"],
-                int(params["llm_max_pairs"]),
-                params["llm_price_per_1k_input"],
-                params["llm_price_per_1k_output"],
-            )
+            llm = LLMSettings(**{f.name: params[f"llm_{f.name}"] for f in fields(LLMSettings)})
         return cls(
             task=params["case_task"],
             seeds=tuple(int(s) for s in params["seeds"]),
@@ -165,26 +145,13 @@ class CaseSettings:
 
 
 class CaseStudy:
-    """One seed of the case study on ``train`` and ``test`` (pools of one task) with the
-    notebook's settings ``case`` (:class:`CaseSettings`) and the bi-encoder's training settings
-    ``config`` (a :class:`TrainConfig`). The model trained on the source is kept in
-    ``folder``; the others are measured and only their metrics kept."""
+    """One seed of the case study on ``task``'s train and test pools with notebook 07's settings
+    ``case``. The model trained on the source is kept in ``folder``; the others are measured and
+    only their metrics kept."""
 
-    @classmethod
-    def on(cls, pools: dict, case: CaseSettings, task: str, seed: int, folder) -> CaseStudy:
-        """The case study of ``seed`` on ``task``'s train and test pools, trained as ``case``
-        says."""
-        return cls(
-            pools["train"],
-            pools["test"],
-            case,
-            case.train.config(task, seed),
-            seed=seed,
-            folder=folder,
-        )
-
-    def __init__(self, train: Pool, test: Pool, case: CaseSettings, config, *, seed: int, folder):
-        self.train, self.test, self.case, self.config = train, test, case, config
+    def __init__(self, pools: dict, case: CaseSettings, task: str, seed: int, folder):
+        self.train, self.test, self.case = pools["train"], pools["test"], case
+        self.config = case.train.config(task, seed)
         self.seed, self.folder = int(seed), Path(folder)
         self._base, self._picks, self._cosine = {}, {}, None
         self.split = self._split()
@@ -195,9 +162,9 @@ class CaseStudy:
             )
         self.initial, _ = train_or_load(
             "cosinebert",
-            train,
+            self.train,
             self.split.source,
-            config,
+            self.config,
             folder=self.folder,
             model=case.model,
         )
@@ -205,34 +172,26 @@ class CaseStudy:
     def base_cosine(self, pool: Pool, ids) -> np.ndarray:
         """(n,) cosines of ``ids`` under the pretrained encoder (embeddings cached on disk)."""
         if pool.split not in self._base:
-            left, right = embed_pool(
-                pool,
-                self.case.model,
-                max_seq_length=self.case.max_seq_length,
-                show_progress=False,
+            c = self.case
+            embedded = embed_pool(
+                pool, c.model, max_seq_length=c.max_seq_length, show_progress=False
             )
-            self._base[pool.split] = CosineScorer(pool.space, left, right)
+            self._base[pool.split] = CosineScorer(pool.space, *embedded)
         return self._base[pool.split](np.asarray(ids, np.int64)).astype(np.float64)
 
     def _split(self) -> _Split:
-        c = self.case
-        ids = sample_pairs(stated_pairs(self.train)[0], c.pairs, seed=self.seed)
-        parts = split_by_error(
-            ids,
-            base_error(self.train, ids, self.base_cosine(self.train, ids)),
-            share=c.share,
-        )
-        test = sample_pairs(stated_pairs(self.test)[0], c.test_pairs, seed=self.seed)
-        by = split_by_error(
-            test,
-            base_error(self.test, test, self.base_cosine(self.test, test)),
-            share=c.share,
-        )
+        def by_error(pool: Pool, n: int | None):
+            ids = sample_pairs(stated_pairs(pool)[0], n, seed=self.seed)
+            error = base_error(pool, ids, self.base_cosine(pool, ids))
+            return ids, split_by_error(ids, error, share=self.case.share)
+
+        _, train = by_error(self.train, self.case.pairs)
+        ids, test = by_error(self.test, self.case.test_pairs)
         return _Split(
-            parts["middle"],
-            union_sorted(parts["low"], parts["high"]),
-            parts["high"],
-            {"all": test, "high_error": by["high"], "low_error": by["low"]},
+            train["middle"],
+            union_sorted(train["low"], train["high"]),
+            train["high"],
+            {"all": ids, "high_error": test["high"], "low_error": test["low"]},
         )
 
     def pick(self, strategy: str) -> np.ndarray:
@@ -289,10 +248,8 @@ class CaseStudy:
         if path.is_file():
             metrics = json.loads(path.read_text())
         else:
-            left, right = self.train.texts(ids)
-            trained = CosineBERT.train(
-                left, right, labels, model=self.case.model, config=self.config
-            )
+            texts = self.train.texts(ids)
+            trained = CosineBERT.train(*texts, labels, model=self.case.model, config=self.config)
             metrics = self.measure(trained)
             write_json(path, metrics)
         accuracy = float((given[answered] == truth[answered]).mean()) if answered.any() else None
@@ -304,20 +261,15 @@ class CaseStudy:
             "high_error_share": float(isin_sorted(np.sort(picked), self.split.high).mean()),
         }
 
-    def rows(self, annotator, strategies=tuple(CASE_STRATEGIES)) -> dict:
+    def rows(self, annotator) -> dict:
         """``{row: metrics}``: the source-only model, source + the whole target annotated, and
         each strategy's budget annotated."""
-        parts = {
-            f"{k}_{part}": v
-            for part, ids in self.split.test.items()
-            for k, v in (
-                ("test_pairs", len(ids)),
-                ("test_positives", int(self.test.labels(ids).sum())),
-            )
-        }
-        out = {"initial": {**self.measure(self.initial), "n_annotated": 0, **parts}}
-        out["full_target"] = self.row(self.split.target, annotator)
-        for strategy in strategies:
+        initial = {**self.measure(self.initial), "n_annotated": 0}
+        for part, ids in self.split.test.items():
+            initial[f"test_pairs_{part}"] = len(ids)
+            initial[f"test_positives_{part}"] = int(self.test.labels(ids).sum())
+        out = {"initial": initial, "full_target": self.row(self.split.target, annotator)}
+        for strategy in CASE_STRATEGIES:
             out[strategy] = self.row(self.pick(strategy), annotator)
         return out
 
@@ -328,11 +280,10 @@ def case_metrics(runs: dict) -> dict:
     grouped: dict = {}
     for (annotation, seed), rows in sorted(runs.items()):
         for row, m in rows.items():
-            grouped.setdefault(annotation, {}).setdefault(row, []).append((seed, m))
+            grouped.setdefault((annotation, row), []).append((seed, m))
     out: dict = {}
-    for annotation, by_row in grouped.items():
-        for row, seeded in by_row.items():
-            out.setdefault(annotation, {})[row] = seed_means(seeded)
+    for (annotation, row), seeded in grouped.items():
+        out.setdefault(annotation, {})[row] = seed_means(seeded)
     return out
 
 
@@ -399,7 +350,7 @@ def run_case_study(prepared: dict, params: dict, *, folder, log=print) -> dict:
     task = case_task(prepared, case)
     pools, runs = prepared[task][0], {}
     for seed in tqdm(case.seeds, desc=f"{task} case study"):
-        study = CaseStudy.on(pools, case, task, seed, folder)
+        study = CaseStudy(pools, case, task, seed, folder)
         for name, annotator in case_annotators(study).items():
             runs[(name, int(seed))] = rows = study.rows(annotator)
             best = max(CASE_STRATEGIES, key=lambda r: rows[r]["auc_all"] or 0.0)
@@ -441,8 +392,8 @@ def llm_section(prepared: dict, params: dict, *, cache, folder, log=print) -> di
     llm = case.llm
     task, seed = case_task(prepared, case), case.seeds[0]
     pools = prepared[task][0]
-    study = CaseStudy.on(pools, case, task, seed, folder)
-    picked = study.pick("conditional_informativeness")[: llm.max_pairs]
+    study = CaseStudy(pools, case, task, seed, folder)
+    picked = study.pick("conditional_informativeness")[: int(llm.max_pairs)]
     annotator = LLMAnnotator(
         base_url=llm.base_url,
         model=llm.model,
