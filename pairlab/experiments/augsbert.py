@@ -6,7 +6,6 @@ scores nothing again."""
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,9 +20,7 @@ from ..augment.silver import SilverLabeller
 from ..data.pairs import union_sorted
 from ..evaluation import heuristic
 from ..evaluation.strata import EvalConfig, evaluate
-from ..io import write_json
-from ..models.cosinebert import CosineBERT
-from .baselines import TrainSettings, model_id, sample_pairs, stated_pairs, train_or_load
+from .baselines import TrainSettings, sample_pairs, stated_pairs, train_or_load, trained_metrics
 from .summaries import in_order, mean_std, seed_means
 from .sweeps import COLLAPSED_SPREAD
 
@@ -139,22 +136,18 @@ class AugSettings:
         unknown = set(params["samplers"]) - set(smp.SAMPLERS)
         if unknown:
             raise ValueError(f"unknown samplers {sorted(unknown)}; choose from {smp.SAMPLERS}")
+        same = ("silver_items", "kde_pairs", "train_max_pairs", "model", "max_seq_length", "n_boot")
         return cls(
             samplers=tuple(params["samplers"]),
             k=int(params["k"]),
-            silver_items=params["silver_items"],
-            kde_pairs=params["kde_pairs"],
             gold_sources=tuple(params["gold_sources"]),
-            train_max_pairs=params["train_max_pairs"],
             seeds=tuple(int(s) for s in params["seeds"]),
             size_fractions=tuple(params["size_fractions"]),
             training=AugTraining.from_params(params),
             concat_strata=EvalConfig(
                 params["concat_near_m"], params["concat_n_random"], params["seed"]
             ),
-            model=params["model"],
-            max_seq_length=params["max_seq_length"],
-            n_boot=params["n_boot"],
+            **{name: params[name] for name in same},
         )
 
 
@@ -238,27 +231,22 @@ class AugRun:
         return self._silver
 
     def augmented(self, ids, y) -> dict:
-        """The bi-encoder trained on gold + the silver ``ids`` with labels ``y``, measured
-        (:meth:`measure`). The metrics are kept in the folder by model id, so a re-run reads them
-        back instead of training again (the model itself, 90 MB, is not kept)."""
-        order = np.argsort(np.r_[self.gold_ids, ids], kind="stable")
-        all_ids = np.r_[self.gold_ids, ids][order]
-        all_y = np.r_[self.gold_y, y].astype(np.int8)[order]
-        config, model = self.configs["cosinebert"], self.aug.model
-        name = model_id("cosinebert", self.train, all_ids, config, model, all_y)
-        path = self.folder / "augsbert" / f"{name}.json"
-        if path.is_file():
-            return json.loads(path.read_text())
-        start = time.perf_counter()
-        trained = CosineBERT.train(*self.train.texts(all_ids), all_y, model=model, config=config)
-        seconds = time.perf_counter() - start
-        metrics = {
-            **self.measure(trained),
-            "train_seconds": round(seconds, 1),
-            "calibration_flat": bool(trained.info.get("calibration_flat")),
-        }
-        write_json(path, metrics)
-        return metrics
+        """The bi-encoder trained on gold + the silver ``ids`` with labels ``y``, measured and
+        kept by model id (:func:`~.baselines.trained_metrics`)."""
+
+        def measure(trained, seconds):
+            flat = {"calibration_flat": bool(trained.info.get("calibration_flat"))}
+            return {**self.measure(trained), "train_seconds": round(seconds, 1), **flat}
+
+        return trained_metrics(
+            self.train,
+            np.r_[self.gold_ids, ids],
+            np.r_[self.gold_y, y],
+            self.configs["cosinebert"],
+            model=self.aug.model,
+            folder=self.folder / "augsbert",
+            measure=measure,
+        )
 
     def measure(self, model, eval_set=None) -> dict:
         """All-pairs AP and P@R20 on ``eval_set`` (default: the bi-encoder's test strata) and the
@@ -271,7 +259,7 @@ class AugRun:
         f1 = heuristic.accuracy_f1(y, scorer(ids), threshold)["f1"]
         return {**{k: scored[k] for k in SCORES}, "f1": f1}
 
-    def rows(self, concat_eval_set, *, log=print) -> dict:
+    def rows(self, concat_eval_set) -> dict:
         """``{row: metrics}`` for every row of :data:`ROWS` the samplers ask for, plus
         ``"_silver"`` (each sampler's silver ids, labels and margins, for the figures);
         ``concat_eval_set``: the cross-encoder's (smaller) test strata."""
@@ -293,7 +281,7 @@ class AugRun:
                 "true_positive_share": float(truth.mean()) if len(ids) else None,
                 "silver_precision": float(truth[y == 1].mean()) if (y == 1).any() else None,
             }
-            log(
+            print(
                 f"{name} {sampler}: {len(ids):,} silver pairs ({share or 0:.1%} positive), "
                 f"AP {measured['ap']:.3f}, F1 {measured['f1']:.3f}"
                 + (FLAT if measured.get("calibration_flat") else "")
@@ -308,7 +296,7 @@ class AugRun:
             collapsed=spread < COLLAPSED_SPREAD,
         )
         if spread < COLLAPSED_SPREAD:
-            log(
+            print(
                 f"{name}: the cross-encoder gives every silver pair about the same score (logit "
                 f"std {spread:.3f}): its silver labels are noise, so the AugSBERT rows measure "
                 "training on noise"
@@ -323,29 +311,18 @@ class AugRun:
         """AP against silver-set size: the bi-encoder on gold + a uniform, seeded ``fraction`` of
         ``sampler``'s silver pairs, for each fraction (0 is gold only)."""
         ids, y, _ = self.silver()[sampler]
+        key = {"task": self.task, "gold": self.source, "seed": self.seed, "sampler": sampler}
         out = []
         for fraction in fractions:
             n = int(round(float(fraction) * len(ids)))
             keep = np.sort(np.random.default_rng(self.seed).permutation(len(ids))[:n])
             scored = self.measure(self.sbert) if n == 0 else self.augmented(ids[keep], y[keep])
-            key = {"task": self.task, "gold": self.source, "seed": self.seed, "sampler": sampler}
-            low, high = scored["ap_ci"]
-            out.append(
-                {
-                    **key,
-                    "fraction": float(fraction),
-                    "n_silver": n,
-                    **scored,
-                    "ap_low": low,
-                    "ap_high": high,
-                }
-            )
+            size, (low, high) = {"fraction": float(fraction), "n_silver": n}, scored["ap_ci"]
+            out.append({**key, **size, **scored, "ap_low": low, "ap_high": high})
         return out
 
 
-def run_all(
-    prepared: dict, params: dict, settings: LoopSettings, *, runs_root, folder, log=print
-) -> dict:
+def run_all(prepared: dict, params: dict, settings: LoopSettings, *, runs_root, folder) -> dict:
     """:meth:`AugRun.rows` for every task, gold source and seed of notebook 06's parameters; the
     cross-encoder's test strata are drawn once per task. Returns ``{(task, source, seed): rows}``."""
     from itertools import product
@@ -364,7 +341,7 @@ def run_all(
     runs = {}
     for key in tqdm(list(product(prepared, aug.gold_sources, aug.seeds)), desc="AugSBERT runs"):
         run = AugRun(*key, prepared, aug, settings, runs_root=runs_root, folder=folder)
-        runs[key] = run.rows(concat_eval[key[0]], log=log)
+        runs[key] = run.rows(concat_eval[key[0]])
     return runs
 
 

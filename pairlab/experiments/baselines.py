@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from ..active.config import PerTask
 from ..data.loaders import Pool
 from ..data.pairs import union_sorted
 from ..evaluation import heuristic
+from ..io import write_json
 from ..models.concatbert import ConcatBERT
 from ..models.cosinebert import CosineBERT
 from ..models.training import TrainConfig
@@ -25,6 +27,7 @@ __all__ = [
     "sample_pairs",
     "model_id",
     "train_or_load",
+    "trained_metrics",
     "TrainSettings",
     "train_settings",
     "train_all",
@@ -131,13 +134,26 @@ class TrainSettings(PerTask):
         own = self.for_task(task)
         if isinstance(own["epochs"], dict):
             raise ValueError(f"no {self.kind} epochs for task {task!r} in {own['epochs']}")
-        return TrainConfig(
-            learning_rate=self.learning_rate,
-            batch_size=self.batch_size,
-            max_seq_length=self.max_seq_length,
-            seed=seed,
-            epochs=own["epochs"],
-        )
+        del own["kind"]
+        return TrainConfig(**own, seed=seed)
+
+
+def trained_metrics(
+    pool: Pool, ids, labels, config: TrainConfig, *, model, folder, measure
+) -> dict:
+    """``measure(model, seconds)`` of a CosineBERT trained on ``ids`` of ``pool`` with ``labels``
+    in ``seconds``, kept as JSON under ``folder`` by the model's id: a re-run reads it back
+    instead of training again (the model itself, 90 MB, is not kept)."""
+    order = np.argsort(ids, kind="stable")
+    ids, labels = np.asarray(ids)[order], np.asarray(labels).astype(np.int8)[order]
+    path = Path(folder) / f"{model_id('cosinebert', pool, ids, config, model, labels)}.json"
+    if path.is_file():
+        return json.loads(path.read_text())
+    start = time.perf_counter()
+    trained = CosineBERT.train(*pool.texts(ids), labels, model=model, config=config)
+    metrics = measure(trained, time.perf_counter() - start)
+    write_json(path, metrics)
+    return metrics
 
 
 def train_settings(params: dict, kind: str):

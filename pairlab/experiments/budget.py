@@ -80,19 +80,17 @@ def separation_budget(labels, lower, upper) -> float:
 def annotation_cost(
     labels, *, per_hour: float = 75.0, dollars_per_hour: float = 50.0, compute_seconds: float = 0.0
 ) -> dict:
-    """Annotator hours and dollars for ``labels`` judgements, beside the compute time."""
-    if not (per_hour > 0 and dollars_per_hour >= 0 and compute_seconds >= 0):
-        raise ValueError(
-            "per_hour must be positive; dollars_per_hour and compute_seconds non-negative"
-        )
+    """Annotator hours and dollars (:class:`Budget`) for ``labels`` judgements, beside the compute
+    time."""
     n = np.asarray(labels, dtype=np.float64)
-    if (n < 0).any():
-        raise ValueError("label counts must be non-negative")
+    if (n < 0).any() or not compute_seconds >= 0:
+        raise ValueError(f"label counts and compute_seconds must be non-negative, got {labels!r}")
+    dollars = Budget(per_hour, dollars_per_hour).annotation(n)
     hours = n / per_hour
     return {
         "labels": n,
         "annotator_hours": hours,
-        "dollars": hours * dollars_per_hour,
+        "dollars": dollars,
         "compute_hours": compute_seconds / 3600.0,
     }
 

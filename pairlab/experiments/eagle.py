@@ -9,7 +9,6 @@ the stated test pairs (all, and their high- and low-error 30%, split the same wa
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -21,11 +20,9 @@ from ..annotators.factory import base_error, error_edges
 from ..data.loaders import Pool
 from ..data.pairs import isin_sorted, union_sorted
 from ..data.tasks import BUILT_IN, like
-from ..io import write_json
-from ..models.cosinebert import CosineBERT
 from ..models.embed import embed_pool
 from ..models.scoring import CosineScorer
-from .baselines import TrainSettings, model_id, sample_pairs, stated_pairs, train_or_load
+from .baselines import TrainSettings, sample_pairs, stated_pairs, train_or_load, trained_metrics
 from .summaries import in_order, mean_std, seed_means
 
 __all__ = [
@@ -240,18 +237,15 @@ class CaseStudy:
         given = np.asarray(annotator.annotate(self.train, picked), np.int8)
         truth = self.train.labels(picked)
         answered = given >= 0
-        order = np.argsort(np.r_[self.split.source, picked[answered]], kind="stable")
-        ids = np.r_[self.split.source, picked[answered]][order]
-        labels = np.r_[self.train.labels(self.split.source), given[answered]].astype(np.int8)[order]
-        name = model_id("cosinebert", self.train, ids, self.config, self.case.model, labels)
-        path = self.folder / "case_study" / f"{name}.json"
-        if path.is_file():
-            metrics = json.loads(path.read_text())
-        else:
-            texts = self.train.texts(ids)
-            trained = CosineBERT.train(*texts, labels, model=self.case.model, config=self.config)
-            metrics = self.measure(trained)
-            write_json(path, metrics)
+        metrics = trained_metrics(
+            self.train,
+            np.r_[self.split.source, picked[answered]],
+            np.r_[self.train.labels(self.split.source), given[answered]],
+            self.config,
+            model=self.case.model,
+            folder=self.folder / "case_study",
+            measure=lambda trained, _: self.measure(trained),
+        )
         accuracy = float((given[answered] == truth[answered]).mean()) if answered.any() else None
         return {
             **metrics,
@@ -341,7 +335,7 @@ def case_annotators(study: CaseStudy) -> dict:
     return {"clean": Oracle(), "llm_like": noisy}
 
 
-def run_case_study(prepared: dict, params: dict, *, folder, log=print) -> dict:
+def run_case_study(prepared: dict, params: dict, *, folder) -> dict:
     """:meth:`CaseStudy.rows` for each seed and annotation on the case study's task
     (:class:`CaseSettings`), with a progress bar. Returns ``{(annotation, seed): rows}``."""
     from tqdm.auto import tqdm
@@ -354,7 +348,7 @@ def run_case_study(prepared: dict, params: dict, *, folder, log=print) -> dict:
         for name, annotator in case_annotators(study).items():
             runs[(name, int(seed))] = rows = study.rows(annotator)
             best = max(CASE_STRATEGIES, key=lambda r: rows[r]["auc_all"] or 0.0)
-            log(
+            print(
                 f"{task} seed {seed}, {name}: source-only AUC {mean_std(rows['initial'], 'auc_all')}, "
                 f"best {best} {mean_std(rows[best], 'auc_all')} ({len(study.split.source)} source, "
                 f"{len(study.split.target)} target, {study.budget} annotated)"
@@ -376,7 +370,7 @@ def case_task(prepared: dict, case: CaseSettings) -> str:
     return task
 
 
-def llm_section(prepared: dict, params: dict, *, cache, folder, log=print) -> dict | None:
+def llm_section(prepared: dict, params: dict, *, cache, folder) -> dict | None:
     """With ``llm_base_url`` set: the first seed's conditional-informativeness picks of
     the case study (at most ``llm_max_pairs``) labelled by the endpoint, the cost estimate
     printed before any request; returns the row's metrics with the endpoint's usage. None (and a
@@ -387,7 +381,7 @@ def llm_section(prepared: dict, params: dict, *, cache, folder, log=print) -> di
 
     case = CaseSettings.from_params(params)
     if case.llm is None:
-        log("no LLM endpoint set (llm_base_url): section skipped; nothing was sent")
+        print("no LLM endpoint set (llm_base_url): section skipped; nothing was sent")
         return None
     llm = case.llm
     task, seed = case_task(prepared, case), case.seeds[0]
@@ -404,9 +398,9 @@ def llm_section(prepared: dict, params: dict, *, cache, folder, log=print) -> di
         price_per_1k_output=llm.price_per_1k_output,
     )
     left, right = pools["train"].texts(picked)
-    log(f"before sending anything: {annotator.estimate_cost(left, right)}")
+    print(f"before sending anything: {annotator.estimate_cost(left, right)}")
     row = study.row(picked, annotator)
-    log(
+    print(
         f"{llm.model} on {len(picked)} pairs: accuracy {row['annotator_accuracy']}, "
         f"{row['no_answer']} unanswered, AUC {mean_std(row, 'auc_all')}; usage {annotator.usage}"
     )
