@@ -207,18 +207,13 @@ def failure_metrics(heuristics: dict, results: dict, eval_sets: dict, extra: dic
     out: dict = {}
     for (task, kind), result in results.items():
         es = eval_sets[(task, kind)]
+        all_pairs = {k: result[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")}
+        sizes = {"n_positive": es.positives, "n_near": es.near, "n_rand": es.rand}
+        all_pairs |= {k: int(len(ids)) for k, ids in sizes.items()}
+        all_pairs["neighbours"] = es.config.near_m
         out.setdefault(task, {})[kind] = {
             "heuristic": heuristics[(task, kind)],
-            "all_pairs": {
-                "ap": result["ap"],
-                "ap_ci": result["ap_ci"],
-                "p_at_r20": result["p_at_r20"],
-                "p_at_r20_ci": result["p_at_r20_ci"],
-                "n_positive": int(len(es.positives)),
-                "n_near": int(len(es.near)),
-                "n_rand": int(len(es.rand)),
-                "neighbours": es.config.near_m,
-            },
+            "all_pairs": all_pairs,
             **extra.get((task, kind), {}),
         }
     return out
@@ -234,22 +229,15 @@ def table2(metrics: dict):
     for task, by_kind in metrics.items():
         for kind, m in by_kind.items():
             h, a = m["heuristic"], m["all_pairs"]
-            names = ("accuracy", "f1") if "accuracy" in h else ("c_map", "a_f1")
+            concat = kind == "concatbert"  # a file's task has no paper values
+            paper = TABLE2_BERT.get(task, {}) if concat else TABLE3.get(task, {}).get("stated", {})
             row = {"task": task, "model": kind}
-            for name in names:
-                row[name] = h[name]
-                row[f"paper {name}"] = (
-                    TABLE2_BERT.get(task, {}).get(name) if kind == "concatbert" else None
-                )
+            for name in ("accuracy", "f1") if "accuracy" in h else ("c_map", "a_f1"):
+                row[name], row[f"paper {name}"] = h[name], paper.get(name) if concat else None
             row["P@R20"] = a["p_at_r20"]
             row["P@R20 95% CI"] = "[{:.3f}, {:.3f}]".format(*a["p_at_r20_ci"])
             row["AP"] = a["ap"]
             row["AP 95% CI"] = "[{:.3f}, {:.3f}]".format(*a["ap_ci"])
-            paper = (
-                TABLE2_BERT.get(task, {})
-                if kind == "concatbert"
-                else TABLE3.get(task, {}).get("stated", {})
-            )  # a file's task has no paper values
             row["paper P@R20"], row["paper AP"] = paper.get("p_at_r20"), paper.get("ap")
             rows.append(row)
     return pd.DataFrame(rows).set_index(["task", "model"])

@@ -77,19 +77,9 @@ def auc(labels: np.ndarray, scores: np.ndarray) -> float | None:
     return float(roc_auc_score(labels, scores))
 
 
-@dataclass
-class _Split:
-    source: np.ndarray  # sorted ids: labelled (the middle of the base error)
-    target: np.ndarray  # sorted ids: unlabelled (both ends)
-    high: np.ndarray  # sorted ids: the target's high-error end
-    test: dict  # part -> sorted test ids
-
-
 @dataclass(frozen=True)
 class LLMSettings:
-    """An OpenAI-compatible endpoint for notebook 07's LLM section: where, which model, the
-    environment variable holding its key, how many pairs at most and the prices per 1,000
-    tokens (the cost estimate printed before any request)."""
+    """An OpenAI-compatible endpoint for notebook 07's LLM section (its ``llm_*`` parameters)."""
 
     base_url: str
     model: str
@@ -126,18 +116,18 @@ class CaseSettings:
                     "llm_base_url is set but llm_model is not: name the endpoint's model"
                 )
             llm = LLMSettings(**{f.name: params[f"llm_{f.name}"] for f in fields(LLMSettings)})
+        case = {
+            name: params[f"case_{name}"]
+            for name in ("task", "pairs", "test_pairs", "share", "budget")
+        }
         return cls(
-            task=params["case_task"],
             seeds=tuple(int(s) for s in params["seeds"]),
-            pairs=params["case_pairs"],
-            test_pairs=params["case_test_pairs"],
-            share=params["case_share"],
-            budget=params["case_budget"],
             error_accuracy=tuple(params["error_accuracy"]),
             model=params["model"],
             max_seq_length=params["max_seq_length"],
             train=TrainSettings.from_params(params, "cosinebert"),
             llm=llm,
+            **case,
         )
 
 
@@ -151,16 +141,14 @@ class CaseStudy:
         self.config = case.train.config(task, seed)
         self.seed, self.folder = int(seed), Path(folder)
         self._base, self._picks, self._cosine = {}, {}, None
-        self.split = self._split()
-        self.budget = int(round(case.budget * (len(self.split.source) + len(self.split.target))))
-        if not 0 < self.budget <= len(self.split.target):
-            raise ValueError(
-                f"a budget of {self.budget} pairs for a target of {len(self.split.target)}"
-            )
+        self._split()
+        self.budget = int(round(case.budget * (len(self.source) + len(self.target))))
+        if not 0 < self.budget <= len(self.target):
+            raise ValueError(f"a budget of {self.budget} pairs for a target of {len(self.target)}")
         self.initial, _ = train_or_load(
             "cosinebert",
             self.train,
-            self.split.source,
+            self.source,
             self.config,
             folder=self.folder,
             model=case.model,
@@ -176,7 +164,11 @@ class CaseStudy:
             self._base[pool.split] = CosineScorer(pool.space, *embedded)
         return self._base[pool.split](np.asarray(ids, np.int64)).astype(np.float64)
 
-    def _split(self) -> _Split:
+    def _split(self):
+        """Sorted ids: ``source`` (labelled, the middle of the base error), ``target``
+        (unlabelled, both ends), ``high`` (the target's high-error end) and ``parts``, the
+        test pairs by part."""
+
         def by_error(pool: Pool, n: int | None):
             ids = sample_pairs(stated_pairs(pool)[0], n, seed=self.seed)
             error = base_error(pool, ids, self.base_cosine(pool, ids))
@@ -184,12 +176,9 @@ class CaseStudy:
 
         _, train = by_error(self.train, self.case.pairs)
         ids, test = by_error(self.test, self.case.test_pairs)
-        return _Split(
-            train["middle"],
-            union_sorted(train["low"], train["high"]),
-            train["high"],
-            {"all": ids, "high_error": test["high"], "low_error": test["low"]},
-        )
+        self.source, self.high = train["middle"], train["high"]
+        self.target = union_sorted(train["low"], train["high"])
+        self.parts = {"all": ids, "high_error": test["high"], "low_error": test["low"]}
 
     def pick(self, strategy: str) -> np.ndarray:
         """The ``budget`` target pairs ``strategy`` picks, scored by the source-trained model."""
@@ -198,14 +187,14 @@ class CaseStudy:
                 f"unknown strategy {strategy!r}; choose from {sorted(CASE_STRATEGIES)}"
             )
         if strategy not in self._picks:
-            target, chosen = self.split.target, CASE_STRATEGIES[strategy]()
+            target, chosen = self.target, CASE_STRATEGIES[strategy]()
             if self._cosine is None:  # the source-trained model's cosines of the target, once
                 left, right = self.train.texts(target)
                 self._cosine = self.initial.cosine(left, right).astype(np.float64)
             state = RoundState(
                 round=2,
                 pool=self.train,
-                labelled=self.split.source,
+                labelled=self.source,
                 budget=self.budget,
                 rng=np.random.default_rng([self.seed, 7]),
                 candidates=target,
@@ -221,14 +210,14 @@ class CaseStudy:
 
     def measure(self, model) -> dict:
         """AUC of ``model`` on each test part."""
-        every = self.split.test["all"]  # the other parts are subsets: its pairs are scored once
+        every = self.parts["all"]  # the other parts are subsets: its pairs are scored once
         order = np.argsort(every, kind="stable")
         scores = model.score_pairs(self.test, every)
         return {
             f"auc_{part}": auc(
                 self.test.labels(ids), scores[order[np.searchsorted(every, ids, sorter=order)]]
             )
-            for part, ids in self.split.test.items()
+            for part, ids in self.parts.items()
         }
 
     def row(self, picked: np.ndarray, annotator) -> dict:
@@ -239,8 +228,8 @@ class CaseStudy:
         answered = given >= 0
         metrics = trained_metrics(
             self.train,
-            np.r_[self.split.source, picked[answered]],
-            np.r_[self.train.labels(self.split.source), given[answered]],
+            np.r_[self.source, picked[answered]],
+            np.r_[self.train.labels(self.source), given[answered]],
             self.config,
             model=self.case.model,
             folder=self.folder / "case_study",
@@ -252,17 +241,17 @@ class CaseStudy:
             "n_annotated": int(len(picked)),
             "no_answer": int((~answered).sum()),
             "annotator_accuracy": accuracy,
-            "high_error_share": float(isin_sorted(np.sort(picked), self.split.high).mean()),
+            "high_error_share": float(isin_sorted(np.sort(picked), self.high).mean()),
         }
 
     def rows(self, annotator) -> dict:
         """``{row: metrics}``: the source-only model, source + the whole target annotated, and
         each strategy's budget annotated."""
         initial = {**self.measure(self.initial), "n_annotated": 0}
-        for part, ids in self.split.test.items():
+        for part, ids in self.parts.items():
             initial[f"test_pairs_{part}"] = len(ids)
             initial[f"test_positives_{part}"] = int(self.test.labels(ids).sum())
-        out = {"initial": initial, "full_target": self.row(self.split.target, annotator)}
+        out = {"initial": initial, "full_target": self.row(self.target, annotator)}
         for strategy in CASE_STRATEGIES:
             out[strategy] = self.row(self.pick(strategy), annotator)
         return out
@@ -297,12 +286,8 @@ def case_table(metrics: dict):
             "row": row,
             **{f"AUC {part.replace('_', ' ')}": mean_std(m, f"auc_{part}") for part in PARTS},
             "annotated": int(m.get("n_annotated", 0)),
-            "annotator accuracy": "-"
-            if m.get("annotator_accuracy") is None
-            else f"{m['annotator_accuracy']:.1%}",
-            "high-error share": "-"
-            if m.get("high_error_share") is None
-            else f"{m['high_error_share']:.0%}",
+            "annotator accuracy": _share(m.get("annotator_accuracy"), ".1%"),
+            "high-error share": _share(m.get("high_error_share"), ".0%"),
         }
         paper = (
             EAGLE_TABLE4["clean"].get(row)
@@ -312,6 +297,10 @@ def case_table(metrics: dict):
         rec["paper AUC (all)"] = "-" if paper is None else _paper(paper)
         records.append(rec)
     return pd.DataFrame(records).set_index(["annotation", "row"])
+
+
+def _share(value, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
 
 
 def _paper(value) -> str:
@@ -350,8 +339,8 @@ def run_case_study(prepared: dict, params: dict, *, folder) -> dict:
             best = max(CASE_STRATEGIES, key=lambda r: rows[r]["auc_all"] or 0.0)
             print(
                 f"{task} seed {seed}, {name}: source-only AUC {mean_std(rows['initial'], 'auc_all')}, "
-                f"best {best} {mean_std(rows[best], 'auc_all')} ({len(study.split.source)} source, "
-                f"{len(study.split.target)} target, {study.budget} annotated)"
+                f"best {best} {mean_std(rows[best], 'auc_all')} ({len(study.source)} source, "
+                f"{len(study.target)} target, {study.budget} annotated)"
             )
     return runs
 

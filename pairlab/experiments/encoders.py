@@ -72,16 +72,9 @@ def zero_shot(
         top = ids[np.lexsort((ids, -cosine.astype(np.float64)))[:budget]]
         scorer = CosineScorer(test.space, *embed_pool(test, model, **embed))
         scored = evaluate(eval_sets["test"], scorer, n_boot=own["n_boot"], seed=seed)
-        rows.append(
-            {
-                "layers": n,
-                "zero-shot AP": scored["ap"],
-                "AP lo": scored["ap_ci"][0],
-                "AP hi": scored["ap_ci"][1],
-                "static precision": float(train.labels(top).mean()),
-                "static labels": int(len(top)),
-            }
-        )
+        (low, high), precision = scored["ap_ci"], float(train.labels(top).mean())
+        row = {"layers": n, "zero-shot AP": scored["ap"], "AP lo": low, "AP hi": high}
+        rows.append({**row, "static precision": precision, "static labels": int(len(top))})
     return pd.DataFrame(rows).set_index("layers")
 
 
