@@ -43,25 +43,10 @@ __all__ = [
 
 GOLD_SOURCES = ("stated", "uncertainty")
 ROWS = ("sbert", "cross_encoder", *smp.SAMPLERS)
-FIELDS = (  # a row's fields in the metrics file
-    "ap",
-    "ap_ci",
-    "p_at_r20",
-    "p_at_r20_ci",
-    "f1",
-    "n_gold",
-    "n_silver",
-    "silver_positive_share",
-    "true_positive_share",
-    "silver_precision",
-    "label_seconds",
-    "pairs_per_second",
-    "threshold",
-    "silver_logit_std",
-    "collapsed",
-    "seconds",
-)
 SCORES = ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")
+SILVER = ("silver_positive_share", "true_positive_share", "silver_precision")
+LABELLER = ("label_seconds", "pairs_per_second", "threshold", "silver_logit_std", "collapsed")
+FIELDS = (*SCORES, "f1", "n_gold", "n_silver", *SILVER, *LABELLER, "seconds")  # in the metrics
 FLAT = " (flat calibration: on its training pairs the cosine does not rise with the label)"
 
 
@@ -113,9 +98,8 @@ class AugTraining:
 
 @dataclass(frozen=True)
 class AugSettings:
-    """Notebook 06's settings, built once from its parameters: the silver samplers, the gold
-    sets, the seeds and silver-size fractions, the two models' training, the cross-encoder's
-    test strata and the encoder."""
+    """Notebook 06's settings (samplers, gold sets, seeds, training, the cross-encoder's test
+    strata), built once from its parameters."""
 
     samplers: tuple
     k: int
@@ -153,8 +137,7 @@ class AugSettings:
 
 class AugRun:
     """One task, gold source and seed of notebook 06: the gold set, the cross-encoder and the
-    gold-only bi-encoder trained on it (or loaded from ``folder``), the silver labeller at the
-    cross-encoder's dev threshold, and each sampler's silver set."""
+    gold-only bi-encoder trained on it (or loaded from ``folder``) and the silver labeller."""
 
     def __init__(
         self, task, source, seed, prepared, aug: AugSettings, settings, *, runs_root, folder

@@ -132,9 +132,8 @@ class CaseSettings:
 
 
 class CaseStudy:
-    """One seed of the case study on ``task``'s train and test pools with notebook 07's settings
-    ``case``. The model trained on the source is kept in ``folder``; the others are measured and
-    only their metrics kept."""
+    """One seed of the case study on ``task``'s train and test pools; the source-trained model
+    is kept in ``folder``, the others only as their metrics."""
 
     def __init__(self, pools: dict, case: CaseSettings, task: str, seed: int, folder):
         self.train, self.test, self.case = pools["train"], pools["test"], case
@@ -309,9 +308,8 @@ def _paper(value) -> str:
 
 
 def case_annotators(study: CaseStudy) -> dict:
-    """The case study's annotations: ``clean`` (the oracle) and ``llm_like`` (right as often as
-    the settings' ``error_accuracy`` says for the pair's base-error bin, an assumed table: the
-    paper plots such accuracies but prints no numbers)."""
+    """``clean`` (the oracle) and ``llm_like``: right as often as ``error_accuracy`` says for the
+    pair's base-error bin (assumed: the paper plots such accuracies but prints no numbers)."""
     from ..annotators import ErrorDependentOracle, Oracle
 
     accuracy = list(study.case.error_accuracy)
@@ -360,10 +358,9 @@ def case_task(prepared: dict, case: CaseSettings) -> str:
 
 
 def llm_section(prepared: dict, params: dict, *, cache, folder) -> dict | None:
-    """With ``llm_base_url`` set: the first seed's conditional-informativeness picks of
-    the case study (at most ``llm_max_pairs``) labelled by the endpoint, the cost estimate
-    printed before any request; returns the row's metrics with the endpoint's usage. None (and a
-    line saying so) when no endpoint is set."""
+    """The first seed's conditional-informativeness picks (at most ``llm_max_pairs``) labelled by
+    the ``llm_base_url`` endpoint after printing the cost estimate: the row's metrics with the
+    endpoint's usage, or None when no endpoint is set."""
     import os
 
     from ..annotators import LLMAnnotator

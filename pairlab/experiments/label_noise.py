@@ -8,13 +8,7 @@ from __future__ import annotations
 from .summaries import mean_std, seed_means
 from .sweeps import Variant
 
-__all__ = [
-    "noise_name",
-    "noise_spec",
-    "noise_variants",
-    "noise_metrics",
-    "noise_table",
-]
+__all__ = ["noise_name", "noise_spec", "noise_variants", "noise_metrics", "noise_table"]
 
 ERROR_DEPENDENT = "error_dependent"
 
