@@ -1,18 +1,13 @@
 """Augmented SBERT on the all-pairs tasks (notebook 06): a cross-encoder trained on gold labels
-labels sampled pairs ("silver") for the bi-encoder, measured on all pairs and on the stated
-(balanced) test pairs the paper reports.
-
-One run is a task, a gold source and a seed: :class:`AugRun` trains the cross-encoder and the
-gold-only bi-encoder, samples and labels silver pairs with each sampler, trains one AugSBERT per
-sampler on gold + silver and measures every model. Models and silver scores are cached in a
-folder, so a re-run trains and scores nothing again.
-"""
+labels sampled ("silver") pairs for the bi-encoder, measured on all pairs and on the stated
+(balanced) test pairs the paper reports. One :class:`AugRun` is a task, a gold source and a
+seed; its models, silver scores and AugSBERT metrics are kept in a folder, so a re-run trains and
+scores nothing again."""
 
 from __future__ import annotations
 
-import json
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -25,20 +20,14 @@ from ..augment.silver import SilverLabeller
 from ..data.pairs import union_sorted
 from ..evaluation import heuristic
 from ..evaluation.strata import EvalConfig, evaluate
-from ..models.cosinebert import CosineBERT
-from .baselines import TrainSettings, model_id, sample_pairs, stated_pairs, train_or_load
+from .baselines import TrainSettings, sample_pairs, stated_pairs, train_or_load, trained_metrics
 from .summaries import in_order, mean_std, seed_means
 from .sweeps import COLLAPSED_SPREAD
 
 __all__ = [
     "GOLD_SOURCES",
     "ROWS",
-    "AugSBERT",
     "gold_set",
-    "collected_labels",
-    "dev_threshold",
-    "stated_f1",
-    "silver_sets",
     "AugSettings",
     "AugTraining",
     "AugRun",
@@ -54,152 +43,38 @@ __all__ = [
 
 GOLD_SOURCES = ("stated", "uncertainty")
 ROWS = ("sbert", "cross_encoder", *smp.SAMPLERS)
-FIELDS = (
-    "ap",
-    "ap_ci",
-    "p_at_r20",
-    "p_at_r20_ci",
-    "f1",
-    "n_gold",
-    "n_silver",
-    "silver_positive_share",
-    "true_positive_share",
-    "silver_precision",
-)
+SCORES = ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")
+SILVER = ("silver_positive_share", "true_positive_share", "silver_precision")
+LABELLER = ("label_seconds", "pairs_per_second", "threshold", "silver_logit_std", "collapsed")
+FIELDS = (*SCORES, "f1", "n_gold", "n_silver", *SILVER, *LABELLER, "seconds")  # in the metrics
+FLAT = " (flat calibration: on its training pairs the cosine does not rise with the label)"
 
 
-@dataclass
-class AugSBERT:
-    """What one AugSBERT model was trained on: the sampler, k, the gold and silver sizes, the
-    silver positive share and the seconds spent sampling and training."""
-
-    sampler: str
-    k: int
-    n_gold: int
-    n_silver: int
-    silver_positive_share: float | None
-    model_id: str
-    seconds: dict = field(default_factory=dict)
-
-
-def collected_labels(
-    prepared: dict,
-    settings: LoopSettings,
-    root,
-    task: str,
-    seed: int,
-    strategy: str = "uncertainty",
+def gold_set(
+    source: str, prepared: dict, settings: LoopSettings, root, task: str, seed: int, *, max_pairs
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The labels a finished notebook-03 run collected (read back from its run folder under
-    ``root``, never recomputed); a clear error when that run is missing."""
+    """Gold training pairs and labels: ``stated`` (``max_pairs`` of the heuristically balanced
+    training data) or ``uncertainty`` (what notebook 03's uncertainty run under ``root``
+    collected, read back from its run folder)."""
     pools, eval_sets = prepared[task]
-    config = settings.config(task, strategy, seed)
-    folder = run_folder(root, config, pools, eval_sets)
+    if source == "stated":
+        ids = sample_pairs(stated_pairs(pools["train"])[0], max_pairs, seed=seed)
+        return ids, pools["train"].labels(ids)
+    if source != "uncertainty":
+        raise ValueError(f"gold source must be one of {GOLD_SOURCES}, got {source!r}")
+    folder = run_folder(root, settings.config(task, source, seed), pools, eval_sets)
     if load_result(folder) is None:
         raise FileNotFoundError(
-            f"no finished {strategy} run of {task} (seed {seed}) at {folder}: run notebook 03 "
+            f"no finished {source} run of {task} (seed {seed}) at {folder}: run notebook 03 "
             f"with the same profile first (notebooks 04-07 read its runs back)"
         )
     return run_labels(folder)
 
 
-def gold_set(
-    source: str,
-    prepared: dict,
-    settings: LoopSettings,
-    root,
-    task: str,
-    seed: int,
-    *,
-    max_pairs: int | None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Gold training pairs and labels: ``stated`` (the heuristically balanced training data,
-    ``max_pairs`` of it) or ``uncertainty`` (what uncertainty sampling collected in notebook 03)."""
-    train = prepared[task][0]["train"]
-    if source == "stated":
-        ids = sample_pairs(stated_pairs(train)[0], max_pairs, seed=seed)
-        return ids, train.labels(ids)
-    if source == "uncertainty":
-        return collected_labels(prepared, settings, root, task, seed)
-    raise ValueError(f"gold source must be one of {GOLD_SOURCES}, got {source!r}")
-
-
-def dev_threshold(score, dev) -> float:
-    """The paper's threshold for classification: best F1 on the stated dev pairs.
-    ``score(pool, ids)`` gives scores (e.g. a model's ``score_pairs``)."""
-    ids, y = stated_pairs(dev)
-    return heuristic.best_threshold(y, score(dev, ids), metric="f1")
-
-
-def stated_f1(score, threshold: float, test) -> float:
-    """F1 of the positive class on the stated test pairs at ``threshold`` (the paper's metric)."""
-    ids, y = stated_pairs(test)
-    return heuristic.accuracy_f1(y, score(test, ids), threshold)["f1"]
-
-
-def silver_sets(
-    train,
-    gold_ids,
-    gold_labels,
-    labeller: SilverLabeller,
-    left_emb,
-    right_emb=None,
-    *,
-    samplers=smp.SAMPLERS,
-    k: int = 3,
-    max_items: int | None = None,
-    kde_pairs: int = 10_000,
-    seed: int = 0,
-) -> dict:
-    """``{sampler: (ids, silver labels, seconds to sample)}`` for each of ``samplers``. The
-    neighbour samplers query the gold pairs' items (at most ``max_items``); RS draws as many
-    pairs as BM25 and SS aim at (k per item); KDE labels ``kde_pairs`` random pairs and keeps
-    every silver positive with negatives at the gold ratio."""
-    unknown = set(samplers) - set(smp.SAMPLERS)
-    if unknown:
-        raise ValueError(f"unknown samplers {sorted(unknown)}; choose from {smp.SAMPLERS}")
-    items = smp.query_items(train, gold_ids, max_items, seed=seed)
-    found, seconds = {}, {}
-
-    def timed(name, make):
-        start = time.perf_counter()
-        found[name] = make()
-        seconds[name] = time.perf_counter() - start
-
-    if {"bm25", "bm25_ss"} & set(samplers):
-        timed("bm25", lambda: smp.lexical_pairs(train, k, items=items, exclude=gold_ids))
-    if {"ss", "bm25_ss"} & set(samplers):
-        timed(
-            "ss",
-            lambda: smp.semantic_pairs(
-                train, k, left_emb, right_emb, items=items, exclude=gold_ids
-            ),
-        )
-    if "bm25_ss" in samplers:
-        found["bm25_ss"] = union_sorted(found["bm25"], found["ss"])
-        seconds["bm25_ss"] = seconds["bm25"] + seconds["ss"]
-    if "rs" in samplers:
-        timed("rs", lambda: smp.random_pairs(train, k * len(items), seed=seed, exclude=gold_ids))
-    if "kde" in samplers:
-        ratio = smp.gold_ratio(gold_labels)
-        timed(
-            "kde",
-            lambda: smp.balanced_pairs(
-                *labeller.label(
-                    smp.random_pairs(train, kde_pairs, seed=seed + 1, exclude=gold_ids)
-                ),
-                ratio,
-                seed=seed,
-            ),
-        )
-    return {name: (*labeller.label(found[name]), seconds[name]) for name in samplers}
-
-
 @dataclass(frozen=True)
 class AugTraining:
-    """How notebook 06 trains its two models: the cross-encoder and the bi-encoder
-    (:class:`TrainSettings`), the bi-encoders trained here taking ``augsbert_epochs`` when set
-    (notebook 03's runs, found by ``cosine_epochs``, are not affected)."""
+    """How notebook 06 trains the cross-encoder and the bi-encoder; ``augsbert_epochs``, when
+    set, replaces the bi-encoders' epochs here only (notebook 03's runs keep ``cosine_epochs``)."""
 
     concat: TrainSettings
     cosine: TrainSettings
@@ -215,21 +90,16 @@ class AugTraining:
 
     def configs(self, task: str, seed: int) -> dict:
         """``{"concatbert": TrainConfig, "cosinebert": TrainConfig}`` for ``task`` and ``seed``."""
-        configs = {
-            "concatbert": self.concat.config(task, seed),
-            "cosinebert": self.cosine.config(task, seed),
-        }
+        cosine = self.cosine.config(task, seed)
         if self.augsbert_epochs:
-            configs["cosinebert"] = replace(configs["cosinebert"], epochs=self.augsbert_epochs)
-        return configs
+            cosine = replace(cosine, epochs=self.augsbert_epochs)
+        return {"concatbert": self.concat.config(task, seed), "cosinebert": cosine}
 
 
 @dataclass(frozen=True)
 class AugSettings:
-    """Notebook 06's settings, built once from its parameters (:meth:`from_params`): the
-    silver samplers (``samplers``, ``k``, ``silver_items``, ``kde_pairs``), the gold sets
-    (``gold_sources``, ``train_max_pairs``), the seeds and silver-size fractions, the two
-    models' training (:class:`AugTraining`), the cross-encoder's test strata and the encoder."""
+    """Notebook 06's settings (samplers, gold sets, seeds, training, the cross-encoder's test
+    strata), built once from its parameters."""
 
     samplers: tuple
     k: int
@@ -247,201 +117,176 @@ class AugSettings:
 
     @classmethod
     def from_params(cls, params: dict) -> AugSettings:
+        unknown = set(params["samplers"]) - set(smp.SAMPLERS)
+        if unknown:
+            raise ValueError(f"unknown samplers {sorted(unknown)}; choose from {smp.SAMPLERS}")
+        same = ("silver_items", "kde_pairs", "train_max_pairs", "model", "max_seq_length", "n_boot")
         return cls(
             samplers=tuple(params["samplers"]),
             k=int(params["k"]),
-            silver_items=params["silver_items"],
-            kde_pairs=params["kde_pairs"],
             gold_sources=tuple(params["gold_sources"]),
-            train_max_pairs=params["train_max_pairs"],
             seeds=tuple(int(s) for s in params["seeds"]),
             size_fractions=tuple(params["size_fractions"]),
             training=AugTraining.from_params(params),
             concat_strata=EvalConfig(
                 params["concat_near_m"], params["concat_n_random"], params["seed"]
             ),
-            model=params["model"],
-            max_seq_length=params["max_seq_length"],
-            n_boot=params["n_boot"],
+            **{name: params[name] for name in same},
         )
 
 
 class AugRun:
     """One task, gold source and seed of notebook 06: the gold set, the cross-encoder and the
-    gold-only bi-encoder trained on it (or loaded from ``folder``), the silver labeller, and the
-    silver sets of each sampler, with notebook 06's settings (:class:`AugSettings`)."""
+    gold-only bi-encoder trained on it (or loaded from ``folder``) and the silver labeller."""
 
     def __init__(
-        self,
-        task: str,
-        source: str,
-        seed: int,
-        prepared: dict,
-        aug: AugSettings,
-        settings: LoopSettings,
-        *,
-        runs_root,
-        folder,
+        self, task, source, seed, prepared, aug: AugSettings, settings, *, runs_root, folder
     ):
         self.task, self.source, self.seed, self.aug = task, source, int(seed), aug
         pools, self.eval_sets = prepared[task]
         self.train, self.dev, self.test = pools["train"], pools["dev"], pools["test"]
         self.folder = Path(folder)
         self.gold_ids, self.gold_y = gold_set(
-            source,
-            prepared,
-            settings,
-            runs_root,
-            task,
-            self.seed,
-            max_pairs=aug.train_max_pairs,
+            source, prepared, settings, runs_root, task, self.seed, max_pairs=aug.train_max_pairs
         )
         self.configs = aug.training.configs(task, self.seed)
-        self.cross, cross_id = self._train("concatbert", self.gold_ids)
-        self.sbert, _ = self._train("cosinebert", self.gold_ids)
+        self.cross, cross_id = self._train("concatbert")
+        self.sbert, _ = self._train("cosinebert")
         self.labeller = SilverLabeller(
             self.cross,
             self.train,
-            dev_threshold(self.cross.score_pairs, self.dev),
+            self.threshold(self.cross),
             gold=self.gold_ids,
             path=self.folder / f"{cross_id}.silver.npz",
         )
         self._silver = None
 
-    def _train(self, kind, ids, labels=None):
+    def _train(self, kind):
+        config, model = self.configs[kind], self.aug.model
         return train_or_load(
-            kind,
-            self.train,
-            ids,
-            self.configs[kind],
-            folder=self.folder,
-            model=self.aug.model,
-            labels=labels,
+            kind, self.train, self.gold_ids, config, folder=self.folder, model=model
         )
 
+    def threshold(self, model) -> float:
+        """The paper's threshold for classification: ``model``'s best F1 on the stated dev pairs."""
+        ids, y = stated_pairs(self.dev)
+        return heuristic.best_threshold(y, model.score_pairs(self.dev, ids), metric="f1")
+
     def silver(self) -> dict:
-        """``{sampler: (ids, labels, seconds to sample)}`` (:func:`silver_sets`), drawn once."""
-        if self._silver is None:
-            emb = self.sbert.scorer(self.train)
-            p = self.aug
-            self._silver = silver_sets(
-                self.train,
-                self.gold_ids,
-                self.gold_y,
-                self.labeller,
-                emb.left,
-                None if self.train.symmetric else emb.right,
-                samplers=list(p.samplers),
-                k=p.k,
-                max_items=p.silver_items,
-                kde_pairs=p.kde_pairs,
-                seed=self.seed,
+        """``{sampler: (ids, silver labels, seconds to sample)}``, drawn once. The neighbour
+        samplers query the gold pairs' items (at most ``silver_items``); RS draws as many pairs
+        as BM25 and SS aim at (k per item); KDE labels ``kde_pairs`` random pairs and keeps every
+        silver positive with negatives at the gold ratio."""
+        if self._silver is not None:
+            return self._silver
+        p, train, gold, seed = self.aug, self.train, self.gold_ids, self.seed
+        wanted = p.samplers
+        emb = self.sbert.scorer(train)
+        items = smp.query_items(train, gold, p.silver_items, seed=seed)
+        draw = {}  # sampler -> what draws its pairs, in the order they are drawn
+        if {"bm25", "bm25_ss"} & set(wanted):
+            draw["bm25"] = lambda: smp.lexical_pairs(train, p.k, items=items, exclude=gold)
+        if {"ss", "bm25_ss"} & set(wanted):
+            right = None if train.symmetric else emb.right
+            draw["ss"] = lambda: smp.semantic_pairs(
+                train, p.k, emb.left, right, items=items, exclude=gold
             )
+        if "rs" in wanted:
+            draw["rs"] = lambda: smp.random_pairs(train, p.k * len(items), seed=seed, exclude=gold)
+        if "kde" in wanted:
+            ratio = smp.gold_ratio(self.gold_y)
+            draw["kde"] = lambda: smp.balanced_pairs(
+                *self.labeller.label(
+                    smp.random_pairs(train, p.kde_pairs, seed=seed + 1, exclude=gold)
+                ),
+                ratio,
+                seed=seed,
+            )
+        found, seconds = {}, {}
+        for name, make in draw.items():
+            start = time.perf_counter()
+            found[name] = make()
+            seconds[name] = time.perf_counter() - start
+        if "bm25_ss" in wanted:
+            found["bm25_ss"] = union_sorted(found["bm25"], found["ss"])
+            seconds["bm25_ss"] = seconds["bm25"] + seconds["ss"]
+        self._silver = {name: (*self.labeller.label(found[name]), seconds[name]) for name in wanted}
         return self._silver
 
-    def augmented(self, ids, y) -> tuple[dict, str, float]:
-        """The bi-encoder trained on gold + the silver ``ids`` with labels ``y``, measured
-        (:meth:`measure`): (metrics, model id, seconds). The metrics are kept in the folder under
-        the model's id, so a re-run reads them back instead of training again (the model itself,
-        90 MB, is not kept)."""
-        from ..io import write_json
+    def augmented(self, ids, y) -> dict:
+        """The bi-encoder trained on gold + the silver ``ids`` with labels ``y``, measured and
+        kept by model id (:func:`~.baselines.trained_metrics`)."""
 
-        order = np.argsort(np.r_[self.gold_ids, ids], kind="stable")
-        all_ids = np.r_[self.gold_ids, ids][order]
-        all_y = np.r_[self.gold_y, y].astype(np.int8)[order]
-        config, model = self.configs["cosinebert"], self.aug.model
-        name = model_id("cosinebert", self.train, all_ids, config, model, all_y)
-        path = self.folder / "augsbert" / f"{name}.json"
-        if path.is_file():
-            return json.loads(path.read_text()), name, 0.0
-        start = time.perf_counter()
-        left, right = self.train.texts(all_ids)
-        trained = CosineBERT.train(left, right, all_y, model=model, config=config)
-        seconds = time.perf_counter() - start
-        metrics = {
-            **self.measure(trained),
-            "train_seconds": round(seconds, 1),
-            "calibration_flat": bool(trained.info.get("calibration_flat")),
-        }
-        write_json(path, metrics)
-        return metrics, name, seconds
+        def measure(trained, seconds):
+            flat = {"calibration_flat": bool(trained.info.get("calibration_flat"))}
+            return {**self.measure(trained), "train_seconds": round(seconds, 1), **flat}
+
+        return trained_metrics(
+            self.train,
+            np.r_[self.gold_ids, ids],
+            np.r_[self.gold_y, y],
+            self.configs["cosinebert"],
+            model=self.aug.model,
+            folder=self.folder / "augsbert",
+            measure=measure,
+        )
 
     def measure(self, model, eval_set=None) -> dict:
         """All-pairs AP and P@R20 on ``eval_set`` (default: the bi-encoder's test strata) and the
         stated test F1 at the model's own dev threshold."""
-        scorer = model.scorer(
-            self.test
-        )  # every test item embedded once: the stated test pairs are among them
-        scored = evaluate(
-            eval_set or self.eval_sets["test"], scorer, n_boot=self.aug.n_boot, seed=self.seed
-        )
-        threshold = dev_threshold(model.score_pairs, self.dev)
-        return {
-            **{k: scored[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")},
-            "f1": stated_f1(lambda pool, ids: scorer(ids), threshold, self.test),
-        }
+        scorer = model.scorer(self.test)  # embeds every test item once, the stated pairs' too
+        eval_set = eval_set or self.eval_sets["test"]
+        scored = evaluate(eval_set, scorer, n_boot=self.aug.n_boot, seed=self.seed)
+        threshold = self.threshold(model)
+        ids, y = stated_pairs(self.test)
+        f1 = heuristic.accuracy_f1(y, scorer(ids), threshold)["f1"]
+        return {**{k: scored[k] for k in SCORES}, "f1": f1}
 
-    def rows(self, concat_eval_set, *, log=print) -> dict:
+    def rows(self, concat_eval_set) -> dict:
         """``{row: metrics}`` for every row of :data:`ROWS` the samplers ask for, plus
-        ``"_silver"`` (each sampler's silver ids, labels and logits, for the figures);
+        ``"_silver"`` (each sampler's silver ids, labels and margins, for the figures);
         ``concat_eval_set``: the cross-encoder's (smaller) test strata."""
-        n_gold = int(len(self.gold_ids))
+        name = f"{self.task}/{self.source} seed {self.seed}"
+        gold = {"n_gold": int(len(self.gold_ids)), "n_silver": 0}
         rows = {
-            "sbert": {**self.measure(self.sbert), "n_gold": n_gold, "n_silver": 0},
-            "cross_encoder": {
-                **self.measure(self.cross, concat_eval_set),
-                "n_gold": n_gold,
-                "n_silver": 0,
-            },
+            "sbert": {**self.measure(self.sbert), **gold},
+            "cross_encoder": {**self.measure(self.cross, concat_eval_set), **gold},
         }
-        for name, (ids, y, sample_seconds) in self.silver().items():
-            measured, aug_id, _ = self.augmented(ids, y)
-            record = AugSBERT(
-                name,
-                self.aug.k,
-                n_gold,
-                int(len(ids)),
-                float(y.mean()) if len(y) else None,
-                aug_id,
-                {"sample": round(sample_seconds, 2), "train": measured["train_seconds"]},
-            )
-            truth = self.train.labels(ids)
-            rows[name] = {
+        for sampler, (ids, y, sample_seconds) in self.silver().items():
+            measured, truth = self.augmented(ids, y), self.train.labels(ids)
+            share = float(y.mean()) if len(y) else None
+            rows[sampler] = {
                 **measured,
-                **asdict(record),
+                **gold,
+                "n_silver": int(len(ids)),
+                "silver_positive_share": share,
+                "seconds": {"sample": round(sample_seconds, 2), "train": measured["train_seconds"]},
                 "true_positive_share": float(truth.mean()) if len(ids) else None,
                 "silver_precision": float(truth[y == 1].mean()) if (y == 1).any() else None,
             }
-            log(
-                f"{self.task}/{self.source} seed {self.seed} {name}: {len(ids):,} silver pairs "
-                f"({record.silver_positive_share or 0:.1%} positive), AP {rows[name]['ap']:.3f}, "
-                f"F1 {rows[name]['f1']:.3f}"
-                + (
-                    " (flat calibration: on its training pairs the cosine "
-                    "does not rise with the label)"
-                    if measured.get("calibration_flat")
-                    else ""
-                )
+            print(
+                f"{name} {sampler}: {len(ids):,} silver pairs ({share or 0:.1%} positive), "
+                f"AP {measured['ap']:.3f}, F1 {measured['f1']:.3f}"
+                + (FLAT if measured.get("calibration_flat") else "")
             )
         labeller = self.labeller
         spread = float(np.std(labeller.logits)) if len(labeller.logits) else 0.0
         rows["cross_encoder"].update(
             label_seconds=round(labeller.seconds, 1),
-            labelled=labeller.n_scored,
             pairs_per_second=labeller.pairs_per_second,
             threshold=labeller.threshold,
             silver_logit_std=spread,
             collapsed=spread < COLLAPSED_SPREAD,
         )
         if spread < COLLAPSED_SPREAD:
-            log(
-                f"{self.task}/{self.source} seed {self.seed}: the cross-encoder gives every silver pair "
-                f"about the same score (logit std {spread:.3f}): its silver labels are noise, so the "
-                "AugSBERT rows measure training on noise"
+            print(
+                f"{name}: the cross-encoder gives every silver pair about the same score (logit "
+                f"std {spread:.3f}): its silver labels are noise, so the AugSBERT rows measure "
+                "training on noise"
             )
         rows["_silver"] = {
-            name: {"ids": ids, "labels": y, "margin": labeller.score(ids) - labeller.threshold}
-            for name, (ids, y, _) in self.silver().items()
+            sampler: {"ids": ids, "labels": y, "margin": labeller.score(ids) - labeller.threshold}
+            for sampler, (ids, y, _) in self.silver().items()
         }
         return rows
 
@@ -449,33 +294,20 @@ class AugRun:
         """AP against silver-set size: the bi-encoder on gold + a uniform, seeded ``fraction`` of
         ``sampler``'s silver pairs, for each fraction (0 is gold only)."""
         ids, y, _ = self.silver()[sampler]
+        key = {"task": self.task, "gold": self.source, "seed": self.seed, "sampler": sampler}
         out = []
         for fraction in fractions:
             n = int(round(float(fraction) * len(ids)))
             keep = np.sort(np.random.default_rng(self.seed).permutation(len(ids))[:n])
-            scored = self.measure(self.sbert) if n == 0 else self.augmented(ids[keep], y[keep])[0]
-            out.append(
-                {
-                    "task": self.task,
-                    "gold": self.source,
-                    "seed": self.seed,
-                    "sampler": sampler,
-                    "fraction": float(fraction),
-                    "n_silver": n,
-                    **scored,
-                    "ap_low": scored["ap_ci"][0],
-                    "ap_high": scored["ap_ci"][1],
-                }
-            )
+            scored = self.measure(self.sbert) if n == 0 else self.augmented(ids[keep], y[keep])
+            size, (low, high) = {"fraction": float(fraction), "n_silver": n}, scored["ap_ci"]
+            out.append({**key, **size, **scored, "ap_low": low, "ap_high": high})
         return out
 
 
-def run_all(
-    prepared: dict, params: dict, settings: LoopSettings, *, runs_root, folder, log=print
-) -> dict:
-    """:meth:`AugRun.rows` for every task, gold source (``params["gold_sources"]``) and seed
-    (``params["seeds"]``), with a progress bar; the cross-encoder's test strata are drawn once
-    per task (``concat_near_m``, ``concat_n_random``). Returns ``{(task, source, seed): rows}``."""
+def run_all(prepared: dict, params: dict, settings: LoopSettings, *, runs_root, folder) -> dict:
+    """:meth:`AugRun.rows` for every task, gold source and seed of notebook 06's parameters; the
+    cross-encoder's test strata are drawn once per task. Returns ``{(task, source, seed): rows}``."""
     from itertools import product
 
     from tqdm.auto import tqdm
@@ -492,15 +324,15 @@ def run_all(
     runs = {}
     for key in tqdm(list(product(prepared, aug.gold_sources, aug.seeds)), desc="AugSBERT runs"):
         run = AugRun(*key, prepared, aug, settings, runs_root=runs_root, folder=folder)
-        runs[key] = run.rows(concat_eval[key[0]], log=log)
+        runs[key] = run.rows(concat_eval[key[0]])
     return runs
 
 
 def size_curves(
     metrics: dict, prepared: dict, params: dict, settings: LoopSettings, *, runs_root, folder
-):
-    """:meth:`AugRun.size_curve` of each task's best sampler (:func:`best_sampler`) on the first
-    gold source, over ``params["seeds"]`` and ``params["size_fractions"]``: one frame."""
+) -> pd.DataFrame:
+    """:meth:`AugRun.size_curve` of each task's best sampler on the first gold source, for every
+    seed and size fraction of notebook 06's parameters: one frame."""
     from tqdm.auto import tqdm
 
     aug = AugSettings.from_params(params)
@@ -522,37 +354,18 @@ def augsbert_metrics(runs: dict) -> dict:
     grouped: dict = {}
     for (task, source, seed), rows in sorted(runs.items()):
         for row, m in rows.items():
-            if row.startswith("_"):
-                continue
-            grouped.setdefault(task, {}).setdefault(source, {}).setdefault(row, []).append(
-                (seed, m)
-            )
+            if not row.startswith("_"):
+                grouped.setdefault((task, source, row), []).append((seed, m))
     out: dict = {}
-    for task, by_source in grouped.items():
-        for source, by_row in by_source.items():
-            for row, seeded in by_row.items():
-                out.setdefault(task, {}).setdefault(source, {})[row] = _summary(seeded)
+    for (task, source, row), seeded in grouped.items():
+        out.setdefault(task, {}).setdefault(source, {})[row] = seed_means(
+            seeded, FIELDS, skip_absent=True
+        )
     return out
 
 
-def _summary(seeded: list) -> dict:
-    return seed_means(
-        seeded,
-        FIELDS
-        + (
-            "label_seconds",
-            "pairs_per_second",
-            "threshold",
-            "silver_logit_std",
-            "collapsed",
-            "seconds",
-        ),
-        skip_absent=True,
-    )
-
-
-def augsbert_table(metrics: dict, task: str):
-    """One task's table: rows x (gold source, measure), means +- std over seeds, with the paper's
+def augsbert_table(metrics: dict, task: str) -> pd.DataFrame:
+    """One task's table: rows x (gold source, measure), means ± std over seeds, with the paper's
     Quora-QP F1 (Table 5) beside QQP's."""
     from ..data.paper import AUGSBERT_QQP_F1
 
@@ -582,28 +395,16 @@ def _share(value) -> str:
     return "-" if value is None else f"{value:.1%}"
 
 
-def silver_frame(runs: dict):
+def silver_frame(runs: dict) -> pd.DataFrame:
     """Every silver pair's cross-encoder margin (logit minus the dev threshold) and label, per
     task, gold source, seed and sampler (for the silver label distribution figure)."""
+    columns = ["task", "gold", "seed", "sampler", "margin", "label"]
     frames = [
-        pd.DataFrame(
-            {
-                "task": task,
-                "gold": source,
-                "seed": seed,
-                "sampler": name,
-                "margin": s["margin"],
-                "label": s["labels"],
-            }
-        )
-        for (task, source, seed), rows in runs.items()
+        pd.DataFrame(dict(zip(columns, (*key, name, s["margin"], s["labels"]))))
+        for key, rows in runs.items()
         for name, s in rows["_silver"].items()
     ]
-    return (
-        pd.concat(frames, ignore_index=True)
-        if frames
-        else pd.DataFrame(columns=["task", "gold", "seed", "sampler", "margin", "label"])
-    )
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 
 
 def best_sampler(metrics: dict, task: str, source: str = "stated") -> str:
@@ -612,9 +413,6 @@ def best_sampler(metrics: dict, task: str, source: str = "stated") -> str:
     if not rows:
         raise ValueError(f"no AugSBERT rows for {task}/{source}")
     return max(rows, key=lambda r: rows[r]["ap"])
-
-
-# The paper's claims judged on notebook 06's metrics, and silver's gain over gold only
 
 
 def silver_gains(metrics: dict) -> dict:
@@ -635,11 +433,5 @@ def silver_gain(rows: dict) -> tuple[float, list[float]] | None:
     if not samplers or "sbert" not in rows:
         return None
     best = max(samplers, key=lambda r: rows[r]["ap"])
-    per_seed = [
-        a - b
-        for a, b in zip(
-            (rows[best].get("per_seed") or {}).get("ap", []),
-            (rows["sbert"].get("per_seed") or {}).get("ap", []),
-        )
-    ]
-    return rows[best]["ap"] - rows["sbert"]["ap"], per_seed
+    best_ap, sbert_ap = ((rows[r].get("per_seed") or {}).get("ap", []) for r in (best, "sbert"))
+    return rows[best]["ap"] - rows["sbert"]["ap"], [a - b for a, b in zip(best_ap, sbert_ap)]

@@ -1,11 +1,12 @@
-"""Models trained on the stated (heuristic) data, and their heuristic-balanced metrics
-(paper section 3): the pieces notebook 02 calls."""
+"""Models trained on the stated (heuristic) data and their heuristic-balanced metrics (paper
+section 3, notebook 02)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from ..active.config import PerTask
 from ..data.loaders import Pool
 from ..data.pairs import union_sorted
 from ..evaluation import heuristic
+from ..io import write_json
 from ..models.concatbert import ConcatBERT
 from ..models.cosinebert import CosineBERT
 from ..models.training import TrainConfig
@@ -25,6 +27,7 @@ __all__ = [
     "sample_pairs",
     "model_id",
     "train_or_load",
+    "trained_metrics",
     "TrainSettings",
     "train_settings",
     "train_all",
@@ -60,8 +63,8 @@ def model_id(
     model=None,
     labels: np.ndarray | None = None,
 ) -> str:
-    """A stable name for a model: its kind, task, base model, training config and data (and the
-    labels, when they are not the pool's own, e.g. a cross-encoder's silver labels)."""
+    """A stable name for a model from its kind, task, base model, training config, data and
+    ``labels`` where they are not the pool's own (e.g. silver labels)."""
     digest = hashlib.sha256(json.dumps([kind, pool.task, str(model), config.to_dict()]).encode())
     digest.update(np.ascontiguousarray(train_ids, dtype=np.int64).tobytes())
     if labels is not None:
@@ -81,10 +84,9 @@ def train_or_load(
     labels: np.ndarray | None = None,
 ):
     """Train ``kind`` on ``train_ids`` of ``pool`` with their imputed labels (or ``labels``, one
-    per id), or load the model saved under ``folder`` by an earlier run with the same id.
-    The model keeps what it computes from texts (logits, embeddings) in the folder's
-    ``outputs/``, so running a notebook again does not score the same pairs again.
-    Returns (model, model_id)."""
+    per id), or load the model an earlier run saved under ``folder`` with the same id; its
+    logits and embeddings are kept in the folder's ``outputs/`` and read back. Returns (model,
+    model_id)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
     if labels is not None and len(labels) != len(train_ids):
@@ -99,18 +101,15 @@ def train_or_load(
         trained = KINDS[kind].train(left, right, y, model=model, config=config)
         shutil.rmtree(path / OUTPUTS, ignore_errors=True)  # outputs of a half-saved earlier model
         trained.save(path)
-        (path / "pairlab_done").write_text(
-            "saved\n"
-        )  # written last: a half-saved model is retrained
+        (path / "pairlab_done").write_text("saved\n")  # last: a half-saved model is retrained
     trained.output_cache = path / OUTPUTS  # a notebook run again reads its scores back
     return trained, name
 
 
 @dataclass(frozen=True)
 class TrainSettings(PerTask):
-    """How a notebook trains one kind of model (:data:`KINDS`): its epochs (a number, or one per
-    task), learning rate, batch size and word pieces; :meth:`config` is a task's and seed's
-    :class:`TrainConfig`. Built once from a notebook's parameters (:meth:`from_params`)."""
+    """How a notebook trains one kind of model (:data:`KINDS`); epochs may be one per task.
+    :meth:`config` is a task's and seed's :class:`TrainConfig`."""
 
     kind: str
     epochs: int | dict
@@ -128,24 +127,33 @@ class TrainSettings(PerTask):
         ``cosine_epochs``, ``learning_rate``, ``batch_size`` and ``max_seq_length``."""
         epochs = params["concat_epochs" if kind == "concatbert" else "cosine_epochs"]
         return cls(
-            kind,
-            epochs,
-            params["learning_rate"],
-            params["batch_size"],
-            params["max_seq_length"],
+            kind, epochs, *(params[k] for k in ("learning_rate", "batch_size", "max_seq_length"))
         )
 
     def config(self, task: str, seed: int) -> TrainConfig:
         own = self.for_task(task)
         if isinstance(own["epochs"], dict):
             raise ValueError(f"no {self.kind} epochs for task {task!r} in {own['epochs']}")
-        return TrainConfig(
-            learning_rate=self.learning_rate,
-            batch_size=self.batch_size,
-            max_seq_length=self.max_seq_length,
-            seed=seed,
-            epochs=own["epochs"],
-        )
+        del own["kind"]
+        return TrainConfig(**own, seed=seed)
+
+
+def trained_metrics(
+    pool: Pool, ids, labels, config: TrainConfig, *, model, folder, measure
+) -> dict:
+    """``measure(model, seconds)`` of a CosineBERT trained on ``ids`` of ``pool`` with ``labels``
+    in ``seconds``, kept as JSON under ``folder`` by the model's id: a re-run reads it back
+    instead of training again (the model itself, 90 MB, is not kept)."""
+    order = np.argsort(ids, kind="stable")
+    ids, labels = np.asarray(ids)[order], np.asarray(labels).astype(np.int8)[order]
+    path = Path(folder) / f"{model_id('cosinebert', pool, ids, config, model, labels)}.json"
+    if path.is_file():
+        return json.loads(path.read_text())
+    start = time.perf_counter()
+    trained = CosineBERT.train(*pool.texts(ids), labels, model=model, config=config)
+    metrics = measure(trained, time.perf_counter() - start)
+    write_json(path, metrics)
+    return metrics
 
 
 def train_settings(params: dict, kind: str):
@@ -154,35 +162,29 @@ def train_settings(params: dict, kind: str):
     return TrainSettings.from_params(params, kind).config
 
 
-def train_all(
-    tasks: dict, train_ids: dict, params: dict, *, folder, kinds=("concatbert", "cosinebert")
-) -> dict:
-    """Every ``kind`` trained (or loaded, :func:`train_or_load`) on each task's ``train_ids``
-    with the settings of a notebook's parameters (:func:`train_settings`, seed ``params["seed"]``).
-    Returns ``{(task, kind): (model, model_id)}``."""
-    configs = {kind: TrainSettings.from_params(params, kind) for kind in kinds}
+def train_all(tasks: dict, train_ids: dict, params: dict, *, folder) -> dict:
+    """Every kind of :data:`KINDS` trained (or loaded) on each task's ``train_ids`` with a
+    notebook's parameters (seed ``params["seed"]``). Returns ``{(task, kind): (model, id)}``."""
+    configs = {kind: train_settings(params, kind) for kind in KINDS}
     seed, model = params["seed"], params["model"]
     return {
         (name, kind): train_or_load(
             kind,
             tasks[name]["train"],
             train_ids[name],
-            configs[kind].config(name, seed),
+            configs[kind](name, seed),
             folder=folder,
             model=model,
         )
         for name in tasks
-        for kind in kinds
+        for kind in KINDS
     }
 
 
 def heuristic_metrics(task: str, score, dev: Pool, test: Pool) -> dict:
-    """The benchmark's own metrics on stated test pairs, thresholds tuned on stated dev pairs.
-
-    QQP (and any symmetric task): accuracy and F1 (each at its dev-tuned threshold). WikiQA (and
-    any asymmetric task): c-MAP and a-F1 (F1 over all stated test pairs). Both: ROC-AUC. ``score`` maps pair ids of a pool to scores:
-    ``score(pool, ids)`` (e.g. a model's ``score_pairs``).
-    """
+    """The benchmark's own metrics on stated test pairs, thresholds tuned on stated dev pairs:
+    ROC-AUC, and accuracy and F1 on a symmetric task (QQP), c-MAP and a-F1 (F1 over all stated
+    test pairs) on an asymmetric one (WikiQA). ``score(pool, ids)`` gives scores."""
     dev_ids, dev_y = stated_pairs(dev)
     test_ids, test_y = stated_pairs(test)
     dev_s, test_s = score(dev, dev_ids), score(test, test_ids)
@@ -205,18 +207,13 @@ def failure_metrics(heuristics: dict, results: dict, eval_sets: dict, extra: dic
     out: dict = {}
     for (task, kind), result in results.items():
         es = eval_sets[(task, kind)]
+        all_pairs = {k: result[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")}
+        sizes = {"n_positive": es.positives, "n_near": es.near, "n_rand": es.rand}
+        all_pairs |= {k: int(len(ids)) for k, ids in sizes.items()}
+        all_pairs["neighbours"] = es.config.near_m
         out.setdefault(task, {})[kind] = {
             "heuristic": heuristics[(task, kind)],
-            "all_pairs": {
-                "ap": result["ap"],
-                "ap_ci": result["ap_ci"],
-                "p_at_r20": result["p_at_r20"],
-                "p_at_r20_ci": result["p_at_r20_ci"],
-                "n_positive": int(len(es.positives)),
-                "n_near": int(len(es.near)),
-                "n_rand": int(len(es.rand)),
-                "neighbours": es.config.near_m,
-            },
+            "all_pairs": all_pairs,
             **extra.get((task, kind), {}),
         }
     return out
@@ -232,22 +229,15 @@ def table2(metrics: dict):
     for task, by_kind in metrics.items():
         for kind, m in by_kind.items():
             h, a = m["heuristic"], m["all_pairs"]
-            names = ("accuracy", "f1") if "accuracy" in h else ("c_map", "a_f1")
+            concat = kind == "concatbert"  # a file's task has no paper values
+            paper = TABLE2_BERT.get(task, {}) if concat else TABLE3.get(task, {}).get("stated", {})
             row = {"task": task, "model": kind}
-            for name in names:
-                row[name] = h[name]
-                row[f"paper {name}"] = (
-                    TABLE2_BERT.get(task, {}).get(name) if kind == "concatbert" else None
-                )
+            for name in ("accuracy", "f1") if "accuracy" in h else ("c_map", "a_f1"):
+                row[name], row[f"paper {name}"] = h[name], paper.get(name) if concat else None
             row["P@R20"] = a["p_at_r20"]
             row["P@R20 95% CI"] = "[{:.3f}, {:.3f}]".format(*a["p_at_r20_ci"])
             row["AP"] = a["ap"]
             row["AP 95% CI"] = "[{:.3f}, {:.3f}]".format(*a["ap_ci"])
-            paper = (
-                TABLE2_BERT.get(task, {})
-                if kind == "concatbert"
-                else TABLE3.get(task, {}).get("stated", {})
-            )  # a file's task has no paper values
             row["paper P@R20"], row["paper AP"] = paper.get("p_at_r20"), paper.get("ap")
             rows.append(row)
     return pd.DataFrame(rows).set_index(["task", "model"])

@@ -1,9 +1,5 @@
-"""Budget views of active-learning curves: labels needed to reach a target, the data-efficiency
-factor (paper appendix B.1: uncertainty sampling passes static retrieval's full-budget AP with
-14x fewer labels on QQP), the budget at which two curves separate beyond their intervals, what
-labels cost in annotator time and money (Althammer et al. 2023: 75 judgements an hour at $50 an
-hour), and their budget model with compute (:class:`Budget`: annotation from assessments,
-compute from measured GPU and CPU hours)."""
+"""Budget views of active-learning curves: labels needed to reach a target, the budget at which
+two curves separate, and what labels and compute cost (Althammer et al. 2023)."""
 
 from __future__ import annotations
 
@@ -32,43 +28,32 @@ class Budget:
             raise ValueError(
                 f"assessments_per_hour must be positive, got {self.assessments_per_hour!r}"
             )
-        for name in ("annotator_per_hour", "gpu_per_hour", "cpu_per_hour"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(
-                    f"{name} must be a non-negative price, got {getattr(self, name)!r}"
-                )
+        for name, value in asdict(self).items():
+            if not value >= 0:
+                raise ValueError(f"{name} must be a non-negative price, got {value!r}")
 
     def annotation(self, assessments) -> np.ndarray:
         """Dollars for ``assessments`` judgements."""
-        return (
-            np.asarray(assessments, dtype=np.float64)
-            / self.assessments_per_hour
-            * self.annotator_per_hour
-        )
+        hours = np.asarray(assessments, dtype=np.float64) / self.assessments_per_hour
+        return hours * self.annotator_per_hour
 
     def compute(self, gpu_hours, cpu_hours) -> np.ndarray:
         """Dollars for the measured GPU and CPU hours."""
-        return (
-            np.asarray(gpu_hours, dtype=np.float64) * self.gpu_per_hour
-            + np.asarray(cpu_hours, dtype=np.float64) * self.cpu_per_hour
-        )
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+        gpu, cpu = np.asarray(gpu_hours, np.float64), np.asarray(cpu_hours, np.float64)
+        return gpu * self.gpu_per_hour + cpu * self.cpu_per_hour
 
 
 def round_hours(seconds: dict, device: str, stages) -> tuple[float, float]:
-    """(GPU hours, CPU hours) of one round's ``seconds`` per stage, counting only ``stages``
-    (what collecting the data costs): training and embedding ran on the GPU when ``device`` is
-    ``"cuda"``, everything else (and everything on a CPU-only machine) on the CPU."""
+    """(GPU hours, CPU hours) of one round's ``seconds`` per stage, counting only ``stages``:
+    training and embedding ran on the GPU when ``device`` is ``"cuda"``, the rest on the CPU."""
     gpu = sum(seconds.get(s, 0.0) for s in stages if s in GPU_STAGES) if device == "cuda" else 0.0
     total = sum(seconds.get(s, 0.0) for s in stages)
     return gpu / 3600.0, (total - gpu) / 3600.0
 
 
 def labels_to_reach(labels, values, target: float) -> float:
-    """The number of labels at which a curve first reaches ``target``, interpolating linearly
-    between rounds; ``nan`` if it never does. ``labels`` (n,) increasing, ``values`` (n,)."""
+    """The labels at which a curve first reaches ``target``, linear between rounds (``nan`` if
+    it never does). ``labels`` (n,) strictly increasing, ``values`` (n,)."""
     x, y = _curve(labels, values)
     reached = np.flatnonzero(y >= target)
     if len(reached) == 0:
@@ -76,16 +61,13 @@ def labels_to_reach(labels, values, target: float) -> float:
     k = int(reached[0])
     if k == 0:
         return float(x[0])
-    x0, x1, y0, y1 = x[k - 1], x[k], y[k - 1], y[k]
-    return float(x0 + (target - y0) / (y1 - y0) * (x1 - x0))
+    return float(x[k - 1] + (target - y[k - 1]) / (y[k] - y[k - 1]) * (x[k] - x[k - 1]))
 
 
 def separation_budget(labels, lower, upper) -> float:
-    """The budget at which one curve separates above another: the fewest labels from which
-    ``lower`` (n,), the upper curve's lower interval bound, stays above ``upper`` (n,), the other
-    curve's upper bound, at that budget and every larger one measured, ``labels`` (n,) strictly
-    increasing. ``nan`` if they are not apart at the largest budget (a gap that closes again
-    is no separation). Curves apart from the first point on separate at ``labels[0]``."""
+    """The fewest labels from which ``lower`` (n,), one curve's lower interval bound, stays above
+    ``upper`` (n,), the other's upper bound, at every larger budget measured; ``labels`` (n,)
+    strictly increasing. ``nan`` if they are not apart at the largest budget."""
     x, low = _curve(labels, lower)
     _, high = _curve(labels, upper)
     apart = low > high
@@ -98,19 +80,17 @@ def separation_budget(labels, lower, upper) -> float:
 def annotation_cost(
     labels, *, per_hour: float = 75.0, dollars_per_hour: float = 50.0, compute_seconds: float = 0.0
 ) -> dict:
-    """Annotator hours and dollars for ``labels`` judgements, beside the compute time."""
-    if not (per_hour > 0 and dollars_per_hour >= 0 and compute_seconds >= 0):
-        raise ValueError(
-            "per_hour must be positive; dollars_per_hour and compute_seconds non-negative"
-        )
+    """Annotator hours and dollars (:class:`Budget`) for ``labels`` judgements, beside the compute
+    time."""
     n = np.asarray(labels, dtype=np.float64)
-    if (n < 0).any():
-        raise ValueError("label counts must be non-negative")
+    if (n < 0).any() or not compute_seconds >= 0:
+        raise ValueError(f"label counts and compute_seconds must be non-negative, got {labels!r}")
+    dollars = Budget(per_hour, dollars_per_hour).annotation(n)
     hours = n / per_hour
     return {
         "labels": n,
         "annotator_hours": hours,
-        "dollars": hours * dollars_per_hour,
+        "dollars": dollars,
         "compute_hours": compute_seconds / 3600.0,
     }
 

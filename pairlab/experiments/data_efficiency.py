@@ -1,11 +1,6 @@
-"""The data-efficiency factor, in one place: how many times fewer labels uncertainty sampling
-needs than static retrieval to reach static retrieval's final dev AP (the paper's 14x on QQP,
-appendix B.1). Computed per task and seed from the budget curves (:func:`factors`), summarised
-over seeds (:func:`summary`), written to the metrics files (:func:`record`), shown as a table
-(:func:`table`; the line beside the paper's is the ``efficiency`` macro of
-``pairlab/templates/findings.md.j2``); whether the paper's claim held is
-:func:`.findings.data_efficiency`.
-"""
+"""The data-efficiency factor: how many times fewer labels uncertainty sampling needs than static
+retrieval to reach static retrieval's final dev AP (the paper's 14x on QQP, appendix B.1), per
+task and seed from the budget curves, over seeds, and as the metrics files record it."""
 
 from __future__ import annotations
 
@@ -21,20 +16,17 @@ __all__ = ["factor", "factors", "summary", "record", "table"]
 
 def factor(labels, values, reference_labels: float, reference_value: float) -> float:
     """``reference_labels`` over the labels the curve (``labels``, ``values``) needs to reach
-    ``reference_value``: how many times fewer labels it needs than the reference (``nan`` if it
-    never reaches it)."""
+    ``reference_value`` (``nan`` if it never does)."""
     if not reference_labels > 0:
         raise ValueError(f"reference_labels must be positive, got {reference_labels!r}")
     return float(reference_labels / labels_to_reach(labels, values, reference_value))
 
 
 def factors(curves: pd.DataFrame, *, strategy: str = A, reference: str = B) -> pd.DataFrame:
-    """Per task and seed: the labels ``strategy`` needs to reach ``reference``'s full-budget dev
-    AP (same seed), the labels ``reference`` itself needed to first reach it (its full budget
-    when its curve rises, as in the paper; fewer when it peaked earlier), and the factor, their
-    ratio. ``bound`` says whether the factor is exact, a lower bound (``strategy``'s first point
-    already passed the target), not measurable (both passed it at their first point) or
-    undefined (never passed it)."""
+    """Per task and seed: the labels ``strategy`` and ``reference`` need to first reach
+    ``reference``'s full-budget dev AP, and the factor, their ratio. ``bound``: exact, a lower
+    bound (``strategy``'s first point already passed it), both at the first point, or not
+    reached."""
     rows = []
     for (task, seed), frame in curves.groupby(["task", "seed"], sort=False):
         mine = frame[frame["strategy"] == strategy].sort_values("labels")
@@ -44,16 +36,12 @@ def factors(curves: pd.DataFrame, *, strategy: str = A, reference: str = B) -> p
         target = float(ref["ap"].iloc[-1])
         ref_needed = labels_to_reach(ref["labels"], ref["ap"], target)
         needed = labels_to_reach(mine["labels"], mine["ap"], target)
-        first = needed <= mine["labels"].iloc[0]
-        bound = (
-            "not reached"
-            if np.isnan(needed)
-            else "both at the first point"
-            if first and ref_needed <= ref["labels"].iloc[0]
-            else "lower bound"
-            if first
-            else "exact"
-        )
+        bound = "exact"
+        if np.isnan(needed):
+            bound = "not reached"
+        elif needed <= mine["labels"].iloc[0]:
+            both = ref_needed <= ref["labels"].iloc[0]
+            bound = "both at the first point" if both else "lower bound"
         rows.append(
             {
                 "task": task,
@@ -71,8 +59,8 @@ def factors(curves: pd.DataFrame, *, strategy: str = A, reference: str = B) -> p
 
 
 def summary(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per task: the factor's mean and std (ddof 0) over the seeds where it is defined, how many
-    seeds those are and how many there were (:func:`factors`' rows)."""
+    """Per task of :func:`factors`: the factor's mean and std (ddof 0) over the seeds where it is
+    defined, and how many seeds those are of how many."""
     rows = []
     for task, eff in frame.groupby("task") if len(frame) else ():
         finite = eff["factor"][np.isfinite(eff["factor"])]
@@ -90,8 +78,7 @@ def summary(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def record(frame: pd.DataFrame) -> dict:
-    """The metrics files' ``efficiency`` entry: ``{task: {"per_seed": [rows], "factor_mean",
-    "factor_std", "seeds_defined", "seeds"}}``."""
+    """The metrics files' ``efficiency``: ``{task: {"per_seed": [rows], **summary row}}``."""
     if frame.empty:
         return {}
     means = summary(frame).to_dict("index")

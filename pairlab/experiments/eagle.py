@@ -1,41 +1,28 @@
 """EAGLE's case study (Bansal and Sharma 2023, section 3.2; notebook 07): which inputs should a
 noisy annotator label, when the unlabelled target is what the base model finds easiest and
-hardest?
-
-A task's stated training pairs are split by the base (pretrained) model's squared error against
-their labels: the 30% of lowest error and the 30% of highest error become the unlabelled target,
-the middle 40% the labelled source. Each strategy picks a budget (10% of all the pairs) from the
-target, an annotator labels it (the oracle, or noise), and a bi-encoder is trained on source +
-annotated pairs. AUC is measured on the stated test pairs: all of them, and the 30% of highest
-and of lowest base error (split the same way). The strategies are the suite's own
-(:mod:`pairlab.active.strategies`) with the target as their candidates.
+hardest? A task's stated training pairs are split by the pretrained model's squared error: the
+30% lowest and 30% highest are the target, the middle 40% the labelled source. Each strategy
+(the suite's own, with the target as candidates) picks 10% of all the pairs from the target, an
+annotator labels them, and a bi-encoder trained on source + annotated pairs is measured by AUC on
+the stated test pairs (all, and their high- and low-error 30%, split the same way).
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
 
+from ..active import strategies as st
 from ..active.base import RoundState
-from ..active.strategies import (
-    BaseConsistent,
-    BaseInconsistent,
-    ConditionalInformativeness,
-    RandomCandidates,
-    Uncertainty,
-)
 from ..annotators.factory import base_error, error_edges
 from ..data.loaders import Pool
 from ..data.pairs import isin_sorted, union_sorted
 from ..data.tasks import BUILT_IN, like
-from ..io import write_json
-from ..models.cosinebert import CosineBERT
 from ..models.embed import embed_pool
 from ..models.scoring import CosineScorer
-from .baselines import TrainSettings, model_id, sample_pairs, stated_pairs, train_or_load
+from .baselines import TrainSettings, sample_pairs, stated_pairs, train_or_load, trained_metrics
 from .summaries import in_order, mean_std, seed_means
 
 __all__ = [
@@ -55,11 +42,11 @@ __all__ = [
 ]
 
 CASE_STRATEGIES = {
-    "random": RandomCandidates,
-    "uncertainty": Uncertainty,
-    "base_consistent": BaseConsistent,
-    "base_inconsistent": BaseInconsistent,
-    "conditional_informativeness": ConditionalInformativeness,
+    "random": st.RandomCandidates,
+    "uncertainty": st.Uncertainty,
+    "base_consistent": st.BaseConsistent,
+    "base_inconsistent": st.BaseInconsistent,
+    "conditional_informativeness": st.ConditionalInformativeness,
 }
 CASE_ROWS = ("initial", "full_target", *CASE_STRATEGIES)
 PARTS = ("all", "high_error", "low_error")
@@ -90,19 +77,9 @@ def auc(labels: np.ndarray, scores: np.ndarray) -> float | None:
     return float(roc_auc_score(labels, scores))
 
 
-@dataclass
-class _Split:
-    source: np.ndarray  # sorted ids: labelled (the middle of the base error)
-    target: np.ndarray  # sorted ids: unlabelled (both ends)
-    high: np.ndarray  # sorted ids: the target's high-error end
-    test: dict  # part -> sorted test ids
-
-
 @dataclass(frozen=True)
 class LLMSettings:
-    """An OpenAI-compatible endpoint for notebook 07's LLM section: where, which model, the
-    environment variable holding its key, how many pairs at most and the prices per 1,000
-    tokens (the cost estimate printed before any request)."""
+    """An OpenAI-compatible endpoint for notebook 07's LLM section (its ``llm_*`` parameters)."""
 
     base_url: str
     model: str
@@ -114,12 +91,9 @@ class LLMSettings:
 
 @dataclass(frozen=True)
 class CaseSettings:
-    """Notebook 07's case study, built once from its parameters (:meth:`from_params`): the task
-    (``case_task``), seeds, stated training and test pairs (``case_pairs``,
-    ``case_test_pairs``), the target's share of each end (``case_share``), the share of all
-    pairs annotated (``case_budget``), the LLM-like annotator's accuracy per base-error bin
-    (``error_accuracy``), the encoder, the bi-encoder's training and the LLM endpoint (None
-    when ``llm_base_url`` is not set)."""
+    """Notebook 07's case study, built once from its ``case_*`` parameters: the LLM-like
+    annotator's accuracy per base-error bin, the encoder, the bi-encoder's training and the LLM
+    endpoint (None when ``llm_base_url`` is not set)."""
 
     task: str
     seeds: tuple
@@ -141,63 +115,40 @@ class CaseSettings:
                 raise ValueError(
                     "llm_base_url is set but llm_model is not: name the endpoint's model"
                 )
-            llm = LLMSettings(
-                params["llm_base_url"],
-                params["llm_model"],
-                params["llm_api_key_env"],
-                int(params["llm_max_pairs"]),
-                params["llm_price_per_1k_input"],
-                params["llm_price_per_1k_output"],
-            )
+            llm = LLMSettings(**{f.name: params[f"llm_{f.name}"] for f in fields(LLMSettings)})
+        case = {
+            name: params[f"case_{name}"]
+            for name in ("task", "pairs", "test_pairs", "share", "budget")
+        }
         return cls(
-            task=params["case_task"],
             seeds=tuple(int(s) for s in params["seeds"]),
-            pairs=params["case_pairs"],
-            test_pairs=params["case_test_pairs"],
-            share=params["case_share"],
-            budget=params["case_budget"],
             error_accuracy=tuple(params["error_accuracy"]),
             model=params["model"],
             max_seq_length=params["max_seq_length"],
             train=TrainSettings.from_params(params, "cosinebert"),
             llm=llm,
+            **case,
         )
 
 
 class CaseStudy:
-    """One seed of the case study on ``train`` and ``test`` (pools of one task) with the
-    notebook's settings ``case`` (:class:`CaseSettings`) and the bi-encoder's training settings
-    ``config`` (a :class:`TrainConfig`). The model trained on the source is kept in
-    ``folder``; the others are measured and only their metrics kept."""
+    """One seed of the case study on ``task``'s train and test pools; the source-trained model
+    is kept in ``folder``, the others only as their metrics."""
 
-    @classmethod
-    def on(cls, pools: dict, case: CaseSettings, task: str, seed: int, folder) -> CaseStudy:
-        """The case study of ``seed`` on ``task``'s train and test pools, trained as ``case``
-        says."""
-        return cls(
-            pools["train"],
-            pools["test"],
-            case,
-            case.train.config(task, seed),
-            seed=seed,
-            folder=folder,
-        )
-
-    def __init__(self, train: Pool, test: Pool, case: CaseSettings, config, *, seed: int, folder):
-        self.train, self.test, self.case, self.config = train, test, case, config
+    def __init__(self, pools: dict, case: CaseSettings, task: str, seed: int, folder):
+        self.train, self.test, self.case = pools["train"], pools["test"], case
+        self.config = case.train.config(task, seed)
         self.seed, self.folder = int(seed), Path(folder)
         self._base, self._picks, self._cosine = {}, {}, None
-        self.split = self._split()
-        self.budget = int(round(case.budget * (len(self.split.source) + len(self.split.target))))
-        if not 0 < self.budget <= len(self.split.target):
-            raise ValueError(
-                f"a budget of {self.budget} pairs for a target of {len(self.split.target)}"
-            )
+        self._split()
+        self.budget = int(round(case.budget * (len(self.source) + len(self.target))))
+        if not 0 < self.budget <= len(self.target):
+            raise ValueError(f"a budget of {self.budget} pairs for a target of {len(self.target)}")
         self.initial, _ = train_or_load(
             "cosinebert",
-            train,
-            self.split.source,
-            config,
+            self.train,
+            self.source,
+            self.config,
             folder=self.folder,
             model=case.model,
         )
@@ -205,35 +156,28 @@ class CaseStudy:
     def base_cosine(self, pool: Pool, ids) -> np.ndarray:
         """(n,) cosines of ``ids`` under the pretrained encoder (embeddings cached on disk)."""
         if pool.split not in self._base:
-            left, right = embed_pool(
-                pool,
-                self.case.model,
-                max_seq_length=self.case.max_seq_length,
-                show_progress=False,
+            c = self.case
+            embedded = embed_pool(
+                pool, c.model, max_seq_length=c.max_seq_length, show_progress=False
             )
-            self._base[pool.split] = CosineScorer(pool.space, left, right)
+            self._base[pool.split] = CosineScorer(pool.space, *embedded)
         return self._base[pool.split](np.asarray(ids, np.int64)).astype(np.float64)
 
-    def _split(self) -> _Split:
-        c = self.case
-        ids = sample_pairs(stated_pairs(self.train)[0], c.pairs, seed=self.seed)
-        parts = split_by_error(
-            ids,
-            base_error(self.train, ids, self.base_cosine(self.train, ids)),
-            share=c.share,
-        )
-        test = sample_pairs(stated_pairs(self.test)[0], c.test_pairs, seed=self.seed)
-        by = split_by_error(
-            test,
-            base_error(self.test, test, self.base_cosine(self.test, test)),
-            share=c.share,
-        )
-        return _Split(
-            parts["middle"],
-            union_sorted(parts["low"], parts["high"]),
-            parts["high"],
-            {"all": test, "high_error": by["high"], "low_error": by["low"]},
-        )
+    def _split(self):
+        """Sorted ids: ``source`` (labelled, the middle of the base error), ``target``
+        (unlabelled, both ends), ``high`` (the target's high-error end) and ``parts``, the
+        test pairs by part."""
+
+        def by_error(pool: Pool, n: int | None):
+            ids = sample_pairs(stated_pairs(pool)[0], n, seed=self.seed)
+            error = base_error(pool, ids, self.base_cosine(pool, ids))
+            return ids, split_by_error(ids, error, share=self.case.share)
+
+        _, train = by_error(self.train, self.case.pairs)
+        ids, test = by_error(self.test, self.case.test_pairs)
+        self.source, self.high = train["middle"], train["high"]
+        self.target = union_sorted(train["low"], train["high"])
+        self.parts = {"all": ids, "high_error": test["high"], "low_error": test["low"]}
 
     def pick(self, strategy: str) -> np.ndarray:
         """The ``budget`` target pairs ``strategy`` picks, scored by the source-trained model."""
@@ -242,14 +186,14 @@ class CaseStudy:
                 f"unknown strategy {strategy!r}; choose from {sorted(CASE_STRATEGIES)}"
             )
         if strategy not in self._picks:
-            target, chosen = self.split.target, CASE_STRATEGIES[strategy]()
+            target, chosen = self.target, CASE_STRATEGIES[strategy]()
             if self._cosine is None:  # the source-trained model's cosines of the target, once
                 left, right = self.train.texts(target)
                 self._cosine = self.initial.cosine(left, right).astype(np.float64)
             state = RoundState(
                 round=2,
                 pool=self.train,
-                labelled=self.split.source,
+                labelled=self.source,
                 budget=self.budget,
                 rng=np.random.default_rng([self.seed, 7]),
                 candidates=target,
@@ -265,14 +209,14 @@ class CaseStudy:
 
     def measure(self, model) -> dict:
         """AUC of ``model`` on each test part."""
-        every = self.split.test["all"]  # the other parts are subsets: its pairs are scored once
+        every = self.parts["all"]  # the other parts are subsets: its pairs are scored once
         order = np.argsort(every, kind="stable")
         scores = model.score_pairs(self.test, every)
         return {
             f"auc_{part}": auc(
                 self.test.labels(ids), scores[order[np.searchsorted(every, ids, sorter=order)]]
             )
-            for part, ids in self.split.test.items()
+            for part, ids in self.parts.items()
         }
 
     def row(self, picked: np.ndarray, annotator) -> dict:
@@ -281,43 +225,33 @@ class CaseStudy:
         given = np.asarray(annotator.annotate(self.train, picked), np.int8)
         truth = self.train.labels(picked)
         answered = given >= 0
-        order = np.argsort(np.r_[self.split.source, picked[answered]], kind="stable")
-        ids = np.r_[self.split.source, picked[answered]][order]
-        labels = np.r_[self.train.labels(self.split.source), given[answered]].astype(np.int8)[order]
-        name = model_id("cosinebert", self.train, ids, self.config, self.case.model, labels)
-        path = self.folder / "case_study" / f"{name}.json"
-        if path.is_file():
-            metrics = json.loads(path.read_text())
-        else:
-            left, right = self.train.texts(ids)
-            trained = CosineBERT.train(
-                left, right, labels, model=self.case.model, config=self.config
-            )
-            metrics = self.measure(trained)
-            write_json(path, metrics)
+        metrics = trained_metrics(
+            self.train,
+            np.r_[self.source, picked[answered]],
+            np.r_[self.train.labels(self.source), given[answered]],
+            self.config,
+            model=self.case.model,
+            folder=self.folder / "case_study",
+            measure=lambda trained, _: self.measure(trained),
+        )
         accuracy = float((given[answered] == truth[answered]).mean()) if answered.any() else None
         return {
             **metrics,
             "n_annotated": int(len(picked)),
             "no_answer": int((~answered).sum()),
             "annotator_accuracy": accuracy,
-            "high_error_share": float(isin_sorted(np.sort(picked), self.split.high).mean()),
+            "high_error_share": float(isin_sorted(np.sort(picked), self.high).mean()),
         }
 
-    def rows(self, annotator, strategies=tuple(CASE_STRATEGIES)) -> dict:
+    def rows(self, annotator) -> dict:
         """``{row: metrics}``: the source-only model, source + the whole target annotated, and
         each strategy's budget annotated."""
-        parts = {
-            f"{k}_{part}": v
-            for part, ids in self.split.test.items()
-            for k, v in (
-                ("test_pairs", len(ids)),
-                ("test_positives", int(self.test.labels(ids).sum())),
-            )
-        }
-        out = {"initial": {**self.measure(self.initial), "n_annotated": 0, **parts}}
-        out["full_target"] = self.row(self.split.target, annotator)
-        for strategy in strategies:
+        initial = {**self.measure(self.initial), "n_annotated": 0}
+        for part, ids in self.parts.items():
+            initial[f"test_pairs_{part}"] = len(ids)
+            initial[f"test_positives_{part}"] = int(self.test.labels(ids).sum())
+        out = {"initial": initial, "full_target": self.row(self.target, annotator)}
+        for strategy in CASE_STRATEGIES:
             out[strategy] = self.row(self.pick(strategy), annotator)
         return out
 
@@ -328,11 +262,10 @@ def case_metrics(runs: dict) -> dict:
     grouped: dict = {}
     for (annotation, seed), rows in sorted(runs.items()):
         for row, m in rows.items():
-            grouped.setdefault(annotation, {}).setdefault(row, []).append((seed, m))
+            grouped.setdefault((annotation, row), []).append((seed, m))
     out: dict = {}
-    for annotation, by_row in grouped.items():
-        for row, seeded in by_row.items():
-            out.setdefault(annotation, {})[row] = seed_means(seeded)
+    for (annotation, row), seeded in grouped.items():
+        out.setdefault(annotation, {})[row] = seed_means(seeded)
     return out
 
 
@@ -352,12 +285,8 @@ def case_table(metrics: dict):
             "row": row,
             **{f"AUC {part.replace('_', ' ')}": mean_std(m, f"auc_{part}") for part in PARTS},
             "annotated": int(m.get("n_annotated", 0)),
-            "annotator accuracy": "-"
-            if m.get("annotator_accuracy") is None
-            else f"{m['annotator_accuracy']:.1%}",
-            "high-error share": "-"
-            if m.get("high_error_share") is None
-            else f"{m['high_error_share']:.0%}",
+            "annotator accuracy": _share(m.get("annotator_accuracy"), ".1%"),
+            "high-error share": _share(m.get("high_error_share"), ".0%"),
         }
         paper = (
             EAGLE_TABLE4["clean"].get(row)
@@ -369,15 +298,18 @@ def case_table(metrics: dict):
     return pd.DataFrame(records).set_index(["annotation", "row"])
 
 
+def _share(value, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
 def _paper(value) -> str:
     mean, std = value[0] if isinstance(value[0], tuple) else value
     return f"{mean / 100:.3f} ± {std / 100:.3f}"
 
 
 def case_annotators(study: CaseStudy) -> dict:
-    """The case study's annotations: ``clean`` (the oracle) and ``llm_like`` (right as often as
-    the settings' ``error_accuracy`` says for the pair's base-error bin, an assumed table: the
-    paper plots such accuracies but prints no numbers)."""
+    """``clean`` (the oracle) and ``llm_like``: right as often as ``error_accuracy`` says for the
+    pair's base-error bin (assumed: the paper plots such accuracies but prints no numbers)."""
     from ..annotators import ErrorDependentOracle, Oracle
 
     accuracy = list(study.case.error_accuracy)
@@ -390,7 +322,7 @@ def case_annotators(study: CaseStudy) -> dict:
     return {"clean": Oracle(), "llm_like": noisy}
 
 
-def run_case_study(prepared: dict, params: dict, *, folder, log=print) -> dict:
+def run_case_study(prepared: dict, params: dict, *, folder) -> dict:
     """:meth:`CaseStudy.rows` for each seed and annotation on the case study's task
     (:class:`CaseSettings`), with a progress bar. Returns ``{(annotation, seed): rows}``."""
     from tqdm.auto import tqdm
@@ -399,14 +331,14 @@ def run_case_study(prepared: dict, params: dict, *, folder, log=print) -> dict:
     task = case_task(prepared, case)
     pools, runs = prepared[task][0], {}
     for seed in tqdm(case.seeds, desc=f"{task} case study"):
-        study = CaseStudy.on(pools, case, task, seed, folder)
+        study = CaseStudy(pools, case, task, seed, folder)
         for name, annotator in case_annotators(study).items():
             runs[(name, int(seed))] = rows = study.rows(annotator)
             best = max(CASE_STRATEGIES, key=lambda r: rows[r]["auc_all"] or 0.0)
-            log(
+            print(
                 f"{task} seed {seed}, {name}: source-only AUC {mean_std(rows['initial'], 'auc_all')}, "
-                f"best {best} {mean_std(rows[best], 'auc_all')} ({len(study.split.source)} source, "
-                f"{len(study.split.target)} target, {study.budget} annotated)"
+                f"best {best} {mean_std(rows[best], 'auc_all')} ({len(study.source)} source, "
+                f"{len(study.target)} target, {study.budget} annotated)"
             )
     return runs
 
@@ -425,24 +357,23 @@ def case_task(prepared: dict, case: CaseSettings) -> str:
     return task
 
 
-def llm_section(prepared: dict, params: dict, *, cache, folder, log=print) -> dict | None:
-    """With ``llm_base_url`` set: the first seed's conditional-informativeness picks of
-    the case study (at most ``llm_max_pairs``) labelled by the endpoint, the cost estimate
-    printed before any request; returns the row's metrics with the endpoint's usage. None (and a
-    line saying so) when no endpoint is set."""
+def llm_section(prepared: dict, params: dict, *, cache, folder) -> dict | None:
+    """The first seed's conditional-informativeness picks (at most ``llm_max_pairs``) labelled by
+    the ``llm_base_url`` endpoint after printing the cost estimate: the row's metrics with the
+    endpoint's usage, or None when no endpoint is set."""
     import os
 
     from ..annotators import LLMAnnotator
 
     case = CaseSettings.from_params(params)
     if case.llm is None:
-        log("no LLM endpoint set (llm_base_url): section skipped; nothing was sent")
+        print("no LLM endpoint set (llm_base_url): section skipped; nothing was sent")
         return None
     llm = case.llm
     task, seed = case_task(prepared, case), case.seeds[0]
     pools = prepared[task][0]
-    study = CaseStudy.on(pools, case, task, seed, folder)
-    picked = study.pick("conditional_informativeness")[: llm.max_pairs]
+    study = CaseStudy(pools, case, task, seed, folder)
+    picked = study.pick("conditional_informativeness")[: int(llm.max_pairs)]
     annotator = LLMAnnotator(
         base_url=llm.base_url,
         model=llm.model,
@@ -453,9 +384,9 @@ def llm_section(prepared: dict, params: dict, *, cache, folder, log=print) -> di
         price_per_1k_output=llm.price_per_1k_output,
     )
     left, right = pools["train"].texts(picked)
-    log(f"before sending anything: {annotator.estimate_cost(left, right)}")
+    print(f"before sending anything: {annotator.estimate_cost(left, right)}")
     row = study.row(picked, annotator)
-    log(
+    print(
         f"{llm.model} on {len(picked)} pairs: accuracy {row['annotator_accuracy']}, "
         f"{row['no_answer']} unanswered, AUC {mean_std(row, 'auc_all')}; usage {annotator.usage}"
     )

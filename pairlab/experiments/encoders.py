@@ -50,56 +50,38 @@ def encoder_layers(model, layers) -> dict[int, int | None]:
 
 
 def zero_shot(
-    prepared: dict,
-    layers: dict,
-    settings: LoopSettings,
-    *,
-    rounds: int,
-    split: str = "test",
-    seed: int = 0,
+    prepared: dict, layers: dict, settings: LoopSettings, *, rounds: int, seed: int = 0
 ) -> pd.DataFrame:
-    """Each encoder before any training, one row per depth: its all-pairs AP on ``split`` (the
-    cosine, with a 95% bootstrap interval) and the share of positives among the pairs static
-    retrieval would label with it in ``rounds`` rounds (the top pairs by its cosine among every
-    item's m nearest neighbours, ties by pair id: the pairs a static-retrieval run collects)."""
+    """Each encoder before any training, one row per depth: its all-pairs test AP (the cosine,
+    with a 95% bootstrap interval) and the share of positives among the pairs a static-retrieval
+    run of ``rounds`` rounds would label with it (the top pairs by its cosine among every item's
+    m nearest neighbours, ties by pair id)."""
     from tqdm.auto import tqdm
 
     ((task, (pools, eval_sets)),) = _one_task(prepared).items()
     own = settings.for_task(task)
     budget = settings.config(task, "static_retrieval", rounds=rounds).budget
+    train, test = pools["train"], pools["test"]
+    embed = dict(max_seq_length=own["max_seq_length"], show_progress=False)
     rows = []
     for n, setting in tqdm(layers.items(), desc=f"{task}: zero-shot encoders"):
         model = truncated_model(own["model"], setting)
-        left, right = embed_pool(
-            pools["train"], model, max_seq_length=own["max_seq_length"], show_progress=False
+        ids, cosine = neighbour_pairs(
+            train.space, *embed_pool(train, model, **embed), m=own["candidate_m"]
         )
-        ids, cosine = neighbour_pairs(pools["train"].space, left, right, m=own["candidate_m"])
         top = ids[np.lexsort((ids, -cosine.astype(np.float64)))[:budget]]
-        left, right = embed_pool(
-            pools[split], model, max_seq_length=own["max_seq_length"], show_progress=False
-        )
-        scored = evaluate(
-            eval_sets[split],
-            CosineScorer(pools[split].space, left, right),
-            n_boot=own["n_boot"],
-            seed=seed,
-        )
-        rows.append(
-            {
-                "layers": n,
-                "zero-shot AP": scored["ap"],
-                "AP lo": scored["ap_ci"][0],
-                "AP hi": scored["ap_ci"][1],
-                "static precision": float(pools["train"].labels(top).mean()),
-                "static labels": int(len(top)),
-            }
-        )
+        scorer = CosineScorer(test.space, *embed_pool(test, model, **embed))
+        scored = evaluate(eval_sets["test"], scorer, n_boot=own["n_boot"], seed=seed)
+        (low, high), precision = scored["ap_ci"], float(train.labels(top).mean())
+        row = {"layers": n, "zero-shot AP": scored["ap"], "AP lo": low, "AP hi": high}
+        rows.append({**row, "static precision": precision, "static labels": int(len(top))})
     return pd.DataFrame(rows).set_index("layers")
 
 
-def _variants(layers: dict, rounds, strategies) -> list[tuple[int, Variant]]:
+def _variants(layers: dict, rounds, strategies) -> list[Variant]:
+    """One variant per depth, round count and strategy, labelled ``"strategy|depth|rounds"``."""
     return [
-        (n, Variant(s, s, {"encoder_layers": setting, "rounds": int(r)}))
+        Variant(f"{s}|{n}|{r}", s, {"encoder_layers": setting, "rounds": int(r)})
         for n, setting in layers.items()
         for r in rounds
         for s in strategies
@@ -107,36 +89,17 @@ def _variants(layers: dict, rounds, strategies) -> list[tuple[int, Variant]]:
 
 
 def encoder_sweep(
-    prepared: dict,
-    layers: dict,
-    rounds,
-    strategies,
-    seeds,
-    settings: LoopSettings,
-    root,
-    *,
-    callbacks=(),
-    learner=None,
-    **backend,
+    prepared: dict, layers: dict, rounds, strategies, seeds, settings: LoopSettings, root, **options
 ) -> dict:
     """Every (depth, round count, strategy, seed) run on the one task of ``prepared``
-    (:func:`~.sweeps.sweep`, with its ``backend`` arguments; finished runs are read back,
-    notebook 03's among them). Returns ``{(depth, labels, strategy, seed): result}``."""
-    _one_task(prepared)
+    (:func:`~.sweeps.sweep` with its ``options``; finished runs, notebook 03's among them, are
+    read back). Returns ``{(depth, labels, strategy, seed): result}``."""
+    variants = _variants(layers, rounds, strategies)
+    found = sweep(_one_task(prepared), variants, seeds, settings, root, **options)
     out = {}
-    for n, variant in _variants(layers, rounds, strategies):
-        found = sweep(
-            prepared,
-            [variant],
-            seeds,
-            settings,
-            root,
-            callbacks=callbacks,
-            learner=learner,
-            **backend,
-        )
-        for (_, label, seed), result in found.items():
-            out[(n, int(result["labels"]), label, seed)] = result
+    for (_, label, seed), result in found.items():
+        strategy, n, _ = label.split("|")
+        out[(int(n), int(result["labels"]), strategy, seed)] = result
     return out
 
 
@@ -144,57 +107,41 @@ def encoder_rounds(
     prepared: dict, layers: dict, rounds, strategies, seeds, settings: LoopSettings
 ) -> int:
     """Rounds :func:`encoder_sweep` will run (for a progress bar)."""
-    return sum(
-        total_rounds(prepared, [v], seeds, settings)
-        for _, v in _variants(layers, rounds, strategies)
-    )
+    return total_rounds(prepared, _variants(layers, rounds, strategies), seeds, settings)
 
 
 def encoder_runs(results: dict) -> dict:
     """:func:`encoder_sweep`'s results as a sweep's ``{(task, "strategy, n layers", seed):
     result}``, the largest budget of each (its first rounds are the smaller budget's)."""
-    out = {}
-    for (n, labels, strategy, seed), result in sorted(results.items(), key=lambda kv: kv[0][1]):
-        out[(result["config"]["task"], f"{strategy}, {n} layers", seed)] = result
-    return out
+    return {
+        (result["config"]["task"], f"{strategy}, {n} layers", seed): result
+        for (n, _, strategy, seed), result in sorted(results.items(), key=lambda kv: kv[0][1])
+    }
 
 
 def encoder_table(results: dict, zero: pd.DataFrame, *, gap=GAP) -> pd.DataFrame:
     """One row per depth and budget: the zero-shot AP and static precision, each strategy's test
-    AP (mean over the seeds both ran, the mean of their 95% intervals, each seed's) and the gap
-    between them: its mean, its std over seeds (ddof 0), each seed's, and whether it can be told
-    from noise by the strategies' mean 95% intervals (``judged``, :func:`~.summaries.judge`)."""
+    AP over the seeds both ran (mean, mean 95% interval, per seed) and the gap between them (mean,
+    std with ddof 0, per seed, and whether the intervals tell it from noise: ``judged``)."""
     a, b = gap
     rows = []
     for n, labels in sorted({k[:2] for k in results}, key=lambda k: (-k[0], k[1])):
-        runs = {
-            s: {
-                seed: r
-                for (m, k, name, seed), r in results.items()
-                if (m, k, name) == (n, labels, s)
-            }
-            for s in gap
-        }
+        runs = {s: {k[3]: r for k, r in results.items() if k[:3] == (n, labels, s)} for s in gap}
         seeds = sorted(set(runs[a]) & set(runs[b]))
         if not seeds:
             continue
-        record = {s: _test_record(runs[s], seeds) for s in gap}
+        row = {"layers": n, "labels": labels}
+        row.update(zero.loc[n, ["zero-shot AP", "static precision"]])
+        record = {}
+        for s in gap:
+            values = [runs[s][seed]["test"]["ap"] for seed in seeds]
+            ci = np.mean([runs[s][seed]["test"]["ap_ci"] for seed in seeds], axis=0)
+            r = record[s] = {"ap": float(np.mean(values)), "ap_ci": [float(ci[0]), float(ci[1])]}
+            r["per_seed"] = {"ap": [float(v) for v in values]}
+            row |= {f"{s} AP": r["ap"], f"{s} CI": r["ap_ci"], f"{s} per seed": r["per_seed"]["ap"]}
         diffs = np.subtract(record[a]["per_seed"]["ap"], record[b]["per_seed"]["ap"])
-        rows.append(
+        row.update(
             {
-                "layers": n,
-                "labels": labels,
-                "zero-shot AP": zero.loc[n, "zero-shot AP"],
-                "static precision": zero.loc[n, "static precision"],
-                **{
-                    f"{s} {key}": value
-                    for s in gap
-                    for key, value in (
-                        ("AP", record[s]["ap"]),
-                        ("CI", record[s]["ap_ci"]),
-                        ("per seed", record[s]["per_seed"]["ap"]),
-                    )
-                },
                 "gap": float(diffs.mean()),
                 "gap std": float(diffs.std()),
                 "gap per seed": [float(d) for d in diffs],
@@ -202,19 +149,8 @@ def encoder_table(results: dict, zero: pd.DataFrame, *, gap=GAP) -> pd.DataFrame
                 "judged": f"{a} above {b}: {judge(record[a], record[b], 'ap')}",
             }
         )
+        rows.append(row)
     return pd.DataFrame(rows).set_index(["layers", "labels"])
-
-
-def _test_record(runs: dict, seeds) -> dict:
-    """Test AP over ``seeds`` as :func:`~.summaries.judge` reads it: the mean, the mean of the
-    seeds' 95% intervals and the seeds' values."""
-    values = [runs[s]["test"]["ap"] for s in seeds]
-    ci = np.mean([runs[s]["test"]["ap_ci"] for s in seeds], axis=0)
-    return {
-        "ap": float(np.mean(values)),
-        "ap_ci": [float(ci[0]), float(ci[1])],
-        "per_seed": {"ap": [float(v) for v in values]},
-    }
 
 
 def gap_trend(table: pd.DataFrame) -> pd.DataFrame:
@@ -227,17 +163,9 @@ def gap_trend(table: pd.DataFrame) -> pd.DataFrame:
     for labels, part in table.reset_index().groupby("labels"):
         part = part.sort_values("zero-shot AP")
         weak, strong = part.iloc[0], part.iloc[-1]
-        rho = (
-            spearmanr(part["zero-shot AP"], part["gap"]).statistic
-            if len(part) >= 3
-            else float("nan")
-        )
+        rho = spearmanr(part["zero-shot AP"], part["gap"]).statistic if len(part) >= 3 else np.nan
         shared = [s for s in weak["seeds"] if s in strong["seeds"]]
-        per_seed = [
-            weak["gap per seed"][weak["seeds"].index(s)]
-            - strong["gap per seed"][strong["seeds"].index(s)]
-            for s in shared
-        ]
+        gaps = [{s: g for s, g in zip(r["seeds"], r["gap per seed"])} for r in (weak, strong)]
         rows.append(
             {
                 "labels": int(labels),
@@ -246,7 +174,7 @@ def gap_trend(table: pd.DataFrame) -> pd.DataFrame:
                 "weakest": int(weak["layers"]),
                 "strongest": int(strong["layers"]),
                 "weakest minus strongest": float(weak["gap"] - strong["gap"]),
-                "per seed": [float(d) for d in per_seed],
+                "per seed": [float(gaps[0][s] - gaps[1][s]) for s in shared],
                 "seeds": shared,
             }
         )

@@ -1,33 +1,15 @@
-"""Active learning on all pairs under annotator noise (notebook 07): the same strategies, runs and
-run folders as notebook 03, with each run's labels given by a noisy annotator
-(:mod:`pairlab.annotators`) named in its config, so a noisy run never reuses a clean one's folder.
-
-A noise level is a flip rate (both ways: a positive answered 0, a negative answered 1) or
-``"error_dependent"``: the annotator is right as often as an LLM was at the pair's base-model
-error (Bansal and Sharma 2023, Appendix B). Rate 0 is the oracle, so those runs are notebook
-03's own.
-"""
+"""Notebook 03's all-pairs runs under annotator noise (notebook 07): each run's annotator is in
+its config, so a noisy run has its own folder. A noise level is a flip rate (both ways; 0 is the
+oracle, notebook 03's own runs) or ``"error_dependent"``: right as often as an LLM was at the
+pair's base-model error (Bansal and Sharma 2023, Appendix B)."""
 
 from __future__ import annotations
 
-from .summaries import seed_means
+from .summaries import mean_std, seed_means
 from .sweeps import Variant
 
-__all__ = [
-    "NOISE_STRATEGIES",
-    "noise_name",
-    "noise_spec",
-    "noise_variants",
-    "noise_metrics",
-    "noise_table",
-]
+__all__ = ["noise_name", "noise_spec", "noise_variants", "noise_metrics", "noise_table"]
 
-NOISE_STRATEGIES = (
-    "uncertainty",
-    "conditional_informativeness",
-    "static_retrieval",
-    "random_candidates",
-)
 ERROR_DEPENDENT = "error_dependent"
 
 
@@ -82,36 +64,29 @@ def noise_variants(
 
 def noise_metrics(results: dict) -> dict:
     """``{task: {noise: {strategy: {ap, ap_ci, p_at_r20, p_at_r20_ci, annotator_accuracy,
-    no_answer, positives_found, labels}}}}`` (means over seeds; ``per_seed`` beside) from the
+    no_answer, positives_found, labels}}}}`` (means over seeds, ``per_seed`` beside) from the
     sweep of :func:`noise_variants`. The oracle's accuracy is 1 by definition."""
     grouped: dict = {}
     for (task, label, seed), result in results.items():  # the sweep's order: noise levels as given
         strategy, noise = label.split("|")
         note = result.get("annotation") or {"accuracy": 1.0, "no_answer": 0}
-        row = {
-            "ap": result["test"]["ap"],
-            "ap_ci": result["test"]["ap_ci"],
-            "p_at_r20": result["test"]["p_at_r20"],
-            "p_at_r20_ci": result["test"]["p_at_r20_ci"],
-            "annotator_accuracy": note["accuracy"],
-            "no_answer": note["no_answer"],
-            "positives_found": result["positives_found"],
-            "labels": result["labels"],
-        }
-        grouped.setdefault(task, {}).setdefault(noise, {}).setdefault(strategy, []).append(
-            (seed, row)
+        row = {k: result["test"][k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")}
+        row.update(
+            annotator_accuracy=note["accuracy"],
+            no_answer=note["no_answer"],
+            positives_found=result["positives_found"],
+            labels=result["labels"],
         )
+        by_noise = grouped.setdefault(task, {}).setdefault(noise, {})
+        by_noise.setdefault(strategy, []).append((seed, row))
+    std_of = ("ap", "p_at_r20", "annotator_accuracy")
     return {
         task: {
-            noise: {strategy: _mean(seeded) for strategy, seeded in by_strategy.items()}
+            noise: {s: seed_means(seeded, std_of=std_of) for s, seeded in by_strategy.items()}
             for noise, by_strategy in by_noise.items()
         }
         for task, by_noise in grouped.items()
     }
-
-
-def _mean(seeded: list) -> dict:
-    return seed_means(seeded, std_of=("ap", "p_at_r20", "annotator_accuracy"))
 
 
 def noise_table(by_noise: dict):
@@ -119,22 +94,22 @@ def noise_table(by_noise: dict):
     annotator's measured accuracy and the positives the run found."""
     import pandas as pd
 
-    records = []
-    for level, by_strategy in by_noise.items():
-        for strategy, m in by_strategy.items():
-            std = m.get("ap_std")
-            records.append(
-                {
-                    "noise": level,
-                    "strategy": strategy,
-                    "AP": f"{m['ap']:.3f}" + ("" if std is None else f" ± {std:.3f}"),
-                    "AP 95% CI": "[{:.3f}, {:.3f}]".format(*m["ap_ci"]),
-                    "P@R20": f"{m['p_at_r20']:.3f}",
-                    "annotator accuracy": "-"
-                    if m["annotator_accuracy"] is None
-                    else f"{m['annotator_accuracy']:.1%}",
-                    "positives found": f"{m['positives_found']:.1f}",
-                    "labels": int(m["labels"]),
-                }
-            )
+    records = [
+        {
+            "noise": level,
+            "strategy": strategy,
+            "AP": mean_std(m, "ap"),
+            "AP 95% CI": "[{:.3f}, {:.3f}]".format(*m["ap_ci"]),
+            "P@R20": f"{m['p_at_r20']:.3f}",
+            "annotator accuracy": _share(m["annotator_accuracy"]),
+            "positives found": f"{m['positives_found']:.1f}",
+            "labels": int(m["labels"]),
+        }
+        for level, by_strategy in by_noise.items()
+        for strategy, m in by_strategy.items()
+    ]
     return pd.DataFrame(records).set_index(["noise", "strategy"])
+
+
+def _share(value) -> str:
+    return "-" if value is None else f"{value:.1%}"
