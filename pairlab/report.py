@@ -97,46 +97,6 @@ def load_results(root: Path | None = None) -> dict:
     return out
 
 
-def er_session_rows(root: Path | None = None) -> list[dict]:
-    """One row per whole simulated labelling session with its export scored
-    (``benchmarks/results/er/*.json`` written by ``benchmarks/er_sessions.py`` without
-    ``--no-export``), beside DIAL's reported F1 on the same table."""
-    root = root or project_root()
-    rows = []
-    for path in sorted((root / "benchmarks" / "results" / "er").glob("*.json")):
-        run = json.loads(path.read_text())
-        if "matchers" not in run:
-            continue
-        reference = run.get("reference") or {}
-        rows.append(
-            {
-                "table": run["table"],
-                "seed": run["seed"],
-                "strategy": run["strategy"] + (", one-to-one" if run.get("one_to_one") else ""),
-                "arithmetic": run["precision"],
-                "labels (audit included)": run["labels"],
-                "matches labelled": f"{run['positives_labelled']} of {run['true_matches']}",
-                "bi-encoder F1": run["matchers"]["bi-encoder"]["f1"],
-                "cross-encoder F1": (
-                    run["matchers"]["cross-encoder"]["f1"]
-                    if "cross-encoder" in run["matchers"]
-                    else "not trained"  # er_sessions.py --no-cross-encoder
-                ),
-                "exported (audit's choice)": f"{run['export_f1']:.3f} ({run['chosen']['chosen']})",
-                "DIAL F1 (random)": (
-                    f"{reference['dial']:.3f} ({reference['random']:.3f})" if reference else ""
-                ),
-                # the rounds' recorded stages (the oracle answers at once): a resumed
-                # session's own process times only what it had left
-                "rounds' min": round(
-                    sum(sum(stages.values()) for stages in run["round_seconds"]) / 60
-                ),
-                "file": path.name,
-            }
-        )
-    return rows
-
-
 def load_reliability(root: Path | None = None) -> dict:
     """``{test name: figures}`` from ``results/reliability/*.json`` (``make test-reliability``);
     the bad-input catalogue's rows (``bad_input*.json``, one file per test worker) under
@@ -478,7 +438,7 @@ def render(document: str, root: Path | None = None) -> str:
             ray_bench=ray_bench,
             headline_findings=lambda: headline_findings(results),
             strategies_of=lambda m: {t: v["strategies"] for t, v in m.items()},
-            er_sessions=lambda: er_session_rows(root),
+            er_sessions=lambda: load_bench(root, "er"),
         )
     )
 
