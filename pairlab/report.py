@@ -172,30 +172,11 @@ def run_compute(notebooks: dict | None) -> tuple[float, int]:
 
 
 def timing_cell(timings: dict, profile: str, compute: tuple[float, int] | None = None) -> str:
-    """A recorded profile time for a table cell (the whole run's wall clock when the runner
-    recorded one, else the notebooks' seconds summed), or that none is recorded. ``compute``
-    (:func:`run_compute`) is said beside it where the runs computed more than twice the
-    recorded time: they were read back (a committed run archive), so the record alone would
-    understate what the profile costs."""
-    t = timings.get(profile)
-    if not t:
-        return "not recorded yet"
-    n, jobs = len(t["notebooks"]), t.get("jobs", 1)
-    n = f"{n} notebook{'s' if n != 1 else ''}"
-    if "wall_seconds" in t:
-        how = f"{n}, {jobs} at a time" if jobs > 1 else n
-        cell = f"{t['wall_seconds'] / 60:.0f} min ({how}; {t['cpus']} CPU cores, {t['recorded']})"
-        recorded = t["wall_seconds"]
-    else:
-        recorded = sum(t["notebooks"].values())
-        cell = f"{recorded / 60:.0f} min for {n}, summed ({t['cpus']} CPU cores, {t['recorded']})"
-    seconds, runs = compute or (0.0, 0)
-    if seconds > 2 * recorded:
-        cell += (
-            f", reading back {runs} run{'s' if runs != 1 else ''} that computed for {seconds / 3600:.1f} hours "
-            "(their round records' stage seconds, summed)"
-        )
-    return cell
+    """A profile's recorded time for a table cell, or that none is recorded; ``compute``
+    (:func:`run_compute`) is said beside it where the runs computed more than twice the record
+    (a committed archive read back: the record alone would understate what the profile costs)."""
+    cell = _macro("report.md.j2", "timing_cell")(timings.get(profile), *(compute or (0.0, 0)))
+    return str(cell).strip()
 
 
 def load_bench(root: Path | None = None, kind: str = "") -> dict:
@@ -256,7 +237,7 @@ def _cell(value, digits: int) -> str:
 
 def bench_table(results: dict) -> str:
     """A benchmark results file as a markdown table, with the round's stages below it."""
-    return str(_macro("bench.md.j2", "bench_table")(results))
+    return str(_macro("report.md.j2", "bench_table")(results))
 
 
 def find_row(results: dict, start: str, **fields) -> dict | None:
