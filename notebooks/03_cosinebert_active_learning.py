@@ -280,7 +280,7 @@ for task, rows in summary.items():
 # %%
 for task in summary:
     print(f"{task}:")
-    print(experiments.headline.interval_table(summary[task], paper.TABLE3.get(task),
+    print(experiments.interval_table(summary[task], paper.TABLE3.get(task),
                                               paper.TABLE4.get(task)).to_string(), end="\n\n")
 verdicts = [experiments.findings.adaptive_vs_static(task, summary[task]) for task in summary]
 display(Markdown(report.markdown("bullets", verdicts)))

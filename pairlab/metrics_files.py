@@ -2,593 +2,173 @@
 when a notebook writes it (:meth:`.notebook.Context.record_metrics`) and when ``make docs``
 reads the committed ones (:func:`.report.load_results`).
 
-Each file is a :class:`~typing.TypedDict` (:data:`LAYOUTS`). Field names are snake_case; a
-``dict[str, ...]`` is a map whose keys are data (tasks, strategies, seeds, noise levels, run
-labels such as ``"uncertainty, 2 layers"``), not field names. A field that may be undefined
-(no seed reached the target, fewer than three encoders for a correlation) is ``... | None``:
-a metrics file holds no NaN. Checking is pydantic's (``TypeAdapter``, lax: an int where a float
-is declared passes), with extra keys refused, so a key renamed in the code but not here fails
-at the notebook that wrote it, not in a document later.
+:data:`RECORDS` declares each record, one per line (an indented line continues it): ``Name:``
+then its fields, ``name:type``, where a bare ``name`` is a float, ``name?`` a field that may be
+absent, ``type?`` a value that may be ``None`` (no seed reached the target: a metrics file holds
+no NaN), ``[type]`` a list, ``{type}`` a map whose keys are data (tasks, strategies, seeds, run
+labels such as ``"uncertainty, 2 layers"``), ``ci`` a ``[low, high]`` list and a capitalised
+name another record. Field names are snake_case. Each record becomes a
+:class:`~typing.TypedDict` (:data:`LAYOUTS` per notebook) that pydantic checks (lax: an int
+where a float is declared passes) with extra keys refused, so a key renamed in the code but not
+here fails at the notebook that wrote it, not in a document later.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 from typing_extensions import NotRequired, TypedDict
 
-__all__ = ["LAYOUTS", "MetricsLayoutError", "check", "check_file"]
-
-Maybe = float | None
-Interval = list[float]
-_STRICT = ConfigDict(extra="forbid")
-
-
-def _declared(cls):
-    return with_config(_STRICT)(cls)
-
-
-# ---- shared pieces -------------------------------------------------------------------------
-
-
-@_declared
-class SeedSpread(TypedDict):
-    """A measure over seeds: mean, std (ddof 0) and each seed's value."""
-
-    mean: Maybe
-    std: Maybe
-    per_seed: list[Maybe]
-    ci_per_seed: NotRequired[list[Interval]]
-    ci: NotRequired[Interval]
-
-
-@_declared
-class DevPoint(TypedDict):
-    labels: int
-    ap: Maybe
-
-
-@_declared
-class RoundEntry(TypedDict):
-    seed: int
-    round: int
-    labels: int
-    positives_found: int
-    candidate_recall: NotRequired[Maybe]
-    dev_ap: NotRequired[Maybe]
-    dev_ap_ci: NotRequired[Interval | None]
-
-
-@_declared
-class StrategySummary(TypedDict):
-    """One strategy of a sweep over seeds (:func:`.experiments.summaries.summarise`)."""
-
-    labels: int
-    seeds: list[int]
-    positives_found: SeedSpread
-    ap: SeedSpread
-    p_at_r20: SeedSpread
-    dev_ap_per_round: list[DevPoint]
-    rounds_per_seed: NotRequired[list[RoundEntry]]  # absent from files written before it was
-    seconds_per_run: dict[str, float]  # stage -> mean seconds
-    runs: list[str]  # the run folders' names
-    # what computed the entry where not the notebook: the zero-shot rows of results/cpu, demo
-    # and smoke, added on 2026-11-25 by a command since removed (issue 57)
-    recorded_by: NotRequired[str]
-
-
-@_declared
-class Efficiency(TypedDict):
-    """The data-efficiency factor of one task (:func:`.experiments.data_efficiency.record`)."""
-
-    per_seed: list[EfficiencySeed]
-    factor_mean: Maybe
-    factor_std: Maybe
-    seeds_defined: int
-    seeds: int
-
-
-@_declared
-class EfficiencySeed(TypedDict):
-    seed: int
-    task: NotRequired[str]
-    static_retrieval_labels: int
-    static_retrieval_dev_ap: float
-    static_retrieval_labels_needed: Maybe
-    uncertainty_final_dev_ap: float
-    labels_needed: Maybe
-    factor: Maybe
-    bound: str
-
-
-# ---- 01 dataset construction ---------------------------------------------------------------
-
-
-@_declared
-class PretrainedCosine(TypedDict):
-    ap: float
-    ap_ci: Interval
-    p_at_r20: float
-    p_at_r20_ci: Interval
-    exact_ap: NotRequired[float]
-    exact_p_at_r20: NotRequired[float]
-
-
-@_declared
-class SplitCounts(TypedDict):
-    n_left: int
-    n_right: int
-    n_pairs: int
-    n_positives: int
-    ratio: Maybe
-    n_stated_negatives: NotRequired[int]
-    n_nearby_negatives: NotRequired[int]
-    n_random_negatives: NotRequired[int]
-    neighbours: NotRequired[int]
-    pretrained_cosine: NotRequired[PretrainedCosine]
-
-
-@_declared
-class DatasetTask(TypedDict):
-    train: SplitCounts
-    dev: SplitCounts
-    test: SplitCounts
-    notes: dict[str, Any]  # the loader's own counts (rows skipped, conflicts): its report
-
-
-# ---- 02 ConcatBERT's failure ---------------------------------------------------------------
-
-
-@_declared
-class AllPairs(TypedDict):
-    ap: float
-    ap_ci: Interval
-    p_at_r20: float
-    p_at_r20_ci: Interval
-    n_near: int
-    n_rand: int
-    n_positive: int
-    neighbours: int
-
-
-@_declared
-class Heuristic(TypedDict, total=False):
-    accuracy: float
-    f1: float
-    roc_auc: float
-    a_f1: float
-    c_map: float
-    n_test_pairs: int
-
-
-@_declared
-class BaselineModel(TypedDict):
-    model_id: str
-    train_pairs: int
-    heuristic: Heuristic
-    all_pairs: AllPairs
-
-
-# ---- 04 ablations --------------------------------------------------------------------------
-
-
-@_declared
-class SeedSetRound(TypedDict):
-    round: int
-    labels: int
-    dev_ap: Maybe
-    batch_positive_share: Maybe
-    mean_p: Maybe
-
-
-@_declared
-class SeedSet(TypedDict):
-    seeds: list[int]
-    rounds: list[SeedSetRound]
-
-
-@_declared
-class Transfer(TypedDict):
-    labels: int
-    seeds: list[int]
-    model_ids: list[str]
-    n_scored: int
-    ap: SeedSpread
-    p_at_r20: SeedSpread
-    positives: SeedSpread
-    ap_ci_per_seed: list[Interval]
-    collapsed_per_seed: list[bool]
-    score_std_per_seed: list[float]
-    seconds_per_model: Maybe
-
-
-@_declared
-class Ablations(TypedDict):
-    strategies: dict[str, StrategySummary]
-    seed_set: dict[str, SeedSet]  # seed-set name (notebook 04's labels) -> rounds
-    transfer: NotRequired[dict[str, Transfer]]
-
-
-# ---- 05 budget curves ----------------------------------------------------------------------
-
-
-@_declared
-class CurvePoint(TypedDict):
-    labels: int
-    dev_ap: Maybe
-    dev_ap_ci: Interval
-    positive_share: float
-
-
-@_declared
-class NoiseRow(TypedDict):
-    runs_of: str
-    n: int | None
-    mean_ap: Maybe
-    std: Maybe
-    min: Maybe
-    max: Maybe
-    range: Maybe
-
-
-@_declared
-class CostRow(TypedDict):
-    strategy: str
-    labels: int
-    test_ap: Maybe
-    annotator_hours: float
-    annotation_dollars: float
-    compute_hours_measured: Maybe
-
-
-@_declared
-class BudgetTask(TypedDict):
-    curves: dict[str, list[CurvePoint]]
-    efficiency: Efficiency
-    strategies: dict[str, StrategySummary]
-    noise: list[NoiseRow]
-    costs: list[CostRow]
-
-
-# ---- 06 Augmented SBERT --------------------------------------------------------------------
-
-
-@_declared
-class AugRow(TypedDict, total=False):
-    """One model of one gold source (the gold-only SBERT, the cross-encoder, a sampler's
-    AugSBERT, ``ss``): means over seeds, their std (``<name>_std``) and ``per_seed``."""
-
-    seeds: list[int]
-    per_seed: dict[str, list[Any]]
-    ap: float
-    ap_std: float
-    ap_ci: Interval
-    p_at_r20: float
-    p_at_r20_std: float
-    p_at_r20_ci: Interval
-    f1: float
-    f1_std: float
-    n_gold: float
-    n_gold_std: float
-    n_silver: float
-    n_silver_std: float
-    collapsed: float
-    collapsed_std: float
-    label_seconds: float
-    label_seconds_std: float
-    pairs_per_second: float
-    pairs_per_second_std: float
-    threshold: float
-    threshold_std: float
-    silver_logit_std: float
-    silver_logit_std_std: float
-    silver_positive_share: float
-    silver_positive_share_std: float
-    silver_precision: float
-    silver_precision_std: float
-    true_positive_share: float
-    true_positive_share_std: float
-
-
-# ---- 07 LLM annotators ---------------------------------------------------------------------
-
-
-@_declared
-class NoisyRun(TypedDict):
-    seeds: list[int]
-    per_seed: dict[str, list[Any]]
-    labels: float
-    positives_found: float
-    annotator_accuracy: Maybe
-    no_answer: float
-    ap: float
-    ap_ci: Interval
-    p_at_r20: float
-    p_at_r20_ci: Interval
-
-
-@_declared
-class CaseRow(TypedDict, total=False):
-    seeds: list[int]
-    per_seed: dict[str, list[Any]]
-    n_annotated: float
-    annotator_accuracy: Maybe
-    no_answer: float
-    high_error_share: Maybe
-    auc_all: Maybe
-    auc_low_error: Maybe
-    auc_high_error: Maybe
-    test_pairs_all: float
-    test_pairs_low_error: float
-    test_pairs_high_error: float
-    test_positives_all: float
-    test_positives_low_error: float
-    test_positives_high_error: float
-
-
-@_declared
-class LlmAnnotators(TypedDict):
-    all_pairs: dict[str, dict[str, dict[str, NoisyRun]]]  # task -> noise -> strategy -> run
-    case_study: dict[str, dict[str, CaseRow]]  # annotator -> sampler -> row
-
-
-# ---- 08 better than random -----------------------------------------------------------------
-
-
-@_declared
-class PerRound(TypedDict):
-    mean: list[Maybe]
-    per_seed: list[list[Maybe]]
-    ci_per_seed: NotRequired[list[list[Interval]]]
-
-
-@_declared
-class VsRandom(TypedDict):
-    difference: list[Maybe]
-    p: list[Maybe]
-    p_adjusted: list[Maybe]
-    significant: list[bool]
-
-
-@_declared
-class SpreadRow(TypedDict):
-    round: int
-    questions: int
-    best: float
-    best_seed: int
-    worst: float
-    worst_seed: int
-    range: float
-    p: Maybe
-    significant: bool
-
-
-@_declared
-class QueryStrategy(TypedDict, total=False):
-    seeds: list[int]
-    sizes: list[int]
-    assessments: list[float]
-    assessments_per_seed: list[list[int]]
-    pairs: list[float]
-    ap: PerRound
-    ndcg10: PerRound
-    mrr10: PerRound
-    annotation_cost: list[float]
-    compute_cost: list[float]
-    total_cost: list[float]
-    compute_hours: dict[str, list[float]]  # device -> hours per round
-    p_value_vs_random: list[Maybe]
-    vs_random: dict[str, VsRandom]  # measure -> comparison per round
-    spread: list[SpreadRow]
-    verdict: dict[str, dict[str, Any]]  # equal_questions / equal_cost -> the test's figures
-
-
-# ---- 09 when adaptivity pays ---------------------------------------------------------------
-
-
-@_declared
-class BudgetCurve(TypedDict):
-    labels: list[int]
-    dev_ap: PerSeedCurve
-    positive_share: list[Maybe]
-
-
-@_declared
-class PerSeedCurve(TypedDict):
-    mean: list[Maybe]
-    ci: list[Interval]
-    seeds: list[int]
-    per_seed: list[list[Maybe]]
-
-
-@_declared
-class Regime(TypedDict):
-    positives: int
-    labels: int
-    rounds: int
-    labels_per_positive: Maybe
-    paper_labels_per_positive: Maybe
-
-
-@_declared
-class Separation(TypedDict):
-    budgets: int
-    uncertainty_above_from: Maybe
-    static_retrieval_above_from: Maybe
-    final_gap: float
-
-
-@_declared
-class EncoderCurve(TypedDict):
-    labels: list[int]
-    test_ap: EncoderTestAp
-
-
-@_declared
-class EncoderTestAp(TypedDict):
-    mean: list[float]
-    ci: list[Interval]
-    seeds: list[list[int]]
-    per_seed: list[list[float]]
-
-
-@_declared
-class Gap(TypedDict):
-    labels: list[int]
-    mean: list[float]
-    std: list[float]
-    seeds: list[list[int]]
-    per_seed: list[list[float]]
-    judged: list[str]
-
-
-@_declared
-class Encoder(TypedDict):
-    zero_shot_ap: float
-    zero_shot_ap_ci: Interval
-    static_precision: float
-    static_labels: int
-    uncertainty: EncoderCurve
-    static_retrieval: EncoderCurve
-    gap: Gap
-
-
-@_declared
-class EncoderTrend(TypedDict):
-    encoders: int
-    spearman_rho: Maybe
-    weakest: int
-    strongest: int
-    weakest_minus_strongest: float
-    per_seed: list[Maybe]
-    seeds: list[int]
-
-
-@_declared
-class Overlap(TypedDict):
-    labels: list[float]
-    mean: list[Maybe]
-    seeds: list[int]
-    per_seed: list[list[Maybe]]
-
-
-@_declared
-class AdaptivityPays(TypedDict):
-    budget: dict[str, dict[str, BudgetCurve]]  # task -> strategy
-    regime: dict[str, Regime]
-    efficiency: dict[str, Efficiency]
-    separation: dict[str, dict[str, Separation]]  # task -> seed or "mean"
-    encoder: dict[str, Encoder]  # layers kept
-    encoder_trend: dict[str, EncoderTrend]  # labels
-    candidate_recall: dict[str, dict[str, list[Maybe]]]  # task -> run label -> per round
-    overlap: dict[str, dict[str, Overlap]]  # task -> run label
-
-
-# ---- 10 label your own pairs ---------------------------------------------------------------
-
-
-@_declared
-class Estimate(TypedDict):
-    point: Maybe
-    ci: list[Maybe] | None  # None: no estimate yet (est_sentence says why)
-
-
-@_declared
-class MatcherEstimate(TypedDict, total=False):
-    threshold: Maybe
-    predicted: int
-    exported: int
-    tp: Maybe
-    fp: Maybe
-    recall: Maybe
-    f1: Maybe
-    precision_unlabelled: Maybe
-    audit_answers: int
-    audit_rounds: int
-
-
-@_declared
-class Session(TypedDict, total=False):
-    labels: int
-    positives: int
-    unsure: int
-    rounds: int
-    audit_labels: int
-    est_positives: Estimate
-    est_recall: Estimate
-    est_sentence: str
-    true_recall: Maybe
-    true_positives: int
-    threshold: Maybe
-    matcher: str
-    matcher_estimates: dict[str, MatcherEstimate]  # "bi-encoder", "cross-encoder"
-    matches: int
-    clusters: int | None
-    precision: Maybe
-    recall: Maybe
-    f1: Maybe
-
-
-@_declared
-class ComparisonRow(TypedDict):
-    strategy: str
-    labels: int
-    matches_found: int
-    labels_per_match: Maybe
-    share_of_all_matches: float
-
-
-@_declared
-class Coverage(TypedDict):
-    covered: Maybe
-    mean_width: Maybe
-    repeats: int
-    sessions: int
-    round_covered: NotRequired[Maybe]
-    round_width: NotRequired[Maybe]
-    truth: NotRequired[list[Maybe]]
-
-
-@_declared
-class LabelYourOwn(TypedDict):
-    session: Session
-    comparison: list[ComparisonRow] | None
-    coverage: dict[str, dict[str, Coverage]]  # task -> budget
+__all__ = ["LAYOUTS", "RECORDS", "MetricsLayoutError", "check", "check_file"]
+
+RECORDS = """
+SeedSpread: mean:float? std:float? per_seed:[float?] ci_per_seed?:[ci] ci?:ci
+DevPoint: labels:int ap:float?
+RoundEntry: seed:int round:int labels:int positives_found:int candidate_recall?:float?
+    dev_ap?:float? dev_ap_ci?:ci?
+StrategySummary: labels:int seeds:[int] positives_found:SeedSpread ap:SeedSpread
+    p_at_r20:SeedSpread dev_ap_per_round:[DevPoint] rounds_per_seed?:[RoundEntry]
+    seconds_per_run:{float} runs:[str] recorded_by?:str
+Efficiency: per_seed:[EfficiencySeed] factor_mean:float? factor_std:float? seeds_defined:int
+    seeds:int
+EfficiencySeed: seed:int task?:str static_retrieval_labels:int static_retrieval_dev_ap
+    static_retrieval_labels_needed:float? uncertainty_final_dev_ap labels_needed:float?
+    factor:float? bound:str
+PretrainedCosine: ap ap_ci:ci p_at_r20 p_at_r20_ci:ci exact_ap? exact_p_at_r20?
+SplitCounts: n_left:int n_right:int n_pairs:int n_positives:int ratio:float?
+    n_stated_negatives?:int n_nearby_negatives?:int n_random_negatives?:int neighbours?:int
+    pretrained_cosine?:PretrainedCosine
+DatasetTask: train:SplitCounts dev:SplitCounts test:SplitCounts notes:{any}
+AllPairs: ap ap_ci:ci p_at_r20 p_at_r20_ci:ci n_near:int n_rand:int n_positive:int neighbours:int
+Heuristic: accuracy? f1? roc_auc? a_f1? c_map? n_test_pairs?:int
+BaselineModel: model_id:str train_pairs:int heuristic:Heuristic all_pairs:AllPairs
+SeedSetRound: round:int labels:int dev_ap:float? batch_positive_share:float? mean_p:float?
+SeedSet: seeds:[int] rounds:[SeedSetRound]
+Transfer: labels:int seeds:[int] model_ids:[str] n_scored:int ap:SeedSpread p_at_r20:SeedSpread
+    positives:SeedSpread ap_ci_per_seed:[ci] collapsed_per_seed:[bool] score_std_per_seed:[float]
+    seconds_per_model:float?
+Ablations: strategies:{StrategySummary} seed_set:{SeedSet} transfer?:{Transfer}
+CurvePoint: labels:int dev_ap:float? dev_ap_ci:ci positive_share
+NoiseRow: runs_of:str n:int? mean_ap:float? std:float? min:float? max:float? range:float?
+CostRow: strategy:str labels:int test_ap:float? annotator_hours annotation_dollars
+    compute_hours_measured:float?
+BudgetTask: curves:{[CurvePoint]} efficiency:Efficiency strategies:{StrategySummary}
+    noise:[NoiseRow] costs:[CostRow]
+AugRow: seeds?:[int] per_seed?:{[any]} ap? ap_std? ap_ci?:ci p_at_r20? p_at_r20_std?
+    p_at_r20_ci?:ci f1? f1_std? n_gold? n_gold_std? n_silver? n_silver_std? collapsed?
+    collapsed_std? label_seconds? label_seconds_std? pairs_per_second? pairs_per_second_std?
+    threshold? threshold_std? silver_logit_std? silver_logit_std_std? silver_positive_share?
+    silver_positive_share_std? silver_precision? silver_precision_std? true_positive_share?
+    true_positive_share_std?
+NoisyRun: seeds:[int] per_seed:{[any]} labels positives_found annotator_accuracy:float? no_answer
+    ap ap_ci:ci p_at_r20 p_at_r20_ci:ci
+CaseRow: seeds?:[int] per_seed?:{[any]} n_annotated? annotator_accuracy?:float? no_answer?
+    high_error_share?:float? auc_all?:float? auc_low_error?:float? auc_high_error?:float?
+    test_pairs_all? test_pairs_low_error? test_pairs_high_error? test_positives_all?
+    test_positives_low_error? test_positives_high_error?
+LlmAnnotators: all_pairs:{{{NoisyRun}}} case_study:{{CaseRow}}
+PerRound: mean:[float?] per_seed:[[float?]] ci_per_seed?:[[ci]]
+VsRandom: difference:[float?] p:[float?] p_adjusted:[float?] significant:[bool]
+SpreadRow: round:int questions:int best best_seed:int worst worst_seed:int range p:float?
+    significant:bool
+QueryStrategy: seeds?:[int] sizes?:[int] assessments?:[float] assessments_per_seed?:[[int]]
+    pairs?:[float] ap?:PerRound ndcg10?:PerRound mrr10?:PerRound annotation_cost?:[float]
+    compute_cost?:[float] total_cost?:[float] compute_hours?:{[float]}
+    p_value_vs_random?:[float?] vs_random?:{VsRandom} spread?:[SpreadRow] verdict?:{{any}}
+BudgetCurve: labels:[int] dev_ap:PerSeedCurve positive_share:[float?]
+PerSeedCurve: mean:[float?] ci:[ci] seeds:[int] per_seed:[[float?]]
+Regime: positives:int labels:int rounds:int labels_per_positive:float?
+    paper_labels_per_positive:float?
+Separation: budgets:int uncertainty_above_from:float? static_retrieval_above_from:float? final_gap
+EncoderCurve: labels:[int] test_ap:EncoderTestAp
+EncoderTestAp: mean:[float] ci:[ci] seeds:[[int]] per_seed:[[float]]
+Gap: labels:[int] mean:[float] std:[float] seeds:[[int]] per_seed:[[float]] judged:[str]
+Encoder: zero_shot_ap zero_shot_ap_ci:ci static_precision static_labels:int
+    uncertainty:EncoderCurve static_retrieval:EncoderCurve gap:Gap
+EncoderTrend: encoders:int spearman_rho:float? weakest:int strongest:int weakest_minus_strongest
+    per_seed:[float?] seeds:[int]
+Overlap: labels:[float] mean:[float?] seeds:[int] per_seed:[[float?]]
+AdaptivityPays: budget:{{BudgetCurve}} regime:{Regime} efficiency:{Efficiency}
+    separation:{{Separation}} encoder:{Encoder} encoder_trend:{EncoderTrend}
+    candidate_recall:{{[float?]}} overlap:{{Overlap}}
+Estimate: point:float? ci:[float?]?
+MatcherEstimate: threshold?:float? predicted?:int exported?:int tp?:float? fp?:float?
+    recall?:float? f1?:float? precision_unlabelled?:float? audit_answers?:int audit_rounds?:int
+Session: labels?:int positives?:int unsure?:int rounds?:int audit_labels?:int
+    est_positives?:Estimate est_recall?:Estimate est_sentence?:str true_recall?:float?
+    true_positives?:int threshold?:float? matcher?:str matcher_estimates?:{MatcherEstimate}
+    matches?:int clusters?:int? precision?:float? recall?:float? f1?:float?
+ComparisonRow: strategy:str labels:int matches_found:int labels_per_match:float?
+    share_of_all_matches
+Coverage: covered:float? mean_width:float? repeats:int sessions:int round_covered?:float?
+    round_width?:float? truth?:[float?]
+LabelYourOwn: session:Session comparison:[ComparisonRow]? coverage:{{Coverage}}
+"""
+# the notes of notebook 01 are the loader's own counts; StrategySummary's recorded_by names what
+# computed an entry where not the notebook (results/cpu, demo and smoke's zero-shot rows)
+_SPECS = dict(line.split(": ", 1) for line in re.sub(r"\n\s+", " ", RECORDS).strip().splitlines())
+_SCALARS = {"int": int, "float": float, "str": str, "bool": bool, "any": Any, "ci": list[float]}
+
+
+def _type(spec: str):
+    """The type a layout ``spec`` names (``{[float?]}``: a map of lists of optional floats)."""
+    if spec.endswith("?"):
+        return _type(spec[:-1]) | None
+    if spec[0] in "[{":
+        inner = _type(spec[1:-1])
+        return list[inner] if spec[0] == "[" else dict[str, inner]
+    return _SCALARS[spec] if spec in _SCALARS else _record(spec)
+
+
+@functools.cache
+def _record(name: str):
+    fields = {}
+    for field in _SPECS[name].split():
+        key, _, spec = field.partition(":")
+        tp = _type(spec or "float")
+        fields[key.removesuffix("?")] = NotRequired[tp] if key.endswith("?") else tp
+    return with_config(ConfigDict(extra="forbid"))(TypedDict(name, fields))
 
 
 LAYOUTS: dict[str, Any] = {
-    "01_dataset_construction": dict[str, DatasetTask],
-    "02_concatbert_failure_analysis": dict[str, dict[str, BaselineModel]],
-    "03_cosinebert_active_learning": dict[str, dict[str, StrategySummary]],
-    "04_ablations": dict[str, Ablations],
-    "05_budget_curves": dict[str, BudgetTask],
-    "06_augmented_sbert": dict[str, dict[str, dict[str, AugRow]]],  # task -> gold -> model
-    "07_llm_annotators": LlmAnnotators,
-    "08_better_than_random": dict[str, dict[str, QueryStrategy]],
-    "09_when_adaptivity_pays": AdaptivityPays,
-    "10_label_your_own_pairs": LabelYourOwn,
+    notebook: _type(spec)
+    for notebook, spec in {
+        "01_dataset_construction": "{DatasetTask}",
+        "02_concatbert_failure_analysis": "{{BaselineModel}}",  # task -> kind -> model
+        "03_cosinebert_active_learning": "{{StrategySummary}}",
+        "04_ablations": "{Ablations}",
+        "05_budget_curves": "{BudgetTask}",
+        "06_augmented_sbert": "{{{AugRow}}}",  # task -> gold source -> model
+        "07_llm_annotators": "LlmAnnotators",
+        "08_better_than_random": "{{QueryStrategy}}",
+        "09_when_adaptivity_pays": "AdaptivityPays",
+        "10_label_your_own_pairs": "LabelYourOwn",
+    }.items()
 }
-_ADAPTERS: dict[str, TypeAdapter] = {}
 
 
 class MetricsLayoutError(ValueError):
     """A metrics file that does not have its notebook's declared layout."""
 
 
+@functools.cache
+def _adapter(notebook: str) -> TypeAdapter:
+    return TypeAdapter(LAYOUTS[notebook])
+
+
 def check(notebook: str, metrics: Any, *, source: str | None = None) -> Any:
     """``metrics`` if it has ``notebook``'s declared layout (:data:`LAYOUTS`), else a
     :class:`MetricsLayoutError` naming each wrong place (``source``: the file, for the
     message). A notebook without a declared layout (a user's own) passes unchecked."""
-    layout = LAYOUTS.get(notebook)
-    if layout is None:
+    if notebook not in LAYOUTS:
         return metrics
-    if notebook not in _ADAPTERS:
-        _ADAPTERS[notebook] = TypeAdapter(layout)
     try:
-        _ADAPTERS[notebook].validate_python(metrics)
+        _adapter(notebook).validate_python(metrics)
     except ValidationError as error:
         problems = [
             f"  at {' / '.join(map(str, e['loc'])) or '(top)'}: {e['msg']}"

@@ -97,46 +97,6 @@ def load_results(root: Path | None = None) -> dict:
     return out
 
 
-def er_session_rows(root: Path | None = None) -> list[dict]:
-    """One row per whole simulated labelling session with its export scored
-    (``benchmarks/results/er/*.json`` written by ``benchmarks/er_sessions.py`` without
-    ``--no-export``), beside DIAL's reported F1 on the same table."""
-    root = root or project_root()
-    rows = []
-    for path in sorted((root / "benchmarks" / "results" / "er").glob("*.json")):
-        run = json.loads(path.read_text())
-        if "matchers" not in run:
-            continue
-        reference = run.get("reference") or {}
-        rows.append(
-            {
-                "table": run["table"],
-                "seed": run["seed"],
-                "strategy": run["strategy"] + (", one-to-one" if run.get("one_to_one") else ""),
-                "arithmetic": run["precision"],
-                "labels (audit included)": run["labels"],
-                "matches labelled": f"{run['positives_labelled']} of {run['true_matches']}",
-                "bi-encoder F1": run["matchers"]["bi-encoder"]["f1"],
-                "cross-encoder F1": (
-                    run["matchers"]["cross-encoder"]["f1"]
-                    if "cross-encoder" in run["matchers"]
-                    else "not trained"  # er_sessions.py --no-cross-encoder
-                ),
-                "exported (audit's choice)": f"{run['export_f1']:.3f} ({run['chosen']['chosen']})",
-                "DIAL F1 (random)": (
-                    f"{reference['dial']:.3f} ({reference['random']:.3f})" if reference else ""
-                ),
-                # the rounds' recorded stages (the oracle answers at once): a resumed
-                # session's own process times only what it had left
-                "rounds' min": round(
-                    sum(sum(stages.values()) for stages in run["round_seconds"]) / 60
-                ),
-                "file": path.name,
-            }
-        )
-    return rows
-
-
 def load_reliability(root: Path | None = None) -> dict:
     """``{test name: figures}`` from ``results/reliability/*.json`` (``make test-reliability``);
     the bad-input catalogue's rows (``bad_input*.json``, one file per test worker) under
@@ -212,30 +172,11 @@ def run_compute(notebooks: dict | None) -> tuple[float, int]:
 
 
 def timing_cell(timings: dict, profile: str, compute: tuple[float, int] | None = None) -> str:
-    """A recorded profile time for a table cell (the whole run's wall clock when the runner
-    recorded one, else the notebooks' seconds summed), or that none is recorded. ``compute``
-    (:func:`run_compute`) is said beside it where the runs computed more than twice the
-    recorded time: they were read back (a committed run archive), so the record alone would
-    understate what the profile costs."""
-    t = timings.get(profile)
-    if not t:
-        return "not recorded yet"
-    n, jobs = len(t["notebooks"]), t.get("jobs", 1)
-    n = f"{n} notebook{'s' if n != 1 else ''}"
-    if "wall_seconds" in t:
-        how = f"{n}, {jobs} at a time" if jobs > 1 else n
-        cell = f"{t['wall_seconds'] / 60:.0f} min ({how}; {t['cpus']} CPU cores, {t['recorded']})"
-        recorded = t["wall_seconds"]
-    else:
-        recorded = sum(t["notebooks"].values())
-        cell = f"{recorded / 60:.0f} min for {n}, summed ({t['cpus']} CPU cores, {t['recorded']})"
-    seconds, runs = compute or (0.0, 0)
-    if seconds > 2 * recorded:
-        cell += (
-            f", reading back {runs} run{'s' if runs != 1 else ''} that computed for {seconds / 3600:.1f} hours "
-            "(their round records' stage seconds, summed)"
-        )
-    return cell
+    """A profile's recorded time for a table cell, or that none is recorded; ``compute``
+    (:func:`run_compute`) is said beside it where the runs computed more than twice the record
+    (a committed archive read back: the record alone would understate what the profile costs)."""
+    cell = _macro("report.md.j2", "timing_cell")(timings.get(profile), *(compute or (0.0, 0)))
+    return str(cell).strip()
 
 
 def load_bench(root: Path | None = None, kind: str = "") -> dict:
@@ -296,43 +237,24 @@ def _cell(value, digits: int) -> str:
 
 def bench_table(results: dict) -> str:
     """A benchmark results file as a markdown table, with the round's stages below it."""
-    lines = [
-        "| row | compared with | pairlab | other | ratio | notes |",
-        "|---|---|---|---|---|---|",
-    ]
-    rounds = []
-    for r in results["rows"]:
-        if "speed_ratio" not in r:
-            stages = ", ".join(f"{k} {v:.1f} s" for k, v in r["seconds"].items())
-            on = f" on {r['backend']}" if "backend" in r else ""
-            rounds.append(
-                f"One active-learning round of the {results['profile']} profile{on} (QQP, "
-                f"{r['items']:,} items, uncertainty, round 2, {r['labels']} labels): "
-                f"{stages}; peak RSS {r['peak_rss_mb'] / 1024:.1f} GB."
-            )
-            continue
-        lines.append(
-            f"| {r['row']} | {r['tool']} | {seconds(r['pairlab_s'])} | "
-            f"{seconds(r['tool_s'])} | {r['speed_ratio']:.1f}x | {_bench_notes(r)} |"
-        )
-    return "\n".join(lines + [""] + rounds)
-
-
-def bench_row(results: dict, start: str, **fields) -> dict:
-    """The row of a benchmark results file whose name starts with ``start`` (and whose
-    ``fields`` have these values)."""
-    found = find_row(results, start, **fields)
-    if found is None:
-        raise KeyError(f"no benchmark row starting {start!r} in the {results['profile']} results")
-    return found
+    return str(_macro("report.md.j2", "bench_table")(results))
 
 
 def find_row(results: dict, start: str, **fields) -> dict | None:
-    """:func:`bench_row`, or None where the results have no such row (an older results file)."""
+    """The row of a benchmark results file whose name starts with ``start`` (and whose
+    ``fields`` have these values), or None (an older results file)."""
     for r in results["rows"]:
         if r["row"].startswith(start) and all(r.get(k) == v for k, v in fields.items()):
             return r
     return None
+
+
+def bench_row(results: dict, start: str, **fields) -> dict:
+    """:func:`find_row`, or a KeyError where the results have no such row."""
+    found = find_row(results, start, **fields)
+    if found is None:
+        raise KeyError(f"no benchmark row starting {start!r} in the {results['profile']} results")
+    return found
 
 
 def seconds(s: float) -> str:
@@ -344,48 +266,6 @@ def seconds(s: float) -> str:
     if s >= 600:
         return f"{s / 60:.0f} min"
     return f"{s:.3f} s" if s < 10 else f"{s:.1f} s"
-
-
-def _bench_notes(r: dict) -> str:
-    if "backend" in r and "texts_per_s" in r:  # an encoding row on another inference backend
-        return (
-            f"{r['texts_per_s']:.0f} texts/s (torch {r['torch_texts_per_s']:.0f}), "
-            f"{r['hardware_share']:.0%} of the measured matmul rate (torch "
-            f"{r['torch_hardware_share']:.0%}); parity: 1 - cosine at most {r['cosine_gap']:.1e}; "
-            f"export {r['export_s']:.1f} s once per model"
-        )
-    if "backend" in r and "pairs_per_s" in r:
-        return (
-            f"{r['pairs_per_s']:.0f} pairs/s (torch {r['torch_pairs_per_s']:.0f}); parity: "
-            f"largest logit difference {r['max_logit_diff']:.1e}, 1 - cosine "
-            f"{r['cosine_gap']:.1e}; export {r['export_s']:.1f} s once per model"
-        )
-    if "identical_share" in r:
-        return f"identical pairs: {r['identical_share']:.3%}; {r['pairs']:,} pairs"
-    if "texts_per_s" in r:
-        return (
-            f"{r['texts_per_s']:.0f} texts/s, {r['tokens_per_s']:,.0f} tokens/s, "
-            f"{r['hardware_share']:.0%} of the measured matmul rate "
-            f"({r['matmul_gflops']:.0f} GFLOP/s) at {r['flops_per_token'] / 1e6:.1f} MFLOP/token"
-        )
-    if "identical" in r:
-        same = "identical" if r["identical"] else "DIFFERENT"
-        return (
-            f"test AP {r['test_ap']:.4f} with sharing, {r['test_ap_unshared']:.4f} without ({same})"
-        )
-    if r.get("projected"):
-        return (
-            f"{r['pairs_per_s']:.0f} pairs/s measured; {r['scored_pairs']:,} pairs scored vs "
-            f"all ({r['scored_ratio']:.0f}x fewer); projected, not run"
-        )
-    inside = "inside" if r["inside_interval"] else "OUTSIDE"
-    return (
-        f"AP error {r['error']:.1g}, {inside} the 95% interval; strata (once per split) "
-        f"{r['strata_s']:.2f} s, per model {r['per_model_s']:.2f} s = scoring "
-        f"{r['score_s']:.2f} s + AP and 200-replicate interval {r['metrics_s']:.2f} s "
-        f"({r['per_model_ratio']:.0f}x); {r['scored_pairs']:,} pairs scored "
-        f"({r['scored_ratio']:.0f}x fewer)"
-    )
 
 
 FILTERS = {
@@ -407,14 +287,8 @@ def environment(root: Path | None = None):
     (``docs/*.j2`` under ``root``) and the findings' macros (``pairlab/templates``)."""
     import jinja2
 
-    loader = jinja2.ChoiceLoader(
-        [
-            jinja2.FileSystemLoader(str(root or project_root())),
-            jinja2.FileSystemLoader(str(TEMPLATES)),
-        ]
-    )
     env = jinja2.Environment(
-        loader=loader,
+        loader=jinja2.FileSystemLoader([str(root or project_root()), str(TEMPLATES)]),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -424,10 +298,14 @@ def environment(root: Path | None = None):
     return env
 
 
+def _macro(template: str, name: str):
+    return getattr(environment().get_template(template).module, name)
+
+
 def markdown(macro: str, *args) -> str:
     """A macro of ``findings.md.j2`` called on ``args`` (finding records, a metrics file's
     part), as markdown for a notebook's ``display(Markdown(...))``."""
-    return str(getattr(environment().get_template("findings.md.j2").module, macro)(*args)).strip()
+    return str(_macro("findings.md.j2", macro)(*args)).strip()
 
 
 def _big(value: float) -> str:
@@ -447,16 +325,13 @@ def _one_in(ratio: float) -> str:
     return f"1:{ratio:.0f}"
 
 
-def _frame(records: list[dict], columns=None):
-    """A table of JSON records, optionally in the given column order; ``columns`` as a dict maps
-    each key to the column's header (a metrics file's ``mean_ap`` shown as ``mean AP``)."""
+def _frame(records: list[dict], columns: dict | None = None):
+    """A table of JSON records; ``columns`` maps each key shown, in order, to its header (a
+    metrics file's ``mean_ap`` shown as ``mean AP``)."""
     import pandas as pd
 
     frame = pd.DataFrame(records)
-    if not columns:
-        return frame
-    frame = frame[list(columns)]
-    return frame.rename(columns=columns) if isinstance(columns, dict) else frame
+    return frame[list(columns)].rename(columns=columns) if columns else frame
 
 
 def reference(results: dict, notebook: str):
@@ -494,67 +369,58 @@ def headline_findings(results: dict) -> list[dict]:
 
 def render(document: str, root: Path | None = None) -> str:
     """The text of ``document`` (a key of :data:`DOCUMENTS`) rendered from the committed files."""
-    from . import experiments
+    from . import experiments, workshop
     from .data import paper
     from .experiments import baselines
 
     root = root or project_root()
     if document not in DOCUMENTS:
         raise ValueError(f"unknown document {document!r}; known: {sorted(DOCUMENTS)}")
-    results, bench = load_results(root), load_bench(root)
-    if document == "RESULTS.md" and not results:
-        raise FileNotFoundError(f"no results/<profile>/*.metrics.json under {root}")
-    if document == "benchmarks/README.md" and not bench:
-        raise FileNotFoundError(f"no benchmarks/results/*.json under {root}")
-    reliability = load_reliability(root)
-    if document == "RELIABILITY.md" and not reliability:
-        raise FileNotFoundError(
-            f"no results/reliability/*.json under {root}: run `make test-reliability`"
-        )
-    ray_bench = load_bench(root, "ray")
-    if document == "docs/ray.md" and not ray_bench:
-        raise FileNotFoundError(
-            f"no benchmarks/results/ray/*.json under {root}: run `make bench-ray`"
-        )
-    template = environment(root).get_template(DOCUMENTS[document])
-    timings = load_timings(root)
-
-    def timing_phrase(profile):
-        cell = timing_cell(timings, profile)
-        return "" if cell == "not recorded yet" else f" (recorded: {cell})"
-
-    readme = (
-        {"profiles": profile_purposes(root), "default_profile": default_profile(root)}
-        if document == "README.md"
-        else {}
-    )
-    if document == "ARCHITECTURE.md":
-        readme = {"layer_rows": layer_rows(root)}
-    if document == "WORKSHOP.md":
-        from . import workshop
-
+    results, bench, reliability = load_results(root), load_bench(root), load_reliability(root)
+    ray_bench, timings = load_bench(root, "ray"), load_timings(root)
+    needs = {  # a document -> what it renders, where, and how to make it
+        "RESULTS.md": (results, "results/<profile>/*.metrics.json", ""),
+        "benchmarks/README.md": (bench, "benchmarks/results/*.json", ""),
+        "RELIABILITY.md": (reliability, "results/reliability/*.json", "make test-reliability"),
+        "docs/ray.md": (ray_bench, "benchmarks/results/ray/*.json", "make bench-ray"),
+    }
+    found, where, make = needs.get(document, (True, "", ""))
+    if not found:
+        raise FileNotFoundError(f"no {where} under {root}" + (f": run `{make}`" if make else ""))
+    extra: dict = {}
+    if document == "README.md":
+        extra = {"profiles": profile_purposes(root), "default_profile": default_profile(root)}
+    elif document == "ARCHITECTURE.md":
+        extra = {"layer_rows": layer_rows(root)}
+    elif document == "WORKSHOP.md":
         quick = timings.get("quick")
-        readme = {"quick": quick, "guide": workshop.guide(root, (quick or {}).get("notebooks"))}
-    return template.render(
-        **readme,
-        timing_cell=lambda p: timing_cell(timings, p, run_compute(results.get(p))),
-        timing_phrase=timing_phrase,
-        results=results,
-        bench=bench,
-        reference=lambda nb: reference(results, nb),
-        bench_table=bench_table,
-        row=bench_row,
-        find_row=find_row,
-        profile_order=PROFILE_ORDER,
-        paper=paper,
-        experiments=experiments,
-        baselines=baselines,
-        frame=_frame,
-        reliability=reliability,
-        ray_bench=ray_bench,
-        headline_findings=lambda: headline_findings(results),
-        strategies_of=lambda m: {t: v["strategies"] for t, v in m.items()},
-        er_sessions=lambda: er_session_rows(root),
+        extra = {"quick": quick, "guide": workshop.guide(root, (quick or {}).get("notebooks"))}
+    return (
+        environment(root)
+        .get_template(DOCUMENTS[document])
+        .render(
+            **extra,
+            # the README's make-run line gives the record alone (compute=False)
+            timing_cell=lambda p, compute=True: timing_cell(
+                timings, p, run_compute(results.get(p)) if compute else None
+            ),
+            results=results,
+            bench=bench,
+            reference=lambda nb: reference(results, nb),
+            bench_table=bench_table,
+            row=bench_row,
+            find_row=find_row,
+            profile_order=PROFILE_ORDER,
+            paper=paper,
+            experiments=experiments,
+            baselines=baselines,
+            frame=_frame,
+            reliability=reliability,
+            ray_bench=ray_bench,
+            headline_findings=lambda: headline_findings(results),
+            strategies_of=lambda m: {t: v["strategies"] for t, v in m.items()},
+            er_sessions=lambda: load_bench(root, "er"),
+        )
     )
 
 

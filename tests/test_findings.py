@@ -135,8 +135,14 @@ def test_a_record_names_a_known_claim_and_status():
     with pytest.raises(ValueError, match="status must be one of"):
         findings.Finding("data_efficiency", "t", "yes")
     record = findings.data_efficiency("qqp", {"per_seed": [{"seed": 0, "factor": 2.0}]}).as_dict()
-    assert record["claim"] == "data_efficiency" and record["source"].startswith("Mussmann")
+    assert record["claim"] == "data_efficiency" and "(Mussmann" in report.markdown(
+        "bullets", [record]
+    )
     assert json.loads(json.dumps(record)) == record  # a record is plain JSON
+    # every claim is stated, sourced and ruled in the template, once
+    words = report.environment().get_template("findings.md.j2").module.CLAIMS
+    assert sorted(words) == sorted(findings.CLAIMS)
+    assert all(words[c]["statement"] and words[c]["source"] for c in findings.CLAIMS)
 
 
 def test_every_claim_renders_from_its_own_numbers(tmp_path):

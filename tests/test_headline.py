@@ -1,4 +1,4 @@
-"""The core paper's headline as tables (pairlab.experiments.headline): the per-seed interval
+"""The core paper's headline as tables (pairlab.experiments.tables): the per-seed interval
 table, the zero-shot row and the Figure 4 analog; the summary's per-seed intervals and rounds from a real (fake-learner)
 sweep."""
 
@@ -6,7 +6,6 @@ import pytest
 from conftest import run
 
 from pairlab import experiments
-from pairlab.experiments import headline
 
 
 def entry(aps, cis, positives, seeds=(0, 1, 2), labels=16_640):
@@ -40,7 +39,7 @@ STATIC = entry([0.30, 0.31, 0.29], [(0.25, 0.35), (0.26, 0.36), (0.24, 0.34)], [
 
 
 def test_interval_table_per_seed_and_mean_beside_the_paper():
-    table = headline.interval_table(
+    table = experiments.interval_table(
         {"static_retrieval": STATIC}, {"static_retrieval": {"ap": 0.082}}, {"static_retrieval": 169}
     )
     assert table.loc[("static_retrieval", "0"), "AP"] == "0.300 [0.250, 0.350]"
@@ -55,13 +54,13 @@ def test_one_seed_shows_its_interval_not_a_std_of_zero():
     from pairlab.experiments import tables
 
     one = entry([0.30], [(0.25, 0.35)], [700], seeds=(0,))
-    table = headline.interval_table({"static_retrieval": one})
+    table = experiments.interval_table({"static_retrieval": one})
     assert table.loc[("static_retrieval", "mean"), "AP"] == "0.300 (one seed)"
     assert tables._pm(one["ap"]) == "30.0 [25.0, 35.0]"
     assert tables._pm(STATIC["ap"]) == "30.0 ± 0.0"  # three seeds: their std (0 in the fixture)
     assert (
         "±"
-        in headline.interval_table({"static_retrieval": STATIC}).loc[
+        in experiments.interval_table({"static_retrieval": STATIC}).loc[
             ("static_retrieval", "mean"), "AP"
         ]
     )
@@ -91,12 +90,12 @@ def test_curve_table_per_seed_in_round_order_with_interval_and_positive_share():
             r(1, 10_000, 0.35, 1000),
         ],
     }
-    table = headline.curve_table({"static_retrieval": s, "random": STATIC})
+    table = experiments.curve_table({"static_retrieval": s, "random": STATIC})
     assert list(table.columns) == ["2,048", "10,000"]
     assert table.loc[("static_retrieval", "0"), "2,048"] == "0.500 [0.400, 0.600] · 25.0%"
     assert table.loc[("static_retrieval", "1"), "10,000"] == "0.350 [0.250, 0.450] · 10.0%"
     assert len(table) == 2  # random recorded no rounds: no rows
-    assert headline.curve_table({"random": STATIC}).empty
+    assert experiments.curve_table({"random": STATIC}).empty
 
 
 def test_a_sweeps_summary_keeps_intervals_and_rounds_per_seed(tmp_path):
@@ -147,5 +146,5 @@ def test_the_zero_shot_row_is_the_pretrained_cosine_on_the_runs_strata(tiny_mode
     t3 = experiments.table3(summary, {})
     assert t3.loc[("toy", ZERO_SHOT), "AP"].count("[") == 1
     assert experiments.table4(summary, {}, {}).loc[("toy", ZERO_SHOT), "share"] == "-"
-    table = headline.interval_table(summary["toy"])
+    table = experiments.interval_table(summary["toy"])
     assert table.loc[(ZERO_SHOT, "-"), "AP"].startswith(f"{direct['ap']:.3f} [")

@@ -5,8 +5,7 @@ SBERT (:mod:`.augsbert`, notebook 06), EAGLE's case study (:mod:`.eagle`), runs 
 annotator noise (:mod:`.label_noise`, notebook 07), query-level active learning for rankers
 against random (:mod:`.rankers`, its tables :mod:`.ranker_tables`, notebook 08) and when
 adaptivity pays (notebook 09: the budget regime, :mod:`.adaptivity`; the starting encoder,
-:mod:`.encoders`) and the core paper's headline
-as tables at the paper's scale (:mod:`.headline`, notebooks 03 and 05). Each claim checked on
+:mod:`.encoders`). Each claim checked on
 our metrics is a record, judged by one rule (:mod:`.findings`); its words are written once, in
 ``pairlab/templates/findings.md.j2``.
 
@@ -22,7 +21,6 @@ from . import (
     eagle,
     encoders,
     findings,
-    headline,
     label_noise,
     ranker_tables,
     rankers,
@@ -46,7 +44,6 @@ __all__ = [
     "eagle",
     "encoders",
     "findings",
-    "headline",
     "label_noise",
     "ranker_tables",
     "rankers",

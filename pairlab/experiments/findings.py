@@ -1,9 +1,10 @@
 """Findings as data: each claim of the papers, checked on our metrics, is a :class:`Finding`
 record (the claim, where it was judged, a status and the values: the paper's and ours with
 intervals and per seed). One rule per claim, here and nowhere else. No sentence is made here:
-they are written once, as Jinja macros in ``pairlab/templates/findings.md.j2``, which the
-notebooks (:func:`pairlab.report.markdown`) and the documents (``docs/*.j2``) render through
-one environment (:func:`pairlab.report.environment`). Tests judge statuses and values.
+each claim's statement, source and rule in words, and each record's sentence, are written once
+in ``pairlab/templates/findings.md.j2``, which the notebooks (:func:`pairlab.report.markdown`)
+and the documents (``docs/*.j2``) render through one environment. Tests judge statuses and
+values.
 
 The statuses: ``held`` (ours agrees with the paper beyond the noise the rule states), ``in
 part`` (in the paper's direction, within noise or on some seeds only), ``not held``.
@@ -16,10 +17,12 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ..data.paper import A, B
+from .summaries import compare
 
 __all__ = [
     "STATUSES",
     "CLAIMS",
+    "COMPARISONS",
     "Finding",
     "adaptive_vs_static",
     "budget_regime",
@@ -27,7 +30,6 @@ __all__ = [
     "data_efficiency",
     "adaptivity",
     "augsbert",
-    "COMPARISONS",
     "comparison",
     "eagle",
     "label_noise",
@@ -35,115 +37,26 @@ __all__ = [
 ]
 
 STATUSES = ("held", "in part", "not held")
-
-CLAIMS = {  # per claim: its statement in the paper's terms, where the paper says it, and the rule that judges ours
-    "adaptive_vs_static": {
-        "statement": "adaptive collection (uncertainty sampling) beats static retrieval on all pairs",
-        "source": "Mussmann et al. 2020, Table 3",
-        "rule": "held: uncertainty sampling's test AP above static retrieval's on every seed, its 95% "
-        "bootstrap interval wholly above on every seed; in part: above on most seeds; "
-        "not held otherwise",
-    },
-    "budget_regime": {
-        "statement": "at many labels per positive, uncertainty sampling ends above static retrieval",
-        "source": "Mussmann et al. 2020, Figure 4 and appendix B.1",
-        "rule": "held: final dev AP above on every seed, the mean curves' 95% intervals apart and "
-        "the mean data-efficiency factor (where defined) above 1; in part: above on most "
-        "seeds and the factor (where defined) above 1; not held otherwise",
-    },
-    "starting_encoder": {
-        "statement": "the weaker the pretrained encoder, the more adaptive collection is worth",
-        "source": "Mussmann et al. 2020, section 6 (our reading of its mechanism)",
-        "rule": "held: the gap (uncertainty minus static retrieval, test AP) larger at the weakest "
-        "encoder than at the strongest on every seed, Spearman's rho negative, and at the "
-        "weakest encoder uncertainty sampling's 95% interval above static retrieval's; "
-        "in part: larger on some seeds; not held otherwise",
-    },
-    "data_efficiency": {
-        "statement": "uncertainty sampling reaches static retrieval's final AP with far fewer labels",
-        "source": "Mussmann et al. 2020, appendix B.1: 14x on QQP",
-        "rule": "held: a factor above 1 on every seed; in part: a mean factor above 1; not held "
-        "otherwise (no seed where uncertainty sampling reaches static retrieval's AP)",
-    },
-    "silver_helps": {
-        "statement": "a cross-encoder's silver labels improve the bi-encoder over gold labels alone",
-        "source": "Thakur et al. 2021, Augmented SBERT, Table 2: up to 6 points",
-        "rule": "held: the best sampler's AP above gold-only SBERT's, beyond the noise (95% "
-        "intervals apart, else the seeds' spread); in part: above, within the noise; not "
-        "held otherwise",
-    },
-    "bm25_above_rs": {
-        "statement": "BM25-sampled silver pairs beat randomly sampled ones",
-        "source": "Thakur et al. 2021, Table 2: 79.0 against 73.4 F1 on Quora-QP",
-        "rule": "held: BM25's AP above RS's beyond the noise; in part: above within the noise; not "
-        "held otherwise",
-    },
-    "sampler_ranking": {
-        "statement": "BM25 and KDE are the best samplers and random sampling (RS) the worst",
-        "source": "Thakur et al. 2021, Table 2",
-        "rule": "held: BM25 and KDE the top two by AP and RS last; in part: one of the two; not "
-        "held otherwise",
-    },
+# the claims that one row beats another on a metric: claim -> (row a, row b, metric key)
+COMPARISONS = {
+    "eagle_inconsistent_vs_random": ("base_inconsistent", "random", "auc_high_error"),
+    "eagle_inconsistent_vs_consistent": ("base_inconsistent", "base_consistent", "auc_all"),
+    "eagle_ci_vs_uncertainty": ("conditional_informativeness", "uncertainty", "auc_all"),
+    "eagle_ci_vs_random": ("conditional_informativeness", "random", "auc_all"),
+    "eagle_uncertainty_vs_random": ("uncertainty", "random", "auc_all"),
+    "noise_ci_vs_uncertainty": ("conditional_informativeness", "uncertainty", "ap"),
 }
-CLAIMS["no_better_than_random"] = {
-    "statement": "no active-learning strategy is significantly better than random selection",
-    "source": "Althammer et al. 2023, Table 1: every significant difference was a loss",
-    "rule": "held: no strategy significantly better than random (paired t-test over the test "
-    "questions, Bonferroni) at equal questions nor at equal cost; in part: one "
-    "strategy better at one of the two only; not held: one better at both",
-}
-_EAGLE = "Bansal and Sharma 2023, EAGLE"
-COMPARISONS = {  # claims that one row beats another on a metric: (a, b, metric key, statement, source)
-    "eagle_inconsistent_vs_random": (
-        "base_inconsistent",
-        "random",
-        "auc_high_error",
-        "base-inconsistent sampling beats random on the high-error test part",
-        f"{_EAGLE}, Table 1",
-    ),
-    "eagle_inconsistent_vs_consistent": (
-        "base_inconsistent",
-        "base_consistent",
-        "auc_all",
-        "base-inconsistent sampling beats base-consistent sampling",
-        f"{_EAGLE}, Table 1",
-    ),
-    "eagle_ci_vs_uncertainty": (
-        "conditional_informativeness",
-        "uncertainty",
-        "auc_all",
-        "conditional informativeness beats uncertainty sampling",
-        f"{_EAGLE}, Table 4",
-    ),
-    "eagle_ci_vs_random": (
-        "conditional_informativeness",
-        "random",
-        "auc_all",
-        "conditional informativeness beats random sampling",
-        f"{_EAGLE}, Table 4",
-    ),
-    "eagle_uncertainty_vs_random": (
-        "uncertainty",
-        "random",
-        "auc_all",
-        "uncertainty sampling beats random sampling",
-        f"{_EAGLE}, Table 4",
-    ),
-    "noise_ci_vs_uncertainty": (
-        "conditional_informativeness",
-        "uncertainty",
-        "ap",
-        "under noisy labels, conditional informativeness beats uncertainty sampling on all pairs",
-        f"{_EAGLE}, Table 4, read on all pairs",
-    ),
-}
-for _claim, (_a, _b, _key, _statement, _source) in COMPARISONS.items():
-    CLAIMS[_claim] = {
-        "statement": _statement,
-        "source": _source,
-        "rule": f"held: {_a} above {_b} on {_key}, beyond the noise (95% intervals apart, "
-        "else the seeds' spread); in part: above within the noise; not held otherwise",
-    }
+CLAIMS = (
+    "adaptive_vs_static",
+    "budget_regime",
+    "starting_encoder",
+    "data_efficiency",
+    "silver_helps",
+    "bm25_above_rs",
+    "sampler_ranking",
+    "no_better_than_random",
+    *COMPARISONS,
+)
 
 
 @dataclass(frozen=True)
@@ -162,20 +75,8 @@ class Finding:
         if self.status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
 
-    @property
-    def statement(self) -> str:
-        return CLAIMS[self.claim]["statement"]
-
-    @property
-    def source(self) -> str:
-        return CLAIMS[self.claim]["source"]
-
-    @property
-    def rule(self) -> str:
-        return CLAIMS[self.claim]["rule"]
-
     def as_dict(self) -> dict:
-        return {**asdict(self), **CLAIMS[self.claim]}
+        return asdict(self)
 
 
 def _status(every: bool, part: bool) -> str:
@@ -183,13 +84,7 @@ def _status(every: bool, part: bool) -> str:
 
 
 def adaptive_vs_static(
-    task: str,
-    strategies: dict,
-    efficiency: dict | None = None,
-    *,
-    paper_labels: int | None = None,
-    a: str = A,
-    b: str = B,
+    task: str, strategies: dict, efficiency: dict | None = None, *, paper_labels=None
 ) -> Finding | None:
     """The core paper's headline on one task, from a notebook-03 metrics entry (``{strategy:
     summary}``, with ``zero_shot`` where recorded) and notebook 05's factor per seed
@@ -198,38 +93,31 @@ def adaptive_vs_static(
     missing or they share no seed."""
     from ..data.paper import BUDGET
 
-    if paper_labels is None:
-        paper_labels = BUDGET.get(task, {}).get("labels")
-    if a not in strategies or b not in strategies:
+    if A not in strategies or B not in strategies:
         return None
-    x, y = strategies[a], strategies[b]
+    x, y = strategies[A], strategies[B]
     seeds = [s for s in x["seeds"] if s in y["seeds"]]
     if not seeds:
         return None
 
     def per_seed(entry, key):
-        at = {s: i for i, s in enumerate(entry["seeds"])}
-        values = [entry[key]["per_seed"][at[s]] for s in seeds]
+        at = [entry["seeds"].index(s) for s in seeds]
         cis = entry[key].get("ci_per_seed")
-        return values, None if cis is None else [cis[at[s]] for s in seeds]
+        return [entry[key]["per_seed"][i] for i in at], None if cis is None else [
+            cis[i] for i in at
+        ]
 
     a_ap, a_ci = per_seed(x, "ap")
     b_ap, b_ci = per_seed(y, "ap")
     above = sum(u > v for u, v in zip(a_ap, b_ap))
-    separated = (
-        None if a_ci is None or b_ci is None else sum(u[0] > v[1] for u, v in zip(a_ci, b_ci))
-    )
-    reverse = None if a_ci is None or b_ci is None else sum(v[0] > u[1] for u, v in zip(a_ci, b_ci))
-    factors = {
-        int(row["seed"]): (row.get("factor"), row.get("bound"))
-        for row in (efficiency or {}).get("per_seed", [])
-    }
+    both = a_ci is not None and b_ci is not None
+    separated = sum(u[0] > v[1] for u, v in zip(a_ci, b_ci)) if both else None
+    factors = {int(row["seed"]): row for row in (efficiency or {}).get("per_seed", [])}
     zero = strategies.get("zero_shot")
-    n = len(seeds)
     values = {
         "seeds": seeds,
-        "a": a,
-        "b": b,
+        "a": A,
+        "b": B,
         "labels": int(x["labels"]),
         "a_ap": a_ap,
         "b_ap": b_ap,
@@ -239,22 +127,21 @@ def adaptive_vs_static(
         "b_ap_mean": float(np.mean(b_ap)),
         "above": above,
         "separated": separated,
-        "reverse_separated": reverse,
+        "reverse_separated": sum(v[0] > u[1] for u, v in zip(a_ci, b_ci)) if both else None,
         "a_positives": float(x["positives_found"]["mean"]),
         "b_positives": float(y["positives_found"]["mean"]),
-        "factors": [factors.get(int(s), (None, None))[0] for s in seeds],
-        "factor_bounds": [factors.get(int(s), (None, None))[1] for s in seeds],
+        "factors": [factors.get(int(s), {}).get("factor") for s in seeds],
+        "factor_bounds": [factors.get(int(s), {}).get("bound") for s in seeds],
         "zero_shot_ap": None if zero is None else float(zero["ap"]["mean"]),
         "zero_shot_ap_ci": None if zero is None else zero["ap"].get("ci"),
-        "paper_labels": paper_labels,
+        "paper_labels": BUDGET.get(task, {}).get("labels")
+        if paper_labels is None
+        else paper_labels,
     }
+    n = len(seeds)
     return Finding(
         "adaptive_vs_static", task, _status(above == n and separated == n, above > n / 2), values
     )
-
-
-def _finals(curve: dict) -> dict:
-    return dict(zip(curve["dev_ap"]["seeds"], (row[-1] for row in curve["dev_ap"]["per_seed"])))
 
 
 def budget_regime(task: str, metrics: dict) -> Finding | None:
@@ -262,7 +149,7 @@ def budget_regime(task: str, metrics: dict) -> Finding | None:
     curves = metrics.get("budget", {}).get(task, {})
     if A not in curves or B not in curves:
         return None
-    ours, theirs = _finals(curves[A]), _finals(curves[B])
+    ours, theirs = ({s: row[-1] for s, row in _seed_rows(curves[k])} for k in (A, B))
     seeds = [s for s in ours if s in theirs and None not in (ours[s], theirs[s])]
     wins = sum(ours[s] > theirs[s] for s in seeds)
     above = metrics.get("separation", {}).get(task, {}).get("mean", {}).get(f"{A}_above_from")
@@ -286,6 +173,10 @@ def budget_regime(task: str, metrics: dict) -> Finding | None:
     return Finding("budget_regime", task, status, values)
 
 
+def _seed_rows(curve: dict):
+    return zip(curve["dev_ap"]["seeds"], curve["dev_ap"]["per_seed"])
+
+
 def starting_encoder(labels, metrics: dict) -> Finding | None:
     """Notebook 09's starting-encoder prediction at ``labels`` (a key of ``encoder_trend``)."""
     trend = metrics.get("encoder_trend", {}).get(labels)
@@ -295,11 +186,7 @@ def starting_encoder(labels, metrics: dict) -> Finding | None:
     per_seed = [d for d in trend["per_seed"] if d is not None]
     grows = sum(d > 0 for d in per_seed)
     apart = _separated_above(metrics.get("encoder", {}), int(labels))
-    pays = str(trend["weakest"]) in apart
-    status = _status(
-        pays and bool(per_seed) and grows == len(per_seed) and rho is not None and rho < 0,
-        grows > 0,
-    )
+    every = bool(per_seed) and grows == len(per_seed) and rho is not None and rho < 0
     values = {
         "labels": int(labels),
         "rho": rho,
@@ -311,7 +198,12 @@ def starting_encoder(labels, metrics: dict) -> Finding | None:
         "strongest": trend["strongest"],
         "apart": apart,
     }
-    return Finding("starting_encoder", "qqp", status, values)
+    return Finding(
+        "starting_encoder",
+        "qqp",
+        _status(str(trend["weakest"]) in apart and every, grows > 0),
+        values,
+    )
 
 
 def _separated_above(encoder: dict, labels: int) -> list[str]:
@@ -319,14 +211,10 @@ def _separated_above(encoder: dict, labels: int) -> list[str]:
     retrieval's at ``labels``."""
     out = []
     for n, entry in encoder.items():
-        if (
-            A in entry
-            and B in entry
-            and labels in entry[A]["labels"]
-            and labels in entry[B]["labels"]
-        ):
-            ours = entry[A]["test_ap"]["ci"][entry[A]["labels"].index(labels)]
-            theirs = entry[B]["test_ap"]["ci"][entry[B]["labels"].index(labels)]
+        if A in entry and B in entry and all(labels in entry[k]["labels"] for k in (A, B)):
+            ours, theirs = (
+                entry[k]["test_ap"]["ci"][entry[k]["labels"].index(labels)] for k in (A, B)
+            )
             if None not in (*ours, *theirs) and ours[0] > theirs[1]:
                 out.append(n)
     return sorted(out, key=int)
@@ -365,9 +253,9 @@ def adaptivity(metrics: dict) -> list[Finding]:
     return [f for f in out if f is not None]
 
 
-def _beyond(comparison: dict) -> str:
+def _beyond(c: dict) -> str:
     """A :func:`.summaries.compare` as a status: above beyond the noise, within it, or not above."""
-    return _status(comparison["above"] and bool(comparison["separated"]), comparison["above"])
+    return _status(c["above"] and bool(c["separated"]), c["above"])
 
 
 def augsbert(metrics: dict) -> list[Finding]:
@@ -375,7 +263,6 @@ def augsbert(metrics: dict) -> list[Finding]:
     (``{task: {source: {row: record}}}``): silver helps (the best sampler against gold-only
     SBERT), BM25 above RS, and the paper's ranking of the samplers."""
     from ..augment.samplers import SAMPLERS
-    from .summaries import compare
 
     out = []
     for task, by_source in metrics.items():
@@ -386,43 +273,23 @@ def augsbert(metrics: dict) -> list[Finding]:
             order = sorted(samplers, key=lambda r: rows[r]["ap"], reverse=True)
             where = f"{task}/{source}"
             best = compare(rows[order[0]], rows["sbert"], "ap")
-            out.append(
-                Finding(
-                    "silver_helps",
-                    where,
-                    _beyond(best),
-                    {
-                        "best": order[0],
-                        **best,
-                        "order": order,
-                        "ap": {r: rows[r]["ap"] for r in order},
-                        "cross_encoder_ap": rows.get("cross_encoder", {}).get("ap"),
-                    },
-                )
-            )
+            values = {
+                "best": order[0],
+                **best,
+                "order": order,
+                "ap": {r: rows[r]["ap"] for r in order},
+                "cross_encoder_ap": rows.get("cross_encoder", {}).get("ap"),
+            }
+            out.append(Finding("silver_helps", where, _beyond(best), values))
             if {"bm25", "rs"} <= set(samplers):
-                out.append(
-                    Finding(
-                        "bm25_above_rs",
-                        where,
-                        _beyond(compare(rows["bm25"], rows["rs"], "ap")),
-                        {
-                            **compare(rows["bm25"], rows["rs"], "ap"),
-                            "f1": compare(rows["bm25"], rows["rs"], "f1")
-                            if "f1" in rows["bm25"]
-                            else None,
-                        },
-                    )
-                )
+                ap = compare(rows["bm25"], rows["rs"], "ap")
+                f1 = compare(rows["bm25"], rows["rs"], "f1") if "f1" in rows["bm25"] else None
+                out.append(Finding("bm25_above_rs", where, _beyond(ap), {**ap, "f1": f1}))
             if {"rs", "kde", "bm25"} <= set(samplers):
                 top, last = set(order[:2]) == {"bm25", "kde"}, order[-1] == "rs"
+                values = {"order": order, "top_two": top, "rs_last": last}
                 out.append(
-                    Finding(
-                        "sampler_ranking",
-                        where,
-                        _status(top and last, top or last),
-                        {"order": order, "top_two": top, "rs_last": last},
-                    )
+                    Finding("sampler_ranking", where, _status(top and last, top or last), values)
                 )
     return out
 
@@ -430,9 +297,7 @@ def augsbert(metrics: dict) -> list[Finding]:
 def comparison(claim: str, where: str, rows: dict) -> Finding | None:
     """A :data:`COMPARISONS` claim judged on ``rows`` (``{row: record}``); None where either
     row or its metric is missing."""
-    from .summaries import compare
-
-    a, b, key, _, _ = COMPARISONS[claim]
+    a, b, key = COMPARISONS[claim]
     if (rows.get(a) or {}).get(key) is None or (rows.get(b) or {}).get(key) is None:
         return None
     c = compare(rows[a], rows[b], key)
@@ -467,34 +332,28 @@ def rankers(metrics: dict) -> list[Finding]:
     out = []
     for task, by_strategy in metrics.items():
         verdicts = {
-            s: entry["verdict"]
+            s: {k: entry["verdict"][k] for k in ("equal_questions", "equal_cost")}
             for s, entry in by_strategy.items()
             if isinstance(entry, dict) and entry.get("verdict")
         }
         if not verdicts:
             continue
-        better = {
-            s: [v[k]["verdict"] == "better than random" for k in ("equal_questions", "equal_cost")]
-            for s, v in verdicts.items()
-        }
-        status = (
-            "not held"
-            if any(all(b) for b in better.values())
-            else "in part"
-            if any(any(b) for b in better.values())
-            else "held"
-        )
+        better = [
+            [v["verdict"] == "better than random" for v in s.values()] for s in verdicts.values()
+        ]
+        # the claim is that none is better: held where none is, not held where one is at both
+        status = _status(not any(map(any, better)), not any(map(all, better)))
         values = {
             "strategies": {
                 s: {
                     k: {
-                        "verdict": v[k]["verdict"],
-                        "difference": v[k]["difference"],
-                        "p": v[k]["p_adjusted"],
+                        "verdict": v["verdict"],
+                        "difference": v["difference"],
+                        "p": v["p_adjusted"],
                     }
-                    for k in ("equal_questions", "equal_cost")
+                    for k, v in by_k.items()
                 }
-                for s, v in verdicts.items()
+                for s, by_k in verdicts.items()
             },
             "questions": next(iter(verdicts.values()))["equal_questions"].get("questions"),
         }

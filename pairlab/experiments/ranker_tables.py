@@ -21,6 +21,7 @@ __all__ = [
 
 ORDER = ("pretrained", "random", "uncertainty", "qbc", "diversity")
 NAMES = {"ndcg10": "nDCG@10", "mrr10": "MRR@10", "ap": "all-pairs AP"}
+ACTIVE = ("uncertainty", "qbc", "diversity")
 
 
 def _strategies(by_strategy: dict) -> list[str]:
@@ -153,31 +154,24 @@ def comparison_table(metrics: dict) -> pd.DataFrame:
     of the paper's DPR test sets and on each of our tasks."""
     columns = {}
     for test_set, by_strategy in paper.ALTHAMMER_DPR.items():
-        random = np.array(by_strategy["random"])
-        for strategy in ("uncertainty", "qbc", "diversity"):
-            diff = np.array(by_strategy[strategy]) - random
-            worse = sum(
-                (test_set, strategy, n) in paper.ALTHAMMER_SIGNIFICANT and d < 0
-                for n, d in zip(paper.ALTHAMMER_SIZES, diff)
-            )
-            better = sum(
-                (test_set, strategy, n) in paper.ALTHAMMER_SIGNIFICANT and d > 0
-                for n, d in zip(paper.ALTHAMMER_SIZES, diff)
-            )
+        for strategy in ACTIVE:
+            diff = np.array(by_strategy[strategy]) - np.array(by_strategy["random"])
+            sig = [
+                (test_set, strategy, n) in paper.ALTHAMMER_SIGNIFICANT
+                for n in paper.ALTHAMMER_SIZES
+            ]
             columns.setdefault(f"paper (DPR), {test_set}", {})[strategy] = _compared(
-                diff[-1], better, worse
+                diff, np.array(sig)
             )
     for task, by_strategy in metrics.items():
-        for strategy in ("uncertainty", "qbc", "diversity"):
-            if strategy not in by_strategy:
-                continue
+        for strategy in (s for s in ACTIVE if s in by_strategy):
             tests = by_strategy[strategy]["vs_random"]["ndcg10"]
-            sig, diff = np.array(tests["significant"]), np.array(tests["difference"])
             columns.setdefault(f"ours, {task}", {})[strategy] = _compared(
-                diff[-1], int((sig & (diff > 0)).sum()), int((sig & (diff < 0)).sum())
+                np.array(tests["difference"]), np.array(tests["significant"])
             )
     return pd.DataFrame(columns).rename_axis("strategy")
 
 
-def _compared(last: float, better: int, worse: int) -> str:
-    return f"{last:+.3f} (significantly better at {better}, worse at {worse} sizes)"
+def _compared(diff: np.ndarray, significant: np.ndarray) -> str:
+    better, worse = int((significant & (diff > 0)).sum()), int((significant & (diff < 0)).sum())
+    return f"{diff[-1]:+.3f} (significantly better at {better}, worse at {worse} sizes)"

@@ -38,38 +38,27 @@ def summarise(results: dict) -> dict:
 
 
 def _summary(runs) -> dict:
-    seeds = [seed for seed, _ in runs]
     results = [result for _, result in runs]
+    rounds = [(seed, r) for seed, result in runs for r in result["records"]]
     dev = pd.DataFrame(
-        [
-            {"labels": r["labels"], "ap": r["dev"]["ap"]}
-            for result in results
-            for r in result["records"]
-            if r.get("dev")
-        ]
+        [{"labels": r["labels"], "ap": r["dev"]["ap"]} for _, r in rounds if r.get("dev")]
     )
-    timed = [
-        s for s in STAGES if any(s in r["seconds"] for result in results for r in result["records"])
-    ]
+    timed = [s for s in STAGES if any(s in r["seconds"] for _, r in rounds)]
     seconds = pd.DataFrame(
         [
-            {stage: sum(r["seconds"].get(stage, 0.0) for r in result["records"]) for stage in timed}
+            {s: sum(r["seconds"].get(s, 0.0) for r in result["records"]) for s in timed}
             for result in results
         ]
     )
+    test = {k: [r["test"][k] for r in results] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")}
     return {
-        "seeds": seeds,
+        "seeds": [seed for seed, _ in runs],
         "labels": int(np.mean([r["labels"] for r in results])),
         "positives_found": spread([r["positives_found"] for r in results]),
-        "ap": spread([r["test"]["ap"] for r in results], cis=[r["test"]["ap_ci"] for r in results]),
-        "p_at_r20": spread(
-            [r["test"]["p_at_r20"] for r in results],
-            cis=[r["test"]["p_at_r20_ci"] for r in results],
-        ),
+        "ap": spread(test["ap"], cis=test["ap_ci"]),
+        "p_at_r20": spread(test["p_at_r20"], cis=test["p_at_r20_ci"]),
         "dev_ap_per_round": dev.groupby("labels")["ap"].mean().reset_index().to_dict("records"),
-        "rounds_per_seed": [
-            _round_entry(seed, r) for seed, result in runs for r in result["records"]
-        ],
+        "rounds_per_seed": [_round_entry(seed, r) for seed, r in rounds],
         "seconds_per_run": seconds.mean().round(1).to_dict(),
         "runs": [r["folder"] for r in results if "folder" in r],
     }
@@ -166,21 +155,16 @@ def compare(a: dict, b: dict, key: str) -> dict:
 
 
 def judge(a: dict, b: dict, key: str) -> str:
-    """:func:`compare` as a line: ``yes``/``no``, both values and how the gap was judged."""
+    """:func:`compare` as a line: ``yes``/``no``, both values and how the gap was judged (the
+    words are part of notebook 09's metrics file: its ``judged``)."""
     c = compare(a, b, key)
-    how = {
-        "intervals": "95% intervals apart"
-        if c["separated"]
-        else "95% intervals overlap: not separated",
-        "seeds": (
-            f"gap above the seeds' std {c['spread']:.3f}"
-            if c["separated"]
-            else f"gap within the seeds' std {c['spread']:.3f}: not separated"
-        )
-        if c["spread"] is not None
-        else "",
-        "one seed": "one seed, no interval: the gap cannot be judged",
-    }[c["basis"]]
+    if c["basis"] == "intervals":
+        how = "95% intervals " + ("apart" if c["separated"] else "overlap: not separated")
+    elif c["basis"] == "seeds":
+        how = f"gap {'above' if c['separated'] else 'within'} the seeds' std {c['spread']:.3f}"
+        how += "" if c["separated"] else ": not separated"
+    else:
+        how = "one seed, no interval: the gap cannot be judged"
     return f"{'yes' if c['above'] else 'no'} ({c['a']:.3f} vs {c['b']:.3f}; {how})"
 
 
@@ -194,13 +178,9 @@ def seed_set_means(seed_rounds: pd.DataFrame) -> pd.DataFrame:
 def ablation_metrics(summary: dict, seed_rounds: pd.DataFrame, transferred: dict) -> dict:
     """Notebook 04's metrics file: ``{task: {"strategies": summary, "seed_set": {name: per-round
     means}, "transfer": {source: {"labels", "ap", "p_at_r20", ...}}}}``."""
-    out = {
-        task: {"strategies": strategies, "seed_set": {}, "transfer": {}}
-        for task, strategies in summary.items()
-    }
+    out = {task: {"strategies": s, "seed_set": {}, "transfer": {}} for task, s in summary.items()}
     means = seed_set_means(seed_rounds)
     for (task, seed_set), rows in seed_rounds.groupby(["task", "seed set"], sort=False):
-        mean = means.loc[(task, seed_set)]
         out[task]["seed_set"][seed_set] = {
             "seeds": sorted(set(int(s) for s in rows["seed"])),
             "rounds": [
@@ -211,25 +191,26 @@ def ablation_metrics(summary: dict, seed_rounds: pd.DataFrame, transferred: dict
                     "batch_positive_share": plain(m["batch positive share"]),
                     "mean_p": plain(m["mean p"]),
                 }
-                for r, m in mean.iterrows()
+                for r, m in means.loc[(task, seed_set)].iterrows()
             ],
         }
     grouped: dict = {}
     for (task, source, seed), m in transferred.items():
         grouped.setdefault((task, source), []).append((seed, m))
     for (task, source), runs in grouped.items():
+        per_seed = {k: [m[k] for _, m in runs] for k in runs[0][1]}
         out[task]["transfer"][source] = {
             "seeds": [s for s, _ in runs],
-            "labels": runs[0][1]["labels"],
-            "positives": spread([m["positives"] for _, m in runs]),
-            "ap": spread([m["ap"] for _, m in runs]),
-            "p_at_r20": spread([m["p_at_r20"] for _, m in runs]),
-            "ap_ci_per_seed": [m["ap_ci"] for _, m in runs],
-            "n_scored": runs[0][1]["n_scored"],
-            "score_std_per_seed": [m["score_std"] for _, m in runs],
-            "collapsed_per_seed": [m["collapsed"] for _, m in runs],
-            "seconds_per_model": float(np.mean([m["seconds"] for _, m in runs])),
-            "model_ids": [m["model_id"] for _, m in runs],
+            "labels": per_seed["labels"][0],
+            "positives": spread(per_seed["positives"]),
+            "ap": spread(per_seed["ap"]),
+            "p_at_r20": spread(per_seed["p_at_r20"]),
+            "ap_ci_per_seed": per_seed["ap_ci"],
+            "n_scored": per_seed["n_scored"][0],
+            "score_std_per_seed": per_seed["score_std"],
+            "collapsed_per_seed": per_seed["collapsed"],
+            "seconds_per_model": float(np.mean(per_seed["seconds"])),
+            "model_ids": per_seed["model_id"],
         }
     return out
 
@@ -247,21 +228,22 @@ def budget_metrics(
     out: dict = {}
     for task in summary:
         frame = curves_frame[curves_frame["task"] == task]
-        curves_out = {}
-        for strategy, rows in frame.groupby("strategy", sort=False):
-            mean = rows.groupby("labels")[["ap", "ap_lo", "ap_hi", "positives_found"]].mean()
-            curves_out[strategy] = [
+        columns = ["ap", "ap_lo", "ap_hi", "positives_found"]
+        curves_out = {
+            strategy: [
                 {
                     "labels": int(n),
                     "dev_ap": float(m["ap"]),
                     "dev_ap_ci": [float(m["ap_lo"]), float(m["ap_hi"])],
                     "positive_share": float(m["positives_found"] / n),
                 }
-                for n, m in mean.iterrows()
+                for n, m in rows.groupby("labels")[columns].mean().iterrows()
             ]
+            for strategy, rows in frame.groupby("strategy", sort=False)
+        }
         eff = (
             efficiency_frame[efficiency_frame["task"] == task]
-            if not efficiency_frame.empty
+            if len(efficiency_frame)
             else efficiency_frame
         )
         factor = (
@@ -283,7 +265,7 @@ def budget_metrics(
 
 
 def _records(frame: pd.DataFrame, task: str) -> list[dict]:
+    """``task``'s rows of a table indexed by task, as a metrics file's records."""
     if task not in frame.index.get_level_values(0):
         return []
-    part = frame.loc[task].reset_index()
-    return [json_row({k: plain(v) for k, v in row.items()}) for row in part.to_dict("records")]
+    return [json_row(plain(row)) for row in frame.loc[task].reset_index().to_dict("records")]

@@ -1,5 +1,7 @@
-"""The tables and frames notebooks 03-05 show: the paper's Tables 3-6 beside ours, curves per
-round, the data-efficiency factor, the noise between equally good runs and the cost of labels."""
+"""The tables and frames notebooks 03-05 show: the paper's Tables 3-6 beside ours (Tables 3 and
+4 also per seed with their 95% intervals), curves and candidate recall per round, the noise
+between equally good runs and the cost of labels. The headline's verdict is a finding
+(:func:`.findings.adaptive_vs_static`)."""
 
 from __future__ import annotations
 
@@ -23,55 +25,55 @@ __all__ = [
     "seed_set_rounds",
     "noise",
     "costs",
+    "interval_table",
+    "recall_table",
+    "curve_table",
 ]
+
+
+def _rounds(results: dict):
+    """``(task, strategy, seed, round record)`` of every run of a sweep's results."""
+    for (task, strategy, seed), result in results.items():
+        for r in result["records"]:
+            yield task, strategy, seed, r
 
 
 def curves(results: dict) -> pd.DataFrame:
     """One row per evaluated round: task, strategy, seed, round, labels, positives found and
     their share of the labels, dev AP / P@R20 with their intervals, and the candidate recall
-    (the share of the pool's positives not yet labelled that the round's candidates held; NaN
-    where the strategy searched no candidates)."""
-    rows = []
-    for (task, strategy, seed), result in results.items():
-        for r in result["records"]:
-            if r.get("dev") is None:
-                continue
-            dev = r["dev"]
-            recall = r.get("candidate_recall")
-            rows.append(
-                {
-                    "task": task,
-                    "strategy": strategy,
-                    "seed": seed,
-                    "round": r["round"],
-                    "labels": r["labels"],
-                    "positives_found": r["positives_found"],
-                    "positive_share": r["positives_found"] / r["labels"],
-                    "ap": dev["ap"],
-                    "ap_lo": dev["ap_ci"][0],
-                    "ap_hi": dev["ap_ci"][1],
-                    "p_at_r20": dev["p_at_r20"],
-                    "candidate_recall": np.nan if recall is None else float(recall),
-                }
-            )
-    return pd.DataFrame(rows)
+    (NaN where the strategy searched no candidates)."""
+    return pd.DataFrame(
+        [
+            {
+                "task": task,
+                "strategy": strategy,
+                "seed": seed,
+                "round": r["round"],
+                "labels": r["labels"],
+                "positives_found": r["positives_found"],
+                "positive_share": r["positives_found"] / r["labels"],
+                "ap": r["dev"]["ap"],
+                "ap_lo": r["dev"]["ap_ci"][0],
+                "ap_hi": r["dev"]["ap_ci"][1],
+                "p_at_r20": r["dev"]["p_at_r20"],
+                "candidate_recall": np.nan
+                if r.get("candidate_recall") is None
+                else float(r["candidate_recall"]),
+            }
+            for task, strategy, seed, r in _rounds(results)
+            if r.get("dev") is not None
+        ]
+    )
 
 
 def stage_times(results: dict) -> pd.DataFrame:
     """Mean seconds per stage and round, by task and strategy."""
-    rows = [
-        {
-            "task": task,
-            "strategy": strategy,
-            "seed": seed,
-            "round": r["round"],
-            "labels": r["labels"],
-            **r["seconds"],
-        }
-        for (task, strategy, seed), result in results.items()
-        for r in result["records"]
-    ]
-    frame = pd.DataFrame(rows).fillna(0.0)
+    frame = pd.DataFrame(
+        [
+            {"task": t, "strategy": s, "round": r["round"], "labels": r["labels"], **r["seconds"]}
+            for t, s, _, r in _rounds(results)
+        ]
+    ).fillna(0.0)
     stages = [s for s in STAGES if s in frame]
     return frame.groupby(["task", "strategy", "round"])[["labels", *stages]].mean().round(1)
 
@@ -79,81 +81,22 @@ def stage_times(results: dict) -> pd.DataFrame:
 def calibration(results: dict) -> pd.DataFrame:
     """Per round of each run whose batch was chosen by a trained model: the mean predicted p of
     the batch and the share of it that was positive (calibrated: the two agree)."""
+    columns = ["task", "strategy", "round", "batch", "mean p", "positive share"]
     rows = [
-        {
-            "task": task,
-            "strategy": strategy,
-            "seed": seed,
-            "round": r["round"],
-            "batch": r["batch"],
-            "mean p": r["calibration"]["mean_p"],
-            "positive share": r["calibration"]["positive_share"],
-        }
-        for (task, strategy, seed), result in results.items()
-        for r in result["records"]
+        [
+            t,
+            s,
+            r["round"],
+            r["batch"],
+            r["calibration"]["mean_p"],
+            r["calibration"]["positive_share"],
+        ]
+        for t, s, _, r in _rounds(results)
         if r.get("calibration")
     ]
     if not rows:
-        return pd.DataFrame(
-            columns=["task", "strategy", "round", "batch", "mean p", "positive share"]
-        )
-    frame = pd.DataFrame(rows)
-    return (
-        frame.groupby(["task", "strategy", "round"])[["batch", "mean p", "positive share"]]
-        .mean()
-        .round(3)
-    )
-
-
-def _zero_shot_first(strategies: dict) -> list:
-    """A task's ``(strategy, entry)`` pairs with the zero-shot row first (what labelling must
-    beat), the rest in their order (a metrics file keeps its keys sorted)."""
-    return sorted(strategies.items(), key=lambda item: item[0] != ZERO_SHOT)
-
-
-def table3(summary: dict, paper: dict) -> pd.DataFrame:
-    """Test P@R20 and AP per strategy, mean +- std over seeds, beside the paper's Table 3."""
-    rows = []
-    for task, strategies in summary.items():
-        for name, entry in _zero_shot_first(strategies):
-            ref = paper.get(task, {}).get(name, {})
-            rows.append(
-                {
-                    "task": task,
-                    "strategy": name,
-                    "labels": entry["labels"],
-                    "P@R20": _pm(entry["p_at_r20"]),
-                    "P@R20 (paper)": _pct(ref.get("p_at_r20")),
-                    "AP": _pm(entry["ap"]),
-                    "AP (paper)": _pct(ref.get("ap")),
-                }
-            )
-    return pd.DataFrame(rows).set_index(["task", "strategy"])
-
-
-def table4(summary: dict, paper: dict, budget: dict) -> pd.DataFrame:
-    """Positives found per strategy (mean over seeds) with the same budget, beside the paper's
-    Table 4 (positives among its 232,100 QQP / 16,640 WikiQA labels)."""
-    rows = []
-    for task, strategies in summary.items():
-        for name, entry in _zero_shot_first(strategies):
-            ref = paper.get(task, {}).get(name)
-            rows.append(
-                {
-                    "task": task,
-                    "strategy": name,
-                    "labels": entry["labels"],
-                    "positives found": f"{entry['positives_found']['mean']:,.1f}",
-                    "share": (
-                        f"{entry['positives_found']['mean'] / entry['labels']:.1%}"
-                        if entry["labels"]
-                        else "-"
-                    ),
-                    "paper": "-" if ref is None else f"{ref:,}",
-                    "paper share": "-" if ref is None else f"{ref / budget[task]['labels']:.1%}",
-                }
-            )
-    return pd.DataFrame(rows).set_index(["task", "strategy"])
+        return pd.DataFrame(columns=columns)
+    return pd.DataFrame(rows, columns=columns).groupby(columns[:3]).mean().round(3)
 
 
 def _pm(spread: dict) -> str:
@@ -170,29 +113,22 @@ def _pct(value) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
-# -- notebook 04: stratified sampling, seed sets, transfer to ConcatBERT ----------------------
-
-
-def table5(summary: dict, paper: dict) -> pd.DataFrame:
-    """Stratified sampling (with oracle access to the positives) against the active-learning
-    strategies: labels, positives, test P@R20 and AP, mean +- std, beside the paper's Table 5."""
+def _ap_table(summary: dict, paper: dict, names=None) -> pd.DataFrame:
+    """Test P@R20 and AP, mean ± std over seeds, beside the paper's, per task and strategy: the
+    strategies in ``names`` (with their positives), else all, the zero-shot row first."""
     rows = []
     for task, strategies in summary.items():
-        for name in (
-            "stratified_match",
-            "stratified_all_positives",
-            "adaptive_retrieval",
-            "uncertainty",
-        ):
+        for name in names or sorted(strategies, key=lambda n: n != ZERO_SHOT):
             if name not in strategies:
                 continue
             entry, ref = strategies[name], paper.get(task, {}).get(name, {})
+            found = f"{entry['positives_found']['mean']:,.0f}"
             rows.append(
                 {
                     "task": task,
                     "strategy": name,
                     "labels": entry["labels"],
-                    "positives": f"{entry['positives_found']['mean']:,.0f}",
+                    **({"positives": found} if names else {}),
                     "P@R20": _pm(entry["p_at_r20"]),
                     "P@R20 (paper)": _pct(ref.get("p_at_r20")),
                     "AP": _pm(entry["ap"]),
@@ -202,35 +138,66 @@ def table5(summary: dict, paper: dict) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["task", "strategy"])
 
 
+def table3(summary: dict, paper: dict) -> pd.DataFrame:
+    """Test P@R20 and AP per strategy, mean ± std over seeds, beside the paper's Table 3."""
+    return _ap_table(summary, paper)
+
+
+def table5(summary: dict, paper: dict) -> pd.DataFrame:
+    """Stratified sampling (with oracle access to the positives) against the active-learning
+    strategies: labels, positives, test P@R20 and AP, beside the paper's Table 5."""
+    names = ("stratified_match", "stratified_all_positives", "adaptive_retrieval", "uncertainty")
+    return _ap_table(summary, paper, names)
+
+
+def table4(summary: dict, paper: dict, budget: dict) -> pd.DataFrame:
+    """Positives found per strategy (mean over seeds) with the same budget, beside the paper's
+    Table 4 (positives among its 232,100 QQP / 16,640 WikiQA labels)."""
+    rows = []
+    for task, strategies in summary.items():
+        for name in sorted(strategies, key=lambda n: n != ZERO_SHOT):
+            entry, ref = strategies[name], paper.get(task, {}).get(name)
+            found = entry["positives_found"]["mean"]
+            rows.append(
+                {
+                    "task": task,
+                    "strategy": name,
+                    "labels": entry["labels"],
+                    "positives found": f"{found:,.1f}",
+                    "share": f"{found / entry['labels']:.1%}" if entry["labels"] else "-",
+                    "paper": "-" if ref is None else f"{ref:,}",
+                    "paper share": "-" if ref is None else f"{ref / budget[task]['labels']:.1%}",
+                }
+            )
+    return pd.DataFrame(rows).set_index(["task", "strategy"])
+
+
 def seed_set_rounds(results: dict, labels: dict) -> pd.DataFrame:
     """Per round of each run: dev AP, and the queried batch's positive share beside the model's
     mean p for it (the calibration story of the paper's Figure 3b). ``labels`` maps a results
     label (e.g. ``"uncertainty"``) to the seed set's name shown."""
-    rows = []
-    for (task, label, seed), result in results.items():
-        if label not in labels:
-            continue
-        for r in result["records"]:
-            calibration = r.get("calibration") or {}
-            rows.append(
-                {
-                    "task": task,
-                    "seed set": labels[label],
-                    "seed": seed,
-                    "round": r["round"],
-                    "labels": r["labels"],
-                    "dev AP": (r.get("dev") or {}).get("ap"),
-                    "batch positive share": r["positives_in_batch"] / r["batch"],
-                    "mean p": calibration.get("mean_p"),
-                    "positives found": r["positives_found"],
-                }
-            )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(
+        [
+            {
+                "task": task,
+                "seed set": labels[label],
+                "seed": seed,
+                "round": r["round"],
+                "labels": r["labels"],
+                "dev AP": (r.get("dev") or {}).get("ap"),
+                "batch positive share": r["positives_in_batch"] / r["batch"],
+                "mean p": (r.get("calibration") or {}).get("mean_p"),
+                "positives found": r["positives_found"],
+            }
+            for task, label, seed, r in _rounds(results)
+            if label in labels
+        ]
+    )
 
 
 def table6(summary: dict, transferred: dict, paper: dict) -> pd.DataFrame:
     """CosineBERT (the run's own model) beside ConcatBERT trained on the same collected labels:
-    test P@R20 and AP, mean +- std over seeds, with the paper's Table 6 (QQP only)."""
+    test P@R20 and AP, mean ± std over seeds, with the paper's Table 6 (QQP only)."""
     grouped: dict = {}
     for (task, source, _), m in transferred.items():
         grouped.setdefault((task, source), []).append(m)
@@ -254,46 +221,20 @@ def table6(summary: dict, transferred: dict, paper: dict) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["task", "data"])
 
 
-# -- notebook 05: budget curves, data efficiency, noise and cost ------------------------------
-
-
 def noise(summary: dict, groups, *, gap=(A, B)) -> pd.DataFrame:
     """How far test AP moves between runs that should be equally good (random label sets of the
     same size, training seeds), beside the gap between the two strategies of ``gap``: one row
     per task and group with the runs' mean, std, min, max and range of test AP."""
     rows = []
     for task, strategies in summary.items():
-        for name in groups:
-            if name not in strategies:
-                continue
-            values = np.asarray(strategies[name]["ap"]["per_seed"])
-            rows.append(
-                {
-                    "task": task,
-                    "runs of": name,
-                    "n": len(values),
-                    "mean AP": values.mean(),
-                    "std": values.std(),
-                    "min": values.min(),
-                    "max": values.max(),
-                    "range": values.max() - values.min(),
-                }
-            )
+        for name in (g for g in groups if g in strategies):
+            v = np.asarray(strategies[name]["ap"]["per_seed"])
+            rows.append([task, name, len(v), v.mean(), v.std(), v.min(), v.max(), np.ptp(v)])
         if all(g in strategies for g in gap):
             diff = strategies[gap[0]]["ap"]["mean"] - strategies[gap[1]]["ap"]["mean"]
-            rows.append(
-                {
-                    "task": task,
-                    "runs of": f"gap: {gap[0]} - {gap[1]} (means)",
-                    "n": None,
-                    "mean AP": diff,
-                    "std": None,
-                    "min": None,
-                    "max": None,
-                    "range": None,
-                }
-            )
-    frame = pd.DataFrame(rows)
+            rows.append([task, f"gap: {gap[0]} - {gap[1]} (means)", None, diff, *[None] * 4])
+    columns = ["task", "runs of", "n", "mean AP", "std", "min", "max", "range"]
+    frame = pd.DataFrame(rows, columns=columns)
     frame["n"] = frame["n"].astype("Int64")
     return frame.set_index(["task", "runs of"])
 
@@ -308,15 +249,13 @@ def costs(
     """What each strategy's labels cost to annotate (``per_hour`` judgements at
     ``dollars_per_hour``) beside the compute one run took (measured); with ``efficiency_frame``
     also what reaching the reference's full-budget dev AP costs."""
+    prices = {"per_hour": per_hour, "dollars_per_hour": dollars_per_hour}
     rows = []
     for task, strategies in summary.items():
         for name, entry in strategies.items():
             compute = sum(entry["seconds_per_run"].values())
             cost = budget_views.annotation_cost(
-                [entry["labels"]],
-                per_hour=per_hour,
-                dollars_per_hour=dollars_per_hour,
-                compute_seconds=compute,
+                [entry["labels"]], **prices, compute_seconds=compute
             )
             rows.append(
                 {
@@ -332,13 +271,105 @@ def costs(
     frame = pd.DataFrame(rows).set_index(["task", "strategy"])
     if efficiency_frame is not None and not efficiency_frame.empty:
         needed = efficiency_frame.groupby("task")["labels needed"].mean()
-        for task, labels in needed.items():
-            if np.isfinite(labels):
-                cost = budget_views.annotation_cost(
-                    [labels], per_hour=per_hour, dollars_per_hour=dollars_per_hour
-                )
-                frame.loc[
-                    (task, "uncertainty to static's AP"),
-                    ["labels", "annotator hours", "annotation $"],
-                ] = (round(labels), float(cost["annotator_hours"][0]), float(cost["dollars"][0]))
+        for task, labels in needed[np.isfinite(needed)].items():
+            cost = budget_views.annotation_cost([labels], **prices)
+            frame.loc[
+                (task, "uncertainty to static's AP"), ["labels", "annotator hours", "annotation $"]
+            ] = (round(labels), float(cost["annotator_hours"][0]), float(cost["dollars"][0]))
     return frame.round(3)
+
+
+# -- notebook 03 at the paper's scale: per seed, with each seed's 95% interval -----------------
+
+
+def _with_ci(value: float, ci=None) -> str:
+    return f"{value:.3f}" if not ci else f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def interval_table(
+    strategies: dict, paper_table3: dict | None = None, paper_table4: dict | None = None
+) -> pd.DataFrame:
+    """Tables 3 and 4 at once, per strategy and seed: test AP and P@R20 with their 95% bootstrap
+    intervals and the positives found, then the mean over seeds beside the paper's values."""
+    rows = []
+    for name, entry in strategies.items():
+        ap, p20, found = entry["ap"], entry["p_at_r20"], entry["positives_found"]
+        no_ci = [None] * len(entry["seeds"])
+        ap_ci, p20_ci = ap.get("ci_per_seed") or no_ci, p20.get("ci_per_seed") or no_ci
+        for i, seed in enumerate(entry["seeds"]):
+            rows.append(
+                {
+                    "strategy": name,
+                    "seed": str(seed),
+                    "labels": entry["labels"],
+                    "AP": _with_ci(ap["per_seed"][i], ap_ci[i]),
+                    "P@R20": _with_ci(p20["per_seed"][i], p20_ci[i]),
+                    "positives": f"{found['per_seed'][i]:,.0f}",
+                    "AP (paper)": "",
+                    "positives (paper)": "",
+                }
+            )
+        ref3 = (paper_table3 or {}).get(name, {})
+        ref4 = (paper_table4 or {}).get(name)
+        one = not entry["seeds"]  # the zero-shot row: one model, its own interval
+        rows.append(
+            {
+                "strategy": name,
+                "seed": "-" if one else "mean",
+                "labels": entry["labels"],
+                "AP": _with_ci(ap["mean"], ap["ci"]) if one else _mean_std(ap),
+                "P@R20": _with_ci(p20["mean"], p20["ci"]) if one else _mean_std(p20),
+                "positives": f"{found['mean']:,.0f}",
+                "AP (paper)": "-" if ref3.get("ap") is None else f"{ref3['ap']:.3f}",
+                "positives (paper)": "-" if ref4 is None else f"{ref4:,}",
+            }
+        )
+    return pd.DataFrame(rows).set_index(["strategy", "seed"])
+
+
+def _mean_std(spread: dict) -> str:
+    """The mean ± std over seeds; with one seed, its value alone (its interval is in its row)."""
+    if len(spread["per_seed"]) == 1:
+        return f"{spread['mean']:.3f} (one seed)"
+    return f"{spread['mean']:.3f} ± {spread['std']:.3f}"
+
+
+def _seed_rounds(strategies: dict, key: str) -> pd.DataFrame:
+    """Every seed's rounds that recorded ``key``, with their strategy."""
+    return pd.DataFrame(
+        [
+            {"strategy": name, **r}
+            for name, entry in strategies.items()
+            for r in entry.get("rounds_per_seed", [])
+            if r.get(key) is not None
+        ]
+    )
+
+
+def recall_table(strategies: dict) -> pd.DataFrame:
+    """Candidate recall per round (rows) and strategy (columns), the mean over seeds: the share
+    of the pool's not yet labelled positives that the round's candidate search held."""
+    frame = _seed_rounds(strategies, "candidate_recall")
+    if frame.empty:
+        return frame
+    frame = frame.rename(columns={"candidate_recall": "candidate recall"})
+    return frame.pivot_table(
+        index=["round", "labels"], columns="strategy", values="candidate recall", aggfunc="mean"
+    ).round(3)
+
+
+def curve_table(strategies: dict) -> pd.DataFrame:
+    """The Figure 4 analog's numbers, per strategy and seed (rows) and labels (columns): dev
+    AP after the round with its 95% bootstrap interval, and the positive share of the labels
+    collected so far."""
+    frame = _seed_rounds(strategies, "dev_ap")
+    if frame.empty:
+        return frame
+    frame["cell"] = [
+        _with_ci(r.dev_ap, r.dev_ap_ci if isinstance(r.dev_ap_ci, list) else None)
+        + f" · {r.positives_found / r.labels:.1%}"
+        for r in frame.itertuples()
+    ]
+    frame["seed"], frame["labels"] = frame["seed"].astype(str), frame["labels"].map("{:,}".format)
+    table = frame.pivot(index=["strategy", "seed"], columns="labels", values="cell")
+    return table[sorted(frame["labels"].unique(), key=lambda n: int(n.replace(",", "")))]
