@@ -14,14 +14,14 @@ import pandas as pd
 
 from ..data.loaders import Pool
 from ..evaluation.strata import EvalSet
-from .labels import MARKS, STRATA, LabelStore, check_name
+from .labels import STRATA, LabelStore, check_name
 from .review import (
     check_recall,
     check_scores,
-    compute_corrected,
-    compute_putative,
-    compute_threshold,
+    corrected_summary,
     highlight_differences,
+    putative_false_positives,
+    threshold_at_recall,
     with_texts_and_marks,
 )
 
@@ -41,16 +41,12 @@ class FalsePositiveBrowser:
 
     ``order="random"`` (the default) shows them in a fixed random order, so that the marked
     pairs are a uniform sample of each stratum's putative false positives, as the corrected
-    precision of eq. 14 assumes; ``"score"`` shows the most confident first, for exploring
-    (its correction then leans towards the confident errors). The summary counts the current
-    marks of ``model_id`` (all annotators) on pairs that are putative false positives at the
-    slider's threshold.
+    precision of eq. 14 assumes; ``"score"`` shows the most confident first, for exploring. The
+    summary counts the current marks of ``model_id`` (all annotators) on the putative false
+    positives at the slider's threshold.
 
-    Each key press in the keys box is one action (e/p/u mark, n/b move), however fast it is
-    typed. Widget callbacks may run on another thread than the cell that built the browser
-    (JupyterLab's kernels handle widget messages on subshell threads), so every action holds
-    the browser's lock and the label store is thread-safe.
-    """
+    Widget callbacks may run on another thread than the cell that built the browser (JupyterLab
+    handles widget messages on subshell threads), so every action holds the browser's lock."""
 
     def __init__(
         self,
@@ -65,8 +61,6 @@ class FalsePositiveBrowser:
         order: str = "random",
         seed: int = 0,
     ):
-        import ipywidgets as widgets  # optional dependency: only the widget needs it
-
         check_recall(recall)
         check_name("model_id", model_id)
         check_name("annotator", annotator)
@@ -76,16 +70,10 @@ class FalsePositiveBrowser:
         self.model_id, self.annotator, self.order, self.seed = model_id, annotator, order, seed
         self._scores = check_scores(eval_set, scores)
         self._where = {"task": pool.task, "split": pool.split, "model_id": model_id}
-        self._pairs = compute_putative(
-            eval_set, self._scores, np.inf
-        )  # empty until the first refresh
-        self._pos = 0
-        self._shown = None  # the pair last on show: kept through a filter that lists none
+        self._pos, self._shown = 0, None  # the pair last on show: kept through an empty filter
         self._lock = threading.RLock()
-        self._build(widgets, recall)
+        self._build(recall)
         self._refresh()
-
-    # -- state --------------------------------------------------------------------------------
 
     def current(self) -> dict | None:
         """The pair on show: ``pair_id, stratum, score, left, right, mark`` (None if none)."""
@@ -111,26 +99,18 @@ class FalsePositiveBrowser:
         return with_texts_and_marks(self.pool, self._pairs, mine)
 
     def summary_dict(self) -> dict:
-        """:func:`corrected_summary` at the slider's recall, plus ``recall`` and the number of
-        marked pairs per stratum among the putative false positives at that threshold
-        (``marked``, unsure included)."""
-        threshold = compute_threshold(self._scores["positive"], self.slider.value)
-        putative = compute_putative(self.eval_set, self._scores, threshold)["pair_id"]
-        summary = compute_corrected(
-            self.eval_set,
-            self._scores,
-            self.slider.value,
-            self.store.counts(**self._where, pair_ids=putative),
-        )
+        """:func:`~.review.corrected_summary` at the slider's recall, plus ``recall`` and
+        ``marked``: the marked pairs (unsure included) per stratum among the putative false
+        positives at that threshold."""
+        recall = self.slider.value
+        threshold = threshold_at_recall(self._scores["positive"], recall)
+        putative = putative_false_positives(self.eval_set, self._scores, threshold)["pair_id"]
+        counts = self.store.counts(**self._where, pair_ids=putative)
+        summary = corrected_summary(self.eval_set, self._scores, recall, counts)
         marks = self.store.marks(**self._where)
         marks = marks[marks["pair_id"].isin(putative)]  # the pairs the correction counts
-        summary["recall"] = float(self.slider.value)
-        summary["marked"] = {
-            s: int(marks["pair_id"][marks["stratum"] == s].nunique()) for s in STRATA
-        }
-        return summary
-
-    # -- actions ------------------------------------------------------------------------------
+        marked = {s: int(marks["pair_id"][marks["stratum"] == s].nunique()) for s in STRATA}
+        return {**summary, "recall": float(recall), "marked": marked}
 
     def mark(self, mark: str) -> int | None:
         """Record ``mark`` for the pair on show and move to the next; returns the row id."""
@@ -165,22 +145,15 @@ class FalsePositiveBrowser:
             elif action is not None:
                 self.step(action)
 
-    def display(self):
-        """Show the browser in the notebook."""
-        from IPython.display import display
-
-        display(self.widget)
-
-    def _ipython_display_(self):
-        self.display()
-
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
 
-    # -- wiring -------------------------------------------------------------------------------
+    def _build(self, recall: float) -> None:
+        import ipywidgets as w  # optional dependency: only the widget needs it
 
-    def _build(self, widgets, recall: float) -> None:
-        self.slider = widgets.FloatSlider(
+        from .keycatcher import KeyCatcher
+
+        self.slider = w.FloatSlider(
             value=recall,
             min=min(0.05, recall),
             max=1.0,
@@ -189,26 +162,16 @@ class FalsePositiveBrowser:
             continuous_update=False,
             readout_format=".2f",
         )
-        self.stratum = widgets.ToggleButtons(
-            options=["all", *STRATA], value="all", description="stratum"
-        )
-        self.prev_button = widgets.Button(description="◀ back", tooltip="back (b)")
-        self.next_button = widgets.Button(description="next ▶", tooltip="next (n)")
-        self.position = widgets.Label()
-        self.pair = widgets.HTML()
+        self.stratum = w.ToggleButtons(options=["all", *STRATA], description="stratum")
+        self.prev_button = w.Button(description="◀ back", tooltip="back (b)")
+        self.next_button = w.Button(description="next ▶", tooltip="next (n)")
+        self.position, self.pair, self.summary = w.Label(), w.HTML(), w.HTML()
         key_of = {action: key for key, action in _KEYS.items()}
         self.buttons = {
-            m: widgets.Button(
-                description=_LABELS[m][0],
-                button_style=_LABELS[m][1],
-                tooltip=f"{_LABELS[m][0]} ({key_of[m]})",
-            )
-            for m in MARKS
+            m: w.Button(description=text, button_style=style, tooltip=f"{text} ({key_of[m]})")
+            for m, (text, style) in _LABELS.items()
         }
-        from .keycatcher import KeyCatcher
-
-        self.keys = KeyCatcher(_KEYS_HELP, layout=widgets.Layout(width="60%"))
-        self.summary = widgets.HTML()
+        self.keys = KeyCatcher(_KEYS_HELP, layout=w.Layout(width="60%"))
         for widget, name in (
             (self.slider, "recall"),
             (self.stratum, "stratum"),
@@ -228,12 +191,12 @@ class FalsePositiveBrowser:
         for m, button in self.buttons.items():
             button.on_click(lambda _, m=m: self.mark(m))
         self.keys.on_key(self.press)
-        self.widget = widgets.VBox(
+        self.widget = w.VBox(
             [
-                widgets.HBox([self.slider, self.stratum]),
-                widgets.HBox([self.prev_button, self.position, self.next_button]),
+                w.HBox([self.slider, self.stratum]),
+                w.HBox([self.prev_button, self.position, self.next_button]),
                 self.pair,
-                widgets.HBox(list(self.buttons.values())),
+                w.HBox(list(self.buttons.values())),
                 self.keys,
                 self.summary,
             ]
@@ -244,21 +207,18 @@ class FalsePositiveBrowser:
         """Recompute the list after a slider or filter change, staying on the pair last shown
         if it is listed (also after a filter that listed nothing)."""
         with self._lock:
-            self._relist()
-
-    def _relist(self) -> None:
-        threshold = compute_threshold(self._scores["positive"], self.slider.value)
-        pairs = compute_putative(self.eval_set, self._scores, threshold)
-        if self.stratum.value != "all":
-            pairs = pairs[pairs["stratum"] == self.stratum.value]
-        if self.order == "random":
-            pairs = pairs.iloc[
-                np.argsort(_hash(pairs["pair_id"].to_numpy(), self.seed), kind="stable")
-            ]
-        self._pairs = pairs.reset_index(drop=True)
-        at = np.flatnonzero(self._pairs["pair_id"].to_numpy() == self._shown)
-        self._pos = int(at[0]) if len(at) else 0
-        self._render()
+            threshold = threshold_at_recall(self._scores["positive"], self.slider.value)
+            pairs = putative_false_positives(self.eval_set, self._scores, threshold)
+            if self.stratum.value != "all":
+                pairs = pairs[pairs["stratum"] == self.stratum.value]
+            if self.order == "random":  # a fixed pseudo-random key per pair id
+                with np.errstate(over="ignore"):
+                    ids = pairs["pair_id"].to_numpy(np.uint64) + np.uint64(self.seed)
+                    pairs = pairs.iloc[np.argsort(ids * np.uint64(0x9E3779B97F4A7C15))]
+            self._pairs = pairs.reset_index(drop=True)
+            at = np.flatnonzero(self._pairs["pair_id"].to_numpy() == self._shown)
+            self._pos = int(at[0]) if len(at) else 0
+            self._render()
 
     def _render(self) -> None:
         pair, n = self.current(), len(self._pairs)
@@ -275,22 +235,21 @@ class FalsePositiveBrowser:
 class RunPicker:
     """A dropdown of scored runs; picking one shows a :class:`FalsePositiveBrowser` on it.
 
-    ``runs`` maps a name (e.g. ``"qqp concatbert"``) to ``(pool, eval_set, scores, model_id)``.
-    Browsers are built on first pick and kept, so moving between runs keeps each one's place.
-    """
+    ``runs`` maps a name (``"qqp concatbert"``) to ``(pool, eval_set, scores, model_id)``. Each
+    browser is built on its first pick and kept, so moving between runs keeps each one's place."""
 
     def __init__(
         self, runs: Mapping, *, store: LabelStore, annotator: str = "anonymous", recall: float = 0.2
     ):
-        import ipywidgets as widgets
+        import ipywidgets as w
 
         if not runs:
             raise ValueError("runs is empty: nothing to browse")
         self.runs, self.store, self.annotator, self.recall = dict(runs), store, annotator, recall
         self.browsers: dict[str, FalsePositiveBrowser] = {}
-        self.dropdown = widgets.Dropdown(options=list(self.runs), description="run")
+        self.dropdown = w.Dropdown(options=list(self.runs), description="run")
         self.dropdown.add_class("pairlab-run-picker-dropdown")
-        self.widget = widgets.VBox([self.dropdown])
+        self.widget = w.VBox([self.dropdown])
         self.widget.add_class("pairlab-run-picker")
         self.dropdown.observe(lambda _: self._show(), names="value")
         self._show()
@@ -315,20 +274,8 @@ class RunPicker:
             )
         self.widget.children = [self.dropdown, self.browsers[name].widget]
 
-    def _ipython_display_(self):
-        from IPython.display import display
-
-        display(self.widget)
-
-
-# ---------------------------------------------------------------------------------------------
-# Unchecked cores and rendering
-
-
-def _hash(ids: np.ndarray, seed: int) -> np.ndarray:
-    """A fixed pseudo-random key per pair id: the order of a subset does not depend on the rest."""
-    with np.errstate(over="ignore"):
-        return (ids.astype(np.uint64) + np.uint64(seed)) * np.uint64(0x9E3779B97F4A7C15)
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
 
 
 def _pair_html(pair: dict) -> str:
