@@ -28,6 +28,7 @@ __all__ = [
     "corrected_summary",
     "highlight_differences",
     "marked",
+    "words",
     "report",
     "with_texts_and_marks",
     "check_recall",
@@ -93,10 +94,15 @@ def marked(text: str, pick: Callable[[str], bool]) -> str:
     )
 
 
+def words(text: str) -> set[str]:
+    """The lower-cased word tokens of ``text``."""
+    return {w.lower() for w in _WORD.findall(text)}
+
+
 def highlight_differences(left: str, right: str) -> tuple[str, str]:
     """Both texts HTML-escaped, with ``<mark>`` around words (case-insensitive) missing from the
     other text."""
-    left_words, right_words = (set(_WORD.findall(t.lower())) for t in (left, right))
+    left_words, right_words = words(left), words(right)
     return (
         marked(left, lambda w: w not in right_words),
         marked(right, lambda w: w not in left_words),
