@@ -39,10 +39,9 @@ _KEYS_HELP = "keys: e = real error, p = actually positive, u = unsure, n = next,
 class FalsePositiveBrowser:
     """Walks one model's putative false positives at a recall and records manual marks.
 
-    ``order="random"`` (the default) shows them in a fixed random order, so that the marked
-    pairs are a uniform sample of each stratum's putative false positives, as the corrected
-    precision of eq. 14 assumes; ``"score"`` shows the most confident first, for exploring. The
-    summary counts the current marks of ``model_id`` (all annotators) on the putative false
+    The pairs come in a fixed pseudo-random order, so that the marked pairs are a uniform sample
+    of each stratum's putative false positives, as the corrected precision of eq. 14 assumes.
+    The summary counts the current marks of ``model_id`` (all annotators) on the putative false
     positives at the slider's threshold.
 
     Widget callbacks may run on another thread than the cell that built the browser (JupyterLab
@@ -58,16 +57,12 @@ class FalsePositiveBrowser:
         store: LabelStore,
         annotator: str = "anonymous",
         recall: float = 0.2,
-        order: str = "random",
-        seed: int = 0,
     ):
         check_recall(recall)
         check_name("model_id", model_id)
         check_name("annotator", annotator)
-        if order not in ("score", "random"):
-            raise ValueError(f"order must be 'score' or 'random', got {order!r}")
         self.pool, self.eval_set, self.store = pool, eval_set, store
-        self.model_id, self.annotator, self.order, self.seed = model_id, annotator, order, seed
+        self.model_id, self.annotator = model_id, annotator
         self._scores = check_scores(eval_set, scores)
         self._where = {"task": pool.task, "split": pool.split, "model_id": model_id}
         self._pos, self._shown = 0, None  # the pair last on show: kept through an empty filter
@@ -160,7 +155,6 @@ class FalsePositiveBrowser:
             step=0.05,
             description="recall",
             continuous_update=False,
-            readout_format=".2f",
         )
         self.stratum = w.ToggleButtons(options=["all", *STRATA], description="stratum")
         self.prev_button = w.Button(description="◀ back", tooltip="back (b)")
@@ -211,10 +205,9 @@ class FalsePositiveBrowser:
             pairs = putative_false_positives(self.eval_set, self._scores, threshold)
             if self.stratum.value != "all":
                 pairs = pairs[pairs["stratum"] == self.stratum.value]
-            if self.order == "random":  # a fixed pseudo-random key per pair id
-                with np.errstate(over="ignore"):
-                    ids = pairs["pair_id"].to_numpy(np.uint64) + np.uint64(self.seed)
-                    pairs = pairs.iloc[np.argsort(ids * np.uint64(0x9E3779B97F4A7C15))]
+            with np.errstate(over="ignore"):  # a fixed pseudo-random key per pair id
+                key = pairs["pair_id"].to_numpy(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+            pairs = pairs.iloc[np.argsort(key)]
             self._pairs = pairs.reset_index(drop=True)
             at = np.flatnonzero(self._pairs["pair_id"].to_numpy() == self._shown)
             self._pos = int(at[0]) if len(at) else 0
