@@ -148,43 +148,29 @@ class FalsePositiveBrowser:
 
         from .keycatcher import KeyCatcher
 
+        tag = "pairlab-fp-{}".format  # stable handles for the browser tests
         self.slider = w.FloatSlider(
-            value=recall,
-            min=min(0.05, recall),
-            max=1.0,
-            step=0.05,
-            description="recall",
-            continuous_update=False,
+            value=recall, min=min(0.05, recall), max=1.0, step=0.05, continuous_update=False
         )
+        self.slider.description = "recall"
         self.stratum = w.ToggleButtons(options=["all", *STRATA], description="stratum")
-        self.prev_button = w.Button(description="◀ back", tooltip="back (b)")
-        self.next_button = w.Button(description="next ▶", tooltip="next (n)")
-        self.position, self.pair, self.summary = w.Label(), w.HTML(), w.HTML()
-        key_of = {action: key for key, action in _KEYS.items()}
-        self.buttons = {
-            m: w.Button(description=text, button_style=style, tooltip=f"{text} ({key_of[m]})")
-            for m, (text, style) in _LABELS.items()
-        }
-        self.keys = KeyCatcher(_KEYS_HELP, layout=w.Layout(width="60%"))
-        for widget, name in (
-            (self.slider, "recall"),
-            (self.stratum, "stratum"),
-            (self.prev_button, "back"),
-            (self.next_button, "next"),
-            (self.position, "position"),
-            (self.pair, "pair"),
-            (self.keys, "keys"),
-            (self.summary, "summary"),
-            *((b, f"mark-{m}") for m, b in self.buttons.items()),
-        ):
-            widget.add_class(f"pairlab-fp-{name}")  # stable handles for the browser tests
-        self.slider.observe(lambda _: self._refresh(), names="value")
-        self.stratum.observe(lambda _: self._refresh(), names="value")
+        self.prev_button = w.Button(description="◀ back", tooltip="back (b)").add_class(tag("back"))
+        self.next_button = w.Button(description="next ▶", tooltip="next (n)").add_class(tag("next"))
+        self.position = w.Label().add_class(tag("position"))
+        self.pair = w.HTML().add_class(tag("pair"))
+        self.summary = w.HTML().add_class(tag("summary"))
+        self.keys = KeyCatcher(_KEYS_HELP, layout=w.Layout(width="60%")).add_class(tag("keys"))
+        self.slider.add_class(tag("recall")).observe(lambda _: self._refresh(), names="value")
+        self.stratum.add_class(tag("stratum")).observe(lambda _: self._refresh(), names="value")
         self.prev_button.on_click(lambda _: self.step(-1))
         self.next_button.on_click(lambda _: self.step(1))
-        for m, button in self.buttons.items():
-            button.on_click(lambda _, m=m: self.mark(m))
         self.keys.on_key(self.press)
+        key_of = {action: key for key, action in _KEYS.items()}
+        self.buttons = {}
+        for m, (text, style) in _LABELS.items():
+            button = w.Button(description=text, button_style=style, tooltip=f"{text} ({key_of[m]})")
+            button.on_click(lambda _, m=m: self.mark(m))
+            self.buttons[m] = button.add_class(tag(f"mark-{m}"))
         self.widget = w.VBox(
             [
                 w.HBox([self.slider, self.stratum]),
@@ -194,8 +180,7 @@ class FalsePositiveBrowser:
                 self.keys,
                 self.summary,
             ]
-        )
-        self.widget.add_class("pairlab-fp-browser")
+        ).add_class(tag("browser"))
 
     def _refresh(self) -> None:
         """Recompute the list after a slider or filter change, staying on the pair last shown

@@ -28,31 +28,22 @@ class RunDashboard:
         import ipywidgets as w
         import plotly.graph_objects as go
 
-        self.progress = w.IntProgress(
-            value=0, min=0, max=max(total_rounds, 1), description="rounds", bar_style="info"
-        )
+        self.progress = w.IntProgress(max=max(total_rounds, 1), description="rounds")
+        self.progress.bar_style = "info"
         self.status = w.HTML(f"<b>{title}</b>: waiting for the first round")
         self.times, self.recall = w.HTML(), w.HTML()
-        self.figure = go.FigureWidget(
-            layout=dict(
-                height=360,
-                margin=dict(l=50, r=20, t=40, b=40),
-                title="dev AP after each round",
-                xaxis_title="labels collected",
-                yaxis_title="dev all-pairs AP",
-                template="plotly_white",
-            )
+        self.figure = go.FigureWidget().update_layout(
+            height=360,
+            margin=dict(l=50, r=20, t=40, b=40),
+            title="dev AP after each round",
+            xaxis_title="labels collected",
+            yaxis_title="dev all-pairs AP",
+            template="plotly_white",
         )
         self.widget = w.VBox([self.status, self.progress, self.figure, self.recall, self.times])
-        for widget, name in (
-            (self.widget, ""),
-            (self.status, "-status"),
-            (self.progress, "-progress"),
-            (self.figure, "-figure"),
-            (self.recall, "-recall"),
-            (self.times, "-times"),
-        ):
-            widget.add_class(f"pairlab-dashboard{name}")  # stable handles for the browser tests
+        for name in ("status", "progress", "figure", "recall", "times"):
+            getattr(self, name).add_class(f"pairlab-dashboard-{name}")  # for the browser tests
+        self.widget.add_class("pairlab-dashboard")
         self.title = title
         self._traces: dict[tuple, int] = {}
         self._recalls: dict[str, dict[int, float | None]] = {}  # run -> round -> recall

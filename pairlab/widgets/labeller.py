@@ -78,7 +78,7 @@ class LabellingWidget:
         self._shown_at, self._views = 0.0, 0  # when the pair on show came; a number a view
         self._points = _curve(store.history())  # (labels, positives) after each change
         self._wake, self._stop = threading.Event(), threading.Event()
-        self.error: Exception | None = None  # the refresher's last failure, None after a success
+        self._thread = threading.Thread(target=self._run, name="pairlab-labeller", daemon=True)
         self._build()
         key = (str(store.path.resolve()), annotator)
         if (earlier := _LIVE.get(key)) is not None:
@@ -87,7 +87,6 @@ class LabellingWidget:
         with self._lock:
             self._show(store.next_pair(after=0))
         self._refresh()
-        self._thread = threading.Thread(target=self._run, name="pairlab-labeller", daemon=True)
         self._thread.start()
 
     def press(self, key: str) -> int | None:
@@ -133,11 +132,9 @@ class LabellingWidget:
         """Stop the refresher thread and close the widgets (every answer is already stored)."""
         self._stop.set()
         self._wake.set()
-        thread = getattr(self, "_thread", None)
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=max(5.0, 4 * self.poll))
-        for widget in self._widgets:
-            widget.close()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout=max(5.0, 4 * self.poll))
+        _close(self.widget)
 
     @property
     def closed(self) -> bool:
@@ -161,7 +158,6 @@ class LabellingWidget:
             left, right = self.texts(item.pair_id)
             markup = pair_html(str(left), str(right), titles=self.titles)
         except Exception as error:  # nothing on show, so no key can answer a pair not shown
-            self.error = error
             self.pair.value = (
                 f"<div class='pairlab-label-error' style='color:#b00'>the texts of pair "
                 f"{int(item.pair_id)} could not be read: {html.escape(repr(error))}</div>"
@@ -208,9 +204,7 @@ class LabellingWidget:
                 return
             try:
                 self._refresh()
-                self.error = None
             except Exception as error:  # a texts() or store error: shown, and tried again
-                self.error = error
                 failed = html.escape(f"refresh failed: {error!r}")
                 self.status.value = f"<span style='color:#b00'>{failed}</span>"
                 if self._stop.wait(self.poll):
@@ -221,37 +215,31 @@ class LabellingWidget:
 
         from .keycatcher import KeyCatcher
 
-        self.status, self.guide = w.HTML(), w.HTML()
-        self.pair = w.HTML(layout=w.Layout(width="auto"))
-        self.counts_html, self.plot = w.HTML(), w.HTML()
-        self.keys = KeyCatcher(KEYS_HELP, layout=w.Layout(width="34em"))
-        self.buttons = {
-            key: w.Button(
-                description=text, button_style=style, tooltip=text, layout=w.Layout(width="auto")
-            )
-            for key, text, style in _BUTTONS
-        }
-        for key, button in self.buttons.items():
-            button.on_click(lambda _, key=key: self.press(key))
+        tag = "pairlab-label-{}".format  # stable handles for the browser tests
+        self.status, self.guide, self.counts_html, self.plot = (
+            w.HTML().add_class(tag(name)) for name in ("status", "guide", "counts", "plot")
+        )
+        self.pair = w.HTML(layout=w.Layout(width="auto")).add_class(tag("pair"))
+        self.keys = KeyCatcher(KEYS_HELP, layout=w.Layout(width="34em")).add_class(tag("keys"))
         self.keys.on_key(self.press)
+        self.buttons = {}
+        for key, text, style in _BUTTONS:
+            button = w.Button(description=text, button_style=style, tooltip=text)
+            button.on_click(lambda _, key=key: self.press(key))
+            self.buttons[key] = button.add_class(tag(f"button-{key}"))
+            button.layout.width = "auto"
         rows = [
             w.HBox([*self.buttons.values(), self.keys]),
             w.HBox([self.counts_html, self.plot], layout=w.Layout(align_items="center")),
         ]
         self.widget = w.VBox([self.status, self.pair, *rows, self.guide])
-        named = {
-            "": self.widget,
-            "-status": self.status,
-            "-pair": self.pair,
-            "-guide": self.guide,
-            "-keys": self.keys,
-            "-counts": self.counts_html,
-            "-plot": self.plot,
-            **{f"-button-{k}": b for k, b in self.buttons.items()},
-        }
-        for name, widget in named.items():
-            widget.add_class(f"pairlab-label{name}")  # stable handles for the browser tests
-        self._widgets = [*rows, *named.values()]
+        self.widget.add_class("pairlab-label")
+
+
+def _close(widget) -> None:
+    for child in getattr(widget, "children", ()):
+        _close(child)
+    widget.close()
 
 
 def shared_words(left: str, right: str) -> set[str]:
