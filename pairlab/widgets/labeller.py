@@ -1,16 +1,12 @@
 """The labelling widget: a person answers the pairs a labelling session asks, one key a pair.
 
-It shows the first queued pair without an answer of a :class:`~pairlab.annotators.person.SessionStore`
-(both records side by side, a field a line, the words they share marked; no model score, and an
-audit pair looks like any other) and commits each answer (``y`` match, ``n`` not a match, ``u``
-unsure; ``p`` takes the last one back) before it shows the next pair. A background thread
-refreshes the counts, a sparkline of positives against labels, the worker's status and the
-stopping guide (the session's latest recall estimate, status key ``"estimate"``: it advises, the
-person decides), and picks up the pairs a worker posts while the widget waits.
-
-Key presses arrive on whichever thread the kernel routes the comm to (JupyterLab 4: a subshell).
-Every change of what is shown holds one lock, and the key path does only the answer, the next
-pair's lookup and its HTML, so a key press costs a few milliseconds however long the session.
+It shows the first unanswered queued pair of a :class:`~pairlab.annotators.person.SessionStore`
+(both records side by side, the words they share marked; no score, an audit pair like any
+other) and commits each answer before the next pair. A background thread refreshes the counts,
+a sparkline of positives against labels, the worker's status and the stopping guide (the
+session's latest recall estimate: it advises, the person decides), and picks up new pairs.
+Keys arrive on whichever thread the kernel routes the comm to; what is shown changes under one
+lock, and the key path does only the answer and the next pair, a few milliseconds a key.
 """
 
 from __future__ import annotations
@@ -48,9 +44,8 @@ _LIVE: weakref.WeakValueDictionary[tuple, LabellingWidget] = weakref.WeakValueDi
 class LabellingWidget:
     """Shows a :class:`SessionStore`'s queued pairs one at a time and records a person's answers.
 
-    ``texts(pair_id) -> (left_text, right_text)``; ``poll``: seconds between the refresher's
-    looks at the store. A second widget on the same store and annotator (a cell run again)
-    closes the first."""
+    ``texts(pair_id) -> (left, right)``; ``poll``: seconds between the refresher's looks at the
+    store. A second widget on the same store and annotator (a cell run again) closes the first."""
 
     def __init__(
         self,
@@ -90,8 +85,8 @@ class LabellingWidget:
         self._thread.start()
 
     def press(self, key: str) -> int | None:
-        """Act on one key as if pressed in the key box: y/n/u answer the pair on show, p takes
-        the last answer back; others are ignored. Returns the pair id answered or withdrawn."""
+        """Act on one key as pressed in the key box: y/n/u answer (match, not, unsure), p takes the
+        last answer back, others do nothing. Returns the pair id answered or withdrawn."""
         key = key.lower() if isinstance(key, str) and not self._stop.is_set() else ""
         if key == "p":
             return self.undo()
@@ -112,8 +107,7 @@ class LabellingWidget:
         return item.pair_id
 
     def undo(self) -> int | None:
-        """Withdraw the last answer and show its pair again; returns its id (None: nothing to
-        take back)."""
+        """Withdraw the last answer and show its pair again; returns its id (None: none)."""
         with self._lock:
             pair_id = self.store.undo(annotator=self.annotator)
             if pair_id is None:
