@@ -74,18 +74,9 @@ class FalsePositiveBrowser:
         """The pair on show: ``pair_id, stratum, score, left, right, mark`` (None if none)."""
         if not len(self._pairs):
             return None
-        row = self._pairs.iloc[self._pos]
-        left, right = self.pool.texts(np.array([row["pair_id"]], dtype=np.int64))
         mine = self.store.marks(**self._where, annotator=self.annotator)
-        marks = mine.loc[mine["pair_id"] == row["pair_id"], "mark"]
-        return {
-            "pair_id": int(row["pair_id"]),
-            "stratum": str(row["stratum"]),
-            "score": float(row["score"]),
-            "left": str(left[0]),
-            "right": str(right[0]),
-            "mark": marks.iloc[-1] if len(marks) else None,
-        }
+        row = with_texts_and_marks(self.pool, self._pairs.iloc[[self._pos]], mine).iloc[0]
+        return {**row, "pair_id": int(row["pair_id"]), "score": float(row["score"])}
 
     def table(self) -> pd.DataFrame:
         """The pairs being browsed (putative false positives at the current threshold and

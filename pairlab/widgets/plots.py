@@ -166,9 +166,8 @@ def _rgba(colour: str | None, alpha: float) -> str:
 
 
 def panels(tasks, *rows: str, title: str, height: int = 420, **options) -> go.Figure:
-    """A figure of one column a task (or a title: ``tasks`` of a figure that is not per task) and
-    one row per title in ``rows`` (``"dev AP"`` titles a panel ``"QQP: dev AP"``); ``options``
-    go to ``make_subplots``."""
+    """A figure of one column a task (none: one untitled panel) and one row per title in ``rows``
+    (``"dev AP"`` titles a panel ``"QQP: dev AP"``); ``options`` go to ``make_subplots``."""
     titles = [f"{t.upper()}: {what}" if what else t.upper() for what in rows or [""] for t in tasks]
     grid = dict(shared_xaxes=True, vertical_spacing=0.08) if len(rows) > 1 else {}
     fig = make_subplots(
@@ -206,35 +205,21 @@ def growth_figure(curves: dict[str, pd.DataFrame]) -> go.Figure:
     long = _long(curves, "items", ["pairs", "positives", "ratio"], var_name="what")
     long["line"] = long["task"] + ": " + long["what"].replace({"ratio": "1 : ratio"})
     long["panel"] = long["what"] == "ratio"
-    fig = make_subplots(
-        rows=1,
-        cols=2,
-        subplot_titles=(
-            "The pool grows quadratically, positives linearly",
-            "Imbalance: pairs per positive",
-        ),
-    )
+    titles = ("The pool grows quadratically, positives linearly", "Imbalance: pairs per positive")
+    fig = make_subplots(rows=1, cols=2, subplot_titles=titles).update_layout(template=TEMPLATE)
     draw = dict(by="line", colour="task", dash="what", seeds=False, facet="panel")
-    seed_curves(fig, long, "items", "value", **draw)
-    fig.update_xaxes(type="log", title="left items in the training split")
-    fig.update_yaxes(type="log")
-    titles = dict(yaxis_title="count", yaxis2_title="pairs per positive")
-    return fig.update_layout(template=TEMPLATE, height=420, **titles)
+    seed_curves(fig, long, "items", "value", **draw).update_yaxes(type="log")
+    fig.update_layout(height=420, yaxis_title="count", yaxis2_title="pairs per positive")
+    return _axes(fig, "left items in the training split", type="log")
 
 
 def cluster_figure(sizes: dict[str, pd.Series]) -> go.Figure:
     """Items by number of positive partners (QQP: duplicate cluster size - 1)."""
-    fig = go.Figure()
+    fig = panels([], title="Most items have no positive partner at all", height=380)
     for name, series in sizes.items():
         fig.add_bar(x=series.index, y=series.values, name=name, marker_color=COLOURS.get(name))
-    return fig.update_layout(
-        template=TEMPLATE,
-        barmode="group",
-        height=380,
-        title="Most items have no positive partner at all",
-        xaxis_title="positive partners per item",
-        yaxis=dict(type="log", title="left items"),
-    )
+    fig.update_layout(barmode="group").update_yaxes(type="log")
+    return _axes(fig, "positive partners per item", "left items")
 
 
 def yield_figure(yields: dict[str, pd.DataFrame]) -> go.Figure:
@@ -249,17 +234,12 @@ def yield_figure(yields: dict[str, pd.DataFrame]) -> go.Figure:
 
 def pr_figure(curves: dict[str, dict], title: str = "All-pairs precision-recall") -> go.Figure:
     """Estimated all-pairs precision-recall curves (``metrics.pr_curve`` outputs) by name."""
-    fig = go.Figure()
+    fig = panels([], title=title)
     for name, c in curves.items():
         fig.add_scatter(x=c["recall"], y=c["precision"], name=name, mode="lines", line_shape="hv")
     fig.add_vline(x=0.2, line_dash="dot", annotation_text="R = 20%")
-    return fig.update_layout(
-        template=TEMPLATE,
-        height=420,
-        title=title,
-        xaxis=dict(title="recall", range=[0, 1]),
-        yaxis=dict(title="precision (all pairs, estimated)", range=[0, 1.02]),
-    )
+    fig.update_xaxes(range=[0, 1]).update_yaxes(range=[0, 1.02])
+    return _axes(fig, "recall", "precision (all pairs, estimated)")
 
 
 def active_curves_figure(
@@ -299,7 +279,8 @@ def collection_figure(curves: pd.DataFrame) -> go.Figure:
 def positives_figure(summary: dict, *, paper: dict | None = None) -> go.Figure:
     """Share of the collected labels that are positive per strategy and task (Table 4 as bars);
     ``paper`` adds the paper's shares as hollow markers."""
-    fig = go.Figure()
+    title = "Positives among the collected labels (bar text: mean count)"
+    fig = panels([], title=title, height=400).update_layout(showlegend=True)
     for task, strategies in summary.items():
         names = [n for n in strategies if strategies[n]["labels"]]  # not the zero-shot row
         found = [strategies[n]["positives_found"]["mean"] for n in names]
@@ -320,13 +301,8 @@ def positives_figure(summary: dict, *, paper: dict | None = None) -> go.Figure:
                 marker=dict(symbol="circle-open", size=12, color="black"),
                 name=f"paper ({task})",
             )
-    return fig.update_layout(
-        template=TEMPLATE,
-        height=400,
-        showlegend=True,
-        title="Positives among the collected labels (bar text: mean count)",
-        yaxis=dict(title="share of labels that are positive", tickformat=".0%"),
-    )
+    fig.update_yaxes(tickformat=".0%")
+    return _axes(fig, None, "share of labels that are positive")
 
 
 def seed_set_figure(rounds: pd.DataFrame) -> go.Figure:
