@@ -246,10 +246,9 @@ def record_html(text: str, shared: set[str]) -> str:
     in ``shared`` (lower case) in ``<mark>``, everything else escaped."""
     fields = _fields(text)
     if fields is None:
-        return marked(text, shared.__contains__)
+        return marked(text, shared)
     return "".join(
-        f"<div><b>{html.escape(name)}</b>: {marked(value, shared.__contains__)}</div>"
-        for name, value in fields
+        f"<div><b>{html.escape(name)}</b>: {marked(value, shared)}</div>" for name, value in fields
     )
 
 

@@ -1,13 +1,10 @@
 """Durable manual labels of putative false positives, in an append-only SQLite file.
 
 Each judgement is one row of ``marks``, never updated or deleted: a newer mark of the same pair
-by the same annotator (for the same task, split and model) supersedes the older one when reading
-*current* marks, so the whole history stays auditable. Every ``add`` is its own committed
-transaction, and the file runs in WAL mode with ``synchronous=FULL`` and a busy timeout: a killed
-kernel loses no returned mark, and two kernels may write at once.
-
-JupyterLab's kernels (ipykernel 7) run widget callbacks on subshell threads, so the connection
-is opened with ``check_same_thread=False`` and every use of it holds the store's lock.
+by the same annotator (task, split and model) supersedes the older one when reading *current*
+marks. Every ``add`` is its own committed transaction, in WAL mode with ``synchronous=FULL`` and a
+busy timeout: a killed kernel loses no returned mark, and two kernels may write at once. Widget
+callbacks run on subshell threads (ipykernel 7): every use of the connection holds a lock.
 """
 
 from __future__ import annotations
@@ -67,11 +64,7 @@ class LabelStore:
         right_text: str | None = None,
     ) -> int:
         """Append one mark, committed before returning; returns its row id."""
-        if (
-            isinstance(pair_id, (bool, np.bool_))
-            or not isinstance(pair_id, (int, np.integer))
-            or pair_id < 0
-        ):
+        if isinstance(pair_id, bool) or not isinstance(pair_id, (int, np.integer)) or pair_id < 0:
             raise ValueError(f"pair_id must be a non-negative integer, got {pair_id!r}")
         for name, value, allowed in (("mark", mark, MARKS), ("stratum", stratum, STRATA)):
             if value not in allowed:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -85,11 +85,14 @@ def corrected_summary(eval_set: EvalSet, scores: Mapping, recall: float, counts:
     return {**out, "threshold": threshold, "tp": tp, "fp_near": fp_near, "fp_rand": fp_rand}
 
 
-def marked(text: str, pick: Callable[[str], bool]) -> str:
-    """``text`` HTML-escaped, with ``<mark>`` around each word whose lower case ``pick`` takes."""
+def marked(text: str, chosen: set[str], *, missing: bool = False) -> str:
+    """``text`` HTML-escaped, with ``<mark>`` around each word whose lower case is in ``chosen``
+    (``missing``: is not in it)."""
     parts = _WORD.split(text)  # odd positions are words, even ones what lies between
     return "".join(
-        f"<mark>{html.escape(p)}</mark>" if k % 2 and pick(p.lower()) else html.escape(p)
+        f"<mark>{html.escape(p)}</mark>"
+        if k % 2 and (p.lower() in chosen) != missing
+        else html.escape(p)
         for k, p in enumerate(parts)
     )
 
@@ -102,11 +105,7 @@ def words(text: str) -> set[str]:
 def highlight_differences(left: str, right: str) -> tuple[str, str]:
     """Both texts HTML-escaped, with ``<mark>`` around words (case-insensitive) missing from the
     other text."""
-    left_words, right_words = words(left), words(right)
-    return (
-        marked(left, lambda w: w not in right_words),
-        marked(right, lambda w: w not in left_words),
-    )
+    return marked(left, words(right), missing=True), marked(right, words(left), missing=True)
 
 
 def report(
