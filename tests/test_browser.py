@@ -3,9 +3,10 @@ import pytest
 from conftest import clustered_pool
 
 from pairlab.evaluation import CosineScorer, EvalConfig, build_eval_set, evaluate
-from pairlab.widgets.browser import FalsePositiveBrowser, RunPicker
 from pairlab.widgets.labels import LabelStore
 from pairlab.widgets.review import (
+    FalsePositiveBrowser,
+    RunPicker,
     corrected_summary,
     highlight_differences,
     putative_false_positives,
