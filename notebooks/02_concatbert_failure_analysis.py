@@ -44,7 +44,7 @@ from IPython.display import display
 from pairlab import data, evaluation as ev
 from pairlab.experiments import baselines
 from pairlab.notebook import load_settings, setup
-from pairlab.widgets import browser, labels, plots, review
+from pairlab.widgets import labels, plots, review
 
 # %% tags=["parameters"]
 profile = "quick"                 # shared settings (data, pools, model, strata: profiles/base.yaml) from profiles/<profile>.yaml
@@ -196,7 +196,7 @@ for name in tasks:
 # %%
 runs = {f"{name} {kind}": (tasks[name]["test"], evals[(name, kind)], results[(name, kind)]["scores"],
                              trained[(name, kind)][1]) for name, kind in results}
-browser.RunPicker(runs, store=store, annotator=annotator)
+review.RunPicker(runs, store=store, annotator=annotator)
 
 # %% [markdown] tags=["exercise"]
 # ### Exercise 2.1: where do the false positives come from?

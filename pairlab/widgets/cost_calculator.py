@@ -1,7 +1,7 @@
-"""A cost calculator for notebook 08 (the web tool Althammer et al. 2023 describe for their
-readers): sliders for assessments per hour, the annotator's, GPU and CPU dollars per hour, and
-the budget-aware figure redrawn live from the runs' measured assessments and hours. Under
-papermill nobody moves a slider, so the figure shows the defaults it was built with."""
+"""Notebook 08's cost calculator (the web tool Althammer et al. 2023 describe): sliders for
+assessments per hour and the annotator's, GPU and CPU dollars per hour, and the budget-aware
+figure redrawn live from the runs' measured assessments and hours. Under papermill nobody moves
+a slider, so the figure shows the defaults it was built with."""
 
 from __future__ import annotations
 
@@ -44,19 +44,12 @@ class CostCalculator:
             for name, (label, low, high, step) in SLIDERS.items()
         }
         self.figure = go.FigureWidget(cost_figure(with_costs(frame, budget)))
-        self.summary = w.HTML()
+        self.summary = w.HTML(self._summary(budget))
         for slider in self.sliders.values():
             slider.observe(self.redraw, names="value")
-        self.widget = w.VBox(
-            [
-                w.HBox(list(self.sliders.values())[:2]),
-                w.HBox(list(self.sliders.values())[2:]),
-                self.summary,
-                self.figure,
-            ]
-        )
+        rows = [w.HBox(list(self.sliders.values())[k : k + 2]) for k in (0, 2)]
+        self.widget = w.VBox([*rows, self.summary, self.figure])
         self.widget.add_class("pairlab-cost-calculator")
-        self.summary.value = self._summary(budget)
 
     @property
     def budget(self) -> Budget:
@@ -64,14 +57,13 @@ class CostCalculator:
 
     def redraw(self, change=None) -> None:
         """Recompute every cost at the sliders' prices and move the figure's traces to them."""
-        budget = self.budget
-        fresh = cost_figure(with_costs(self.frame, budget))
+        fresh = cost_figure(with_costs(self.frame, self.budget))
         with self.figure.batch_update():
             for trace, new in zip(self.figure.data, fresh.data):
                 trace.x, trace.y = new.x, new.y
                 if new.type == "bar":
                     trace.base = new.base
-        self.summary.value = self._summary(budget)
+        self.summary.value = self._summary(self.budget)
 
     def static(self):
         """The figure as it stands, as a plain ``go.Figure`` (to save as HTML and PNG)."""
@@ -80,22 +72,19 @@ class CostCalculator:
         return go.Figure(self.figure)
 
     def _summary(self, budget: Budget) -> str:
-        """Each task's total cost at the largest size, per strategy (mean over seeds)."""
+        """Each task's total cost at the largest size per strategy (mean over seeds)."""
         costed = with_costs(self.frame, budget)
         last = costed[costed["round"] == costed.groupby("task")["round"].transform("max")]
-        parts = []
-        for task, rows in last.groupby("task", sort=False):
-            totals = rows.groupby("strategy", sort=False)["total_cost"].mean()
-            parts.append(
-                f"<b>{task}</b>: " + ", ".join(f"{s} ${v:,.0f}" for s, v in totals.items())
-            )
+        totals = last.groupby(["task", "strategy"], sort=False)["total_cost"].mean()
+        parts = [
+            f"<b>{task}</b>: " + ", ".join(f"{s} ${v:,.0f}" for (_, s), v in rows.items())
+            for task, rows in totals.groupby(level=0, sort=False)
+        ]
         return (
             "total cost at the largest size · "
             + " · ".join(parts)
             + f" <i>(at {budget.assessments_per_hour:g} assessments an hour)</i>"
         )
 
-    def _ipython_display_(self):
-        from IPython.display import display
-
-        display(self.widget)
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)

@@ -1,10 +1,8 @@
 """A keyboard box for widgets: each key press in the browser is exactly one message.
 
-A synced text box cannot do this: the kernel clears it after reading, but a key typed before the
-clear arrives lands in the same box and the kernel reads the earlier key again ("ep" typed fast
-became real error, real error, actually positive). Here the browser sends each ``keydown`` as its
-own message and never keeps text, so there is nothing to read twice. Auto-repeat of a held key is
-ignored: one press, one action.
+A synced text box, cleared by the kernel after each read, reads a key typed before the clear
+again ("ep" typed fast became real error, real error, actually positive); this box sends each
+``keydown`` as its own message and keeps no text. A held key's auto-repeat is ignored.
 """
 
 from __future__ import annotations
@@ -40,15 +38,13 @@ class KeyCatcher(anywidget.AnyWidget):
 
     def __init__(self, placeholder: str = "", **kwargs):
         super().__init__(placeholder=placeholder, **kwargs)
-        self._handlers = []
-        self.on_msg(self._dispatch)
 
     def on_key(self, handler) -> None:
         """Call ``handler(key)`` for each key press (one character)."""
-        self._handlers.append(handler)
 
-    def _dispatch(self, _widget, content, _buffers) -> None:
-        key = content.get("key") if isinstance(content, dict) else None
-        if isinstance(key, str) and len(key) == 1:
-            for handler in self._handlers:
+        def dispatch(_widget, content, _buffers) -> None:
+            key = content.get("key") if isinstance(content, dict) else None
+            if isinstance(key, str) and len(key) == 1:
                 handler(key)
+
+        self.on_msg(dispatch)

@@ -1,19 +1,12 @@
 """The labelling widget: a person answers the pairs a labelling session asks, one key a pair.
 
-It shows the first queued pair without an answer of a :class:`~pairlab.annotators.person.SessionStore`
-(both records side by side, one field a line, the words they share marked), and writes each
-answer (``y`` match, ``n`` not a match, ``u`` unsure; ``p`` takes the last one back) to the store
-in its own committed transaction before it shows the next pair. No model score is shown, and an
-audit pair looks like any other. Counts, a sparkline of positives found against labels, the
-worker's status and the stopping guide (the session's latest recall estimate in one sentence,
-status key ``"estimate"``: it advises, the person decides) are refreshed by a background thread,
-which also picks up the pairs a worker posts while the widget waits.
-
-Threads: key presses and clicks arrive on whichever thread the kernel routes the comm to (the
-main shell or a subshell: JupyterLab 4's default), the refresher runs on its own. Every change
-of what is shown holds one lock, and the key path does only the answer, the next pair's lookup
-and its HTML: the counts and plot follow from the refresher, so a key press costs a few
-milliseconds however long the session.
+It shows the first unanswered queued pair of a :class:`~pairlab.annotators.person.SessionStore`
+(both records side by side, the words they share marked; no score, an audit pair like any
+other) and commits each answer before the next pair. A background thread refreshes the counts,
+a sparkline of positives against labels, the worker's status and the stopping guide (the
+session's latest recall estimate: it advises, the person decides), and picks up new pairs.
+Keys arrive on whichever thread the kernel routes the comm to; what is shown changes under one
+lock, and the key path does only the answer and the next pair, a few milliseconds a key.
 """
 
 from __future__ import annotations
@@ -26,6 +19,7 @@ import weakref
 from datetime import datetime, timezone
 
 from ..annotators.person import ANSWERS, QueueItem, SessionStore
+from .review import marked, words
 
 __all__ = ["LabellingWidget", "record_html", "shared_words", "sparkline_svg", "elapsed"]
 
@@ -36,13 +30,13 @@ _BUTTONS = (
     ("u", "unsure (u)", ""),
     ("p", "previous (p)", "info"),
 )
-_WORD = re.compile(r"(\w+)")
 _FIELD = re.compile(r"^([^\s:|][^:|]{0,39}): ")  # "title: ..." as items.load_items writes it
 _SEPARATOR = " | "  # pairlab.data.items.SEPARATOR
 _BOX = (
     "flex:1 1 0;min-width:0;box-sizing:border-box;border:1px solid #bbb;border-radius:4px;"
     "padding:0.4em 0.6em;max-height:22em;overflow-y:auto;overflow-wrap:anywhere"
 )
+_GREY = "<span style='color:#555'>{}</span>"
 _SETTLE = 0.05  # seconds the refresher lets an answer's burst settle before it reads the counts
 _LIVE: weakref.WeakValueDictionary[tuple, LabellingWidget] = weakref.WeakValueDictionary()
 
@@ -50,9 +44,8 @@ _LIVE: weakref.WeakValueDictionary[tuple, LabellingWidget] = weakref.WeakValueDi
 class LabellingWidget:
     """Shows a :class:`SessionStore`'s queued pairs one at a time and records a person's answers.
 
-    ``texts(pair_id) -> (left_text, right_text)``; ``poll``: seconds between the refresher's
-    looks at the store (new pairs, counts, the worker's status). Building a second widget on the
-    same store and annotator (a cell run again) closes the first."""
+    ``texts(pair_id) -> (left, right)``; ``poll``: seconds between the refresher's looks at the
+    store. A second widget on the same store and annotator (a cell run again) closes the first."""
 
     def __init__(
         self,
@@ -77,13 +70,10 @@ class LabellingWidget:
         self._lock = threading.RLock()
         self._item: QueueItem | None = None  # the pair on show, None while waiting
         self._after = 0  # every queued pair up to this seq has an answer
-        self._shown_at = 0.0  # time.monotonic() when the pair on show was shown
-        self._views = (
-            0  # pairs shown so far: a new number per view, for the page to tell views apart
-        )
+        self._shown_at, self._views = 0.0, 0  # when the pair on show came; a number a view
         self._points = _curve(store.history())  # (labels, positives) after each change
         self._wake, self._stop = threading.Event(), threading.Event()
-        self.error: Exception | None = None  # the refresher's last failure, None after a success
+        self._thread = threading.Thread(target=self._run, name="pairlab-labeller", daemon=True)
         self._build()
         key = (str(store.path.resolve()), annotator)
         if (earlier := _LIVE.get(key)) is not None:
@@ -92,20 +82,15 @@ class LabellingWidget:
         with self._lock:
             self._show(store.next_pair(after=0))
         self._refresh()
-        self._thread = threading.Thread(target=self._run, name="pairlab-labeller", daemon=True)
         self._thread.start()
 
-    # -- the person's actions -----------------------------------------------------------------
-
     def press(self, key: str) -> int | None:
-        """Act on one key as if pressed in the key box: y/n/u answer the pair on show, p takes
-        the last answer back; others are ignored. Returns the pair id answered or withdrawn."""
+        """Act on one key as pressed in the key box: y/n/u answer (match, not, unsure), p takes the
+        last answer back, others do nothing. Returns the pair id answered or withdrawn."""
         key = key.lower() if isinstance(key, str) and not self._stop.is_set() else ""
         if key == "p":
             return self.undo()
-        if key in ANSWERS:
-            return self.answer(ANSWERS[key])
-        return None
+        return self.answer(ANSWERS[key]) if key in ANSWERS else None
 
     def answer(self, label: int) -> int | None:
         """Record ``label`` (1, 0 or -1: unsure) for the pair on show, committed, then show the
@@ -122,8 +107,7 @@ class LabellingWidget:
         return item.pair_id
 
     def undo(self) -> int | None:
-        """Withdraw the last answer and show its pair again; returns its id (None: nothing to
-        take back)."""
+        """Withdraw the last answer and show its pair again; returns its id (None: none)."""
         with self._lock:
             pair_id = self.store.undo(annotator=self.annotator)
             if pair_id is None:
@@ -138,49 +122,39 @@ class LabellingWidget:
         """The queued pair on show (None while waiting for the worker)."""
         return self._item
 
-    def counts(self) -> dict:
-        """What the counts line shows: the store's :meth:`SessionStore.counts`."""
-        return self.store.counts()
-
     def close(self) -> None:
         """Stop the refresher thread and close the widgets (every answer is already stored)."""
         self._stop.set()
         self._wake.set()
-        thread = getattr(self, "_thread", None)
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=max(5.0, 4 * self.poll))
-        for widget in self._widgets:
-            widget.close()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout=max(5.0, 4 * self.poll))
+        _close(self.widget)
 
     @property
     def closed(self) -> bool:
         return self._stop.is_set() and not self._thread.is_alive()
 
-    def _ipython_display_(self):
-        from IPython.display import display
-
-        display(self.widget)
-
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
 
-    # -- showing ------------------------------------------------------------------------------
-
     def _show(self, item: QueueItem | None) -> None:
         """Put ``item`` on show (caller holds the lock); None: the waiting message."""
+        self._item = None
         if item is None:
-            self._item = None
-            self.pair.value = _waiting_html(self._status_text())
+            worker = _worker(self.store.status())
+            text = "waiting for the next pairs" + (f": {worker}" if worker else "")
+            self.pair.value = (
+                "<div class='pairlab-label-waiting' style='padding:2em;color:#555;"
+                f"font-style:italic'>{html.escape(text)}</div>"
+            )
             return
         try:
             left, right = self.texts(item.pair_id)
             markup = pair_html(str(left), str(right), titles=self.titles)
         except Exception as error:  # nothing on show, so no key can answer a pair not shown
-            self._item, self.error = None, error
             self.pair.value = (
-                f"<div class='pairlab-label-error' style='color:#b00'>the texts "
-                f"of pair {int(item.pair_id)} could not be read: "
-                f"{html.escape(repr(error))}</div>"
+                f"<div class='pairlab-label-error' style='color:#b00'>the texts of pair "
+                f"{int(item.pair_id)} could not be read: {html.escape(repr(error))}</div>"
             )
             return
         self._views += 1
@@ -191,16 +165,29 @@ class LabellingWidget:
         )
 
     def _refresh(self) -> None:
-        """Counts, plot and status from the store; a newly posted pair if the widget waits."""
+        """Counts, plot, status and guide from the store; a newly posted pair if it waits."""
         counts, status = self.store.counts(), self.store.status()
+        worker, estimate = _worker(status), status.get("estimate")
         with self._lock:
             if self._item is None and not self._stop.is_set():
                 self._show(self.store.next_pair(after=self._after))
             _extend(self._points, counts)
-            self.counts_html.value = _counts_html(counts)
+            self.counts_html.value = (
+                f"<div style='margin-right:1.5em'><b>{counts['labels']:,}</b> labels · "
+                f"<b>{counts['positives']:,}</b> positives · {counts['unsure']:,} unsure · "
+                f"{counts['queued']:,} queued</div>"
+            )
             self.plot.value = sparkline_svg(self._points)
-            self.status.value = _worker_html(status)
-            self.guide.value = _guide_html(status)
+            self.status.value = _GREY.format(f"worker: {html.escape(worker)}") if worker else ""
+            self.guide.value = (
+                f"<b>how far</b> (estimated {elapsed(_age(estimate))} ago, from the audit "
+                f"pairs): {html.escape(estimate['value'])}"
+                if estimate
+                else _GREY.format(
+                    "how far: the first estimate of the matches found comes from round 2 on, "
+                    "once enough audit pairs are answered"
+                )
+            )
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -211,67 +198,42 @@ class LabellingWidget:
                 return
             try:
                 self._refresh()
-                self.error = None
             except Exception as error:  # a texts() or store error: shown, and tried again
-                self.error = error
-                self.status.value = (
-                    f"<span style='color:#b00'>refresh failed: {html.escape(repr(error))}</span>"
-                )
+                failed = html.escape(f"refresh failed: {error!r}")
+                self.status.value = f"<span style='color:#b00'>{failed}</span>"
                 if self._stop.wait(self.poll):
                     return
-
-    def _status_text(self) -> str:
-        return _worker_text(self.store.status())
 
     def _build(self) -> None:
         import ipywidgets as w  # optional dependency: only the widget needs it
 
         from .keycatcher import KeyCatcher
 
-        self.status, self.pair = w.HTML(), w.HTML(layout=w.Layout(width="auto"))
-        self.guide = w.HTML()
-        self.buttons = {
-            key: w.Button(
-                description=text, button_style=style, tooltip=text, layout=w.Layout(width="auto")
-            )
-            for key, text, style in _BUTTONS
-        }
-        self.keys = KeyCatcher(KEYS_HELP, layout=w.Layout(width="34em"))
-        self.counts_html, self.plot = w.HTML(), w.HTML()
-        for key, button in self.buttons.items():
-            button.on_click(lambda _, key=key: self.press(key))
+        tag = "pairlab-label-{}".format  # stable handles for the browser tests
+        self.status, self.guide, self.counts_html, self.plot = (
+            w.HTML().add_class(tag(name)) for name in ("status", "guide", "counts", "plot")
+        )
+        self.pair = w.HTML(layout=w.Layout(width="auto")).add_class(tag("pair"))
+        self.keys = KeyCatcher(KEYS_HELP, layout=w.Layout(width="34em")).add_class(tag("keys"))
         self.keys.on_key(self.press)
+        self.buttons = {}
+        for key, text, style in _BUTTONS:
+            button = w.Button(description=text, button_style=style, tooltip=text)
+            button.on_click(lambda _, key=key: self.press(key))
+            self.buttons[key] = button.add_class(tag(f"button-{key}"))
+            button.layout.width = "auto"
         rows = [
             w.HBox([*self.buttons.values(), self.keys]),
             w.HBox([self.counts_html, self.plot], layout=w.Layout(align_items="center")),
         ]
         self.widget = w.VBox([self.status, self.pair, *rows, self.guide])
-        self._widgets = [
-            self.widget,
-            *rows,
-            self.status,
-            self.pair,
-            self.keys,
-            self.counts_html,
-            self.plot,
-            self.guide,
-            *self.buttons.values(),
-        ]
-        for widget, name in (
-            (self.widget, ""),
-            (self.status, "-status"),
-            (self.pair, "-pair"),
-            (self.guide, "-guide"),
-            (self.keys, "-keys"),
-            (self.counts_html, "-counts"),
-            (self.plot, "-plot"),
-            *((b, f"-button-{k}") for k, b in self.buttons.items()),
-        ):
-            widget.add_class(f"pairlab-label{name}")  # stable handles for the browser tests
+        self.widget.add_class("pairlab-label")
 
 
-# ---------------------------------------------------------------------------------------------
-# Pure rendering
+def _close(widget) -> None:
+    for child in getattr(widget, "children", ()):
+        _close(child)
+    widget.close()
 
 
 def shared_words(left: str, right: str) -> set[str]:
@@ -284,9 +246,9 @@ def record_html(text: str, shared: set[str]) -> str:
     in ``shared`` (lower case) in ``<mark>``, everything else escaped."""
     fields = _fields(text)
     if fields is None:
-        return _marked(text, shared)
+        return marked(text, shared)
     return "".join(
-        f"<div><b>{html.escape(name)}</b>: {_marked(value, shared)}</div>" for name, value in fields
+        f"<div><b>{html.escape(name)}</b>: {marked(value, shared)}</div>" for name, value in fields
     )
 
 
@@ -345,74 +307,22 @@ def elapsed(seconds: float) -> str:
 
 def _words(text: str) -> set[str]:
     fields = _fields(text)
-    values = [text] if fields is None else [value for _, value in fields]
-    return {w.lower() for value in values for w in _WORD.findall(value)}
+    return set().union(*(words(v) for _, v in fields)) if fields else words(text)
 
 
-def _fields(text: str) -> list[tuple[str, str]] | None:
-    """``[(name, value), ...]`` of a ``name: value | name: value`` text; None for a text that
-    does not start with a field. A part without ``name: `` continues the field before it (a
-    value that held " | ")."""
+def _fields(text: str) -> list[list[str]] | None:
+    """``[[name, value], ...]`` of a ``name: value | name: value`` text, a part without
+    ``name: `` continuing the field before it (a value that held " | "); None for a text that
+    does not start with a field."""
     if not _FIELD.match(text):
         return None
     fields: list[list[str]] = []
     for part in text.split(_SEPARATOR):
-        found = _FIELD.match(part)
-        if found:
+        if found := _FIELD.match(part):
             fields.append([found.group(1), part[found.end() :]])
         else:
             fields[-1][1] += _SEPARATOR + part
-    return [(name, value) for name, value in fields]
-
-
-def _marked(text: str, shared: set[str]) -> str:
-    parts = _WORD.split(text)  # odd positions are words, even ones what lies between
-    return "".join(
-        f"<mark>{html.escape(p)}</mark>" if k % 2 and p.lower() in shared else html.escape(p)
-        for k, p in enumerate(parts)
-    )
-
-
-def _worker_text(status: dict) -> str:
-    worker = status.get("worker")
-    if worker is None:
-        return ""
-    return f"{worker['value']} ({elapsed(_age(worker['updated_at']))})"
-
-
-def _worker_html(status: dict) -> str:
-    text = _worker_text(status)
-    return f"<span style='color:#555'>worker: {html.escape(text)}</span>" if text else ""
-
-
-def _guide_html(status: dict) -> str:
-    """The stopping guide: the latest estimate's sentence, or what it waits for."""
-    estimate = status.get("estimate")
-    if estimate is None:
-        return (
-            "<span style='color:#555'>how far: the first estimate of the matches found "
-            "comes from round 2 on, once enough audit pairs are answered</span>"
-        )
-    return (
-        f"<b>how far</b> (estimated {elapsed(_age(estimate['updated_at']))} ago, from the "
-        f"audit pairs): {html.escape(estimate['value'])}"
-    )
-
-
-def _waiting_html(status: str) -> str:
-    text = "waiting for the next pairs" + (f": {status}" if status else "")
-    return (
-        f"<div class='pairlab-label-waiting' style='padding:2em;color:#555;"
-        f"font-style:italic'>{html.escape(text)}</div>"
-    )
-
-
-def _counts_html(counts: dict) -> str:
-    return (
-        f"<div style='margin-right:1.5em'><b>{counts['labels']:,}</b> labels · "
-        f"<b>{counts['positives']:,}</b> positives · {counts['unsure']:,} unsure · "
-        f"{counts['queued']:,} queued</div>"
-    )
+    return fields
 
 
 def _curve(history) -> list[tuple[int, int]]:
@@ -440,9 +350,16 @@ def _extend(points: list, counts: dict) -> None:
         points.append(point)
 
 
-def _age(updated_at: str) -> float:
+def _worker(status: dict) -> str:
+    """The worker's status and its age ("" before the worker's first)."""
+    worker = status.get("worker")
+    return f"{worker['value']} ({elapsed(_age(worker))})" if worker else ""
+
+
+def _age(status: dict) -> float:
+    """Seconds since a status row's ``updated_at`` (0 when it cannot be read)."""
     try:
-        then = datetime.fromisoformat(updated_at)
+        then = datetime.fromisoformat(status["updated_at"])
     except (TypeError, ValueError):
         return 0.0
     return (datetime.now(timezone.utc) - then).total_seconds()

@@ -1,15 +1,10 @@
 """Durable manual labels of putative false positives, in an append-only SQLite file.
 
-Each judgement is one row of ``marks``; rows are never updated or deleted. A newer mark of the
-same pair by the same annotator (for the same task, split and model) supersedes the older one
-when reading *current* marks, so the whole history stays auditable. Every ``add`` is its own
-committed transaction, and the file runs in WAL mode with ``synchronous=FULL`` and a busy
-timeout: a killed kernel loses no returned mark, and two kernels may write at once.
-
-One store may be used from several threads: JupyterLab's kernels (ipykernel 7) run widget
-callbacks on per-comm-target subshell threads beside the main one, so the connection is opened
-with ``check_same_thread=False`` and every use of it holds the store's lock (a write and its
-commit, or a read, never interleave with another thread's).
+Each judgement is one row of ``marks``, never updated or deleted: a newer mark of the same pair
+by the same annotator (task, split and model) supersedes the older one when reading *current*
+marks. Every ``add`` is its own committed transaction, in WAL mode with ``synchronous=FULL`` and a
+busy timeout: a killed kernel loses no returned mark, and two kernels may write at once. Widget
+callbacks run on subshell threads (ipykernel 7): every use of the connection holds a lock.
 """
 
 from __future__ import annotations
@@ -28,19 +23,6 @@ __all__ = ["LabelStore", "MARKS", "STRATA", "check_name"]
 MARKS = ("real_error", "actually_positive", "unsure")
 STRATA = ("near", "rand")
 KEY = ("pair_id", "task", "split", "model_id", "annotator")  # a newer mark of a key supersedes
-COLUMNS = (
-    "id",
-    "pair_id",
-    "task",
-    "split",
-    "model_id",
-    "stratum",
-    "mark",
-    "annotator",
-    "created_at",
-    "left_text",
-    "right_text",
-)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS marks (
@@ -68,8 +50,6 @@ class LabelStore:
         self._lock = threading.Lock()
         self._conn = open_durable(self.path, _SCHEMA, timeout=timeout)  # WAL, synchronous=FULL
 
-    # -- writing ------------------------------------------------------------------------------
-
     def add(
         self,
         pair_id,
@@ -84,37 +64,24 @@ class LabelStore:
         right_text: str | None = None,
     ) -> int:
         """Append one mark, committed before returning; returns its row id."""
-        pair_id = _check_pair_id(pair_id)
-        _check_choice("mark", mark, MARKS)
-        _check_choice("stratum", stratum, STRATA)
-        for name, value in (
-            ("task", task),
-            ("split", split),
-            ("model_id", model_id),
-            ("annotator", annotator),
-        ):
+        if isinstance(pair_id, bool) or not isinstance(pair_id, (int, np.integer)) or pair_id < 0:
+            raise ValueError(f"pair_id must be a non-negative integer, got {pair_id!r}")
+        for name, value, allowed in (("mark", mark, MARKS), ("stratum", stratum, STRATA)):
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        names = dict(task=task, split=split, model_id=model_id, annotator=annotator)
+        for name, value in names.items():
             check_name(name, value)
-        row = (
-            pair_id,
-            task,
-            split,
-            model_id,
-            stratum,
-            mark,
-            annotator,
-            _utc_now(),
-            _optional_text("left_text", left_text),
-            _optional_text("right_text", right_text),
-        )
+        texts = dict(left_text=left_text, right_text=right_text)
+        for name, value in texts.items():
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"{name} must be a string or None, got {type(value).__name__}")
+        now = datetime.now(timezone.utc).isoformat(timespec="microseconds")
+        row = dict(pair_id=int(pair_id), **names, stratum=stratum, mark=mark, created_at=now)
+        row |= texts
+        sql = f"INSERT INTO marks ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"
         with self._lock, self._conn:  # one transaction per mark: committed (and fsynced) on exit
-            cursor = self._conn.execute(
-                "INSERT INTO marks (pair_id, task, split, model_id, stratum, mark, annotator, "
-                "created_at, left_text, right_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
-            )
-        return int(cursor.lastrowid)
-
-    # -- reading ------------------------------------------------------------------------------
+            return int(self._conn.execute(sql, tuple(row.values())).lastrowid)
 
     def marks(
         self,
@@ -127,22 +94,16 @@ class LabelStore:
     ) -> pd.DataFrame:
         """Marks matching the given filters, oldest first; ``current`` keeps only the latest mark
         of each (pair_id, task, split, model_id, annotator)."""
-        where, values = [], []  # the query's placeholders' values
-        for column, value in (
-            ("task", task),
-            ("split", split),
-            ("model_id", model_id),
-            ("annotator", annotator),
-        ):
-            if value is not None:
-                where.append(f"{column} = ?")
-                values.append(value)
+        given = dict(task=task, split=split, model_id=model_id, annotator=annotator)
+        given = {column: value for column, value in given.items() if value is not None}
+        where = [f"{column} = ?" for column in given]
         if current:
             where.append(f"id IN (SELECT MAX(id) FROM marks GROUP BY {', '.join(KEY)})")
-        sql = f"SELECT {', '.join(COLUMNS)} FROM marks"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        return self._frame(sql + " ORDER BY id", values)
+        sql = "SELECT * FROM marks" + (" WHERE " + " AND ".join(where) if where else "")
+        with self._lock:
+            cursor = self._conn.execute(sql + " ORDER BY id", list(given.values()))
+            rows, columns = cursor.fetchall(), [d[0] for d in cursor.description]
+        return pd.DataFrame(rows, columns=columns).astype({"id": np.int64, "pair_id": np.int64})
 
     def to_pandas(self) -> pd.DataFrame:
         """Every row, history included, oldest first."""
@@ -151,10 +112,10 @@ class LabelStore:
     def counts(
         self, *, task: str, split: str, model_id: str, pair_ids=None
     ) -> dict[str, tuple[int, int]]:
-        """``{stratum: (real_errors, judged)}`` from current marks; judged = real errors +
-        actually positive (unsure marks are left out). These are ``near_marks`` and
-        ``rand_marks`` of :func:`pairlab.evaluation.metrics.corrected_precision`. ``pair_ids`` keeps only
-        marks of those pairs (the putative false positives at one threshold)."""
+        """``{stratum: (real_errors, judged)}`` from current marks, judged = real errors +
+        actually positive (unsure left out): the ``near_marks`` and ``rand_marks`` of
+        :func:`pairlab.evaluation.metrics.corrected_precision`. ``pair_ids`` keeps only marks of
+        those pairs (the putative false positives at one threshold)."""
         frame = self.marks(task=task, split=split, model_id=model_id)
         if pair_ids is not None:
             frame = frame[frame["pair_id"].isin(np.asarray(pair_ids, dtype=np.int64))]
@@ -164,14 +125,6 @@ class LabelStore:
             errors = int((marks == "real_error").sum())
             out[stratum] = (errors, errors + int((marks == "actually_positive").sum()))
         return out
-
-    def _frame(self, sql: str, values) -> pd.DataFrame:
-        with self._lock:
-            rows = self._conn.execute(sql, values).fetchall()
-        frame = pd.DataFrame(rows, columns=list(COLUMNS))
-        return frame.astype({"id": np.int64, "pair_id": np.int64})
-
-    # -- lifetime -----------------------------------------------------------------------------
 
     def close(self) -> None:
         """Close the connection (every mark is already committed)."""
@@ -188,39 +141,7 @@ class LabelStore:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM marks").fetchone()[0])
 
-    def __repr__(self) -> str:
-        return f"LabelStore({str(self.path)!r})"
-
-
-# ---------------------------------------------------------------------------------------------
-# Validation
-
-
-def _check_pair_id(pair_id) -> int:
-    if isinstance(pair_id, (bool, np.bool_)) or not isinstance(pair_id, (int, np.integer)):
-        raise ValueError(f"pair_id must be a non-negative integer, got {pair_id!r}")
-    if pair_id < 0:
-        raise ValueError(f"pair_id must be a non-negative integer, got {pair_id!r}")
-    return int(pair_id)
-
-
-def _check_choice(name: str, value, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-
 
 def check_name(name: str, value) -> None:
     if not isinstance(value, str) or not value:
         raise ValueError(f"{name} must be a non-empty string, got {value!r}")
-
-
-def _optional_text(name: str, value) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ValueError(f"{name} must be a string or None, got {type(value).__name__}")
-    return value
-
-
-def _utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")

@@ -1,11 +1,11 @@
-"""Plotly figures for the notebooks: one function a figure, data in, ``go.Figure`` out. Every
-figure of a quantity over seeds draws it with :func:`seed_curves`: the mean a line, each seed a
-faint point, an interval as error bars or a band."""
+"""Plotly figures for the notebooks: data in, ``go.Figure`` out. A quantity over seeds is drawn by
+:func:`seed_curves`: the mean a line, each seed a faint point, an interval as bars or a band."""
 
 from __future__ import annotations
 
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.colors import hex_to_rgb
 from plotly.subplots import make_subplots
 
 __all__ = [
@@ -71,16 +71,14 @@ def seed_curves(
     dash: str | None = None,
     hover: str | None = None,
 ) -> go.Figure:
-    """Draw ``y`` against ``x`` per ``by`` value into ``fig`` (a :func:`panels` grid): the mean of
-    ``y`` over the rows at each ``x`` (the seeds) as a line (a lone ``x``: a large point), each
-    row as a faint point (``seeds``; hover ``"seed s"``) and ``interval`` as error bars or a
-    ``band``: ``"std"`` (± the seeds' std), ``"range"`` (their min to max) or two columns
-    ``(low, high)`` averaged like ``y``; an interval of no width is not drawn.
+    """Draw ``y`` against ``x`` per ``by`` value into ``fig``: the mean of ``y`` over the rows at
+    each ``x`` (the seeds) a line (a lone ``x``: a large point), each row a faint point
+    (``seeds``) and ``interval`` as error bars or a ``band``: ``"std"`` (± the seeds' std),
+    ``"range"`` (min to max) or columns ``(low, high)`` averaged like ``y``; none of no width.
 
-    ``by`` may list columns: the first names the legend entry and the colour, the others split it
-    into lines (one a seed, say). ``facet``'s values take a column each from ``col`` on, in the
-    order they appear. ``colour`` and ``dash`` name columns that pick the line's COLOURS key and
-    its DASHES (in order of appearance); ``hover`` a column whose mean the line's hover shows."""
+    ``by``'s first column names the legend entry and the colour, the others split it into lines.
+    ``facet``'s values take a column each from ``col`` on; ``colour`` and ``dash`` name columns
+    picking the COLOURS key and the DASHES; ``hover`` a column whose mean the hover shows."""
     keys = [by] if isinstance(by, str) else list(by)
     facets = list(dict.fromkeys(frame[facet])) if facet else []
     dashes = list(dict.fromkeys(frame[dash])) if dash else []
@@ -91,7 +89,7 @@ def seed_curves(
         cell = dict(row=row, col=col + (facets.index(first[facet]) if facet else 0))
         tint = COLOURS.get(first[colour or keys[0]], "#7f7f7f")
         style = DASHES[dashes.index(first[dash]) % len(DASHES)] if dash else None
-        mean = _over_seeds(rows, x, y, interval, hover=hover)
+        mean = _over_seeds(rows, x, y, interval, hover)
         label = ", ".join([name] + [f"{k} {first[k]}" for k in keys[1:]])
         once = len(mean) == 1  # measured once (at the full budget, say): a point, drawn large
         fig.add_scatter(
@@ -109,14 +107,12 @@ def seed_curves(
         )
         shown.add(name)
         if seeds:
-            faint = dict(color=tint, opacity=0.35, size=5)
-            seed = [f"seed {s}" for s in rows["seed"]]
             fig.add_scatter(
                 x=rows[x],
                 y=rows[y],
                 mode="markers",
-                marker=faint,
-                hovertext=seed,
+                marker=dict(color=tint, opacity=0.35, size=5),
+                hovertext=[f"seed {s}" for s in rows["seed"]],
                 legendgroup=name,
                 showlegend=False,
                 **cell,
@@ -124,7 +120,7 @@ def seed_curves(
     return fig
 
 
-def _over_seeds(rows: pd.DataFrame, x: str, y: str, interval, *, hover) -> pd.DataFrame:
+def _over_seeds(rows: pd.DataFrame, x: str, y: str, interval, hover) -> pd.DataFrame:
     """Per ``x`` (sorted where numeric): the mean ``y``, the interval's ``lo`` and ``hi`` and the
     mean ``hover``."""
     at = rows.groupby(x, sort=pd.api.types.is_numeric_dtype(rows[x]))
@@ -135,26 +131,20 @@ def _over_seeds(rows: pd.DataFrame, x: str, y: str, interval, *, hover) -> pd.Da
     elif interval == "range":
         mean["lo"], mean["hi"] = at[y].min(), at[y].max()
     elif interval is not None:
-        low, high = interval
-        mean["lo"], mean["hi"] = at[low].mean(), at[high].mean()
+        mean["lo"], mean["hi"] = at[interval[0]].mean(), at[interval[1]].mean()
     if hover:
         mean["hover"] = at[hover].mean()
     return mean.reset_index()
 
 
 def _interval(fig: go.Figure, mean: pd.DataFrame, colour: str, *, band: bool, **where):
-    """``mean``'s ``lo`` to ``hi`` as a translucent band drawn into ``fig``, or as the error bars
-    returned; nothing where there is no interval or it has no width."""
+    """``mean``'s ``lo`` to ``hi`` as error bars (returned) or a band drawn into ``fig``; None
+    where there is no interval or it has no width."""
     if "lo" not in mean or not (mean["hi"] > mean["lo"]).any():
         return None
     if not band:
-        return dict(
-            type="data",
-            symmetric=False,
-            thickness=1,
-            array=mean["hi"] - mean["y"],
-            arrayminus=mean["y"] - mean["lo"],
-        )
+        high, low = mean["hi"] - mean["y"], mean["y"] - mean["lo"]
+        return dict(type="data", symmetric=False, thickness=1, array=high, arrayminus=low)
     x = mean.iloc[:, 0]
     fig.add_scatter(
         x=list(x) + list(x[::-1]),
@@ -171,16 +161,13 @@ def _interval(fig: go.Figure, mean: pd.DataFrame, colour: str, *, band: bool, **
 
 
 def _rgba(colour: str | None, alpha: float) -> str:
-    """``#rrggbb`` as a translucent ``rgba(...)`` (grey when the colour is unknown)."""
-    colour = (colour or "#7f7f7f").lstrip("#")
-    r, g, b = (int(colour[k : k + 2], 16) for k in (0, 2, 4))
-    return f"rgba({r},{g},{b},{alpha})"
+    """``#rrggbb`` (grey when None) as a translucent ``rgba(...)``."""
+    return "rgba({},{},{},{})".format(*hex_to_rgb(colour or "#7f7f7f"), alpha)
 
 
 def panels(tasks, *rows: str, title: str, height: int = 420, **options) -> go.Figure:
-    """A figure ``title``d of one column a task and one row per title in ``rows`` (``"dev AP"``
-    titles the panels ``"QQP: dev AP"``; none: one row titled by the task); ``options`` (the
-    ``shared_yaxes``, say) go to ``make_subplots``."""
+    """A figure of one column a task (none: one untitled panel) and one row per title in ``rows``
+    (``"dev AP"`` titles a panel ``"QQP: dev AP"``); ``options`` go to ``make_subplots``."""
     titles = [f"{t.upper()}: {what}" if what else t.upper() for what in rows or [""] for t in tasks]
     grid = dict(shared_xaxes=True, vertical_spacing=0.08) if len(rows) > 1 else {}
     fig = make_subplots(
@@ -192,96 +179,75 @@ def panels(tasks, *rows: str, title: str, height: int = 420, **options) -> go.Fi
     return fig.update_layout(template=TEMPLATE, height=height, title=title)
 
 
+def _axes(fig: go.Figure, x: str | None, *ys: str, **xaxes) -> go.Figure:
+    """Title the bottom row's x axes ``x`` (``xaxes`` go to every x axis) and the first
+    column's y axes ``ys``, a row each, in a :func:`panels` figure."""
+    fig.update_xaxes(**xaxes).update_xaxes(title=x, row=max(len(ys), 1))
+    for row, y in enumerate(ys, start=1):
+        fig.update_yaxes(title=y, row=row, col=1)
+    return fig
+
+
 def _tasks(frame: pd.DataFrame) -> list[str]:
     """The frame's tasks in the order they first appear."""
     return list(dict.fromkeys(frame["task"]))
 
 
+def _long(frames: dict[str, pd.DataFrame], x: str, values, *, var_name: str) -> pd.DataFrame:
+    """``{task: frame}`` as one long frame: ``task``, ``x``, ``var_name`` (a column of
+    ``values``) and ``value``."""
+    both = pd.concat(frames, names=["task"]).reset_index(level=0)
+    return both.melt(["task", x], list(values), var_name=var_name)
+
+
 def growth_figure(curves: dict[str, pd.DataFrame]) -> go.Figure:
     """Pairs and positives (left) and pairs per positive (right) against items in the split."""
-    fig = make_subplots(
-        rows=1,
-        cols=2,
-        subplot_titles=(
-            "The pool grows quadratically, positives linearly",
-            "Imbalance: pairs per positive",
-        ),
-    )
-    series = (("pairs", 1, None), ("positives", 1, "dot"), ("ratio", 2, None))
-    for name, frame in curves.items():
-        for what, col, dash in series:
-            fig.add_scatter(
-                x=frame["items"],
-                y=frame[what],
-                name=f"{name}: " + ("1 : ratio" if what == "ratio" else what),
-                mode="lines+markers",
-                line=dict(color=COLOURS.get(name), dash=dash),
-                showlegend=col == 1,
-                row=1,
-                col=col,
-            )
-    fig.update_xaxes(type="log", title="left items in the training split")
-    fig.update_yaxes(type="log", title="count", row=1, col=1)
-    fig.update_yaxes(type="log", title="pairs per positive", row=1, col=2)
-    return fig.update_layout(template=TEMPLATE, height=420)
+    long = _long(curves, "items", ["pairs", "positives", "ratio"], var_name="what")
+    long["line"] = long["task"] + ": " + long["what"].replace({"ratio": "1 : ratio"})
+    long["panel"] = long["what"] == "ratio"
+    titles = ("The pool grows quadratically, positives linearly", "Imbalance: pairs per positive")
+    fig = make_subplots(rows=1, cols=2, subplot_titles=titles).update_layout(template=TEMPLATE)
+    draw = dict(by="line", colour="task", dash="what", seeds=False, facet="panel")
+    seed_curves(fig, long, "items", "value", **draw).update_yaxes(type="log")
+    fig.update_layout(height=420, yaxis_title="count", yaxis2_title="pairs per positive")
+    return _axes(fig, "left items in the training split", type="log")
 
 
 def cluster_figure(sizes: dict[str, pd.Series]) -> go.Figure:
     """Items by number of positive partners (QQP: duplicate cluster size - 1)."""
-    fig = go.Figure()
+    fig = panels([], title="Most items have no positive partner at all", height=380)
     for name, series in sizes.items():
         fig.add_bar(x=series.index, y=series.values, name=name, marker_color=COLOURS.get(name))
-    fig.update_yaxes(type="log", title="left items")
-    fig.update_xaxes(title="positive partners per item")
-    return fig.update_layout(
-        template=TEMPLATE,
-        barmode="group",
-        height=380,
-        title="Most items have no positive partner at all",
-    )
+    fig.update_layout(barmode="group").update_yaxes(type="log")
+    return _axes(fig, "positive partners per item", "left items")
 
 
 def yield_figure(yields: dict[str, pd.DataFrame]) -> go.Figure:
     """Positives found against labels spent: static retrieval vs uniform random labelling."""
-    fig = make_subplots(rows=1, cols=len(yields), subplot_titles=list(yields))
-    for col, (name, frame) in enumerate(yields.items(), start=1):
-        for method in ("static retrieval", "random (one draw)", "random (expected)"):
-            fig.add_scatter(
-                x=frame["labels"],
-                y=frame[method],
-                name=method,
-                row=1,
-                col=col,
-                mode="lines+markers",
-                line=dict(color=COLOURS[method]),
-                showlegend=col == 1,
-            )
-    fig.update_xaxes(type="log", title="labels spent")
-    fig.update_yaxes(title="positives found")
-    return fig.update_layout(
-        template=TEMPLATE, height=400, title="Why random labelling finds almost no positives"
-    )
+    methods = ("static retrieval", "random (one draw)", "random (expected)")
+    long = _long(yields, "labels", methods, var_name="method")
+    title = "Why random labelling finds almost no positives"
+    fig = panels(list(yields), title=title, height=400)
+    seed_curves(fig, long, "labels", "value", by="method", seeds=False)
+    return _axes(fig, "labels spent", "positives found", type="log")
 
 
 def pr_figure(curves: dict[str, dict], title: str = "All-pairs precision-recall") -> go.Figure:
     """Estimated all-pairs precision-recall curves (``metrics.pr_curve`` outputs) by name."""
-    fig = go.Figure()
-    for name, curve in curves.items():
-        fig.add_scatter(
-            x=curve["recall"], y=curve["precision"], name=name, mode="lines", line_shape="hv"
-        )
+    fig = panels([], title=title)
+    for name, c in curves.items():
+        fig.add_scatter(x=c["recall"], y=c["precision"], name=name, mode="lines", line_shape="hv")
     fig.add_vline(x=0.2, line_dash="dot", annotation_text="R = 20%")
-    fig.update_xaxes(title="recall", range=[0, 1])
-    fig.update_yaxes(title="precision (all pairs, estimated)", range=[0, 1.02])
-    return fig.update_layout(template=TEMPLATE, height=420, title=title)
+    fig.update_xaxes(range=[0, 1]).update_yaxes(range=[0, 1.02])
+    return _axes(fig, "recall", "precision (all pairs, estimated)")
 
 
 def active_curves_figure(
     curves: pd.DataFrame, *, paper: dict | None = None, value: str = "ap"
 ) -> go.Figure:
-    """Dev ``value`` against labels collected, one panel a task: each strategy's mean over
-    seeds (line, bars: ± the seeds' std) and the seeds themselves (faint points); ``paper`` adds
-    the paper's final test numbers ``{task: {strategy: {value: x}}}`` as dotted levels."""
+    """Dev ``value`` against labels collected, a panel a task, each strategy's mean over seeds
+    (bars: ± the seeds' std) and its seeds; ``paper`` ``{task: {strategy: {value: x}}}`` adds the
+    paper's final test numbers as dotted levels."""
     label = {"ap": "dev all-pairs AP", "p_at_r20": "dev precision at 20% recall"}.get(value, value)
     title = f"{label} per round (mean ± std over seeds" + (
         "; dotted: the paper's test value)" if paper else ")"
@@ -294,66 +260,55 @@ def active_curves_figure(
             if strategy in ran and ref.get(value) is not None:
                 dotted = dict(color=COLOURS.get(strategy), dash="dot", width=1)
                 fig.add_hline(y=ref[value], line=dotted, row=1, col=col)
-    fig.update_xaxes(title="labels collected")
-    fig.update_yaxes(title=label, row=1, col=1)
-    return fig
+    return _axes(fig, "labels collected", label)
 
 
 def collection_figure(curves: pd.DataFrame) -> go.Figure:
-    """The paper's Figure 4 per task (a column each): dev AP against labels collected, every seed
-    of every strategy as its own line with its 95% bootstrap interval per round (top), and the
-    share of the collected labels that are positive (bottom). Strategies trained only at the
-    full budget are single points."""
+    """The paper's Figure 4, a column a task: dev AP against labels collected, each seed of each
+    strategy a line with its 95% bootstrap interval (top), and the share of the labels that are
+    positive (bottom). A strategy trained only at the full budget is a point."""
     title = "What each strategy collects: dev AP and positive share per round, one line a seed"
     fig = panels(_tasks(curves), "dev AP", "positive share of the labels", height=640, title=title)
     runs = dict(by=["strategy", "seed"], seeds=False)
     seed_curves(fig, curves, "labels", "ap", interval=("ap_lo", "ap_hi"), **runs)
     seed_curves(fig, curves, "labels", "positive_share", row=2, **runs)
-    fig.update_xaxes(title="labels collected", row=2)
-    fig.update_yaxes(title="dev all-pairs AP (95% interval)", row=1, col=1)
-    fig.update_yaxes(title="positives / labels", tickformat=".0%", row=2, col=1)
-    return fig
+    fig.update_yaxes(tickformat=".0%", row=2)
+    return _axes(fig, "labels collected", "dev all-pairs AP (95% interval)", "positives / labels")
 
 
 def positives_figure(summary: dict, *, paper: dict | None = None) -> go.Figure:
-    """Share of collected labels that are positive, per strategy and task (Table 4 as bars);
+    """Share of the collected labels that are positive per strategy and task (Table 4 as bars);
     ``paper`` adds the paper's shares as hollow markers."""
-    fig = go.Figure()
+    title = "Positives among the collected labels (bar text: mean count)"
+    fig = panels([], title=title, height=400).update_layout(showlegend=True)
     for task, strategies in summary.items():
         names = [n for n in strategies if strategies[n]["labels"]]  # not the zero-shot row
-        share = [strategies[n]["positives_found"]["mean"] / strategies[n]["labels"] for n in names]
+        found = [strategies[n]["positives_found"]["mean"] for n in names]
         fig.add_bar(
             x=[f"{task}: {n}" for n in names],
-            y=share,
+            y=[f / strategies[n]["labels"] for f, n in zip(found, names)],
             name=task,
             marker_color=[COLOURS.get(n) for n in names],
-            text=[f"{strategies[n]['positives_found']['mean']:,.0f}" for n in names],
+            text=[f"{f:,.0f}" for f in found],
         )
-        if paper and task in paper:
+        ref = (paper or {}).get(task)
+        if ref:
+            named = [n for n in names if n in ref["positives"]]
             fig.add_scatter(
-                x=[f"{task}: {n}" for n in names if n in paper[task]["positives"]],
-                y=[
-                    paper[task]["positives"][n] / paper[task]["labels"]
-                    for n in names
-                    if n in paper[task]["positives"]
-                ],
+                x=[f"{task}: {n}" for n in named],
+                y=[ref["positives"][n] / ref["labels"] for n in named],
                 mode="markers",
                 marker=dict(symbol="circle-open", size=12, color="black"),
                 name=f"paper ({task})",
             )
-    fig.update_yaxes(title="share of labels that are positive", tickformat=".0%")
-    return fig.update_layout(
-        template=TEMPLATE,
-        height=400,
-        showlegend=True,
-        title="Positives among the collected labels (bar text: mean count)",
-    )
+    fig.update_yaxes(tickformat=".0%")
+    return _axes(fig, None, "share of labels that are positive")
 
 
 def seed_set_figure(rounds: pd.DataFrame) -> go.Figure:
-    """The paper's Figure 3 per task (columns): dev AP per round for each seed set (top), and
-    the share of each round's queried pairs that were positive beside the model's mean p for
-    them (bottom: a calibrated model queries pairs that are positive about as often as it says)."""
+    """The paper's Figure 3, a column a task: dev AP per round for each seed set (top), and the
+    share of each round's queried pairs that were positive beside the model's mean p for them
+    (bottom: a calibrated model queries pairs that are positive about as often as it says)."""
     fig = panels(
         _tasks(rounds),
         "dev AP",
@@ -367,14 +322,10 @@ def seed_set_figure(rounds: pd.DataFrame) -> go.Figure:
         value_vars=["batch positive share", "mean p"],
         var_name="what",
     )
-    seed_curves(
-        fig, shares, "round", "value", by=["seed set", "what"], dash="what", seeds=False, row=2
-    )
-    fig.update_xaxes(title="round", dtick=1, row=2)
-    fig.update_yaxes(title="dev all-pairs AP", row=1, col=1)
+    lines = dict(by=["seed set", "what"], dash="what", seeds=False, row=2)
+    seed_curves(fig, shares, "round", "value", **lines)
     fig.update_yaxes(tickformat=".0%", row=2)
-    fig.update_yaxes(title="share (solid) / mean p (dotted)", row=2, col=1)
-    return fig
+    return _axes(fig, "round", "dev all-pairs AP", "share (solid) / mean p (dotted)", dtick=1)
 
 
 def budget_curves_figure(
@@ -383,7 +334,7 @@ def budget_curves_figure(
     *,
     reference: dict | None = None,
 ) -> go.Figure:
-    """The paper's Figure 4 per task (columns): dev AP against labels with the mean bootstrap
+    """The paper's Figure 4, a column a task: dev AP against labels with the mean bootstrap
     interval as a band (top), and the share of all collected pairs that are positive (bottom).
     ``reference`` ``{task: labels}`` marks where a strategy passed the other's full budget."""
     frame = curves[curves["strategy"].isin(strategies)]
@@ -398,28 +349,22 @@ def budget_curves_figure(
     seed_curves(fig, frame, "labels", "ap", interval=("ap_lo", "ap_hi"), band=True)
     seed_curves(fig, frame, "labels", "positive_share", seeds=False, row=2)
     for col, task in enumerate(tasks, start=1):
-        if reference and reference.get(task) is not None and pd.notna(reference[task]):
+        if pd.notna((reference or {}).get(task)):
             dotted = dict(dash="dot", color="black", width=1)
             fig.add_vline(x=reference[task], line=dotted, row=1, col=col)
-    fig.update_xaxes(title="labels collected", row=2)
-    fig.update_yaxes(title="dev all-pairs AP", row=1, col=1)
     fig.update_yaxes(tickformat=".0%", row=2)
-    fig.update_yaxes(title="positive share", row=2, col=1)
-    return fig
+    return _axes(fig, "labels collected", "dev all-pairs AP", "positive share")
 
 
 def noise_figure(summary: dict, groups) -> go.Figure:
-    """Test AP of every run (one point each) for the groups named, per task: how far equally
-    good label sets and training seeds move the result."""
+    """Test AP of every run (a point each) of the groups named, per task: how far equally good
+    label sets and training seeds move the result."""
     tasks = list(summary)
     fig = panels(tasks, title="Run-to-run spread: every point is one run of the same budget")
     for col, task in enumerate(tasks, start=1):
-        for name in groups:
-            if name not in summary[task]:
-                continue
-            values = summary[task][name]["ap"]["per_seed"]
+        for name in (g for g in groups if g in summary[task]):
             fig.add_box(
-                y=values,
+                y=summary[task][name]["ap"]["per_seed"],
                 name=name,
                 boxpoints="all",
                 jitter=0.4,
@@ -430,8 +375,7 @@ def noise_figure(summary: dict, groups) -> go.Figure:
                 row=1,
                 col=col,
             )
-    fig.update_yaxes(title="test all-pairs AP", row=1, col=1)
-    return fig
+    return _axes(fig, None, "test all-pairs AP")
 
 
 def cost_figure(
@@ -441,9 +385,8 @@ def cost_figure(
     strategies=("uncertainty", "static_retrieval"),
 ) -> go.Figure:
     """Dev AP against what the labels cost to annotate, per task."""
-    frame = curves[curves["strategy"].isin(strategies)].copy()
-    frame["labels"] = frame["labels"] * dollars_per_label
-    fig = active_curves_figure(frame)
+    frame = curves[curves["strategy"].isin(strategies)]
+    fig = active_curves_figure(frame.assign(labels=frame["labels"] * dollars_per_label))
     fig.update_xaxes(title="annotation cost ($)", tickprefix="$")
     return fig.update_layout(
         title=f"dev AP against annotation cost (${dollars_per_label:.2f} a label)"
@@ -452,55 +395,37 @@ def cost_figure(
 
 def silver_figure(silver: pd.DataFrame) -> go.Figure:
     """The cross-encoder's score of each sampler's silver pairs (logit minus its dev threshold:
-    a pair above 0 is a silver positive), one panel per task, with each sampler's positive share."""
-    tasks = list(dict.fromkeys(silver["task"]))
-    fig = panels(
-        tasks,
-        shared_yaxes=True,
-        height=440,
-        title="Silver labels per sampler: above the dotted line is a silver positive",
-    )
-    for col, task in enumerate(tasks, start=1):
-        own = silver[silver["task"] == task]
-        for sampler, frame in own.groupby("sampler", sort=False):
-            share = frame["label"].mean() if len(frame) else 0.0
-            fig.add_box(
-                y=frame["margin"],
-                name=f"{sampler}<br>{share:.1%} positive",
-                row=1,
-                col=col,
-                boxpoints=False,
-                showlegend=False,
-                marker_color=COLOURS.get(task),
-            )
-        fig.add_hline(y=0, line_dash="dot", line_color="black", row=1, col=col)
-    fig.update_yaxes(title="cross-encoder logit - dev threshold", row=1, col=1)
-    return fig
+    above 0 a silver positive), a panel a task, with each sampler's positive share."""
+    tasks = _tasks(silver)
+    title = "Silver labels per sampler: above the dotted line is a silver positive"
+    fig = panels(tasks, shared_yaxes=True, height=440, title=title)
+    for (task, sampler), frame in silver.groupby(["task", "sampler"], sort=False):
+        fig.add_box(
+            y=frame["margin"],
+            name=f"{sampler}<br>{frame['label'].mean():.1%} positive",
+            boxpoints=False,
+            showlegend=False,
+            marker_color=COLOURS.get(task),
+            row=1,
+            col=tasks.index(task) + 1,
+        )
+    fig.add_hline(y=0, line_dash="dot", line_color="black", row="all", col="all")
+    return _axes(fig, None, "cross-encoder logit - dev threshold")
 
 
 def silver_size_figure(curve: pd.DataFrame) -> go.Figure:
     """All-pairs test AP (mean over seeds, with the seeds' mean 95% interval) against the number
-    of silver pairs added to the gold set, one line per task and gold source."""
+    of silver pairs added to the gold set, a line per task and gold source."""
     lines = curve.assign(line=curve["task"] + " / " + curve["gold"] + " gold: " + curve["sampler"])
-    fig = seed_curves(
-        make_subplots(),
-        lines,
-        "n_silver",
-        "ap",
-        by="line",
-        colour="task",
-        interval=("ap_low", "ap_high"),
-        seeds=False,
-        facet=None,
-    )
-    fig.update_xaxes(title="silver pairs added to the gold set")
-    fig.update_yaxes(title="all-pairs test AP")
-    return fig.update_layout(template=TEMPLATE, height=420, title="AP against silver-set size")
+    fig = panels([], title="AP against silver-set size")
+    draw = dict(by="line", colour="task", interval=("ap_low", "ap_high"), seeds=False, facet=None)
+    seed_curves(fig, lines, "n_silver", "ap", **draw)
+    return _axes(fig, "silver pairs added to the gold set", "all-pairs test AP")
 
 
 def annotator_noise_figure(metrics: dict) -> go.Figure:
-    """All-pairs test AP (with the 95% interval) against the annotator's noise level, one panel
-    per task and one line per strategy (notebook 07's ``all_pairs`` metrics)."""
+    """All-pairs test AP (with the 95% interval) against the annotator's noise level, a panel a
+    task and a line a strategy (notebook 07's ``all_pairs`` metrics)."""
     frame = pd.DataFrame(
         [
             (task, noise, s, r["ap"], *r["ap_ci"])
@@ -513,30 +438,24 @@ def annotator_noise_figure(metrics: dict) -> go.Figure:
     )
     fig = panels(list(metrics), shared_yaxes=True, title="Active learning under annotator noise")
     seed_curves(fig, frame, "noise", "ap", interval=("lo", "hi"), seeds=False)
-    fig.update_xaxes(title="annotator noise (flip rate)", type="category")
-    fig.update_yaxes(title="all-pairs test AP", row=1, col=1)
-    return fig
+    return _axes(fig, "annotator noise (flip rate)", "all-pairs test AP", type="category")
 
 
 def case_study_figure(metrics: dict) -> go.Figure:
-    """AUC on the test set's high- and low-base-error parts per strategy, one panel per
-    annotation (notebook 07's ``case_study`` metrics); the dashed line is the source-only model."""
+    """Test AUC on the high- and low-base-error parts per strategy, a panel an annotation
+    (notebook 07's ``case_study`` metrics); the dashed line is the source-only model."""
     annotations = list(metrics)
+    title = "Which target pairs to annotate (dashed: source only)"
     fig = make_subplots(
         rows=1, cols=len(annotations), subplot_titles=annotations, shared_yaxes=True
     )
-    for col, annotation in enumerate(annotations, start=1):
-        rows = metrics[annotation]
+    parts = {"high_error": "#d62728", "low_error": "#1f77b4", "all": "#444444"}
+    for col, rows in enumerate(metrics.values(), start=1):
         names = [r for r in rows if r != "initial"]
-        for part, colour in (
-            ("high_error", "#d62728"),
-            ("low_error", "#1f77b4"),
-            ("all", "#444444"),
-        ):
-            key = f"auc_{part}"
+        for part, colour in parts.items():
             fig.add_bar(
                 x=names,
-                y=[rows[n].get(key) for n in names],
+                y=[rows[n].get(f"auc_{part}") for n in names],
                 name=part.replace("_", " "),
                 legendgroup=part,
                 showlegend=col == 1,
@@ -544,17 +463,8 @@ def case_study_figure(metrics: dict) -> go.Figure:
                 row=1,
                 col=col,
             )
-            if rows["initial"].get(key) is not None:
-                fig.add_hline(
-                    y=rows["initial"][key],
-                    line=dict(color=colour, dash="dash", width=1),
-                    row=1,
-                    col=col,
-                )
-    fig.update_yaxes(title="test AUC", row=1, col=1)
-    return fig.update_layout(
-        template=TEMPLATE,
-        height=440,
-        barmode="group",
-        title="Which target pairs to annotate (dashed: source only)",
-    )
+            if rows["initial"].get(f"auc_{part}") is not None:
+                dashed = dict(color=colour, dash="dash", width=1)
+                fig.add_hline(y=rows["initial"][f"auc_{part}"], line=dashed, row=1, col=col)
+    fig.update_layout(template=TEMPLATE, height=440, barmode="group", title=title)
+    return _axes(fig, None, "test AUC")

@@ -1,13 +1,13 @@
-"""Notebook 08's plotly figures (Althammer et al. 2023's Figures 2 and 3 on our data): test
-effectiveness against questions annotated, assessments or dollars, with random as the mean of
-its subsets and their min-max band, and the cost of every size as stacked bars."""
+"""Notebook 08's figures (Althammer et al. 2023's Figures 2 and 3 on our data): test
+effectiveness against questions annotated, assessments or dollars (random: the mean of its
+subsets and their min-max band), and the cost of every size as stacked bars."""
 
 from __future__ import annotations
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from .plots import COLOURS, _rgba, _tasks, panels, seed_curves
+from .plots import COLOURS, _axes, _rgba, _tasks, panels, seed_curves
 
 __all__ = ["effectiveness_figure", "cost_figure", "AXES"]
 
@@ -21,25 +21,22 @@ AXES = {
 }
 
 
-def _curves(fig: go.Figure, frame: pd.DataFrame, x: str, y: str, *, row: int = 1) -> None:
-    """Each strategy's mean over seeds per round with the seeds' min-max band where it has
-    several (random: its subsets); ``x`` is averaged per round too (a cost differs by seed)."""
-    at_round = frame.groupby(["task", "strategy", "round"])[x].transform("mean")
+def _curves(fig: go.Figure, frame: pd.DataFrame, x: str, y: str) -> None:
+    """Each strategy's mean over seeds per round, with the seeds' min-max band (random: its
+    subsets); ``x`` is averaged per round too (a cost differs by seed)."""
     random = f"random (mean of {frame.loc[frame['strategy'] == 'random', 'seed'].nunique()})"
     named = frame.assign(
-        **{x: at_round},
+        **{x: frame.groupby(["task", "strategy", "round"])[x].transform("mean")},
         colour=frame["strategy"],
         strategy=frame["strategy"].replace("random", random),
     )
-    seed_curves(
-        fig, named, x, y, colour="colour", interval="range", band=True, seeds=False, row=row
-    )
+    seed_curves(fig, named, x, y, colour="colour", interval="range", band=True, seeds=False)
 
 
 def effectiveness_figure(
     frame: pd.DataFrame, baseline: dict | None = None, *, x: str = "questions", y: str = "ndcg"
 ) -> go.Figure:
-    """``y`` against ``x`` per task (columns), from :func:`~pairlab.experiments.rankers.curves`;
+    """``y`` against ``x``, a column a task, from :func:`~pairlab.experiments.rankers.curves`;
     ``baseline`` ``{task: value}`` draws the pretrained encoder at 0."""
     title = {
         "questions": "Effectiveness against training size (band: min-max of the random subsets)",
@@ -49,27 +46,24 @@ def effectiveness_figure(
     tasks = _tasks(frame)
     fig = panels(tasks, height=430, title=title)
     _curves(fig, frame, x, y)
-    for col, task in enumerate(tasks, start=1):
-        if baseline and task in baseline:
-            fig.add_scatter(
-                x=[0],
-                y=[baseline[task]],
-                mode="markers",
-                name="pretrained",
-                legendgroup="pretrained",
-                showlegend=col == 1,
-                marker=dict(color=COLOURS["pretrained"], symbol="star", size=11),
-                row=1,
-                col=col,
-            )
-    fig.update_xaxes(title=AXES.get(x, x))
-    fig.update_yaxes(title=AXES.get(y, y), row=1, col=1)
-    return fig
+    for k, task in enumerate(t for t in tasks if t in (baseline or {})):
+        fig.add_scatter(
+            x=[0],
+            y=[baseline[task]],
+            mode="markers",
+            name="pretrained",
+            legendgroup="pretrained",
+            showlegend=k == 0,
+            marker=dict(color=COLOURS["pretrained"], symbol="star", size=11),
+            row=1,
+            col=tasks.index(task) + 1,
+        )
+    return _axes(fig, AXES.get(x, x), AXES.get(y, y))
 
 
 def cost_figure(frame: pd.DataFrame, *, y: str = "ndcg") -> go.Figure:
-    """The budget-aware view per task (columns): ``y`` against total cost (top; random with its
-    band), and each strategy's cost at every size as annotation + compute stacked (bottom)."""
+    """The budget-aware view, a column a task: ``y`` against total cost (top), and each
+    strategy's cost at every size as annotation + compute stacked (bottom)."""
     tasks = _tasks(frame)
     fig = panels(
         tasks,
@@ -80,31 +74,27 @@ def cost_figure(frame: pd.DataFrame, *, y: str = "ndcg") -> go.Figure:
         title="Budget-aware evaluation: effectiveness and cost (Figure 2 analog)",
     ).update_layout(barmode="group")
     _curves(fig, frame, "total_cost", y)
-    for col, task in enumerate(tasks, start=1):
-        rows = frame[frame["task"] == task]
-        for strategy, own in rows.groupby("strategy", sort=False):
-            mean = own.groupby("questions")[["annotation_cost", "compute_cost"]].mean()
-            colour = COLOURS.get(strategy)
-            light = dict(color=_rgba(colour, 0.35), line=dict(color=colour, width=1))
-            for part, base, marker in (
-                ("annotation", None, dict(color=colour)),
-                ("compute", mean["annotation_cost"], light),
-            ):
-                fig.add_bar(
-                    x=mean.index,
-                    y=mean[f"{part}_cost"],
-                    base=base,
-                    offsetgroup=strategy,
-                    name=f"{strategy}: {part}",
-                    legendgroup=strategy,
-                    showlegend=False,
-                    marker=marker,
-                    row=2,
-                    col=col,
-                )
+    costs = ["annotation_cost", "compute_cost"]
+    means = frame.groupby(["task", "strategy", "questions"], sort=False)[costs].mean()
+    for (task, strategy), mean in means.groupby(level=[0, 1], sort=False):
+        mean, colour = mean.droplevel([0, 1]).sort_index(), COLOURS.get(strategy)
+        light = dict(color=_rgba(colour, 0.35), line=dict(color=colour, width=1))
+        for part, base, marker in (
+            ("annotation", None, dict(color=colour)),
+            ("compute", mean["annotation_cost"], light),
+        ):
+            fig.add_bar(
+                x=mean.index,
+                y=mean[f"{part}_cost"],
+                base=base,
+                offsetgroup=strategy,
+                name=f"{strategy}: {part}",
+                legendgroup=strategy,
+                showlegend=False,
+                marker=marker,
+                row=2,
+                col=tasks.index(task) + 1,
+            )
     fig.update_xaxes(title=AXES["total_cost"], tickprefix="$", row=1)
-    fig.update_xaxes(title=AXES["questions"], row=2)
-    fig.update_yaxes(title=AXES[y], row=1, col=1)
     fig.update_yaxes(tickprefix="$", row=2)
-    fig.update_yaxes(title="$ (solid: annotation, light: compute)", row=2, col=1)
-    return fig
+    return _axes(fig, AXES["questions"], AXES[y], "$ (solid: annotation, light: compute)")

@@ -13,7 +13,7 @@ sys.path.insert(0, TESTS_DIR)
 from pathlib import Path
 import numpy as np
 from conftest import clustered_pool, run
-from pairlab.widgets.browser import FalsePositiveBrowser, RunPicker
+from pairlab.widgets.review import FalsePositiveBrowser, RunPicker
 from pairlab.widgets.dashboard import RunDashboard
 from pairlab.evaluation import CosineScorer, EvalConfig, build_eval_set, evaluate
 from pairlab.widgets.labels import LabelStore
