@@ -275,11 +275,7 @@ def _separation(frame: pd.DataFrame) -> dict:
 def _encoder(zero: pd.DataFrame, table: pd.DataFrame) -> dict:
     out = {}
     for n, z in zero.iterrows():
-        rows = (
-            table.xs(n, level="layers")
-            if n in table.index.get_level_values("layers")
-            else table.iloc[:0]
-        )
+        rows = table[table.index.get_level_values("layers") == n].droplevel("layers")
         labels = rows.index.tolist()
         entry = {
             "zero_shot_ap": z["zero-shot AP"],
@@ -336,7 +332,8 @@ def encoder_summary(metrics: dict) -> pd.DataFrame:
     """Per encoder depth and budget: zero-shot test AP, static retrieval's precision, each
     strategy's test AP (mean over seeds) and the gap, with each seed's."""
     rows = []
-    for n, e in _deepest_first(metrics.get("encoder", {})):
+    # the whole model first (a metrics file sorts its keys)
+    for n, e in sorted(metrics.get("encoder", {}).items(), key=lambda kv: -int(kv[0])):
         gap = e["gap"]
         for k, labels in enumerate(gap["labels"]):
             rows.append(
@@ -353,11 +350,6 @@ def encoder_summary(metrics: dict) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
-
-
-def _deepest_first(encoder: dict) -> list:
-    """The encoder entries by depth, the whole model first (a metrics file sorts its keys)."""
-    return sorted(encoder.items(), key=lambda kv: -int(kv[0]))
 
 
 def _interval(ci) -> str:

@@ -56,7 +56,7 @@ def run_on_ray(
     cpus_per_run: float = 1,
     gpus_per_run: float | None = None,
 ) -> dict:
-    """``{run.key: result}`` in the order of ``runs`` (:class:`~.sweeps.Run`), each a Ray task of
+    """``{key: result}`` of the sweep's ``runs`` (``(key, config, folder)``), each a Ray task of
     ``cpus_per_run`` CPUs (its torch threads) and ``gpus_per_run`` GPUs (None: one where the
     cluster has GPUs); finished runs are read back without Ray. Events reach ``callbacks`` in
     this process as the runs emit them."""
@@ -66,11 +66,11 @@ def run_on_ray(
         isinstance(gpus_per_run, (int, float)) and gpus_per_run >= 0
     ):
         raise ValueError(f"gpus_per_run must be None or a number >= 0, got {gpus_per_run!r}")
-    results = {run.key: finished_run(run.config, run.folder) for run in runs}
-    for run in runs:
-        if results[run.key] is not None:
-            emit(callbacks, run.config, "run_reused", result=results[run.key], folder=run.folder)
-    todo = [run for run in runs if results[run.key] is None]
+    results = {key: finished_run(config, folder) for key, config, folder in runs}
+    for key, config, folder in runs:
+        if results[key] is not None:
+            emit(callbacks, config, "run_reused", result=results[key], folder=folder)
+    todo = [run for run in runs if results[run[0]] is None]
     if todo:
         ray = connect(address)
         results.update(_submit(ray, todo, prepared, callbacks, learner, cpus_per_run, gpus_per_run))
@@ -80,7 +80,7 @@ def run_on_ray(
 def _submit(ray, runs, prepared, callbacks, learner, cpus: float, gpus: float | None) -> dict:
     """Each run as a Ray task; the events in the mailbox delivered while they execute."""
     mailbox = ray.remote(Mailbox).options(num_cpus=0).remote()
-    data = {task: ray.put(prepared[task]) for task in {run.config.task for run in runs}}
+    data = {task: ray.put(prepared[task]) for task in {config.task for _, config, _ in runs}}
     task = ray.remote(_execute).options(
         num_cpus=cpus,
         num_gpus=gpus_per_run(ray, gpus),
@@ -90,16 +90,16 @@ def _submit(ray, runs, prepared, callbacks, learner, cpus: float, gpus: float | 
     env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED)}
     pending = {
         task.remote(
-            run.config,
-            data[run.config.task],
-            run.folder,
-            learner(run.config) if learner else None,
+            config,
+            data[config.task],
+            folder,
+            learner(config) if learner else None,
             mailbox,
             env,
             max(1, int(cpus)),
             inference.chosen(),
-        ): run.key
-        for run in runs
+        ): key
+        for key, config, folder in runs
     }
     results = {}
     try:

@@ -23,8 +23,6 @@ from .budget import Budget, round_hours
 from .sweeps import run_progress
 
 __all__ = [
-    "ACTIVE",
-    "METRICS",
     "RankerSettings",
     "prepare_rankers",
     "scale",
@@ -58,10 +56,6 @@ class RankerSettings:
     n_boot: int
     query: QuerySettings
     groups: tuple
-
-    @property
-    def seed(self) -> int:
-        return self.strata.seed
 
     @classmethod
     def from_params(cls, params: dict) -> RankerSettings:
@@ -101,14 +95,13 @@ def prepare_rankers(tasks: dict, settings: RankerSettings) -> dict:
     (:func:`pairlab.data.tasks_for`) and the test split's strata, from pretrained embeddings."""
     out = {}
     for name, task in tasks.items():
-        pools = {"train": task["train"], "test": task["test"]}
         eval_set = pretrained_eval_set(
-            pools["test"],
+            task["test"],
             settings.strata,
             model=settings.model,
             max_seq_length=settings.max_seq_length,
         )[0]
-        out[name] = (pools, eval_set)
+        out[name] = ({"train": task["train"], "test": task["test"]}, eval_set)
     return out
 
 
@@ -142,7 +135,7 @@ def protocol_example(prepared: dict, task: str, settings: RankerSettings) -> pd.
         train, settings.model, max_seq_length=settings.max_seq_length, show_progress=False
     )
     questions = np.sort(
-        np.random.default_rng(settings.seed).choice(answerable(train), 3, replace=False)
+        np.random.default_rng(settings.strata.seed).choice(answerable(train), 3, replace=False)
     )
     scan = scan_to_first_relevant(train, left, right, questions)
     ends = np.cumsum(scan.assessments)
@@ -202,7 +195,7 @@ def pretrained_baseline(
             *embed(pools["test"]),
             k=10,
             n_boot=settings.n_boot,
-            seed=settings.seed,
+            seed=settings.strata.seed,
         )
         for task, (pools, eval_set) in prepared.items()
     }
@@ -342,13 +335,8 @@ def at_equal_cost(
     """``strategy`` against random at the same total cost: the largest both reached (the smaller
     of their final mean costs), each one's per-question nDCG interpolated there between rounds,
     and the paired t-test with the Bonferroni-adjusted p."""
-    mean_cost = {
-        s: frame[(frame["task"] == task) & (frame["strategy"] == s)]
-        .groupby("round")["total_cost"]
-        .mean()
-        .to_numpy()
-        for s in (strategy, "random")
-    }
+    costs = frame[frame["task"] == task].groupby(["strategy", "round"])["total_cost"].mean()
+    mean_cost = {s: costs.loc[s].to_numpy() for s in (strategy, "random")}
     at = float(min(mean_cost[strategy][-1], mean_cost["random"][-1]))
     ours, theirs = (
         _interpolate(mean_cost[s], _mean_over_seeds(queries, task, s, "ndcg"), at)

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -136,14 +135,6 @@ def _variant(entry) -> Variant:
     return entry if isinstance(entry, Variant) else Variant(str(entry), str(entry))
 
 
-class Run(NamedTuple):
-    """One run of a sweep: its key in the results, its config and its folder."""
-
-    key: tuple  # (task, label, seed)
-    config: ActiveConfig
-    folder: Path
-
-
 def sweep(
     prepared: dict,
     strategies,
@@ -176,8 +167,8 @@ def sweep(
     if backend == "ray" and archive is not None:
         raise ValueError("run archives are kept by the local backend only: set archive=None on Ray")
     learner = learner or sharing(settings)
-    runs = [
-        Run(key, config, run_folder(root, config, *prepared[config.task]))
+    runs = [  # (key, config, folder)
+        (key, config, run_folder(root, config, *prepared[config.task]))
         for key, config in _configs(prepared, strategies, seeds, settings)
     ]
     with run_progress(len(runs)) as progress:
@@ -195,15 +186,15 @@ def sweep(
                 gpus_per_run=gpus_per_run,
             )
         return {
-            run.key: ActiveRun(
-                run.config,
-                *prepared[run.config.task],
-                run.folder,
+            key: ActiveRun(
+                config,
+                *prepared[config.task],
+                folder,
                 callbacks=callbacks,
-                learner=learner(run.config) if learner else None,
-                archive=None if archive is None else Path(archive) / run.folder.relative_to(root),
+                learner=learner(config) if learner else None,
+                archive=None if archive is None else Path(archive) / folder.relative_to(root),
             ).run()
-            for run in runs
+            for key, config, folder in runs
         }
 
 
