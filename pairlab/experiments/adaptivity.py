@@ -15,7 +15,7 @@ from ..io import json_row, plain
 from . import data_efficiency
 from .budget import separation_budget
 from .encoders import GAP
-from .sweeps import Variant, prepare_active, scale
+from .sweeps import Variant, prepare_active
 
 __all__ = [
     "EXPERIMENT_TASKS",
@@ -45,18 +45,11 @@ def load_experiment(params: dict, experiment: str, *, show: bool = True):
         )
     dataset = EXPERIMENT_TASKS[experiment] if params["dataset"] == "all" else params["dataset"]
     own = {**params, "dataset": dataset}
-    if experiment == "budget" and params.get("budget_max_items") is not None:
-        own["max_items"] = params["budget_max_items"]
-    prepared, settings = prepare_active(own, show=False)
     if experiment == "budget":
-        settings = settings.replace(n1=params["budget_n1"], rounds=params["budget_rounds"])
-    if show:
-        from IPython.display import display
-
-        from ..data import paper
-
-        display(scale(prepared, settings, paper.BUDGET))
-    return prepared, settings
+        own.update(n1=params["budget_n1"], rounds=params["budget_rounds"])
+        if params.get("budget_max_items") is not None:
+            own["max_items"] = params["budget_max_items"]
+    return prepare_active(own, show=show)
 
 
 def budget_runs(seeds, other_seeds) -> tuple[list, dict]:
