@@ -78,13 +78,14 @@ prepared, settings = experiments.prepare_active(ctx.params)
 # %%
 static_curve = Variant("static_retrieval", "static_retrieval", {"curve": True})
 random_candidates = Variant("random_candidates", "random_candidates", {"curve": False})  # trained once
-groups = [("uncertainty", cfg.seeds), (static_curve, cfg.seeds), ("random", random_seeds),
-          (random_candidates, random_seeds)]
-dashboard = RunDashboard(experiments.group_rounds(prepared, groups, settings), title="notebook 05")
+strategies = ["uncertainty", static_curve, "random", random_candidates]
+run_seeds = {"uncertainty": cfg.seeds, "static_retrieval": cfg.seeds, "random": random_seeds,
+             "random_candidates": random_seeds}  # each strategy's seeds, by label
+dashboard = RunDashboard(experiments.total_rounds(prepared, strategies, run_seeds, settings), title="notebook 05")
 display(dashboard)
-results = experiments.sweep_groups(prepared, groups, settings, ctx.path("active"),
-                                   callbacks=[dashboard, PrintLog()], backend=backend, address=address,
-                                   archive=cfg.run_archive and ctx.project_path(cfg.run_archive))
+results = experiments.sweep(prepared, strategies, run_seeds, settings, ctx.path("active"),
+                            callbacks=[dashboard, PrintLog()], backend=backend, address=address,
+                            archive=cfg.run_archive and ctx.project_path(cfg.run_archive))
 curves = experiments.curves(results)
 summary = experiments.summarise(results)
 

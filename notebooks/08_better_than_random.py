@@ -134,12 +134,11 @@ for task in prepared:
 
 # %%
 groups = ranker.groups  # (strategy, seeds): random first
-bar = rankers.RoundBar(rankers.total_query_rounds(prepared, groups, settings), "notebook 08 rounds")
-results = rankers.query_sweep(prepared, groups, settings, ctx.path("rankers"), callbacks=[bar, QueryLog()])
+results = rankers.query_sweep(prepared, groups, settings, ctx.path("rankers"), callbacks=[QueryLog()])
 baseline = rankers.pretrained_baseline(prepared, ranker)
 frame = rankers.curves(results, budget)
 queries = rankers.per_query(results)
-metrics = rankers.ranker_metrics(frame, queries, baseline, budget)
+metrics = rankers.ranker_metrics(frame, queries, baseline)
 
 # %% [markdown]
 # ## 4. Effectiveness against training size (Figure 2's lines)

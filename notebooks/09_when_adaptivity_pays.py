@@ -118,11 +118,11 @@ budget_regime
 # stage); the printed log is what a papermill run keeps.
 
 # %%
-groups = adaptivity.budget_groups(budget_seeds, budget_other_seeds)
-dashboard = RunDashboard(experiments.group_rounds(prepared, groups, settings), title="notebook 09: budget")
+strategies, run_seeds = adaptivity.budget_runs(budget_seeds, budget_other_seeds)
+dashboard = RunDashboard(experiments.total_rounds(prepared, strategies, run_seeds, settings), title="notebook 09: budget")
 display(dashboard)
-results = experiments.sweep_groups(prepared, groups, settings, ctx.path("active"),
-                                   callbacks=[dashboard, PrintLog()], backend=backend, address=address)
+results = experiments.sweep(prepared, strategies, run_seeds, settings, ctx.path("active"),
+                            callbacks=[dashboard, PrintLog()], backend=backend, address=address)
 
 # %% [markdown]
 # ### 1.2 Dev AP and positive share against labels (Figure 4 analog)

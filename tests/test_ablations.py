@@ -215,17 +215,18 @@ def test_figures_of_notebooks_04_and_05_draw_every_group(base):
     assert max(max(t.x) for t in cost.data) == 2.0 * 57
 
 
-def test_sweep_groups_run_each_strategy_with_its_own_seeds(root, base):
-    groups = [("uncertainty", [1]), (Variant("unc_small", "uncertainty", {"n1": 6}), [0, 1])]
+def test_a_sweep_runs_each_strategy_with_its_own_seeds(root, base):
+    strategies = ["uncertainty", Variant("unc_small", "uncertainty", {"n1": 6})]
+    seeds = {"uncertainty": [1], "unc_small": [0, 1]}
     learner = FakeLearner(VECTORS)
-    out = experiments.sweep_groups(PREPARED, groups, SETTINGS, root, learner=lambda c: learner)
+    out = experiments.sweep(PREPARED, strategies, seeds, SETTINGS, root, learner=lambda c: learner)
     assert list(out) == [
         ("toy", "uncertainty", 1),
         ("toy", "unc_small", 0),
         ("toy", "unc_small", 1),
     ]
     assert all(out[key] == base[key] for key in out) and learner.trained == []  # read back
-    assert experiments.group_rounds(PREPARED, groups, SETTINGS) == 3 * 3
+    assert experiments.total_rounds(PREPARED, strategies, seeds, SETTINGS) == 3 * 3
 
 
 def test_efficiency_summary_and_report_count_only_defined_factors():

@@ -93,21 +93,16 @@ def test_overlap_is_the_share_of_a_runs_labels_the_other_also_collected(tmp_path
     assert against_random["overlap"].iloc[-1] < 1.0
 
 
-def test_budget_groups_and_regime():
-    groups = dict(
-        (getattr(s, "label", s), seeds) for s, seeds in adaptivity.budget_groups([0, 1, 2], [0])
-    )
-    assert groups == {
+def test_budget_runs_and_regime():
+    strategies, seeds = adaptivity.budget_runs([0, 1, 2], [0])
+    assert [getattr(s, "label", s) for s in strategies] == list(seeds)
+    assert seeds == {
         "uncertainty": [0, 1, 2],
         "static_retrieval": [0, 1, 2],
         "adaptive_retrieval": [0],
         "random_candidates": [0],
     }
-    static = next(
-        s
-        for s, _ in adaptivity.budget_groups([0], [0])
-        if getattr(s, "label", "") == "static_retrieval"
-    )
+    static = next(s for s in strategies if getattr(s, "label", "") == "static_retrieval")
     assert static.fields("toy", 0) == {"curve": True}
     row = adaptivity.regime({"toy": (POOLS, EVAL_SETS)}, SETTINGS).loc["toy"]
     assert row["labels after each round"] == "12, 30, 57" and row["labels"] == 57
@@ -232,8 +227,8 @@ def metrics_for_docs(folder) -> dict:
         ZERO,
         table,
         encoders.gap_trend(table),
-        recall,
-        overlap,
+        [recall],
+        [overlap],
     )
 
 

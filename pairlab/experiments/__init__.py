@@ -1,16 +1,10 @@
-"""Experiments: sweeps of active-learning runs (:mod:`.sweeps`), the tables and frames notebooks
-show (:mod:`.tables`), the metrics files they record (:mod:`.summaries`), budget views of curves
-(:mod:`.budget`; the data-efficiency factor, :mod:`.data_efficiency`), models trained on stated data (:mod:`.baselines`, notebook 02), Augmented
-SBERT (:mod:`.augsbert`, notebook 06), EAGLE's case study (:mod:`.eagle`), runs under
-annotator noise (:mod:`.label_noise`, notebook 07), query-level active learning for rankers
-against random (:mod:`.rankers`, its tables :mod:`.ranker_tables`, notebook 08) and when
-adaptivity pays (notebook 09: the budget regime, :mod:`.adaptivity`; the starting encoder,
-:mod:`.encoders`). Each claim checked on
-our metrics is a record, judged by one rule (:mod:`.findings`); its words are written once, in
-``pairlab/templates/findings.md.j2``.
-
-Sweeps, tables and summaries are importable from here (``experiments.sweep(...)``,
-``experiments.table3(...)``, ``experiments.budget_metrics(...)``)."""
+"""Experiments behind notebooks 02-09: sweeps (:mod:`.sweeps`; on Ray, :mod:`.distributed`), their
+tables and metrics files (:mod:`.tables`, :mod:`.summaries`, :mod:`.budget`,
+:mod:`.data_efficiency`; importable from here), and each notebook's experiment: 02
+:mod:`.baselines`, 06 :mod:`.augsbert`, 07 :mod:`.eagle` and
+:mod:`.label_noise`, 08 :mod:`.rankers` (:mod:`.ranker_tables`), 09 :mod:`.adaptivity` and
+:mod:`.encoders`. A claim checked is a record (:mod:`.findings`), put in words only by
+``pairlab/templates/findings.md.j2``."""
 
 from . import (
     adaptivity,

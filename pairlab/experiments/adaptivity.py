@@ -1,11 +1,6 @@
-"""Notebook 09: when does adaptivity pay? Its first experiment, the budget regime, and what both
-experiments share: the pools of each (:func:`load_experiment`), the runs of the budget experiment
-(:func:`budget_groups`) on a pool whose budget reaches many labels per positive
-(:func:`regime`; the paper spent 16 per WikiQA positive), the budget at which two curves separate
-(:func:`separation`), candidate recall per round (:func:`recall_frame`) and the metrics file
-(:func:`adaptivity_metrics`) and its tables (:func:`budget_table`, :func:`encoder_summary`). The
-encoder experiment is :mod:`.encoders`; the lines the notebook and RESULTS.md print are macros of
-``pairlab/templates/findings.md.j2``."""
+"""Notebook 09, when adaptivity pays: the budget experiment (its runs, :func:`budget_runs`, on a
+pool of many labels per positive, :func:`regime`), what it shares with the encoder experiment
+(:mod:`.encoders`), and the metrics file (:func:`adaptivity_metrics`) and its tables."""
 
 from __future__ import annotations
 
@@ -20,13 +15,13 @@ from ..io import json_row, plain
 from . import data_efficiency
 from .budget import separation_budget
 from .encoders import GAP
-from .sweeps import Variant, prepare_active, scale
+from .sweeps import Variant, prepare_active
 
 __all__ = [
     "EXPERIMENT_TASKS",
     "BUDGET_STRATEGIES",
     "load_experiment",
-    "budget_groups",
+    "budget_runs",
     "regime",
     "separation",
     "recall_frame",
@@ -41,51 +36,46 @@ BUDGET_STRATEGIES = ("uncertainty", "static_retrieval", "adaptive_retrieval", "r
 
 
 def load_experiment(params: dict, experiment: str, *, show: bool = True):
-    """Pools, evaluation strata and loop settings of one experiment (:func:`~.sweeps.prepare_active`
-    with notebook 03's settings): with ``dataset`` ``"all"`` the budget experiment runs on WikiQA
-    and the encoder experiment on QQP, else both on the dataset given. The budget experiment
-    has its own pool size (``budget_max_items``, None: ``max_items``), ``budget_n1`` and
-    ``budget_rounds``. Returns ``(prepared, settings)``."""
+    """``(prepared, settings)`` of one experiment (:func:`~.sweeps.prepare_active`): with
+    ``dataset`` ``"all"`` the budget one on WikiQA and the encoder one on QQP; the budget one
+    with its own ``budget_max_items`` (None: ``max_items``), ``budget_n1`` and ``budget_rounds``."""
     if experiment not in EXPERIMENT_TASKS:
         raise ValueError(
             f"experiment must be one of {sorted(EXPERIMENT_TASKS)}, got {experiment!r}"
         )
     dataset = EXPERIMENT_TASKS[experiment] if params["dataset"] == "all" else params["dataset"]
     own = {**params, "dataset": dataset}
-    if experiment == "budget" and params.get("budget_max_items") is not None:
-        own["max_items"] = params["budget_max_items"]
-    prepared, settings = prepare_active(own, show=False)
     if experiment == "budget":
-        settings = settings.replace(n1=params["budget_n1"], rounds=params["budget_rounds"])
-    if show:
-        from IPython.display import display
-
-        from ..data import paper
-
-        display(scale(prepared, settings, paper.BUDGET))
-    return prepared, settings
+        own.update(n1=params["budget_n1"], rounds=params["budget_rounds"])
+        if params.get("budget_max_items") is not None:
+            own["max_items"] = params["budget_max_items"]
+    return prepare_active(own, show=show)
 
 
-def budget_groups(seeds, other_seeds) -> list:
-    """The budget experiment's runs, as :func:`~.sweeps.sweep_groups` takes them: uncertainty
-    sampling and static retrieval (retrained after every round, notebook 05's curve) on
-    ``seeds``; adaptive retrieval and random pairs among the pretrained candidates (also
-    trained every round) on ``other_seeds``. Adaptive retrieval runs right after uncertainty
-    sampling: where the two pick the same pairs, it takes the models the last runs trained
-    (:class:`~pairlab.active.learner.RecentModels`) before other runs push them out."""
+def budget_runs(seeds, other_seeds) -> tuple[list, dict]:
+    """The budget experiment's ``(strategies, seeds by label)`` for :func:`~.sweeps.sweep`:
+    uncertainty sampling and static retrieval (retrained every round) on ``seeds``, adaptive
+    retrieval and random candidates (retrained every round) on ``other_seeds``. Adaptive
+    retrieval runs right after uncertainty sampling, so that where the two pick the same pairs it
+    takes the models the last runs trained (:class:`~pairlab.active.learner.RecentModels`)."""
     every_round = {"curve": True}
-    return [
-        ("uncertainty", list(seeds)),
-        ("adaptive_retrieval", list(other_seeds)),
-        (Variant("static_retrieval", "static_retrieval", every_round), list(seeds)),
-        (Variant("random_candidates", "random_candidates", every_round), list(other_seeds)),
+    strategies = [
+        "uncertainty",
+        "adaptive_retrieval",
+        Variant("static_retrieval", "static_retrieval", every_round),
+        Variant("random_candidates", "random_candidates", every_round),
     ]
+    return strategies, {
+        "uncertainty": list(seeds),
+        "adaptive_retrieval": list(other_seeds),
+        "static_retrieval": list(seeds),
+        "random_candidates": list(other_seeds),
+    }
 
 
 def regime(prepared: dict, settings: LoopSettings) -> pd.DataFrame:
-    """Per task: the training pool's positives, the labels after each round, and the labels
-    per positive at the last round beside the paper's (16,640 WikiQA labels for 1,040
-    positives: 16)."""
+    """Per task: the training positives, the labels after each round, and the labels per
+    positive at the end beside the paper's (16,640 WikiQA labels for 1,040 positives: 16)."""
     from ..data import paper
 
     rows = []
@@ -109,13 +99,12 @@ def regime(prepared: dict, settings: LoopSettings) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("task")
 
 
-def separation(
-    curves: pd.DataFrame, a: str = "uncertainty", b: str = "static_retrieval"
-) -> pd.DataFrame:
-    """Per task, for each seed both strategies ran and for their mean curves (the seeds' mean
-    dev AP and mean interval bounds): the labels from which ``a``'s 95% interval stays above
-    ``b``'s (:func:`~.budget.separation_budget`), the same the other way round (NaN: they never
-    separate that way), and the gap at the last budget both reached."""
+def separation(curves: pd.DataFrame) -> pd.DataFrame:
+    """Per task, for each seed both ran and for their mean curves: the labels from which
+    uncertainty sampling's 95% interval stays above static retrieval's
+    (:func:`~.budget.separation_budget`; NaN: never), the same the other way round, and the gap
+    at the last budget both reached."""
+    a, b = GAP
     rows = []
     for task, frame in curves.groupby("task", sort=False):
         runs = {s: frame[frame["strategy"] == s] for s in (a, b)}
@@ -144,9 +133,8 @@ def separation(
 
 
 def recall_frame(results: dict) -> pd.DataFrame:
-    """Candidate recall per round of every run that searched candidates: task, strategy, seed,
-    round, labels after the round and the recall (NaN where a run folder written before it was
-    recorded has none, or no positive was left to find)."""
+    """Candidate recall per round of every run that searched candidates (NaN where no positive
+    was left to find)."""
     rows = [
         {
             "task": task,
@@ -154,25 +142,20 @@ def recall_frame(results: dict) -> pd.DataFrame:
             "seed": seed,
             "round": r["round"],
             "labels": r["labels"],
-            "candidate_recall": np.nan
-            if r.get("candidate_recall") is None
-            else float(r["candidate_recall"]),
+            "candidate_recall": r.get("candidate_recall"),
         }
         for (task, label, seed), result in results.items()
         for r in result["records"]
         if r.get("candidates")
     ]
     columns = ["task", "strategy", "seed", "round", "labels", "candidate_recall"]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=columns).astype({"candidate_recall": float})
 
 
 def overlap_frame(results: dict, root, a: str = GAP[0], b: str = GAP[1]) -> pd.DataFrame:
-    """Do two strategies ask for different pairs at all? Per task, run of ``a`` (a run label
-    naming ``a``, e.g. ``"uncertainty"`` or ``"uncertainty, 2 layers"``) and seed, after each
-    round: the share of the labels ``a`` collected so far that the matching run of ``b`` (the
-    same label with ``b`` for ``a``) collected by the same round. Near 1, the two label nearly
-    the same pairs and no criterion can make one beat the other. Run folders are read from
-    ``root/<task>/``."""
+    """Per task, run of ``a`` (a label starting with ``a``, e.g. ``"uncertainty, 2 layers"``) and
+    seed, after each round: the share of the labels ``a`` collected so far that the matching run
+    of ``b`` (``b`` for ``a`` in the label) collected by then. Run folders: ``root/<task>/``."""
     rows = []
     for (task, label, seed), result in results.items():
         other = results.get((task, label.replace(a, b, 1), seed))
@@ -204,21 +187,12 @@ def adaptivity_metrics(
     zero: pd.DataFrame,
     table: pd.DataFrame,
     trend: pd.DataFrame,
-    recall,
-    overlap=None,
+    recall: list[pd.DataFrame],
+    overlap: list[pd.DataFrame],
 ) -> dict:
-    """Notebook 09's metrics file: ``budget`` (per task and strategy: labels, dev AP as mean,
-    interval and per seed, positive share), ``regime``, ``efficiency``, ``separation``,
-    ``encoder`` (per depth: zero-shot AP, static precision, each strategy's test AP per budget
-    and the gap), ``encoder_trend`` and ``candidate_recall`` (per task and run label: the
-    mean over seeds per round; ``recall`` is a :func:`recall_frame` or a list of them) and
-    ``overlap`` (per task and run of uncertainty sampling: labels and the share static retrieval
-    also collected after each round, mean and per seed; ``overlap``: an :func:`overlap_frame`
-    or a list of them). NaN is written as null."""
-    recall, overlap = (
-        pd.concat(f, ignore_index=True) if isinstance(f, (list, tuple)) else f
-        for f in (recall, overlap)
-    )
+    """Notebook 09's metrics file (its layout: :mod:`pairlab.metrics_files`); ``recall`` and
+    ``overlap``: lists of :func:`recall_frame` and :func:`overlap_frame` outputs."""
+    recall, overlap = pd.concat(recall, ignore_index=True), pd.concat(overlap, ignore_index=True)
     return plain(
         {
             "budget": {
@@ -247,7 +221,7 @@ def adaptivity_metrics(
                 }
                 for task, part in recall.groupby("task", sort=False)
             },
-            "overlap": {} if overlap is None else _overlap(overlap),
+            "overlap": _overlap(overlap),
         }
     )
 
@@ -294,11 +268,7 @@ def _separation(frame: pd.DataFrame) -> dict:
 def _encoder(zero: pd.DataFrame, table: pd.DataFrame) -> dict:
     out = {}
     for n, z in zero.iterrows():
-        rows = (
-            table.xs(n, level="layers")
-            if n in table.index.get_level_values("layers")
-            else table.iloc[:0]
-        )
+        rows = table[table.index.get_level_values("layers") == n].droplevel("layers")
         labels = rows.index.tolist()
         entry = {
             "zero_shot_ap": z["zero-shot AP"],
@@ -329,9 +299,8 @@ def _encoder(zero: pd.DataFrame, table: pd.DataFrame) -> dict:
 
 
 def budget_table(metrics: dict) -> pd.DataFrame:
-    """Per task and strategy of the budget experiment: the seeds, the last budget, the final dev
-    AP (mean over seeds, its mean 95% interval, each seed's) and the share of positives among
-    the labels collected after the first round and at the end."""
+    """Per task and strategy of the budget experiment: the final dev AP (mean, interval, each
+    seed's) and the share of positives among the labels after round 1 and at the end."""
     rows = []
     for task, curves in metrics.get("budget", {}).items():
         for name, c in curves.items():
@@ -353,10 +322,11 @@ def budget_table(metrics: dict) -> pd.DataFrame:
 
 
 def encoder_summary(metrics: dict) -> pd.DataFrame:
-    """Per encoder depth and budget: zero-shot test AP with its interval, static retrieval's
-    precision, each strategy's test AP (mean over seeds) and the gap, with each seed's gap."""
+    """Per encoder depth and budget: zero-shot test AP, static retrieval's precision, each
+    strategy's test AP (mean over seeds) and the gap, with each seed's."""
     rows = []
-    for n, e in _deepest_first(metrics.get("encoder", {})):
+    # the whole model first (a metrics file sorts its keys)
+    for n, e in sorted(metrics.get("encoder", {}).items(), key=lambda kv: -int(kv[0])):
         gap = e["gap"]
         for k, labels in enumerate(gap["labels"]):
             rows.append(
@@ -373,11 +343,6 @@ def encoder_summary(metrics: dict) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
-
-
-def _deepest_first(encoder: dict) -> list:
-    """The encoder entries by depth, the whole model first (a metrics file sorts its keys)."""
-    return sorted(encoder.items(), key=lambda kv: -int(kv[0]))
 
 
 def _interval(ci) -> str:

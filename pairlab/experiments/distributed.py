@@ -1,16 +1,11 @@
-"""Sweeps on Ray: each run (task, strategy, seed) is one Ray task, with the resources it needs
-declared, so a cluster or a machine with several GPUs runs as many at once as fit.
+"""Sweeps on Ray: each run (task, strategy, seed) one Ray task with its resources declared, so a
+cluster or a machine with several GPUs runs as many at once as fit.
 
-The runs write their folders where the local backend writes them (``root`` must be a path
-every node sees: a shared file system), so a sweep on Ray gives the files a local sweep gives
-and either backend reads back or resumes the other's runs. Runs finished earlier are read back
-on the driver without starting Ray. A run's events go to an actor (:class:`Mailbox`) and from
-there to the driver's callbacks (the dashboard, the printed log) while the runs execute. A
-worker killed mid-run is retried by Ray (``RETRIES``), and the retry resumes the run from its
-folder.
-
-Ray is imported here only, and only when a sweep asks for it: ``pip install pairlab[ray]``.
-"""
+Runs write their folders where the local backend writes them (``root`` on a file system every
+node sees), so either backend reads back or resumes the other's runs. A run's events go to an
+actor (:class:`Mailbox`) and from there to the driver's callbacks while the runs execute. A
+worker killed mid-run is retried by Ray (``RETRIES``), and the retry resumes from the folder.
+Ray is imported here only, when a sweep asks for it: ``pip install pairlab[ray]``."""
 
 from __future__ import annotations
 
@@ -21,7 +16,7 @@ from ..active.loop import ActiveRun, emit
 from ..active.runfolder import finished_run
 from ..models import inference
 
-__all__ = ["INSTALL", "RETRIES", "Mailbox", "connect", "gpus_per_run", "import_ray", "run_on_ray"]
+__all__ = ["connect", "gpus_per_run", "run_on_ray"]
 
 INSTALL = "pip install 'pairlab[ray]'"
 RETRIES = 3  # a run whose worker died (killed, out of memory, node lost) starts again, resuming
@@ -36,21 +31,13 @@ FORWARDED = (
 )
 
 
-def import_ray():
-    """The ``ray`` module, or an ImportError saying how to install it."""
+def connect(address: str | None = None):
+    """Ray, connected: this process's session, else ``ray.init`` to the cluster at ``address``
+    (``"auto"`` or ``"host:port"``), or with None a new local instance without the dashboard."""
     try:
         import ray
     except ImportError:
         raise ImportError(f"backend='ray' needs Ray, which is not installed: {INSTALL}") from None
-    return ray
-
-
-def connect(address: str | None = None):
-    """Ray, connected: the session this process already has, else ``ray.init``: to a running
-    cluster at ``address`` (``"auto"``: the one this machine belongs to; or ``"host:port"``), or
-    with None a new local instance on this machine's cores (without the dashboard). The session
-    stays open for the sweeps after this one."""
-    ray = import_ray()
     if not ray.is_initialized():
         if address is None:
             ray.init(address="local", include_dashboard=False)
@@ -69,34 +56,31 @@ def run_on_ray(
     cpus_per_run: float = 1,
     gpus_per_run: float | None = None,
 ) -> dict:
-    """Execute ``runs`` (the sweep's :class:`~pairlab.experiments.sweeps.Run` list) as Ray tasks of
-    ``cpus_per_run`` CPUs (the torch threads each run gets) and ``gpus_per_run`` GPUs (None: one
-    where the cluster has GPUs, else none); ``prepared`` maps each task to its ``(pools,
-    eval_sets)``. Events reach ``callbacks`` on this process as the runs emit them. Returns
-    ``{run.key: result}`` in the order of ``runs``."""
-    _check_resources(cpus_per_run, gpus_per_run)
-    results = {run.key: _read_back(run, callbacks) for run in runs}
-    todo = [run for run in runs if results[run.key] is None]
+    """``{key: result}`` of the sweep's ``runs`` (``(key, config, folder)``), each a Ray task of
+    ``cpus_per_run`` CPUs (its torch threads) and ``gpus_per_run`` GPUs (None: one where the
+    cluster has GPUs); finished runs are read back without Ray. Events reach ``callbacks`` in
+    this process as the runs emit them."""
+    if not (isinstance(cpus_per_run, (int, float)) and cpus_per_run >= 1):
+        raise ValueError(f"cpus_per_run must be a number >= 1, got {cpus_per_run!r}")
+    if gpus_per_run is not None and not (
+        isinstance(gpus_per_run, (int, float)) and gpus_per_run >= 0
+    ):
+        raise ValueError(f"gpus_per_run must be None or a number >= 0, got {gpus_per_run!r}")
+    results = {key: finished_run(config, folder) for key, config, folder in runs}
+    for key, config, folder in runs:
+        if results[key] is not None:
+            emit(callbacks, config, "run_reused", result=results[key], folder=folder)
+    todo = [run for run in runs if results[run[0]] is None]
     if todo:
-        results.update(
-            _submit(
-                connect(address), todo, prepared, callbacks, learner, cpus_per_run, gpus_per_run
-            )
-        )
+        ray = connect(address)
+        results.update(_submit(ray, todo, prepared, callbacks, learner, cpus_per_run, gpus_per_run))
     return results
-
-
-def _read_back(run, callbacks) -> dict | None:
-    result = finished_run(run.config, run.folder)
-    if result is not None:
-        emit(callbacks, run.config, "run_reused", result=result, folder=run.folder)
-    return result
 
 
 def _submit(ray, runs, prepared, callbacks, learner, cpus: float, gpus: float | None) -> dict:
     """Each run as a Ray task; the events in the mailbox delivered while they execute."""
     mailbox = ray.remote(Mailbox).options(num_cpus=0).remote()
-    data = {task: ray.put(prepared[task]) for task in dict.fromkeys(run.task for run in runs)}
+    data = {task: ray.put(prepared[task]) for task in {config.task for _, config, _ in runs}}
     task = ray.remote(_execute).options(
         num_cpus=cpus,
         num_gpus=gpus_per_run(ray, gpus),
@@ -106,22 +90,24 @@ def _submit(ray, runs, prepared, callbacks, learner, cpus: float, gpus: float | 
     env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED)}
     pending = {
         task.remote(
-            run.config,
-            data[run.task],
-            run.folder,
-            learner(run.config) if learner else None,
+            config,
+            data[config.task],
+            folder,
+            learner(config) if learner else None,
             mailbox,
             env,
             max(1, int(cpus)),
             inference.chosen(),
-        ): run.key
-        for run in runs
+        ): key
+        for key, config, folder in runs
     }
     results = {}
     try:
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1, timeout=POLL_SECONDS)
-            _deliver(ray.get(mailbox.take.remote()), callbacks)  # a done run's are all there
+            for event, payload in ray.get(mailbox.take.remote()):  # a done run's are all there
+                for callback in callbacks:
+                    callback(event, **payload)
             for ref in done:
                 results[pending.pop(ref)] = ray.get(ref)  # a run's error is raised here
     finally:
@@ -132,11 +118,10 @@ def _submit(ray, runs, prepared, callbacks, learner, cpus: float, gpus: float | 
 
 
 class Mailbox:
-    """The Ray actor that holds the runs' events until the driver takes them. A synchronous
-    actor runs one submitter's calls in order, so a run's events arrive in the order it sent
-    them. A run sends without waiting (a task waiting in ``ray.get`` lends its CPU to another
-    run, and more runs than cores would execute at once), so a worker killed mid-run may lose
-    its last few events; its retry reports from ``run_started`` (``resumed`` rounds) on."""
+    """The Ray actor holding the runs' events until the driver takes them, each run's in the
+    order it sent them. A run sends without waiting (a task waiting in ``ray.get`` lends its CPU
+    to another run), so a worker killed mid-run may lose its last few events; its retry reports
+    from ``run_started`` (``resumed`` rounds) on."""
 
     def __init__(self):
         self.events = []
@@ -149,18 +134,11 @@ class Mailbox:
         return taken
 
 
-def _deliver(events, callbacks) -> None:
-    for event, payload in events:
-        for callback in callbacks:
-            callback(event, **payload)
-
-
 def _execute(
     config, data, folder, learner, mailbox, env: dict, threads: int, backends: inference.Backends
 ) -> dict:
-    """One run on a Ray worker, as the local backend runs it: the driver's cache and model
-    settings, ``threads`` torch threads, the driver's inference ``backends``, its events sent to
-    the driver's mailbox (all of them there before it returns)."""
+    """One run on a Ray worker with the driver's environment, inference ``backends`` and
+    ``threads`` torch threads, its events sent to the mailbox (all there before it returns)."""
     import ray
     import torch
 
@@ -185,15 +163,7 @@ def _execute(
 
 
 def gpus_per_run(ray, gpus: float | None) -> float:
-    """``gpus``, or with None one GPU per run where the cluster's nodes have GPUs (Ray counts
-    those torch can see on each), else none."""
+    """``gpus``, or with None one GPU per run where the cluster has GPUs, else none."""
     if gpus is not None:
         return gpus
     return 1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0
-
-
-def _check_resources(cpus, gpus) -> None:
-    if not (isinstance(cpus, (int, float)) and cpus >= 1):
-        raise ValueError(f"cpus_per_run must be a number >= 1, got {cpus!r}")
-    if gpus is not None and not (isinstance(gpus, (int, float)) and gpus >= 0):
-        raise ValueError(f"gpus_per_run must be None or a number >= 0, got {gpus!r}")

@@ -1,11 +1,7 @@
-"""Notebook 08 (Althammer et al. 2023, *current active learning strategies are not better than
-random selection* for rankers): the query-level runs on both tasks, their curves and per-query
-test values, the budget of each run, the paired tests against random, and the metrics file.
-
-Every function takes what the one before returned: :func:`prepare_rankers` (pools and strata)
--> :func:`query_sweep` (run results) -> :func:`curves` and :func:`per_query` -> :func:`ranker_metrics`
-(the metrics file, which :mod:`.ranker_tables` turns into tables for the notebook and RESULTS.md).
-"""
+"""Notebook 08 (Althammer et al. 2023: active learning for rankers against random): the
+query-level runs, their curves and per-question test values, the paired tests against random,
+and the metrics file. :func:`prepare_rankers` -> :func:`query_sweep` -> :func:`curves` and
+:func:`per_query` -> :func:`ranker_metrics` (tables: :mod:`.ranker_tables`)."""
 
 from __future__ import annotations
 
@@ -24,17 +20,14 @@ from ..evaluation.significance import ALPHA, bonferroni, paired_test
 from ..evaluation.strata import EvalConfig, pretrained_eval_set
 from ..models.embed import embed_pool
 from .budget import Budget, round_hours
+from .sweeps import run_progress
 
 __all__ = [
-    "ACTIVE",
-    "METRICS",
     "RankerSettings",
     "prepare_rankers",
     "scale",
     "protocol_example",
-    "RoundBar",
     "query_sweep",
-    "total_query_rounds",
     "pretrained_baseline",
     "curves",
     "with_costs",
@@ -53,11 +46,9 @@ METRICS = {"ndcg10": "ndcg", "mrr10": "mrr"}  # metrics-file name -> the run rec
 @dataclass(frozen=True)
 class RankerSettings:
     """Notebook 08's settings, built once from its parameters (:meth:`from_params`): the test
-    strata (``near_m``, ``n_random``, ``seed``), the encoder, the bootstrap replicates, the
-    query-level runs' shared config fields (:class:`QuerySettings`: ``questions_per_round`` x
-    ``query_rounds``, ``top_k``, the committee's ``committee_members`` and
-    ``committee_share``, the training) and the sweep's groups ``[(strategy, seeds), ...]``:
-    random with ``random_seeds``, each of ``active_strategies`` with ``active_seeds``."""
+    strata, the encoder, the bootstrap replicates, the runs' shared :class:`QuerySettings` and
+    the sweep's groups ``((strategy, seeds), ...)``: random with ``random_seeds`` first, then
+    each of ``active_strategies`` with ``active_seeds``."""
 
     strata: EvalConfig
     model: str | None
@@ -66,17 +57,26 @@ class RankerSettings:
     query: QuerySettings
     groups: tuple
 
-    @property
-    def seed(self) -> int:
-        return self.strata.seed
-
     @classmethod
     def from_params(cls, params: dict) -> RankerSettings:
-        per_round, rounds = params["questions_per_round"], params["query_rounds"]
+        from ..active.queries import QUERY_STRATEGIES
+
+        per_round, rounds = params["questions_per_round"], int(params["query_rounds"])
         if isinstance(per_round, dict):
-            batches = {task: (int(n),) * int(rounds) for task, n in per_round.items()}
+            batches = {task: (int(n),) * rounds for task, n in per_round.items()}
         else:
-            batches = (int(per_round),) * int(rounds)
+            batches = (int(per_round),) * rounds
+        active, choices = list(params["active_strategies"]), set(QUERY_STRATEGIES) - {"random"}
+        if not set(active) <= choices or len(set(active)) != len(active):
+            raise ValueError(
+                f"active_strategies must name distinct strategies other than random, of "
+                f"{sorted(choices)}; got {active!r}"
+            )
+        if not params["random_seeds"] or not params["active_seeds"]:
+            raise ValueError("random_seeds and active_seeds each need at least one seed")
+        groups = (("random", [int(s) for s in params["random_seeds"]]),) + tuple(
+            (s, [int(k) for k in params["active_seeds"]]) for s in active
+        )
         query = QuerySettings.from_params(
             params,
             batches=batches,
@@ -84,51 +84,24 @@ class RankerSettings:
             members=params["committee_members"],
             share=params["committee_share"],
         )
-        groups = _groups(
-            params["active_strategies"], params["random_seeds"], params["active_seeds"]
-        )
+        strata = EvalConfig.from_params(params)
         return cls(
-            EvalConfig.from_params(params),
-            params["model"],
-            params["max_seq_length"],
-            params["n_boot"],
-            query,
-            groups,
+            strata, params["model"], params["max_seq_length"], params["n_boot"], query, groups
         )
-
-
-def _groups(active_strategies, random_seeds, active_seeds) -> tuple:
-    from ..active.queries import QUERY_STRATEGIES
-
-    active = list(active_strategies)
-    unknown = [s for s in active if s not in QUERY_STRATEGIES or s == "random"]
-    if unknown or len(set(active)) != len(active):
-        raise ValueError(
-            f"active_strategies must name distinct strategies other than random, of "
-            f"{sorted(set(QUERY_STRATEGIES) - {'random'})}; got {active!r}"
-        )
-    if not random_seeds or not active_seeds:
-        raise ValueError("random_seeds and active_seeds each need at least one seed")
-    return (("random", [int(s) for s in random_seeds]),) + tuple(
-        (s, [int(k) for k in active_seeds]) for s in active
-    )
 
 
 def prepare_rankers(tasks: dict, settings: RankerSettings) -> dict:
-    """Each task's ``train`` and ``test`` pools and the test split's all-pairs strata, drawn
-    from pretrained embeddings: ``{task: (pools, eval_set)}``. ``tasks`` are what the notebook's
-    ``dataset`` names (:func:`pairlab.data.tasks_for`, which gives a pair file's task the
-    per-task settings of its kind)."""
+    """``{task: (pools, eval_set)}``: the ``train`` and ``test`` pools of each of ``tasks``
+    (:func:`pairlab.data.tasks_for`) and the test split's strata, from pretrained embeddings."""
     out = {}
     for name, task in tasks.items():
-        pools = {"train": task["train"], "test": task["test"]}
         eval_set = pretrained_eval_set(
-            pools["test"],
+            task["test"],
             settings.strata,
             model=settings.model,
             max_seq_length=settings.max_seq_length,
         )[0]
-        out[name] = (pools, eval_set)
+        out[name] = ({"train": task["train"], "test": task["test"]}, eval_set)
     return out
 
 
@@ -153,18 +126,16 @@ def scale(prepared: dict, settings: QuerySettings) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("task")
 
 
-def protocol_example(
-    prepared: dict, task: str, settings: RankerSettings, *, n: int = 3
-) -> pd.DataFrame:
-    """The annotation protocol on ``n`` random training questions of ``task`` under the
-    pretrained ranker: what each one cost (the rank of its first relevant item) and what the
-    annotator read at the top and at the first relevant item."""
+def protocol_example(prepared: dict, task: str, settings: RankerSettings) -> pd.DataFrame:
+    """The annotation protocol on 3 random training questions of ``task`` under the pretrained
+    ranker: what each cost (the rank of its first relevant item), what was read first and at
+    the first relevant item."""
     train = prepared[task][0]["train"]
     left, right = embed_pool(
         train, settings.model, max_seq_length=settings.max_seq_length, show_progress=False
     )
     questions = np.sort(
-        np.random.default_rng(settings.seed).choice(answerable(train), n, replace=False)
+        np.random.default_rng(settings.strata.seed).choice(answerable(train), 3, replace=False)
     )
     scan = scan_to_first_relevant(train, left, right, questions)
     ends = np.cumsum(scan.assessments)
@@ -178,23 +149,6 @@ def protocol_example(
     )
 
 
-class RoundBar:
-    """A tqdm progress bar over the rounds of a sweep (finished runs read back count at once)."""
-
-    def __init__(self, total: int, desc: str = "rounds"):
-        from tqdm.auto import tqdm
-
-        self.bar = tqdm(total=total, desc=desc)
-
-    def __call__(self, event: str, **p) -> None:
-        if event == "round_finished":
-            self.bar.update(1)
-        elif event == "run_reused":
-            self.bar.update(len(p["result"]["records"]))
-        elif event == "run_started" and p["resumed"]:
-            self.bar.update(p["resumed"])
-
-
 def query_sweep(
     prepared: dict,
     groups,
@@ -204,32 +158,23 @@ def query_sweep(
     callbacks=(),
     learner: Callable | None = None,
 ) -> dict:
-    """Run every (task, strategy, seed) of ``groups`` (``[(strategy, seeds), ...]``); finished
-    runs are read back. Returns ``{(task, strategy, seed): result}``."""
+    """``{(task, strategy, seed): result}`` of every run of ``groups`` (``[(strategy, seeds),
+    ...]``); finished runs are read back."""
     results = {}
-    for task, (pools, eval_set) in prepared.items():
-        for strategy, seeds in groups:
-            for seed in seeds:
-                config = settings.config(task, strategy, seed)
-                folder = run_folder(root, config, pools, {"test": eval_set})
-                results[(task, strategy, int(seed))] = QueryRun(
-                    config,
-                    pools,
-                    eval_set,
-                    folder,
-                    callbacks=callbacks,
-                    learner=learner(config) if learner else None,
-                ).run()
+    keys = [(t, s, int(seed)) for t in prepared for s, seeds in groups for seed in seeds]
+    with run_progress(len(keys)) as progress:
+        for task, strategy, seed in keys:
+            pools, eval_set = prepared[task]
+            config = settings.config(task, strategy, seed)
+            results[(task, strategy, seed)] = QueryRun(
+                config,
+                pools,
+                eval_set,
+                run_folder(root, config, pools, {"test": eval_set}),
+                callbacks=[*callbacks, progress],
+                learner=learner(config) if learner else None,
+            ).run()
     return results
-
-
-def total_query_rounds(prepared: dict, groups, settings: QuerySettings) -> int:
-    """Rounds :func:`query_sweep` will run (for a progress bar)."""
-    return sum(
-        len(settings.config(task, "random").schedule()) * len(seeds)
-        for task in prepared
-        for _, seeds in groups
-    )
 
 
 def pretrained_baseline(
@@ -250,7 +195,7 @@ def pretrained_baseline(
             *embed(pools["test"]),
             k=10,
             n_boot=settings.n_boot,
-            seed=settings.seed,
+            seed=settings.strata.seed,
         )
         for task, (pools, eval_set) in prepared.items()
     }
@@ -264,12 +209,8 @@ def curves(results: dict, budget: Budget) -> pd.DataFrame:
         assessments = gpu = cpu = 0.0
         for r in result["records"]:
             hours = round_hours(r["seconds"], r.get("device", "cpu"), COST_STAGES)
-            assessments, gpu, cpu = (
-                assessments + sum(r["assessments"]),
-                gpu + hours[0],
-                cpu + hours[1],
-            )
-            test = r["test"]
+            assessments += sum(r["assessments"])
+            gpu, cpu = gpu + hours[0], cpu + hours[1]
             rows.append(
                 {
                     "task": task,
@@ -279,11 +220,9 @@ def curves(results: dict, budget: Budget) -> pd.DataFrame:
                     "questions": r["n_questions"],
                     "assessments": assessments,
                     "pairs": r["labels"],
-                    "ndcg": test["ndcg"],
-                    "mrr": test["mrr"],
-                    "ap": test["ap"],
-                    "ap_lo": test["ap_ci"][0],
-                    "ap_hi": test["ap_ci"][1],
+                    **{key: r["test"][key] for key in ("ndcg", "mrr", "ap")},
+                    "ap_lo": r["test"]["ap_ci"][0],
+                    "ap_hi": r["test"]["ap_ci"][1],
                     "gpu_hours": gpu,
                     "cpu_hours": cpu,
                 }
@@ -302,8 +241,8 @@ def with_costs(frame: pd.DataFrame, budget: Budget) -> pd.DataFrame:
 
 def per_query(results: dict) -> dict:
     """``{(task, strategy, seed): {"questions": (n_q,), "ndcg": (rounds, n_q), "mrr": ...}}``:
-    every run's per-question test values after each round. The questions are the test split's
-    questions with a relevant item, the same for every run of a task (checked)."""
+    every run's per-question test values after each round (the same questions in every run of
+    a task, checked)."""
     out, questions = {}, {}
     for (task, strategy, seed), result in results.items():
         records = [r["test"]["per_query"] for r in result["records"]]
@@ -331,9 +270,9 @@ def _mean_over_seeds(queries: dict, task: str, strategy: str, key: str) -> np.nd
 def versus_random(
     queries: dict, task: str, strategy: str, *, key: str = "ndcg", n_comparisons: int = len(ACTIVE)
 ) -> dict:
-    """Per round: the paired t-test over test questions of ``strategy`` (its seeds' mean per
-    question) against random (the mean of the random seeds per question, as the paper's Random
-    is the mean of 4 runs), with the Bonferroni-adjusted p. Lists, one entry per round."""
+    """Per round (lists): the paired t-test over test questions of ``strategy`` against random
+    (each the mean of its seeds per question, as the paper's Random is the mean of 4 runs) and
+    the Bonferroni-adjusted p."""
     ours, theirs = (_mean_over_seeds(queries, task, s, key) for s in (strategy, "random"))
     tests = [paired_test(a, b) for a, b in zip(ours, theirs)]
     p = [t["p"] for t in tests]
@@ -346,11 +285,10 @@ def versus_random(
     }
 
 
-def random_spread(
-    frame: pd.DataFrame, queries: dict, task: str, *, key: str = "ndcg"
-) -> list[dict]:
-    """The paper's RQ1 per round: the best and the worst random subset (by mean test value) and
+def random_spread(frame: pd.DataFrame, queries: dict, task: str) -> list[dict]:
+    """The paper's RQ1 per round: the best and the worst random subset (by mean test nDCG) and
     whether they differ (paired t-test over questions, no correction: one test per size)."""
+    key = "ndcg"
     runs = frame[(frame["task"] == task) & (frame["strategy"] == "random")]
     out = []
     for round_, rows in runs.groupby("round"):
@@ -392,23 +330,16 @@ def at_equal_cost(
     task: str,
     strategy: str,
     *,
-    key: str = "ndcg",
-    cost: str = "total_cost",
     n_comparisons: int = len(ACTIVE),
 ) -> dict:
-    """``strategy`` against random at the same spend: the largest ``cost`` both reached (the
-    smaller of their final mean costs), each one's per-question values interpolated there
-    between rounds, and the paired t-test with the Bonferroni-adjusted p."""
-    mean_cost = {
-        s: frame[(frame["task"] == task) & (frame["strategy"] == s)]
-        .groupby("round")[cost]
-        .mean()
-        .to_numpy()
-        for s in (strategy, "random")
-    }
+    """``strategy`` against random at the same total cost: the largest both reached (the smaller
+    of their final mean costs), each one's per-question nDCG interpolated there between rounds,
+    and the paired t-test with the Bonferroni-adjusted p."""
+    costs = frame[frame["task"] == task].groupby(["strategy", "round"])["total_cost"].mean()
+    mean_cost = {s: costs.loc[s].to_numpy() for s in (strategy, "random")}
     at = float(min(mean_cost[strategy][-1], mean_cost["random"][-1]))
     ours, theirs = (
-        _interpolate(mean_cost[s], _mean_over_seeds(queries, task, s, key), at)
+        _interpolate(mean_cost[s], _mean_over_seeds(queries, task, s, "ndcg"), at)
         for s in (strategy, "random")
     )
     test = paired_test(ours, theirs)
@@ -431,17 +362,14 @@ def verdict(difference: float, significant: bool) -> str:
     return "better than random" if difference > 0 else "worse than random"
 
 
-def ranker_metrics(frame: pd.DataFrame, queries: dict, baseline: dict, budget: Budget) -> dict:
-    """The metrics file: ``{task: {strategy: {sizes, ndcg10: {mean, per_seed}, mrr10: ...,
-    ap: ..., assessments, annotation_cost, compute_cost, p_value_vs_random, ...}}}`` with
-    ``pretrained`` (training size 0) beside the strategies; random also holds the spread of its
-    subsets and every active strategy its tests and verdicts against random."""
+def ranker_metrics(frame: pd.DataFrame, queries: dict, baseline: dict) -> dict:
+    """The metrics file: ``{task: {strategy: {sizes, ndcg10: {mean, per_seed}, mrr10, ap,
+    assessments, costs, ...}}}`` with ``pretrained`` (size 0) first; random also holds its
+    subsets' spread, each active strategy its tests and verdicts against random."""
     out = {}
     for task, rows in frame.groupby("task", sort=False):
         entries = {"pretrained": _pretrained_entry(baseline[task])}
-        n = max(
-            rows["strategy"].nunique() - 1, 1
-        )  # Bonferroni: each active strategy against random
+        n = max(rows["strategy"].nunique() - 1, 1)  # Bonferroni: each active one against random
         for strategy, own in rows.groupby("strategy", sort=False):
             entry = _entry(own)
             if strategy == "random":
@@ -505,21 +433,14 @@ def _entry(rows: pd.DataFrame) -> dict:
 
 def _pretrained_entry(test: dict) -> dict:
     """The untrained encoder as a curve of one point at size 0 (no assessment, no cost)."""
-
-    def one(value):
-        return {"mean": [value], "per_seed": [[value]]}
-
-    return {
-        "seeds": [0],
-        "sizes": [0],
-        "ndcg10": one(test["ndcg"]),
-        "mrr10": one(test["mrr"]),
-        "ap": {**one(test["ap"]), "ci_per_seed": [[test["ap_ci"]]]},
-        "assessments": [0.0],
-        "assessments_per_seed": [[0]],
-        "pairs": [0.0],
-        "annotation_cost": [0.0],
-        "compute_cost": [0.0],
-        "total_cost": [0.0],
-        "compute_hours": {"gpu": [0.0], "cpu": [0.0]},
+    costs = ("assessments", "pairs", "annotation_cost", "compute_cost", "total_cost")
+    row = {
+        "seed": 0,
+        "round": 0,
+        "questions": 0,
+        **{key: test[key] for key in ("ndcg", "mrr", "ap")},
+        "ap_lo": test["ap_ci"][0],
+        "ap_hi": test["ap_ci"][1],
+        **dict.fromkeys([*costs, "gpu_hours", "cpu_hours"], 0.0),
     }
+    return _entry(pd.DataFrame([row]))

@@ -3,12 +3,13 @@ and run, from their parameters to the results of every run (read back when finis
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -21,9 +22,6 @@ from ..evaluation.strata import EvalConfig, evaluate, pretrained_eval_set
 
 __all__ = [
     "MAIN_STRATEGIES",
-    "BACKENDS",
-    "Run",
-    "RunProgress",
     "Variant",
     "pools_and_strata",
     "zero_shot",
@@ -32,20 +30,17 @@ __all__ = [
     "prepare_active",
     "scale",
     "sweep",
-    "sweep_groups",
     "total_rounds",
-    "group_rounds",
     "stratified_variants",
     "transfer",
-    "COLLAPSED_SPREAD",
 ]
 
 MAIN_STRATEGIES = ("random", "static_retrieval", "adaptive_retrieval", "uncertainty")
 
 
 def pools_and_strata(task: Task, eval_config: EvalConfig, *, model=None, max_seq_length: int = 128):
-    """The pools (train, dev, test) and the dev and test evaluation strata of ``task``, drawn
-    from pretrained embeddings (cached): the same strata for every run of the sweep."""
+    """``(pools, eval_sets)`` of ``task``: its splits and the dev and test strata, drawn from
+    pretrained embeddings (cached), the same for every run of a sweep."""
     pools = {split: task[split] for split in ("train", "dev", "test")}
     eval_sets = {
         split: pretrained_eval_set(
@@ -62,10 +57,9 @@ ZERO_SHOT = "zero_shot"  # Table 3's row of the pretrained encoder with no label
 def zero_shot(
     prepared: dict, *, model=None, max_seq_length: int = 128, n_boot: int = 200, seed: int = 0
 ) -> dict:
-    """The pretrained encoder's cosine with no labels at all, per task: its test all-pairs
-    metrics on the very strata every run is measured on, as a summary entry (:func:`summarise`'s
-    layout, no seeds and 0 labels; ``ci``: the 95% bootstrap interval). What labelling must beat."""
-    from ..evaluation import CosineScorer, evaluate
+    """The pretrained encoder's cosine with no labels, per task: its test metrics on the strata
+    every run is measured on, as a :func:`summarise` entry with no seeds and a 95% ``ci``."""
+    from ..evaluation import CosineScorer
     from ..models.embed import embed_pool
 
     out = {}
@@ -105,10 +99,8 @@ def with_zero_shot(summary: dict, zero: dict) -> dict:
 
 
 def prepare_active(params: dict, *, show: bool = True):
-    """Everything notebooks 03-05 share before their sweeps, from their parameters: each task's
-    pools and evaluation strata (:func:`pools_and_strata`) and the loop settings (:meth:`LoopSettings.from_params`).
-    ``show`` displays this run's sizes beside the paper's (:func:`scale`).
-    Returns ``(prepared, settings)``."""
+    """``(prepared, settings)`` of notebooks 03-07: each task's :func:`pools_and_strata` and the
+    :class:`LoopSettings`; ``show`` displays this run's sizes beside the paper's (:func:`scale`)."""
     from ..data import loaders, paper
 
     tasks = loaders.tasks_for(params)  # a file's task gains the per-task settings of its kind
@@ -128,9 +120,8 @@ def prepare_active(params: dict, *, show: bool = True):
 
 @dataclass(frozen=True)
 class Variant:
-    """A strategy run with other settings, under its own name in the results and tables:
-    ``overrides`` are :class:`ActiveConfig` fields, or a callable ``(task, seed) -> fields``
-    (e.g. stratified sampling matching each uncertainty run's counts)."""
+    """A strategy run with other settings, under its own label: ``overrides`` are
+    :class:`ActiveConfig` fields, or a callable ``(task, seed) -> fields``."""
 
     label: str
     strategy: str
@@ -142,21 +133,6 @@ class Variant:
 
 def _variant(entry) -> Variant:
     return entry if isinstance(entry, Variant) else Variant(str(entry), str(entry))
-
-
-BACKENDS = ("local", "ray")
-
-
-class Run(NamedTuple):
-    """One run of a sweep: its key in the results, its config and its folder."""
-
-    key: tuple  # (task, label, seed)
-    config: ActiveConfig
-    folder: Path
-
-    @property
-    def task(self) -> str:
-        return self.config.task
 
 
 def sweep(
@@ -174,173 +150,106 @@ def sweep(
     gpus_per_run: float | None = None,
     archive=None,
 ) -> dict:
-    """Run every (task, strategy, seed); ``prepared`` maps task -> :func:`pools_and_strata`'s output and
-    ``settings`` holds the other :class:`ActiveConfig` fields (a per-task dict is allowed for
-    any of them, e.g. ``{"rounds": {"qqp": 5, "wikiqa": 4}}``). A strategy is a name or a
-    :class:`Variant`; ``seeds`` are every strategy's, or a dict of each one's own (by label).
-    Finished runs are read back; ``learner(config)`` replaces CosineBERT (tests).
+    """Run every (task, strategy, seed); returns ``{(task, label, seed): result}``.
 
-    ``backend="local"`` runs them one after another in this process; ``"ray"`` makes each run a
-    Ray task of ``cpus_per_run`` CPUs and ``gpus_per_run`` GPUs on the cluster at ``address``
-    (None: a local Ray instance; :mod:`.distributed`), with the same run folders and results.
-    ``archive`` (a folder, local backend): each run's small record is kept there after every
-    round and restored from there on a machine without the run folder (:mod:`pairlab.active.archive`).
-    A progress bar counts the finished runs. Returns ``{(task, label, seed): result}``."""
-    return _execute(
-        _runs(prepared, strategies, seeds, settings, root),
-        prepared,
-        callbacks,
-        learner or sharing(settings),
-        backend=backend,
-        address=address,
-        cpus_per_run=cpus_per_run,
-        gpus_per_run=gpus_per_run,
-        archive=_archives(root, archive),
-    )
-
-
-def sweep_groups(prepared: dict, groups, settings: LoopSettings, root, **options) -> dict:
-    """:func:`sweep` over ``groups`` of ``(strategy, seeds)``, each strategy with its own seeds,
-    in the order given (on Ray, all at once)."""
-    return sweep(prepared, [s for s, _ in groups], _by_label(groups), settings, root, **options)
-
-
-@dataclass(frozen=True)
-class SharedRounds:
-    """The learner of a run (:class:`CosineBERTLearner`) sharing every round's model through the
-    cache (``share_models: all``): a run whose labels up to a round are another's (same seed,
-    same training) loads that round's model instead of training it."""
-
-    def __call__(self, config: ActiveConfig):
-        from ..active.learner import CosineBERTLearner
-
-        return CosineBERTLearner(config, shared_rounds=range(1, len(config.schedule()) + 1))
-
-
-def sharing(settings: LoopSettings) -> Callable | None:
-    """The learner factory ``settings.share_models`` asks for: None (the default learner,
-    sharing the seed round) or :class:`SharedRounds`."""
-    return SharedRounds() if settings.share_models == "all" else None
-
-
-def _runs(prepared: dict, strategies, seeds, settings: LoopSettings, root) -> list[Run]:
-    """The sweep's runs, task by task, strategy by strategy, seed by seed."""
-    runs = []
-    for task, (pools, eval_sets) in prepared.items():
-        for entry in map(_variant, strategies):
-            for seed in _seeds(seeds, entry):
-                config = settings.config(
-                    task, entry.strategy, seed, **entry.fields(task, int(seed))
-                )
-                runs.append(
-                    Run(
-                        (task, entry.label, int(seed)),
-                        config,
-                        run_folder(root, config, pools, eval_sets),
-                    )
-                )
-    return runs
-
-
-def _by_label(groups) -> dict:
-    """``groups`` of ``(strategy, seeds)`` as each strategy's seeds by its label."""
-    return {_variant(strategy).label: list(seeds) for strategy, seeds in groups}
-
-
-def _seeds(seeds, entry: Variant) -> list:
-    """The seeds of ``entry``: ``seeds``, or its own where ``seeds`` is a dict by label."""
-    return seeds[entry.label] if isinstance(seeds, dict) else seeds
-
-
-def _archives(root, archive) -> Callable[[Path], Path] | None:
-    """Where each run folder under ``root`` keeps its archive under ``archive`` (None: none)."""
-    if archive is None:
-        return None
-    return lambda folder: Path(archive) / Path(folder).relative_to(root)
-
-
-def _execute(
-    runs: list[Run],
-    prepared: dict,
-    callbacks,
-    learner,
-    *,
-    backend: str,
-    address: str | None,
-    archive=None,
-    **resources,
-) -> dict:
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    ``prepared``: task -> :func:`pools_and_strata`'s output; ``settings``: the other
+    :class:`ActiveConfig` fields (a per-task dict allowed for any, e.g. ``{"rounds": {"qqp":
+    5}}``). A strategy is a name or a :class:`Variant`; ``seeds`` are every strategy's, or a dict
+    of each one's own by label. Finished runs are read back; ``learner(config)`` replaces
+    CosineBERT (tests). ``backend="ray"``: each run a Ray task of ``cpus_per_run`` CPUs and
+    ``gpus_per_run`` GPUs on the cluster at ``address`` (:mod:`.distributed`). ``archive`` (a
+    folder, local backend): each run's small record kept there after every round and restored
+    on a machine without the run folder (:mod:`pairlab.active.archive`)."""
+    if backend not in ("local", "ray"):
+        raise ValueError(f"backend must be one of ('local', 'ray'), got {backend!r}")
     if backend == "local" and address is not None:
         raise ValueError(f"address {address!r} is for backend='ray'; the local backend has none")
     if backend == "ray" and archive is not None:
         raise ValueError("run archives are kept by the local backend only: set archive=None on Ray")
-    with RunProgress(len(runs)) as progress:
+    learner = learner or sharing(settings)
+    runs = [  # (key, config, folder)
+        (key, config, run_folder(root, config, *prepared[config.task]))
+        for key, config in _configs(prepared, strategies, seeds, settings)
+    ]
+    with run_progress(len(runs)) as progress:
         callbacks = [*callbacks, progress]
         if backend == "ray":
             from .distributed import run_on_ray
 
             return run_on_ray(
-                runs, prepared, callbacks=callbacks, learner=learner, address=address, **resources
+                runs,
+                prepared,
+                callbacks=callbacks,
+                learner=learner,
+                address=address,
+                cpus_per_run=cpus_per_run,
+                gpus_per_run=gpus_per_run,
             )
         return {
-            run.key: ActiveRun(
-                run.config,
-                *prepared[run.task],
-                run.folder,
+            key: ActiveRun(
+                config,
+                *prepared[config.task],
+                folder,
                 callbacks=callbacks,
-                learner=learner(run.config) if learner else None,
-                archive=archive(run.folder) if archive else None,
+                learner=learner(config) if learner else None,
+                archive=None if archive is None else Path(archive) / folder.relative_to(root),
             ).run()
-            for run in runs
+            for key, config, folder in runs
         }
 
 
-class RunProgress:
-    """A callback counting finished runs (computed or read back) on a tqdm bar: a widget in
-    JupyterLab, text on a terminal, and text in any kernel when ``$PAIRLAB_PROGRESS`` is
-    ``text`` (the runner sets it, so a papermill run shows it)."""
-
-    def __init__(self, total: int):
-        if os.environ.get("PAIRLAB_PROGRESS") == "text":
-            from tqdm import tqdm
-        else:
-            from tqdm.auto import tqdm
-        self.bar = tqdm(total=total, desc="runs finished", unit="run")
-
-    def __call__(self, event: str, **payload) -> None:
-        if event in ("run_finished", "run_reused"):
-            self.bar.update()
-
-    def __enter__(self) -> RunProgress:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.bar.close()
+def sharing(settings: LoopSettings) -> Callable | None:
+    """The learner factory ``settings.share_models`` asks for: None (the default learner, sharing
+    the seed round) or, with ``all``, one sharing every round's model through the cache: a run
+    whose labels up to a round are another's loads that round's model instead of training it."""
+    return _share_every_round if settings.share_models == "all" else None
 
 
-def group_rounds(prepared: dict, groups, settings: LoopSettings) -> int:
-    """Rounds :func:`sweep_groups` will run (for a progress bar)."""
-    return total_rounds(prepared, [s for s, _ in groups], _by_label(groups), settings)
+def _share_every_round(config: ActiveConfig):
+    from ..active.learner import CosineBERTLearner
+
+    return CosineBERTLearner(config, shared_rounds=range(1, len(config.schedule()) + 1))
+
+
+def _configs(prepared: dict, strategies, seeds, settings: LoopSettings):
+    """``((task, label, seed), config)`` of every run: by task, then strategy, then seed."""
+    for task in prepared:
+        for entry in map(_variant, strategies):
+            for seed in seeds[entry.label] if isinstance(seeds, dict) else seeds:
+                fields = entry.fields(task, int(seed))
+                yield (
+                    (task, entry.label, int(seed)),
+                    settings.config(task, entry.strategy, seed, **fields),
+                )
+
+
+@contextmanager
+def run_progress(total: int):
+    """A callback counting finished runs (computed or read back) on a tqdm bar: text where
+    ``$PAIRLAB_PROGRESS`` is ``text`` (the runner sets it, so papermill shows it), else
+    tqdm.auto's (a widget in JupyterLab)."""
+    if os.environ.get("PAIRLAB_PROGRESS") == "text":
+        from tqdm import tqdm
+    else:
+        from tqdm.auto import tqdm
+    with tqdm(total=total, desc="runs finished", unit="run") as bar:
+
+        def count(event: str, **payload) -> None:
+            if event in ("run_finished", "run_reused"):
+                bar.update()
+
+        yield count
 
 
 def total_rounds(prepared: dict, strategies, seeds, settings: LoopSettings) -> int:
-    """Rounds the sweep will run (for a progress bar)."""
-    total = 0
-    for task in prepared:
-        for entry in map(_variant, strategies):
-            for seed in _seeds(seeds, entry):
-                config = settings.config(
-                    task, entry.strategy, seed, **entry.fields(task, int(seed))
-                )
-                total += len(config.schedule())
-    return total
+    """Rounds :func:`sweep` will run (for a progress bar)."""
+    return sum(
+        len(config.schedule()) for _, config in _configs(prepared, strategies, seeds, settings)
+    )
 
 
 def scale(prepared: dict, settings: LoopSettings, budget: dict) -> pd.DataFrame:
-    """This run's sizes beside the paper's: training items and pairs, positives, labels,
-    rounds and neighbours per item."""
+    """This run's sizes beside the paper's ``budget`` (:data:`pairlab.data.paper.BUDGET`)."""
     rows = []
     for task, (pools, _) in prepared.items():
         config = settings.config(task, "random")
@@ -365,26 +274,19 @@ def scale(prepared: dict, settings: LoopSettings, budget: dict) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("task")
 
 
-def stratified_variants(
-    results: dict, prepared: dict, settings: LoopSettings, *, match: str = "uncertainty"
-) -> list[Variant]:
+def stratified_variants(results: dict, prepared: dict, settings: LoopSettings) -> list[Variant]:
     """The paper's two oracle baselines (section 5.4), as variants trained once on one batch:
-
-    - ``stratified_match``: uniform positives and negatives in the counts the ``match`` run of
-      the same task and seed collected (its positives; the rest of its budget negative);
-    - ``stratified_all_positives``: every positive of the training pool plus uniform negatives,
-      as many as the positives or up to the active-learning budget, whichever is larger (QQP:
-      a slightly larger set than the budget; WikiQA: the budget).
-    """
+    ``stratified_match``, uniform positives and negatives in the counts the uncertainty run of
+    the same task and seed collected; ``stratified_all_positives``, every positive of the pool
+    plus as many uniform negatives, or up to the active-learning budget if that is larger."""
 
     def budget(task):
         return settings.config(task, "random").budget
 
     def matched(task, seed):
-        key = (task, match, seed)
-        if key not in results:
-            raise KeyError(f"stratified_match needs the {match!r} run of {task} seed {seed}")
-        found = int(results[key]["positives_found"])
+        if (task, "uncertainty", seed) not in results:
+            raise KeyError(f"stratified_match needs the 'uncertainty' run of {task} seed {seed}")
+        found = int(results[(task, "uncertainty", seed)]["positives_found"])
         return {
             "strategy_params": {"n_positive": found, "n_negative": budget(task) - found},
             "batches": (budget(task),),
@@ -411,20 +313,17 @@ def transfer(
     seeds,
     root,
     *,
-    kind: str = "concatbert",
     eval_config: EvalConfig,
     train_config: Callable,
     folder,
     model=None,
     max_seq_length: int = 128,
     n_boot: int = 1000,
-    log=print,
 ) -> dict:
-    """Train another model (ConcatBERT) on the labels each source run collected and measure it on
-    all test pairs (the paper's Table 6). ``train_config(task, seed)`` gives its
-    :class:`TrainConfig`; the test strata are drawn once per task with ``eval_config`` (a
-    cross-encoder scores every pair, so they are smaller than CosineBERT's). Trained models are
-    cached under ``folder``. Returns ``{(task, source, seed): metrics}``."""
+    """ConcatBERT trained on the labels each source run collected, measured on all test pairs
+    (Table 6): ``{(task, source, seed): metrics}``. ``train_config(task, seed)`` gives its
+    :class:`TrainConfig`; its test strata (``eval_config``) are smaller than CosineBERT's, as a
+    cross-encoder scores every pair. Trained models are cached under ``folder``."""
     from .baselines import train_or_load
 
     out = {}
@@ -433,43 +332,35 @@ def transfer(
         eval_set = pretrained_eval_set(
             test, eval_config, model=model, max_seq_length=max_seq_length
         )[0]
-        for source in sources:
-            for seed in seeds:
-                key = (task, source, int(seed))
-                if key not in results:
-                    raise KeyError(f"no {source!r} run of {task} seed {seed} to transfer from")
-                ids, labels = run_labels(Path(root) / task / results[key]["folder"])
-                start = time.perf_counter()
-                trained, name = train_or_load(
-                    kind,
-                    pools["train"],
-                    ids,
-                    train_config(task, int(seed)),
-                    folder=folder,
-                    model=model,
-                )
-                scored = evaluate(eval_set, trained.scorer(test), n_boot=n_boot, seed=int(seed))
-                seconds = time.perf_counter() - start
-                spread = float(np.std(np.concatenate(list(scored["scores"].values()))))
-                out[key] = {
-                    "labels": int(len(ids)),
-                    "positives": int(labels.sum()),
-                    "model_id": name,
-                    "seconds": round(seconds, 1),
-                    "n_scored": int(sum(len(v) for v in eval_set.strata().values())),
-                    "score_std": spread,
-                    "collapsed": spread < COLLAPSED_SPREAD,
-                    **{k: scored[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")},
-                }
-                log(
-                    f"{task}/{kind} on {source} data, seed {seed}: AP {scored['ap']:.3f} "
-                    f"[{scored['ap_ci'][0]:.3f}, {scored['ap_ci'][1]:.3f}], score std {spread:.3f} "
-                    f"({seconds:.0f} s)"
-                    + (
-                        "; COLLAPSED: it gives every pair about the same "
-                        "score, so its AP is the base rate"
-                        if out[key]["collapsed"]
-                        else ""
-                    )
-                )
+        for source, seed in itertools.product(sources, map(int, seeds)):
+            if (task, source, seed) not in results:
+                raise KeyError(f"no {source!r} run of {task} seed {seed} to transfer from")
+            ids, labels = run_labels(Path(root) / task / results[(task, source, seed)]["folder"])
+            start = time.perf_counter()
+            trained, name = train_or_load(
+                "concatbert",
+                pools["train"],
+                ids,
+                train_config(task, seed),
+                folder=folder,
+                model=model,
+            )
+            scored = evaluate(eval_set, trained.scorer(test), n_boot=n_boot, seed=seed)
+            seconds = time.perf_counter() - start
+            spread = float(np.std(np.concatenate(list(scored["scores"].values()))))
+            out[(task, source, seed)] = {
+                "labels": int(len(ids)),
+                "positives": int(labels.sum()),
+                "model_id": name,
+                "seconds": round(seconds, 1),
+                "n_scored": int(sum(len(v) for v in eval_set.strata().values())),
+                "score_std": spread,
+                "collapsed": spread < COLLAPSED_SPREAD,
+                **{k: scored[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")},
+            }
+            print(
+                f"{task}/concatbert on {source} data, seed {seed}: AP {scored['ap']:.3f} "
+                f"[{scored['ap_ci'][0]:.3f}, {scored['ap_ci'][1]:.3f}], score std {spread:.3f} "
+                f"({seconds:.0f} s)" + ("; COLLAPSED" if spread < COLLAPSED_SPREAD else "")
+            )
     return out
