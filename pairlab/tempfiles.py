@@ -1,13 +1,10 @@
 """Temporary files and locks for the folders several processes write.
 
-Every file pairlab writes atomically is first written under a temporary name that carries the
-writing process's id and a digest of its host's name (``round_01.npz`` ->
-``round_01.<pid>-<host>.tmp.npz``) and then renamed. A process killed between the two leaves the
-temporary behind; :func:`remove_stale` deletes the ones of this host whose process is gone, so
-a kill never blocks a resume nor fills the disk, and a folder that several machines share (a
-Ray cluster's run folders and cache) never loses another machine's temporary to a process id
-that happens to be free here. :func:`locked` serialises the processes that would otherwise do
-the same work in one folder: the second waits, then finds the work done.
+An atomic write goes first to a temporary named by the writer's process id and host
+(``round_01.npz`` -> ``round_01.<pid>-<host>.tmp.npz``), then is renamed. :func:`remove_stale`
+deletes this host's temporaries whose process is gone (a kill leaves one behind), never another
+machine's (a Ray cluster shares folders); :func:`locked` makes a second process wait, then find
+the work done.
 """
 
 from __future__ import annotations
@@ -27,8 +24,8 @@ HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:6]  # this mac
 
 
 def temporary(path, *, suffix: str | None = None) -> Path:
-    """The temporary name to write ``path`` under before renaming it: ``name.<pid>-<host>.tmp``
-    plus ``suffix`` (default: ``path``'s own suffix, which numpy's writers insist on)."""
+    """The temporary to write ``path`` under: ``name.<pid>-<host>.tmp`` plus ``suffix``
+    (default: ``path``'s own, which numpy's writers insist on)."""
     path = Path(path)
     suffix = path.suffix if suffix is None else suffix
     stem = path.name[: -len(path.suffix)] if path.suffix and suffix == path.suffix else path.name
@@ -52,10 +49,8 @@ def _alive(pid: int) -> bool:
 
 
 def remove_stale(folder, *, recursive: bool = False, pattern: str = "*.tmp*") -> list[Path]:
-    """Delete the temporaries under ``folder`` (those of ``pattern``) that this machine wrote and
-    whose writing process no longer runs; returns what was deleted. A temporary of a live process
-    (a writer at work) is left alone, and so is another machine's (its process id means nothing
-    here); one named without a host (written before names carried it) counts as this machine's."""
+    """Delete the temporaries under ``folder`` (matching ``pattern``) that this machine wrote and
+    whose writing process no longer runs; returns what was deleted."""
     folder = Path(folder)
     if not folder.is_dir():
         return []
@@ -74,10 +69,8 @@ def remove_stale(folder, *, recursive: bool = False, pattern: str = "*.tmp*") ->
 
 @contextmanager
 def locked(path, *, on_wait=None):
-    """Hold an exclusive lock on the file ``path`` (filelock's, created if missing) for the
-    ``with`` block. Another process asking for it waits (``on_wait()`` is called once when it has
-    to). The operating system releases the lock when its holder dies, so a killed holder never
-    blocks anyone."""
+    """Hold filelock's exclusive lock on ``path`` for the block; another process waits
+    (``on_wait()`` called once when it has to). A killed holder's lock is released."""
     from filelock import FileLock, Timeout
 
     path = Path(path)

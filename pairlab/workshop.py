@@ -1,15 +1,11 @@
-"""Participant copies of the notebooks for a workshop: ``python -m pairlab.workshop`` (``make
-workshop``).
+"""Participant copies of the notebooks for a workshop: ``python -m pairlab.workshop [--out DIR]``
+(``make workshop``).
 
-Each exercise is a markdown cell tagged ``exercise`` (the task, and what to predict) followed by
-one code cell tagged ``solution``, which CI executes like any other cell (nbval). A participant
-copy keeps every cell but the solutions, each replaced by an empty code cell tagged
-``your-answer``, and drops all outputs, so the copy opens clean and runs from top to bottom
-(no later cell may read what a solution defines: :func:`check` enforces the pairing, the smoke
-run of the participant copies in the tests enforces the rest).
-
-    python -m pairlab.workshop                  # notebooks/NN_*.ipynb -> workshop/NN_*.ipynb
-    python -m pairlab.workshop --out elsewhere  # another folder
+An exercise is a markdown cell tagged ``exercise`` followed by one code cell tagged
+``solution``, which CI executes like any other cell. A participant copy replaces each solution
+by an empty code cell tagged ``your-answer`` and drops all outputs (nbconvert's
+``ClearOutputPreprocessor``), so it opens clean and runs from top to bottom: no later cell may
+read what a solution defines (:func:`check`).
 """
 
 from __future__ import annotations
@@ -38,8 +34,8 @@ def _tags(cell) -> list:
 
 
 def exercises(nb) -> list[dict]:
-    """The exercises of notebook ``nb`` (an nbformat node) in order: ``{"title", "exercise",
-    "solution"}`` with the cells' indexes (``solution`` None where the exercise has none)."""
+    """The exercises of notebook ``nb`` (an nbformat node): ``{"title", "exercise", "solution"}``
+    with the cells' indexes (``solution`` None where the exercise has none)."""
     found = []
     for i, cell in enumerate(nb.cells):
         if EXERCISE in _tags(cell):
@@ -55,8 +51,8 @@ def exercises(nb) -> list[dict]:
 
 
 def check(nb, name: str = "notebook") -> list[dict]:
-    """:func:`exercises`, each required to be a markdown cell followed (after any markdown) by
-    exactly one code solution; a clear error names the first that is not."""
+    """:func:`exercises`, each a markdown cell followed (after any markdown) by one code
+    solution, and no later cell reading a name only a solution binds; else a ``ValueError``."""
     found = exercises(nb)
     for ex in found:
         cell = nb.cells[ex["exercise"]]
@@ -77,8 +73,6 @@ def check(nb, name: str = "notebook") -> list[dict]:
 
 
 def _independent(nb, found, name) -> None:
-    """No cell after a solution reads a name only that solution defines: the participant copy,
-    without it, must still run from top to bottom (read from the source with ast)."""
     solutions = {ex["solution"]: ex["title"] for ex in found}
     defined, only_in = set(), {}
     for i, cell in enumerate(nb.cells):
@@ -98,8 +92,7 @@ def _independent(nb, found, name) -> None:
 
 
 def _names(source: str) -> tuple[set, set]:
-    """(names bound at the top level, names read anywhere) of a code cell; IPython magics and
-    shell lines are skipped."""
+    """(names bound, names read) of a code cell; IPython magics and shell lines skipped."""
     import ast
 
     code = "\n".join(
@@ -118,8 +111,7 @@ def _names(source: str) -> tuple[set, set]:
 
 
 def participant_copy(nb):
-    """A copy of ``nb`` with every solution cell replaced by an empty, tagged code cell and
-    every output dropped."""
+    """A copy of ``nb``, its solutions replaced by empty tagged code cells, without outputs."""
     import copy
 
     import nbformat
@@ -136,8 +128,8 @@ def participant_copy(nb):
 
 
 def write(notebooks, out_dir) -> list[tuple[Path, int]]:
-    """Participant copies of ``notebooks`` (paths of .ipynb files) in ``out_dir``; every
-    notebook's exercises are checked first. Returns each written path with its exercises."""
+    """Participant copies of ``notebooks`` (.ipynb paths) in ``out_dir``, each checked first;
+    returns each written path with its number of exercises."""
     import nbformat
 
     out_dir = Path(out_dir)
@@ -155,9 +147,7 @@ def write(notebooks, out_dir) -> list[tuple[Path, int]]:
 
 def guide(root: Path, seconds: dict | None = None) -> list[dict]:
     """What WORKSHOP.md lists per notebook: ``{"stem", "number", "title", "after", "seconds",
-    "exercises"}``, the title the notebook's first heading, ``after`` the notebooks whose runs it
-    reads (its metadata ``pairlab.after``), ``seconds`` from ``seconds`` (a timings file's
-    ``notebooks``; None where not timed), ``exercises`` their titles."""
+    "exercises"}`` (title: its first heading; seconds: from a timings file's ``notebooks``)."""
     import nbformat
 
     out = []
