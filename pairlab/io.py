@@ -1,26 +1,31 @@
-"""Files in and out: the raw TSV releases and JSON written atomically (metrics, configs, run
-records). The TSVs are read line by line with ``str.split('\\t')``, not a CSV reader: their
-double quotes are text, not quoting, and a malformed row is reported with its file and line
-(counted and skipped, or under ``strict`` an error), not a parser error from inside pandas.
+"""Files in and out: the raw TSV releases (read line by line, their quotes being text, so that
+a malformed row is reported with its file and line), JSON written atomically, and the temporary
+files and locks of folders several processes write.
+
+An atomic write goes to a temporary named by the writer's process id and host (``round_01.npz``
+-> ``round_01.<pid>-<host>.tmp.npz``), then is renamed; :func:`remove_stale` deletes this
+host's temporaries whose process is gone, never another machine's (a Ray cluster shares
+folders); :func:`locked` makes a second process wait, then find the work done.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import re
 import shutil
+import socket
 import sqlite3
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-from .tempfiles import temporary
 
 __all__ = [
     "open_durable",
@@ -40,6 +45,10 @@ __all__ = [
     "write_atomic",
     "write_json",
     "not_writable",
+    "temporary",
+    "is_temporary",
+    "remove_stale",
+    "locked",
 ]
 
 
@@ -345,3 +354,68 @@ def _set_wal(conn: sqlite3.Connection, timeout: float) -> None:
             ) from error
         time.sleep(delay)
         delay = min(delay * 2, 0.2)
+
+
+_TEMPORARY = re.compile(r"\.(\d+)(?:-([0-9a-f]{6}))?\.tmp(\.[A-Za-z0-9]+)?$")
+HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:6]  # this machine, in names
+
+
+def temporary(path) -> Path:
+    """The temporary to write ``path`` under: ``<stem>.<pid>-<host>.tmp<suffix>`` (numpy's
+    writers insist on the suffix)."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}.{os.getpid()}-{HOST}.tmp{path.suffix}")
+
+
+def is_temporary(path) -> bool:
+    return _TEMPORARY.search(Path(path).name) is not None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        pass
+    return True
+
+
+def remove_stale(folder, *, recursive: bool = False, pattern: str = "*.tmp*") -> list[Path]:
+    """Delete the temporaries under ``folder`` (matching ``pattern``) that this machine wrote and
+    whose writing process no longer runs; returns what was deleted."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    removed = []
+    for path in folder.rglob(pattern) if recursive else folder.glob(pattern):
+        match = _TEMPORARY.search(path.name)
+        if match is None or match.group(2) not in (None, HOST) or _alive(int(match.group(1))):
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed.append(path)
+    return removed
+
+
+@contextmanager
+def locked(path, *, on_wait=None):
+    """Hold filelock's exclusive lock on ``path`` for the block; another process waits
+    (``on_wait()`` called once when it has to). A killed holder's lock is released."""
+    from filelock import FileLock, Timeout
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(path)
+    try:
+        lock.acquire(blocking=False)
+    except Timeout:
+        if on_wait is not None:
+            on_wait()
+        lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()

@@ -12,12 +12,10 @@ import yaml
 from .paths import project_root
 
 __all__ = [
-    "ACTIVE",
     "BASE",
     "SECTION",
     "WITHOUT_DATA",
     "SELECT",
-    "RUNNER_KEYS",
     "load_profile",
     "resolve",
     "settings",
@@ -25,16 +23,14 @@ __all__ = [
     "own_and_shared",
     "check_profile",
     "notebook_number",
-    "section_numbers",
 ]
 
 
 BASE = "base"  # profiles/base.yaml: the shared settings' defaults, under every profile
-ACTIVE = "03 04 05 06 07 09"  # notebook 03 and those reading its runs back: identical settings
 SECTION = "notebooks"
 WITHOUT_DATA = "without_data"  # the runner's own profile key: a folder to run on without data
 SELECT = "select"  # the runner's own profile key: the notebooks it runs (numbers; default: all)
-RUNNER_KEYS = (WITHOUT_DATA, SELECT)
+RUNNER_KEYS = (SECTION, WITHOUT_DATA, SELECT)  # not parameters
 
 
 def load_profile(name: str, root: Path | None = None, *, notebook: str | None = None) -> dict:
@@ -109,7 +105,7 @@ def resolve(profile: dict, notebook: str) -> dict:
     """The flat parameters of ``notebook`` (``"04_ablations"`` or ``"04"``): the top-level keys,
     then every section that names it, in the file's order."""
     number = notebook_number(notebook)
-    params = {k: v for k, v in profile.items() if k not in (SECTION, *RUNNER_KEYS)}
+    params = {k: v for k, v in profile.items() if k not in RUNNER_KEYS}
     for names, overrides in (profile.get(SECTION) or {}).items():
         if number in section_numbers(names):
             params.update(overrides)
@@ -120,7 +116,7 @@ def check_profile(profile: dict, declared: dict[str, set], *, name: str = "profi
     """Raise ValueError for a key no notebook in its scope declares (``declared``: each
     notebook's name -> its parameters)."""
     by_number = {notebook_number(nb): params for nb, params in declared.items()}
-    top = {k for k in profile if k not in (SECTION, *RUNNER_KEYS)}
+    top = {k for k in profile if k not in RUNNER_KEYS}
     unknown = top - set().union(*by_number.values())
     if unknown:
         raise ValueError(
@@ -153,4 +149,4 @@ def notebook_number(notebook) -> str:
 
 def section_numbers(names) -> list[str]:
     """The notebook numbers a ``notebooks:`` section key names (``"03 04 05"``)."""
-    return re.split(r"[\s,]+", str(names).strip()) if str(names).strip() else []
+    return str(names).replace(",", " ").split()

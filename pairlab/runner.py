@@ -54,14 +54,12 @@ KERNEL = "pairlab"
 
 
 def notebooks(root: Path | None = None, select=None) -> list[Path]:
-    """The numbered notebooks, in order; ``select`` keeps those whose name starts with any of
-    the given prefixes (``["01", "03"]``)."""
+    """The numbered notebooks, in order; ``select``: those starting with any of these prefixes."""
     root = root or project_root()
-    found = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    if select:
-        found = [nb for nb in found if any(nb.name.startswith(s) for s in select)]
+    every = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    found = [nb for nb in every if not select or any(nb.name.startswith(s) for s in select)]
     if not found:
-        known = [nb.name[:2] for nb in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))]
+        known = [nb.name[:2] for nb in every]
         raise FileNotFoundError(
             f"no notebooks matching {select or '[0-9][0-9]_*'} in "
             f"{root / 'notebooks'}; known numbers: {known}"
@@ -98,20 +96,16 @@ def run(
     declared = {nb.stem: set(declared_parameters(nb.stem, root, path=nb)) for nb in notebooks(root)}
     check_profile(loaded, declared, name=profile)
     check_profile(overrides, declared, name="overrides (-p)")
-    fallback = data_or_fixture(
-        profile,
-        [settings(nb.stem, loaded, overrides, root=root) for nb in selected],
-        loaded.get(WITHOUT_DATA),
-    )
+    each = [settings(nb.stem, loaded, overrides, root=root) for nb in selected]
+    fallback = data_or_fixture(profile, each, loaded.get(WITHOUT_DATA))
     if fallback:
         overrides["data_dir"] = fallback
     first = settings(selected[0].stem, loaded, overrides, root=root)
     out_dir = root / first["run_dir"]
     out_dir.mkdir(parents=True, exist_ok=True)
     if record_times:
-        print(
-            f"[{profile}] {expected_time(profile, [nb.stem for nb in selected], root)}", flush=True
-        )
+        expected = expected_time(profile, [nb.stem for nb in selected], root)
+        print(f"[{profile}] {expected}", flush=True)
     start = time.perf_counter()
     if jobs > 1 and len(selected) > 1:
         seconds = _run_parallel(profile, selected, overrides, jobs, root)
@@ -121,27 +115,21 @@ def run(
             params = papermill_parameters(profile, notebook, loaded, overrides, root)
             seconds[notebook.stem] = _execute(profile, notebook, params, out_dir, root)
     if record_times:
+        wall = time.perf_counter() - start
         complete = len(selected) == len(notebooks(root, loaded.get(SELECT)))
-        _record_times(
-            out_dir / TIMINGS,
-            seconds,
-            jobs=jobs,
-            wall=time.perf_counter() - start if complete else None,
-        )
-        figures = root / first["figures_dir"]
+        _record_times(out_dir / TIMINGS, seconds, jobs=jobs, wall=wall if complete else None)
         print(
-            f"[{profile}] {len(selected)} notebook(s) in {_minutes(time.perf_counter() - start)}: "
+            f"[{profile}] {len(selected)} notebook(s) in {_minutes(wall)}: "
             f"executed notebooks and metrics in {shown(out_dir, root)}/, figures in "
-            f"{shown(figures, root)}/",
+            f"{shown(root / first['figures_dir'], root)}/",
             flush=True,
         )
     return [out_dir / nb.name for nb in selected]
 
 
 def papermill_parameters(profile: str, notebook: Path, loaded: dict, overrides: dict, root) -> dict:
-    """What ``notebook`` is given: ``profile``, its parameters cell's own knobs as the profile
-    (and ``overrides``) set them, and ``shared``: the overrides of its shared settings, which
-    its ``load_settings(profile, ..., shared)`` lays over the profile's."""
+    """What ``notebook`` is given: ``profile``, its own knobs as the profile (and ``overrides``)
+    set them, and ``shared``: the overrides of its shared settings."""
     own, shared = own_and_shared(notebook.stem, root, path=notebook)
     values = settings(notebook.stem, loaded, overrides, root=root)
     params = {k: values[k] for k in own if k in values}
@@ -153,9 +141,8 @@ def papermill_parameters(profile: str, notebook: Path, loaded: dict, overrides: 
 
 
 def data_or_fixture(profile: str, params: list[dict], without_data) -> str | None:
-    """``None`` when the QQP and WikiQA files the notebooks' ``dataset`` names are found (or
-    every dataset is a pair file); else the profile's ``without_data`` folder (the synthetic
-    fixture, said loudly), and without one an error saying how to get the data."""
+    """``None`` when the QQP and WikiQA files the notebooks need are found; else the profile's
+    ``without_data`` folder (said loudly), and without one an error saying how to get them."""
     from .data.loaders import TASKS, data_files
 
     wanted = {
@@ -215,10 +202,8 @@ def _execute(profile: str, notebook: Path, params: dict, out_dir: Path, root: Pa
         kernel_manager_class=f"{__name__}.LocalKernelManager",
     )
     seconds = time.perf_counter() - start
-    print(
-        f"[{profile}] {notebook.stem} done in {_minutes(seconds)} -> {shown(output, root)}",
-        flush=True,
-    )
+    done = f"{notebook.stem} done in {_minutes(seconds)} -> {shown(output, root)}"
+    print(f"[{profile}] {done}", flush=True)
     return seconds
 
 
@@ -345,8 +330,7 @@ def recorded_times(profile: str, root: Path) -> dict:
 
 
 def _record_times(path: Path, seconds: dict, *, jobs: int, wall: float | None) -> None:
-    """Merge this run's seconds per notebook into ``timings.json`` (``wall_seconds`` only for
-    a run of the whole suite)."""
+    """Merge this run's seconds into ``timings.json`` (``wall`` only for the whole suite)."""
     from .io import write_json
 
     old = json.loads(path.read_text()) if path.is_file() else {}
@@ -384,19 +368,11 @@ def main(argv=None) -> int:
     parser.add_argument("--notebooks", nargs="*", help="name prefixes to run, e.g. 01 03")
     parser.add_argument("--jobs", type=int, default=1, help="notebooks at once (default 1)")
     parser.add_argument("--dataset", help="qqp, wikiqa, all, or the path of your own pair file")
-    parser.add_argument(
-        "--backend", choices=("local", "ray"), help="where sweeps run (docs/ray.md)"
-    )
+    parser.add_argument("--backend", choices=("local", "ray"), help="where sweeps run")
     parser.add_argument("--address", help="with --backend ray: the Ray cluster (or 'auto')")
     parser.add_argument("--no-timings", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
-        "-p",
-        "--parameter",
-        nargs=2,
-        action="append",
-        default=[],
-        metavar=("NAME", "VALUE"),
-        help="override a parameter (YAML value)",
+        "-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "YAML")
     )
     args = parser.parse_args(argv)
     if args.address and args.backend != "ray":
@@ -410,11 +386,9 @@ def main(argv=None) -> int:
                 raise ValueError(
                     f"parameter {name!r}: {text!r} is not a YAML value ({error})"
                 ) from None
-        if args.dataset:
-            overrides["dataset"] = args.dataset
-        overrides.update(
-            {k: v for k, v in (("backend", args.backend), ("address", args.address)) if v}
-        )
+        for name in ("dataset", "backend", "address"):
+            if getattr(args, name):
+                overrides[name] = getattr(args, name)
         run(
             args.profile,
             select=args.notebooks,

@@ -11,6 +11,7 @@ read what a solution defines (:func:`check`).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -132,16 +133,12 @@ def write(notebooks, out_dir) -> list[tuple[Path, int]]:
     returns each written path with its number of exercises."""
     import nbformat
 
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
     written = []
-    for path in notebooks:
-        path = Path(path)
+    for path in map(Path, notebooks):
         nb = nbformat.read(path, as_version=4)
-        n = len(check(nb, path.name))
-        target = out_dir / path.name
-        nbformat.write(participant_copy(nb), target)
-        written.append((target, n))
+        written.append((Path(out_dir, path.name), len(check(nb, path.name))))
+        nbformat.write(participant_copy(nb), written[-1][0])
     return written
 
 
@@ -153,26 +150,14 @@ def guide(root: Path, seconds: dict | None = None) -> list[dict]:
     out = []
     for path in sorted(Path(root, "notebooks").glob("[0-9][0-9]_*.ipynb")):
         nb = nbformat.read(path, as_version=4)
-        heading = next(
-            (
-                line
-                for c in nb.cells
-                if c.cell_type == "markdown"
-                for line in c.source.splitlines()
-                if line.startswith("# ")
-            ),
-            path.stem,
-        )
-        title = heading.lstrip("# ").split("·", 1)[-1].strip()
+        text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        heading = re.search(r"^# (.*)$", text, re.M)
+        title = heading[1].split("·", 1)[-1].strip() if heading else path.stem
+        after = [str(n) for n in nb.metadata.get("pairlab", {}).get("after", [])]
+        exercise_titles = [ex["title"] for ex in exercises(nb)]
         out.append(
-            {
-                "stem": path.stem,
-                "number": path.stem[:2],
-                "title": title,
-                "after": [str(n) for n in nb.metadata.get("pairlab", {}).get("after", [])],
-                "seconds": (seconds or {}).get(path.stem),
-                "exercises": [ex["title"] for ex in exercises(nb)],
-            }
+            dict(stem=path.stem, number=path.stem[:2], title=title, after=after)
+            | dict(seconds=(seconds or {}).get(path.stem), exercises=exercise_titles)
         )
     return out
 
@@ -180,11 +165,7 @@ def guide(root: Path, seconds: dict | None = None) -> list[dict]:
 def main(argv=None) -> int:
     root = Path(__file__).resolve().parents[1]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--out",
-        default=str(root / "workshop"),
-        help="the folder for the participant copies (default: workshop/)",
-    )
+    parser.add_argument("--out", default=str(root / "workshop"), help="default: workshop/")
     args = parser.parse_args(argv)
     for path, n in write(sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")), args.out):
         shown = path.relative_to(root) if path.is_relative_to(root) else path

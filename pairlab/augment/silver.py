@@ -24,22 +24,19 @@ class SilverLabeller:
     when its logit is at least ``threshold``; ``gold`` pair ids are never silver-labelled.
     ``path``: an ``.npz`` file keeping the scores across runs (name it by the model's id)."""
 
-    def __init__(
-        self, model, pool: Pool, threshold: float, *, gold=None, path=None, batch_size: int = 64
-    ):
+    def __init__(self, model, pool: Pool, threshold: float, *, gold=None, path=None):
         if not np.isfinite(threshold):
             raise ValueError(f"threshold must be finite, got {threshold!r}")
         self.model, self.pool, self.threshold = model, pool, float(threshold)
         self.gold = as_id_set(gold if gold is not None else [])
-        self.path, self.batch_size = (Path(path) if path else None), batch_size
+        self.path = Path(path) if path else None
         self.ids, self.logits = np.empty(0, np.int64), np.empty(0, np.float64)
         self.seconds, self.n_scored = 0.0, 0  # all scoring of these pairs, earlier runs included
         if self.path is not None and self.path.is_file():
             try:
-                with np.load(self.path) as f:
-                    saved = {name: f[name] for name in f.files}
-                self.ids, self.logits = saved["ids"], saved["logits"]
-                self.seconds, self.n_scored = float(saved["seconds"]), int(saved["n_scored"])
+                with np.load(self.path) as saved:
+                    self.ids, self.logits = saved["ids"], saved["logits"]
+                    self.seconds, self.n_scored = float(saved["seconds"]), int(saved["n_scored"])
             except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as error:
                 warnings.warn(
                     f"silver scores {self.path} are unreadable ({type(error).__name__}: "

@@ -186,15 +186,8 @@ class CosineBERT:
         with training_attention(encoder, config), collector_frozen():
             trainer(encoder, loss, dataset, config, quiet=quiet).train()
         encoder.eval()
-        trained = cls(
-            encoder,
-            info={
-                "model": str(model),
-                "trained_on": len(dataset),
-                "config": config.to_dict(),
-                "head": asdict(loss.folded()),
-            },
-        )
+        info = {"model": str(model), "trained_on": len(dataset), "config": config.to_dict()}
+        trained = cls(encoder, info={**info, "head": asdict(loss.folded())})
         if len(np.unique(np.asarray(labels))) < 2:
             trained.calibration = loss.folded()
             trained.info["calibration"] = "trained head (one class labelled: nothing to refit)"

@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..io import CorruptFileError, write_atomic
+from ..io import CorruptFileError, remove_stale, write_atomic
 from ..paths import cache_dir
-from ..tempfiles import remove_stale
 from .inference import cache_tag, for_inference
 
 if TYPE_CHECKING:
@@ -210,14 +209,9 @@ def embed_pool(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Pretrained (cached) embeddings of a pool's left and right items; the same array twice
     for a symmetric pool."""
-    left = encode(
-        pool.left_texts, model, max_seq_length=max_seq_length, show_progress=show_progress
-    )
-    if pool.symmetric:
-        return left, left
-    return left, encode(
-        pool.right_texts, model, max_seq_length=max_seq_length, show_progress=show_progress
-    )
+    options = dict(max_seq_length=max_seq_length, show_progress=show_progress)
+    left = encode(pool.left_texts, model, **options)
+    return left, left if pool.symmetric else encode(pool.right_texts, model, **options)
 
 
 def _encode(encoder, texts, batch_size, show_progress, backend=None) -> np.ndarray:

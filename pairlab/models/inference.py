@@ -29,9 +29,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..io import write_atomic
+from ..io import locked, write_atomic
 from ..paths import cache_dir
-from ..tempfiles import locked
 
 __all__ = [
     "BACKENDS",
@@ -160,10 +159,9 @@ def for_inference(model, *, name: str | None = None):
             f"on ONNX Runtime; set {ENV}=torch"
         )
     session = _session(str(_exported(first, output, name)), torch.get_num_threads())
+    forward = _onnx_forward()(session, transformer.config, output)
     runner, swapped = copy.copy(model), copy.copy(first)
-    swapped._modules = dict(
-        first._modules, model=_onnx_forward()(session, transformer.config, output)
-    )
+    swapped._modules = dict(first._modules, model=forward)
     runner._modules = dict(model._modules, **{next(iter(model._modules)): swapped})
     return runner
 
@@ -243,14 +241,8 @@ def _exported(first, output: str, name: str) -> Path:
                     f"({type(error).__name__}: {first_line}); set {ENV}=torch to run on torch"
                 ) from error
             seconds = time.perf_counter() - start
-            _record(
-                {
-                    "kind": type(first.model).__name__,
-                    "backend": step,
-                    "digest": digest,
-                    "seconds": seconds,
-                }
-            )
+            kind = type(first.model).__name__
+            _record({"kind": kind, "backend": step, "digest": digest, "seconds": seconds})
     return folder / FILES[name]
 
 

@@ -241,25 +241,25 @@ def quiet_progress():
     """Silence the progress bars of transformers, datasets and the hub inside the block."""
     import datasets
     import huggingface_hub.utils as hub
-    from transformers.utils import logging as hf_logging
+    from transformers.utils import logging as hf
 
-    was = (
-        hf_logging.is_progress_bar_enabled(),
-        datasets.is_progress_bar_enabled(),
-        hub.are_progress_bars_disabled(),
-    )
-    hf_logging.disable_progress_bar()
-    datasets.disable_progress_bars()
-    hub.disable_progress_bars()
+    switches = [  # (on now, turn on, turn off)
+        (hf.is_progress_bar_enabled(), hf.enable_progress_bar, hf.disable_progress_bar),
+        (
+            datasets.is_progress_bar_enabled(),
+            datasets.enable_progress_bars,
+            datasets.disable_progress_bars,
+        ),
+        (not hub.are_progress_bars_disabled(), hub.enable_progress_bars, hub.disable_progress_bars),
+    ]
+    for _, _, off in switches:
+        off()
     try:
         yield
     finally:
-        if was[0]:
-            hf_logging.enable_progress_bar()
-        if was[1]:
-            datasets.enable_progress_bars()
-        if not was[2]:
-            hub.enable_progress_bars()
+        for was_on, on, _ in switches:
+            if was_on:
+                on()
 
 
 def trainer(model, loss, dataset, config: TrainConfig, *, quiet: bool = False, **arguments):
@@ -269,29 +269,22 @@ def trainer(model, loss, dataset, config: TrainConfig, *, quiet: bool = False, *
     import contextlib
     import io
 
-    from sentence_transformers import (
-        CrossEncoder,
-        SentenceTransformerTrainer,
-        SentenceTransformerTrainingArguments,
-    )
-    from sentence_transformers.cross_encoder import (
-        CrossEncoderTrainer,
-        CrossEncoderTrainingArguments,
-    )
-    from transformers.trainer_callback import ProgressCallback
+    import sentence_transformers as st
 
-    cross = isinstance(model, CrossEncoder)
-    args_cls = CrossEncoderTrainingArguments if cross else SentenceTransformerTrainingArguments
+    ce = st.cross_encoder
+    if isinstance(model, st.CrossEncoder):
+        trainer_cls, args_cls = ce.CrossEncoderTrainer, ce.CrossEncoderTrainingArguments
+    else:
+        trainer_cls, args_cls = (
+            st.SentenceTransformerTrainer,
+            st.SentenceTransformerTrainingArguments,
+        )
     args = training_arguments(args_cls, config, **arguments)
     # the model-card callback draws a bar while it picks widget examples at construction
     with contextlib.redirect_stderr(io.StringIO()) if quiet else contextlib.nullcontext():
-        built = (CrossEncoderTrainer if cross else SentenceTransformerTrainer)(
-            model=model, args=args, train_dataset=dataset, loss=loss
-        )
+        built = trainer_cls(model=model, args=args, train_dataset=dataset, loss=loss)
+    bars = ("ProgressCallback", "NotebookProgressCallback")  # the terminal's and the notebook's
     for callback in list(built.callback_handler.callbacks) if quiet else []:
-        if (
-            isinstance(callback, ProgressCallback)
-            or type(callback).__name__ == "NotebookProgressCallback"
-        ):
+        if type(callback).__name__ in bars:
             built.remove_callback(callback)
     return built
