@@ -315,18 +315,17 @@ def order_times(profile: str, root: Path) -> dict:
     return {}
 
 
-def _timings(profile: str, root: Path) -> tuple[Path | None, dict]:
-    """The committed ``results/<profile>/timings.json``, else this machine's last
-    ``runs/<profile>/timings.json``: its path and record (``None, {}`` when neither exists)."""
+def _timings(profile: str, root: Path):
+    """``(path, record)`` of the committed ``results/<profile>/timings.json``, then of this
+    machine's last ``runs/<profile>/timings.json``, where they exist."""
     for folder in (root / "results" / profile, root / "runs" / profile):
         if (folder / TIMINGS).is_file():
-            return folder / TIMINGS, json.loads((folder / TIMINGS).read_text())
-    return None, {}
+            yield folder / TIMINGS, json.loads((folder / TIMINGS).read_text())
 
 
 def recorded_times(profile: str, root: Path) -> dict:
     """Seconds per notebook recorded for ``profile`` (:func:`_timings`); empty when none."""
-    return _timings(profile, root)[1].get("notebooks", {})
+    return next((t.get("notebooks", {}) for _, t in _timings(profile, root)), {})
 
 
 def _record_times(path: Path, seconds: dict, *, jobs: int, wall: float | None) -> None:
@@ -348,9 +347,11 @@ def _record_times(path: Path, seconds: dict, *, jobs: int, wall: float | None) -
 def expected_time(profile: str, selected: list[str], root: Path | None = None) -> str:
     """What to expect, from the recorded times (:func:`_timings`)."""
     root = root or project_root()
-    path, t = _timings(profile, root)
-    known = [t["notebooks"][nb] for nb in selected if nb in t.get("notebooks", {})]
-    if not known:
+    for path, t in _timings(profile, root):
+        known = [t["notebooks"][nb] for nb in selected if nb in t.get("notebooks", {})]
+        if known:
+            break
+    else:
         return f"expected time: not recorded yet for profile {profile!r} (this run records it)"
     whole = "wall_seconds" in t and len(known) == len(t["notebooks"])
     total = t["wall_seconds"] if whole else sum(known)
