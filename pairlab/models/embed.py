@@ -58,9 +58,8 @@ class ModelLoadError(ValueError):
 
 @contextmanager
 def loading(model):
-    """Yields the loadable name of ``model`` (:func:`resolve_model`); inside the block, a
-    failure to load it is a :class:`ModelLoadError` naming the model and what to give instead.
-    A name that is no local folder while the hub is offline is a ``FileNotFoundError``."""
+    """Yields the loadable name of ``model``; inside the block, a failure to load it is a
+    :class:`ModelLoadError` naming it (offline, a name that is no folder: FileNotFoundError)."""
     name = resolve_model(model)
     if not Path(name).exists() and os.environ.get("HF_HUB_OFFLINE") == "1":
         raise FileNotFoundError(
@@ -182,9 +181,8 @@ def text_digest(*columns, head=()) -> str:
 
 
 def cached_array(folder, key: str, compute) -> np.ndarray:
-    """``folder/key.npy`` if it exists, else ``compute()`` saved there (atomically: a crash never
-    leaves a half-written entry); an unreadable entry is computed again, with a warning naming
-    it. No ``folder``: just ``compute()``."""
+    """``folder/key.npy`` if it exists and reads, else ``compute()`` saved there atomically (no
+    ``folder``: just ``compute()``)."""
     if folder is None:
         return compute()
     path = Path(folder) / f"{key}.npy"

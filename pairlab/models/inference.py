@@ -134,9 +134,8 @@ def cache_tag(name: str | None = None, *, kind: str = "encoder") -> list[str]:
 
 
 def for_inference(model, *, name: str | None = None):
-    """``model`` (a torch ``SentenceTransformer`` or ``CrossEncoder``) as backend ``name``
-    (default: :func:`backend`) runs it: itself under torch, else a shallow copy whose
-    transformer runs on ONNX Runtime from an export of its current weights."""
+    """``model`` as backend ``name`` (default: :func:`backend`) runs it: itself under torch,
+    else a shallow copy whose transformer runs on ONNX Runtime, exported from its weights."""
     name = _check(name or backend())
     if name == "torch":
         return model

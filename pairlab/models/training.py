@@ -183,9 +183,8 @@ def length_buckets(
 
 @contextmanager
 def collector_frozen():
-    """Train with the objects alive now out of the garbage collector's passes (``gc.freeze``):
-    ``Trainer.train`` starts with a full ``gc.collect()``, which in a notebook kernel walks
-    ~500,000 objects (0.25-0.4 s a training)."""
+    """Train with the objects alive now frozen out of ``Trainer.train``'s full ``gc.collect()``
+    (in a notebook kernel ~500,000 objects: 0.25-0.4 s a training)."""
     gc.freeze()
     try:
         yield
