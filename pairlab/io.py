@@ -1,28 +1,31 @@
-"""Files in and out: the raw TSV releases (quotes are text, malformed rows are counted and
-reported) and JSON written atomically (metrics, configs, run records).
+"""Files in and out: the raw TSV releases (read line by line, their quotes being text, so that
+a malformed row is reported with its file and line), JSON written atomically, and the temporary
+files and locks of folders several processes write.
 
-The files are read line by line with ``str.split('\\t')`` rather than a CSV reader: questions
-contain double quotes that are text, not quoting, and a bad row must be reported with its file
-and line number rather than surface as a parser error from deep inside pandas.
+An atomic write goes to a temporary named by the writer's process id and host (``round_01.npz``
+-> ``round_01.<pid>-<host>.tmp.npz``), then is renamed; :func:`remove_stale` deletes this
+host's temporaries whose process is gone, never another machine's (a Ray cluster shares
+folders); :func:`locked` makes a second process wait, then find the work done.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import re
 import shutil
+import socket
 import sqlite3
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-from .tempfiles import temporary
 
 __all__ = [
     "open_durable",
@@ -42,19 +45,11 @@ __all__ = [
     "write_atomic",
     "write_json",
     "not_writable",
+    "temporary",
+    "is_temporary",
+    "remove_stale",
+    "locked",
 ]
-
-QQP_COLUMNS = ["id", "qid1", "qid2", "question1", "question2", "is_duplicate"]
-WIKIQA_COLUMNS_7 = [
-    "QuestionID",
-    "Question",
-    "DocumentID",
-    "DocumentTitle",
-    "SentenceID",
-    "Sentence",
-    "Label",
-]
-WIKIQA_COLUMNS_5 = ["QuestionID", "Question", "SentenceID", "Sentence", "Label"]
 
 
 class MalformedRowError(ValueError):
@@ -108,11 +103,9 @@ class ReadReport:
 
 
 def read_qqp(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport]:
-    """Rows of a QQP file: the GLUE form (no header) or ``quora_duplicate_questions.tsv``.
-
-    Returns a frame with columns ``qid1, qid2`` (int64), ``question1, question2`` (str),
-    ``is_duplicate`` (int8), and the report of skipped rows.
-    """
+    """Rows of a QQP file (the GLUE form, or ``quora_duplicate_questions.tsv``): columns
+    ``qid1, qid2`` (int64), ``question1, question2`` (str), ``is_duplicate`` (int8); and the
+    report of skipped rows."""
     path = Path(path)
 
     def parse(fields):
@@ -139,11 +132,8 @@ def read_qqp(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport]:
 
 
 def read_wikiqa(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport]:
-    """Rows of a WikiQA file in the original 7-column form or the 5-column re-formatted one.
-
-    Returns a frame with columns ``question, title, sentence, label``; ``title`` is ``None``
-    for rows that came without a document title.
-    """
+    """Rows of a WikiQA file (7 columns, or the 5-column re-formatted one): columns
+    ``question, title, sentence, label`` (``title`` None without a document title)."""
     path = Path(path)
 
     def parse(fields):
@@ -176,8 +166,7 @@ class _Bad(Exception):
 
 
 def _read_rows(path: Path, parse, *, header_prefix: str, strict: bool, expected: str):
-    """Parsed rows and the report. Lines are decoded one by one, so a byte that is not UTF-8
-    costs its row (counted and reported like any malformed row), not the whole file."""
+    """Parsed rows and the report; a byte that is not UTF-8 costs its row, not the file."""
     if not path.is_file():
         raise FileNotFoundError(f"data file not found: {path}")
     rows, skipped, number = [], [], 0
@@ -253,15 +242,13 @@ def plain(value):
 
 def json_key(label: str) -> str:
     """A table's column label as a metrics file's key: snake_case, ``$`` as ``dollars``
-    (``"annotation $"`` -> ``"annotation_dollars"``, ``"compute hours (measured)"`` ->
-    ``"compute_hours_measured"``, ``"static_retrieval dev AP"`` -> ``"static_retrieval_dev_ap"``)."""
+    (``"annotation $"`` -> ``"annotation_dollars"``)."""
     words = re.findall(r"[a-z0-9]+", str(label).replace("$", " dollars ").lower())
     return "_".join(words)
 
 
 def json_row(row: dict) -> dict:
-    """A table row (a frame's ``to_dict("records")`` entry) with :func:`json_key` keys: where a
-    displayed table becomes part of a metrics file."""
+    """A table row (a frame's ``to_dict("records")`` entry) with :func:`json_key` keys."""
     out = {json_key(k): v for k, v in row.items()}
     if len(out) != len(row):
         raise ValueError(f"columns {sorted(map(str, row))} give the same key twice")
@@ -270,8 +257,7 @@ def json_row(row: dict) -> dict:
 
 def read_json(path, *, remedy: str = "delete it, and it is computed again", kind=CorruptFileError):
     """The JSON value in ``path``; a truncated or corrupt file is a :class:`CorruptFileError`
-    (or the subclass ``kind``) naming it and saying ``remedy``. A missing file stays a
-    ``FileNotFoundError``."""
+    (or the subclass ``kind``) naming it and saying ``remedy``."""
     path = Path(path)
     try:
         return json.loads(path.read_text())
@@ -282,8 +268,8 @@ def read_json(path, *, remedy: str = "delete it, and it is computed again", kind
 
 
 def not_writable(path, error: OSError, *, setting: str = "run_dir") -> NotWritableError:
-    """The error to raise when writing ``path`` failed with ``error``: it names the path, the
-    reason and the ``setting`` that chooses another place."""
+    """The error for a failed write of ``path``, naming the reason and the ``setting`` that
+    chooses another place."""
     full = error.errno == errno.ENOSPC
     reason = "the disk is full" if full else (error.strerror or str(error))
     todo = "free space there or" if full else "make it writable or"
@@ -300,9 +286,8 @@ def write_json(path: Path, value) -> Path:
 
 def write_atomic(path, write, *, setting: str = "run_dir") -> Path:
     """``write(tmp)`` to a temporary beside ``path``, then rename it onto ``path``: a crash
-    leaves the old file or the new one, never half of one. A folder that cannot be written
-    (read-only, or a disk that fills mid-write) is a :class:`NotWritableError` naming the path
-    and ``setting``, with the half-written temporary removed."""
+    leaves the old file or the new one. A folder that cannot be written is a
+    :class:`NotWritableError` naming the path and ``setting``, the temporary removed."""
     path = Path(path)
     tmp = temporary(path)
     try:
@@ -321,10 +306,9 @@ def write_atomic(path, write, *, setting: str = "run_dir") -> Path:
 
 def open_durable(path, schema: str, *, timeout: float = 30.0) -> sqlite3.Connection:
     """An SQLite connection for an append-only file that several threads and processes write:
-    WAL mode, ``synchronous=FULL`` (a committed row survives a crash), a busy timeout so a writer
-    waits for another's lock, ``check_same_thread=False`` (the caller holds its own lock around
-    every use), and ``schema`` applied. The file and its folder are created if missing. A file
-    that is not an SQLite database (overwritten, truncated) is a :class:`CorruptFileError`."""
+    WAL mode, ``synchronous=FULL`` (a committed row survives a crash), a busy timeout,
+    ``check_same_thread=False`` (the caller locks around every use), ``schema`` applied. A file
+    that is not an SQLite database is a :class:`CorruptFileError`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, timeout=timeout, check_same_thread=False)
@@ -347,10 +331,9 @@ def open_durable(path, schema: str, *, timeout: float = 30.0) -> sqlite3.Connect
 
 
 def _set_wal(conn: sqlite3.Connection, timeout: float) -> None:
-    """Switch the file to WAL (a persistent property of the file, so only its first opener
-    converts it). sqlite needs exclusive access for the conversion and does not run the busy
-    handler for it: a second process opening a new file at the same moment gets "database is
-    locked" at once. So read the mode first and retry with backoff within ``timeout``."""
+    """Switch the file to WAL, retrying with backoff within ``timeout``: the conversion needs
+    exclusive access and runs no busy handler, so a second process opening a new file at the
+    same moment gets "database is locked" at once."""
     deadline = time.monotonic() + timeout
     delay = 0.005
     while True:
@@ -371,3 +354,68 @@ def _set_wal(conn: sqlite3.Connection, timeout: float) -> None:
             ) from error
         time.sleep(delay)
         delay = min(delay * 2, 0.2)
+
+
+_TEMPORARY = re.compile(r"\.(\d+)(?:-([0-9a-f]{6}))?\.tmp(\.[A-Za-z0-9]+)?$")
+HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:6]  # this machine, in names
+
+
+def temporary(path) -> Path:
+    """The temporary to write ``path`` under: ``<stem>.<pid>-<host>.tmp<suffix>`` (numpy's
+    writers insist on the suffix)."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}.{os.getpid()}-{HOST}.tmp{path.suffix}")
+
+
+def is_temporary(path) -> bool:
+    return _TEMPORARY.search(Path(path).name) is not None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        pass
+    return True
+
+
+def remove_stale(folder, *, recursive: bool = False, pattern: str = "*.tmp*") -> list[Path]:
+    """Delete the temporaries under ``folder`` (matching ``pattern``) that this machine wrote and
+    whose writing process no longer runs; returns what was deleted."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    removed = []
+    for path in folder.rglob(pattern) if recursive else folder.glob(pattern):
+        match = _TEMPORARY.search(path.name)
+        if match is None or match.group(2) not in (None, HOST) or _alive(int(match.group(1))):
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed.append(path)
+    return removed
+
+
+@contextmanager
+def locked(path, *, on_wait=None):
+    """Hold filelock's exclusive lock on ``path`` for the block; another process waits
+    (``on_wait()`` called once when it has to). A killed holder's lock is released."""
+    from filelock import FileLock, Timeout
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(path)
+    try:
+        lock.acquire(blocking=False)
+    except Timeout:
+        if on_wait is not None:
+            on_wait()
+        lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()

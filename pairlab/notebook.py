@@ -13,20 +13,18 @@ from types import MappingProxyType
 from .io import not_writable, to_json, write_json
 from .paths import project_root, shown
 
-__all__ = ["Context", "Settings", "load_settings", "png_export", "setup", "to_json", "write_json"]
+__all__ = ["Context", "Settings", "load_settings", "png_export", "setup"]
 
 
 @dataclass(frozen=True)
 class Context:
-    """Where a notebook writes (its run folder: metrics, config; its figures folder) and the
-    parameters it ran with."""
+    """Where a notebook writes (its run and figures folders) and the parameters it ran with."""
 
     notebook: str
     run_dir: Path
     figures_dir: Path
     params: dict = field(default_factory=dict)  # the parameters the config file records
-    # why PNG figures were skipped, once said: one message a notebook, not one a figure
-    png_skipped: list = field(default_factory=list, repr=False, compare=False)
+    png_skipped: list = field(default_factory=list, repr=False, compare=False)  # said once
 
     @property
     def metrics_path(self) -> Path:
@@ -41,11 +39,7 @@ class Context:
         """``path`` relative to the project root (absolute paths pass through)."""
         return project_root() / path
 
-    @staticmethod
-    def shown(path) -> str:
-        """``path`` for printing: relative to the project root where it lies inside it, else
-        absolute (a run_dir outside the repository)."""
-        return shown(path)
+    shown = staticmethod(shown)
 
     def save_figure(self, fig, name: str, *, png: bool = True) -> Path:
         """Write ``fig`` as ``<figures_dir>/<name>.html`` (plotly.js beside it, works offline)
@@ -58,9 +52,7 @@ class Context:
 
     def record_metrics(self, metrics: dict) -> Path:
         """Write the notebook's metrics file atomically, once it has the notebook's declared
-        layout (:mod:`.metrics_files`: a :class:`~.metrics_files.MetricsLayoutError` names what
-        differs); tests and readers check this file."""
-        from .io import to_json
+        layout (:mod:`.metrics_files`: a ``MetricsLayoutError`` names what differs)."""
         from .metrics_files import check
 
         check(self.notebook, to_json(metrics), source=str(self.metrics_path))
@@ -68,8 +60,8 @@ class Context:
 
 
 class Settings:
-    """A notebook's shared settings, read-only, by name: ``cfg.model``, ``cfg.seed``. Built by
-    :func:`load_settings`; ``dir(cfg)`` lists them (JupyterLab completes ``cfg.``)."""
+    """A notebook's shared settings, read-only, by name (``cfg.model``); built by
+    :func:`load_settings`, listed by ``dir(cfg)``."""
 
     __slots__ = ("notebook", "profile", "_values")
 
@@ -107,11 +99,10 @@ class Settings:
 def load_settings(
     profile: str, notebook: str, shared: dict | None = None, *, path=None, quiet: bool = False
 ) -> Settings:
-    """The settings ``notebook`` shares with the suite (data, pools, model, strata:
-    ``profiles/base.yaml``) under ``profile`` (``profiles/<profile>.yaml`` over base), with
-    ``shared`` laid over them (the runner's ``-p``; a name that is not a shared setting of this
-    notebook is an error). The notebook's own knobs (its parameters cell's names) are not among
-    them. ``model_layers = n`` gives ``model`` cut to its first n transformer layers."""
+    """The settings ``notebook`` shares with the suite (``profiles/base.yaml``) under
+    ``profile``, with ``shared`` laid over them (the runner's ``-p``; a name that is not a
+    shared setting of this notebook is an error). ``model_layers = n`` gives ``model`` cut to
+    its first n transformer layers."""
     from .profiles import load_profile, own_and_shared
 
     if not isinstance(profile, str) or not profile:
@@ -129,8 +120,13 @@ def load_settings(
             f"(those are: {', '.join(names)}; its own knobs are set in its parameters cell)"
         )
     values = {name: (shared or {}).get(name, values[name]) for name in names}
-    if values.get("model_layers") is not None:
-        values["model"] = _model_layers(values["model"], values["model_layers"], quiet)
+    if values.get("model_layers") is not None:  # saved once in the cache
+        from .models.truncate import truncated_model
+
+        model, n_layers = values["model"], values["model_layers"]
+        values["model"] = truncated_model(model, n_layers)
+        if not quiet and values["model"] != model:
+            print(f"  model: the first {n_layers} transformer layers of {model or 'the default'}")
     return Settings(notebook, profile, values)
 
 
@@ -148,10 +144,9 @@ def setup(
 ) -> Context:
     """The set-up call after a notebook's settings: ``ctx = setup(cfg, globals())``.
 
-    Records the shared settings and every knob of the parameters cell (read from ``namespace``,
-    the names the cell assigns, as papermill reads them; nothing is written into it) in
-    ``<run_dir>/<notebook>.config.json``, creates the run and figure folders (relative to the
-    project root) and prints where things are. With a notebook's name and no namespace,
+    Records the shared settings and the parameters cell's knobs (read from ``namespace``;
+    nothing is written into it) in ``<run_dir>/<notebook>.config.json``, creates the run and
+    figure folders and prints where things are. With a notebook's name and no namespace,
     ``params`` are the parameters (for scripts and tests)."""
     settings = notebook if isinstance(notebook, Settings) else None
     if settings is not None:
@@ -184,8 +179,7 @@ def setup(
 
 
 def _knobs(notebook: str, namespace: dict, path) -> dict:
-    """The values of the names the notebook's parameters cell assigns (``profile`` and
-    ``shared``, which :func:`load_settings` has read, left out)."""
+    """The values of the names the parameters cell assigns, but ``profile`` and ``shared``."""
     from .profiles import own_and_shared
 
     path = Path(path) if path else _notebook_file(notebook)
@@ -202,8 +196,7 @@ def _knobs(notebook: str, namespace: dict, path) -> dict:
 
 
 def _differ(settings: Settings, knobs: dict) -> None:
-    """Say which of the cell's own knobs differ from the profile's values for them: the cell's
-    are used (in JupyterLab a changed ``profile`` changes the shared settings, not the knobs)."""
+    """Say which of the cell's own knobs differ from the profile's (the cell's are used)."""
     from .profiles import load_profile
 
     theirs = load_profile(settings.profile, notebook=settings.notebook)
@@ -215,42 +208,25 @@ def _differ(settings: Settings, knobs: dict) -> None:
         )
 
 
-def _model_layers(model, n_layers: int, quiet: bool):
-    """``model`` cut to its first ``n_layers`` transformer layers
-    (:func:`.models.truncate.truncated_model`: saved once in the cache). The smoke profile uses
-    2 of MiniLM's 6 in notebooks 01, 02, 08 and 10 (profiles/smoke.yaml)."""
-    from .models.truncate import truncated_model
-
-    cut = truncated_model(model, n_layers)
-    if not quiet and cut != model:
-        print(f"  model: the first {n_layers} transformer layers of {model or 'the default'}")
-    return cut
-
-
 def _inference(params: dict, quiet: bool) -> None:
-    """Put the notebook's ``inference_backend`` (and ``concat_backend``, the cross-encoders'
-    where it has one; None: the same) in force for this process; ``params`` get the ones in
-    force."""
+    """Put ``inference_backend`` (and ``concat_backend``, the cross-encoders'; None: the same)
+    in force for this process; ``params`` get the ones in force."""
     from .models.inference import ENV, backend, use
 
-    chosen, concat = params["inference_backend"], params.get("concat_backend")
-    params["inference_backend"] = running = use(chosen, cross_encoder=concat)
-    if running != chosen and not quiet:
-        print(f"  inference backend: {running} (${ENV} overrides the parameter's {chosen!r})")
-    if "concat_backend" in params:
-        params["concat_backend"] = concat_running = backend("cross-encoder")
-        if concat is not None and concat_running != concat and not quiet:
-            print(
-                f"  ConcatBERT's backend: {concat_running} (${ENV} overrides the parameter's {concat!r})"
-            )
+    asked = {"inference_backend": params["inference_backend"]}
+    asked["concat_backend"] = params.get("concat_backend")
+    use(asked["inference_backend"], cross_encoder=asked["concat_backend"])
+    running = {"inference_backend": backend(), "concat_backend": backend("cross-encoder")}
+    for key in [k for k in asked if k in params]:
+        params[key] = running[key]
+        if asked[key] is not None and running[key] != asked[key] and not quiet:
+            print(f"  {key}: {running[key]} (${ENV} overrides the parameter's {asked[key]!r})")
 
 
 def png_export() -> tuple[bool, str]:
-    """Whether static PNG export can run here, and why not: kaleido draws with a Chrome or
-    Chromium, found the way kaleido's own browser finder (choreographer) finds it, honouring
-    ``BROWSER_PATH`` and a browser fetched by ``plotly_get_chrome``. Decided before exporting, so
-    a missing browser is never an exception from inside plotly. ``PAIRLAB_PNG=0`` turns it off
-    (``make test`` does: a kaleido export starts a browser, seconds a figure)."""
+    """Whether static PNG export can run here, and why not: kaleido needs a Chrome or Chromium,
+    found as kaleido's own finder (choreographer) finds it, honouring ``BROWSER_PATH``.
+    ``PAIRLAB_PNG=0`` turns it off (``make test`` does: each export starts a browser)."""
     if os.environ.get("PAIRLAB_PNG", "1").strip().lower() in ("0", "false", "no", "off"):
         return False, "PNG export turned off (PAIRLAB_PNG=0)"
     try:
@@ -261,36 +237,28 @@ def png_export() -> tuple[bool, str]:
     path = Chromium.find_browser(skip_local=False)
     if path and os.path.isfile(path) and os.access(path, os.X_OK):
         return True, path
-    where = (
-        f" (BROWSER_PATH={os.environ['BROWSER_PATH']!r} is not a program)"
-        if os.environ.get("BROWSER_PATH")
-        else ""
-    )
+    given = os.environ.get("BROWSER_PATH")
+    where = f" (BROWSER_PATH={given!r} is not a program)" if given else ""
     return False, f"kaleido found no Chrome or Chromium{where}"
 
 
 def _write_png(fig, path: Path, skipped: list) -> None:
-    """Static export through kaleido where a browser is there; else say why PNGs are skipped
-    and how to get them, once: unless ``skipped`` (the notebook's record of it) holds a reason
-    already (the HTML figure is written either way)."""
+    """Static export through kaleido where a browser is there; else say why once a notebook
+    (``skipped`` holds the reason once said)."""
     available, reason = png_export()
     if available:
         fig.write_image(path, width=1100, height=fig.layout.height or 450, scale=2)
         return
     if not skipped:
-        how = (
-            "unset PAIRLAB_PNG"
-            if "PAIRLAB_PNG" in reason
-            else "install a browser (apt install "
-            "chromium) or fetch one with plotly_get_chrome where there is internet"
-        )
+        how = "install a browser (apt install chromium) or fetch one with plotly_get_chrome"
+        how = "unset PAIRLAB_PNG" if "PAIRLAB_PNG" in reason else how
         print(f"PNG figures skipped: {reason}. The HTML figures are written. For PNGs, {how}.")
         skipped.append(reason)
 
 
 def _writable(folder: Path, setting: str) -> None:
-    """Create ``folder`` and a file in it, so that a read-only place is a clear error naming
-    ``setting`` before any work, not a failure to save hours later."""
+    """Create ``folder`` and a file in it: a read-only place is an error naming ``setting``
+    before any work, not a failure to save hours later."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):

@@ -12,12 +12,8 @@ expected layout:
   <data>/qqp/quora_duplicate_questions.tsv   (the original release, with header)
      or <data>/qqp/qqp_subset.tsv             (GLUE QQP format, no header)
   <data>/wikiqa/WikiQA-train*.tsv, WikiQA-dev*.tsv, WikiQA-test*.tsv  (from WikiQACorpus.zip)
-get them: `make data` downloads both from the public sources below into ./data (SHA256-checked)
-public sources:
-  QQP:    https://quoradata.quora.com/First-Quora-Dataset-Release-Question-Pairs
-          (quora_duplicate_questions.tsv) or the GLUE QQP task (https://gluebenchmark.com)
-  WikiQA: https://www.microsoft.com/en-us/download/details.aspx?id=52419 (WikiQACorpus.zip)
-Or point PAIRLAB_DATA_DIR at a folder that has them (in this project's workspace: ../shared/data).
+get them: `make data` downloads both from their public sources into ./data (SHA256-checked),
+or point PAIRLAB_DATA_DIR at a folder that has them.
 Your own pair file instead: pairlab.data.load_pairs, or a notebook's dataset set to its path."""
 
 
@@ -35,7 +31,7 @@ def project_root() -> Path:
 
 def shown(path, root: Path | None = None) -> str:
     """``path`` for printing: relative to the project root (or ``root``) where it lies inside
-    it, else as given (a run_dir outside the repository, say)."""
+    it, else as given."""
     root = project_root() if root is None else Path(root)
     try:
         return str(Path(path).resolve().relative_to(root.resolve()))
@@ -62,9 +58,8 @@ def data_dir(path=None) -> Path:
 
 def find_file(path) -> Path:
     """A file a notebook parameter names: as given if absolute, else relative to the project
-    root, else relative to the data folder (``er/walmart_amazon/walmart.csv`` in
-    ``$PAIRLAB_DATA_DIR``); a missing file is a :class:`DataNotFoundError` naming each place
-    looked at."""
+    root, else to the data folder; a missing file is a :class:`DataNotFoundError` naming each
+    place looked at."""
     path = Path(path)
     if path.is_absolute():
         places = [path]

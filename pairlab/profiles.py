@@ -12,38 +12,30 @@ import yaml
 from .paths import project_root
 
 __all__ = [
-    "ACTIVE",
     "BASE",
     "SECTION",
     "WITHOUT_DATA",
     "SELECT",
-    "RUNNER_KEYS",
-    "load_base",
     "load_profile",
     "resolve",
     "settings",
-    "shared",
     "declared",
     "own_and_shared",
     "check_profile",
     "notebook_number",
-    "section_numbers",
 ]
 
 
 BASE = "base"  # profiles/base.yaml: the shared settings' defaults, under every profile
-ACTIVE = "03 04 05 06 07 09"  # notebook 03 and those reading its runs back: identical settings
 SECTION = "notebooks"
 WITHOUT_DATA = "without_data"  # the runner's own profile key: a folder to run on without data
 SELECT = "select"  # the runner's own profile key: the notebooks it runs (numbers; default: all)
-RUNNER_KEYS = (WITHOUT_DATA, SELECT)
+RUNNER_KEYS = (SECTION, WITHOUT_DATA, SELECT)  # not parameters
 
 
 def load_profile(name: str, root: Path | None = None, *, notebook: str | None = None) -> dict:
-    """``profiles/<name>.yaml`` with the profile's run and figure folders: the profile itself
-    (top-level keys and its ``notebooks`` section), or with ``notebook`` (a name or its number,
-    ``"03"``) every setting that notebook gets (:func:`settings`: the shared settings of
-    ``profiles/base.yaml``, then the profile's)."""
+    """``profiles/<name>.yaml`` with its run and figure folders; with ``notebook`` (a name or
+    number) every setting that notebook gets under it (:func:`settings`)."""
     root = root or project_root()
     path = root / "profiles" / f"{name}.yaml"
     if not path.is_file():
@@ -56,26 +48,13 @@ def load_profile(name: str, root: Path | None = None, *, notebook: str | None = 
     return settings(notebook, profile, root=root) if notebook is not None else profile
 
 
-def load_base(root: Path | None = None) -> dict:
-    """``profiles/base.yaml``: every setting the notebooks share (data, pools, model, strata and
-    notebook 03's schedule) with its default and what it means; a profile sets some of them."""
-    return load_profile(BASE, root)
-
-
 def settings(notebook: str, *profiles: dict, root: Path | None = None) -> dict:
     """What ``notebook`` runs with under ``profiles`` (each resolved, later ones winning) laid
     over the shared settings of ``profiles/base.yaml``."""
-    out = resolve(load_base(root), notebook)
+    out = resolve(load_profile(BASE, root), notebook)
     for profile in profiles:
         out.update(resolve(profile, notebook))
     return out
-
-
-def shared(notebook: str, root: Path | None = None, *, path=None) -> list[str]:
-    """The names ``notebook`` takes from its profile rather than from its parameters cell: those
-    ``profiles/base.yaml`` gives it, less the ones its cell sets (the notebook's own knobs). Only
-    a notebook whose cell has a ``profile`` parameter takes any."""
-    return own_and_shared(notebook, root, path=path)[1]
 
 
 def declared(notebook: str, root: Path | None = None, *, path=None) -> list[str]:
@@ -87,17 +66,16 @@ def declared(notebook: str, root: Path | None = None, *, path=None) -> list[str]
 def own_and_shared(
     notebook: str, root: Path | None = None, *, path=None
 ) -> tuple[list[str], list[str]]:
-    """``(the names the parameters cell sets, the shared settings it takes from its profile)``,
-    the notebook read once."""
+    """``(the names the parameters cell sets, the shared settings it takes from its profile)``:
+    those ``profiles/base.yaml`` gives it, less its own, where its cell has a ``profile``."""
     own = _cell(notebook, root, path)
     if "profile" not in own:
         return own, []
-    return own, [name for name in resolve(load_base(root), notebook) if name not in own]
+    return own, [n for n in resolve(load_profile(BASE, root), notebook) if n not in own]
 
 
 def _cell(notebook: str, root: Path | None, path=None) -> list[str]:
-    """The names the parameters cell of ``notebook`` (a name, number or path; ``path``: its
-    file) assigns, as papermill reads them."""
+    """The names the parameters cell of ``notebook`` (a name, number or ``path``) assigns."""
     import papermill
 
     path = Path(str(path or notebook))
@@ -111,8 +89,7 @@ def _cell(notebook: str, root: Path | None, path=None) -> list[str]:
 
 
 def _checked(profile, source: str) -> dict:
-    """``profile`` as read from ``source``: a mapping, its ``notebooks`` section a mapping of
-    notebook numbers to mappings."""
+    """``profile`` checked: a mapping, its ``notebooks`` section numbers to mappings."""
     if not isinstance(profile, dict):
         raise ValueError(f"{source} must hold a mapping of parameter names to values")
     sections = profile.get(SECTION) or {}
@@ -125,10 +102,10 @@ def _checked(profile, source: str) -> dict:
 
 
 def resolve(profile: dict, notebook: str) -> dict:
-    """The flat parameters of ``notebook`` (a name such as ``"04_ablations"`` or its number):
-    the top-level keys, then every section that names the notebook, in the file's order."""
+    """The flat parameters of ``notebook`` (``"04_ablations"`` or ``"04"``): the top-level keys,
+    then every section that names it, in the file's order."""
     number = notebook_number(notebook)
-    params = {k: v for k, v in profile.items() if k not in (SECTION, *RUNNER_KEYS)}
+    params = {k: v for k, v in profile.items() if k not in RUNNER_KEYS}
     for names, overrides in (profile.get(SECTION) or {}).items():
         if number in section_numbers(names):
             params.update(overrides)
@@ -136,10 +113,10 @@ def resolve(profile: dict, notebook: str) -> dict:
 
 
 def check_profile(profile: dict, declared: dict[str, set], *, name: str = "profile") -> None:
-    """Raise ValueError for a key no notebook in its scope declares; ``declared`` maps each
-    notebook's name to the parameters its ``parameters`` cell assigns."""
+    """Raise ValueError for a key no notebook in its scope declares (``declared``: each
+    notebook's name -> its parameters)."""
     by_number = {notebook_number(nb): params for nb, params in declared.items()}
-    top = {k for k in profile if k not in (SECTION, *RUNNER_KEYS)}
+    top = {k for k in profile if k not in RUNNER_KEYS}
     unknown = top - set().union(*by_number.values())
     if unknown:
         raise ValueError(
@@ -172,4 +149,4 @@ def notebook_number(notebook) -> str:
 
 def section_numbers(names) -> list[str]:
     """The notebook numbers a ``notebooks:`` section key names (``"03 04 05"``)."""
-    return re.split(r"[\s,]+", str(names).strip()) if str(names).strip() else []
+    return str(names).replace(",", " ").split()

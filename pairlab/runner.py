@@ -1,29 +1,12 @@
 """Run the notebook suite with papermill under a profile: ``python -m pairlab.runner``.
 
-A profile is a parameter file ``profiles/<name>.yaml`` for the whole suite. Its top-level keys
-go to every notebook that declares them; its ``notebooks`` section overrides keys for the
-notebooks it names by their number, so notebooks that use one name for different values can
-share a file::
-
-    max_items: {qqp: {train: 300, dev: 150, test: 150}}   # every notebook (01, 02)
-    n_boot: 100
-    notebooks:
-      "03 04 05 06 07 09":              # active learning: 04-07, 09 read back 03's run folders,
-        max_items: {qqp: {train: 150, dev: 80, test: 80}}   # so they share these values
-        n_boot: 50
-
-Each notebook gets the profile's name (its cell reads its shared settings from the profile:
-:func:`.notebook.load_settings`), its own knobs as the profile sets them, and in ``shared`` the
-shared settings that ``-p`` or ``--dataset`` change (a key no notebook of its scope declares is
-an error). Each executed notebook goes to ``runs/<profile>/<notebook>.ipynb`` beside its
-metrics file.
-Notebooks always run on the ``pairlab`` kernel (never a global ``python3`` kernel that may not
-have pairlab installed).
-
-The executed copies keep no widget state: a plotly FigureWidget alone put its 5 MB JavaScript
-bundle into each saved notebook (the live dashboards of notebooks 03-05 made them 5-10 MB). The
-widgets are live while a kernel runs them; what a saved copy shows instead is the printed log,
-the tables and the static figures each notebook also writes.
+A profile, ``profiles/<name>.yaml``, sets parameters for the whole suite: its top-level keys go to
+every notebook that declares them, its ``notebooks`` section overrides keys for the notebooks it
+names by number (``"03 04 05 06 07 09": {n_boot: 50}``). Each notebook gets the profile's name
+(its cell reads the shared settings: :func:`.notebook.load_settings`), its own knobs as the
+profile sets them, and in ``shared`` the shared settings that ``-p`` or ``--dataset`` change.
+Each executed notebook goes to ``runs/<profile>/<notebook>.ipynb`` beside its metrics file, on
+the ``pairlab`` kernel, without widget state (a plotly FigureWidget alone put 5 MB into each).
 """
 
 from __future__ import annotations
@@ -40,9 +23,7 @@ from pathlib import Path
 import yaml
 
 from .paths import project_root, shown
-from .profiles import (  # noqa: F401
-    ACTIVE,
-    SECTION,
+from .profiles import (  # noqa: F401  (load_profile, resolve: the runner's public names)
     SELECT,
     WITHOUT_DATA,
     check_profile,
@@ -56,8 +37,6 @@ from .profiles import (  # noqa: F401
 
 __all__ = [
     "KERNEL",
-    "ACTIVE",
-    "TIMINGS",
     "after",
     "check_profile",
     "expected_time",
@@ -75,14 +54,12 @@ KERNEL = "pairlab"
 
 
 def notebooks(root: Path | None = None, select=None) -> list[Path]:
-    """The numbered notebooks, in order; ``select`` keeps those whose name starts with any of
-    the given prefixes (``["01", "03"]``)."""
+    """The numbered notebooks, in order; ``select``: those starting with any of these prefixes."""
     root = root or project_root()
-    found = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    if select:
-        found = [nb for nb in found if any(nb.name.startswith(s) for s in select)]
+    every = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    found = [nb for nb in every if not select or any(nb.name.startswith(s) for s in select)]
     if not found:
-        known = [nb.name[:2] for nb in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))]
+        known = [nb.name[:2] for nb in every]
         raise FileNotFoundError(
             f"no notebooks matching {select or '[0-9][0-9]_*'} in "
             f"{root / 'notebooks'}; known numbers: {known}"
@@ -104,64 +81,55 @@ def run(
     """Execute the selected notebooks under ``profile``; returns the executed copies.
 
     ``jobs`` > 1 runs that many notebooks at once, each in its own process with
-    ``$OMP_NUM_THREADS`` (else ``cpus // jobs``) threads, a notebook starting once those it declares ``after`` (its
-    metadata ``pairlab.after``) have finished. Each notebook's seconds go to
-    ``<run_dir>/timings.json``; the expected time is printed first, from the recorded times."""
-
+    ``$OMP_NUM_THREADS`` (else ``cpus // jobs``) threads, a notebook starting once those it
+    declares ``after`` have finished. Each notebook's seconds go to ``<run_dir>/timings.json``."""
     root = project_root()
-    os.environ.setdefault("PAIRLAB_PROGRESS", "text")  # kernels draw progress bars as text: a
-    loaded = load_profile(profile, root)  # saved notebook keeps no widget
-    overrides = _absolute_dataset(dict(overrides or {}))
-    extra = dict(overrides)
+    os.environ.setdefault("PAIRLAB_PROGRESS", "text")  # a saved notebook keeps no widget
+    loaded = load_profile(profile, root)
+    overrides = dict(overrides or {})
+    dataset = overrides.get("dataset")  # a file relative to here, made absolute for the kernels
+    if isinstance(dataset, str) and Path(dataset).expanduser().is_file():
+        overrides["dataset"] = str(Path(dataset).expanduser().resolve())
     if os.environ.get("PAIRLAB_DATA_DIR"):  # kernels run in notebooks/: pass an absolute path
         os.environ["PAIRLAB_DATA_DIR"] = str(Path(os.environ["PAIRLAB_DATA_DIR"]).resolve())
     selected = notebooks(root, select or loaded.get(SELECT))
     declared = {nb.stem: set(declared_parameters(nb.stem, root, path=nb)) for nb in notebooks(root)}
     check_profile(loaded, declared, name=profile)
-    check_profile(extra, declared, name="overrides (-p)")
-    fallback = data_or_fixture(
-        profile,
-        [settings(nb.stem, loaded, extra, root=root) for nb in selected],
-        loaded.get(WITHOUT_DATA),
-    )
+    check_profile(overrides, declared, name="overrides (-p)")
+    each = [settings(nb.stem, loaded, overrides, root=root) for nb in selected]
+    fallback = data_or_fixture(profile, each, loaded.get(WITHOUT_DATA))
     if fallback:
-        overrides["data_dir"] = extra["data_dir"] = fallback
-    out_dir = root / settings(selected[0].stem, loaded, extra, root=root)["run_dir"]
+        overrides["data_dir"] = fallback
+    first = settings(selected[0].stem, loaded, overrides, root=root)
+    out_dir = root / first["run_dir"]
     out_dir.mkdir(parents=True, exist_ok=True)
     if record_times:
-        print(
-            f"[{profile}] {expected_time(profile, [nb.stem for nb in selected], root)}", flush=True
-        )
+        expected = expected_time(profile, [nb.stem for nb in selected], root)
+        print(f"[{profile}] {expected}", flush=True)
     start = time.perf_counter()
     if jobs > 1 and len(selected) > 1:
         seconds = _run_parallel(profile, selected, overrides, jobs, root)
     else:
         seconds = {}
         for notebook in selected:
-            params = papermill_parameters(profile, notebook, loaded, extra, root)
+            params = papermill_parameters(profile, notebook, loaded, overrides, root)
             seconds[notebook.stem] = _execute(profile, notebook, params, out_dir, root)
     if record_times:
+        wall = time.perf_counter() - start
         complete = len(selected) == len(notebooks(root, loaded.get(SELECT)))
-        _record_times(
-            out_dir / TIMINGS,
-            seconds,
-            jobs=jobs,
-            wall=time.perf_counter() - start if complete else None,
-        )
-        figures = root / settings(selected[0].stem, loaded, extra, root=root)["figures_dir"]
+        _record_times(out_dir / TIMINGS, seconds, jobs=jobs, wall=wall if complete else None)
         print(
-            f"[{profile}] {len(selected)} notebook(s) in {_minutes(time.perf_counter() - start)}: "
+            f"[{profile}] {len(selected)} notebook(s) in {_minutes(wall)}: "
             f"executed notebooks and metrics in {shown(out_dir, root)}/, figures in "
-            f"{shown(figures, root)}/",
+            f"{shown(root / first['figures_dir'], root)}/",
             flush=True,
         )
     return [out_dir / nb.name for nb in selected]
 
 
 def papermill_parameters(profile: str, notebook: Path, loaded: dict, overrides: dict, root) -> dict:
-    """What ``notebook`` is given: ``profile``, its parameters cell's own knobs as the profile
-    (and ``overrides``) set them, and ``shared``: the overrides of its shared settings, which
-    its ``load_settings(profile, ..., shared)`` lays over the profile's."""
+    """What ``notebook`` is given: ``profile``, its own knobs as the profile (and ``overrides``)
+    set them, and ``shared``: the overrides of its shared settings."""
     own, shared = own_and_shared(notebook.stem, root, path=notebook)
     values = settings(notebook.stem, loaded, overrides, root=root)
     params = {k: values[k] for k in own if k in values}
@@ -173,9 +141,8 @@ def papermill_parameters(profile: str, notebook: Path, loaded: dict, overrides: 
 
 
 def data_or_fixture(profile: str, params: list[dict], without_data) -> str | None:
-    """``None`` when the QQP and WikiQA files the notebooks' ``dataset`` names are found (or
-    every dataset is a pair file); else the profile's ``without_data`` folder (the synthetic
-    fixture, said loudly), and without one an error saying how to get the data."""
+    """``None`` when the QQP and WikiQA files the notebooks need are found; else the profile's
+    ``without_data`` folder (said loudly), and without one an error saying how to get them."""
     from .data.loaders import TASKS, data_files
 
     wanted = {
@@ -206,19 +173,9 @@ def data_or_fixture(profile: str, params: list[dict], without_data) -> str | Non
     return None
 
 
-def _absolute_dataset(overrides: dict) -> dict:
-    """A ``dataset`` override naming a file relative to the current folder, made absolute (the
-    kernels run in notebooks/)."""
-    dataset = overrides.get("dataset")
-    if isinstance(dataset, str) and Path(dataset).expanduser().is_file():
-        overrides["dataset"] = str(Path(dataset).expanduser().resolve())
-    return overrides
-
-
 def _known_to_the_profile(record) -> bool:
-    """A logging filter: papermill warns of every parameter a notebook's cell does not assign,
-    and the shared settings (profiles/base.yaml) are such by design; :func:`run` has checked
-    every name against the notebooks already (:func:`.profiles.check_profile`)."""
+    """Drop papermill's warning of a parameter the cell does not assign: the shared settings are
+    such by design, and :func:`run` has checked every name against the notebooks."""
     return not record.getMessage().startswith("Passed unknown parameter")
 
 
@@ -245,10 +202,8 @@ def _execute(profile: str, notebook: Path, params: dict, out_dir: Path, root: Pa
         kernel_manager_class=f"{__name__}.LocalKernelManager",
     )
     seconds = time.perf_counter() - start
-    print(
-        f"[{profile}] {notebook.stem} done in {_minutes(seconds)} -> {shown(output, root)}",
-        flush=True,
-    )
+    done = f"{notebook.stem} done in {_minutes(seconds)} -> {shown(output, root)}"
+    print(f"[{profile}] {done}", flush=True)
     return seconds
 
 
@@ -257,9 +212,8 @@ def _minutes(seconds: float) -> str:
 
 
 def _local_kernel_manager():
-    """The kernel manager papermill starts kernels with: IPC sockets in a private temporary
-    folder instead of TCP ports (a local kernel needs no network, and ipykernel warns once per
-    kernel about unencrypted TCP). Built on first use: jupyter_client loads only here."""
+    """papermill's kernel manager: IPC sockets in a private temporary folder, not TCP ports (no
+    unencrypted-TCP warning from ipykernel). Built on first use: jupyter_client loads here."""
     import atexit
     import shutil
     import tempfile
@@ -273,10 +227,7 @@ def _local_kernel_manager():
             atexit.register(shutil.rmtree, folder, ignore_errors=True)
             self.transport, self.ip = "ipc", os.path.join(folder, "kernel")
 
-        async def _async_interrupt_kernel(self):
-            # jupyter_client interrupts every kernel it shuts down; papermill shuts down an idle
-            # one (its last cell has returned), where SIGINT only makes ipykernel log
-            # "KeyboardInterrupt caught in kernel" into the run's output
+        async def _async_interrupt_kernel(self):  # no SIGINT to an idle kernel shutting down
             if not self.shutting_down:
                 await super()._async_interrupt_kernel()
 
@@ -290,16 +241,14 @@ def __getattr__(name: str):
 
 
 def after(notebook: Path) -> list[str]:
-    """The notebooks (by number) that ``notebook`` reads the results of: its metadata
-    ``pairlab.after``, e.g. ``["03"]`` for notebooks that read back notebook 03's runs."""
+    """The notebooks (by number) whose results ``notebook`` reads: its ``pairlab.after``."""
     import nbformat
 
     return [str(n) for n in nbformat.read(notebook, 4).metadata.get("pairlab", {}).get("after", [])]
 
 
 def threads_per_job(jobs: int) -> int:
-    """Each of ``jobs`` processes run at once gets its share of the cores for its thread pools
-    (at least one): pools of every core each would oversubscribe them."""
+    """Each of ``jobs`` processes' share of the cores for its thread pools (at least one)."""
     return max(1, (os.cpu_count() or 1) // jobs)
 
 
@@ -319,21 +268,11 @@ def _run_parallel(
         for a in ("-p", name, yaml.safe_dump(value, default_flow_style=True).strip())
     ]
     while pending or running:
-        for nb in [nb for nb in pending if all(n in done for n in waits[nb])][
-            : jobs - len(running)
-        ]:
+        ready = [nb for nb in pending if all(n in done for n in waits[nb])]
+        for nb in ready[: jobs - len(running)]:
             pending.remove(nb)
-            command = [
-                sys.executable,
-                "-m",
-                "pairlab.runner",
-                "--profile",
-                profile,
-                "--notebooks",
-                _number(nb),
-                "--no-timings",
-                *args,
-            ]
+            command = [sys.executable, "-m", "pairlab.runner", "--profile", profile]
+            command += ["--notebooks", _number(nb), "--no-timings", *args]
             running[nb] = (subprocess.Popen(command, env=env, cwd=str(root)), time.perf_counter())
         time.sleep(0.5)
         for nb, (process, began) in list(running.items()):
@@ -354,8 +293,7 @@ def _run_parallel(
 def start_order(selected: list[Path], waits: dict, times: dict) -> list[Path]:
     """The order in which ready notebooks start: the longest chain first, a chain being a
     notebook's recorded seconds (``times`` by stem, 1 when unknown) plus the longest chain of
-    those waiting for it. So notebook 03, which 04-07 wait for, starts before 01 and 02, and a
-    slot that frees up takes the longest notebook left; ties keep the declared order."""
+    those waiting for it; ties keep the declared order."""
     chains: dict = {}
 
     def chain(nb: Path) -> float:
@@ -368,32 +306,30 @@ def start_order(selected: list[Path], waits: dict, times: dict) -> list[Path]:
 
 
 def order_times(profile: str, root: Path) -> dict:
-    """Seconds per notebook to order a run's start by (:func:`start_order`): the profile's own
-    recorded times, else another profile's. Sizes differ between profiles but the notebooks'
-    relative weight much less, and on a profile's first run the declared order left the longest
-    notebook (07) to start last, alone on one core at the end."""
-    for name in (profile, *PROFILE_FALLBACK):
+    """Seconds per notebook to order a run's start by: the profile's own recorded times, else
+    another profile's (sizes differ, the notebooks' relative weight much less)."""
+    for name in (profile, "quick", "demo", "cpu", "smoke"):
         times = recorded_times(name, root)
         if times:
             return times
     return {}
 
 
-PROFILE_FALLBACK = ("quick", "demo", "cpu", "smoke")
+def _timings(profile: str, root: Path):
+    """``(path, record)`` of the committed ``results/<profile>/timings.json``, then of this
+    machine's last ``runs/<profile>/timings.json``, where they exist."""
+    for folder in (root / "results" / profile, root / "runs" / profile):
+        if (folder / TIMINGS).is_file():
+            yield folder / TIMINGS, json.loads((folder / TIMINGS).read_text())
 
 
 def recorded_times(profile: str, root: Path) -> dict:
-    """Seconds per notebook from the committed ``results/<profile>/timings.json``, else this
-    machine's last ``runs/<profile>/timings.json``; empty when neither exists."""
-    for folder in (root / "results" / profile, root / "runs" / profile):
-        if (folder / TIMINGS).is_file():
-            return json.loads((folder / TIMINGS).read_text()).get("notebooks", {})
-    return {}
+    """Seconds per notebook recorded for ``profile`` (:func:`_timings`); empty when none."""
+    return next((t.get("notebooks", {}) for _, t in _timings(profile, root)), {})
 
 
 def _record_times(path: Path, seconds: dict, *, jobs: int, wall: float | None) -> None:
-    """Merge this run's seconds per notebook into ``timings.json`` (``wall_seconds`` only for
-    a run of the whole suite)."""
+    """Merge this run's seconds into ``timings.json`` (``wall`` only for the whole suite)."""
     from .io import write_json
 
     old = json.loads(path.read_text()) if path.is_file() else {}
@@ -409,79 +345,51 @@ def _record_times(path: Path, seconds: dict, *, jobs: int, wall: float | None) -
 
 
 def expected_time(profile: str, selected: list[str], root: Path | None = None) -> str:
-    """What to expect, from the committed ``results/<profile>/timings.json`` (else this
-    machine's last ``runs/<profile>/timings.json``)."""
+    """What to expect, from the recorded times (:func:`_timings`)."""
     root = root or project_root()
-    for folder in (root / "results" / profile, root / "runs" / profile):
-        path = folder / TIMINGS
-        if not path.is_file():
-            continue
-        t = json.loads(path.read_text())
-        known = [t["notebooks"][nb] for nb in selected if nb in t["notebooks"]]
-        if not known:
-            continue
-        total = (
-            t["wall_seconds"]
-            if "wall_seconds" in t and len(known) == len(t["notebooks"])
-            else sum(known)
-        )
-        missing = len(selected) - len(known)
-        return (
-            f"expected: about {total / 60:.0f} min on {t['cpus']} CPU cores ({t['jobs']} at a "
-            f"time), as recorded on {t['recorded']} in {shown(path, root)}"
-            + (f"; {missing} notebook(s) not timed yet" if missing else "")
-        )
-    return f"expected time: not recorded yet for profile {profile!r} (this run records it)"
+    for path, t in _timings(profile, root):
+        known = [t["notebooks"][nb] for nb in selected if nb in t.get("notebooks", {})]
+        if known:
+            break
+    else:
+        return f"expected time: not recorded yet for profile {profile!r} (this run records it)"
+    whole = "wall_seconds" in t and len(known) == len(t["notebooks"])
+    total = t["wall_seconds"] if whole else sum(known)
+    missing = len(selected) - len(known)
+    return (
+        f"expected: about {total / 60:.0f} min on {t['cpus']} CPU cores ({t['jobs']} at a "
+        f"time), as recorded on {t['recorded']} in {shown(path, root)}"
+        + (f"; {missing} notebook(s) not timed yet" if missing else "")
+    )
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="quick", help="profiles/<name>.yaml (default quick)")
     parser.add_argument("--notebooks", nargs="*", help="name prefixes to run, e.g. 01 03")
-    parser.add_argument(
-        "--jobs",
-        type=int,
-        default=1,
-        help="notebooks at once, each with cpus/jobs threads (default 1)",
-    )
-    parser.add_argument(
-        "--dataset",
-        help="qqp, wikiqa, all, or the path of your own pair file "
-        "(then -p pairs_symmetric true|false, and -p pairs_columns / pairs_threshold "
-        "as needed)",
-    )
-    parser.add_argument(
-        "--backend",
-        choices=("local", "ray"),
-        help="where notebooks 03-07 run their "
-        "sweeps: local (each run in the notebook's kernel, the default) or ray (each "
-        "run a Ray task; docs/ray.md)",
-    )
-    parser.add_argument(
-        "--address",
-        help="with --backend ray: the Ray cluster ('auto': the one "
-        "this machine joined, or host:port); without it, a local Ray instance",
-    )
+    parser.add_argument("--jobs", type=int, default=1, help="notebooks at once (default 1)")
+    parser.add_argument("--dataset", help="qqp, wikiqa, all, or the path of your own pair file")
+    parser.add_argument("--backend", choices=("local", "ray"), help="where sweeps run")
+    parser.add_argument("--address", help="with --backend ray: the Ray cluster (or 'auto')")
     parser.add_argument("--no-timings", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
-        "-p",
-        "--parameter",
-        nargs=2,
-        action="append",
-        default=[],
-        metavar=("NAME", "VALUE"),
-        help="override a parameter (YAML value)",
+        "-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "YAML")
     )
     args = parser.parse_args(argv)
     if args.address and args.backend != "ray":
         parser.error("--address is the Ray cluster's: use it with --backend ray")
     try:
-        overrides = {name: _value(name, value) for name, value in args.parameter}
-        if args.dataset:
-            overrides["dataset"] = args.dataset
-        overrides.update(
-            {k: v for k, v in (("backend", args.backend), ("address", args.address)) if v}
-        )
+        overrides = {}
+        for name, text in args.parameter:
+            try:
+                overrides[name] = yaml.safe_load(text)
+            except yaml.YAMLError as error:
+                raise ValueError(
+                    f"parameter {name!r}: {text!r} is not a YAML value ({error})"
+                ) from None
+        for name in ("dataset", "backend", "address"):
+            if getattr(args, name):
+                overrides[name] = getattr(args, name)
         run(
             args.profile,
             select=args.notebooks,
@@ -489,23 +397,10 @@ def main(argv=None) -> int:
             jobs=args.jobs,
             record_times=not args.no_timings,
         )
-    except (
-        OSError,
-        ValueError,
-        RuntimeError,
-        yaml.YAMLError,
-    ) as error:  # said plainly, no traceback
+    except (OSError, ValueError, RuntimeError, yaml.YAMLError) as error:  # said plainly
         print(f"pairlab.runner: error: {error}", file=sys.stderr)
         return 1 if isinstance(error, RuntimeError) else 2
     return 0
-
-
-def _value(name: str, text: str):
-    """A ``-p NAME VALUE`` value read as YAML; one that does not parse names the parameter."""
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise ValueError(f"parameter {name!r}: {text!r} is not a YAML value ({error})") from None
 
 
 if __name__ == "__main__":

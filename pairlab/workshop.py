@@ -1,20 +1,17 @@
-"""Participant copies of the notebooks for a workshop: ``python -m pairlab.workshop`` (``make
-workshop``).
+"""Participant copies of the notebooks for a workshop: ``python -m pairlab.workshop [--out DIR]``
+(``make workshop``).
 
-Each exercise is a markdown cell tagged ``exercise`` (the task, and what to predict) followed by
-one code cell tagged ``solution``, which CI executes like any other cell (nbval). A participant
-copy keeps every cell but the solutions, each replaced by an empty code cell tagged
-``your-answer``, and drops all outputs, so the copy opens clean and runs from top to bottom
-(no later cell may read what a solution defines: :func:`check` enforces the pairing, the smoke
-run of the participant copies in the tests enforces the rest).
-
-    python -m pairlab.workshop                  # notebooks/NN_*.ipynb -> workshop/NN_*.ipynb
-    python -m pairlab.workshop --out elsewhere  # another folder
+An exercise is a markdown cell tagged ``exercise`` followed by one code cell tagged
+``solution``, which CI executes like any other cell. A participant copy replaces each solution
+by an empty code cell tagged ``your-answer`` and drops all outputs (nbconvert's
+``ClearOutputPreprocessor``), so it opens clean and runs from top to bottom: no later cell may
+read what a solution defines (:func:`check`).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -38,8 +35,8 @@ def _tags(cell) -> list:
 
 
 def exercises(nb) -> list[dict]:
-    """The exercises of notebook ``nb`` (an nbformat node) in order: ``{"title", "exercise",
-    "solution"}`` with the cells' indexes (``solution`` None where the exercise has none)."""
+    """The exercises of notebook ``nb`` (an nbformat node): ``{"title", "exercise", "solution"}``
+    with the cells' indexes (``solution`` None where the exercise has none)."""
     found = []
     for i, cell in enumerate(nb.cells):
         if EXERCISE in _tags(cell):
@@ -55,8 +52,8 @@ def exercises(nb) -> list[dict]:
 
 
 def check(nb, name: str = "notebook") -> list[dict]:
-    """:func:`exercises`, each required to be a markdown cell followed (after any markdown) by
-    exactly one code solution; a clear error names the first that is not."""
+    """:func:`exercises`, each a markdown cell followed (after any markdown) by one code
+    solution, and no later cell reading a name only a solution binds; else a ``ValueError``."""
     found = exercises(nb)
     for ex in found:
         cell = nb.cells[ex["exercise"]]
@@ -77,8 +74,6 @@ def check(nb, name: str = "notebook") -> list[dict]:
 
 
 def _independent(nb, found, name) -> None:
-    """No cell after a solution reads a name only that solution defines: the participant copy,
-    without it, must still run from top to bottom (read from the source with ast)."""
     solutions = {ex["solution"]: ex["title"] for ex in found}
     defined, only_in = set(), {}
     for i, cell in enumerate(nb.cells):
@@ -98,8 +93,7 @@ def _independent(nb, found, name) -> None:
 
 
 def _names(source: str) -> tuple[set, set]:
-    """(names bound at the top level, names read anywhere) of a code cell; IPython magics and
-    shell lines are skipped."""
+    """(names bound, names read) of a code cell; IPython magics and shell lines skipped."""
     import ast
 
     code = "\n".join(
@@ -118,8 +112,7 @@ def _names(source: str) -> tuple[set, set]:
 
 
 def participant_copy(nb):
-    """A copy of ``nb`` with every solution cell replaced by an empty, tagged code cell and
-    every output dropped."""
+    """A copy of ``nb``, its solutions replaced by empty tagged code cells, without outputs."""
     import copy
 
     import nbformat
@@ -136,53 +129,35 @@ def participant_copy(nb):
 
 
 def write(notebooks, out_dir) -> list[tuple[Path, int]]:
-    """Participant copies of ``notebooks`` (paths of .ipynb files) in ``out_dir``; every
-    notebook's exercises are checked first. Returns each written path with its exercises."""
+    """Participant copies of ``notebooks`` (.ipynb paths) in ``out_dir``, each checked first;
+    returns each written path with its number of exercises."""
     import nbformat
 
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
     written = []
-    for path in notebooks:
-        path = Path(path)
+    for path in map(Path, notebooks):
         nb = nbformat.read(path, as_version=4)
-        n = len(check(nb, path.name))
-        target = out_dir / path.name
-        nbformat.write(participant_copy(nb), target)
-        written.append((target, n))
+        written.append((Path(out_dir, path.name), len(check(nb, path.name))))
+        nbformat.write(participant_copy(nb), written[-1][0])
     return written
 
 
 def guide(root: Path, seconds: dict | None = None) -> list[dict]:
     """What WORKSHOP.md lists per notebook: ``{"stem", "number", "title", "after", "seconds",
-    "exercises"}``, the title the notebook's first heading, ``after`` the notebooks whose runs it
-    reads (its metadata ``pairlab.after``), ``seconds`` from ``seconds`` (a timings file's
-    ``notebooks``; None where not timed), ``exercises`` their titles."""
+    "exercises"}`` (title: its first heading; seconds: from a timings file's ``notebooks``)."""
     import nbformat
 
     out = []
     for path in sorted(Path(root, "notebooks").glob("[0-9][0-9]_*.ipynb")):
         nb = nbformat.read(path, as_version=4)
-        heading = next(
-            (
-                line
-                for c in nb.cells
-                if c.cell_type == "markdown"
-                for line in c.source.splitlines()
-                if line.startswith("# ")
-            ),
-            path.stem,
-        )
-        title = heading.lstrip("# ").split("·", 1)[-1].strip()
+        text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        heading = re.search(r"^# (.*)$", text, re.M)
+        title = heading[1].split("·", 1)[-1].strip() if heading else path.stem
+        after = [str(n) for n in nb.metadata.get("pairlab", {}).get("after", [])]
+        exercise_titles = [ex["title"] for ex in exercises(nb)]
         out.append(
-            {
-                "stem": path.stem,
-                "number": path.stem[:2],
-                "title": title,
-                "after": [str(n) for n in nb.metadata.get("pairlab", {}).get("after", [])],
-                "seconds": (seconds or {}).get(path.stem),
-                "exercises": [ex["title"] for ex in exercises(nb)],
-            }
+            dict(stem=path.stem, number=path.stem[:2], title=title, after=after)
+            | dict(seconds=(seconds or {}).get(path.stem), exercises=exercise_titles)
         )
     return out
 
@@ -190,11 +165,7 @@ def guide(root: Path, seconds: dict | None = None) -> list[dict]:
 def main(argv=None) -> int:
     root = Path(__file__).resolve().parents[1]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--out",
-        default=str(root / "workshop"),
-        help="the folder for the participant copies (default: workshop/)",
-    )
+    parser.add_argument("--out", default=str(root / "workshop"), help="default: workshop/")
     args = parser.parse_args(argv)
     for path, n in write(sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")), args.out):
         shown = path.relative_to(root) if path.is_relative_to(root) else path

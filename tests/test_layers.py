@@ -15,10 +15,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "pairlab"
 # here once; `make docs` draws ARCHITECTURE.md's layer table from this list.
 LAYERS = [
     {
-        "io": "raw readers (quotes are text, bad rows counted), JSON and atomic writes",
+        "io": "raw readers (quotes are text, bad rows counted), JSON, atomic writes and locks",
         "params": "constructor arguments as a strategy's or annotator's own config",
         "paths": "where the project, the data, the cache and the runs live",
-        "tempfiles": "temporary files and locks for folders several processes write",
     },
     {"data": "pair ids, tasks and pools, your pair files and record tables, the papers' numbers"},
     {"models": "encoders, cached embeddings, CosineBERT, ConcatBERT, training, inference backends"},

@@ -75,13 +75,13 @@ def test_load_settings_gives_the_profiles_shared_settings_read_only(tmp_path, mo
     settings for notebook 03 (its run folder included), by name and read-only; the cell's own
     knobs are not among them, and set-up records both and names the knobs the profile would set
     otherwise. Nothing is written into the notebook's namespace."""
-    from pairlab.profiles import load_profile, shared
+    from pairlab.profiles import load_profile, own_and_shared
 
     monkeypatch.setattr(notebook, "project_root", lambda: tmp_path)  # folders land in tmp_path
     path = profile_notebook(tmp_path / "03_cosinebert_active_learning.ipynb")
     cfg = notebook.load_settings("smoke", "03_cosinebert_active_learning", path=path, quiet=True)
     smoke = load_profile("smoke", notebook="03")
-    names = shared("03", path=path)
+    names = own_and_shared("03", path=path)[1]
     assert {"max_items", "candidate_m", "run_dir"} <= set(names) and "n1" not in names
     assert sorted(cfg.as_dict()) == sorted(names) and "max_items" in dir(cfg)
     if smoke.get("model_layers") is not None:  # the model is cut (smoke: 4 of 6 layers)

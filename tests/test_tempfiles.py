@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 from conftest import VECTORS, FakeLearner, run
 
-from pairlab.io import write_json
-from pairlab.tempfiles import HOST, is_temporary, locked, remove_stale, temporary
+from pairlab.io import HOST, is_temporary, locked, remove_stale, temporary, write_json
 
 
 def dead_pid() -> int:
@@ -110,7 +109,7 @@ def test_a_killed_holder_releases_the_lock(tmp_path):
             sys.executable,
             "-c",
             (
-                "import sys, time; from pairlab.tempfiles import locked\n"
+                "import sys, time; from pairlab.io import locked\n"
                 f"with locked({str(tmp_path / '.lock')!r}):\n"
                 "    print('held', flush=True); time.sleep(60)"
             ),

@@ -11,12 +11,11 @@ from pathlib import Path
 import numpy as np
 
 from ..data.loaders import Pool
-from ..io import write_atomic
+from ..io import locked, remove_stale, write_atomic
 from ..models.embed import embed_pool, model_fingerprint, text_digest
 from ..models.inference import for_inference
 from ..models.truncate import truncated_model
 from ..paths import cache_dir
-from ..tempfiles import locked, remove_stale
 from .config import ActiveConfig
 
 __all__ = ["CosineBERTLearner", "MEMBER_SEED", "RecentModels", "Embeddings"]

@@ -9,9 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from ..data.loaders import Pool
-from ..io import to_json
+from ..io import locked, remove_stale, to_json
 from ..models.training import quiet_progress
-from ..tempfiles import locked, remove_stale
 from . import store
 from .archive import restore, save
 from .config import ActiveConfig

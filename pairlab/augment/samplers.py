@@ -35,9 +35,8 @@ SAMPLERS = ("rs", "kde", "bm25", "ss", "bm25_ss")
 
 
 def query_items(pool: Pool, gold_ids, max_items: int | None = None, *, seed: int = 0) -> np.ndarray:
-    """The items the neighbour samplers query: those of the gold pairs (the paper re-combines the
-    gold set's sentences), both sides of a symmetric pool and the left side otherwise, at most
-    ``max_items`` of them (a uniform, seeded subset). Sorted int64 left item indices."""
+    """The items the neighbour samplers query: those of the gold pairs (both sides of a symmetric
+    pool, else the left), at most ``max_items`` (a seeded subset). Sorted int64 item indices."""
     left, right = pool.space.decode(as_id_set(gold_ids))
     items = np.union1d(left, right) if pool.symmetric else np.unique(left)
     if max_items is not None and len(items) > max_items:
@@ -56,8 +55,7 @@ def lexical_pairs(
     pool: Pool, k: int, *, items=None, exclude=None, k1: float = 1.5, b: float = 0.75
 ) -> np.ndarray:
     """BM25: each query item's (``items``, default every left item) top-``k`` right items by
-    BM25 over the right texts (bm25s, English stop words removed). A right item sharing no term
-    with the query scores 0 and is no neighbour, so an item can have fewer than ``k``."""
+    BM25 over the right texts (bm25s, English stop words removed); a score of 0 is no neighbour."""
     import bm25s
 
     _check_k(k)
@@ -111,9 +109,8 @@ def gold_ratio(gold_labels) -> float:
 
 
 def balanced_pairs(ids, silver_labels, ratio: float, *, seed: int = 0) -> np.ndarray:
-    """KDE for a classification task: every pair of ``ids`` labelled positive, and
-    ``round(positives / ratio)`` of the negatives (a uniform, seeded subset; all of them when
-    fewer), so that positives / negatives matches the gold ``ratio`` (:func:`gold_ratio`)."""
+    """KDE for a classification task: every silver positive of ``ids`` and a seeded subset of
+    ``round(positives / ratio)`` negatives, matching the gold ``ratio`` (:func:`gold_ratio`)."""
     ids, y = np.asarray(ids, dtype=np.int64), np.asarray(silver_labels)
     if ids.shape != y.shape:
         raise ValueError(f"{len(ids)} ids but {len(y)} silver labels")

@@ -1,7 +1,7 @@
 """Silver labels: a trained cross-encoder (ConcatBERT) labels sampled pairs of a pool for the
-bi-encoder (Augmented SBERT, Thakur et al. 2021). Every pair is scored once, whichever sampler
-asks for it; the scores persist in an ``.npz`` file with the time spent scoring them, so a re-run
-scores nothing again and still reports the throughput (pairs per second)."""
+bi-encoder (Augmented SBERT, Thakur et al. 2021). Each pair is scored once; the scores persist in
+an ``.npz`` file with the seconds spent, so a re-run scores nothing again and still reports the
+throughput."""
 
 from __future__ import annotations
 
@@ -20,27 +20,22 @@ __all__ = ["SilverLabeller"]
 
 
 class SilverLabeller:
-    """``model`` (anything with ``score_pairs(pool, ids)``, e.g. :class:`ConcatBERT`) labels pairs
-    of ``pool``: positive when its logit is at least ``threshold``. ``gold`` pair ids are never
-    silver-labelled (they keep their gold labels). ``path``: an ``.npz`` file keeping the scores
-    across runs (it must belong to this model and pool: name it by the model's id)."""
+    """``model`` (anything with ``score_pairs(pool, ids)``) labels pairs of ``pool``: positive
+    when its logit is at least ``threshold``; ``gold`` pair ids are never silver-labelled.
+    ``path``: an ``.npz`` file keeping the scores across runs (name it by the model's id)."""
 
-    def __init__(
-        self, model, pool: Pool, threshold: float, *, gold=None, path=None, batch_size: int = 64
-    ):
+    def __init__(self, model, pool: Pool, threshold: float, *, gold=None, path=None):
         if not np.isfinite(threshold):
             raise ValueError(f"threshold must be finite, got {threshold!r}")
         self.model, self.pool, self.threshold = model, pool, float(threshold)
         self.gold = as_id_set(gold if gold is not None else [])
-        self.path, self.batch_size = (Path(path) if path else None), batch_size
+        self.path = Path(path) if path else None
         self.ids, self.logits = np.empty(0, np.int64), np.empty(0, np.float64)
         self.seconds, self.n_scored = 0.0, 0  # all scoring of these pairs, earlier runs included
         if self.path is not None and self.path.is_file():
             try:
-                with np.load(self.path) as f:
-                    saved = {name: f[name] for name in f.files}
-                self.ids, self.logits = saved["ids"], saved["logits"]
-                if "seconds" in saved:  # files written before the time was kept have none
+                with np.load(self.path) as saved:
+                    self.ids, self.logits = saved["ids"], saved["logits"]
                     self.seconds, self.n_scored = float(saved["seconds"]), int(saved["n_scored"])
             except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as error:
                 warnings.warn(

@@ -20,7 +20,7 @@ from .training import (
     default_device,
     pair_dataset,
     quiet_progress,
-    training_arguments,
+    trainer,
     training_attention,
 )
 
@@ -31,9 +31,8 @@ INFO_FILE = "pairlab_info.json"
 
 @contextlib.contextmanager
 def _expected_notices():
-    """Silence what loading a bi-encoder checkpoint as a fresh cross-encoder always reports:
-    sentence-transformers' "Converting ... to CrossEncoder" and transformers' load report of
-    the classifier weights it initialises (the new head is the point). Errors still show."""
+    """Silence what loading a bi-encoder checkpoint as a fresh cross-encoder always reports
+    (sentence-transformers' "Converting ...", transformers' report of the new head)."""
     import logging
 
     from transformers.utils import logging as hf_logging
@@ -52,9 +51,7 @@ def _expected_notices():
 class ConcatBERT:
     """A cross-encoder scoring (left, right) text pairs."""
 
-    output_cache: Path | None = (
-        None  # a folder for logits, set where these weights are saved for good
-    )
+    output_cache: Path | None = None  # a folder for logits, where the weights are saved
 
     def __init__(self, cross_encoder, *, info: dict | None = None):
         self.model = cross_encoder
@@ -78,22 +75,13 @@ class ConcatBERT:
         cls, left_texts, right_texts, labels, *, model=None, config: TrainConfig = TrainConfig()
     ) -> ConcatBERT:
         """Fine-tune from the pretrained checkpoint on labelled pairs."""
-        from sentence_transformers.cross_encoder import (
-            CrossEncoderTrainer,
-            CrossEncoderTrainingArguments,
-        )
         from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
         dataset = pair_dataset(left_texts, right_texts, labels)
         trained = cls.untrained(model, max_seq_length=config.max_seq_length, seed=config.seed)
-        args = training_arguments(CrossEncoderTrainingArguments, config)
+        loss = BinaryCrossEntropyLoss(trained.model)
         with training_attention(trained.model, config), collector_frozen():
-            CrossEncoderTrainer(
-                model=trained.model,
-                args=args,
-                train_dataset=dataset,
-                loss=BinaryCrossEntropyLoss(trained.model),
-            ).train()
+            trainer(trained.model, loss, dataset, config).train()
         trained.model.eval()
         trained.info.update(trained_on=len(dataset), config=config.to_dict())
         return trained
@@ -131,22 +119,18 @@ class ConcatBERT:
         )
         return cached_array(self.output_cache, key, compute)
 
-    def predict_proba(self, pairs, *, pool=None) -> np.ndarray:
-        """p(y=1) of pair ids of ``pool``, or of (left, right) text pairs."""
-        logits = (
-            self.scorer(pool)(pairs)
-            if pool is not None
-            else self.logits(*(zip(*pairs) if len(pairs) else ((), ())))
-        )
+    def predict_proba(self, pairs) -> np.ndarray:
+        """p(y=1) of (left, right) text pairs."""
+        logits = self.logits(*(zip(*pairs) if len(pairs) else ((), ())))
         return 1.0 / (1.0 + np.exp(-logits))
 
-    def score_pairs(self, pool, pair_ids, *, batch_size: int = 64) -> np.ndarray:
+    def score_pairs(self, pool, pair_ids) -> np.ndarray:
         """Logits of pair ids of ``pool``."""
-        return self.logits(*pool.texts(np.asarray(pair_ids, dtype=np.int64)), batch_size=batch_size)
+        return self.logits(*pool.texts(np.asarray(pair_ids, dtype=np.int64)))
 
-    def scorer(self, pool, *, batch_size: int = 64):
+    def scorer(self, pool):
         """A callable: pair ids of ``pool`` -> logits."""
-        return lambda pair_ids: self.score_pairs(pool, pair_ids, batch_size=batch_size)
+        return lambda pair_ids: self.score_pairs(pool, pair_ids)
 
     def save(self, path) -> Path:
         path = Path(path)

@@ -1,18 +1,15 @@
 """CosineBERT (paper 4.2.1, appendix A.1): a bi-encoder whose probability is a logistic model on
 the cosine of the two embeddings, so positives can be searched by nearest neighbours.
 
-Training: a ``SentenceTransformer`` (mean pooling, dropout off) with :class:`CosineBCELoss`,
-p = sigmoid(|w| * BN(cos) + b), trained by sentence-transformers' own trainer; w and b learn
-10^4 times faster than the encoder. Afterwards the encoder is frozen and (w, b) are refitted as a
-two-parameter logistic regression on the standardised cosine of the training pairs
-(:class:`Calibration`), so that p is calibrated for uncertainty sampling. A trained CosineBERT
-is a standard SentenceTransformer folder plus ``pairlab_calibration.json``.
+A ``SentenceTransformer`` (mean pooling, dropout off) trained with :class:`CosineBCELoss`,
+p = sigmoid(|w| * BN(cos) + b), w and b learning 10^4 times faster than the encoder; then (w, b)
+are refitted on the frozen encoder's cosines of the training pairs (:class:`Calibration`), so
+that p is calibrated for uncertainty sampling. Saved as a SentenceTransformer folder plus
+``pairlab_calibration.json``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,6 +20,7 @@ from scipy.special import expit
 from torch import nn
 from torch.nn import functional as F
 
+from . import training
 from .embed import cached_array, encode, load_encoder, saved_model, text_digest
 from .inference import cache_tag
 from .scoring import CosineScorer
@@ -31,7 +29,6 @@ from .training import (
     collector_frozen,
     disable_dropout,
     pair_dataset,
-    training_arguments,
     training_attention,
 )
 
@@ -109,15 +106,11 @@ class Calibration:
 
     @classmethod
     def fit(cls, cosine: np.ndarray, labels: np.ndarray, *, smoothed: bool = False) -> Calibration:
-        """Logistic regression on the standardised cosine: maximum likelihood with a very weak
-        ridge (C = 1e4), so that separable training pairs give large but finite weights (the
-        paper ran 10,000 steps of gradient descent, which stops short of infinity the same way).
-
-        ``smoothed``: Platt's (1999) targets instead of 0 and 1, ``(N+ + 1) / (N+ + 2)`` for the
-        positives and ``1 / (N- + 2)`` for the negatives, which keep a fit on few separable
-        pairs from claiming certainty: what the session's audit uses for its strata's rates
-        (thirty separable pairs gave a weight whose tail rates were 1e-14 to 1e-86 where one
-        pair in three was a match). The learner keeps the paper's fit."""
+        """Logistic regression on the standardised cosine with a very weak ridge (C = 1e4):
+        separable pairs give large but finite weights, as the paper's 10,000 steps of gradient
+        descent did. ``smoothed``: Platt's (1999) targets, ``(N+ + 1) / (N+ + 2)`` and
+        ``1 / (N- + 2)``, which keep a fit on few separable pairs from claiming certainty (the
+        session's audit; the learner keeps the paper's fit)."""
         from sklearn.linear_model import LogisticRegression
 
         cosine = np.asarray(cosine, dtype=np.float64)
@@ -137,55 +130,25 @@ class Calibration:
             fit.fit(x, y, sample_weight=np.r_[target, 1 - target])
         else:
             fit.fit(x, y)
-        # a slope below MIN_SLOPE (the training pairs' cosines do not rise with the label) is
-        # raised to it: a negative one would break neighbour search, and a zero one would give
-        # every pair the same logit, erasing the encoder's ranking (an AugSBERT model once
-        # scored AP = the positive rate this way). CosineBERT.calibrate records it as calibration_flat.
+        # a negative slope would break neighbour search, a zero one erase the encoder's
+        # ranking: raised to MIN_SLOPE (CosineBERT.calibrate records it as calibration_flat)
         weight = max(float(fit.coef_[0, 0]), MIN_SLOPE)
         return cls(mean, std, weight, float(fit.intercept_[0]))
 
 
 def trainer(encoder, loss: CosineBCELoss, dataset, config: TrainConfig, *, quiet: bool = False):
     """sentence-transformers' trainer for CosineBERT: the head (w, b) gets a learning rate
-    ``HEAD_LR_FACTOR`` times the encoder's. ``quiet`` drops the progress bar and loss logs
-    (the active-learning loop trains dozens of models and reports through its own events)."""
-    from sentence_transformers import (
-        SentenceTransformerTrainer,
-        SentenceTransformerTrainingArguments,
+    ``HEAD_LR_FACTOR`` times the encoder's."""
+    rates = {r"^(w|b)$": config.learning_rate * HEAD_LR_FACTOR}
+    return training.trainer(
+        encoder, loss, dataset, config, quiet=quiet, learning_rate_mapping=rates
     )
-    from transformers.trainer_callback import ProgressCallback
-
-    bars = [ProgressCallback]  # the terminal's; the notebook's too where IPython is there
-    try:
-        from transformers.utils.notebook import NotebookProgressCallback
-
-        bars.append(NotebookProgressCallback)
-    except ImportError:  # no IPython (a bare GPU machine): transformers draws no notebook bar
-        pass
-
-    args = training_arguments(
-        SentenceTransformerTrainingArguments,
-        config,
-        learning_rate_mapping={r"^(w|b)$": config.learning_rate * HEAD_LR_FACTOR},
-    )
-    # the model-card callback draws a bar while it picks widget examples at construction
-    with contextlib.redirect_stderr(io.StringIO()) if quiet else contextlib.nullcontext():
-        built = SentenceTransformerTrainer(
-            model=encoder, args=args, train_dataset=dataset, loss=loss
-        )
-    if quiet:
-        for callback in bars:
-            built.remove_callback(callback)
-    return built
 
 
 class CosineBERT:
     """A trained (or pretrained) bi-encoder with its calibration."""
 
-    cache_key: str | None = None  # set when these exact weights are shared through the cache
-    output_cache: Path | None = (
-        None  # a folder for embeddings, set where these weights are saved for good
-    )
+    output_cache: Path | None = None  # a folder for embeddings, where the weights are saved
 
     def __init__(
         self, encoder, calibration: Calibration | None = None, *, info: dict | None = None
@@ -210,38 +173,21 @@ class CosineBERT:
         *,
         model=None,
         config: TrainConfig = TrainConfig(),
-        warm_start: CosineBERT | None = None,
-        w_init: float = 10.0,
-        b_init: float = -50.0,
         quiet: bool = False,
     ) -> CosineBERT:
-        """Train from the pretrained checkpoint (or ``warm_start``'s encoder), then calibrate.
-
-        With one class only among ``labels`` (random sampling can meet no positive at all),
-        there is nothing to refit: the trained head itself is the calibration, and
-        ``info["calibration"]`` says so."""
+        """Train from the pretrained checkpoint, then calibrate. With one class only among
+        ``labels`` (random sampling can meet no positive) the trained head is the calibration,
+        and ``info["calibration"]`` says so."""
         dataset = pair_dataset(left_texts, right_texts, labels)
-        encoder = (
-            warm_start.encoder
-            if warm_start is not None
-            else load_encoder(model, max_seq_length=config.max_seq_length)
-        )
-        encoder.max_seq_length = config.max_seq_length
+        encoder = load_encoder(model, max_seq_length=config.max_seq_length)
         disable_dropout(encoder)
         torch.manual_seed(config.seed)
-        loss = CosineBCELoss(encoder, w_init=w_init, b_init=b_init)
+        loss = CosineBCELoss(encoder)
         with training_attention(encoder, config), collector_frozen():
             trainer(encoder, loss, dataset, config, quiet=quiet).train()
         encoder.eval()
-        trained = cls(
-            encoder,
-            info={
-                "model": str(model),
-                "trained_on": len(dataset),
-                "config": config.to_dict(),
-                "head": asdict(loss.folded()),
-            },
-        )
+        info = {"model": str(model), "trained_on": len(dataset), "config": config.to_dict()}
+        trained = cls(encoder, info={**info, "head": asdict(loss.folded())})
         if len(np.unique(np.asarray(labels))) < 2:
             trained.calibration = loss.folded()
             trained.info["calibration"] = "trained head (one class labelled: nothing to refit)"
@@ -260,31 +206,19 @@ class CosineBERT:
             self.info["head_log_loss"] = Calibration(**self.info["head"]).log_loss(cosine, labels)
         return self.calibration
 
-    def embed(
-        self,
-        texts,
-        *,
-        batch_size: int = 64,
-        show_progress: bool = True,
-        cache_key: str | None = None,
-    ) -> np.ndarray:
-        """Unit-norm embeddings (n, dim) float32 from this encoder; cached on disk only under a
-        ``cache_key`` that names these exact weights (a shared seed-round model) or in the
+    def embed(self, texts, *, batch_size: int = 64, show_progress: bool = True) -> np.ndarray:
+        """Unit-norm embeddings (n, dim) float32 from this encoder; cached on disk only in the
         ``output_cache`` folder of a saved model."""
+        texts = [str(t) for t in texts]
 
         def compute():
             return encode(
-                texts,
-                encoder=self.encoder,
-                batch_size=batch_size,
-                show_progress=show_progress,
-                cache_key=cache_key,
+                texts, encoder=self.encoder, batch_size=batch_size, show_progress=show_progress
             )
 
-        if cache_key is not None or self.output_cache is None:
-            return compute()
-        texts = [str(t) for t in texts]
-        key = text_digest(texts, head=["embeddings", self.encoder.max_seq_length, *cache_tag()])
+        key = self.output_cache and text_digest(
+            texts, head=["embeddings", self.encoder.max_seq_length, *cache_tag()]
+        )
         return cached_array(self.output_cache, key, compute)
 
     def cosine(self, left_texts, right_texts, *, show_progress: bool = False) -> np.ndarray:
@@ -294,20 +228,20 @@ class CosineBERT:
         both = self.embed(left + right, show_progress=show_progress)
         return np.einsum("nd,nd->n", both[: len(left)], both[len(left) :]).astype(np.float64)
 
-    def predict_proba(self, pairs, *, pool=None) -> np.ndarray:
-        """Calibrated p(y=1) of pair ids of ``pool``, or of (left, right) text pairs."""
-        if self.calibration is None:
-            raise ValueError("this CosineBERT is not calibrated: train it or call calibrate()")
-        if pool is not None:
-            return self.calibration.proba(self.scorer(pool).cosine(pairs))
+    def predict_proba(self, pairs) -> np.ndarray:
+        """Calibrated p(y=1) of (left, right) text pairs."""
         left, right = zip(*pairs) if len(pairs) else ((), ())
-        return self.calibration.proba(self.cosine(left, right))
+        return self._calibrated().proba(self.cosine(left, right))
 
     def score_pairs(self, pool, pair_ids) -> np.ndarray:
         """Calibrated logits of a few pair ids of ``pool`` (embeds only their texts)."""
+        texts = pool.texts(np.asarray(pair_ids, np.int64))
+        return self._calibrated().logits(self.cosine(*texts))
+
+    def _calibrated(self) -> Calibration:
         if self.calibration is None:
             raise ValueError("this CosineBERT is not calibrated: train it or call calibrate()")
-        return self.calibration.logits(self.cosine(*pool.texts(np.asarray(pair_ids, np.int64))))
+        return self.calibration
 
     def scorer(self, pool) -> PoolScorer:
         """Scores pair ids of ``pool`` from embeddings of its items, computed once."""
@@ -337,15 +271,15 @@ class CosineBERT:
             return cls(encoder, calibration, info=payload["info"])
 
 
-class PoolScorer:
+class PoolScorer(CosineScorer):
     """Logits (monotone in cosine) of pair ids, from fixed item embeddings."""
 
     def __init__(self, space, left: np.ndarray, right: np.ndarray, calibration: Calibration | None):
-        self._cosine = CosineScorer(space, left, right)
-        self.left, self.right, self.calibration = left, right, calibration
+        super().__init__(space, left, right)
+        self.calibration = calibration
 
     def cosine(self, pair_ids) -> np.ndarray:
-        return self._cosine(pair_ids).astype(np.float64)
+        return super().__call__(pair_ids).astype(np.float64)
 
     def __call__(self, pair_ids) -> np.ndarray:
         cosine = self.cosine(pair_ids)

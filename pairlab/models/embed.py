@@ -16,13 +16,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..io import CorruptFileError, write_atomic
+from ..io import CorruptFileError, remove_stale, write_atomic
 from ..paths import cache_dir
+from .inference import cache_tag, for_inference
 
 if TYPE_CHECKING:
     from ..data.loaders import Pool
-from ..tempfiles import remove_stale
-from .inference import cache_tag, for_inference
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -59,9 +58,8 @@ class ModelLoadError(ValueError):
 
 @contextmanager
 def loading(model):
-    """Yields the loadable name of ``model`` (:func:`resolve_model`); inside the block, a
-    failure to load it is a :class:`ModelLoadError` naming the model and what to give instead.
-    A name that is no local folder while the hub is offline is a ``FileNotFoundError``."""
+    """Yields the loadable name of ``model``; inside the block, a failure to load it is a
+    :class:`ModelLoadError` naming it (offline, a name that is no folder: FileNotFoundError)."""
     name = resolve_model(model)
     if not Path(name).exists() and os.environ.get("HF_HUB_OFFLINE") == "1":
         raise FileNotFoundError(
@@ -84,8 +82,8 @@ def loading(model):
 
 @contextmanager
 def saved_model(path):
-    """Inside the block, a model folder pairlab saved that does not load (truncated weights, a
-    corrupt file) is a :class:`CorruptFileError` saying to delete it (it is trained again)."""
+    """Inside the block, a saved model folder that does not load is a :class:`CorruptFileError`
+    saying to delete it (it is trained again)."""
     try:
         yield
     except Exception as error:
@@ -111,7 +109,7 @@ def load_encoder(model=None, *, device=None, max_seq_length: int | None = None):
 
 def model_fingerprint(model=None) -> str:
     """A string that changes when the model's weights or config change (for cache keys): a hash
-    of its files' contents, so a model retrained and saved in place gets a new one."""
+    of its files' contents."""
     name = resolve_model(model)
     path = Path(name)
     if not path.is_dir():
@@ -147,37 +145,28 @@ def encode(
     encoder=None,
     cache_key: str | None = None,
 ) -> np.ndarray:
-    """Unit-norm embeddings of ``texts``: float32 array (n_texts, dim).
-
-    Cached on disk under ``$PAIRLAB_CACHE_DIR`` keyed by the model's fingerprint, the maximum
-    sequence length and the texts. A loaded ``encoder`` (for example a model being trained)
-    bypasses the cache, unless ``cache_key`` names its exact weights; it runs on the inference
-    backend in force. A ``model`` named by name or path is the pretrained encoder, whose
-    embeddings every notebook shares and the evaluation strata and candidates are drawn from: it
-    runs on torch whatever the backend, so strata and run folders never depend on the backend.
-    """
+    """Unit-norm embeddings of ``texts``: float32 array (n_texts, dim), cached on disk under
+    ``$PAIRLAB_CACHE_DIR`` keyed by the model's fingerprint, the maximum sequence length and the
+    texts. A loaded ``encoder`` (a model being trained) bypasses the cache unless ``cache_key``
+    names its exact weights, and runs on the inference backend in force; a ``model`` named by
+    name or path always runs on torch, so the strata and run folders drawn from its embeddings
+    never depend on the backend."""
     texts = [str(t) for t in texts]
     if not texts:
         raise ValueError("no texts to encode")
     if encoder is not None and cache_key is None:
         return _encode(encoder, texts, batch_size, show_progress)
     on = None if encoder is not None else "torch"
-    if not cache:
-        return _encode(
-            encoder or load_encoder(model, device=device, max_seq_length=max_seq_length),
-            texts,
-            batch_size,
-            show_progress,
-            on,
-        )
-    weights = model_fingerprint(model) if encoder is None else f"trained:{cache_key}"
-    length = max_seq_length if encoder is None else encoder.max_seq_length
-    key = text_digest(texts, head=[weights, length, *(cache_tag() if on is None else [])])
 
     def compute():
         loaded = encoder or load_encoder(model, device=device, max_seq_length=max_seq_length)
         return _encode(loaded, texts, batch_size, show_progress, on)
 
+    if not cache:
+        return compute()
+    weights = model_fingerprint(model) if encoder is None else f"trained:{cache_key}"
+    length = max_seq_length if encoder is None else encoder.max_seq_length
+    key = text_digest(texts, head=[weights, length, *(cache_tag() if on is None else [])])
     return cached_array(cache_dir() / "embeddings", key, compute)
 
 
@@ -192,9 +181,8 @@ def text_digest(*columns, head=()) -> str:
 
 
 def cached_array(folder, key: str, compute) -> np.ndarray:
-    """``folder/key.npy`` if it exists, else ``compute()`` saved there (atomically: a crash never
-    leaves a half-written entry); an unreadable entry is computed again, with a warning naming
-    it. No ``folder``: just ``compute()``."""
+    """``folder/key.npy`` if it exists and reads, else ``compute()`` saved there atomically (no
+    ``folder``: just ``compute()``)."""
     if folder is None:
         return compute()
     path = Path(folder) / f"{key}.npy"
@@ -209,9 +197,7 @@ def cached_array(folder, key: str, compute) -> np.ndarray:
                 stacklevel=2,
             )
     out = compute()
-    remove_stale(
-        path.parent, pattern=f"{key}.*.tmp*"
-    )  # this entry's half-writes by killed processes
+    remove_stale(path.parent, pattern=f"{key}.*.tmp*")  # half-writes of killed processes
     write_atomic(path, lambda tmp: np.save(tmp, out), setting="$PAIRLAB_CACHE_DIR (or run_dir)")
     return out
 
@@ -221,21 +207,14 @@ def embed_pool(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Pretrained (cached) embeddings of a pool's left and right items; the same array twice
     for a symmetric pool."""
-    left = encode(
-        pool.left_texts, model, max_seq_length=max_seq_length, show_progress=show_progress
-    )
-    if pool.symmetric:
-        return left, left
-    return left, encode(
-        pool.right_texts, model, max_seq_length=max_seq_length, show_progress=show_progress
-    )
+    options = dict(max_seq_length=max_seq_length, show_progress=show_progress)
+    left = encode(pool.left_texts, model, **options)
+    return left, left if pool.symmetric else encode(pool.right_texts, model, **options)
 
 
 def _encode(encoder, texts, batch_size, show_progress, backend=None) -> np.ndarray:
-    """Each distinct text is encoded once: pairs repeat their items (a WikiQA question stands in
-    every one of its ~9 stated pairs, a labelled item in several candidate pairs), and the
-    encoder's forward pass is the cost; it runs on ``backend`` (default: the one in force,
-    :func:`~pairlab.models.inference.for_inference`)."""
+    """Each distinct text encoded once (pairs repeat their items, and the forward pass is the
+    cost), on ``backend`` (default: the one in force)."""
     import torch
 
     unique, inverse = np.unique(np.asarray(texts, dtype=object), return_inverse=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
 import gc
 import shutil
 import tempfile
@@ -21,25 +20,20 @@ __all__ = [
     "disable_dropout",
     "quiet_progress",
     "length_buckets",
-    "seeded",
     "native_bf16",
     "collector_frozen",
-    "PRECISIONS",
-    "BATCH_ORDERS",
+    "training_attention",
+    "trainer",
 ]
 
-PRECISIONS = (
-    "fp32",
-    "bf16",
-)  # bf16: autocast in training (the weights and the optimiser stay fp32)
+PRECISIONS = ("fp32", "bf16")  # bf16: autocast in training (weights and optimiser stay fp32)
 BATCH_ORDERS = ("random", "length")  # length: shuffled batches of pairs of similar length
+WINDOW = 64  # batches per window whose pairs are sorted by length
 
 
 def number(name: str, value, *, whole: bool = False):
-    """``value`` as a plain float, or with ``whole`` as an int where it is a whole number
-    (``2.0 -> 2``), so that equal settings give equal config digests (``epochs=1`` and
-    ``epochs=1.0``) while the types the profiles write today keep their digests. Anything but a
-    number is a ``TypeError`` naming ``name``."""
+    """``value`` as a plain float, or with ``whole`` as an int where it is whole (``2.0 -> 2``),
+    so that equal settings give equal config digests; anything else is a ``TypeError``."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         hint = " (YAML reads 1e-5 as text: write 1.0e-5)" if isinstance(value, str) else ""
         raise TypeError(f"{name} must be a number, got {value!r}{hint}")
@@ -59,11 +53,8 @@ class TrainConfig:
     warmup_ratio: float = 0.1  # linear warm-up over the first 10% of steps, as the original code
     max_seq_length: int = 128  # word pieces
     seed: int = 0
-    # Speed settings, off by default (the reference path): each changes the arithmetic or the
-    # order of the updates, so the trained model, not only its speed (their own digests).
-    precision: str = (
-        "fp32"  # "bf16": bfloat16 autocast (2x the matmul rate on CPUs with avx512_bf16)
-    )
+    # Speed settings, off by default: each changes the arithmetic or the order of the updates
+    precision: str = "fp32"  # "bf16": bfloat16 autocast (2x the matmul rate with avx512_bf16)
     batch_order: str = "random"  # "length": batches of similar length (less padding)
 
     def __post_init__(self):
@@ -80,8 +71,7 @@ class TrainConfig:
             raise ValueError(f"batch_order must be one of {BATCH_ORDERS}, got {self.batch_order!r}")
 
     def to_dict(self) -> dict:
-        """The fields, without the speed settings at their defaults (so models trained before
-        they existed keep their digests)."""
+        """The fields, without the speed settings at their defaults (older digests hold)."""
         out = asdict(self)
         for name, default in (("precision", "fp32"), ("batch_order", "random")):
             if out[name] == default:
@@ -111,20 +101,22 @@ def pair_dataset(left_texts, right_texts, labels):
 
 def training_arguments(args_cls, config: TrainConfig, *, output_dir: str | None = None, **extra):
     """sentence-transformers training arguments from ``config`` (no checkpoints, no logging
-    services, progress bar on). bf16 on a CPU without native bfloat16 arithmetic is refused
-    (:func:`native_bf16`)."""
+    services). bf16 on a CPU without native bfloat16 arithmetic (:func:`native_bf16`), where it
+    is emulated tens of times slower than fp32, is refused."""
     import torch
 
     if config.precision == "bf16" and default_device() == "cpu" and not native_bf16():
         raise RuntimeError(
             "precision 'bf16' needs a CPU with native bfloat16 arithmetic (AVX-512 BF16 or AMX); "
             f"this one has {torch.backends.cpu.get_cpu_capability()}, where bf16 autocast is "
-            "emulated and its matmuls run tens of times slower than fp32 (an AVX2 EPYC: 0.4 "
-            "against 37 GFLOP/s). Train in fp32, the reference path (a profile's "
-            "train_precision: fp32), or on a CPU that has it."
+            "emulated and its matmuls run tens of times slower than fp32. Train in fp32 (a "
+            "profile's train_precision: fp32), or on a CPU that has it."
         )
     if config.batch_order == "length":
-        extra.setdefault("batch_sampler", seeded(length_buckets, config.seed))
+        # the run's own seed: sentence-transformers 6.0.1 passes every batch sampler seed 0
+        extra.setdefault(
+            "batch_sampler", lambda data, **kw: length_buckets(data, **{**kw, "seed": config.seed})
+        )
     scratch = None if output_dir else tempfile.mkdtemp(prefix="pairlab-train-")
     args = args_cls(
         output_dir=output_dir or scratch,
@@ -145,37 +137,17 @@ def training_arguments(args_cls, config: TrainConfig, *, output_dir: str | None 
         dataloader_drop_last=False,
         **extra,
     )
-    if scratch is not None:  # the trainer writes nothing there (no checkpoints): gone with it
-        try:
-            weakref.finalize(args, shutil.rmtree, scratch, True)
-        except TypeError:  # arguments that take no weak reference: at exit
-            atexit.register(shutil.rmtree, scratch, True)
+    if scratch is not None:  # the trainer writes nothing there: it goes with the arguments
+        weakref.finalize(args, shutil.rmtree, scratch, True)
     return args
-
-
-WINDOW = 64  # batches per window whose pairs are sorted by length
-
-
-def seeded(sampler, seed: int):
-    """``sampler`` (a sentence-transformers batch sampler factory) with ``seed``, whatever seed
-    the library passes it: sentence-transformers 6.0.1 passes 0 for every run (6.2 passes the
-    training seed), which made every seed of a run train on the same batches in the same order
-    (found on a GPU machine with 6.0.1: the three seeds of a WikiQA run were one run)."""
-
-    def with_seed(dataset, **kwargs):
-        return sampler(dataset, **{**kwargs, "seed": seed})
-
-    return with_seed
 
 
 def length_buckets(
     dataset, *, batch_size: int, drop_last: bool, generator=None, seed: int = 0, **_
 ):
-    """sentence-transformers' batch sampler for ``batch_order="length"``: each epoch shuffles the
-    pairs (seeded), cuts them into windows of ``WINDOW`` batches, sorts each window by the
-    lengths of its texts (second, then first column: each is padded to its longest in the
-    batch) and shuffles the batches. Every pair is seen once an epoch, as with random order,
-    and a batch is padded to far fewer word pieces (WikiQA: questions of ~10, sentences of ~33)."""
+    """The batch sampler of ``batch_order="length"``: each epoch shuffles the pairs (seeded),
+    cuts them into windows of ``WINDOW`` batches, sorts each window by the texts' lengths
+    (second column, then first) and shuffles the batches; every pair is seen once an epoch."""
     from sentence_transformers.base.sampler import DefaultBatchSampler
 
     class LengthBuckets(DefaultBatchSampler):
@@ -211,13 +183,8 @@ def length_buckets(
 
 @contextmanager
 def collector_frozen():
-    """Train with the objects alive now out of the cyclic garbage collector's passes
-    (``gc.freeze``), put back afterwards (``gc.unfreeze``). transformers' ``Trainer.train``
-    starts with accelerate's ``free_memory``, a full ``gc.collect()``, which in a notebook kernel
-    walks every live object (about 500,000 once pandas, plotly and torch are loaded): 0.25-0.4 s
-    a training, a fifth of a training at the smoke profile's sizes. What the training creates is
-    still collected; reference counting frees the rest as always; the objects frozen here are
-    collected as usual again once it ends, error or not."""
+    """Train with the objects alive now frozen out of ``Trainer.train``'s full ``gc.collect()``
+    (in a notebook kernel ~500,000 objects: 0.25-0.4 s a training)."""
     gc.freeze()
     try:
         yield
@@ -227,11 +194,8 @@ def collector_frozen():
 
 @contextmanager
 def training_attention(model, config: TrainConfig):
-    """Train ``model`` (a SentenceTransformer or CrossEncoder) with the attention kernel that is
-    fast for ``config``'s arithmetic, restoring the model's own afterwards: bf16 on CPU trains with
-    eager attention, because the CPU's fused-attention backward in bf16 is slower than fp32
-    (1,024 WikiQA pairs, MiniLM, batch 16, 2 threads: fp32 26 pairs/s, bf16 with the fused kernel
-    41, bf16 eager 55). fp32 and GPU training keep the model's kernel."""
+    """Train ``model`` with eager attention where ``config`` is bf16 on CPU (the fused kernel's
+    bf16 backward is slower than fp32 there), restoring the model's own kernel afterwards."""
     from transformers import PreTrainedModel
 
     if config.precision != "bf16" or default_device() != "cpu":
@@ -250,8 +214,7 @@ def training_attention(model, config: TrainConfig):
 
 
 def native_bf16() -> bool:
-    """Whether this CPU does bfloat16 arithmetic natively (oneDNN's check: AVX-512 BF16 or AMX),
-    the condition for ``precision="bf16"`` to train faster than fp32 on it."""
+    """Whether this CPU does bfloat16 arithmetic natively (oneDNN's check: AVX-512 BF16 or AMX)."""
     import torch
 
     return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
@@ -274,27 +237,53 @@ def disable_dropout(module) -> None:
 
 @contextmanager
 def quiet_progress():
-    """Silence the progress bars of transformers (loading, saving weights), datasets and the
-    hub inside the block, restoring them after: a loop that trains dozens of models reports
-    through its own events instead."""
+    """Silence the progress bars of transformers, datasets and the hub inside the block."""
     import datasets
     import huggingface_hub.utils as hub
-    from transformers.utils import logging as hf_logging
+    from transformers.utils import logging as hf
 
-    was = (
-        hf_logging.is_progress_bar_enabled(),
-        datasets.is_progress_bar_enabled(),
-        hub.are_progress_bars_disabled(),
-    )
-    hf_logging.disable_progress_bar()
-    datasets.disable_progress_bars()
-    hub.disable_progress_bars()
+    switches = [  # (on now, turn on, turn off)
+        (hf.is_progress_bar_enabled(), hf.enable_progress_bar, hf.disable_progress_bar),
+        (
+            datasets.is_progress_bar_enabled(),
+            datasets.enable_progress_bars,
+            datasets.disable_progress_bars,
+        ),
+        (not hub.are_progress_bars_disabled(), hub.enable_progress_bars, hub.disable_progress_bars),
+    ]
+    for _, _, off in switches:
+        off()
     try:
         yield
     finally:
-        if was[0]:
-            hf_logging.enable_progress_bar()
-        if was[1]:
-            datasets.enable_progress_bars()
-        if not was[2]:
-            hub.enable_progress_bars()
+        for was_on, on, _ in switches:
+            if was_on:
+                on()
+
+
+def trainer(model, loss, dataset, config: TrainConfig, *, quiet: bool = False, **arguments):
+    """sentence-transformers' trainer for ``model`` (its cross-encoder trainer for a
+    ``CrossEncoder``) with ``config``'s arguments. ``quiet`` drops the progress bars (the
+    active-learning loop trains dozens of models and reports through its own events)."""
+    import contextlib
+    import io
+
+    import sentence_transformers as st
+
+    ce = st.cross_encoder
+    if isinstance(model, st.CrossEncoder):
+        trainer_cls, args_cls = ce.CrossEncoderTrainer, ce.CrossEncoderTrainingArguments
+    else:
+        trainer_cls, args_cls = (
+            st.SentenceTransformerTrainer,
+            st.SentenceTransformerTrainingArguments,
+        )
+    args = training_arguments(args_cls, config, **arguments)
+    # the model-card callback draws a bar while it picks widget examples at construction
+    with contextlib.redirect_stderr(io.StringIO()) if quiet else contextlib.nullcontext():
+        built = trainer_cls(model=model, args=args, train_dataset=dataset, loss=loss)
+    bars = ("ProgressCallback", "NotebookProgressCallback")  # the terminal's and the notebook's
+    for callback in list(built.callback_handler.callbacks) if quiet else []:
+        if type(callback).__name__ in bars:
+            built.remove_callback(callback)
+    return built

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from reliability_kit import FULL, ROOT, outputs, record, reference, run_target  # noqa: F401 (fixtures)
 
-from pairlab.tempfiles import is_temporary
+from pairlab.io import is_temporary
 
 
 def moments(status: Path, *, unique: bool = True) -> list[str]:
