@@ -182,14 +182,12 @@ def summary(results: dict, exact: dict | None = None) -> pd.DataFrame:
     rows = []
     for name, by_split in results.items():
         for split, r in by_split.items():
-            row = {
-                "name": name,
-                "split": split,
-                "AP": r["ap"],
-                "AP 95% CI": "[{:.4f}, {:.4f}]".format(*r["ap_ci"]),
-                "P@R20": r["p_at_r20"],
-                "P@R20 95% CI": "[{:.4f}, {:.4f}]".format(*r["p_at_r20_ci"]),
-            }
+            row = {"name": name, "split": split}
+            for label, key in (("AP", "ap"), ("P@R20", "p_at_r20")):
+                row |= {
+                    label: r[key],
+                    f"{label} 95% CI": "[{:.4f}, {:.4f}]".format(*r[f"{key}_ci"]),
+                }
             if exact and split in exact.get(name, {}):
                 row["exact AP"] = exact[name][split]["ap"]
                 row["exact P@R20"] = exact[name][split]["p_at_r"]
