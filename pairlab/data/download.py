@@ -234,7 +234,10 @@ def main(argv=None) -> int:
     except (OSError, ValueError) as error:
         print(f"make data: error: {error}", file=sys.stderr)
         return 1
-    print(f"done: {len(files)} data files in {args.dest}/; make run reads them from there")
+    print(
+        f"done: {len(files)} data files in {args.dest}/; make run reads them "
+        f"(PAIRLAB_DATA_DIR={args.dest})"
+    )
     return 0
 
 

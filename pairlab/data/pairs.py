@@ -144,7 +144,8 @@ def isin_sorted(values, sorted_set: np.ndarray) -> np.ndarray:
     values = np.asarray(values, dtype=np.int64)
     if len(sorted_set) == 0:
         return np.zeros(values.shape, dtype=bool)
-    pos = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
+    pos = np.searchsorted(sorted_set, values)
+    pos = np.minimum(pos, len(sorted_set) - 1)
     return sorted_set[pos] == values
 
 

@@ -152,15 +152,12 @@ def _check_sides(left, right, symmetric: bool) -> None:
             raise TypeError(f"{side} must be Records (load_items), got {type(records).__name__}")
     if symmetric and len(left) < 2:
         raise ValueError(
-            f"{left.name!r} has {len(left)} record(s): at least two records are "
-            "needed for duplicates within one table (two tables to match need one "
-            "record each: record_pairs(left, right))"
+            f"{left.name!r} has {len(left)} record(s): at least two records are needed for "
+            "duplicates within one table (two tables to match need one each)"
         )
     if not symmetric and min(len(left), len(right)) < 1:
-        raise ValueError(
-            f"two tables to match need a record each: {left.name!r} has "
-            f"{len(left)}, {right.name!r} has {len(right)}"
-        )
+        sizes = f"{left.name!r} has {len(left)}, {right.name!r} has {len(right)}"
+        raise ValueError(f"two tables to match need a record each: {sizes}")
 
 
 def _truth(

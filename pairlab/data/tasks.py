@@ -1,8 +1,6 @@
-"""Tasks and their pools: a :class:`Task` is three split :class:`Pool` s of one all-pairs task.
-
-A :class:`Pool` is one split of a task: the left and right texts, the positive pair ids and the
-stated (heuristic) negative pair ids, both as sorted int64 arrays of codes of its
-:class:`~pairlab.data.pairs.PairSpace`. Every other pair is an imputed negative.
+"""Tasks and their pools: a :class:`Task` is three split :class:`Pool` s of one all-pairs task;
+a pool holds its texts, its positive and stated negative pair ids (sorted int64 codes of its
+:class:`~pairlab.data.pairs.PairSpace`); every other pair is an imputed negative.
 """
 
 from __future__ import annotations
@@ -108,14 +106,11 @@ class Task:
 
     @property
     def like(self) -> str:
-        """The built-in task whose settings this one takes where a setting is given per task
-        (``{"qqp": ..., "wikiqa": ...}``): itself, else QQP for a symmetric task and WikiQA for
-        an asymmetric one."""
+        """The built-in task whose per-task settings this one takes (:func:`like`)."""
         return like(self.name, self.symmetric)
 
     def resized(self, max_items) -> Task:
-        """The same task built again from the same rows, seed and fractions, with ``max_items``
-        left items per split (an int, or a dict by split)."""
+        """The task built again from the same rows, seed and fractions with ``max_items``."""
         if self.rebuild is None:
             raise ValueError(f"task {self.name!r} was not built from rows, so it cannot be rebuilt")
         return self.rebuild(max_items=max_items)

@@ -104,22 +104,13 @@ def estimate_wald(audit: Audit, labels, *, found=None, level: float = 0.95) -> d
         )
     rate = np.where(n > 0, k / np.maximum(n, 1), 0.0)
     point = audit.known + m * rate
-    var = (
-        m.astype(np.float64) ** 2
-        * (1 - n / np.maximum(m, 1))
-        * rate
-        * (1 - rate)
-        / np.maximum(n - 1, 1)
-    )
+    fpc = 1 - n / np.maximum(m, 1)  # finite population correction
+    var = m.astype(np.float64) ** 2 * fpc * rate * (1 - rate) / np.maximum(n - 1, 1)
     z = norm.ppf(0.5 + level / 2)
     total, v_total = max(point.sum(), found), var.sum()
     t_lo, t_hi = max(total - z * np.sqrt(v_total), found, 1e-300), total + z * np.sqrt(v_total)
-    out = _fields(
-        float(total),
-        [float(t_lo), float(t_hi)],
-        found,
-        [found / t_hi if t_hi else float("nan"), min(found / t_lo, 1.0)],
-    )
+    recall_ci = [found / t_hi if t_hi else float("nan"), min(found / t_lo, 1.0)]
+    out = _fields(float(total), [float(t_lo), float(t_hi)], found, recall_ci)
     pred = audit.predicted
     if audit.sizes[pred].sum() > 0:  # no pair above the threshold: precision is undefined
         tp, v_tp, n_pred = point[pred].sum(), var[pred].sum(), int(audit.sizes[pred].sum())
@@ -148,10 +139,7 @@ def combine_rounds(
     """
     audits, labels = list(audits), list(labels)
     if not audits or len(audits) != len(labels):
-        raise ValueError(
-            f"need one label array per audit, got {len(audits)} audits and "
-            f"{len(labels)} label arrays"
-        )
+        raise ValueError(f"need one label array per audit, got {len(audits)} and {len(labels)}")
     rng = np.random.default_rng(seed)
     rounds = [
         estimate(a, y, found=found, level=level, n_draws=n_draws, seed=rng)
@@ -309,9 +297,8 @@ def _replayed_design(
     floor: int | None,
     max_positives: float | None = None,
 ):
-    """A recorded frame's audit design of ``n`` pairs under ``prior`` (ids are placeholders:
-    the estimator reads counts), with the frame's true positives per stratum. ``floor`` None:
-    as a session draws, one pair a stratum where the audit has enough for every stratum."""
+    """A recorded frame's audit design of ``n`` pairs under ``prior`` (placeholder ids) and its
+    true positives per stratum. ``floor`` None: one a stratum where ``n`` is enough, as sessions."""
     sizes, m = np.asarray(frame["sizes"], np.int64), np.asarray(frame["unlabelled"], np.int64)
     if floor is None:
         floor = 1 if n >= len(sizes) else 0

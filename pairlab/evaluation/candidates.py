@@ -7,7 +7,6 @@ every unordered pair once and no self pairs; pairs in ``exclude`` are dropped.
 
 from __future__ import annotations
 
-import os
 import sys
 from contextlib import contextmanager
 
@@ -28,10 +27,15 @@ __all__ = [
 
 def faiss_gpus() -> int:
     """GPUs faiss can use: 0 with faiss-cpu, without a GPU, or with ``PAIRLAB_FAISS_GPU=0``."""
+    import os
+
     import faiss
 
-    off = os.environ.get("PAIRLAB_FAISS_GPU", "1") == "0"
-    return 0 if off or not hasattr(faiss, "StandardGpuResources") else int(faiss.get_num_gpus())
+    if os.environ.get("PAIRLAB_FAISS_GPU", "1") == "0" or not hasattr(
+        faiss, "StandardGpuResources"
+    ):
+        return 0
+    return int(faiss.get_num_gpus())
 
 
 def _torch_gpu_for_exact_search() -> bool:

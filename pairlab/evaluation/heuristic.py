@@ -1,7 +1,5 @@
-"""Metrics on the heuristically balanced (stated) data: what the original benchmarks report.
-
-QQP: accuracy and F1 at a threshold tuned on dev. WikiQA: clean MAP (c-MAP, questions with
-both a positive and a negative) and F1 over all stated pairs (a-F1). ROC-AUC for both.
+"""Metrics on the stated (heuristically balanced) data, as the original benchmarks report:
+QQP's accuracy and F1 at a dev-tuned threshold, WikiQA's clean MAP and a-F1, and ROC-AUC.
 """
 
 from __future__ import annotations

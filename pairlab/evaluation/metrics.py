@@ -53,19 +53,12 @@ def estimate_fp(thresholds, near_neg_scores, rand_neg_scores, n_neg_total) -> np
 
 
 def pr_curve(pos_scores, near_neg_scores, rand_neg_scores, n_neg_total) -> dict:
-    """The estimated PR curve at each distinct positive score, descending.
-
-    Returns ``{"threshold", "recall", "precision", "tp", "fp"}`` (arrays of equal length).
-    """
+    """The estimated PR curve at each distinct positive score, descending: ``{"threshold",
+    "recall", "precision", "tp", "fp"}`` (arrays of equal length)."""
     pos, near, rand, w = _validate(pos_scores, near_neg_scores, rand_neg_scores, n_neg_total)
     thresholds, tp, fp = _curve(pos, near, rand, w)
-    return {
-        "threshold": thresholds,
-        "recall": tp / len(pos),
-        "precision": tp / (tp + fp),
-        "tp": tp,
-        "fp": fp,
-    }
+    curve = {"threshold": thresholds, "recall": tp / len(pos), "precision": tp / (tp + fp)}
+    return {**curve, "tp": tp, "fp": fp}
 
 
 def ap_from_counts(tp: np.ndarray, fp: np.ndarray, n_pos: int) -> float:
@@ -228,10 +221,6 @@ def corrected_precision(
     }
 
 
-# ---------------------------------------------------------------------------------------------
-# Unchecked cores
-
-
 def _curve(pos, near, rand, w):
     """Distinct positive scores (descending) with TP and estimated FP at each."""
     pos_sorted = np.sort(pos)
@@ -242,9 +231,8 @@ def _curve(pos, near, rand, w):
 
 
 def count_at_least(sorted_values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
-    return (len(sorted_values) - np.searchsorted(sorted_values, thresholds, side="left")).astype(
-        np.float64
-    )
+    below = np.searchsorted(sorted_values, thresholds, side="left")
+    return (len(sorted_values) - below).astype(np.float64)
 
 
 def _validate(pos, near, rand, n_neg_total):

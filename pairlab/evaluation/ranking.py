@@ -24,9 +24,8 @@ __all__ = [
 
 
 def ndcg_at_k(relevance, n_relevant, *, k: int = 10) -> np.ndarray:
-    """nDCG@k of binary ranked lists: ``relevance`` (n_questions, >= k) bool, rank 1 first;
-    ``n_relevant`` (n_questions,) relevant items each question has in all (>= 1), for the ideal
-    list. Returns (n_questions,) float64 in [0, 1]."""
+    """(n_questions,) float64 nDCG@k of binary ranked lists: ``relevance`` (n_questions, >= k)
+    bool, rank 1 first; ``n_relevant`` (n_questions,): relevant items in all (>= 1)."""
     rel = _as_relevance(relevance, k)
     n_rel = np.asarray(n_relevant, dtype=np.int64)
     if n_rel.shape != (len(rel),):

@@ -11,11 +11,8 @@ ALPHA = 0.05
 
 
 def paired_test(a, b) -> dict:
-    """Two-sided paired t-test of ``a`` against ``b`` (per-query values of one metric, the same
-    queries in the same order): ``{"difference": mean(a - b), "t", "p", "n"}``.
-
-    Identical samples give t = 0 and p = 1 (scipy returns NaN for 0/0: no difference is no
-    evidence of one); a constant non-zero difference gives p = 0, as scipy does."""
+    """Two-sided paired t-test of per-query values ``a`` against ``b``: ``{"difference":
+    mean(a - b), "t", "p", "n"}``. Identical samples give t = 0 and p = 1 (scipy: NaN)."""
     from scipy.stats import ttest_rel
 
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)

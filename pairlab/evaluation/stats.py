@@ -69,15 +69,9 @@ def growth(task: Task, sizes, *, split: str = "train") -> pd.DataFrame:
     rows = []
     for size in sorted(set(int(s) for s in sizes)):
         pool = task.resized(size)[split]
-        rows.append(
-            {
-                "items": len(pool.left_texts),
-                "right_items": len(pool.right_texts),
-                "pairs": pool.n_pairs,
-                "positives": pool.n_positives,
-                "ratio": pool.n_pairs / max(pool.n_positives, 1),
-            }
-        )
+        items = {"items": len(pool.left_texts), "right_items": len(pool.right_texts)}
+        ratio = pool.n_pairs / max(pool.n_positives, 1)
+        rows.append({**items, "pairs": pool.n_pairs, "positives": pool.n_positives, "ratio": ratio})
     return pd.DataFrame(rows).drop_duplicates("items")
 
 

@@ -1,8 +1,7 @@
-"""The all-pairs evaluation set of a split, and evaluating a scorer on it.
-
-An :class:`EvalSet` holds the three strata of paper appendix A.2: every positive, ``D_near``
-(negatives among each left item's top-m pretrained neighbours) and ``D_rand`` (uniform random
-negatives outside ``D_near``). A scorer is any callable ``score(pair_ids) -> scores``.
+"""The all-pairs evaluation set of a split, and evaluating a scorer (``score(pair_ids) ->
+scores``) on it. An :class:`EvalSet` holds the strata of paper appendix A.2: every positive,
+``D_near`` (negatives among each left item's top-m pretrained neighbours) and ``D_rand``
+(uniform random negatives outside ``D_near``).
 """
 
 from __future__ import annotations
@@ -118,11 +117,8 @@ def pretrained_eval_set(
 def evaluate(
     eval_set: EvalSet, score, *, recall: float = 0.2, n_boot: int = 1000, seed: int = 0
 ) -> dict:
-    """All-pairs metrics of ``score`` (callable: pair ids -> float scores) on ``eval_set``.
-
-    Returns ``{"ap", "ap_ci", "p_at_r20", "p_at_r20_ci", "curve", "scores"}`` where ``scores``
-    holds each stratum's scores for later inspection (false-positive browsing).
-    """
+    """All-pairs metrics of ``score`` (pair ids -> float scores) on ``eval_set``: ``{"ap",
+    "ap_ci", "p_at_r20", "p_at_r20_ci", "curve", "scores"}`` (each stratum's scores)."""
     scores = {}
     for name, ids in eval_set.strata().items():
         values = np.asarray(score(ids), dtype=np.float64) if len(ids) else np.empty(0)
@@ -186,14 +182,12 @@ def summary(results: dict, exact: dict | None = None) -> pd.DataFrame:
     rows = []
     for name, by_split in results.items():
         for split, r in by_split.items():
-            row = {
-                "name": name,
-                "split": split,
-                "AP": r["ap"],
-                "AP 95% CI": "[{:.4f}, {:.4f}]".format(*r["ap_ci"]),
-                "P@R20": r["p_at_r20"],
-                "P@R20 95% CI": "[{:.4f}, {:.4f}]".format(*r["p_at_r20_ci"]),
-            }
+            row = {"name": name, "split": split}
+            for label, key in (("AP", "ap"), ("P@R20", "p_at_r20")):
+                row |= {
+                    label: r[key],
+                    f"{label} 95% CI": "[{:.4f}, {:.4f}]".format(*r[f"{key}_ci"]),
+                }
             if exact and split in exact.get(name, {}):
                 row["exact AP"] = exact[name][split]["ap"]
                 row["exact P@R20"] = exact[name][split]["p_at_r"]
