@@ -14,7 +14,7 @@ from pairlab.active.committee import (
     train_committee,
     vote_entropy,
 )
-from pairlab.active.diversity import kmeans_pick, pair_features
+from pairlab.active.strategies import kmeans_pick, pair_features
 from pairlab.active.strategies import Committee, RoundState
 from pairlab.data.pairs import PairSpace
 

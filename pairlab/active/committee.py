@@ -21,7 +21,6 @@ __all__ = [
     "check_committee",
     "member_subsets",
     "train_committee",
-    "train_members",
     "member_scores",
 ]
 
@@ -121,26 +120,6 @@ def train_committee(
         train(ids[part], labels[part], k)
         for k, part in enumerate(member_subsets(len(ids), rng, members=members, share=share))
     ]
-
-
-def train_members(learner, pool, state, criterion) -> list:
-    """``state.round``'s committee (a :class:`~.base.RoundState` or a
-    :class:`~.queries.QueryState`): ``criterion.members`` models trained by ``learner`` as that
-    round's model is (member k with its own seed), each on its own ``criterion.share`` of the
-    answered labels of ``state.labelled`` (pair ids of ``pool``), drawn with ``state.rng``.
-    What both loops, over pairs and over questions, train."""
-
-    def train(ids, labels, member):
-        return learner.train(pool, ids, labels, round=state.round, member=member)
-
-    return train_committee(
-        train,
-        state.labelled,
-        state.labels,
-        state.rng,
-        members=criterion.members,
-        share=criterion.share,
-    )
 
 
 def member_scores(

@@ -18,7 +18,7 @@ import os
 import socket
 
 from ..active.loop import ActiveRun, emit
-from ..active.runfolder import finished_run
+from ..active.store import finished_run
 from ..models import inference
 
 __all__ = ["INSTALL", "RETRIES", "Mailbox", "connect", "gpus_per_run", "import_ray", "run_on_ray"]

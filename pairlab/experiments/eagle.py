@@ -19,12 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..active.base import RoundState
 from ..active.strategies import (
     BaseConsistent,
     BaseInconsistent,
     ConditionalInformativeness,
     RandomCandidates,
+    RoundState,
     Uncertainty,
 )
 from ..annotators.factory import base_error, error_edges
