@@ -275,26 +275,14 @@ class ActiveRun(RunFolderRun):
         with stages("select"):
             batch = np.asarray(strategy.select(state, n), dtype=np.int64)
         _check_batch(self.pool, state.unavailable, batch, n, strategy)
-        truth = self.pool.labels(batch) if _truth_known(self.pool) else None  # a person's: None
-        batch_labels, annotation = self._ask(state, batch, truth, stages)
-        known = truth if truth is not None else (batch_labels == 1).astype(np.int8)
-        record = {
-            "round": i,
-            "strategy": strategy.name,
-            "batch": n,
-            "positives_in_batch": int(known.sum()),
-            "candidates": int(len(state.candidates)),
-            "calibration": _batch_calibration(state, batch, known),
-        }
-        if annotation is not None:  # a person's answers beyond the batch are this round's too
-            batch, batch_labels, truth = self._beyond(labelled, batch, batch_labels, truth)
-            annotation["beyond_batch"] = int(len(batch) - n)
+        record = {"round": i, "strategy": strategy.name, "batch": n}
+        record["candidates"] = int(len(state.candidates))
+        batch, batch_labels, truth = self._ask(state, batch, stages, record)
         record["labels"] = int(len(labelled) + len(batch))
-        store.save_batch(self.folder, i, batch, batch_labels, None if annotation is None else truth)
+        oracle = truth if "annotation" in record else None  # beside another annotator's labels
+        store.save_batch(self.folder, i, batch, batch_labels, oracle)
         if isinstance(strategy, CandidateSearch) and truth is not None:  # what was left in reach
             record["candidate_recall"] = _recall(state.candidates, self.pool.positives, labelled)
-        if annotation is not None:
-            record["annotation"] = annotation
         ids, all_labels, _ = store.append_batch(labelled, labels, None, batch, batch_labels, i)
         if self._trains(i):
             model = self._train(i, ids, all_labels, stages, record)
@@ -338,32 +326,43 @@ class ActiveRun(RunFolderRun):
             state = replace(state, member_logits=np.stack(logits))
         return state
 
-    def _ask(self, state: RoundState, batch, truth, stages):
-        """The batch's labels and how they compare with the oracle's (None: the oracle's own,
-        ``truth``, taken as they are)."""
+    def _ask(self, state: RoundState, batch, stages, record: dict):
+        """The batch's labels, with those a person gave beyond it, and the oracle's (None where
+        no one knows them); ``record`` gets the batch's positives, the selection model's
+        calibration on it and, from an annotator, how its labels compare with the oracle's."""
+        truth = self.pool.labels(batch) if _truth_known(self.pool) else None  # a person's records
+        labels = truth
+        if self.config.annotator is not None:
+            self.annotator.start_round(state.round, state, batch)  # a session posts its pairs
+            with stages("annotate"):
+                labels, annotation = self._annotate(batch, truth)
+        known = truth if truth is not None else (labels == 1).astype(np.int8)
+        record["positives_in_batch"] = int(known.sum())
+        record["calibration"] = _batch_calibration(state, batch, known)
         if self.config.annotator is None:
-            return truth, None
-        self.annotator.start_round(state.round, state, batch)  # a session posts its pairs
-        with stages("annotate"):
-            before = dict(self.annotator.usage)
-            labels = np.asarray(self.annotator.annotate(self.pool, batch), np.int8)
+            return batch, labels, truth
+        n = len(batch)  # the answers beyond the batch count as this round's
+        batch, labels, truth = self._beyond(state.labelled, batch, labels, truth)
+        record["annotation"] = {**annotation, "beyond_batch": int(len(batch) - n)}
+        return batch, labels, truth
+
+    def _annotate(self, batch, truth):
+        """The annotator's labels of ``batch`` (1, 0, -1: no answer) and how they compare with
+        the oracle's ``truth``, with the tokens and cost it spent on them if it counts them."""
+        before = dict(self.annotator.usage)
+        labels = np.asarray(self.annotator.annotate(self.pool, batch), np.int8)
         if labels.shape != batch.shape or not np.isin(labels, (-1, 0, 1)).all():
             raise RuntimeError(
                 f"{self.annotator!r} returned {labels.shape} labels outside (1, 0, -1) "
                 f"for a batch of {len(batch)}"
             )
-        note = (
-            _agreement(labels, truth)
-            if truth is not None
-            else {"no_answer": int((labels < 0).sum())}
-        )
+        if truth is not None:
+            note = _agreement(labels, truth)
+        else:
+            note = {"no_answer": int((labels < 0).sum())}
         after = self.annotator.usage
-        spent = {
-            k: after[k] - before.get(k, 0)
-            for k in ("requests", "prompt_tokens", "completion_tokens", "cost")
-            if k in after
-        }
-        return labels, {**note, **spent}
+        keys = ("requests", "prompt_tokens", "completion_tokens", "cost")
+        return labels, {**note, **{k: after[k] - before.get(k, 0) for k in keys if k in after}}
 
     def _beyond(self, labelled, batch, batch_labels, truth):
         """The batch with the answers the annotator gave beyond it (a person's spare candidates,

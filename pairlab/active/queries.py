@@ -41,7 +41,7 @@ from .committee import check_committee, member_scores, ordering_vote_entropy
 from .config import PerTask
 from .learner import CosineBERTLearner
 from .loop import PrintLog, RunFolderRun, Stages
-from .strategies import kmeans_pick, positive
+from .strategies import kmeans_pick, positive, smallest
 
 __all__ = [
     "QueryState",
@@ -120,7 +120,7 @@ class UncertainQuestions(QueryStrategy):
         items = top_items(state.pool, left, right, state.questions, self.top_k)
         scores = np.einsum("qd,qkd->qk", left[state.questions], right[items]).astype(np.float64)
         closest = np.abs(scores - scores.mean()).min(axis=1)  # (n_free,)
-        return _smallest(state.questions, closest, n)
+        return smallest(state.questions, n, closest)
 
 
 class CommitteeQuestions(QueryStrategy):
@@ -145,7 +145,7 @@ class CommitteeQuestions(QueryStrategy):
                 f"round {state.round}: a committee reads QueryState.member_scores, which the "
                 "loop fills for a strategy whose `reads` names it"
             )
-        return _smallest(state.questions, -ordering_vote_entropy(state.member_scores), n)
+        return smallest(state.questions, n, -ordering_vote_entropy(state.member_scores))
 
 
 class DiverseQuestions(QueryStrategy):
@@ -173,13 +173,6 @@ def _check_room(state: QueryState, n: int) -> None:
             f"round {state.round}: only {len(state.questions)} questions with a "
             f"relevant item are left to annotate, not {n}: lower the batches"
         )
-
-
-def _smallest(questions: np.ndarray, key: np.ndarray, n: int) -> np.ndarray:
-    """The ``n`` questions of smallest ``key`` (ties: the lower index), sorted."""
-    if np.isnan(key).any():
-        raise ValueError(f"{int(np.isnan(key).sum())} question scores are NaN")
-    return np.sort(questions[np.lexsort((questions, key))[:n]]).astype(np.int64)
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,8 @@
-"""Which pairs to label next: one small class per criterion, one ``select`` method.
-
-The loop (:mod:`pairlab.active.loop`) hands a strategy a :class:`RoundState` of plain data, and
-the strategy returns ``n`` distinct unlabelled pair ids; it never calls back into the loop. A
-criterion that ranks candidates is wrapped in :class:`CandidateSearch` (small-text's ``SEALS``,
-on pairs), which says which model selects (``"pretrained"``: static retrieval; ``"trained"``: the
-model trained so far) and restricts the pool to ``D_close`` before the criterion picks. A
-strategy is ``adaptive`` exactly when it selects with the trained model. :data:`STRATEGIES`
-composes the named strategies, :func:`register_strategy` adds one of your own.
+"""Which pairs to label next: one small class per criterion, one ``select`` method, reading the
+plain data of a :class:`RoundState` and returning pair ids. A criterion over candidates is
+wrapped in :class:`CandidateSearch` (small-text's ``SEALS``, on pairs), which says which model
+selects (``"trained"``: the strategy is ``adaptive``) and restricts the pool to ``D_close``.
+:data:`STRATEGIES` composes the named strategies, :func:`register_strategy` adds your own.
 """
 
 from __future__ import annotations
@@ -46,13 +42,10 @@ __all__ = [
     "kmeans_pick",
     "pair_features",
     "of_matched_records",
+    "smallest",
 ]
 
 SELECTION_MODELS = ("pretrained", "trained")
-
-
-def _no_ids():
-    return np.empty(0, np.int64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,10 +58,10 @@ class RoundState:
     budget: int  # total labels of the run (all rounds)
     rng: np.random.Generator  # seeded by the run's seed and the round
     labels: np.ndarray | None = None  # (n_labelled,) int8 the annotator's answers (-1: none)
-    held_out: np.ndarray = field(default_factory=_no_ids)  # sorted ids no batch may hold
+    held_out: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # never asked
     # over candidates (a CandidateSearch's criterion); empty for a whole-pool strategy
-    candidates: np.ndarray = field(default_factory=_no_ids)  # (n_candidates,) sorted, unlabelled
-    cosine: np.ndarray = field(default_factory=lambda: np.empty(0))  # (n_candidates,) float64
+    candidates: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # (n,) sorted
+    cosine: np.ndarray = field(default_factory=lambda: np.empty(0))  # (n,) float64
     logits: np.ndarray | None = None  # (n_candidates,) calibrated; None: pretrained encoder
     model: object = None  # the selection model (None: the pretrained encoder)
     embeddings: tuple | None = None  # (left, right) float32 item embeddings under ``model``
@@ -251,7 +244,8 @@ class ConditionalInformativeness(Strategy):
     reads = ("base_cosine",)
 
     def select(self, state, n):
-        deviation = (_percentile(state.cosine) - _percentile(_base_cosine(state))) ** 2
+        base = np.asarray(_read(state, "base_cosine"), np.float64)
+        deviation = (_percentile(state.cosine) - _percentile(base)) ** 2
         return _top(state, n, -deviation)
 
 
@@ -398,12 +392,10 @@ BUILT_IN = frozenset(STRATEGIES)  # names no registration may take
 
 
 def register_strategy(name: str, *, model: str | None = "trained") -> Callable[[type], type]:
-    """Class decorator: registers a :class:`Strategy` subclass as ``name`` for
-    :func:`make_strategy`, wrapped in a :class:`CandidateSearch` under the selection ``model``
-    (``"trained"``: adaptive, ``select`` sees ``state.logits``; ``"pretrained"``; None: it
-    chooses from the whole pool itself). A built-in name is refused; registering one of your own
-    again replaces it (a run folder's key holds a digest of the class's code, :mod:`.behaviour`,
-    so runs of the earlier class are not read back for the new one)."""
+    """Class decorator: registers a :class:`Strategy` subclass as ``name``, wrapped in a
+    :class:`CandidateSearch` under the selection ``model`` (None: it chooses from the whole
+    pool). Registering your own name again replaces it (a run's key holds a digest of the
+    class's code, :mod:`.behaviour`, so the earlier class's runs are not read back)."""
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(
             f"a strategy name must be an identifier such as 'my_uncertainty', got {name!r}"
@@ -465,11 +457,9 @@ def positive(name: str, value, *, minimum: int = 1) -> int:
 
 
 def kmeans_pick(vectors, k: int, rng: np.random.Generator, *, max_iter: int = 100) -> np.ndarray:
-    """(k,) sorted int64 row indices of ``vectors`` (n, dim): scikit-learn's k-means (k-means++,
-    seeded from ``rng``) into ``k`` clusters, one random row of each (Xu et al. 2007). Where
-    clusters stay empty (fewer distinct rows than ``k``), the rest are uniform among the rows not
-    picked. (faiss' k-means seeds with random rows, which often starts two centroids in one
-    well-separated cluster and never recovers.)"""
+    """(k,) sorted int64 row indices of ``vectors`` (n, dim): k-means (k-means++, which faiss
+    lacks) into ``k`` clusters, one random row of each (Xu et al. 2007); where clusters stay
+    empty (fewer distinct rows than ``k``), the rest uniform among the rows not picked."""
     import warnings
 
     from sklearn.cluster import KMeans
@@ -515,12 +505,8 @@ def _read(state: RoundState, name: str) -> np.ndarray:
     return value
 
 
-def _base_cosine(state: RoundState) -> np.ndarray:
-    return np.asarray(_read(state, "base_cosine"), np.float64)
-
-
 def _base_error(state: RoundState) -> np.ndarray:
-    score = np.clip(_base_cosine(state), 0.0, 1.0)
+    score = np.clip(np.asarray(_read(state, "base_cosine"), np.float64), 0.0, 1.0)
     return (score - state.pool.labels(state.candidates)) ** 2
 
 
@@ -540,18 +526,20 @@ def _enough_candidates(state: RoundState, n: int) -> None:
 
 
 def _top(state: RoundState, n: int, key: np.ndarray, *tiebreaks: np.ndarray) -> np.ndarray:
-    """The ``n`` candidates of smallest ``key``, ties by each of ``tiebreaks`` (smallest first)
-    and then by pair id, sorted."""
     _enough_candidates(state, n)
+    return smallest(state.candidates, n, key, *tiebreaks)
+
+
+def smallest(ids: np.ndarray, n: int, key: np.ndarray, *tiebreaks: np.ndarray) -> np.ndarray:
+    """(n,) int64 sorted: the ``n`` of the sorted ``ids`` of smallest ``key``, ties by each of
+    ``tiebreaks`` (smallest first) and then by id."""
     for scores in (key, *tiebreaks):
-        if len(scores) != len(state.candidates):
-            raise ValueError(f"{len(scores)} scores for {len(state.candidates)} candidates")
+        if len(scores) != len(ids):
+            raise ValueError(f"{len(scores)} scores for {len(ids)} candidates")
         if np.isnan(scores).any():
-            raise ValueError(
-                f"round {state.round}: {int(np.isnan(scores).sum())} candidate scores are NaN"
-            )
-    order = np.lexsort((state.candidates, *reversed(tiebreaks), key))
-    return np.sort(state.candidates[order[:n]])
+            raise ValueError(f"{int(np.isnan(scores).sum())} scores are NaN")
+    order = np.lexsort((ids, *reversed(tiebreaks), key))
+    return np.sort(ids[order[:n]]).astype(np.int64)
 
 
 def _stratified(state: RoundState, n: int, n_positive_total: int) -> np.ndarray:
