@@ -1,12 +1,8 @@
-"""A run's archive: the small copy of a run folder committed to the repository, so that a lost
-machine costs at most the round in progress.
-
-An archive holds ``config.json``, ``rounds/round_XX.json`` (each finished round's record),
-``labels.npz`` (every labelled pair id with its label, round and, where another annotator
-labelled, the oracle's label; no texts, no models) and, once the run is done, ``result.json``.
-Its path is the run folder's under the archive root (``<root>/<task>/<run folder name>``).
-``python -m pairlab.active.archive --rekey ROOT [--stale] [--dry-run]`` renames archives to the
-current code's key (:func:`rekey`).
+"""A run's archive: the small copy of a run folder committed to the repository (a lost machine
+costs at most the round in progress): ``config.json``, ``rounds/round_XX.json``, ``labels.npz``
+(ids, labels, rounds and any oracle labels; no texts, no models) and ``result.json``, at
+``<root>/<task>/<run folder name>``. ``python -m pairlab.active.archive --rekey ROOT`` renames
+archives to the current code's key (:func:`rekey`).
 """
 
 from __future__ import annotations
@@ -96,11 +92,8 @@ def rekey(root, *, dry_run: bool = False, stale: bool = False) -> list[tuple[Pat
         folder = path.parent
         if CODE_SUFFIX.search(folder.name) and not stale:
             continue
-        stored = read_json(path)
-        if stored.get("batches") is not None:
-            stored["batches"] = tuple(stored["batches"])
-        base = CODE_SUFFIX.sub("", folder.name)
-        target = folder.with_name(f"{base}-c{run_code_digest(ActiveConfig(**stored))[:8]}")
+        code = run_code_digest(ActiveConfig(**read_json(path)))[:8]
+        target = folder.with_name(f"{CODE_SUFFIX.sub('', folder.name)}-c{code}")
         if target == folder:
             continue
         if target.exists():

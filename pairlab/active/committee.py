@@ -1,11 +1,7 @@
-"""Query by committee (Seung et al. 1992; for rankers Cai et al. 2011, Althammer et al. 2023
-section 5.2): members trained on random shares of the labelled data, and their disagreement
-measured as vote entropy, on labels (pairs) or on orderings (a question's candidates).
-
-Vote entropy of one decision with M members, V_c of them voting outcome c:
-``VE = -sum_c (V_c / M) log(V_c / M)``; 0 when all agree, log 2 when two members split. A
-question's ordering entropy sums it over every pair of its candidates (who ranks which one
-higher), which is Althammer et al.'s eq. 4: ``-1/|M| sum_{i,j} N(i<j) log(N(i<j) / |M|)``.
+"""Query by committee (Seung et al. 1992; for rankers Althammer et al. 2023 section 5.2):
+members trained on random shares of the labels, their disagreement as vote entropy
+``-sum_c (V_c / M) log(V_c / M)`` (V_c of M members vote outcome c) on labels (pairs) or summed
+over every pair of a question's candidates (who ranks which higher: Althammer et al.'s eq. 4).
 """
 
 from __future__ import annotations

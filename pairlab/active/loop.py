@@ -1,22 +1,15 @@
-"""Active learning over all pairs (paper section 4): the round loop over a run folder.
-
-Round i picks a batch of n_i = n1 * growth^(i-1) pairs. Each round: embed the training split
-with the selection model, take every item's top-m faiss neighbours minus the labelled pairs as
-candidates ``D_close``, let the strategy pick (round 1 of an adaptive strategy: ``seed_set``),
-have the annotator label the batch (the pool's imputed-label oracle by default), retrain
-CosineBERT from the pretrained checkpoint on every answered label and evaluate it on the dev
-strata. Each round's batch and record go to the run folder (:mod:`.store`): a killed run resumes
-after its last finished round, a finished one is read back.
-
-The loop emits events to callbacks (``callback(event, task=, strategy=, seed=, **payload)``):
-``run_started``, ``stage_started`` (round, stage), ``stage`` (round, stage, seconds),
-``round_finished`` (record), ``run_finished`` and ``run_reused`` (result), ``run_waiting``
-(another process holds the folder); a sweep on Ray adds ``run_placed`` (node, host, pid). The
-dashboard and :class:`PrintLog` subscribe; the loop has no widget code.
+"""The round loop over a run folder (paper section 4): each round embeds the pool with the
+selection model, searches the candidates, lets the strategy pick, has the batch labelled,
+retrains CosineBERT on every answer and evaluates it; a killed run resumes after its last
+finished round (:mod:`.store`). Events go to callbacks (``callback(event, task=, strategy=,
+seed=, **payload)``): ``run_started``, ``stage_started``, ``stage`` (round, stage, seconds),
+``round_finished`` (record), ``run_finished``, ``run_reused`` (result), ``run_waiting``; a sweep
+on Ray adds ``run_placed``. The dashboard and :class:`PrintLog` subscribe.
 """
 
 from __future__ import annotations
 
+import resource
 import shutil
 import time
 from contextlib import contextmanager
@@ -92,7 +85,7 @@ class Stages:
 
 
 class PrintLog:
-    """A callback printing one line per event worth a line in a papermill log or a terminal."""
+    """A callback printing a line per event worth one in a papermill log or a terminal."""
 
     def __call__(self, event: str, **p) -> None:
         who = f"{p['task']}/{p['strategy']}/seed {p['seed']}"
@@ -125,20 +118,17 @@ class PrintLog:
 
 
 class RunFolderRun:
-    """The round loop over a run folder, for both levels (:class:`ActiveRun` over pairs,
-    :class:`~.queries.QueryRun` over questions): run, resume or read back under the folder's
-    lock; each round's record written, archived and announced. A subclass sets ``config``,
-    ``folder``, ``pool``, ``learner``, ``strategy``, ``callbacks`` and implements
-    ``_round(i, n, model, ids, labels, records) -> (model, record, batch, batch_labels)`` and
-    ``_finish(records, ids, labels) -> result``."""
+    """The round loop over a run folder, for pairs (:class:`ActiveRun`) and questions
+    (:class:`~.queries.QueryRun`). A subclass sets ``config``, ``folder``, ``pool``, ``learner``,
+    ``strategy``, ``callbacks`` and implements ``_round(i, n, model, ids, labels, records) ->
+    (model, record, batch, batch_labels)`` and ``_finish(model, records, ids, labels)``."""
 
     archive = None  # the folder of the run's committed copy (:mod:`.archive`), if any
     _pretrained = None
 
     def run(self) -> dict:
-        """Run, resume or read back the whole run; returns its result. Another process asking
-        for the same run waits, then reads it back; an archive holding more rounds than the
-        folder is restored first."""
+        """Run, resume or read back the whole run under the folder's lock (another process
+        waits, then reads it back), restoring an archive of more rounds first; its result."""
         result = None if self.archive else self._finished()
         if result is not None:
             return result
@@ -282,14 +272,15 @@ class ActiveRun(RunFolderRun):
         oracle = truth if "annotation" in record else None  # beside another annotator's labels
         store.save_batch(self.folder, i, batch, batch_labels, oracle)
         if isinstance(strategy, CandidateSearch) and truth is not None:  # what was left in reach
-            record["candidate_recall"] = _recall(state.candidates, self.pool.positives, labelled)
+            recall = candidate_recall(state.candidates, self.pool.positives, labelled)
+            record["candidate_recall"] = None if np.isnan(recall) else recall
         ids, all_labels, _ = store.append_batch(labelled, labels, None, batch, batch_labels, i)
         if self._trains(i):
             model = self._train(i, ids, all_labels, stages, record)
         record.update(
             positives_found=self._positives_found(ids, all_labels),
             seconds=stages.times,
-            peak_rss_mb=_peak_rss_mb(),
+            peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         )
         return model, record, batch, batch_labels
 
@@ -478,19 +469,6 @@ def _batch_calibration(state: RoundState, batch, batch_labels) -> dict | None:
         "positive_share": float(np.mean(batch_labels)),
         "table": reliability(p, batch_labels),
     }
-
-
-def _peak_rss_mb() -> float:
-    """The process's peak resident memory so far, in MB (Linux reports kB)."""
-    import resource
-
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-
-
-def _recall(candidates, positives, labelled) -> float | None:
-    """:func:`candidate_recall` as a JSON value (None when no positive is left to find)."""
-    recall = candidate_recall(candidates, positives, labelled)
-    return None if np.isnan(recall) else recall
 
 
 def _annotator(config: ActiveConfig, annotator):

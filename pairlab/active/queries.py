@@ -1,22 +1,9 @@
 """Active learning at the query level (Althammer et al. 2023, Algorithm 1): a round picks
-*questions*, and annotating one scans the current ranker's ranking to its first relevant item
-(:func:`~pairlab.annotators.scan.scan_to_first_relevant`: every scanned pair is labelled, the
-scan's length is the assessments it cost). CosineBERT is retrained from the pretrained
-checkpoint on every pair labelled so far and measured on the test split (nDCG@k and MRR@k per
-question, the all-pairs AP with its interval). The strategies, one class per criterion:
-
-- ``random``: uniform over the questions not annotated yet (round 1 of every strategy, the
-  paper's rule: a committee needs labels to start from);
-- ``uncertainty``: the questions holding the candidate whose score is closest to the mean score
-  of every question's top-k candidates (section 5.1);
-- ``qbc``: committee members trained on random shares of the labels; the questions whose top-k
-  candidates the members order most differently (vote entropy, section 5.2);
-- ``diversity``: k-means of the questions' embeddings under the current ranker, one random
-  question per cluster (section 5.3).
-
-A run lives in a run folder as the pair-level runs do (:class:`~.loop.RunFolderRun`); each
-round's ``.npz`` also holds its questions and their assessments. A pair two questions both
-scanned is trained on once but counted in both scans.
+*questions* (round 1: random ones for every strategy), annotating one scans the current
+ranker's ranking to its first relevant item (every scanned pair is labelled; the scan's length
+is the assessments it cost), and CosineBERT is retrained on every pair labelled so far and
+measured on the test split. The question strategies (section 5), their settings and the loop,
+over a run folder as the pair-level runs (:class:`~.loop.RunFolderRun`).
 """
 
 from __future__ import annotations

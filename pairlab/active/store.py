@@ -1,10 +1,6 @@
-"""The run folder: where a run's rounds are saved, how a killed run resumes, how a finished one
-is read back.
-
-A run folder holds ``config.json``, ``rounds/round_XX.npz`` (the batch: ids, labels) and
-``rounds/round_XX.json`` (the round's record, written last: a round without it is not
-finished), ``labels.csv`` (round, left, right, label), the latest round's model while the run
-is unfinished, and ``result.json`` once it is done.
+"""The run folder: ``config.json``, ``rounds/round_XX.npz`` (the batch's ids and labels) and
+``rounds/round_XX.json`` (the round's record, written last: a round without it is not finished),
+``labels.csv``, the latest round's model while the run is unfinished, and ``result.json``.
 """
 
 from __future__ import annotations
