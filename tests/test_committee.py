@@ -14,8 +14,7 @@ from pairlab.active.committee import (
     train_committee,
     vote_entropy,
 )
-from pairlab.active.diversity import kmeans_pick, pair_features
-from pairlab.active.strategies import Committee, RoundState
+from pairlab.active.strategies import Committee, RoundState, kmeans_pick, pair_features
 from pairlab.data.pairs import PairSpace
 
 LOG2 = np.log(2)

@@ -1,16 +1,12 @@
 """What decides a run besides its config: the code of its strategy and its annotator, as a
-digest that goes into the run folder's key (:func:`.store.run_folder`). Edit a strategy (in
-pairlab or in a notebook cell) and its runs get new folders; leave it alone and they are read
-back.
+digest in the run folder's key (:func:`.store.run_folder`): an edited strategy, in pairlab or in
+a notebook cell, gets a new folder; an unchanged one is read back.
 
-The digest covers what the code does, not how it is laid out: a function's syntax tree (its
-docstring, comments and line numbers left out) where its source can be read, else its compiled
-code (a class defined in a notebook cell has no source file on Python 3.11); for a class, every
-class of its method resolution order that is not built in; for a function, its defaults, the
-values its closure holds and the functions and classes of pairlab or the notebook it calls by
-name (so an edited helper such as the top-n selection counts too). That is pairlab's code, a
-notebook's and any module of the user's own; installed libraries (numpy, faiss) and the
-standard library are named, not read: a library upgrade is not a code change here.
+The digest covers what the code does, not its layout: a function's syntax tree without
+docstrings and positions (its compiled code where no source can be read: a notebook class on
+Python 3.11), its defaults, closure and the pairlab or notebook functions and classes it calls
+by name; for a class, every class of its MRO that is not built in. Code of pairlab, notebooks
+and the user's own modules is read; installed libraries and the standard library are named.
 """
 
 from __future__ import annotations
@@ -47,20 +43,20 @@ def code_digest(*objects) -> str:
 
 
 def run_code_digest(config) -> str:
-    """The digest of a run config's strategy, as its registry builds it (an
+    """12 hex digits: the digest of a run config's strategy as its registry builds it (an
     :class:`~.config.ActiveConfig`'s pair strategies, a :class:`~.queries.QueryConfig`'s
-    question strategies), and its annotator (``config.annotator``; None or absent: the
-    oracle), 12 hex digits."""
+    question strategies) and of its annotator (``config.annotator``; None: the oracle)."""
     from ..annotators.factory import annotator_class
     from .queries import QUERY_STRATEGIES, QueryConfig
-    from .strategies import STRATEGIES
+    from .strategies import STRATEGIES, make_strategy
 
-    registry = QUERY_STRATEGIES if isinstance(config, QueryConfig) else STRATEGIES
-    parts = [registry.get(config.strategy), annotator_class(getattr(config, "annotator", None))]
-    if (getattr(config, "strategy_params", None) or {}).get("one_to_one"):
-        from .strategies import OneToOne, make_strategy
-
-        parts += [OneToOne, make_strategy]  # the wrapper and where it is put in
+    parts = [annotator_class(getattr(config, "annotator", None))]
+    if isinstance(config, QueryConfig):
+        parts.append(QUERY_STRATEGIES.get(config.strategy))
+    else:  # the criterion, its selection model and how make_strategy composes them
+        parts += [STRATEGIES.get(config.strategy), make_strategy]
+        if config.strategy_params.get("one_to_one"):
+            parts.append("one_to_one")
     return code_digest(*parts)[:12]
 
 

@@ -1,11 +1,7 @@
-"""Query by committee (Seung et al. 1992; for rankers Cai et al. 2011, Althammer et al. 2023
-section 5.2): members trained on random shares of the labelled data, and their disagreement
-measured as vote entropy, on labels (pairs) or on orderings (a question's candidates).
-
-Vote entropy of one decision with M members, V_c of them voting outcome c:
-``VE = -sum_c (V_c / M) log(V_c / M)``; 0 when all agree, log 2 when two members split. A
-question's ordering entropy sums it over every pair of its candidates (who ranks which one
-higher), which is Althammer et al.'s eq. 4: ``-1/|M| sum_{i,j} N(i<j) log(N(i<j) / |M|)``.
+"""Query by committee (Seung et al. 1992; for rankers Althammer et al. 2023 section 5.2):
+members trained on random shares of the labels, their disagreement as vote entropy
+``-sum_c (V_c / M) log(V_c / M)`` (V_c of M members vote outcome c) on labels (pairs) or summed
+over every pair of a question's candidates (who ranks which higher: Althammer et al.'s eq. 4).
 """
 
 from __future__ import annotations
@@ -21,7 +17,6 @@ __all__ = [
     "check_committee",
     "member_subsets",
     "train_committee",
-    "train_members",
     "member_scores",
 ]
 
@@ -121,26 +116,6 @@ def train_committee(
         train(ids[part], labels[part], k)
         for k, part in enumerate(member_subsets(len(ids), rng, members=members, share=share))
     ]
-
-
-def train_members(learner, pool, state, criterion) -> list:
-    """``state.round``'s committee (a :class:`~.base.RoundState` or a
-    :class:`~.queries.QueryState`): ``criterion.members`` models trained by ``learner`` as that
-    round's model is (member k with its own seed), each on its own ``criterion.share`` of the
-    answered labels of ``state.labelled`` (pair ids of ``pool``), drawn with ``state.rng``.
-    What both loops, over pairs and over questions, train."""
-
-    def train(ids, labels, member):
-        return learner.train(pool, ids, labels, round=state.round, member=member)
-
-    return train_committee(
-        train,
-        state.labelled,
-        state.labels,
-        state.rng,
-        members=criterion.members,
-        share=criterion.share,
-    )
 
 
 def member_scores(

@@ -7,10 +7,8 @@ import dataclasses
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 
-import numpy as np
-
 from ..models.training import TrainConfig, number
-from .strategies import Strategy, make_strategy
+from .strategies import Strategy, make_strategy, positive
 
 __all__ = ["ActiveConfig", "LoopSettings", "PerTask", "schedule"]
 
@@ -18,10 +16,8 @@ __all__ = ["ActiveConfig", "LoopSettings", "PerTask", "schedule"]
 def schedule(n1: int, rounds: int, growth: float = 1.5) -> list[int]:
     """Batch sizes n_i = floor(n1 * growth^(i-1)), exact for ratios such as 3/2 (2048 and 10
     rounds give the paper's 232,100 labels; 4 rounds give WikiQA's 16,640)."""
-    if not isinstance(n1, (int, np.integer)) or n1 < 1:
-        raise ValueError(f"n1 must be a positive integer, got {n1!r}")
-    if not isinstance(rounds, (int, np.integer)) or rounds < 1:
-        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
+    positive("n1", n1)
+    positive("rounds", rounds)
     if not growth >= 1:
         raise ValueError(f"growth must be >= 1, got {growth!r}")
     ratio = Fraction(growth).limit_denominator(1000)
@@ -44,9 +40,7 @@ class ActiveConfig:
     candidate_m: int = 100  # m: candidates per left item (D_close)
     index: str = "Flat"  # faiss index-factory string
     model: str | None = None  # None: the offline all-MiniLM-L6-v2
-    encoder_layers: int | None = (
-        None  # keep only the model's first n transformer layers (None: all)
-    )
+    encoder_layers: int | None = None  # keep the model's first n layers (None: all)
     epochs: float = 2.0
     learning_rate: float = 2e-5
     batch_size: int = 16
@@ -67,14 +61,8 @@ class ActiveConfig:
         for name in ("epochs", "learning_rate", "batch_size"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
-        if self.encoder_layers is not None and (
-            isinstance(self.encoder_layers, bool)
-            or not isinstance(self.encoder_layers, (int, np.integer))
-            or self.encoder_layers < 0
-        ):
-            raise ValueError(
-                f"encoder_layers must be a non-negative integer or None, got {self.encoder_layers!r}"
-            )
+        if self.encoder_layers is not None:
+            positive("encoder_layers", self.encoder_layers, minimum=0)
         TrainConfig(precision=self.precision, batch_order=self.batch_order)  # checks both
         if self.seed_set not in ("static_retrieval", "stated"):
             raise ValueError(
@@ -126,9 +114,8 @@ class PerTask:
 
     @classmethod
     def from_params(cls, params: dict, **fields):
-        """From an active-learning notebook's parameters: the model, its training and the
-        bootstrap replicates, which every such notebook names alike (``cosine_epochs``: the
-        epochs of each round's CosineBERT), and the subclass's own ``fields``."""
+        """From an active-learning notebook's parameters: the model, its training
+        (``cosine_epochs``) and the bootstrap replicates, and the subclass's own ``fields``."""
         return cls(
             model=params["model"],
             epochs=params["cosine_epochs"],
@@ -142,9 +129,8 @@ class PerTask:
 
 @dataclass(frozen=True)
 class LoopSettings(PerTask):
-    """The :class:`ActiveConfig` fields the runs of a sweep share: all but the task, strategy,
-    seed and strategy parameters, with the same defaults. Any of them may be a per-task dict
-    (``rounds={"qqp": 5, "wikiqa": 4}``), which :meth:`for_task` resolves."""
+    """The :class:`ActiveConfig` fields the runs of a sweep share (all but the task, strategy,
+    seed and strategy parameters), with the same defaults; any may be a per-task dict."""
 
     n1: int | dict = 2048
     rounds: int | dict = 10
@@ -165,11 +151,8 @@ class LoopSettings(PerTask):
     curve: bool | dict = True
     keep_model: bool = False
     annotator: dict | None = None
-    # not a run's setting, so not in its config or key: which rounds' trained models the runs
-    # share through the cache: "seed" (the seed round, which every strategy with the same seed
-    # set starts from) or "all" (every round: where two strategies pick the same batches, as
-    # uncertainty sampling and adaptive retrieval do once nearly every candidate has p < 1/2,
-    # the second trains nothing; about 90 MB of cache a model)
+    # not in a run's config or key: the rounds whose models the runs share through the cache,
+    # "seed" or "all" (where two strategies pick the same batches, the second trains nothing)
     share_models: str = "seed"
 
     def __post_init__(self):
@@ -180,10 +163,8 @@ class LoopSettings(PerTask):
 
     @classmethod
     def from_params(cls, params: dict) -> LoopSettings:
-        """From an active-learning notebook's parameters (``candidate_m``: the loop's candidate
-        count m; ``cosine_epochs``; ``n_boot``: its replicates; ``train_precision`` and
-        ``train_batch_order``, declared by the notebooks that may change them, default to the
-        fp32 reference path elsewhere)."""
+        """From an active-learning notebook's parameters (``train_precision`` and
+        ``train_batch_order`` default to the fp32 reference path where not declared)."""
         return super().from_params(
             params,
             n1=params["n1"],

@@ -23,56 +23,43 @@ __all__ = ["CosineBERTLearner", "MEMBER_SEED", "RecentModels", "Embeddings"]
 MEMBER_SEED = 100_000  # committee member k trains with the round's seed + (k + 1) * this
 
 
-class RecentModels:
+class _Recent(OrderedDict):
+    """The last ``size`` entries put, in memory only (nothing outlives the process)."""
+
+    def __init__(self, size: int = 4):
+        super().__init__()
+        self.size = size
+
+    def hold(self, key, make):
+        """The entry of ``key``, made by ``make()`` if it is not held."""
+        if key not in self:
+            self[key] = make()
+            while len(self) > self.size:
+                self.popitem(last=False)
+        self.move_to_end(key)
+        return self[key]
+
+
+class RecentModels(_Recent):
     """The last ``size`` models this process trained in rounds the disk cache does not share,
     keyed like the cache: a run whose labels up to a round are another's (adaptive retrieval and
     uncertainty sampling, where every candidate's p is below 1/2) takes that model instead of
-    training again. In memory only (a MiniLM model is about 90 MB), so nothing outlives the
-    process."""
-
-    def __init__(self, size: int = 4):
-        self.size = size
-        self._held: OrderedDict[str, object] = OrderedDict()
-
-    def get(self, key: str):
-        if key not in self._held:
-            return None
-        self._held.move_to_end(key)
-        return self._held[key]
-
-    def put(self, key: str, model) -> None:
-        self._held[key] = model
-        while len(self._held) > self.size:
-            self._held.popitem(last=False)
-
-    def clear(self) -> None:
-        self._held.clear()
+    training again (a MiniLM model is about 90 MB)."""
 
 
-class Embeddings:
+class Embeddings(_Recent):
     """The loop's one cache of item embeddings: each of the last ``size`` models used, with its
     embeddings of every texts array asked for (keyed by the texts' digest). Runs that share a
-    model (:class:`RecentModels`, the shared seed round) and splits that share texts (WikiQA's
-    sentences) embed once. In memory only."""
-
-    def __init__(self, size: int = 4):
-        self.size = size
-        self._held: OrderedDict[int, tuple] = OrderedDict()  # id(model) -> (model, {digest: emb})
+    model and splits that share texts (WikiQA's sentences) embed once."""
 
     def __call__(self, model, texts, compute) -> np.ndarray:
         """``compute()``, the (n, dim) embeddings of ``texts`` under ``model``, computed once."""
-        if id(model) not in self._held:  # the model is held, so its id is not reused meanwhile
-            self._held[id(model)] = (model, {})
-            while len(self._held) > self.size:
-                self._held.popitem(last=False)
-        self._held.move_to_end(id(model))
-        kept, key = self._held[id(model)][1], text_digest(texts)
+        # keyed by id: the model is held, so its id is not reused meanwhile
+        _, kept = self.hold(id(model), lambda: (model, {}))
+        key = text_digest(texts)
         if key not in kept:
             kept[key] = compute()
         return kept[key]
-
-    def clear(self) -> None:
-        self._held.clear()
 
 
 RECENT = RecentModels()
@@ -82,14 +69,10 @@ EMBEDDINGS = Embeddings()
 class CosineBERTLearner:
     """Trains CosineBERT from the pretrained checkpoint (the paper: a fresh model each round).
 
-    A model trained in one of ``shared_rounds`` (default: the seed round) is kept in the cache
-    folder under a digest of everything its training reads: the model, the training settings,
-    the labelled texts and labels. Strategies and variants that share a seed set (uncertainty,
-    adaptive retrieval and static retrieval all start from static retrieval's first batch) then
-    load that model instead of training it again. Training is deterministic on a device, so the loaded model is the one
-    training would give. A later round's model is shared the same way in memory, among the last
-    few this process trained (:class:`RecentModels`). ``PAIRLAB_SHARE_MODELS=0`` turns both off.
-    """
+    A model of one of ``shared_rounds`` (default: the seed round, which every strategy of a seed
+    set starts from) is kept in the cache folder under a digest of all its training reads, and
+    loaded instead of trained again (training is deterministic on a device); a later round's is
+    shared in memory (:class:`RecentModels`). ``PAIRLAB_SHARE_MODELS=0`` turns both off."""
 
     VERSION = "cosinebert-1"  # part of the digest: bump when training changes
 
@@ -133,11 +116,7 @@ class CosineBERTLearner:
             return fit()
         key = self._digest(train_config, left, right, labels)
         if round not in self.shared_rounds:
-            model = RECENT.get(key)
-            if model is None:
-                model = fit()
-                RECENT.put(key, model)
-            return model
+            return RECENT.hold(key, fit)
         path = cache_dir() / "models" / key
         with locked(path.with_name(f"{key}.lock")):  # a second process waits, then loads it
             if path.is_dir():
@@ -146,23 +125,6 @@ class CosineBERTLearner:
                 remove_stale(path.parent)  # what killed trainings left (about 90 MB each)
                 model = fit()
                 write_atomic(path, model.save, setting="$PAIRLAB_CACHE_DIR")  # never half a model
-        model.cache_key = key
-        return model
-
-    def cached(self, pool: Pool, ids: np.ndarray, labels: np.ndarray, *, round: int):
-        """Round ``round``'s shared model as :meth:`train` would return it, loaded from the
-        cache; None where it is not there (never trained on this machine, a round that is not
-        shared, or sharing turned off): what a cheap look at a finished run can reuse."""
-        from ..models.cosinebert import CosineBERT
-
-        if round not in self.shared_rounds:
-            return None
-        left, right = pool.texts(ids)
-        key = self._digest(self._train_config(round, None), left, right, labels)
-        path = cache_dir() / "models" / key
-        if not path.is_dir():
-            return None
-        model = CosineBERT.load(path)
         model.cache_key = key
         return model
 
@@ -183,11 +145,8 @@ class CosineBERTLearner:
 
     def _digest(self, train_config, left, right, labels) -> str:
         labels = np.asarray(labels, dtype=np.int8).tolist()
-        return text_digest(
-            left,
-            right,
-            head=[self.VERSION, model_fingerprint(self.model), train_config.to_dict(), labels],
-        )
+        head = [self.VERSION, model_fingerprint(self.model), train_config.to_dict(), labels]
+        return text_digest(left, right, head=head)
 
     @staticmethod
     def embed(model, texts) -> np.ndarray:

@@ -1,32 +1,18 @@
-"""Active learning over all pairs (paper section 4): the round loop and its run folder.
-
-Round i picks a batch of n_i = n1 * growth^(i-1) pairs (:func:`schedule`). The seed round uses
-``config.seed_set`` (static retrieval by default) for adaptive strategies and the strategy
-itself otherwise. Each round: embed the training split with the selection model, take every
-item's top-m faiss neighbours as candidates ``D_close`` minus the labelled pairs, let the
-strategy pick, have the batch labelled by the run's annotator (the pool's imputed-label oracle
-unless ``config.annotator`` or the ``annotator`` argument says otherwise; :mod:`pairlab.annotators`),
-retrain CosineBERT from the pretrained checkpoint on every answered label, and evaluate it on the
-dev strata. With another annotator the round record says how its labels compare with the oracle's.
-A strategy over candidates records its round's candidate recall: the share of the positives not
-yet labelled that its candidates held (the oracle's view, for analysis only).
-
-Each round's batch and record go to the run folder (:mod:`pairlab.active.store`): a killed run
-resumes after its last finished round; a finished run with the same config is read back, not
-recomputed. The strategy is composed (:mod:`pairlab.active.strategies`): a criterion, wrapped
-in a :class:`~pairlab.active.candidate_search.CandidateSearch` where it ranks candidates.
-
-The loop emits events to callbacks (``callback(event, **payload)``): ``run_started``,
-``stage_started`` (round, stage), ``stage`` (round, stage, seconds), ``round_finished``
-(record), ``run_finished`` (result), ``run_reused`` (result) and ``run_waiting`` (another
-process holds the run folder); a sweep on Ray adds ``run_placed`` (node, host, pid: where the
-run executes). The
-dashboard (:mod:`pairlab.widgets.dashboard`) and the printed log subscribe; the loop has no widget code.
+"""The round loop over a run folder (paper section 4): each round embeds the pool with the
+selection model, searches the candidates, lets the strategy pick, has the batch labelled,
+retrains CosineBERT on every answer and evaluates it; a killed run resumes after its last
+finished round (:mod:`.store`). Events go to callbacks (``callback(event, task=, strategy=,
+seed=, **payload)``): ``run_started``, ``stage_started``, ``stage`` (round, stage, seconds),
+``round_finished`` (record), ``run_finished``, ``run_reused`` (result), ``run_waiting``; a sweep
+on Ray adds ``run_placed``. The dashboard and :class:`PrintLog` subscribe.
 """
 
 from __future__ import annotations
 
+import resource
 import shutil
+import time
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -36,22 +22,211 @@ from ..data.loaders import Pool
 from ..data.pairs import isin_sorted
 from ..evaluation.candidates import candidate_recall
 from ..evaluation.strata import EvalSet, evaluate
-from ..io import to_json, write_json
-from ..models.inference import backend
+from ..io import locked, remove_stale, to_json, write_json
+from ..models.inference import backend, recording_exports
 from ..models.scoring import CosineScorer
+from ..models.training import quiet_progress
 from . import store
-from .base import RoundState, Strategy
-from .calibration import batch_calibration
-from .candidate_search import CandidateSearch
-from .committee import member_scores, train_members
+from .archive import restore, save
+from .committee import member_scores, train_committee
 from .config import ActiveConfig
 from .learner import CosineBERTLearner
-from .runfolder import RunFolderRun
-from .stages import Stages
+from .strategies import CandidateSearch, RoundState, Strategy
 
-__all__ = ["ActiveRun", "emit", "strategy_label", "STAGES"]
+__all__ = [
+    "ActiveRun",
+    "RunFolderRun",
+    "PrintLog",
+    "Stages",
+    "STAGES",
+    "emit",
+    "strategy_label",
+    "reliability",
+]
 
 STAGES = ("embed", "search", "select", "annotate", "train", "export", "evaluate")
+
+
+class Stages:
+    """Wall time per stage of one round, each emitted as a ``stage`` event. A stage inside
+    another (the search inside the selection) counts once: the outer keeps only its own time."""
+
+    def __init__(self, emit, round: int):
+        self.emit, self.round, self.times, self._inner = emit, round, {}, [0.0]
+
+    @contextmanager
+    def __call__(self, stage: str):
+        start, finished = time.perf_counter(), False
+        self.emit("stage_started", round=self.round, stage=stage)
+        self._inner.append(0.0)
+        try:
+            yield
+            finished = True
+        finally:
+            total = time.perf_counter() - start
+            seconds = total - self._inner.pop()
+            self._inner[-1] += total
+            self.times[stage] = self.times.get(stage, 0.0) + seconds
+            if finished:
+                self.emit("stage", round=self.round, stage=stage, seconds=seconds)
+
+    @contextmanager
+    def exports_out_of(self, stage: str):
+        """Stage ``stage``, less the exports for the inference backend made meanwhile (a
+        CosineBERT exports at the end of its training), which count as ``export``."""
+        with recording_exports() as made, self(stage):
+            yield
+        seconds = sum(e["seconds"] for e in made)
+        if seconds:
+            self.times[stage] -= seconds
+            self.times["export"] = self.times.get("export", 0.0) + seconds
+            self.emit("stage", round=self.round, stage="export", seconds=seconds)
+
+
+class PrintLog:
+    """A callback printing a line per event worth one in a papermill log or a terminal."""
+
+    def __call__(self, event: str, **p) -> None:
+        who = f"{p['task']}/{p['strategy']}/seed {p['seed']}"
+        if event == "run_reused":
+            print(f"{who}: finished earlier, read back from {p['folder'].name}")
+        elif event == "run_placed":
+            print(f"{who}: runs on {p['host']} (Ray node {p['node'][:8]}, pid {p['pid']})")
+        elif event == "run_waiting":
+            print(f"{who}: another process is running it in {p['folder'].name}; waiting for it")
+        elif event == "run_started" and (p["resumed"] or p.get("removed_temporaries")):
+            removed = p.get("removed_temporaries")
+            print(
+                f"{who}: resuming after round {p['resumed']} of {len(p['schedule'])}"
+                + (f" ({removed} temporary file(s) of a killed run removed)" if removed else "")
+            )
+        elif event == "round_finished":
+            print(f"{who} round {p['record']['round']}: {self.round_line(p['record'])}")
+
+    @staticmethod
+    def round_line(r: dict) -> str:
+        """What a finished round's line says after its run and round number."""
+        dev = r.get("dev")
+        ap = (
+            f"dev AP {dev['ap']:.3f} [{dev['ap_ci'][0]:.3f}, {dev['ap_ci'][1]:.3f}]"
+            if dev
+            else "not evaluated"
+        )
+        secs = " ".join(f"{k} {v:.0f}s" for k, v in r["seconds"].items())
+        return f"{r['labels']:,} labels, {r['positives_found']:,} positives; {ap}; {secs}"
+
+
+class RunFolderRun:
+    """The round loop over a run folder, for pairs (:class:`ActiveRun`) and questions
+    (:class:`~.queries.QueryRun`). A subclass sets ``config``, ``folder``, ``pool``, ``learner``,
+    ``strategy``, ``callbacks`` and implements ``_round(i, n, model, ids, labels, records) ->
+    (model, record, batch, batch_labels)`` and ``_finish(model, records, ids, labels)``."""
+
+    archive = None  # the folder of the run's committed copy (:mod:`.archive`), if any
+    _pretrained = None
+
+    def run(self) -> dict:
+        """Run, resume or read back the whole run under the folder's lock (another process
+        waits, then reads it back), restoring an archive of more rounds first; its result."""
+        result = None if self.archive else self._finished()
+        if result is not None:
+            return result
+        with locked(
+            self.folder / ".lock", on_wait=lambda: self._emit("run_waiting", folder=self.folder)
+        ):
+            if self.archive:
+                restore(self.archive, self.folder, self.pool)
+            return self._finished() or self._run()
+
+    def _run(self) -> dict:
+        store.write_config(self.folder, to_json(self.config.to_dict()))
+        removed = remove_stale(self.folder, recursive=True)  # what a killed writer left
+        sizes = self.config.schedule()
+        records, ids, labels, rounds = store.resume(self.folder, len(sizes))
+        self._emit(
+            "run_started",
+            config=self.config,
+            schedule=sizes,
+            resumed=len(records),
+            folder=self.folder,
+            removed_temporaries=len(removed),
+        )
+        with quiet_progress():
+            model = self._load_model(len(records), ids, labels) if records else None
+            for i in range(len(records) + 1, len(sizes) + 1):
+                model, record, batch, batch_labels = self._round(
+                    i, sizes[i - 1], model, ids, labels, records
+                )
+                write_json(self.folder / "rounds" / f"round_{i:02d}.json", record)  # round done
+                store.drop_models(self.folder, keep=i)
+                ids, labels, rounds = store.append_batch(
+                    ids, labels, rounds, batch, batch_labels, i
+                )
+                records.append(record)
+                self._archived()
+                self._emit("round_finished", record=record)
+            result = self._finish(model, records, ids, labels)
+        store.write_labels_csv(self.folder, self.pool, ids, labels, rounds)
+        write_json(self.folder / "result.json", result)
+        store.drop_models(self.folder, keep=None)
+        self._archived()
+        self._emit("run_finished", result=result, folder=self.folder)
+        return result
+
+    def _archived(self) -> None:
+        if self.archive:
+            save(self.folder, self.archive)
+
+    def _finished(self) -> dict | None:
+        result = store.finished_run(self.config, self.folder)
+        if result is not None:
+            self._emit("run_reused", result=result, folder=self.folder)
+        return result
+
+    def _load_model(self, i: int, ids, labels):
+        """Round ``i``'s model as saved when the round finished, else retrained (deterministic:
+        the same labels and seed); None where no later round selects with it."""
+        path = store.model_path(self.folder, i)
+        if path.exists():
+            return self.learner.load(path)
+        if not (self.strategy.adaptive or i == len(self.config.schedule())):
+            return None
+        with Stages(self._emit, i)("train"):
+            return self.learner.train(self.pool, ids[labels >= 0], labels[labels >= 0], round=i)
+
+    def _save_model(self, model, i: int) -> None:
+        shutil.rmtree(store.model_path(self.folder, i), ignore_errors=True)  # a crash's leftover
+        self.learner.save(model, store.model_path(self.folder, i))
+
+    def _members(self, state, criterion) -> list:
+        """Round ``state.round``'s committee: ``criterion.members`` models, each trained as that
+        round's model (member k with its own seed) on its own ``criterion.share`` of the answered
+        labels, drawn with ``state.rng``."""
+
+        def train(ids, labels, k):
+            return self.learner.train(self.pool, ids, labels, round=state.round, member=k)
+
+        c = criterion
+        return train_committee(
+            train, state.labelled, state.labels, state.rng, members=c.members, share=c.share
+        )
+
+    def _embed(self, model, pool: Pool) -> tuple[np.ndarray, np.ndarray]:
+        """Item embeddings of ``pool`` under ``model`` (the learner caches them)."""
+        left = self.learner.embed(model, pool.left_texts)
+        same = pool.right_texts is pool.left_texts  # a symmetric pool
+        return left, left if same else self.learner.embed(model, pool.right_texts)
+
+    def _embeddings(self, model) -> tuple[np.ndarray, np.ndarray]:
+        """The training pool's item embeddings under ``model`` (None: the pretrained encoder)."""
+        if model is not None:
+            return self._embed(model, self.pool)
+        if self._pretrained is None:
+            self._pretrained = self.learner.pretrained_embeddings(self.pool)
+        return self._pretrained
+
+    def _emit(self, event: str, **payload) -> None:
+        emit(self.callbacks, self.config, event, **payload)
 
 
 class ActiveRun(RunFolderRun):
@@ -72,8 +247,7 @@ class ActiveRun(RunFolderRun):
         _check_inputs(config, pools, eval_sets)
         self.annotator = _annotator(config, annotator)
         self.config, self.pools, self.eval_sets = config, pools, eval_sets
-        self.pool = pools["train"]
-        self.folder = Path(folder)
+        self.pool, self.folder = pools["train"], Path(folder)
         self.learner = learner if learner is not None else CosineBERTLearner(config)
         self.strategy = config.make_strategy()
         # a strategy that selects with the trained model has none before round 1: the seed set
@@ -82,9 +256,6 @@ class ActiveRun(RunFolderRun):
         )
         self.callbacks = list(callbacks)
         self.archive = None if archive is None else Path(archive)
-        self._pretrained = None
-
-    # -- the run ------------------------------------------------------------------------------
 
     def _round(self, i: int, n: int, model, labelled: np.ndarray, labels: np.ndarray, records):
         strategy = self.strategy if i > 1 else self.seed_strategy
@@ -93,53 +264,29 @@ class ActiveRun(RunFolderRun):
         with stages("select"):
             batch = np.asarray(strategy.select(state, n), dtype=np.int64)
         _check_batch(self.pool, state.unavailable, batch, n, strategy)
-        truth = _truth(self.pool, batch)  # None: no one knows it (a person's own records)
-        batch_labels, annotation = self._ask(state, batch, truth, stages)
-        known = truth if truth is not None else (batch_labels == 1).astype(np.int8)
-        record = {
-            "round": i,
-            "strategy": strategy.name,
-            "batch": n,
-            "positives_in_batch": int(known.sum()),
-            "candidates": int(len(state.candidates)),
-            "calibration": batch_calibration(state, batch, known),
-        }
-        if annotation is not None:  # a person's answers beyond the batch are this round's too
-            batch, batch_labels, truth = self._beyond(labelled, batch, batch_labels, truth)
-            annotation["beyond_batch"] = int(len(batch) - n)
+        record = {"round": i, "strategy": strategy.name, "batch": n}
+        record["candidates"] = int(len(state.candidates))
+        batch, batch_labels, truth = self._ask(state, batch, stages, record)
         record["labels"] = int(len(labelled) + len(batch))
-        store.save_batch(self.folder, i, batch, batch_labels, None if annotation is None else truth)
+        oracle = truth if "annotation" in record else None  # beside another annotator's labels
+        store.save_batch(self.folder, i, batch, batch_labels, oracle)
         if isinstance(strategy, CandidateSearch) and truth is not None:  # what was left in reach
-            record["candidate_recall"] = _recall(state.candidates, self.pool.positives, labelled)
-        if annotation is not None:
-            record["annotation"] = annotation
-        ids, all_labels, _ = store.append_batch(
-            labelled, labels, np.zeros(len(labelled), np.int16), batch, batch_labels, i
-        )
+            recall = candidate_recall(state.candidates, self.pool.positives, labelled)
+            record["candidate_recall"] = None if np.isnan(recall) else recall
+        ids, all_labels, _ = store.append_batch(labelled, labels, None, batch, batch_labels, i)
         if self._trains(i):
             model = self._train(i, ids, all_labels, stages, record)
         record.update(
             positives_found=self._positives_found(ids, all_labels),
             seconds=stages.times,
-            peak_rss_mb=_peak_rss_mb(),
+            peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         )
-        write_json(self.folder / "rounds" / f"round_{i:02d}.json", record)  # the round is done
-        store.drop_models(self.folder, keep=i)
         return model, record, batch, batch_labels
 
-    def _ask(self, state: RoundState, batch, truth, stages):
-        """The batch's labels and how they compare with the oracle's (None: the oracle's own,
-        ``truth``, taken as they are)."""
-        if self.config.annotator is None:
-            return truth, None
-        self.annotator.start_round(state.round, state, batch)  # a session posts its pairs
-        with stages("annotate"):
-            return _annotate(self.annotator, self.pool, batch, truth)
-
     def _state(self, strategy: Strategy, i: int, model, labelled, labels, stages) -> RoundState:
-        """Round ``i``'s plain data for ``strategy``. For a criterion over candidates the loop
-        embeds the pool with the selection model, searches ``D_close``, and adds what the
-        criterion ``reads``: the pretrained cosines, a committee's logits."""
+        """Round ``i``'s plain data for ``strategy``; for a criterion over candidates, the loop
+        embeds the pool with the selection model, searches ``D_close`` and adds what the
+        criterion ``reads`` (the pretrained cosines, a committee's logits)."""
         state = RoundState(
             round=i,
             pool=self.pool,
@@ -156,48 +303,90 @@ class ActiveRun(RunFolderRun):
             left, right = self._embeddings(model)
         with stages("search"):
             state = strategy.restrict(state, left, right, model)
-        reads = strategy.criterion.reads
-        if "base_cosine" in reads:
-            state = replace(state, base_cosine=self._pretrained_cosine(state.candidates))
-        if "member_logits" in reads:
-            state = replace(state, member_logits=self._committee(strategy.criterion, state, stages))
+        criterion = strategy.criterion
+        if "base_cosine" in criterion.reads:
+            left, right = self._embeddings(None)
+            cosine = CosineScorer(self.pool.space, left, right)(state.candidates)
+            state = replace(state, base_cosine=cosine.astype(np.float64))
+        if "member_logits" in criterion.reads:
+            with stages.exports_out_of("train"):  # the members train as the round's model does
+                members = self._members(state, criterion)
+                rows, cols = self.pool.space.decode(state.candidates)
+                logits = [member_scores(m, *self._embeddings(m), rows, cols) for m in members]
+            state = replace(state, member_logits=np.stack(logits))
         return state
 
-    def _committee(self, criterion, state: RoundState, stages) -> np.ndarray:
-        """(members, n_candidates) logits of ``criterion``'s committee: each member trained
-        like round ``state.round``'s model on its own share of the answered labels, its time
-        counted as training."""
+    def _ask(self, state: RoundState, batch, stages, record: dict):
+        """The batch's labels, with those a person gave beyond it, and the oracle's (None where
+        no one knows them); ``record`` gets the batch's positives, the selection model's
+        calibration on it and, from an annotator, how its labels compare with the oracle's."""
+        truth = self.pool.labels(batch) if _truth_known(self.pool) else None  # a person's records
+        labels = truth
+        if self.config.annotator is not None:
+            self.annotator.start_round(state.round, state, batch)  # a session posts its pairs
+            with stages("annotate"):
+                labels, annotation = self._annotate(batch, truth)
+        known = truth if truth is not None else (labels == 1).astype(np.int8)
+        record["positives_in_batch"] = int(known.sum())
+        record["calibration"] = _batch_calibration(state, batch, known)
+        if self.config.annotator is None:
+            return batch, labels, truth
+        n = len(batch)  # the answers beyond the batch count as this round's
+        batch, labels, truth = self._beyond(state.labelled, batch, labels, truth)
+        record["annotation"] = {**annotation, "beyond_batch": int(len(batch) - n)}
+        return batch, labels, truth
 
-        with stages.exports_out_of("train"):
-            members = train_members(self.learner, self.pool, state, criterion)
-            rows, cols = self.pool.space.decode(state.candidates)
-            return np.stack([member_scores(m, *self._embeddings(m), rows, cols) for m in members])
+    def _annotate(self, batch, truth):
+        """The annotator's labels of ``batch`` (1, 0, -1: no answer) and how they compare with
+        the oracle's ``truth``, with the tokens and cost it spent on them if it counts them."""
+        before = dict(self.annotator.usage)
+        labels = np.asarray(self.annotator.annotate(self.pool, batch), np.int8)
+        if labels.shape != batch.shape or not np.isin(labels, (-1, 0, 1)).all():
+            raise RuntimeError(
+                f"{self.annotator!r} returned {labels.shape} labels outside (1, 0, -1) "
+                f"for a batch of {len(batch)}"
+            )
+        if truth is not None:
+            note = _agreement(labels, truth)
+        else:
+            note = {"no_answer": int((labels < 0).sum())}
+        after = self.annotator.usage
+        keys = ("requests", "prompt_tokens", "completion_tokens", "cost")
+        return labels, {**note, **{k: after[k] - before.get(k, 0) for k in keys if k in after}}
+
+    def _beyond(self, labelled, batch, batch_labels, truth):
+        """The batch with the answers the annotator gave beyond it (a person's spare candidates,
+        labelled while the model trained), which count as labels of this round."""
+        ids, labels = self.annotator.answered_beyond(np.union1d(labelled, batch))
+        if not len(ids):
+            return batch, batch_labels, truth
+        order = np.argsort(np.concatenate([batch, ids]), kind="stable")
+        if truth is not None:
+            truth = np.concatenate([truth, self.pool.labels(ids)])[order]
+        return (
+            np.concatenate([batch, ids])[order],
+            np.concatenate([batch_labels, labels]).astype(np.int8)[order],
+            truth,
+        )
 
     def _train(self, i: int, ids, labels, stages, record: dict):
-        """Round ``i``'s model, trained on every answered label (a pair without an answer is
-        asked no more, and not trained on), exported, measured on dev and saved."""
+        """Round ``i``'s model, trained on every answered label, exported for the inference
+        backend (its own stage), measured on dev and saved."""
         answered = labels >= 0
         with stages.exports_out_of("train"):
             model = self.learner.train(self.pool, ids[answered], labels[answered], round=i)
         if getattr(model, "cache_key", None):  # trained or loaded as a shared seed-round model
             record["shared_model"] = model.cache_key
-        self._export_for_inference(model, stages, record)
-        if "dev" in self.pools:
-            with stages("evaluate"):
-                record["dev"] = self._evaluate(model, "dev")
-        shutil.rmtree(store.model_path(self.folder, i), ignore_errors=True)  # a crash's leftover
-        self.learner.save(model, store.model_path(self.folder, i))
-        return model
-
-    def _export_for_inference(self, model, stages, record: dict) -> None:
-        """Under an inference backend other than torch, the round's model exported for it (a
-        learner's ``export_for_inference``), timed as its own stage: the export costs what embedding and
-        evaluating with the faster copy saves."""
         name, export = backend(), getattr(self.learner, "export_for_inference", None)
         if name != "torch" and export is not None:
             record["inference"] = name
             with stages("export"):
                 export(model)
+        if "dev" in self.pools:
+            with stages("evaluate"):
+                record["dev"] = self._evaluate(model, "dev")
+        self._save_model(model, i)
+        return model
 
     def _trains(self, i: int) -> bool:
         """Adaptive runs train every round (the next round selects with the model); others
@@ -213,46 +402,23 @@ class ActiveRun(RunFolderRun):
         )
         return {k: result[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")}
 
-    def _finish(self, model, records, ids, labels, rounds) -> dict:
-        test = self._evaluate(model, "test") if "test" in self.pools else None
+    def _finish(self, model, records, ids, labels) -> dict:
+        info = getattr(model, "info", {})
         result = {
             "config": to_json(self.config.to_dict()),
             "folder": self.folder.name,
             "records": records,
             "labels": int(len(ids)),
             "positives_found": self._positives_found(ids, labels),
-            "test": test,
+            "test": self._evaluate(model, "test") if "test" in self.pools else None,
             "final_dev": records[-1].get("dev"),
-            "model_info": {
-                k: v
-                for k, v in getattr(model, "info", {}).items()
-                if k in ("calibration", "trained_on")
-            },
+            "model_info": {k: info[k] for k in ("calibration", "trained_on") if k in info},
         }
         if self.config.annotator is not None and _truth_known(self.pool):
             result["annotation"] = _agreement(labels, self.pool.labels(ids))
-        store.write_labels_csv(self.folder, self.pool, ids, labels, rounds)
         if self.config.keep_model:
             self.learner.save(model, self.folder / "model")
-        write_json(self.folder / "result.json", result)
-        store.drop_models(self.folder, keep=None)
-        self._archived()
-        self._emit("run_finished", result=result, folder=self.folder)
         return result
-
-    def _beyond(self, labelled, batch, batch_labels, truth):
-        """The batch with the answers the annotator gave beyond it (a person's spare candidates,
-        labelled while the model trained), which count as labels of this round."""
-        ids, labels = self.annotator.answered_beyond(np.union1d(labelled, batch))
-        if not len(ids):
-            return batch, batch_labels, truth
-        order = np.argsort(np.concatenate([batch, ids]), kind="stable")
-        truth = None if truth is None else np.concatenate([truth, _truth(self.pool, ids)])[order]
-        return (
-            np.concatenate([batch, ids])[order],
-            np.concatenate([batch_labels, labels]).astype(np.int8)[order],
-            truth,
-        )
 
     def _positives_found(self, ids, labels) -> int:
         """Positives among the labelled pairs: the truth's where it is known, else the answers'."""
@@ -260,40 +426,10 @@ class ActiveRun(RunFolderRun):
             return int(isin_sorted(ids, self.pool.positives).sum())
         return int((np.asarray(labels) == 1).sum())
 
-    # -- resuming -----------------------------------------------------------------------------
 
-    def _load_model(self, i: int, ids, labels):
-        """Round ``i``'s model, saved when the round finished; retrained (deterministically,
-        from the same labels and seed) if it was deleted."""
-        path = store.model_path(self.folder, i)
-        if path.exists():
-            return self.learner.load(path)
-        if not (self.strategy.adaptive or i == len(self.config.schedule())):
-            return None  # a non-adaptive run selects with the pretrained encoder
-        with Stages(self._emit, i)("train"):
-            return self.learner.train(self.pool, ids[labels >= 0], labels[labels >= 0], round=i)
-
-    def _embeddings(self, model) -> tuple[np.ndarray, np.ndarray]:
-        """The training pool's item embeddings under ``model`` (None: the pretrained encoder)."""
-        return self._embed(model, self.pool) if model is not None else self._pretrained_embeddings()
-
-    def _pretrained_embeddings(self):
-        if self._pretrained is None:
-            self._pretrained = self.learner.pretrained_embeddings(self.pool)
-        return self._pretrained
-
-    def _pretrained_cosine(self, ids) -> np.ndarray:
-        left, right = self._pretrained_embeddings()
-        return CosineScorer(self.pool.space, left, right)(ids).astype(np.float64)
-
-    def _emit(self, event: str, **payload) -> None:
-        emit(self.callbacks, self.config, event, **payload)
-
-
-def emit(callbacks, config: ActiveConfig, event: str, /, **payload) -> None:
+def emit(callbacks, config, event: str, /, **payload) -> None:
     """Send ``event`` about ``config``'s run to every callback, with the run's task, strategy
-    (:func:`strategy_label`) and seed beside ``payload`` (which may hold a ``config`` of its own:
-    ``run_started``'s)."""
+    (:func:`strategy_label`) and seed beside ``payload``."""
     label = strategy_label(config.to_dict())
     for callback in callbacks:
         callback(event, task=config.task, strategy=label, seed=config.seed, **payload)
@@ -306,17 +442,32 @@ def strategy_label(config: dict) -> str:
     return config["strategy"] if layers is None else f"{config['strategy']}, {layers} layers"
 
 
-def _peak_rss_mb() -> float:
-    """The process's peak resident memory so far, in MB (Linux reports kB)."""
-    import resource
+def reliability(proba: np.ndarray, labels: np.ndarray, *, bins: int = 10) -> list[dict]:
+    """Reliability table of predicted p against labels: one row per non-empty bin of p."""
+    proba, labels = np.asarray(proba, np.float64), np.asarray(labels, np.float64)
+    which = np.clip((proba * bins).astype(int), 0, bins - 1)
+    return [
+        {
+            "bin": [b / bins, (b + 1) / bins],
+            "n": int((which == b).sum()),
+            "mean_p": float(proba[which == b].mean()),
+            "positive_share": float(labels[which == b].mean()),
+        }
+        for b in np.unique(which)
+    ]
 
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
-
-def _recall(candidates, positives, labelled) -> float | None:
-    """:func:`candidate_recall` as a JSON value (None when no positive is left to find)."""
-    recall = candidate_recall(candidates, positives, labelled)
-    return None if np.isnan(recall) else recall
+def _batch_calibration(state: RoundState, batch, batch_labels) -> dict | None:
+    """The selection model's mean p on the batch beside the share labelled positive, and the
+    reliability table (the paper's per-round calibration)."""
+    if state.logits is None:
+        return None
+    p = 1.0 / (1.0 + np.exp(-state.logits[np.searchsorted(state.candidates, batch)]))
+    return {
+        "mean_p": float(p.mean()),
+        "positive_share": float(np.mean(batch_labels)),
+        "table": reliability(p, batch_labels),
+    }
 
 
 def _annotator(config: ActiveConfig, annotator):
@@ -341,35 +492,8 @@ def _annotator(config: ActiveConfig, annotator):
 
 
 def _truth_known(pool: Pool) -> bool:
-    """Whether ``pool`` knows every label (a task's split, a simulation's records); a person's
-    own records do not (:class:`~pairlab.data.recordpool.RecordPool`)."""
+    """Whether ``pool`` knows every label; a person's own records do not (``RecordPool``)."""
     return getattr(pool, "truth_known", True)
-
-
-def _truth(pool: Pool, batch: np.ndarray) -> np.ndarray | None:
-    return pool.labels(batch) if _truth_known(pool) else None
-
-
-def _annotate(annotator, pool: Pool, batch: np.ndarray, truth: np.ndarray | None):
-    """The annotator's labels of ``batch`` (1, 0, -1: no answer) and how they compare with the
-    oracle's ``truth`` (with the tokens and cost the annotator spent on them, if it counts)."""
-    before = dict(annotator.usage)
-    labels = np.asarray(annotator.annotate(pool, batch), np.int8)
-    if labels.shape != batch.shape or not np.isin(labels, (-1, 0, 1)).all():
-        raise RuntimeError(
-            f"{annotator!r} returned {labels.shape} labels outside (1, 0, -1) "
-            f"for a batch of {len(batch)}"
-        )
-    note = (
-        _agreement(labels, truth) if truth is not None else {"no_answer": int((labels < 0).sum())}
-    )
-    after = annotator.usage
-    spent = {
-        k: after[k] - before.get(k, 0)
-        for k in ("requests", "prompt_tokens", "completion_tokens", "cost")
-        if k in after
-    }
-    return labels, {**note, **spent}
 
 
 def _agreement(labels: np.ndarray, truth: np.ndarray) -> dict:
@@ -388,7 +512,7 @@ def _check_inputs(config: ActiveConfig, pools, eval_sets) -> None:
     if "train" not in pools:
         raise ValueError(f"pools need a 'train' split, got {sorted(pools)}")
     for split in [s for s in ("dev", "test") if s in pools]:  # a person's records have neither
-        if split not in pools or split not in eval_sets:
+        if split not in eval_sets:
             raise ValueError(f"the {split!r} split needs both a pool and an evaluation set")
     pool = pools["train"]
     if pool.task != config.task:
@@ -406,18 +530,17 @@ def _check_inputs(config: ActiveConfig, pools, eval_sets) -> None:
         )
 
 
-def _check_batch(pool: Pool, labelled, batch, n: int, strategy: Strategy) -> None:
-    """The loop's invariant: n distinct valid pairs, none labelled before (nor held out:
-    ``labelled`` is the state's ``unavailable``), no self pair."""
+def _check_batch(pool: Pool, unavailable, batch, n: int, strategy: Strategy) -> None:
+    """The loop's invariant: n distinct valid pairs, none labelled or held out, no self pair."""
     where = f"strategy {strategy.name!r}"
     if batch.shape != (n,):
         raise RuntimeError(f"{where} returned {batch.shape} ids for a batch of {n}")
     pool.space.check(batch)
     if len(np.unique(batch)) != n:
         raise RuntimeError(f"{where} returned a pair twice in one batch")
-    if isin_sorted(batch, labelled).any():
+    if isin_sorted(batch, unavailable).any():
         raise RuntimeError(
-            f"{where} returned {int(isin_sorted(batch, labelled).sum())} already-labelled or "
+            f"{where} returned {int(isin_sorted(batch, unavailable).sum())} already-labelled or "
             "held-out pairs"
         )
     left, right = pool.space.decode(batch)

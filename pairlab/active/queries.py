@@ -1,34 +1,34 @@
-"""Active learning at the query level (Althammer et al. 2023): a round picks *questions*, and
-annotating one scans the current ranker's ranking to its first relevant item
-(:mod:`pairlab.annotators.scan`). One small class per criterion behind one ``select`` method,
-as the pair-level strategies (:mod:`.strategies`), and the run's settings (:class:`QueryConfig`).
-
-- ``random``: uniform over the questions not annotated yet;
-- ``uncertainty``: the questions holding the candidate whose score is closest to the mean score
-  of every question's top-k candidates (section 5.1: the paper scores BM25's top 100);
-- ``qbc``: committee members trained on random shares of the labels; the questions whose top-k
-  candidates the members order most differently (vote entropy, section 5.2);
-- ``diversity``: k-means of the questions' embeddings under the current ranker, k = the batch
-  size, one random question per cluster (section 5.3).
-
-Round 1 is the same random questions for every strategy of a seed (the paper's rule: a committee
-needs labels to start from), so the loop asks :class:`RandomQuestions` for it.
+"""Active learning at the query level (Althammer et al. 2023, Algorithm 1): a round picks
+*questions* (round 1: random ones for every strategy), annotating one scans the current
+ranker's ranking to its first relevant item (every scanned pair is labelled; the scan's length
+is the assessments it cost), and CosineBERT is retrained on every pair labelled so far and
+measured on the test split. The question strategies (section 5), their settings and the loop,
+over a run folder as the pair-level runs (:class:`~.loop.RunFolderRun`).
 """
 
 from __future__ import annotations
 
 import inspect
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
+from ..annotators.scan import scan_to_first_relevant
+from ..data.pairs import isin_sorted, setdiff_sorted, union_sorted
 from ..data.tasks import Pool
-from ..evaluation.ranking import top_items
-from ..models.training import number
+from ..evaluation.ranking import answerable, rank_metrics, top_items
+from ..evaluation.strata import EvalSet, evaluate
+from ..io import to_json
+from ..models.scoring import CosineScorer
+from ..models.training import default_device, number
 from ..params import Configurable
-from .committee import check_committee, ordering_vote_entropy
+from . import store
+from .committee import check_committee, member_scores, ordering_vote_entropy
 from .config import PerTask
-from .diversity import kmeans_pick
+from .learner import CosineBERTLearner
+from .loop import PrintLog, RunFolderRun, Stages
+from .strategies import kmeans_pick, positive, smallest
 
 __all__ = [
     "QueryState",
@@ -40,13 +40,19 @@ __all__ = [
     "QUERY_STRATEGIES",
     "QueryConfig",
     "QuerySettings",
+    "QueryRun",
+    "QueryLog",
+    "COST_STAGES",
+    "ranking_record",
 ]
+
+COST_STAGES = ("embed", "select", "annotate", "train")  # what collecting the data costs
 
 
 @dataclass(frozen=True, eq=False)
 class QueryState:
-    """What a query-level strategy may look at when choosing round ``round``'s questions: plain
-    data, as :class:`~.base.RoundState` for pairs."""
+    """What a question strategy may look at in round ``round``: plain data, as
+    :class:`~.strategies.RoundState` for pairs."""
 
     round: int  # 1-based
     pool: Pool  # the training split: its left items are the questions
@@ -64,6 +70,7 @@ class QueryStrategy(Configurable):
     ``("member_scores",)`` for a committee, whose members the loop trains."""
 
     name = "query_strategy"
+    adaptive = True  # every round's ranker is trained, and the next round reads it
     reads: tuple = ()
 
     def select(self, state: QueryState, n: int) -> np.ndarray:
@@ -83,13 +90,13 @@ class RandomQuestions(QueryStrategy):
 
 class UncertainQuestions(QueryStrategy):
     """The questions whose most uncertain top-k candidate is closest to the mean score of all
-    the questions' top-k candidates (the paper's uncertainty: no decision boundary for a ranker,
-    so the middle of the score distribution stands for it)."""
+    the questions' top-k candidates (no decision boundary for a ranker: the middle of the score
+    distribution stands for it)."""
 
     name = "uncertainty"
 
     def __init__(self, top_k: int = 20):
-        self.top_k = _positive("top_k", top_k)
+        self.top_k = positive("top_k", top_k)
 
     def params(self):
         return {"top_k": self.top_k}
@@ -100,19 +107,19 @@ class UncertainQuestions(QueryStrategy):
         items = top_items(state.pool, left, right, state.questions, self.top_k)
         scores = np.einsum("qd,qkd->qk", left[state.questions], right[items]).astype(np.float64)
         closest = np.abs(scores - scores.mean()).min(axis=1)  # (n_free,)
-        return _smallest(state.questions, closest, n)
+        return smallest(state.questions, n, closest)
 
 
 class CommitteeQuestions(QueryStrategy):
     """``members`` rankers, each trained on its own random ``share`` of the labelled pairs,
     re-rank every question's top-k candidates under the current ranker; the questions with the
-    highest vote entropy over those orderings (Cai et al. 2011's committee, 2 members on 80%)."""
+    highest vote entropy over those orderings (Cai et al. 2011: 2 members on 80%)."""
 
     name = "qbc"
     reads = ("member_scores",)
 
     def __init__(self, top_k: int = 20, members: int = 2, share: float = 0.8):
-        self.top_k = _positive("top_k", top_k)
+        self.top_k = positive("top_k", top_k)
         self.members, self.share = check_committee(members, share)
 
     def params(self):
@@ -125,12 +132,12 @@ class CommitteeQuestions(QueryStrategy):
                 f"round {state.round}: a committee reads QueryState.member_scores, which the "
                 "loop fills for a strategy whose `reads` names it"
             )
-        return _smallest(state.questions, -ordering_vote_entropy(state.member_scores), n)
+        return smallest(state.questions, n, -ordering_vote_entropy(state.member_scores))
 
 
 class DiverseQuestions(QueryStrategy):
     """k-means of the free questions' embeddings under the current ranker, k = ``n``, one
-    random question per cluster (faiss' k-means)."""
+    random question per cluster."""
 
     name = "diversity"
 
@@ -147,26 +154,12 @@ QUERY_STRATEGIES = {
 
 
 def _check_room(state: QueryState, n: int) -> None:
-    if not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"a round annotates a positive number of questions, got {n!r}")
+    positive("a round's number of questions", n)
     if n > len(state.questions):
         raise ValueError(
             f"round {state.round}: only {len(state.questions)} questions with a "
             f"relevant item are left to annotate, not {n}: lower the batches"
         )
-
-
-def _smallest(questions: np.ndarray, key: np.ndarray, n: int) -> np.ndarray:
-    """The ``n`` questions of smallest ``key`` (ties: the lower index), sorted."""
-    if np.isnan(key).any():
-        raise ValueError(f"{int(np.isnan(key).sum())} question scores are NaN")
-    return np.sort(questions[np.lexsort((questions, key))[:n]]).astype(np.int64)
-
-
-def _positive(name: str, value) -> int:
-    if not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 @dataclass(frozen=True)
@@ -210,12 +203,7 @@ class QueryConfig:
     max_seq_length: int = 128
     eval_k: int = 10  # nDCG@k and MRR@k
     n_boot: int = 1000  # bootstrap replicates of the all-pairs AP interval
-
-    @property
-    def encoder_layers(self) -> None:
-        """Query runs train the whole model (no cut encoder, notebook 09's depth): the learner
-        and the run folder read it as :class:`ActiveConfig`'s; not a field, so not in the digest."""
-        return None
+    encoder_layers = None  # the whole model (a class attribute: not in the digest)
 
     def __post_init__(self):
         if self.strategy not in QUERY_STRATEGIES:
@@ -250,3 +238,160 @@ class QueryConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+class QueryRun(RunFolderRun):
+    """One query-level run of ``config`` on ``pools`` (``train``, ``test``), measured on the
+    test split's all-pairs strata ``eval_set`` and its rankings."""
+
+    def __init__(
+        self, config: QueryConfig, pools, eval_set: EvalSet, folder, *, learner=None, callbacks=()
+    ):
+        if not {"train", "test"} <= set(pools):
+            raise ValueError(
+                f"a query-level run needs the 'train' and 'test' pools, got {sorted(pools)}"
+            )
+        if pools["train"].task != config.task:
+            raise ValueError(
+                f"config is for task {config.task!r} but the pool is {pools['train'].task!r}"
+            )
+        self.config, self.pools, self.eval_set = config, pools, eval_set
+        self.pool, self.folder = pools["train"], Path(folder)
+        self.questions = answerable(self.pool)
+        if config.budget > len(self.questions):
+            raise ValueError(
+                f"{config.task}/train has {len(self.questions)} questions with a "
+                f"relevant item, fewer than the {config.budget} the batches "
+                f"{config.schedule()} annotate: lower them or keep more questions"
+            )
+        self.learner = learner if learner is not None else CosineBERTLearner(config)
+        self.strategy, self.callbacks = config.make_strategy(), list(callbacks)
+
+    def _round(self, i: int, n: int, model, ids, labels, records):
+        done = union_sorted(*[np.asarray(r["questions"], np.int64) for r in records])
+        stages = Stages(self._emit, i)
+        with stages("embed"):
+            left, right = self._embeddings(model)
+        state = QueryState(
+            round=i,
+            pool=self.pool,
+            questions=setdiff_sorted(self.questions, done),
+            labelled=ids,
+            labels=labels,
+            rng=np.random.default_rng([self.config.seed, i]),
+            model=model,
+            embeddings=(left, right),
+        )
+        strategy = self.strategy if i > 1 else RandomQuestions()  # round 1: the same questions
+        if "member_scores" in strategy.reads:
+            state = replace(state, member_scores=self._committee(strategy, state, stages))
+        with stages("select"):
+            picked = np.asarray(strategy.select(state, n), dtype=np.int64)
+            _check_picked(state, picked, n, strategy)
+        with stages("annotate"):
+            scan = scan_to_first_relevant(self.pool, left, right, picked)
+        batch, first = np.unique(scan.pair_ids, return_index=True)  # a pair scanned twice: once
+        fresh = ~isin_sorted(batch, ids)
+        batch, batch_labels = batch[fresh], scan.labels[first][fresh]
+        store.save_batch(
+            self.folder, i, batch, batch_labels, questions=picked, assessments=scan.assessments
+        )
+        all_ids, all_labels, _ = store.append_batch(ids, labels, None, batch, batch_labels, i)
+        with stages("train"):
+            model = self.learner.train(self.pool, all_ids, all_labels, round=i)
+        with stages("evaluate"):
+            test = self._evaluate(model)
+        if i < len(self.config.schedule()):  # the next round (or a resumed run) selects with it
+            self._save_model(model, i)
+        record = {
+            "round": i,
+            "strategy": strategy.name,
+            "questions": picked.tolist(),
+            "assessments": scan.assessments.tolist(),
+            "n_questions": int(len(done) + n),
+            "labels": int(len(all_ids)),
+            "positives_found": int(all_labels.sum()),
+            "test": test,
+            "seconds": stages.times,
+            "device": default_device(),
+        }
+        return model, record, batch, batch_labels
+
+    def _committee(self, strategy, state: QueryState, stages) -> np.ndarray:
+        """(members, n_free, top_k) float64: each member's scores of every free question's top-k
+        candidates under the current ranker, the members trained as the round's model is."""
+        items = top_items(self.pool, *state.embeddings, state.questions, strategy.top_k)
+        with stages("train"):
+            members = self._members(state, strategy)
+        unique, where = np.unique(items, return_inverse=True)  # embed only the texts scored
+        rows = np.broadcast_to(np.arange(len(items))[:, None], items.shape)
+        scores = []
+        for member in members:
+            questions = self.learner.embed(member, self.pool.left_texts[state.questions])
+            candidates = self.learner.embed(member, self.pool.right_texts[unique])
+            scores.append(
+                member_scores(member, questions, candidates, rows, where.reshape(items.shape))
+            )
+        return np.stack(scores)
+
+    def _evaluate(self, model) -> dict:
+        left, right = self._embed(model, self.pools["test"])
+        c = self.config
+        return ranking_record(
+            self.pools["test"], self.eval_set, left, right, k=c.eval_k, n_boot=c.n_boot, seed=c.seed
+        )
+
+    def _finish(self, model, records, ids, labels) -> dict:
+        return {
+            "config": to_json(self.config.to_dict()),
+            "folder": self.folder.name,
+            "records": records,
+            "labels": int(len(ids)),
+            "questions": int(sum(len(r["questions"]) for r in records)),
+            "assessments": int(sum(sum(r["assessments"]) for r in records)),
+            "test": {k: v for k, v in records[-1]["test"].items() if k != "per_query"},
+        }
+
+
+def ranking_record(test: Pool, eval_set: EvalSet, left, right, *, k: int, n_boot: int, seed: int):
+    """A ranker's test record from its item embeddings ``left`` and ``right`` of ``test``:
+    nDCG@k and MRR@k per question (every one with a relevant item), their means, and the
+    all-pairs AP on ``eval_set`` with its bootstrap interval."""
+    ranks = rank_metrics(test, left, right, k=k)
+    ap = evaluate(eval_set, CosineScorer(test.space, left, right), n_boot=n_boot, seed=seed)
+    return {
+        "ndcg": ranks["ndcg_mean"],
+        "mrr": ranks["mrr_mean"],
+        "ap": ap["ap"],
+        "ap_ci": ap["ap_ci"],
+        "per_query": {
+            "questions": ranks["questions"].tolist(),
+            "ndcg": ranks["ndcg"].tolist(),
+            "mrr": ranks["mrr"].tolist(),
+        },
+    }
+
+
+def _check_picked(state: QueryState, picked: np.ndarray, n: int, strategy) -> None:
+    """The loop's invariant: ``n`` distinct questions, each still free to annotate."""
+    where = f"query strategy {strategy.name!r}"
+    if picked.shape != (n,) or len(np.unique(picked)) != n:
+        raise RuntimeError(f"{where} returned {picked.shape} questions, not {n} distinct ones")
+    if not isin_sorted(picked, state.questions).all():
+        raise RuntimeError(
+            f"{where} returned a question already annotated or without a relevant item"
+        )
+
+
+class QueryLog(PrintLog):
+    """:class:`~.loop.PrintLog` with a query run's round line: questions, assessments, pairs and
+    the test ranking metrics."""
+
+    @staticmethod
+    def round_line(r: dict) -> str:
+        test = r["test"]
+        return (
+            f"{r['n_questions']} questions, {sum(r['assessments'])} assessments this round, "
+            f"{r['labels']:,} pairs; test nDCG {test['ndcg']:.3f}, MRR {test['mrr']:.3f}, "
+            f"AP {test['ap']:.3f}"
+        )

@@ -1,10 +1,6 @@
-"""The run folder: where a run's rounds are saved, how a killed run resumes, how a finished one
-is read back.
-
-A run folder holds ``config.json``, ``rounds/round_XX.npz`` (the batch: ids, labels) and
-``rounds/round_XX.json`` (the round's record, written last: a round without it is not
-finished), ``labels.csv`` (round, left, right, label), the latest round's model while the run
-is unfinished, and ``result.json`` once it is done.
+"""The run folder: ``config.json``, ``rounds/round_XX.npz`` (the batch's ids and labels) and
+``rounds/round_XX.json`` (the round's record, written last: a round without it is not finished),
+``labels.csv``, the latest round's model while the run is unfinished, and ``result.json``.
 """
 
 from __future__ import annotations
@@ -24,23 +20,24 @@ from ..data.loaders import Pool
 from ..evaluation.strata import EvalSet
 from ..io import CorruptFileError, read_json, to_json, write_atomic, write_json
 from ..models.inference import cache_tag
-from .config import ActiveConfig
 
 __all__ = [
     "run_folder",
     "load_result",
+    "finished_run",
     "run_labels",
     "round_ids",
     "write_config",
     "differing_keys",
     "resume",
     "save_batch",
+    "read_batch",
     "write_labels_csv",
     "append_batch",
-    "empty_labels",
     "model_path",
     "drop_models",
     "compare_runs",
+    "timeless",
     "RunFolderError",
 ]
 
@@ -53,16 +50,12 @@ class RunFolderError(CorruptFileError):
 ROUND_FILE = re.compile(r"round_(\d+)\.npz")
 
 
-def run_folder(
-    root, config: ActiveConfig, pools: dict[str, Pool], eval_sets: dict[str, EvalSet]
-) -> Path:
-    """``<root>/<task>/<strategy>-seed<k>-<digest>-c<code>`` (``<strategy>-<n>layers-seed<k>-...``
-    from an encoder cut to n layers): the digest covers the config, the pools' items and
-    positives, and the evaluation strata, so a changed input never reuses a run; and an
-    inference backend that computes another model's outputs (int8), whose selections differ.
-    ``<code>`` is the digest of the strategy's and the annotator's code
-    (:func:`.behaviour.run_code_digest`): an edited strategy, in pairlab or in a notebook cell,
-    never reads an old run back."""
+def run_folder(root, config, pools: dict[str, Pool], eval_sets: dict[str, EvalSet]) -> Path:
+    """``<root>/<task>/<strategy>[-<n>layers]-seed<k>-<digest>-c<code>``: the digest covers the
+    config, the pools' items and positives, the evaluation strata and an inference backend that
+    computes another model's outputs (int8), so a changed input never reuses a run; ``<code>``
+    is the strategy's and annotator's code (:func:`.behaviour.run_code_digest`), so an edited
+    strategy, in pairlab or in a notebook cell, never reads an old run back."""
     from .behaviour import run_code_digest
 
     digest = hashlib.sha256(json.dumps(to_json(config.to_dict()), sort_keys=True).encode())
@@ -76,14 +69,8 @@ def run_folder(
     for name in sorted(eval_sets):
         digest.update(eval_sets[name].near.tobytes() + eval_sets[name].rand.tobytes())
     cut = "" if config.encoder_layers is None else f"-{config.encoder_layers}layers"
-    return (
-        Path(root)
-        / config.task
-        / (
-            f"{config.strategy}{cut}-seed{config.seed}-{digest.hexdigest()[:10]}"
-            f"-c{run_code_digest(config)[:8]}"
-        )
-    )
+    name = f"{config.strategy}{cut}-seed{config.seed}-{digest.hexdigest()[:10]}"
+    return Path(root) / config.task / f"{name}-c{run_code_digest(config)[:8]}"
 
 
 def load_result(folder) -> dict | None:
@@ -99,14 +86,8 @@ def load_result(folder) -> dict | None:
     if not isinstance(result, dict) or not isinstance(result.get("records"), list):
         raise RunFolderError(f"{path} holds no run result (no list of records): {redo}")
     rounds = range(1, len(result["records"]) + 1)
-    missing = [
-        name
-        for name in [
-            "labels.csv",
-            *(f"rounds/round_{i:02d}.{ext}" for i in rounds for ext in ("json", "npz")),
-        ]
-        if not (folder / name).is_file()
-    ]
+    names = [f"rounds/round_{i:02d}.{ext}" for i in rounds for ext in ("json", "npz")]
+    missing = [name for name in ["labels.csv", *names] if not (folder / name).is_file()]
     if missing:
         raise RunFolderError(
             f"the finished run in {folder} misses {', '.join(missing)}: delete "
@@ -115,73 +96,67 @@ def load_result(folder) -> dict | None:
     return result
 
 
-def run_labels(folder) -> tuple[np.ndarray, np.ndarray]:
-    """The sorted pair ids a finished run labelled and the labels its annotator gave, read from
-    its rounds (what another model trains on, e.g. ConcatBERT on data CosineBERT collected);
-    pairs the annotator left unanswered are left out."""
+def finished_run(config, folder) -> dict | None:
+    """The result of ``config``'s run if it finished in ``folder``, else None; its ``folder`` is
+    the one it was read from (a result written before :func:`~.archive.rekey` renamed the
+    folder names the old one)."""
+    result = load_result(folder)
+    if result is None or result["config"] != to_json(config.to_dict()):
+        return None
+    return {**result, "folder": Path(folder).name}
+
+
+def _finished_batches(folder) -> tuple[dict, list[dict]]:
+    """A finished run's result and each round's saved arrays."""
     folder = Path(folder)
     result = load_result(folder)
     if result is None:
         raise FileNotFoundError(f"{folder} holds no finished run (no result.json)")
-    ids, labels, rounds = empty_labels()
-    both = (labels, labels)  # the annotator's labels and the oracle's
-    for i in range(1, len(result["records"]) + 1):
-        f = _read_batch(folder, i)
-        oracle = f["oracle"] if "oracle" in f else f["labels"]  # none saved: the oracle labelled
-        ids, both, rounds = append_batch(ids, both, rounds, f["ids"], (f["labels"], oracle), i)
-    labels, truth = both
+    return result, [read_batch(folder, i) for i in range(1, len(result["records"]) + 1)]
+
+
+def run_labels(folder) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted pair ids a finished run labelled and the labels its annotator gave, read from
+    its rounds (what another model trains on, e.g. ConcatBERT on data CosineBERT collected);
+    pairs the annotator left unanswered are left out."""
+    result, batches = _finished_batches(folder)
+    ids = np.concatenate([np.empty(0, np.int64), *(b["ids"] for b in batches)])
+    labels = np.concatenate([np.empty(0, np.int8), *(b["labels"] for b in batches)])
+    truth = np.concatenate([np.empty(0, np.int8), *(b.get("oracle", b["labels"]) for b in batches)])
+    order = np.argsort(ids, kind="stable")
+    ids, labels, truth = ids[order], labels[order], truth[order]
     if len(ids) != result["labels"] or int(truth.sum()) != result["positives_found"]:
         raise ValueError(
             f"{folder}: the rounds hold {len(ids)} labels ({int(truth.sum())} "
             f"positive) but result.json says {result['labels']} "
             f"({result['positives_found']})"
         )
-    answered = labels >= 0
-    return ids[answered], labels[answered]
+    return ids[labels >= 0], labels[labels >= 0]
 
 
 def round_ids(folder) -> list[np.ndarray]:
     """The pair ids each round of a finished run labelled, in round order."""
-    folder = Path(folder)
-    result = load_result(folder)
-    if result is None:
-        raise FileNotFoundError(f"{folder} holds no finished run (no result.json)")
-    return [_read_batch(folder, i)["ids"] for i in range(1, len(result["records"]) + 1)]
-
-
-def empty_labels():
-    return np.empty(0, np.int64), np.empty(0, np.int8), np.empty(0, np.int16)
+    return [b["ids"] for b in _finished_batches(folder)[1]]
 
 
 def append_batch(ids, labels, rounds, batch, batch_labels, i):
-    """Labelled ids kept sorted, with their labels and rounds alongside. ``labels`` may be a
-    tuple of label arrays (e.g. the annotator's and the oracle's), each kept alongside."""
+    """Labelled ids kept sorted, with their int8 labels and int16 rounds (None: not kept)."""
     ids = np.concatenate([ids, batch])
-    rounds = np.concatenate([rounds, np.full(len(batch), i, np.int16)])
     order = np.argsort(ids, kind="stable")
-    if isinstance(labels, tuple):
-        return (
-            ids[order],
-            tuple(
-                np.concatenate([old, np.asarray(new, np.int8)])[order]
-                for old, new in zip(labels, batch_labels)
-            ),
-            rounds[order],
-        )
-    return (
-        ids[order],
-        np.concatenate([labels, np.asarray(batch_labels, np.int8)])[order],
-        rounds[order],
-    )
+    labels = np.concatenate([labels, np.asarray(batch_labels, np.int8)])[order]
+    if rounds is not None:
+        rounds = np.concatenate([rounds, np.full(len(batch), i, np.int16)])[order]
+    return ids[order], labels, rounds
 
 
-def save_batch(folder: Path, i: int, batch, batch_labels, oracle=None) -> None:
-    """Round ``i``'s batch and its labels (1, 0, -1 for no answer), and the oracle's labels
-    when an annotator other than the oracle answered."""
-    extra = {} if oracle is None else {"oracle": np.asarray(oracle, np.int8)}
+def save_batch(folder: Path, i: int, batch, batch_labels, oracle=None, **arrays) -> None:
+    """Round ``i``'s batch and its labels (1, 0, -1 for no answer), the oracle's labels when an
+    annotator other than the oracle answered, and any further ``arrays``."""
+    if oracle is not None:
+        arrays = {"oracle": np.asarray(oracle, np.int8), **arrays}
     write_atomic(
         folder / "rounds" / f"round_{i:02d}.npz",
-        lambda tmp: np.savez(tmp, ids=batch, labels=batch_labels, **extra),
+        lambda tmp: np.savez(tmp, ids=batch, labels=batch_labels, **arrays),
     )
 
 
@@ -223,12 +198,13 @@ def write_config(folder: Path, config: dict) -> None:
 def resume(folder: Path, n_rounds: int):
     """Finished rounds' records and labels (sorted ids, labels, rounds); an unfinished round's
     batch is dropped."""
-    records, ids, labels, rounds = [], *empty_labels()
+    records, ids, labels = [], np.empty(0, np.int64), np.empty(0, np.int8)
+    rounds = np.empty(0, np.int16)
     for i in range(1, n_rounds + 1):
         record_path = folder / "rounds" / f"round_{i:02d}.json"
         if not record_path.is_file():
             break
-        f = _read_batch(folder, i)
+        f = read_batch(folder, i)
         ids, labels, rounds = append_batch(ids, labels, rounds, f["ids"], f["labels"], i)
         records.append(read_json(record_path, remedy=_redo_round(folder, i), kind=RunFolderError))
     for stale in (folder / "rounds").glob("round_*.npz"):
@@ -238,10 +214,10 @@ def resume(folder: Path, n_rounds: int):
     return records, ids, labels, rounds
 
 
-def _read_batch(folder: Path, i: int) -> dict:
-    """Round ``i``'s saved arrays (ids, labels, and the oracle's labels where saved); a missing
-    or unreadable file is a :class:`RunFolderError`."""
-    path = folder / "rounds" / f"round_{i:02d}.npz"
+def read_batch(folder: Path, i: int) -> dict:
+    """Round ``i``'s saved arrays (ids, labels, and what else was saved); a missing or
+    unreadable file is a :class:`RunFolderError`."""
+    path = Path(folder) / "rounds" / f"round_{i:02d}.npz"
     try:
         with np.load(path) as f:
             batch = {name: f[name] for name in f.files}
@@ -277,9 +253,9 @@ def drop_models(folder: Path, keep: int | None) -> None:
 
 def compare_runs(a, b) -> dict:
     """Two sweeps' roots of run folders compared, wall times aside: each finished run's
-    ``labels.csv`` byte for byte, each round's pair ids and labels, its record and the result.
-    Returns the runs, rounds and files compared and the paths (relative to the roots) that
-    differ or that only one root holds."""
+    ``labels.csv`` byte for byte, each round's arrays and record, and the result. Returns the
+    runs, rounds and files compared and the paths (under the roots) that differ or that only one
+    root holds."""
     a, b = Path(a), Path(b)
     found = [{p.parent.relative_to(root) for p in root.glob("*/*/result.json")} for root in (a, b)]
     differ = sorted(str(run) for run in found[0] ^ found[1])
@@ -309,8 +285,7 @@ def _same_file(x: Path, y: Path) -> bool:
 
 
 def timeless(value):
-    """A record or result without what the machine measured (wall times ``seconds``, peak memory
-    ``peak_rss_mb``), which no two runs share."""
+    """A record or result without what the machine measured (``seconds``, ``peak_rss_mb``)."""
     if isinstance(value, dict):
         return {k: timeless(v) for k, v in value.items() if k not in ("seconds", "peak_rss_mb")}
     if isinstance(value, list):

@@ -1,33 +1,22 @@
-"""Which pairs to label next: one small class per criterion, one ``select`` method.
-
-The round loop (:mod:`pairlab.active.loop`) hands every strategy a :class:`RoundState` of plain
-data: the pool, the sorted ids already labelled and their answers, the round's rng and, for a
-criterion over candidates, the candidates with their cosines and calibrated logits (and what its
-``reads`` asks for: the pretrained cosines, a committee's logits). A strategy returns ``n``
-distinct unlabelled pair ids; the loop checks that.
-
-A criterion that ranks candidates (retrieval, uncertainty, committee, diversity) never searches
-for them itself: :class:`CandidateSearch` wraps it, as small-text's ``SEALS`` wraps a query
-strategy, and restricts the pool to ``D_close`` (each item's top-m neighbours under the
-selection model, minus the labelled pairs) before the criterion picks. The wrapper also says
-which model selects: ``"pretrained"`` (static retrieval) or ``"trained"`` (the model trained on
-the labels so far: adaptive retrieval, uncertainty, committee, diversity). A strategy is
-``adaptive`` exactly when it selects with the trained model; the registry composes the named
-strategies (:data:`STRATEGIES`), and :func:`register_strategy` adds one of your own.
+"""Which pairs to label next: one small class per criterion, one ``select`` method, reading the
+plain data of a :class:`RoundState` and returning pair ids. A criterion over candidates is
+wrapped in :class:`CandidateSearch` (small-text's ``SEALS``, on pairs), which says which model
+selects (``"trained"``: the strategy is ``adaptive``) and restricts the pool to ``D_close``.
+:data:`STRATEGIES` composes the named strategies, :func:`register_strategy` adds your own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..data.pairs import as_id_set, isin_sorted, sample_range, setdiff_sorted
-from .base import RoundState, Strategy
-from .candidate_search import SELECTION_MODELS, CandidateSearch
+from ..data.loaders import Pool
+from ..data.pairs import PairSpace, as_id_set, isin_sorted, sample_range, setdiff_sorted
+from ..evaluation.candidates import neighbour_pairs
+from ..params import Configurable
 from .committee import check_committee, label_vote_entropy
-from .diversity import kmeans_pick, pair_features
 
 __all__ = [
     "RoundState",
@@ -50,7 +39,103 @@ __all__ = [
     "BUILT_IN",
     "make_strategy",
     "register_strategy",
+    "kmeans_pick",
+    "pair_features",
+    "of_matched_records",
+    "smallest",
 ]
+
+SELECTION_MODELS = ("pretrained", "trained")
+
+
+@dataclass(frozen=True, eq=False)
+class RoundState:
+    """What a strategy may look at when choosing round ``round``'s batch: arrays, no callables."""
+
+    round: int  # 1-based
+    pool: Pool
+    labelled: np.ndarray  # (n_labelled,) int64 sorted ids labelled in earlier rounds
+    budget: int  # total labels of the run (all rounds)
+    rng: np.random.Generator  # seeded by the run's seed and the round
+    labels: np.ndarray | None = None  # (n_labelled,) int8 the annotator's answers (-1: none)
+    held_out: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # never asked
+    # over candidates (a CandidateSearch's criterion); empty for a whole-pool strategy
+    candidates: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # (n,) sorted
+    cosine: np.ndarray = field(default_factory=lambda: np.empty(0))  # (n,) float64
+    logits: np.ndarray | None = None  # (n_candidates,) calibrated; None: pretrained encoder
+    model: object = None  # the selection model (None: the pretrained encoder)
+    embeddings: tuple | None = None  # (left, right) float32 item embeddings under ``model``
+    base_cosine: np.ndarray | None = None  # (n_candidates,) pretrained cosine, if read
+    member_logits: np.ndarray | None = None  # (members, n_candidates) a committee's, if read
+
+    @property
+    def unavailable(self) -> np.ndarray:
+        """The sorted ids a batch may not hold: the labelled pairs and the held-out ones."""
+        return np.union1d(self.labelled, self.held_out) if len(self.held_out) else self.labelled
+
+
+class Strategy(Configurable):
+    """Chooses ``n`` unlabelled pairs; subclasses set ``name`` and implement ``select``.
+    ``reads`` names what the loop fills beyond the candidates, their cosines and logits:
+    ``"base_cosine"``, ``"member_logits"`` (then the criterion has ``members`` and ``share``)."""
+
+    name = "strategy"
+    adaptive = False  # True: selects with the model trained on the labels so far
+    reads: tuple = ()
+
+    @property
+    def criterion(self) -> Strategy:
+        """The strategy that ranks, inside any wrapper: what the loop reads ``reads`` from."""
+        return self
+
+    def select(self, state: RoundState, n: int) -> np.ndarray:
+        """(n,) int64 pair ids, distinct and not in ``state.unavailable``."""
+        raise NotImplementedError
+
+
+class CandidateSearch(Strategy):
+    """``base`` restricted to ``D_close``: every item's top-``m`` neighbours under the selection
+    ``model`` (``"pretrained"`` or ``"trained"``) in the faiss ``index``, minus the labelled
+    pairs (SEALS, Coleman et al. 2022, on pairs). The loop runs :meth:`restrict` and times it."""
+
+    def __init__(self, base: Strategy, *, model="pretrained", m=100, index="Flat", name=None):
+        if model not in SELECTION_MODELS:
+            raise ValueError(f"model must be one of {SELECTION_MODELS}, got {model!r}")
+        self.base, self.model, self.m, self.index = base, model, positive("m", m), index
+        self.name = name or f"{base.name}_over_{model}_candidates"
+
+    @property
+    def adaptive(self) -> bool:
+        return self.model == "trained"
+
+    @property
+    def criterion(self) -> Strategy:
+        return self.base.criterion
+
+    def params(self):
+        return {"base": self.base, "model": self.model, "m": self.m, "index": self.index}
+
+    def restrict(self, state: RoundState, left, right, model=None) -> RoundState:
+        """``state`` over ``D_close`` of the item embeddings ``left`` and ``right`` under the
+        selection ``model`` (None: the pretrained encoder): its sorted candidates, their float64
+        cosines and, under a calibrated model, their logits."""
+        candidates, cosine = neighbour_pairs(
+            state.pool.space, left, right, m=self.m, exclude=state.unavailable, index=self.index
+        )
+        cosine = cosine.astype(np.float64)
+        calibration = getattr(model, "calibration", None)
+        logits = None if calibration is None else calibration.logits(cosine)
+        return replace(
+            state,
+            candidates=candidates,
+            cosine=cosine,
+            logits=logits,
+            model=model,
+            embeddings=(left, right),
+        )
+
+    def select(self, state, n):
+        return self.base.select(state, n)
 
 
 class Random(Strategy):
@@ -119,10 +204,8 @@ class StratifiedMatch(Strategy):
     name = "stratified_match"
 
     def __init__(self, n_positive: int, n_negative: int):
-        for name, value in (("n_positive", n_positive), ("n_negative", n_negative)):
-            if not isinstance(value, (int, np.integer)) or value < 0:
-                raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
-        self.n_positive, self.n_negative = int(n_positive), int(n_negative)
+        self.n_positive = positive("n_positive", n_positive, minimum=0)
+        self.n_negative = positive("n_negative", n_negative, minimum=0)
 
     def params(self):
         return {"n_positive": self.n_positive, "n_negative": self.n_negative}
@@ -153,23 +236,22 @@ class StratifiedAllPositives(Strategy):
 
 class ConditionalInformativeness(Strategy):
     """EAGLE (Bansal and Sharma 2023, eq. 3): the candidates whose score under the model trained
-    so far deviates most, squared, from the base (pretrained) model's. The two scores are put on
-    one scale as percentile ranks among the candidates: fine-tuning shifts and spreads every
-    cosine, so raw cosines of the two models differ everywhere, while a pair whose *rank* moved
+    so far deviates most, squared, from the base (pretrained) model's. Both scores are percentile
+    ranks among the candidates: fine-tuning shifts every cosine, while a pair whose *rank* moved
     is one the fine-tuned model judges differently from the base model."""
 
     name = "conditional_informativeness"
     reads = ("base_cosine",)
 
     def select(self, state, n):
-        deviation = (_percentile(state.cosine) - _percentile(_base_cosine(state))) ** 2
+        base = np.asarray(_read(state, "base_cosine"), np.float64)
+        deviation = (_percentile(state.cosine) - _percentile(base)) ** 2
         return _top(state, n, -deviation)
 
 
 class BaseConsistent(Strategy):
-    """Oracle diagnostic (reads the imputed labels; analysis only): the candidates the base
-    model already gets right, lowest squared error of its score (cosine clipped to [0, 1])
-    against the label."""
+    """Oracle diagnostic (reads the imputed labels): the candidates the base model already gets
+    right, lowest squared error of its score (cosine clipped to [0, 1]) against the label."""
 
     name = "base_consistent"
     reads = ("base_cosine",)
@@ -179,8 +261,8 @@ class BaseConsistent(Strategy):
 
 
 class BaseInconsistent(Strategy):
-    """Oracle diagnostic (reads the imputed labels; analysis only): the candidates the base
-    model gets most wrong, highest squared error of its score against the label."""
+    """Oracle diagnostic (reads the imputed labels): the candidates the base model gets most
+    wrong, highest squared error of its score against the label."""
 
     name = "base_inconsistent"
     reads = ("base_cosine",)
@@ -195,7 +277,7 @@ class Committee(Strategy):
     of highest vote entropy, ties broken by the widest spread of the members' logits."""
 
     name = "qbc"
-    reads = ("member_logits",)  # the loop trains the members (:func:`.committee.train_committee`)
+    reads = ("member_logits",)  # the loop trains the members
 
     def __init__(self, members: int = 2, share: float = 0.8):
         self.members, self.share = check_committee(members, share)
@@ -209,19 +291,14 @@ class Committee(Strategy):
 
 
 class Diversity(Strategy):
-    """k-means of the candidate pairs under the selection model (``[u * v, |u - v|]`` of the two
-    items' embeddings), k = the batch size, one random pair of each cluster. The clusters are
-    fitted on a uniform sample of ``points_per_cluster`` candidates per cluster, which bounds the
-    work when D_close holds 10^5 pairs; the picks stay uniform within each cluster."""
+    """k-means of the candidate pairs under the selection model (:func:`pair_features`), k = the
+    batch size, one random pair of each cluster; fitted on a uniform sample of
+    ``points_per_cluster`` candidates per cluster, which bounds the work on 10^5 candidates."""
 
     name = "diversity"
 
     def __init__(self, points_per_cluster: int = 64):
-        if not isinstance(points_per_cluster, (int, np.integer)) or points_per_cluster < 1:
-            raise ValueError(
-                f"points_per_cluster must be a positive integer, got {points_per_cluster!r}"
-            )
-        self.points_per_cluster = int(points_per_cluster)
+        self.points_per_cluster = positive("points_per_cluster", points_per_cluster)
 
     def params(self):
         return {"points_per_cluster": self.points_per_cluster}
@@ -238,125 +315,14 @@ class Diversity(Strategy):
         return np.sort(sample[kmeans_pick(features, n, state.rng)])
 
 
-def _read(state: RoundState, name: str) -> np.ndarray:
-    """``state``'s field ``name``, which the loop fills for a criterion that ``reads`` it."""
-    value = getattr(state, name)
-    if value is None:
-        raise ValueError(
-            f"round {state.round}: this strategy reads RoundState.{name}, which is None "
-            f"(the loop fills it for a criterion whose `reads` names it)"
-        )
-    return value
-
-
-def _base_cosine(state: RoundState) -> np.ndarray:
-    return np.asarray(_read(state, "base_cosine"), np.float64)
-
-
-def _base_error(state: RoundState) -> np.ndarray:
-    score = np.clip(_base_cosine(state), 0.0, 1.0)
-    return (score - state.pool.labels(state.candidates)) ** 2
-
-
-def _percentile(x: np.ndarray) -> np.ndarray:
-    """Ranks scaled to (0, 1]; ties share their mean rank."""
-    from scipy.stats import rankdata
-
-    return rankdata(x) / max(len(x), 1)
-
-
-def _over_candidates(base: type, model: str, name: str) -> Callable:
-    def build(*, candidate_m: int = 100, index: str = "Flat", **params) -> Strategy:
-        return CandidateSearch(base(**params), model=model, m=candidate_m, index=index, name=name)
-
-    return build
-
-
-def _whole_pool(cls: type) -> Callable:
-    def build(*, candidate_m: int = 100, index: str = "Flat", **params) -> Strategy:
-        return cls(**params)  # looks beyond any candidates: m and the index do not apply
-
-    return build
-
-
-STRATEGIES = {
-    "random": _whole_pool(Random),
-    "static_retrieval": _over_candidates(Retrieval, "pretrained", "static_retrieval"),
-    "adaptive_retrieval": _over_candidates(Retrieval, "trained", "adaptive_retrieval"),
-    "uncertainty": _over_candidates(Uncertainty, "trained", "uncertainty"),
-    "random_candidates": _over_candidates(RandomCandidates, "pretrained", "random_candidates"),
-    "stated": _whole_pool(Stated),
-    "stratified_match": _whole_pool(StratifiedMatch),
-    "stratified_all_positives": _whole_pool(StratifiedAllPositives),
-    "conditional_informativeness": _over_candidates(
-        ConditionalInformativeness, "trained", "conditional_informativeness"
-    ),
-    "base_consistent": _over_candidates(BaseConsistent, "pretrained", "base_consistent"),
-    "base_inconsistent": _over_candidates(BaseInconsistent, "pretrained", "base_inconsistent"),
-    "qbc": _over_candidates(Committee, "trained", "qbc"),
-    "diversity": _over_candidates(Diversity, "trained", "diversity"),
-}
-
-
-BUILT_IN = frozenset(STRATEGIES)  # names no registration may take
-
-
-def register_strategy(name: str, *, model: str | None = "trained") -> Callable[[type], type]:
-    """Class decorator: registers a :class:`Strategy` subclass as ``name``, so a config or a
-    sweep builds it by that name (:func:`make_strategy`). ``model`` is the selection model of
-    the :class:`CandidateSearch` it is wrapped in (``"trained"``: adaptive, its ``select`` sees
-    ``state.logits``; ``"pretrained"``); None: it chooses from the whole pool itself.
-
-    A built-in name is refused (:data:`BUILT_IN`). Registering one of your own names again (a
-    notebook cell run twice, perhaps edited) replaces it: a run folder's key includes a digest
-    of the strategy's code (:mod:`.behaviour`), so runs of the earlier class are not read back
-    for the new one."""
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(
-            f"a strategy name must be an identifier such as 'my_uncertainty', got {name!r}"
-        )
-    if name in BUILT_IN:
-        raise ValueError(
-            f"{name!r} is a built-in strategy; register yours under a name of its own "
-            f"(built-in: {sorted(BUILT_IN)})"
-        )
-    if model is not None and model not in SELECTION_MODELS:
-        raise ValueError(f"model must be one of {SELECTION_MODELS} or None, got {model!r}")
-
-    def register(cls: type) -> type:
-        if not (isinstance(cls, type) and issubclass(cls, Strategy)):
-            raise TypeError(
-                f"register_strategy({name!r}) decorates a Strategy subclass, got {cls!r}"
-            )
-        STRATEGIES[name] = (
-            _over_candidates(cls, model, name) if model is not None else _named(cls, name)
-        )
-        return cls
-
-    return register
-
-
-def _named(cls: type, name: str) -> Callable:
-    def build(*, candidate_m: int = 100, index: str = "Flat", **params) -> Strategy:
-        strategy = cls(**params)
-        strategy.name = name  # the loop's records name a run's strategy by it
-        return strategy
-
-    return build
-
-
 class OneToOne(Strategy):
     """``base`` among the candidates whose two records are in no labelled match: where every
     record matches at most one other (two catalogues of distinct products), a pair of a record
-    already matched is a non-match, and asking it spends a label on nothing
-    (``benchmarks/er_label_use.py`` counts such labels in a finished session).
-    Built by ``strategy_params={"one_to_one": True}`` around a candidate strategy's criterion."""
-
-    name = "one_to_one"
+    already matched is a non-match, and asking it spends a label on nothing. Built by
+    ``make_strategy(..., one_to_one=True)`` around a candidate strategy's criterion."""
 
     def __init__(self, base: Strategy):
-        self.base = base
-        self.name = base.name
+        self.base, self.name = base, base.name
 
     @property
     def adaptive(self) -> bool:
@@ -389,9 +355,9 @@ class OneToOne(Strategy):
 
 
 def of_matched_records(space, candidates, labelled, labels) -> np.ndarray:
-    """True for each of the sorted ``candidates`` (pair ids of ``space``) that holds a record of
-    a pair labelled a match (``labelled`` ids, ``labels`` their 0/1 answers, -1: none; None:
-    nothing known). In one table a record is matched on either side."""
+    """(n_candidates,) bool: True for each of the sorted ``candidates`` that holds a record of a
+    pair labelled a match (``labelled`` ids, ``labels`` their answers; None: nothing known). In
+    one table a record is matched on either side."""
     candidates = np.asarray(candidates, np.int64)
     if labels is None or not len(candidates):
         return np.zeros(len(candidates), bool)
@@ -406,39 +372,152 @@ def of_matched_records(space, candidates, labelled, labels) -> np.ndarray:
     return isin_sorted(i, np.unique(left)) | isin_sorted(j, np.unique(right))
 
 
+# name -> (the criterion's class, its CandidateSearch's selection model; None: the whole pool)
+STRATEGIES = {
+    "random": (Random, None),
+    "static_retrieval": (Retrieval, "pretrained"),
+    "adaptive_retrieval": (Retrieval, "trained"),
+    "uncertainty": (Uncertainty, "trained"),
+    "random_candidates": (RandomCandidates, "pretrained"),
+    "stated": (Stated, None),
+    "stratified_match": (StratifiedMatch, None),
+    "stratified_all_positives": (StratifiedAllPositives, None),
+    "conditional_informativeness": (ConditionalInformativeness, "trained"),
+    "base_consistent": (BaseConsistent, "pretrained"),
+    "base_inconsistent": (BaseInconsistent, "pretrained"),
+    "qbc": (Committee, "trained"),
+    "diversity": (Diversity, "trained"),
+}
+BUILT_IN = frozenset(STRATEGIES)  # names no registration may take
+
+
+def register_strategy(name: str, *, model: str | None = "trained") -> Callable[[type], type]:
+    """Class decorator: registers a :class:`Strategy` subclass as ``name``, wrapped in a
+    :class:`CandidateSearch` under the selection ``model`` (None: it chooses from the whole
+    pool). Registering your own name again replaces it (a run's key holds a digest of the
+    class's code, :mod:`.behaviour`, so the earlier class's runs are not read back)."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(
+            f"a strategy name must be an identifier such as 'my_uncertainty', got {name!r}"
+        )
+    if name in BUILT_IN:
+        raise ValueError(
+            f"{name!r} is a built-in strategy; register yours under a name of its own "
+            f"(built-in: {sorted(BUILT_IN)})"
+        )
+    if model is not None and model not in SELECTION_MODELS:
+        raise ValueError(f"model must be one of {SELECTION_MODELS} or None, got {model!r}")
+
+    def register(cls: type) -> type:
+        if not (isinstance(cls, type) and issubclass(cls, Strategy)):
+            raise TypeError(
+                f"register_strategy({name!r}) decorates a Strategy subclass, got {cls!r}"
+            )
+        STRATEGIES[name] = (cls, model)
+        return cls
+
+    return register
+
+
 def make_strategy(
-    name: str,
-    *,
-    candidate_m: int = 100,
-    index: str = "Flat",
-    one_to_one: bool = False,
-    **params,
+    name: str, *, candidate_m: int = 100, index: str = "Flat", one_to_one=False, **params
 ) -> Strategy:
     """The strategy registered as ``name``, built with ``params``; candidate strategies search
     ``candidate_m`` neighbours per item with the faiss ``index``. ``one_to_one``: a candidate
     strategy's criterion never sees a pair of a record already matched (:class:`OneToOne`)."""
     if name not in STRATEGIES:
         raise ValueError(f"unknown strategy {name!r}; known: {sorted(STRATEGIES)}")
+    cls, model = STRATEGIES[name]
     try:
-        strategy = STRATEGIES[name](candidate_m=candidate_m, index=index, **params)
+        strategy = cls(**params)
     except TypeError as error:  # a parameter it does not take, or one it needs
         raise TypeError(
             f"strategy {name!r} cannot be built with strategy_params {params!r}: {error}"
         ) from error
-    if one_to_one is True:
-        if not isinstance(strategy, CandidateSearch):
+    if one_to_one not in (True, False):
+        raise ValueError(f"one_to_one must be True or False, got {one_to_one!r}")
+    if model is None:
+        if one_to_one:
             raise ValueError(
                 f"one_to_one applies to a strategy over candidates; {name!r} chooses from "
                 "the whole pool"
             )
-        strategy.base = OneToOne(strategy.base)
-    elif one_to_one is not False:
-        raise ValueError(f"one_to_one must be True or False, got {one_to_one!r}")
-    return strategy
+        strategy.name = name  # the loop's records name a run's strategy by it
+        return strategy
+    base = OneToOne(strategy) if one_to_one else strategy
+    return CandidateSearch(base, model=model, m=candidate_m, index=index, name=name)
+
+
+def positive(name: str, value, *, minimum: int = 1) -> int:
+    """``value`` as an int of at least ``minimum``, or a ValueError naming it."""
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < minimum:
+        kind = "positive" if minimum == 1 else "non-negative"
+        raise ValueError(f"{name} must be a {kind} integer, got {value!r}")
+    return int(value)
+
+
+def kmeans_pick(vectors, k: int, rng: np.random.Generator, *, max_iter: int = 100) -> np.ndarray:
+    """(k,) sorted int64 row indices of ``vectors`` (n, dim): k-means (k-means++, which faiss
+    lacks) into ``k`` clusters, one random row of each (Xu et al. 2007); where clusters stay
+    empty (fewer distinct rows than ``k``), the rest uniform among the rows not picked."""
+    import warnings
+
+    from sklearn.cluster import KMeans
+    from sklearn.exceptions import ConvergenceWarning
+
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    if vectors.ndim != 2 or not np.isfinite(vectors).all():
+        raise ValueError(f"vectors must be a finite 2-d array, got shape {vectors.shape}")
+    n = len(vectors)
+    if not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
+        raise ValueError(f"k must be an integer in [1, {n}] (one pick per cluster), got {k!r}")
+    seed = int(rng.integers(2**31 - 1))
+    if k == n:
+        return np.arange(n, dtype=np.int64)
+    kmeans = KMeans(n_clusters=int(k), n_init=1, max_iter=max_iter, random_state=seed)
+    with warnings.catch_warnings():  # fewer distinct rows than k: handled below
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        cluster = kmeans.fit(vectors).labels_
+    order = np.lexsort((rng.random(n), cluster))  # within a cluster, a random member first
+    firsts = order[np.r_[True, cluster[order][1:] != cluster[order][:-1]]]
+    if len(firsts) < k:
+        rest = np.setdiff1d(np.arange(n), firsts)
+        firsts = np.concatenate([firsts, rng.choice(rest, size=k - len(firsts), replace=False)])
+    return np.sort(firsts).astype(np.int64)
+
+
+def pair_features(space: PairSpace, left: np.ndarray, right: np.ndarray, pair_ids) -> np.ndarray:
+    """(n, 2 * dim) float32 order-free features of pairs: ``[u * v, |u - v|]`` of their two
+    items' embeddings (what Sentence-BERT's classifier reads, without the order)."""
+    i, j = space.decode(pair_ids)
+    u, v = left[i], right[j]
+    return np.concatenate([u * v, np.abs(u - v)], axis=1).astype(np.float32)
+
+
+def _read(state: RoundState, name: str) -> np.ndarray:
+    """``state``'s field ``name``, which the loop fills for a criterion that ``reads`` it."""
+    value = getattr(state, name)
+    if value is None:
+        raise ValueError(
+            f"round {state.round}: this strategy reads RoundState.{name}, which is None "
+            f"(the loop fills it for a criterion whose `reads` names it)"
+        )
+    return value
+
+
+def _base_error(state: RoundState) -> np.ndarray:
+    score = np.clip(np.asarray(_read(state, "base_cosine"), np.float64), 0.0, 1.0)
+    return (score - state.pool.labels(state.candidates)) ** 2
+
+
+def _percentile(x: np.ndarray) -> np.ndarray:
+    """Ranks scaled to (0, 1]; ties share their mean rank."""
+    from scipy.stats import rankdata
+
+    return rankdata(x) / max(len(x), 1)
 
 
 def _enough_candidates(state: RoundState, n: int) -> None:
-    """A batch of ``n`` fits in the round's unlabelled candidates, or a clear error."""
     if n > len(state.candidates):
         raise ValueError(
             f"round {state.round}: only {len(state.candidates)} unlabelled "
@@ -447,27 +526,28 @@ def _enough_candidates(state: RoundState, n: int) -> None:
 
 
 def _top(state: RoundState, n: int, key: np.ndarray, *tiebreaks: np.ndarray) -> np.ndarray:
-    """The ``n`` candidates of smallest ``key``, ties by each of ``tiebreaks`` (smallest first)
-    and then by pair id, sorted."""
     _enough_candidates(state, n)
+    return smallest(state.candidates, n, key, *tiebreaks)
+
+
+def smallest(ids: np.ndarray, n: int, key: np.ndarray, *tiebreaks: np.ndarray) -> np.ndarray:
+    """(n,) int64 sorted: the ``n`` of the sorted ``ids`` of smallest ``key``, ties by each of
+    ``tiebreaks`` (smallest first) and then by id."""
     for scores in (key, *tiebreaks):
-        if len(scores) != len(state.candidates):
-            raise ValueError(f"{len(scores)} scores for {len(state.candidates)} candidates")
+        if len(scores) != len(ids):
+            raise ValueError(f"{len(scores)} scores for {len(ids)} candidates")
         if np.isnan(scores).any():
-            raise ValueError(
-                f"round {state.round}: {int(np.isnan(scores).sum())} candidate scores are NaN"
-            )
-    order = np.lexsort((state.candidates, *reversed(tiebreaks), key))
-    return np.sort(state.candidates[order[:n]])
+            raise ValueError(f"{int(np.isnan(scores).sum())} scores are NaN")
+    order = np.lexsort((ids, *reversed(tiebreaks), key))
+    return np.sort(ids[order[:n]]).astype(np.int64)
 
 
 def _stratified(state: RoundState, n: int, n_positive_total: int) -> np.ndarray:
     """``n`` uniform pairs, with positives in the share that ends the run at ``n_positive_total``
     positives when every round draws in proportion (labels taken so far count)."""
     pool, labelled = state.pool, state.labelled
-    done = len(labelled)
     have = int(isin_sorted(labelled, pool.positives).sum())
-    want = round(n_positive_total * (done + n) / state.budget) - have
+    want = round(n_positive_total * (len(labelled) + n) / state.budget) - have
     free_pos = setdiff_sorted(pool.positives, state.unavailable)
     n_pos = int(min(max(want, 0), n, len(free_pos)))
     positives = np.sort(state.rng.choice(free_pos, size=n_pos, replace=False))

@@ -30,7 +30,7 @@ class Annotator(Configurable):
         return np.empty(0, np.int64)
 
     def start_round(self, round: int, state, batch) -> None:
-        """Told round ``round``'s :class:`~pairlab.active.base.RoundState` and its ``batch``
+        """Told round ``round``'s :class:`~pairlab.active.strategies.RoundState` and its ``batch``
         before :meth:`annotate` (a session posts its pairs then); nothing by default."""
 
     def answered_beyond(self, labelled) -> tuple[np.ndarray, np.ndarray]:

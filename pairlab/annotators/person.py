@@ -353,7 +353,7 @@ class PersonAnnotator(Annotator):
 
     def held_out(self) -> np.ndarray:
         """The audit pairs posted so far (sorted int64): no strategy may pick them for a batch,
-        so that no model trains on them (:attr:`~pairlab.active.base.RoundState.held_out`)."""
+        so that no model trains on them (:attr:`~pairlab.active.strategies.RoundState.held_out`)."""
         queue = self.store.queue()
         return np.unique(queue.loc[queue["kind"] == "audit", "pair_id"].to_numpy(np.int64))
 

@@ -13,7 +13,7 @@ import os
 import socket
 
 from ..active.loop import ActiveRun, emit
-from ..active.runfolder import finished_run
+from ..active.store import finished_run
 from ..models import inference
 
 __all__ = ["connect", "gpus_per_run", "run_on_ray"]

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..active import strategies as st
-from ..active.base import RoundState
+from ..active.strategies import RoundState
 from ..annotators.factory import base_error, error_edges
 from ..data.loaders import Pool
 from ..data.pairs import isin_sorted, union_sorted

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..active.queries import QuerySettings
-from ..active.query_loop import COST_STAGES, QueryRun, ranking_record
+from ..active.queries import COST_STAGES, QueryRun, QuerySettings, ranking_record
 from ..active.store import run_folder
 from ..annotators.scan import scan_to_first_relevant
 from ..evaluation.ranking import answerable
