@@ -237,7 +237,7 @@ display(session.estimate_table())
 use = session.record_use()
 print(f"{use['matches']:,} matches labelled; {use['records_in_several']:,} records in more than one; "
       f"{use['non_matches_of_matched']:,} non-match answers paired a record already matched")
-print(use["advice"] or f"(one_to_one = {one_to_one}: nothing in these counts argues against it)")
+print(use["sentence"] or f"(one_to_one = {one_to_one}: nothing in these counts argues against it)")
 
 # %% [markdown]
 # ## 4. What you came for

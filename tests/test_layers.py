@@ -19,6 +19,7 @@ LAYERS = [
         "params": "constructor arguments as a strategy's or annotator's own config",
         "paths": "where the project, the data, the cache and the runs live",
         "tempfiles": "temporary files and locks for folders several processes write",
+        "templating": "the one Jinja environment: every sentence pairlab shows is a macro",
     },
     {"data": "pair ids, tasks and pools, your pair files and record tables, the papers' numbers"},
     {"models": "encoders, cached embeddings, CosineBERT, ConcatBERT, training, inference backends"},

@@ -190,7 +190,8 @@ def test_bad_settings_are_errors_naming_the_value(tmp_path):
 def test_record_use_counts_where_the_labelled_matches_sit(tmp_path):
     """``record_use`` against a count by hand over the session's answers: records in two
     matches, non-matches of matched records; the advice follows the counts and the setting."""
-    from pairlab.session.guide import one_to_one_sentence
+    from pairlab.session.session import one_to_one_advice
+    from pairlab.session.worker import sentence
 
     session = LabelingSession(records(), tmp_path / "p", **oracle_toy())
     session.run(learner=FakeLearner(VECTORS))
@@ -206,12 +207,19 @@ def test_record_use_counts_where_the_labelled_matches_sit(tmp_path):
     assert spent > 0  # the toy asks some without the rule
 
     one = {"matches": 40, "records_in_several": 0, "non_matches_of_matched": 7}
-    assert "one_to_one=True spends those labels" in one_to_one_sentence(one, False)
-    assert one_to_one_sentence(one, True) == ""
-    assert one_to_one_sentence({**one, "matches": 5}, False) == ""  # too few to say
+    assert one_to_one_advice(one, False) == "distinct_records"
+    assert "one_to_one=True spends those labels" in sentence(
+        {**one, "advice": "distinct_records"}, "one_to_one"
+    )
+    assert one_to_one_advice(one, True) == ""
+    assert one_to_one_advice({**one, "matches": 5}, False) == ""  # too few to say
     many = {**one, "records_in_several": 3}
-    assert one_to_one_sentence(many, False) == ""
-    assert "consider one_to_one=False" in one_to_one_sentence(many, True)
+    assert one_to_one_advice(many, False) == ""
+    assert one_to_one_advice(many, True) == "several_matches"
+    assert "consider one_to_one=False" in sentence(
+        {**many, "advice": "several_matches"}, "one_to_one"
+    )
+    assert sentence({**many, "advice": ""}, "one_to_one") == ""
 
 
 def person(store: SessionStore, pool, stop: threading.Event, answers: list, delay=0.0):
@@ -468,7 +476,7 @@ def test_no_audit_from_a_model_that_saw_one_answer(tmp_path):
     audit = SessionAudit(tmp_path / "audit")
     ids, strata = audit(2, SimpleNamespace(model=model), np.arange(3), 5)
     assert len(ids) == len(strata) == 0 and audit.rounds() == []
-    assert audit.skipped()[0]["round"] == 2 and "one answer only" in audit.skipped()[0]["why"]
+    assert audit.skipped() == [{"round": 2, "why": "one_class"}]
 
 
 def test_a_strategy_that_found_no_match_records_no_infinity():
@@ -533,7 +541,7 @@ def test_matches_per_record_bounds_the_audit_prior_and_is_read_back(tmp_path):
 
 def test_the_stopping_sentence_says_when_the_stated_bound_sets_the_estimate():
     """The sentence names the bound it assumes, and warns when the interval's top reaches it."""
-    from pairlab.session.guide import stopping_sentence
+    from pairlab.session.worker import sentence as stopping_sentence
 
     base = {
         "found": 40,

@@ -1,23 +1,17 @@
-"""Label your own pairs: :class:`LabelingSession`, a person in notebook 03's active-learning loop.
-
-The session is the simulation's loop (:class:`~pairlab.active.loop.ActiveRun`: the same
-strategies, candidate search, CosineBERT retrained from the pretrained checkpoint each round,
-and run folder) with a person for its annotator. The loop runs in a worker process
-(:mod:`.worker`); the person answers in a widget in the kernel; both share one SQLite file
-(:class:`~pairlab.annotators.person.SessionStore`), where every answer is committed before the
-next pair shows. A killed kernel loses nothing: running the cell again starts a worker that
-resumes the run folder, and the widget shows the first pair without an answer.
-
-The session folder holds ``labels.sqlite`` (the queue and every answer), ``run/`` (the loop's
-run folder: config, rounds, models), ``audit/`` (the audit rounds' designs), ``cache/`` (the
-export's cross-encoder scores, read back while the answers stay the same) and, after
-:meth:`LabelingSession.export`, what the person came for (:mod:`.export`).
+"""Label your own pairs: :class:`LabelingSession`, a person in notebook 03's active-learning loop
+(:class:`~pairlab.active.loop.ActiveRun`, run in a worker process: :mod:`.worker`). The worker
+and the widget share one SQLite file (:class:`~pairlab.annotators.person.SessionStore`) where
+every answer is committed before the next pair shows: after a killed kernel, the cell run again
+resumes the run folder. The session folder holds ``labels.sqlite``, ``run/`` (the loop's run
+folder), ``audit/`` (the audit rounds' designs), ``cache/`` (the export's cross-encoder scores)
+and, after :meth:`LabelingSession.export`, what the person came for (:mod:`.export`).
 """
 
 from __future__ import annotations
 
+import json
 import time
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,12 +22,14 @@ from ..annotators.person import UNANSWERED, SessionStore
 from ..data.items import Records
 from ..data.recordpool import RecordPool, record_pairs
 from ..io import read_json, to_json, write_json
-from .settings import ANNOTATORS, SessionSettings, audits
-from .worker import Job, run_job, spawn
+from .audit import SessionAudit
+from .settings import SessionSettings, audits
+from .worker import Job, log_estimate, run_job, sentence, spawn
 
-__all__ = ["LabelingSession", "SessionSettings", "SessionData", "session_config", "ANNOTATORS"]
+__all__ = ["LabelingSession", "one_to_one_advice", "session_config"]
 
 SETTINGS_FILE = "session.json"  # the settings a session's loop last ran with (a grown budget)
+ONE_TO_ONE_EVIDENCE = 20  # labelled matches, all on distinct records, before suggesting one_to_one
 
 
 def session_config(
@@ -109,18 +105,16 @@ def _same_settings(folder: Path, config: ActiveConfig) -> None:
     )
 
 
-@dataclass(frozen=True, eq=False)
-class SessionData:
-    """What a session labels: ``items`` (and ``right``), the pairs known before it
-    (``positives``, ``negatives``), the oracle's ``oracle_pairs``, the encoder ``model``."""
-
-    items: Records
-    right: Records | None = None
-    model: object = None
-    oracle_pairs: object = None
-    positives: object = None
-    negatives: object = None
-    name: str | None = None
+def one_to_one_advice(use: dict, one_to_one: bool) -> str:
+    """Whether the counts of :meth:`LabelingSession.record_use` say ``one_to_one`` is set the
+    wrong way: "several_matches" (set, and a record is in two matches), "distinct_records" (not
+    set, enough matches all on distinct records, and non-matches of matched records), else ""."""
+    several, spent = use["records_in_several"], use["non_matches_of_matched"]
+    if one_to_one and several:
+        return "several_matches"
+    if not one_to_one and not several and spent and use["matches"] >= ONE_TO_ONE_EVIDENCE:
+        return "distinct_records"
+    return ""
 
 
 _FIELDS = tuple(f.name for f in fields(SessionSettings))
@@ -170,7 +164,17 @@ class LabelingSession:
                 "annotator='oracle' needs oracle_pairs: the file of every true pair "
                 "(first two columns: left id, right id)"
             )
-        self.data = SessionData(items, right, model, oracle_pairs, positives, negatives, name)
+        self.items, self.data = (
+            items,
+            dict(  # what sibling() opens again
+                right=right,
+                model=model,
+                oracle_pairs=oracle_pairs,
+                positives=positives,
+                negatives=negatives,
+                name=name,
+            ),
+        )
         self.pool = record_pairs(
             items,
             right,
@@ -210,18 +214,8 @@ class LabelingSession:
     def sibling(self, folder, **changes) -> LabelingSession:
         """A session on the same records and known pairs in ``folder``, with ``changes`` to
         the settings (the oracle's comparisons and coverage checks)."""
-        d = self.data
-        return LabelingSession(
-            d.items,
-            folder,
-            right=d.right,
-            model=d.model,
-            oracle_pairs=d.oracle_pairs,
-            positives=d.positives,
-            negatives=d.negatives,
-            name=d.name,
-            settings=replace(self.settings, **changes),
-        )
+        settings = replace(self.settings, **changes)
+        return LabelingSession(self.items, folder, **self.data, settings=settings)
 
     def _give_known(self) -> None:
         """The pairs known before the session (``positives``, ``negatives``) as answers of
@@ -332,45 +326,41 @@ class LabelingSession:
     # -- how far am I? ------------------------------------------------------------------------
 
     def estimate(self) -> dict:
-        """The audit's estimate now: the matching pairs in the whole collection, the share found
-        and the model's precision and recall, each with a 95% interval, and a plain sentence
-        (:mod:`.audit`, :mod:`.guide`). Before any audit answer, what is known and why no
-        estimate yet."""
-        from .audit import SessionAudit
-        from .worker import log_estimate
-
-        estimate = log_estimate(self.folder, SessionAudit(self.folder / "audit"), self.store)
+        """The audit's estimate now (:meth:`.audit.SessionAudit.estimate`: the matching pairs in
+        the whole collection, the share found, the model's precision and recall, each with a 95%
+        interval) and its ``sentence``. Before there is one: ``total`` None, and ``waiting``
+        says why ("no_audit", "one_class", "first_model" or "answers")."""
+        audit = SessionAudit(self.folder / "audit")
+        estimate = log_estimate(self.folder, audit, self.store)
         if estimate is not None:
             return estimate
+        skipped, drawn = audit.skipped(), audit.rounds()
         counts = self.counts()
-        audit = SessionAudit(self.folder / "audit")
-        skipped = audit.skipped()
-        why = (
-            "audit_share is 0: no audit pairs are drawn"
-            if not self.settings.audit_share
-            else f"no audit yet: in round {skipped[-1]['round']}, {skipped[-1]['why']}"
-            if skipped and not audit.rounds()
-            else "the audit starts in round 2, with the first trained model"
-            if not audit.rounds()
-            else f"{audit.audit_answers(self.store)} audit answers so far; the estimate needs "
-            f"{audit.n_strata}, one for each score stratum"
-        )
-        return {
+        waiting = {
             "found": counts["positives"],
             "labels": counts["labels"],
             "total": None,
-            "sentence": f"{counts['positives']:,} matches found in {counts['labels']:,} "
-            f"labels; no estimate of how many remain yet ({why})",
+            "waiting": "no_audit"
+            if not self.settings.audit_share
+            else "one_class"
+            if skipped and not drawn
+            else "first_model"
+            if not drawn
+            else "answers",
+            "skipped_round": skipped[-1]["round"] if skipped else None,
+            "audit_answers": audit.audit_answers(self.store),
+            "n_strata": audit.n_strata,
         }
+        return {**waiting, "sentence": sentence(waiting)}
 
     def record_use(self) -> dict:
         """How the matches labelled so far sit on the records: ``matches``; ``records_in_several``,
         records in more than one labelled match (in one table a record counts on either side);
         ``non_matches_of_matched``, non-match answers that pair a record in a labelled match (the
-        labels ``one_to_one`` spares where no record has two matches); and ``advice``, a sentence
-        when these counts say ``one_to_one`` is probably set the wrong way (else "")."""
+        labels ``one_to_one`` spares where no record has two matches); ``advice`` where these
+        counts say ``one_to_one`` is probably set the wrong way ("several_matches" with it set,
+        "distinct_records" without; else ""), and its ``sentence``."""
         from ..active.strategies import of_matched_records
-        from .guide import one_to_one_sentence
 
         ids, labels = self.store.labelled()
         space = self.pool.space
@@ -383,31 +373,18 @@ class LabelingSession:
                 of_matched_records(space, ids[labels == 0], ids, labels).sum()
             ),
         }
-        return {**use, "advice": one_to_one_sentence(use, bool(self.settings.one_to_one))}
+        use["advice"] = one_to_one_advice(use, bool(self.settings.one_to_one))
+        return {**use, "sentence": sentence(use, "one_to_one")}
 
     def estimate_table(self):
         """The estimates logged so far, one row each (after every round, and every call of
         :meth:`estimate`)."""
-        import json
-
         import pandas as pd
 
         path = self.folder / "estimates.jsonl"
-        rows = (
-            [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
-        )
-        columns = [
-            "round",
-            "labels",
-            "found",
-            "total",
-            "total_ci",
-            "recall_found",
-            "recall_found_ci",
-            "precision",
-            "recall",
-            "audit_labels",
-        ]
+        rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+        columns = "round labels found total total_ci recall_found recall_found_ci".split()
+        columns += ["precision", "recall", "audit_labels"]
         return pd.DataFrame([{c: r.get(c) for c in columns} for r in rows], columns=columns)
 
     def labels(self):
@@ -455,37 +432,27 @@ class LabelingSession:
         recall the labels reached."""
         from .export import match_quality
 
-        result = self.result() or {}
-        counts = self.counts()
+        counts, estimate = self.counts(), self.estimate()
         out = {
-            "labels": counts["labels"],
-            "positives": counts["positives"],
-            "unsure": counts["unsure"],
-            "rounds": len(result.get("records", [])),
-            "matches": exported.get("matches"),
-            "clusters": exported.get("clusters"),
-            "threshold": exported.get("threshold"),
+            **{k: counts[k] for k in ("labels", "positives", "unsure")},
+            "rounds": len((self.result() or {}).get("records", [])),
+            **{k: exported.get(k) for k in ("matches", "clusters", "threshold")},
             "matcher": exported.get("chosen"),
             "matcher_estimates": exported.get("estimates"),
+            "audit_labels": SessionAudit(self.folder / "audit").audit_answers(self.store),
+            "est_positives": {"point": estimate["total"], "ci": estimate.get("total_ci")},
+            "est_recall": {
+                "point": estimate.get("recall_found"),
+                "ci": estimate.get("recall_found_ci"),
+            },
+            "est_sentence": estimate["sentence"],
         }
-        from .audit import SessionAudit
-
-        estimate = self.estimate()
-        out["audit_labels"] = SessionAudit(self.folder / "audit").audit_answers(self.store)
-        out["est_positives"] = {"point": estimate["total"], "ci": estimate.get("total_ci")}
-        out["est_recall"] = {
-            "point": estimate.get("recall_found"),
-            "ci": estimate.get("recall_found_ci"),
-        }
-        out["est_sentence"] = estimate["sentence"]
         if oracle_pairs and self.pool.truth_known:
             out.update(match_quality(self, exported))
         return out
 
     def coverage_checks(self) -> list[dict]:
         """With the oracle and ``coverage`` > 0: each audit round's check of its intervals."""
-        from .audit import SessionAudit
-
         return SessionAudit(self.folder / "audit").coverage_rounds()
 
     def __repr__(self) -> str:
