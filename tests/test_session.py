@@ -16,7 +16,7 @@ from pairlab.data.items import Records
 from pairlab.data.recordpool import record_pairs
 from pairlab.io import ReadReport, to_json
 from pairlab.metrics_files import check
-from pairlab.session import LabelingSession, compare_strategies
+from pairlab.session import LabelingSession, SessionSettings, compare_strategies
 from pairlab.session.export import clusters, label_frame
 from pairlab.session.matchers import precision_threshold
 from pairlab.session.worker import Job, run_job
@@ -165,8 +165,6 @@ def test_the_budget_is_every_answer_the_audit_included(tmp_path):
 
 
 def test_bad_settings_are_errors_naming_the_value(tmp_path):
-    from pairlab.session import SessionSettings
-
     for bad, needle in [
         ({"batch": 0}, "batch must be a positive integer, got 0"),
         ({"budget": 2.5}, "budget must be a positive integer, got 2.5"),
@@ -246,7 +244,7 @@ def test_a_person_labels_every_pair_once_and_spares_join_the_next_round(tmp_path
         curve=False,
         annotator={"kind": "person", "name": "person"},
     )
-    job = Job(config, pool, tmp_path, who="person", spares=5)
+    job = Job(config, pool, tmp_path, SessionSettings(spares=5))
     store = SessionStore(tmp_path / "labels.sqlite")
     stop, answers = threading.Event(), []
     thread = threading.Thread(target=person, args=(store, pool, stop, answers), daemon=True)
@@ -280,7 +278,7 @@ def test_a_restarted_worker_asks_no_answered_pair_again(tmp_path):
         curve=False,
         annotator={"kind": "person", "name": "oracle"},
     )
-    job = Job(config, pool, tmp_path, who="oracle", oracle=True)
+    job = Job(config, pool, tmp_path, SessionSettings(annotator="oracle"))
     with pytest.raises(KeyboardInterrupt):
         run_job(job, learner=FakeLearner(VECTORS, crash_at_round=2))
     store = SessionStore(tmp_path / "labels.sqlite")

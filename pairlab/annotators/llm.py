@@ -82,8 +82,10 @@ _SIDES = {"qqp": ("Question A", "Question B"), "wikiqa": ("Question", "Sentence"
 _NUMBER = re.compile(r"[0-9]+")
 _CHARS_PER_TOKEN = 4  # the usual rough rate for English text
 _TOKENS_PER_MESSAGE = 4  # chat formatting around each message, plus 3 to prime the reply
-_COUNTERS = "requests failed_requests prompts prompt_tokens completion_tokens unmetered".split()
-_COUNTERS += ["asked", "cached", "no_answers"]
+_COUNTERS = (  # usage's counts
+    "requests failed_requests prompts prompt_tokens completion_tokens unmetered asked cached "
+    "no_answers"
+).split()
 
 
 class AnswerFormatError(ValueError):

@@ -1,8 +1,6 @@
-"""What a labelling session gives the person: ``labels.csv`` (every answer), the trained model
-(a sentence-transformers folder), ``matches.csv`` (every pair of the whole collection the model
-calls a match at a threshold chosen for a target precision, found by candidate search over all
-records, with the person's own answers applied) and, for one table, ``clusters.csv`` (connected
-components of the matches: one cluster id per record)."""
+"""What a labelling session gives the person: ``labels.csv`` (every answer), the trained model,
+``matches.csv`` (every pair the matcher calls a match at the threshold for a target precision,
+the person's answers applied) and, for one table, ``clusters.csv`` (one cluster id per record)."""
 
 from __future__ import annotations
 

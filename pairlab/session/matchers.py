@@ -1,18 +1,10 @@
 """Which model decides the exported matches: the session's bi-encoder (CosineBERT), or a
-cross-encoder (ConcatBERT) trained on the same labels re-scoring the bi-encoder's candidates,
-chosen by the audit.
-
-Both matchers score the same candidates (each record's ``m`` nearest neighbours under the final
-bi-encoder) and keep those whose probability reaches the threshold their own probabilities
-expect to give the target precision (:func:`precision_threshold`). The audit pairs were
-held out of every model's training, so they can judge both: each audit round is a stratified
-sample of the pairs unlabelled at its draw, and a matcher's true and false positives among the
-still unlabelled pairs it predicts are estimated from it by inverse-probability weighting
-(``M_h / n_h`` per stratum h, strata without an audit pair left out), the rounds averaged by
-their number of audit answers. The estimated F1 of the export (the person's own yes answers,
-plus the matcher's predictions among unlabelled pairs) against the audit's estimated total of
-matching pairs decides; without audit answers the bi-encoder is kept and the choice says why.
-"""
+cross-encoder (ConcatBERT) trained on the same labels re-scoring its candidates (each record's
+``m`` nearest neighbours), each thresholded for the target precision
+(:func:`precision_threshold`). The audit pairs, never trained on, judge both: a matcher's true
+and false positives among the unlabelled pairs it predicts are estimated by inverse-probability
+weighting (``M_h / n_h`` per stratum), the rounds averaged by their audit answers; the higher
+estimated F1 of the export decides (without audit answers, the bi-encoder)."""
 
 from __future__ import annotations
 
@@ -95,11 +87,8 @@ def cross_encoder(
 ) -> Matcher:
     """ConcatBERT trained on ``labels`` (a frame of ``pair_id``, ``label`` 0/1: the session's
     training labels, never the audit) with ``config`` (a :class:`TrainConfig`), scoring the
-    candidates. With a ``cache`` folder the scores are kept there under a key of everything
-    that decides them (the training pairs' texts and labels, the candidates' texts, the
-    settings, the pretrained weights and ConcatBERT's code): exporting again after a kernel
-    restart reads them back instead of training again (most of an export's time on a large
-    table)."""
+    candidates. With a ``cache`` folder, the scores are kept under a key of everything that
+    decides them: exporting again after a restart reads them back instead of training."""
     from ..active.behaviour import code_digest
     from ..models.concatbert import ConcatBERT
     from ..models.embed import cached_array, model_fingerprint, text_digest
@@ -146,11 +135,9 @@ def untrainable(labels) -> str | None:
 
 def audit_counts(audit, store, predicted: np.ndarray, held: np.ndarray) -> dict | None:
     """Estimated true and false positives among ``predicted`` (sorted pair ids a matcher calls
-    matches) within each audit round's frame, from every audit round of ``audit`` (a
-    :class:`~.audit.SessionAudit`) answered in ``store``, leaving out audit pairs in ``held``
-    (sorted: pairs a model trained on, e.g. an audit pair a later batch asked again). Their
-    ratio estimates the matcher's precision where no label decides. None without an audit
-    answer."""
+    matches) from every audit round of ``audit`` (a :class:`~.audit.SessionAudit`) answered in
+    ``store``, leaving out the audit pairs in ``held`` (sorted: pairs a model trained on). None
+    without an audit answer."""
     estimates, weights = [], []
     for r in audit.rounds():
         design = audit.load(r)[0]

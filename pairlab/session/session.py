@@ -23,7 +23,7 @@ from ..data.items import Records
 from ..data.recordpool import RecordPool, record_pairs
 from ..io import read_json, to_json, write_json
 from .audit import SessionAudit
-from .settings import SessionSettings, audits
+from .settings import SessionSettings, audits, split
 from .worker import Job, log_estimate, run_job, sentence, spawn
 
 __all__ = ["LabelingSession", "one_to_one_advice", "session_config"]
@@ -51,7 +51,11 @@ def session_config(
         n_boot=2,
         curve=False,
         keep_model=True,
-        annotator={"kind": "person", "name": settings.who, "audit_share": settings.audit_share},
+        annotator={
+            "kind": "person",
+            "name": settings.annotator,
+            "audit_share": settings.audit_share,
+        },
         **one_to_one,
         **settings.train,
     )
@@ -71,8 +75,7 @@ def planned_rounds(folder: Path, settings: SessionSettings, *, audited: bool):
     if differing_keys(old, new) != ["budget"] or not old["budget"] < settings.budget:
         return shown, audit  # the same budget, or a change the run folder's check refuses
     done, done_audit = replace(settings, budget=int(old["budget"])).rounds(audited=audited)
-    rounds, rest = divmod(settings.budget - sum(done), settings.batch)
-    more = (settings.batch,) * rounds + ((rest,) if rest else ())
+    more = split(settings.budget - sum(done), settings.batch)
     return done + more, done_audit + audits(
         more, settings.audit_share if audited else 0.0, first=len(done) + 1
     )
@@ -125,21 +128,11 @@ class LabelingSession:
 
     ``items``: :class:`~pairlab.data.items.Records` (``load_items``) of one table, duplicates
     within it; ``right``: a second table's to match against (``None``: one table). ``positives``
-    and ``negatives``: pairs already known (files or frames of id pairs). The settings are a
-    :class:`SessionSettings` (``settings``), or its fields as keywords (others are the loop's
-    :class:`~pairlab.active.config.ActiveConfig` fields): ``annotator`` ``"person"`` (the widget,
-    :meth:`widget`) or ``"oracle"`` (``oracle_pairs``, every true pair, answers: a simulation,
-    run to the end by :meth:`run`); ``budget`` answers in all, the audit's included, ``batch``
-    pairs a round (a larger budget on the same folder goes on from its last round; other
-    changed settings need a new folder); ``audit_share`` of each round's pairs from the second
-    drawn for the recall estimate; ``spares`` candidates beyond each batch to label while the
-    model retrains (person only; they come on top of the budget).
-    ``matches_per_record``: the recall estimate's stated assumption, at most that many matches a
-    record of the smaller table (one table: a record) are left to find (the ``"bounded"`` audit
-    prior); ``None`` lets the estimate rest on the model's calibration alone, whose tail can be
-    far off (notebook 10, section 6 checks both against the truth). ``one_to_one``: every
-    record matches at most one other (two catalogues of distinct products), so a pair of a record
-    already matched is never asked (:class:`~pairlab.active.strategies.OneToOne`)."""
+    and ``negatives``: pairs already known (files or frames of id pairs); ``oracle_pairs``: every
+    true pair, for ``annotator="oracle"``. The settings are a :class:`SessionSettings`
+    (``settings``) or its fields as keywords; other keywords are the loop's
+    :class:`~pairlab.active.config.ActiveConfig` fields. A larger budget on the same folder goes
+    on from its last round; other changed settings need a new folder."""
 
     def __init__(
         self,
@@ -220,15 +213,11 @@ class LabelingSession:
     def _give_known(self) -> None:
         """The pairs known before the session (``positives``, ``negatives``) as answers of
         "given": never asked, trained on from the first round (they join its labels)."""
-        known = np.concatenate([self.pool.known_positives, self.pool.stated_negatives])
+        positives, negatives = self.pool.known_positives, self.pool.stated_negatives
+        known = np.concatenate([positives, negatives])
         if not len(known):
             return
-        labels = np.concatenate(
-            [
-                np.ones(len(self.pool.known_positives), np.int8),
-                np.zeros(len(self.pool.stated_negatives), np.int8),
-            ]
-        )
+        labels = np.repeat([1, 0], [len(positives), len(negatives)])
         self.store.post(0, known, "given")
         new = self.store.answers(known) == UNANSWERED  # given once: a reopened session has them
         for pair_id, label in zip(known[new], labels[new]):
@@ -238,18 +227,7 @@ class LabelingSession:
 
     @property
     def job(self) -> Job:
-        s = self.settings
-        return Job(
-            self.config,
-            self.pool,
-            self.folder,
-            who=s.who,
-            oracle=s.annotator == "oracle",
-            audits=self.audits,
-            spares=s.spare_pairs,
-            coverage=s.coverage_repeats,
-            matches_per_record=s.matches_per_record,
-        )
+        return Job(self.config, self.pool, self.folder, self.settings, self.audits)
 
     def run(self, *, callbacks=(), learner=None) -> dict:
         """Run the loop here to its end (the oracle answers at once); returns the run's result.
@@ -317,7 +295,7 @@ class LabelingSession:
             "right_title": self.pool.left.name if self.pool.symmetric else self.pool.right.name,
         }
         return LabellingWidget(
-            self.store, self.texts, annotator=self.settings.who, **{**titles, **kwargs}
+            self.store, self.texts, annotator=self.settings.annotator, **{**titles, **kwargs}
         )
 
     def counts(self) -> dict:
@@ -383,8 +361,10 @@ class LabelingSession:
 
         path = self.folder / "estimates.jsonl"
         rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-        columns = "round labels found total total_ci recall_found recall_found_ci".split()
-        columns += ["precision", "recall", "audit_labels"]
+        columns = (
+            "round labels found total total_ci recall_found recall_found_ci precision recall "
+            "audit_labels"
+        ).split()
         return pd.DataFrame([{c: r.get(c) for c in columns} for r in rows], columns=columns)
 
     def labels(self):

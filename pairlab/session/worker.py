@@ -16,6 +16,7 @@ from ..active.config import ActiveConfig
 from ..active.loop import ActiveRun
 from ..annotators.person import PersonAnnotator, SessionStore
 from .audit import SessionAudit
+from .settings import SessionSettings
 
 __all__ = ["Job", "run_job", "log_estimate", "spawn"]
 
@@ -32,35 +33,33 @@ STAGES = {  # the loop's stages as the widget's status line shows them
 
 @dataclass(frozen=True)
 class Job:
-    """What the worker runs: the loop's settings, the pool, the session folder, who labels."""
+    """What the worker runs: the loop's config, the pool, the session folder, the session's
+    settings (who answers, spares, coverage checks, the audit prior's bound) and the audit
+    pairs planned in each round."""
 
     config: ActiveConfig
     pool: object  # a RecordPool
     folder: Path
-    who: str = "person"
-    oracle: bool = False  # answer every posted pair from the pool's truth (a simulation)
-    audits: tuple[int, ...] = ()  # audit pairs planned in each round (of the pairs shown)
-    spares: int = 0  # pairs beyond each batch for the person while the model trains
-    coverage: int = 0  # with the oracle: fresh audits redrawn each round to check the intervals
-    matches_per_record: float | None = None  # the audit prior's bound (None: the default prior)
+    settings: SessionSettings = SessionSettings()
+    audits: tuple[int, ...] = ()
 
 
 def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
     """Run (or resume) the session's loop in this process; returns the run's result.
     ``learner`` replaces CosineBERT (tests)."""
-    store = SessionStore(job.folder / "labels.sqlite")
+    store, s = SessionStore(job.folder / "labels.sqlite"), job.settings
     audit = SessionAudit(
         job.folder / "audit",
         seed=job.config.seed,
-        coverage=job.coverage,
-        matches_per_record=job.matches_per_record,
+        coverage=s.coverage_repeats,
+        matches_per_record=s.matches_per_record,
     )
     annotator = PersonAnnotator(
         store,
-        who=job.who,
-        oracle=job.pool if job.oracle else None,
+        who=s.annotator,
+        oracle=job.pool if s.annotator == "oracle" else None,
         audits=job.audits,
-        spares=job.spares,
+        spares=s.spare_pairs,
         audit=audit,
     )
 
