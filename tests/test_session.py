@@ -17,8 +17,7 @@ from pairlab.data.recordpool import record_pairs
 from pairlab.io import ReadReport, to_json
 from pairlab.metrics_files import check
 from pairlab.session import LabelingSession, SessionSettings, compare_strategies
-from pairlab.session.export import clusters, label_frame
-from pairlab.session.matchers import precision_threshold
+from pairlab.session.export import clusters, label_frame, precision_threshold
 from pairlab.session.worker import Job, run_job
 
 TRAIN = POOLS["train"]

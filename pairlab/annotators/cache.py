@@ -110,6 +110,3 @@ class AnswerCache:
     def __len__(self) -> int:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
-
-    def __repr__(self) -> str:
-        return f"AnswerCache({str(self.path)!r})"

@@ -1,19 +1,14 @@
-"""An LLM as annotator through any OpenAI-compatible chat-completions endpoint (the ``openai``
-SDK, imported only when an :class:`LLMAnnotator` is made), with the protocol of Bansal and Sharma
-(2023, Appendix A): pairs go ten to a prompt, numbered from 1; the model answers with the
-numbers of the similar pairs, comma-separated, or ``none``.
+"""An LLM as annotator through any OpenAI-compatible endpoint (the ``openai`` SDK, imported when
+an :class:`LLMAnnotator` is made), with Bansal and Sharma's protocol (2023, Appendix A): pairs
+ten to a prompt, numbered from 1; the answer names the similar pairs' numbers, or ``none``.
 
-Pairs already answered (the :class:`~.cache.AnswerCache`) are never sent again; the rest go
-``concurrency`` prompts at a time. The SDK retries what waiting can fix (``max_retries``: no
-connection, timeout, HTTP 408/409/429/5xx, honouring ``Retry-After``), every attempt counted by
-the HTTP transport; a request the endpoint refuses (other 4xx) raises at once. An answer that
-does not parse is asked again ``parse_retries`` times, then its pairs are ``NO_ANSWER`` with the
-raw text kept.
-
-The QQP system prompt is Table 7's, word for word; its question prompt asked for ``"Pair1"``,
-here bare numbers (which the parser holds strictly). WikiQA had no prompt in the paper: the same
-protocol, asking whether the sentence answers the question. Changing any prompt text changes
-answers: bump :data:`PROMPT_VERSION` (part of every cache key).
+Pairs in the :class:`~.cache.AnswerCache` are never sent again. The SDK retries what waiting can
+fix (``max_retries``; every attempt counted by the HTTP transport); a refused request (4xx but
+408/409/429) raises at once; an answer that does not parse is asked ``parse_retries`` times more,
+then is ``NO_ANSWER`` with its raw text kept. The QQP system prompt is Table 7's, word for word;
+the answer is bare numbers (parsed strictly); WikiQA, without a prompt in the paper, asks
+whether the sentence answers the question. A changed prompt text needs a new
+:data:`PROMPT_VERSION` (part of every cache key).
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""A person as the annotator: a labelling session's queue and every answer, in one SQLite file
-the round loop (its worker process) and the labelling widget (the kernel) share.
-
-The loop posts each round's pairs to the ``queue`` (the batch, the audit sample mixed in, spare
-candidates for while the next model trains); the widget shows the first queued pair without an
-answer and appends the answer, one committed transaction per key press. Rows are never updated
-or deleted: a pair's current answer is its latest row, an undo a row withdrawing it, so a killed
-kernel or worker loses no answer. :class:`PersonAnnotator` posts a batch and waits until every
-pair of it has an answer (unsure is no answer: not trained on, not asked again).
+"""A person as the annotator: a labelling session's queue and answers in one SQLite file that
+the round loop (:class:`PersonAnnotator`, in the worker) posts to and the widget answers from,
+one committed transaction per key press. Rows are only appended: a pair's current answer is its
+latest row, an undo a row withdrawing it. Unsure is no answer: not trained on, not asked again.
 """
 
 from __future__ import annotations
@@ -74,10 +69,9 @@ class QueueItem:
 
 
 class SessionStore:
-    """The queue and the answers of one labelling session, in the SQLite file at ``path``.
-
-    Safe to share between threads (one lock around every use of the connection: JupyterLab runs
-    widget callbacks on subshell threads) and between processes (WAL, a busy timeout)."""
+    """The queue and the answers of one labelling session, in the SQLite file at ``path``: one
+    lock around the connection (JupyterLab runs widget callbacks on threads), WAL between
+    processes."""
 
     def __init__(self, path, *, timeout: float = 30.0):
         self.path = Path(path)
@@ -132,9 +126,8 @@ class SessionStore:
 
     def next_pair(self, *, after: int = 0) -> QueueItem | None:
         """The first queued pair (by queue order, past ``seq`` ``after``) without an answer."""
-        # walks the queue in order and looks up each pair's latest answer in the answers_pair
-        # index, stopping at the first unanswered: a join with the current answers instead took
-        # 290 ms with 1,000 answers and 20,000 queued pairs (the widget calls this per key press)
+        # the queue in order, each pair's latest answer from the answers_pair index: a join with
+        # the current answers took 290 ms at 20,000 queued pairs (called per key press)
         with self._lock:
             row = self._conn.execute(
                 "SELECT q.seq, q.pair_id, q.round, q.kind FROM queue q WHERE q.seq > ? AND "
@@ -219,9 +212,6 @@ class SessionStore:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
-
-    def __repr__(self) -> str:
-        return f"SessionStore({str(self.path)!r})"
 
 
 class PersonAnnotator(Annotator):

@@ -1,6 +1,6 @@
 """Label your own pairs: a person in the active-learning loop (:mod:`.session`, its settings
 :mod:`.settings`, its worker process :mod:`.worker`), the audit's estimate (:mod:`.audit`), what
-the session exports (:mod:`.export`, :mod:`.matchers`) and, with the oracle, the session against
+the session exports (:mod:`.export`) and, with the oracle, the session against
 other strategies (:mod:`.comparison`). Above the widgets, below the notebook helpers."""
 
 from . import audit, comparison, export, session, settings, worker

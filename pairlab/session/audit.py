@@ -1,13 +1,8 @@
-"""How far am I? A labelling session's audit: from round 2, a sample drawn over the selection
-model's score strata (:func:`pairlab.evaluation.audit.stratify`), shown mixed in with the batch;
-its answers estimate the matching pairs in the whole collection, the share found and the model's
-precision and recall, with 95% intervals (:mod:`pairlab.evaluation.audit_estimate`).
-
-Each round's design is saved before its pairs are posted (``audit/round_XX.npz``): a restarted
-worker posts the same audit. The pairs excluded from a round's frame (labelled before it, its
-batch, earlier audit pairs) count, when the estimate is made, as their strata's labelled
-positives (a census): no pair is audited twice. An audit pair unanswered or answered unsure is
-left out of its round's estimate.
+"""How far am I? From round 2, an audit sample over the model's score strata, mixed in with the
+batch, estimates the matches in the whole collection, the share found and the model's precision
+and recall (:mod:`pairlab.evaluation.audit_estimate`). Each round's design is saved before its
+pairs are posted (``audit/round_XX.npz``); the pairs excluded from its frame (labelled, its
+batch, earlier audits) count as their strata's census, so no pair is audited twice.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""Label your own pairs: :class:`LabelingSession`, a person in notebook 03's active-learning loop
-(:class:`~pairlab.active.loop.ActiveRun`, run in a worker process: :mod:`.worker`). The worker
-and the widget share one SQLite file (:class:`~pairlab.annotators.person.SessionStore`) where
-every answer is committed before the next pair shows: after a killed kernel, the cell run again
-resumes the run folder. The session folder holds ``labels.sqlite``, ``run/`` (the loop's run
-folder), ``audit/`` (the audit rounds' designs), ``cache/`` (the export's cross-encoder scores)
-and, after :meth:`LabelingSession.export`, what the person came for (:mod:`.export`).
+"""Label your own pairs: :class:`LabelingSession`, a person in notebook 03's loop (run in a
+worker process, :mod:`.worker`). The session folder holds ``labels.sqlite`` (every answer,
+committed before the next pair shows), ``run/`` (the loop's run folder, resumed after a killed
+kernel), ``audit/``, ``cache/`` (the export's cross-encoder scores) and ``export/``.
 """
 
 from __future__ import annotations
@@ -35,9 +32,8 @@ ONE_TO_ONE_EVIDENCE = 20  # labelled matches, all on distinct records, before su
 def session_config(
     pool: RecordPool, settings: SessionSettings, batches, *, model=None
 ) -> ActiveConfig:
-    """The loop's settings for a session: the strategy picks ``batches`` pairs a round (each
-    round's pairs shown less its audit: :meth:`SessionSettings.rounds`), the first round from
-    static retrieval, the final model kept."""
+    """The loop's settings for a session: the strategy picks ``batches`` pairs a round (the
+    pairs shown less the audit's), the final model kept."""
     one_to_one = {"strategy_params": {"one_to_one": True}} if settings.one_to_one else {}
     return ActiveConfig(
         task=pool.task,
@@ -62,10 +58,9 @@ def session_config(
 
 
 def planned_rounds(folder: Path, settings: SessionSettings, *, audited: bool):
-    """``(shown, audit)`` per round (:meth:`SessionSettings.rounds`). Where ``folder`` holds
-    this session's run with a smaller budget and every other setting the same, that run's
-    rounds first and the answers added in rounds of ``batch`` after them, so the loop goes on
-    from its last finished round."""
+    """``(shown, audit)`` per round (:meth:`SessionSettings.rounds`); where ``folder`` holds this
+    session's run with a smaller budget, that run's rounds first, then the rest in rounds of
+    ``batch``, so the loop goes on from its last finished round."""
     shown, audit = settings.rounds(audited=audited)
     path = folder / SETTINGS_FILE
     old = read_json(path) if path.is_file() and (folder / "run" / "config.json").is_file() else None
@@ -78,33 +73,6 @@ def planned_rounds(folder: Path, settings: SessionSettings, *, audited: bool):
     more = split(settings.budget - sum(done), settings.batch)
     return done + more, done_audit + audits(
         more, settings.audit_share if audited else 0.0, first=len(done) + 1
-    )
-
-
-def _rounds_added(old: dict, new: dict) -> bool:
-    """Run configs (JSON): ``new`` is ``old`` with rounds after its own, nothing else changed."""
-    done, more = tuple(old.get("batches") or ()), tuple(new.get("batches") or ())
-    return (
-        differing_keys(old, new) == ["batches"]
-        and bool(done)
-        and len(more) > len(done)
-        and more[: len(done)] == done
-    )
-
-
-def _same_settings(folder: Path, config: ActiveConfig) -> None:
-    """A clear error, in the kernel rather than in the worker, where ``folder`` holds a session
-    run with other settings than ``config`` (a larger budget aside: :func:`planned_rounds`)."""
-    path = folder / "run" / "config.json"
-    old = read_json(path) if path.is_file() else None
-    differ = [] if old is None else differing_keys(old, to_json(config.to_dict()))
-    if not differ:
-        return
-    raise ValueError(
-        f"{folder} holds a session run with other settings (differing in {differ}): a session "
-        "goes on with the same settings or a larger budget only. For other settings, start a "
-        "new folder and bring the answers: labels = LabelingSession(<the old settings>).labels(); "
-        "positives=labels[labels.label == 1][['left_id', 'right_id']], and negatives= likewise"
     )
 
 
@@ -240,15 +208,24 @@ class LabelingSession:
         return run_job(self.job, callbacks=callbacks, learner=learner)
 
     def _ready_to_run(self) -> None:
-        """Before the loop runs: a grown budget written to the run folder (whose finished
-        result is then no longer final), or a clear error here where the folder's run has other
-        settings. Opening a session to export or look at it changes and checks nothing."""
+        """Before the loop runs: a grown budget (rounds after the run's own, nothing else
+        changed) written to the run folder, whose result is then no longer final; a clear error
+        here, not in the worker, where the folder's run has other settings."""
         path, config = self.folder / "run" / "config.json", to_json(self.config.to_dict())
-        old = read_json(path) if path.is_file() else None
-        if old is not None and _rounds_added(old, config):
+        old = read_json(path) if path.is_file() else {}
+        differ = differing_keys(old, config) if old else []
+        done, planned = tuple(old.get("batches") or ()), tuple(config["batches"])
+        if differ == ["batches"] and done and planned[: len(done)] == done != planned:
             (self.folder / "run" / "result.json").unlink(missing_ok=True)
             write_json(path, config)
-        _same_settings(self.folder, self.config)
+        elif differ:
+            raise ValueError(
+                f"{self.folder} holds a session run with other settings (differing in {differ}): "
+                "a session goes on with the same settings or a larger budget only. For other "
+                "settings, start a new folder and bring the answers: labels = LabelingSession("
+                "<the old settings>).labels(); positives=labels[labels.label == 1][['left_id', "
+                "'right_id']], and negatives= likewise"
+            )
         write_json(self.folder / SETTINGS_FILE, to_json(self.settings.to_dict()))
 
     def start(self) -> LabelingSession:
@@ -290,13 +267,9 @@ class LabelingSession:
         """The labelling widget on this session's store (:mod:`pairlab.widgets.labeller`)."""
         from ..widgets.labeller import LabellingWidget
 
-        titles = {
-            "left_title": self.pool.left.name,
-            "right_title": self.pool.left.name if self.pool.symmetric else self.pool.right.name,
-        }
-        return LabellingWidget(
-            self.store, self.texts, annotator=self.settings.annotator, **{**titles, **kwargs}
-        )
+        right = self.pool.left if self.pool.symmetric else self.pool.right
+        titles = {"left_title": self.pool.left.name, "right_title": right.name, **kwargs}
+        return LabellingWidget(self.store, self.texts, annotator=self.settings.annotator, **titles)
 
     def counts(self) -> dict:
         return self.store.counts()
@@ -304,10 +277,9 @@ class LabelingSession:
     # -- how far am I? ------------------------------------------------------------------------
 
     def estimate(self) -> dict:
-        """The audit's estimate now (:meth:`.audit.SessionAudit.estimate`: the matching pairs in
-        the whole collection, the share found, the model's precision and recall, each with a 95%
-        interval) and its ``sentence``. Before there is one: ``total`` None, and ``waiting``
-        says why ("no_audit", "one_class", "first_model" or "answers")."""
+        """The audit's estimate now (:meth:`.audit.SessionAudit.estimate`) and its ``sentence``;
+        before there is one, ``total`` None and ``waiting`` says why ("no_audit", "one_class",
+        "first_model" or "answers")."""
         audit = SessionAudit(self.folder / "audit")
         estimate = log_estimate(self.folder, audit, self.store)
         if estimate is not None:
@@ -332,12 +304,10 @@ class LabelingSession:
         return {**waiting, "sentence": sentence(waiting)}
 
     def record_use(self) -> dict:
-        """How the matches labelled so far sit on the records: ``matches``; ``records_in_several``,
-        records in more than one labelled match (in one table a record counts on either side);
-        ``non_matches_of_matched``, non-match answers that pair a record in a labelled match (the
-        labels ``one_to_one`` spares where no record has two matches); ``advice`` where these
-        counts say ``one_to_one`` is probably set the wrong way ("several_matches" with it set,
-        "distinct_records" without; else ""), and its ``sentence``."""
+        """How the labelled matches sit on the records: ``matches``, ``records_in_several``
+        (records in more than one), ``non_matches_of_matched`` (non-match answers pairing a
+        matched record: what ``one_to_one`` spares), ``advice`` (:func:`one_to_one_advice`) and
+        its ``sentence``."""
         from ..active.strategies import of_matched_records
 
         ids, labels = self.store.labelled()
@@ -438,6 +408,5 @@ class LabelingSession:
     def __repr__(self) -> str:
         return (
             f"LabelingSession({self.pool.task}: {self.annotator}, {self.config.strategy}, "
-            f"{self.settings.budget:,} answers in {len(self.shown)} rounds, "
-            f"{self.folder})"
+            f"{self.settings.budget:,} answers in {len(self.shown)} rounds, {self.folder})"
         )

@@ -77,18 +77,6 @@ class SessionSettings:
         if not isinstance(self.train, dict):
             raise TypeError(f"train must be a dict of ActiveConfig fields, got {self.train!r}")
 
-    @property
-    def spare_pairs(self) -> int:
-        """Candidates beyond each batch for the person while the model trains (oracle: none)."""
-        if self.annotator != "person":
-            return 0
-        return self.batch if self.spares is None else int(self.spares)
-
-    @property
-    def coverage_repeats(self) -> int:
-        """Fresh audits a round for the coverage checks (the oracle's only: they need the truth)."""
-        return int(self.coverage) if self.annotator == "oracle" else 0
-
     def rounds(self, *, audited: bool = True) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """``(shown, audit)``: the pairs each round shows (``batch``, the last the rest), and how
         many of them the audit takes: ``audit_share`` of them from round 2, at least one left

@@ -48,18 +48,20 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
     """Run (or resume) the session's loop in this process; returns the run's result.
     ``learner`` replaces CosineBERT (tests)."""
     store, s = SessionStore(job.folder / "labels.sqlite"), job.settings
+    oracle = s.annotator == "oracle"  # the truth answers; only it can check the coverage
     audit = SessionAudit(
         job.folder / "audit",
         seed=job.config.seed,
-        coverage=s.coverage_repeats,
+        coverage=int(s.coverage) if oracle else 0,
         matches_per_record=s.matches_per_record,
     )
+    spares = 0 if oracle else s.batch if s.spares is None else int(s.spares)
     annotator = PersonAnnotator(
         store,
         who=s.annotator,
-        oracle=job.pool if s.annotator == "oracle" else None,
+        oracle=job.pool if oracle else None,
         audits=job.audits,
-        spares=s.spare_pairs,
+        spares=spares,
         audit=audit,
     )
 
