@@ -187,8 +187,8 @@ def choose(
     store,
     total: float | None,
 ) -> tuple[Matcher, dict]:
-    """Estimate each matcher's export quality from the audit and pick the best F1 (the first
-    matcher, the bi-encoder, where nothing can be estimated). ``said_yes``: the person's yes
+    """Estimate each matcher's export quality from the audit and pick the best F1 (``why``:
+    "higher_f1"), else the first matcher, the bi-encoder ("no_audit_estimate"). ``said_yes``: the person's yes
     answers (all in the export), ``labelled``: every answered pair (sorted; the matchers'
     predictions among them are replaced by the answers), ``trained``: the pairs the models
     trained on (sorted), ``total``: the audit's estimated number of matching pairs."""
@@ -215,17 +215,9 @@ def choose(
         matcher.estimate = estimate
     scored = [m for m in matchers if m.estimate.get("f1") is not None]
     if not scored:
-        return matchers[0], {
-            "chosen": matchers[0].name,
-            "why": "no audit estimate (no audit answers, or no estimated total): "
-            "the bi-encoder is kept",
-        }
+        return matchers[0], {"chosen": matchers[0].name, "why": "no_audit_estimate"}
     best = max(scored, key=lambda m: m.estimate["f1"])
-    return best, {
-        "chosen": best.name,
-        "why": "the higher F1 the audit estimates: "
-        + ", ".join(f"{m.name} {m.estimate['f1']:.3f}" for m in scored),
-    }
+    return best, {"chosen": best.name, "why": "higher_f1"}
 
 
 LABELS = {1: "match", 0: "no match", -1: "unsure"}
@@ -327,7 +319,8 @@ def export_session(
     which model decides the matches: ``"bi-encoder"`` (the session's final
     CosineBERT), ``"cross-encoder"`` (ConcatBERT trained on the session's training labels,
     re-scoring the bi-encoder's candidates) or ``"auto"`` (both, the one whose export the
-    audit estimates the higher F1)."""
+    audit estimates the higher F1). The result's ``why``: "asked_for", "higher_f1",
+    "no_audit_estimate" or "cross_encoder_untrainable" (its training labels all one answer)."""
     from ..active.store import round_ids
     from ..models.cosinebert import CosineBERT
     from ..models.training import TrainConfig
@@ -390,9 +383,9 @@ def export_session(
     )
     if matcher != "auto":
         best = next(o for o in options if o.name == matcher)
-        choice = {"chosen": matcher, "why": "asked for"}
+        choice = {"chosen": matcher, "why": "asked_for"}
     elif skipped:
-        choice["why"] = f"{skipped}; {choice['why']}"
+        choice["why"] = "cross_encoder_untrainable"
     matches, decided = find_matches(found.ids, best, labels, session.pool)
     write_atomic(
         folder / "matches.csv", lambda tmp: matches.drop(columns="pair_id").to_csv(tmp, index=False)
