@@ -433,8 +433,8 @@ def match_quality(session, exported: dict) -> dict:
         pool.pair_ids(matches["left_id"].to_numpy(object), matches["right_id"].to_numpy(object)),
         pool.positives,
     )
-    found = session.store.history().drop_duplicates("pair_id", keep="last")
-    yes = np.sort(found.loc[found["label"] == 1, "pair_id"].to_numpy(np.int64))
+    ids, labels = session.store.labelled()
+    yes = ids[labels == 1]
     return {k: scored[k] for k in ("precision", "recall", "f1")} | {
         "true_recall": float(isin_sorted(yes, pool.positives).sum() / len(pool.positives)),
         "true_positives": int(len(pool.positives)),
