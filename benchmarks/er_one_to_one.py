@@ -55,7 +55,7 @@ def main(argv=None) -> int:
     from er_sessions import open_session, session_arguments
 
     from pairlab.models.cosinebert import CosineBERT
-    from pairlab.session import matchers as pick
+    from pairlab.session import export as pick
     from pairlab.session.export import label_frame
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -157,7 +157,7 @@ def main(argv=None) -> int:
     from pairlab.active.store import round_ids
     from pairlab.models.cosinebert import CosineBERT
     from pairlab.models.training import TrainConfig, native_bf16
-    from pairlab.session import matchers as pick
+    from pairlab.session import export as pick
     from pairlab.session.audit import SessionAudit
     from pairlab.session.export import find_matches, label_frame, pair_quality
 

@@ -40,6 +40,7 @@ import pandas as pd
 from IPython.display import display
 from scipy.special import betaln
 
+from pairlab import report
 from pairlab.data import load_items
 from pairlab.evaluation.audit_estimate import combine_rounds
 from pairlab.evaluation.audit_prior import rate_prior
@@ -237,7 +238,7 @@ display(session.estimate_table())
 use = session.record_use()
 print(f"{use['matches']:,} matches labelled; {use['records_in_several']:,} records in more than one; "
       f"{use['non_matches_of_matched']:,} non-match answers paired a record already matched")
-print(use["advice"] or f"(one_to_one = {one_to_one}: nothing in these counts argues against it)")
+print(use["sentence"] or f"(one_to_one = {one_to_one}: nothing in these counts argues against it)")
 
 # %% [markdown]
 # ## 4. What you came for
@@ -256,7 +257,7 @@ print(use["advice"] or f"(one_to_one = {one_to_one}: nothing in these counts arg
 # %%
 out = Path(export_dir) if export_dir else ctx.path("10_export")
 exported = session.export(out, target_precision=target_precision)
-print(f"matcher: {exported['chosen']} ({exported['why']})")
+print("matcher:", report.markdown("matcher_choice", exported, template="session.md.j2"))
 print(pd.DataFrame(exported["estimates"]).T.round(3).to_string())
 print({k: v for k, v in exported.items() if k not in ("folder", "estimates", "why")}, "->", ctx.shown(out))
 display(session.largest_clusters(out) if right is None else session.matches_frame(out).head(10))

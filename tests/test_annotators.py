@@ -28,7 +28,7 @@ from pairlab.annotators import (
     parse_answer,
     quantile_edges,
 )
-from pairlab.annotators.prompts import answer_key, build_messages
+from pairlab.annotators.llm import answer_key, build_messages
 from pairlab.data import Pool
 from pairlab.data.pairs import PairSpace, as_id_set
 

@@ -16,9 +16,8 @@ from pairlab.data.items import Records
 from pairlab.data.recordpool import record_pairs
 from pairlab.io import ReadReport, to_json
 from pairlab.metrics_files import check
-from pairlab.session import LabelingSession, compare_strategies
-from pairlab.session.export import clusters, label_frame
-from pairlab.session.matchers import precision_threshold
+from pairlab.session import LabelingSession, SessionSettings, compare_strategies
+from pairlab.session.export import clusters, label_frame, precision_threshold
 from pairlab.session.worker import Job, run_job
 
 TRAIN = POOLS["train"]
@@ -165,8 +164,6 @@ def test_the_budget_is_every_answer_the_audit_included(tmp_path):
 
 
 def test_bad_settings_are_errors_naming_the_value(tmp_path):
-    from pairlab.session import SessionSettings
-
     for bad, needle in [
         ({"batch": 0}, "batch must be a positive integer, got 0"),
         ({"budget": 2.5}, "budget must be a positive integer, got 2.5"),
@@ -190,7 +187,8 @@ def test_bad_settings_are_errors_naming_the_value(tmp_path):
 def test_record_use_counts_where_the_labelled_matches_sit(tmp_path):
     """``record_use`` against a count by hand over the session's answers: records in two
     matches, non-matches of matched records; the advice follows the counts and the setting."""
-    from pairlab.session.guide import one_to_one_sentence
+    from pairlab.session.session import one_to_one_advice
+    from pairlab.session.worker import sentence
 
     session = LabelingSession(records(), tmp_path / "p", **oracle_toy())
     session.run(learner=FakeLearner(VECTORS))
@@ -206,12 +204,19 @@ def test_record_use_counts_where_the_labelled_matches_sit(tmp_path):
     assert spent > 0  # the toy asks some without the rule
 
     one = {"matches": 40, "records_in_several": 0, "non_matches_of_matched": 7}
-    assert "one_to_one=True spends those labels" in one_to_one_sentence(one, False)
-    assert one_to_one_sentence(one, True) == ""
-    assert one_to_one_sentence({**one, "matches": 5}, False) == ""  # too few to say
+    assert one_to_one_advice(one, False) == "distinct_records"
+    assert "one_to_one=True spends those labels" in sentence(
+        {**one, "advice": "distinct_records"}, "one_to_one"
+    )
+    assert one_to_one_advice(one, True) == ""
+    assert one_to_one_advice({**one, "matches": 5}, False) == ""  # too few to say
     many = {**one, "records_in_several": 3}
-    assert one_to_one_sentence(many, False) == ""
-    assert "consider one_to_one=False" in one_to_one_sentence(many, True)
+    assert one_to_one_advice(many, False) == ""
+    assert one_to_one_advice(many, True) == "several_matches"
+    assert "consider one_to_one=False" in sentence(
+        {**many, "advice": "several_matches"}, "one_to_one"
+    )
+    assert sentence({**many, "advice": ""}, "one_to_one") == ""
 
 
 def person(store: SessionStore, pool, stop: threading.Event, answers: list, delay=0.0):
@@ -238,7 +243,7 @@ def test_a_person_labels_every_pair_once_and_spares_join_the_next_round(tmp_path
         curve=False,
         annotator={"kind": "person", "name": "person"},
     )
-    job = Job(config, pool, tmp_path, who="person", spares=5)
+    job = Job(config, pool, tmp_path, SessionSettings(spares=5))
     store = SessionStore(tmp_path / "labels.sqlite")
     stop, answers = threading.Event(), []
     thread = threading.Thread(target=person, args=(store, pool, stop, answers), daemon=True)
@@ -272,7 +277,7 @@ def test_a_restarted_worker_asks_no_answered_pair_again(tmp_path):
         curve=False,
         annotator={"kind": "person", "name": "oracle"},
     )
-    job = Job(config, pool, tmp_path, who="oracle", oracle=True)
+    job = Job(config, pool, tmp_path, SessionSettings(annotator="oracle"))
     with pytest.raises(KeyboardInterrupt):
         run_job(job, learner=FakeLearner(VECTORS, crash_at_round=2))
     store = SessionStore(tmp_path / "labels.sqlite")
@@ -468,7 +473,7 @@ def test_no_audit_from_a_model_that_saw_one_answer(tmp_path):
     audit = SessionAudit(tmp_path / "audit")
     ids, strata = audit(2, SimpleNamespace(model=model), np.arange(3), 5)
     assert len(ids) == len(strata) == 0 and audit.rounds() == []
-    assert audit.skipped()[0]["round"] == 2 and "one answer only" in audit.skipped()[0]["why"]
+    assert audit.skipped() == [{"round": 2, "why": "one_class"}]
 
 
 def test_a_strategy_that_found_no_match_records_no_infinity():
@@ -533,7 +538,7 @@ def test_matches_per_record_bounds_the_audit_prior_and_is_read_back(tmp_path):
 
 def test_the_stopping_sentence_says_when_the_stated_bound_sets_the_estimate():
     """The sentence names the bound it assumes, and warns when the interval's top reaches it."""
-    from pairlab.session.guide import stopping_sentence
+    from pairlab.session.worker import sentence as stopping_sentence
 
     base = {
         "found": 40,

@@ -1,11 +1,8 @@
-"""Durable LLM answers, one row per pair, in an append-only SQLite file.
-
-Rows are never updated or deleted; the newest row of a key is that pair's answer, so a re-asked
-pair keeps its history. Each prompt's answers are written in one committed transaction, and the
-file runs in WAL mode with ``synchronous=FULL`` (as :mod:`pairlab.widgets.labels`): a killed run
-loses no answer it was given, and a resumed run asks only the pairs missing here. One cache may
-be written from several threads (the annotator's request workers): every use of the connection
-holds the cache's lock.
+"""Durable LLM answers, one row per pair, in an append-only SQLite file: the newest row of a key
+is that pair's answer (a re-asked pair keeps its history). Each prompt's answers are one
+committed transaction (WAL, ``synchronous=FULL``): a killed run loses no answer it was given,
+and a resumed run asks only the pairs missing here. The annotator's request threads share one
+cache: every use of the connection holds its lock.
 """
 
 from __future__ import annotations
@@ -21,19 +18,6 @@ from ..io import open_durable
 
 __all__ = ["AnswerCache"]
 
-COLUMNS = (
-    "id",
-    "key",
-    "label",
-    "model",
-    "prompt_version",
-    "task",
-    "attempts",
-    "raw_answer",
-    "created_at",
-    "left_text",
-    "right_text",
-)
 _CHUNK = 500  # keys per SELECT, well under sqlite's bound-parameter limit
 
 _SCHEMA = """
@@ -93,20 +77,10 @@ class AnswerCache:
         labels = np.asarray(labels, dtype=np.int64)
         if not len(keys) == len(labels) == len(left_texts) == len(right_texts):
             raise ValueError("keys, labels and texts must have the same length")
-        now = _utc_now()
+        now = datetime.now(timezone.utc).isoformat(timespec="microseconds")
+        common = (model, prompt_version, task, int(attempts), raw_answer, now)
         rows = [
-            (
-                key,
-                int(label),
-                model,
-                prompt_version,
-                task,
-                int(attempts),
-                raw_answer,
-                now,
-                str(left),
-                str(right),
-            )
+            (key, int(label), *common, str(left), str(right))
             for key, label, left, right in zip(keys, labels, left_texts, right_texts)
         ]
         with self._lock, self._conn:  # one transaction: committed (and fsynced) on exit
@@ -120,8 +94,7 @@ class AnswerCache:
     def to_pandas(self) -> pd.DataFrame:
         """Every row, history included, oldest first."""
         with self._lock:
-            rows = self._conn.execute(f"SELECT {', '.join(COLUMNS)} FROM answers ORDER BY id")
-            return pd.DataFrame(rows.fetchall(), columns=list(COLUMNS))
+            return pd.read_sql_query("SELECT * FROM answers ORDER BY id", self._conn)
 
     def close(self) -> None:
         """Close the connection (every answer is already committed)."""
@@ -137,10 +110,3 @@ class AnswerCache:
     def __len__(self) -> int:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
-
-    def __repr__(self) -> str:
-        return f"AnswerCache({str(self.path)!r})"
-
-
-def _utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")

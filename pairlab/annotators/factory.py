@@ -1,11 +1,7 @@
-"""Annotators from the spec a run's config holds (``ActiveConfig.annotator``), so a run folder
-records who labelled it and a resumed run asks the same annotator.
-
-A spec is a dict with a ``kind``: ``"oracle"`` (or no spec at all), ``"noisy"`` (the arguments
-of :class:`NoisyOracle`), ``"error_dependent"`` (``accuracy`` per equal-width bin of the base
-model's error, ``seed``, and the base ``model`` and ``max_seq_length``) or ``"llm"`` (the
-arguments of :class:`LLMAnnotator`, its ``cache`` path included). A model annotator holds a
-trained model, so it is passed to the loop as an object with a spec that names the model.
+"""The annotator a run's config names (``ActiveConfig.annotator``): a dict with a ``kind``,
+``"oracle"`` (or no spec), ``"noisy"`` (:class:`NoisyOracle`'s arguments), ``"error_dependent"``
+(``accuracy`` per equal-width bin of the base model's error, ``seed``, the base ``model`` and
+``max_seq_length``) or ``"llm"`` (:class:`LLMAnnotator`'s arguments, its ``cache`` included).
 """
 
 from __future__ import annotations
@@ -30,40 +26,30 @@ KINDS = ("oracle", "noisy", "error_dependent", "llm")
 
 def make_annotator(spec: dict | None) -> Annotator:
     """The annotator ``spec`` describes (None: the oracle)."""
-    if spec is None:
-        return Oracle()
-    if not isinstance(spec, dict) or spec.get("kind") not in KINDS:
+    cls = annotator_class(spec)
+    if cls is None:
         raise ValueError(
             f"an annotator spec is a dict with a 'kind' in {KINDS}, got {spec!r} "
             "(a model annotator is passed to the loop as an object)"
         )
-    args = {k: v for k, v in spec.items() if k != "kind"}
+    args = {k: v for k, v in (spec or {}).items() if k != "kind"}
     if "api_key" in args:
         raise ValueError(
             "keep the API key out of the annotator spec: it is written to the run's "
             "config.json; set $OPENAI_API_KEY instead"
         )
-    kind = spec["kind"]
-    if kind == "oracle":
-        return Oracle()
-    if kind == "noisy":
-        return NoisyOracle(**args)
-    if kind == "error_dependent":
+    if cls is ErrorDependentOracle:
         accuracy = args.pop("accuracy")
-        base = PretrainedError(
-            args.pop("model", None), max_seq_length=args.pop("max_seq_length", 128)
-        )
+        length = args.pop("max_seq_length", 128)
+        base = PretrainedError(args.pop("model", None), max_seq_length=length)
         return ErrorDependentOracle(base, accuracy, error_edges(len(accuracy)), **args)
-    from .llm import LLMAnnotator
-
-    return LLMAnnotator(**args)
+    return cls(**args)
 
 
 def annotator_class(spec: dict | None) -> type | None:
-    """The class of the annotator ``spec`` describes, without building it (building one may
-    load a model): what a run's code digest reads (:mod:`pairlab.active.behaviour`). None for
-    a kind this factory does not build (an annotator object given to the loop, a person's
-    answers: the spec in the run's config is all the key knows of it)."""
+    """The class of the annotator ``spec`` describes, without building it: what a run's code
+    digest reads (:mod:`pairlab.active.behaviour`). None for a kind not built from a spec (a
+    person's answers, an annotator object given to the loop)."""
     kind = "oracle" if spec is None else spec.get("kind") if isinstance(spec, dict) else None
     if kind == "llm":
         from .llm import LLMAnnotator
@@ -82,8 +68,7 @@ def base_error(pool: Pool, ids: np.ndarray, base_cosine: np.ndarray) -> np.ndarr
 
 def error_edges(n_bins: int) -> np.ndarray:
     """(n_bins - 1,) equal-width cut points of the base error in [0, 1]: fixed, so a pair's bin
-    never depends on the pairs asked beside it (quantiles over all pairs would be all easy
-    negatives)."""
+    never depends on the pairs asked beside it."""
     if n_bins < 1:
         raise ValueError(f"n_bins must be positive, got {n_bins!r}")
     return np.linspace(0.0, 1.0, n_bins + 1)[1:-1]

@@ -1,55 +1,90 @@
-"""An LLM as annotator, through any OpenAI-compatible chat-completions endpoint (the official
-``openai`` SDK, imported only when an :class:`LLMAnnotator` is made).
+"""An LLM as annotator through any OpenAI-compatible endpoint (the ``openai`` SDK, imported when
+an :class:`LLMAnnotator` is made), with Bansal and Sharma's protocol (2023, Appendix A): pairs
+ten to a prompt, numbered from 1; the answer names the similar pairs' numbers, or ``none``.
 
-Pairs already answered (in the :class:`~.cache.AnswerCache`) are never sent again; the rest go ten
-to a prompt (:mod:`.prompts`), ``concurrency`` prompts at a time. A request that fails in a way
-waiting can fix (no connection, timeout, HTTP 408/409/429/5xx: the SDK's ``APIConnectionError``,
-``APITimeoutError``, ``RateLimitError``, ``InternalServerError``) is retried by the SDK itself
-(``max_retries``, its exponential backoff honouring ``Retry-After``), every attempt counted by
-the HTTP transport; one the endpoint refuses (other 4xx) raises at once. An answer that does not parse is
-asked again a bounded number of times, then each pair of that prompt is recorded as
-``NO_ANSWER`` with the raw text kept. Tokens come from each response's ``usage``.
+Pairs in the :class:`~.cache.AnswerCache` are never sent again. The SDK retries what waiting can
+fix (``max_retries``; every attempt counted by the HTTP transport); a refused request (4xx but
+408/409/429) raises at once; an answer that does not parse is asked ``parse_retries`` times more,
+then is ``NO_ANSWER`` with its raw text kept. The QQP system prompt is Table 7's, word for word;
+the answer is bare numbers (parsed strictly); WikiQA, without a prompt in the paper, asks
+whether the sentence answers the question. A changed prompt text needs a new
+:data:`PROMPT_VERSION` (part of every cache key).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import numbers
 import os
+import re
 import threading
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..data.loaders import Pool
 from .base import NO_ANSWER, Annotator, check_pair_ids
 from .cache import AnswerCache
-from .prompts import (
-    PROMPT_VERSION,
-    TASKS,
-    AnswerFormatError,
-    answer_key,
-    build_messages,
-    parse_answer,
+
+__all__ = [
+    "LLMAnnotator",
+    "LLMEndpointError",
+    "LLMRequestError",
+    "AnswerFormatError",
+    "PROMPT_VERSION",
+    "answer_key",
+    "build_messages",
+    "parse_answer",
+]
+
+PROMPT_VERSION = "bansal2023-numbers-v1"
+TASKS = ("qqp", "wikiqa")
+
+_SYSTEM = {
+    "qqp": (
+        "You are an expert in judging the intended answer for short questions on quora. You use "
+        "the intended answer to find duplicate questions (i.e. questions having the same intended "
+        "answer and answering one of the questions will answer the other question too. Given a "
+        "pair of questions from one of these forums you are effectively able to discern if they "
+        "are duplicates of each other or not by reasoning about the intended answer."
+    ),
+    "wikiqa": (
+        "You are an expert in judging whether a sentence from a Wikipedia article answers a "
+        "short question. Given a question and a sentence (preceded by its article's title), you "
+        "are effectively able to discern if the sentence contains the intended answer of the "
+        "question or not by reasoning about the intended answer."
+    ),
+}
+_INSTRUCTION = {
+    "qqp": (
+        "Given pairs of questions from Quora, output the pairs of questions that are asking the "
+        "same question (i.e. have the same intended answer). Reason about the intended answer to "
+        "solve this."
+    ),
+    "wikiqa": (
+        "Given pairs of a question and a sentence from Wikipedia, output the pairs in which the "
+        "sentence answers the question (i.e. contains its intended answer). Reason about the "
+        "intended answer to solve this."
+    ),
+}
+_FORMAT = (
+    'Answer with only the numbers of those pairs separated by commas, for example "2, 5", or '
+    "with the word none if there is no such pair. Write nothing else."
 )
-
-__all__ = ["LLMAnnotator", "LLMEndpointError", "LLMRequestError"]
-
+_SIDES = {"qqp": ("Question A", "Question B"), "wikiqa": ("Question", "Sentence")}
+_NUMBER = re.compile(r"[0-9]+")
 _CHARS_PER_TOKEN = 4  # the usual rough rate for English text
 _TOKENS_PER_MESSAGE = 4  # chat formatting around each message, plus 3 to prime the reply
-_RETRY_STATUS = (408, 409, 429)  # and every 5xx: what the SDK retries
-_COUNTERS = (
-    "requests",
-    "failed_requests",
-    "prompts",
-    "prompt_tokens",
-    "completion_tokens",
-    "unmetered",
-    "asked",
-    "cached",
-    "no_answers",
-)
+_COUNTERS = (  # usage's counts
+    "requests failed_requests prompts prompt_tokens completion_tokens unmetered asked cached "
+    "no_answers"
+).split()
+
+
+class AnswerFormatError(ValueError):
+    """The model's answer is not a list of pair numbers or ``none``."""
 
 
 class LLMEndpointError(RuntimeError):
@@ -58,15 +93,6 @@ class LLMEndpointError(RuntimeError):
 
 class LLMRequestError(RuntimeError):
     """The endpoint refused a request in a way retrying cannot fix (HTTP 400, 401, 404, ...)."""
-
-
-@dataclass(frozen=True)
-class _Batch:
-    """The pairs of one prompt, in the order they are numbered."""
-
-    keys: list
-    left: list
-    right: list
 
 
 class LLMAnnotator(Annotator):
@@ -100,15 +126,15 @@ class LLMAnnotator(Annotator):
         if task not in TASKS:
             raise ValueError(f"task must be one of {TASKS}, got {task!r}")
         self.base_url, self.model, self.task = base_url, model, task
-        self.pairs_per_prompt = _count_arg("pairs_per_prompt", pairs_per_prompt, minimum=1)
-        self.concurrency = _count_arg("concurrency", concurrency, minimum=1)
-        self.max_retries = _count_arg("max_retries", max_retries, minimum=0)
-        self.parse_retries = _count_arg("parse_retries", parse_retries, minimum=0)
-        self.timeout = _number_arg("timeout", timeout, positive=True)
-        self.temperature = _number_arg("temperature", temperature)
+        self.pairs_per_prompt = int(_check("pairs_per_prompt", pairs_per_prompt, 1, integer=True))
+        self.concurrency = int(_check("concurrency", concurrency, 1, integer=True))
+        self.max_retries = int(_check("max_retries", max_retries, 0, integer=True))
+        self.parse_retries = int(_check("parse_retries", parse_retries, 0, integer=True))
+        self.timeout = _check("timeout", timeout, 0, above=True)
+        self.temperature = _check("temperature", temperature, 0)
         self.prices = (
-            _number_arg("price_per_1k_input", price_per_1k_input),
-            _number_arg("price_per_1k_output", price_per_1k_output),
+            _check("price_per_1k_input", price_per_1k_input, 0),
+            _check("price_per_1k_output", price_per_1k_output, 0),
         )
         self.reask_no_answers = bool(reask_no_answers)
         import openai  # lazy: `import pairlab` stays light; only LLM annotation needs the SDK
@@ -125,8 +151,6 @@ class LLMAnnotator(Annotator):
         self._lock = threading.Lock()
         self._usage = dict.fromkeys(_COUNTERS, 0)
 
-    # -- annotating ---------------------------------------------------------------------------
-
     def annotate(self, pool: Pool, pair_ids) -> np.ndarray:
         """(n,) int8 labels (1, 0 or NO_ANSWER) of ``pair_ids`` ((n,) int64) of ``pool``."""
         left, right = pool.texts(check_pair_ids(pool, pair_ids))
@@ -134,9 +158,7 @@ class LLMAnnotator(Annotator):
 
     def annotate_texts(self, left_texts, right_texts) -> np.ndarray:
         """(n,) int8 labels (1, 0 or NO_ANSWER) of the pairs ``(left_texts[k], right_texts[k])``."""
-        keys, left, right = self._keys(left_texts, right_texts)
-        answers = self._cached(keys)
-        batches = self._batches(keys, left, right, answers)
+        keys, answers, batches = self._plan(left_texts, right_texts)
         self._count(cached=sum(key in answers for key in keys))
         answers.update(self._run(batches))
         labels = np.fromiter((answers[key] for key in keys), dtype=np.int8, count=len(keys))
@@ -146,15 +168,13 @@ class LLMAnnotator(Annotator):
     def estimate_cost(self, left_texts, right_texts) -> dict:
         """Requests, tokens and cost that annotating these pairs would take now, sending nothing:
         prompt tokens ~ characters / 4; completion tokens as if every pair were named."""
-        keys, left, right = self._keys(left_texts, right_texts)
-        answers = self._cached(keys)
-        batches = self._batches(keys, left, right, answers)
-        prompt = sum(_message_tokens(build_messages(self.task, b.left, b.right)) for b in batches)
-        completion = sum(_answer_tokens(len(b.keys)) for b in batches)
+        keys, answers, batches = self._plan(left_texts, right_texts)
+        prompt = sum(_message_tokens(build_messages(self.task, a, b)) for _, a, b in batches)
+        completion = sum(_answer_tokens(len(k)) for k, _, _ in batches)
         return {
             "pairs": len(keys),
             "cached": sum(key in answers for key in keys),
-            "to_ask": sum(len(b.keys) for b in batches),
+            "to_ask": sum(len(k) for k, _, _ in batches),
             "requests": len(batches),
             "prompt_tokens": prompt,
             "completion_tokens": completion,
@@ -171,38 +191,29 @@ class LLMAnnotator(Annotator):
         out["cost"] = self._cost(out["prompt_tokens"], out["completion_tokens"])
         return out
 
-    # -- the pairs to ask ---------------------------------------------------------------------
-
-    def _keys(self, left_texts, right_texts) -> tuple[list, list, list]:
+    def _plan(self, left_texts, right_texts) -> tuple[list, dict, list]:
+        """The pairs' cache keys, their cached answers, and the uncached pairs, each once in the
+        order given, cut into prompts: ``(keys, left texts, right texts)`` each."""
         left, right = list(left_texts), list(right_texts)
         if len(left) != len(right):
             raise ValueError(f"got {len(left)} left texts but {len(right)} right texts")
         for text in (*left, *right):
             if not isinstance(text, str):
                 raise ValueError(f"pair texts must be strings, got {type(text).__name__}: {text!r}")
-        return [answer_key(self.model, self.task, a, b) for a, b in zip(left, right)], left, right
-
-    def _cached(self, keys: list) -> dict:
-        found = self.cache.get(keys)
+        keys = [answer_key(self.model, self.task, a, b) for a, b in zip(left, right)]
+        answers = self.cache.get(keys)
         if self.reask_no_answers:
-            found = {key: label for key, label in found.items() if label != NO_ANSWER}
-        return found
-
-    def _batches(self, keys, left, right, answers: dict) -> list[_Batch]:
-        """The uncached pairs, each once, in the order given, cut into prompts."""
-        todo = {}
-        for key, a, b in zip(keys, left, right):
-            if key not in answers and key not in todo:
-                todo[key] = (a, b)
+            answers = {key: label for key, label in answers.items() if label != NO_ANSWER}
+        todo = {k: (a, b) for k, a, b in zip(keys, left, right) if k not in answers}
         items, n = list(todo.items()), self.pairs_per_prompt
-        return [
-            _Batch([k for k, _ in chunk], [a for _, (a, _) in chunk], [b for _, (_, b) in chunk])
-            for chunk in (items[i : i + n] for i in range(0, len(items), n))
-        ]
+        chunks = [items[i : i + n] for i in range(0, len(items), n)]
+        return (
+            keys,
+            answers,
+            [([k for k, _ in c], [a for _, (a, _) in c], [b for _, (_, b) in c]) for c in chunks],
+        )
 
-    # -- asking -------------------------------------------------------------------------------
-
-    def _run(self, batches: list[_Batch]) -> dict:
+    def _run(self, batches: list) -> dict:
         """``{key: label}`` of every pair of ``batches``, ``concurrency`` prompts at a time. On
         the first failure no further prompt starts; those already answered stay cached."""
         if not batches:
@@ -211,43 +222,43 @@ class LLMAnnotator(Annotator):
             max_workers=min(self.concurrency, len(batches)), thread_name_prefix="pairlab-llm"
         )
         try:
-            futures = [executor.submit(self._ask, batch) for batch in batches]
+            futures = [executor.submit(self._ask, *batch) for batch in batches]
             wait(futures, return_when=FIRST_EXCEPTION)
         finally:  # also on KeyboardInterrupt: queued prompts are dropped, running ones finish
             executor.shutdown(wait=True, cancel_futures=True)
         failed = [f.exception() for f in futures if not f.cancelled() and f.exception()]
         if failed:
             raise failed[0]
-        answers = {}
-        for future in futures:
-            answers.update(future.result())
-        return answers
+        return {key: label for future in futures for key, label in future.result().items()}
 
-    def _ask(self, batch: _Batch) -> dict:
-        """One prompt's ``{key: label}``, committed to the cache before returning."""
-        messages = build_messages(self.task, batch.left, batch.right)
+    def _ask(self, keys, left, right) -> dict:
+        """One prompt's ``{key: label}``, committed to the cache before returning. A reply cut
+        off by the token limit is no answer, even if the part that came parses."""
+        messages = build_messages(self.task, left, right)
         labels, attempts, raw = None, 0, None
         while labels is None and attempts <= self.parse_retries:
             (raw, finish), attempts = self._complete(messages), attempts + 1
             try:
-                labels = _parse(raw, finish, len(batch.keys))
+                if finish == "length":
+                    raise AnswerFormatError(f"the answer was cut off at the token limit: {raw!r}")
+                labels = parse_answer(raw, len(keys))
             except AnswerFormatError:
                 continue  # asked again, up to parse_retries times
         if labels is None:
-            labels = np.full(len(batch.keys), NO_ANSWER, dtype=np.int8)
+            labels = np.full(len(keys), NO_ANSWER, dtype=np.int8)
         self.cache.put(
-            batch.keys,
+            keys,
             labels,
             model=self.model,
             prompt_version=PROMPT_VERSION,
             task=self.task,
             attempts=attempts,
             raw_answer=raw,
-            left_texts=batch.left,
-            right_texts=batch.right,
+            left_texts=left,
+            right_texts=right,
         )
-        self._count(prompts=1, asked=len(batch.keys))
-        return dict(zip(batch.keys, labels.tolist()))
+        self._count(prompts=1, asked=len(keys))
+        return dict(zip(keys, labels.tolist()))
 
     def _complete(self, messages: list[dict]) -> tuple[str | None, str | None]:
         """(text, finish_reason) of one chat completion (the SDK retries what waiting can fix)."""
@@ -258,7 +269,7 @@ class LLMAnnotator(Annotator):
             )
         except (openai.APIStatusError, openai.APIConnectionError) as error:
             status = getattr(error, "status_code", None)
-            if status is not None and not _retryable(status):
+            if status is not None and status not in (408, 409, 429) and status < 500:
                 raise LLMRequestError(
                     f"the chat-completions endpoint at {self.base_url} refused the request "
                     f"(model {self.model!r}): HTTP {status}: {error.message}"
@@ -268,9 +279,6 @@ class LLMAnnotator(Annotator):
                 f"{self.model!r}) after {self.max_retries + 1} attempts; last error: "
                 f"{type(error).__name__}: {error}"
             ) from error
-        return self._read(response)
-
-    def _read(self, response) -> tuple[str | None, str | None]:
         usage = getattr(response, "usage", None)
         if usage is None:
             self._count(unmetered=1)
@@ -280,11 +288,7 @@ class LLMAnnotator(Annotator):
                 completion_tokens=int(usage.completion_tokens or 0),
             )
         choices = getattr(response, "choices", None) or []
-        if not choices:
-            return None, None
-        return choices[0].message.content, choices[0].finish_reason
-
-    # -- bookkeeping --------------------------------------------------------------------------
+        return (choices[0].message.content, choices[0].finish_reason) if choices else (None, None)
 
     def _count(self, **increments) -> None:
         with self._lock:
@@ -310,23 +314,60 @@ class LLMAnnotator(Annotator):
         self._client.close()
         self.cache.close()
 
-    def __enter__(self) -> LLMAnnotator:
-        return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+def build_messages(task: str, left_texts, right_texts) -> list[dict]:
+    """Chat messages (system, user) asking about the pairs ``(left_texts[k], right_texts[k])``,
+    numbered from 1 in the order given."""
+    if len(left_texts) != len(right_texts) or not len(left_texts):
+        raise ValueError(
+            f"need equally many left and right texts, at least one, got "
+            f"{len(left_texts)} and {len(right_texts)}"
+        )
+    a, b = _SIDES[task]
+    blocks = [
+        f"Pair {k}:\n{a}: {_one_line(left)}\n{b}: {_one_line(right)}"
+        for k, (left, right) in enumerate(zip(left_texts, right_texts), start=1)
+    ]
+    user = "\n\n".join([f"{_INSTRUCTION[task]} {_FORMAT}", *blocks, "Pairs:"])
+    return [{"role": "system", "content": _SYSTEM[task]}, {"role": "user", "content": user}]
 
 
-def _parse(text: str | None, finish_reason: str | None, n_pairs: int) -> np.ndarray:
-    """(n_pairs,) int8 labels; a reply cut off by the token limit is no answer, even if the
-    part that came parses (the pairs after the cut would read as silent 0s)."""
-    if finish_reason == "length":
-        raise AnswerFormatError(f"the answer was cut off at the token limit: {text!r}")
-    return parse_answer(text, n_pairs)
+def parse_answer(text, n_pairs: int) -> np.ndarray:
+    """(n_pairs,) int8 labels from an answer such as ``"1, 4, 7"`` or ``"none"`` (whitespace,
+    case and one trailing period tolerated); raises AnswerFormatError on anything else."""
+    if not isinstance(text, str):
+        raise AnswerFormatError(f"no answer text (got {type(text).__name__})")
+    body = text.strip()
+    body = body[:-1].strip() if body.endswith(".") else body
+    labels = np.zeros(n_pairs, dtype=np.int8)
+    if body.lower() == "none":
+        return labels
+    parts = [part.strip() for part in body.split(",")]
+    words = [part for part in parts if not _NUMBER.fullmatch(part)]
+    if words:
+        raise AnswerFormatError(f"not a pair number: {words[0]!r} in {text!r}")
+    numbers = [int(part) for part in parts]
+    outside = [k for k in numbers if not 1 <= k <= n_pairs]
+    if outside:
+        raise AnswerFormatError(f"pair {outside[0]} out of range 1..{n_pairs} in {text!r}")
+    if len(set(numbers)) != len(numbers):
+        raise AnswerFormatError(f"a pair number repeats in {text!r}")
+    labels[np.asarray(numbers) - 1] = 1
+    return labels
 
 
-def _retryable(status: int) -> bool:
-    return status in _RETRY_STATUS or status >= 500
+def answer_key(model: str, task: str, left_text: str, right_text: str) -> str:
+    """The cache key of one pair's answer: a SHA-256 of the prompt version, model, task and the
+    two texts (hex, 64 characters)."""
+    payload = json.dumps([PROMPT_VERSION, model, task, left_text, right_text], ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _one_line(text) -> str:
+    """One line per text, so a newline inside a text cannot break the numbering."""
+    if not isinstance(text, str):
+        raise ValueError(f"pair texts must be strings, got {type(text).__name__}: {text!r}")
+    return " ".join(text.split())
 
 
 def _counting_transport(count):
@@ -360,21 +401,16 @@ def _answer_tokens(n_pairs: int) -> int:
     return math.ceil(len(", ".join(str(k) for k in range(1, n_pairs + 1))) / _CHARS_PER_TOKEN)
 
 
-def _count_arg(name: str, value, *, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _number_arg(name: str, value, *, positive: bool = False) -> float:
-    ok = (
-        not isinstance(value, bool)
-        and isinstance(value, numbers.Real)
-        and math.isfinite(value)
-        and (value > 0 if positive else value >= 0)
-    )
-    if not ok:
-        raise ValueError(
-            f"{name} must be a finite number {'>' if positive else '>='} 0, got {value!r}"
-        )
+def _check(name: str, value, low, *, integer: bool = False, above: bool = False) -> float:
+    """``value`` as a float, or a ValueError naming it unless it is a finite number (an integer
+    where ``integer``) at least ``low`` (above it where ``above``)."""
+    kind = numbers.Integral if integer else numbers.Real
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, kind)
+        or not math.isfinite(value)
+        or (value <= low if above else value < low)
+    ):
+        what = "an integer" if integer else "a finite number"
+        raise ValueError(f"{name} must be {what} {'>' if above else '>='} {low}, got {value!r}")
     return float(value)

@@ -1,28 +1,32 @@
-"""Simulated annotators from the pool's imputed labels: the exact :class:`Oracle`, a
-:class:`NoisyOracle` flipping labels at fixed class rates, and an :class:`ErrorDependentOracle`
-whose accuracy depends on the base model's error (Bansal and Sharma 2023, Appendix B).
+"""Simulated annotators: the pool's imputed labels (:class:`Oracle`), flipped at fixed class
+rates (:class:`NoisyOracle`) or at a rate set by the base model's error
+(:class:`ErrorDependentOracle`, Bansal and Sharma 2023, Appendix B), and a model's thresholded
+scores (:class:`ModelAnnotator`).
 
-Noise is a pure function of ``(seed, pair_id)``: each pair's uniform draw comes from a
-counter-based hash (splitmix64 of the pair id keyed by the seed), so the same pair gets the same
-noisy answer whatever the batch it is asked in, the order of the calls, or the pairs beside it.
-
-About the accuracy table: Appendix B of the paper plots LLM (gpt-3.5-turbo) accuracy for 20
-quantiles of the base model's error (Fig. 3a-d) but prints no numbers, and its text gives only the
-shape (QQP: below the fine-tuned model everywhere, comparable only in the highest quantiles;
-Wikipedia-USA: better than it in the upper half). No default table is shipped, since any numbers
-would be invented: pass ``accuracy`` read off the figure or measured on labelled pairs.
+Noise is a pure function of ``(seed, pair_id)`` (splitmix64 of the pair id keyed by the seed):
+a pair gets the same noisy answer whatever batch it is asked in. The paper plots LLM accuracy
+by base-error quantile (Fig. 3) but prints no numbers, so no default accuracy table is shipped:
+pass one read off the figure or measured on labelled pairs.
 """
 
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
 
 import numpy as np
 
 from ..data.loaders import Pool
 from .base import Annotator, check_pair_ids
 
-__all__ = ["Oracle", "NoisyOracle", "ErrorDependentOracle", "pair_uniform", "quantile_edges"]
+__all__ = [
+    "Oracle",
+    "NoisyOracle",
+    "ErrorDependentOracle",
+    "ModelAnnotator",
+    "pair_uniform",
+    "quantile_edges",
+]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -104,6 +108,39 @@ class ErrorDependentOracle(Annotator):
 
     def params(self) -> dict:
         return {"accuracy": self.accuracy.tolist(), "edges": self.edges.tolist(), "seed": self.seed}
+
+
+class ModelAnnotator(Annotator):
+    """Positive when ``score(pool, ids)`` ((n,) float, e.g. a ConcatBERT's logits) is at least
+    ``threshold``; a NaN score is an error, never a label."""
+
+    name = "model"
+
+    def __init__(self, score: Callable[[Pool, np.ndarray], np.ndarray], threshold: float):
+        if not callable(score):
+            raise TypeError(f"score must be callable as score(pool, ids), got {score!r}")
+        if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
+            raise ValueError(f"threshold must be a finite number, got {threshold!r}")
+        if not np.isfinite(threshold):
+            raise ValueError(f"threshold must be a finite number, got {threshold!r}")
+        self.score, self.threshold = score, float(threshold)
+
+    def annotate(self, pool: Pool, pair_ids) -> np.ndarray:
+        """(n,) int8: 1 where the score of ``pair_ids`` ((n,) int64) reaches the threshold."""
+        ids = check_pair_ids(pool, pair_ids)
+        scores = np.asarray(self.score(pool, ids), dtype=np.float64)
+        if scores.shape != ids.shape:
+            raise ValueError(f"score returned shape {scores.shape} for {ids.shape} pair ids")
+        if np.isnan(scores).any():
+            n_nan = int(np.isnan(scores).sum())
+            raise ValueError(f"score returned {n_nan} NaN scores of {len(scores)}: no label")
+        return (scores >= self.threshold).astype(np.int8)
+
+    def params(self) -> dict:
+        return {
+            "score": getattr(self.score, "__qualname__", repr(self.score)),
+            "threshold": self.threshold,
+        }
 
 
 def pair_uniform(pair_ids, seed: int) -> np.ndarray:

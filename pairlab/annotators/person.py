@@ -1,14 +1,7 @@
-"""A person as the annotator: the pairs a labelling session asks, and every answer, in one SQLite
-file that the round loop (in its worker process) and the labelling widget (in the kernel) share.
-
-The loop posts each round's pairs to the ``queue`` (its batch, the audit sample mixed in, and
-spare candidates to keep the person busy while the next model trains); the widget shows the first
-queued pair without an answer and appends the person's answer to ``answers``, one committed
-transaction per key press, before it shows the next pair. Rows are never updated or deleted: the
-current answer of a pair is its latest row, an undo is a row withdrawing it (the pair is asked
-again), so the history stays auditable and a killed kernel or worker loses no returned answer.
-:class:`PersonAnnotator` is the loop's side: it posts a batch and waits until every pair of it has
-an answer (an unsure answer is no answer: the pair is not trained on and not asked again).
+"""A person as the annotator: a labelling session's queue and answers in one SQLite file that
+the round loop (:class:`PersonAnnotator`, in the worker) posts to and the widget answers from,
+one committed transaction per key press. Rows are only appended: a pair's current answer is its
+latest row, an undo a row withdrawing it. Unsure is no answer: not trained on, not asked again.
 """
 
 from __future__ import annotations
@@ -25,18 +18,11 @@ import pandas as pd
 from ..io import open_durable
 from .base import NO_ANSWER, Annotator, check_pair_ids
 
-__all__ = [
-    "SessionStore",
-    "QueueItem",
-    "PersonAnnotator",
-    "KINDS",
-    "ANSWERS",
-    "UNANSWERED",
-    "WITHDRAWN",
-]
+__all__ = ["SessionStore", "QueueItem", "PersonAnnotator", "KINDS", "ANSWERS", "UNANSWERED"]
 
-KINDS = ("batch", "audit", "spare", "given")  # why a pair is there: the strategy's, the audit's,
-# filler while the model trains, or known before the session (answered by "given")
+# why a pair is queued: the strategy's, the audit's, filler while the model trains, or known
+# before the session (answered by "given")
+KINDS = ("batch", "audit", "spare", "given")
 ANSWERS = {"y": 1, "n": 0, "u": NO_ANSWER}  # the person's keys -> labels (u: unsure, no answer)
 UNANSWERED = -2  # :meth:`SessionStore.answers` of a pair without a current answer
 WITHDRAWN = -3  # the label of an undo row: the pair's earlier answer no longer counts
@@ -68,6 +54,7 @@ CREATE TABLE IF NOT EXISTS status (
 _CURRENT = (
     "SELECT pair_id, label FROM answers WHERE id IN (SELECT MAX(id) FROM answers GROUP BY pair_id)"
 )
+_INSERT = "INSERT INTO answers (pair_id, label, annotator, created_at, seconds) VALUES"
 _LATEST = "SELECT a.label FROM answers a WHERE a.pair_id = q.pair_id ORDER BY a.id DESC LIMIT 1"
 
 
@@ -82,10 +69,9 @@ class QueueItem:
 
 
 class SessionStore:
-    """The queue and the answers of one labelling session, in the SQLite file at ``path``.
-
-    Safe to share between threads (one lock around every use of the connection: JupyterLab runs
-    widget callbacks on subshell threads) and between processes (WAL, a busy timeout)."""
+    """The queue and the answers of one labelling session, in the SQLite file at ``path``: one
+    lock around the connection (JupyterLab runs widget callbacks on threads), WAL between
+    processes."""
 
     def __init__(self, path, *, timeout: float = 30.0):
         self.path = Path(path)
@@ -120,12 +106,8 @@ class SessionStore:
     def answers(self, pair_ids) -> np.ndarray:
         """(n,) int8 current answers of ``pair_ids``: 1, 0, -1 (unsure) or :data:`UNANSWERED`."""
         ids = np.asarray(pair_ids, dtype=np.int64).ravel()
-        current = self._current()
-        out = np.full(len(ids), UNANSWERED, np.int8)
-        if len(current):
-            known = current.set_index("pair_id")["label"]
-            hit = np.isin(ids, known.index.to_numpy())
-            out[hit] = known.loc[ids[hit]].to_numpy()
+        current = self._current().set_index("pair_id")["label"]
+        out = current.reindex(ids, fill_value=UNANSWERED).to_numpy(np.int8)
         out[out == WITHDRAWN] = UNANSWERED
         return out
 
@@ -138,19 +120,14 @@ class SessionStore:
 
     def set_status(self, key: str, value: str) -> None:
         """What the worker is doing (``key`` "worker"), or any other state worth showing."""
-        with self._lock, self._conn:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO status (key, value, updated_at) VALUES (?, ?, ?)",
-                (key, str(value), _utc_now()),
-            )
+        self._write("INSERT OR REPLACE INTO status VALUES (?, ?, ?)", (key, str(value), _utc_now()))
 
     # -- the person's side --------------------------------------------------------------------
 
     def next_pair(self, *, after: int = 0) -> QueueItem | None:
         """The first queued pair (by queue order, past ``seq`` ``after``) without an answer."""
-        # walks the queue in order and looks up each pair's latest answer in the answers_pair
-        # index, stopping at the first unanswered: a join with the current answers instead took
-        # 290 ms with 1,000 answers and 20,000 queued pairs (the widget calls this per key press)
+        # the queue in order, each pair's latest answer from the answers_pair index: a join with
+        # the current answers took 290 ms at 20,000 queued pairs (called per key press)
         with self._lock:
             row = self._conn.execute(
                 "SELECT q.seq, q.pair_id, q.round, q.kind FROM queue q WHERE q.seq > ? AND "
@@ -164,14 +141,16 @@ class SessionStore:
         returning; returns its row id."""
         if label not in (1, 0, NO_ANSWER):
             raise ValueError(f"label must be 1, 0 or {NO_ANSWER} (unsure), got {label!r}")
-        return self._append(pair_id, label, annotator, seconds)
+        _check_name(annotator)
+        seconds = None if seconds is None else float(seconds)
+        row = (int(pair_id), int(label), annotator, _utc_now(), seconds)
+        return self._write(f"{_INSERT} (?, ?, ?, ?, ?)", row)  # committed (and fsynced) on exit
 
     def undo(self, *, annotator: str) -> int | None:
         """Withdraw ``annotator``'s latest current answer (the pair is asked again); returns its
         pair id, or None when there is nothing to undo. Answers of others (another person, the
         labels given before the session) are never taken back."""
-        if not isinstance(annotator, str) or not annotator:
-            raise ValueError(f"annotator must be a non-empty name, got {annotator!r}")
+        _check_name(annotator)
         with self._lock, self._conn:  # the choice and the withdrawal in one transaction
             row = self._conn.execute(
                 "SELECT pair_id FROM answers WHERE id IN (SELECT MAX(id) FROM "
@@ -182,9 +161,7 @@ class SessionStore:
             if row is None:
                 return None
             self._conn.execute(
-                "INSERT INTO answers (pair_id, label, annotator, created_at, seconds)"
-                " VALUES (?, ?, ?, ?, NULL)",
-                (row[0], WITHDRAWN, annotator, _utc_now()),
+                f"{_INSERT} (?, ?, ?, ?, NULL)", (row[0], WITHDRAWN, annotator, _utc_now())
             )
         return int(row[0])
 
@@ -202,92 +179,49 @@ class SessionStore:
                 "USING (pair_id) WHERE a.label != ?",
                 (WITHDRAWN,),
             ).fetchone()[0]
-        return {
-            "labels": int(labels),
-            "positives": int(positives),
-            "unsure": int(unsure),
-            "queued": int(queued),
-        }
+        values = map(int, (labels, positives, unsure, queued))
+        return dict(zip(("labels", "positives", "unsure", "queued"), values))
 
     def history(self) -> pd.DataFrame:
         """Every answer row, undos included, oldest first, with the pair's round and kind."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT a.id, a.pair_id, a.label, a.annotator, a.created_at, a.seconds, q.round, "
-                "q.kind FROM answers a LEFT JOIN queue q USING (pair_id) ORDER BY a.id"
-            ).fetchall()
-        return pd.DataFrame(
-            rows,
-            columns=[
-                "id",
-                "pair_id",
-                "label",
-                "annotator",
-                "created_at",
-                "seconds",
-                "round",
-                "kind",
-            ],
+        return self._read(
+            "SELECT a.id, a.pair_id, a.label, a.annotator, a.created_at, a.seconds, q.round, "
+            "q.kind FROM answers a LEFT JOIN queue q USING (pair_id) ORDER BY a.id"
         )
 
     def queue(self) -> pd.DataFrame:
         """Every queued pair in queue order."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT seq, pair_id, round, kind, stratum, posted_at FROM queue ORDER BY seq"
-            ).fetchall()
-        return pd.DataFrame(
-            rows, columns=["seq", "pair_id", "round", "kind", "stratum", "posted_at"]
-        )
+        return self._read("SELECT * FROM queue ORDER BY seq")
 
     def status(self) -> dict:
         with self._lock:
             rows = self._conn.execute("SELECT key, value, updated_at FROM status").fetchall()
         return {key: {"value": value, "updated_at": at} for key, value, at in rows}
 
-    # -- internals ----------------------------------------------------------------------------
-
-    def _append(self, pair_id, label: int, annotator: str, seconds) -> int:
-        if not isinstance(annotator, str) or not annotator:
-            raise ValueError(f"annotator must be a non-empty name, got {annotator!r}")
-        row = (
-            int(pair_id),
-            int(label),
-            annotator,
-            _utc_now(),
-            None if seconds is None else float(seconds),
-        )
-        with self._lock, self._conn:  # one transaction per answer: committed (and fsynced) on exit
-            cursor = self._conn.execute(
-                "INSERT INTO answers (pair_id, label, annotator, created_at, "
-                "seconds) VALUES (?, ?, ?, ?, ?)",
-                row,
-            )
-        return int(cursor.lastrowid)
-
     def _current(self) -> pd.DataFrame:
+        return self._read(_CURRENT)
+
+    def _read(self, sql: str) -> pd.DataFrame:
         with self._lock:
-            rows = self._conn.execute(_CURRENT).fetchall()
-        return pd.DataFrame(rows, columns=["pair_id", "label"])
+            return pd.read_sql_query(sql, self._conn)
+
+    def _write(self, sql: str, row: tuple) -> int:
+        with self._lock, self._conn:  # one transaction: committed (and fsynced) on exit
+            return int(self._conn.execute(sql, row).lastrowid)
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
 
-    def __repr__(self) -> str:
-        return f"SessionStore({str(self.path)!r})"
-
 
 class PersonAnnotator(Annotator):
-    """The loop's annotator in a labelling session: at the start of each round
-    (:meth:`start_round`) it posts the round's batch to the session's :class:`SessionStore`, with
-    an audit sample mixed in (``audits[r - 1]`` pairs in round r, with any a round before could
-    not draw; drawn by ``audit``, a callable ``(round, state, batch, n) -> (pair_ids, strata)``) and ``spares`` more candidates after it
-    (the most uncertain ones the batch left: the person labels them while the next model
-    trains); :meth:`annotate` returns once every pair of the batch has an answer, polling every
-    ``poll`` seconds. The spares answered join the round's labels (:meth:`answered_beyond`);
-    the audit answers are held out of training. ``oracle`` (a pool with the truth, for simulations) answers every
-    posted pair at once through the same store, as a person who knows every label would."""
+    """A labelling session's annotator: each round (:meth:`start_round`) posts the batch to the
+    :class:`SessionStore` with an audit sample mixed in (``audits[r - 1]`` pairs in round r, and
+    any a round before could not draw: ``audit(round, state, batch, n) -> (pair_ids, strata)``)
+    and ``spares`` more candidates to label while the next model trains (they join the round's
+    labels: :meth:`answered_beyond`; the audit is held out of training); :meth:`annotate` polls
+    every ``poll`` seconds until the batch is answered. ``oracle``: a pool whose truth answers
+    every posted pair at once (a simulation)."""
 
     name = "person"
 
@@ -302,12 +236,9 @@ class PersonAnnotator(Annotator):
         spares: int = 0,
         audit=None,
     ):
-        plan = np.asarray(audits, dtype=np.int64).ravel()
-        if (plan < 0).any() or not np.array_equal(plan, np.asarray(audits, dtype=float).ravel()):
-            raise ValueError(f"audits must be counts >= 0 of pairs a round, got {audits!r}")
         self.store = store if isinstance(store, SessionStore) else SessionStore(store)
         self.who, self.poll, self.oracle = who, float(poll), oracle
-        self.audits, self.spares, self.audit = tuple(int(a) for a in plan), int(spares), audit
+        self.audits, self.spares, self.audit = tuple(map(int, audits)), int(spares), audit
         self.round = 0
 
     def start_round(self, round: int, state, batch) -> None:
@@ -359,9 +290,8 @@ class PersonAnnotator(Annotator):
 
     def answered_beyond(self, labelled) -> tuple[np.ndarray, np.ndarray]:
         """Pairs answered (yes or no) outside ``labelled`` (sorted int64) and their labels: the
-        spares, never the audit pairs. The audit is held out of training, so every estimate made
-        from it (how many matches remain, the models' precision and recall, which matcher the
-        export uses) rests on pairs no model trained on."""
+        spares, never the audit pairs, so every estimate from the audit rests on pairs no model
+        trained on."""
         queue = self.store.queue()
         queued = queue.loc[queue["kind"] != "audit", "pair_id"].to_numpy(np.int64)
         ids = np.setdiff1d(queued, labelled)
@@ -385,6 +315,11 @@ def _spares(state, shown, n: int) -> np.ndarray:
     order = np.argsort(score, kind="stable")
     free = order[~np.isin(candidates[order], shown)]
     return candidates[free[:n]]
+
+
+def _check_name(annotator) -> None:
+    if not isinstance(annotator, str) or not annotator:
+        raise ValueError(f"annotator must be a non-empty name, got {annotator!r}")
 
 
 def _utc_now() -> str:

@@ -1,12 +1,8 @@
 """Annotating a question by scanning a ranking (Althammer et al. 2023, section 6): the annotator
-reads the current ranker's ranking of the whole right-hand side from the top and judges every
-item until the first relevant one. Every scanned pair is labelled (the pool's imputed labels:
-all negative but the last), and the number of judgements, the rank of the first relevant item,
-is what the question costs.
-
-Rankings are computed in blocks of questions (one score row per question over every right
-item), so no pair is visited in a Python loop and memory stays at ``block x n_right`` scores.
-"""
+judges the current ranker's ranking of every right item from the top down to the first relevant
+one. Every scanned pair is labelled (all negative but the last); the rank of the first relevant
+item is what the question costs. Rankings are computed in blocks of questions (memory:
+``block x n_right`` scores)."""
 
 from __future__ import annotations
 

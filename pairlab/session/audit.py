@@ -1,17 +1,8 @@
-"""How far am I? A labelling session's audit: each round from the second, an audit sample drawn
-over strata covering every pair (:func:`pairlab.evaluation.audit.stratify`: the selection
-model's score strata) and shown mixed in with the batch; its answers estimate how many matching
-pairs the whole collection holds, the share found and the model's precision and recall, each
-with a 95% interval (:mod:`pairlab.evaluation.audit_estimate`).
-
-Each round's design is saved before its pairs are posted (``<session>/audit/round_XX.npz``), so
-a restarted worker posts the same audit and the estimate reads every round's design back. The
-pairs excluded from a round's frame are those labelled before it, its batch and the earlier
-rounds' audit pairs: their answers, read when the estimate is made, count as labelled positives
-of their strata (a census), so the frame and the census never overlap and no pair is audited
-twice. An audit pair not answered yet, or answered unsure, is left out of
-its round's estimate (its stratum's sample is then smaller; unsure answers are assumed to say
-nothing about the rate).
+"""How far am I? From round 2, an audit sample over the model's score strata, mixed in with the
+batch, estimates the matches in the whole collection, the share found and the model's precision
+and recall (:mod:`pairlab.evaluation.audit_estimate`). Each round's design is saved before its
+pairs are posted (``audit/round_XX.npz``); the pairs excluded from its frame (labelled, its
+batch, earlier audits) count as their strata's census, so no pair is audited twice.
 """
 
 from __future__ import annotations
@@ -25,6 +16,7 @@ from scipy.special import expit
 from ..annotators.person import SessionStore
 from ..evaluation.audit import Audit, PairCosine, draw_audit, stratify
 from ..evaluation.audit_estimate import combine_rounds, coverage, estimate
+from ..io import read_json, write_atomic, write_json
 
 __all__ = ["SessionAudit", "MIN_ROUND"]
 
@@ -45,8 +37,7 @@ class SessionAudit:
     ):
         self.folder, self.seed, self.n_strata = Path(folder), int(seed), int(n_strata)
         self.coverage = int(coverage)  # with the truth known: fresh audits redrawn each round
-        # with it, the "bounded" prior: at most this many matches a record of the smaller side
-        # (of each record, one table) remain unlabelled (audit_prior.rate_prior)
+        # the "bounded" prior: at most this many matches a record of the smaller side remain
         self.matches_per_record = matches_per_record
 
     def bound(self, space) -> dict:
@@ -70,11 +61,7 @@ class SessionAudit:
             return np.empty(0, np.int64), np.empty(0, np.int64)
         model = state.model
         if one_class(model):  # its probabilities were never fitted to both answers
-            self._note(
-                round,
-                "the model saw one answer only (all matches or all non-matches): "
-                "its scores cannot stratify an audit",
-            )
+            self._note(round, "one_class")
             return np.empty(0, np.int64), np.empty(0, np.int64)
         left, right = state.embeddings  # under the selection model: the one trained so far
         calibration = model.calibration
@@ -113,11 +100,8 @@ class SessionAudit:
         return design.ids, design.stratum
 
     def _check_coverage(self, round: int, strata, positives, excluded, n: int, floor: int) -> None:
-        """With the truth known (a simulation): ``coverage`` fresh audits of this round's design,
-        how often their 95% intervals cover the truth (:func:`~pairlab.evaluation.audit_estimate.coverage`),
-        written to ``coverage_round_XX.json``."""
-        from ..io import write_json
-
+        """With the truth known: how often the 95% intervals of ``coverage`` fresh audits of
+        this round's design cover it (``coverage_round_XX.json``)."""
         result = coverage(
             strata,
             positives,
@@ -135,13 +119,9 @@ class SessionAudit:
 
     def coverage_rounds(self) -> list[dict]:
         """The coverage checks written so far, by round."""
-        from ..io import read_json
-
         return [read_json(p) for p in sorted(self.folder.glob("coverage_round_*.json"))]
 
     def _save(self, round: int, design: Audit, excluded, excluded_stratum) -> None:
-        from ..io import write_atomic
-
         values = asdict(design)
         if values["max_positives"] is None:  # saved as NaN: an .npz holds no None
             values["max_positives"] = np.nan
@@ -163,20 +143,17 @@ class SessionAudit:
             values = {k: f[k] for k in f.files}
         excluded, excluded_stratum = values.pop("excluded"), values.pop("excluded_stratum")
         scalars = {k: values.pop(k).item() for k in ("prior", "strength", "design_variance")}
-        bound = float(values.pop("max_positives", np.nan))  # absent in rounds drawn before it
+        bound = float(values.pop("max_positives"))
         scalars["max_positives"] = None if np.isnan(bound) else bound
         return Audit(**values, **scalars), excluded, excluded_stratum
 
     def _note(self, round: int, why: str) -> None:
-        from ..io import write_json
-
         self.folder.mkdir(parents=True, exist_ok=True)
         write_json(self.folder / f"skipped_round_{round:02d}.json", {"round": round, "why": why})
 
     def skipped(self) -> list[dict]:
-        """The rounds that drew no audit, and why."""
-        from ..io import read_json
-
+        """The rounds that drew no audit, and why ("one_class": the model saw one answer only,
+        so its scores cannot stratify an audit)."""
         return [read_json(p) for p in sorted(self.folder.glob("skipped_round_*.json"))]
 
     def rounds(self) -> list[int]:
@@ -189,12 +166,11 @@ class SessionAudit:
     def estimate(self, store: SessionStore, *, level: float = 0.95, seed: int = 0) -> dict | None:
         """The estimates from every audit round's answers so far: the total and the share found
         combined over rounds, the model's precision and recall from the latest round's strata.
-        None until at least one audit answer per stratum (``n_strata``) has come in: with fewer,
-        most strata rest on the calibration's prior alone, and a session whose first labels
-        were nearly all matches gave "100% (100-100%) found" with 2% found."""
+        None before one audit answer per stratum (``n_strata``): with fewer, most strata rest on
+        the prior alone (a session of nearly all matches first said 100% found with 2% found)."""
         if self.audit_answers(store) < self.n_strata:
             return None
-        found = _found(store)
+        found = int(store.counts()["positives"])
         audits, labels = [], []
         for r in self.rounds():
             design, excluded, excluded_stratum = self.load(r)
@@ -232,10 +208,8 @@ class SessionAudit:
 
 def audit_calibration(state, left, right):
     """The strata's prior rates: the model's cosines on its answered training pairs refitted
-    with Platt's targets (:meth:`Calibration.fit`, ``smoothed``). The model's own calibration
-    (the paper's, kept for selection and the threshold) is fitted for uncertainty sampling; on
-    a few separable pairs it puts rates near the threshold at 1e-14 and sends the audit where
-    the prior says nothing can be found."""
+    with Platt's targets (``smoothed``). The model's own calibration, fitted for uncertainty
+    sampling, puts rates near the threshold at 1e-14 on a few separable pairs."""
     from ..models.cosinebert import Calibration
 
     answered = state.labels >= 0
@@ -247,7 +221,3 @@ def one_class(model) -> bool:
     """Whether ``model`` was trained on one answer only, so that its calibration is the trained
     head's, never fitted to both (:meth:`CosineBERT.train`)."""
     return "one class" in str(getattr(model, "info", {}).get("calibration", ""))
-
-
-def _found(store: SessionStore) -> int:
-    return int(store.counts()["positives"])

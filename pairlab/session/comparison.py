@@ -1,6 +1,5 @@
-"""With the oracle as the person: what the session's strategy found against other strategies
-(random labelling, static retrieval) at the same budget, each run as an oracle session of its
-own beside the first."""
+"""With the oracle as the person: the session's strategy against others at the same budget, and
+the coverage of its audit's intervals over seeds, each an oracle session beside the first."""
 
 from __future__ import annotations
 
@@ -71,7 +70,7 @@ def _row(strategy: str, session, learner) -> dict:
 def coverage_sessions(session, seeds, *, learner=None) -> list:
     """``session`` and oracle sessions like it with other ``seeds`` (other trajectories), each
     run with its per-round coverage checks (``coverage`` fresh audits a round)."""
-    if not session.settings.coverage_repeats:
+    if session.settings.annotator != "oracle" or not session.settings.coverage:
         raise ValueError(
             "coverage needs the oracle as the person and coverage > 0 (fresh audits per round)"
         )
@@ -92,13 +91,11 @@ def coverage_sessions(session, seeds, *, learner=None) -> list:
 
 def coverage_table(sessions, *, seed: int = 0) -> dict:
     """``{budget: {"covered", "sessions", "mean_width", "repeats", "truth", "round_covered",
-    "round_width"}}`` of the estimated share found (recall of the labels), pooled over the
-    sessions at each budget (the labels the strategy had asked when the round's audit was
-    drawn). ``covered`` and ``mean_width`` are those of what the session shows, the estimate
-    combined over every audit round so far, each round's audit redrawn ``repeats`` times
-    (:func:`~pairlab.evaluation.audit_estimate.replay_combined`); ``round_*`` those of the
-    round's own audit alone (also standing in for ``covered`` in sessions checked before the
-    checks recorded their strata)."""
+    "round_width"}}`` of the estimated share found, pooled over the sessions at each budget (the
+    labels the strategy had asked when the round's audit was drawn). ``covered`` and
+    ``mean_width``: what the session shows, every audit round so far combined, each redrawn
+    ``repeats`` times (:func:`~pairlab.evaluation.audit_estimate.replay_combined`); ``round_*``:
+    the round's own audit alone."""
     from ..evaluation.audit_estimate import replay_combined
 
     by_budget = {}
@@ -106,15 +103,8 @@ def coverage_table(sessions, *, seed: int = 0) -> dict:
         schedule = np.cumsum(session.config.schedule())
         checks = session.coverage_checks()
         for i, check in enumerate(checks):
-            replayable = [c for c in checks[: i + 1] if "strata" in c]
-            # a session checked before checks kept their strata: its rounds' own numbers stand in
-            shown = (
-                replay_combined(
-                    replayable, repeats=int(check["repeats"]), seed=[seed, int(check["round"])]
-                )
-                if "strata" in check
-                else check
-            )
+            repeats, round = int(check["repeats"]), int(check["round"])
+            shown = replay_combined(checks[: i + 1], repeats=repeats, seed=[seed, round])
             budget = int(schedule[check["round"] - 1])
             by_budget.setdefault(budget, []).append((check, shown))
     out = {}

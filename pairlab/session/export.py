@@ -1,12 +1,19 @@
-"""What a labelling session gives the person: ``labels.csv`` (every answer), the trained model
-(a sentence-transformers folder), ``matches.csv`` (every pair of the whole collection the model
-calls a match at a threshold chosen for a target precision, found by candidate search over all
-records, with the person's own answers applied) and, for one table, ``clusters.csv`` (connected
-components of the matches: one cluster id per record)."""
+"""What a labelling session gives the person: ``labels.csv`` (every answer), the trained model,
+``matches.csv`` (every pair the matcher calls a match at the threshold for a target precision,
+the person's answers applied) and, for one table, ``clusters.csv`` (one cluster id per record).
+
+Which model decides the matches: the session's bi-encoder (CosineBERT), or a cross-encoder
+(ConcatBERT) trained on the same labels re-scoring its candidates (each record's ``m`` nearest
+neighbours), each thresholded for the target precision (:func:`precision_threshold`). The audit
+pairs, never trained on, judge both: a matcher's true and false positives among the unlabelled
+pairs it predicts are estimated by inverse-probability weighting (``M_h / n_h`` per stratum),
+the rounds averaged by their audit answers; the higher estimated F1 of the export decides
+(without audit answers, the bi-encoder)."""
 
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +30,195 @@ __all__ = [
     "clusters",
     "match_quality",
     "pair_quality",
+    "MATCHERS",
+    "Candidates",
+    "Matcher",
+    "precision_threshold",
+    "candidates",
+    "bi_encoder",
+    "cross_encoder",
+    "untrainable",
+    "audit_counts",
+    "choose",
 ]
+
+MATCHERS = ("auto", "bi-encoder", "cross-encoder")
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Each record's ``m`` nearest neighbours under the final bi-encoder: sorted pair ids and
+    their cosines."""
+
+    ids: np.ndarray
+    cosine: np.ndarray
+    m: int
+
+
+@dataclass
+class Matcher:
+    """One matcher's view of the candidates: its probability of each, the threshold for the
+    target precision, and what the audit estimates of its predictions (``estimate``)."""
+
+    name: str
+    proba: np.ndarray
+    threshold: float
+    estimate: dict | None = None
+
+    def predicted(self, ids: np.ndarray) -> np.ndarray:
+        return ids[self.proba >= self.threshold]
+
+
+def precision_threshold(proba: np.ndarray, target: float) -> float:
+    """The lowest probability t such that the pairs at or above t have an expected precision
+    (their mean calibrated probability) of at least ``target``; 1.0 when none does."""
+    if not 0.0 < target <= 1.0:
+        raise ValueError(f"target precision must be in (0, 1], got {target!r}")
+    p = np.sort(np.asarray(proba, np.float64))[::-1]
+    if not len(p):
+        return 1.0
+    expected = np.cumsum(p) / np.arange(1, len(p) + 1)
+    ok = np.nonzero(expected >= target)[0]
+    return float(p[ok[-1]]) if len(ok) else 1.0
+
+
+def candidates(pool, model, m: int) -> Candidates:
+    from ..evaluation.candidates import neighbour_pairs
+
+    left = model.embed(pool.left_texts, show_progress=False)
+    right = left if pool.symmetric else model.embed(pool.right_texts, show_progress=False)
+    ids, cosine = neighbour_pairs(pool.space, left, right, m=min(m, pool.space.n_right))
+    return Candidates(ids, cosine, m)
+
+
+def bi_encoder(model, found: Candidates, target_precision: float) -> Matcher:
+    proba = model.calibration.proba(found.cosine)
+    return Matcher("bi-encoder", proba, precision_threshold(proba, target_precision))
+
+
+def cross_encoder(
+    pool, found: Candidates, labels, target_precision: float, *, config, model=None, cache=None
+) -> Matcher:
+    """ConcatBERT trained on ``labels`` (a frame of ``pair_id``, ``label`` 0/1: the session's
+    training labels, never the audit) with ``config`` (a :class:`TrainConfig`), scoring the
+    candidates. With a ``cache`` folder, the scores are kept under a key of everything that
+    decides them: exporting again after a restart reads them back instead of training."""
+    from ..active.behaviour import code_digest
+    from ..models.concatbert import ConcatBERT
+    from ..models.embed import cached_array, model_fingerprint, text_digest
+    from ..models.inference import backend, cache_tag
+
+    ids = labels["pair_id"].to_numpy(np.int64)
+    y = labels["label"].to_numpy()
+    if (why := untrainable(y)) is not None:
+        raise ValueError(why)
+    train_texts, found_texts = pool.texts(ids), pool.texts(found.ids)
+
+    def score() -> np.ndarray:
+        trained = ConcatBERT.train(*train_texts, y, model=model, config=config)
+        return trained.logits(*found_texts, batch_size=128, show_progress=True)
+
+    key = cache and text_digest(
+        *train_texts,
+        *found_texts,
+        head=[
+            "export cross-encoder logits",
+            code_digest(ConcatBERT, cross_encoder)[:12],
+            model_fingerprint(model),
+            config.to_dict(),
+            np.asarray(y, dtype=np.int8).tolist(),
+            *cache_tag(backend("cross-encoder")),
+        ],
+    )
+    if key and (Path(cache) / f"{key}.npy").is_file():
+        print(f"cross-encoder: scores read back from {Path(cache) / key}.npy (same labels)")
+    logits = cached_array(cache, key, score)
+    proba = 1.0 / (1.0 + np.exp(-logits))
+    return Matcher("cross-encoder", proba, precision_threshold(proba, target_precision))
+
+
+def untrainable(labels) -> str | None:
+    """Why a cross-encoder cannot learn from these 0/1 ``labels`` (None: it can): it needs both
+    answers (an easy table's first labels are often all matches)."""
+    y = np.asarray(labels)
+    if len(np.unique(y)) < 2:
+        kind = "matches" if len(y) and y[0] == 1 else "non-matches"
+        return f"the cross-encoder needs both answers to learn from: all {len(y)} training labels are {kind}"
+    return None
+
+
+def audit_counts(audit, store, predicted: np.ndarray, held: np.ndarray) -> dict | None:
+    """Estimated true and false positives among ``predicted`` (sorted pair ids a matcher calls
+    matches) from every audit round of ``audit`` (a :class:`~.audit.SessionAudit`) answered in
+    ``store``, leaving out the audit pairs in ``held`` (sorted: pairs a model trained on). None
+    without an audit answer."""
+    estimates, weights = [], []
+    for r in audit.rounds():
+        design = audit.load(r)[0]
+        answers = store.answers(design.ids)
+        keep = (answers >= 0) & ~isin_sorted(design.ids, held)
+        if not keep.any():
+            continue
+        stratum, y = design.stratum[keep], answers[keep].astype(np.float64)
+        n = np.bincount(stratum, minlength=len(design.sizes))
+        weight = np.divide(design.unlabelled, n, out=np.zeros(len(n)), where=n > 0)[stratum]
+        hit = isin_sorted(design.ids[keep], predicted)
+        estimates.append((float((weight * y * hit).sum()), float((weight * (1 - y) * hit).sum())))
+        weights.append(int(keep.sum()))
+    if not estimates:
+        return None
+    tp, fp = np.average(np.array(estimates), axis=0, weights=weights)
+    return {
+        "tp": float(tp),
+        "fp": float(fp),
+        "audit_answers": int(sum(weights)),
+        "audit_rounds": len(weights),
+    }
+
+
+def choose(
+    matchers: list[Matcher],
+    found: Candidates,
+    *,
+    said_yes: np.ndarray,
+    labelled: np.ndarray,
+    trained: np.ndarray,
+    audit,
+    store,
+    total: float | None,
+) -> tuple[Matcher, dict]:
+    """Estimate each matcher's export quality from the audit and pick the best F1 (``why``:
+    "higher_f1"), else the first matcher, the bi-encoder ("no_audit_estimate"). ``said_yes``: the person's yes
+    answers (all in the export), ``labelled``: every answered pair (sorted; the matchers'
+    predictions among them are replaced by the answers), ``trained``: the pairs the models
+    trained on (sorted), ``total``: the audit's estimated number of matching pairs."""
+    for matcher in matchers:
+        calls = matcher.predicted(found.ids)
+        predicted = np.setdiff1d(calls, labelled)
+        counts = audit_counts(audit, store, calls, trained)
+        estimate = {
+            "predicted": int(len(predicted)),
+            "threshold": matcher.threshold,
+            "exported": int(len(predicted) + len(said_yes)),
+        }
+        if counts is not None and total:
+            seen = counts["tp"] + counts["fp"]
+            precision = counts["tp"] / seen if seen > 0 else None
+            tp = len(said_yes) + (precision or 0.0) * len(predicted)
+            matching = max(total, tp)  # the estimated total cannot be below what is found
+            estimate.update(
+                counts,
+                precision_unlabelled=precision,
+                f1=2 * tp / (estimate["exported"] + matching),
+                recall=tp / matching,
+            )
+        matcher.estimate = estimate
+    scored = [m for m in matchers if m.estimate.get("f1") is not None]
+    if not scored:
+        return matchers[0], {"chosen": matchers[0].name, "why": "no_audit_estimate"}
+    best = max(scored, key=lambda m: m.estimate["f1"])
+    return best, {"chosen": best.name, "why": "higher_f1"}
+
 
 LABELS = {1: "match", 0: "no match", -1: "unsure"}
 
@@ -56,7 +251,7 @@ def label_frame(pool, store: SessionStore) -> pd.DataFrame:
 
 
 def find_matches(ids: np.ndarray, matcher, labels: pd.DataFrame, pool) -> tuple[pd.DataFrame, dict]:
-    """The matches of ``matcher`` (a :class:`.matchers.Matcher` over the candidate ``ids``):
+    """The matches of ``matcher`` (a :class:`Matcher` over the candidate ``ids``):
     the candidates at or above its threshold, plus the pairs the person said match, minus those
     they said do not. Returns the matches (left_id, right_id, score, source) and what was
     decided (threshold, counts)."""
@@ -121,18 +316,18 @@ def export_session(
     cross_encoder_epochs: int = 3,
 ) -> dict:
     """Write the session's labels, model, matches and clusters under ``folder``. ``matcher``:
-    which model decides the matches (:mod:`.matchers`): ``"bi-encoder"`` (the session's final
+    which model decides the matches: ``"bi-encoder"`` (the session's final
     CosineBERT), ``"cross-encoder"`` (ConcatBERT trained on the session's training labels,
     re-scoring the bi-encoder's candidates) or ``"auto"`` (both, the one whose export the
-    audit estimates the higher F1)."""
+    audit estimates the higher F1). The result's ``why``: "asked_for", "higher_f1",
+    "no_audit_estimate" or "cross_encoder_untrainable" (its training labels all one answer)."""
     from ..active.store import round_ids
     from ..models.cosinebert import CosineBERT
     from ..models.training import TrainConfig
-    from . import matchers as pick
     from .audit import SessionAudit
 
-    if matcher not in pick.MATCHERS:
-        raise ValueError(f"matcher must be one of {pick.MATCHERS}, got {matcher!r}")
+    if matcher not in MATCHERS:
+        raise ValueError(f"matcher must be one of {MATCHERS}, got {matcher!r}")
     folder.mkdir(parents=True, exist_ok=True)
     labels = label_frame(session.pool, session.store)
     write_atomic(folder / "labels.csv", lambda tmp: labels.to_csv(tmp, index=False))
@@ -147,17 +342,17 @@ def export_session(
     shutil.copytree(source, folder / "model")
     model = CosineBERT.load(folder / "model")
     config = session.config
-    found = pick.candidates(session.pool, model, m or config.candidate_m)
-    options = [pick.bi_encoder(model, found, target_precision)]
+    found = candidates(session.pool, model, m or config.candidate_m)
+    options = [bi_encoder(model, found, target_precision)]
     trained = np.unique(np.concatenate([np.empty(0, np.int64), *round_ids(session.folder / "run")]))
     answered = labels[labels["label"].isin((0, 1))]
     training = answered[isin_sorted(answered["pair_id"].to_numpy(np.int64), trained)]
-    skipped = pick.untrainable(training["label"]) if matcher != "bi-encoder" else None
+    skipped = untrainable(training["label"]) if matcher != "bi-encoder" else None
     if matcher == "cross-encoder" and skipped:
         raise ValueError(f"matcher='cross-encoder': {skipped}")
     if matcher != "bi-encoder" and not skipped:
         options.append(
-            pick.cross_encoder(
+            cross_encoder(
                 session.pool,
                 found,
                 training,
@@ -176,7 +371,7 @@ def export_session(
     audit = SessionAudit(session.folder / "audit")
     estimate = audit.estimate(session.store)
     yes = np.sort(answered.loc[answered["label"] == 1, "pair_id"].to_numpy(np.int64))
-    best, choice = pick.choose(
+    best, choice = choose(
         options,
         found,
         said_yes=yes,
@@ -188,9 +383,9 @@ def export_session(
     )
     if matcher != "auto":
         best = next(o for o in options if o.name == matcher)
-        choice = {"chosen": matcher, "why": "asked for"}
+        choice = {"chosen": matcher, "why": "asked_for"}
     elif skipped:
-        choice["why"] = f"{skipped}; {choice['why']}"
+        choice["why"] = "cross_encoder_untrainable"
     matches, decided = find_matches(found.ids, best, labels, session.pool)
     write_atomic(
         folder / "matches.csv", lambda tmp: matches.drop(columns="pair_id").to_csv(tmp, index=False)
@@ -238,8 +433,8 @@ def match_quality(session, exported: dict) -> dict:
         pool.pair_ids(matches["left_id"].to_numpy(object), matches["right_id"].to_numpy(object)),
         pool.positives,
     )
-    found = session.store.history().drop_duplicates("pair_id", keep="last")
-    yes = np.sort(found.loc[found["label"] == 1, "pair_id"].to_numpy(np.int64))
+    ids, labels = session.store.labelled()
+    yes = ids[labels == 1]
     return {k: scored[k] for k in ("precision", "recall", "f1")} | {
         "true_recall": float(isin_sorted(yes, pool.positives).sum() / len(pool.positives)),
         "true_positives": int(len(pool.positives)),

@@ -1,23 +1,14 @@
-"""Label your own pairs: :class:`LabelingSession`, a person in notebook 03's active-learning loop.
-
-The session is the simulation's loop (:class:`~pairlab.active.loop.ActiveRun`: the same
-strategies, candidate search, CosineBERT retrained from the pretrained checkpoint each round,
-and run folder) with a person for its annotator. The loop runs in a worker process
-(:mod:`.worker`); the person answers in a widget in the kernel; both share one SQLite file
-(:class:`~pairlab.annotators.person.SessionStore`), where every answer is committed before the
-next pair shows. A killed kernel loses nothing: running the cell again starts a worker that
-resumes the run folder, and the widget shows the first pair without an answer.
-
-The session folder holds ``labels.sqlite`` (the queue and every answer), ``run/`` (the loop's
-run folder: config, rounds, models), ``audit/`` (the audit rounds' designs), ``cache/`` (the
-export's cross-encoder scores, read back while the answers stay the same) and, after
-:meth:`LabelingSession.export`, what the person came for (:mod:`.export`).
+"""Label your own pairs: :class:`LabelingSession`, a person in notebook 03's loop (run in a
+worker process, :mod:`.worker`). The session folder holds ``labels.sqlite`` (every answer,
+committed before the next pair shows), ``run/`` (the loop's run folder, resumed after a killed
+kernel), ``audit/``, ``cache/`` (the export's cross-encoder scores) and ``export/``.
 """
 
 from __future__ import annotations
 
+import json
 import time
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,20 +19,21 @@ from ..annotators.person import UNANSWERED, SessionStore
 from ..data.items import Records
 from ..data.recordpool import RecordPool, record_pairs
 from ..io import read_json, to_json, write_json
-from .settings import ANNOTATORS, SessionSettings, audits
-from .worker import Job, run_job, spawn
+from .audit import SessionAudit
+from .settings import SessionSettings, audits, split
+from .worker import Job, log_estimate, run_job, sentence, spawn
 
-__all__ = ["LabelingSession", "SessionSettings", "SessionData", "session_config", "ANNOTATORS"]
+__all__ = ["LabelingSession", "one_to_one_advice", "session_config"]
 
 SETTINGS_FILE = "session.json"  # the settings a session's loop last ran with (a grown budget)
+ONE_TO_ONE_EVIDENCE = 20  # labelled matches, all on distinct records, before suggesting one_to_one
 
 
 def session_config(
     pool: RecordPool, settings: SessionSettings, batches, *, model=None
 ) -> ActiveConfig:
-    """The loop's settings for a session: the strategy picks ``batches`` pairs a round (each
-    round's pairs shown less its audit: :meth:`SessionSettings.rounds`), the first round from
-    static retrieval, the final model kept."""
+    """The loop's settings for a session: the strategy picks ``batches`` pairs a round (the
+    pairs shown less the audit's), the final model kept."""
     one_to_one = {"strategy_params": {"one_to_one": True}} if settings.one_to_one else {}
     return ActiveConfig(
         task=pool.task,
@@ -55,17 +47,20 @@ def session_config(
         n_boot=2,
         curve=False,
         keep_model=True,
-        annotator={"kind": "person", "name": settings.who, "audit_share": settings.audit_share},
+        annotator={
+            "kind": "person",
+            "name": settings.annotator,
+            "audit_share": settings.audit_share,
+        },
         **one_to_one,
         **settings.train,
     )
 
 
 def planned_rounds(folder: Path, settings: SessionSettings, *, audited: bool):
-    """``(shown, audit)`` per round (:meth:`SessionSettings.rounds`). Where ``folder`` holds
-    this session's run with a smaller budget and every other setting the same, that run's
-    rounds first and the answers added in rounds of ``batch`` after them, so the loop goes on
-    from its last finished round."""
+    """``(shown, audit)`` per round (:meth:`SessionSettings.rounds`); where ``folder`` holds this
+    session's run with a smaller budget, that run's rounds first, then the rest in rounds of
+    ``batch``, so the loop goes on from its last finished round."""
     shown, audit = settings.rounds(audited=audited)
     path = folder / SETTINGS_FILE
     old = read_json(path) if path.is_file() and (folder / "run" / "config.json").is_file() else None
@@ -75,52 +70,22 @@ def planned_rounds(folder: Path, settings: SessionSettings, *, audited: bool):
     if differing_keys(old, new) != ["budget"] or not old["budget"] < settings.budget:
         return shown, audit  # the same budget, or a change the run folder's check refuses
     done, done_audit = replace(settings, budget=int(old["budget"])).rounds(audited=audited)
-    rounds, rest = divmod(settings.budget - sum(done), settings.batch)
-    more = (settings.batch,) * rounds + ((rest,) if rest else ())
+    more = split(settings.budget - sum(done), settings.batch)
     return done + more, done_audit + audits(
         more, settings.audit_share if audited else 0.0, first=len(done) + 1
     )
 
 
-def _rounds_added(old: dict, new: dict) -> bool:
-    """Run configs (JSON): ``new`` is ``old`` with rounds after its own, nothing else changed."""
-    done, more = tuple(old.get("batches") or ()), tuple(new.get("batches") or ())
-    return (
-        differing_keys(old, new) == ["batches"]
-        and bool(done)
-        and len(more) > len(done)
-        and more[: len(done)] == done
-    )
-
-
-def _same_settings(folder: Path, config: ActiveConfig) -> None:
-    """A clear error, in the kernel rather than in the worker, where ``folder`` holds a session
-    run with other settings than ``config`` (a larger budget aside: :func:`planned_rounds`)."""
-    path = folder / "run" / "config.json"
-    old = read_json(path) if path.is_file() else None
-    differ = [] if old is None else differing_keys(old, to_json(config.to_dict()))
-    if not differ:
-        return
-    raise ValueError(
-        f"{folder} holds a session run with other settings (differing in {differ}): a session "
-        "goes on with the same settings or a larger budget only. For other settings, start a "
-        "new folder and bring the answers: labels = LabelingSession(<the old settings>).labels(); "
-        "positives=labels[labels.label == 1][['left_id', 'right_id']], and negatives= likewise"
-    )
-
-
-@dataclass(frozen=True, eq=False)
-class SessionData:
-    """What a session labels: ``items`` (and ``right``), the pairs known before it
-    (``positives``, ``negatives``), the oracle's ``oracle_pairs``, the encoder ``model``."""
-
-    items: Records
-    right: Records | None = None
-    model: object = None
-    oracle_pairs: object = None
-    positives: object = None
-    negatives: object = None
-    name: str | None = None
+def one_to_one_advice(use: dict, one_to_one: bool) -> str:
+    """Whether the counts of :meth:`LabelingSession.record_use` say ``one_to_one`` is set the
+    wrong way: "several_matches" (set, and a record is in two matches), "distinct_records" (not
+    set, enough matches all on distinct records, and non-matches of matched records), else ""."""
+    several, spent = use["records_in_several"], use["non_matches_of_matched"]
+    if one_to_one and several:
+        return "several_matches"
+    if not one_to_one and not several and spent and use["matches"] >= ONE_TO_ONE_EVIDENCE:
+        return "distinct_records"
+    return ""
 
 
 _FIELDS = tuple(f.name for f in fields(SessionSettings))
@@ -131,21 +96,11 @@ class LabelingSession:
 
     ``items``: :class:`~pairlab.data.items.Records` (``load_items``) of one table, duplicates
     within it; ``right``: a second table's to match against (``None``: one table). ``positives``
-    and ``negatives``: pairs already known (files or frames of id pairs). The settings are a
-    :class:`SessionSettings` (``settings``), or its fields as keywords (others are the loop's
-    :class:`~pairlab.active.config.ActiveConfig` fields): ``annotator`` ``"person"`` (the widget,
-    :meth:`widget`) or ``"oracle"`` (``oracle_pairs``, every true pair, answers: a simulation,
-    run to the end by :meth:`run`); ``budget`` answers in all, the audit's included, ``batch``
-    pairs a round (a larger budget on the same folder goes on from its last round; other
-    changed settings need a new folder); ``audit_share`` of each round's pairs from the second
-    drawn for the recall estimate; ``spares`` candidates beyond each batch to label while the
-    model retrains (person only; they come on top of the budget).
-    ``matches_per_record``: the recall estimate's stated assumption, at most that many matches a
-    record of the smaller table (one table: a record) are left to find (the ``"bounded"`` audit
-    prior); ``None`` lets the estimate rest on the model's calibration alone, whose tail can be
-    far off (notebook 10, section 6 checks both against the truth). ``one_to_one``: every
-    record matches at most one other (two catalogues of distinct products), so a pair of a record
-    already matched is never asked (:class:`~pairlab.active.strategies.OneToOne`)."""
+    and ``negatives``: pairs already known (files or frames of id pairs); ``oracle_pairs``: every
+    true pair, for ``annotator="oracle"``. The settings are a :class:`SessionSettings`
+    (``settings``) or its fields as keywords; other keywords are the loop's
+    :class:`~pairlab.active.config.ActiveConfig` fields. A larger budget on the same folder goes
+    on from its last round; other changed settings need a new folder."""
 
     def __init__(
         self,
@@ -170,7 +125,17 @@ class LabelingSession:
                 "annotator='oracle' needs oracle_pairs: the file of every true pair "
                 "(first two columns: left id, right id)"
             )
-        self.data = SessionData(items, right, model, oracle_pairs, positives, negatives, name)
+        self.items, self.data = (
+            items,
+            dict(  # what sibling() opens again
+                right=right,
+                model=model,
+                oracle_pairs=oracle_pairs,
+                positives=positives,
+                negatives=negatives,
+                name=name,
+            ),
+        )
         self.pool = record_pairs(
             items,
             right,
@@ -210,31 +175,17 @@ class LabelingSession:
     def sibling(self, folder, **changes) -> LabelingSession:
         """A session on the same records and known pairs in ``folder``, with ``changes`` to
         the settings (the oracle's comparisons and coverage checks)."""
-        d = self.data
-        return LabelingSession(
-            d.items,
-            folder,
-            right=d.right,
-            model=d.model,
-            oracle_pairs=d.oracle_pairs,
-            positives=d.positives,
-            negatives=d.negatives,
-            name=d.name,
-            settings=replace(self.settings, **changes),
-        )
+        settings = replace(self.settings, **changes)
+        return LabelingSession(self.items, folder, **self.data, settings=settings)
 
     def _give_known(self) -> None:
         """The pairs known before the session (``positives``, ``negatives``) as answers of
         "given": never asked, trained on from the first round (they join its labels)."""
-        known = np.concatenate([self.pool.known_positives, self.pool.stated_negatives])
+        positives, negatives = self.pool.known_positives, self.pool.stated_negatives
+        known = np.concatenate([positives, negatives])
         if not len(known):
             return
-        labels = np.concatenate(
-            [
-                np.ones(len(self.pool.known_positives), np.int8),
-                np.zeros(len(self.pool.stated_negatives), np.int8),
-            ]
-        )
+        labels = np.repeat([1, 0], [len(positives), len(negatives)])
         self.store.post(0, known, "given")
         new = self.store.answers(known) == UNANSWERED  # given once: a reopened session has them
         for pair_id, label in zip(known[new], labels[new]):
@@ -244,18 +195,7 @@ class LabelingSession:
 
     @property
     def job(self) -> Job:
-        s = self.settings
-        return Job(
-            self.config,
-            self.pool,
-            self.folder,
-            who=s.who,
-            oracle=s.annotator == "oracle",
-            audits=self.audits,
-            spares=s.spare_pairs,
-            coverage=s.coverage_repeats,
-            matches_per_record=s.matches_per_record,
-        )
+        return Job(self.config, self.pool, self.folder, self.settings, self.audits)
 
     def run(self, *, callbacks=(), learner=None) -> dict:
         """Run the loop here to its end (the oracle answers at once); returns the run's result.
@@ -268,15 +208,24 @@ class LabelingSession:
         return run_job(self.job, callbacks=callbacks, learner=learner)
 
     def _ready_to_run(self) -> None:
-        """Before the loop runs: a grown budget written to the run folder (whose finished
-        result is then no longer final), or a clear error here where the folder's run has other
-        settings. Opening a session to export or look at it changes and checks nothing."""
+        """Before the loop runs: a grown budget (rounds after the run's own, nothing else
+        changed) written to the run folder, whose result is then no longer final; a clear error
+        here, not in the worker, where the folder's run has other settings."""
         path, config = self.folder / "run" / "config.json", to_json(self.config.to_dict())
-        old = read_json(path) if path.is_file() else None
-        if old is not None and _rounds_added(old, config):
+        old = read_json(path) if path.is_file() else {}
+        differ = differing_keys(old, config) if old else []
+        done, planned = tuple(old.get("batches") or ()), tuple(config["batches"])
+        if differ == ["batches"] and done and planned[: len(done)] == done != planned:
             (self.folder / "run" / "result.json").unlink(missing_ok=True)
             write_json(path, config)
-        _same_settings(self.folder, self.config)
+        elif differ:
+            raise ValueError(
+                f"{self.folder} holds a session run with other settings (differing in {differ}): "
+                "a session goes on with the same settings or a larger budget only. For other "
+                "settings, start a new folder and bring the answers: labels = LabelingSession("
+                "<the old settings>).labels(); positives=labels[labels.label == 1][['left_id', "
+                "'right_id']], and negatives= likewise"
+            )
         write_json(self.folder / SETTINGS_FILE, to_json(self.settings.to_dict()))
 
     def start(self) -> LabelingSession:
@@ -318,13 +267,9 @@ class LabelingSession:
         """The labelling widget on this session's store (:mod:`pairlab.widgets.labeller`)."""
         from ..widgets.labeller import LabellingWidget
 
-        titles = {
-            "left_title": self.pool.left.name,
-            "right_title": self.pool.left.name if self.pool.symmetric else self.pool.right.name,
-        }
-        return LabellingWidget(
-            self.store, self.texts, annotator=self.settings.who, **{**titles, **kwargs}
-        )
+        right = self.pool.left if self.pool.symmetric else self.pool.right
+        titles = {"left_title": self.pool.left.name, "right_title": right.name, **kwargs}
+        return LabellingWidget(self.store, self.texts, annotator=self.settings.annotator, **titles)
 
     def counts(self) -> dict:
         return self.store.counts()
@@ -332,45 +277,38 @@ class LabelingSession:
     # -- how far am I? ------------------------------------------------------------------------
 
     def estimate(self) -> dict:
-        """The audit's estimate now: the matching pairs in the whole collection, the share found
-        and the model's precision and recall, each with a 95% interval, and a plain sentence
-        (:mod:`.audit`, :mod:`.guide`). Before any audit answer, what is known and why no
-        estimate yet."""
-        from .audit import SessionAudit
-        from .worker import log_estimate
-
-        estimate = log_estimate(self.folder, SessionAudit(self.folder / "audit"), self.store)
+        """The audit's estimate now (:meth:`.audit.SessionAudit.estimate`) and its ``sentence``;
+        before there is one, ``total`` None and ``waiting`` says why ("no_audit", "one_class",
+        "first_model" or "answers")."""
+        audit = SessionAudit(self.folder / "audit")
+        estimate = log_estimate(self.folder, audit, self.store)
         if estimate is not None:
             return estimate
+        skipped, drawn = audit.skipped(), audit.rounds()
         counts = self.counts()
-        audit = SessionAudit(self.folder / "audit")
-        skipped = audit.skipped()
-        why = (
-            "audit_share is 0: no audit pairs are drawn"
-            if not self.settings.audit_share
-            else f"no audit yet: in round {skipped[-1]['round']}, {skipped[-1]['why']}"
-            if skipped and not audit.rounds()
-            else "the audit starts in round 2, with the first trained model"
-            if not audit.rounds()
-            else f"{audit.audit_answers(self.store)} audit answers so far; the estimate needs "
-            f"{audit.n_strata}, one for each score stratum"
-        )
-        return {
+        waiting = {
             "found": counts["positives"],
             "labels": counts["labels"],
             "total": None,
-            "sentence": f"{counts['positives']:,} matches found in {counts['labels']:,} "
-            f"labels; no estimate of how many remain yet ({why})",
+            "waiting": "no_audit"
+            if not self.settings.audit_share
+            else "one_class"
+            if skipped and not drawn
+            else "first_model"
+            if not drawn
+            else "answers",
+            "skipped_round": skipped[-1]["round"] if skipped else None,
+            "audit_answers": audit.audit_answers(self.store),
+            "n_strata": audit.n_strata,
         }
+        return {**waiting, "sentence": sentence(waiting)}
 
     def record_use(self) -> dict:
-        """How the matches labelled so far sit on the records: ``matches``; ``records_in_several``,
-        records in more than one labelled match (in one table a record counts on either side);
-        ``non_matches_of_matched``, non-match answers that pair a record in a labelled match (the
-        labels ``one_to_one`` spares where no record has two matches); and ``advice``, a sentence
-        when these counts say ``one_to_one`` is probably set the wrong way (else "")."""
+        """How the labelled matches sit on the records: ``matches``, ``records_in_several``
+        (records in more than one), ``non_matches_of_matched`` (non-match answers pairing a
+        matched record: what ``one_to_one`` spares), ``advice`` (:func:`one_to_one_advice`) and
+        its ``sentence``."""
         from ..active.strategies import of_matched_records
-        from .guide import one_to_one_sentence
 
         ids, labels = self.store.labelled()
         space = self.pool.space
@@ -383,31 +321,20 @@ class LabelingSession:
                 of_matched_records(space, ids[labels == 0], ids, labels).sum()
             ),
         }
-        return {**use, "advice": one_to_one_sentence(use, bool(self.settings.one_to_one))}
+        use["advice"] = one_to_one_advice(use, bool(self.settings.one_to_one))
+        return {**use, "sentence": sentence(use, "one_to_one")}
 
     def estimate_table(self):
         """The estimates logged so far, one row each (after every round, and every call of
         :meth:`estimate`)."""
-        import json
-
         import pandas as pd
 
         path = self.folder / "estimates.jsonl"
-        rows = (
-            [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
-        )
-        columns = [
-            "round",
-            "labels",
-            "found",
-            "total",
-            "total_ci",
-            "recall_found",
-            "recall_found_ci",
-            "precision",
-            "recall",
-            "audit_labels",
-        ]
+        rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+        columns = (
+            "round labels found total total_ci recall_found recall_found_ci precision recall "
+            "audit_labels"
+        ).split()
         return pd.DataFrame([{c: r.get(c) for c in columns} for r in rows], columns=columns)
 
     def labels(self):
@@ -455,42 +382,31 @@ class LabelingSession:
         recall the labels reached."""
         from .export import match_quality
 
-        result = self.result() or {}
-        counts = self.counts()
+        counts, estimate = self.counts(), self.estimate()
         out = {
-            "labels": counts["labels"],
-            "positives": counts["positives"],
-            "unsure": counts["unsure"],
-            "rounds": len(result.get("records", [])),
-            "matches": exported.get("matches"),
-            "clusters": exported.get("clusters"),
-            "threshold": exported.get("threshold"),
+            **{k: counts[k] for k in ("labels", "positives", "unsure")},
+            "rounds": len((self.result() or {}).get("records", [])),
+            **{k: exported.get(k) for k in ("matches", "clusters", "threshold")},
             "matcher": exported.get("chosen"),
             "matcher_estimates": exported.get("estimates"),
+            "audit_labels": SessionAudit(self.folder / "audit").audit_answers(self.store),
+            "est_positives": {"point": estimate["total"], "ci": estimate.get("total_ci")},
+            "est_recall": {
+                "point": estimate.get("recall_found"),
+                "ci": estimate.get("recall_found_ci"),
+            },
+            "est_sentence": estimate["sentence"],
         }
-        from .audit import SessionAudit
-
-        estimate = self.estimate()
-        out["audit_labels"] = SessionAudit(self.folder / "audit").audit_answers(self.store)
-        out["est_positives"] = {"point": estimate["total"], "ci": estimate.get("total_ci")}
-        out["est_recall"] = {
-            "point": estimate.get("recall_found"),
-            "ci": estimate.get("recall_found_ci"),
-        }
-        out["est_sentence"] = estimate["sentence"]
         if oracle_pairs and self.pool.truth_known:
             out.update(match_quality(self, exported))
         return out
 
     def coverage_checks(self) -> list[dict]:
         """With the oracle and ``coverage`` > 0: each audit round's check of its intervals."""
-        from .audit import SessionAudit
-
         return SessionAudit(self.folder / "audit").coverage_rounds()
 
     def __repr__(self) -> str:
         return (
             f"LabelingSession({self.pool.task}: {self.annotator}, {self.config.strategy}, "
-            f"{self.settings.budget:,} answers in {len(self.shown)} rounds, "
-            f"{self.folder})"
+            f"{self.settings.budget:,} answers in {len(self.shown)} rounds, {self.folder})"
         )

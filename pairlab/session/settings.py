@@ -1,6 +1,5 @@
-"""A labelling session's settings, declared once: :class:`SessionSettings`, validated where it is
-built, and its plan of rounds (:meth:`SessionSettings.rounds`): how many pairs each round shows,
-and how many of them the audit takes, so that ``budget`` is every answer the person gives."""
+"""A labelling session's settings, declared once and validated where built
+(:class:`SessionSettings`), and its plan of rounds (:meth:`SessionSettings.rounds`)."""
 
 from __future__ import annotations
 
@@ -17,18 +16,30 @@ def round_half_up(x: float) -> int:
     return int(np.floor(x + 0.5))
 
 
-def _positive_int(name: str, value) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+def split(total: int, batch: int) -> tuple[int, ...]:
+    """``total`` pairs in rounds of ``batch``, the last round the rest."""
+    rounds, rest = divmod(total, batch)
+    return (batch,) * rounds + ((rest,) if rest else ())
+
+
+def _integer(name: str, value, low: int, *, none: bool = False) -> None:
+    if none and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        what = "a positive integer" if low == 1 else f"an integer >= {low}"
+        raise ValueError(f"{name} must be {'None or ' if none else ''}{what}, got {value!r}")
 
 
 @dataclass(frozen=True)
 class SessionSettings:
-    """What a :class:`~pairlab.session.LabelingSession` does with its records (its data, the
-    records and the pairs known, travel beside it). ``budget``: the answers the person gives,
-    the audit's included, shown ``batch`` pairs a round (the last round takes the rest);
-    ``audit_share`` of each round's pairs from the second are the audit's (round 1 has no
-    model to stratify by; a strategy that never trains one draws no audit). ``train``: more
+    """What a :class:`~pairlab.session.LabelingSession` does with its records. ``annotator``:
+    ``"person"`` (the widget) or ``"oracle"`` (the true pairs answer: a simulation). ``budget``:
+    the answers the person gives, the audit's included, ``batch`` pairs a round (the last takes
+    the rest); ``audit_share`` of each round's pairs from the second are the audit's (none for a
+    strategy that trains no model). ``matches_per_record``: the estimate's stated assumption,
+    at most that many matches a record of the smaller table are left to find (``None``: the
+    model's calibration alone, whose tail can be far off). ``one_to_one``: a record matches at
+    most one other, so a pair of a matched record is never asked. ``train``: more
     :class:`~pairlab.active.config.ActiveConfig` fields for the loop."""
 
     strategy: str = "uncertainty"
@@ -52,20 +63,12 @@ class SessionSettings:
         if not isinstance(self.strategy, str):
             raise TypeError(f"strategy must be a strategy's name, got {self.strategy!r}")
         for name in ("batch", "budget", "candidate_m", "max_seq_length"):
-            _positive_int(name, getattr(self, name))
+            _integer(name, getattr(self, name), 1)
+        _integer("spares", self.spares, 0, none=True)
+        _integer("coverage", self.coverage, 0)
         share = self.audit_share
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share < 1:
             raise ValueError(f"audit_share must be a number in [0, 1), got {share!r}")
-        if self.spares is not None and (
-            isinstance(self.spares, bool)
-            or not isinstance(self.spares, (int, np.integer))
-            or self.spares < 0
-        ):
-            raise ValueError(f"spares must be None or an integer >= 0, got {self.spares!r}")
-        if isinstance(self.coverage, bool) or not isinstance(self.coverage, (int, np.integer)):
-            raise ValueError(f"coverage must be an integer >= 0, got {self.coverage!r}")
-        if self.coverage < 0:
-            raise ValueError(f"coverage must be an integer >= 0, got {self.coverage!r}")
         bound = self.matches_per_record
         if bound is not None and (isinstance(bound, bool) or not bound > 0):
             raise ValueError(f"matches_per_record must be > 0, got {bound!r}")
@@ -74,30 +77,12 @@ class SessionSettings:
         if not isinstance(self.train, dict):
             raise TypeError(f"train must be a dict of ActiveConfig fields, got {self.train!r}")
 
-    @property
-    def who(self) -> str:
-        """The name the answers are stored under."""
-        return "oracle" if self.annotator == "oracle" else "person"
-
-    @property
-    def spare_pairs(self) -> int:
-        """Candidates beyond each batch for the person while the model trains (oracle: none)."""
-        if self.annotator != "person":
-            return 0
-        return self.batch if self.spares is None else int(self.spares)
-
-    @property
-    def coverage_repeats(self) -> int:
-        """Fresh audits a round for the coverage checks (the oracle's only: they need the truth)."""
-        return int(self.coverage) if self.annotator == "oracle" else 0
-
     def rounds(self, *, audited: bool = True) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """``(shown, audit)``: the pairs each round shows (``batch``, the last the rest), and how
         many of them the audit takes: ``audit_share`` of them from round 2, at least one left
         for the strategy; none where ``audited`` is False (a strategy without a trained model).
         ``sum(shown) == budget``; the strategy picks ``shown - audit`` pairs a round."""
-        rounds, rest = divmod(self.budget, self.batch)
-        shown = (self.batch,) * rounds + ((rest,) if rest else ())
+        shown = split(self.budget, self.batch)
         return shown, audits(shown, self.audit_share if audited else 0.0, first=1)
 
     def to_dict(self) -> dict:

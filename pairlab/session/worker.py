@@ -1,66 +1,86 @@
-"""The round loop of a labelling session, run where the person never waits on it: in its own
-process (``nice``: the kernel answering the widget keeps the CPU it needs), exiting when the
-kernel that started it is gone. It is the very :class:`~pairlab.active.loop.ActiveRun` of
-notebook 03, with a :class:`~pairlab.annotators.person.PersonAnnotator` for an annotator."""
+"""A labelling session's round loop, notebook 03's :class:`~pairlab.active.loop.ActiveRun` with a
+:class:`~pairlab.annotators.person.PersonAnnotator`, run in its own process (``nice``: the
+kernel answering the widget comes first), which exits when the kernel that started it is gone."""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import templating
 from ..active.config import ActiveConfig
 from ..active.loop import ActiveRun
 from ..annotators.person import PersonAnnotator, SessionStore
 from .audit import SessionAudit
+from .settings import SessionSettings
 
-__all__ = [
-    "Job",
-    "run_job",
-    "StatusLog",
-    "EstimateLog",
-    "log_estimate",
-    "recent_positives",
-    "spawn",
-]
+__all__ = ["Job", "run_job", "log_estimate", "spawn"]
+
+STAGES = {  # the loop's stages as the widget's status line shows them
+    "embed": "embedding the records",
+    "search": "searching candidate pairs",
+    "select": "choosing pairs",
+    "annotate": "waiting for your answers",
+    "train": "training the model",
+    "export": "exporting the model",
+    "evaluate": "evaluating",
+}
 
 
 @dataclass(frozen=True)
 class Job:
-    """What the worker runs: the loop's settings, the pool, the session folder, who labels."""
+    """What the worker runs: the loop's config, the pool, the session folder, the session's
+    settings (who answers, spares, coverage checks, the audit prior's bound) and the audit
+    pairs planned in each round."""
 
     config: ActiveConfig
     pool: object  # a RecordPool
     folder: Path
-    who: str = "person"
-    oracle: bool = False  # answer every posted pair from the pool's truth (a simulation)
-    audits: tuple[int, ...] = ()  # audit pairs planned in each round (of the pairs shown)
-    spares: int = 0  # pairs beyond each batch for the person while the model trains
-    coverage: int = 0  # with the oracle: fresh audits redrawn each round to check the intervals
-    matches_per_record: float | None = None  # the audit prior's bound (None: the default prior)
+    settings: SessionSettings = SessionSettings()
+    audits: tuple[int, ...] = ()
 
 
 def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
     """Run (or resume) the session's loop in this process; returns the run's result.
     ``learner`` replaces CosineBERT (tests)."""
-    store = SessionStore(job.folder / "labels.sqlite")
+    store, s = SessionStore(job.folder / "labels.sqlite"), job.settings
+    oracle = s.annotator == "oracle"  # the truth answers; only it can check the coverage
     audit = SessionAudit(
         job.folder / "audit",
         seed=job.config.seed,
-        coverage=job.coverage,
-        matches_per_record=job.matches_per_record,
+        coverage=int(s.coverage) if oracle else 0,
+        matches_per_record=s.matches_per_record,
     )
+    spares = 0 if oracle else s.batch if s.spares is None else int(s.spares)
     annotator = PersonAnnotator(
         store,
-        who=job.who,
-        oracle=job.pool if job.oracle else None,
+        who=s.annotator,
+        oracle=job.pool if oracle else None,
         audits=job.audits,
-        spares=job.spares,
+        spares=spares,
         audit=audit,
     )
-    log = EstimateLog(job.folder, audit, store)
+
+    def status(event: str, **p) -> None:
+        """The loop's progress in the store's status, for the widget; the estimate each round."""
+        if event == "stage_started":
+            stage = STAGES.get(p["stage"], p["stage"])
+            store.set_status("worker", f"round {p['round']}: {stage}")
+        elif event == "round_finished":
+            r = p["record"]
+            store.set_status(
+                "worker",
+                f"round {r['round']} done: {r['labels']:,} labels, "
+                f"{r['positives_found']:,} matches",
+            )
+            log_estimate(job.folder, audit, store, round=r["round"])
+        elif event == "run_finished":
+            store.set_status("worker", "finished: every round is labelled")
+
     run = ActiveRun(
         job.config,
         {"train": job.pool},
@@ -68,93 +88,39 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
         job.folder / "run",
         annotator=annotator,
         learner=learner,
-        callbacks=[StatusLog(store), log, *callbacks],
+        callbacks=[status, *callbacks],
     )
     try:
         return run.run()
     finally:
-        store.set_status(
-            "worker", "finished" if (job.folder / "run" / "result.json").is_file() else "stopped"
-        )
-
-
-class StatusLog:
-    """A loop callback writing what the loop is doing to the session store, for the widget."""
-
-    LABELS = {
-        "embed": "embedding the records",
-        "search": "searching candidate pairs",
-        "select": "choosing pairs",
-        "annotate": "waiting for your answers",
-        "train": "training the model",
-        "export": "exporting the model",
-        "evaluate": "evaluating",
-    }
-
-    def __init__(self, store: SessionStore):
-        self.store = store
-
-    def __call__(self, event: str, **p) -> None:
-        if event == "stage_started":
-            self.store.set_status(
-                "worker", f"round {p['round']}: {self.LABELS.get(p['stage'], p['stage'])}"
-            )
-        elif event == "round_finished":
-            r = p["record"]
-            self.store.set_status(
-                "worker",
-                f"round {r['round']} done: {r['labels']:,} labels, "
-                f"{r['positives_found']:,} matches",
-            )
-        elif event == "run_finished":
-            self.store.set_status("worker", "finished: every round is labelled")
-
-
-class EstimateLog:
-    """A loop callback: after each round, the audit's estimate so far, appended to
-    ``<session>/estimates.jsonl`` and written to the store's status for the widget."""
-
-    def __init__(self, folder: Path, audit: SessionAudit, store: SessionStore):
-        self.folder, self.audit, self.store = Path(folder), audit, store
-
-    def __call__(self, event: str, **p) -> None:
-        if event == "round_finished":
-            log_estimate(self.folder, self.audit, self.store, round=p["record"]["round"])
+        done = (job.folder / "run" / "result.json").is_file()
+        store.set_status("worker", "finished" if done else "stopped")
 
 
 def log_estimate(
     folder: Path, audit: SessionAudit, store: SessionStore, *, round=None
 ) -> dict | None:
-    """The estimate now (:meth:`SessionAudit.estimate`) with its stopping sentence, appended to
-    ``estimates.jsonl`` and shown by the widget; None before any audit answer."""
-    import json
-
-    from .guide import stopping_sentence
-
+    """The estimate now (:meth:`SessionAudit.estimate`), with the matches among the last 50
+    yes/no answers (``recent``) and its sentence (``session.md.j2``), appended to
+    ``estimates.jsonl`` and shown by the widget; None before the estimate can be made."""
     estimate = audit.estimate(store)
     if estimate is None:
         return None
-    counts = store.counts()
-    estimate = {
-        "round": round,
-        "labels": counts["labels"],
-        **estimate,
-        "recent": recent_positives(store),
-    }
-    estimate["sentence"] = stopping_sentence(estimate)
+    history = store.history().drop_duplicates("pair_id", keep="last")
+    answered = history[history["label"].isin((0, 1)) & (history["annotator"] != "given")]
+    tail = answered.sort_values("id").tail(50)
+    recent = {"pairs": int(len(tail)), "positives": int((tail["label"] == 1).sum())}
+    estimate = {"round": round, "labels": store.counts()["labels"], **estimate, "recent": recent}
+    estimate["sentence"] = sentence(estimate)
     with open(folder / "estimates.jsonl", "a") as out:
         out.write(json.dumps(estimate) + "\n")
     store.set_status("estimate", estimate["sentence"])
     return estimate
 
 
-def recent_positives(store: SessionStore, last: int = 50) -> dict:
-    """Matches among the last ``last`` yes/no answers (the person's recent yield)."""
-    history = store.history()
-    current = history.drop_duplicates("pair_id", keep="last")
-    answered = current[current["label"].isin((0, 1)) & (current["annotator"] != "given")]
-    tail = answered.sort_values("id").tail(last)
-    return {"pairs": int(len(tail)), "positives": int((tail["label"] == 1).sum())}
+def sentence(record: dict, macro: str = "estimate") -> str:
+    """A session record (an estimate, a record use) in words: a macro of ``session.md.j2``."""
+    return templating.markdown(macro, record, template="session.md.j2")
 
 
 def spawn(job: Job):
