@@ -73,8 +73,5 @@ def encoder_gap_figure(
     fig.add_hline(y=0, line=dict(color="grey", width=1), row=1, col=2)
     title = "Does adaptivity pay more from a weaker encoder?"
     fig.update_layout(template=TEMPLATE, height=460, title=title, yaxis2_title="test AP gap")
-    return _axes(
-        fig,
-        "zero-shot all-pairs test AP of the starting encoder",
-        "all-pairs test AP after collection",
-    )
+    x = "zero-shot all-pairs test AP of the starting encoder"
+    return _axes(fig, x, "all-pairs test AP after collection")

@@ -1,7 +1,6 @@
-"""Notebook 08's cost calculator (the web tool Althammer et al. 2023 describe): sliders for
-assessments per hour and the annotator's, GPU and CPU dollars per hour, and the budget-aware
-figure redrawn live from the runs' measured assessments and hours. Under papermill nobody moves
-a slider, so the figure shows the defaults it was built with."""
+"""Notebook 08's cost calculator (the web tool Althammer et al. 2023 describe): sliders for the
+prices of a :class:`Budget`, and the budget-aware figure redrawn live from the runs' measured
+assessments and hours (under papermill: at the prices it was built with)."""
 
 from __future__ import annotations
 

@@ -18,6 +18,8 @@ import time
 import weakref
 from datetime import datetime, timezone
 
+import numpy as np
+
 from ..annotators.person import ANSWERS, QueueItem, SessionStore
 from .review import marked, words
 
@@ -30,8 +32,8 @@ _BUTTONS = (
     ("u", "unsure (u)", ""),
     ("p", "previous (p)", "info"),
 )
-_FIELD = re.compile(r"^([^\s:|][^:|]{0,39}): ")  # "title: ..." as items.load_items writes it
-_SEPARATOR = " | "  # pairlab.data.items.SEPARATOR
+_NAME = r"[^\s:|][^:|]{0,39}: "  # "title: ..." as items.load_items writes a field
+_FIELD, _NEXT_FIELD = re.compile(f"^{_NAME}"), re.compile(f" \\| (?={_NAME})")  # items.SEPARATOR
 _BOX = (
     "flex:1 1 0;min-width:0;box-sizing:border-box;border:1px solid #bbb;border-radius:4px;"
     "padding:0.4em 0.6em;max-height:22em;overflow-y:auto;overflow-wrap:anywhere"
@@ -270,19 +272,12 @@ def sparkline_svg(points, *, width: int = 260, height: int = 70, most: int = 300
     """A small SVG line of positives (y) against labels (x) through ``points``
     [(labels, positives), ...]; at most ``most`` points are drawn (evenly kept, the last one
     always)."""
-    points = list(points) or [(0, 0)]
-    if len(points) > most:
-        step = len(points) / (most - 1)
-        points = [points[int(k * step)] for k in range(most - 1)] + [points[-1]]
-    x_max = max(max(p[0] for p in points), 1)
-    y_max = max(max(p[1] for p in points), 1)
-    pad = 4
-    xy = " ".join(
-        f"{pad + (width - 2 * pad) * x / x_max:.1f},"
-        f"{height - pad - (height - 2 * pad) * y / y_max:.1f}"
-        for x, y in points
-    )
-    labels, positives = points[-1]
+    points = np.array(list(points) or [(0, 0)])
+    kept = points[np.linspace(0, len(points) - 1, min(len(points), most)).round().astype(int)]
+    pad, (labels, positives) = 4, points[-1]
+    x, y = (kept / np.maximum(points.max(axis=0), 1)).T  # each in [0, 1]
+    x, y = pad + (width - 2 * pad) * x, height - pad - (height - 2 * pad) * y
+    xy = " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(x, y))
     return (
         f"<svg class='pairlab-label-sparkline' width='{width}' height='{height}' "
         f"viewBox='0 0 {width} {height}' role='img' aria-label='positives found against "
@@ -311,18 +306,9 @@ def _words(text: str) -> set[str]:
 
 
 def _fields(text: str) -> list[list[str]] | None:
-    """``[[name, value], ...]`` of a ``name: value | name: value`` text, a part without
-    ``name: `` continuing the field before it (a value that held " | "); None for a text that
-    does not start with a field."""
-    if not _FIELD.match(text):
-        return None
-    fields: list[list[str]] = []
-    for part in text.split(_SEPARATOR):
-        if found := _FIELD.match(part):
-            fields.append([found.group(1), part[found.end() :]])
-        else:
-            fields[-1][1] += _SEPARATOR + part
-    return fields
+    """``[[name, value], ...]`` of a ``name: value | name: value`` text (a " | " not followed by
+    a field name is part of a value); None for a text that does not start with a field."""
+    return [p.split(": ", 1) for p in _NEXT_FIELD.split(text)] if _FIELD.match(text) else None
 
 
 def _curve(history) -> list[tuple[int, int]]:

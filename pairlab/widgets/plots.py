@@ -71,14 +71,13 @@ def seed_curves(
     dash: str | None = None,
     hover: str | None = None,
 ) -> go.Figure:
-    """Draw ``y`` against ``x`` per ``by`` value into ``fig``: the mean of ``y`` over the rows at
-    each ``x`` (the seeds) a line (a lone ``x``: a large point), each row a faint point
-    (``seeds``) and ``interval`` as error bars or a ``band``: ``"std"`` (± the seeds' std),
-    ``"range"`` (min to max) or columns ``(low, high)`` averaged like ``y``; none of no width.
-
-    ``by``'s first column names the legend entry and the colour, the others split it into lines.
-    ``facet``'s values take a column each from ``col`` on; ``colour`` and ``dash`` name columns
-    picking the COLOURS key and the DASHES; ``hover`` a column whose mean the hover shows."""
+    """Draw ``y`` against ``x`` per ``by`` value into ``fig``: the mean over the rows at each ``x``
+    (the seeds) a line (a lone ``x``: a large point), each row a faint point (``seeds``) and
+    ``interval`` as error bars or a ``band``: ``"std"`` (± the seeds' std), ``"range"`` (min to
+    max) or columns ``(low, high)`` averaged like ``y``. ``by``'s first column names the legend
+    entry and the colour, others split it into lines; ``facet``'s values take a column each from
+    ``col`` on; ``colour`` and ``dash`` name columns picking the COLOURS key and the DASHES;
+    ``hover`` a column whose mean the hover shows."""
     keys = [by] if isinstance(by, str) else list(by)
     facets = list(dict.fromkeys(frame[facet])) if facet else []
     dashes = list(dict.fromkeys(frame[dash])) if dash else []
@@ -309,19 +308,12 @@ def seed_set_figure(rounds: pd.DataFrame) -> go.Figure:
     """The paper's Figure 3, a column a task: dev AP per round for each seed set (top), and the
     share of each round's queried pairs that were positive beside the model's mean p for them
     (bottom: a calibrated model queries pairs that are positive about as often as it says)."""
-    fig = panels(
-        _tasks(rounds),
-        "dev AP",
-        "queried pairs that were positive",
-        height=620,
-        title="Uncertainty sampling from two seed sets (round 1 is the seed set)",
-    )
+    title = "Uncertainty sampling from two seed sets (round 1 is the seed set)"
+    rows = ("dev AP", "queried pairs that were positive")
+    fig = panels(_tasks(rounds), *rows, height=620, title=title)
     seed_curves(fig, rounds, "round", "dev AP", by="seed set")
-    shares = rounds.melt(
-        id_vars=["task", "seed set", "seed", "round"],
-        value_vars=["batch positive share", "mean p"],
-        var_name="what",
-    )
+    ids = ["task", "seed set", "seed", "round"]
+    shares = rounds.melt(ids, ["batch positive share", "mean p"], var_name="what")
     lines = dict(by=["seed set", "what"], dash="what", seeds=False, row=2)
     seed_curves(fig, shares, "round", "value", **lines)
     fig.update_yaxes(tickformat=".0%", row=2)
@@ -339,13 +331,8 @@ def budget_curves_figure(
     ``reference`` ``{task: labels}`` marks where a strategy passed the other's full budget."""
     frame = curves[curves["strategy"].isin(strategies)]
     tasks = _tasks(frame)
-    fig = panels(
-        tasks,
-        "dev AP",
-        "collected pairs that are positive",
-        height=620,
-        title="Adaptive vs static labels at equal budgets (band: mean 95% bootstrap interval)",
-    )
+    title = "Adaptive vs static labels at equal budgets (band: mean 95% bootstrap interval)"
+    fig = panels(tasks, "dev AP", "collected pairs that are positive", height=620, title=title)
     seed_curves(fig, frame, "labels", "ap", interval=("ap_lo", "ap_hi"), band=True)
     seed_curves(fig, frame, "labels", "positive_share", seeds=False, row=2)
     for col, task in enumerate(tasks, start=1):
@@ -444,11 +431,8 @@ def annotator_noise_figure(metrics: dict) -> go.Figure:
 def case_study_figure(metrics: dict) -> go.Figure:
     """Test AUC on the high- and low-base-error parts per strategy, a panel an annotation
     (notebook 07's ``case_study`` metrics); the dashed line is the source-only model."""
-    annotations = list(metrics)
     title = "Which target pairs to annotate (dashed: source only)"
-    fig = make_subplots(
-        rows=1, cols=len(annotations), subplot_titles=annotations, shared_yaxes=True
-    )
+    fig = make_subplots(rows=1, cols=len(metrics), subplot_titles=list(metrics), shared_yaxes=True)
     parts = {"high_error": "#d62728", "low_error": "#1f77b4", "all": "#444444"}
     for col, rows in enumerate(metrics.values(), start=1):
         names = [r for r in rows if r != "initial"]

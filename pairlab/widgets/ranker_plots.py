@@ -64,15 +64,10 @@ def effectiveness_figure(
 def cost_figure(frame: pd.DataFrame, *, y: str = "ndcg") -> go.Figure:
     """The budget-aware view, a column a task: ``y`` against total cost (top), and each
     strategy's cost at every size as annotation + compute stacked (bottom)."""
-    tasks = _tasks(frame)
-    fig = panels(
-        tasks,
-        f"{AXES[y]} against total cost",
-        "cost by training size",
-        vertical_spacing=0.14,
-        height=700,
-        title="Budget-aware evaluation: effectiveness and cost (Figure 2 analog)",
-    ).update_layout(barmode="group")
+    tasks, rows = _tasks(frame), (f"{AXES[y]} against total cost", "cost by training size")
+    title = "Budget-aware evaluation: effectiveness and cost (Figure 2 analog)"
+    fig = panels(tasks, *rows, vertical_spacing=0.14, height=700, title=title)
+    fig.update_layout(barmode="group")
     _curves(fig, frame, "total_cost", y)
     costs = ["annotation_cost", "compute_cost"]
     means = frame.groupby(["task", "strategy", "questions"], sort=False)[costs].mean()

@@ -191,12 +191,9 @@ class FalsePositiveBrowser:
     """Walks one model's putative false positives at a recall and records manual marks.
 
     The pairs come in a fixed pseudo-random order, so that the marked pairs are a uniform sample
-    of each stratum's putative false positives, as the corrected precision of eq. 14 assumes.
-    The summary counts the current marks of ``model_id`` (all annotators) on the putative false
-    positives at the slider's threshold.
-
-    Widget callbacks may run on another thread than the cell that built the browser (JupyterLab
-    handles widget messages on subshell threads), so every action holds the browser's lock."""
+    of each stratum's, as eq. 14 assumes; the summary counts the current marks of ``model_id``
+    (all annotators) on those at the slider's threshold. Widget callbacks may run on a subshell
+    thread (JupyterLab), so every action holds the browser's lock."""
 
     def __init__(
         self,
@@ -236,12 +233,9 @@ class FalsePositiveBrowser:
         return with_texts_and_marks(self.pool, self._pairs, mine)
 
     def summary_dict(self) -> dict:
-        """:func:`~.review.corrected_summary` at the slider's recall, plus ``recall`` and
-        ``marked``: the marked pairs (unsure included) per stratum among the putative false
-        positives at that threshold."""
-        recall = self.slider.value
-        threshold = threshold_at_recall(self._scores["positive"], recall)
-        putative = putative_false_positives(self.eval_set, self._scores, threshold)["pair_id"]
+        """:func:`corrected_summary` at the slider's recall, plus ``recall`` and ``marked``: the
+        marked pairs (unsure included) per stratum among its putative false positives."""
+        recall, putative = self.slider.value, self._putative["pair_id"]
         counts = self.store.counts(**self._where, pair_ids=putative)
         summary = corrected_summary(self.eval_set, self._scores, recall, counts)
         marks = self.store.marks(**self._where)
@@ -329,7 +323,9 @@ class FalsePositiveBrowser:
         if it is listed (also after a filter that listed nothing)."""
         with self._lock:
             threshold = threshold_at_recall(self._scores["positive"], self.slider.value)
-            pairs = putative_false_positives(self.eval_set, self._scores, threshold)
+            pairs = self._putative = putative_false_positives(
+                self.eval_set, self._scores, threshold
+            )
             if self.stratum.value != "all":
                 pairs = pairs[pairs["stratum"] == self.stratum.value]
             with np.errstate(over="ignore"):  # a fixed pseudo-random key per pair id
@@ -365,11 +361,10 @@ class RunPicker:
 
         if not runs:
             raise ValueError("runs is empty: nothing to browse")
-        self.runs, self.store, self.annotator, self.recall = dict(runs), store, annotator, recall
+        self.runs, self._options = dict(runs), dict(store=store, annotator=annotator, recall=recall)
         self.browsers: dict[str, FalsePositiveBrowser] = {}
         self.dropdown = w.Dropdown(options=list(self.runs), description="run")
-        self.dropdown.add_class("pairlab-run-picker-dropdown")
-        self.widget = w.VBox([self.dropdown])
+        self.widget = w.VBox([self.dropdown.add_class("pairlab-run-picker-dropdown")])
         self.widget.add_class("pairlab-run-picker")
         self.dropdown.observe(lambda _: self._show(), names="value")
         self._show()
@@ -382,16 +377,8 @@ class RunPicker:
     def _show(self) -> None:
         name = self.dropdown.value
         if name not in self.browsers:
-            pool, eval_set, scores, model_id = self.runs[name]
-            self.browsers[name] = FalsePositiveBrowser(
-                pool,
-                eval_set,
-                scores,
-                model_id=model_id,
-                store=self.store,
-                annotator=self.annotator,
-                recall=self.recall,
-            )
+            *data, model_id = self.runs[name]  # pool, eval set, scores
+            self.browsers[name] = FalsePositiveBrowser(*data, model_id=model_id, **self._options)
         self.widget.children = [self.dropdown, self.browsers[name].widget]
 
     def _repr_mimebundle_(self, **kwargs):
