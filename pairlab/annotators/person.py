@@ -308,7 +308,7 @@ class PersonAnnotator(Annotator):
 def _spares(state, shown, n: int) -> np.ndarray:
     """The ``n`` candidates of ``state`` nearest the model's decision boundary (smallest |logit|;
     by cosine, highest first, under the pretrained encoder) outside ``shown``."""
-    candidates = getattr(state, "candidates", np.empty(0, np.int64))
+    candidates = state.candidates
     if n <= 0 or not len(candidates):
         return np.empty(0, np.int64)
     score = np.abs(state.logits) if state.logits is not None else -np.asarray(state.cosine)

@@ -79,8 +79,7 @@ class SessionAudit:
         answered = state.labels >= 0
         # earlier rounds' audit pairs join the census beside the batch: never drawn twice, so
         # every audit pair is a question of the budget (their answers are read at estimate time)
-        held_out = getattr(state, "held_out", np.empty(0, np.int64))
-        excluded = np.union1d(np.union1d(state.labelled, batch), held_out)
+        excluded = np.union1d(np.union1d(state.labelled, batch), state.held_out)
         labels = np.zeros(len(excluded), np.int8)  # the batch's answers come later (a census)
         labels[np.searchsorted(excluded, state.labelled[answered])] = state.labels[answered] == 1
         n = min(n, int(strata.sizes.sum() - len(excluded)))
