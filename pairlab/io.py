@@ -37,6 +37,7 @@ __all__ = [
     "SkippedRow",
     "read_qqp",
     "read_wikiqa",
+    "decoded",
     "read_json",
     "json_key",
     "json_row",
@@ -170,26 +171,35 @@ def _read_rows(path: Path, parse, *, header_prefix: str, strict: bool, expected:
     if not path.is_file():
         raise FileNotFoundError(f"data file not found: {path}")
     rows, skipped, number = [], [], 0
-    with open(path, "rb") as handle:  # lines end at b"\n" only, as with newline="\n"
-        for number, raw in enumerate(handle, start=1):
+    for number, line, reason in decoded(path):
+        line = line.rstrip("\r\n")
+        if reason is None:
+            if (number == 1 and line.startswith(header_prefix)) or not line.strip():
+                continue
             try:
-                line = raw.decode("utf-8").rstrip("\r\n")
-                if (number == 1 and line.startswith(header_prefix)) or not line.strip():
-                    continue
                 rows.append(parse(line.split("\t")))
-            except (_Bad, UnicodeDecodeError) as bad:
-                line = raw.decode("utf-8", "replace").rstrip("\r\n")
-                reason = (
-                    f"not UTF-8 text (byte 0x{raw[bad.start]:02x} at column {bad.start + 1})"
-                    if isinstance(bad, UnicodeDecodeError)
-                    else str(bad)
-                )
-                if strict:
-                    raise MalformedRowError(f"{path}:{number}: {reason}: {line[:120]!r}") from None
-                skipped.append(SkippedRow(str(path), number, reason, line[:120]))
+                continue
+            except _Bad as bad:
+                reason = str(bad)
+        if strict:
+            raise MalformedRowError(f"{path}:{number}: {reason}: {line[:120]!r}")
+        skipped.append(SkippedRow(str(path), number, reason, line[:120]))
     if not rows:
         raise NoRowsError(_no_rows(path, number, skipped, expected))
     return rows, ReadReport([str(path)], len(rows), skipped)
+
+
+def decoded(path):
+    """``(number, text, reason)`` for each line of ``path`` (lines end at ``b"\\n"`` only, a
+    first-line BOM dropped); a line that is not UTF-8 is decoded with replacements, ``reason``
+    naming the byte (else ``None``)."""
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                yield number, raw.decode("utf-8-sig" if number == 1 else "utf-8"), None
+            except UnicodeDecodeError as bad:
+                byte = f"byte 0x{raw[bad.start]:02x} at column {bad.start + 1}"
+                yield number, raw.decode("utf-8", "replace"), f"not UTF-8 text ({byte})"
 
 
 def _no_rows(path: Path, lines: int, skipped: list, expected: str) -> str:

@@ -15,11 +15,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import NoRowsError, ReadReport, SkippedRow
+from ..io import NoRowsError, ReadReport, SkippedRow, decoded
 
 __all__ = [
     "SUFFIXES",
-    "read_table",
     "read_source",
     "check_columns",
     "text_column",
@@ -43,20 +42,13 @@ FRAME = "<DataFrame>"  # where a DataFrame's rows are, in messages
 
 
 def read_source(source, *, what: str) -> tuple[pd.DataFrame, np.ndarray | None, ReadReport, str]:
-    """A file (by path) or a DataFrame as ``(frame, lines, report, where)``: its rows, each row's
-    line number (``None`` for a DataFrame or Parquet: rows are numbered from 1), the report of
-    rows skipped while reading, and the name messages give it. ``what`` names one row in
-    messages (``"pair"``, ``"record"``)."""
+    """A file (by path) or a DataFrame as ``(frame, lines, report, where)``: its rows (a file's as
+    strings, JSON values as read), each row's line number (``None`` for a DataFrame or Parquet:
+    rows are numbered from 1), the report of rows skipped while reading, and the name messages
+    give it. ``what`` names one row in messages (``"pair"``, ``"record"``)."""
     if isinstance(source, pd.DataFrame):
         return source, None, ReadReport([FRAME], len(source)), FRAME
-    frame, lines, report = read_table(source, what=what)
-    return frame, lines, report, str(source)
-
-
-def read_table(path, *, what: str) -> tuple[pd.DataFrame, np.ndarray | None, ReadReport]:
-    """The rows of a table file as a frame of strings (JSON values as read), the line number of
-    each row (``None`` for Parquet: rows are numbered), and the report of skipped rows."""
-    path = Path(path)
+    path = Path(source)
     kind = SUFFIXES.get(path.suffix.lower())
     if kind is None:
         raise ValueError(
@@ -66,11 +58,11 @@ def read_table(path, *, what: str) -> tuple[pd.DataFrame, np.ndarray | None, Rea
     if not path.is_file():
         raise FileNotFoundError(f"{what} file not found: {path}")
     if kind == "parquet":
-        return _read_parquet(path)
+        return (*_read_parquet(path), str(source))
     frame, lines, skipped = (
         _read_jsonl(path, what) if kind == "jsonl" else _read_delimited(path, kind, what)
     )
-    return frame, lines, ReadReport([str(path)], len(frame), skipped)
+    return frame, lines, ReadReport([str(path)], len(frame), skipped), str(source)
 
 
 def with_skipped(report: ReadReport, skipped: list[SkippedRow]) -> ReadReport:
@@ -83,23 +75,20 @@ def with_skipped(report: ReadReport, skipped: list[SkippedRow]) -> ReadReport:
     )
 
 
-def _decoded(path: Path, bad: set):
-    """The file's lines as text; a line that is not UTF-8 is decoded with replacements and its
-    number added to ``bad`` (its row is then skipped and reported)."""
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError:
-                bad.add(number)
-                yield raw.decode("utf-8", "replace")
+def _texts(path: Path, bad: set):
+    """The file's lines as text (:func:`~pairlab.io.decoded`), the numbers of those not UTF-8
+    added to ``bad`` (their rows are then skipped and reported)."""
+    for number, text, reason in decoded(path):
+        if reason:
+            bad.add(number)
+        yield text
 
 
 def _read_delimited(path: Path, kind: str, what: str):
     bad: set = set()
     quoting = csv.QUOTE_MINIMAL if kind == "csv" else csv.QUOTE_NONE
     reader = csv.reader(
-        _decoded(path, bad), delimiter="," if kind == "csv" else "\t", quoting=quoting, strict=False
+        _texts(path, bad), delimiter="," if kind == "csv" else "\t", quoting=quoting, strict=False
     )
     try:
         header = next(reader, None)
@@ -139,9 +128,8 @@ def _read_delimited(path: Path, kind: str, what: str):
 
 
 def _read_jsonl(path: Path, what: str):
-    bad: set = set()
     records, lines, skipped = [], [], []
-    for number, line in enumerate(_decoded(path, bad), start=1):
+    for number, line, bad in decoded(path):
         line = line.rstrip("\r\n")
         if not line.strip():
             continue
@@ -151,12 +139,12 @@ def _read_jsonl(path: Path, what: str):
                 "(pandas: frame.to_json(path, orient='records', lines=True))"
             )
         try:
-            record = None if number in bad else json.loads(line)
+            record = None if bad else json.loads(line)
         except ValueError as error:
             skipped.append(SkippedRow(str(path), number, f"not valid JSON ({error})", line[:120]))
             continue
         if not isinstance(record, dict):
-            reason = "not UTF-8 text" if number in bad else "not a JSON object"
+            reason = "not UTF-8 text" if bad else "not a JSON object"
             skipped.append(SkippedRow(str(path), number, reason, line[:120]))
             continue
         records.append(record)
