@@ -219,35 +219,28 @@ def _no_rows(path: Path, lines: int, skipped: list, expected: str) -> str:
     )
 
 
-def to_json(value):
-    """Plain-Python copy of ``value`` (numpy scalars and arrays become numbers and lists)."""
+def to_json(value, *, missing: bool = False):
+    """Plain-Python copy of ``value`` (numpy scalars and arrays become numbers and lists, paths
+    strings); ``missing``: NaN and pandas' NA become None."""
     if isinstance(value, dict):
-        return {str(k): to_json(v) for k, v in value.items()}
+        return {str(k): to_json(v, missing=missing) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [to_json(v) for v in value]
+        return [to_json(v, missing=missing) for v in value]
     if isinstance(value, np.ndarray):
-        return to_json(value.tolist())
+        return to_json(value.tolist(), missing=missing)
     if isinstance(value, np.generic):
-        return value.item()
+        value = value.item()
     if isinstance(value, Path):
         return str(value)
+    if missing and (value is pd.NA or (isinstance(value, float) and np.isnan(value))):
+        return None
     return value
 
 
 def plain(value):
-    """A metrics file's JSON value: numpy scalars and arrays as Python's, NaN and pandas' NA as
-    None (a metrics file refuses NaN), dicts and lists element by element."""
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return [plain(v) for v in value]
-    if value is pd.NA:
-        return None
-    if isinstance(value, (np.integer, np.bool_)):
-        return value.item()
-    if isinstance(value, (float, np.floating)):
-        return None if np.isnan(value) else float(value)
-    return value
+    """A metrics file's JSON value: :func:`to_json` with NaN and pandas' NA as None (a metrics
+    file refuses NaN)."""
+    return to_json(value, missing=True)
 
 
 def json_key(label: str) -> str:
