@@ -25,7 +25,6 @@ __all__ = [
     "blank",
     "flag",
     "located",
-    "with_skipped",
     "skip_rows",
 ]
 
@@ -63,16 +62,6 @@ def read_source(source, *, what: str) -> tuple[pd.DataFrame, np.ndarray | None, 
         _read_jsonl(path, what) if kind == "jsonl" else _read_delimited(path, kind, what)
     )
     return frame, lines, ReadReport([str(path)], len(frame), skipped), str(source)
-
-
-def with_skipped(report: ReadReport, skipped: list[SkippedRow]) -> ReadReport:
-    """``report`` with the rows its caller ``skipped`` after reading (their checks failed)
-    taken out of the rows read and added to the skipped ones, in line order."""
-    return ReadReport(
-        report.files,
-        report.rows_read - len(skipped),
-        sorted(report.skipped + skipped, key=lambda row: row.line),
-    )
 
 
 def _texts(path: Path, bad: set):
@@ -223,9 +212,10 @@ def flag(reasons: pd.Series, mask, reason) -> None:
     reasons[mask] = reason if isinstance(reason, str) else np.asarray(reason, dtype=object)[mask]
 
 
-def skip_rows(frame: pd.DataFrame, reasons: pd.Series, where: str, lines, what: str):
-    """Which rows have a reason to be skipped (bool (n,)) and those rows as reported; a
-    ``NoRowsError`` naming the first reason when every row has one."""
+def skip_rows(frame: pd.DataFrame, reasons: pd.Series, where: str, lines, what: str, report):
+    """Which rows have a reason to be skipped (bool (n,)), and ``report`` with those rows taken
+    out of the rows read and added to the skipped ones, in line order; a ``NoRowsError`` naming
+    the first reason when every row has one."""
     line, at = located(where, lines, len(frame))
     bad = reasons.notna().to_numpy()
     skipped = [
@@ -237,4 +227,5 @@ def skip_rows(frame: pd.DataFrame, reasons: pd.Series, where: str, lines, what: 
             f"{where} holds no usable {what}: all {len(frame):,} were skipped "
             f"({skipped[0].reason} at {at(0)})"
         )
-    return bad, skipped
+    skipped = sorted(report.skipped + skipped, key=lambda row: row.line)
+    return bad, ReadReport(report.files, report.rows_read - int(bad.sum()), skipped)
