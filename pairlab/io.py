@@ -1,12 +1,7 @@
-"""Files in and out: the raw TSV releases (read line by line, their quotes being text, so that
-a malformed row is reported with its file and line), JSON written atomically, and the temporary
-files and locks of folders several processes write.
-
-An atomic write goes to a temporary named by the writer's process id and host (``round_01.npz``
--> ``round_01.<pid>-<host>.tmp.npz``), then is renamed; :func:`remove_stale` deletes this
-host's temporaries whose process is gone, never another machine's (a Ray cluster shares
-folders); :func:`locked` makes a second process wait, then find the work done.
-"""
+"""Files in and out: the raw TSV releases (quotes are text; a malformed row is reported with its
+file and line), JSON written atomically, SQLite stores, and the temporaries (named by their
+writer's pid and host: only this host's dead writers' are removed, as a Ray cluster shares
+folders) and locks of folders several processes write."""
 
 from __future__ import annotations
 
@@ -62,8 +57,7 @@ class NoRowsError(ValueError):
 
 
 class CorruptFileError(ValueError):
-    """A file pairlab wrote earlier that cannot be read back (truncated, or not what it claims
-    to be); the message names it and what to delete so that it is computed again."""
+    """A file pairlab wrote earlier that cannot be read back; the message names the remedy."""
 
 
 class NotWritableError(OSError):
@@ -94,10 +88,9 @@ class ReadReport:
     def summary(self) -> str:
         lines = [
             f"read {self.rows_read:,} rows from {len(self.files)} file(s); "
-            f"skipped {len(self.skipped)} malformed row(s)"
+            f"skipped {len(self.skipped)} malformed row(s)",
+            *(f"  {r.path}:{r.line}: {r.reason}: {r.text!r}" for r in self.skipped[:20]),
         ]
-        for row in self.skipped[:20]:
-            lines.append(f"  {row.path}:{row.line}: {row.reason}: {row.text!r}")
         if len(self.skipped) > 20:
             lines.append(f"  ... and {len(self.skipped) - 20} more")
         return "\n".join(lines)
@@ -203,16 +196,10 @@ def decoded(path):
 
 
 def _no_rows(path: Path, lines: int, skipped: list, expected: str) -> str:
+    found = f"its {lines} line(s) hold no data row (a header only)" if lines else "it is empty"
     if skipped:
-        first = skipped[0]
-        found = (
-            f"all {len(skipped):,} of its rows are malformed and were skipped (line "
-            f"{first.line}: {first.reason})"
-        )
-    else:
-        found = (
-            "it is empty" if lines == 0 else f"its {lines} line(s) hold no data row (a header only)"
-        )
+        found = f"all {len(skipped):,} of its rows are malformed and were skipped (line "
+        found += f"{skipped[0].line}: {skipped[0].reason})"
     return (
         f"{path} holds no well-formed row: {found}. Expected {expected}, tab-separated with "
         "no quoting; replace the file with the release's (see the data folder's README)."
@@ -308,10 +295,9 @@ def write_atomic(path, write, *, setting: str = "run_dir") -> Path:
 
 
 def open_durable(path, schema: str, *, timeout: float = 30.0) -> sqlite3.Connection:
-    """An SQLite connection for an append-only file that several threads and processes write:
-    WAL mode, ``synchronous=FULL`` (a committed row survives a crash), a busy timeout,
-    ``check_same_thread=False`` (the caller locks around every use), ``schema`` applied. A file
-    that is not an SQLite database is a :class:`CorruptFileError`."""
+    """An SQLite connection (WAL, ``synchronous=FULL``, ``schema`` applied) for an append-only
+    file several threads and processes write, who lock around every use; a file that is not
+    SQLite is a :class:`CorruptFileError`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, timeout=timeout, check_same_thread=False)
@@ -334,9 +320,8 @@ def open_durable(path, schema: str, *, timeout: float = 30.0) -> sqlite3.Connect
 
 
 def _set_wal(conn: sqlite3.Connection, timeout: float) -> None:
-    """Switch the file to WAL, retrying with backoff within ``timeout``: the conversion needs
-    exclusive access and runs no busy handler, so a second process opening a new file at the
-    same moment gets "database is locked" at once."""
+    """Switch the file to WAL, retrying within ``timeout``: the switch runs no busy handler, so
+    a second process opening a new file at once gets "database is locked"."""
     deadline = time.monotonic() + timeout
     delay = 0.005
     while True:

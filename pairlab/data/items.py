@@ -1,11 +1,6 @@
 """Your own records, unlabelled: a table of records as :class:`Records` (:func:`load_items`), and
-a file of record-id pairs (:func:`read_id_pairs`: known matches, known non-matches).
-
-A record is an id and one text; a record of several fields is ``name: value`` of each non-empty
-field joined by `` | `` (``title: Koss EQ50 | brand: Koss | price: 12.65``). Ids are strings: a
-file's as written (stripped), a DataFrame's numbers as ``str`` of the integer (``12``, never
-``"12.0"``). Files and bad rows are those of :mod:`.tables`.
-"""
+a file of record-id pairs (:func:`read_id_pairs`). Ids are strings: a file's as written
+(stripped), a DataFrame's numbers as ``str`` of the integer (``12``, never ``"12.0"``)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""QQP, WikiQA and your own pair files as all-pairs tasks: what a notebook's ``dataset`` names.
-
-QQP is :func:`~pairlab.data.pairfile.load_pairs` with QQP's columns (symmetric, items by qid);
-WikiQA is the same function on its rows, asymmetric with its own split; a path is read by
-:func:`load_pairs` with the notebook's ``pairs_*`` options.
-"""
+"""QQP, WikiQA and your own pair files as all-pairs tasks (what a notebook's ``dataset`` names),
+each built by :func:`~pairlab.data.pairfile.load_pairs`."""
 
 from __future__ import annotations
 

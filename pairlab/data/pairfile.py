@@ -1,10 +1,6 @@
 """Your own pairs: any labelled pair file (or DataFrame) as an all-pairs task, :func:`load_pairs`.
-
-Files are read by :mod:`.tables`. What is wrong with the whole file (no such column, no
-positives, labels neither binary nor numeric, graded labels without a threshold) is a
-``ValueError`` naming the file, line and column; what is wrong with one row (empty text or
-label, a wrong number of fields, bad JSON) costs that row only, reported in ``task.report``.
-"""
+A fault of the whole file is a ``ValueError`` naming the file, line and column; a bad row costs
+that row only, reported in ``task.report``."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Reading one table (CSV, TSV, JSON lines, Parquet, or a DataFrame) with every skipped row
-reported, for :func:`~.pairfile.load_pairs`, :func:`~.items.load_items` and
-:func:`~.items.read_id_pairs`. CSV and TSV (no quoting: quotes are text, as in QQP and WikiQA)
-go through ``csv`` and JSON lines line by line, so each bad row (wrong field count, bad JSON,
-not UTF-8) is reported with its line (pandas reports only some); Parquet's rows are numbered.
-"""
+"""One table (CSV, TSV, JSON lines, Parquet, or a DataFrame) read with each skipped row reported
+by its line (pandas reports only some): TSV has no quoting, as in QQP and WikiQA."""
 
 from __future__ import annotations
 
