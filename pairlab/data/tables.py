@@ -53,10 +53,12 @@ def read_source(source, *, what: str) -> tuple[pd.DataFrame, np.ndarray | None, 
     if not path.is_file():
         raise FileNotFoundError(f"{what} file not found: {path}")
     if kind == "parquet":
-        return (*_read_parquet(path), str(source))
-    frame, lines, skipped = (
-        _read_jsonl(path, what) if kind == "jsonl" else _read_delimited(path, kind, what)
-    )
+        frame, lines, skipped = _read_parquet(path), None, []
+    else:
+        read = _read_jsonl if kind == "jsonl" else _read_delimited
+        frame, lines, skipped = read(path, kind, what)
+        if not len(frame):
+            raise NoRowsError(_no_rows(path, skipped, what))
     return frame, lines, ReadReport([str(path)], len(frame), skipped), str(source)
 
 
@@ -107,12 +109,10 @@ def _read_delimited(path: Path, kind: str, what: str):
         raise ValueError(
             f"{path}:{reader.line_num}: not readable as {kind.upper()} ({error})"
         ) from None
-    if not rows:
-        raise NoRowsError(_no_rows(path, skipped, what))
     return pd.DataFrame(rows, columns=header, dtype=object), np.asarray(lines), skipped
 
 
-def _read_jsonl(path: Path, what: str):
+def _read_jsonl(path: Path, kind: str, what: str):
     records, lines, skipped = [], [], []
     for number, line, bad in decoded(path):
         line = line.rstrip("\r\n")
@@ -125,21 +125,20 @@ def _read_jsonl(path: Path, what: str):
             )
         try:
             record = None if bad else json.loads(line)
+            reason = (
+                "not UTF-8 text" if bad else not isinstance(record, dict) and "not a JSON object"
+            )
         except ValueError as error:
-            skipped.append(SkippedRow(str(path), number, f"not valid JSON ({error})", line[:120]))
-            continue
-        if not isinstance(record, dict):
-            reason = "not UTF-8 text" if bad else "not a JSON object"
+            reason = f"not valid JSON ({error})"
+        if reason:
             skipped.append(SkippedRow(str(path), number, reason, line[:120]))
             continue
         records.append(record)
         lines.append(number)
-    if not records:
-        raise NoRowsError(_no_rows(path, skipped, what))
     return pd.DataFrame.from_records(records), np.asarray(lines), skipped
 
 
-def _read_parquet(path: Path):
+def _read_parquet(path: Path) -> pd.DataFrame:
     try:
         frame = pd.read_parquet(path)
     except (OSError, ValueError, ImportError) as error:  # pyarrow's ArrowInvalid is a ValueError
@@ -148,7 +147,7 @@ def _read_parquet(path: Path):
         ) from None
     if frame.empty:
         raise NoRowsError(f"{path} holds no rows")
-    return frame, None, ReadReport([str(path)], len(frame))
+    return frame
 
 
 def _no_rows(path: Path, skipped: list, what: str) -> str:
