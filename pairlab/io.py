@@ -100,7 +100,6 @@ def read_qqp(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport]:
     """Rows of a QQP file (the GLUE form, or ``quora_duplicate_questions.tsv``): columns
     ``qid1, qid2`` (int64), ``question1, question2`` (str), ``is_duplicate`` (int8); and the
     report of skipped rows."""
-    path = Path(path)
 
     def parse(fields):
         if len(fields) != 6:
@@ -128,7 +127,6 @@ def read_qqp(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport]:
 def read_wikiqa(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport]:
     """Rows of a WikiQA file (7 columns, or the 5-column re-formatted one): columns
     ``question, title, sentence, label`` (``title`` None without a document title)."""
-    path = Path(path)
 
     def parse(fields):
         if len(fields) == 7:
@@ -159,8 +157,9 @@ class _Bad(Exception):
     """Internal: the reason a row is malformed."""
 
 
-def _read_rows(path: Path, parse, *, header_prefix: str, strict: bool, expected: str):
+def _read_rows(path, parse, *, header_prefix: str, strict: bool, expected: str):
     """Parsed rows and the report; a byte that is not UTF-8 costs its row, not the file."""
+    path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"data file not found: {path}")
     rows, skipped, number = [], [], 0
