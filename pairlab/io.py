@@ -1,12 +1,7 @@
-"""Files in and out: the raw TSV releases (read line by line, their quotes being text, so that
-a malformed row is reported with its file and line), JSON written atomically, and the temporary
-files and locks of folders several processes write.
-
-An atomic write goes to a temporary named by the writer's process id and host (``round_01.npz``
--> ``round_01.<pid>-<host>.tmp.npz``), then is renamed; :func:`remove_stale` deletes this
-host's temporaries whose process is gone, never another machine's (a Ray cluster shares
-folders); :func:`locked` makes a second process wait, then find the work done.
-"""
+"""Files in and out: the raw TSV releases (quotes are text; a malformed row is reported with its
+file and line), JSON written atomically, SQLite stores, and the temporaries (named by their
+writer's pid and host: only this host's dead writers' are removed, as a Ray cluster shares
+folders) and locks of folders several processes write."""
 
 from __future__ import annotations
 
@@ -37,6 +32,7 @@ __all__ = [
     "SkippedRow",
     "read_qqp",
     "read_wikiqa",
+    "decoded",
     "read_json",
     "json_key",
     "json_row",
@@ -61,8 +57,7 @@ class NoRowsError(ValueError):
 
 
 class CorruptFileError(ValueError):
-    """A file pairlab wrote earlier that cannot be read back (truncated, or not what it claims
-    to be); the message names it and what to delete so that it is computed again."""
+    """A file pairlab wrote earlier that cannot be read back; the message names the remedy."""
 
 
 class NotWritableError(OSError):
@@ -93,10 +88,9 @@ class ReadReport:
     def summary(self) -> str:
         lines = [
             f"read {self.rows_read:,} rows from {len(self.files)} file(s); "
-            f"skipped {len(self.skipped)} malformed row(s)"
+            f"skipped {len(self.skipped)} malformed row(s)",
+            *(f"  {r.path}:{r.line}: {r.reason}: {r.text!r}" for r in self.skipped[:20]),
         ]
-        for row in self.skipped[:20]:
-            lines.append(f"  {row.path}:{row.line}: {row.reason}: {row.text!r}")
         if len(self.skipped) > 20:
             lines.append(f"  ... and {len(self.skipped) - 20} more")
         return "\n".join(lines)
@@ -106,7 +100,6 @@ def read_qqp(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport]:
     """Rows of a QQP file (the GLUE form, or ``quora_duplicate_questions.tsv``): columns
     ``qid1, qid2`` (int64), ``question1, question2`` (str), ``is_duplicate`` (int8); and the
     report of skipped rows."""
-    path = Path(path)
 
     def parse(fields):
         if len(fields) != 6:
@@ -134,7 +127,6 @@ def read_qqp(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport]:
 def read_wikiqa(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport]:
     """Rows of a WikiQA file (7 columns, or the 5-column re-formatted one): columns
     ``question, title, sentence, label`` (``title`` None without a document title)."""
-    path = Path(path)
 
     def parse(fields):
         if len(fields) == 7:
@@ -165,79 +157,76 @@ class _Bad(Exception):
     """Internal: the reason a row is malformed."""
 
 
-def _read_rows(path: Path, parse, *, header_prefix: str, strict: bool, expected: str):
+def _read_rows(path, parse, *, header_prefix: str, strict: bool, expected: str):
     """Parsed rows and the report; a byte that is not UTF-8 costs its row, not the file."""
+    path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"data file not found: {path}")
     rows, skipped, number = [], [], 0
-    with open(path, "rb") as handle:  # lines end at b"\n" only, as with newline="\n"
-        for number, raw in enumerate(handle, start=1):
+    for number, line, reason in decoded(path):
+        line = line.rstrip("\r\n")
+        if reason is None:
+            if (number == 1 and line.startswith(header_prefix)) or not line.strip():
+                continue
             try:
-                line = raw.decode("utf-8").rstrip("\r\n")
-                if (number == 1 and line.startswith(header_prefix)) or not line.strip():
-                    continue
                 rows.append(parse(line.split("\t")))
-            except (_Bad, UnicodeDecodeError) as bad:
-                line = raw.decode("utf-8", "replace").rstrip("\r\n")
-                reason = (
-                    f"not UTF-8 text (byte 0x{raw[bad.start]:02x} at column {bad.start + 1})"
-                    if isinstance(bad, UnicodeDecodeError)
-                    else str(bad)
-                )
-                if strict:
-                    raise MalformedRowError(f"{path}:{number}: {reason}: {line[:120]!r}") from None
-                skipped.append(SkippedRow(str(path), number, reason, line[:120]))
+                continue
+            except _Bad as bad:
+                reason = str(bad)
+        if strict:
+            raise MalformedRowError(f"{path}:{number}: {reason}: {line[:120]!r}")
+        skipped.append(SkippedRow(str(path), number, reason, line[:120]))
     if not rows:
         raise NoRowsError(_no_rows(path, number, skipped, expected))
     return rows, ReadReport([str(path)], len(rows), skipped)
 
 
+def decoded(path):
+    """``(number, text, reason)`` for each line of ``path`` (lines end at ``b"\\n"`` only, a
+    first-line BOM dropped); a line that is not UTF-8 is decoded with replacements, ``reason``
+    naming the byte (else ``None``)."""
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                yield number, raw.decode("utf-8-sig" if number == 1 else "utf-8"), None
+            except UnicodeDecodeError as bad:
+                byte = f"byte 0x{raw[bad.start]:02x} at column {bad.start + 1}"
+                yield number, raw.decode("utf-8", "replace"), f"not UTF-8 text ({byte})"
+
+
 def _no_rows(path: Path, lines: int, skipped: list, expected: str) -> str:
+    found = f"its {lines} line(s) hold no data row (a header only)" if lines else "it is empty"
     if skipped:
-        first = skipped[0]
-        found = (
-            f"all {len(skipped):,} of its rows are malformed and were skipped (line "
-            f"{first.line}: {first.reason})"
-        )
-    else:
-        found = (
-            "it is empty" if lines == 0 else f"its {lines} line(s) hold no data row (a header only)"
-        )
+        found = f"all {len(skipped):,} of its rows are malformed and were skipped (line "
+        found += f"{skipped[0].line}: {skipped[0].reason})"
     return (
         f"{path} holds no well-formed row: {found}. Expected {expected}, tab-separated with "
         "no quoting; replace the file with the release's (see the data folder's README)."
     )
 
 
-def to_json(value):
-    """Plain-Python copy of ``value`` (numpy scalars and arrays become numbers and lists)."""
+def to_json(value, *, missing: bool = False):
+    """Plain-Python copy of ``value`` (numpy scalars and arrays become numbers and lists, paths
+    strings); ``missing``: NaN and pandas' NA become None."""
     if isinstance(value, dict):
-        return {str(k): to_json(v) for k, v in value.items()}
+        return {str(k): to_json(v, missing=missing) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [to_json(v) for v in value]
+        return [to_json(v, missing=missing) for v in value]
     if isinstance(value, np.ndarray):
-        return to_json(value.tolist())
+        return to_json(value.tolist(), missing=missing)
     if isinstance(value, np.generic):
-        return value.item()
+        value = value.item()
     if isinstance(value, Path):
         return str(value)
+    if missing and (value is pd.NA or (isinstance(value, float) and np.isnan(value))):
+        return None
     return value
 
 
 def plain(value):
-    """A metrics file's JSON value: numpy scalars and arrays as Python's, NaN and pandas' NA as
-    None (a metrics file refuses NaN), dicts and lists element by element."""
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return [plain(v) for v in value]
-    if value is pd.NA:
-        return None
-    if isinstance(value, (np.integer, np.bool_)):
-        return value.item()
-    if isinstance(value, (float, np.floating)):
-        return None if np.isnan(value) else float(value)
-    return value
+    """A metrics file's JSON value: :func:`to_json` with NaN and pandas' NA as None (a metrics
+    file refuses NaN)."""
+    return to_json(value, missing=True)
 
 
 def json_key(label: str) -> str:
@@ -305,10 +294,9 @@ def write_atomic(path, write, *, setting: str = "run_dir") -> Path:
 
 
 def open_durable(path, schema: str, *, timeout: float = 30.0) -> sqlite3.Connection:
-    """An SQLite connection for an append-only file that several threads and processes write:
-    WAL mode, ``synchronous=FULL`` (a committed row survives a crash), a busy timeout,
-    ``check_same_thread=False`` (the caller locks around every use), ``schema`` applied. A file
-    that is not an SQLite database is a :class:`CorruptFileError`."""
+    """An SQLite connection (WAL, ``synchronous=FULL``, ``schema`` applied) for an append-only
+    file several threads and processes write, who lock around every use; a file that is not
+    SQLite is a :class:`CorruptFileError`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, timeout=timeout, check_same_thread=False)
@@ -331,9 +319,8 @@ def open_durable(path, schema: str, *, timeout: float = 30.0) -> sqlite3.Connect
 
 
 def _set_wal(conn: sqlite3.Connection, timeout: float) -> None:
-    """Switch the file to WAL, retrying with backoff within ``timeout``: the conversion needs
-    exclusive access and runs no busy handler, so a second process opening a new file at the
-    same moment gets "database is locked" at once."""
+    """Switch the file to WAL, retrying within ``timeout``: the switch runs no busy handler, so
+    a second process opening a new file at once gets "database is locked"."""
     deadline = time.monotonic() + timeout
     delay = 0.005
     while True:

@@ -69,10 +69,16 @@ def find_file(path) -> Path:
             places.append(data_dir() / path)
         except DataNotFoundError:
             pass
+    return first_file(places, f"no file {str(path)!r}: looked at " + ", ".join(map(str, places)))
+
+
+def first_file(places, missing: str) -> Path:
+    """The first of ``places`` that is a file, else a :class:`DataNotFoundError` saying
+    ``missing``."""
     for place in places:
-        if place.is_file():
-            return place
-    raise DataNotFoundError(f"no file {str(path)!r}: looked at " + ", ".join(map(str, places)))
+        if Path(place).is_file():
+            return Path(place)
+    raise DataNotFoundError(missing)
 
 
 def cache_dir() -> Path:

@@ -1,11 +1,6 @@
 """Your own records, unlabelled: a table of records as :class:`Records` (:func:`load_items`), and
-a file of record-id pairs (:func:`read_id_pairs`: known matches, known non-matches).
-
-A record is an id and one text; a record of several fields is ``name: value`` of each non-empty
-field joined by `` | `` (``title: Koss EQ50 | brand: Koss | price: 12.65``). Ids are strings: a
-file's as written (stripped), a DataFrame's numbers as ``str`` of the integer (``12``, never
-``"12.0"``). Files and bad rows are those of :mod:`.tables`.
-"""
+a file of record-id pairs (:func:`read_id_pairs`). Ids are strings: a file's as written
+(stripped), a DataFrame's numbers as ``str`` of the integer (``12``, never ``"12.0"``)."""
 
 from __future__ import annotations
 
@@ -26,7 +21,6 @@ from .tables import (
     read_source,
     skip_rows,
     text_column,
-    with_skipped,
 )
 
 __all__ = [
@@ -143,15 +137,16 @@ def load_items(
     ids = as_ids(frame[id]) if id is not None else np.arange(len(frame)).astype(str).astype(object)
     texts = serialise(frame, fields)
     reasons, notes = _skips(ids, texts, id, fields, located(where, lines, len(frame))[1])
-    bad, skipped = skip_rows(frame, reasons, where, lines, "record")
+    skipped_by_reader = len(report.skipped)
+    bad, report = skip_rows(frame, reasons, where, lines, "record", report)
     texts, ids = texts[~bad], ids[~bad]
     long = texts.str.len().to_numpy() > (max_chars or np.inf)
     texts = texts.str.slice(0, max_chars).to_numpy(object) if long.any() else texts.to_numpy(object)
     same, other = _same_text_pairs(texts)
     notes = {
         "records": len(ids),
-        "rows": len(frame) + len(report.skipped),
-        "skipped_by_reader": len(report.skipped),
+        "rows": len(frame) + skipped_by_reader,
+        "skipped_by_reader": skipped_by_reader,
         **notes,
         "truncated_texts": int(long.sum()),
         "max_chars": max_chars,
@@ -160,7 +155,7 @@ def load_items(
         "source": where,
     }
     default = "records" if isinstance(source, pd.DataFrame) else Path(source).stem
-    return Records(name or default, ids, texts, tuple(fields), with_skipped(report, skipped), notes)
+    return Records(name or default, ids, texts, tuple(fields), report, notes)
 
 
 def _options(text, id, max_chars) -> list[str]:
@@ -290,5 +285,5 @@ def read_id_pairs(source, *, left: str | None = None, right: str | None = None) 
     reasons = pd.Series(None, index=frame.index, dtype=object)
     for column, values in zip((left, right), ids):
         flag(reasons, values == "", f"empty id in column {column!r}")
-    bad, skipped = skip_rows(frame, reasons, where, lines, "id pair")
-    return IdPairs(ids[0][~bad], ids[1][~bad], with_skipped(report, skipped))
+    bad, report = skip_rows(frame, reasons, where, lines, "id pair", report)
+    return IdPairs(ids[0][~bad], ids[1][~bad], report)

@@ -1,9 +1,5 @@
-"""QQP, WikiQA and your own pair files as all-pairs tasks: what a notebook's ``dataset`` names.
-
-QQP is :func:`~pairlab.data.pairfile.load_pairs` with QQP's columns (symmetric, items by qid);
-WikiQA is the same function on its rows, asymmetric with its own split; a path is read by
-:func:`load_pairs` with the notebook's ``pairs_*`` options.
-"""
+"""QQP, WikiQA and your own pair files as all-pairs tasks (what a notebook's ``dataset`` names),
+each built by :func:`~pairlab.data.pairfile.load_pairs`."""
 
 from __future__ import annotations
 
@@ -13,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..io import ReadReport, read_qqp, read_wikiqa
-from ..paths import DATA_LAYOUT, DataNotFoundError, data_dir as resolve_data_dir, project_root
+from ..paths import DATA_LAYOUT, data_dir as resolve_data_dir, first_file, project_root
 from .pairfile import SUFFIXES, is_pair_file, load_pairs, pair_task_name
 from .tasks import BUILT_IN, SPLITS, Pool, Task, like
 
@@ -55,7 +51,8 @@ def data_files(name: str, data_dir=None) -> list[Path]:
     what is missing and the expected layout otherwise)."""
     root = resolve_data_dir(data_dir)
     if name == "qqp":
-        return [_first_existing(root / "qqp", QQP_FILES)]
+        missing = f"none of {list(QQP_FILES)} found in {root / 'qqp'}.\n{DATA_LAYOUT}"
+        return [first_file([root / "qqp" / name for name in QQP_FILES], missing)]
     if name == "wikiqa":
         return [_wikiqa_file(root / "wikiqa", split) for split in SPLITS]
     raise ValueError(f"unknown task {name!r}; expected one of {TASKS}")
@@ -75,23 +72,13 @@ def read_raw(name: str, data_dir=None, *, strict: bool = False) -> dict:
     return {**out, "report": report}
 
 
-def _first_existing(folder: Path, names) -> Path:
-    for name in names:
-        if (folder / name).is_file():
-            return folder / name
-    raise DataNotFoundError(f"none of {list(names)} found in {folder}.\n{DATA_LAYOUT}")
-
-
 def _wikiqa_file(folder: Path, split: str) -> Path:
     """``WikiQA-<split>.tsv`` in ``folder`` or its ``WikiQACorpus`` (Microsoft's zip), else a
     variant such as ``WikiQA-train.reformatted.tsv``."""
-    for place in (folder, folder / "WikiQACorpus"):
-        if (place / f"WikiQA-{split}.tsv").is_file():
-            return place / f"WikiQA-{split}.tsv"
-    found = sorted(folder.glob(f"WikiQA-{split}.*tsv")) if folder.is_dir() else []
-    if not found:
-        raise DataNotFoundError(f"no WikiQA-{split}*.tsv in {folder}.\n{DATA_LAYOUT}")
-    return found[0]
+    name = f"WikiQA-{split}.tsv"
+    places = [folder / name, folder / "WikiQACorpus" / name]
+    places += sorted(folder.glob(f"WikiQA-{split}.*tsv"))
+    return first_file(places, f"no WikiQA-{split}*.tsv in {folder}.\n{DATA_LAYOUT}")
 
 
 def load_task(
@@ -184,15 +171,12 @@ def pair_file(dataset) -> Path:
             f"({', '.join(sorted(SUFFIXES))}), got {dataset!r}"
         )
     path = Path(dataset).expanduser()
-    if not path.is_file() and not path.is_absolute() and (project_root() / path).is_file():
-        path = project_root() / path
-    if not path.is_file():
-        raise DataNotFoundError(
-            f"dataset {str(dataset)!r} is not a file (looked in {Path.cwd()} "
-            f"and {project_root()}); give the path of a pair file, or 'qqp', "
-            f"'wikiqa' or 'all' with the data folder.\n{DATA_LAYOUT}"
-        )
-    return path
+    return first_file(
+        [path, project_root() / path],
+        f"dataset {str(dataset)!r} is not a file (looked in {Path.cwd()} and {project_root()}); "
+        f"give the path of a pair file, or 'qqp', 'wikiqa' or 'all' with the data folder."
+        f"\n{DATA_LAYOUT}",
+    )
 
 
 def _symmetric(value, path: Path) -> bool:

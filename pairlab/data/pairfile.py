@@ -1,10 +1,6 @@
 """Your own pairs: any labelled pair file (or DataFrame) as an all-pairs task, :func:`load_pairs`.
-
-Files are read by :mod:`.tables`. What is wrong with the whole file (no such column, no
-positives, labels neither binary nor numeric, graded labels without a threshold) is a
-``ValueError`` naming the file, line and column; what is wrong with one row (empty text or
-label, a wrong number of fields, bad JSON) costs that row only, reported in ``task.report``.
-"""
+A fault of the whole file is a ``ValueError`` naming the file, line and column; a bad row costs
+that row only, reported in ``task.report``."""
 
 from __future__ import annotations
 
@@ -15,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import SkippedRow
 from .build import build_asymmetric, build_symmetric
 from .tables import (
     SUFFIXES,
@@ -26,7 +21,6 @@ from .tables import (
     read_source,
     skip_rows,
     text_column,
-    with_skipped,
 )
 from .tasks import BUILT_IN, SPLITS, Task
 
@@ -86,10 +80,7 @@ def load_pairs(
     frame, lines, report, where = read_source(source, what="pair")
     columns = dict(left=left, right=right, label=label, left_id=left_id, right_id=right_id)
     columns["split"] = split_column
-    rows, skipped = pair_rows(
-        frame, columns, positive_threshold=positive_threshold, source=where, lines=lines
-    )
-    report = with_skipped(report, skipped)
+    rows, report = pair_rows(frame, columns, report, positive_threshold, where, lines)
     name = name or (pair_task_name(source) if not isinstance(source, pd.DataFrame) else "pairs")
     if symmetric:
         build = partial(build_symmetric, name, rows, keyed=left_id is not None)
@@ -143,13 +134,12 @@ def is_pair_file(dataset) -> bool:
     return Path(text).suffix.lower() in SUFFIXES or path_like
 
 
-def pair_rows(
-    frame: pd.DataFrame, columns: dict, *, positive_threshold=None, source="<DataFrame>", lines=None
-) -> tuple[pd.DataFrame, list[SkippedRow]]:
+def pair_rows(frame: pd.DataFrame, columns: dict, report, positive_threshold, source: str, lines):
     """The rows the builders take (``left, right, label`` int8, ``left_key, right_key``, and
-    ``split`` where a split column is named) and the rows skipped. ``columns`` maps ``left``,
-    ``right``, ``label`` and optionally ``left_id``, ``right_id``, ``split`` to ``frame``'s
-    column names; ``lines`` are the rows' line numbers in ``source`` (else rows are numbered)."""
+    ``split`` where a split column is named) and ``report`` with the rows skipped. ``columns``
+    maps ``left``, ``right``, ``label`` and optionally ``left_id``, ``right_id``, ``split`` to
+    ``frame``'s column names; ``lines`` are the rows' line numbers in ``source`` (or ``None``:
+    rows are numbered)."""
     check_columns(frame, columns, source, remedy=COLUMNS_REMEDY)
     at = located(source, lines, len(frame))[1]
     labels, bad_label = _labels(frame[columns["label"]], positive_threshold, columns["label"], at)
@@ -166,7 +156,7 @@ def pair_rows(
     if columns.get("split") is not None:
         out["split"] = _splits(frame[columns["split"]], columns["split"], at)
         flag(reasons, blank(out["split"]), f"empty split in column {columns['split']!r}")
-    bad, skipped = skip_rows(frame, reasons, source, lines, "row")
+    bad, report = skip_rows(frame, reasons, source, lines, "row", report)
     out = out[~bad].reset_index(drop=True)
     if not (out["label"] == 1).any():
         rule = "every label is 0"
@@ -176,7 +166,7 @@ def pair_rows(
             f"{source}: no positive pair in column {columns['label']!r}: {rule}. A "
             "task needs positives; check the label column (and the threshold)"
         )
-    return out, skipped
+    return out, report
 
 
 def _labels(column: pd.Series, threshold, name: str, at):

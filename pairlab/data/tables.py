@@ -1,9 +1,5 @@
-"""Reading one table (CSV, TSV, JSON lines, Parquet, or a DataFrame) with every skipped row
-reported, for :func:`~.pairfile.load_pairs`, :func:`~.items.load_items` and
-:func:`~.items.read_id_pairs`. CSV and TSV (no quoting: quotes are text, as in QQP and WikiQA)
-go through ``csv`` and JSON lines line by line, so each bad row (wrong field count, bad JSON,
-not UTF-8) is reported with its line (pandas reports only some); Parquet's rows are numbered.
-"""
+"""One table (CSV, TSV, JSON lines, Parquet, or a DataFrame) read with each skipped row reported
+by its line (pandas reports only some): TSV has no quoting, as in QQP and WikiQA."""
 
 from __future__ import annotations
 
@@ -15,18 +11,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import NoRowsError, ReadReport, SkippedRow
+from ..io import NoRowsError, ReadReport, SkippedRow, decoded
 
 __all__ = [
     "SUFFIXES",
-    "read_table",
     "read_source",
     "check_columns",
     "text_column",
     "blank",
     "flag",
     "located",
-    "with_skipped",
     "skip_rows",
 ]
 
@@ -43,20 +37,13 @@ FRAME = "<DataFrame>"  # where a DataFrame's rows are, in messages
 
 
 def read_source(source, *, what: str) -> tuple[pd.DataFrame, np.ndarray | None, ReadReport, str]:
-    """A file (by path) or a DataFrame as ``(frame, lines, report, where)``: its rows, each row's
-    line number (``None`` for a DataFrame or Parquet: rows are numbered from 1), the report of
-    rows skipped while reading, and the name messages give it. ``what`` names one row in
-    messages (``"pair"``, ``"record"``)."""
+    """A file (by path) or a DataFrame as ``(frame, lines, report, where)``: its rows (a file's as
+    strings, JSON values as read), each row's line number (``None`` for a DataFrame or Parquet:
+    rows are numbered from 1), the report of rows skipped while reading, and the name messages
+    give it. ``what`` names one row in messages (``"pair"``, ``"record"``)."""
     if isinstance(source, pd.DataFrame):
         return source, None, ReadReport([FRAME], len(source)), FRAME
-    frame, lines, report = read_table(source, what=what)
-    return frame, lines, report, str(source)
-
-
-def read_table(path, *, what: str) -> tuple[pd.DataFrame, np.ndarray | None, ReadReport]:
-    """The rows of a table file as a frame of strings (JSON values as read), the line number of
-    each row (``None`` for Parquet: rows are numbered), and the report of skipped rows."""
-    path = Path(path)
+    path = Path(source)
     kind = SUFFIXES.get(path.suffix.lower())
     if kind is None:
         raise ValueError(
@@ -66,40 +53,29 @@ def read_table(path, *, what: str) -> tuple[pd.DataFrame, np.ndarray | None, Rea
     if not path.is_file():
         raise FileNotFoundError(f"{what} file not found: {path}")
     if kind == "parquet":
-        return _read_parquet(path)
-    frame, lines, skipped = (
-        _read_jsonl(path, what) if kind == "jsonl" else _read_delimited(path, kind, what)
-    )
-    return frame, lines, ReadReport([str(path)], len(frame), skipped)
+        frame, lines, skipped = _read_parquet(path), None, []
+    else:
+        read = _read_jsonl if kind == "jsonl" else _read_delimited
+        frame, lines, skipped = read(path, kind, what)
+        if not len(frame):
+            raise NoRowsError(_no_rows(path, skipped, what))
+    return frame, lines, ReadReport([str(path)], len(frame), skipped), str(source)
 
 
-def with_skipped(report: ReadReport, skipped: list[SkippedRow]) -> ReadReport:
-    """``report`` with the rows its caller ``skipped`` after reading (their checks failed)
-    taken out of the rows read and added to the skipped ones, in line order."""
-    return ReadReport(
-        report.files,
-        report.rows_read - len(skipped),
-        sorted(report.skipped + skipped, key=lambda row: row.line),
-    )
-
-
-def _decoded(path: Path, bad: set):
-    """The file's lines as text; a line that is not UTF-8 is decoded with replacements and its
-    number added to ``bad`` (its row is then skipped and reported)."""
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError:
-                bad.add(number)
-                yield raw.decode("utf-8", "replace")
+def _texts(path: Path, bad: set):
+    """The file's lines as text (:func:`~pairlab.io.decoded`), the numbers of those not UTF-8
+    added to ``bad`` (their rows are then skipped and reported)."""
+    for number, text, reason in decoded(path):
+        if reason:
+            bad.add(number)
+        yield text
 
 
 def _read_delimited(path: Path, kind: str, what: str):
     bad: set = set()
     quoting = csv.QUOTE_MINIMAL if kind == "csv" else csv.QUOTE_NONE
     reader = csv.reader(
-        _decoded(path, bad), delimiter="," if kind == "csv" else "\t", quoting=quoting, strict=False
+        _texts(path, bad), delimiter="," if kind == "csv" else "\t", quoting=quoting, strict=False
     )
     try:
         header = next(reader, None)
@@ -133,15 +109,12 @@ def _read_delimited(path: Path, kind: str, what: str):
         raise ValueError(
             f"{path}:{reader.line_num}: not readable as {kind.upper()} ({error})"
         ) from None
-    if not rows:
-        raise NoRowsError(_no_rows(path, skipped, what))
     return pd.DataFrame(rows, columns=header, dtype=object), np.asarray(lines), skipped
 
 
-def _read_jsonl(path: Path, what: str):
-    bad: set = set()
+def _read_jsonl(path: Path, kind: str, what: str):
     records, lines, skipped = [], [], []
-    for number, line in enumerate(_decoded(path, bad), start=1):
+    for number, line, bad in decoded(path):
         line = line.rstrip("\r\n")
         if not line.strip():
             continue
@@ -151,22 +124,21 @@ def _read_jsonl(path: Path, what: str):
                 "(pandas: frame.to_json(path, orient='records', lines=True))"
             )
         try:
-            record = None if number in bad else json.loads(line)
+            record = None if bad else json.loads(line)
+            reason = (
+                "not UTF-8 text" if bad else not isinstance(record, dict) and "not a JSON object"
+            )
         except ValueError as error:
-            skipped.append(SkippedRow(str(path), number, f"not valid JSON ({error})", line[:120]))
-            continue
-        if not isinstance(record, dict):
-            reason = "not UTF-8 text" if number in bad else "not a JSON object"
+            reason = f"not valid JSON ({error})"
+        if reason:
             skipped.append(SkippedRow(str(path), number, reason, line[:120]))
             continue
         records.append(record)
         lines.append(number)
-    if not records:
-        raise NoRowsError(_no_rows(path, skipped, what))
     return pd.DataFrame.from_records(records), np.asarray(lines), skipped
 
 
-def _read_parquet(path: Path):
+def _read_parquet(path: Path) -> pd.DataFrame:
     try:
         frame = pd.read_parquet(path)
     except (OSError, ValueError, ImportError) as error:  # pyarrow's ArrowInvalid is a ValueError
@@ -175,7 +147,7 @@ def _read_parquet(path: Path):
         ) from None
     if frame.empty:
         raise NoRowsError(f"{path} holds no rows")
-    return frame, None, ReadReport([str(path)], len(frame))
+    return frame
 
 
 def _no_rows(path: Path, skipped: list, what: str) -> str:
@@ -235,9 +207,10 @@ def flag(reasons: pd.Series, mask, reason) -> None:
     reasons[mask] = reason if isinstance(reason, str) else np.asarray(reason, dtype=object)[mask]
 
 
-def skip_rows(frame: pd.DataFrame, reasons: pd.Series, where: str, lines, what: str):
-    """Which rows have a reason to be skipped (bool (n,)) and those rows as reported; a
-    ``NoRowsError`` naming the first reason when every row has one."""
+def skip_rows(frame: pd.DataFrame, reasons: pd.Series, where: str, lines, what: str, report):
+    """Which rows have a reason to be skipped (bool (n,)), and ``report`` with those rows taken
+    out of the rows read and added to the skipped ones, in line order; a ``NoRowsError`` naming
+    the first reason when every row has one."""
     line, at = located(where, lines, len(frame))
     bad = reasons.notna().to_numpy()
     skipped = [
@@ -249,4 +222,5 @@ def skip_rows(frame: pd.DataFrame, reasons: pd.Series, where: str, lines, what: 
             f"{where} holds no usable {what}: all {len(frame):,} were skipped "
             f"({skipped[0].reason} at {at(0)})"
         )
-    return bad, skipped
+    skipped = sorted(report.skipped + skipped, key=lambda row: row.line)
+    return bad, ReadReport(report.files, report.rows_read - int(bad.sum()), skipped)
