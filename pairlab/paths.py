@@ -5,7 +5,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["DataNotFoundError", "cache_dir", "data_dir", "find_file", "project_root", "shown"]
+__all__ = [
+    "DataNotFoundError",
+    "cache_dir",
+    "data_dir",
+    "find_file",
+    "first_file",
+    "project_root",
+    "shown",
+]
 
 DATA_LAYOUT = """\
 expected layout:
