@@ -40,6 +40,13 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--prior", default="recalibrated")
     parser.add_argument(
+        "--as-the-session",
+        action="store_true",
+        help="with --prior bounded: from the round whose answers put a record in more matches "
+        "than the bound (its check's records_over), that round and the ones before it are "
+        "replayed under the calibration's prior, as the session estimates (issue 59)",
+    )
+    parser.add_argument(
         "--audit", type=int, default=None, help="audit pairs a round (default: the round's)"
     )
     parser.add_argument("--repeats", type=int, default=400)
@@ -75,17 +82,20 @@ def main(argv=None) -> int:
             if args.audit:
                 check = {**check, "audit_size": args.audit}
                 checks[i] = check
+            prior, bounded = args.prior, bound
+            if args.as_the_session and check.get("records_over"):
+                prior, bounded = "recalibrated", {}
             out = replay_coverage(
                 check["strata"],
                 check["audit_size"],
                 repeats=args.repeats,
                 seed=args.seed,
-                prior=args.prior,
+                prior=prior,
                 floor=check.get("floor"),
-                **bound,
+                **bounded,
             )
             shown = replay_combined(
-                checks[: i + 1], repeats=args.repeats, seed=args.seed, prior=args.prior, **bound
+                checks[: i + 1], repeats=args.repeats, seed=args.seed, prior=prior, **bounded
             )
             rows.append(
                 {
@@ -93,6 +103,7 @@ def main(argv=None) -> int:
                     if Path(folder).name != "audit"
                     else Path(folder).parent.name,
                     "round": check["round"],
+                    "prior": prior,
                     "labelled": check["labelled"],
                     "truth": round(out["truth"]["recall_found"], 3),
                     "round_estimate": round(out["mean_estimate"]["recall_found"], 3),

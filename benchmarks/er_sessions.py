@@ -3,7 +3,8 @@
     python benchmarks/er_sessions.py walmart_amazon --budget 1408 --batch 128 \
         --out benchmarks/results/er/walmart_amazon-uncertainty-seed0.json
 
-Tables: ``walmart_amazon`` and ``dblp_acm`` (``<data>/er/``), and ``qqp``: the QQP subset's
+Tables: ``walmart_amazon`` and ``dblp_acm`` (``<data>/er/``), ``many_to_many`` (the synthetic
+catalogues of ``fixtures/records/many_*.csv``, records with 1-4 matches), and ``qqp``: the QQP subset's
 training questions as one table of records, their duplicate pairs the truth. The oracle (the
 table's true matches) plays the person in a :class:`LabelingSession` (the loop of
 notebook 03, CosineBERT retrained each round, 10% audit pairs), timed end to end; with
@@ -43,6 +44,8 @@ sys.path.insert(0, str(ROOT))
 TABLES = {  # folder under <data>/er: (left file, right file, text fields)
     "walmart_amazon": ("walmart.csv", "amazon.csv", ["title", "brand", "modelno", "price"]),
     "dblp_acm": ("dblp.csv", "acm.csv", ["title", "authors", "venue", "year"]),
+    # the synthetic many-to-many catalogues (fixtures/make_fixtures.py): records match 1-4 others
+    "many_to_many": ("many_a.csv", "many_b.csv", ["title", "brand", "modelno", "price"]),
 }
 ONE_TABLE = {"qqp"}  # built-in tasks used as one table of records (duplicates within)
 DIAL = {
@@ -223,14 +226,15 @@ def main(argv=None) -> int:
                 ),
             )
         )
-    estimate = SessionAudit(folder / "audit").estimate(session.store)
+    audit = SessionAudit(folder / "audit", matches_per_record=args.matches_per_record)
+    estimate = audit.estimate(session.store, pool.space)
     best, choice = pick.choose(
         options,
         found,
         said_yes=np.sort(answered.loc[answered["label"] == 1, "pair_id"].to_numpy(np.int64)),
         labelled=np.sort(labels["pair_id"].to_numpy(np.int64)),
         trained=trained,
-        audit=SessionAudit(folder / "audit"),
+        audit=audit,
         store=session.store,
         total=estimate["total"] if estimate else None,
     )
@@ -320,10 +324,14 @@ def records(table: str):
         return load_items(frame, text="text", id="id", name=table), None, oracle
     left_file, right_file, fields = TABLES[table]
     folder = data / "er" / table
+    matches = folder / "matches.csv"
+    if table == "many_to_many":
+        folder = ROOT / "fixtures" / "records"
+        matches = folder / "many_matches.csv"
     return (
         load_items(folder / left_file, text=fields, id="id", name=left_file.split(".")[0]),
         load_items(folder / right_file, text=fields, id="id", name=right_file.split(".")[0]),
-        folder / "matches.csv",
+        matches,
     )
 
 

@@ -161,7 +161,7 @@ else:
 # among your labels.
 
 # %%
-audit = SessionAudit(session.folder / "audit")  # each audit round's design, saved when drawn
+audit = SessionAudit(session.folder / "audit", matches_per_record=matches_per_record)  # the designs
 found = session.counts()["positives"]  # the matches you have labelled
 answered = audit.audit_answers(session.store)  # audit pairs answered yes or no, every round
 ready = answered >= audit.n_strata  # the estimate needs an answer a stratum at least
@@ -185,13 +185,17 @@ display(pd.DataFrame({c: rounds[-1][c] for c in ("M", "n", "k", "known")}).T if 
 # A stratum's unaudited pairs hold `(M - n) * rate` matches, the rate a posterior mean: the
 # prior (the model's calibrated scores, shifted and tilted over a grid of possible calibration
 # errors) updated by `k` in `n`. `matches_per_record` drops the grid points that expect more
-# unfound matches than `matches_per_record` times the records of the smaller table.
+# unfound matches than `matches_per_record` times the records of the smaller table, until your
+# answers put a record in more matches than that: from then on no round assumes it.
 
 # %%
 space = session.pool.space
-bound = None if matches_per_record is None else matches_per_record * (
+use = audit.assumption(space, *session.store.labelled())  # records in more matches than stated
+bound = None if not use["holds"] else matches_per_record * (
     space.n_left if space.symmetric else min(space.n_left, space.n_right))
 for row in rounds:
+    if bound is None and row["design"].prior == "bounded":  # answers broke it: no round assumes it
+        row["design"] = replace(row["design"], prior="recalibrated", max_positives=None)
     d, M, n, k = row["design"], row["M"], row["n"], row["k"]
     prior = rate_prior(d.rates, prior=d.prior, strength=d.strength, sizes=M, max_positives=bound)
     a, b = prior.a + k, prior.b + n - k  # (grid, H): each grid point's Betas after the audit

@@ -135,8 +135,8 @@ def clustered_pool(
 
 
 class FakeModel:
-    def __init__(self, vectors: dict, calibration):
-        self.vectors, self.calibration = vectors, calibration
+    def __init__(self, vectors: dict, calibration, info=None):
+        self.vectors, self.calibration, self.info = vectors, calibration, info or {}
 
     def embed(self, texts):
         return np.stack([self.vectors[t] for t in texts]).astype(np.float32)
@@ -172,12 +172,10 @@ class FakeLearner:
         cosine = np.einsum(
             "nd,nd->n", np.stack([vectors[t] for t in left]), np.stack([vectors[t] for t in right])
         )
-        calibration = (
-            Calibration.fit(cosine, labels)
-            if len(np.unique(labels)) == 2
-            else Calibration(0.0, 1.0, 1.0, 0.0)
-        )
-        return FakeModel(vectors, calibration)
+        if len(np.unique(labels)) == 2:
+            return FakeModel(vectors, Calibration.fit(cosine, labels))
+        # as CosineBERT says of a model that saw one answer only (the audit skips its round)
+        return FakeModel(vectors, Calibration(0.0, 1.0, 1.0, 0.0), {"calibration": "one class"})
 
     @staticmethod
     def embed(model, texts):

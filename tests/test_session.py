@@ -414,13 +414,12 @@ def audited_session(folder, **options) -> LabelingSession:
         records(),
         folder,
         annotator="oracle",
-        oracle_pairs=truth(),
         batch=12,
         budget=48,
         candidate_m=6,
         audit_share=1 / 3,
         name="toy",
-        **options,
+        **{"oracle_pairs": truth(), **options},
     )
     session.run(learner=FakeLearner(VECTORS))
     return session
@@ -510,30 +509,59 @@ def test_a_strategy_that_found_no_match_records_no_infinity():
     json.dumps(records, allow_nan=False)
 
 
-def test_matches_per_record_bounds_the_audit_prior_and_is_read_back(tmp_path):
-    """``matches_per_record``: the session's audits are drawn under the bounded prior, at most
-    that many matches a record of the smaller side still to find; the bound is saved with each
-    round's design and read back by the estimate; one a record by default. With ``None``, the
-    calibration's prior (saved as no bound)."""
+def test_matches_per_record_bounds_the_audit_prior_while_the_answers_keep_to_it(tmp_path):
+    """``matches_per_record``: audits are drawn under the bounded prior, at most that many
+    matches a record of the smaller side still to find; the bound is saved with each round's
+    design and read back by the estimate (one a record by default; None: the calibration's
+    prior). Once the answers put a record in more matches than that, no round assumes it: the
+    toy's clusters (up to 4 records: at most 3 matches a record) keep to 4 and break 1."""
     from pairlab.session.audit import SessionAudit
 
-    def session(folder, **bound):
-        s = audited_session(tmp_path / folder, **bound)
-        return SessionAudit(tmp_path / folder / "audit").load(4)[0], s
+    def session(folder, **options):
+        s = audited_session(tmp_path / folder, **options)
+        audit = SessionAudit(tmp_path / folder / "audit")
+        return [audit.load(r)[0] for r in audit.rounds()], s
 
     with pytest.raises(ValueError, match="matches_per_record must be > 0"):
         LabelingSession(records(), tmp_path / "bad", name="toy", matches_per_record=0)
-    design, bounded = session("bounded", matches_per_record=0.5)
-    space = bounded.pool.space
+    designs, kept = session("kept", matches_per_record=4)
+    space = kept.pool.space
     records_ = space.n_left if space.symmetric else min(space.n_left, space.n_right)
-    assert design.prior == "bounded" and design.max_positives == 0.5 * records_
-    assert bounded.estimate()["total"] >= bounded.estimate()["found"]
-    assert "matches are still unfound (matches_per_record)" in bounded.estimate()["sentence"]
-    design, default = session("default")
-    assert design.prior == "bounded" and design.max_positives == 1.0 * records_
-    design, unbounded = session("unbounded", matches_per_record=None)
-    assert design.prior == "recalibrated" and design.max_positives is None
-    assert "matches_per_record" not in unbounded.estimate()["sentence"]
+    assert all(d.prior == "bounded" and d.max_positives == 4 * records_ for d in designs)
+    estimate = kept.estimate()
+    assert estimate["assumption"] == {"matches_per_record": 4, "records_over": 0, "holds": True}
+    assert estimate["bound"] == 4 * records_ and estimate["total"] >= estimate["found"]
+    assert "matches are still unfound (matches_per_record)" in estimate["sentence"]
+
+    designs, broken = session("broken")  # one a record by default; the toy's clusters break it
+    estimate, use = broken.estimate(), broken.record_use()
+    assert use["records_in_several"] > 0 and estimate["assumption"]["holds"] is False
+    assert estimate["assumption"]["records_over"] == use["records_in_several"]
+    assert estimate["bound"] is None and designs[-1].prior == "recalibrated"
+    assert "no longer assumes matches_per_record=1: its interval is wider" in estimate["sentence"]
+    unbounded = [d.prior for d in session("unbounded", matches_per_record=None)[0]]
+    assert unbounded == ["recalibrated"] * len(unbounded)
+
+
+def test_the_assumption_counts_records_in_more_matches_than_the_bound():
+    """Records over the bound, on each side of two tables or among one table's records."""
+    from pairlab.data.pairs import PairSpace
+    from pairlab.session.audit import SessionAudit
+
+    two = PairSpace(3, 4, symmetric=False)
+    ids = two.encode(np.array([0, 0, 1, 2, 2]), np.array([0, 1, 1, 2, 3]))
+    labels = np.array([1, 1, 1, 0, 1])  # left 0 matches two; right 1 is matched twice
+    one = SessionAudit("unused", matches_per_record=1).assumption(two, ids, labels)
+    assert one == {"matches_per_record": 1, "records_over": 2, "holds": False}
+    assert SessionAudit("unused", matches_per_record=2).assumption(two, ids, labels)["holds"]
+    none = SessionAudit("unused").assumption(two, ids, labels)
+    assert none == {"matches_per_record": None, "records_over": 0, "holds": False}
+    sym = PairSpace(4, 4, symmetric=True)
+    pairs = sym.encode(np.array([0, 1]), np.array([1, 2]))  # record 1 is in both
+    assert (
+        SessionAudit("unused", matches_per_record=1).assumption(sym, pairs, [1, 1])["records_over"]
+        == 1
+    )
 
 
 def test_the_stopping_sentence_says_when_the_stated_bound_sets_the_estimate():

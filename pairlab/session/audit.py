@@ -40,9 +40,23 @@ class SessionAudit:
         # the "bounded" prior: at most this many matches a record of the smaller side remain
         self.matches_per_record = matches_per_record
 
-    def bound(self, space) -> dict:
-        """The prior settings of a draw on ``space``: the bounded prior and its bound, or none."""
-        if self.matches_per_record is None:
+    def assumption(self, space, ids, labels) -> dict:
+        """Whether the answers so far (pair ids, 1/0/-1 ``labels``) keep to
+        ``matches_per_record``: ``records_over``, the records in more labelled matches than it
+        allows one record (rounded up, at least 1; 0 where no bound is stated), and ``holds``: a
+        bound is stated and the answers keep to it."""
+        m, over = self.matches_per_record, 0
+        if m is not None:
+            left, right = space.decode(np.asarray(ids, np.int64)[np.asarray(labels) == 1])
+            sides = [np.concatenate([left, right])] if space.symmetric else [left, right]
+            most = max(np.ceil(m), 1)
+            over = sum(int((np.bincount(side) > most).sum()) for side in sides)
+        return {"matches_per_record": m, "records_over": over, "holds": m is not None and not over}
+
+    def bound(self, space, use: dict) -> dict:
+        """The prior settings of a draw on ``space``: the bounded prior and its bound while the
+        answers keep to it (``use``: :meth:`assumption`), else none (the calibration's prior)."""
+        if not use["holds"]:
             return {}
         records = space.n_left if space.symmetric else min(space.n_left, space.n_right)
         return {"prior": "bounded", "max_positives": float(self.matches_per_record * records)}
@@ -84,37 +98,28 @@ class SessionAudit:
         labels[np.searchsorted(excluded, state.labelled[answered])] = state.labels[answered] == 1
         n = min(n, int(strata.sizes.sum() - len(excluded)))
         floor = 1 if n >= strata.n_strata else 0  # a small audit goes where it informs most
+        use = self.assumption(state.pool.space, state.labelled, state.labels)
+        prior = self.bound(state.pool.space, use)
         design = draw_audit(
-            strata,
-            n,
-            excluded,
-            labels,
-            seed=[self.seed, round],
-            floor=floor,
-            **self.bound(state.pool.space),
+            strata, n, excluded, labels, seed=[self.seed, round], floor=floor, **prior
         )
         self._save(round, design, excluded, strata.stratum_of(excluded))
         if self.coverage and getattr(state.pool, "truth_known", False):
-            self._check_coverage(round, strata, state.pool.positives, excluded, n, floor)
+            result = coverage(
+                strata,
+                state.pool.positives,
+                excluded,
+                n,
+                repeats=self.coverage,
+                seed=[self.seed, round, 1],
+                floor=floor,
+                **prior,
+            )  # how often fresh audits' 95% intervals cover the truth
+            write_json(
+                self.folder / f"coverage_round_{round:02d}.json",
+                {"round": round, "labelled": int(len(excluded)), **result, **use},
+            )
         return design.ids, design.stratum
-
-    def _check_coverage(self, round: int, strata, positives, excluded, n: int, floor: int) -> None:
-        """With the truth known: how often the 95% intervals of ``coverage`` fresh audits of
-        this round's design cover it (``coverage_round_XX.json``)."""
-        result = coverage(
-            strata,
-            positives,
-            excluded,
-            n,
-            repeats=self.coverage,
-            seed=[self.seed, round, 1],
-            floor=floor,
-            **self.bound(strata.space),
-        )
-        write_json(
-            self.folder / f"coverage_round_{round:02d}.json",
-            {"round": round, "labelled": int(len(excluded)), **result},
-        )
 
     def coverage_rounds(self) -> list[dict]:
         """The coverage checks written so far, by round."""
@@ -162,17 +167,24 @@ class SessionAudit:
         """Audit pairs answered yes or no so far, over every round."""
         return int(sum((store.answers(self.load(r)[0].ids) >= 0).sum() for r in self.rounds()))
 
-    def estimate(self, store: SessionStore, *, level: float = 0.95, seed: int = 0) -> dict | None:
+    def estimate(
+        self, store: SessionStore, space, *, level: float = 0.95, seed: int = 0
+    ) -> dict | None:
         """The estimates from every audit round's answers so far: the total and the share found
         combined over rounds, the model's precision and recall from the latest round's strata.
         None before one audit answer per stratum (``n_strata``): with fewer, most strata rest on
-        the prior alone (a session of nearly all matches first said 100% found with 2% found)."""
+        the prior alone (a session of nearly all matches first said 100% found with 2% found).
+        Once the answers break ``matches_per_record`` (:meth:`assumption`), every round is
+        estimated under the calibration's prior, without the bound (``assumption``)."""
         if self.audit_answers(store) < self.n_strata:
             return None
         found = int(store.counts()["positives"])
+        use = self.assumption(space, *store.labelled())
         audits, labels = [], []
         for r in self.rounds():
             design, excluded, excluded_stratum = self.load(r)
+            if design.prior == "bounded" and not use["holds"]:
+                design = replace(design, prior="recalibrated", max_positives=None)
             answers = store.answers(design.ids)
             keep = answers >= 0
             if not keep.any():
@@ -192,8 +204,11 @@ class SessionAudit:
             return None
         combined = combine_rounds(audits, labels, found=found, level=level, seed=seed)
         latest = estimate(audits[-1], labels[-1], found=found, level=level, seed=seed)
+        rested = [r["prior_weight"] for r in combined["rounds"]]
         return {
             **{k: v for k, v in combined.items() if k != "rounds"},
+            "prior_weight": float(np.dot(combined["weights"], rested)),  # unfound: from scores
+            "assumption": use,
             "precision": latest["precision"],
             "precision_ci": latest["precision_ci"],
             "recall": latest["recall"],

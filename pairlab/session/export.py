@@ -368,8 +368,10 @@ def export_session(
                 cache=session.folder / "cache",
             )
         )
-    audit = SessionAudit(session.folder / "audit")
-    estimate = audit.estimate(session.store)
+    audit = SessionAudit(
+        session.folder / "audit", matches_per_record=session.settings.matches_per_record
+    )
+    estimate = audit.estimate(session.store, session.pool.space)
     yes = np.sort(answered.loc[answered["label"] == 1, "pair_id"].to_numpy(np.int64))
     best, choice = choose(
         options,

@@ -280,8 +280,10 @@ class LabelingSession:
         """The audit's estimate now (:meth:`.audit.SessionAudit.estimate`) and its ``sentence``;
         before there is one, ``total`` None and ``waiting`` says why ("no_audit", "one_class",
         "first_model" or "answers")."""
-        audit = SessionAudit(self.folder / "audit")
-        estimate = log_estimate(self.folder, audit, self.store)
+        audit = SessionAudit(
+            self.folder / "audit", matches_per_record=self.settings.matches_per_record
+        )
+        estimate = log_estimate(self.folder, audit, self.store, self.pool.space)
         if estimate is not None:
             return estimate
         skipped, drawn = audit.skipped(), audit.rounds()

@@ -77,7 +77,7 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
                 f"round {r['round']} done: {r['labels']:,} labels, "
                 f"{r['positives_found']:,} matches",
             )
-            log_estimate(job.folder, audit, store, round=r["round"])
+            log_estimate(job.folder, audit, store, job.pool.space, round=r["round"])
         elif event == "run_finished":
             store.set_status("worker", "finished: every round is labelled")
 
@@ -98,12 +98,12 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
 
 
 def log_estimate(
-    folder: Path, audit: SessionAudit, store: SessionStore, *, round=None
+    folder: Path, audit: SessionAudit, store: SessionStore, space, *, round=None
 ) -> dict | None:
     """The estimate now (:meth:`SessionAudit.estimate`), with the matches among the last 50
     yes/no answers (``recent``) and its sentence (``session.md.j2``), appended to
     ``estimates.jsonl`` and shown by the widget; None before the estimate can be made."""
-    estimate = audit.estimate(store)
+    estimate = audit.estimate(store, space)
     if estimate is None:
         return None
     history = store.history().drop_duplicates("pair_id", keep="last")
