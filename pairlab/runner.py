@@ -1,13 +1,7 @@
-"""Run the notebook suite with papermill under a profile: ``python -m pairlab.runner``.
-
-A profile, ``profiles/<name>.yaml``, sets parameters for the whole suite: its top-level keys go to
-every notebook that declares them, its ``notebooks`` section overrides keys for the notebooks it
-names by number (``"03 04 05 06 07 09": {n_boot: 50}``). Each notebook gets the profile's name
-(its cell reads the shared settings: :func:`.notebook.load_settings`), its own knobs as the
-profile sets them, and in ``shared`` the shared settings that ``-p`` or ``--dataset`` change.
-Each executed notebook goes to ``runs/<profile>/<notebook>.ipynb`` beside its metrics file, on
-the ``pairlab`` kernel, without widget state (a plotly FigureWidget alone put 5 MB into each).
-"""
+"""Run the notebook suite with papermill under a profile (:mod:`.profiles`): ``python -m
+pairlab.runner``. Each notebook gets the profile's name, its own knobs as the profile sets them,
+and in ``shared`` the shared settings that ``-p`` or ``--dataset`` change; it runs on the
+``pairlab`` kernel into ``runs/<profile>/``, without widget state (a FigureWidget is 5 MB)."""
 
 from __future__ import annotations
 
@@ -78,11 +72,8 @@ def run(
     jobs: int = 1,
     record_times: bool = True,
 ) -> list[Path]:
-    """Execute the selected notebooks under ``profile``; returns the executed copies.
-
-    ``jobs`` > 1 runs that many notebooks at once, each in its own process with
-    ``$OMP_NUM_THREADS`` (else ``cpus // jobs``) threads, a notebook starting once those it
-    declares ``after`` have finished. Each notebook's seconds go to ``<run_dir>/timings.json``."""
+    """Execute the selected notebooks under ``profile``; returns the executed copies. ``jobs`` > 1:
+    that many at once (:func:`_run_parallel`). Seconds go to ``<run_dir>/timings.json``."""
     root = project_root()
     os.environ.setdefault("PAIRLAB_PROGRESS", "text")  # a saved notebook keeps no widget
     loaded = load_profile(profile, root)
@@ -173,19 +164,10 @@ def data_or_fixture(profile: str, params: list[dict], without_data) -> str | Non
     return None
 
 
-def _known_to_the_profile(record) -> bool:
-    """Drop papermill's warning of a parameter the cell does not assign: the shared settings are
-    such by design, and :func:`run` has checked every name against the notebooks."""
-    return not record.getMessage().startswith("Passed unknown parameter")
-
-
 def _execute(profile: str, notebook: Path, params: dict, out_dir: Path, root: Path) -> float:
     """Run one notebook; one line when it is done (a progress bar meanwhile on a terminal)."""
-    import logging
-
     import papermill
 
-    logging.getLogger("papermill").addFilter(_known_to_the_profile)
     output = out_dir / notebook.name
     start = time.perf_counter()
     remote = params.get("backend") == "ray"  # its sweeps' progress bar, shown here as it moves
@@ -255,7 +237,8 @@ def threads_per_job(jobs: int) -> int:
 def _run_parallel(
     profile: str, selected: list[Path], overrides: dict, jobs: int, root: Path
 ) -> dict:
-    """Each notebook in a child runner process, ``jobs`` at a time, in :func:`start_order`."""
+    """Each notebook in a child runner process, ``jobs`` at a time, in :func:`start_order`, once
+    those it declares ``after`` have finished; ``$OMP_NUM_THREADS`` or ``cpus // jobs`` threads."""
     threads = os.environ.get("OMP_NUM_THREADS") or str(threads_per_job(jobs))
     env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
     numbers = {_number(nb): nb for nb in selected}
@@ -315,12 +298,11 @@ def order_times(profile: str, root: Path) -> dict:
     return {}
 
 
-def _timings(profile: str, root: Path):
+def _timings(profile: str, root: Path) -> list:
     """``(path, record)`` of the committed ``results/<profile>/timings.json``, then of this
     machine's last ``runs/<profile>/timings.json``, where they exist."""
-    for folder in (root / "results" / profile, root / "runs" / profile):
-        if (folder / TIMINGS).is_file():
-            yield folder / TIMINGS, json.loads((folder / TIMINGS).read_text())
+    paths = [root / folder / profile / TIMINGS for folder in ("results", "runs")]
+    return [(path, json.loads(path.read_text())) for path in paths if path.is_file()]
 
 
 def recorded_times(profile: str, root: Path) -> dict:

@@ -189,14 +189,11 @@ def test_malformed_rows_are_reported_as_load_pairs_reports_them(tmp_path):
     assert records.notes["skipped_by_reader"] == 2 and len(records) == 12
 
 
-def test_identical_texts_under_two_ids_are_kept_and_offered_as_likely_duplicates():
+def test_identical_texts_under_two_ids_are_kept_and_counted():
     records = load_items(PRODUCTS, text=["title", "brand", "price"], id="id")
     assert len(records) == 4  # kept: two ids may be two items with one description
     assert records.notes["identical_texts"] == 2 and records.notes["identical_text_pairs"] == 1
-    i, j = records.identical_text_pairs()
-    assert (records.ids[i].tolist(), records.ids[j].tolist()) == (["A1"], ["C3"])
-    pool = record_pairs(records)
-    assert pool.record_ids(pool.space.encode(i, j))[1].tolist() == ["C3"]
+    assert records.texts[0] == records.texts[3] and records.ids[[0, 3]].tolist() == ["A1", "C3"]
 
 
 def test_one_table_needs_two_records_two_tables_one_each(tmp_path):

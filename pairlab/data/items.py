@@ -1,6 +1,5 @@
 """Your own records, unlabelled: a table of records as :class:`Records` (:func:`load_items`), and
-a file of record-id pairs (:func:`read_id_pairs`). Ids are strings: a file's as written
-(stripped), a DataFrame's numbers as ``str`` of the integer (``12``, never ``"12.0"``)."""
+a file of record-id pairs (:func:`read_id_pairs`). Ids are strings (:func:`as_ids`)."""
 
 from __future__ import annotations
 
@@ -73,8 +72,7 @@ class Records:
         return pd.Index(self.ids)
 
     def index_of(self, ids) -> np.ndarray:
-        """Positions (int64, in the order given) of the records with ``ids`` (strings, or numbers
-        read as :func:`as_ids` does); an :class:`UnknownIdError` names a few ids not found."""
+        """Positions (int64, in the order given) of the records with ``ids`` (:func:`as_ids`)."""
         wanted = as_ids(np.atleast_1d(np.asarray(ids, dtype=object)))
         found = self._index.get_indexer(wanted)
         unknown = found < 0
@@ -87,11 +85,6 @@ class Records:
                 "reading has no id here: see its report)"
             )
         return found.astype(np.int64)
-
-    def identical_text_pairs(self) -> tuple[np.ndarray, np.ndarray]:
-        """The record pairs ``(i, j)``, ``i < j`` (int64 positions, sorted), whose texts are
-        identical under two ids: likely duplicates."""
-        return _same_text_pairs(self.texts)
 
     def summary(self) -> str:
         """What was read, kept, skipped and changed, for a person to read."""
@@ -117,19 +110,18 @@ def load_items(
     """The records of a CSV, TSV, JSON-lines or Parquet file, or of a DataFrame.
 
     ``text``: the column of each record's text, or a list of columns (``title: <value> |
-    brand: <value>``). ``id``: the column of the ids, or ``None``: the rows' numbers in the
-    order read. ``name`` defaults to the file's stem. A text longer than ``max_chars`` (None:
-    no limit) is cut and counted: the models read a few hundred characters.
-
-    Skipped, counted in ``notes`` and reported in ``report``: a record without id or text, and
-    a later record with an id seen before. Records with the same text under different ids are
-    kept and counted. No usable record at all is a ``NoRowsError``.
+    brand: <value>``). ``id``: the column of the ids, or ``None``: the rows' numbers. A text
+    longer than ``max_chars`` (None: no limit) is cut and counted. Skipped, counted in ``notes``
+    and reported: a record without id or text, and a later record with an id seen before.
     """
     fields = _options(text, id, max_chars)
     frame, lines, report, where = read_source(source, what="record")
     check_columns(
         frame,
-        {"id": id, **{_role(fields, k): c for k, c in enumerate(fields)}},
+        {
+            "id": id,
+            **{"text" if len(fields) == 1 else f"text[{k}]": c for k, c in enumerate(fields)},
+        },
         where,
         remedy="Name them with load_items(text=... (a column, or a list of columns), "
         "id=... (a column, or None for row numbers))",
@@ -178,8 +170,7 @@ def _options(text, id, max_chars) -> list[str]:
 
 
 def _skips(ids: np.ndarray, texts: pd.Series, id, fields: list[str], at) -> tuple[pd.Series, dict]:
-    """Why each row is skipped (``None``: kept) and the count of each reason: no id, no text,
-    an id an earlier kept row has."""
+    """Why each row is skipped (``None``: kept) and the count of each reason."""
     no_id, no_text = ids == "", texts.eq("").to_numpy()
     reasons = pd.Series(None, index=texts.index, dtype=object)
     flag(reasons, no_id, f"empty id in column {id!r}")
@@ -193,13 +184,9 @@ def _skips(ids: np.ndarray, texts: pd.Series, id, fields: list[str], at) -> tupl
     }
 
 
-def _role(fields: list[str], k: int) -> str:
-    return "text" if len(fields) == 1 else f"text[{k}]"
-
-
 def serialise(frame: pd.DataFrame, fields: list[str]) -> pd.Series:
-    """Each row's text: the one field's value as it is, or ``name: value`` of each non-empty
-    field (values stripped) joined by :data:`SEPARATOR`; ``""`` where every field is empty."""
+    """Each row's text: the one field's value, or ``name: value`` of each non-empty field joined
+    by :data:`SEPARATOR`; ``""`` where every field is empty."""
     if len(fields) == 1:
         value = text_column(frame[fields[0]])
         return value.where(~blank(value), "")
@@ -213,8 +200,7 @@ def serialise(frame: pd.DataFrame, fields: list[str]) -> pd.Series:
 
 
 def _repeated_ids(ids: np.ndarray, usable: np.ndarray, at) -> pd.Series:
-    """For each usable row whose id an earlier usable row has, why it is skipped (the line kept);
-    ``None`` elsewhere."""
+    """Why each usable row whose id an earlier usable row has is skipped; ``None`` elsewhere."""
     position = pd.Series(np.flatnonzero(usable))
     kept_ids = pd.Series(ids[usable])
     first = position.groupby(kept_ids.to_numpy()).transform("first").to_numpy()
@@ -235,8 +221,8 @@ def _same_text_pairs(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def as_ids(values) -> np.ndarray:
-    """``values`` as id strings, (n,) object: strings stripped, integers (and integral floats,
-    as pandas stores an int column with gaps) as ``str`` of the integer, missing values ``""``."""
+    """``values`` as id strings, (n,) object: strings stripped, integers (and integral floats: an
+    int column with gaps) as ``str`` of the integer (``12``, never ``"12.0"``), missing ``""``."""
     series = (
         values if isinstance(values, pd.Series) else pd.Series(np.asarray(values, dtype=object))
     )
@@ -270,7 +256,7 @@ class IdPairs:
 
 def read_id_pairs(source, *, left: str | None = None, right: str | None = None) -> IdPairs:
     """Pairs of record ids from a file or DataFrame: the ``left`` and ``right`` columns, by
-    default the first two; a row with an empty id is skipped and reported in ``report``."""
+    default the first two; a row with an empty id is skipped and reported."""
     frame, lines, report, where = read_source(source, what="id pair")
     if (left is None or right is None) and len(frame.columns) < 2:
         raise ValueError(
