@@ -382,8 +382,7 @@ def test_labels_raise_without_truth_instead_of_answering_zero(tables):
         pool.labels([2])
     with pytest.raises(NoTruthError):
         pool.n_positives
-    frame = pool.frame([0, 1, 2])
-    assert "label" not in frame and frame["stated"].tolist() == ["positive", "negative", "-"]
+    assert pool.stated([0, 1, 2]).tolist() == ["positive", "negative", "-"]
     assert "the rest unlabelled" in repr(pool)
 
 
@@ -395,7 +394,6 @@ def test_the_truth_pool_agrees_with_the_matches_file(tmp_path, tables):
     ids = pool.pair_ids(*read_id_pairs(matches))
     assert pool.labels(ids).tolist() == [1, 1, 1]
     assert pool.labels(np.arange(pool.n_pairs)).sum() == 3
-    assert pool.frame(ids)["label"].tolist() == [1, 1, 1]
     with pytest.raises(
         ValueError,
         match=r"1 known positive pair\(s\) are not among all_positives, "
@@ -451,7 +449,7 @@ def test_candidate_search_and_embedding_take_a_record_pool(tables, monkeypatch):
     ids, scores = neighbour_pairs(pool.space, emb["l"], emb["r"], m=2)
     assert len(ids) == 6 and np.array_equal(ids, np.sort(ids))
     a, b = pool.record_ids(ids)
-    assert set(a) == {"w1", "w2", "w3"} and pool.frame(ids)["left_id"].tolist() == a.tolist()
+    assert set(a) == {"w1", "w2", "w3"}
     expected = np.einsum("nd,nd->n", emb["l"][left.index_of(a)], emb["r"][right.index_of(b)])
     assert np.allclose(scores, expected, atol=1e-5)
 
