@@ -179,9 +179,8 @@ def _read_rows(path, parse, *, header_prefix: str, strict: bool, expected: str):
 
 
 def decoded(path):
-    """``(number, text, reason)`` for each line of ``path`` (lines end at ``b"\\n"`` only, a
-    first-line BOM dropped); a line that is not UTF-8 is decoded with replacements, ``reason``
-    naming the byte (else ``None``)."""
+    """``(number, text, reason)`` for each line of ``path`` (ending at ``b"\\n"``); ``reason``
+    names the byte of a line that is not UTF-8 (decoded with replacements), else ``None``."""
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
@@ -226,8 +225,7 @@ def plain(value):
 
 
 def json_key(label: str) -> str:
-    """A table's column label as a metrics file's key: snake_case, ``$`` as ``dollars``
-    (``"annotation $"`` -> ``"annotation_dollars"``)."""
+    """A column label as a metrics file's key: ``"annotation $"`` -> ``"annotation_dollars"``."""
     words = re.findall(r"[a-z0-9]+", str(label).replace("$", " dollars ").lower())
     return "_".join(words)
 
@@ -241,8 +239,7 @@ def json_row(row: dict) -> dict:
 
 
 def read_json(path, *, remedy: str = "delete it, and it is computed again", kind=CorruptFileError):
-    """The JSON value in ``path``; a truncated or corrupt file is a :class:`CorruptFileError`
-    (or the subclass ``kind``) naming it and saying ``remedy``."""
+    """The JSON value in ``path``; a corrupt file is a ``kind`` error naming it and ``remedy``."""
     path = Path(path)
     try:
         return json.loads(path.read_text())
@@ -385,7 +382,7 @@ def remove_stale(folder, *, recursive: bool = False, pattern: str = "*.tmp*") ->
 @contextmanager
 def locked(path, *, on_wait=None):
     """Hold filelock's exclusive lock on ``path`` for the block; another process waits
-    (``on_wait()`` called once when it has to). A killed holder's lock is released."""
+    (``on_wait()`` called once when it has to)."""
     from filelock import FileLock, Timeout
 
     path = Path(path)

@@ -38,8 +38,7 @@ def project_root() -> Path:
 
 
 def shown(path, root: Path | None = None) -> str:
-    """``path`` for printing: relative to the project root (or ``root``) where it lies inside
-    it, else as given."""
+    """``path`` for printing: relative to the project root (or ``root``) where it is inside it."""
     root = project_root() if root is None else Path(root)
     try:
         return str(Path(path).resolve().relative_to(root.resolve()))
@@ -66,8 +65,7 @@ def data_dir(path=None) -> Path:
 
 def find_file(path) -> Path:
     """A file a notebook parameter names: as given if absolute, else relative to the project
-    root, else to the data folder; a missing file is a :class:`DataNotFoundError` naming each
-    place looked at."""
+    root, else to the data folder."""
     path = Path(path)
     if path.is_absolute():
         places = [path]
@@ -81,8 +79,7 @@ def find_file(path) -> Path:
 
 
 def first_file(places, missing: str) -> Path:
-    """The first of ``places`` that is a file, else a :class:`DataNotFoundError` saying
-    ``missing``."""
+    """The first of ``places`` that is a file, else a :class:`DataNotFoundError`: ``missing``."""
     for place in places:
         if Path(place).is_file():
             return Path(place)

@@ -124,9 +124,8 @@ def _default_profile(root: Path) -> str:
 
 def run_compute(notebooks: dict | None) -> tuple[float, int]:
     """``(seconds, runs)``: what a profile's active-learning runs computed, from one profile's
-    :func:`load_results` entry. Each summary (a dict with ``runs`` and ``seconds_per_run``, the
-    mean per stage) gives each of its runs that mean; a run that several notebooks read back
-    counts once."""
+    :func:`load_results` entry: each summary's ``seconds_per_run`` for each of its ``runs``, a
+    run that several notebooks read back counted once."""
     per_run: dict[str, float] = {}
 
     def walk(node):
@@ -147,16 +146,14 @@ def run_compute(notebooks: dict | None) -> tuple[float, int]:
 
 
 def timing_cell(timings: dict, profile: str, compute: tuple[float, int] | None = None) -> str:
-    """A profile's recorded time for a table cell, or that none is recorded; ``compute``
-    (:func:`run_compute`) is said beside it where the runs computed more than twice the record
-    (a committed archive read back: the record alone would understate what the profile costs)."""
+    """A profile's recorded time for a table cell; ``compute`` (:func:`run_compute`) is said
+    beside it where the runs computed more than twice the record (an archive read back)."""
     cell = _macro("report.md.j2", "timing_cell")(timings.get(profile), *(compute or (0.0, 0)))
     return str(cell).strip()
 
 
 def collect(profile: str, root: Path | None = None) -> list[Path]:
-    """Copy a finished run's metrics and config files (and the runner's ``timings.json``) into
-    ``results/<profile>/``, which is committed."""
+    """Copy a finished run's metrics, config and timings files into ``results/<profile>/``."""
     root = root or project_root()
     source, target = root / "runs" / profile, root / "results" / profile
     found = sorted(source.glob("*.metrics.json"))
@@ -200,8 +197,7 @@ def bench_row(results: dict, start: str, **fields) -> dict:
 
 
 def _frame(records: list[dict], columns: dict | None = None):
-    """A table of JSON records; ``columns`` maps each key shown, in order, to its header (a
-    metrics file's ``mean_ap`` shown as ``mean AP``)."""
+    """A table of JSON records; ``columns`` maps each key shown, in order, to its header."""
     import pandas as pd
 
     frame = pd.DataFrame(records)
@@ -222,8 +218,7 @@ HEADLINE_ORDER = ("paper", "paper-cpu", "paper-cpu-qqp", "cpu", "demo", "quick",
 
 def headline_findings(results: dict) -> list[dict]:
     """The core paper's headline as finding records, one per task, each from the largest
-    profile (:data:`HEADLINE_ORDER`) whose notebook 03 ran on that task, with notebook 05's
-    data-efficiency factors of the same profile where recorded."""
+    profile whose notebook 03 ran on that task (with its notebook 05's efficiency)."""
     from .experiments.findings import adaptive_vs_static
 
     out, seen = [], set()

@@ -1,6 +1,7 @@
-"""Run the notebook suite with papermill under a profile (:mod:`.profiles`): ``python -m
-pairlab.runner``. Each notebook gets the profile's name, its own knobs as the profile sets them,
-and in ``shared`` the shared settings that ``-p`` or ``--dataset`` change; it runs on the
+"""Run the notebook suite with papermill under a profile: ``python -m pairlab.runner``.
+
+Each notebook gets the profile's name, its own knobs as the profile (:mod:`.profiles`) sets
+them, and in ``shared`` the shared settings that ``-p`` or ``--dataset`` change; it runs on the
 ``pairlab`` kernel into ``runs/<profile>/``, without widget state (a FigureWidget is 5 MB)."""
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def run(
     if os.environ.get("PAIRLAB_DATA_DIR"):  # kernels run in notebooks/: pass an absolute path
         os.environ["PAIRLAB_DATA_DIR"] = str(Path(os.environ["PAIRLAB_DATA_DIR"]).resolve())
     selected = notebooks(root, select or loaded.get(SELECT))
-    declared = {nb.stem: set(declared_parameters(nb.stem, root, path=nb)) for nb in notebooks(root)}
+    declared = {nb.stem: set(declared_parameters(nb, root)) for nb in notebooks(root)}
     check_profile(loaded, declared, name=profile)
     check_profile(overrides, declared, name="overrides (-p)")
     each = [settings(nb.stem, loaded, overrides, root=root) for nb in selected]
@@ -121,7 +122,7 @@ def run(
 def papermill_parameters(profile: str, notebook: Path, loaded: dict, overrides: dict, root) -> dict:
     """What ``notebook`` is given: ``profile``, its own knobs as the profile (and ``overrides``)
     set them, and ``shared``: the overrides of its shared settings."""
-    own, shared = own_and_shared(notebook.stem, root, path=notebook)
+    own, shared = own_and_shared(notebook, root)
     values = settings(notebook.stem, loaded, overrides, root=root)
     params = {k: values[k] for k in own if k in values}
     params["profile"] = profile
@@ -132,8 +133,8 @@ def papermill_parameters(profile: str, notebook: Path, loaded: dict, overrides: 
 
 
 def data_or_fixture(profile: str, params: list[dict], without_data) -> str | None:
-    """``None`` when the QQP and WikiQA files the notebooks need are found; else the profile's
-    ``without_data`` folder (said loudly), and without one an error saying how to get them."""
+    """``None`` when the data files the notebooks need are found; else the profile's
+    ``without_data`` folder (said loudly), or an error saying how to get them."""
     from .data.loaders import TASKS, data_files
 
     wanted = {
@@ -195,7 +196,7 @@ def _minutes(seconds: float) -> str:
 
 def _local_kernel_manager():
     """papermill's kernel manager: IPC sockets in a private temporary folder, not TCP ports (no
-    unencrypted-TCP warning from ipykernel). Built on first use: jupyter_client loads here."""
+    unencrypted-TCP warning), built on first use (jupyter_client is slow to import)."""
     import atexit
     import shutil
     import tempfile
@@ -276,7 +277,7 @@ def _run_parallel(
 def start_order(selected: list[Path], waits: dict, times: dict) -> list[Path]:
     """The order in which ready notebooks start: the longest chain first, a chain being a
     notebook's recorded seconds (``times`` by stem, 1 when unknown) plus the longest chain of
-    those waiting for it; ties keep the declared order."""
+    those waiting for it."""
     chains: dict = {}
 
     def chain(nb: Path) -> float:
@@ -289,8 +290,8 @@ def start_order(selected: list[Path], waits: dict, times: dict) -> list[Path]:
 
 
 def order_times(profile: str, root: Path) -> dict:
-    """Seconds per notebook to order a run's start by: the profile's own recorded times, else
-    another profile's (sizes differ, the notebooks' relative weight much less)."""
+    """Seconds per notebook to order a run's start by: the profile's recorded times, else
+    another profile's (the notebooks' relative weight differs little)."""
     for name in (profile, "quick", "demo", "cpu", "smoke"):
         times = recorded_times(name, root)
         if times:

@@ -144,8 +144,7 @@ def fetch(
 
 
 def _transfer(url: str, part: Path, seconds_left: float) -> None:
-    """One request: the rest of ``url`` appended to ``part`` (from its size, by a Range request),
-    read to its end."""
+    """One request: the rest of ``url`` appended to ``part`` (a Range request from its size)."""
     have = part.stat().st_size if part.exists() else 0
     headers = {"User-Agent": "pairlab-data/1", **({"Range": f"bytes={have}-"} if have else {})}
     try:
