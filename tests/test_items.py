@@ -10,7 +10,6 @@ import pytest
 from conftest import real_data_dir
 
 from pairlab.data import (
-    IdPairs,
     NoTruthError,
     Pool,
     RecordPool,
@@ -299,15 +298,14 @@ def test_read_id_pairs_takes_the_first_two_columns_and_reports_bad_rows(tmp_path
         tmp_path / "matches.csv",
         ["walmart_id,amazon_id,score", "1190,10706,1", "1340,,1", "5,6", "7,8,1"],
     )
-    pairs = read_id_pairs(path)
-    left, right = pairs
+    left, right, report = read_id_pairs(path)
     assert left.tolist() == ["1190", "7"] and right.tolist() == ["10706", "8"]
-    assert [(r.line, r.reason) for r in pairs.report.skipped] == [
+    assert [(r.line, r.reason) for r in report.skipped] == [
         (3, "empty id in column 'amazon_id'"),
         (4, "expected 3 fields, found 2"),
     ]
     named = read_id_pairs(pd.DataFrame({"x": [1], "a": [2], "b": [3]}), left="b", right="a")
-    assert (named.left.tolist(), named.right.tolist()) == (["3"], ["2"])
+    assert (named[0].tolist(), named[1].tolist()) == (["3"], ["2"])
     with pytest.raises(ValueError, match="an id pair needs two"):
         read_id_pairs(pd.DataFrame({"a": [1]}))
 
@@ -391,7 +389,7 @@ def test_the_truth_pool_agrees_with_the_matches_file(tmp_path, tables):
     matches = write(tmp_path / "matches.csv", ["walmart_id,amazon_id", "w1,10", "w2,11", "w3,13"])
     pool = record_pairs(left, right, all_positives=matches)
     assert pool.truth_known and pool.n_positives == 3 and pool.n_negatives == 9
-    ids = pool.pair_ids(*read_id_pairs(matches))
+    ids = pool.pair_ids(*read_id_pairs(matches)[:2])
     assert pool.labels(ids).tolist() == [1, 1, 1]
     assert pool.labels(np.arange(pool.n_pairs)).sum() == 3
     with pytest.raises(
@@ -409,7 +407,7 @@ def test_known_pairs_as_a_frame_a_file_or_two_arrays_are_the_same(tmp_path, tabl
         frame,
         write_as(frame, tmp_path / "seeds.tsv"),
         (["w1", "w2"], ["10", "11"]),
-        read_id_pairs(frame),
+        read_id_pairs(frame)[:2],
     ]
     found = [record_pairs(left, right, positives=way).positives.tolist() for way in ways]
     assert all(f == [0, 5] for f in found)
@@ -479,8 +477,8 @@ def test_real_er_tables_load_and_every_match_resolves(folder, sides, n_matches):
     if not root.is_dir():
         pytest.skip(f"no {root}")
     left, right = (load_items(root / f"{side}.csv", text="title", id="id") for side in sides)
-    matches = read_id_pairs(root / "matches.csv")
-    pool = record_pairs(left, right, all_positives=matches)
-    assert len(matches) == n_matches and not matches.report.skipped
+    *matches, report = read_id_pairs(root / "matches.csv")
+    pool = record_pairs(left, right, all_positives=root / "matches.csv")
+    assert len(matches[0]) == n_matches and not report.skipped
     assert pool.n_positives == n_matches and pool.labels(pool.pair_ids(*matches)).all()
-    assert isinstance(pool, RecordPool) and isinstance(matches, IdPairs)
+    assert isinstance(pool, RecordPool) and pool.notes["all_positives_rows_skipped"] == 0

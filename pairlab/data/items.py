@@ -26,7 +26,6 @@ __all__ = [
     "Records",
     "load_items",
     "read_id_pairs",
-    "IdPairs",
     "UnknownIdError",
     "as_ids",
     "MAX_CHARS",
@@ -239,24 +238,10 @@ def _id(value) -> str:
     return "" if value is None or value is pd.NA else str(value).strip()
 
 
-@dataclass(frozen=True, eq=False)
-class IdPairs:
-    """Pairs of record ids, ``left[k]`` with ``right[k]``; unpacks as ``left, right``."""
-
-    left: np.ndarray  # (n,) object: str
-    right: np.ndarray  # (n,) object: str
-    report: ReadReport = field(default_factory=ReadReport)
-
-    def __iter__(self):
-        return iter((self.left, self.right))
-
-    def __len__(self) -> int:
-        return len(self.left)
-
-
-def read_id_pairs(source, *, left: str | None = None, right: str | None = None) -> IdPairs:
-    """Pairs of record ids from a file or DataFrame: the ``left`` and ``right`` columns, by
-    default the first two; a row with an empty id is skipped and reported."""
+def read_id_pairs(source, *, left: str | None = None, right: str | None = None):
+    """``(left_ids, right_ids, report)``: pairs of record ids (object: str) from a file or
+    DataFrame's ``left`` and ``right`` columns, by default the first two; a row with an empty id
+    is skipped and reported."""
     frame, lines, report, where = read_source(source, what="id pair")
     if (left is None or right is None) and len(frame.columns) < 2:
         raise ValueError(
@@ -272,4 +257,4 @@ def read_id_pairs(source, *, left: str | None = None, right: str | None = None) 
     for column, values in zip((left, right), ids):
         flag(reasons, values == "", f"empty id in column {column!r}")
     bad, report = skip_rows(frame, reasons, where, lines, "id pair", report)
-    return IdPairs(ids[0][~bad], ids[1][~bad], report)
+    return ids[0][~bad], ids[1][~bad], report

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .build import components, pairs_within_groups
-from .items import IdPairs, Records, UnknownIdError, read_id_pairs
+from .items import Records, UnknownIdError, read_id_pairs
 from .pairs import PairSpace, as_id_set, isin_sorted, setdiff_sorted
 from .tasks import Pool
 
@@ -163,13 +163,12 @@ def _truth(
 def _known(
     left: Records, right: Records, symmetric: bool, pairs, role: str, notes: dict
 ) -> np.ndarray:
-    """The sorted, distinct pair ids of known pairs (a file, DataFrame, IdPairs or two arrays)."""
+    """The sorted, distinct pair ids of known pairs (a file, a DataFrame or two id arrays)."""
     if pairs is None:
         return np.empty(0, dtype=np.int64)
     if isinstance(pairs, (str, Path, pd.DataFrame)):
-        pairs = read_id_pairs(pairs)
-    if isinstance(pairs, IdPairs):
-        notes[f"{role}_rows_skipped"] = len(pairs.report.skipped)
+        *pairs, report = read_id_pairs(pairs)
+        notes[f"{role}_rows_skipped"] = len(report.skipped)
     elif not (isinstance(pairs, tuple) and len(pairs) == 2):
         raise TypeError(
             f"{role} must be a file or DataFrame of id pairs, or a tuple of two id "
