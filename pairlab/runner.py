@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import os
 import subprocess
@@ -278,13 +279,11 @@ def start_order(selected: list[Path], waits: dict, times: dict) -> list[Path]:
     """The order in which ready notebooks start: the longest chain first, a chain being a
     notebook's recorded seconds (``times`` by stem, 1 when unknown) plus the longest chain of
     those waiting for it."""
-    chains: dict = {}
 
+    @functools.cache
     def chain(nb: Path) -> float:
-        if nb not in chains:
-            waiting = [other for other in selected if _number(nb) in waits[other]]
-            chains[nb] = float(times.get(nb.stem, 1.0)) + max(map(chain, waiting), default=0.0)
-        return chains[nb]
+        waiting = [other for other in selected if _number(nb) in waits[other]]
+        return float(times.get(nb.stem, 1.0)) + max(map(chain, waiting), default=0.0)
 
     return sorted(selected, key=lambda nb: -chain(nb))
 
@@ -292,11 +291,8 @@ def start_order(selected: list[Path], waits: dict, times: dict) -> list[Path]:
 def order_times(profile: str, root: Path) -> dict:
     """Seconds per notebook to order a run's start by: the profile's recorded times, else
     another profile's (the notebooks' relative weight differs little)."""
-    for name in (profile, "quick", "demo", "cpu", "smoke"):
-        times = recorded_times(name, root)
-        if times:
-            return times
-    return {}
+    names = (profile, "quick", "demo", "cpu", "smoke")
+    return next((times for name in names if (times := recorded_times(name, root))), {})
 
 
 def _timings(profile: str, root: Path) -> list:

@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 
 from ..io import ReadReport
-from .build import pairs_within_groups
 from .tables import (
     blank,
     check_columns,
@@ -115,16 +114,13 @@ def load_items(
     """
     fields = _options(text, id, max_chars)
     frame, lines, report, where = read_source(source, what="record")
-    check_columns(
-        frame,
-        {
-            "id": id,
-            **{"text" if len(fields) == 1 else f"text[{k}]": c for k, c in enumerate(fields)},
-        },
-        where,
-        remedy="Name them with load_items(text=... (a column, or a list of columns), "
-        "id=... (a column, or None for row numbers))",
+    roles = {f"text[{k}]": f for k, f in enumerate(fields)}
+    roles = roles if len(fields) > 1 else {"text": fields[0]}
+    remedy = (
+        "Name them with load_items(text=... (a column, or a list of columns), "
+        "id=... (a column, or None for row numbers))"
     )
+    check_columns(frame, {"id": id, **roles}, where, remedy=remedy)
     ids = as_ids(frame[id]) if id is not None else np.arange(len(frame)).astype(str).astype(object)
     texts = serialise(frame, fields)
     reasons, notes = _skips(ids, texts, id, fields, located(where, lines, len(frame))[1])
@@ -133,7 +129,7 @@ def load_items(
     texts, ids = texts[~bad], ids[~bad]
     long = texts.str.len().to_numpy() > (max_chars or np.inf)
     texts = texts.str.slice(0, max_chars).to_numpy(object) if long.any() else texts.to_numpy(object)
-    same, other = _same_text_pairs(texts)
+    same = pd.Series(texts).value_counts()  # texts under two ids or more: likely duplicates
     notes = {
         "records": len(ids),
         "rows": len(frame) + skipped_by_reader,
@@ -141,8 +137,8 @@ def load_items(
         **notes,
         "truncated_texts": int(long.sum()),
         "max_chars": max_chars,
-        "identical_texts": len(np.unique(np.r_[same, other])),
-        "identical_text_pairs": len(same),
+        "identical_texts": int(same[same > 1].sum()),
+        "identical_text_pairs": int((same * (same - 1) // 2).sum()),
         "source": where,
     }
     default = "records" if isinstance(source, pd.DataFrame) else Path(source).stem
@@ -210,13 +206,6 @@ def _repeated_ids(ids: np.ndarray, usable: np.ndarray, at) -> pd.Series:
         f"id {ids[r]!r} again: the record at {at(f)} is kept" for r, f in zip(rows, firsts)
     ]
     return out
-
-
-def _same_text_pairs(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    codes = pd.factorize(pd.Series(texts, dtype=object))[0]
-    i, j = pairs_within_groups(codes)
-    order = np.lexsort((j, i))
-    return i[order].astype(np.int64), j[order].astype(np.int64)
 
 
 def as_ids(values) -> np.ndarray:
