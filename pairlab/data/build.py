@@ -12,14 +12,7 @@ from scipy.sparse.csgraph import connected_components
 from .pairs import PairSpace, as_id_set, isin_sorted, setdiff_sorted
 from .tasks import SPLITS, Pool, Task
 
-__all__ = [
-    "build_symmetric",
-    "build_asymmetric",
-    "check_fractions",
-    "cap_of",
-    "components",
-    "pairs_within_groups",
-]
+__all__ = ["build_symmetric", "build_asymmetric", "components", "pairs_within_groups"]
 
 
 def build_symmetric(

@@ -26,8 +26,6 @@ __all__ = [
     "load_items",
     "read_id_pairs",
     "UnknownIdError",
-    "as_ids",
-    "MAX_CHARS",
     "SEPARATOR",
 ]
 

@@ -28,7 +28,6 @@ __all__ = [
     "load_pairs",
     "like",
     "pair_file",
-    "per_task",
 ]
 
 TASKS = BUILT_IN
@@ -120,11 +119,12 @@ def load_tasks(
         caps = {n: max_items.get(n) if per_task(max_items) else max_items for n in names}
         return {n: load_task(n, data_dir, **kwargs, max_items=caps[n]) for n in names}
     path, name = pair_file(dataset), pair_task_name(dataset)
-    kind = like(name, _symmetric(pairs_symmetric, path))
+    options = _pair_options(path, pairs_symmetric, pairs_columns, pairs_threshold)
+    kind = like(name, options["symmetric"])
     cap = max_items.get(name, max_items.get(kind)) if per_task(max_items) else max_items
     task = load_pairs(
         path,
-        **_pair_options(pairs_symmetric, pairs_columns, pairs_threshold),
+        **options,
         seed=kwargs.get("seed", 0),
         max_items=cap,
         fractions=kwargs.get("fractions", (0.5, 0.25, 0.25)),
@@ -174,17 +174,14 @@ def pair_file(dataset) -> Path:
     )
 
 
-def _symmetric(value, path: Path) -> bool:
-    if not isinstance(value, bool):
+def _pair_options(path: Path, symmetric, columns, threshold) -> dict:
+    """:func:`load_pairs`' options from a notebook's ``pairs_*`` parameters."""
+    if not isinstance(symmetric, bool):
         raise ValueError(
             f"dataset {str(path)!r} is a pair file: set pairs_symmetric to True "
             "(duplicates, paraphrases: both columns hold the same kind of item) or "
-            f"False (question -> answer, query -> document), got {value!r}"
+            f"False (question -> answer, query -> document), got {symmetric!r}"
         )
-    return value
-
-
-def _pair_options(symmetric, columns, threshold) -> dict:
     columns = dict(columns or {})
     known = {"left", "right", "label", "left_id", "right_id", "split"}
     if not known.issuperset(columns):
