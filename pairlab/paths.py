@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -67,14 +68,10 @@ def find_file(path) -> Path:
     """A file a notebook parameter names: as given if absolute, else relative to the project
     root, else to the data folder."""
     path = Path(path)
-    if path.is_absolute():
-        places = [path]
-    else:
-        places = [project_root() / path]
-        try:
+    places = [project_root() / path]  # an absolute path stays itself
+    if not path.is_absolute():
+        with contextlib.suppress(DataNotFoundError):
             places.append(data_dir() / path)
-        except DataNotFoundError:
-            pass
     return first_file(places, f"no file {str(path)!r}: looked at " + ", ".join(map(str, places)))
 
 
@@ -88,8 +85,7 @@ def first_file(places, missing: str) -> Path:
 
 def cache_dir() -> Path:
     """Cache folder for embeddings: ``$PAIRLAB_CACHE_DIR``, else ``~/.cache/pairlab``."""
-    root = os.environ.get("PAIRLAB_CACHE_DIR") or Path.home() / ".cache" / "pairlab"
-    path = Path(root)
+    path = Path(os.environ.get("PAIRLAB_CACHE_DIR") or Path.home() / ".cache" / "pairlab")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:
