@@ -109,13 +109,8 @@ def read_qqp(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport]:
             raise _Bad(f"is_duplicate must be 0 or 1, found {label}")
         return qid1, qid2, fields[3], fields[4], label
 
-    rows, report = _read_rows(
-        path,
-        parse,
-        header_prefix="id\tqid1",
-        strict=strict,
-        expected="a QQP TSV (id, qid1, qid2, question1, question2, is_duplicate)",
-    )
+    expected = "a QQP TSV (id, qid1, qid2, question1, question2, is_duplicate)"
+    rows, report = _read_rows(path, parse, "id\tqid1", expected, strict=strict)
     frame = pd.DataFrame(rows, columns=["qid1", "qid2", "question1", "question2", "is_duplicate"])
     frame = frame.astype({"qid1": "int64", "qid2": "int64", "is_duplicate": "int8"})
     return frame, report
@@ -138,14 +133,11 @@ def read_wikiqa(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport
             raise _Bad("empty question or sentence")
         return question, title, sentence, int(label)
 
-    rows, report = _read_rows(
-        path,
-        parse,
-        header_prefix="QuestionID\t",
-        strict=strict,
-        expected="a WikiQA TSV (QuestionID, Question, [DocumentID, DocumentTitle,] "
-        "SentenceID, Sentence, Label)",
+    expected = (
+        "a WikiQA TSV (QuestionID, Question, [DocumentID, DocumentTitle,] SentenceID, Sentence, "
+        "Label)"
     )
+    rows, report = _read_rows(path, parse, "QuestionID\t", expected, strict=strict)
     frame = pd.DataFrame(rows, columns=["question", "title", "sentence", "label"])
     return frame, report
 
@@ -154,8 +146,9 @@ class _Bad(Exception):
     """The reason a row is malformed."""
 
 
-def _read_rows(path, parse, *, header_prefix: str, strict: bool, expected: str):
-    """Parsed rows and the report; a byte that is not UTF-8 costs its row, not the file."""
+def _read_rows(path, parse, header_prefix: str, expected: str, *, strict: bool):
+    """Parsed rows and the report; a byte that is not UTF-8 costs its row, not the file.
+    ``header_prefix``: how a first line that is a header starts; ``expected``: the file's form."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"data file not found: {path}")

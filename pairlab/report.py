@@ -190,8 +190,7 @@ def find_row(results: dict, start: str, **fields) -> dict | None:
 
 def bench_row(results: dict, start: str, **fields) -> dict:
     """:func:`find_row`, or a KeyError where the results have no such row."""
-    found = find_row(results, start, **fields)
-    if found is None:
+    if (found := find_row(results, start, **fields)) is None:
         raise KeyError(f"no benchmark row starting {start!r} in the {results['profile']} results")
     return found
 
