@@ -1,7 +1,5 @@
-"""Files in and out: the raw TSV releases (quotes are text; a malformed row is reported with its
-file and line), JSON written atomically, SQLite stores, and the temporaries (named by their
-writer's pid and host: only this host's dead writers' are removed, as a Ray cluster shares
-folders) and locks of folders several processes write."""
+"""Files in and out: the raw TSV releases (a malformed row reported by file and line), JSON
+written atomically, SQLite stores, and the temporaries and locks of shared folders."""
 
 from __future__ import annotations
 
@@ -97,9 +95,8 @@ class ReadReport:
 
 
 def read_qqp(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport]:
-    """Rows of a QQP file (the GLUE form, or ``quora_duplicate_questions.tsv``): columns
-    ``qid1, qid2`` (int64), ``question1, question2`` (str), ``is_duplicate`` (int8); and the
-    report of skipped rows."""
+    """Rows of a QQP file: ``qid1, qid2`` (int64), ``question1, question2`` (str),
+    ``is_duplicate`` (int8); and the report of skipped rows."""
 
     def parse(fields):
         if len(fields) != 6:
@@ -112,13 +109,8 @@ def read_qqp(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport]:
             raise _Bad(f"is_duplicate must be 0 or 1, found {label}")
         return qid1, qid2, fields[3], fields[4], label
 
-    rows, report = _read_rows(
-        path,
-        parse,
-        header_prefix="id\tqid1",
-        strict=strict,
-        expected="a QQP TSV (id, qid1, qid2, question1, question2, is_duplicate)",
-    )
+    expected = "a QQP TSV (id, qid1, qid2, question1, question2, is_duplicate)"
+    rows, report = _read_rows(path, parse, "id\tqid1", expected, strict=strict)
     frame = pd.DataFrame(rows, columns=["qid1", "qid2", "question1", "question2", "is_duplicate"])
     frame = frame.astype({"qid1": "int64", "qid2": "int64", "is_duplicate": "int8"})
     return frame, report
@@ -141,24 +133,22 @@ def read_wikiqa(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport
             raise _Bad("empty question or sentence")
         return question, title, sentence, int(label)
 
-    rows, report = _read_rows(
-        path,
-        parse,
-        header_prefix="QuestionID\t",
-        strict=strict,
-        expected="a WikiQA TSV (QuestionID, Question, [DocumentID, DocumentTitle,] "
-        "SentenceID, Sentence, Label)",
+    expected = (
+        "a WikiQA TSV (QuestionID, Question, [DocumentID, DocumentTitle,] SentenceID, Sentence, "
+        "Label)"
     )
+    rows, report = _read_rows(path, parse, "QuestionID\t", expected, strict=strict)
     frame = pd.DataFrame(rows, columns=["question", "title", "sentence", "label"])
     return frame, report
 
 
 class _Bad(Exception):
-    """Internal: the reason a row is malformed."""
+    """The reason a row is malformed."""
 
 
-def _read_rows(path, parse, *, header_prefix: str, strict: bool, expected: str):
-    """Parsed rows and the report; a byte that is not UTF-8 costs its row, not the file."""
+def _read_rows(path, parse, header_prefix: str, expected: str, *, strict: bool):
+    """Parsed rows and the report; a byte that is not UTF-8 costs its row, not the file.
+    ``header_prefix``: how a first line that is a header starts; ``expected``: the file's form."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"data file not found: {path}")
@@ -182,9 +172,8 @@ def _read_rows(path, parse, *, header_prefix: str, strict: bool, expected: str):
 
 
 def decoded(path):
-    """``(number, text, reason)`` for each line of ``path`` (lines end at ``b"\\n"`` only, a
-    first-line BOM dropped); a line that is not UTF-8 is decoded with replacements, ``reason``
-    naming the byte (else ``None``)."""
+    """``(number, text, reason)`` for each line of ``path`` (ending at ``b"\\n"``); ``reason``
+    names the byte of a line that is not UTF-8 (decoded with replacements), else ``None``."""
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
@@ -206,8 +195,8 @@ def _no_rows(path: Path, lines: int, skipped: list, expected: str) -> str:
 
 
 def to_json(value, *, missing: bool = False):
-    """Plain-Python copy of ``value`` (numpy scalars and arrays become numbers and lists, paths
-    strings); ``missing``: NaN and pandas' NA become None."""
+    """Plain-Python copy of ``value`` (numpy as numbers and lists, paths as strings);
+    ``missing``: NaN and pandas' NA become None."""
     if isinstance(value, dict):
         return {str(k): to_json(v, missing=missing) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -224,14 +213,12 @@ def to_json(value, *, missing: bool = False):
 
 
 def plain(value):
-    """A metrics file's JSON value: :func:`to_json` with NaN and pandas' NA as None (a metrics
-    file refuses NaN)."""
+    """A metrics file's JSON value: :func:`to_json` with NaN as None (a metrics file refuses NaN)."""
     return to_json(value, missing=True)
 
 
 def json_key(label: str) -> str:
-    """A table's column label as a metrics file's key: snake_case, ``$`` as ``dollars``
-    (``"annotation $"`` -> ``"annotation_dollars"``)."""
+    """A column label as a metrics file's key: ``"annotation $"`` -> ``"annotation_dollars"``."""
     words = re.findall(r"[a-z0-9]+", str(label).replace("$", " dollars ").lower())
     return "_".join(words)
 
@@ -245,8 +232,7 @@ def json_row(row: dict) -> dict:
 
 
 def read_json(path, *, remedy: str = "delete it, and it is computed again", kind=CorruptFileError):
-    """The JSON value in ``path``; a truncated or corrupt file is a :class:`CorruptFileError`
-    (or the subclass ``kind``) naming it and saying ``remedy``."""
+    """The JSON value in ``path``; a corrupt file is a ``kind`` error naming it and ``remedy``."""
     path = Path(path)
     try:
         return json.loads(path.read_text())
@@ -257,8 +243,7 @@ def read_json(path, *, remedy: str = "delete it, and it is computed again", kind
 
 
 def not_writable(path, error: OSError, *, setting: str = "run_dir") -> NotWritableError:
-    """The error for a failed write of ``path``, naming the reason and the ``setting`` that
-    chooses another place."""
+    """The error for a failed write of ``path``, naming the reason and the ``setting`` to change."""
     full = error.errno == errno.ENOSPC
     reason = "the disk is full" if full else (error.strerror or str(error))
     todo = "free space there or" if full else "make it writable or"
@@ -275,8 +260,7 @@ def write_json(path: Path, value) -> Path:
 
 def write_atomic(path, write, *, setting: str = "run_dir") -> Path:
     """``write(tmp)`` to a temporary beside ``path``, then rename it onto ``path``: a crash
-    leaves the old file or the new one. A folder that cannot be written is a
-    :class:`NotWritableError` naming the path and ``setting``, the temporary removed."""
+    leaves the old file or the new one; a failed write is :func:`not_writable`'s error."""
     path = Path(path)
     tmp = temporary(path)
     try:
@@ -295,8 +279,7 @@ def write_atomic(path, write, *, setting: str = "run_dir") -> Path:
 
 def open_durable(path, schema: str, *, timeout: float = 30.0) -> sqlite3.Connection:
     """An SQLite connection (WAL, ``synchronous=FULL``, ``schema`` applied) for an append-only
-    file several threads and processes write, who lock around every use; a file that is not
-    SQLite is a :class:`CorruptFileError`."""
+    file several threads and processes write, locking around every use."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, timeout=timeout, check_same_thread=False)
@@ -343,8 +326,10 @@ def _set_wal(conn: sqlite3.Connection, timeout: float) -> None:
         delay = min(delay * 2, 0.2)
 
 
+# a temporary names its writer's pid and host: only this host's dead writers' are removed, as a
+# Ray cluster shares folders
 _TEMPORARY = re.compile(r"\.(\d+)(?:-([0-9a-f]{6}))?\.tmp(\.[A-Za-z0-9]+)?$")
-HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:6]  # this machine, in names
+HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:6]
 
 
 def temporary(path) -> Path:
@@ -369,8 +354,8 @@ def _alive(pid: int) -> bool:
 
 
 def remove_stale(folder, *, recursive: bool = False, pattern: str = "*.tmp*") -> list[Path]:
-    """Delete the temporaries under ``folder`` (matching ``pattern``) that this machine wrote and
-    whose writing process no longer runs; returns what was deleted."""
+    """Delete the temporaries under ``folder`` (matching ``pattern``) whose writer on this
+    machine no longer runs; returns what was deleted."""
     folder = Path(folder)
     if not folder.is_dir():
         return []
@@ -390,7 +375,7 @@ def remove_stale(folder, *, recursive: bool = False, pattern: str = "*.tmp*") ->
 @contextmanager
 def locked(path, *, on_wait=None):
     """Hold filelock's exclusive lock on ``path`` for the block; another process waits
-    (``on_wait()`` called once when it has to). A killed holder's lock is released."""
+    (``on_wait()`` called once when it has to)."""
     from filelock import FileLock, Timeout
 
     path = Path(path)

@@ -1,16 +1,12 @@
 """The notebooks' metrics files, declared: what each ``<notebook>.metrics.json`` holds, checked
-when a notebook writes it (:meth:`.notebook.Context.record_metrics`) and when ``make docs``
-reads the committed ones (:func:`.report.load_results`).
+when a notebook writes it and when ``make docs`` reads the committed ones.
 
 :data:`RECORDS` declares each record, one per line (an indented line continues it): ``Name:``
 then its fields, ``name:type``, where a bare ``name`` is a float, ``name?`` a field that may be
-absent, ``type?`` a value that may be ``None`` (no seed reached the target: a metrics file holds
-no NaN), ``[type]`` a list, ``{type}`` a map whose keys are data (tasks, strategies, seeds, run
-labels such as ``"uncertainty, 2 layers"``), ``ci`` a ``[low, high]`` list and a capitalised
-name another record. Field names are snake_case. Each record becomes a
-:class:`~typing.TypedDict` (:data:`LAYOUTS` per notebook) that pydantic checks (lax: an int
-where a float is declared passes) with extra keys refused, so a key renamed in the code but not
-here fails at the notebook that wrote it, not in a document later.
+absent, ``type?`` a value that may be ``None``, ``[type]`` a list, ``{type}`` a map whose keys
+are data (tasks, strategies, seeds), ``ci`` a ``[low, high]`` list and a capitalised name
+another record. Each record becomes a :class:`~typing.TypedDict` that pydantic checks, extra
+keys refused, so a key renamed in the code but not here fails at the notebook that wrote it.
 """
 
 from __future__ import annotations

@@ -41,18 +41,17 @@ class Context:
 
     shown = staticmethod(shown)
 
-    def save_figure(self, fig, name: str, *, png: bool = True) -> Path:
+    def save_figure(self, fig, name: str) -> Path:
         """Write ``fig`` as ``<figures_dir>/<name>.html`` (plotly.js beside it, works offline)
         and, where kaleido finds a Chrome/Chromium, a static ``<name>.png`` beside it."""
         path = self.figures_dir / f"{name}.html"
         fig.write_html(path, include_plotlyjs="directory", full_html=True)
-        if png:
-            _write_png(fig, path.with_suffix(".png"), self.png_skipped)
+        _write_png(fig, path.with_suffix(".png"), self.png_skipped)
         return path
 
     def record_metrics(self, metrics: dict) -> Path:
-        """Write the notebook's metrics file atomically, once it has the notebook's declared
-        layout (:mod:`.metrics_files`: a ``MetricsLayoutError`` names what differs)."""
+        """Write the notebook's metrics file atomically, once it has its declared layout
+        (:mod:`.metrics_files`)."""
         from .metrics_files import check
 
         check(self.notebook, to_json(metrics), source=str(self.metrics_path))
@@ -100,9 +99,8 @@ def load_settings(
     profile: str, notebook: str, shared: dict | None = None, *, path=None, quiet: bool = False
 ) -> Settings:
     """The settings ``notebook`` shares with the suite (``profiles/base.yaml``) under
-    ``profile``, with ``shared`` laid over them (the runner's ``-p``; a name that is not a
-    shared setting of this notebook is an error). ``model_layers = n`` gives ``model`` cut to
-    its first n transformer layers."""
+    ``profile``, with ``shared`` laid over them (the runner's ``-p``). ``model_layers = n``
+    gives ``model`` cut to its first n transformer layers."""
     from .profiles import load_profile, own_and_shared
 
     if not isinstance(profile, str) or not profile:
@@ -111,7 +109,7 @@ def load_settings(
             '"cpu"...); the notebook\'s shared settings come from it'
         )
     path = Path(path) if path else _notebook_file(notebook)
-    own, names = own_and_shared(notebook, path=path)
+    names = own_and_shared(path)[1]
     values = load_profile(profile, notebook=notebook)
     unknown = sorted(set(shared or {}) - set(names))
     if unknown:
@@ -142,12 +140,10 @@ def setup(
     quiet: bool = False,
     **params,
 ) -> Context:
-    """The set-up call after a notebook's settings: ``ctx = setup(cfg, globals())``.
-
-    Records the shared settings and the parameters cell's knobs (read from ``namespace``;
-    nothing is written into it) in ``<run_dir>/<notebook>.config.json``, creates the run and
-    figure folders and prints where things are. With a notebook's name and no namespace,
-    ``params`` are the parameters (for scripts and tests)."""
+    """The set-up call after a notebook's settings: ``ctx = setup(cfg, globals())``. Records the
+    shared settings and the parameters cell's knobs (read from ``namespace``, never written) in
+    ``<run_dir>/<notebook>.config.json`` and creates the run and figure folders. With a
+    notebook's name and no namespace, ``params`` are the parameters (for scripts and tests)."""
     settings = notebook if isinstance(notebook, Settings) else None
     if settings is not None:
         notebook = settings.notebook
@@ -185,7 +181,7 @@ def _knobs(notebook: str, namespace: dict, path) -> dict:
     path = Path(path) if path else _notebook_file(notebook)
     if not path.is_file():
         raise FileNotFoundError(f"no notebook {path} to read the parameters of {notebook!r} from")
-    names = [n for n in own_and_shared(notebook, path=path)[0] if n not in ("profile", "shared")]
+    names = [n for n in own_and_shared(path)[0] if n not in ("profile", "shared")]
     missing = [name for name in names if name not in namespace]
     if missing:
         raise NameError(
@@ -225,8 +221,7 @@ def _inference(params: dict, quiet: bool) -> None:
 
 def png_export() -> tuple[bool, str]:
     """Whether static PNG export can run here, and why not: kaleido needs a Chrome or Chromium,
-    found as kaleido's own finder (choreographer) finds it, honouring ``BROWSER_PATH``.
-    ``PAIRLAB_PNG=0`` turns it off (``make test`` does: each export starts a browser)."""
+    found as its own finder does (``BROWSER_PATH``). ``PAIRLAB_PNG=0`` turns it off."""
     if os.environ.get("PAIRLAB_PNG", "1").strip().lower() in ("0", "false", "no", "off"):
         return False, "PNG export turned off (PAIRLAB_PNG=0)"
     try:
@@ -243,8 +238,7 @@ def png_export() -> tuple[bool, str]:
 
 
 def _write_png(fig, path: Path, skipped: list) -> None:
-    """Static export through kaleido where a browser is there; else say why once a notebook
-    (``skipped`` holds the reason once said)."""
+    """Static export through kaleido where a browser is there; else say why, once (``skipped``)."""
     available, reason = png_export()
     if available:
         fig.write_image(path, width=1100, height=fig.layout.height or 450, scale=2)
@@ -257,8 +251,8 @@ def _write_png(fig, path: Path, skipped: list) -> None:
 
 
 def _writable(folder: Path, setting: str) -> None:
-    """Create ``folder`` and a file in it: a read-only place is an error naming ``setting``
-    before any work, not a failure to save hours later."""
+    """Create ``folder`` and a file in it: a read-only place fails before any work, naming
+    ``setting``."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -38,8 +39,7 @@ def project_root() -> Path:
 
 
 def shown(path, root: Path | None = None) -> str:
-    """``path`` for printing: relative to the project root (or ``root``) where it lies inside
-    it, else as given."""
+    """``path`` for printing: relative to the project root (or ``root``) where it is inside it."""
     root = project_root() if root is None else Path(root)
     try:
         return str(Path(path).resolve().relative_to(root.resolve()))
@@ -66,23 +66,17 @@ def data_dir(path=None) -> Path:
 
 def find_file(path) -> Path:
     """A file a notebook parameter names: as given if absolute, else relative to the project
-    root, else to the data folder; a missing file is a :class:`DataNotFoundError` naming each
-    place looked at."""
+    root, else to the data folder."""
     path = Path(path)
-    if path.is_absolute():
-        places = [path]
-    else:
-        places = [project_root() / path]
-        try:
+    places = [project_root() / path]  # an absolute path stays itself
+    if not path.is_absolute():
+        with contextlib.suppress(DataNotFoundError):
             places.append(data_dir() / path)
-        except DataNotFoundError:
-            pass
     return first_file(places, f"no file {str(path)!r}: looked at " + ", ".join(map(str, places)))
 
 
 def first_file(places, missing: str) -> Path:
-    """The first of ``places`` that is a file, else a :class:`DataNotFoundError` saying
-    ``missing``."""
+    """The first of ``places`` that is a file, else a :class:`DataNotFoundError`: ``missing``."""
     for place in places:
         if Path(place).is_file():
             return Path(place)
@@ -91,8 +85,7 @@ def first_file(places, missing: str) -> Path:
 
 def cache_dir() -> Path:
     """Cache folder for embeddings: ``$PAIRLAB_CACHE_DIR``, else ``~/.cache/pairlab``."""
-    root = os.environ.get("PAIRLAB_CACHE_DIR") or Path.home() / ".cache" / "pairlab"
-    path = Path(root)
+    path = Path(os.environ.get("PAIRLAB_CACHE_DIR") or Path.home() / ".cache" / "pairlab")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:

@@ -1,6 +1,6 @@
-"""Profiles: the parameter files ``profiles/<name>.yaml`` of the whole suite, resolved into
-each notebook's parameters (:func:`resolve`) and checked against what the notebooks declare
-(:func:`check_profile`)."""
+"""Profiles: the parameter files ``profiles/<name>.yaml`` of the whole suite. Top-level keys go
+to every notebook that declares them; the ``notebooks`` section overrides keys for the notebooks
+it names by number (``"03 04 05": {n_boot: 50}``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from .paths import project_root
 
 __all__ = [
     "BASE",
-    "SECTION",
     "WITHOUT_DATA",
     "SELECT",
     "load_profile",
@@ -57,35 +56,22 @@ def settings(notebook: str, *profiles: dict, root: Path | None = None) -> dict:
     return out
 
 
-def declared(notebook: str, root: Path | None = None, *, path=None) -> list[str]:
-    """Every parameter of ``notebook``: its parameters cell's names, then its shared settings."""
-    own, rest = own_and_shared(notebook, root, path=path)
+def declared(path, root: Path | None = None) -> list[str]:
+    """Every parameter of the notebook at ``path``: its cell's names, then its shared settings."""
+    own, rest = own_and_shared(path, root)
     return [*own, *rest]
 
 
-def own_and_shared(
-    notebook: str, root: Path | None = None, *, path=None
-) -> tuple[list[str], list[str]]:
-    """``(the names the parameters cell sets, the shared settings it takes from its profile)``:
-    those ``profiles/base.yaml`` gives it, less its own, where its cell has a ``profile``."""
-    own = _cell(notebook, root, path)
-    if "profile" not in own:
-        return own, []
-    return own, [n for n in resolve(load_profile(BASE, root), notebook) if n not in own]
-
-
-def _cell(notebook: str, root: Path | None, path=None) -> list[str]:
-    """The names the parameters cell of ``notebook`` (a name, number or ``path``) assigns."""
+def own_and_shared(path, root: Path | None = None) -> tuple[list[str], list[str]]:
+    """``(the names the parameters cell of the notebook at path sets, the shared settings it
+    takes)``: those ``profiles/base.yaml`` gives it, less its own, where its cell has a
+    ``profile``."""
     import papermill
 
-    path = Path(str(path or notebook))
-    if not path.is_file():
-        folder = (root or project_root()) / "notebooks"
-        found = sorted(folder.glob(f"{notebook_number(notebook)}_*.ipynb"))
-        if not found:
-            raise FileNotFoundError(f"no notebook {notebook!r} in {folder}")
-        path = found[0]
-    return list(papermill.inspect_notebook(str(path)))
+    own = list(papermill.inspect_notebook(str(path)))
+    if "profile" not in own:
+        return own, []
+    return own, [n for n in resolve(load_profile(BASE, root), path) if n not in own]
 
 
 def _checked(profile, source: str) -> dict:

@@ -1,11 +1,7 @@
-"""Documents rendered from committed results: ``python -m pairlab.report``.
+"""Documents rendered from committed results (``results/``, ``benchmarks/results/``) through the
+Jinja templates in ``docs/``: no number in them is typed by hand.
 
-``RESULTS.md`` is rendered from ``results/<profile>/<notebook>.metrics.json`` (and the
-``.config.json`` beside each), ``benchmarks/README.md`` from ``benchmarks/results/*.json`` and
-``docs/ray.md`` from ``benchmarks/results/ray/*.json`` (``make bench-ray``), through the Jinja
-templates in ``docs/``: no number in them is typed by hand.
-
-    python -m pairlab.report                  # render both documents
+    python -m pairlab.report                  # render the documents
     python -m pairlab.report --check          # exit 1 when a document differs from its rendering
     python -m pairlab.report --collect cpu    # copy runs/cpu/*.{metrics,config}.json to results/cpu/
 """
@@ -21,26 +17,18 @@ from pathlib import Path
 from .metrics_files import check_file
 from .paths import project_root
 from .profiles import BASE
-from .templating import FILTERS, TEMPLATES, environment, markdown, markdown_table
+from .templating import FILTERS, environment, markdown
 
 __all__ = [
     "DOCUMENTS",
     "FILTERS",
-    "TEMPLATES",
     "environment",
     "markdown",
     "PROFILE_ORDER",
     "bench_table",
     "collect",
-    "default_profile",
-    "find_row",
     "layer_rows",
-    "load_bench",
-    "load_reliability",
     "load_results",
-    "load_timings",
-    "markdown_table",
-    "profile_purposes",
     "render",
     "run_compute",
     "stale",
@@ -98,36 +86,23 @@ def load_results(root: Path | None = None) -> dict:
     return out
 
 
-def load_reliability(root: Path | None = None) -> dict:
-    """``{test name: figures}`` from ``results/reliability/*.json`` (``make test-reliability``);
-    the bad-input catalogue's rows (``bad_input*.json``, one file per test worker) under
-    ``"bad_input"``, in row order."""
-    root = root or project_root()
-    out: dict = {}
-    for path in sorted((root / "results" / "reliability").glob("*.json")):
-        value = json.loads(path.read_text())
-        if path.stem.split(".")[0] == "bad_input":
-            out.setdefault("bad_input", []).extend(value)
-        else:
-            out[path.stem] = value
-    if "bad_input" in out:
-        out["bad_input"].sort(key=lambda r: (r["row"], r["input"]))
+def _jsons(folder: Path, pattern: str = "*.json", key=lambda path: path.stem) -> dict:
+    """``{key(path): value}`` of the JSON files matching ``pattern`` in ``folder``, in order."""
+    return {key(path): json.loads(path.read_text()) for path in sorted(folder.glob(pattern))}
+
+
+def _reliability(root: Path) -> dict:
+    """``{test name: figures}`` from ``results/reliability/`` (``make test-reliability``), the
+    bad-input catalogue's rows (``bad_input*.json``, one per test worker) under ``"bad_input"``."""
+    out = _jsons(root / "results" / "reliability")
+    rows = [row for name in list(out) if name.startswith("bad_input") for row in out.pop(name)]
+    if rows:
+        out["bad_input"] = sorted(rows, key=lambda r: (r["row"], r["input"]))
     return out
 
 
-def load_timings(root: Path | None = None) -> dict:
-    """``{profile: timings}`` from ``results/<profile>/timings.json`` (written by the runner)."""
-    root = root or project_root()
-    return {
-        p.parent.name: json.loads(p.read_text())
-        for p in sorted((root / "results").glob("*/timings.json"))
-    }
-
-
-def profile_purposes(root: Path | None = None) -> list[tuple[str, str]]:
-    """``(name, purpose)`` of every profile, the purpose being the first comment line of
-    ``profiles/<name>.yaml`` (``# name: purpose``)."""
-    root = root or project_root()
+def _profile_purposes(root: Path) -> list[tuple[str, str]]:
+    """``(name, purpose)`` of every profile, from its first line (``# name: purpose``)."""
     out = []
     for path in sorted((root / "profiles").glob("*.yaml")):
         if path.stem == BASE:  # the shared settings every profile is read over: not one to run
@@ -139,9 +114,8 @@ def profile_purposes(root: Path | None = None) -> list[tuple[str, str]]:
     return out
 
 
-def default_profile(root: Path | None = None) -> str:
+def _default_profile(root: Path) -> str:
     """The profile ``make run`` uses (the Makefile's ``PROFILE ?=``)."""
-    root = root or project_root()
     for line in (root / "Makefile").read_text().splitlines():
         if line.replace(" ", "").startswith("PROFILE?="):
             return line.split("=", 1)[1].strip()
@@ -150,9 +124,8 @@ def default_profile(root: Path | None = None) -> str:
 
 def run_compute(notebooks: dict | None) -> tuple[float, int]:
     """``(seconds, runs)``: what a profile's active-learning runs computed, from one profile's
-    :func:`load_results` entry. Each summary (a dict with ``runs`` and ``seconds_per_run``, the
-    mean per stage) gives each of its runs that mean; a run that several notebooks read back
-    counts once."""
+    :func:`load_results` entry: each summary's ``seconds_per_run`` for each of its ``runs``, a
+    run that several notebooks read back counted once."""
     per_run: dict[str, float] = {}
 
     def walk(node):
@@ -173,26 +146,14 @@ def run_compute(notebooks: dict | None) -> tuple[float, int]:
 
 
 def timing_cell(timings: dict, profile: str, compute: tuple[float, int] | None = None) -> str:
-    """A profile's recorded time for a table cell, or that none is recorded; ``compute``
-    (:func:`run_compute`) is said beside it where the runs computed more than twice the record
-    (a committed archive read back: the record alone would understate what the profile costs)."""
+    """A profile's recorded time for a table cell; ``compute`` (:func:`run_compute`) is said
+    beside it where the runs computed more than twice the record (an archive read back)."""
     cell = _macro("report.md.j2", "timing_cell")(timings.get(profile), *(compute or (0.0, 0)))
     return str(cell).strip()
 
 
-def load_bench(root: Path | None = None, kind: str = "") -> dict:
-    """``{"<profile>-<host>": results}`` from ``benchmarks/results/*.json``, or with ``kind``
-    from ``benchmarks/results/<kind>/*.json`` (``"ray"``: ``make bench-ray``)."""
-    root = root or project_root()
-    return {
-        p.stem: json.loads(p.read_text())
-        for p in sorted((root / "benchmarks" / "results" / kind).glob("*.json"))
-    }
-
-
 def collect(profile: str, root: Path | None = None) -> list[Path]:
-    """Copy a finished run's metrics and config files (and the runner's ``timings.json``) into
-    ``results/<profile>/``, which is committed."""
+    """Copy a finished run's metrics, config and timings files into ``results/<profile>/``."""
     root = root or project_root()
     source, target = root / "runs" / profile, root / "results" / profile
     found = sorted(source.glob("*.metrics.json"))
@@ -229,15 +190,13 @@ def find_row(results: dict, start: str, **fields) -> dict | None:
 
 def bench_row(results: dict, start: str, **fields) -> dict:
     """:func:`find_row`, or a KeyError where the results have no such row."""
-    found = find_row(results, start, **fields)
-    if found is None:
+    if (found := find_row(results, start, **fields)) is None:
         raise KeyError(f"no benchmark row starting {start!r} in the {results['profile']} results")
     return found
 
 
 def _frame(records: list[dict], columns: dict | None = None):
-    """A table of JSON records; ``columns`` maps each key shown, in order, to its header (a
-    metrics file's ``mean_ap`` shown as ``mean AP``)."""
+    """A table of JSON records; ``columns`` maps each key shown, in order, to its header."""
     import pandas as pd
 
     frame = pd.DataFrame(records)
@@ -258,8 +217,7 @@ HEADLINE_ORDER = ("paper", "paper-cpu", "paper-cpu-qqp", "cpu", "demo", "quick",
 
 def headline_findings(results: dict) -> list[dict]:
     """The core paper's headline as finding records, one per task, each from the largest
-    profile (:data:`HEADLINE_ORDER`) whose notebook 03 ran on that task, with notebook 05's
-    data-efficiency factors of the same profile where recorded."""
+    profile whose notebook 03 ran on that task (with its notebook 05's efficiency)."""
     from .experiments.findings import adaptive_vs_static
 
     out, seen = [], set()
@@ -286,8 +244,10 @@ def render(document: str, root: Path | None = None) -> str:
     root = root or project_root()
     if document not in DOCUMENTS:
         raise ValueError(f"unknown document {document!r}; known: {sorted(DOCUMENTS)}")
-    results, bench, reliability = load_results(root), load_bench(root), load_reliability(root)
-    ray_bench, timings = load_bench(root, "ray"), load_timings(root)
+    bench = root / "benchmarks" / "results"
+    results, reliability, ray_bench = load_results(root), _reliability(root), _jsons(bench / "ray")
+    timings = _jsons(root / "results", "*/timings.json", lambda path: path.parent.name)
+    er_sessions, bench = _jsons(bench / "er"), _jsons(bench)
     needs = {  # a document -> what it renders, where, and how to make it
         "RESULTS.md": (results, "results/<profile>/*.metrics.json", ""),
         "benchmarks/README.md": (bench, "benchmarks/results/*.json", ""),
@@ -299,7 +259,7 @@ def render(document: str, root: Path | None = None) -> str:
         raise FileNotFoundError(f"no {where} under {root}" + (f": run `{make}`" if make else ""))
     extra: dict = {}
     if document == "README.md":
-        extra = {"profiles": profile_purposes(root), "default_profile": default_profile(root)}
+        extra = {"profiles": _profile_purposes(root), "default_profile": _default_profile(root)}
     elif document == "ARCHITECTURE.md":
         extra = {"layer_rows": layer_rows(root)}
     elif document == "WORKSHOP.md":
@@ -329,7 +289,7 @@ def render(document: str, root: Path | None = None) -> str:
             ray_bench=ray_bench,
             headline_findings=lambda: headline_findings(results),
             strategies_of=lambda m: {t: v["strategies"] for t, v in m.items()},
-            er_sessions=lambda: load_bench(root, "er"),
+            er_sessions=lambda: er_sessions,
         )
     )
 

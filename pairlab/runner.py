@@ -1,18 +1,14 @@
 """Run the notebook suite with papermill under a profile: ``python -m pairlab.runner``.
 
-A profile, ``profiles/<name>.yaml``, sets parameters for the whole suite: its top-level keys go to
-every notebook that declares them, its ``notebooks`` section overrides keys for the notebooks it
-names by number (``"03 04 05 06 07 09": {n_boot: 50}``). Each notebook gets the profile's name
-(its cell reads the shared settings: :func:`.notebook.load_settings`), its own knobs as the
-profile sets them, and in ``shared`` the shared settings that ``-p`` or ``--dataset`` change.
-Each executed notebook goes to ``runs/<profile>/<notebook>.ipynb`` beside its metrics file, on
-the ``pairlab`` kernel, without widget state (a plotly FigureWidget alone put 5 MB into each).
-"""
+Each notebook gets the profile's name, its own knobs as the profile (:mod:`.profiles`) sets
+them, and in ``shared`` the shared settings that ``-p`` or ``--dataset`` change; it runs on the
+``pairlab`` kernel into ``runs/<profile>/``, without widget state (a FigureWidget is 5 MB)."""
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import os
 import subprocess
@@ -78,11 +74,8 @@ def run(
     jobs: int = 1,
     record_times: bool = True,
 ) -> list[Path]:
-    """Execute the selected notebooks under ``profile``; returns the executed copies.
-
-    ``jobs`` > 1 runs that many notebooks at once, each in its own process with
-    ``$OMP_NUM_THREADS`` (else ``cpus // jobs``) threads, a notebook starting once those it
-    declares ``after`` have finished. Each notebook's seconds go to ``<run_dir>/timings.json``."""
+    """Execute the selected notebooks under ``profile``; returns the executed copies. ``jobs`` > 1:
+    that many at once (:func:`_run_parallel`). Seconds go to ``<run_dir>/timings.json``."""
     root = project_root()
     os.environ.setdefault("PAIRLAB_PROGRESS", "text")  # a saved notebook keeps no widget
     loaded = load_profile(profile, root)
@@ -93,7 +86,7 @@ def run(
     if os.environ.get("PAIRLAB_DATA_DIR"):  # kernels run in notebooks/: pass an absolute path
         os.environ["PAIRLAB_DATA_DIR"] = str(Path(os.environ["PAIRLAB_DATA_DIR"]).resolve())
     selected = notebooks(root, select or loaded.get(SELECT))
-    declared = {nb.stem: set(declared_parameters(nb.stem, root, path=nb)) for nb in notebooks(root)}
+    declared = {nb.stem: set(declared_parameters(nb, root)) for nb in notebooks(root)}
     check_profile(loaded, declared, name=profile)
     check_profile(overrides, declared, name="overrides (-p)")
     each = [settings(nb.stem, loaded, overrides, root=root) for nb in selected]
@@ -130,7 +123,7 @@ def run(
 def papermill_parameters(profile: str, notebook: Path, loaded: dict, overrides: dict, root) -> dict:
     """What ``notebook`` is given: ``profile``, its own knobs as the profile (and ``overrides``)
     set them, and ``shared``: the overrides of its shared settings."""
-    own, shared = own_and_shared(notebook.stem, root, path=notebook)
+    own, shared = own_and_shared(notebook, root)
     values = settings(notebook.stem, loaded, overrides, root=root)
     params = {k: values[k] for k in own if k in values}
     params["profile"] = profile
@@ -141,8 +134,8 @@ def papermill_parameters(profile: str, notebook: Path, loaded: dict, overrides: 
 
 
 def data_or_fixture(profile: str, params: list[dict], without_data) -> str | None:
-    """``None`` when the QQP and WikiQA files the notebooks need are found; else the profile's
-    ``without_data`` folder (said loudly), and without one an error saying how to get them."""
+    """``None`` when the data files the notebooks need are found; else the profile's
+    ``without_data`` folder (said loudly), or an error saying how to get them."""
     from .data.loaders import TASKS, data_files
 
     wanted = {
@@ -173,19 +166,10 @@ def data_or_fixture(profile: str, params: list[dict], without_data) -> str | Non
     return None
 
 
-def _known_to_the_profile(record) -> bool:
-    """Drop papermill's warning of a parameter the cell does not assign: the shared settings are
-    such by design, and :func:`run` has checked every name against the notebooks."""
-    return not record.getMessage().startswith("Passed unknown parameter")
-
-
 def _execute(profile: str, notebook: Path, params: dict, out_dir: Path, root: Path) -> float:
     """Run one notebook; one line when it is done (a progress bar meanwhile on a terminal)."""
-    import logging
-
     import papermill
 
-    logging.getLogger("papermill").addFilter(_known_to_the_profile)
     output = out_dir / notebook.name
     start = time.perf_counter()
     remote = params.get("backend") == "ray"  # its sweeps' progress bar, shown here as it moves
@@ -213,7 +197,7 @@ def _minutes(seconds: float) -> str:
 
 def _local_kernel_manager():
     """papermill's kernel manager: IPC sockets in a private temporary folder, not TCP ports (no
-    unencrypted-TCP warning from ipykernel). Built on first use: jupyter_client loads here."""
+    unencrypted-TCP warning), built on first use (jupyter_client is slow to import)."""
     import atexit
     import shutil
     import tempfile
@@ -255,7 +239,8 @@ def threads_per_job(jobs: int) -> int:
 def _run_parallel(
     profile: str, selected: list[Path], overrides: dict, jobs: int, root: Path
 ) -> dict:
-    """Each notebook in a child runner process, ``jobs`` at a time, in :func:`start_order`."""
+    """Each notebook in a child runner process, ``jobs`` at a time, in :func:`start_order`, once
+    those it declares ``after`` have finished; ``$OMP_NUM_THREADS`` or ``cpus // jobs`` threads."""
     threads = os.environ.get("OMP_NUM_THREADS") or str(threads_per_job(jobs))
     env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
     numbers = {_number(nb): nb for nb in selected}
@@ -293,34 +278,28 @@ def _run_parallel(
 def start_order(selected: list[Path], waits: dict, times: dict) -> list[Path]:
     """The order in which ready notebooks start: the longest chain first, a chain being a
     notebook's recorded seconds (``times`` by stem, 1 when unknown) plus the longest chain of
-    those waiting for it; ties keep the declared order."""
-    chains: dict = {}
+    those waiting for it."""
 
+    @functools.cache
     def chain(nb: Path) -> float:
-        if nb not in chains:
-            waiting = [other for other in selected if _number(nb) in waits[other]]
-            chains[nb] = float(times.get(nb.stem, 1.0)) + max(map(chain, waiting), default=0.0)
-        return chains[nb]
+        waiting = [other for other in selected if _number(nb) in waits[other]]
+        return float(times.get(nb.stem, 1.0)) + max(map(chain, waiting), default=0.0)
 
     return sorted(selected, key=lambda nb: -chain(nb))
 
 
 def order_times(profile: str, root: Path) -> dict:
-    """Seconds per notebook to order a run's start by: the profile's own recorded times, else
-    another profile's (sizes differ, the notebooks' relative weight much less)."""
-    for name in (profile, "quick", "demo", "cpu", "smoke"):
-        times = recorded_times(name, root)
-        if times:
-            return times
-    return {}
+    """Seconds per notebook to order a run's start by: the profile's recorded times, else
+    another profile's (the notebooks' relative weight differs little)."""
+    names = (profile, "quick", "demo", "cpu", "smoke")
+    return next((times for name in names if (times := recorded_times(name, root))), {})
 
 
-def _timings(profile: str, root: Path):
+def _timings(profile: str, root: Path) -> list:
     """``(path, record)`` of the committed ``results/<profile>/timings.json``, then of this
     machine's last ``runs/<profile>/timings.json``, where they exist."""
-    for folder in (root / "results" / profile, root / "runs" / profile):
-        if (folder / TIMINGS).is_file():
-            yield folder / TIMINGS, json.loads((folder / TIMINGS).read_text())
+    paths = [root / folder / profile / TIMINGS for folder in ("results", "runs")]
+    return [(path, json.loads(path.read_text())) for path in paths if path.is_file()]
 
 
 def recorded_times(profile: str, root: Path) -> dict:

@@ -1,7 +1,5 @@
 """The one Jinja environment of every sentence pairlab shows: the documents' templates
-(``docs/*.j2``, :mod:`pairlab.report`) and the macros that put records in words
-(``pairlab/templates/*.j2``: the findings, a labelling session's guide). Bottom layer, so the
-session's worker and the widgets render the same macros as the documents."""
+(``docs/*.j2``) and the macros that put records in words (``pairlab/templates/*.j2``)."""
 
 from __future__ import annotations
 
@@ -64,8 +62,7 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
 def environment(root: Path | None = None):
-    """The one Jinja environment of every sentence pairlab shows: the documents' templates
-    (``docs/*.j2`` under ``root``) and the findings' macros (``pairlab/templates``)."""
+    """The Jinja environment of the templates under ``root`` and ``pairlab/templates``."""
     import jinja2
 
     env = jinja2.Environment(
@@ -80,8 +77,7 @@ def environment(root: Path | None = None):
 
 
 def markdown(macro: str, *args, template: str = "findings.md.j2") -> str:
-    """A macro of ``pairlab/templates/<template>`` called on ``args`` (finding records, a metrics
-    file's part, a session's estimate), as markdown for a notebook's ``display(Markdown(...))``."""
+    """A macro of ``pairlab/templates/<template>`` called on ``args``, as markdown."""
     return str(getattr(environment().get_template(template).module, macro)(*args)).strip()
 
 
@@ -97,6 +93,5 @@ def _one_in(ratio: float) -> str:
     """Pairs per positive as "1:32K"."""
     for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
         if ratio >= limit:
-            value = ratio / limit
-            return f"1:{value:.0f}{suffix}" if value >= 10 else f"1:{value:.1f}{suffix}"
+            return f"1:{ratio / limit:.{0 if ratio >= 10 * limit else 1}f}{suffix}"
     return f"1:{ratio:.0f}"

@@ -1,12 +1,7 @@
 """Participant copies of the notebooks for a workshop: ``python -m pairlab.workshop [--out DIR]``
-(``make workshop``).
-
-An exercise is a markdown cell tagged ``exercise`` followed by one code cell tagged
-``solution``, which CI executes like any other cell. A participant copy replaces each solution
-by an empty code cell tagged ``your-answer`` and drops all outputs (nbconvert's
-``ClearOutputPreprocessor``), so it opens clean and runs from top to bottom: no later cell may
-read what a solution defines (:func:`check`).
-"""
+(``make workshop``). An exercise is a markdown cell tagged ``exercise`` followed by one code
+cell tagged ``solution``; a participant copy replaces each solution by an empty code cell
+tagged ``your-answer`` and drops all outputs, so no later cell may read what a solution defines."""
 
 from __future__ import annotations
 
@@ -15,16 +10,7 @@ import re
 import sys
 from pathlib import Path
 
-__all__ = [
-    "EXERCISE",
-    "SOLUTION",
-    "ANSWER",
-    "exercises",
-    "check",
-    "participant_copy",
-    "write",
-    "guide",
-]
+__all__ = ["exercises", "check", "participant_copy", "write", "guide"]
 
 EXERCISE, SOLUTION, ANSWER = "exercise", "solution", "your-answer"
 PLACEHOLDER = "# Your answer here: the exercise above says what to write and what to check."
@@ -52,8 +38,8 @@ def exercises(nb) -> list[dict]:
 
 
 def check(nb, name: str = "notebook") -> list[dict]:
-    """:func:`exercises`, each a markdown cell followed (after any markdown) by one code
-    solution, and no later cell reading a name only a solution binds; else a ``ValueError``."""
+    """:func:`exercises`, each checked to be a markdown cell followed by one code solution that
+    no later cell depends on; else a ``ValueError``."""
     found = exercises(nb)
     for ex in found:
         cell = nb.cells[ex["exercise"]]

@@ -10,7 +10,6 @@ import pytest
 from conftest import real_data_dir
 
 from pairlab.data import (
-    IdPairs,
     NoTruthError,
     Pool,
     RecordPool,
@@ -189,14 +188,11 @@ def test_malformed_rows_are_reported_as_load_pairs_reports_them(tmp_path):
     assert records.notes["skipped_by_reader"] == 2 and len(records) == 12
 
 
-def test_identical_texts_under_two_ids_are_kept_and_offered_as_likely_duplicates():
+def test_identical_texts_under_two_ids_are_kept_and_counted():
     records = load_items(PRODUCTS, text=["title", "brand", "price"], id="id")
     assert len(records) == 4  # kept: two ids may be two items with one description
     assert records.notes["identical_texts"] == 2 and records.notes["identical_text_pairs"] == 1
-    i, j = records.identical_text_pairs()
-    assert (records.ids[i].tolist(), records.ids[j].tolist()) == (["A1"], ["C3"])
-    pool = record_pairs(records)
-    assert pool.record_ids(pool.space.encode(i, j))[1].tolist() == ["C3"]
+    assert records.texts[0] == records.texts[3] and records.ids[[0, 3]].tolist() == ["A1", "C3"]
 
 
 def test_one_table_needs_two_records_two_tables_one_each(tmp_path):
@@ -302,15 +298,14 @@ def test_read_id_pairs_takes_the_first_two_columns_and_reports_bad_rows(tmp_path
         tmp_path / "matches.csv",
         ["walmart_id,amazon_id,score", "1190,10706,1", "1340,,1", "5,6", "7,8,1"],
     )
-    pairs = read_id_pairs(path)
-    left, right = pairs
+    left, right, report = read_id_pairs(path)
     assert left.tolist() == ["1190", "7"] and right.tolist() == ["10706", "8"]
-    assert [(r.line, r.reason) for r in pairs.report.skipped] == [
+    assert [(r.line, r.reason) for r in report.skipped] == [
         (3, "empty id in column 'amazon_id'"),
         (4, "expected 3 fields, found 2"),
     ]
     named = read_id_pairs(pd.DataFrame({"x": [1], "a": [2], "b": [3]}), left="b", right="a")
-    assert (named.left.tolist(), named.right.tolist()) == (["3"], ["2"])
+    assert (named[0].tolist(), named[1].tolist()) == (["3"], ["2"])
     with pytest.raises(ValueError, match="an id pair needs two"):
         read_id_pairs(pd.DataFrame({"a": [1]}))
 
@@ -385,8 +380,7 @@ def test_labels_raise_without_truth_instead_of_answering_zero(tables):
         pool.labels([2])
     with pytest.raises(NoTruthError):
         pool.n_positives
-    frame = pool.frame([0, 1, 2])
-    assert "label" not in frame and frame["stated"].tolist() == ["positive", "negative", "-"]
+    assert pool.stated([0, 1, 2]).tolist() == ["positive", "negative", "-"]
     assert "the rest unlabelled" in repr(pool)
 
 
@@ -395,10 +389,9 @@ def test_the_truth_pool_agrees_with_the_matches_file(tmp_path, tables):
     matches = write(tmp_path / "matches.csv", ["walmart_id,amazon_id", "w1,10", "w2,11", "w3,13"])
     pool = record_pairs(left, right, all_positives=matches)
     assert pool.truth_known and pool.n_positives == 3 and pool.n_negatives == 9
-    ids = pool.pair_ids(*read_id_pairs(matches))
+    ids = pool.pair_ids(*read_id_pairs(matches)[:2])
     assert pool.labels(ids).tolist() == [1, 1, 1]
     assert pool.labels(np.arange(pool.n_pairs)).sum() == 3
-    assert pool.frame(ids)["label"].tolist() == [1, 1, 1]
     with pytest.raises(
         ValueError,
         match=r"1 known positive pair\(s\) are not among all_positives, "
@@ -414,7 +407,7 @@ def test_known_pairs_as_a_frame_a_file_or_two_arrays_are_the_same(tmp_path, tabl
         frame,
         write_as(frame, tmp_path / "seeds.tsv"),
         (["w1", "w2"], ["10", "11"]),
-        read_id_pairs(frame),
+        read_id_pairs(frame)[:2],
     ]
     found = [record_pairs(left, right, positives=way).positives.tolist() for way in ways]
     assert all(f == [0, 5] for f in found)
@@ -454,7 +447,7 @@ def test_candidate_search_and_embedding_take_a_record_pool(tables, monkeypatch):
     ids, scores = neighbour_pairs(pool.space, emb["l"], emb["r"], m=2)
     assert len(ids) == 6 and np.array_equal(ids, np.sort(ids))
     a, b = pool.record_ids(ids)
-    assert set(a) == {"w1", "w2", "w3"} and pool.frame(ids)["left_id"].tolist() == a.tolist()
+    assert set(a) == {"w1", "w2", "w3"}
     expected = np.einsum("nd,nd->n", emb["l"][left.index_of(a)], emb["r"][right.index_of(b)])
     assert np.allclose(scores, expected, atol=1e-5)
 
@@ -484,8 +477,8 @@ def test_real_er_tables_load_and_every_match_resolves(folder, sides, n_matches):
     if not root.is_dir():
         pytest.skip(f"no {root}")
     left, right = (load_items(root / f"{side}.csv", text="title", id="id") for side in sides)
-    matches = read_id_pairs(root / "matches.csv")
-    pool = record_pairs(left, right, all_positives=matches)
-    assert len(matches) == n_matches and not matches.report.skipped
+    *matches, report = read_id_pairs(root / "matches.csv")
+    pool = record_pairs(left, right, all_positives=root / "matches.csv")
+    assert len(matches[0]) == n_matches and not report.skipped
     assert pool.n_positives == n_matches and pool.labels(pool.pair_ids(*matches)).all()
-    assert isinstance(pool, RecordPool) and isinstance(matches, IdPairs)
+    assert isinstance(pool, RecordPool) and pool.notes["all_positives_rows_skipped"] == 0

@@ -81,7 +81,7 @@ def test_load_settings_gives_the_profiles_shared_settings_read_only(tmp_path, mo
     path = profile_notebook(tmp_path / "03_cosinebert_active_learning.ipynb")
     cfg = notebook.load_settings("smoke", "03_cosinebert_active_learning", path=path, quiet=True)
     smoke = load_profile("smoke", notebook="03")
-    names = own_and_shared("03", path=path)[1]
+    names = own_and_shared(path)[1]
     assert {"max_items", "candidate_m", "run_dir"} <= set(names) and "n1" not in names
     assert sorted(cfg.as_dict()) == sorted(names) and "max_items" in dir(cfg)
     if smoke.get("model_layers") is not None:  # the model is cut (smoke: 4 of 6 layers)

@@ -29,7 +29,7 @@ def declared() -> dict[str, set]:
     """Each notebook's parameters: its cell's and the shared settings it takes from its profile."""
     from pairlab.profiles import declared as of
 
-    return {nb.stem: set(of(nb.stem, ROOT, path=nb)) for nb in notebooks(ROOT)}
+    return {nb.stem: set(of(nb, ROOT)) for nb in notebooks(ROOT)}
 
 
 @pytest.mark.parametrize("profile", [*PROFILES, "base"])

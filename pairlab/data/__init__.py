@@ -1,7 +1,5 @@
-"""Data and pools: pair ids (:mod:`.pairs`), tasks and pools (:mod:`.tasks`), the all-pairs
-builders (:mod:`.build`), the table reader (:mod:`.tables`), labelled pair files
-(:mod:`.pairfile`), your own records (:mod:`.items`) and their pairs (:mod:`.recordpool`), QQP
-and WikiQA (:mod:`.loaders`) and the papers' numbers (:mod:`.paper`). Imports nothing above it."""
+"""Data and pools: pair ids, tasks and pools, the all-pairs builders, labelled pair files, your own
+records and their pairs, QQP and WikiQA, and the papers' numbers. Imports nothing above it."""
 
 from . import build, items, loaders, pairfile, pairs, paper, recordpool, tables, tasks
 from .items import *  # noqa: F401,F403  your own records

@@ -1,9 +1,6 @@
-"""All-pairs tasks from labelled pairs: the two builders behind :func:`pairlab.data.load_pairs`.
-
-Both take rows with the columns ``left, right, label`` (int8, 1 = positive), ``left_key,
-right_key`` (what makes two rows the same item) and, for an asymmetric task with its own split,
-``split``. Graph work is vectorised: no Python loop over pairs.
-"""
+"""All-pairs tasks from labelled pairs: the two builders behind :func:`pairlab.data.load_pairs`,
+taking rows with the columns ``left, right, label`` (int8), ``left_key, right_key`` (what makes
+two rows the same item) and, for an asymmetric task with its own split, ``split``."""
 
 from __future__ import annotations
 
@@ -15,14 +12,7 @@ from scipy.sparse.csgraph import connected_components
 from .pairs import PairSpace, as_id_set, isin_sorted, setdiff_sorted
 from .tasks import SPLITS, Pool, Task
 
-__all__ = [
-    "build_symmetric",
-    "build_asymmetric",
-    "check_fractions",
-    "cap_of",
-    "components",
-    "pairs_within_groups",
-]
+__all__ = ["build_symmetric", "build_asymmetric", "components", "pairs_within_groups"]
 
 
 def build_symmetric(
@@ -36,8 +26,7 @@ def build_symmetric(
 ) -> Task:
     """Symmetric task (duplicates, paraphrases): the items are the distinct keys of both columns,
     sorted; positives the transitive closure of the stated ones; items split by connected
-    components of all stated pairs, so none crosses splits. ``keyed``: the keys are ids, and
-    the notes count ids seen with two texts and texts shared by two ids."""
+    components of all stated pairs, so none crosses splits. ``keyed``: the keys are ids."""
     fractions = check_fractions(fractions)
     texts, a, b, label, notes = _items(rows, keyed)
     n = len(texts)
@@ -56,8 +45,8 @@ def build_symmetric(
 
 
 def _items(rows: pd.DataFrame, keyed: bool):
-    """The distinct items (sorted by key; text: the key's first text) and the stated pairs as
-    item indices, without self pairs."""
+    """The distinct items (sorted by key, with its first text) and the stated pairs as item
+    indices, without self pairs."""
     keys = np.concatenate([rows["left_key"].to_numpy(), rows["right_key"].to_numpy()])
     all_texts = np.concatenate([rows["left"].to_numpy(object), rows["right"].to_numpy(object)])
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
@@ -101,8 +90,7 @@ def build_asymmetric(
     name: str, rows: pd.DataFrame, *, seed: int = 0, fractions=(0.5, 0.25, 0.25), max_items=None
 ) -> Task:
     """Asymmetric task (question -> answer): each split's left items (the ``split`` column's,
-    else a random split by ``fractions``) x every distinct right item kept, in order of first
-    appearance."""
+    else a random split by ``fractions``) x every distinct right item kept."""
     rng = np.random.default_rng(seed)
     notes = {}
     if "split" in rows:
@@ -135,8 +123,7 @@ def build_asymmetric(
 
 
 def _random_split(rows: pd.DataFrame, fractions, max_items, rng):
-    """Left items split at random by ``fractions`` (each item its own group), capped per split
-    in that random order."""
+    """Left items split at random by ``fractions``, capped per split in that random order."""
     keys = pd.unique(rows["left_key"])
     items = np.arange(len(keys))
     split_of, rank = _assign_splits(items, fractions, rng)

@@ -1,13 +1,7 @@
-"""``make data``: QQP and WikiQA from their official sources into ``./data``, checked.
-
-    python -m pairlab.data.download [DEST] [--base-url URL] [--checksums FILE] [--only qqp|wikiqa]
-
-Each file goes to ``<name>.part``, is resumed with an HTTP ``Range`` request after an
-interruption (bounded attempts within a deadline), and is checked against its published SHA256
-before it is renamed into place (a mismatch deletes it). WikiQA's zip is unpacked into
-``<DEST>/wikiqa/``. ``--base-url`` (``$PAIRLAB_DATA_BASE_URL``) names a mirror, ``--checksums``
-(``$PAIRLAB_DATA_CHECKSUMS``, ``sha256sum`` format) the checksums of its copies.
-"""
+"""``make data``: QQP and WikiQA from their official sources into ``./data``
+(``python -m pairlab.data.download [DEST] [--base-url URL] [--checksums FILE] [--only NAME]``).
+Each file goes to ``<name>.part``, resumed with an HTTP ``Range`` request after an interruption,
+and is checked against its published SHA256 before it is renamed into place."""
 
 from __future__ import annotations
 
@@ -24,7 +18,7 @@ import zipfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-__all__ = ["Source", "SOURCES", "ChecksumError", "DownloadError", "download", "fetch", "main"]
+__all__ = ["SOURCES", "ChecksumError", "DownloadError", "download", "fetch", "main"]
 
 
 @dataclass(frozen=True)
@@ -85,8 +79,8 @@ def download(
     log=print,
 ) -> list[Path]:
     """Fetch, verify and unpack the ``names`` sources into ``dest``; returns the data files.
-    ``base_url`` replaces each URL's folder (a mirror, or a test server); ``checksums`` maps file
-    names to SHA256 values that replace the published ones."""
+    ``base_url`` (``$PAIRLAB_DATA_BASE_URL``) replaces each URL's folder (a mirror);
+    ``checksums`` (``$PAIRLAB_DATA_CHECKSUMS``, a sha256sum file) replace the published ones."""
     base_url = base_url or os.environ.get("PAIRLAB_DATA_BASE_URL")
     overrides = checksums or _read_checksums(os.environ.get("PAIRLAB_DATA_CHECKSUMS"))
     out = []
@@ -150,8 +144,7 @@ def fetch(
 
 
 def _transfer(url: str, part: Path, seconds_left: float) -> None:
-    """One request: the rest of ``url`` appended to ``part`` (from its size, by a Range request),
-    read to its end."""
+    """One request: the rest of ``url`` appended to ``part`` (a Range request from its size)."""
     have = part.stat().st_size if part.exists() else 0
     headers = {"User-Agent": "pairlab-data/1", **({"Range": f"bytes={have}-"} if have else {})}
     try:

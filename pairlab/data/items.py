@@ -1,6 +1,5 @@
 """Your own records, unlabelled: a table of records as :class:`Records` (:func:`load_items`), and
-a file of record-id pairs (:func:`read_id_pairs`). Ids are strings: a file's as written
-(stripped), a DataFrame's numbers as ``str`` of the integer (``12``, never ``"12.0"``)."""
+a file of record-id pairs (:func:`read_id_pairs`). Ids are strings (:func:`as_ids`)."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ import numpy as np
 import pandas as pd
 
 from ..io import ReadReport
-from .build import pairs_within_groups
 from .tables import (
     blank,
     check_columns,
@@ -27,10 +25,7 @@ __all__ = [
     "Records",
     "load_items",
     "read_id_pairs",
-    "IdPairs",
     "UnknownIdError",
-    "as_ids",
-    "MAX_CHARS",
     "SEPARATOR",
 ]
 
@@ -73,8 +68,7 @@ class Records:
         return pd.Index(self.ids)
 
     def index_of(self, ids) -> np.ndarray:
-        """Positions (int64, in the order given) of the records with ``ids`` (strings, or numbers
-        read as :func:`as_ids` does); an :class:`UnknownIdError` names a few ids not found."""
+        """Positions (int64, in the order given) of the records with ``ids`` (:func:`as_ids`)."""
         wanted = as_ids(np.atleast_1d(np.asarray(ids, dtype=object)))
         found = self._index.get_indexer(wanted)
         unknown = found < 0
@@ -87,11 +81,6 @@ class Records:
                 "reading has no id here: see its report)"
             )
         return found.astype(np.int64)
-
-    def identical_text_pairs(self) -> tuple[np.ndarray, np.ndarray]:
-        """The record pairs ``(i, j)``, ``i < j`` (int64 positions, sorted), whose texts are
-        identical under two ids: likely duplicates."""
-        return _same_text_pairs(self.texts)
 
     def summary(self) -> str:
         """What was read, kept, skipped and changed, for a person to read."""
@@ -117,23 +106,19 @@ def load_items(
     """The records of a CSV, TSV, JSON-lines or Parquet file, or of a DataFrame.
 
     ``text``: the column of each record's text, or a list of columns (``title: <value> |
-    brand: <value>``). ``id``: the column of the ids, or ``None``: the rows' numbers in the
-    order read. ``name`` defaults to the file's stem. A text longer than ``max_chars`` (None:
-    no limit) is cut and counted: the models read a few hundred characters.
-
-    Skipped, counted in ``notes`` and reported in ``report``: a record without id or text, and
-    a later record with an id seen before. Records with the same text under different ids are
-    kept and counted. No usable record at all is a ``NoRowsError``.
+    brand: <value>``). ``id``: the column of the ids, or ``None``: the rows' numbers. A text
+    longer than ``max_chars`` (None: no limit) is cut and counted. Skipped, counted in ``notes``
+    and reported: a record without id or text, and a later record with an id seen before.
     """
     fields = _options(text, id, max_chars)
     frame, lines, report, where = read_source(source, what="record")
-    check_columns(
-        frame,
-        {"id": id, **{_role(fields, k): c for k, c in enumerate(fields)}},
-        where,
-        remedy="Name them with load_items(text=... (a column, or a list of columns), "
-        "id=... (a column, or None for row numbers))",
+    roles = {f"text[{k}]": f for k, f in enumerate(fields)}
+    roles = roles if len(fields) > 1 else {"text": fields[0]}
+    remedy = (
+        "Name them with load_items(text=... (a column, or a list of columns), "
+        "id=... (a column, or None for row numbers))"
     )
+    check_columns(frame, {"id": id, **roles}, where, remedy=remedy)
     ids = as_ids(frame[id]) if id is not None else np.arange(len(frame)).astype(str).astype(object)
     texts = serialise(frame, fields)
     reasons, notes = _skips(ids, texts, id, fields, located(where, lines, len(frame))[1])
@@ -142,7 +127,7 @@ def load_items(
     texts, ids = texts[~bad], ids[~bad]
     long = texts.str.len().to_numpy() > (max_chars or np.inf)
     texts = texts.str.slice(0, max_chars).to_numpy(object) if long.any() else texts.to_numpy(object)
-    same, other = _same_text_pairs(texts)
+    same = pd.Series(texts).value_counts()  # texts under two ids or more: likely duplicates
     notes = {
         "records": len(ids),
         "rows": len(frame) + skipped_by_reader,
@@ -150,8 +135,8 @@ def load_items(
         **notes,
         "truncated_texts": int(long.sum()),
         "max_chars": max_chars,
-        "identical_texts": len(np.unique(np.r_[same, other])),
-        "identical_text_pairs": len(same),
+        "identical_texts": int(same[same > 1].sum()),
+        "identical_text_pairs": int((same * (same - 1) // 2).sum()),
         "source": where,
     }
     default = "records" if isinstance(source, pd.DataFrame) else Path(source).stem
@@ -178,8 +163,7 @@ def _options(text, id, max_chars) -> list[str]:
 
 
 def _skips(ids: np.ndarray, texts: pd.Series, id, fields: list[str], at) -> tuple[pd.Series, dict]:
-    """Why each row is skipped (``None``: kept) and the count of each reason: no id, no text,
-    an id an earlier kept row has."""
+    """Why each row is skipped (``None``: kept) and the count of each reason."""
     no_id, no_text = ids == "", texts.eq("").to_numpy()
     reasons = pd.Series(None, index=texts.index, dtype=object)
     flag(reasons, no_id, f"empty id in column {id!r}")
@@ -193,13 +177,9 @@ def _skips(ids: np.ndarray, texts: pd.Series, id, fields: list[str], at) -> tupl
     }
 
 
-def _role(fields: list[str], k: int) -> str:
-    return "text" if len(fields) == 1 else f"text[{k}]"
-
-
 def serialise(frame: pd.DataFrame, fields: list[str]) -> pd.Series:
-    """Each row's text: the one field's value as it is, or ``name: value`` of each non-empty
-    field (values stripped) joined by :data:`SEPARATOR`; ``""`` where every field is empty."""
+    """Each row's text: the one field's value, or ``name: value`` of each non-empty field joined
+    by :data:`SEPARATOR`; ``""`` where every field is empty."""
     if len(fields) == 1:
         value = text_column(frame[fields[0]])
         return value.where(~blank(value), "")
@@ -213,8 +193,7 @@ def serialise(frame: pd.DataFrame, fields: list[str]) -> pd.Series:
 
 
 def _repeated_ids(ids: np.ndarray, usable: np.ndarray, at) -> pd.Series:
-    """For each usable row whose id an earlier usable row has, why it is skipped (the line kept);
-    ``None`` elsewhere."""
+    """Why each usable row whose id an earlier usable row has is skipped; ``None`` elsewhere."""
     position = pd.Series(np.flatnonzero(usable))
     kept_ids = pd.Series(ids[usable])
     first = position.groupby(kept_ids.to_numpy()).transform("first").to_numpy()
@@ -227,16 +206,9 @@ def _repeated_ids(ids: np.ndarray, usable: np.ndarray, at) -> pd.Series:
     return out
 
 
-def _same_text_pairs(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    codes = pd.factorize(pd.Series(texts, dtype=object))[0]
-    i, j = pairs_within_groups(codes)
-    order = np.lexsort((j, i))
-    return i[order].astype(np.int64), j[order].astype(np.int64)
-
-
 def as_ids(values) -> np.ndarray:
-    """``values`` as id strings, (n,) object: strings stripped, integers (and integral floats,
-    as pandas stores an int column with gaps) as ``str`` of the integer, missing values ``""``."""
+    """``values`` as id strings, (n,) object: strings stripped, integers (and integral floats: an
+    int column with gaps) as ``str`` of the integer (``12``, never ``"12.0"``), missing ``""``."""
     series = (
         values if isinstance(values, pd.Series) else pd.Series(np.asarray(values, dtype=object))
     )
@@ -253,24 +225,10 @@ def _id(value) -> str:
     return "" if value is None or value is pd.NA else str(value).strip()
 
 
-@dataclass(frozen=True, eq=False)
-class IdPairs:
-    """Pairs of record ids, ``left[k]`` with ``right[k]``; unpacks as ``left, right``."""
-
-    left: np.ndarray  # (n,) object: str
-    right: np.ndarray  # (n,) object: str
-    report: ReadReport = field(default_factory=ReadReport)
-
-    def __iter__(self):
-        return iter((self.left, self.right))
-
-    def __len__(self) -> int:
-        return len(self.left)
-
-
-def read_id_pairs(source, *, left: str | None = None, right: str | None = None) -> IdPairs:
-    """Pairs of record ids from a file or DataFrame: the ``left`` and ``right`` columns, by
-    default the first two; a row with an empty id is skipped and reported in ``report``."""
+def read_id_pairs(source, *, left: str | None = None, right: str | None = None):
+    """``(left_ids, right_ids, report)``: pairs of record ids (object: str) from a file or
+    DataFrame's ``left`` and ``right`` columns, by default the first two; a row with an empty id
+    is skipped and reported."""
     frame, lines, report, where = read_source(source, what="id pair")
     if (left is None or right is None) and len(frame.columns) < 2:
         raise ValueError(
@@ -286,4 +244,4 @@ def read_id_pairs(source, *, left: str | None = None, right: str | None = None) 
     for column, values in zip((left, right), ids):
         flag(reasons, values == "", f"empty id in column {column!r}")
     bad, report = skip_rows(frame, reasons, where, lines, "id pair", report)
-    return IdPairs(ids[0][~bad], ids[1][~bad], report)
+    return ids[0][~bad], ids[1][~bad], report

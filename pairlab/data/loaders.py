@@ -28,7 +28,6 @@ __all__ = [
     "load_pairs",
     "like",
     "pair_file",
-    "per_task",
 ]
 
 TASKS = BUILT_IN
@@ -112,21 +111,20 @@ def load_tasks(
     **kwargs,
 ) -> dict[str, Task]:
     """Tasks named by a notebook's ``dataset`` parameter: ``"qqp"``, ``"wikiqa"``, ``"all"``, or
-    the path of a pair file, read by :func:`load_pairs` with ``pairs_symmetric`` (required for a
-    file), ``pairs_columns`` (``{"left", "right", "label", "left_id", "right_id", "split"}`` to
-    the file's columns, each optional) and ``pairs_threshold`` (graded labels). ``max_items``
-    may be keyed by task name; a file's task takes the entry of the built-in task of its kind
-    (:func:`~pairlab.data.tasks.like`)."""
+    the path of a pair file, read by :func:`load_pairs` with ``pairs_symmetric`` (required),
+    ``pairs_columns`` (role -> the file's column) and ``pairs_threshold``. ``max_items`` may be
+    keyed by task name; a file's task takes the entry of the built-in task of its kind."""
     if dataset in TASKS + ("all",):
         names = TASKS if dataset == "all" else (dataset,)
         caps = {n: max_items.get(n) if per_task(max_items) else max_items for n in names}
         return {n: load_task(n, data_dir, **kwargs, max_items=caps[n]) for n in names}
     path, name = pair_file(dataset), pair_task_name(dataset)
-    kind = like(name, _symmetric(pairs_symmetric, path))
+    options = _pair_options(path, pairs_symmetric, pairs_columns, pairs_threshold)
+    kind = like(name, options["symmetric"])
     cap = max_items.get(name, max_items.get(kind)) if per_task(max_items) else max_items
     task = load_pairs(
         path,
-        **_pair_options(pairs_symmetric, pairs_columns, pairs_threshold),
+        **options,
         seed=kwargs.get("seed", 0),
         max_items=cap,
         fractions=kwargs.get("fractions", (0.5, 0.25, 0.25)),
@@ -136,10 +134,8 @@ def load_tasks(
 
 
 def tasks_for(params: dict) -> dict[str, Task]:
-    """The tasks a notebook's parameters name (:func:`load_tasks` with its ``dataset``,
-    ``data_dir``, ``seed``, ``fractions``, ``max_items`` and ``pairs_*`` options). Every value
-    of ``params`` given per task gains, in place, an entry for a file's task: the built-in
-    task's of its kind."""
+    """The tasks a notebook's parameters name (:func:`load_tasks`). Every value of ``params``
+    given per task gains, in place, an entry for a file's task: the built-in task's of its kind."""
     tasks = load_tasks(
         params["dataset"],
         params.get("data_dir"),
@@ -163,8 +159,7 @@ def per_task(value) -> bool:
 
 
 def pair_file(dataset) -> Path:
-    """The pair file a ``dataset`` parameter names: as given, else relative to the project
-    root; anything else is an error listing what ``dataset`` can be."""
+    """The pair file a ``dataset`` parameter names: as given, else relative to the project root."""
     if not isinstance(dataset, (str, Path)) or not is_pair_file(dataset):
         raise ValueError(
             f"dataset must be 'qqp', 'wikiqa', 'all' or the path of a pair file "
@@ -179,17 +174,14 @@ def pair_file(dataset) -> Path:
     )
 
 
-def _symmetric(value, path: Path) -> bool:
-    if not isinstance(value, bool):
+def _pair_options(path: Path, symmetric, columns, threshold) -> dict:
+    """:func:`load_pairs`' options from a notebook's ``pairs_*`` parameters."""
+    if not isinstance(symmetric, bool):
         raise ValueError(
             f"dataset {str(path)!r} is a pair file: set pairs_symmetric to True "
             "(duplicates, paraphrases: both columns hold the same kind of item) or "
-            f"False (question -> answer, query -> document), got {value!r}"
+            f"False (question -> answer, query -> document), got {symmetric!r}"
         )
-    return value
-
-
-def _pair_options(symmetric, columns, threshold) -> dict:
     columns = dict(columns or {})
     known = {"left", "right", "label", "left_id", "right_id", "split"}
     if not known.issuperset(columns):
@@ -205,9 +197,7 @@ def _pair_options(symmetric, columns, threshold) -> dict:
 def build_qqp(
     frame: pd.DataFrame, *, seed: int = 0, fractions=(0.5, 0.25, 0.25), max_items=None
 ) -> Task:
-    """Question-deduplication task: :func:`load_pairs` with QQP's columns, items by qid;
-    positives are the transitive closure of stated duplicates, and questions are split by
-    connected components of all stated pairs so no pair crosses splits."""
+    """Question-deduplication task: :func:`load_pairs` with QQP's columns, items by qid."""
     if frame.empty:
         raise ValueError("QQP frame has no rows: nothing to build a task from")
     task = load_pairs(
@@ -225,14 +215,9 @@ def build_qqp(
 
 
 def build_wikiqa(raw: dict, *, seed: int = 0, max_items=None) -> Task:
-    """Answer-sentence selection task: :func:`load_pairs` on the rows of the three splits,
-    asymmetric with WikiQA's own split: each split's questions x every unique right-hand text,
-    ``Title . Sentence`` where every row has its document title, else the sentence alone."""
-    frames = {split: raw[split] for split in SPLITS}
-    for split, frame in frames.items():
-        if frame.empty:
-            raise ValueError(f"WikiQA {split} split has no rows")
-    rows = pd.concat([f.assign(split=s) for s, f in frames.items()], ignore_index=True)
+    """Answer-sentence selection task: :func:`load_pairs` on the three splits' rows, the right
+    text ``Title . Sentence`` where every row has its document title, else the sentence."""
+    rows = pd.concat([raw[s].assign(split=s) for s in SPLITS], ignore_index=True)
     with_titles = bool(rows["title"].notna().all())
     rows["right"] = rows["title"] + " . " + rows["sentence"] if with_titles else rows["sentence"]
     task = load_pairs(

@@ -55,12 +55,11 @@ def load_pairs(
     """The all-pairs task of a labelled pair file or DataFrame.
 
     ``symmetric`` (duplicates, paraphrases): the items are the distinct texts (or ids, with
-    ``left_id``/``right_id``) of both columns (:func:`~.build.build_symmetric`); otherwise each
-    split's left items (``split_column``'s, else a random split by ``fractions``) x every right
-    item (:func:`~.build.build_asymmetric`). ``label`` is 0/1 (or true/false); graded labels need
-    ``positive_threshold`` (positive: at least it). ``max_items`` caps the left items per split
-    (an int or a dict by split); ``name`` defaults to the file's stem. ``check_splits``: a split
-    without two items or a positive is an error (the pinned built-in tasks skip the check)."""
+    ``left_id``/``right_id``) of both columns; otherwise each split's left items
+    (``split_column``'s, else a random split by ``fractions``) x every right item. ``label`` is
+    0/1 (or true/false); graded labels need ``positive_threshold`` (positive: at least it).
+    ``max_items`` caps the left items per split (an int or a dict by split). ``check_splits``: a
+    split without two items or a positive is an error (the pinned built-in tasks skip it)."""
     if not isinstance(symmetric, (bool, np.bool_)):
         raise TypeError(
             f"symmetric must be True (duplicates, paraphrases: both columns hold the "
@@ -137,9 +136,7 @@ def is_pair_file(dataset) -> bool:
 def pair_rows(frame: pd.DataFrame, columns: dict, report, positive_threshold, source: str, lines):
     """The rows the builders take (``left, right, label`` int8, ``left_key, right_key``, and
     ``split`` where a split column is named) and ``report`` with the rows skipped. ``columns``
-    maps ``left``, ``right``, ``label`` and optionally ``left_id``, ``right_id``, ``split`` to
-    ``frame``'s column names; ``lines`` are the rows' line numbers in ``source`` (or ``None``:
-    rows are numbered)."""
+    maps those roles (and ``left_id``, ``right_id``) to ``frame``'s column names."""
     check_columns(frame, columns, source, remedy=COLUMNS_REMEDY)
     at = located(source, lines, len(frame))[1]
     labels, bad_label = _labels(frame[columns["label"]], positive_threshold, columns["label"], at)
@@ -170,8 +167,7 @@ def pair_rows(frame: pd.DataFrame, columns: dict, report, positive_threshold, so
 
 
 def _labels(column: pd.Series, threshold, name: str, at):
-    """Labels (int8: 1 positive) and the reason each unusable row is skipped (``None``: kept).
-    A column that holds no number at all, or graded values without ``threshold``, is an error."""
+    """Labels (int8: 1 positive) and the reason each unusable row is skipped (``None``: kept)."""
     text = text_column(column).str.strip().str.lower()
     number = pd.to_numeric(text.map(lambda t: _TRUE_FALSE.get(t, t)), errors="coerce")
     number = number.to_numpy(float)

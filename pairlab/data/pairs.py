@@ -53,9 +53,7 @@ class PairSpace:
 
     def encode(self, left, right) -> np.ndarray:
         """Codes of the pairs ``(left[k], right[k])``; int64 arrays of equal shape in, int64 out.
-
-        Symmetric pools accept either order and reject self pairs.
-        """
+        Symmetric pools accept either order and reject self pairs."""
         left = np.asarray(left, dtype=np.int64)
         right = np.asarray(right, dtype=np.int64)
         if left.shape != right.shape:

@@ -26,7 +26,6 @@ __all__ = [
     "ALTHAMMER_DPR",
     "ALTHAMMER_DPR_ZERO",
     "ALTHAMMER_SIGNIFICANT",
-    "ALTHAMMER_BUDGET",
 ]
 
 # The core paper's headline compares these two strategies: adaptive (A) against static (B).
@@ -226,11 +225,4 @@ ALTHAMMER_DPR_ZERO = {
 ALTHAMMER_SIGNIFICANT = {
     ("Scratch: TREC DL 2019", "uncertainty", 50_000),
     ("Re-Train: TripClick Head DCTR", "qbc", 5_000),
-}
-# Section 7.4: 75 assessments an hour (47.7 s each), $50 an hour, AWS GPU $3.06 and CPU $0.408 an hour.
-ALTHAMMER_BUDGET = {
-    "assessments_per_hour": 75.0,
-    "annotator_per_hour": 50.0,
-    "gpu_per_hour": 3.06,
-    "cpu_per_hour": 0.408,
 }

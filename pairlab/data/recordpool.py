@@ -1,11 +1,6 @@
 """The pairs of your own records: :func:`record_pairs` makes the :class:`RecordPool` of one table
-(duplicates within it) or of two (each left record with each right one).
-
-A :class:`RecordPool` is a :class:`~pairlab.data.tasks.Pool` whose items are
-:class:`~pairlab.data.items.Records`, with the records' ids. Known matches and non-matches are
-what is known; every other pair is *unknown*, not negative, so :meth:`RecordPool.labels` raises
-:class:`NoTruthError`, unless a simulation gives ``all_positives`` (every true pair).
-"""
+(duplicates within it) or of two (each left record with each right one). A pair not known is
+*unknown*, not negative, unless a simulation gives ``all_positives`` (every true pair)."""
 
 from __future__ import annotations
 
@@ -16,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .build import components, pairs_within_groups
-from .items import IdPairs, Records, UnknownIdError, read_id_pairs
+from .items import Records, UnknownIdError, read_id_pairs
 from .pairs import PairSpace, as_id_set, isin_sorted, setdiff_sorted
 from .tasks import Pool
 
@@ -42,8 +37,8 @@ class RecordPool(Pool):
     notes: dict = field(default_factory=dict)
 
     def labels(self, pair_ids) -> np.ndarray:
-        """Labels (int8, 1 = positive) of ``pair_ids`` where the truth is known (a simulation's
-        oracle), else a :class:`NoTruthError`."""
+        """Labels (int8, 1 = positive) of ``pair_ids`` where the truth is known, else a
+        :class:`NoTruthError`."""
         if not self.truth_known:
             raise NoTruthError(
                 f"{self.task}: no truth is known for these pairs: only {len(self.positives):,} known "
@@ -65,8 +60,7 @@ class RecordPool(Pool):
 
     def pair_ids(self, left_ids, right_ids) -> np.ndarray:
         """Pair ids (int64, in the order given) of the records ``left_ids[k]``, ``right_ids[k]``;
-        a one-table pool takes either order. Unknown ids and a record paired with itself are
-        errors naming them."""
+        a one-table pool takes either order."""
         return _pair_ids(self.left, self.right, self.symmetric, left_ids, right_ids)
 
     def record_ids(self, pair_ids) -> tuple[np.ndarray, np.ndarray]:
@@ -74,18 +68,6 @@ class RecordPool(Pool):
         left is the one read first)."""
         i, j = self.space.decode(pair_ids)
         return self.left.ids[i], self.right.ids[j]
-
-    def frame(self, pair_ids) -> pd.DataFrame:
-        """A readable table of pairs: id, both records' ids and texts, what is known of it
-        (``stated``: positive, negative, ``-``), and its label where the truth is known."""
-        ids = np.asarray(pair_ids, dtype=np.int64)
-        out = pd.DataFrame({"pair_id": ids})
-        out["left_id"], out["right_id"] = self.record_ids(ids)
-        out["left"], out["right"] = self.texts(ids)
-        out["stated"] = self.stated(ids)
-        if self.truth_known:
-            out["label"] = self.labels(ids)
-        return out
 
     def __repr__(self) -> str:
         sides = f"{len(self.left):,} x {len(self.right):,} records"
@@ -115,9 +97,8 @@ def record_pairs(
     ``positives`` and ``negatives`` are the pairs known (the seeds); ``all_positives`` is every
     true pair (a simulation's oracle). Each is a file or DataFrame of record-id pairs
     (:func:`~pairlab.data.items.read_id_pairs`) or a tuple of two id arrays. In one table
-    matching is transitive (a~b, b~c: a~c). A known negative the positives contradict is
-    dropped; a known positive outside ``all_positives`` is an error. What was added, dropped or
-    given twice is counted in ``notes``. ``name`` defaults to the table's (``left-right``)."""
+    matching is transitive (a~b, b~c: a~c); a known negative the positives contradict is
+    dropped. What was added, dropped or given twice is counted in ``notes``."""
     symmetric = right is None
     right = left if symmetric else right
     _check_sides(left, right, symmetric)
@@ -163,8 +144,7 @@ def _check_sides(left, right, symmetric: bool) -> None:
 def _truth(
     left: Records, right: Records, space: PairSpace, pairs, known: np.ndarray, notes: dict
 ) -> np.ndarray:
-    """Every positive pair: ``pairs`` (and what they imply in one table), which must hold the
-    ``known`` positives."""
+    """Every positive pair: ``pairs`` and what they imply, which must hold the ``known`` ones."""
     given = _known(left, right, space.symmetric, pairs, "all_positives", notes)
     truth = _closure(space, given, "all_positives", notes)
     outside = setdiff_sorted(known, truth)
@@ -183,14 +163,12 @@ def _truth(
 def _known(
     left: Records, right: Records, symmetric: bool, pairs, role: str, notes: dict
 ) -> np.ndarray:
-    """The sorted, distinct pair ids of known pairs: a file or DataFrame of id pairs, an
-    :class:`~pairlab.data.items.IdPairs`, or a tuple of two id arrays ``(left, right)``."""
+    """The sorted, distinct pair ids of known pairs (a file, a DataFrame or two id arrays)."""
     if pairs is None:
         return np.empty(0, dtype=np.int64)
     if isinstance(pairs, (str, Path, pd.DataFrame)):
-        pairs = read_id_pairs(pairs)
-    if isinstance(pairs, IdPairs):
-        notes[f"{role}_rows_skipped"] = len(pairs.report.skipped)
+        *pairs, report = read_id_pairs(pairs)
+        notes[f"{role}_rows_skipped"] = len(report.skipped)
     elif not (isinstance(pairs, tuple) and len(pairs) == 2):
         raise TypeError(
             f"{role} must be a file or DataFrame of id pairs, or a tuple of two id "
@@ -234,8 +212,7 @@ def _index(records: Records, ids, side: str) -> np.ndarray:
 
 
 def _closure(space: PairSpace, ids: np.ndarray, role: str, notes: dict) -> np.ndarray:
-    """``ids`` with every pair they imply in one table (a~b, b~c: a~c), the pairs added counted
-    in ``notes``; as they are for two tables."""
+    """``ids`` with every pair they imply in one table (a~b, b~c: a~c), the added counted."""
     if not space.symmetric:
         return ids
     a, b = space.decode(ids)

@@ -1,5 +1,5 @@
-"""One table (CSV, TSV, JSON lines, Parquet, or a DataFrame) read with each skipped row reported
-by its line (pandas reports only some): TSV has no quoting, as in QQP and WikiQA."""
+"""One table (CSV, TSV without quoting, JSON lines, Parquet, or a DataFrame) read with each skipped
+row reported by its line (pandas reports only some)."""
 
 from __future__ import annotations
 
@@ -38,9 +38,8 @@ FRAME = "<DataFrame>"  # where a DataFrame's rows are, in messages
 
 def read_source(source, *, what: str) -> tuple[pd.DataFrame, np.ndarray | None, ReadReport, str]:
     """A file (by path) or a DataFrame as ``(frame, lines, report, where)``: its rows (a file's as
-    strings, JSON values as read), each row's line number (``None`` for a DataFrame or Parquet:
-    rows are numbered from 1), the report of rows skipped while reading, and the name messages
-    give it. ``what`` names one row in messages (``"pair"``, ``"record"``)."""
+    strings), each row's line number (``None`` for a DataFrame or Parquet), the report of rows
+    skipped while reading, and its name in messages; ``what`` names one row (``"pair"``)."""
     if isinstance(source, pd.DataFrame):
         return source, None, ReadReport([FRAME], len(source)), FRAME
     path = Path(source)
@@ -63,8 +62,7 @@ def read_source(source, *, what: str) -> tuple[pd.DataFrame, np.ndarray | None, 
 
 
 def _texts(path: Path, bad: set):
-    """The file's lines as text (:func:`~pairlab.io.decoded`), the numbers of those not UTF-8
-    added to ``bad`` (their rows are then skipped and reported)."""
+    """The file's lines as text (:func:`~pairlab.io.decoded`), adding those not UTF-8 to ``bad``."""
     for number, text, reason in decoded(path):
         if reason:
             bad.add(number)
@@ -160,7 +158,7 @@ def _no_rows(path: Path, skipped: list, what: str) -> str:
 
 def check_columns(frame: pd.DataFrame, columns: dict, source: str, *, remedy: str) -> None:
     """A ``ValueError`` naming the columns of ``columns`` (role -> column name, ``None``: not
-    asked for) that ``frame`` lacks, the columns it has, and ``remedy`` (how to name them)."""
+    asked for) that ``frame`` lacks, the columns it has, and ``remedy``."""
     named = {role: col for role, col in columns.items() if col is not None}
     missing = {role: col for role, col in named.items() if col not in frame.columns}
     if not missing:
@@ -175,8 +173,8 @@ def check_columns(frame: pd.DataFrame, columns: dict, source: str, *, remedy: st
 
 
 def located(source: str, lines, n: int):
-    """Each of ``n`` rows' line (or, without ``lines``, its number from 1) and ``at(i)``: where
-    row ``i`` is, for messages (``file.csv:12`` or ``<DataFrame> row 12``)."""
+    """Each of ``n`` rows' line (or number from 1) and ``at(i)``: where row ``i`` is, for messages
+    (``file.csv:12`` or ``<DataFrame> row 12``)."""
     where = lines if lines is not None else np.arange(1, n + 1)
 
     def at(i: int) -> str:
@@ -208,9 +206,8 @@ def flag(reasons: pd.Series, mask, reason) -> None:
 
 
 def skip_rows(frame: pd.DataFrame, reasons: pd.Series, where: str, lines, what: str, report):
-    """Which rows have a reason to be skipped (bool (n,)), and ``report`` with those rows taken
-    out of the rows read and added to the skipped ones, in line order; a ``NoRowsError`` naming
-    the first reason when every row has one."""
+    """Which rows have a reason to be skipped (bool (n,)), and ``report`` with them moved to the
+    skipped ones, in line order; a ``NoRowsError`` when every row has one."""
     line, at = located(where, lines, len(frame))
     bad = reasons.notna().to_numpy()
     skipped = [

@@ -1,7 +1,6 @@
 """Tasks and their pools: a :class:`Task` is three split :class:`Pool` s of one all-pairs task;
-a pool holds its texts, its positive and stated negative pair ids (sorted int64 codes of its
-:class:`~pairlab.data.pairs.PairSpace`); every other pair is an imputed negative.
-"""
+a pool holds its texts and its positive and stated negative pair ids; every other pair is an
+imputed negative."""
 
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ BUILT_IN = ("qqp", "wikiqa")
 
 def like(name: str, symmetric: bool) -> str:
     """``name`` if it is a built-in task, else the built-in task of the same kind: ``"qqp"``
-    for a symmetric task (duplicates, paraphrases), ``"wikiqa"`` for an asymmetric one."""
+    (symmetric) or ``"wikiqa"``."""
     if name in BUILT_IN:
         return name
     return "qqp" if symmetric else "wikiqa"
