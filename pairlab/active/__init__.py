@@ -9,7 +9,7 @@ What notebooks and sweeps use is importable from here (``from pairlab.active imp
 from .config import ActiveConfig, schedule
 from .learner import CosineBERTLearner
 from .loop import STAGES, ActiveRun, PrintLog, reliability
-from .queries import QUERY_STRATEGIES, QueryConfig, QueryLog, QueryRun
+from .queries import QUERY_STRATEGIES, QueryConfig, QueryRun
 from .store import load_result, run_folder, run_labels
 from .strategies import STRATEGIES, make_strategy, register_strategy
 
@@ -20,7 +20,6 @@ __all__ = [
     "PrintLog",
     "QUERY_STRATEGIES",
     "QueryConfig",
-    "QueryLog",
     "QueryRun",
     "STAGES",
     "STRATEGIES",

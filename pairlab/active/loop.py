@@ -106,6 +106,13 @@ class PrintLog:
     @staticmethod
     def round_line(r: dict) -> str:
         """What a finished round's line says after its run and round number."""
+        if "n_questions" in r:  # a query-level round (:class:`~.queries.QueryRun`)
+            test = r["test"]
+            return (
+                f"{r['n_questions']} questions, {sum(r['assessments'])} assessments this round, "
+                f"{r['labels']:,} pairs; test nDCG {test['ndcg']:.3f}, MRR {test['mrr']:.3f}, "
+                f"AP {test['ap']:.3f}"
+            )
         dev = r.get("dev")
         ap = (
             f"dev AP {dev['ap']:.3f} [{dev['ap_ci'][0]:.3f}, {dev['ap_ci'][1]:.3f}]"

@@ -27,7 +27,7 @@ from . import store
 from .committee import check_committee, member_scores, ordering_vote_entropy
 from .config import PerTask
 from .learner import CosineBERTLearner
-from .loop import PrintLog, RunFolderRun, Stages
+from .loop import RunFolderRun, Stages
 from .strategies import kmeans_pick, positive, smallest
 
 __all__ = [
@@ -41,7 +41,6 @@ __all__ = [
     "QueryConfig",
     "QuerySettings",
     "QueryRun",
-    "QueryLog",
     "COST_STAGES",
     "ranking_record",
 ]
@@ -164,34 +163,9 @@ def _check_room(state: QueryState, n: int) -> None:
 
 @dataclass(frozen=True)
 class QuerySettings(PerTask):
-    """The :class:`QueryConfig` fields the runs of notebook 08's sweep share (all but the task,
-    strategy and seed), with the same defaults; any may be a per-task dict."""
+    """The fields of :class:`QueryConfig` the runs of notebook 08's sweep share (all but the task,
+    strategy and seed); any may be a per-task dict."""
 
-    batches: tuple | dict = (20, 20, 20, 20, 20)
-    top_k: int | dict = 20
-    members: int | dict = 2
-    share: float | dict = 0.8
-    model: str | None = None
-    epochs: float | dict = 2.0
-    learning_rate: float | dict = 2e-5
-    batch_size: int | dict = 16
-    max_seq_length: int | dict = 128
-    eval_k: int | dict = 10
-    n_boot: int | dict = 1000
-
-    def config(self, task: str, strategy: str, seed: int = 0) -> QueryConfig:
-        """The run of ``strategy`` on ``task`` with ``seed``."""
-        return QueryConfig(task=task, strategy=strategy, seed=int(seed), **self.for_task(task))
-
-
-@dataclass(frozen=True)
-class QueryConfig:
-    """One query-level run: the questions annotated per round, how the ranker (CosineBERT) is
-    trained each round, and how it is measured. Its digest names the run folder."""
-
-    task: str
-    strategy: str
-    seed: int = 0
     batches: tuple = (20, 20, 20, 20, 20)  # questions annotated in each round
     top_k: int = 20  # candidates per question for uncertainty and the committee (paper: 100)
     members: int = 2  # committee size (paper: 2)
@@ -203,6 +177,20 @@ class QueryConfig:
     max_seq_length: int = 128
     eval_k: int = 10  # nDCG@k and MRR@k
     n_boot: int = 1000  # bootstrap replicates of the all-pairs AP interval
+
+    def config(self, task: str, strategy: str, seed: int = 0) -> QueryConfig:
+        """The run of ``strategy`` on ``task`` with ``seed``."""
+        return QueryConfig(task=task, strategy=strategy, seed=int(seed), **self.for_task(task))
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueryConfig(QuerySettings):
+    """One query-level run: the questions annotated per round, how the ranker (CosineBERT) is
+    trained each round, and how it is measured. Its digest names the run folder."""
+
+    task: str
+    strategy: str
+    seed: int = 0
     encoder_layers = None  # the whole model (a class attribute: not in the digest)
 
     def __post_init__(self):
@@ -380,18 +368,4 @@ def _check_picked(state: QueryState, picked: np.ndarray, n: int, strategy) -> No
     if not isin_sorted(picked, state.questions).all():
         raise RuntimeError(
             f"{where} returned a question already annotated or without a relevant item"
-        )
-
-
-class QueryLog(PrintLog):
-    """:class:`~.loop.PrintLog` with a query run's round line: questions, assessments, pairs and
-    the test ranking metrics."""
-
-    @staticmethod
-    def round_line(r: dict) -> str:
-        test = r["test"]
-        return (
-            f"{r['n_questions']} questions, {sum(r['assessments'])} assessments this round, "
-            f"{r['labels']:,} pairs; test nDCG {test['ndcg']:.3f}, MRR {test['mrr']:.3f}, "
-            f"AP {test['ap']:.3f}"
         )
