@@ -438,7 +438,7 @@ def test_a_notebooks_choice_writes_no_environment_variable(tmp_path, monkeypatch
         concat_backend="onnx-int8",
         quiet=True,
     )
-    assert inference.chosen() == inference.Backends("onnx", "onnx-int8")
+    assert inference.chosen() == ("onnx", "onnx-int8")
     assert dict(os.environ) == before
     env = {k: v for k, v in os.environ.items() if k != ENV}
 
