@@ -9,11 +9,9 @@ from .factory import make_annotator
 from .llm import AnswerFormatError, LLMAnnotator, LLMEndpointError, LLMRequestError, parse_answer
 from .oracles import (
     ErrorDependentOracle,
-    ModelAnnotator,
     NoisyOracle,
     Oracle,
     pair_uniform,
-    quantile_edges,
 )
 
 __all__ = [
@@ -26,10 +24,8 @@ __all__ = [
     "LLMRequestError",
     "parse_answer",
     "ErrorDependentOracle",
-    "ModelAnnotator",
     "NoisyOracle",
     "Oracle",
     "make_annotator",
     "pair_uniform",
-    "quantile_edges",
 ]

@@ -17,20 +17,14 @@ __all__ = ["Scan", "scan_to_first_relevant"]
 
 @dataclass(frozen=True, eq=False)
 class Scan:
-    """What annotating ``questions`` produced."""
+    """What annotating ``questions`` produced; the scanned pairs question by question, in rank
+    order: ``sum(assessments)`` of each of ``items``, ``pair_ids`` and ``labels``."""
 
     questions: np.ndarray  # (n_questions,) int64 left items, in the order given
     assessments: np.ndarray  # (n_questions,) int64: rank of each one's first relevant item
-    items: (
-        np.ndarray
-    )  # (sum(assessments),) int64 right items scanned, question by question, rank order
-    pair_ids: np.ndarray  # (sum(assessments),) int64 the scanned pairs, in the same order
-    labels: np.ndarray  # (sum(assessments),) int8 imputed labels: 1 exactly at each question's last
-
-    @property
-    def owners(self) -> np.ndarray:
-        """(sum(assessments),) int64: the question that scanned each pair."""
-        return np.repeat(self.questions, self.assessments)
+    items: np.ndarray  # int64 right items scanned
+    pair_ids: np.ndarray  # int64 the scanned pairs
+    labels: np.ndarray  # int8 imputed labels: 1 exactly at each question's last
 
 
 def scan_to_first_relevant(
