@@ -15,7 +15,6 @@ __all__ = [
     "label_vote_entropy",
     "ordering_vote_entropy",
     "check_committee",
-    "member_subsets",
     "train_committee",
     "member_scores",
 ]
@@ -84,18 +83,6 @@ def check_committee(members, share) -> tuple[int, float]:
     return int(members), float(share)
 
 
-def member_subsets(
-    n_labelled: int, rng: np.random.Generator, *, members: int = 2, share: float = 0.8
-) -> list[np.ndarray]:
-    """Each member's sorted indices into the labelled data: a uniform ``share`` of it (at least
-    one item), drawn independently per member."""
-    members, share = check_committee(members, share)
-    if n_labelled < 1:
-        raise ValueError("a committee needs labelled data to train on")
-    size = max(1, int(round(share * n_labelled)))
-    return [np.sort(rng.choice(n_labelled, size=size, replace=False)) for _ in range(members)]
-
-
 def train_committee(
     train: Callable,
     ids: np.ndarray,
@@ -106,16 +93,17 @@ def train_committee(
     share: float = 0.8,
 ) -> list:
     """``members`` models, member k trained by ``train(ids, labels, k)`` on its own uniform
-    ``share`` of the answered labels (a label of -1, no answer, is never trained on)."""
+    ``share`` (at least one) of the answered labels (-1, no answer, is never trained on)."""
     ids, labels = np.asarray(ids, np.int64), np.asarray(labels, np.int8)
     if ids.shape != labels.shape:
         raise ValueError(f"{len(ids)} labelled ids but {len(labels)} labels")
     answered = labels >= 0
     ids, labels = ids[answered], labels[answered]
-    return [
-        train(ids[part], labels[part], k)
-        for k, part in enumerate(member_subsets(len(ids), rng, members=members, share=share))
-    ]
+    if not len(ids):
+        raise ValueError("a committee needs labelled data to train on")
+    size = max(1, int(round(share * len(ids))))
+    parts = [np.sort(rng.choice(len(ids), size=size, replace=False)) for _ in range(members)]
+    return [train(ids[part], labels[part], k) for k, part in enumerate(parts)]
 
 
 def member_scores(

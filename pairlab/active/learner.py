@@ -23,8 +23,11 @@ __all__ = ["CosineBERTLearner", "MEMBER_SEED", "RecentModels", "Embeddings"]
 MEMBER_SEED = 100_000  # committee member k trains with the round's seed + (k + 1) * this
 
 
-class _Recent(OrderedDict):
-    """The last ``size`` entries put, in memory only (nothing outlives the process)."""
+class RecentModels(OrderedDict):
+    """The last ``size`` models this process trained in rounds the disk cache does not share,
+    keyed like the cache, in memory only: a run whose labels up to a round are another's
+    (adaptive retrieval and uncertainty sampling, where every candidate's p is below 1/2) takes
+    that model instead of training again (a MiniLM model is about 90 MB)."""
 
     def __init__(self, size: int = 4):
         super().__init__()
@@ -40,14 +43,7 @@ class _Recent(OrderedDict):
         return self[key]
 
 
-class RecentModels(_Recent):
-    """The last ``size`` models this process trained in rounds the disk cache does not share,
-    keyed like the cache: a run whose labels up to a round are another's (adaptive retrieval and
-    uncertainty sampling, where every candidate's p is below 1/2) takes that model instead of
-    training again (a MiniLM model is about 90 MB)."""
-
-
-class Embeddings(_Recent):
+class Embeddings(RecentModels):
     """The loop's one cache of item embeddings: each of the last ``size`` models used, with its
     embeddings of every texts array asked for (keyed by the texts' digest). Runs that share a
     model and splits that share texts (WikiQA's sentences) embed once."""

@@ -278,9 +278,6 @@ class PoolScorer(CosineScorer):
         super().__init__(space, left, right)
         self.calibration = calibration
 
-    def cosine(self, pair_ids) -> np.ndarray:
-        return super().__call__(pair_ids).astype(np.float64)
-
     def __call__(self, pair_ids) -> np.ndarray:
-        cosine = self.cosine(pair_ids)
+        cosine = super().__call__(pair_ids).astype(np.float64)
         return cosine if self.calibration is None else self.calibration.logits(cosine)

@@ -242,22 +242,19 @@ def quiet_progress():
     import huggingface_hub.utils as hub
     from transformers.utils import logging as hf
 
-    switches = [  # (on now, turn on, turn off)
-        (hf.is_progress_bar_enabled(), hf.enable_progress_bar, hf.disable_progress_bar),
-        (
-            datasets.is_progress_bar_enabled(),
-            datasets.enable_progress_bars,
-            datasets.disable_progress_bars,
-        ),
-        (not hub.are_progress_bars_disabled(), hub.enable_progress_bars, hub.disable_progress_bars),
-    ]
-    for _, _, off in switches:
+    was_on = (
+        hf.is_progress_bar_enabled(),
+        datasets.is_progress_bar_enabled(),
+        not hub.are_progress_bars_disabled(),
+    )
+    for off in (hf.disable_progress_bar, datasets.disable_progress_bars, hub.disable_progress_bars):
         off()
     try:
         yield
     finally:
-        for was_on, on, _ in switches:
-            if was_on:
+        ons = (hf.enable_progress_bar, datasets.enable_progress_bars, hub.enable_progress_bars)
+        for on, was in zip(ons, was_on):
+            if was:
                 on()
 
 
