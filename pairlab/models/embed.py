@@ -18,7 +18,7 @@ import numpy as np
 
 from ..io import CorruptFileError, remove_stale, write_atomic
 from ..paths import cache_dir
-from .inference import cache_tag, for_inference
+from .inference import for_inference
 
 if TYPE_CHECKING:
     from ..data.loaders import Pool
@@ -143,30 +143,25 @@ def encode(
     cache: bool = True,
     show_progress: bool = True,
     encoder=None,
-    cache_key: str | None = None,
 ) -> np.ndarray:
     """Unit-norm embeddings of ``texts``: float32 array (n_texts, dim), cached on disk under
     ``$PAIRLAB_CACHE_DIR`` keyed by the model's fingerprint, the maximum sequence length and the
-    texts. A loaded ``encoder`` (a model being trained) bypasses the cache unless ``cache_key``
-    names its exact weights, and runs on the inference backend in force; a ``model`` named by
-    name or path always runs on torch, so the strata and run folders drawn from its embeddings
-    never depend on the backend."""
+    texts. A ``model`` named by name or path always runs on torch, so the strata and run folders
+    drawn from its embeddings never depend on the backend; a loaded ``encoder`` (a model being
+    trained) runs uncached on the inference backend in force."""
     texts = [str(t) for t in texts]
     if not texts:
         raise ValueError("no texts to encode")
-    if encoder is not None and cache_key is None:
+    if encoder is not None:
         return _encode(encoder, texts, batch_size, show_progress)
-    on = None if encoder is not None else "torch"
 
     def compute():
-        loaded = encoder or load_encoder(model, device=device, max_seq_length=max_seq_length)
-        return _encode(loaded, texts, batch_size, show_progress, on)
+        loaded = load_encoder(model, device=device, max_seq_length=max_seq_length)
+        return _encode(loaded, texts, batch_size, show_progress, "torch")
 
     if not cache:
         return compute()
-    weights = model_fingerprint(model) if encoder is None else f"trained:{cache_key}"
-    length = max_seq_length if encoder is None else encoder.max_seq_length
-    key = text_digest(texts, head=[weights, length, *(cache_tag() if on is None else [])])
+    key = text_digest(texts, head=[model_fingerprint(model), max_seq_length])
     return cached_array(cache_dir() / "embeddings", key, compute)
 
 
