@@ -3,7 +3,6 @@ n_i = n1 * growth^(i-1) pairs)."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 
@@ -113,10 +112,6 @@ class PerTask:
             name: (value[task] if isinstance(value, dict) and task in value else value)
             for name, value in ((f, getattr(self, f)) for f in self.__dataclass_fields__)
         }
-
-    def replace(self, **changes):
-        """A copy with ``changes``."""
-        return dataclasses.replace(self, **changes)
 
     @classmethod
     def from_params(cls, params: dict, **fields):

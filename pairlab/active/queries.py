@@ -1,9 +1,7 @@
 """Active learning at the query level (Althammer et al. 2023, Algorithm 1): a round picks
-*questions* (round 1: random ones for every strategy), annotating one scans the current
-ranker's ranking to its first relevant item (every scanned pair is labelled; the scan's length
-is the assessments it cost), and CosineBERT is retrained on every pair labelled so far and
-measured on the test split. The question strategies (section 5), their settings and the loop,
-over a run folder as the pair-level runs (:class:`~.loop.RunFolderRun`).
+*questions* (round 1: random ones), annotating one scans the current ranker's ranking to its
+first relevant item (:mod:`pairlab.annotators.scan`), and CosineBERT is retrained on every pair
+labelled so far. The question strategies (section 5), their settings and the loop.
 """
 
 from __future__ import annotations
@@ -50,8 +48,7 @@ COST_STAGES = ("embed", "select", "annotate", "train")  # what collecting the da
 
 @dataclass(frozen=True, eq=False)
 class QueryState:
-    """What a question strategy may look at in round ``round``: plain data, as
-    :class:`~.strategies.RoundState` for pairs."""
+    """What a question strategy may look at in round ``round`` (as RoundState for pairs)."""
 
     round: int  # 1-based
     pool: Pool  # the training split: its left items are the questions
@@ -59,8 +56,7 @@ class QueryState:
     labelled: np.ndarray  # (n_labelled,) int64 sorted pair ids scanned in earlier rounds
     labels: np.ndarray  # (n_labelled,) int8 their labels
     rng: np.random.Generator  # seeded by the run's seed and the round
-    model: object = None  # the ranker trained so far; None: the pretrained encoder
-    embeddings: tuple | None = None  # (left, right) float32 item embeddings under ``model``
+    embeddings: tuple | None = None  # (left, right) float32 item embeddings, the current ranker
     member_scores: np.ndarray | None = None  # (members, n_free, top_k) a committee's, if read
 
 
@@ -89,8 +85,7 @@ class RandomQuestions(QueryStrategy):
 
 class UncertainQuestions(QueryStrategy):
     """The questions whose most uncertain top-k candidate is closest to the mean score of all
-    the questions' top-k candidates (no decision boundary for a ranker: the middle of the score
-    distribution stands for it)."""
+    top-k candidates (a ranker has no decision boundary: the middle of the scores stands in)."""
 
     name = "uncertainty"
 
@@ -135,8 +130,7 @@ class CommitteeQuestions(QueryStrategy):
 
 
 class DiverseQuestions(QueryStrategy):
-    """k-means of the free questions' embeddings under the current ranker, k = ``n``, one
-    random question per cluster."""
+    """k-means of the free questions' embeddings, k = ``n``, one random question per cluster."""
 
     name = "diversity"
 
@@ -210,9 +204,9 @@ class QueryConfig(QuerySettings):
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
         self.make_strategy()  # fails early on bad top_k, members or share
 
-    def make_strategy(self, name: str | None = None) -> QueryStrategy:
-        """The strategy ``name`` (default: this run's) with this config's parameters."""
-        cls = QUERY_STRATEGIES[name or self.strategy]
+    def make_strategy(self) -> QueryStrategy:
+        """This run's strategy, with this config's parameters."""
+        cls = QUERY_STRATEGIES[self.strategy]
         accepted = inspect.signature(cls).parameters
         return cls(**{k: getattr(self, k) for k in ("top_k", "members", "share") if k in accepted})
 
@@ -230,7 +224,7 @@ class QueryConfig(QuerySettings):
 
 class QueryRun(RunFolderRun):
     """One query-level run of ``config`` on ``pools`` (``train``, ``test``), measured on the
-    test split's all-pairs strata ``eval_set`` and its rankings."""
+    test split's rankings and its all-pairs strata ``eval_set``."""
 
     def __init__(
         self, config: QueryConfig, pools, eval_set: EvalSet, folder, *, learner=None, callbacks=()
@@ -267,7 +261,6 @@ class QueryRun(RunFolderRun):
             labelled=ids,
             labels=labels,
             rng=np.random.default_rng([self.config.seed, i]),
-            model=model,
             embeddings=(left, right),
         )
         strategy = self.strategy if i > 1 else RandomQuestions()  # round 1: the same questions
@@ -307,7 +300,7 @@ class QueryRun(RunFolderRun):
 
     def _committee(self, strategy, state: QueryState, stages) -> np.ndarray:
         """(members, n_free, top_k) float64: each member's scores of every free question's top-k
-        candidates under the current ranker, the members trained as the round's model is."""
+        candidates (under the current ranker)."""
         items = top_items(self.pool, *state.embeddings, state.questions, strategy.top_k)
         with stages("train"):
             members = self._members(state, strategy)
@@ -342,9 +335,8 @@ class QueryRun(RunFolderRun):
 
 
 def ranking_record(test: Pool, eval_set: EvalSet, left, right, *, k: int, n_boot: int, seed: int):
-    """A ranker's test record from its item embeddings ``left`` and ``right`` of ``test``:
-    nDCG@k and MRR@k per question (every one with a relevant item), their means, and the
-    all-pairs AP on ``eval_set`` with its bootstrap interval."""
+    """A ranker's test record from its item embeddings of ``test``: nDCG@k and MRR@k per
+    question and their means, and the all-pairs AP on ``eval_set`` with its interval."""
     ranks = rank_metrics(test, left, right, k=k)
     ap = evaluate(eval_set, CosineScorer(test.space, left, right), n_boot=n_boot, seed=seed)
     return {
