@@ -1,10 +1,7 @@
-"""Active learning over all pairs: the strategies and candidate search (:mod:`.strategies`),
-committees (:mod:`.committee`), a run's settings (:mod:`.config`), the learner it trains
-(:mod:`.learner`), the round loop (:mod:`.loop`), its run folder (:mod:`.store`) with the
-strategy's code digest (:mod:`.behaviour`) and committed archive (:mod:`.archive`), and active
-learning at the query level for rankers (:mod:`.queries`).
-
-What notebooks and sweeps use is importable from here (``from pairlab.active import PrintLog``)."""
+"""Active learning over all pairs: strategies (:mod:`.strategies`), committees, a run's
+settings (:mod:`.config`), its learner, the round loop (:mod:`.loop`), its run folder
+(:mod:`.store`) with the code digest (:mod:`.behaviour`) and archive, and active learning at the
+query level for rankers (:mod:`.queries`)."""
 
 from .config import ActiveConfig, schedule
 from .learner import CosineBERTLearner

@@ -1,8 +1,7 @@
-"""A run's archive: the small copy of a run folder committed to the repository (a lost machine
-costs at most the round in progress): ``config.json``, ``rounds/round_XX.json``, ``labels.npz``
-(ids, labels, rounds and any oracle labels; no texts, no models) and ``result.json``, at
-``<root>/<task>/<run folder name>``. ``python -m pairlab.active.archive --rekey ROOT`` renames
-archives to the current code's key (:func:`rekey`).
+"""A run's archive: the small copy of a run folder committed to the repository, at
+``<root>/<task>/<run folder name>``: ``config.json``, ``rounds/round_XX.json``, ``labels.npz``
+(ids, labels, rounds, any oracle labels) and ``result.json``. ``python -m pairlab.active.archive
+--rekey ROOT`` renames archives to the current code's key (:func:`rekey`).
 """
 
 from __future__ import annotations
@@ -52,9 +51,8 @@ def save(folder, archive) -> Path:
 
 
 def restore(archive, folder, pool) -> int:
-    """Lay ``archive`` into run folder ``folder`` where it holds more finished rounds than the
-    folder (a new machine, a lost folder), replacing the folder whole; returns the rounds
-    restored (0: nothing to do). ``pool``, the run's training pool, writes ``labels.csv``."""
+    """Replace run folder ``folder`` by ``archive`` where it holds more finished rounds; returns
+    the rounds restored (0: none). ``pool``, the run's training pool, writes ``labels.csv``."""
     archive, folder = Path(archive), Path(folder)
     n = rounds_in(archive)
     if n <= rounds_in(folder) or not (archive / "config.json").is_file():

@@ -43,9 +43,8 @@ def code_digest(*objects) -> str:
 
 
 def run_code_digest(config) -> str:
-    """12 hex digits: the digest of a run config's strategy as its registry builds it (an
-    :class:`~.config.ActiveConfig`'s pair strategies, a :class:`~.queries.QueryConfig`'s
-    question strategies) and of its annotator (``config.annotator``; None: the oracle)."""
+    """12 hex digits: the digest of a run config's strategy as its registry builds it and of its
+    annotator (``config.annotator``; None: the oracle)."""
     from ..annotators.factory import annotator_class
     from .queries import QUERY_STRATEGIES, QueryConfig
     from .strategies import STRATEGIES, make_strategy
@@ -169,10 +168,9 @@ def _body(fn: types.FunctionType) -> bytes:
 
 
 def _canonical(node) -> str:
-    """A syntax tree as text that is the same on every Python version: each node's name and its
-    fields by name, without the fields that are empty (Python 3.12 gave every function and class
-    an empty ``type_params``, so ``ast.dump`` and the run keys built on it differed between 3.11
-    and 3.12 machines for the same code) and without positions."""
+    """A syntax tree as text, the same on every Python version: without positions and empty
+    fields (3.12 gave every function and class an empty ``type_params``, which ``ast.dump``
+    writes)."""
     if isinstance(node, ast.AST):
         fields = ((name, getattr(node, name, None)) for name in node._fields)
         inner = ",".join(

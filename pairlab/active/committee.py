@@ -1,6 +1,5 @@
-"""Query by committee (Seung et al. 1992; for rankers Althammer et al. 2023 section 5.2):
-members trained on random shares of the labels, their disagreement as vote entropy
-``-sum_c (V_c / M) log(V_c / M)`` (V_c of M members vote outcome c) on labels (pairs) or summed
+"""Query by committee (Seung et al. 1992; for rankers Althammer et al. 2023 section 5.2): vote
+entropy ``-sum_c (V_c / M) log(V_c / M)`` (V_c of M members vote outcome c) on labels, or summed
 over every pair of a question's candidates (who ranks which higher: Althammer et al.'s eq. 4).
 """
 

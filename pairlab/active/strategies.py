@@ -1,8 +1,7 @@
-"""Which pairs to label next: one small class per criterion, one ``select`` method, reading the
-plain data of a :class:`RoundState` and returning pair ids. A criterion over candidates is
-wrapped in :class:`CandidateSearch` (small-text's ``SEALS``, on pairs), which says which model
-selects (``"trained"``: the strategy is ``adaptive``) and restricts the pool to ``D_close``.
-:data:`STRATEGIES` composes the named strategies, :func:`register_strategy` adds your own.
+"""Which pairs to label next: one small class per criterion whose ``select`` reads a
+:class:`RoundState` and returns pair ids. :class:`CandidateSearch` (small-text's ``SEALS``, on
+pairs) restricts a criterion to ``D_close`` under the selection model. :data:`STRATEGIES` names
+the strategies, :func:`register_strategy` adds your own.
 """
 
 from __future__ import annotations
@@ -96,7 +95,7 @@ class Strategy(Configurable):
 class CandidateSearch(Strategy):
     """``base`` restricted to ``D_close``: every item's top-``m`` neighbours under the selection
     ``model`` (``"pretrained"`` or ``"trained"``) in the faiss ``index``, minus the labelled
-    pairs (SEALS, Coleman et al. 2022, on pairs). The loop runs :meth:`restrict` and times it."""
+    pairs (SEALS, Coleman et al. 2022). The loop runs :meth:`restrict`."""
 
     def __init__(self, base: Strategy, *, model="pretrained", m=100, index="Flat", name=None):
         if model not in SELECTION_MODELS:
@@ -116,9 +115,8 @@ class CandidateSearch(Strategy):
         return {"base": self.base, "model": self.model, "m": self.m, "index": self.index}
 
     def restrict(self, state: RoundState, left, right, model=None) -> RoundState:
-        """``state`` over ``D_close`` of the item embeddings ``left`` and ``right`` under the
-        selection ``model`` (None: the pretrained encoder): its sorted candidates, their float64
-        cosines and, under a calibrated model, their logits."""
+        """``state`` over ``D_close`` of the item embeddings under ``model`` (None: pretrained):
+        sorted candidates, float64 cosines and, under a calibrated model, logits."""
         candidates, cosine = neighbour_pairs(
             state.pool.space, left, right, m=self.m, exclude=state.unavailable, index=self.index
         )
@@ -235,10 +233,9 @@ class StratifiedAllPositives(Strategy):
 
 
 class ConditionalInformativeness(Strategy):
-    """EAGLE (Bansal and Sharma 2023, eq. 3): the candidates whose score under the model trained
-    so far deviates most, squared, from the base (pretrained) model's. Both scores are percentile
-    ranks among the candidates: fine-tuning shifts every cosine, while a pair whose *rank* moved
-    is one the fine-tuned model judges differently from the base model."""
+    """EAGLE (Bansal and Sharma 2023, eq. 3): the candidates whose score under the trained model
+    deviates most, squared, from the base model's; both percentile ranks among the candidates
+    (fine-tuning shifts every cosine; a pair whose *rank* moved is judged differently)."""
 
     name = "conditional_informativeness"
     reads = ("base_cosine",)
@@ -316,10 +313,9 @@ class Diversity(Strategy):
 
 
 class OneToOne(Strategy):
-    """``base`` among the candidates whose two records are in no labelled match: where every
-    record matches at most one other (two catalogues of distinct products), a pair of a record
-    already matched is a non-match, and asking it spends a label on nothing. Built by
-    ``make_strategy(..., one_to_one=True)`` around a candidate strategy's criterion."""
+    """``base`` among the candidates whose two records are in no labelled match: where a record
+    matches at most one other (two catalogues of distinct products), such a pair is a non-match
+    (``make_strategy(..., one_to_one=True)``)."""
 
     def __init__(self, base: Strategy):
         self.base, self.name = base, base.name
@@ -393,9 +389,8 @@ BUILT_IN = frozenset(STRATEGIES)  # names no registration may take
 
 def register_strategy(name: str, *, model: str | None = "trained") -> Callable[[type], type]:
     """Class decorator: registers a :class:`Strategy` subclass as ``name``, wrapped in a
-    :class:`CandidateSearch` under the selection ``model`` (None: it chooses from the whole
-    pool). Registering your own name again replaces it (a run's key holds a digest of the
-    class's code, :mod:`.behaviour`, so the earlier class's runs are not read back)."""
+    :class:`CandidateSearch` under the selection ``model`` (None: the whole pool). Registering
+    your name again replaces it (a run's key holds a digest of the class's code)."""
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(
             f"a strategy name must be an identifier such as 'my_uncertainty', got {name!r}"

@@ -47,9 +47,8 @@ def make_annotator(spec: dict | None) -> Annotator:
 
 
 def annotator_class(spec: dict | None) -> type | None:
-    """The class of the annotator ``spec`` describes, without building it: what a run's code
-    digest reads (:mod:`pairlab.active.behaviour`). None for a kind not built from a spec (a
-    person's answers, an annotator object given to the loop)."""
+    """The class of the annotator ``spec`` describes, unbuilt (what a run's code digest reads);
+    None for a kind not built from a spec."""
     kind = "oracle" if spec is None else spec.get("kind") if isinstance(spec, dict) else None
     if kind == "llm":
         from .llm import LLMAnnotator
