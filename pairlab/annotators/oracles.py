@@ -2,10 +2,8 @@
 rates (:class:`NoisyOracle`) or at a rate set by the base model's error
 (:class:`ErrorDependentOracle`, Bansal and Sharma 2023, Appendix B).
 
-Noise is a pure function of ``(seed, pair_id)`` (splitmix64 of the pair id keyed by the seed):
-a pair gets the same noisy answer whatever batch it is asked in. The paper plots LLM accuracy
-by base-error quantile (Fig. 3) but prints no numbers, so no default accuracy table is shipped:
-pass one read off the figure or measured on labelled pairs.
+Noise is a pure function of ``(seed, pair_id)`` (splitmix64): a pair gets the same answer in
+any batch. The paper prints no accuracy per base-error bin (Fig. 3 plots it): pass your own.
 """
 
 from __future__ import annotations
@@ -66,11 +64,9 @@ class NoisyOracle(Annotator):
 
 
 class ErrorDependentOracle(Annotator):
-    """The oracle answered correctly with probability ``accuracy[bin]``, where ``bin`` is the
-    pair's base-model error bin: ``edges`` (q - 1,) increasing cut points of the error, lowest
-    error first; ``accuracy`` (q,) in [0, 1]. ``base_error`` is ``f(pool, ids) -> (n,) float``
-    or an array of errors indexed by pair id. Keep ``edges`` fixed (e.g.
-    :func:`~.factory.error_edges`) so a pair's bin never depends on its batch."""
+    """The oracle, right with probability ``accuracy[bin]`` ((q,) in [0, 1]) in the pair's bin of
+    base-model error cut at ``edges`` ((q - 1,) increasing, fixed); ``base_error`` is
+    ``f(pool, ids) -> (n,) float`` or an array of errors indexed by pair id."""
 
     name = "error_dependent_oracle"
 

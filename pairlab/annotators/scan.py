@@ -1,8 +1,6 @@
-"""Annotating a question by scanning a ranking (Althammer et al. 2023, section 6): the annotator
-judges the current ranker's ranking of every right item from the top down to the first relevant
-one. Every scanned pair is labelled (all negative but the last); the rank of the first relevant
-item is what the question costs. Rankings are computed in blocks of questions (memory:
-``block x n_right`` scores)."""
+"""Annotating a question by scanning a ranking (Althammer et al. 2023, section 6): the ranker's
+ranking of every right item, from the top down to the first relevant one, every scanned pair
+labelled; that item's rank is what the question costs."""
 
 from __future__ import annotations
 
@@ -30,10 +28,9 @@ class Scan:
 def scan_to_first_relevant(
     pool: Pool, left: np.ndarray, right: np.ndarray, questions, *, block: int = 256
 ) -> Scan:
-    """Scan each question's cosine ranking (``left``, ``right``: the pool's unit-norm item
-    embeddings under the current ranker) down to its first relevant item. Ties rank the lower
-    item index first; a symmetric pool never ranks a question against itself. A question
-    without any relevant item is a ``ValueError`` (its scan would never stop)."""
+    """Scan each question's cosine ranking (``left``, ``right``: unit-norm item embeddings) down
+    to its first relevant item, ``block`` questions at a time; ties rank the lower item first, a
+    symmetric pool never a question itself. A question with no relevant item is a ValueError."""
     questions = np.asarray(questions, dtype=np.int64)
     if questions.ndim != 1 or len(np.unique(questions)) != len(questions):
         raise ValueError("questions must be a 1-d array of distinct left-item indices")

@@ -1,7 +1,5 @@
-"""ConcatBERT (paper 3.1.3): both texts in one input, a single logit, binary cross-entropy.
-
-Built on sentence-transformers' ``CrossEncoder(num_labels=1)`` and its trainer. Scores are the
-raw logits: a sigmoid saturates to exactly 1.0 in float32 for confident pairs and would tie them.
+"""ConcatBERT (paper 3.1.3): sentence-transformers' ``CrossEncoder(num_labels=1)``, both texts
+in one input. Scores are raw logits: a float32 sigmoid saturates to 1.0 and would tie pairs.
 """
 
 from __future__ import annotations

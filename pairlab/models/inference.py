@@ -78,9 +78,8 @@ def backend(kind: str = "encoder") -> str:
 
 def use(name: str | tuple, *, cross_encoder: str | None = None) -> str:
     """Choose ``name`` for this process, and ``cross_encoder`` for cross-encoders alone (None:
-    ``name``); a pair from :func:`chosen` sets both. Replaces any earlier choice; returns the
-    backend in force (``$PAIRLAB_INFERENCE_BACKEND`` still wins). A cross-encoder of its own
-    lets ConcatBERT's evaluation strata, which no run folder reads, be scored on int8."""
+    ``name``; ConcatBERT's strata, which no run folder reads, may run on int8); a pair from
+    :func:`chosen` sets both. Returns the backend in force ($PAIRLAB_INFERENCE_BACKEND wins)."""
     global _chosen
     if isinstance(name, tuple):
         name, cross_encoder = name

@@ -101,8 +101,7 @@ def pair_dataset(left_texts, right_texts, labels):
 
 def training_arguments(args_cls, config: TrainConfig, *, output_dir: str | None = None, **extra):
     """sentence-transformers training arguments from ``config`` (no checkpoints, no logging
-    services). bf16 on a CPU without native bfloat16 arithmetic (:func:`native_bf16`), where it
-    is emulated tens of times slower than fp32, is refused."""
+    services); bf16 on a CPU without native bfloat16 (emulated, tens of times slower) is refused."""
     import torch
 
     if config.precision == "bf16" and default_device() == "cpu" and not native_bf16():
@@ -259,9 +258,8 @@ def quiet_progress():
 
 
 def trainer(model, loss, dataset, config: TrainConfig, *, quiet: bool = False, **arguments):
-    """sentence-transformers' trainer for ``model`` (its cross-encoder trainer for a
-    ``CrossEncoder``) with ``config``'s arguments. ``quiet`` drops the progress bars (the
-    active-learning loop trains dozens of models and reports through its own events)."""
+    """sentence-transformers' trainer (its cross-encoder one for a ``CrossEncoder``) with
+    ``config``'s arguments; ``quiet`` drops the progress bars (the loop has its own events)."""
     import contextlib
     import io
 

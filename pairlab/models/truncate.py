@@ -1,7 +1,6 @@
 """Weaker encoders from a stronger one: a sentence-transformers model with only its first n
-transformer layers (0: its token embeddings, mean-pooled), no new weights, saved once as an
-ordinary model folder in the cache, so everything that takes a model name or path takes it
-(as sentence-transformers' distillation example makes a student)."""
+transformer layers (0: its token embeddings, mean-pooled), saved once as a model folder in the
+cache, so everything that takes a model name or path takes it."""
 
 from __future__ import annotations
 
@@ -44,9 +43,8 @@ def layer_count(encoder) -> int:
 
 
 def truncate_layers(encoder, n_layers: int):
-    """Keep the first ``n_layers`` transformer layers of ``encoder`` (in place; returned). With 0
-    the pooled output is that of the embedding layer (token, position and segment embeddings,
-    layer-normalised)."""
+    """Keep the first ``n_layers`` transformer layers of ``encoder`` (in place; returned); with 0
+    the pooled output is the embedding layer's."""
     layers = transformer_layers(encoder)
     if (
         isinstance(n_layers, bool)
