@@ -134,13 +134,17 @@ class LLMAnnotator(Annotator):
         self.reask_no_answers = bool(reask_no_answers)
         import openai  # lazy: `import pairlab` stays light; only LLM annotation needs the SDK
 
+        hooks = {  # every HTTP attempt the SDK makes (retries too), failed until a 2xx/3xx answer
+            "request": [lambda request: self._count(requests=1, failed_requests=1)],
+            "response": [lambda r: self._count(failed_requests=-int(r.status_code < 400))],
+        }
         self._openai = openai
         self._client = openai.OpenAI(
             base_url=base_url,
             api_key=api_key or os.environ.get("OPENAI_API_KEY") or "unused",
             timeout=self.timeout,
             max_retries=self.max_retries,
-            http_client=openai.DefaultHttpxClient(transport=_counting_transport(self._count)),
+            http_client=openai.DefaultHttpxClient(event_hooks=hooks),
         )
         self.cache = cache if isinstance(cache, AnswerCache) else AnswerCache(cache)
         self._lock = threading.Lock()
@@ -362,26 +366,6 @@ def _one_line(text) -> str:
     if not isinstance(text, str):
         raise ValueError(f"pair texts must be strings, got {type(text).__name__}: {text!r}")
     return " ".join(text.split())
-
-
-def _counting_transport(count):
-    """An httpx2 (openai >= 3) transport counting every HTTP request the SDK sends, retries
-    included, and those that failed (no response, or an error status)."""
-    import httpx2 as httpx
-
-    class Counting(httpx.HTTPTransport):
-        def handle_request(self, request):
-            count(requests=1)
-            try:
-                response = super().handle_request(request)
-            except httpx.TransportError:
-                count(failed_requests=1)
-                raise
-            if response.status_code >= 400:
-                count(failed_requests=1)
-            return response
-
-    return Counting()
 
 
 def _message_tokens(messages: list[dict]) -> int:
