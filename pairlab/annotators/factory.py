@@ -18,7 +18,6 @@ __all__ = [
     "annotator_class",
     "base_error",
     "error_edges",
-    "PretrainedError",
 ]
 
 KINDS = ("oracle", "noisy", "error_dependent", "llm")
@@ -30,7 +29,7 @@ def make_annotator(spec: dict | None) -> Annotator:
     if cls is None:
         raise ValueError(
             f"an annotator spec is a dict with a 'kind' in {KINDS}, got {spec!r} "
-            "(a model annotator is passed to the loop as an object)"
+            "(another annotator is passed to the loop as an object)"
         )
     args = {k: v for k, v in (spec or {}).items() if k != "kind"}
     if "api_key" in args:
@@ -39,10 +38,18 @@ def make_annotator(spec: dict | None) -> Annotator:
             "config.json; set $OPENAI_API_KEY instead"
         )
     if cls is ErrorDependentOracle:
-        accuracy = args.pop("accuracy")
+        accuracy, model = args.pop("accuracy"), args.pop("model", None)
         length = args.pop("max_seq_length", 128)
-        base = PretrainedError(args.pop("model", None), max_seq_length=length)
-        return ErrorDependentOracle(base, accuracy, error_edges(len(accuracy)), **args)
+
+        def errors(pool: Pool, ids) -> np.ndarray:  # under the pretrained encoder (disk-cached)
+            from ..models.embed import embed_pool
+            from ..models.scoring import CosineScorer
+
+            left, right = embed_pool(pool, model, max_seq_length=length, show_progress=False)
+            ids = np.asarray(ids, np.int64)
+            return base_error(pool, ids, CosineScorer(pool.space, left, right)(ids))
+
+        return ErrorDependentOracle(errors, accuracy, error_edges(len(accuracy)), **args)
     return cls(**args)
 
 
@@ -71,24 +78,3 @@ def error_edges(n_bins: int) -> np.ndarray:
     if n_bins < 1:
         raise ValueError(f"n_bins must be positive, got {n_bins!r}")
     return np.linspace(0.0, 1.0, n_bins + 1)[1:-1]
-
-
-class PretrainedError:
-    """``(pool, ids) -> (n,)`` base error of pairs under the pretrained encoder ``model`` (its
-    item embeddings computed once per pool and cached on disk)."""
-
-    def __init__(self, model=None, *, max_seq_length: int = 128):
-        self.model, self.max_seq_length, self._scorers = model, max_seq_length, {}
-
-    def __call__(self, pool: Pool, ids) -> np.ndarray:
-        from ..models.embed import embed_pool
-        from ..models.scoring import CosineScorer
-
-        key = (pool.task, pool.split, pool.n_pairs)
-        if key not in self._scorers:
-            left, right = embed_pool(
-                pool, self.model, max_seq_length=self.max_seq_length, show_progress=False
-            )
-            self._scorers[key] = CosineScorer(pool.space, left, right)
-        ids = np.asarray(ids, np.int64)
-        return base_error(pool, ids, self._scorers[key](ids))
