@@ -50,11 +50,7 @@ class CosineBCELoss(nn.Module):
         """(batch,) cosines -> (batch,) logits; |w| keeps the slope non-negative."""
         if self.training and cosine.shape[0] < 2:  # a lone last batch has no batch statistics
             z = F.batch_norm(
-                cosine[:, None],
-                self.norm.running_mean,
-                self.norm.running_var,
-                training=False,
-                eps=self.norm.eps,
+                cosine[:, None], self.norm.running_mean, self.norm.running_var, eps=self.norm.eps
             )
         else:
             z = self.norm(cosine[:, None])

@@ -12,7 +12,7 @@ from ..paths import cache_dir
 from .embed import DEFAULT_MODEL, load_encoder, model_fingerprint
 from .training import quiet_progress
 
-__all__ = ["transformer_layers", "layer_count", "truncate_layers", "truncated_model"]
+__all__ = ["transformer_layers", "truncate_layers", "truncated_model"]
 
 # where BERT-like models keep their transformer layers (BERT, RoBERTa, MPNet, XLM-R, ELECTRA;
 # DistilBERT)
@@ -35,11 +35,6 @@ def transformer_layers(encoder):
         f"for {', '.join(LAYER_PATHS)}): only BERT-like sentence-transformers models "
         "can be truncated"
     )
-
-
-def layer_count(encoder) -> int:
-    """How many transformer layers a loaded ``SentenceTransformer`` has."""
-    return len(transformer_layers(encoder))
 
 
 def truncate_layers(encoder, n_layers: int):
@@ -72,7 +67,7 @@ def truncated_model(model=None, n_layers: int | None = None, *, folder=None) -> 
         if (path / "modules.json").is_file():
             return str(path)
         encoder = load_encoder(model, device="cpu")
-        if n_layers == layer_count(encoder):
+        if n_layers == len(transformer_layers(encoder)):
             return model
         truncate_layers(encoder, n_layers)
         write_atomic(path, lambda tmp: encoder.save(str(tmp)), setting="$PAIRLAB_CACHE_DIR")
