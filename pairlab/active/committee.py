@@ -37,8 +37,7 @@ def vote_entropy(votes) -> np.ndarray:
 
 
 def label_vote_entropy(logits) -> np.ndarray:
-    """(n,) vote entropy of the members' labels (positive where the logit is >= 0) from their
-    logits (n_members, n)."""
+    """(n,) vote entropy of the members' labels (logit >= 0) from logits (n_members, n)."""
     logits = np.asarray(logits, dtype=np.float64)
     if logits.ndim != 2 or len(logits) < 2:
         raise ValueError(f"logits must be (n_members >= 2, n), got shape {logits.shape}")
@@ -73,8 +72,7 @@ def ordering_vote_entropy(scores, *, block: int = 256) -> np.ndarray:
 
 
 def check_committee(members, share) -> tuple[int, float]:
-    """``(members, share)`` of a committee as an int >= 2 and a float in (0, 1], or a
-    ValueError naming the bad value."""
+    """``(members, share)`` as an int >= 2 and a float in (0, 1], or a ValueError naming it."""
     if not isinstance(members, (int, np.integer)) or members < 2:
         raise ValueError(f"a committee needs at least 2 members (an integer), got {members!r}")
     if not 0 < share <= 1:

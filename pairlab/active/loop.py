@@ -387,7 +387,7 @@ class ActiveRun(RunFolderRun):
         return model
 
     def _trains(self, i: int) -> bool:
-        """Whether round ``i`` trains: the last round, every round of a curve or of adaptive runs."""
+        """Whether round ``i`` trains: the last, and every round of a curve or adaptive run."""
         last = i == len(self.config.schedule())
         return last or self.config.curve or self.strategy.adaptive
 
@@ -425,7 +425,7 @@ class ActiveRun(RunFolderRun):
 
 
 def emit(callbacks, config, event: str, /, **payload) -> None:
-    """Send ``event`` about ``config``'s run, with its task, strategy and seed, to every callback."""
+    """Send ``event`` about ``config``'s run (its task, strategy and seed) to every callback."""
     label = strategy_label(config.to_dict())
     for callback in callbacks:
         callback(event, task=config.task, strategy=label, seed=config.seed, **payload)

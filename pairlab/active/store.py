@@ -191,8 +191,7 @@ def write_config(folder: Path, config: dict) -> None:
 
 
 def resume(folder: Path, n_rounds: int):
-    """Finished rounds' records and labels (sorted ids, labels, rounds); an unfinished round's
-    batch is dropped."""
+    """Finished rounds' records, sorted ids, labels and rounds; an unfinished round is dropped."""
     records, ids, labels = [], np.empty(0, np.int64), np.empty(0, np.int8)
     rounds = np.empty(0, np.int16)
     for i in range(1, n_rounds + 1):

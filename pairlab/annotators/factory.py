@@ -67,8 +67,7 @@ def annotator_class(spec: dict | None) -> type | None:
 
 
 def base_error(pool: Pool, ids: np.ndarray, base_cosine: np.ndarray) -> np.ndarray:
-    """(n,) squared error of the base model's score (its cosine clipped to [0, 1]) against the
-    imputed labels of ``ids``."""
+    """(n,) squared error of the base cosine (clipped to [0, 1]) against the labels of ``ids``."""
     return (np.clip(np.asarray(base_cosine, np.float64), 0.0, 1.0) - pool.labels(ids)) ** 2
 
 

@@ -134,8 +134,7 @@ class SessionStore:
         return None if row is None else QueueItem(*row)
 
     def answer(self, pair_id, label: int, *, annotator: str, seconds: float | None = None) -> int:
-        """Append the answer ``label`` (1, 0 or -1: unsure) of ``pair_id``, committed before
-        returning; returns its row id."""
+        """Append and commit the answer ``label`` (1, 0, -1: unsure) of ``pair_id``; its row id."""
         if label not in (1, 0, NO_ANSWER):
             raise ValueError(f"label must be 1, 0 or {NO_ANSWER} (unsure), got {label!r}")
         _check_name(annotator)
@@ -162,8 +161,7 @@ class SessionStore:
         return int(row[0])
 
     def counts(self) -> dict:
-        """Answers so far: ``labels`` (yes or no), ``positives``, ``unsure``, ``queued`` (posted,
-        not answered)."""
+        """Answers so far: ``labels`` (yes or no), ``positives``, ``unsure``, ``queued``."""
         with self._lock:  # in SQL: the widget shows these after every key press
             labels, positives, unsure = self._conn.execute(
                 "SELECT COALESCE(SUM(label IN (0, 1)), 0), COALESCE(SUM(label = 1), 0), "

@@ -94,8 +94,7 @@ def saved_model(path):
 
 
 def load_encoder(model=None, *, device=None, max_seq_length: int | None = None):
-    """A ``SentenceTransformer`` for ``model`` (name or path) on ``device`` (default: cuda if
-    available)."""
+    """A ``SentenceTransformer`` for ``model`` on ``device`` (default: cuda if any)."""
     from sentence_transformers import SentenceTransformer
 
     with loading(model) as name:
@@ -106,8 +105,7 @@ def load_encoder(model=None, *, device=None, max_seq_length: int | None = None):
 
 
 def model_fingerprint(model=None) -> str:
-    """A string that changes when the model's weights or config change (for cache keys): a hash
-    of its files' contents."""
+    """For cache keys: a hash of the model's files, which changes with its weights or config."""
     name = resolve_model(model)
     path = Path(name)
     if not path.is_dir():
@@ -198,8 +196,7 @@ def cached_array(folder, key: str, compute) -> np.ndarray:
 def embed_pool(
     pool: Pool, model=None, *, max_seq_length: int | None = None, show_progress: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Pretrained (cached) embeddings of a pool's left and right items; the same array twice
-    for a symmetric pool."""
+    """Pretrained (cached) embeddings of a pool's left and right items (one array if symmetric)."""
     options = dict(max_seq_length=max_seq_length, show_progress=show_progress)
     left = encode(pool.left_texts, model, **options)
     return left, left if pool.symmetric else encode(pool.right_texts, model, **options)

@@ -59,8 +59,7 @@ _chosen = ("torch", None)  # use()'s choice: (every model's backend, cross-encod
 
 
 def chosen() -> tuple[str, str | None]:
-    """What :func:`use` chose for this process, ``(encoder, cross_encoder)``: torch and None
-    until it is called."""
+    """What :func:`use` chose, ``(encoder, cross_encoder)``: torch and None until it is called."""
     return _chosen
 
 
