@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -29,21 +30,13 @@ INFO_FILE = "pairlab_info.json"
 
 @contextlib.contextmanager
 def _expected_notices():
-    """Silence what loading a bi-encoder checkpoint as a fresh cross-encoder always reports
+    """Silence what loading a bi-encoder checkpoint as a fresh cross-encoder always logs
     (sentence-transformers' "Converting ...", transformers' report of the new head)."""
-    import logging
-
-    from transformers.utils import logging as hf_logging
-
-    st = logging.getLogger("sentence_transformers")
-    was = (hf_logging.get_verbosity(), st.level)
-    hf_logging.set_verbosity_error()
-    st.setLevel(logging.ERROR)
+    logging.disable(logging.WARNING)
     try:
         yield
     finally:
-        hf_logging.set_verbosity(was[0])
-        st.setLevel(was[1])
+        logging.disable(logging.NOTSET)
 
 
 class ConcatBERT:
