@@ -78,10 +78,9 @@ CODE_SUFFIX = re.compile(r"-c[0-9a-f]{8}$")
 
 
 def rekey(root, *, dry_run: bool = False, stale: bool = False) -> list[tuple[Path, Path]]:
-    """Give the run folders (or archives) under ``root`` (``<task>/<run folder>``) the name the
-    current code gives them: those named without a code digest and, with ``stale``, those of an
-    older code's digest; ``(old, new)`` for each. Run it only where those runs' code selects and
-    labels as today's does (a change of form, ``tests/test_selections_pinned.py`` passing)."""
+    """Rename the run folders (or archives) under ``root`` named without a code digest (with
+    ``stale``: an older one) to the current code's key; ``(old, new)`` for each. Only where their
+    code selects and labels as today's does (``tests/test_selections_pinned.py`` passing)."""
     from .behaviour import run_code_digest
     from .config import ActiveConfig
 

@@ -1,12 +1,8 @@
-"""What decides a run besides its config: the code of its strategy and its annotator, as a
-digest in the run folder's key (:func:`.store.run_folder`): an edited strategy, in pairlab or in
-a notebook cell, gets a new folder; an unchanged one is read back.
-
-The digest covers what the code does, not its layout: a function's syntax tree without
-docstrings and positions (its compiled code where no source can be read: a notebook class on
-Python 3.11), its defaults, closure and the pairlab or notebook functions and classes it calls
-by name; for a class, every class of its MRO that is not built in. Code of pairlab, notebooks
-and the user's own modules is read; installed libraries and the standard library are named.
+"""The code of a run's strategy and annotator as a digest in its run folder's key: an edited
+strategy, in pairlab or a notebook cell, gets a new folder. It covers a function's syntax tree
+without docstrings and positions (compiled code where no source can be read), its defaults,
+closure and the functions and classes it calls by name, and a class's whole MRO; installed
+libraries and the standard library are named, not read.
 """
 
 from __future__ import annotations

@@ -46,10 +46,9 @@ def label_vote_entropy(logits) -> np.ndarray:
 
 
 def ordering_vote_entropy(scores, *, block: int = 256) -> np.ndarray:
-    """(n_questions,) vote entropy of the members' orderings of each question's candidates,
-    summed over every pair of candidates: ``scores`` (n_members, n_questions, k), a member
-    ranking a higher score first (ties: the earlier candidate first). 0 when every member
-    orders alike; ``log(2) * k * (k - 1) / 2`` when two members order them in reverse."""
+    """(n_questions,) vote entropy of the members' orderings of each question's candidates
+    (``scores`` (n_members, n_questions, k), higher first, ties by position), summed over every
+    pair of candidates: 0 when all agree, ``log(2) * k * (k - 1) / 2`` for two reversed."""
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim != 3 or scores.shape[0] < 2 or scores.shape[2] < 2:
         raise ValueError(

@@ -61,10 +61,9 @@ EMBEDDINGS = Embeddings()
 
 
 class CosineBERTLearner:
-    """Trains CosineBERT from the pretrained checkpoint each round (as the paper). A model of one
-    of ``shared_rounds`` (default: the seed round) is kept in the cache folder under a digest of
-    all its training reads and loaded instead of trained again (training is deterministic on a
-    device); a later round's is shared in memory. ``PAIRLAB_SHARE_MODELS=0`` turns both off."""
+    """Trains CosineBERT from the pretrained checkpoint each round. A model of ``shared_rounds``
+    (the seed round) is cached on disk under a digest of all its training reads (training is
+    deterministic), a later round's in memory; ``PAIRLAB_SHARE_MODELS=0`` turns both off."""
 
     VERSION = "cosinebert-1"  # part of the digest: bump when training changes
 

@@ -288,9 +288,8 @@ class Committee(Strategy):
 
 
 class Diversity(Strategy):
-    """k-means of the candidate pairs under the selection model (:func:`pair_features`), k = the
-    batch size, one random pair of each cluster; fitted on a uniform sample of
-    ``points_per_cluster`` candidates per cluster, which bounds the work on 10^5 candidates."""
+    """k-means of the candidate pairs (:func:`pair_features`), k = the batch size, one random pair
+    of each cluster, fitted on a sample of ``points_per_cluster`` candidates per cluster."""
 
     name = "diversity"
 
@@ -351,9 +350,8 @@ class OneToOne(Strategy):
 
 
 def of_matched_records(space, candidates, labelled, labels) -> np.ndarray:
-    """(n_candidates,) bool: True for each of the sorted ``candidates`` that holds a record of a
-    pair labelled a match (``labelled`` ids, ``labels`` their answers; None: nothing known). In
-    one table a record is matched on either side."""
+    """(n_candidates,) bool: which sorted ``candidates`` hold a record of a pair ``labelled`` a
+    match (``labels``: their answers; None: nothing known), on either side in one table."""
     candidates = np.asarray(candidates, np.int64)
     if labels is None or not len(candidates):
         return np.zeros(len(candidates), bool)
@@ -417,9 +415,8 @@ def register_strategy(name: str, *, model: str | None = "trained") -> Callable[[
 def make_strategy(
     name: str, *, candidate_m: int = 100, index: str = "Flat", one_to_one=False, **params
 ) -> Strategy:
-    """The strategy registered as ``name``, built with ``params``; candidate strategies search
-    ``candidate_m`` neighbours per item with the faiss ``index``. ``one_to_one``: a candidate
-    strategy's criterion never sees a pair of a record already matched (:class:`OneToOne`)."""
+    """The strategy registered as ``name``, built with ``params``, searching ``candidate_m``
+    neighbours per item in the faiss ``index`` (``one_to_one``: within :class:`OneToOne`)."""
     if name not in STRATEGIES:
         raise ValueError(f"unknown strategy {name!r}; known: {sorted(STRATEGIES)}")
     cls, model = STRATEGIES[name]
@@ -452,9 +449,8 @@ def positive(name: str, value, *, minimum: int = 1) -> int:
 
 
 def kmeans_pick(vectors, k: int, rng: np.random.Generator, *, max_iter: int = 100) -> np.ndarray:
-    """(k,) sorted int64 row indices of ``vectors`` (n, dim): k-means (k-means++, which faiss
-    lacks) into ``k`` clusters, one random row of each (Xu et al. 2007); where clusters stay
-    empty (fewer distinct rows than ``k``), the rest uniform among the rows not picked."""
+    """(k,) sorted int64 row indices of ``vectors`` (n, dim): one random row of each of k-means'
+    ``k`` clusters (Xu et al. 2007); where clusters stay empty, the rest uniform."""
     import warnings
 
     from sklearn.cluster import KMeans

@@ -1,7 +1,6 @@
 """The annotator a run's config names (``ActiveConfig.annotator``): a dict with a ``kind``,
-``"oracle"`` (or no spec), ``"noisy"`` (:class:`NoisyOracle`'s arguments), ``"error_dependent"``
-(``accuracy`` per equal-width bin of the base model's error, ``seed``, the base ``model`` and
-``max_seq_length``) or ``"llm"`` (:class:`LLMAnnotator`'s arguments, its ``cache`` included).
+``"oracle"`` (or no spec), ``"noisy"``, ``"error_dependent"`` (``accuracy`` per equal-width bin of
+the base model's error, ``seed``, the base ``model``) or ``"llm"``, with the class's arguments.
 """
 
 from __future__ import annotations

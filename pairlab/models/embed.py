@@ -137,11 +137,9 @@ def encode(
     show_progress: bool = True,
     encoder=None,
 ) -> np.ndarray:
-    """Unit-norm embeddings of ``texts``: float32 array (n_texts, dim), cached on disk under
-    ``$PAIRLAB_CACHE_DIR`` keyed by the model's fingerprint, the maximum sequence length and the
-    texts. A ``model`` named by name or path always runs on torch, so the strata and run folders
-    drawn from its embeddings never depend on the backend; a loaded ``encoder`` (a model being
-    trained) runs uncached on the inference backend in force."""
+    """Unit-norm embeddings (n_texts, dim) float32 of ``texts`` under ``model`` (name or path),
+    on torch (strata and run folders never depend on the backend), cached on disk under
+    ``$PAIRLAB_CACHE_DIR``; a loaded ``encoder`` runs uncached on the backend in force."""
     texts = [str(t) for t in texts]
     if not texts:
         raise ValueError("no texts to encode")

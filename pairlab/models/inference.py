@@ -1,11 +1,9 @@
 """Inference backends: where a loaded encoder or cross-encoder runs its forward passes.
 
-``"torch"`` runs the model as loaded; ``"onnx"`` runs its transformer on ONNX Runtime, float32;
-``"onnx-int8"`` on its dynamic int8 quantisation (another model: its outputs are cached apart,
-:func:`cache_tag`). Only the transformer's forward pass moves, exported from the current weights
-once per digest of them into ``$PAIRLAB_CACHE_DIR/models/onnx/<digest>/``. Not
-sentence-transformers' ``backend="onnx"``: optimum-onnx requires transformers < 4.58 (pairlab
-pins 5.x). A missing package or a failed export is an error naming the fix, never torch quietly.
+``"torch"`` runs the model as loaded; ``"onnx"`` its transformer on ONNX Runtime, exported once
+per weights digest into ``$PAIRLAB_CACHE_DIR/models/onnx/``; ``"onnx-int8"`` its dynamic int8
+quantisation (another model: outputs cached apart). Not sentence-transformers' ``backend="onnx"``:
+optimum-onnx requires transformers < 4.58. A failure is an error naming the fix, never torch.
 """
 
 from __future__ import annotations
