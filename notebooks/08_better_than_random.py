@@ -64,7 +64,7 @@
 from IPython.display import Markdown, display
 
 from pairlab import data, report
-from pairlab.active import QueryLog
+from pairlab.active import PrintLog
 from pairlab.experiments import findings, ranker_tables, rankers
 from pairlab.experiments.budget import Budget
 from pairlab.notebook import load_settings, setup
@@ -134,7 +134,7 @@ for task in prepared:
 
 # %%
 groups = ranker.groups  # (strategy, seeds): random first
-results = rankers.query_sweep(prepared, groups, settings, ctx.path("rankers"), callbacks=[QueryLog()])
+results = rankers.query_sweep(prepared, groups, settings, ctx.path("rankers"), callbacks=[PrintLog()])
 baseline = rankers.pretrained_baseline(prepared, ranker)
 frame = rankers.curves(results, budget)
 queries = rankers.per_query(results)

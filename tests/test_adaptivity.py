@@ -4,6 +4,7 @@ zero-shot static precision against a real static-retrieval run, and the metrics 
 
 import json
 import math
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -266,7 +267,7 @@ def test_zero_shot_static_precision_is_what_a_static_retrieval_run_collects(
     tiny_model, tmp_path, monkeypatch
 ):
     monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path / "cache"))
-    settings = SETTINGS.replace(model=tiny_model, max_seq_length=32, curve=False, epochs=1)
+    settings = replace(SETTINGS, model=tiny_model, max_seq_length=32, curve=False, epochs=1)
     config = settings.config("toy", "static_retrieval", encoder_layers=1)
     result = ActiveRun(
         config, POOLS, EVAL_SETS, run_folder(tmp_path, config, POOLS, EVAL_SETS)
@@ -338,8 +339,8 @@ def test_models_shared_in_memory_leave_every_selection_and_metric_as_training_gi
     from pairlab.models.cosinebert import CosineBERT
 
     monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path / "cache"))
-    settings = SETTINGS.replace(
-        model=tiny_model, max_seq_length=32, epochs=1, rounds=2, curve=False
+    settings = replace(
+        SETTINGS, model=tiny_model, max_seq_length=32, epochs=1, rounds=2, curve=False
     )
     calls = []
     real = CosineBERT.train.__func__

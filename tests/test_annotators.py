@@ -21,12 +21,10 @@ from pairlab.annotators import (
     LLMAnnotator,
     LLMEndpointError,
     LLMRequestError,
-    ModelAnnotator,
     NoisyOracle,
     Oracle,
     pair_uniform,
     parse_answer,
-    quantile_edges,
 )
 from pairlab.annotators.llm import answer_key, build_messages
 from pairlab.data import Pool
@@ -80,17 +78,12 @@ def llm(fake, tmp_path, **options) -> LLMAnnotator:
 # The contract, over every annotator
 
 
-def perfect_score(pool, ids):
-    return pool.labels(ids).astype(np.float64) * 2.0 - 1.0
-
-
 ANNOTATORS = {
     "oracle": lambda fake, tmp: Oracle(),
     "noisy_oracle_without_noise": lambda fake, tmp: NoisyOracle(seed=3),
     "error_dependent_oracle_all_correct": lambda fake, tmp: ErrorDependentOracle(
         lambda pool, ids: np.zeros(len(ids)), [1.0, 1.0], [0.5]
     ),
-    "model": lambda fake, tmp: ModelAnnotator(perfect_score, 0.0),
     "llm": lambda fake, tmp: llm(fake, tmp),
 }
 
@@ -210,7 +203,7 @@ def test_error_dependent_oracle_flips_by_error_bin(big_pool):
     """Accuracy 1.0 in the low-error half and 0.6 in the high-error half: no flip below the
     edge, 40% above it (fails if bins or accuracies are read the wrong way round)."""
     errors = np.linspace(0.0, 1.0, big_pool.n_pairs)
-    edges = quantile_edges(errors, 2)  # (1,) the median
+    edges = np.quantile(errors, [0.5])  # (1,) the median
     oracle = ErrorDependentOracle(errors, [1.0, 0.6], edges, seed=2)
     ids = np.arange(big_pool.n_pairs, dtype=np.int64)
     labels = oracle.annotate(big_pool, ids)
@@ -228,30 +221,6 @@ def test_error_dependent_oracle_validates():
         ErrorDependentOracle(np.zeros(4), [0.9, 1.2], [0.5])
     with pytest.raises(ValueError, match="1 NaN"):
         ErrorDependentOracle(np.array([0.1, np.nan]), [0.9], [])
-    np.testing.assert_allclose(quantile_edges(np.arange(100.0), 4), [24.75, 49.5, 74.25])
-
-
-# ---------------------------------------------------------------------------------------------
-# Model annotator
-
-
-def test_model_annotator_thresholds_scores():
-    """Score at the threshold counts as positive, below as negative."""
-    pool = text_pool()
-    scores = {0: 0.2, 1: 0.5, 2: 0.9}
-    annotator = ModelAnnotator(lambda p, ids: np.array([scores[i] for i in ids]), 0.5)
-    np.testing.assert_array_equal(annotator.annotate(pool, [0, 1, 2]), [0, 1, 1])
-
-
-def test_model_annotator_refuses_nan_scores():
-    """A NaN score must raise, naming how many, never become a 0."""
-    annotator = ModelAnnotator(lambda p, ids: np.array([0.3, np.nan, np.nan]), 0.0)
-    with pytest.raises(ValueError, match="2 NaN scores of 3"):
-        annotator.annotate(text_pool(), [0, 1, 2])
-    with pytest.raises(ValueError, match="threshold"):
-        ModelAnnotator(perfect_score, float("nan"))
-    with pytest.raises(ValueError, match="shape"):
-        ModelAnnotator(lambda p, ids: np.zeros(5), 0.0).annotate(text_pool(), [0, 1])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -221,18 +221,23 @@ def test_a_failed_export_is_an_error_never_torch(tiny_model, tmp_path, backend, 
     assert not list((tmp_path / "models" / "onnx").glob("*/*.onnx"))  # nothing half-written kept
 
 
-def test_int8_outputs_are_cached_apart(tiny_model, tmp_path, backend, monkeypatch):
-    """A shared model's embeddings (cached under its ``cache_key``): float32 ONNX shares torch's
+def test_int8_outputs_are_cached_apart(tiny_model, tmp_path, backend):
+    """A saved model's embeddings (cached in its ``output_cache``): float32 ONNX shares torch's
     (equal within rounding); int8 never reads them, its key differs."""
-    monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
-    model, texts = load_encoder(tiny_model, device="cpu"), list(QUESTIONS["question1"][:20])
+    from pairlab.models.cosinebert import CosineBERT
+
+    model, texts = (
+        CosineBERT(load_encoder(tiny_model, device="cpu")),
+        list(QUESTIONS["question1"][:20]),
+    )
+    model.output_cache = tmp_path / "embeddings"
     backend("torch")
-    torch_emb = encode(texts, encoder=model, cache_key="shared", show_progress=False)
+    torch_emb = model.embed(texts, show_progress=False)
     backend("onnx")
-    encode(texts, encoder=model, cache_key="shared", show_progress=False)
+    model.embed(texts, show_progress=False)
     assert len(list((tmp_path / "embeddings").glob("*.npy"))) == 1
     backend("onnx-int8")
-    int8 = encode(texts, encoder=model, cache_key="shared", show_progress=False)
+    int8 = model.embed(texts, show_progress=False)
     assert len(list((tmp_path / "embeddings").glob("*.npy"))) == 2
     assert np.abs(int8 - torch_emb).max() > 1e-4
 
@@ -438,7 +443,7 @@ def test_a_notebooks_choice_writes_no_environment_variable(tmp_path, monkeypatch
         concat_backend="onnx-int8",
         quiet=True,
     )
-    assert inference.chosen() == inference.Backends("onnx", "onnx-int8")
+    assert inference.chosen() == ("onnx", "onnx-int8")
     assert dict(os.environ) == before
     env = {k: v for k, v in os.environ.items() if k != ENV}
 

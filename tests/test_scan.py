@@ -36,7 +36,6 @@ def test_assessments_equal_the_rank_of_the_first_relevant_item():
     assert scan.items.tolist() == [3, 6, 0, 5, 3]
     assert scan.pair_ids.tolist() == space.encode([0, 0, 0, 0, 1], [3, 6, 0, 5, 3]).tolist()
     assert scan.labels.tolist() == [0, 0, 0, 1, 1]  # every scanned pair labelled, the last relevant
-    assert scan.owners.tolist() == [0, 0, 0, 0, 1]
 
 
 def test_a_symmetric_scan_skips_the_question_itself_and_ties_rank_the_lower_index_first():

@@ -15,7 +15,6 @@ from pairlab.active import ActiveConfig, run_folder
 from pairlab.active.learner import CosineBERTLearner
 from pairlab.models.embed import encode, load_encoder
 from pairlab.models.truncate import (
-    layer_count,
     transformer_layers,
     truncate_layers,
     truncated_model,
@@ -29,7 +28,7 @@ def test_the_cut_model_has_n_layers_the_originals_weights_and_encodes(tiny_model
     assert Path(path).parent == tmp_path and "1layers" in Path(path).name
     assert json.loads((Path(path) / "config.json").read_text())["num_hidden_layers"] == 1
     cut, full = load_encoder(path), load_encoder(tiny_model)
-    assert layer_count(cut) == 1 and layer_count(full) == 2
+    assert len(transformer_layers(cut)) == 1 and len(transformer_layers(full)) == 2
     kept, original = cut[0].auto_model.state_dict(), full[0].auto_model.state_dict()
     assert not any(".layer.1." in k for k in kept)
     for name, tensor in kept.items():  # the first layer and the embeddings, unchanged
@@ -41,7 +40,7 @@ def test_the_cut_model_has_n_layers_the_originals_weights_and_encodes(tiny_model
 
 def test_zero_layers_is_the_mean_of_the_token_embeddings(tiny_model, tmp_path):
     encoder = load_encoder(truncated_model(tiny_model, 0, folder=tmp_path))
-    assert layer_count(encoder) == 0
+    assert len(transformer_layers(encoder)) == 0
     bert = encoder[0].auto_model
     features = encoder.tokenize(TEXTS)
     with torch.no_grad():
@@ -117,14 +116,14 @@ def test_the_learner_starts_from_the_cut_model(tiny_model, tmp_path, monkeypatch
             max_seq_length=32,
         )
     )
-    assert layer_count(load_encoder(learner.model)) == 1
+    assert len(transformer_layers(load_encoder(learner.model))) == 1
     left, right = learner.pretrained_embeddings(POOLS["train"])
     assert left.shape == (len(POOLS["train"].left_texts), 32) and right is left
 
 
 def test_the_real_model_cut_to_two_layers_still_ranks_a_paraphrase_first(tmp_path):
     path = truncated_model(None, 2, folder=tmp_path)
-    assert layer_count(load_encoder(path)) == 2
+    assert len(transformer_layers(load_encoder(path))) == 2
     emb = encode(TEXTS, path, cache=False, show_progress=False)
     assert emb[0] @ emb[1] > emb[0] @ emb[2] + 0.1
 
@@ -142,7 +141,7 @@ def test_model_layers_gives_the_notebook_the_cut_model(tiny_model, tmp_path, mon
         return notebook.load_settings("smoke", path.stem, shared, path=path)
 
     cut = load(model=tiny_model, model_layers=1).model
-    assert cut == truncated_model(tiny_model, 1) and layer_count(load_encoder(cut)) == 1
+    assert cut == truncated_model(tiny_model, 1) and len(transformer_layers(load_encoder(cut))) == 1
     assert "first 1 transformer layers" in capsys.readouterr().out
     assert load(model=cut, model_layers=1).model == cut  # already cut: itself
     assert load(model=tiny_model, model_layers=None).model == tiny_model

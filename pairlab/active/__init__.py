@@ -1,15 +1,12 @@
-"""Active learning over all pairs: the strategies and candidate search (:mod:`.strategies`),
-committees (:mod:`.committee`), a run's settings (:mod:`.config`), the learner it trains
-(:mod:`.learner`), the round loop (:mod:`.loop`), its run folder (:mod:`.store`) with the
-strategy's code digest (:mod:`.behaviour`) and committed archive (:mod:`.archive`), and active
-learning at the query level for rankers (:mod:`.queries`).
-
-What notebooks and sweeps use is importable from here (``from pairlab.active import PrintLog``)."""
+"""Active learning over all pairs: strategies (:mod:`.strategies`), committees, a run's
+settings (:mod:`.config`), its learner, the round loop (:mod:`.loop`), its run folder
+(:mod:`.store`) with the code digest (:mod:`.behaviour`) and archive, and active learning at the
+query level for rankers (:mod:`.queries`)."""
 
 from .config import ActiveConfig, schedule
 from .learner import CosineBERTLearner
 from .loop import STAGES, ActiveRun, PrintLog, reliability
-from .queries import QUERY_STRATEGIES, QueryConfig, QueryLog, QueryRun
+from .queries import QUERY_STRATEGIES, QueryConfig, QueryRun
 from .store import load_result, run_folder, run_labels
 from .strategies import STRATEGIES, make_strategy, register_strategy
 
@@ -20,7 +17,6 @@ __all__ = [
     "PrintLog",
     "QUERY_STRATEGIES",
     "QueryConfig",
-    "QueryLog",
     "QueryRun",
     "STAGES",
     "STRATEGIES",

@@ -1,8 +1,7 @@
-"""A run's archive: the small copy of a run folder committed to the repository (a lost machine
-costs at most the round in progress): ``config.json``, ``rounds/round_XX.json``, ``labels.npz``
-(ids, labels, rounds and any oracle labels; no texts, no models) and ``result.json``, at
-``<root>/<task>/<run folder name>``. ``python -m pairlab.active.archive --rekey ROOT`` renames
-archives to the current code's key (:func:`rekey`).
+"""A run's archive: the small copy of a run folder committed to the repository, at
+``<root>/<task>/<run folder name>``: ``config.json``, ``rounds/round_XX.json``, ``labels.npz``
+(ids, labels, rounds, any oracle labels) and ``result.json``. ``python -m pairlab.active.archive
+--rekey ROOT`` renames archives to the current code's key (:func:`rekey`).
 """
 
 from __future__ import annotations
@@ -52,9 +51,8 @@ def save(folder, archive) -> Path:
 
 
 def restore(archive, folder, pool) -> int:
-    """Lay ``archive`` into run folder ``folder`` where it holds more finished rounds than the
-    folder (a new machine, a lost folder), replacing the folder whole; returns the rounds
-    restored (0: nothing to do). ``pool``, the run's training pool, writes ``labels.csv``."""
+    """Replace run folder ``folder`` by ``archive`` where it holds more finished rounds; returns
+    the rounds restored (0: none). ``pool``, the run's training pool, writes ``labels.csv``."""
     archive, folder = Path(archive), Path(folder)
     n = rounds_in(archive)
     if n <= rounds_in(folder) or not (archive / "config.json").is_file():
@@ -80,10 +78,9 @@ CODE_SUFFIX = re.compile(r"-c[0-9a-f]{8}$")
 
 
 def rekey(root, *, dry_run: bool = False, stale: bool = False) -> list[tuple[Path, Path]]:
-    """Give the run folders (or archives) under ``root`` (``<task>/<run folder>``) the name the
-    current code gives them: those named without a code digest and, with ``stale``, those of an
-    older code's digest; ``(old, new)`` for each. Run it only where those runs' code selects and
-    labels as today's does (a change of form, ``tests/test_selections_pinned.py`` passing)."""
+    """Rename the run folders (or archives) under ``root`` named without a code digest (with
+    ``stale``: an older one) to the current code's key; ``(old, new)`` for each. Only where their
+    code selects and labels as today's does (``tests/test_selections_pinned.py`` passing)."""
     from .behaviour import run_code_digest
     from .config import ActiveConfig
 

@@ -1,12 +1,8 @@
-"""What decides a run besides its config: the code of its strategy and its annotator, as a
-digest in the run folder's key (:func:`.store.run_folder`): an edited strategy, in pairlab or in
-a notebook cell, gets a new folder; an unchanged one is read back.
-
-The digest covers what the code does, not its layout: a function's syntax tree without
-docstrings and positions (its compiled code where no source can be read: a notebook class on
-Python 3.11), its defaults, closure and the pairlab or notebook functions and classes it calls
-by name; for a class, every class of its MRO that is not built in. Code of pairlab, notebooks
-and the user's own modules is read; installed libraries and the standard library are named.
+"""The code of a run's strategy and annotator as a digest in its run folder's key: an edited
+strategy, in pairlab or a notebook cell, gets a new folder. It covers a function's syntax tree
+without docstrings and positions (compiled code where no source can be read), its defaults,
+closure and the functions and classes it calls by name, and a class's whole MRO; installed
+libraries and the standard library are named, not read.
 """
 
 from __future__ import annotations
@@ -43,9 +39,8 @@ def code_digest(*objects) -> str:
 
 
 def run_code_digest(config) -> str:
-    """12 hex digits: the digest of a run config's strategy as its registry builds it (an
-    :class:`~.config.ActiveConfig`'s pair strategies, a :class:`~.queries.QueryConfig`'s
-    question strategies) and of its annotator (``config.annotator``; None: the oracle)."""
+    """12 hex digits: the digest of a run config's strategy as its registry builds it and of its
+    annotator (``config.annotator``; None: the oracle)."""
     from ..annotators.factory import annotator_class
     from .queries import QUERY_STRATEGIES, QueryConfig
     from .strategies import STRATEGIES, make_strategy
@@ -169,10 +164,9 @@ def _body(fn: types.FunctionType) -> bytes:
 
 
 def _canonical(node) -> str:
-    """A syntax tree as text that is the same on every Python version: each node's name and its
-    fields by name, without the fields that are empty (Python 3.12 gave every function and class
-    an empty ``type_params``, so ``ast.dump`` and the run keys built on it differed between 3.11
-    and 3.12 machines for the same code) and without positions."""
+    """A syntax tree as text, the same on every Python version: without positions and empty
+    fields (3.12 gave every function and class an empty ``type_params``, which ``ast.dump``
+    writes)."""
     if isinstance(node, ast.AST):
         fields = ((name, getattr(node, name, None)) for name in node._fields)
         inner = ",".join(

@@ -1,6 +1,5 @@
-"""Query by committee (Seung et al. 1992; for rankers Althammer et al. 2023 section 5.2):
-members trained on random shares of the labels, their disagreement as vote entropy
-``-sum_c (V_c / M) log(V_c / M)`` (V_c of M members vote outcome c) on labels (pairs) or summed
+"""Query by committee (Seung et al. 1992; for rankers Althammer et al. 2023 section 5.2): vote
+entropy ``-sum_c (V_c / M) log(V_c / M)`` (V_c of M members vote outcome c) on labels, or summed
 over every pair of a question's candidates (who ranks which higher: Althammer et al.'s eq. 4).
 """
 
@@ -15,7 +14,6 @@ __all__ = [
     "label_vote_entropy",
     "ordering_vote_entropy",
     "check_committee",
-    "member_subsets",
     "train_committee",
     "member_scores",
 ]
@@ -39,8 +37,7 @@ def vote_entropy(votes) -> np.ndarray:
 
 
 def label_vote_entropy(logits) -> np.ndarray:
-    """(n,) vote entropy of the members' labels (positive where the logit is >= 0) from their
-    logits (n_members, n)."""
+    """(n,) vote entropy of the members' labels (logit >= 0) from logits (n_members, n)."""
     logits = np.asarray(logits, dtype=np.float64)
     if logits.ndim != 2 or len(logits) < 2:
         raise ValueError(f"logits must be (n_members >= 2, n), got shape {logits.shape}")
@@ -49,10 +46,9 @@ def label_vote_entropy(logits) -> np.ndarray:
 
 
 def ordering_vote_entropy(scores, *, block: int = 256) -> np.ndarray:
-    """(n_questions,) vote entropy of the members' orderings of each question's candidates,
-    summed over every pair of candidates: ``scores`` (n_members, n_questions, k), a member
-    ranking a higher score first (ties: the earlier candidate first). 0 when every member
-    orders alike; ``log(2) * k * (k - 1) / 2`` when two members order them in reverse."""
+    """(n_questions,) vote entropy of the members' orderings of each question's candidates
+    (``scores`` (n_members, n_questions, k), higher first, ties by position), summed over every
+    pair of candidates: 0 when all agree, ``log(2) * k * (k - 1) / 2`` for two reversed."""
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim != 3 or scores.shape[0] < 2 or scores.shape[2] < 2:
         raise ValueError(
@@ -75,25 +71,12 @@ def ordering_vote_entropy(scores, *, block: int = 256) -> np.ndarray:
 
 
 def check_committee(members, share) -> tuple[int, float]:
-    """``(members, share)`` of a committee as an int >= 2 and a float in (0, 1], or a
-    ValueError naming the bad value."""
+    """``(members, share)`` as an int >= 2 and a float in (0, 1], or a ValueError naming it."""
     if not isinstance(members, (int, np.integer)) or members < 2:
         raise ValueError(f"a committee needs at least 2 members (an integer), got {members!r}")
     if not 0 < share <= 1:
         raise ValueError(f"share must be in (0, 1], got {share!r}")
     return int(members), float(share)
-
-
-def member_subsets(
-    n_labelled: int, rng: np.random.Generator, *, members: int = 2, share: float = 0.8
-) -> list[np.ndarray]:
-    """Each member's sorted indices into the labelled data: a uniform ``share`` of it (at least
-    one item), drawn independently per member."""
-    members, share = check_committee(members, share)
-    if n_labelled < 1:
-        raise ValueError("a committee needs labelled data to train on")
-    size = max(1, int(round(share * n_labelled)))
-    return [np.sort(rng.choice(n_labelled, size=size, replace=False)) for _ in range(members)]
 
 
 def train_committee(
@@ -106,16 +89,17 @@ def train_committee(
     share: float = 0.8,
 ) -> list:
     """``members`` models, member k trained by ``train(ids, labels, k)`` on its own uniform
-    ``share`` of the answered labels (a label of -1, no answer, is never trained on)."""
+    ``share`` (at least one) of the answered labels (-1, no answer, is never trained on)."""
     ids, labels = np.asarray(ids, np.int64), np.asarray(labels, np.int8)
     if ids.shape != labels.shape:
         raise ValueError(f"{len(ids)} labelled ids but {len(labels)} labels")
     answered = labels >= 0
     ids, labels = ids[answered], labels[answered]
-    return [
-        train(ids[part], labels[part], k)
-        for k, part in enumerate(member_subsets(len(ids), rng, members=members, share=share))
-    ]
+    if not len(ids):
+        raise ValueError("a committee needs labelled data to train on")
+    size = max(1, int(round(share * len(ids))))
+    parts = [np.sort(rng.choice(len(ids), size=size, replace=False)) for _ in range(members)]
+    return [train(ids[part], labels[part], k) for k, part in enumerate(parts)]
 
 
 def member_scores(

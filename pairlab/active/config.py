@@ -3,7 +3,6 @@ n_i = n1 * growth^(i-1) pairs)."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 
@@ -25,13 +24,9 @@ def schedule(n1: int, rounds: int, growth: float = 1.5) -> list[int]:
 
 
 @dataclass(frozen=True)
-class ActiveConfig:
-    """One active-learning run: what is collected, how the model is trained and measured."""
+class _LoopFields:
+    """The fields of :class:`ActiveConfig` the runs of a sweep share (:class:`LoopSettings`)."""
 
-    task: str
-    strategy: str
-    seed: int = 0
-    strategy_params: dict = field(default_factory=dict)
     n1: int = 2048  # seed-set size
     rounds: int = 10  # k
     growth: float = 1.5
@@ -51,6 +46,16 @@ class ActiveConfig:
     curve: bool = True  # train and evaluate every round (False: non-adaptive ones train once)
     keep_model: bool = False  # keep the final model in the run folder
     annotator: dict | None = None  # who labels (pairlab.annotators spec); None: the pool's oracle
+
+
+@dataclass(frozen=True, kw_only=True)
+class ActiveConfig(_LoopFields):
+    """One active-learning run: what is collected, how the model is trained and measured."""
+
+    task: str
+    strategy: str
+    seed: int = 0
+    strategy_params: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self.make_strategy()  # fails early on a bad name or parameters
@@ -108,10 +113,6 @@ class PerTask:
             for name, value in ((f, getattr(self, f)) for f in self.__dataclass_fields__)
         }
 
-    def replace(self, **changes):
-        """A copy with ``changes``."""
-        return dataclasses.replace(self, **changes)
-
     @classmethod
     def from_params(cls, params: dict, **fields):
         """From an active-learning notebook's parameters: the model, its training
@@ -128,29 +129,10 @@ class PerTask:
 
 
 @dataclass(frozen=True)
-class LoopSettings(PerTask):
+class LoopSettings(PerTask, _LoopFields):
     """The :class:`ActiveConfig` fields the runs of a sweep share (all but the task, strategy,
     seed and strategy parameters), with the same defaults; any may be a per-task dict."""
 
-    n1: int | dict = 2048
-    rounds: int | dict = 10
-    growth: float | dict = 1.5
-    batches: tuple | dict | None = None
-    seed_set: str = "static_retrieval"
-    candidate_m: int | dict = 100
-    index: str = "Flat"
-    model: str | None = None
-    encoder_layers: int | None = None
-    epochs: float | dict = 2.0
-    learning_rate: float | dict = 2e-5
-    batch_size: int | dict = 16
-    max_seq_length: int | dict = 128
-    precision: str = "fp32"
-    batch_order: str = "random"
-    n_boot: int | dict = 1000
-    curve: bool | dict = True
-    keep_model: bool = False
-    annotator: dict | None = None
     # not in a run's config or key: the rounds whose models the runs share through the cache,
     # "seed" or "all" (where two strategies pick the same batches, the second trains nothing)
     share_models: str = "seed"

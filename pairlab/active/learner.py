@@ -23,8 +23,10 @@ __all__ = ["CosineBERTLearner", "MEMBER_SEED", "RecentModels", "Embeddings"]
 MEMBER_SEED = 100_000  # committee member k trains with the round's seed + (k + 1) * this
 
 
-class _Recent(OrderedDict):
-    """The last ``size`` entries put, in memory only (nothing outlives the process)."""
+class RecentModels(OrderedDict):
+    """The last ``size`` models this process trained in rounds the disk cache does not share,
+    keyed like it: a run whose labels up to a round are another's takes that model (adaptive
+    retrieval and uncertainty sampling, where every candidate's p is below 1/2)."""
 
     def __init__(self, size: int = 4):
         super().__init__()
@@ -40,17 +42,9 @@ class _Recent(OrderedDict):
         return self[key]
 
 
-class RecentModels(_Recent):
-    """The last ``size`` models this process trained in rounds the disk cache does not share,
-    keyed like the cache: a run whose labels up to a round are another's (adaptive retrieval and
-    uncertainty sampling, where every candidate's p is below 1/2) takes that model instead of
-    training again (a MiniLM model is about 90 MB)."""
-
-
-class Embeddings(_Recent):
-    """The loop's one cache of item embeddings: each of the last ``size`` models used, with its
-    embeddings of every texts array asked for (keyed by the texts' digest). Runs that share a
-    model and splits that share texts (WikiQA's sentences) embed once."""
+class Embeddings(RecentModels):
+    """The loop's one cache of item embeddings: the last ``size`` models used, each with its
+    embeddings of every texts array asked for (by the texts' digest)."""
 
     def __call__(self, model, texts, compute) -> np.ndarray:
         """``compute()``, the (n, dim) embeddings of ``texts`` under ``model``, computed once."""
@@ -67,12 +61,9 @@ EMBEDDINGS = Embeddings()
 
 
 class CosineBERTLearner:
-    """Trains CosineBERT from the pretrained checkpoint (the paper: a fresh model each round).
-
-    A model of one of ``shared_rounds`` (default: the seed round, which every strategy of a seed
-    set starts from) is kept in the cache folder under a digest of all its training reads, and
-    loaded instead of trained again (training is deterministic on a device); a later round's is
-    shared in memory (:class:`RecentModels`). ``PAIRLAB_SHARE_MODELS=0`` turns both off."""
+    """Trains CosineBERT from the pretrained checkpoint each round. A model of ``shared_rounds``
+    (the seed round) is cached on disk under a digest of all its training reads (training is
+    deterministic), a later round's in memory; ``PAIRLAB_SHARE_MODELS=0`` turns both off."""
 
     VERSION = "cosinebert-1"  # part of the digest: bump when training changes
 

@@ -1,10 +1,9 @@
 """The round loop over a run folder (paper section 4): each round embeds the pool with the
 selection model, searches the candidates, lets the strategy pick, has the batch labelled,
-retrains CosineBERT on every answer and evaluates it; a killed run resumes after its last
-finished round (:mod:`.store`). Events go to callbacks (``callback(event, task=, strategy=,
-seed=, **payload)``): ``run_started``, ``stage_started``, ``stage`` (round, stage, seconds),
-``round_finished`` (record), ``run_finished``, ``run_reused`` (result), ``run_waiting``; a sweep
-on Ray adds ``run_placed``. The dashboard and :class:`PrintLog` subscribe.
+retrains CosineBERT and evaluates it; a killed run resumes after its last finished round.
+Events go to callbacks (``callback(event, task=, strategy=, seed=, **payload)``):
+``run_started``, ``stage_started``, ``stage`` (round, stage, seconds), ``round_finished``
+(record), ``run_finished``, ``run_reused`` (result), ``run_waiting``; Ray adds ``run_placed``.
 """
 
 from __future__ import annotations
@@ -48,8 +47,8 @@ STAGES = ("embed", "search", "select", "annotate", "train", "export", "evaluate"
 
 
 class Stages:
-    """Wall time per stage of one round, each emitted as a ``stage`` event. A stage inside
-    another (the search inside the selection) counts once: the outer keeps only its own time."""
+    """Wall time per stage of one round, each emitted as a ``stage`` event; a stage inside
+    another counts once (the outer keeps only its own time)."""
 
     def __init__(self, emit, round: int):
         self.emit, self.round, self.times, self._inner = emit, round, {}, [0.0]
@@ -72,8 +71,7 @@ class Stages:
 
     @contextmanager
     def exports_out_of(self, stage: str):
-        """Stage ``stage``, less the exports for the inference backend made meanwhile (a
-        CosineBERT exports at the end of its training), which count as ``export``."""
+        """Stage ``stage``, less the inference exports made meanwhile, counted as ``export``."""
         with recording_exports() as made, self(stage):
             yield
         seconds = sum(e["seconds"] for e in made)
@@ -106,6 +104,13 @@ class PrintLog:
     @staticmethod
     def round_line(r: dict) -> str:
         """What a finished round's line says after its run and round number."""
+        if "n_questions" in r:  # a query-level round (:class:`~.queries.QueryRun`)
+            test = r["test"]
+            return (
+                f"{r['n_questions']} questions, {sum(r['assessments'])} assessments this round, "
+                f"{r['labels']:,} pairs; test nDCG {test['ndcg']:.3f}, MRR {test['mrr']:.3f}, "
+                f"AP {test['ap']:.3f}"
+            )
         dev = r.get("dev")
         ap = (
             f"dev AP {dev['ap']:.3f} [{dev['ap_ci'][0]:.3f}, {dev['ap_ci'][1]:.3f}]"
@@ -118,9 +123,7 @@ class PrintLog:
 
 class RunFolderRun:
     """The round loop over a run folder, for pairs (:class:`ActiveRun`) and questions
-    (:class:`~.queries.QueryRun`). A subclass sets ``config``, ``folder``, ``pool``, ``learner``,
-    ``strategy``, ``callbacks`` and implements ``_round(i, n, model, ids, labels, records) ->
-    (model, record, batch, batch_labels)`` and ``_finish(model, records, ids, labels)``."""
+    (:class:`~.queries.QueryRun`), whose ``_round`` returns ``(model, record, batch, labels)``."""
 
     archive = None  # the folder of the run's committed copy (:mod:`.archive`), if any
     _pretrained = None
@@ -199,9 +202,8 @@ class RunFolderRun:
         self.learner.save(model, store.model_path(self.folder, i))
 
     def _members(self, state, criterion) -> list:
-        """Round ``state.round``'s committee: ``criterion.members`` models, each trained as that
-        round's model (member k with its own seed) on its own ``criterion.share`` of the answered
-        labels, drawn with ``state.rng``."""
+        """Round ``state.round``'s committee, each member trained as that round's model (with its
+        own seed) on its own ``criterion.share`` of the answered labels."""
 
         def train(ids, labels, k):
             return self.learner.train(self.pool, ids, labels, round=state.round, member=k)
@@ -284,9 +286,8 @@ class ActiveRun(RunFolderRun):
         return model, record, batch, batch_labels
 
     def _state(self, strategy: Strategy, i: int, model, labelled, labels, stages) -> RoundState:
-        """Round ``i``'s plain data for ``strategy``; for a criterion over candidates, the loop
-        embeds the pool with the selection model, searches ``D_close`` and adds what the
-        criterion ``reads`` (the pretrained cosines, a committee's logits)."""
+        """Round ``i``'s plain data for ``strategy``: over candidates, those of ``D_close`` under
+        the selection model and what the criterion ``reads``."""
         state = RoundState(
             round=i,
             pool=self.pool,
@@ -317,9 +318,8 @@ class ActiveRun(RunFolderRun):
         return state
 
     def _ask(self, state: RoundState, batch, stages, record: dict):
-        """The batch's labels, with those a person gave beyond it, and the oracle's (None where
-        no one knows them); ``record`` gets the batch's positives, the selection model's
-        calibration on it and, from an annotator, how its labels compare with the oracle's."""
+        """The batch with those a person answered beyond it, their labels and the oracle's (None
+        where no one knows them); ``record`` gets the batch's positives and calibration."""
         truth = self.pool.labels(batch) if _truth_known(self.pool) else None  # a person's records
         labels = truth
         if self.config.annotator is not None:
@@ -337,8 +337,8 @@ class ActiveRun(RunFolderRun):
         return batch, labels, truth
 
     def _annotate(self, batch, truth):
-        """The annotator's labels of ``batch`` (1, 0, -1: no answer) and how they compare with
-        the oracle's ``truth``, with the tokens and cost it spent on them if it counts them."""
+        """The annotator's labels of ``batch`` (1, 0, -1: no answer) and a note of how they
+        compare with the oracle's ``truth`` and what they cost."""
         before = dict(self.annotator.usage)
         labels = np.asarray(self.annotator.annotate(self.pool, batch), np.int8)
         if labels.shape != batch.shape or not np.isin(labels, (-1, 0, 1)).all():
@@ -355,8 +355,7 @@ class ActiveRun(RunFolderRun):
         return labels, {**note, **{k: after[k] - before.get(k, 0) for k in keys if k in after}}
 
     def _beyond(self, labelled, batch, batch_labels, truth):
-        """The batch with the answers the annotator gave beyond it (a person's spare candidates,
-        labelled while the model trained), which count as labels of this round."""
+        """The batch with the answers given beyond it (a person's spare candidates)."""
         ids, labels = self.annotator.answered_beyond(np.union1d(labelled, batch))
         if not len(ids):
             return batch, batch_labels, truth
@@ -370,8 +369,7 @@ class ActiveRun(RunFolderRun):
         )
 
     def _train(self, i: int, ids, labels, stages, record: dict):
-        """Round ``i``'s model, trained on every answered label, exported for the inference
-        backend (its own stage), measured on dev and saved."""
+        """Round ``i``'s model, trained on every answered label, exported, measured and saved."""
         answered = labels >= 0
         with stages.exports_out_of("train"):
             model = self.learner.train(self.pool, ids[answered], labels[answered], round=i)
@@ -389,8 +387,7 @@ class ActiveRun(RunFolderRun):
         return model
 
     def _trains(self, i: int) -> bool:
-        """Adaptive runs train every round (the next round selects with the model); others
-        only where a curve point or the final model is wanted."""
+        """Whether round ``i`` trains: the last, and every round of a curve or adaptive run."""
         last = i == len(self.config.schedule())
         return last or self.config.curve or self.strategy.adaptive
 
@@ -428,8 +425,7 @@ class ActiveRun(RunFolderRun):
 
 
 def emit(callbacks, config, event: str, /, **payload) -> None:
-    """Send ``event`` about ``config``'s run to every callback, with the run's task, strategy
-    (:func:`strategy_label`) and seed beside ``payload``."""
+    """Send ``event`` about ``config``'s run (its task, strategy and seed) to every callback."""
     label = strategy_label(config.to_dict())
     for callback in callbacks:
         callback(event, task=config.task, strategy=label, seed=config.seed, **payload)
@@ -458,8 +454,7 @@ def reliability(proba: np.ndarray, labels: np.ndarray, *, bins: int = 10) -> lis
 
 
 def _batch_calibration(state: RoundState, batch, batch_labels) -> dict | None:
-    """The selection model's mean p on the batch beside the share labelled positive, and the
-    reliability table (the paper's per-round calibration)."""
+    """The selection model's calibration on the batch: mean p, share positive, reliability."""
     if state.logits is None:
         return None
     p = 1.0 / (1.0 + np.exp(-state.logits[np.searchsorted(state.candidates, batch)]))
@@ -471,8 +466,7 @@ def _batch_calibration(state: RoundState, batch, batch_labels) -> dict | None:
 
 
 def _annotator(config: ActiveConfig, annotator):
-    """The run's annotator: ``annotator`` if given (then ``config.annotator`` must describe it,
-    so the run folder records who labelled), else the one ``config.annotator`` specifies."""
+    """``annotator`` if given (``config.annotator`` describing it), else ``config.annotator``'s."""
     from ..annotators import Annotator, make_annotator
 
     if annotator is None:
@@ -497,8 +491,7 @@ def _truth_known(pool: Pool) -> bool:
 
 
 def _agreement(labels: np.ndarray, truth: np.ndarray) -> dict:
-    """Accuracy of the answered labels against the oracle's, the flips each way and the pairs
-    left unanswered."""
+    """Accuracy of the answered labels against the oracle's, flips each way, no-answers."""
     answered = labels >= 0
     return {
         "accuracy": float((labels[answered] == truth[answered]).mean()) if answered.any() else None,

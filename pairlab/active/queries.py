@@ -1,9 +1,7 @@
 """Active learning at the query level (Althammer et al. 2023, Algorithm 1): a round picks
-*questions* (round 1: random ones for every strategy), annotating one scans the current
-ranker's ranking to its first relevant item (every scanned pair is labelled; the scan's length
-is the assessments it cost), and CosineBERT is retrained on every pair labelled so far and
-measured on the test split. The question strategies (section 5), their settings and the loop,
-over a run folder as the pair-level runs (:class:`~.loop.RunFolderRun`).
+*questions* (round 1: random ones), annotating one scans the current ranker's ranking to its
+first relevant item (:mod:`pairlab.annotators.scan`), and CosineBERT is retrained on every pair
+labelled so far. The question strategies (section 5), their settings and the loop.
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ from . import store
 from .committee import check_committee, member_scores, ordering_vote_entropy
 from .config import PerTask
 from .learner import CosineBERTLearner
-from .loop import PrintLog, RunFolderRun, Stages
+from .loop import RunFolderRun, Stages
 from .strategies import kmeans_pick, positive, smallest
 
 __all__ = [
@@ -41,7 +39,6 @@ __all__ = [
     "QueryConfig",
     "QuerySettings",
     "QueryRun",
-    "QueryLog",
     "COST_STAGES",
     "ranking_record",
 ]
@@ -51,8 +48,7 @@ COST_STAGES = ("embed", "select", "annotate", "train")  # what collecting the da
 
 @dataclass(frozen=True, eq=False)
 class QueryState:
-    """What a question strategy may look at in round ``round``: plain data, as
-    :class:`~.strategies.RoundState` for pairs."""
+    """What a question strategy may look at in round ``round`` (as RoundState for pairs)."""
 
     round: int  # 1-based
     pool: Pool  # the training split: its left items are the questions
@@ -60,8 +56,7 @@ class QueryState:
     labelled: np.ndarray  # (n_labelled,) int64 sorted pair ids scanned in earlier rounds
     labels: np.ndarray  # (n_labelled,) int8 their labels
     rng: np.random.Generator  # seeded by the run's seed and the round
-    model: object = None  # the ranker trained so far; None: the pretrained encoder
-    embeddings: tuple | None = None  # (left, right) float32 item embeddings under ``model``
+    embeddings: tuple | None = None  # (left, right) float32 item embeddings, the current ranker
     member_scores: np.ndarray | None = None  # (members, n_free, top_k) a committee's, if read
 
 
@@ -90,8 +85,7 @@ class RandomQuestions(QueryStrategy):
 
 class UncertainQuestions(QueryStrategy):
     """The questions whose most uncertain top-k candidate is closest to the mean score of all
-    the questions' top-k candidates (no decision boundary for a ranker: the middle of the score
-    distribution stands for it)."""
+    top-k candidates (a ranker has no decision boundary: the middle of the scores stands in)."""
 
     name = "uncertainty"
 
@@ -136,8 +130,7 @@ class CommitteeQuestions(QueryStrategy):
 
 
 class DiverseQuestions(QueryStrategy):
-    """k-means of the free questions' embeddings under the current ranker, k = ``n``, one
-    random question per cluster."""
+    """k-means of the free questions' embeddings, k = ``n``, one random question per cluster."""
 
     name = "diversity"
 
@@ -164,34 +157,9 @@ def _check_room(state: QueryState, n: int) -> None:
 
 @dataclass(frozen=True)
 class QuerySettings(PerTask):
-    """The :class:`QueryConfig` fields the runs of notebook 08's sweep share (all but the task,
-    strategy and seed), with the same defaults; any may be a per-task dict."""
+    """The fields of :class:`QueryConfig` the runs of notebook 08's sweep share (all but the task,
+    strategy and seed); any may be a per-task dict."""
 
-    batches: tuple | dict = (20, 20, 20, 20, 20)
-    top_k: int | dict = 20
-    members: int | dict = 2
-    share: float | dict = 0.8
-    model: str | None = None
-    epochs: float | dict = 2.0
-    learning_rate: float | dict = 2e-5
-    batch_size: int | dict = 16
-    max_seq_length: int | dict = 128
-    eval_k: int | dict = 10
-    n_boot: int | dict = 1000
-
-    def config(self, task: str, strategy: str, seed: int = 0) -> QueryConfig:
-        """The run of ``strategy`` on ``task`` with ``seed``."""
-        return QueryConfig(task=task, strategy=strategy, seed=int(seed), **self.for_task(task))
-
-
-@dataclass(frozen=True)
-class QueryConfig:
-    """One query-level run: the questions annotated per round, how the ranker (CosineBERT) is
-    trained each round, and how it is measured. Its digest names the run folder."""
-
-    task: str
-    strategy: str
-    seed: int = 0
     batches: tuple = (20, 20, 20, 20, 20)  # questions annotated in each round
     top_k: int = 20  # candidates per question for uncertainty and the committee (paper: 100)
     members: int = 2  # committee size (paper: 2)
@@ -203,6 +171,20 @@ class QueryConfig:
     max_seq_length: int = 128
     eval_k: int = 10  # nDCG@k and MRR@k
     n_boot: int = 1000  # bootstrap replicates of the all-pairs AP interval
+
+    def config(self, task: str, strategy: str, seed: int = 0) -> QueryConfig:
+        """The run of ``strategy`` on ``task`` with ``seed``."""
+        return QueryConfig(task=task, strategy=strategy, seed=int(seed), **self.for_task(task))
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueryConfig(QuerySettings):
+    """One query-level run: the questions annotated per round, how the ranker (CosineBERT) is
+    trained each round, and how it is measured. Its digest names the run folder."""
+
+    task: str
+    strategy: str
+    seed: int = 0
     encoder_layers = None  # the whole model (a class attribute: not in the digest)
 
     def __post_init__(self):
@@ -222,9 +204,9 @@ class QueryConfig:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
         self.make_strategy()  # fails early on bad top_k, members or share
 
-    def make_strategy(self, name: str | None = None) -> QueryStrategy:
-        """The strategy ``name`` (default: this run's) with this config's parameters."""
-        cls = QUERY_STRATEGIES[name or self.strategy]
+    def make_strategy(self) -> QueryStrategy:
+        """This run's strategy, with this config's parameters."""
+        cls = QUERY_STRATEGIES[self.strategy]
         accepted = inspect.signature(cls).parameters
         return cls(**{k: getattr(self, k) for k in ("top_k", "members", "share") if k in accepted})
 
@@ -242,7 +224,7 @@ class QueryConfig:
 
 class QueryRun(RunFolderRun):
     """One query-level run of ``config`` on ``pools`` (``train``, ``test``), measured on the
-    test split's all-pairs strata ``eval_set`` and its rankings."""
+    test split's rankings and its all-pairs strata ``eval_set``."""
 
     def __init__(
         self, config: QueryConfig, pools, eval_set: EvalSet, folder, *, learner=None, callbacks=()
@@ -279,7 +261,6 @@ class QueryRun(RunFolderRun):
             labelled=ids,
             labels=labels,
             rng=np.random.default_rng([self.config.seed, i]),
-            model=model,
             embeddings=(left, right),
         )
         strategy = self.strategy if i > 1 else RandomQuestions()  # round 1: the same questions
@@ -319,7 +300,7 @@ class QueryRun(RunFolderRun):
 
     def _committee(self, strategy, state: QueryState, stages) -> np.ndarray:
         """(members, n_free, top_k) float64: each member's scores of every free question's top-k
-        candidates under the current ranker, the members trained as the round's model is."""
+        candidates (under the current ranker)."""
         items = top_items(self.pool, *state.embeddings, state.questions, strategy.top_k)
         with stages("train"):
             members = self._members(state, strategy)
@@ -354,9 +335,8 @@ class QueryRun(RunFolderRun):
 
 
 def ranking_record(test: Pool, eval_set: EvalSet, left, right, *, k: int, n_boot: int, seed: int):
-    """A ranker's test record from its item embeddings ``left`` and ``right`` of ``test``:
-    nDCG@k and MRR@k per question (every one with a relevant item), their means, and the
-    all-pairs AP on ``eval_set`` with its bootstrap interval."""
+    """A ranker's test record from its item embeddings of ``test``: nDCG@k and MRR@k per
+    question and their means, and the all-pairs AP on ``eval_set`` with its interval."""
     ranks = rank_metrics(test, left, right, k=k)
     ap = evaluate(eval_set, CosineScorer(test.space, left, right), n_boot=n_boot, seed=seed)
     return {
@@ -380,18 +360,4 @@ def _check_picked(state: QueryState, picked: np.ndarray, n: int, strategy) -> No
     if not isin_sorted(picked, state.questions).all():
         raise RuntimeError(
             f"{where} returned a question already annotated or without a relevant item"
-        )
-
-
-class QueryLog(PrintLog):
-    """:class:`~.loop.PrintLog` with a query run's round line: questions, assessments, pairs and
-    the test ranking metrics."""
-
-    @staticmethod
-    def round_line(r: dict) -> str:
-        test = r["test"]
-        return (
-            f"{r['n_questions']} questions, {sum(r['assessments'])} assessments this round, "
-            f"{r['labels']:,} pairs; test nDCG {test['ndcg']:.3f}, MRR {test['mrr']:.3f}, "
-            f"AP {test['ap']:.3f}"
         )

@@ -52,10 +52,8 @@ ROUND_FILE = re.compile(r"round_(\d+)\.npz")
 
 def run_folder(root, config, pools: dict[str, Pool], eval_sets: dict[str, EvalSet]) -> Path:
     """``<root>/<task>/<strategy>[-<n>layers]-seed<k>-<digest>-c<code>``: the digest covers the
-    config, the pools' items and positives, the evaluation strata and an inference backend that
-    computes another model's outputs (int8), so a changed input never reuses a run; ``<code>``
-    is the strategy's and annotator's code (:func:`.behaviour.run_code_digest`), so an edited
-    strategy, in pairlab or in a notebook cell, never reads an old run back."""
+    config, the pools, the evaluation strata and an int8 backend, ``<code>`` the strategy's and
+    annotator's code (:func:`.behaviour.run_code_digest`): a changed input never reuses a run."""
     from .behaviour import run_code_digest
 
     digest = hashlib.sha256(json.dumps(to_json(config.to_dict()), sort_keys=True).encode())
@@ -74,9 +72,8 @@ def run_folder(root, config, pools: dict[str, Pool], eval_sets: dict[str, EvalSe
 
 
 def load_result(folder) -> dict | None:
-    """The finished run's result, or None if the run is not finished. A finished run whose
-    ``result.json`` is corrupt, or whose ``labels.csv`` or round files are gone, is a
-    :class:`RunFolderError` naming what is wrong: it is never read back as finished."""
+    """The finished run's result, or None if the run is not finished; a :class:`RunFolderError`
+    where ``result.json`` is corrupt or ``labels.csv`` or round files are gone."""
     folder = Path(folder)
     path = folder / "result.json"
     if not path.is_file():
@@ -97,9 +94,8 @@ def load_result(folder) -> dict | None:
 
 
 def finished_run(config, folder) -> dict | None:
-    """The result of ``config``'s run if it finished in ``folder``, else None; its ``folder`` is
-    the one it was read from (a result written before :func:`~.archive.rekey` renamed the
-    folder names the old one)."""
+    """The result of ``config``'s run if it finished in ``folder`` (named as now, not as before a
+    :func:`~.archive.rekey`), else None."""
     result = load_result(folder)
     if result is None or result["config"] != to_json(config.to_dict()):
         return None
@@ -116,9 +112,8 @@ def _finished_batches(folder) -> tuple[dict, list[dict]]:
 
 
 def run_labels(folder) -> tuple[np.ndarray, np.ndarray]:
-    """The sorted pair ids a finished run labelled and the labels its annotator gave, read from
-    its rounds (what another model trains on, e.g. ConcatBERT on data CosineBERT collected);
-    pairs the annotator left unanswered are left out."""
+    """The sorted pair ids a finished run labelled and their answered labels (no-answers left
+    out): what another model trains on, e.g. ConcatBERT on data CosineBERT collected."""
     result, batches = _finished_batches(folder)
     ids = np.concatenate([np.empty(0, np.int64), *(b["ids"] for b in batches)])
     labels = np.concatenate([np.empty(0, np.int8), *(b["labels"] for b in batches)])
@@ -196,8 +191,7 @@ def write_config(folder: Path, config: dict) -> None:
 
 
 def resume(folder: Path, n_rounds: int):
-    """Finished rounds' records and labels (sorted ids, labels, rounds); an unfinished round's
-    batch is dropped."""
+    """Finished rounds' records, sorted ids, labels and rounds; an unfinished round is dropped."""
     records, ids, labels = [], np.empty(0, np.int64), np.empty(0, np.int8)
     rounds = np.empty(0, np.int16)
     for i in range(1, n_rounds + 1):
@@ -252,10 +246,8 @@ def drop_models(folder: Path, keep: int | None) -> None:
 
 
 def compare_runs(a, b) -> dict:
-    """Two sweeps' roots of run folders compared, wall times aside: each finished run's
-    ``labels.csv`` byte for byte, each round's arrays and record, and the result. Returns the
-    runs, rounds and files compared and the paths (under the roots) that differ or that only one
-    root holds."""
+    """Two sweeps' roots of run folders compared, wall times aside (``labels.csv`` byte for
+    byte): the runs, rounds and files compared and the paths that differ or only one holds."""
     a, b = Path(a), Path(b)
     found = [{p.parent.relative_to(root) for p in root.glob("*/*/result.json")} for root in (a, b)]
     differ = sorted(str(run) for run in found[0] ^ found[1])

@@ -1,8 +1,7 @@
-"""Which pairs to label next: one small class per criterion, one ``select`` method, reading the
-plain data of a :class:`RoundState` and returning pair ids. A criterion over candidates is
-wrapped in :class:`CandidateSearch` (small-text's ``SEALS``, on pairs), which says which model
-selects (``"trained"``: the strategy is ``adaptive``) and restricts the pool to ``D_close``.
-:data:`STRATEGIES` composes the named strategies, :func:`register_strategy` adds your own.
+"""Which pairs to label next: one small class per criterion whose ``select`` reads a
+:class:`RoundState` and returns pair ids. :class:`CandidateSearch` (small-text's ``SEALS``, on
+pairs) restricts a criterion to ``D_close`` under the selection model. :data:`STRATEGIES` names
+the strategies, :func:`register_strategy` adds your own.
 """
 
 from __future__ import annotations
@@ -96,7 +95,7 @@ class Strategy(Configurable):
 class CandidateSearch(Strategy):
     """``base`` restricted to ``D_close``: every item's top-``m`` neighbours under the selection
     ``model`` (``"pretrained"`` or ``"trained"``) in the faiss ``index``, minus the labelled
-    pairs (SEALS, Coleman et al. 2022, on pairs). The loop runs :meth:`restrict` and times it."""
+    pairs (SEALS, Coleman et al. 2022). The loop runs :meth:`restrict`."""
 
     def __init__(self, base: Strategy, *, model="pretrained", m=100, index="Flat", name=None):
         if model not in SELECTION_MODELS:
@@ -116,9 +115,8 @@ class CandidateSearch(Strategy):
         return {"base": self.base, "model": self.model, "m": self.m, "index": self.index}
 
     def restrict(self, state: RoundState, left, right, model=None) -> RoundState:
-        """``state`` over ``D_close`` of the item embeddings ``left`` and ``right`` under the
-        selection ``model`` (None: the pretrained encoder): its sorted candidates, their float64
-        cosines and, under a calibrated model, their logits."""
+        """``state`` over ``D_close`` of the item embeddings under ``model`` (None: pretrained):
+        sorted candidates, float64 cosines and, under a calibrated model, logits."""
         candidates, cosine = neighbour_pairs(
             state.pool.space, left, right, m=self.m, exclude=state.unavailable, index=self.index
         )
@@ -235,10 +233,9 @@ class StratifiedAllPositives(Strategy):
 
 
 class ConditionalInformativeness(Strategy):
-    """EAGLE (Bansal and Sharma 2023, eq. 3): the candidates whose score under the model trained
-    so far deviates most, squared, from the base (pretrained) model's. Both scores are percentile
-    ranks among the candidates: fine-tuning shifts every cosine, while a pair whose *rank* moved
-    is one the fine-tuned model judges differently from the base model."""
+    """EAGLE (Bansal and Sharma 2023, eq. 3): the candidates whose score under the trained model
+    deviates most, squared, from the base model's; both percentile ranks among the candidates
+    (fine-tuning shifts every cosine; a pair whose *rank* moved is judged differently)."""
 
     name = "conditional_informativeness"
     reads = ("base_cosine",)
@@ -291,9 +288,8 @@ class Committee(Strategy):
 
 
 class Diversity(Strategy):
-    """k-means of the candidate pairs under the selection model (:func:`pair_features`), k = the
-    batch size, one random pair of each cluster; fitted on a uniform sample of
-    ``points_per_cluster`` candidates per cluster, which bounds the work on 10^5 candidates."""
+    """k-means of the candidate pairs (:func:`pair_features`), k = the batch size, one random pair
+    of each cluster, fitted on a sample of ``points_per_cluster`` candidates per cluster."""
 
     name = "diversity"
 
@@ -316,10 +312,9 @@ class Diversity(Strategy):
 
 
 class OneToOne(Strategy):
-    """``base`` among the candidates whose two records are in no labelled match: where every
-    record matches at most one other (two catalogues of distinct products), a pair of a record
-    already matched is a non-match, and asking it spends a label on nothing. Built by
-    ``make_strategy(..., one_to_one=True)`` around a candidate strategy's criterion."""
+    """``base`` among the candidates whose two records are in no labelled match: where a record
+    matches at most one other (two catalogues of distinct products), such a pair is a non-match
+    (``make_strategy(..., one_to_one=True)``)."""
 
     def __init__(self, base: Strategy):
         self.base, self.name = base, base.name
@@ -355,9 +350,8 @@ class OneToOne(Strategy):
 
 
 def of_matched_records(space, candidates, labelled, labels) -> np.ndarray:
-    """(n_candidates,) bool: True for each of the sorted ``candidates`` that holds a record of a
-    pair labelled a match (``labelled`` ids, ``labels`` their answers; None: nothing known). In
-    one table a record is matched on either side."""
+    """(n_candidates,) bool: which sorted ``candidates`` hold a record of a pair ``labelled`` a
+    match (``labels``: their answers; None: nothing known), on either side in one table."""
     candidates = np.asarray(candidates, np.int64)
     if labels is None or not len(candidates):
         return np.zeros(len(candidates), bool)
@@ -393,9 +387,8 @@ BUILT_IN = frozenset(STRATEGIES)  # names no registration may take
 
 def register_strategy(name: str, *, model: str | None = "trained") -> Callable[[type], type]:
     """Class decorator: registers a :class:`Strategy` subclass as ``name``, wrapped in a
-    :class:`CandidateSearch` under the selection ``model`` (None: it chooses from the whole
-    pool). Registering your own name again replaces it (a run's key holds a digest of the
-    class's code, :mod:`.behaviour`, so the earlier class's runs are not read back)."""
+    :class:`CandidateSearch` under the selection ``model`` (None: the whole pool). Registering
+    your name again replaces it (a run's key holds a digest of the class's code)."""
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(
             f"a strategy name must be an identifier such as 'my_uncertainty', got {name!r}"
@@ -422,9 +415,8 @@ def register_strategy(name: str, *, model: str | None = "trained") -> Callable[[
 def make_strategy(
     name: str, *, candidate_m: int = 100, index: str = "Flat", one_to_one=False, **params
 ) -> Strategy:
-    """The strategy registered as ``name``, built with ``params``; candidate strategies search
-    ``candidate_m`` neighbours per item with the faiss ``index``. ``one_to_one``: a candidate
-    strategy's criterion never sees a pair of a record already matched (:class:`OneToOne`)."""
+    """The strategy registered as ``name``, built with ``params``, searching ``candidate_m``
+    neighbours per item in the faiss ``index`` (``one_to_one``: within :class:`OneToOne`)."""
     if name not in STRATEGIES:
         raise ValueError(f"unknown strategy {name!r}; known: {sorted(STRATEGIES)}")
     cls, model = STRATEGIES[name]
@@ -457,9 +449,8 @@ def positive(name: str, value, *, minimum: int = 1) -> int:
 
 
 def kmeans_pick(vectors, k: int, rng: np.random.Generator, *, max_iter: int = 100) -> np.ndarray:
-    """(k,) sorted int64 row indices of ``vectors`` (n, dim): k-means (k-means++, which faiss
-    lacks) into ``k`` clusters, one random row of each (Xu et al. 2007); where clusters stay
-    empty (fewer distinct rows than ``k``), the rest uniform among the rows not picked."""
+    """(k,) sorted int64 row indices of ``vectors`` (n, dim): one random row of each of k-means'
+    ``k`` clusters (Xu et al. 2007); where clusters stay empty, the rest uniform."""
     import warnings
 
     from sklearn.cluster import KMeans

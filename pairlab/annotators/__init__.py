@@ -1,7 +1,5 @@
 """Who answers a label request, ``annotate(pool, pair_ids) -> (n,) int8`` of 1, 0 or
-``NO_ANSWER`` (:mod:`.base`): simulated annotators (:mod:`.oracles`), the one a run's config
-names (:mod:`.factory`), an LLM (:mod:`.llm`, its answers in :mod:`.cache`), a person's session
-(:mod:`.person`), and the scan of a ranking that annotates a question (:mod:`.scan`)."""
+``NO_ANSWER`` (:mod:`.base`): oracles, an LLM, a person's session, a ranking's scan."""
 
 from .base import NO_ANSWER, Annotator
 from .cache import AnswerCache
@@ -9,11 +7,9 @@ from .factory import make_annotator
 from .llm import AnswerFormatError, LLMAnnotator, LLMEndpointError, LLMRequestError, parse_answer
 from .oracles import (
     ErrorDependentOracle,
-    ModelAnnotator,
     NoisyOracle,
     Oracle,
     pair_uniform,
-    quantile_edges,
 )
 
 __all__ = [
@@ -26,10 +22,8 @@ __all__ = [
     "LLMRequestError",
     "parse_answer",
     "ErrorDependentOracle",
-    "ModelAnnotator",
     "NoisyOracle",
     "Oracle",
     "make_annotator",
     "pair_uniform",
-    "quantile_edges",
 ]

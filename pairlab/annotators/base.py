@@ -15,9 +15,7 @@ NO_ANSWER = -1  # the annotator gave no usable answer for this pair
 
 class Annotator(Configurable):
     """Answers label requests; subclasses set ``name`` and implement ``annotate``. The loop asks
-    every annotator the same four things besides; the defaults are an oracle's (a person's
-    session, :class:`~.person.PersonAnnotator`, and an LLM, :class:`~.llm.LLMAnnotator`, say
-    more)."""
+    four things besides, whose defaults are an oracle's."""
 
     name = "annotator"
 

@@ -1,8 +1,6 @@
 """Durable LLM answers, one row per pair, in an append-only SQLite file: the newest row of a key
-is that pair's answer (a re-asked pair keeps its history). Each prompt's answers are one
-committed transaction (WAL, ``synchronous=FULL``): a killed run loses no answer it was given,
-and a resumed run asks only the pairs missing here. The annotator's request threads share one
-cache: every use of the connection holds its lock.
+is that pair's answer. Each prompt's answers are one committed transaction (WAL,
+``synchronous=FULL``): a killed run loses no answer. Every use of the connection holds its lock.
 """
 
 from __future__ import annotations

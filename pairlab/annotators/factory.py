@@ -1,7 +1,6 @@
 """The annotator a run's config names (``ActiveConfig.annotator``): a dict with a ``kind``,
-``"oracle"`` (or no spec), ``"noisy"`` (:class:`NoisyOracle`'s arguments), ``"error_dependent"``
-(``accuracy`` per equal-width bin of the base model's error, ``seed``, the base ``model`` and
-``max_seq_length``) or ``"llm"`` (:class:`LLMAnnotator`'s arguments, its ``cache`` included).
+``"oracle"`` (or no spec), ``"noisy"``, ``"error_dependent"`` (``accuracy`` per equal-width bin of
+the base model's error, ``seed``, the base ``model``) or ``"llm"``, with the class's arguments.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ __all__ = [
     "annotator_class",
     "base_error",
     "error_edges",
-    "PretrainedError",
 ]
 
 KINDS = ("oracle", "noisy", "error_dependent", "llm")
@@ -30,7 +28,7 @@ def make_annotator(spec: dict | None) -> Annotator:
     if cls is None:
         raise ValueError(
             f"an annotator spec is a dict with a 'kind' in {KINDS}, got {spec!r} "
-            "(a model annotator is passed to the loop as an object)"
+            "(another annotator is passed to the loop as an object)"
         )
     args = {k: v for k, v in (spec or {}).items() if k != "kind"}
     if "api_key" in args:
@@ -39,17 +37,24 @@ def make_annotator(spec: dict | None) -> Annotator:
             "config.json; set $OPENAI_API_KEY instead"
         )
     if cls is ErrorDependentOracle:
-        accuracy = args.pop("accuracy")
+        accuracy, model = args.pop("accuracy"), args.pop("model", None)
         length = args.pop("max_seq_length", 128)
-        base = PretrainedError(args.pop("model", None), max_seq_length=length)
-        return ErrorDependentOracle(base, accuracy, error_edges(len(accuracy)), **args)
+
+        def errors(pool: Pool, ids) -> np.ndarray:  # under the pretrained encoder (disk-cached)
+            from ..models.embed import embed_pool
+            from ..models.scoring import CosineScorer
+
+            left, right = embed_pool(pool, model, max_seq_length=length, show_progress=False)
+            ids = np.asarray(ids, np.int64)
+            return base_error(pool, ids, CosineScorer(pool.space, left, right)(ids))
+
+        return ErrorDependentOracle(errors, accuracy, error_edges(len(accuracy)), **args)
     return cls(**args)
 
 
 def annotator_class(spec: dict | None) -> type | None:
-    """The class of the annotator ``spec`` describes, without building it: what a run's code
-    digest reads (:mod:`pairlab.active.behaviour`). None for a kind not built from a spec (a
-    person's answers, an annotator object given to the loop)."""
+    """The class of the annotator ``spec`` describes, unbuilt (what a run's code digest reads);
+    None for a kind not built from a spec."""
     kind = "oracle" if spec is None else spec.get("kind") if isinstance(spec, dict) else None
     if kind == "llm":
         from .llm import LLMAnnotator
@@ -61,8 +66,7 @@ def annotator_class(spec: dict | None) -> type | None:
 
 
 def base_error(pool: Pool, ids: np.ndarray, base_cosine: np.ndarray) -> np.ndarray:
-    """(n,) squared error of the base model's score (its cosine clipped to [0, 1]) against the
-    imputed labels of ``ids``."""
+    """(n,) squared error of the base cosine (clipped to [0, 1]) against the labels of ``ids``."""
     return (np.clip(np.asarray(base_cosine, np.float64), 0.0, 1.0) - pool.labels(ids)) ** 2
 
 
@@ -72,24 +76,3 @@ def error_edges(n_bins: int) -> np.ndarray:
     if n_bins < 1:
         raise ValueError(f"n_bins must be positive, got {n_bins!r}")
     return np.linspace(0.0, 1.0, n_bins + 1)[1:-1]
-
-
-class PretrainedError:
-    """``(pool, ids) -> (n,)`` base error of pairs under the pretrained encoder ``model`` (its
-    item embeddings computed once per pool and cached on disk)."""
-
-    def __init__(self, model=None, *, max_seq_length: int = 128):
-        self.model, self.max_seq_length, self._scorers = model, max_seq_length, {}
-
-    def __call__(self, pool: Pool, ids) -> np.ndarray:
-        from ..models.embed import embed_pool
-        from ..models.scoring import CosineScorer
-
-        key = (pool.task, pool.split, pool.n_pairs)
-        if key not in self._scorers:
-            left, right = embed_pool(
-                pool, self.model, max_seq_length=self.max_seq_length, show_progress=False
-            )
-            self._scorers[key] = CosineScorer(pool.space, left, right)
-        ids = np.asarray(ids, np.int64)
-        return base_error(pool, ids, self._scorers[key](ids))

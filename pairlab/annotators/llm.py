@@ -1,14 +1,9 @@
-"""An LLM as annotator through any OpenAI-compatible endpoint (the ``openai`` SDK, imported when
-an :class:`LLMAnnotator` is made), with Bansal and Sharma's protocol (2023, Appendix A): pairs
-ten to a prompt, numbered from 1; the answer names the similar pairs' numbers, or ``none``.
-
-Pairs in the :class:`~.cache.AnswerCache` are never sent again. The SDK retries what waiting can
-fix (``max_retries``; every attempt counted by the HTTP transport); a refused request (4xx but
-408/409/429) raises at once; an answer that does not parse is asked ``parse_retries`` times more,
-then is ``NO_ANSWER`` with its raw text kept. The QQP system prompt is Table 7's, word for word;
-the answer is bare numbers (parsed strictly); WikiQA, without a prompt in the paper, asks
-whether the sentence answers the question. A changed prompt text needs a new
-:data:`PROMPT_VERSION` (part of every cache key).
+"""An LLM as annotator through any OpenAI-compatible endpoint (the ``openai`` SDK), with Bansal
+and Sharma's protocol (2023, Appendix A): pairs ten to a prompt, numbered from 1; the answer
+names the similar pairs' numbers, or ``none``. Cached pairs are never sent again; the SDK
+retries what waiting can fix; an answer that does not parse is asked ``parse_retries`` times
+more, then is ``NO_ANSWER``. The QQP system prompt is Table 7's, word for word (WikiQA has none
+in the paper). A changed prompt needs a new :data:`PROMPT_VERSION` (in every cache key).
 """
 
 from __future__ import annotations
@@ -139,13 +134,17 @@ class LLMAnnotator(Annotator):
         self.reask_no_answers = bool(reask_no_answers)
         import openai  # lazy: `import pairlab` stays light; only LLM annotation needs the SDK
 
+        hooks = {  # every HTTP attempt the SDK makes (retries too), failed until a 2xx/3xx answer
+            "request": [lambda request: self._count(requests=1, failed_requests=1)],
+            "response": [lambda r: self._count(failed_requests=-int(r.status_code < 400))],
+        }
         self._openai = openai
         self._client = openai.OpenAI(
             base_url=base_url,
             api_key=api_key or os.environ.get("OPENAI_API_KEY") or "unused",
             timeout=self.timeout,
             max_retries=self.max_retries,
-            http_client=openai.DefaultHttpxClient(transport=_counting_transport(self._count)),
+            http_client=openai.DefaultHttpxClient(event_hooks=hooks),
         )
         self.cache = cache if isinstance(cache, AnswerCache) else AnswerCache(cache)
         self._lock = threading.Lock()
@@ -183,9 +182,8 @@ class LLMAnnotator(Annotator):
 
     @property
     def usage(self) -> dict:
-        """Counts since this annotator was made: HTTP requests sent (failed ones included),
-        prompts answered, tokens, cost, pairs asked, pairs answered from the cache, no-answers
-        returned, and responses that carried no ``usage`` (``unmetered``)."""
+        """Counts since this annotator was made (:data:`_COUNTERS`) and the cost; ``requests``
+        holds every HTTP attempt, ``unmetered`` the responses without ``usage``."""
         with self._lock:
             out = dict(self._usage)
         out["cost"] = self._cost(out["prompt_tokens"], out["completion_tokens"])
@@ -368,27 +366,6 @@ def _one_line(text) -> str:
     if not isinstance(text, str):
         raise ValueError(f"pair texts must be strings, got {type(text).__name__}: {text!r}")
     return " ".join(text.split())
-
-
-def _counting_transport(count):
-    """An httpx transport that counts every HTTP request the SDK sends (its retries included)
-    and those that failed (no response, or an HTTP error status). httpx2 is the SDK's HTTP
-    library (openai >= 3)."""
-    import httpx2 as httpx
-
-    class Counting(httpx.HTTPTransport):
-        def handle_request(self, request):
-            count(requests=1)
-            try:
-                response = super().handle_request(request)
-            except httpx.TransportError:
-                count(failed_requests=1)
-                raise
-            if response.status_code >= 400:
-                count(failed_requests=1)
-            return response
-
-    return Counting()
 
 
 def _message_tokens(messages: list[dict]) -> int:

@@ -1,18 +1,14 @@
 """Simulated annotators: the pool's imputed labels (:class:`Oracle`), flipped at fixed class
 rates (:class:`NoisyOracle`) or at a rate set by the base model's error
-(:class:`ErrorDependentOracle`, Bansal and Sharma 2023, Appendix B), and a model's thresholded
-scores (:class:`ModelAnnotator`).
+(:class:`ErrorDependentOracle`, Bansal and Sharma 2023, Appendix B).
 
-Noise is a pure function of ``(seed, pair_id)`` (splitmix64 of the pair id keyed by the seed):
-a pair gets the same noisy answer whatever batch it is asked in. The paper plots LLM accuracy
-by base-error quantile (Fig. 3) but prints no numbers, so no default accuracy table is shipped:
-pass one read off the figure or measured on labelled pairs.
+Noise is a pure function of ``(seed, pair_id)`` (splitmix64): a pair gets the same answer in
+any batch. The paper prints no accuracy per base-error bin (Fig. 3 plots it): pass your own.
 """
 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable
 
 import numpy as np
 
@@ -23,9 +19,7 @@ __all__ = [
     "Oracle",
     "NoisyOracle",
     "ErrorDependentOracle",
-    "ModelAnnotator",
     "pair_uniform",
-    "quantile_edges",
 ]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -70,11 +64,9 @@ class NoisyOracle(Annotator):
 
 
 class ErrorDependentOracle(Annotator):
-    """The oracle answered correctly with probability ``accuracy[bin]``, where ``bin`` is the
-    pair's base-model error bin: ``edges`` (q - 1,) increasing cut points of the error, lowest
-    error first; ``accuracy`` (q,) in [0, 1]. ``base_error`` is ``f(pool, ids) -> (n,) float``
-    or an array of errors indexed by pair id. Keep ``edges`` fixed (e.g. from
-    :func:`quantile_edges` over the whole pool) so a pair's bin never depends on its batch."""
+    """The oracle, right with probability ``accuracy[bin]`` ((q,) in [0, 1]) in the pair's bin of
+    base-model error cut at ``edges`` ((q - 1,) increasing, fixed); ``base_error`` is
+    ``f(pool, ids) -> (n,) float`` or an array of errors indexed by pair id."""
 
     name = "error_dependent_oracle"
 
@@ -110,53 +102,12 @@ class ErrorDependentOracle(Annotator):
         return {"accuracy": self.accuracy.tolist(), "edges": self.edges.tolist(), "seed": self.seed}
 
 
-class ModelAnnotator(Annotator):
-    """Positive when ``score(pool, ids)`` ((n,) float, e.g. a ConcatBERT's logits) is at least
-    ``threshold``; a NaN score is an error, never a label."""
-
-    name = "model"
-
-    def __init__(self, score: Callable[[Pool, np.ndarray], np.ndarray], threshold: float):
-        if not callable(score):
-            raise TypeError(f"score must be callable as score(pool, ids), got {score!r}")
-        if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
-            raise ValueError(f"threshold must be a finite number, got {threshold!r}")
-        if not np.isfinite(threshold):
-            raise ValueError(f"threshold must be a finite number, got {threshold!r}")
-        self.score, self.threshold = score, float(threshold)
-
-    def annotate(self, pool: Pool, pair_ids) -> np.ndarray:
-        """(n,) int8: 1 where the score of ``pair_ids`` ((n,) int64) reaches the threshold."""
-        ids = check_pair_ids(pool, pair_ids)
-        scores = np.asarray(self.score(pool, ids), dtype=np.float64)
-        if scores.shape != ids.shape:
-            raise ValueError(f"score returned shape {scores.shape} for {ids.shape} pair ids")
-        if np.isnan(scores).any():
-            n_nan = int(np.isnan(scores).sum())
-            raise ValueError(f"score returned {n_nan} NaN scores of {len(scores)}: no label")
-        return (scores >= self.threshold).astype(np.int8)
-
-    def params(self) -> dict:
-        return {
-            "score": getattr(self.score, "__qualname__", repr(self.score)),
-            "threshold": self.threshold,
-        }
-
-
 def pair_uniform(pair_ids, seed: int) -> np.ndarray:
     """(n,) float64 uniform on [0, 1), a pure function of each (seed, pair id)."""
     ids = np.asarray(pair_ids, dtype=np.int64).astype(np.uint64)
     key = _splitmix64(np.array([_check_seed(seed)], dtype=np.uint64))  # (1,) seed scrambled first
     bits = _splitmix64(ids ^ key)  # (n,) uint64
     return (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
-
-
-def quantile_edges(errors, n_bins: int) -> np.ndarray:
-    """(n_bins - 1,) cut points splitting ``errors`` ((m,) float) into equal-count bins."""
-    if not isinstance(n_bins, numbers.Integral) or n_bins < 1:
-        raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}")
-    errors = _check_errors(np.asarray(errors, dtype=np.float64), "errors")
-    return np.quantile(errors, np.linspace(0.0, 1.0, n_bins + 1)[1:-1])
 
 
 def _splitmix64(x: np.ndarray) -> np.ndarray:

@@ -1,7 +1,6 @@
-"""A person as the annotator: a labelling session's queue and answers in one SQLite file that
-the round loop (:class:`PersonAnnotator`, in the worker) posts to and the widget answers from,
-one committed transaction per key press. Rows are only appended: a pair's current answer is its
-latest row, an undo a row withdrawing it. Unsure is no answer: not trained on, not asked again.
+"""A person as the annotator: a session's queue and answers in one SQLite file that the loop
+(:class:`PersonAnnotator`) posts to and the widget answers from, one transaction per key press.
+Rows are only appended: a pair's answer is its latest row, an undo a row withdrawing it.
 """
 
 from __future__ import annotations
@@ -69,9 +68,8 @@ class QueueItem:
 
 
 class SessionStore:
-    """The queue and the answers of one labelling session, in the SQLite file at ``path``: one
-    lock around the connection (JupyterLab runs widget callbacks on threads), WAL between
-    processes."""
+    """The queue and the answers of one labelling session in the SQLite file at ``path`` (a lock
+    around the connection: widget callbacks run on threads)."""
 
     def __init__(self, path, *, timeout: float = 30.0):
         self.path = Path(path)
@@ -81,9 +79,8 @@ class SessionStore:
     # -- the loop's side ----------------------------------------------------------------------
 
     def post(self, round: int, pair_ids, kinds, *, strata=None) -> int:
-        """Queue ``pair_ids`` (in this order) for ``round``; ``kinds`` is one of :data:`KINDS` or
-        one per pair. A pair queued before keeps its place (posting again after a restart is a
-        no-op). Returns how many pairs were new."""
+        """Queue ``pair_ids`` in order for ``round`` (``kinds``: one of :data:`KINDS` or one per
+        pair); a pair queued before keeps its place. Returns how many pairs were new."""
         ids = np.asarray(pair_ids, dtype=np.int64).ravel()
         kinds = [kinds] * len(ids) if isinstance(kinds, str) else list(kinds)
         strata = [None] * len(ids) if strata is None else [int(s) for s in strata]
@@ -137,8 +134,7 @@ class SessionStore:
         return None if row is None else QueueItem(*row)
 
     def answer(self, pair_id, label: int, *, annotator: str, seconds: float | None = None) -> int:
-        """Append the answer ``label`` (1, 0 or -1: unsure) of ``pair_id``, committed before
-        returning; returns its row id."""
+        """Append and commit the answer ``label`` (1, 0, -1: unsure) of ``pair_id``; its row id."""
         if label not in (1, 0, NO_ANSWER):
             raise ValueError(f"label must be 1, 0 or {NO_ANSWER} (unsure), got {label!r}")
         _check_name(annotator)
@@ -147,9 +143,8 @@ class SessionStore:
         return self._write(f"{_INSERT} (?, ?, ?, ?, ?)", row)  # committed (and fsynced) on exit
 
     def undo(self, *, annotator: str) -> int | None:
-        """Withdraw ``annotator``'s latest current answer (the pair is asked again); returns its
-        pair id, or None when there is nothing to undo. Answers of others (another person, the
-        labels given before the session) are never taken back."""
+        """Withdraw ``annotator``'s latest current answer (never another's), so the pair is asked
+        again; returns its pair id, or None."""
         _check_name(annotator)
         with self._lock, self._conn:  # the choice and the withdrawal in one transaction
             row = self._conn.execute(
@@ -166,8 +161,7 @@ class SessionStore:
         return int(row[0])
 
     def counts(self) -> dict:
-        """Answers so far: ``labels`` (yes or no), ``positives``, ``unsure``, ``queued`` (posted,
-        not answered)."""
+        """Answers so far: ``labels`` (yes or no), ``positives``, ``unsure``, ``queued``."""
         with self._lock:  # in SQL: the widget shows these after every key press
             labels, positives, unsure = self._conn.execute(
                 "SELECT COALESCE(SUM(label IN (0, 1)), 0), COALESCE(SUM(label = 1), 0), "
@@ -215,13 +209,10 @@ class SessionStore:
 
 
 class PersonAnnotator(Annotator):
-    """A labelling session's annotator: each round (:meth:`start_round`) posts the batch to the
-    :class:`SessionStore` with an audit sample mixed in (``audits[r - 1]`` pairs in round r, and
-    any a round before could not draw: ``audit(round, state, batch, n) -> (pair_ids, strata)``)
-    and ``spares`` more candidates to label while the next model trains (they join the round's
-    labels: :meth:`answered_beyond`; the audit is held out of training); :meth:`annotate` polls
-    every ``poll`` seconds until the batch is answered. ``oracle``: a pool whose truth answers
-    every posted pair at once (a simulation)."""
+    """A labelling session's annotator: each round posts the batch with ``audits[r - 1]`` audit
+    pairs mixed in (``audit(round, state, batch, n) -> (pair_ids, strata)``, held out of
+    training) and ``spares`` candidates to label while the model trains; :meth:`annotate` polls
+    until the batch is answered. ``oracle``: a pool whose truth answers at once (a simulation)."""
 
     name = "person"
 
@@ -290,8 +281,7 @@ class PersonAnnotator(Annotator):
 
     def answered_beyond(self, labelled) -> tuple[np.ndarray, np.ndarray]:
         """Pairs answered (yes or no) outside ``labelled`` (sorted int64) and their labels: the
-        spares, never the audit pairs, so every estimate from the audit rests on pairs no model
-        trained on."""
+        spares, never the audit pairs (no model trains on those)."""
         queue = self.store.queue()
         queued = queue.loc[queue["kind"] != "audit", "pair_id"].to_numpy(np.int64)
         ids = np.setdiff1d(queued, labelled)

@@ -1,8 +1,6 @@
-"""Annotating a question by scanning a ranking (Althammer et al. 2023, section 6): the annotator
-judges the current ranker's ranking of every right item from the top down to the first relevant
-one. Every scanned pair is labelled (all negative but the last); the rank of the first relevant
-item is what the question costs. Rankings are computed in blocks of questions (memory:
-``block x n_right`` scores)."""
+"""Annotating a question by scanning a ranking (Althammer et al. 2023, section 6): the ranker's
+ranking of every right item, from the top down to the first relevant one, every scanned pair
+labelled; that item's rank is what the question costs."""
 
 from __future__ import annotations
 
@@ -17,29 +15,22 @@ __all__ = ["Scan", "scan_to_first_relevant"]
 
 @dataclass(frozen=True, eq=False)
 class Scan:
-    """What annotating ``questions`` produced."""
+    """What annotating ``questions`` produced; the scanned pairs question by question, in rank
+    order: ``sum(assessments)`` of each of ``items``, ``pair_ids`` and ``labels``."""
 
     questions: np.ndarray  # (n_questions,) int64 left items, in the order given
     assessments: np.ndarray  # (n_questions,) int64: rank of each one's first relevant item
-    items: (
-        np.ndarray
-    )  # (sum(assessments),) int64 right items scanned, question by question, rank order
-    pair_ids: np.ndarray  # (sum(assessments),) int64 the scanned pairs, in the same order
-    labels: np.ndarray  # (sum(assessments),) int8 imputed labels: 1 exactly at each question's last
-
-    @property
-    def owners(self) -> np.ndarray:
-        """(sum(assessments),) int64: the question that scanned each pair."""
-        return np.repeat(self.questions, self.assessments)
+    items: np.ndarray  # int64 right items scanned
+    pair_ids: np.ndarray  # int64 the scanned pairs
+    labels: np.ndarray  # int8 imputed labels: 1 exactly at each question's last
 
 
 def scan_to_first_relevant(
     pool: Pool, left: np.ndarray, right: np.ndarray, questions, *, block: int = 256
 ) -> Scan:
-    """Scan each question's cosine ranking (``left``, ``right``: the pool's unit-norm item
-    embeddings under the current ranker) down to its first relevant item. Ties rank the lower
-    item index first; a symmetric pool never ranks a question against itself. A question
-    without any relevant item is a ``ValueError`` (its scan would never stop)."""
+    """Scan each question's cosine ranking (``left``, ``right``: unit-norm item embeddings) down
+    to its first relevant item, ``block`` questions at a time; ties rank the lower item first, a
+    symmetric pool never a question itself. A question with no relevant item is a ValueError."""
     questions = np.asarray(questions, dtype=np.int64)
     if questions.ndim != 1 or len(np.unique(questions)) != len(questions):
         raise ValueError("questions must be a 1-d array of distinct left-item indices")

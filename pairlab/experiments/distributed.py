@@ -135,7 +135,7 @@ class Mailbox:
 
 
 def _execute(
-    config, data, folder, learner, mailbox, env: dict, threads: int, backends: inference.Backends
+    config, data, folder, learner, mailbox, env: dict, threads: int, backends: tuple
 ) -> dict:
     """One run on a Ray worker with the driver's environment, inference ``backends`` and
     ``threads`` torch threads, its events sent to the mailbox (all there before it returns)."""

@@ -16,7 +16,7 @@ from ..evaluation.candidates import neighbour_pairs
 from ..evaluation.strata import evaluate
 from ..models.embed import embed_pool, load_encoder, resolve_model
 from ..models.scoring import CosineScorer
-from ..models.truncate import layer_count, truncated_model
+from ..models.truncate import transformer_layers, truncated_model
 from .summaries import judge
 from .sweeps import Variant, sweep, total_rounds
 
@@ -37,7 +37,7 @@ GAP = (A, B)  # the gap is the first's test AP minus the second's
 def encoder_layers(model, layers) -> dict[int, int | None]:
     """``{depth: encoder_layers setting}`` for the depths asked of ``model``: ``None`` for its
     own depth (the whole model, whose runs are notebook 03's), the depth otherwise."""
-    depth = layer_count(load_encoder(model, device="cpu"))
+    depth = len(transformer_layers(load_encoder(model, device="cpu")))
     out = {}
     for n in layers:
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 <= n <= depth:

@@ -1,7 +1,5 @@
-"""Models: the pretrained encoder and its cached embeddings (:mod:`.embed`), shared training
-settings (:mod:`.training`), the two models of the paper (:mod:`.cosinebert` bi-encoder,
-:mod:`.concatbert` cross-encoder), scoring pairs from embeddings (:mod:`.scoring`) and the
-backend inference runs on, torch or ONNX Runtime (:mod:`.inference`).
+"""Models: cached embeddings (:mod:`.embed`), training settings (:mod:`.training`), the paper's
+:mod:`.cosinebert` and :mod:`.concatbert`, :mod:`.scoring` and the :mod:`.inference` backend.
 Submodules load torch and transformers only where they are used: import them directly."""
 
 __all__ = ["concatbert", "cosinebert", "embed", "inference", "scoring", "training"]

@@ -1,13 +1,12 @@
-"""ConcatBERT (paper 3.1.3): both texts in one input, a single logit, binary cross-entropy.
-
-Built on sentence-transformers' ``CrossEncoder(num_labels=1)`` and its trainer. Scores are the
-raw logits: a sigmoid saturates to exactly 1.0 in float32 for confident pairs and would tie them.
+"""ConcatBERT (paper 3.1.3): sentence-transformers' ``CrossEncoder(num_labels=1)``, both texts
+in one input. Scores are raw logits: a float32 sigmoid saturates to 1.0 and would tie pairs.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -31,21 +30,13 @@ INFO_FILE = "pairlab_info.json"
 
 @contextlib.contextmanager
 def _expected_notices():
-    """Silence what loading a bi-encoder checkpoint as a fresh cross-encoder always reports
+    """Silence what loading a bi-encoder checkpoint as a fresh cross-encoder always logs
     (sentence-transformers' "Converting ...", transformers' report of the new head)."""
-    import logging
-
-    from transformers.utils import logging as hf_logging
-
-    st = logging.getLogger("sentence_transformers")
-    was = (hf_logging.get_verbosity(), st.level)
-    hf_logging.set_verbosity_error()
-    st.setLevel(logging.ERROR)
+    logging.disable(logging.WARNING)
     try:
         yield
     finally:
-        hf_logging.set_verbosity(was[0])
-        st.setLevel(was[1])
+        logging.disable(logging.NOTSET)
 
 
 class ConcatBERT:

@@ -1,11 +1,7 @@
 """CosineBERT (paper 4.2.1, appendix A.1): a bi-encoder whose probability is a logistic model on
-the cosine of the two embeddings, so positives can be searched by nearest neighbours.
-
-A ``SentenceTransformer`` (mean pooling, dropout off) trained with :class:`CosineBCELoss`,
-p = sigmoid(|w| * BN(cos) + b), w and b learning 10^4 times faster than the encoder; then (w, b)
-are refitted on the frozen encoder's cosines of the training pairs (:class:`Calibration`), so
-that p is calibrated for uncertainty sampling. Saved as a SentenceTransformer folder plus
-``pairlab_calibration.json``.
+the cosine of the two embeddings, so positives can be searched by nearest neighbours: a
+``SentenceTransformer`` (dropout off) trained with :class:`CosineBCELoss`, then (w, b) refitted on
+the frozen encoder's cosines of the training pairs (:class:`Calibration`) for a calibrated p.
 """
 
 from __future__ import annotations
@@ -54,11 +50,7 @@ class CosineBCELoss(nn.Module):
         """(batch,) cosines -> (batch,) logits; |w| keeps the slope non-negative."""
         if self.training and cosine.shape[0] < 2:  # a lone last batch has no batch statistics
             z = F.batch_norm(
-                cosine[:, None],
-                self.norm.running_mean,
-                self.norm.running_var,
-                training=False,
-                eps=self.norm.eps,
+                cosine[:, None], self.norm.running_mean, self.norm.running_var, eps=self.norm.eps
             )
         else:
             z = self.norm(cosine[:, None])
@@ -107,10 +99,9 @@ class Calibration:
     @classmethod
     def fit(cls, cosine: np.ndarray, labels: np.ndarray, *, smoothed: bool = False) -> Calibration:
         """Logistic regression on the standardised cosine with a very weak ridge (C = 1e4):
-        separable pairs give large but finite weights, as the paper's 10,000 steps of gradient
-        descent did. ``smoothed``: Platt's (1999) targets, ``(N+ + 1) / (N+ + 2)`` and
-        ``1 / (N- + 2)``, which keep a fit on few separable pairs from claiming certainty (the
-        session's audit; the learner keeps the paper's fit)."""
+        separable pairs give large but finite weights, as the paper's gradient descent did.
+        ``smoothed``: Platt's (1999) targets ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)``, so a
+        fit on few separable pairs claims no certainty (the session's audit)."""
         from sklearn.linear_model import LogisticRegression
 
         cosine = np.asarray(cosine, dtype=np.float64)
@@ -175,9 +166,8 @@ class CosineBERT:
         config: TrainConfig = TrainConfig(),
         quiet: bool = False,
     ) -> CosineBERT:
-        """Train from the pretrained checkpoint, then calibrate. With one class only among
-        ``labels`` (random sampling can meet no positive) the trained head is the calibration,
-        and ``info["calibration"]`` says so."""
+        """Train from the pretrained checkpoint, then calibrate (with one class only among
+        ``labels``, the trained head is the calibration)."""
         dataset = pair_dataset(left_texts, right_texts, labels)
         encoder = load_encoder(model, max_seq_length=config.max_seq_length)
         disable_dropout(encoder)
@@ -278,9 +268,6 @@ class PoolScorer(CosineScorer):
         super().__init__(space, left, right)
         self.calibration = calibration
 
-    def cosine(self, pair_ids) -> np.ndarray:
-        return super().__call__(pair_ids).astype(np.float64)
-
     def __call__(self, pair_ids) -> np.ndarray:
-        cosine = self.cosine(pair_ids)
+        cosine = super().__call__(pair_ids).astype(np.float64)
         return cosine if self.calibration is None else self.calibration.logits(cosine)

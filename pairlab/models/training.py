@@ -101,8 +101,7 @@ def pair_dataset(left_texts, right_texts, labels):
 
 def training_arguments(args_cls, config: TrainConfig, *, output_dir: str | None = None, **extra):
     """sentence-transformers training arguments from ``config`` (no checkpoints, no logging
-    services). bf16 on a CPU without native bfloat16 arithmetic (:func:`native_bf16`), where it
-    is emulated tens of times slower than fp32, is refused."""
+    services); bf16 on a CPU without native bfloat16 (emulated, tens of times slower) is refused."""
     import torch
 
     if config.precision == "bf16" and default_device() == "cpu" and not native_bf16():
@@ -242,29 +241,25 @@ def quiet_progress():
     import huggingface_hub.utils as hub
     from transformers.utils import logging as hf
 
-    switches = [  # (on now, turn on, turn off)
-        (hf.is_progress_bar_enabled(), hf.enable_progress_bar, hf.disable_progress_bar),
-        (
-            datasets.is_progress_bar_enabled(),
-            datasets.enable_progress_bars,
-            datasets.disable_progress_bars,
-        ),
-        (not hub.are_progress_bars_disabled(), hub.enable_progress_bars, hub.disable_progress_bars),
-    ]
-    for _, _, off in switches:
+    was_on = (
+        hf.is_progress_bar_enabled(),
+        datasets.is_progress_bar_enabled(),
+        not hub.are_progress_bars_disabled(),
+    )
+    for off in (hf.disable_progress_bar, datasets.disable_progress_bars, hub.disable_progress_bars):
         off()
     try:
         yield
     finally:
-        for was_on, on, _ in switches:
-            if was_on:
+        ons = (hf.enable_progress_bar, datasets.enable_progress_bars, hub.enable_progress_bars)
+        for on, was in zip(ons, was_on):
+            if was:
                 on()
 
 
 def trainer(model, loss, dataset, config: TrainConfig, *, quiet: bool = False, **arguments):
-    """sentence-transformers' trainer for ``model`` (its cross-encoder trainer for a
-    ``CrossEncoder``) with ``config``'s arguments. ``quiet`` drops the progress bars (the
-    active-learning loop trains dozens of models and reports through its own events)."""
+    """sentence-transformers' trainer (its cross-encoder one for a ``CrossEncoder``) with
+    ``config``'s arguments; ``quiet`` drops the progress bars (the loop has its own events)."""
     import contextlib
     import io
 

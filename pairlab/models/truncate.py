@@ -1,7 +1,6 @@
 """Weaker encoders from a stronger one: a sentence-transformers model with only its first n
-transformer layers (0: its token embeddings, mean-pooled), no new weights, saved once as an
-ordinary model folder in the cache, so everything that takes a model name or path takes it
-(as sentence-transformers' distillation example makes a student)."""
+transformer layers (0: its token embeddings, mean-pooled), saved once as a model folder in the
+cache, so everything that takes a model name or path takes it."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ from ..paths import cache_dir
 from .embed import DEFAULT_MODEL, load_encoder, model_fingerprint
 from .training import quiet_progress
 
-__all__ = ["transformer_layers", "layer_count", "truncate_layers", "truncated_model"]
+__all__ = ["transformer_layers", "truncate_layers", "truncated_model"]
 
 # where BERT-like models keep their transformer layers (BERT, RoBERTa, MPNet, XLM-R, ELECTRA;
 # DistilBERT)
@@ -38,15 +37,9 @@ def transformer_layers(encoder):
     )
 
 
-def layer_count(encoder) -> int:
-    """How many transformer layers a loaded ``SentenceTransformer`` has."""
-    return len(transformer_layers(encoder))
-
-
 def truncate_layers(encoder, n_layers: int):
-    """Keep the first ``n_layers`` transformer layers of ``encoder`` (in place; returned). With 0
-    the pooled output is that of the embedding layer (token, position and segment embeddings,
-    layer-normalised)."""
+    """Keep the first ``n_layers`` transformer layers of ``encoder`` (in place; returned); with 0
+    the pooled output is the embedding layer's."""
     layers = transformer_layers(encoder)
     if (
         isinstance(n_layers, bool)
@@ -74,7 +67,7 @@ def truncated_model(model=None, n_layers: int | None = None, *, folder=None) -> 
         if (path / "modules.json").is_file():
             return str(path)
         encoder = load_encoder(model, device="cpu")
-        if n_layers == layer_count(encoder):
+        if n_layers == len(transformer_layers(encoder)):
             return model
         truncate_layers(encoder, n_layers)
         write_atomic(path, lambda tmp: encoder.save(str(tmp)), setting="$PAIRLAB_CACHE_DIR")
