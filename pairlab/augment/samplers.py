@@ -1,17 +1,8 @@
 """The pair samplers of Augmented SBERT (Thakur et al. 2021, section 3.1): which unlabelled pairs
-of a pool a cross-encoder labels as "silver" training data for a bi-encoder.
-
-Each sampler returns sorted int64 pair ids of the pool (the pool itself is never enumerated),
-without the pairs in ``exclude`` (the gold pairs, which keep their gold labels):
-
-- :func:`random_pairs` (RS): uniform pairs of the pool; on an all-pairs task almost all negative.
-- :func:`lexical_pairs` (BM25): each query item's top-k right items by BM25 (bm25s).
-- :func:`semantic_pairs` (SS): each query item's top-k right items by the cosine of a
-  bi-encoder's embeddings (faiss, as the candidate search).
-- :func:`balanced_pairs` (KDE for classification): of a weakly labelled random sample, every
-  silver positive and negatives subsampled to the gold set's positive/negative ratio.
-- BM25+SS is ``union_sorted(lexical, semantic)``.
-"""
+of a pool a cross-encoder labels as "silver" training data for a bi-encoder. Each returns sorted
+int64 pair ids without those in ``exclude`` (the gold pairs): RS :func:`random_pairs`, BM25
+:func:`lexical_pairs`, SS :func:`semantic_pairs`, KDE :func:`balanced_pairs`; BM25+SS is
+``union_sorted(lexical, semantic)``."""
 
 from __future__ import annotations
 
@@ -58,7 +49,8 @@ def lexical_pairs(
     BM25 over the right texts (bm25s, English stop words removed); a score of 0 is no neighbour."""
     import bm25s
 
-    _check_k(k)
+    if not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k (neighbours per item) must be a positive integer, got {k!r}")
     items = np.arange(pool.space.n_left, dtype=np.int64) if items is None else as_id_set(items)
     retriever = bm25s.BM25(k1=k1, b=b)
     retriever.index(
@@ -89,11 +81,7 @@ def semantic_pairs(
     exclude=None,
 ) -> np.ndarray:
     """SS: each query item's top-``k`` right items by cosine of unit embeddings (exact faiss)."""
-    _check_k(k)
-    ids, _ = neighbour_pairs(
-        pool.space, left_emb, right_emb, m=int(k), items=items, exclude=exclude
-    )
-    return ids
+    return neighbour_pairs(pool.space, left_emb, right_emb, m=k, items=items, exclude=exclude)[0]
 
 
 def gold_ratio(gold_labels) -> float:
@@ -120,11 +108,6 @@ def balanced_pairs(ids, silver_labels, ratio: float, *, seed: int = 0) -> np.nda
     n_neg = min(len(negatives), int(round(len(positives) / ratio)))
     kept = np.random.default_rng(seed).choice(negatives, size=n_neg, replace=False)
     return as_id_set(np.concatenate([positives, kept]))
-
-
-def _check_k(k) -> None:
-    if not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k (neighbours per item) must be a positive integer, got {k!r}")
 
 
 def _without(ids: np.ndarray, exclude) -> np.ndarray:

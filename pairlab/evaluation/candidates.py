@@ -39,8 +39,7 @@ def faiss_gpus() -> int:
 
 
 def _torch_gpu_for_exact_search() -> bool:
-    """True where torch sees a GPU and faiss cannot use one (faiss-cpu, or no faiss). A CPU
-    build of torch (``+cpu``) sees none: read from its version, as importing torch costs seconds."""
+    """True where torch sees a GPU and faiss cannot use one (faiss-cpu, or no faiss)."""
     if "torch" not in sys.modules and _torch_is_a_cpu_build():
         return False
     import torch
@@ -54,7 +53,7 @@ def _torch_gpu_for_exact_search() -> bool:
 
 
 def _torch_is_a_cpu_build() -> bool:
-    """Whether the installed torch is a CPU-only wheel (``2.13.0+cpu``), without importing it."""
+    """Whether torch is a CPU-only wheel (``2.13.0+cpu``), read without importing it (seconds)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -94,12 +93,9 @@ class TorchFlat:
 
 
 def build_index(vectors: np.ndarray, *, index: str = "Flat", nprobe: int = 10):
-    """A faiss inner-product index over unit vectors (float32, (n, dim)).
-
-    ``index`` is a faiss index-factory string: ``"Flat"`` is exact, ``"IVF1000,Flat"`` the
-    original code's approximate index (trained on the vectors). Moved onto every GPU faiss-gpu
-    sees (:func:`faiss_gpus`); an exact search where only torch sees a GPU is :class:`TorchFlat`.
-    """
+    """A faiss inner-product index over unit vectors (float32, (n, dim)), on every GPU faiss
+    sees; ``index`` a faiss index-factory string (``"Flat"`` exact, ``"IVF1000,Flat"`` the
+    original code's). An exact search where only torch sees a GPU is :class:`TorchFlat`."""
     vectors = _as_vectors("vectors", vectors)
     if index == "Flat" and _torch_gpu_for_exact_search():
         return TorchFlat(vectors, device="cuda")
@@ -110,17 +106,12 @@ def build_index(vectors: np.ndarray, *, index: str = "Flat", nprobe: int = 10):
         with _one_faiss_thread():
             built.train(vectors)
     built.add(vectors)
-    if hasattr(built, "nprobe"):
-        built.nprobe = nprobe
-    else:
-        try:
-            faiss.extract_index_ivf(built).nprobe = nprobe
-        except (RuntimeError, TypeError):
-            pass  # not an IVF index: nprobe does not apply
-    if faiss_gpus() > 0:
+    gpus = faiss_gpus() > 0
+    if gpus:
         built = faiss.index_cpu_to_all_gpus(built)
-        if "IVF" in index:
-            faiss.GpuParameterSpace().set_index_parameter(built, "nprobe", nprobe)
+    if "IVF" in index:  # nprobe applies to IVF indexes only
+        space = faiss.GpuParameterSpace() if gpus else faiss.ParameterSpace()
+        space.set_index_parameter(built, "nprobe", nprobe)
     return built
 
 
@@ -198,12 +189,7 @@ def candidate_recall(candidates, positives, labelled=None) -> float:
     every positive is labelled already."""
     labelled = check_id_set("labelled", [] if labelled is None else labelled)
     candidates = check_id_set("candidates", candidates)
-    return _compute_candidate_recall(candidates, check_id_set("positives", positives), labelled)
-
-
-def _compute_candidate_recall(
-    candidates: np.ndarray, positives: np.ndarray, labelled: np.ndarray
-) -> float:
+    positives = check_id_set("positives", positives)
     remaining = positives[~isin_sorted(positives, labelled)]
     if len(remaining) == 0:
         return float("nan")

@@ -2,8 +2,7 @@
 item by cosine, and nDCG@k and MRR@k are computed with binary relevance (the pool's positives)
 on the questions with a relevant item (as Althammer et al. 2023 evaluate nDCG@10). The top k
 come from an exact faiss search (:mod:`.candidates`); per-question values are kept for paired
-tests. Public functions validate and raise ``ValueError``; ``_``-prefixed cores do not.
-"""
+tests."""
 
 from __future__ import annotations
 
@@ -23,55 +22,21 @@ __all__ = [
 ]
 
 
-def ndcg_at_k(relevance, n_relevant, *, k: int = 10) -> np.ndarray:
-    """(n_questions,) float64 nDCG@k of binary ranked lists: ``relevance`` (n_questions, >= k)
-    bool, rank 1 first; ``n_relevant`` (n_questions,): relevant items in all (>= 1)."""
-    rel = _as_relevance(relevance, k)
-    n_rel = np.asarray(n_relevant, dtype=np.int64)
-    if n_rel.shape != (len(rel),):
-        raise ValueError(
-            f"n_relevant must have one count per question ({len(rel)}), got shape {n_rel.shape}"
-        )
-    if (n_rel < 1).any():
-        raise ValueError(
-            f"{int((n_rel < 1).sum())} question(s) have no relevant item: nDCG is "
-            "undefined for them (evaluate only questions with a relevant item)"
-        )
-    if (rel.sum(axis=1) > n_rel).any():
-        raise ValueError("a ranked list holds more relevant items than its n_relevant says")
-    return _ndcg(rel, n_rel, k)
-
-
-def mrr_at_k(relevance, *, k: int = 10) -> np.ndarray:
-    """Reciprocal rank of the first relevant item within the top k (0 when none is there):
-    (n_questions,) float64 from ``relevance`` (n_questions, >= k) bool."""
-    return _mrr(_as_relevance(relevance, k), k)
-
-
-def _ndcg(rel: np.ndarray, n_rel: np.ndarray, k: int) -> np.ndarray:
+def ndcg_at_k(rel: np.ndarray, n_rel: np.ndarray, k: int = 10) -> np.ndarray:
+    """(n_questions,) float64 nDCG@k of binary ranked lists: ``rel`` (n_questions, >= k) bool,
+    rank 1 first; ``n_rel`` (n_questions,) int64: relevant items in all (>= 1)."""
     discount = 1.0 / np.log2(np.arange(2, k + 2))  # rank r -> 1 / log2(r + 1)
     dcg = rel[:, :k].astype(np.float64) @ discount
     ideal = np.cumsum(discount)[np.minimum(n_rel, k) - 1]
     return dcg / ideal
 
 
-def _mrr(rel: np.ndarray, k: int) -> np.ndarray:
+def mrr_at_k(rel: np.ndarray, k: int = 10) -> np.ndarray:
+    """(n_questions,) float64 reciprocal rank of the first relevant item within the top k (0
+    when none is there), from ``rel`` (n_questions, >= k) bool."""
     top = rel[:, :k]
     first = np.argmax(top, axis=1)  # 0 where none is relevant; masked below
     return np.where(top.any(axis=1), 1.0 / (first + 1), 0.0)
-
-
-def _as_relevance(relevance, k: int) -> np.ndarray:
-    if not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
-    rel = np.asarray(relevance)
-    if rel.ndim != 2 or rel.shape[1] < k:
-        raise ValueError(
-            f"relevance must be (n_questions, >= {k}) ranked lists, got shape {rel.shape}"
-        )
-    if rel.dtype != bool and not np.isin(rel, (0, 1)).all():
-        raise ValueError("relevance must be binary (0/1 or bool)")
-    return rel.astype(bool)
 
 
 def relevant_counts(pool: Pool) -> np.ndarray:
@@ -121,8 +86,8 @@ def rank_metrics(pool: Pool, left: np.ndarray, right: np.ndarray, *, k: int = 10
     if len(questions) == 0:
         raise ValueError(f"{pool.task}/{pool.split} has no question with a relevant item")
     rel = relevance(pool, questions, top_items(pool, left, right, questions, k))
-    ndcg = _ndcg(rel, relevant_counts(pool)[questions], k)
-    mrr = _mrr(rel, k)
+    ndcg = ndcg_at_k(rel, relevant_counts(pool)[questions], k)
+    mrr = mrr_at_k(rel, k)
     return {
         "questions": questions,
         "ndcg": ndcg,

@@ -1,12 +1,6 @@
-"""Reviewing a model's putative false positives (paper eq. 14): the computations, the
-:class:`FalsePositiveBrowser` widget that records manual marks in a
-:class:`~pairlab.widgets.labels.LabelStore`, and :func:`report`, its static stand-in for
-papermill runs, where widgets have no state.
-
-At the threshold of a recall, every ``D_near`` and ``D_rand`` negative scoring at least it is a
-*putative* false positive: its label was imputed, and some are real positives the data set
-missed. The share of real errors per stratum, judged by hand, corrects the estimated precision.
-"""
+"""Reviewing a model's putative false positives (paper eq. 14): every ``D_near`` and ``D_rand``
+negative scoring at least the threshold of a recall, whose share of real errors, judged by hand
+in the :class:`FalsePositiveBrowser` (or :func:`report` under papermill), corrects precision."""
 
 from __future__ import annotations
 
@@ -59,10 +53,8 @@ def threshold_at_recall(pos_scores, recall: float) -> float:
 
 
 def putative_false_positives(eval_set: EvalSet, scores: Mapping, threshold: float) -> pd.DataFrame:
-    """Near and rand negatives scoring >= ``threshold``, highest score first (ties by pair id).
-
-    ``scores`` is ``evaluate(...)["scores"]``. Returns columns ``pair_id`` (int64),
-    ``stratum`` ("near"/"rand") and ``score`` (float64)."""
+    """Near and rand negatives scoring >= ``threshold``, highest score first (ties by pair id):
+    ``pair_id`` (int64), ``stratum`` and ``score`` (float64); ``scores``: ``evaluate``'s."""
     scores = _check_scores(eval_set, scores)
     if not _is_number(threshold) or not np.isfinite(threshold):
         raise ValueError(f"threshold must be a finite number, got {threshold!r}")
@@ -75,11 +67,8 @@ def putative_false_positives(eval_set: EvalSet, scores: Mapping, threshold: floa
 
 
 def corrected_summary(eval_set: EvalSet, scores: Mapping, recall: float, counts: Mapping) -> dict:
-    """Imputed and corrected precision at ``recall``, given manual ``counts``.
-
-    ``counts`` is ``LabelStore.counts(...)``: ``{"near": (real_errors, judged), "rand": ...}``.
-    Returns :func:`pairlab.evaluation.metrics.corrected_precision`'s dict plus ``threshold``,
-    ``tp``, ``fp_near`` and ``fp_rand`` (the weighted estimate from the random stratum)."""
+    """:func:`~pairlab.evaluation.metrics.corrected_precision` at ``recall`` from
+    ``LabelStore.counts``' ``counts``, plus ``threshold``, ``tp``, ``fp_near`` and ``fp_rand``."""
     scores = _check_scores(eval_set, scores)
     missing = [s for s in STRATA if s not in counts]
     if missing:
@@ -95,8 +84,8 @@ def corrected_summary(eval_set: EvalSet, scores: Mapping, recall: float, counts:
 
 
 def marked(text: str, chosen: set[str], *, missing: bool = False) -> str:
-    """``text`` HTML-escaped, with ``<mark>`` around each word whose lower case is in ``chosen``
-    (``missing``: is not in it)."""
+    """``text`` HTML-escaped, each word whose lower case is in ``chosen`` (``missing``: is not) in
+    ``<mark>``."""
     parts = _WORD.split(text)  # odd positions are words, even ones what lies between
     return "".join(
         f"<mark>{html.escape(p)}</mark>"
@@ -112,8 +101,7 @@ def words(text: str) -> set[str]:
 
 
 def highlight_differences(left: str, right: str) -> tuple[str, str]:
-    """Both texts HTML-escaped, with ``<mark>`` around words (case-insensitive) missing from the
-    other text."""
+    """Both texts HTML-escaped, words missing from the other text in ``<mark>``."""
     return marked(left, words(right), missing=True), marked(right, words(left), missing=True)
 
 
@@ -127,9 +115,8 @@ def report(
     recall: float = 0.2,
     n: int = 10,
 ) -> pd.DataFrame:
-    """The top-``n`` putative false positives of each stratum (near, then rand) with texts and
-    current marks (any annotator); prints the corrected-precision line. The static stand-in
-    for the browser under papermill."""
+    """The top-``n`` putative false positives of each stratum with texts and current marks, and
+    the corrected precision printed: the browser's stand-in under papermill."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"n must be a non-negative integer, got {n!r}")
     scores = _check_scores(eval_set, scores)
@@ -182,18 +169,13 @@ def _check_scores(eval_set: EvalSet, scores) -> dict[str, np.ndarray]:
                 f"scores[{name!r}] has {len(out[name])} scores for {len(ids)} "
                 f"{name} pairs of the evaluation set"
             )
-    if len(out["positive"]) == 0:
-        raise ValueError("the evaluation set has no positives: no threshold reaches any recall")
     return out
 
 
 class FalsePositiveBrowser:
-    """Walks one model's putative false positives at a recall and records manual marks.
-
-    The pairs come in a fixed pseudo-random order, so that the marked pairs are a uniform sample
-    of each stratum's, as eq. 14 assumes; the summary counts the current marks of ``model_id``
-    (all annotators) on those at the slider's threshold. Widget callbacks may run on a subshell
-    thread (JupyterLab), so every action holds the browser's lock."""
+    """Walks one model's putative false positives at a recall and records manual marks. The
+    pairs come in a fixed pseudo-random order, so the marked pairs are a uniform sample of each
+    stratum's (eq. 14); callbacks may run on a subshell thread, so each action holds a lock."""
 
     def __init__(
         self,
@@ -227,14 +209,13 @@ class FalsePositiveBrowser:
         return {**row, "pair_id": int(row["pair_id"]), "score": float(row["score"])}
 
     def table(self) -> pd.DataFrame:
-        """The pairs being browsed (putative false positives at the current threshold and
-        stratum filter) with their texts and this annotator's current marks."""
+        """The pairs being browsed with their texts and this annotator's current marks."""
         mine = self.store.marks(**self._where, annotator=self.annotator)
         return with_texts_and_marks(self.pool, self._pairs, mine)
 
     def summary_dict(self) -> dict:
-        """:func:`corrected_summary` at the slider's recall, plus ``recall`` and ``marked``: the
-        marked pairs (unsure included) per stratum among its putative false positives."""
+        """:func:`corrected_summary` at the slider's recall, plus ``recall`` and ``marked``
+        (pairs marked per stratum, unsure included)."""
         recall, putative = self.slider.value, self._putative["pair_id"]
         counts = self.store.counts(**self._where, pair_ids=putative)
         summary = corrected_summary(self.eval_set, self._scores, recall, counts)
@@ -319,8 +300,7 @@ class FalsePositiveBrowser:
         ).add_class(tag("browser"))
 
     def _refresh(self) -> None:
-        """Recompute the list after a slider or filter change, staying on the pair last shown
-        if it is listed (also after a filter that listed nothing)."""
+        """Recompute the list, staying on the pair last shown where it is listed."""
         with self._lock:
             threshold = threshold_at_recall(self._scores["positive"], self.slider.value)
             pairs = self._putative = putative_false_positives(
@@ -349,10 +329,8 @@ class FalsePositiveBrowser:
 
 
 class RunPicker:
-    """A dropdown of scored runs; picking one shows a :class:`FalsePositiveBrowser` on it.
-
-    ``runs`` maps a name (``"qqp concatbert"``) to ``(pool, eval_set, scores, model_id)``. Each
-    browser is built on its first pick and kept, so moving between runs keeps each one's place."""
+    """A dropdown of scored runs ``{name: (pool, eval_set, scores, model_id)}``; picking one
+    shows its :class:`FalsePositiveBrowser`, built on the first pick and kept."""
 
     def __init__(
         self, runs: Mapping, *, store: LabelStore, annotator: str = "anonymous", recall: float = 0.2
