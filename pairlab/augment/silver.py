@@ -1,7 +1,5 @@
-"""Silver labels: a trained cross-encoder (ConcatBERT) labels sampled pairs of a pool for the
-bi-encoder (Augmented SBERT, Thakur et al. 2021). Each pair is scored once; the scores persist in
-an ``.npz`` file with the seconds spent, so a re-run scores nothing again and still reports the
-throughput."""
+"""Silver labels (Augmented SBERT): a trained cross-encoder labels sampled pairs of a pool for
+the bi-encoder, each scored once and kept in an ``.npz`` file with the seconds spent."""
 
 from __future__ import annotations
 

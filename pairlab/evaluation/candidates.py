@@ -1,9 +1,5 @@
-"""Nearest-neighbour candidate pairs: each left item's top-m right items by cosine, via faiss
-(or, for an exact search on a GPU faiss cannot use, torch: :class:`TorchFlat`).
-
-A pool too large to enumerate is searched this way (paper section 4.2.2): symmetric pools give
-every unordered pair once and no self pairs; pairs in ``exclude`` are dropped.
-"""
+"""Nearest-neighbour candidate pairs (paper section 4.2.2): each left item's top-m right items by
+cosine, via faiss (or torch's :class:`TorchFlat` on a GPU faiss cannot use)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Ranking metrics over the whole right-hand side: every question (left item) ranks every right
-item by cosine, and nDCG@k and MRR@k are computed with binary relevance (the pool's positives)
-on the questions with a relevant item (as Althammer et al. 2023 evaluate nDCG@10). The top k
-come from an exact faiss search (:mod:`.candidates`); per-question values are kept for paired
-tests."""
+"""nDCG@k and MRR@k of every question (left item) with a relevant item ranking every right item
+by cosine (exact faiss), with binary relevance, as Althammer et al. 2023 evaluate nDCG@10."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The all-pairs evaluation set of a split, and evaluating a scorer (``score(pair_ids) ->
-scores``) on it. An :class:`EvalSet` holds the strata of paper appendix A.2: every positive,
-``D_near`` (negatives among each left item's top-m pretrained neighbours) and ``D_rand``
-(uniform random negatives outside ``D_near``).
-"""
+"""The all-pairs evaluation set of a split (paper appendix A.2: every positive, ``D_near`` and
+``D_rand``), and evaluating a scorer (``score(pair_ids) -> scores``) on it."""
 
 from __future__ import annotations
 

@@ -90,12 +90,9 @@ def coverage_sessions(session, seeds, *, learner=None) -> list:
 
 
 def coverage_table(sessions, *, seed: int = 0) -> dict:
-    """``{budget: {"covered", "sessions", "mean_width", "repeats", "truth", "round_covered",
-    "round_width"}}`` of the estimated share found, pooled over the sessions at each budget (the
-    labels the strategy had asked when the round's audit was drawn). ``covered`` and
-    ``mean_width``: what the session shows, every audit round so far combined, each redrawn
-    ``repeats`` times (:func:`~pairlab.evaluation.audit_estimate.replay_combined`); ``round_*``:
-    the round's own audit alone."""
+    """``{budget: {"covered", "mean_width", "round_covered", "round_width", "sessions",
+    "repeats", "truth"}}`` of the estimated share found, pooled over sessions at each budget:
+    every audit round so far combined (``replay_combined``), and ``round_*`` the round's alone."""
     from ..evaluation.audit_estimate import replay_combined
 
     by_budget = {}

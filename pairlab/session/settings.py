@@ -7,27 +7,17 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-__all__ = ["SessionSettings", "ANNOTATORS", "round_half_up"]
+from ..active.strategies import positive
+
+__all__ = ["SessionSettings", "ANNOTATORS"]
 
 ANNOTATORS = ("person", "oracle")  # oracle: the truth plays the person (papermill, CI, coverage)
-
-
-def round_half_up(x: float) -> int:
-    return int(np.floor(x + 0.5))
 
 
 def split(total: int, batch: int) -> tuple[int, ...]:
     """``total`` pairs in rounds of ``batch``, the last round the rest."""
     rounds, rest = divmod(total, batch)
     return (batch,) * rounds + ((rest,) if rest else ())
-
-
-def _integer(name: str, value, low: int, *, none: bool = False) -> None:
-    if none and value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        what = "a positive integer" if low == 1 else f"an integer >= {low}"
-        raise ValueError(f"{name} must be {'None or ' if none else ''}{what}, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -63,9 +53,10 @@ class SessionSettings:
         if not isinstance(self.strategy, str):
             raise TypeError(f"strategy must be a strategy's name, got {self.strategy!r}")
         for name in ("batch", "budget", "candidate_m", "max_seq_length"):
-            _integer(name, getattr(self, name), 1)
-        _integer("spares", self.spares, 0, none=True)
-        _integer("coverage", self.coverage, 0)
+            positive(name, getattr(self, name))
+        if self.spares is not None:
+            positive("spares", self.spares, minimum=0)
+        positive("coverage", self.coverage, minimum=0)
         share = self.audit_share
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share < 1:
             raise ValueError(f"audit_share must be a number in [0, 1), got {share!r}")
@@ -93,6 +84,6 @@ def audits(shown, share: float, *, first: int) -> tuple[int, ...]:
     """The audit's pairs in each round of ``shown`` pairs, numbered from ``first``: none in
     round 1, else ``audit_share`` of the round's pairs, rounded, leaving the strategy one."""
     return tuple(
-        0 if i < 2 or s < 2 else min(round_half_up(s * share), s - 1)
+        0 if i < 2 or s < 2 else min(int(np.floor(s * share + 0.5)), s - 1)  # half up
         for i, s in enumerate(shown, start=first)
     )

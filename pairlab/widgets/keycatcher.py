@@ -1,9 +1,5 @@
-"""A keyboard box for widgets: each key press in the browser is exactly one message.
-
-A synced text box, cleared by the kernel after each read, reads a key typed before the clear
-again ("ep" typed fast became real error, real error, actually positive); this box sends each
-``keydown`` as its own message and keeps no text. A held key's auto-repeat is ignored.
-"""
+"""A keyboard box for widgets: each key press is exactly one message and no text is kept (a
+synced text box cleared after each read read "ep" typed fast as e, e, p); auto-repeat ignored."""
 
 from __future__ import annotations
 
