@@ -133,7 +133,7 @@ def test_a_pair_posted_later_is_picked_up_and_close_stops_the_thread(store, make
     assert "data-pair='42'" in widget.pair.value and "<mark>42</mark>" in widget.pair.value
     wait_for(lambda: "worker: training round 1 on 40 labels" in widget.status.value)
     widget.close()
-    assert widget.closed and not widget._thread.is_alive()
+    assert widget._stop.is_set() and not widget._thread.is_alive()
     assert widget.press("y") is None  # a closed widget records nothing
     assert len(store.history()) == 0
 
@@ -154,7 +154,7 @@ def test_a_new_widget_continues_at_the_first_unanswered_pair_and_closes_the_old(
     first.press("n")
     second = make()  # the cell run again, or the kernel restarted
     assert second.current.pair_id == 3
-    assert first.closed
+    assert first._stop.is_set() and not first._thread.is_alive()
     second.press("y")
     assert answer_rows(store) == [(1, 1), (2, 0), (3, 1)]
 

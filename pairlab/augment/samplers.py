@@ -42,9 +42,7 @@ def random_pairs(pool: Pool, n: int, *, seed: int = 0, exclude=None) -> np.ndarr
     return pool.space.sample(int(n), np.random.default_rng(seed), exclude=exclude)
 
 
-def lexical_pairs(
-    pool: Pool, k: int, *, items=None, exclude=None, k1: float = 1.5, b: float = 0.75
-) -> np.ndarray:
+def lexical_pairs(pool: Pool, k: int, *, items=None, exclude=None) -> np.ndarray:
     """BM25: each query item's (``items``, default every left item) top-``k`` right items by
     BM25 over the right texts (bm25s, English stop words removed); a score of 0 is no neighbour."""
     import bm25s
@@ -52,7 +50,7 @@ def lexical_pairs(
     if not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k (neighbours per item) must be a positive integer, got {k!r}")
     items = np.arange(pool.space.n_left, dtype=np.int64) if items is None else as_id_set(items)
-    retriever = bm25s.BM25(k1=k1, b=b)
+    retriever = bm25s.BM25()  # k1 = 1.5, b = 0.75
     retriever.index(
         bm25s.tokenize(list(pool.right_texts), stopwords="en", show_progress=False),
         show_progress=False,
@@ -68,7 +66,8 @@ def lexical_pairs(
     if pool.symmetric:
         keep &= cols != rows
     keep &= first_m_per_row(rows, keep, k)
-    return _without(as_id_set(pool.space.encode(rows[keep], cols[keep])), exclude)
+    ids = as_id_set(pool.space.encode(rows[keep], cols[keep]))
+    return ids if exclude is None else ids[~isin_sorted(ids, as_id_set(exclude))]
 
 
 def semantic_pairs(
@@ -108,7 +107,3 @@ def balanced_pairs(ids, silver_labels, ratio: float, *, seed: int = 0) -> np.nda
     n_neg = min(len(negatives), int(round(len(positives) / ratio)))
     kept = np.random.default_rng(seed).choice(negatives, size=n_neg, replace=False)
     return as_id_set(np.concatenate([positives, kept]))
-
-
-def _without(ids: np.ndarray, exclude) -> np.ndarray:
-    return ids if exclude is None else ids[~isin_sorted(ids, as_id_set(exclude))]

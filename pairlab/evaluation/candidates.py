@@ -114,13 +114,11 @@ def build_index(vectors: np.ndarray, *, index: str = "Flat", nprobe: int = 10):
 def search(built, queries: np.ndarray, k: int, *, batch_size: int = 16384):
     """Top-``k`` (scores, indices) of each query, (n_queries, k) each; -1 marks a missing hit."""
     queries = _as_vectors("queries", queries)
-    scores, indices = [], []
-    with _one_faiss_thread():
-        for start in range(0, len(queries), batch_size):  # batches bound the result's memory
-            s, i = built.search(queries[start : start + batch_size], k)
-            scores.append(s)
-            indices.append(i)
-    return np.concatenate(scores), np.concatenate(indices)
+    with _one_faiss_thread():  # batches bound the result's memory
+        parts = [
+            built.search(queries[s : s + batch_size], k) for s in range(0, len(queries), batch_size)
+        ]
+    return tuple(np.concatenate(part) for part in zip(*parts))
 
 
 @contextmanager

@@ -64,8 +64,7 @@ def table1(tasks: dict[str, Task], eval_sets: dict | None = None) -> pd.DataFram
 
 def growth(task: Task, sizes, *, split: str = "train") -> pd.DataFrame:
     """Pairs, positives and imbalance of ``split`` when only ``sizes`` left items are kept
-    (:meth:`Task.resized`: the small profiles' subsampling): the pool grows quadratically, the
-    positives only linearly."""
+    (:meth:`Task.resized`, as the small profiles subsample)."""
     rows = []
     for size in sorted(set(int(s) for s in sizes)):
         pool = task.resized(size)[split]

@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -65,18 +63,6 @@ class EvalSet:
 
     def strata(self) -> dict[str, np.ndarray]:
         return {"positive": self.positives, "near": self.near, "rand": self.rand}
-
-    def save(self, path) -> None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        config = json.dumps(asdict(self.config))
-        ids = {"positives": self.positives, "near": self.near, "rand": self.rand}
-        np.savez(path, **ids, n_neg_total=self.n_neg_total, config=config)
-
-    @classmethod
-    def load(cls, path) -> EvalSet:
-        with np.load(path) as f:
-            config = EvalConfig(**json.loads(str(f["config"])))
-            return cls(f["positives"], f["near"], f["rand"], int(f["n_neg_total"]), config)
 
 
 def build_eval_set(

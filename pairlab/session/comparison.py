@@ -46,8 +46,7 @@ def compare_strategies(session, strategies, *, learner=None) -> pd.DataFrame:
 
 def comparison_record(frame: pd.DataFrame | None) -> list[dict] | None:
     """:func:`compare_strategies`' table as the metrics file's ``comparison`` rows (snake_case
-    keys: ``strategy``, ``labels``, ``matches_found``, ``labels_per_match``,
-    ``share_of_all_matches``); None without one."""
+    keys); None without one."""
     from ..io import json_row
 
     if frame is None:
@@ -74,15 +73,12 @@ def coverage_sessions(session, seeds, *, learner=None) -> list:
         raise ValueError(
             "coverage needs the oracle as the person and coverage > 0 (fresh audits per round)"
         )
-    sessions = [session]
-    for seed in seeds:
-        if seed == session.config.seed:
-            continue
-        sessions.append(
-            session.sibling(
-                session.folder.with_name(f"{session.folder.name}-seed{seed}"), seed=seed
-            )
-        )
+    name = session.folder.name
+    others = [s for s in seeds if s != session.config.seed]
+    sessions = [
+        session,
+        *(session.sibling(session.folder.with_name(f"{name}-seed{s}"), seed=s) for s in others),
+    ]
     for other in sessions:
         if other.result() is None:
             other.run(learner=learner)

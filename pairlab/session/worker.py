@@ -4,6 +4,7 @@ kernel answering the widget comes first), which exits when the kernel that start
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -33,8 +34,7 @@ STAGES = {  # the loop's stages as the widget's status line shows them
 
 @dataclass(frozen=True)
 class Job:
-    """What the worker runs: the loop's config, the pool, the session folder, the session's
-    settings (who answers, spares, coverage checks, the audit prior's bound) and the audit
+    """What the worker runs: the loop's config, pool, session folder and settings, and the audit
     pairs planned in each round."""
 
     config: ActiveConfig
@@ -124,8 +124,7 @@ def sentence(record: dict, macro: str = "estimate") -> str:
 
 
 def spawn(job: Job):
-    """Start the loop in a child process (spawned: no state shared with the kernel but the
-    folder); returns the ``multiprocessing.Process``."""
+    """Start the loop in a spawned child process; returns the ``multiprocessing.Process``."""
     import multiprocessing
 
     process = multiprocessing.get_context("spawn").Process(
@@ -139,10 +138,8 @@ def spawn(job: Job):
 
 
 def _work(job: Job, parent: int) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.nice(10)  # the kernel answering the person's keys comes first
-    except OSError:
-        pass
     threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
     run_job(job)
 

@@ -32,9 +32,6 @@ class KeyCatcher(anywidget.AnyWidget):
     """
     placeholder = traitlets.Unicode("").tag(sync=True)
 
-    def __init__(self, placeholder: str = "", **kwargs):
-        super().__init__(placeholder=placeholder, **kwargs)
-
     def on_key(self, handler) -> None:
         """Call ``handler(key)`` for each key press (one character)."""
 

@@ -117,10 +117,6 @@ class LabellingWidget:
             self._thread.join(timeout=max(5.0, 4 * self.poll))
         _close(self.widget)
 
-    @property
-    def closed(self) -> bool:
-        return self._stop.is_set() and not self._thread.is_alive()
-
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
 
@@ -200,7 +196,9 @@ class LabellingWidget:
             w.HTML().add_class(tag(name)) for name in ("status", "guide", "counts", "plot")
         )
         self.pair = w.HTML(layout=w.Layout(width="auto")).add_class(tag("pair"))
-        self.keys = KeyCatcher(KEYS_HELP, layout=w.Layout(width="34em")).add_class(tag("keys"))
+        self.keys = KeyCatcher(placeholder=KEYS_HELP, layout=w.Layout(width="34em")).add_class(
+            tag("keys")
+        )
         self.keys.on_key(self.press)
         self.buttons = {}
         for key, text, style in _BUTTONS:

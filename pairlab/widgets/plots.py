@@ -120,8 +120,7 @@ def seed_curves(
 
 
 def _over_seeds(rows: pd.DataFrame, x: str, y: str, interval, hover) -> pd.DataFrame:
-    """Per ``x`` (sorted where numeric): the mean ``y``, the interval's ``lo`` and ``hi`` and the
-    mean ``hover``."""
+    """Per ``x`` (sorted where numeric): the mean ``y``, ``lo``, ``hi`` and mean ``hover``."""
     at = rows.groupby(x, sort=pd.api.types.is_numeric_dtype(rows[x]))
     mean = pd.DataFrame({"y": at[y].mean()})
     if interval == "std":
@@ -137,8 +136,7 @@ def _over_seeds(rows: pd.DataFrame, x: str, y: str, interval, hover) -> pd.DataF
 
 
 def _interval(fig: go.Figure, mean: pd.DataFrame, colour: str, *, band: bool, **where):
-    """``mean``'s ``lo`` to ``hi`` as error bars (returned) or a band drawn into ``fig``; None
-    where there is no interval or it has no width."""
+    """``mean``'s ``lo`` to ``hi`` as error bars (returned) or a band drawn into ``fig``."""
     if "lo" not in mean or not (mean["hi"] > mean["lo"]).any():
         return None
     if not band:
@@ -179,8 +177,7 @@ def panels(tasks, *rows: str, title: str, height: int = 420, **options) -> go.Fi
 
 
 def _axes(fig: go.Figure, x: str | None, *ys: str, **xaxes) -> go.Figure:
-    """Title the bottom row's x axes ``x`` (``xaxes`` go to every x axis) and the first
-    column's y axes ``ys``, a row each, in a :func:`panels` figure."""
+    """Title the bottom x axes ``x`` (``xaxes`` go to all) and the first column's y axes ``ys``."""
     fig.update_xaxes(**xaxes).update_xaxes(title=x, row=max(len(ys), 1))
     for row, y in enumerate(ys, start=1):
         fig.update_yaxes(title=y, row=row, col=1)
@@ -193,8 +190,7 @@ def _tasks(frame: pd.DataFrame) -> list[str]:
 
 
 def _long(frames: dict[str, pd.DataFrame], x: str, values, *, var_name: str) -> pd.DataFrame:
-    """``{task: frame}`` as one long frame: ``task``, ``x``, ``var_name`` (a column of
-    ``values``) and ``value``."""
+    """``{task: frame}`` as one long frame: ``task``, ``x``, ``var_name`` and ``value``."""
     both = pd.concat(frames, names=["task"]).reset_index(level=0)
     return both.melt(["task", x], list(values), var_name=var_name)
 
@@ -263,9 +259,8 @@ def active_curves_figure(
 
 
 def collection_figure(curves: pd.DataFrame) -> go.Figure:
-    """The paper's Figure 4, a column a task: dev AP against labels collected, each seed of each
-    strategy a line with its 95% bootstrap interval (top), and the share of the labels that are
-    positive (bottom). A strategy trained only at the full budget is a point."""
+    """The paper's Figure 4, a column a task: dev AP against labels collected, a line a seed of
+    each strategy (top), and the share of the labels that are positive (bottom)."""
     title = "What each strategy collects: dev AP and positive share per round, one line a seed"
     fig = panels(_tasks(curves), "dev AP", "positive share of the labels", height=640, title=title)
     runs = dict(by=["strategy", "seed"], seeds=False)
@@ -306,8 +301,7 @@ def positives_figure(summary: dict, *, paper: dict | None = None) -> go.Figure:
 
 def seed_set_figure(rounds: pd.DataFrame) -> go.Figure:
     """The paper's Figure 3, a column a task: dev AP per round for each seed set (top), and the
-    share of each round's queried pairs that were positive beside the model's mean p for them
-    (bottom: a calibrated model queries pairs that are positive about as often as it says)."""
+    share of each round's queried pairs that were positive beside their mean p (bottom)."""
     title = "Uncertainty sampling from two seed sets (round 1 is the seed set)"
     rows = ("dev AP", "queried pairs that were positive")
     fig = panels(_tasks(rounds), *rows, height=620, title=title)
@@ -326,9 +320,8 @@ def budget_curves_figure(
     *,
     reference: dict | None = None,
 ) -> go.Figure:
-    """The paper's Figure 4, a column a task: dev AP against labels with the mean bootstrap
-    interval as a band (top), and the share of all collected pairs that are positive (bottom).
-    ``reference`` ``{task: labels}`` marks where a strategy passed the other's full budget."""
+    """Dev AP against labels (top) and the collected pairs' positive share (bottom), a column a
+    task; ``reference`` ``{task: labels}`` marks where a strategy passed the other's budget."""
     frame = curves[curves["strategy"].isin(strategies)]
     tasks = _tasks(frame)
     title = "Adaptive vs static labels at equal budgets (band: mean 95% bootstrap interval)"
@@ -344,8 +337,7 @@ def budget_curves_figure(
 
 
 def noise_figure(summary: dict, groups) -> go.Figure:
-    """Test AP of every run (a point each) of the groups named, per task: how far equally good
-    label sets and training seeds move the result."""
+    """Test AP of every run (a point each) of the groups named, per task."""
     tasks = list(summary)
     fig = panels(tasks, title="Run-to-run spread: every point is one run of the same budget")
     for col, task in enumerate(tasks, start=1):
@@ -381,8 +373,7 @@ def cost_figure(
 
 
 def silver_figure(silver: pd.DataFrame) -> go.Figure:
-    """The cross-encoder's score of each sampler's silver pairs (logit minus its dev threshold:
-    above 0 a silver positive), a panel a task, with each sampler's positive share."""
+    """Each sampler's silver pairs' cross-encoder logit minus its dev threshold, a panel a task."""
     tasks = _tasks(silver)
     title = "Silver labels per sampler: above the dotted line is a silver positive"
     fig = panels(tasks, shared_yaxes=True, height=440, title=title)
@@ -401,8 +392,7 @@ def silver_figure(silver: pd.DataFrame) -> go.Figure:
 
 
 def silver_size_figure(curve: pd.DataFrame) -> go.Figure:
-    """All-pairs test AP (mean over seeds, with the seeds' mean 95% interval) against the number
-    of silver pairs added to the gold set, a line per task and gold source."""
+    """All-pairs test AP against the silver pairs added, a line per task and gold source."""
     lines = curve.assign(line=curve["task"] + " / " + curve["gold"] + " gold: " + curve["sampler"])
     fig = panels([], title="AP against silver-set size")
     draw = dict(by="line", colour="task", interval=("ap_low", "ap_high"), seeds=False, facet=None)
@@ -411,8 +401,8 @@ def silver_size_figure(curve: pd.DataFrame) -> go.Figure:
 
 
 def annotator_noise_figure(metrics: dict) -> go.Figure:
-    """All-pairs test AP (with the 95% interval) against the annotator's noise level, a panel a
-    task and a line a strategy (notebook 07's ``all_pairs`` metrics)."""
+    """All-pairs test AP against the annotator's noise, a panel a task, from notebook 07's
+    ``all_pairs`` metrics."""
     frame = pd.DataFrame(
         [
             (task, noise, s, r["ap"], *r["ap_ci"])

@@ -22,8 +22,7 @@ AXES = {
 
 
 def _curves(fig: go.Figure, frame: pd.DataFrame, x: str, y: str) -> None:
-    """Each strategy's mean over seeds per round, with the seeds' min-max band (random: its
-    subsets); ``x`` is averaged per round too (a cost differs by seed)."""
+    """Each strategy's mean over seeds per round with their min-max band; ``x`` averaged too."""
     random = f"random (mean of {frame.loc[frame['strategy'] == 'random', 'seed'].nunique()})"
     named = frame.assign(
         **{x: frame.groupby(["task", "strategy", "round"])[x].transform("mean")},

@@ -70,9 +70,6 @@ def corrected_summary(eval_set: EvalSet, scores: Mapping, recall: float, counts:
     """:func:`~pairlab.evaluation.metrics.corrected_precision` at ``recall`` from
     ``LabelStore.counts``' ``counts``, plus ``threshold``, ``tp``, ``fp_near`` and ``fp_rand``."""
     scores = _check_scores(eval_set, scores)
-    missing = [s for s in STRATA if s not in counts]
-    if missing:
-        raise ValueError(f"counts must have keys {STRATA} (LabelStore.counts), missing {missing}")
     threshold = threshold_at_recall(scores["positive"], recall)
     tp = int((scores["positive"] >= threshold).sum())
     fp_near = int((scores["near"] >= threshold).sum())
@@ -84,8 +81,7 @@ def corrected_summary(eval_set: EvalSet, scores: Mapping, recall: float, counts:
 
 
 def marked(text: str, chosen: set[str], *, missing: bool = False) -> str:
-    """``text`` HTML-escaped, each word whose lower case is in ``chosen`` (``missing``: is not) in
-    ``<mark>``."""
+    """``text`` HTML-escaped, the words in (``missing``: not in) ``chosen`` in ``<mark>``."""
     parts = _WORD.split(text)  # odd positions are words, even ones what lies between
     return "".join(
         f"<mark>{html.escape(p)}</mark>"
@@ -214,8 +210,7 @@ class FalsePositiveBrowser:
         return with_texts_and_marks(self.pool, self._pairs, mine)
 
     def summary_dict(self) -> dict:
-        """:func:`corrected_summary` at the slider's recall, plus ``recall`` and ``marked``
-        (pairs marked per stratum, unsure included)."""
+        """:func:`corrected_summary` at the slider's recall, plus ``recall`` and ``marked``."""
         recall, putative = self.slider.value, self._putative["pair_id"]
         counts = self.store.counts(**self._where, pair_ids=putative)
         summary = corrected_summary(self.eval_set, self._scores, recall, counts)
@@ -276,7 +271,9 @@ class FalsePositiveBrowser:
         self.position = w.Label().add_class(tag("position"))
         self.pair = w.HTML().add_class(tag("pair"))
         self.summary = w.HTML().add_class(tag("summary"))
-        self.keys = KeyCatcher(_KEYS_HELP, layout=w.Layout(width="60%")).add_class(tag("keys"))
+        self.keys = KeyCatcher(placeholder=_KEYS_HELP, layout=w.Layout(width="60%")).add_class(
+            tag("keys")
+        )
         self.slider.add_class(tag("recall")).observe(lambda _: self._refresh(), names="value")
         self.stratum.add_class(tag("stratum")).observe(lambda _: self._refresh(), names="value")
         self.prev_button.on_click(lambda _: self.step(-1))
