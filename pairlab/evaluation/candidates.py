@@ -158,9 +158,9 @@ def neighbour_pairs(
             f"embeddings of {len(left)} x {len(right)} items do not match the "
             f"pool's {space.n_left} x {space.n_right}"
         )
-    queried = (
-        np.arange(len(left), dtype=np.int64) if items is None else _item_indices(items, len(left))
-    )
+    queried = np.arange(len(left)) if items is None else np.unique(np.asarray(items, np.int64))
+    if len(queried) and (queried[0] < 0 or queried[-1] >= len(left)):
+        raise ValueError(f"items must lie in [0, {len(left)}), got {queried[0]}..{queried[-1]}")
     k = min(m + int(space.symmetric), space.n_right)  # one extra hit: the item itself
     scores, hits = search(build_index(right, index=index, nprobe=nprobe), left[queried], k)
     rows = np.repeat(queried, k)
@@ -188,13 +188,6 @@ def candidate_recall(candidates, positives, labelled=None) -> float:
     if len(remaining) == 0:
         return float("nan")
     return float(isin_sorted(remaining, candidates).mean())
-
-
-def _item_indices(items, n: int) -> np.ndarray:
-    items = np.unique(np.asarray(items, dtype=np.int64))
-    if len(items) and (items[0] < 0 or items[-1] >= n):
-        raise ValueError(f"item indices must lie in [0, {n}), got {items[0]}..{items[-1]}")
-    return items
 
 
 def first_m_per_row(rows: np.ndarray, keep: np.ndarray, m: int) -> np.ndarray:

@@ -111,10 +111,8 @@ def bootstrap(
 
 
 class _Resampler:
-    """Bootstrap replicates as counts over the k distinct positive scores, O(k + n_above) each.
-    A negative below every positive never counts, so a stratum's resample needs only how many
-    of its n draws land above the lowest positive (Binomial(n, n_above / n)) and where (uniform
-    over those): the distribution of drawing all n with replacement."""
+    """Bootstrap replicates as counts over the k distinct positive scores, O(k + n_above) each: a
+    negative below every positive never counts, so only the draws above the lowest one matter."""
 
     def __init__(self, pos, near, rand, w):
         self.values, self.pos_group = np.unique(pos, return_inverse=True)  # ascending
@@ -138,9 +136,8 @@ class _Resampler:
 
 
 class _Stratum:
-    """A negative stratum binned by the ascending distinct positive scores ``values`` (bin b:
-    b values <= the score). A resample is drawn item by item (O(n_above)) or, when items far
-    outnumber bins, as multinomial bin counts (O(k)): one distribution, chosen by sizes only."""
+    """A negative stratum binned by the ascending distinct positive scores ``values``, resampled
+    item by item (O(n_above)) or as multinomial bin counts (O(k)): one distribution."""
 
     ITEMS_PER_BIN = 16  # multinomial when n_above > 16 (k + 1): measured cheaper on this machine
 

@@ -81,8 +81,7 @@ def build_eval_set(
         pool.space, left_emb, right_emb, m=config.near_m, index=config.index
     )
     near = setdiff_sorted(candidates, pool.positives)
-    outside = pool.n_negatives - len(near)
-    n_random = min(config.n_random, outside)
+    n_random = min(config.n_random, pool.n_negatives - len(near))
     rng = np.random.default_rng(config.seed)
     rand = pool.space.sample(n_random, rng, exclude=union_sorted(near, pool.positives))
     return EvalSet(pool.positives, near, rand, pool.n_negatives, config)

@@ -23,8 +23,9 @@ class RunDashboard:
         import ipywidgets as w
         import plotly.graph_objects as go
 
-        self.progress = w.IntProgress(max=max(total_rounds, 1), description="rounds")
-        self.progress.bar_style = "info"
+        self.progress = w.IntProgress(
+            max=max(total_rounds, 1), description="rounds", bar_style="info"
+        )
         self.status = w.HTML(f"<b>{title}</b>: waiting for the first round")
         self.times, self.recall = w.HTML(), w.HTML()
         self.figure = go.FigureWidget().update_layout(

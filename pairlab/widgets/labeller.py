@@ -196,10 +196,8 @@ class LabellingWidget:
             w.HTML().add_class(tag(name)) for name in ("status", "guide", "counts", "plot")
         )
         self.pair = w.HTML(layout=w.Layout(width="auto")).add_class(tag("pair"))
-        self.keys = KeyCatcher(placeholder=KEYS_HELP, layout=w.Layout(width="34em")).add_class(
-            tag("keys")
-        )
-        self.keys.on_key(self.press)
+        self.keys = KeyCatcher(placeholder=KEYS_HELP, layout=w.Layout(width="34em"))
+        self.keys.add_class(tag("keys")).on_key(self.press)
         self.buttons = {}
         for key, text, style in _BUTTONS:
             button = w.Button(description=text, button_style=style, tooltip=text)
@@ -292,17 +290,13 @@ def _fields(text: str) -> list[list[str]] | None:
 
 def _curve(history) -> list[tuple[int, int]]:
     """(labels, positives) after each answer row of ``history`` (undos step back)."""
-    current: dict[int, int] = {}
+    label = history["label"]
+    before = label.groupby(history["pair_id"]).shift()  # the pair's answer this row replaces
+    labels = (label.isin((0, 1)).astype(int) - before.isin((0, 1))).cumsum()
+    positives = ((label == 1).astype(int) - (before == 1)).cumsum()
     points = [(0, 0)]
-    labels = positives = 0
-    for pair_id, label in zip(history["pair_id"], history["label"]):
-        before = current.get(int(pair_id))
-        labels -= before in (0, 1)
-        positives -= before == 1
-        current[int(pair_id)] = int(label)
-        labels += label in (0, 1)
-        positives += label == 1
-        _extend(points, {"labels": labels, "positives": positives})
+    for count, positive in zip(labels, positives):
+        _extend(points, {"labels": count, "positives": positive})
     return points
 
 

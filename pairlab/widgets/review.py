@@ -271,14 +271,12 @@ class FalsePositiveBrowser:
         self.position = w.Label().add_class(tag("position"))
         self.pair = w.HTML().add_class(tag("pair"))
         self.summary = w.HTML().add_class(tag("summary"))
-        self.keys = KeyCatcher(placeholder=_KEYS_HELP, layout=w.Layout(width="60%")).add_class(
-            tag("keys")
-        )
+        self.keys = KeyCatcher(placeholder=_KEYS_HELP, layout=w.Layout(width="60%"))
+        self.keys.add_class(tag("keys")).on_key(self.press)
         self.slider.add_class(tag("recall")).observe(lambda _: self._refresh(), names="value")
         self.stratum.add_class(tag("stratum")).observe(lambda _: self._refresh(), names="value")
         self.prev_button.on_click(lambda _: self.step(-1))
         self.next_button.on_click(lambda _: self.step(1))
-        self.keys.on_key(self.press)
         key_of = {action: key for key, action in _KEYS.items()}
         self.buttons = {}
         for m, (text, style) in _LABELS.items():
