@@ -43,8 +43,7 @@ def random_pairs(pool: Pool, n: int, *, seed: int = 0, exclude=None) -> np.ndarr
 
 
 def lexical_pairs(pool: Pool, k: int, *, items=None, exclude=None) -> np.ndarray:
-    """BM25: each query item's (``items``, default every left item) top-``k`` right items by
-    BM25 over the right texts (bm25s, English stop words removed); a score of 0 is no neighbour."""
+    """BM25: each query item's (default: every left item) top-``k`` right items by bm25s."""
     import bm25s
 
     if not isinstance(k, (int, np.integer)) or k < 1:

@@ -3,6 +3,7 @@ cosine, via faiss (or torch's :class:`TorchFlat` on a GPU faiss cannot use)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 
@@ -23,15 +24,10 @@ __all__ = [
 
 def faiss_gpus() -> int:
     """GPUs faiss can use: 0 with faiss-cpu, without a GPU, or with ``PAIRLAB_FAISS_GPU=0``."""
-    import os
-
     import faiss
 
-    if os.environ.get("PAIRLAB_FAISS_GPU", "1") == "0" or not hasattr(
-        faiss, "StandardGpuResources"
-    ):
-        return 0
-    return int(faiss.get_num_gpus())
+    off = os.environ.get("PAIRLAB_FAISS_GPU", "1") == "0"
+    return 0 if off or not hasattr(faiss, "StandardGpuResources") else int(faiss.get_num_gpus())
 
 
 def _torch_gpu_for_exact_search() -> bool:
@@ -40,11 +36,9 @@ def _torch_gpu_for_exact_search() -> bool:
         return False
     import torch
 
-    if not torch.cuda.is_available():
-        return False
     try:
-        return faiss_gpus() == 0
-    except ImportError:
+        return torch.cuda.is_available() and faiss_gpus() == 0
+    except ImportError:  # no faiss at all
         return True
 
 

@@ -10,8 +10,7 @@ __all__ = ["best_threshold", "accuracy_f1", "clean_map", "roc_auc"]
 
 
 def best_threshold(labels, scores, *, metric: str = "f1") -> float:
-    """The score threshold (positive when score >= it) maximising ``metric`` (``"f1"`` or
-    ``"accuracy"``) on dev."""
+    """The threshold (positive when score >= it) maximising ``"f1"`` or ``"accuracy"``."""
     y, s = _check(labels, scores)
     if metric not in ("f1", "accuracy"):
         raise ValueError(f"metric must be 'f1' or 'accuracy', got {metric!r}")

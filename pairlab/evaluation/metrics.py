@@ -1,11 +1,7 @@
-"""All-pairs precision, recall and average precision, estimated from three strata.
-
-False positives are estimated (paper appendix A.2, eq. 13) from every negative in ``D_near``
-(pretrained nearest-neighbour pairs) plus a uniform sample ``D_rand`` of the other negatives,
-each standing for ``(n_neg_total - |D_near|) / |D_rand|`` pairs. A pair counts at threshold g
-when its score >= g; the curve is evaluated at the distinct positive scores, descending.
-Public functions validate and raise ``ValueError``; the ``_``-prefixed cores do not.
-"""
+"""All-pairs precision, recall and AP estimated from three strata (paper appendix A.2, eq. 13):
+false positives from every negative in ``D_near`` plus a uniform sample ``D_rand`` of the others,
+each standing for ``(n_neg_total - |D_near|) / |D_rand|`` pairs; a pair counts at threshold g
+when its score >= g. Public functions validate and raise ``ValueError``; ``_`` cores do not."""
 
 from __future__ import annotations
 
@@ -177,15 +173,10 @@ def corrected_precision(
     n_draws: int = 20000,
     seed: int = 0,
 ) -> dict:
-    """Precision corrected by manual labels of putative false positives (paper eq. 14).
-
-    ``fp_near``: near-stratum negatives above the threshold; ``fp_rand``: the random stratum's
-    weighted estimate; ``*_marks = (real_errors, marked)``: manual judgements of putative false
-    positives from each stratum. The share of real errors gets a Jeffreys Beta posterior
-    (unmarked strata keep share 1), its interval widened to hold the point estimate (the
-    Jeffreys boundary rule, Brown, Cai and DasGupta 2001).
-    Returns ``{"precision", "ci", "imputed_precision", "p_near", "p_rand"}``.
-    """
+    """Precision corrected by manual labels of putative false positives (paper eq. 14):
+    ``{"precision", "ci", "imputed_precision", "p_near", "p_rand"}``. ``*_marks = (real_errors,
+    marked)`` per stratum; each share of real errors gets a Jeffreys Beta posterior (unmarked:
+    share 1), its interval widened to hold the point (Brown, Cai and DasGupta 2001)."""
     if tp < 0 or fp_near < 0 or fp_rand < 0:
         raise ValueError(
             f"counts must be non-negative, got tp={tp}, fp_near={fp_near}, fp_rand={fp_rand}"

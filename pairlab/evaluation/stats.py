@@ -131,8 +131,7 @@ def examples(pool: Pool, n: int = 4, *, seed: int = 0) -> pd.DataFrame:
 def construction_metrics(
     tasks: dict[str, Task], eval_sets: dict, results: dict, exact: dict | None = None
 ) -> dict:
-    """Notebook 01's metrics file: per task and split, the counts, and for evaluated splits
-    the pretrained encoder's all-pairs AP and P@R20 (with the exact values where enumerated)."""
+    """Notebook 01's metrics file: per task and split, the counts and the pretrained AP."""
     out = {}
     for name, task in tasks.items():
         out[name] = {}

@@ -90,8 +90,7 @@ def build_eval_set(
 def pretrained_eval_set(
     pool: Pool, config: EvalConfig = EvalConfig(), *, model=None, max_seq_length: int | None = None
 ) -> tuple[EvalSet, CosineScorer]:
-    """The evaluation set of ``pool`` from pretrained embeddings, and the pretrained cosine
-    scorer (the zero-shot baseline) on the same embeddings."""
+    """The evaluation set of ``pool`` and the zero-shot cosine scorer, on pretrained embeddings."""
     left, right = embed_pool(pool, model, max_seq_length=max_seq_length)
     return build_eval_set(pool, left, right, config), CosineScorer(pool.space, left, right)
 
@@ -157,8 +156,7 @@ def _block_negatives_at_least(pool, left_emb, right_emb, start, block, threshold
 
 
 def summary(results: dict, exact: dict | None = None) -> pd.DataFrame:
-    """One row per (name, split) of ``{name: {split: evaluate(...)}}``: AP and P@R20 with their
-    intervals, and the exact values where ``exact[name][split]`` holds them."""
+    """AP and P@R20 with intervals (and ``exact``'s values) of ``{name: {split: evaluate()}}``."""
     import pandas as pd
 
     rows = []

@@ -67,8 +67,7 @@ def _row(strategy: str, session, learner) -> dict:
 
 
 def coverage_sessions(session, seeds, *, learner=None) -> list:
-    """``session`` and oracle sessions like it with other ``seeds`` (other trajectories), each
-    run with its per-round coverage checks (``coverage`` fresh audits a round)."""
+    """``session`` and oracle sessions like it with other ``seeds``, each run with its checks."""
     if session.settings.annotator != "oracle" or not session.settings.coverage:
         raise ValueError(
             "coverage needs the oracle as the person and coverage > 0 (fresh audits per round)"

@@ -23,14 +23,11 @@ def split(total: int, batch: int) -> tuple[int, ...]:
 @dataclass(frozen=True)
 class SessionSettings:
     """What a :class:`~pairlab.session.LabelingSession` does with its records. ``annotator``:
-    ``"person"`` (the widget) or ``"oracle"`` (the true pairs answer: a simulation). ``budget``:
-    the answers the person gives, the audit's included, ``batch`` pairs a round (the last takes
-    the rest); ``audit_share`` of each round's pairs from the second are the audit's (none for a
-    strategy that trains no model). ``matches_per_record``: the estimate's stated assumption,
-    at most that many matches a record of the smaller table are left to find (``None``: the
-    model's calibration alone, whose tail can be far off). ``one_to_one``: a record matches at
-    most one other, so a pair of a matched record is never asked. ``train``: more
-    :class:`~pairlab.active.config.ActiveConfig` fields for the loop."""
+    ``"person"`` (the widget) or ``"oracle"`` (the truth answers). ``budget``: the answers given,
+    the audit's included, ``batch`` a round; ``audit_share`` of each round's from the second are
+    the audit's. ``matches_per_record``: the estimate's assumption, at most that many matches a
+    record left to find (``None``: calibration alone). ``one_to_one``: a matched record's pairs
+    are never asked. ``train``: more :class:`~pairlab.active.config.ActiveConfig` fields."""
 
     strategy: str = "uncertainty"
     batch: int = 64
@@ -69,10 +66,8 @@ class SessionSettings:
             raise TypeError(f"train must be a dict of ActiveConfig fields, got {self.train!r}")
 
     def rounds(self, *, audited: bool = True) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """``(shown, audit)``: the pairs each round shows (``batch``, the last the rest), and how
-        many of them the audit takes: ``audit_share`` of them from round 2, at least one left
-        for the strategy; none where ``audited`` is False (a strategy without a trained model).
-        ``sum(shown) == budget``; the strategy picks ``shown - audit`` pairs a round."""
+        """``(shown, audit)``: the pairs each round shows (``sum(shown) == budget``) and the
+        audit's among them (:func:`audits`; none where ``audited`` is False)."""
         shown = split(self.budget, self.batch)
         return shown, audits(shown, self.audit_share if audited else 0.0, first=1)
 

@@ -45,8 +45,7 @@ class Job:
 
 
 def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
-    """Run (or resume) the session's loop in this process; returns the run's result.
-    ``learner`` replaces CosineBERT (tests)."""
+    """Run (or resume) the session's loop in this process; returns the run's result."""
     store, s = SessionStore(job.folder / "labels.sqlite"), job.settings
     oracle = s.annotator == "oracle"  # the truth answers; only it can check the coverage
     audit = SessionAudit(
@@ -145,8 +144,7 @@ def _work(job: Job, parent: int) -> None:
 
 
 def _exit_with(parent: int, every: float = 1.0) -> None:
-    """End this process once ``parent`` (the kernel) is gone: a killed kernel leaves no worker
-    holding the run folder's lock; the next one resumes the run."""
+    """End this process once ``parent`` (the kernel) is gone, releasing the run folder's lock."""
     while True:
         time.sleep(every)
         if os.getppid() != parent:

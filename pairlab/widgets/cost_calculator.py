@@ -22,8 +22,7 @@ SLIDERS = {
 
 
 class CostCalculator:
-    """Sliders over a :class:`Budget` and the cost figure of ``frame``
-    (:func:`~pairlab.experiments.rankers.curves`), redrawn on every change."""
+    """Sliders over a :class:`Budget` and the cost figure of ``frame``, redrawn on every change."""
 
     def __init__(self, frame: pd.DataFrame, budget: Budget = Budget()):
         import ipywidgets as w

@@ -33,11 +33,5 @@ class KeyCatcher(anywidget.AnyWidget):
     placeholder = traitlets.Unicode("").tag(sync=True)
 
     def on_key(self, handler) -> None:
-        """Call ``handler(key)`` for each key press (one character)."""
-
-        def dispatch(_widget, content, _buffers) -> None:
-            key = content.get("key") if isinstance(content, dict) else None
-            if isinstance(key, str) and len(key) == 1:
-                handler(key)
-
-        self.on_msg(dispatch)
+        """Call ``handler(key)`` for each key press (one character: the box sends no other)."""
+        self.on_msg(lambda _widget, content, _buffers: handler(content["key"]))

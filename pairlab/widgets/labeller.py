@@ -38,9 +38,8 @@ _LIVE: weakref.WeakValueDictionary[tuple, LabellingWidget] = weakref.WeakValueDi
 
 
 class LabellingWidget:
-    """Shows a :class:`SessionStore`'s queued pairs one at a time and records a person's answers.
-    ``texts(pair_id) -> (left, right)``; ``poll``: seconds between the refresher's looks at the
-    store. A second widget on the same store and annotator (a cell run again) closes the first."""
+    """Shows a :class:`SessionStore`'s queued pairs one at a time and records a person's answers
+    (``texts(pair_id) -> (left, right)``); a second one on the same store closes the first."""
 
     def __init__(
         self,

@@ -84,8 +84,7 @@ class LabelStore:
         annotator: str | None = None,
         current: bool = True,
     ) -> pd.DataFrame:
-        """Marks matching the given filters, oldest first; ``current`` keeps only the latest mark
-        of each (pair_id, task, split, model_id, annotator)."""
+        """Marks matching the given filters, oldest first (``current``: each key's latest)."""
         given = dict(task=task, split=split, model_id=model_id, annotator=annotator)
         given = {column: value for column, value in given.items() if value is not None}
         where = [f"{column} = ?" for column in given]

@@ -271,8 +271,7 @@ def collection_figure(curves: pd.DataFrame) -> go.Figure:
 
 
 def positives_figure(summary: dict, *, paper: dict | None = None) -> go.Figure:
-    """Share of the collected labels that are positive per strategy and task (Table 4 as bars);
-    ``paper`` adds the paper's shares as hollow markers."""
+    """Table 4 as bars: the collected labels' positive share per strategy (``paper``: hollow)."""
     title = "Positives among the collected labels (bar text: mean count)"
     fig = panels([], title=title, height=400).update_layout(showlegend=True)
     for task, strategies in summary.items():
@@ -419,8 +418,7 @@ def annotator_noise_figure(metrics: dict) -> go.Figure:
 
 
 def case_study_figure(metrics: dict) -> go.Figure:
-    """Test AUC on the high- and low-base-error parts per strategy, a panel an annotation
-    (notebook 07's ``case_study`` metrics); the dashed line is the source-only model."""
+    """Test AUC per part and strategy, a panel an annotation, from notebook 07's ``case_study``."""
     title = "Which target pairs to annotate (dashed: source only)"
     fig = make_subplots(rows=1, cols=len(metrics), subplot_titles=list(metrics), shared_yaxes=True)
     parts = {"high_error": "#d62728", "low_error": "#1f77b4", "all": "#444444"}
