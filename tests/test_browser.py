@@ -8,10 +8,11 @@ from pairlab.widgets.review import (
     FalsePositiveBrowser,
     RunPicker,
     corrected_summary,
-    highlight_differences,
+    marked,
     putative_false_positives,
     report,
     threshold_at_recall,
+    words,
 )
 
 
@@ -90,7 +91,8 @@ def test_corrected_summary_without_marks_is_the_imputed_precision(setting):
 
 
 def test_highlight_marks_words_missing_from_the_other_text():
-    left, right = highlight_differences("How do I <learn> Python?", "how to learn python")
+    a, b = "How do I <learn> Python?", "how to learn python"
+    left, right = marked(a, words(b), missing=True), marked(b, words(a), missing=True)
     assert left == "How <mark>do</mark> <mark>I</mark> &lt;learn&gt; Python?"
     assert right == "how <mark>to</mark> learn python"
 

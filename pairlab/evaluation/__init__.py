@@ -14,7 +14,6 @@ from . import (
     stats,
     strata,
 )
-from .audit import Audit, AuditStrata, draw_audit, stratify
 from .strata import *  # noqa: F401,F403
 from .strata import __all__ as _strata
 
@@ -29,9 +28,5 @@ __all__ = [
     "significance",
     "stats",
     "strata",
-    "Audit",
-    "AuditStrata",
-    "draw_audit",
-    "stratify",
     *_strata,
 ]

@@ -14,7 +14,6 @@ __all__ = [
     "answerable",
     "relevant_counts",
     "top_items",
-    "relevance",
     "rank_metrics",
 ]
 
@@ -69,20 +68,15 @@ def top_items(pool: Pool, left: np.ndarray, right: np.ndarray, questions, k: int
     return np.take_along_axis(hits, first, axis=1).astype(np.int64)
 
 
-def relevance(pool: Pool, questions, items: np.ndarray) -> np.ndarray:
-    """(n_questions, n_items) bool: whether each ranked item is relevant to its question."""
-    questions = np.asarray(questions, dtype=np.int64)
-    rows = np.broadcast_to(questions[:, None], items.shape)
-    return pool.labels(pool.space.encode(rows.ravel(), items.ravel())).reshape(items.shape) == 1
-
-
 def rank_metrics(pool: Pool, left: np.ndarray, right: np.ndarray, *, k: int = 10) -> dict:
     """nDCG@k and MRR@k of the cosine ranking on every question of ``pool`` with a relevant
     item: ``{"questions": (n,) int64, "ndcg": (n,), "mrr": (n,), "ndcg_mean", "mrr_mean"}``."""
     questions = answerable(pool)
     if len(questions) == 0:
         raise ValueError(f"{pool.task}/{pool.split} has no question with a relevant item")
-    rel = relevance(pool, questions, top_items(pool, left, right, questions, k))
+    items = top_items(pool, left, right, questions, k)  # (n, k): is each ranked item relevant?
+    rows = np.broadcast_to(questions[:, None], items.shape)
+    rel = pool.labels(pool.space.encode(rows.ravel(), items.ravel())).reshape(items.shape) == 1
     ndcg = ndcg_at_k(rel, relevant_counts(pool)[questions], k)
     mrr = mrr_at_k(rel, k)
     return {

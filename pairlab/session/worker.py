@@ -71,11 +71,8 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
             store.set_status("worker", f"round {p['round']}: {stage}")
         elif event == "round_finished":
             r = p["record"]
-            store.set_status(
-                "worker",
-                f"round {r['round']} done: {r['labels']:,} labels, "
-                f"{r['positives_found']:,} matches",
-            )
+            done = f"{r['labels']:,} labels, {r['positives_found']:,} matches"
+            store.set_status("worker", f"round {r['round']} done: {done}")
             log_estimate(job.folder, audit, store, round=r["round"])
         elif event == "run_finished":
             store.set_status("worker", "finished: every round is labelled")

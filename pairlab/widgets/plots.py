@@ -34,7 +34,6 @@ COLOURS = {
     "wikiqa": "#d62728",
     "static retrieval": "#2ca02c",
     "random (one draw)": "#ff7f0e",
-    "random (expected)": "#7f7f7f",
     "random": "#7f7f7f",
     "static_retrieval": "#2ca02c",
     "adaptive_retrieval": "#9467bd",
@@ -244,9 +243,8 @@ def active_curves_figure(
     (bars: ± the seeds' std) and its seeds; ``paper`` ``{task: {strategy: {value: x}}}`` adds the
     paper's final test numbers as dotted levels."""
     label = {"ap": "dev all-pairs AP", "p_at_r20": "dev precision at 20% recall"}.get(value, value)
-    title = f"{label} per round (mean ± std over seeds" + (
-        "; dotted: the paper's test value)" if paper else ")"
-    )
+    dotted = "; dotted: the paper's test value" if paper else ""
+    title = f"{label} per round (mean ± std over seeds{dotted})"
     tasks = _tasks(curves)
     fig = seed_curves(panels(tasks, title=title), curves, "labels", value, interval="std")
     for col, task in enumerate(tasks, start=1):

@@ -24,7 +24,6 @@ __all__ = [
     "threshold_at_recall",
     "putative_false_positives",
     "corrected_summary",
-    "highlight_differences",
     "marked",
     "words",
     "report",
@@ -94,11 +93,6 @@ def marked(text: str, chosen: set[str], *, missing: bool = False) -> str:
 def words(text: str) -> set[str]:
     """The lower-cased word tokens of ``text``."""
     return {w.lower() for w in _WORD.findall(text)}
-
-
-def highlight_differences(left: str, right: str) -> tuple[str, str]:
-    """Both texts HTML-escaped, words missing from the other text in ``<mark>``."""
-    return marked(left, words(right), missing=True), marked(right, words(left), missing=True)
 
 
 def report(
@@ -359,7 +353,8 @@ class RunPicker:
 
 
 def _pair_html(pair: dict) -> str:
-    left, right = highlight_differences(pair["left"], pair["right"])
+    left, right = pair["left"], pair["right"]  # each with the words the other lacks marked
+    left, right = marked(left, words(right), missing=True), marked(right, words(left), missing=True)
     box = "flex:1;border:1px solid #ccc;border-radius:4px;padding:0.5em"
     mark = _LABELS[pair["mark"]][0] if pair["mark"] else "not marked"
     return (
