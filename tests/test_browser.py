@@ -293,14 +293,18 @@ def test_run_picker_switches_runs_and_keeps_each_place(setting, store):
         store=store,
         annotator="t",
     )
-    first = picker.browser
+
+    def shown():
+        return picker.browsers[picker.dropdown.value]
+
+    first = shown()
     first.step(2)
     picker.dropdown.value = "doubled"
-    assert picker.browser is not first and picker.browser.model_id == "doubled"
-    assert picker.widget.children[1] is picker.browser.widget
-    picker.browser.buttons["unsure"].click()
+    assert shown() is not first and shown().model_id == "doubled"
+    assert picker.widget.children[1] is shown().widget
+    shown().buttons["unsure"].click()
     assert store.marks(model_id="doubled")["mark"].tolist() == ["unsure"]
     picker.dropdown.value = "cosine"
-    assert picker.browser is first and first._pos == 2
+    assert shown() is first and first._pos == 2
     with pytest.raises(ValueError, match="empty"):
         RunPicker({}, store=store)

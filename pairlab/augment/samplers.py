@@ -100,8 +100,6 @@ def balanced_pairs(ids, silver_labels, ratio: float, *, seed: int = 0) -> np.nda
     ids, y = np.asarray(ids, dtype=np.int64), np.asarray(silver_labels)
     if ids.shape != y.shape:
         raise ValueError(f"{len(ids)} ids but {len(y)} silver labels")
-    if not ratio > 0:
-        raise ValueError(f"ratio must be positive, got {ratio!r}")
     positives, negatives = ids[y == 1], ids[y == 0]
     n_neg = min(len(negatives), int(round(len(positives) / ratio)))
     kept = np.random.default_rng(seed).choice(negatives, size=n_neg, replace=False)

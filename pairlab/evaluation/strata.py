@@ -125,7 +125,6 @@ def exact_all_pairs(
     right_emb: np.ndarray | None = None,
     *,
     recall: float = 0.2,
-    block: int = 2048,
 ) -> dict:
     """Exact AP and P@R of cosine scores over every pair of a pool small enough to enumerate,
     scored blockwise (left items x all right items): ``{"ap", "p_at_r", "n_pairs"}``."""
@@ -135,24 +134,20 @@ def exact_all_pairs(
     )
     thresholds = np.unique(positive)[::-1]
     fp = np.zeros(len(thresholds))
-    for start in range(0, pool.space.n_left, block):
-        fp += _block_negatives_at_least(pool, left_emb, right_emb, start, block, thresholds)
+    for start in range(0, pool.space.n_left, 2048):
+        rows = np.arange(start, min(start + 2048, pool.space.n_left))
+        sims = (left_emb[rows] @ right_emb.T).astype(np.float64)  # (block, n_right)
+        valid = np.arange(pool.space.n_right)[None, :] > rows[:, None]  # symmetric: once a pair
+        r, c = np.nonzero(valid if pool.symmetric else np.ones(sims.shape, dtype=bool))
+        ids = pool.space.encode(rows[r], c)
+        negatives = np.sort(sims[r, c][~isin_sorted(ids, pool.positives)])
+        fp += metrics.count_at_least(negatives, thresholds)
     tp = metrics.count_at_least(positive, thresholds)
     return {
         "ap": metrics.ap_from_counts(tp, fp, pool.n_positives),
         "p_at_r": metrics.precision_at_recall_from_counts(tp, fp, pool.n_positives, recall),
         "n_pairs": pool.n_pairs,
     }
-
-
-def _block_negatives_at_least(pool, left_emb, right_emb, start, block, thresholds):
-    rows = np.arange(start, min(start + block, pool.space.n_left))
-    sims = (left_emb[rows] @ right_emb.T).astype(np.float64)  # (block, n_right)
-    valid = np.arange(pool.space.n_right)[None, :] > rows[:, None]  # symmetric: each pair once
-    r, c = np.nonzero(valid if pool.symmetric else np.ones(sims.shape, dtype=bool))
-    ids = pool.space.encode(rows[r], c)
-    negatives = np.sort(sims[r, c][~isin_sorted(ids, pool.positives)])
-    return metrics.count_at_least(negatives, thresholds)
 
 
 def summary(results: dict, exact: dict | None = None) -> pd.DataFrame:
@@ -164,10 +159,8 @@ def summary(results: dict, exact: dict | None = None) -> pd.DataFrame:
         for split, r in by_split.items():
             row = {"name": name, "split": split}
             for label, key in (("AP", "ap"), ("P@R20", "p_at_r20")):
-                row |= {
-                    label: r[key],
-                    f"{label} 95% CI": "[{:.4f}, {:.4f}]".format(*r[f"{key}_ci"]),
-                }
+                row[label] = r[key]
+                row[f"{label} 95% CI"] = "[{:.4f}, {:.4f}]".format(*r[f"{key}_ci"])
             if exact and split in exact.get(name, {}):
                 row["exact AP"] = exact[name][split]["ap"]
                 row["exact P@R20"] = exact[name][split]["p_at_r"]

@@ -9,6 +9,7 @@ import math
 import re
 import threading
 from collections.abc import Mapping
+from numbers import Real
 
 import numpy as np
 import pandas as pd
@@ -55,7 +56,7 @@ def putative_false_positives(eval_set: EvalSet, scores: Mapping, threshold: floa
     """Near and rand negatives scoring >= ``threshold``, highest score first (ties by pair id):
     ``pair_id`` (int64), ``stratum`` and ``score`` (float64); ``scores``: ``evaluate``'s."""
     scores = _check_scores(eval_set, scores)
-    if not _is_number(threshold) or not np.isfinite(threshold):
+    if isinstance(threshold, bool) or not isinstance(threshold, Real) or not np.isfinite(threshold):
         raise ValueError(f"threshold must be a finite number, got {threshold!r}")
     near, rand = scores["near"] >= threshold, scores["rand"] >= threshold
     ids = np.r_[eval_set.near[near], eval_set.rand[rand]].astype(np.int64)
@@ -136,12 +137,8 @@ def with_texts_and_marks(pool: Pool, pairs: pd.DataFrame, marks: pd.DataFrame) -
 
 
 def _check_recall(recall) -> None:
-    if not _is_number(recall) or not 0.0 < recall <= 1.0:
+    if isinstance(recall, bool) or not isinstance(recall, Real) or not 0.0 < recall <= 1.0:
         raise ValueError(f"recall must be a number in (0, 1], got {recall!r}")
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
 
 
 def _check_scores(eval_set: EvalSet, scores) -> dict[str, np.ndarray]:
@@ -335,11 +332,6 @@ class RunPicker:
         self.widget.add_class("pairlab-run-picker")
         self.dropdown.observe(lambda _: self._show(), names="value")
         self._show()
-
-    @property
-    def browser(self) -> FalsePositiveBrowser:
-        """The browser of the run picked now."""
-        return self.browsers[self.dropdown.value]
 
     def _show(self) -> None:
         name = self.dropdown.value
