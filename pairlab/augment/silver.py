@@ -18,9 +18,8 @@ __all__ = ["SilverLabeller"]
 
 
 class SilverLabeller:
-    """``model`` (anything with ``score_pairs(pool, ids)``) labels pairs of ``pool``: positive
-    when its logit is at least ``threshold``; ``gold`` pair ids are never silver-labelled.
-    ``path``: an ``.npz`` file keeping the scores across runs (name it by the model's id)."""
+    """``model`` (with ``score_pairs(pool, ids)``) labels pairs of ``pool`` but ``gold``: positive
+    when its logit is >= ``threshold``; ``path``: an ``.npz`` file of the scores across runs."""
 
     def __init__(self, model, pool: Pool, threshold: float, *, gold=None, path=None):
         if not np.isfinite(threshold):

@@ -117,9 +117,8 @@ def search(built, queries: np.ndarray, k: int, *, batch_size: int = 16384):
 
 @contextmanager
 def _one_faiss_thread():
-    """faiss on the CPU with one thread: its multi-threaded inner products differ in the last
-    bit with the thread count, which reorders tied hits at the m-th place, so candidates (and run
-    folders' digests) would depend on ``$OMP_NUM_THREADS``. Cost: 15 s against 12 s for QQP."""
+    """faiss on the CPU with one thread: more threads change inner products' last bit, reordering
+    tied hits at the m-th place (and run folders' digests). 15 s against 12 s for QQP."""
     import faiss
 
     threads = faiss.omp_get_max_threads()
@@ -138,7 +137,6 @@ def neighbour_pairs(
     m: int,
     exclude=None,
     index: str = "Flat",
-    nprobe: int = 10,
     items=None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Pairs of each left item (or of ``items`` only) with its ``m`` nearest right items:
@@ -156,7 +154,7 @@ def neighbour_pairs(
     if len(queried) and (queried[0] < 0 or queried[-1] >= len(left)):
         raise ValueError(f"items must lie in [0, {len(left)}), got {queried[0]}..{queried[-1]}")
     k = min(m + int(space.symmetric), space.n_right)  # one extra hit: the item itself
-    scores, hits = search(build_index(right, index=index, nprobe=nprobe), left[queried], k)
+    scores, hits = search(build_index(right, index=index), left[queried], k)
     rows = np.repeat(queried, k)
     cols, scores = hits.ravel().astype(np.int64), scores.ravel()
     keep = cols >= 0
@@ -172,9 +170,8 @@ def neighbour_pairs(
 
 
 def candidate_recall(candidates, positives, labelled=None) -> float:
-    """The share of the positives not yet ``labelled`` that are among ``candidates`` (an
-    oracle's view, for analysis). All three are sorted, distinct int64 pair ids; ``nan`` when
-    every positive is labelled already."""
+    """The share of the positives not yet ``labelled`` among ``candidates`` (all sorted, distinct
+    int64 pair ids); ``nan`` when every positive is labelled already."""
     labelled = check_id_set("labelled", [] if labelled is None else labelled)
     candidates = check_id_set("candidates", candidates)
     positives = check_id_set("positives", positives)

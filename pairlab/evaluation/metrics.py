@@ -82,9 +82,8 @@ def bootstrap(
     level: float = 0.95,
     seed: int = 0,
 ) -> dict:
-    """Stratified bootstrap of AP and P@R (each stratum resampled with replacement): ``{"ap",
-    "ap_ci", "p_at_r", "p_at_r_ci", "ap_samples", "p_at_r_samples"}``, points of the original
-    sample and percentile intervals."""
+    """Stratified bootstrap of AP and P@R: ``{"ap", "ap_ci", "p_at_r", "p_at_r_ci", "ap_samples",
+    "p_at_r_samples"}``, the original sample's points and percentile intervals."""
     if not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
         raise ValueError(f"n_boot must be an integer >= 2, got {n_boot!r}")
     if not 0.0 < level < 1.0:

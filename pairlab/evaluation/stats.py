@@ -88,9 +88,8 @@ def retrieval_yield(
     *,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Positives found when labelling ``b`` pairs, for each budget ``b`` (default: a geometric
-    grid up to the number of candidates): the top-``b`` candidates by score (static retrieval),
-    ``b`` uniformly random pairs (one draw) and the expectation of random labelling."""
+    """Positives found labelling ``b`` pairs for each budget ``b`` (default: a geometric grid): the
+    top-``b`` candidates by score, ``b`` random pairs (one draw) and random labelling's mean."""
     if len(candidate_ids) == 0:
         raise ValueError("no candidate pairs to rank")
     if budgets is None:

@@ -10,9 +10,8 @@ __all__ = ["compare_strategies", "comparison_record", "coverage_sessions", "cove
 
 
 def compare_strategies(session, strategies, *, learner=None) -> pd.DataFrame:
-    """One row per strategy (the session's first): labels, matches found, labels per match found
-    (None where it found none: a metrics file holds no infinity), and the share of all true
-    matches found. Needs the oracle (the truth is what is counted)."""
+    """One row per strategy (the session's first, with the oracle): labels, matches found, labels
+    per match (None where it found none) and the share of all true matches found."""
     from ..active.strategies import CandidateSearch, make_strategy
 
     if session.annotator != "oracle":
@@ -37,11 +36,7 @@ def compare_strategies(session, strategies, *, learner=None) -> pd.DataFrame:
             one_to_one=one_to_one,
         )
         rows.append(_row(strategy, other, learner))
-    frame = pd.DataFrame(rows).set_index("strategy")
-    frame["labels per match"] = pd.Series(
-        [r["labels per match"] for r in rows], index=frame.index, dtype=object
-    )  # None stays None (no NaN in a metrics file)
-    return frame
+    return pd.DataFrame(rows, dtype=object).set_index("strategy")  # None stays None, not NaN
 
 
 def comparison_record(frame: pd.DataFrame | None) -> list[dict] | None:
@@ -85,9 +80,8 @@ def coverage_sessions(session, seeds, *, learner=None) -> list:
 
 
 def coverage_table(sessions, *, seed: int = 0) -> dict:
-    """``{budget: {"covered", "mean_width", "round_covered", "round_width", "sessions",
-    "repeats", "truth"}}`` of the estimated share found, pooled over sessions at each budget:
-    every audit round so far combined (``replay_combined``), and ``round_*`` the round's alone."""
+    """``{budget: {"covered", "mean_width", "round_*", "sessions", "repeats", "truth"}}`` of the
+    share found, pooled over sessions: audit rounds so far combined, ``round_*`` the round's."""
     from ..evaluation.audit_estimate import replay_combined
 
     by_budget = {}

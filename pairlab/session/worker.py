@@ -34,8 +34,7 @@ STAGES = {  # the loop's stages as the widget's status line shows them
 
 @dataclass(frozen=True)
 class Job:
-    """What the worker runs: the loop's config, pool, session folder and settings, and the audit
-    pairs planned in each round."""
+    """What the worker runs: the loop's config, pool, folder, settings and audits per round."""
 
     config: ActiveConfig
     pool: object  # a RecordPool
@@ -96,9 +95,8 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
 def log_estimate(
     folder: Path, audit: SessionAudit, store: SessionStore, *, round=None
 ) -> dict | None:
-    """The estimate now (:meth:`SessionAudit.estimate`), with the matches among the last 50
-    yes/no answers (``recent``) and its sentence (``session.md.j2``), appended to
-    ``estimates.jsonl`` and shown by the widget; None before the estimate can be made."""
+    """The estimate now (None before one can be made), with the last 50 answers' matches and its
+    sentence (``session.md.j2``), appended to ``estimates.jsonl`` and shown by the widget."""
     estimate = audit.estimate(store)
     if estimate is None:
         return None

@@ -102,8 +102,7 @@ class RunDashboard:
 
     @classmethod
     def open(cls, folder, *, title: str | None = None) -> RunDashboard:
-        """A dashboard of the run folder ``folder`` or of every run folder under it, green when
-        every run has finished."""
+        """A dashboard of the run folder ``folder``, or of every run folder under it."""
         folder = Path(folder)
         runs = sorted(p.parent.parent for p in folder.glob("**/rounds/round_01.json"))
         if not runs:

@@ -103,11 +103,6 @@ class LabellingWidget:
         self._wake.set()
         return pair_id
 
-    @property
-    def current(self) -> QueueItem | None:
-        """The queued pair on show (None while waiting for the worker)."""
-        return self._item
-
     def close(self) -> None:
         """Stop the refresher thread and close the widgets (every answer is already stored)."""
         self._stop.set()

@@ -239,9 +239,8 @@ def pr_figure(curves: dict[str, dict], title: str = "All-pairs precision-recall"
 def active_curves_figure(
     curves: pd.DataFrame, *, paper: dict | None = None, value: str = "ap"
 ) -> go.Figure:
-    """Dev ``value`` against labels collected, a panel a task, each strategy's mean over seeds
-    (bars: ± the seeds' std) and its seeds; ``paper`` ``{task: {strategy: {value: x}}}`` adds the
-    paper's final test numbers as dotted levels."""
+    """Dev ``value`` against labels, a panel a task: each strategy's mean (± the seeds' std) and
+    seeds; ``paper`` ``{task: {strategy: {value: x}}}``: the paper's test values, dotted."""
     label = {"ap": "dev all-pairs AP", "p_at_r20": "dev precision at 20% recall"}.get(value, value)
     dotted = "; dotted: the paper's test value" if paper else ""
     title = f"{label} per round (mean ± std over seeds{dotted})"
