@@ -8,10 +8,11 @@ from pairlab.widgets.review import (
     FalsePositiveBrowser,
     RunPicker,
     corrected_summary,
-    highlight_differences,
+    marked,
     putative_false_positives,
     report,
     threshold_at_recall,
+    words,
 )
 
 
@@ -90,7 +91,8 @@ def test_corrected_summary_without_marks_is_the_imputed_precision(setting):
 
 
 def test_highlight_marks_words_missing_from_the_other_text():
-    left, right = highlight_differences("How do I <learn> Python?", "how to learn python")
+    a, b = "How do I <learn> Python?", "how to learn python"
+    left, right = marked(a, words(b), missing=True), marked(b, words(a), missing=True)
     assert left == "How <mark>do</mark> <mark>I</mark> &lt;learn&gt; Python?"
     assert right == "how <mark>to</mark> learn python"
 
@@ -291,14 +293,18 @@ def test_run_picker_switches_runs_and_keeps_each_place(setting, store):
         store=store,
         annotator="t",
     )
-    first = picker.browser
+
+    def shown():
+        return picker.browsers[picker.dropdown.value]
+
+    first = shown()
     first.step(2)
     picker.dropdown.value = "doubled"
-    assert picker.browser is not first and picker.browser.model_id == "doubled"
-    assert picker.widget.children[1] is picker.browser.widget
-    picker.browser.buttons["unsure"].click()
+    assert shown() is not first and shown().model_id == "doubled"
+    assert picker.widget.children[1] is shown().widget
+    shown().buttons["unsure"].click()
     assert store.marks(model_id="doubled")["mark"].tolist() == ["unsure"]
     picker.dropdown.value = "cosine"
-    assert picker.browser is first and first._pos == 2
+    assert shown() is first and first._pos == 2
     with pytest.raises(ValueError, match="empty"):
         RunPicker({}, store=store)

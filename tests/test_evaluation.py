@@ -7,7 +7,6 @@ from pairlab.data.pairs import isin_sorted
 from pairlab.evaluation import (
     CosineScorer,
     EvalConfig,
-    EvalSet,
     build_eval_set,
     evaluate,
     exact_all_pairs,
@@ -120,15 +119,6 @@ def test_evaluate_rejects_nan_scores(pool_and_emb):
 
     with pytest.raises(ValueError, match="NaN"):
         evaluate(es, broken, n_boot=10)
-
-
-def test_eval_set_round_trips_through_disk(pool_and_emb, tmp_path):
-    pool, emb = pool_and_emb
-    es = build_eval_set(pool, emb, config=EvalConfig(near_m=2, n_random=100, seed=3))
-    es.save(tmp_path / "dev.npz")
-    back = EvalSet.load(tmp_path / "dev.npz")
-    assert np.array_equal(back.rand, es.rand) and back.config == es.config
-    assert back.n_neg_total == es.n_neg_total
 
 
 def test_pool_without_positives_is_a_clear_error(pool_and_emb):

@@ -25,26 +25,15 @@ def test_ndcg_and_mrr_at_10_against_a_hand_computed_case():
     # row 0: DCG = 1/log2(3) + 1/log2(5) = 0.630930 + 0.430677 = 1.061606;
     #        IDCG = 1/log2(2) + 1/log2(3) + 1/log2(4) = 1 + 0.630930 + 0.5 = 2.130930
     # row 1: its one relevant item is below rank 10: 0
-    ndcg = ndcg_at_k(rel, [3, 1, 1], k=10)
+    ndcg = ndcg_at_k(rel, np.array([3, 1, 1]), k=10)
     assert ndcg == pytest.approx([1.061606 / 2.130930, 0.0, 1.0], abs=1e-6)
     assert mrr_at_k(rel, k=10) == pytest.approx([0.5, 0.0, 1.0])
     # more relevant items than k: the ideal list is k relevant items, so a full top 10 scores 1
-    assert ndcg_at_k(np.ones((1, 10), bool), [25], k=10) == pytest.approx([1.0])
+    assert ndcg_at_k(np.ones((1, 10), bool), np.array([25]), k=10) == pytest.approx([1.0])
     # only the first k ranks count
     late = np.zeros((1, 12), bool)
     late[0, 10] = True
-    assert ndcg_at_k(late, [1], k=10)[0] == 0.0 and mrr_at_k(late, k=10)[0] == 0.0
-
-
-def test_ranking_metrics_refuse_bad_input():
-    with pytest.raises(ValueError, match="no relevant item"):
-        ndcg_at_k(np.zeros((2, 10), bool), [1, 0])
-    with pytest.raises(ValueError, match=r"\(n_questions, >= 10\)"):
-        mrr_at_k(np.zeros((2, 5), bool))
-    with pytest.raises(ValueError, match="binary"):
-        mrr_at_k(np.full((1, 10), 2))
-    with pytest.raises(ValueError, match="more relevant items"):
-        ndcg_at_k(np.ones((1, 10), bool), [2])
+    assert ndcg_at_k(late, np.array([1]), k=10)[0] == 0.0 and mrr_at_k(late, k=10)[0] == 0.0
 
 
 def asymmetric_pool(n_left=6, n_right=30, seed=0):

@@ -169,7 +169,7 @@ def test_bad_settings_are_errors_naming_the_value(tmp_path):
         ({"budget": 2.5}, "budget must be a positive integer, got 2.5"),
         ({"audit_share": 1.0}, r"audit_share must be a number in \[0, 1\), got 1.0"),
         ({"annotator": "robot"}, "annotator must be one of .*'robot'"),
-        ({"spares": -1}, "spares must be None or an integer >= 0, got -1"),
+        ({"spares": -1}, "spares must be a non-negative integer, got -1"),
         ({"matches_per_record": 0}, "matches_per_record must be > 0, got 0"),
     ]:
         with pytest.raises(ValueError, match=needle):

@@ -2,7 +2,5 @@
 bi-encoder. The same layer as active learning: both decide which pairs become training data."""
 
 from . import samplers, silver
-from .samplers import SAMPLERS
-from .silver import SilverLabeller
 
-__all__ = ["samplers", "silver", "SAMPLERS", "SilverLabeller"]
+__all__ = ["samplers", "silver"]

@@ -1,17 +1,8 @@
 """The pair samplers of Augmented SBERT (Thakur et al. 2021, section 3.1): which unlabelled pairs
-of a pool a cross-encoder labels as "silver" training data for a bi-encoder.
-
-Each sampler returns sorted int64 pair ids of the pool (the pool itself is never enumerated),
-without the pairs in ``exclude`` (the gold pairs, which keep their gold labels):
-
-- :func:`random_pairs` (RS): uniform pairs of the pool; on an all-pairs task almost all negative.
-- :func:`lexical_pairs` (BM25): each query item's top-k right items by BM25 (bm25s).
-- :func:`semantic_pairs` (SS): each query item's top-k right items by the cosine of a
-  bi-encoder's embeddings (faiss, as the candidate search).
-- :func:`balanced_pairs` (KDE for classification): of a weakly labelled random sample, every
-  silver positive and negatives subsampled to the gold set's positive/negative ratio.
-- BM25+SS is ``union_sorted(lexical, semantic)``.
-"""
+of a pool a cross-encoder labels as "silver" training data for a bi-encoder. Each returns sorted
+int64 pair ids without those in ``exclude`` (the gold pairs): RS :func:`random_pairs`, BM25
+:func:`lexical_pairs`, SS :func:`semantic_pairs`, KDE :func:`balanced_pairs`; BM25+SS is
+``union_sorted(lexical, semantic)``."""
 
 from __future__ import annotations
 
@@ -51,16 +42,14 @@ def random_pairs(pool: Pool, n: int, *, seed: int = 0, exclude=None) -> np.ndarr
     return pool.space.sample(int(n), np.random.default_rng(seed), exclude=exclude)
 
 
-def lexical_pairs(
-    pool: Pool, k: int, *, items=None, exclude=None, k1: float = 1.5, b: float = 0.75
-) -> np.ndarray:
-    """BM25: each query item's (``items``, default every left item) top-``k`` right items by
-    BM25 over the right texts (bm25s, English stop words removed); a score of 0 is no neighbour."""
+def lexical_pairs(pool: Pool, k: int, *, items=None, exclude=None) -> np.ndarray:
+    """BM25: each query item's (default: every left item) top-``k`` right items by bm25s."""
     import bm25s
 
-    _check_k(k)
+    if not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k (neighbours per item) must be a positive integer, got {k!r}")
     items = np.arange(pool.space.n_left, dtype=np.int64) if items is None else as_id_set(items)
-    retriever = bm25s.BM25(k1=k1, b=b)
+    retriever = bm25s.BM25()  # k1 = 1.5, b = 0.75
     retriever.index(
         bm25s.tokenize(list(pool.right_texts), stopwords="en", show_progress=False),
         show_progress=False,
@@ -76,7 +65,8 @@ def lexical_pairs(
     if pool.symmetric:
         keep &= cols != rows
     keep &= first_m_per_row(rows, keep, k)
-    return _without(as_id_set(pool.space.encode(rows[keep], cols[keep])), exclude)
+    ids = as_id_set(pool.space.encode(rows[keep], cols[keep]))
+    return ids if exclude is None else ids[~isin_sorted(ids, as_id_set(exclude))]
 
 
 def semantic_pairs(
@@ -89,11 +79,7 @@ def semantic_pairs(
     exclude=None,
 ) -> np.ndarray:
     """SS: each query item's top-``k`` right items by cosine of unit embeddings (exact faiss)."""
-    _check_k(k)
-    ids, _ = neighbour_pairs(
-        pool.space, left_emb, right_emb, m=int(k), items=items, exclude=exclude
-    )
-    return ids
+    return neighbour_pairs(pool.space, left_emb, right_emb, m=k, items=items, exclude=exclude)[0]
 
 
 def gold_ratio(gold_labels) -> float:
@@ -114,18 +100,7 @@ def balanced_pairs(ids, silver_labels, ratio: float, *, seed: int = 0) -> np.nda
     ids, y = np.asarray(ids, dtype=np.int64), np.asarray(silver_labels)
     if ids.shape != y.shape:
         raise ValueError(f"{len(ids)} ids but {len(y)} silver labels")
-    if not ratio > 0:
-        raise ValueError(f"ratio must be positive, got {ratio!r}")
     positives, negatives = ids[y == 1], ids[y == 0]
     n_neg = min(len(negatives), int(round(len(positives) / ratio)))
     kept = np.random.default_rng(seed).choice(negatives, size=n_neg, replace=False)
     return as_id_set(np.concatenate([positives, kept]))
-
-
-def _check_k(k) -> None:
-    if not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k (neighbours per item) must be a positive integer, got {k!r}")
-
-
-def _without(ids: np.ndarray, exclude) -> np.ndarray:
-    return ids if exclude is None else ids[~isin_sorted(ids, as_id_set(exclude))]

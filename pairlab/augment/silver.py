@@ -1,7 +1,5 @@
-"""Silver labels: a trained cross-encoder (ConcatBERT) labels sampled pairs of a pool for the
-bi-encoder (Augmented SBERT, Thakur et al. 2021). Each pair is scored once; the scores persist in
-an ``.npz`` file with the seconds spent, so a re-run scores nothing again and still reports the
-throughput."""
+"""Silver labels (Augmented SBERT): a trained cross-encoder labels sampled pairs of a pool for
+the bi-encoder, each scored once and kept in an ``.npz`` file with the seconds spent."""
 
 from __future__ import annotations
 
@@ -20,9 +18,8 @@ __all__ = ["SilverLabeller"]
 
 
 class SilverLabeller:
-    """``model`` (anything with ``score_pairs(pool, ids)``) labels pairs of ``pool``: positive
-    when its logit is at least ``threshold``; ``gold`` pair ids are never silver-labelled.
-    ``path``: an ``.npz`` file keeping the scores across runs (name it by the model's id)."""
+    """``model`` (with ``score_pairs(pool, ids)``) labels pairs of ``pool`` but ``gold``: positive
+    when its logit is >= ``threshold``; ``path``: an ``.npz`` file of the scores across runs."""
 
     def __init__(self, model, pool: Pool, threshold: float, *, gold=None, path=None):
         if not np.isfinite(threshold):

@@ -1,9 +1,6 @@
-"""Evaluation on all pairs: the strata and the estimator's entry points (:mod:`.strata`), the
-estimator (:mod:`.metrics`), faiss neighbour pairs (:mod:`.candidates`), balanced-data metrics
-(:mod:`.heuristic`), dataset statistics (:mod:`.stats`), ranking metrics (:mod:`.ranking`),
-paired significance (:mod:`.significance`), and the audit over all pairs: strata and draws
-(:mod:`.audit`), each stratum's rate prior (:mod:`.audit_prior`) and the estimates of how far
-the labelling is (:mod:`.audit_estimate`). The strata's names are importable from here."""
+"""Evaluation on all pairs: :mod:`.strata` (importable from here), :mod:`.metrics`,
+:mod:`.candidates`, :mod:`.heuristic`, :mod:`.stats`, :mod:`.ranking`, :mod:`.significance`,
+and the audit (:mod:`.audit`, :mod:`.audit_prior`, :mod:`.audit_estimate`)."""
 
 from . import (
     audit,
@@ -17,7 +14,6 @@ from . import (
     stats,
     strata,
 )
-from .audit import Audit, AuditStrata, draw_audit, stratify
 from .strata import *  # noqa: F401,F403
 from .strata import __all__ as _strata
 
@@ -32,9 +28,5 @@ __all__ = [
     "significance",
     "stats",
     "strata",
-    "Audit",
-    "AuditStrata",
-    "draw_audit",
-    "stratify",
     *_strata,
 ]

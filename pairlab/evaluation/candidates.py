@@ -1,12 +1,9 @@
-"""Nearest-neighbour candidate pairs: each left item's top-m right items by cosine, via faiss
-(or, for an exact search on a GPU faiss cannot use, torch: :class:`TorchFlat`).
-
-A pool too large to enumerate is searched this way (paper section 4.2.2): symmetric pools give
-every unordered pair once and no self pairs; pairs in ``exclude`` are dropped.
-"""
+"""Nearest-neighbour candidate pairs (paper section 4.2.2): each left item's top-m right items by
+cosine, via faiss (or torch's :class:`TorchFlat` on a GPU faiss cannot use)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 
@@ -27,34 +24,26 @@ __all__ = [
 
 def faiss_gpus() -> int:
     """GPUs faiss can use: 0 with faiss-cpu, without a GPU, or with ``PAIRLAB_FAISS_GPU=0``."""
-    import os
-
     import faiss
 
-    if os.environ.get("PAIRLAB_FAISS_GPU", "1") == "0" or not hasattr(
-        faiss, "StandardGpuResources"
-    ):
-        return 0
-    return int(faiss.get_num_gpus())
+    off = os.environ.get("PAIRLAB_FAISS_GPU", "1") == "0"
+    return 0 if off or not hasattr(faiss, "StandardGpuResources") else int(faiss.get_num_gpus())
 
 
 def _torch_gpu_for_exact_search() -> bool:
-    """True where torch sees a GPU and faiss cannot use one (faiss-cpu, or no faiss). A CPU
-    build of torch (``+cpu``) sees none: read from its version, as importing torch costs seconds."""
+    """True where torch sees a GPU and faiss cannot use one (faiss-cpu, or no faiss)."""
     if "torch" not in sys.modules and _torch_is_a_cpu_build():
         return False
     import torch
 
-    if not torch.cuda.is_available():
-        return False
     try:
-        return faiss_gpus() == 0
-    except ImportError:
+        return torch.cuda.is_available() and faiss_gpus() == 0
+    except ImportError:  # no faiss at all
         return True
 
 
 def _torch_is_a_cpu_build() -> bool:
-    """Whether the installed torch is a CPU-only wheel (``2.13.0+cpu``), without importing it."""
+    """Whether torch is a CPU-only wheel (``2.13.0+cpu``), read without importing it (seconds)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -94,12 +83,9 @@ class TorchFlat:
 
 
 def build_index(vectors: np.ndarray, *, index: str = "Flat", nprobe: int = 10):
-    """A faiss inner-product index over unit vectors (float32, (n, dim)).
-
-    ``index`` is a faiss index-factory string: ``"Flat"`` is exact, ``"IVF1000,Flat"`` the
-    original code's approximate index (trained on the vectors). Moved onto every GPU faiss-gpu
-    sees (:func:`faiss_gpus`); an exact search where only torch sees a GPU is :class:`TorchFlat`.
-    """
+    """A faiss inner-product index over unit vectors (float32, (n, dim)), on every GPU faiss
+    sees; ``index`` a faiss index-factory string (``"Flat"`` exact, ``"IVF1000,Flat"`` the
+    original code's). An exact search where only torch sees a GPU is :class:`TorchFlat`."""
     vectors = _as_vectors("vectors", vectors)
     if index == "Flat" and _torch_gpu_for_exact_search():
         return TorchFlat(vectors, device="cuda")
@@ -110,37 +96,29 @@ def build_index(vectors: np.ndarray, *, index: str = "Flat", nprobe: int = 10):
         with _one_faiss_thread():
             built.train(vectors)
     built.add(vectors)
-    if hasattr(built, "nprobe"):
-        built.nprobe = nprobe
-    else:
-        try:
-            faiss.extract_index_ivf(built).nprobe = nprobe
-        except (RuntimeError, TypeError):
-            pass  # not an IVF index: nprobe does not apply
-    if faiss_gpus() > 0:
+    gpus = faiss_gpus() > 0
+    if gpus:
         built = faiss.index_cpu_to_all_gpus(built)
-        if "IVF" in index:
-            faiss.GpuParameterSpace().set_index_parameter(built, "nprobe", nprobe)
+    if "IVF" in index:  # nprobe applies to IVF indexes only
+        space = faiss.GpuParameterSpace() if gpus else faiss.ParameterSpace()
+        space.set_index_parameter(built, "nprobe", nprobe)
     return built
 
 
 def search(built, queries: np.ndarray, k: int, *, batch_size: int = 16384):
     """Top-``k`` (scores, indices) of each query, (n_queries, k) each; -1 marks a missing hit."""
     queries = _as_vectors("queries", queries)
-    scores, indices = [], []
-    with _one_faiss_thread():
-        for start in range(0, len(queries), batch_size):  # batches bound the result's memory
-            s, i = built.search(queries[start : start + batch_size], k)
-            scores.append(s)
-            indices.append(i)
-    return np.concatenate(scores), np.concatenate(indices)
+    with _one_faiss_thread():  # batches bound the result's memory
+        parts = [
+            built.search(queries[s : s + batch_size], k) for s in range(0, len(queries), batch_size)
+        ]
+    return tuple(np.concatenate(part) for part in zip(*parts))
 
 
 @contextmanager
 def _one_faiss_thread():
-    """faiss on the CPU with one thread: its multi-threaded inner products differ in the last
-    bit with the thread count, which reorders tied hits at the m-th place, so candidates (and run
-    folders' digests) would depend on ``$OMP_NUM_THREADS``. Cost: 15 s against 12 s for QQP."""
+    """faiss on the CPU with one thread: more threads change inner products' last bit, reordering
+    tied hits at the m-th place (and run folders' digests). 15 s against 12 s for QQP."""
     import faiss
 
     threads = faiss.omp_get_max_threads()
@@ -159,7 +137,6 @@ def neighbour_pairs(
     m: int,
     exclude=None,
     index: str = "Flat",
-    nprobe: int = 10,
     items=None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Pairs of each left item (or of ``items`` only) with its ``m`` nearest right items:
@@ -173,11 +150,11 @@ def neighbour_pairs(
             f"embeddings of {len(left)} x {len(right)} items do not match the "
             f"pool's {space.n_left} x {space.n_right}"
         )
-    queried = (
-        np.arange(len(left), dtype=np.int64) if items is None else _item_indices(items, len(left))
-    )
+    queried = np.arange(len(left)) if items is None else np.unique(np.asarray(items, np.int64))
+    if len(queried) and (queried[0] < 0 or queried[-1] >= len(left)):
+        raise ValueError(f"items must lie in [0, {len(left)}), got {queried[0]}..{queried[-1]}")
     k = min(m + int(space.symmetric), space.n_right)  # one extra hit: the item itself
-    scores, hits = search(build_index(right, index=index, nprobe=nprobe), left[queried], k)
+    scores, hits = search(build_index(right, index=index), left[queried], k)
     rows = np.repeat(queried, k)
     cols, scores = hits.ravel().astype(np.int64), scores.ravel()
     keep = cols >= 0
@@ -193,28 +170,15 @@ def neighbour_pairs(
 
 
 def candidate_recall(candidates, positives, labelled=None) -> float:
-    """The share of the positives not yet ``labelled`` that are among ``candidates`` (an
-    oracle's view, for analysis). All three are sorted, distinct int64 pair ids; ``nan`` when
-    every positive is labelled already."""
+    """The share of the positives not yet ``labelled`` among ``candidates`` (all sorted, distinct
+    int64 pair ids); ``nan`` when every positive is labelled already."""
     labelled = check_id_set("labelled", [] if labelled is None else labelled)
     candidates = check_id_set("candidates", candidates)
-    return _compute_candidate_recall(candidates, check_id_set("positives", positives), labelled)
-
-
-def _compute_candidate_recall(
-    candidates: np.ndarray, positives: np.ndarray, labelled: np.ndarray
-) -> float:
+    positives = check_id_set("positives", positives)
     remaining = positives[~isin_sorted(positives, labelled)]
     if len(remaining) == 0:
         return float("nan")
     return float(isin_sorted(remaining, candidates).mean())
-
-
-def _item_indices(items, n: int) -> np.ndarray:
-    items = np.unique(np.asarray(items, dtype=np.int64))
-    if len(items) and (items[0] < 0 or items[-1] >= n):
-        raise ValueError(f"item indices must lie in [0, {n}), got {items[0]}..{items[-1]}")
-    return items
 
 
 def first_m_per_row(rows: np.ndarray, keep: np.ndarray, m: int) -> np.ndarray:

@@ -10,8 +10,7 @@ __all__ = ["best_threshold", "accuracy_f1", "clean_map", "roc_auc"]
 
 
 def best_threshold(labels, scores, *, metric: str = "f1") -> float:
-    """The score threshold (positive when score >= it) maximising ``metric`` (``"f1"`` or
-    ``"accuracy"``) on dev."""
+    """The threshold (positive when score >= it) maximising ``"f1"`` or ``"accuracy"``."""
     y, s = _check(labels, scores)
     if metric not in ("f1", "accuracy"):
         raise ValueError(f"metric must be 'f1' or 'accuracy', got {metric!r}")
@@ -20,13 +19,10 @@ def best_threshold(labels, scores, *, metric: str = "f1") -> float:
     last = np.r_[s[1:] != s[:-1], True]  # the end of each group of tied scores
     tp = np.cumsum(y)[last]
     predicted = (np.arange(1, len(y) + 1))[last]
-    fp = predicted - tp
     n_pos = y.sum()
-    if metric == "f1":
-        values = 2 * tp / (predicted + n_pos)
-    else:
-        values = (tp + (len(y) - n_pos - fp)) / len(y)
-    return float(s[last][int(np.argmax(values))])
+    f1 = 2 * tp / (predicted + n_pos)
+    accuracy = (tp + (len(y) - n_pos - (predicted - tp))) / len(y)  # true positives + negatives
+    return float(s[last][int(np.argmax(f1 if metric == "f1" else accuracy))])
 
 
 def accuracy_f1(labels, scores, threshold: float) -> dict:

@@ -1,11 +1,7 @@
-"""All-pairs precision, recall and average precision, estimated from three strata.
-
-False positives are estimated (paper appendix A.2, eq. 13) from every negative in ``D_near``
-(pretrained nearest-neighbour pairs) plus a uniform sample ``D_rand`` of the other negatives,
-each standing for ``(n_neg_total - |D_near|) / |D_rand|`` pairs. A pair counts at threshold g
-when its score >= g; the curve is evaluated at the distinct positive scores, descending.
-Public functions validate and raise ``ValueError``; the ``_``-prefixed cores do not.
-"""
+"""All-pairs precision, recall and AP estimated from three strata (paper appendix A.2, eq. 13):
+false positives from every negative in ``D_near`` plus a uniform sample ``D_rand`` of the others,
+each standing for ``(n_neg_total - |D_near|) / |D_rand|`` pairs; a pair counts at threshold g
+when its score >= g. Public functions validate and raise ``ValueError``; ``_`` cores do not."""
 
 from __future__ import annotations
 
@@ -86,9 +82,8 @@ def bootstrap(
     level: float = 0.95,
     seed: int = 0,
 ) -> dict:
-    """Stratified bootstrap of AP and P@R (each stratum resampled with replacement): ``{"ap",
-    "ap_ci", "p_at_r", "p_at_r_ci", "ap_samples", "p_at_r_samples"}``, points of the original
-    sample and percentile intervals."""
+    """Stratified bootstrap of AP and P@R: ``{"ap", "ap_ci", "p_at_r", "p_at_r_ci", "ap_samples",
+    "p_at_r_samples"}``, the original sample's points and percentile intervals."""
     if not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
         raise ValueError(f"n_boot must be an integer >= 2, got {n_boot!r}")
     if not 0.0 < level < 1.0:
@@ -111,10 +106,8 @@ def bootstrap(
 
 
 class _Resampler:
-    """Bootstrap replicates as counts over the k distinct positive scores, O(k + n_above) each.
-    A negative below every positive never counts, so a stratum's resample needs only how many
-    of its n draws land above the lowest positive (Binomial(n, n_above / n)) and where (uniform
-    over those): the distribution of drawing all n with replacement."""
+    """Bootstrap replicates as counts over the k distinct positive scores, O(k + n_above) each: a
+    negative below every positive never counts, so only the draws above the lowest one matter."""
 
     def __init__(self, pos, near, rand, w):
         self.values, self.pos_group = np.unique(pos, return_inverse=True)  # ascending
@@ -138,9 +131,8 @@ class _Resampler:
 
 
 class _Stratum:
-    """A negative stratum binned by the ascending distinct positive scores ``values`` (bin b:
-    b values <= the score). A resample is drawn item by item (O(n_above)) or, when items far
-    outnumber bins, as multinomial bin counts (O(k)): one distribution, chosen by sizes only."""
+    """A negative stratum binned by the ascending distinct positive scores ``values``, resampled
+    item by item (O(n_above)) or as multinomial bin counts (O(k)): one distribution."""
 
     ITEMS_PER_BIN = 16  # multinomial when n_above > 16 (k + 1): measured cheaper on this machine
 
@@ -180,15 +172,10 @@ def corrected_precision(
     n_draws: int = 20000,
     seed: int = 0,
 ) -> dict:
-    """Precision corrected by manual labels of putative false positives (paper eq. 14).
-
-    ``fp_near``: near-stratum negatives above the threshold; ``fp_rand``: the random stratum's
-    weighted estimate; ``*_marks = (real_errors, marked)``: manual judgements of putative false
-    positives from each stratum. The share of real errors gets a Jeffreys Beta posterior
-    (unmarked strata keep share 1), its interval widened to hold the point estimate (the
-    Jeffreys boundary rule, Brown, Cai and DasGupta 2001).
-    Returns ``{"precision", "ci", "imputed_precision", "p_near", "p_rand"}``.
-    """
+    """Precision corrected by manual labels of putative false positives (paper eq. 14):
+    ``{"precision", "ci", "imputed_precision", "p_near", "p_rand"}``. ``*_marks = (real_errors,
+    marked)`` per stratum; each share of real errors gets a Jeffreys Beta posterior (unmarked:
+    share 1), its interval widened to hold the point (Brown, Cai and DasGupta 2001)."""
     if tp < 0 or fp_near < 0 or fp_rand < 0:
         raise ValueError(
             f"counts must be non-negative, got tp={tp}, fp_near={fp_near}, fp_rand={fp_rand}"

@@ -1,9 +1,5 @@
-"""Ranking metrics over the whole right-hand side: every question (left item) ranks every right
-item by cosine, and nDCG@k and MRR@k are computed with binary relevance (the pool's positives)
-on the questions with a relevant item (as Althammer et al. 2023 evaluate nDCG@10). The top k
-come from an exact faiss search (:mod:`.candidates`); per-question values are kept for paired
-tests. Public functions validate and raise ``ValueError``; ``_``-prefixed cores do not.
-"""
+"""nDCG@k and MRR@k of every question (left item) with a relevant item ranking every right item
+by cosine (exact faiss), with binary relevance, as Althammer et al. 2023 evaluate nDCG@10."""
 
 from __future__ import annotations
 
@@ -18,60 +14,25 @@ __all__ = [
     "answerable",
     "relevant_counts",
     "top_items",
-    "relevance",
     "rank_metrics",
 ]
 
 
-def ndcg_at_k(relevance, n_relevant, *, k: int = 10) -> np.ndarray:
-    """(n_questions,) float64 nDCG@k of binary ranked lists: ``relevance`` (n_questions, >= k)
-    bool, rank 1 first; ``n_relevant`` (n_questions,): relevant items in all (>= 1)."""
-    rel = _as_relevance(relevance, k)
-    n_rel = np.asarray(n_relevant, dtype=np.int64)
-    if n_rel.shape != (len(rel),):
-        raise ValueError(
-            f"n_relevant must have one count per question ({len(rel)}), got shape {n_rel.shape}"
-        )
-    if (n_rel < 1).any():
-        raise ValueError(
-            f"{int((n_rel < 1).sum())} question(s) have no relevant item: nDCG is "
-            "undefined for them (evaluate only questions with a relevant item)"
-        )
-    if (rel.sum(axis=1) > n_rel).any():
-        raise ValueError("a ranked list holds more relevant items than its n_relevant says")
-    return _ndcg(rel, n_rel, k)
-
-
-def mrr_at_k(relevance, *, k: int = 10) -> np.ndarray:
-    """Reciprocal rank of the first relevant item within the top k (0 when none is there):
-    (n_questions,) float64 from ``relevance`` (n_questions, >= k) bool."""
-    return _mrr(_as_relevance(relevance, k), k)
-
-
-def _ndcg(rel: np.ndarray, n_rel: np.ndarray, k: int) -> np.ndarray:
+def ndcg_at_k(rel: np.ndarray, n_rel: np.ndarray, k: int = 10) -> np.ndarray:
+    """(n_questions,) float64 nDCG@k of binary ranked lists: ``rel`` (n_questions, >= k) bool,
+    rank 1 first; ``n_rel`` (n_questions,) int64: relevant items in all (>= 1)."""
     discount = 1.0 / np.log2(np.arange(2, k + 2))  # rank r -> 1 / log2(r + 1)
     dcg = rel[:, :k].astype(np.float64) @ discount
     ideal = np.cumsum(discount)[np.minimum(n_rel, k) - 1]
     return dcg / ideal
 
 
-def _mrr(rel: np.ndarray, k: int) -> np.ndarray:
+def mrr_at_k(rel: np.ndarray, k: int = 10) -> np.ndarray:
+    """(n_questions,) float64 reciprocal rank of the first relevant item within the top k (0
+    when none is there), from ``rel`` (n_questions, >= k) bool."""
     top = rel[:, :k]
     first = np.argmax(top, axis=1)  # 0 where none is relevant; masked below
     return np.where(top.any(axis=1), 1.0 / (first + 1), 0.0)
-
-
-def _as_relevance(relevance, k: int) -> np.ndarray:
-    if not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
-    rel = np.asarray(relevance)
-    if rel.ndim != 2 or rel.shape[1] < k:
-        raise ValueError(
-            f"relevance must be (n_questions, >= {k}) ranked lists, got shape {rel.shape}"
-        )
-    if rel.dtype != bool and not np.isin(rel, (0, 1)).all():
-        raise ValueError("relevance must be binary (0/1 or bool)")
-    return rel.astype(bool)
 
 
 def relevant_counts(pool: Pool) -> np.ndarray:
@@ -107,22 +68,17 @@ def top_items(pool: Pool, left: np.ndarray, right: np.ndarray, questions, k: int
     return np.take_along_axis(hits, first, axis=1).astype(np.int64)
 
 
-def relevance(pool: Pool, questions, items: np.ndarray) -> np.ndarray:
-    """(n_questions, n_items) bool: whether each ranked item is relevant to its question."""
-    questions = np.asarray(questions, dtype=np.int64)
-    rows = np.broadcast_to(questions[:, None], items.shape)
-    return pool.labels(pool.space.encode(rows.ravel(), items.ravel())).reshape(items.shape) == 1
-
-
 def rank_metrics(pool: Pool, left: np.ndarray, right: np.ndarray, *, k: int = 10) -> dict:
     """nDCG@k and MRR@k of the cosine ranking on every question of ``pool`` with a relevant
     item: ``{"questions": (n,) int64, "ndcg": (n,), "mrr": (n,), "ndcg_mean", "mrr_mean"}``."""
     questions = answerable(pool)
     if len(questions) == 0:
         raise ValueError(f"{pool.task}/{pool.split} has no question with a relevant item")
-    rel = relevance(pool, questions, top_items(pool, left, right, questions, k))
-    ndcg = _ndcg(rel, relevant_counts(pool)[questions], k)
-    mrr = _mrr(rel, k)
+    items = top_items(pool, left, right, questions, k)  # (n, k): is each ranked item relevant?
+    rows = np.broadcast_to(questions[:, None], items.shape)
+    rel = pool.labels(pool.space.encode(rows.ravel(), items.ravel())).reshape(items.shape) == 1
+    ndcg = ndcg_at_k(rel, relevant_counts(pool)[questions], k)
+    mrr = mrr_at_k(rel, k)
     return {
         "questions": questions,
         "ndcg": ndcg,

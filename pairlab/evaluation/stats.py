@@ -64,8 +64,7 @@ def table1(tasks: dict[str, Task], eval_sets: dict | None = None) -> pd.DataFram
 
 def growth(task: Task, sizes, *, split: str = "train") -> pd.DataFrame:
     """Pairs, positives and imbalance of ``split`` when only ``sizes`` left items are kept
-    (:meth:`Task.resized`: the small profiles' subsampling): the pool grows quadratically, the
-    positives only linearly."""
+    (:meth:`Task.resized`, as the small profiles subsample)."""
     rows = []
     for size in sorted(set(int(s) for s in sizes)):
         pool = task.resized(size)[split]
@@ -89,9 +88,8 @@ def retrieval_yield(
     *,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Positives found when labelling ``b`` pairs, for each budget ``b`` (default: a geometric
-    grid up to the number of candidates): the top-``b`` candidates by score (static retrieval),
-    ``b`` uniformly random pairs (one draw) and the expectation of random labelling."""
+    """Positives found labelling ``b`` pairs for each budget ``b`` (default: a geometric grid): the
+    top-``b`` candidates by score, ``b`` random pairs (one draw) and random labelling's mean."""
     if len(candidate_ids) == 0:
         raise ValueError("no candidate pairs to rank")
     if budgets is None:
@@ -132,8 +130,7 @@ def examples(pool: Pool, n: int = 4, *, seed: int = 0) -> pd.DataFrame:
 def construction_metrics(
     tasks: dict[str, Task], eval_sets: dict, results: dict, exact: dict | None = None
 ) -> dict:
-    """Notebook 01's metrics file: per task and split, the counts, and for evaluated splits
-    the pretrained encoder's all-pairs AP and P@R20 (with the exact values where enumerated)."""
+    """Notebook 01's metrics file: per task and split, the counts and the pretrained AP."""
     out = {}
     for name, task in tasks.items():
         out[name] = {}

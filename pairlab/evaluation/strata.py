@@ -1,14 +1,9 @@
-"""The all-pairs evaluation set of a split, and evaluating a scorer (``score(pair_ids) ->
-scores``) on it. An :class:`EvalSet` holds the strata of paper appendix A.2: every positive,
-``D_near`` (negatives among each left item's top-m pretrained neighbours) and ``D_rand``
-(uniform random negatives outside ``D_near``).
-"""
+"""The all-pairs evaluation set of a split (paper appendix A.2: every positive, ``D_near`` and
+``D_rand``), and evaluating a scorer (``score(pair_ids) -> scores``) on it."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -69,18 +64,6 @@ class EvalSet:
     def strata(self) -> dict[str, np.ndarray]:
         return {"positive": self.positives, "near": self.near, "rand": self.rand}
 
-    def save(self, path) -> None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        config = json.dumps(asdict(self.config))
-        ids = {"positives": self.positives, "near": self.near, "rand": self.rand}
-        np.savez(path, **ids, n_neg_total=self.n_neg_total, config=config)
-
-    @classmethod
-    def load(cls, path) -> EvalSet:
-        with np.load(path) as f:
-            config = EvalConfig(**json.loads(str(f["config"])))
-            return cls(f["positives"], f["near"], f["rand"], int(f["n_neg_total"]), config)
-
 
 def build_eval_set(
     pool: Pool,
@@ -98,8 +81,7 @@ def build_eval_set(
         pool.space, left_emb, right_emb, m=config.near_m, index=config.index
     )
     near = setdiff_sorted(candidates, pool.positives)
-    outside = pool.n_negatives - len(near)
-    n_random = min(config.n_random, outside)
+    n_random = min(config.n_random, pool.n_negatives - len(near))
     rng = np.random.default_rng(config.seed)
     rand = pool.space.sample(n_random, rng, exclude=union_sorted(near, pool.positives))
     return EvalSet(pool.positives, near, rand, pool.n_negatives, config)
@@ -108,8 +90,7 @@ def build_eval_set(
 def pretrained_eval_set(
     pool: Pool, config: EvalConfig = EvalConfig(), *, model=None, max_seq_length: int | None = None
 ) -> tuple[EvalSet, CosineScorer]:
-    """The evaluation set of ``pool`` from pretrained embeddings, and the pretrained cosine
-    scorer (the zero-shot baseline) on the same embeddings."""
+    """The evaluation set of ``pool`` and the zero-shot cosine scorer, on pretrained embeddings."""
     left, right = embed_pool(pool, model, max_seq_length=max_seq_length)
     return build_eval_set(pool, left, right, config), CosineScorer(pool.space, left, right)
 
@@ -144,7 +125,6 @@ def exact_all_pairs(
     right_emb: np.ndarray | None = None,
     *,
     recall: float = 0.2,
-    block: int = 2048,
 ) -> dict:
     """Exact AP and P@R of cosine scores over every pair of a pool small enough to enumerate,
     scored blockwise (left items x all right items): ``{"ap", "p_at_r", "n_pairs"}``."""
@@ -154,8 +134,14 @@ def exact_all_pairs(
     )
     thresholds = np.unique(positive)[::-1]
     fp = np.zeros(len(thresholds))
-    for start in range(0, pool.space.n_left, block):
-        fp += _block_negatives_at_least(pool, left_emb, right_emb, start, block, thresholds)
+    for start in range(0, pool.space.n_left, 2048):
+        rows = np.arange(start, min(start + 2048, pool.space.n_left))
+        sims = (left_emb[rows] @ right_emb.T).astype(np.float64)  # (block, n_right)
+        valid = np.arange(pool.space.n_right)[None, :] > rows[:, None]  # symmetric: once a pair
+        r, c = np.nonzero(valid if pool.symmetric else np.ones(sims.shape, dtype=bool))
+        ids = pool.space.encode(rows[r], c)
+        negatives = np.sort(sims[r, c][~isin_sorted(ids, pool.positives)])
+        fp += metrics.count_at_least(negatives, thresholds)
     tp = metrics.count_at_least(positive, thresholds)
     return {
         "ap": metrics.ap_from_counts(tp, fp, pool.n_positives),
@@ -164,19 +150,8 @@ def exact_all_pairs(
     }
 
 
-def _block_negatives_at_least(pool, left_emb, right_emb, start, block, thresholds):
-    rows = np.arange(start, min(start + block, pool.space.n_left))
-    sims = (left_emb[rows] @ right_emb.T).astype(np.float64)  # (block, n_right)
-    valid = np.arange(pool.space.n_right)[None, :] > rows[:, None]  # symmetric: each pair once
-    r, c = np.nonzero(valid if pool.symmetric else np.ones(sims.shape, dtype=bool))
-    ids = pool.space.encode(rows[r], c)
-    negatives = np.sort(sims[r, c][~isin_sorted(ids, pool.positives)])
-    return metrics.count_at_least(negatives, thresholds)
-
-
 def summary(results: dict, exact: dict | None = None) -> pd.DataFrame:
-    """One row per (name, split) of ``{name: {split: evaluate(...)}}``: AP and P@R20 with their
-    intervals, and the exact values where ``exact[name][split]`` holds them."""
+    """AP and P@R20 with intervals (and ``exact``'s values) of ``{name: {split: evaluate()}}``."""
     import pandas as pd
 
     rows = []
@@ -184,10 +159,8 @@ def summary(results: dict, exact: dict | None = None) -> pd.DataFrame:
         for split, r in by_split.items():
             row = {"name": name, "split": split}
             for label, key in (("AP", "ap"), ("P@R20", "p_at_r20")):
-                row |= {
-                    label: r[key],
-                    f"{label} 95% CI": "[{:.4f}, {:.4f}]".format(*r[f"{key}_ci"]),
-                }
+                row[label] = r[key]
+                row[f"{label} 95% CI"] = "[{:.4f}, {:.4f}]".format(*r[f"{key}_ci"])
             if exact and split in exact.get(name, {}):
                 row["exact AP"] = exact[name][split]["ap"]
                 row["exact P@R20"] = exact[name][split]["p_at_r"]

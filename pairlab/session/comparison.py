@@ -10,9 +10,8 @@ __all__ = ["compare_strategies", "comparison_record", "coverage_sessions", "cove
 
 
 def compare_strategies(session, strategies, *, learner=None) -> pd.DataFrame:
-    """One row per strategy (the session's first): labels, matches found, labels per match found
-    (None where it found none: a metrics file holds no infinity), and the share of all true
-    matches found. Needs the oracle (the truth is what is counted)."""
+    """One row per strategy (the session's first, with the oracle): labels, matches found, labels
+    per match (None where it found none) and the share of all true matches found."""
     from ..active.strategies import CandidateSearch, make_strategy
 
     if session.annotator != "oracle":
@@ -37,17 +36,12 @@ def compare_strategies(session, strategies, *, learner=None) -> pd.DataFrame:
             one_to_one=one_to_one,
         )
         rows.append(_row(strategy, other, learner))
-    frame = pd.DataFrame(rows).set_index("strategy")
-    frame["labels per match"] = pd.Series(
-        [r["labels per match"] for r in rows], index=frame.index, dtype=object
-    )  # None stays None (no NaN in a metrics file)
-    return frame
+    return pd.DataFrame(rows, dtype=object).set_index("strategy")  # None stays None, not NaN
 
 
 def comparison_record(frame: pd.DataFrame | None) -> list[dict] | None:
     """:func:`compare_strategies`' table as the metrics file's ``comparison`` rows (snake_case
-    keys: ``strategy``, ``labels``, ``matches_found``, ``labels_per_match``,
-    ``share_of_all_matches``); None without one."""
+    keys); None without one."""
     from ..io import json_row
 
     if frame is None:
@@ -68,21 +62,17 @@ def _row(strategy: str, session, learner) -> dict:
 
 
 def coverage_sessions(session, seeds, *, learner=None) -> list:
-    """``session`` and oracle sessions like it with other ``seeds`` (other trajectories), each
-    run with its per-round coverage checks (``coverage`` fresh audits a round)."""
+    """``session`` and oracle sessions like it with other ``seeds``, each run with its checks."""
     if session.settings.annotator != "oracle" or not session.settings.coverage:
         raise ValueError(
             "coverage needs the oracle as the person and coverage > 0 (fresh audits per round)"
         )
-    sessions = [session]
-    for seed in seeds:
-        if seed == session.config.seed:
-            continue
-        sessions.append(
-            session.sibling(
-                session.folder.with_name(f"{session.folder.name}-seed{seed}"), seed=seed
-            )
-        )
+    name = session.folder.name
+    others = [s for s in seeds if s != session.config.seed]
+    sessions = [
+        session,
+        *(session.sibling(session.folder.with_name(f"{name}-seed{s}"), seed=s) for s in others),
+    ]
     for other in sessions:
         if other.result() is None:
             other.run(learner=learner)
@@ -90,12 +80,8 @@ def coverage_sessions(session, seeds, *, learner=None) -> list:
 
 
 def coverage_table(sessions, *, seed: int = 0) -> dict:
-    """``{budget: {"covered", "sessions", "mean_width", "repeats", "truth", "round_covered",
-    "round_width"}}`` of the estimated share found, pooled over the sessions at each budget (the
-    labels the strategy had asked when the round's audit was drawn). ``covered`` and
-    ``mean_width``: what the session shows, every audit round so far combined, each redrawn
-    ``repeats`` times (:func:`~pairlab.evaluation.audit_estimate.replay_combined`); ``round_*``:
-    the round's own audit alone."""
+    """``{budget: {"covered", "mean_width", "round_*", "sessions", "repeats", "truth"}}`` of the
+    share found, pooled over sessions: audit rounds so far combined, ``round_*`` the round's."""
     from ..evaluation.audit_estimate import replay_combined
 
     by_budget = {}

@@ -7,13 +7,11 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-__all__ = ["SessionSettings", "ANNOTATORS", "round_half_up"]
+from ..active.strategies import positive
+
+__all__ = ["SessionSettings", "ANNOTATORS"]
 
 ANNOTATORS = ("person", "oracle")  # oracle: the truth plays the person (papermill, CI, coverage)
-
-
-def round_half_up(x: float) -> int:
-    return int(np.floor(x + 0.5))
 
 
 def split(total: int, batch: int) -> tuple[int, ...]:
@@ -22,25 +20,14 @@ def split(total: int, batch: int) -> tuple[int, ...]:
     return (batch,) * rounds + ((rest,) if rest else ())
 
 
-def _integer(name: str, value, low: int, *, none: bool = False) -> None:
-    if none and value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        what = "a positive integer" if low == 1 else f"an integer >= {low}"
-        raise ValueError(f"{name} must be {'None or ' if none else ''}{what}, got {value!r}")
-
-
 @dataclass(frozen=True)
 class SessionSettings:
     """What a :class:`~pairlab.session.LabelingSession` does with its records. ``annotator``:
-    ``"person"`` (the widget) or ``"oracle"`` (the true pairs answer: a simulation). ``budget``:
-    the answers the person gives, the audit's included, ``batch`` pairs a round (the last takes
-    the rest); ``audit_share`` of each round's pairs from the second are the audit's (none for a
-    strategy that trains no model). ``matches_per_record``: the estimate's stated assumption,
-    at most that many matches a record of the smaller table are left to find (``None``: the
-    model's calibration alone, whose tail can be far off). ``one_to_one``: a record matches at
-    most one other, so a pair of a matched record is never asked. ``train``: more
-    :class:`~pairlab.active.config.ActiveConfig` fields for the loop."""
+    ``"person"`` (the widget) or ``"oracle"`` (the truth answers). ``budget``: the answers given,
+    the audit's included, ``batch`` a round; ``audit_share`` of each round's from the second are
+    the audit's. ``matches_per_record``: the estimate's assumption, at most that many matches a
+    record left to find (``None``: calibration alone). ``one_to_one``: a matched record's pairs
+    are never asked. ``train``: more :class:`~pairlab.active.config.ActiveConfig` fields."""
 
     strategy: str = "uncertainty"
     batch: int = 64
@@ -63,9 +50,10 @@ class SessionSettings:
         if not isinstance(self.strategy, str):
             raise TypeError(f"strategy must be a strategy's name, got {self.strategy!r}")
         for name in ("batch", "budget", "candidate_m", "max_seq_length"):
-            _integer(name, getattr(self, name), 1)
-        _integer("spares", self.spares, 0, none=True)
-        _integer("coverage", self.coverage, 0)
+            positive(name, getattr(self, name))
+        if self.spares is not None:
+            positive("spares", self.spares, minimum=0)
+        positive("coverage", self.coverage, minimum=0)
         share = self.audit_share
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share < 1:
             raise ValueError(f"audit_share must be a number in [0, 1), got {share!r}")
@@ -78,10 +66,8 @@ class SessionSettings:
             raise TypeError(f"train must be a dict of ActiveConfig fields, got {self.train!r}")
 
     def rounds(self, *, audited: bool = True) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """``(shown, audit)``: the pairs each round shows (``batch``, the last the rest), and how
-        many of them the audit takes: ``audit_share`` of them from round 2, at least one left
-        for the strategy; none where ``audited`` is False (a strategy without a trained model).
-        ``sum(shown) == budget``; the strategy picks ``shown - audit`` pairs a round."""
+        """``(shown, audit)``: the pairs each round shows (``sum(shown) == budget``) and the
+        audit's among them (:func:`audits`; none where ``audited`` is False)."""
         shown = split(self.budget, self.batch)
         return shown, audits(shown, self.audit_share if audited else 0.0, first=1)
 
@@ -93,6 +79,6 @@ def audits(shown, share: float, *, first: int) -> tuple[int, ...]:
     """The audit's pairs in each round of ``shown`` pairs, numbered from ``first``: none in
     round 1, else ``audit_share`` of the round's pairs, rounded, leaving the strategy one."""
     return tuple(
-        0 if i < 2 or s < 2 else min(round_half_up(s * share), s - 1)
+        0 if i < 2 or s < 2 else min(int(np.floor(s * share + 0.5)), s - 1)  # half up
         for i, s in enumerate(shown, start=first)
     )

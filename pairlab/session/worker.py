@@ -4,6 +4,7 @@ kernel answering the widget comes first), which exits when the kernel that start
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -33,9 +34,7 @@ STAGES = {  # the loop's stages as the widget's status line shows them
 
 @dataclass(frozen=True)
 class Job:
-    """What the worker runs: the loop's config, the pool, the session folder, the session's
-    settings (who answers, spares, coverage checks, the audit prior's bound) and the audit
-    pairs planned in each round."""
+    """What the worker runs: the loop's config, pool, folder, settings and audits per round."""
 
     config: ActiveConfig
     pool: object  # a RecordPool
@@ -45,8 +44,7 @@ class Job:
 
 
 def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
-    """Run (or resume) the session's loop in this process; returns the run's result.
-    ``learner`` replaces CosineBERT (tests)."""
+    """Run (or resume) the session's loop in this process; returns the run's result."""
     store, s = SessionStore(job.folder / "labels.sqlite"), job.settings
     oracle = s.annotator == "oracle"  # the truth answers; only it can check the coverage
     audit = SessionAudit(
@@ -72,11 +70,8 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
             store.set_status("worker", f"round {p['round']}: {stage}")
         elif event == "round_finished":
             r = p["record"]
-            store.set_status(
-                "worker",
-                f"round {r['round']} done: {r['labels']:,} labels, "
-                f"{r['positives_found']:,} matches",
-            )
+            done = f"{r['labels']:,} labels, {r['positives_found']:,} matches"
+            store.set_status("worker", f"round {r['round']} done: {done}")
             log_estimate(job.folder, audit, store, job.pool.space, round=r["round"])
         elif event == "run_finished":
             store.set_status("worker", "finished: every round is labelled")
@@ -100,9 +95,8 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
 def log_estimate(
     folder: Path, audit: SessionAudit, store: SessionStore, space, *, round=None
 ) -> dict | None:
-    """The estimate now (:meth:`SessionAudit.estimate`), with the matches among the last 50
-    yes/no answers (``recent``) and its sentence (``session.md.j2``), appended to
-    ``estimates.jsonl`` and shown by the widget; None before the estimate can be made."""
+    """The estimate now (None before one can be made), with the last 50 answers' matches and its
+    sentence (``session.md.j2``), appended to ``estimates.jsonl`` and shown by the widget."""
     estimate = audit.estimate(store, space)
     if estimate is None:
         return None
@@ -124,8 +118,7 @@ def sentence(record: dict, macro: str = "estimate") -> str:
 
 
 def spawn(job: Job):
-    """Start the loop in a child process (spawned: no state shared with the kernel but the
-    folder); returns the ``multiprocessing.Process``."""
+    """Start the loop in a spawned child process; returns the ``multiprocessing.Process``."""
     import multiprocessing
 
     process = multiprocessing.get_context("spawn").Process(
@@ -139,17 +132,14 @@ def spawn(job: Job):
 
 
 def _work(job: Job, parent: int) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.nice(10)  # the kernel answering the person's keys comes first
-    except OSError:
-        pass
     threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
     run_job(job)
 
 
 def _exit_with(parent: int, every: float = 1.0) -> None:
-    """End this process once ``parent`` (the kernel) is gone: a killed kernel leaves no worker
-    holding the run folder's lock; the next one resumes the run."""
+    """End this process once ``parent`` (the kernel) is gone, releasing the run folder's lock."""
     while True:
         time.sleep(every)
         if os.getppid() != parent:

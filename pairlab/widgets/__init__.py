@@ -1,8 +1,7 @@
-"""What a reader sees and touches: figures (:mod:`.plots`, notebook 08's :mod:`.ranker_plots`
-and :mod:`.cost_calculator`, notebook 09's :mod:`.adaptivity_plots`), the run dashboard
-(:mod:`.dashboard`), false-positive review (:mod:`.review`: the computations, the browser widget
-and the report; the marks in :mod:`.labels`), the :mod:`.labeller` of a labelling session and
-the :mod:`.keycatcher` keyboard of both widgets. Import the submodules."""
+"""What a reader sees and touches: figures (:mod:`.plots`, :mod:`.ranker_plots`,
+:mod:`.adaptivity_plots`, :mod:`.cost_calculator`), the run :mod:`.dashboard`, false-positive
+:mod:`.review` (marks in :mod:`.labels`), the session's :mod:`.labeller` and their
+:mod:`.keycatcher`. Import the submodules."""
 
 __all__ = [
     "adaptivity_plots",

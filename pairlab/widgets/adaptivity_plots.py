@@ -14,9 +14,7 @@ __all__ = ["recall_figure", "encoder_gap_figure"]
 
 def recall_figure(recall: pd.DataFrame) -> go.Figure:
     """Candidate recall against the round, a panel a task: each run label's mean over seeds (the
-    strategy's colour, a dash for what follows it: ``"uncertainty, 2 layers"``) and its seeds.
-    It bounds what any strategy over the candidates can still find; a falling line says m
-    neighbours per item reach fewer of the positives that are left."""
+    strategy's colour, a dash for what follows it: ``"uncertainty, 2 layers"``) and its seeds."""
     split = recall["strategy"].str.split(", ", n=1)
     runs = recall.assign(colour=split.str[0], variant=split.str[1].fillna(""))
     title = "Candidate recall: what a strategy over the candidates could still find"
@@ -30,10 +28,8 @@ def recall_figure(recall: pd.DataFrame) -> go.Figure:
 def encoder_gap_figure(
     table: pd.DataFrame, *, gap=("uncertainty", "static_retrieval")
 ) -> go.Figure:
-    """Left: each strategy's test AP (mean over seeds, bars: the seeds' mean 95% interval)
-    against the starting encoder's zero-shot AP, a line style a budget. Right: the gap between
-    them (bars: ± its std over seeds; faint points: each seed), labelled by depth. The paper's
-    mechanism predicts the gap grows towards the left (weaker encoders)."""
+    """Each strategy's test AP (left) and their gap (right, ± its std, each seed a point) against
+    the starting encoder's zero-shot AP, a line style a budget, labelled by depth."""
     frame = table.reset_index()
     budget = [f"{n:,} labels" for n in frame["labels"]]
     ap = pd.concat(

@@ -22,8 +22,7 @@ SLIDERS = {
 
 
 class CostCalculator:
-    """Sliders over a :class:`Budget` and the cost figure of ``frame``
-    (:func:`~pairlab.experiments.rankers.curves`), redrawn on every change."""
+    """Sliders over a :class:`Budget` and the cost figure of ``frame``, redrawn on every change."""
 
     def __init__(self, frame: pd.DataFrame, budget: Budget = Budget()):
         import ipywidgets as w
@@ -79,11 +78,8 @@ class CostCalculator:
             f"<b>{task}</b>: " + ", ".join(f"{s} ${v:,.0f}" for (_, s), v in rows.items())
             for task, rows in totals.groupby(level=0, sort=False)
         ]
-        return (
-            "total cost at the largest size · "
-            + " · ".join(parts)
-            + f" <i>(at {budget.assessments_per_hour:g} assessments an hour)</i>"
-        )
+        hour = f"<i>(at {budget.assessments_per_hour:g} assessments an hour)</i>"
+        return f"total cost at the largest size · {' · '.join(parts)} {hour}"
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)

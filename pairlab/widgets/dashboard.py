@@ -1,12 +1,7 @@
-"""A live dashboard of active-learning runs (ipywidgets + a plotly FigureWidget).
-
-A callback of :class:`pairlab.active.ActiveRun`: pass it in ``callbacks`` and display it. Each
-finished round moves the progress bar, adds a point to its run's dev-AP curve and updates the
-status line, the candidate-recall table (runs over candidates: the share of the positives still
-unlabelled that the round's candidates held) and the stage-time table.
-``RunDashboard.open(folder)`` shows finished (or half-finished) run folders the same way.
-Without a widget frontend (papermill) it is harmless: the notebooks save static figures too.
-"""
+"""A live dashboard of active-learning runs (ipywidgets + a plotly FigureWidget), a callback of
+:class:`pairlab.active.ActiveRun`: each finished round moves the progress bar and adds to its
+run's dev-AP curve, the status line, the candidate-recall and the stage-time tables.
+``RunDashboard.open(folder)`` shows finished (or half-finished) run folders the same way."""
 
 from __future__ import annotations
 
@@ -28,8 +23,9 @@ class RunDashboard:
         import ipywidgets as w
         import plotly.graph_objects as go
 
-        self.progress = w.IntProgress(max=max(total_rounds, 1), description="rounds")
-        self.progress.bar_style = "info"
+        self.progress = w.IntProgress(
+            max=max(total_rounds, 1), description="rounds", bar_style="info"
+        )
         self.status = w.HTML(f"<b>{title}</b>: waiting for the first round")
         self.times, self.recall = w.HTML(), w.HTML()
         self.figure = go.FigureWidget().update_layout(
@@ -48,7 +44,6 @@ class RunDashboard:
         self._traces: dict[tuple, int] = {}
         self._recalls: dict[str, dict[int, float | None]] = {}  # run -> round -> recall
         self._totals = dict.fromkeys(STAGES, 0.0)
-        self._stage_now = ""
 
     def __call__(self, event: str, **p) -> None:
         key = (p.get("task"), p.get("strategy"), p.get("seed"))
@@ -58,8 +53,8 @@ class RunDashboard:
             for record in p["result"]["records"]:
                 self._add_round(key, record)
         elif event == "stage":
-            self._stage_now = f" · round {p['round']}: {p['stage']} took {p['seconds']:.1f} s"
-            self.status.value = f"<b>{self.title}</b> · {_name(key)}{self._stage_now}"
+            took = f"round {p['round']}: {p['stage']} took {p['seconds']:.1f} s"
+            self.status.value = f"<b>{self.title}</b> · {_name(key)} · {took}"
         elif event == "run_finished":
             done = self.progress.value >= self.progress.max
             self.progress.bar_style = "success" if done else "info"
@@ -107,9 +102,7 @@ class RunDashboard:
 
     @classmethod
     def open(cls, folder, *, title: str | None = None) -> RunDashboard:
-        """A dashboard of the run folder ``folder``, or of every run folder under it: the bar
-        counts the rounds done of those the runs' configs plan, and turns green when every
-        run has finished (its ``result.json`` written)."""
+        """A dashboard of the run folder ``folder``, or of every run folder under it."""
         folder = Path(folder)
         runs = sorted(p.parent.parent for p in folder.glob("**/rounds/round_01.json"))
         if not runs:

@@ -1,9 +1,5 @@
-"""A keyboard box for widgets: each key press in the browser is exactly one message.
-
-A synced text box, cleared by the kernel after each read, reads a key typed before the clear
-again ("ep" typed fast became real error, real error, actually positive); this box sends each
-``keydown`` as its own message and keeps no text. A held key's auto-repeat is ignored.
-"""
+"""A keyboard box for widgets: each key press is exactly one message and no text is kept (a
+synced text box cleared after each read read "ep" typed fast as e, e, p); auto-repeat ignored."""
 
 from __future__ import annotations
 
@@ -36,15 +32,6 @@ class KeyCatcher(anywidget.AnyWidget):
     """
     placeholder = traitlets.Unicode("").tag(sync=True)
 
-    def __init__(self, placeholder: str = "", **kwargs):
-        super().__init__(placeholder=placeholder, **kwargs)
-
     def on_key(self, handler) -> None:
-        """Call ``handler(key)`` for each key press (one character)."""
-
-        def dispatch(_widget, content, _buffers) -> None:
-            key = content.get("key") if isinstance(content, dict) else None
-            if isinstance(key, str) and len(key) == 1:
-                handler(key)
-
-        self.on_msg(dispatch)
+        """Call ``handler(key)`` for each key press (one character: the box sends no other)."""
+        self.on_msg(lambda _widget, content, _buffers: handler(content["key"]))

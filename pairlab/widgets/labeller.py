@@ -1,13 +1,7 @@
-"""The labelling widget: a person answers the pairs a labelling session asks, one key a pair.
-
-It shows the first unanswered queued pair of a :class:`~pairlab.annotators.person.SessionStore`
-(both records side by side, the words they share marked; no score, an audit pair like any
-other) and commits each answer before the next pair. A background thread refreshes the counts,
-a sparkline of positives against labels, the worker's status and the stopping guide (the
-session's latest recall estimate: it advises, the person decides), and picks up new pairs.
-Keys arrive on whichever thread the kernel routes the comm to; what is shown changes under one
-lock, and the key path does only the answer and the next pair, a few milliseconds a key.
-"""
+"""The labelling widget: a person answers the pairs a labelling session asks, one key a pair,
+each committed before the next; a background thread refreshes the counts, a sparkline, the
+worker's status and the latest recall estimate. Keys arrive on any thread: what is shown
+changes under one lock, and the key path does only the answer and the next pair."""
 
 from __future__ import annotations
 
@@ -44,10 +38,8 @@ _LIVE: weakref.WeakValueDictionary[tuple, LabellingWidget] = weakref.WeakValueDi
 
 
 class LabellingWidget:
-    """Shows a :class:`SessionStore`'s queued pairs one at a time and records a person's answers.
-
-    ``texts(pair_id) -> (left, right)``; ``poll``: seconds between the refresher's looks at the
-    store. A second widget on the same store and annotator (a cell run again) closes the first."""
+    """Shows a :class:`SessionStore`'s queued pairs one at a time and records a person's answers
+    (``texts(pair_id) -> (left, right)``); a second one on the same store closes the first."""
 
     def __init__(
         self,
@@ -59,12 +51,6 @@ class LabellingWidget:
         right_title: str = "right",
         poll: float = 0.25,
     ):
-        if not isinstance(store, SessionStore):
-            raise TypeError(f"store must be a SessionStore, got {type(store).__name__}")
-        if not callable(texts):
-            raise TypeError(f"texts must be a function pair_id -> (left, right), got {texts!r}")
-        if not isinstance(annotator, str) or not annotator:
-            raise ValueError(f"annotator must be a non-empty name, got {annotator!r}")
         if isinstance(poll, bool) or not isinstance(poll, (int, float)) or not 0 < poll <= 60:
             raise ValueError(f"poll must be a number of seconds in (0, 60], got {poll!r}")
         self.store, self.texts, self.annotator, self.poll = store, texts, annotator, float(poll)
@@ -87,16 +73,14 @@ class LabellingWidget:
         self._thread.start()
 
     def press(self, key: str) -> int | None:
-        """Act on one key as pressed in the key box: y/n/u answer (match, not, unsure), p takes the
-        last answer back, others do nothing. Returns the pair id answered or withdrawn."""
+        """Act on one key: y/n/u answer, p takes the last answer back; returns the pair id."""
         key = key.lower() if isinstance(key, str) and not self._stop.is_set() else ""
         if key == "p":
             return self.undo()
         return self.answer(ANSWERS[key]) if key in ANSWERS else None
 
     def answer(self, label: int) -> int | None:
-        """Record ``label`` (1, 0 or -1: unsure) for the pair on show, committed, then show the
-        next pair. Returns the pair id, or None when no pair is on show."""
+        """Record ``label`` (1, 0 or -1: unsure) for the pair on show (its id; None: none)."""
         with self._lock:
             item = self._item
             if item is None:
@@ -119,11 +103,6 @@ class LabellingWidget:
         self._wake.set()
         return pair_id
 
-    @property
-    def current(self) -> QueueItem | None:
-        """The queued pair on show (None while waiting for the worker)."""
-        return self._item
-
     def close(self) -> None:
         """Stop the refresher thread and close the widgets (every answer is already stored)."""
         self._stop.set()
@@ -131,10 +110,6 @@ class LabellingWidget:
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(timeout=max(5.0, 4 * self.poll))
         _close(self.widget)
-
-    @property
-    def closed(self) -> bool:
-        return self._stop.is_set() and not self._thread.is_alive()
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
@@ -167,7 +142,6 @@ class LabellingWidget:
         )
 
     def _refresh(self) -> None:
-        """Counts, plot, status and guide from the store; a newly posted pair if it waits."""
         counts, status = self.store.counts(), self.store.status()
         worker, estimate = _worker(status), status.get("estimate")
         with self._lock:
@@ -216,8 +190,8 @@ class LabellingWidget:
             w.HTML().add_class(tag(name)) for name in ("status", "guide", "counts", "plot")
         )
         self.pair = w.HTML(layout=w.Layout(width="auto")).add_class(tag("pair"))
-        self.keys = KeyCatcher(KEYS_HELP, layout=w.Layout(width="34em")).add_class(tag("keys"))
-        self.keys.on_key(self.press)
+        self.keys = KeyCatcher(placeholder=KEYS_HELP, layout=w.Layout(width="34em"))
+        self.keys.add_class(tag("keys")).on_key(self.press)
         self.buttons = {}
         for key, text, style in _BUTTONS:
             button = w.Button(description=text, button_style=style, tooltip=text)
@@ -244,8 +218,7 @@ def shared_words(left: str, right: str) -> set[str]:
 
 
 def record_html(text: str, shared: set[str]) -> str:
-    """One record as HTML: each ``name: value`` field on its own line (name in bold), every word
-    in ``shared`` (lower case) in ``<mark>``, everything else escaped."""
+    """One record as HTML: a ``name: value`` field a line, the words in ``shared`` marked."""
     fields = _fields(text)
     if fields is None:
         return marked(text, shared)
@@ -269,9 +242,8 @@ def pair_html(left: str, right: str, *, titles=("left", "right")) -> str:
 
 
 def sparkline_svg(points, *, width: int = 260, height: int = 70, most: int = 300) -> str:
-    """A small SVG line of positives (y) against labels (x) through ``points``
-    [(labels, positives), ...]; at most ``most`` points are drawn (evenly kept, the last one
-    always)."""
+    """A small SVG line of positives against labels through ``points`` [(labels, positives)],
+    at most ``most`` of them (evenly kept, the last always)."""
     points = np.array(list(points) or [(0, 0)])
     kept = points[np.linspace(0, len(points) - 1, min(len(points), most)).round().astype(int)]
     pad, (labels, positives) = 4, points[-1]
@@ -306,24 +278,19 @@ def _words(text: str) -> set[str]:
 
 
 def _fields(text: str) -> list[list[str]] | None:
-    """``[[name, value], ...]`` of a ``name: value | name: value`` text (a " | " not followed by
-    a field name is part of a value); None for a text that does not start with a field."""
+    """``[[name, value], ...]`` of a ``name: value | name: value`` text; None if not fields."""
     return [p.split(": ", 1) for p in _NEXT_FIELD.split(text)] if _FIELD.match(text) else None
 
 
 def _curve(history) -> list[tuple[int, int]]:
     """(labels, positives) after each answer row of ``history`` (undos step back)."""
-    current: dict[int, int] = {}
+    label = history["label"]
+    before = label.groupby(history["pair_id"]).shift()  # the pair's answer this row replaces
+    labels = (label.isin((0, 1)).astype(int) - before.isin((0, 1))).cumsum()
+    positives = ((label == 1).astype(int) - (before == 1)).cumsum()
     points = [(0, 0)]
-    labels = positives = 0
-    for pair_id, label in zip(history["pair_id"], history["label"]):
-        before = current.get(int(pair_id))
-        labels -= before in (0, 1)
-        positives -= before == 1
-        current[int(pair_id)] = int(label)
-        labels += label in (0, 1)
-        positives += label == 1
-        _extend(points, {"labels": labels, "positives": positives})
+    for count, positive in zip(labels, positives):
+        _extend(points, {"labels": count, "positives": positive})
     return points
 
 

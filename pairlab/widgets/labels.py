@@ -1,11 +1,7 @@
-"""Durable manual labels of putative false positives, in an append-only SQLite file.
-
-Each judgement is one row of ``marks``, never updated or deleted: a newer mark of the same pair
-by the same annotator (task, split and model) supersedes the older one when reading *current*
-marks. Every ``add`` is its own committed transaction, in WAL mode with ``synchronous=FULL`` and a
-busy timeout: a killed kernel loses no returned mark, and two kernels may write at once. Widget
-callbacks run on subshell threads (ipykernel 7): every use of the connection holds a lock.
-"""
+"""Durable manual labels of putative false positives, in an append-only SQLite file: a newer
+mark of the same pair by the same annotator (task, split and model) supersedes the older one
+when reading *current* marks. Each ``add`` is its own committed transaction (WAL,
+``synchronous=FULL``); widget callbacks run on subshell threads, so each use holds a lock."""
 
 from __future__ import annotations
 
@@ -72,13 +68,9 @@ class LabelStore:
         names = dict(task=task, split=split, model_id=model_id, annotator=annotator)
         for name, value in names.items():
             check_name(name, value)
-        texts = dict(left_text=left_text, right_text=right_text)
-        for name, value in texts.items():
-            if value is not None and not isinstance(value, str):
-                raise ValueError(f"{name} must be a string or None, got {type(value).__name__}")
         now = datetime.now(timezone.utc).isoformat(timespec="microseconds")
         row = dict(pair_id=int(pair_id), **names, stratum=stratum, mark=mark, created_at=now)
-        row |= texts
+        row |= dict(left_text=left_text, right_text=right_text)
         sql = f"INSERT INTO marks ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"
         with self._lock, self._conn:  # one transaction per mark: committed (and fsynced) on exit
             return int(self._conn.execute(sql, tuple(row.values())).lastrowid)
@@ -92,8 +84,7 @@ class LabelStore:
         annotator: str | None = None,
         current: bool = True,
     ) -> pd.DataFrame:
-        """Marks matching the given filters, oldest first; ``current`` keeps only the latest mark
-        of each (pair_id, task, split, model_id, annotator)."""
+        """Marks matching the given filters, oldest first (``current``: each key's latest)."""
         given = dict(task=task, split=split, model_id=model_id, annotator=annotator)
         given = {column: value for column, value in given.items() if value is not None}
         where = [f"{column} = ?" for column in given]
@@ -105,17 +96,11 @@ class LabelStore:
             rows, columns = cursor.fetchall(), [d[0] for d in cursor.description]
         return pd.DataFrame(rows, columns=columns).astype({"id": np.int64, "pair_id": np.int64})
 
-    def to_pandas(self) -> pd.DataFrame:
-        """Every row, history included, oldest first."""
-        return self.marks(current=False)
-
     def counts(
         self, *, task: str, split: str, model_id: str, pair_ids=None
     ) -> dict[str, tuple[int, int]]:
-        """``{stratum: (real_errors, judged)}`` from current marks, judged = real errors +
-        actually positive (unsure left out): the ``near_marks`` and ``rand_marks`` of
-        :func:`pairlab.evaluation.metrics.corrected_precision`. ``pair_ids`` keeps only marks of
-        those pairs (the putative false positives at one threshold)."""
+        """``{stratum: (real_errors, judged)}`` of current marks (of ``pair_ids`` only, if given),
+        judged = real errors + actually positive: ``corrected_precision``'s ``*_marks``."""
         frame = self.marks(task=task, split=split, model_id=model_id)
         if pair_ids is not None:
             frame = frame[frame["pair_id"].isin(np.asarray(pair_ids, dtype=np.int64))]
@@ -136,10 +121,6 @@ class LabelStore:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-    def __len__(self) -> int:
-        with self._lock:
-            return int(self._conn.execute("SELECT COUNT(*) FROM marks").fetchone()[0])
 
 
 def check_name(name: str, value) -> None:

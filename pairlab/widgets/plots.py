@@ -34,7 +34,6 @@ COLOURS = {
     "wikiqa": "#d62728",
     "static retrieval": "#2ca02c",
     "random (one draw)": "#ff7f0e",
-    "random (expected)": "#7f7f7f",
     "random": "#7f7f7f",
     "static_retrieval": "#2ca02c",
     "adaptive_retrieval": "#9467bd",
@@ -120,8 +119,7 @@ def seed_curves(
 
 
 def _over_seeds(rows: pd.DataFrame, x: str, y: str, interval, hover) -> pd.DataFrame:
-    """Per ``x`` (sorted where numeric): the mean ``y``, the interval's ``lo`` and ``hi`` and the
-    mean ``hover``."""
+    """Per ``x`` (sorted where numeric): the mean ``y``, ``lo``, ``hi`` and mean ``hover``."""
     at = rows.groupby(x, sort=pd.api.types.is_numeric_dtype(rows[x]))
     mean = pd.DataFrame({"y": at[y].mean()})
     if interval == "std":
@@ -137,8 +135,7 @@ def _over_seeds(rows: pd.DataFrame, x: str, y: str, interval, hover) -> pd.DataF
 
 
 def _interval(fig: go.Figure, mean: pd.DataFrame, colour: str, *, band: bool, **where):
-    """``mean``'s ``lo`` to ``hi`` as error bars (returned) or a band drawn into ``fig``; None
-    where there is no interval or it has no width."""
+    """``mean``'s ``lo`` to ``hi`` as error bars (returned) or a band drawn into ``fig``."""
     if "lo" not in mean or not (mean["hi"] > mean["lo"]).any():
         return None
     if not band:
@@ -179,8 +176,7 @@ def panels(tasks, *rows: str, title: str, height: int = 420, **options) -> go.Fi
 
 
 def _axes(fig: go.Figure, x: str | None, *ys: str, **xaxes) -> go.Figure:
-    """Title the bottom row's x axes ``x`` (``xaxes`` go to every x axis) and the first
-    column's y axes ``ys``, a row each, in a :func:`panels` figure."""
+    """Title the bottom x axes ``x`` (``xaxes`` go to all) and the first column's y axes ``ys``."""
     fig.update_xaxes(**xaxes).update_xaxes(title=x, row=max(len(ys), 1))
     for row, y in enumerate(ys, start=1):
         fig.update_yaxes(title=y, row=row, col=1)
@@ -193,8 +189,7 @@ def _tasks(frame: pd.DataFrame) -> list[str]:
 
 
 def _long(frames: dict[str, pd.DataFrame], x: str, values, *, var_name: str) -> pd.DataFrame:
-    """``{task: frame}`` as one long frame: ``task``, ``x``, ``var_name`` (a column of
-    ``values``) and ``value``."""
+    """``{task: frame}`` as one long frame: ``task``, ``x``, ``var_name`` and ``value``."""
     both = pd.concat(frames, names=["task"]).reset_index(level=0)
     return both.melt(["task", x], list(values), var_name=var_name)
 
@@ -244,13 +239,11 @@ def pr_figure(curves: dict[str, dict], title: str = "All-pairs precision-recall"
 def active_curves_figure(
     curves: pd.DataFrame, *, paper: dict | None = None, value: str = "ap"
 ) -> go.Figure:
-    """Dev ``value`` against labels collected, a panel a task, each strategy's mean over seeds
-    (bars: ± the seeds' std) and its seeds; ``paper`` ``{task: {strategy: {value: x}}}`` adds the
-    paper's final test numbers as dotted levels."""
+    """Dev ``value`` against labels, a panel a task: each strategy's mean (± the seeds' std) and
+    seeds; ``paper`` ``{task: {strategy: {value: x}}}``: the paper's test values, dotted."""
     label = {"ap": "dev all-pairs AP", "p_at_r20": "dev precision at 20% recall"}.get(value, value)
-    title = f"{label} per round (mean ± std over seeds" + (
-        "; dotted: the paper's test value)" if paper else ")"
-    )
+    dotted = "; dotted: the paper's test value" if paper else ""
+    title = f"{label} per round (mean ± std over seeds{dotted})"
     tasks = _tasks(curves)
     fig = seed_curves(panels(tasks, title=title), curves, "labels", value, interval="std")
     for col, task in enumerate(tasks, start=1):
@@ -263,9 +256,8 @@ def active_curves_figure(
 
 
 def collection_figure(curves: pd.DataFrame) -> go.Figure:
-    """The paper's Figure 4, a column a task: dev AP against labels collected, each seed of each
-    strategy a line with its 95% bootstrap interval (top), and the share of the labels that are
-    positive (bottom). A strategy trained only at the full budget is a point."""
+    """The paper's Figure 4, a column a task: dev AP against labels collected, a line a seed of
+    each strategy (top), and the share of the labels that are positive (bottom)."""
     title = "What each strategy collects: dev AP and positive share per round, one line a seed"
     fig = panels(_tasks(curves), "dev AP", "positive share of the labels", height=640, title=title)
     runs = dict(by=["strategy", "seed"], seeds=False)
@@ -276,8 +268,7 @@ def collection_figure(curves: pd.DataFrame) -> go.Figure:
 
 
 def positives_figure(summary: dict, *, paper: dict | None = None) -> go.Figure:
-    """Share of the collected labels that are positive per strategy and task (Table 4 as bars);
-    ``paper`` adds the paper's shares as hollow markers."""
+    """Table 4 as bars: the collected labels' positive share per strategy (``paper``: hollow)."""
     title = "Positives among the collected labels (bar text: mean count)"
     fig = panels([], title=title, height=400).update_layout(showlegend=True)
     for task, strategies in summary.items():
@@ -306,8 +297,7 @@ def positives_figure(summary: dict, *, paper: dict | None = None) -> go.Figure:
 
 def seed_set_figure(rounds: pd.DataFrame) -> go.Figure:
     """The paper's Figure 3, a column a task: dev AP per round for each seed set (top), and the
-    share of each round's queried pairs that were positive beside the model's mean p for them
-    (bottom: a calibrated model queries pairs that are positive about as often as it says)."""
+    share of each round's queried pairs that were positive beside their mean p (bottom)."""
     title = "Uncertainty sampling from two seed sets (round 1 is the seed set)"
     rows = ("dev AP", "queried pairs that were positive")
     fig = panels(_tasks(rounds), *rows, height=620, title=title)
@@ -326,9 +316,8 @@ def budget_curves_figure(
     *,
     reference: dict | None = None,
 ) -> go.Figure:
-    """The paper's Figure 4, a column a task: dev AP against labels with the mean bootstrap
-    interval as a band (top), and the share of all collected pairs that are positive (bottom).
-    ``reference`` ``{task: labels}`` marks where a strategy passed the other's full budget."""
+    """Dev AP against labels (top) and the collected pairs' positive share (bottom), a column a
+    task; ``reference`` ``{task: labels}`` marks where a strategy passed the other's budget."""
     frame = curves[curves["strategy"].isin(strategies)]
     tasks = _tasks(frame)
     title = "Adaptive vs static labels at equal budgets (band: mean 95% bootstrap interval)"
@@ -344,8 +333,7 @@ def budget_curves_figure(
 
 
 def noise_figure(summary: dict, groups) -> go.Figure:
-    """Test AP of every run (a point each) of the groups named, per task: how far equally good
-    label sets and training seeds move the result."""
+    """Test AP of every run (a point each) of the groups named, per task."""
     tasks = list(summary)
     fig = panels(tasks, title="Run-to-run spread: every point is one run of the same budget")
     for col, task in enumerate(tasks, start=1):
@@ -381,8 +369,7 @@ def cost_figure(
 
 
 def silver_figure(silver: pd.DataFrame) -> go.Figure:
-    """The cross-encoder's score of each sampler's silver pairs (logit minus its dev threshold:
-    above 0 a silver positive), a panel a task, with each sampler's positive share."""
+    """Each sampler's silver pairs' cross-encoder logit minus its dev threshold, a panel a task."""
     tasks = _tasks(silver)
     title = "Silver labels per sampler: above the dotted line is a silver positive"
     fig = panels(tasks, shared_yaxes=True, height=440, title=title)
@@ -401,8 +388,7 @@ def silver_figure(silver: pd.DataFrame) -> go.Figure:
 
 
 def silver_size_figure(curve: pd.DataFrame) -> go.Figure:
-    """All-pairs test AP (mean over seeds, with the seeds' mean 95% interval) against the number
-    of silver pairs added to the gold set, a line per task and gold source."""
+    """All-pairs test AP against the silver pairs added, a line per task and gold source."""
     lines = curve.assign(line=curve["task"] + " / " + curve["gold"] + " gold: " + curve["sampler"])
     fig = panels([], title="AP against silver-set size")
     draw = dict(by="line", colour="task", interval=("ap_low", "ap_high"), seeds=False, facet=None)
@@ -411,8 +397,8 @@ def silver_size_figure(curve: pd.DataFrame) -> go.Figure:
 
 
 def annotator_noise_figure(metrics: dict) -> go.Figure:
-    """All-pairs test AP (with the 95% interval) against the annotator's noise level, a panel a
-    task and a line a strategy (notebook 07's ``all_pairs`` metrics)."""
+    """All-pairs test AP against the annotator's noise, a panel a task, from notebook 07's
+    ``all_pairs`` metrics."""
     frame = pd.DataFrame(
         [
             (task, noise, s, r["ap"], *r["ap_ci"])
@@ -429,8 +415,7 @@ def annotator_noise_figure(metrics: dict) -> go.Figure:
 
 
 def case_study_figure(metrics: dict) -> go.Figure:
-    """Test AUC on the high- and low-base-error parts per strategy, a panel an annotation
-    (notebook 07's ``case_study`` metrics); the dashed line is the source-only model."""
+    """Test AUC per part and strategy, a panel an annotation, from notebook 07's ``case_study``."""
     title = "Which target pairs to annotate (dashed: source only)"
     fig = make_subplots(rows=1, cols=len(metrics), subplot_titles=list(metrics), shared_yaxes=True)
     parts = {"high_error": "#d62728", "low_error": "#1f77b4", "all": "#444444"}

@@ -22,8 +22,7 @@ AXES = {
 
 
 def _curves(fig: go.Figure, frame: pd.DataFrame, x: str, y: str) -> None:
-    """Each strategy's mean over seeds per round, with the seeds' min-max band (random: its
-    subsets); ``x`` is averaged per round too (a cost differs by seed)."""
+    """Each strategy's mean over seeds per round with their min-max band; ``x`` averaged too."""
     random = f"random (mean of {frame.loc[frame['strategy'] == 'random', 'seed'].nunique()})"
     named = frame.assign(
         **{x: frame.groupby(["task", "strategy", "round"])[x].transform("mean")},
@@ -46,24 +45,14 @@ def effectiveness_figure(
     tasks = _tasks(frame)
     fig = panels(tasks, height=430, title=title)
     _curves(fig, frame, x, y)
-    for k, task in enumerate(t for t in tasks if t in (baseline or {})):
-        fig.add_scatter(
-            x=[0],
-            y=[baseline[task]],
-            mode="markers",
-            name="pretrained",
-            legendgroup="pretrained",
-            showlegend=k == 0,
-            marker=dict(color=COLOURS["pretrained"], symbol="star", size=11),
-            row=1,
-            col=tasks.index(task) + 1,
-        )
+    for task in (t for t in tasks if t in (baseline or {})):  # measured once: a large point
+        zero = pd.DataFrame({"strategy": ["pretrained"], x: [0], y: [baseline[task]]})
+        seed_curves(fig, zero, x, y, seeds=False, facet=None, col=tasks.index(task) + 1)
     return _axes(fig, AXES.get(x, x), AXES.get(y, y))
 
 
 def cost_figure(frame: pd.DataFrame, *, y: str = "ndcg") -> go.Figure:
-    """The budget-aware view, a column a task: ``y`` against total cost (top), and each
-    strategy's cost at every size as annotation + compute stacked (bottom)."""
+    """``y`` against total cost (top) and each strategy's cost per size (bottom), a column a task."""
     tasks, rows = _tasks(frame), (f"{AXES[y]} against total cost", "cost by training size")
     title = "Budget-aware evaluation: effectiveness and cost (Figure 2 analog)"
     fig = panels(tasks, *rows, vertical_spacing=0.14, height=700, title=title)

@@ -1,12 +1,6 @@
-"""Reviewing a model's putative false positives (paper eq. 14): the computations, the
-:class:`FalsePositiveBrowser` widget that records manual marks in a
-:class:`~pairlab.widgets.labels.LabelStore`, and :func:`report`, its static stand-in for
-papermill runs, where widgets have no state.
-
-At the threshold of a recall, every ``D_near`` and ``D_rand`` negative scoring at least it is a
-*putative* false positive: its label was imputed, and some are real positives the data set
-missed. The share of real errors per stratum, judged by hand, corrects the estimated precision.
-"""
+"""Reviewing a model's putative false positives (paper eq. 14): every ``D_near`` and ``D_rand``
+negative scoring at least the threshold of a recall, whose share of real errors, judged by hand
+in the :class:`FalsePositiveBrowser` (or :func:`report` under papermill), corrects precision."""
 
 from __future__ import annotations
 
@@ -15,6 +9,7 @@ import math
 import re
 import threading
 from collections.abc import Mapping
+from numbers import Real
 
 import numpy as np
 import pandas as pd
@@ -30,7 +25,6 @@ __all__ = [
     "threshold_at_recall",
     "putative_false_positives",
     "corrected_summary",
-    "highlight_differences",
     "marked",
     "words",
     "report",
@@ -59,12 +53,10 @@ def threshold_at_recall(pos_scores, recall: float) -> float:
 
 
 def putative_false_positives(eval_set: EvalSet, scores: Mapping, threshold: float) -> pd.DataFrame:
-    """Near and rand negatives scoring >= ``threshold``, highest score first (ties by pair id).
-
-    ``scores`` is ``evaluate(...)["scores"]``. Returns columns ``pair_id`` (int64),
-    ``stratum`` ("near"/"rand") and ``score`` (float64)."""
+    """Near and rand negatives scoring >= ``threshold``, highest score first (ties by pair id):
+    ``pair_id`` (int64), ``stratum`` and ``score`` (float64); ``scores``: ``evaluate``'s."""
     scores = _check_scores(eval_set, scores)
-    if not _is_number(threshold) or not np.isfinite(threshold):
+    if isinstance(threshold, bool) or not isinstance(threshold, Real) or not np.isfinite(threshold):
         raise ValueError(f"threshold must be a finite number, got {threshold!r}")
     near, rand = scores["near"] >= threshold, scores["rand"] >= threshold
     ids = np.r_[eval_set.near[near], eval_set.rand[rand]].astype(np.int64)
@@ -75,15 +67,9 @@ def putative_false_positives(eval_set: EvalSet, scores: Mapping, threshold: floa
 
 
 def corrected_summary(eval_set: EvalSet, scores: Mapping, recall: float, counts: Mapping) -> dict:
-    """Imputed and corrected precision at ``recall``, given manual ``counts``.
-
-    ``counts`` is ``LabelStore.counts(...)``: ``{"near": (real_errors, judged), "rand": ...}``.
-    Returns :func:`pairlab.evaluation.metrics.corrected_precision`'s dict plus ``threshold``,
-    ``tp``, ``fp_near`` and ``fp_rand`` (the weighted estimate from the random stratum)."""
+    """:func:`~pairlab.evaluation.metrics.corrected_precision` at ``recall`` from
+    ``LabelStore.counts``' ``counts``, plus ``threshold``, ``tp``, ``fp_near`` and ``fp_rand``."""
     scores = _check_scores(eval_set, scores)
-    missing = [s for s in STRATA if s not in counts]
-    if missing:
-        raise ValueError(f"counts must have keys {STRATA} (LabelStore.counts), missing {missing}")
     threshold = threshold_at_recall(scores["positive"], recall)
     tp = int((scores["positive"] >= threshold).sum())
     fp_near = int((scores["near"] >= threshold).sum())
@@ -95,8 +81,7 @@ def corrected_summary(eval_set: EvalSet, scores: Mapping, recall: float, counts:
 
 
 def marked(text: str, chosen: set[str], *, missing: bool = False) -> str:
-    """``text`` HTML-escaped, with ``<mark>`` around each word whose lower case is in ``chosen``
-    (``missing``: is not in it)."""
+    """``text`` HTML-escaped, the words in (``missing``: not in) ``chosen`` in ``<mark>``."""
     parts = _WORD.split(text)  # odd positions are words, even ones what lies between
     return "".join(
         f"<mark>{html.escape(p)}</mark>"
@@ -111,12 +96,6 @@ def words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 
 
-def highlight_differences(left: str, right: str) -> tuple[str, str]:
-    """Both texts HTML-escaped, with ``<mark>`` around words (case-insensitive) missing from the
-    other text."""
-    return marked(left, words(right), missing=True), marked(right, words(left), missing=True)
-
-
 def report(
     pool: Pool,
     eval_set: EvalSet,
@@ -127,9 +106,8 @@ def report(
     recall: float = 0.2,
     n: int = 10,
 ) -> pd.DataFrame:
-    """The top-``n`` putative false positives of each stratum (near, then rand) with texts and
-    current marks (any annotator); prints the corrected-precision line. The static stand-in
-    for the browser under papermill."""
+    """The top-``n`` putative false positives of each stratum with texts and current marks, and
+    the corrected precision printed: the browser's stand-in under papermill."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"n must be a non-negative integer, got {n!r}")
     scores = _check_scores(eval_set, scores)
@@ -159,12 +137,8 @@ def with_texts_and_marks(pool: Pool, pairs: pd.DataFrame, marks: pd.DataFrame) -
 
 
 def _check_recall(recall) -> None:
-    if not _is_number(recall) or not 0.0 < recall <= 1.0:
+    if isinstance(recall, bool) or not isinstance(recall, Real) or not 0.0 < recall <= 1.0:
         raise ValueError(f"recall must be a number in (0, 1], got {recall!r}")
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
 
 
 def _check_scores(eval_set: EvalSet, scores) -> dict[str, np.ndarray]:
@@ -182,18 +156,13 @@ def _check_scores(eval_set: EvalSet, scores) -> dict[str, np.ndarray]:
                 f"scores[{name!r}] has {len(out[name])} scores for {len(ids)} "
                 f"{name} pairs of the evaluation set"
             )
-    if len(out["positive"]) == 0:
-        raise ValueError("the evaluation set has no positives: no threshold reaches any recall")
     return out
 
 
 class FalsePositiveBrowser:
-    """Walks one model's putative false positives at a recall and records manual marks.
-
-    The pairs come in a fixed pseudo-random order, so that the marked pairs are a uniform sample
-    of each stratum's, as eq. 14 assumes; the summary counts the current marks of ``model_id``
-    (all annotators) on those at the slider's threshold. Widget callbacks may run on a subshell
-    thread (JupyterLab), so every action holds the browser's lock."""
+    """Walks one model's putative false positives at a recall and records manual marks. The
+    pairs come in a fixed pseudo-random order, so the marked pairs are a uniform sample of each
+    stratum's (eq. 14); callbacks may run on a subshell thread, so each action holds a lock."""
 
     def __init__(
         self,
@@ -227,14 +196,12 @@ class FalsePositiveBrowser:
         return {**row, "pair_id": int(row["pair_id"]), "score": float(row["score"])}
 
     def table(self) -> pd.DataFrame:
-        """The pairs being browsed (putative false positives at the current threshold and
-        stratum filter) with their texts and this annotator's current marks."""
+        """The pairs being browsed with their texts and this annotator's current marks."""
         mine = self.store.marks(**self._where, annotator=self.annotator)
         return with_texts_and_marks(self.pool, self._pairs, mine)
 
     def summary_dict(self) -> dict:
-        """:func:`corrected_summary` at the slider's recall, plus ``recall`` and ``marked``: the
-        marked pairs (unsure included) per stratum among its putative false positives."""
+        """:func:`corrected_summary` at the slider's recall, plus ``recall`` and ``marked``."""
         recall, putative = self.slider.value, self._putative["pair_id"]
         counts = self.store.counts(**self._where, pair_ids=putative)
         summary = corrected_summary(self.eval_set, self._scores, recall, counts)
@@ -295,12 +262,12 @@ class FalsePositiveBrowser:
         self.position = w.Label().add_class(tag("position"))
         self.pair = w.HTML().add_class(tag("pair"))
         self.summary = w.HTML().add_class(tag("summary"))
-        self.keys = KeyCatcher(_KEYS_HELP, layout=w.Layout(width="60%")).add_class(tag("keys"))
+        self.keys = KeyCatcher(placeholder=_KEYS_HELP, layout=w.Layout(width="60%"))
+        self.keys.add_class(tag("keys")).on_key(self.press)
         self.slider.add_class(tag("recall")).observe(lambda _: self._refresh(), names="value")
         self.stratum.add_class(tag("stratum")).observe(lambda _: self._refresh(), names="value")
         self.prev_button.on_click(lambda _: self.step(-1))
         self.next_button.on_click(lambda _: self.step(1))
-        self.keys.on_key(self.press)
         key_of = {action: key for key, action in _KEYS.items()}
         self.buttons = {}
         for m, (text, style) in _LABELS.items():
@@ -319,8 +286,7 @@ class FalsePositiveBrowser:
         ).add_class(tag("browser"))
 
     def _refresh(self) -> None:
-        """Recompute the list after a slider or filter change, staying on the pair last shown
-        if it is listed (also after a filter that listed nothing)."""
+        """Recompute the list, staying on the pair last shown where it is listed."""
         with self._lock:
             threshold = threshold_at_recall(self._scores["positive"], self.slider.value)
             pairs = self._putative = putative_false_positives(
@@ -349,10 +315,8 @@ class FalsePositiveBrowser:
 
 
 class RunPicker:
-    """A dropdown of scored runs; picking one shows a :class:`FalsePositiveBrowser` on it.
-
-    ``runs`` maps a name (``"qqp concatbert"``) to ``(pool, eval_set, scores, model_id)``. Each
-    browser is built on its first pick and kept, so moving between runs keeps each one's place."""
+    """A dropdown of scored runs ``{name: (pool, eval_set, scores, model_id)}``; picking one
+    shows its :class:`FalsePositiveBrowser`, built on the first pick and kept."""
 
     def __init__(
         self, runs: Mapping, *, store: LabelStore, annotator: str = "anonymous", recall: float = 0.2
@@ -369,11 +333,6 @@ class RunPicker:
         self.dropdown.observe(lambda _: self._show(), names="value")
         self._show()
 
-    @property
-    def browser(self) -> FalsePositiveBrowser:
-        """The browser of the run picked now."""
-        return self.browsers[self.dropdown.value]
-
     def _show(self) -> None:
         name = self.dropdown.value
         if name not in self.browsers:
@@ -386,7 +345,8 @@ class RunPicker:
 
 
 def _pair_html(pair: dict) -> str:
-    left, right = highlight_differences(pair["left"], pair["right"])
+    left, right = pair["left"], pair["right"]  # each with the words the other lacks marked
+    left, right = marked(left, words(right), missing=True), marked(right, words(left), missing=True)
     box = "flex:1;border:1px solid #ccc;border-radius:4px;padding:0.5em"
     mark = _LABELS[pair["mark"]][0] if pair["mark"] else "not marked"
     return (
