@@ -224,10 +224,7 @@ def test_findings_compare_silver_over_stated_and_adaptive_gold():
         rows["sbert"]["ap"] = 0.55 + 0.02 * s  # best sampler (bm25_ss, 0.6) gains 0.05 and 0.03
         runs[("qqp", "uncertainty", s)] = rows
     m = augsbert.augsbert_metrics(runs)
-    stated, adaptive = (
-        augsbert.silver_gain(m["qqp"]["stated"]),
-        augsbert.silver_gain(m["qqp"]["uncertainty"]),
-    )
+    stated, adaptive = (augsbert.silver_gains(m)["qqp"][s] for s in ("stated", "uncertainty"))
     assert stated[0] == pytest.approx(0.6) and stated[1] == pytest.approx([0.6, 0.6])
     assert adaptive[0] == pytest.approx(0.04) and adaptive[1] == pytest.approx([0.05, 0.03])
     from pairlab import report

@@ -21,7 +21,7 @@ from ..data.pairs import union_sorted
 from ..evaluation import heuristic
 from ..evaluation.strata import EvalConfig, evaluate
 from .baselines import TrainSettings, sample_pairs, stated_pairs, train_or_load, trained_metrics
-from .summaries import in_order, mean_std, seed_means
+from .summaries import cell, in_order, mean_std, seed_means_by
 from .sweeps import COLLAPSED_SPREAD
 
 __all__ = [
@@ -36,7 +36,6 @@ __all__ = [
     "silver_frame",
     "best_sampler",
     "silver_gains",
-    "silver_gain",
     "run_all",
     "size_curves",
 ]
@@ -351,17 +350,13 @@ def augsbert_metrics(runs: dict) -> dict:
     """Notebook 06's metrics file from ``{(task, source, seed): AugRun(...).rows(...)}``:
     ``{task: {source: {row: {field: mean over seeds, ..., "per_seed": {field: [...]}}}}}``.
     Intervals are the mean of the seeds' interval bounds (each seed's own is in ``per_seed``)."""
-    grouped: dict = {}
-    for (task, source, seed), rows in sorted(runs.items()):
-        for row, m in rows.items():
-            if not row.startswith("_"):
-                grouped.setdefault((task, source, row), []).append((seed, m))
-    out: dict = {}
-    for (task, source, row), seeded in grouped.items():
-        out.setdefault(task, {}).setdefault(source, {})[row] = seed_means(
-            seeded, FIELDS, skip_absent=True
-        )
-    return out
+    flat = {
+        (task, source, row, seed): m
+        for (task, source, seed), rows in sorted(runs.items())
+        for row, m in rows.items()
+        if not row.startswith("_")
+    }
+    return seed_means_by(flat, FIELDS, skip_absent=True)
 
 
 def augsbert_table(metrics: dict, task: str) -> pd.DataFrame:
@@ -379,8 +374,8 @@ def augsbert_table(metrics: dict, task: str) -> pd.DataFrame:
             "P@R20": mean_std(m, "p_at_r20"),
             "F1 (stated)": mean_std(m, "f1"),
             "silver": int(round(m.get("n_silver", 0))),
-            "silver positive": _share(m.get("silver_positive_share")),
-            "silver precision": _share(m.get("silver_precision")),
+            "silver positive": cell(m.get("silver_positive_share"), ".1%"),
+            "silver precision": cell(m.get("silver_precision"), ".1%"),
         }
         if task == "qqp":
             paper = AUGSBERT_QQP_F1.get(row)
@@ -389,10 +384,6 @@ def augsbert_table(metrics: dict, task: str) -> pd.DataFrame:
             )
         records.append(rec)
     return pd.DataFrame(records).set_index(["gold", "model"])
-
-
-def _share(value) -> str:
-    return "-" if value is None else f"{value:.1%}"
 
 
 def silver_frame(runs: dict) -> pd.DataFrame:
@@ -416,22 +407,20 @@ def best_sampler(metrics: dict, task: str, source: str = "stated") -> str:
 
 
 def silver_gains(metrics: dict) -> dict:
-    """``{task: {source: (mean, per seed)}}``: each gold source's :func:`silver_gain`, for the
-    tasks where two or more sources have one."""
+    """``{task: {source: (mean, per seed)}}``: the best sampler's AP minus the gold-only SBERT's,
+    for the tasks where two or more gold sources have both."""
     out = {}
     for task, by_source in metrics.items():
-        gains = {s: g for s, rows in by_source.items() if (g := silver_gain(rows)) is not None}
+        gains = {}
+        for source, rows in by_source.items():
+            samplers = [r for r in smp.SAMPLERS if r in rows]
+            if samplers and "sbert" in rows:
+                best = max(samplers, key=lambda r: rows[r]["ap"])
+                ours, gold = (
+                    (rows[r].get("per_seed") or {}).get("ap", []) for r in (best, "sbert")
+                )
+                gain = rows[best]["ap"] - rows["sbert"]["ap"]
+                gains[source] = gain, [a - b for a, b in zip(ours, gold)]
         if len(gains) > 1:
             out[task] = gains
     return out
-
-
-def silver_gain(rows: dict) -> tuple[float, list[float]] | None:
-    """The best sampler's AP minus the gold-only SBERT's, as a mean and per seed (None without
-    samplers)."""
-    samplers = [r for r in smp.SAMPLERS if r in rows]
-    if not samplers or "sbert" not in rows:
-        return None
-    best = max(samplers, key=lambda r: rows[r]["ap"])
-    best_ap, sbert_ap = ((rows[r].get("per_seed") or {}).get("ap", []) for r in (best, "sbert"))
-    return rows[best]["ap"] - rows["sbert"]["ap"], [a - b for a, b in zip(best_ap, sbert_ap)]

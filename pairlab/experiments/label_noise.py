@@ -5,7 +5,7 @@ pair's base-model error (Bansal and Sharma 2023, Appendix B)."""
 
 from __future__ import annotations
 
-from .summaries import mean_std, seed_means
+from .summaries import cell, mean_std, seed_means_by
 from .sweeps import Variant
 
 __all__ = ["noise_name", "noise_spec", "noise_variants", "noise_metrics", "noise_table"]
@@ -66,27 +66,18 @@ def noise_metrics(results: dict) -> dict:
     """``{task: {noise: {strategy: {ap, ap_ci, p_at_r20, p_at_r20_ci, annotator_accuracy,
     no_answer, positives_found, labels}}}}`` (means over seeds, ``per_seed`` beside) from the
     sweep of :func:`noise_variants`. The oracle's accuracy is 1 by definition."""
-    grouped: dict = {}
+    rows = {}
     for (task, label, seed), result in results.items():  # the sweep's order: noise levels as given
         strategy, noise = label.split("|")
         note = result.get("annotation") or {"accuracy": 1.0, "no_answer": 0}
-        row = {k: result["test"][k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")}
-        row.update(
-            annotator_accuracy=note["accuracy"],
-            no_answer=note["no_answer"],
-            positives_found=result["positives_found"],
-            labels=result["labels"],
-        )
-        by_noise = grouped.setdefault(task, {}).setdefault(noise, {})
-        by_noise.setdefault(strategy, []).append((seed, row))
-    std_of = ("ap", "p_at_r20", "annotator_accuracy")
-    return {
-        task: {
-            noise: {s: seed_means(seeded, std_of=std_of) for s, seeded in by_strategy.items()}
-            for noise, by_strategy in by_noise.items()
+        rows[(task, noise, strategy, seed)] = {
+            **{k: result["test"][k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")},
+            "annotator_accuracy": note["accuracy"],
+            "no_answer": note["no_answer"],
+            "positives_found": result["positives_found"],
+            "labels": result["labels"],
         }
-        for task, by_noise in grouped.items()
-    }
+    return seed_means_by(rows, std_of=("ap", "p_at_r20", "annotator_accuracy"))
 
 
 def noise_table(by_noise: dict):
@@ -101,7 +92,7 @@ def noise_table(by_noise: dict):
             "AP": mean_std(m, "ap"),
             "AP 95% CI": "[{:.3f}, {:.3f}]".format(*m["ap_ci"]),
             "P@R20": f"{m['p_at_r20']:.3f}",
-            "annotator accuracy": _share(m["annotator_accuracy"]),
+            "annotator accuracy": cell(m["annotator_accuracy"], ".1%"),
             "positives found": f"{m['positives_found']:.1f}",
             "labels": int(m["labels"]),
         }
@@ -109,7 +100,3 @@ def noise_table(by_noise: dict):
         for strategy, m in by_strategy.items()
     ]
     return pd.DataFrame(records).set_index(["noise", "strategy"])
-
-
-def _share(value) -> str:
-    return "-" if value is None else f"{value:.1%}"

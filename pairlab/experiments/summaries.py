@@ -13,9 +13,13 @@ from . import data_efficiency
 __all__ = [
     "summarise",
     "spread",
+    "by_seed",
+    "nest",
     "seed_means",
+    "seed_means_by",
     "compare",
     "mean_std",
+    "cell",
     "in_order",
     "judge",
     "seed_set_means",
@@ -28,13 +32,26 @@ def summarise(results: dict) -> dict:
     """The metrics file's ``{task: {strategy: {labels, positives_found, ap, p_at_r20, ...}}}``:
     test metrics as mean, std (over seeds, ddof 0: the paper's three runs) and per seed, the
     mean dev AP after each round, and the mean seconds per stage of a run."""
-    grouped: dict = {}
-    for (task, strategy, seed), result in results.items():  # the sweep's order
-        grouped.setdefault(task, {}).setdefault(strategy, []).append((seed, result))
-    return {
-        task: {name: _summary(runs) for name, runs in strategies.items()}
-        for task, strategies in grouped.items()
-    }
+    return nest({key: _summary(runs) for key, runs in by_seed(results).items()})
+
+
+def by_seed(runs: dict) -> dict:
+    """``{(*key, seed): value}`` as ``{key: [(seed, value), ...]}``, in the runs' order."""
+    out: dict = {}
+    for (*key, seed), value in runs.items():
+        out.setdefault(tuple(key), []).append((seed, value))
+    return out
+
+
+def nest(flat: dict) -> dict:
+    """``{(a, b, c): value}`` as ``{a: {b: {c: value}}}``, in the keys' order."""
+    out: dict = {}
+    for (*outer, last), value in flat.items():
+        inner = out
+        for key in outer:
+            inner = inner.setdefault(key, {})
+        inner[last] = value
+    return out
 
 
 def _summary(runs) -> dict:
@@ -117,6 +134,16 @@ def seed_means(seeded: list, names=None, *, std_of=None, skip_absent: bool = Fal
     return out
 
 
+def seed_means_by(runs: dict, names=None, **options) -> dict:
+    """``{(*key, seed): row}`` as nested ``{key...: seed_means(rows of its seeds)}``."""
+    return nest({k: seed_means(v, names, **options) for k, v in by_seed(runs).items()})
+
+
+def cell(value, spec: str = ".3f") -> str:
+    """``value`` as a table cell formatted by ``spec``, ``-`` for None."""
+    return "-" if value is None else format(value, spec)
+
+
 def mean_std(row: dict, name: str) -> str:
     """A :func:`seed_means` row's ``name`` as a table cell: ``0.512 ± 0.013`` (the std where two
     or more seeds gave one), ``-`` where no seed has it."""
@@ -194,10 +221,7 @@ def ablation_metrics(summary: dict, seed_rounds: pd.DataFrame, transferred: dict
                 for r, m in means.loc[(task, seed_set)].iterrows()
             ],
         }
-    grouped: dict = {}
-    for (task, source, seed), m in transferred.items():
-        grouped.setdefault((task, source), []).append((seed, m))
-    for (task, source), runs in grouped.items():
+    for (task, source), runs in by_seed(transferred).items():
         per_seed = {k: [m[k] for _, m in runs] for k in runs[0][1]}
         out[task]["transfer"][source] = {
             "seeds": [s for s, _ in runs],
