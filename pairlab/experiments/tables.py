@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..active.loop import STAGES
 from ..data.paper import A, B
-from . import budget as budget_views
+from .budget import Budget
 from .summaries import spread
 from .sweeps import ZERO_SHOT
 
@@ -113,9 +113,9 @@ def _pct(value) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
-def _ap_table(summary: dict, paper: dict, names=None) -> pd.DataFrame:
-    """Test P@R20 and AP, mean ± std over seeds, beside the paper's, per task and strategy: the
-    strategies in ``names`` (with their positives), else all, the zero-shot row first."""
+def table3(summary: dict, paper: dict, names=None) -> pd.DataFrame:
+    """Test P@R20 and AP, mean ± std over seeds, beside the paper's Table 3, per task and
+    strategy: those in ``names`` (with their positives), else all, the zero-shot row first."""
     rows = []
     for task, strategies in summary.items():
         for name in names or sorted(strategies, key=lambda n: n != ZERO_SHOT):
@@ -138,16 +138,11 @@ def _ap_table(summary: dict, paper: dict, names=None) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["task", "strategy"])
 
 
-def table3(summary: dict, paper: dict) -> pd.DataFrame:
-    """Test P@R20 and AP per strategy, mean ± std over seeds, beside the paper's Table 3."""
-    return _ap_table(summary, paper)
-
-
 def table5(summary: dict, paper: dict) -> pd.DataFrame:
     """Stratified sampling (with oracle access to the positives) against the active-learning
     strategies: labels, positives, test P@R20 and AP, beside the paper's Table 5."""
     names = ("stratified_match", "stratified_all_positives", "adaptive_retrieval", "uncertainty")
-    return _ap_table(summary, paper, names)
+    return table3(summary, paper, names)
 
 
 def table4(summary: dict, paper: dict, budget: dict) -> pd.DataFrame:
@@ -249,33 +244,27 @@ def costs(
     """What each strategy's labels cost to annotate (``per_hour`` judgements at
     ``dollars_per_hour``) beside the compute one run took (measured); with ``efficiency_frame``
     also what reaching the reference's full-budget dev AP costs."""
-    prices = {"per_hour": per_hour, "dollars_per_hour": dollars_per_hour}
-    rows = []
-    for task, strategies in summary.items():
-        for name, entry in strategies.items():
-            compute = sum(entry["seconds_per_run"].values())
-            cost = budget_views.annotation_cost(
-                [entry["labels"]], **prices, compute_seconds=compute
-            )
-            rows.append(
-                {
-                    "task": task,
-                    "strategy": name,
-                    "labels": entry["labels"],
-                    "annotator hours": float(cost["annotator_hours"][0]),
-                    "annotation $": float(cost["dollars"][0]),
-                    "compute hours (measured)": cost["compute_hours"],
-                    "test AP": entry["ap"]["mean"],
-                }
-            )
+    price = Budget(per_hour, dollars_per_hour)
+    rows = [
+        {
+            "task": task,
+            "strategy": name,
+            "labels": entry["labels"],
+            "annotator hours": entry["labels"] / per_hour,
+            "annotation $": float(price.annotation(entry["labels"])),
+            "compute hours (measured)": sum(entry["seconds_per_run"].values()) / 3600.0,
+            "test AP": entry["ap"]["mean"],
+        }
+        for task, strategies in summary.items()
+        for name, entry in strategies.items()
+    ]
     frame = pd.DataFrame(rows).set_index(["task", "strategy"])
     if efficiency_frame is not None and not efficiency_frame.empty:
         needed = efficiency_frame.groupby("task")["labels needed"].mean()
         for task, labels in needed[np.isfinite(needed)].items():
-            cost = budget_views.annotation_cost([labels], **prices)
             frame.loc[
                 (task, "uncertainty to static's AP"), ["labels", "annotator hours", "annotation $"]
-            ] = (round(labels), float(cost["annotator_hours"][0]), float(cost["dollars"][0]))
+            ] = (round(labels), labels / per_hour, float(price.annotation(labels)))
     return frame.round(3)
 
 
