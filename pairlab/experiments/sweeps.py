@@ -66,21 +66,16 @@ def zero_shot(
     for task, (pools, eval_sets) in prepared.items():
         test = pools["test"]
         left, right = embed_pool(test, model, max_seq_length=max_seq_length, show_progress=False)
-        result = evaluate(
-            eval_sets["test"], CosineScorer(test.space, left, right), n_boot=n_boot, seed=seed
-        )
+        scorer = CosineScorer(test.space, left, right)
+        result = evaluate(eval_sets["test"], scorer, n_boot=n_boot, seed=seed)
+        none = {"mean": 0.0, "std": 0.0, "per_seed": []}
         out[task] = {
             "seeds": [],
             "labels": 0,
-            "positives_found": {"mean": 0.0, "std": 0.0, "per_seed": []},
+            "positives_found": dict(none),
             **{
-                key: {
-                    "mean": float(result[key]),
-                    "std": 0.0,
-                    "per_seed": [],
-                    "ci": [float(v) for v in result[f"{key}_ci"]],
-                }
-                for key in ("ap", "p_at_r20")
+                k: {**none, "mean": float(result[k]), "ci": [float(v) for v in result[f"{k}_ci"]]}
+                for k in ("ap", "p_at_r20")
             },
             "dev_ap_per_round": [],
             "rounds_per_seed": [],
@@ -150,16 +145,14 @@ def sweep(
     gpus_per_run: float | None = None,
     archive=None,
 ) -> dict:
-    """Run every (task, strategy, seed); returns ``{(task, label, seed): result}``.
+    """Run every (task, strategy, seed) of ``prepared`` (task -> :func:`pools_and_strata`);
+    returns ``{(task, label, seed): result}``, finished runs read back.
 
-    ``prepared``: task -> :func:`pools_and_strata`'s output; ``settings``: the other
-    :class:`ActiveConfig` fields (a per-task dict allowed for any, e.g. ``{"rounds": {"qqp":
-    5}}``). A strategy is a name or a :class:`Variant`; ``seeds`` are every strategy's, or a dict
-    of each one's own by label. Finished runs are read back; ``learner(config)`` replaces
-    CosineBERT (tests). ``backend="ray"``: each run a Ray task of ``cpus_per_run`` CPUs and
-    ``gpus_per_run`` GPUs on the cluster at ``address`` (:mod:`.distributed`). ``archive`` (a
-    folder, local backend): each run's small record kept there after every round and restored
-    on a machine without the run folder (:mod:`pairlab.active.archive`)."""
+    A strategy is a name or a :class:`Variant`; ``seeds`` are every strategy's, or each one's by
+    label. ``learner(config)`` replaces CosineBERT (tests). ``backend="ray"``: each run a Ray task
+    (:mod:`.distributed`). ``archive`` (a folder, local backend): each run's small record kept
+    there after every round, restored where the run folder is missing
+    (:mod:`pairlab.active.archive`)."""
     if backend not in ("local", "ray"):
         raise ValueError(f"backend must be one of ('local', 'ray'), got {backend!r}")
     if backend == "local" and address is not None:

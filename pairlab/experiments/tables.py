@@ -216,10 +216,11 @@ def table6(summary: dict, transferred: dict, paper: dict) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["task", "data"])
 
 
-def noise(summary: dict, groups, *, gap=(A, B)) -> pd.DataFrame:
+def noise(summary: dict, groups) -> pd.DataFrame:
     """How far test AP moves between runs that should be equally good (random label sets of the
-    same size, training seeds), beside the gap between the two strategies of ``gap``: one row
-    per task and group with the runs' mean, std, min, max and range of test AP."""
+    same size, training seeds), beside the gap between uncertainty sampling and static
+    retrieval: one row per task and group with the runs' mean, std, min, max and range."""
+    gap = (A, B)
     rows = []
     for task, strategies in summary.items():
         for name in (g for g in groups if g in strategies):
