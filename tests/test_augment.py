@@ -235,7 +235,7 @@ def test_findings_compare_silver_over_stated_and_adaptive_gold():
 
 
 def test_augsbert_epochs_change_only_the_bi_encoders_trained_in_notebook_06():
-    from pairlab.experiments.augsbert import AugTraining
+    from pairlab.experiments.augsbert import AugSettings
 
     params = {
         "concat_epochs": {"qqp": 2, "wikiqa": 3},
@@ -243,13 +243,16 @@ def test_augsbert_epochs_change_only_the_bi_encoders_trained_in_notebook_06():
         "learning_rate": 2e-5,
         "batch_size": 16,
         "max_seq_length": 64,
+        **dict.fromkeys(("samplers", "gold_sources", "seeds", "size_fractions"), ()),
+        **dict.fromkeys(("k", "silver_items", "kde_pairs", "train_max_pairs", "n_boot"), 1),
+        **dict.fromkeys(("concat_near_m", "concat_n_random", "seed", "model"), None),
     }
-    same = AugTraining.from_params({**params, "augsbert_epochs": None}).configs("wikiqa", 1)
+    same = AugSettings.from_params({**params, "augsbert_epochs": None}).configs("wikiqa", 1)
     assert (
         same["cosinebert"].epochs == 2
         and same["concatbert"].epochs == 3
         and same["cosinebert"].seed == 1
     )
-    fewer = AugTraining.from_params({**params, "augsbert_epochs": 1}).configs("wikiqa", 1)
+    fewer = AugSettings.from_params({**params, "augsbert_epochs": 1}).configs("wikiqa", 1)
     assert fewer["cosinebert"].epochs == 1 and fewer["concatbert"] == same["concatbert"]
     assert fewer["cosinebert"].max_seq_length == 64

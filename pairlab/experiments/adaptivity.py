@@ -53,11 +53,9 @@ def load_experiment(params: dict, experiment: str, *, show: bool = True):
 
 
 def budget_runs(seeds, other_seeds) -> tuple[list, dict]:
-    """The budget experiment's ``(strategies, seeds by label)`` for :func:`~.sweeps.sweep`:
-    uncertainty sampling and static retrieval (retrained every round) on ``seeds``, adaptive
-    retrieval and random candidates (retrained every round) on ``other_seeds``. Adaptive
-    retrieval runs right after uncertainty sampling, so that where the two pick the same pairs it
-    takes the models the last runs trained (:class:`~pairlab.active.learner.RecentModels`)."""
+    """``(strategies, seeds by label)`` for :func:`~.sweeps.sweep`: uncertainty sampling and
+    static retrieval on ``seeds``, adaptive retrieval (right after uncertainty sampling, to take
+    its models where they pick alike) and random candidates on ``other_seeds``."""
     every_round = {"curve": True}
     strategies = [
         "uncertainty",

@@ -1,8 +1,6 @@
-"""Augmented SBERT on the all-pairs tasks (notebook 06): a cross-encoder trained on gold labels
-labels sampled ("silver") pairs for the bi-encoder, measured on all pairs and on the stated
-(balanced) test pairs the paper reports. One :class:`AugRun` is a task, a gold source and a
-seed; its models, silver scores and AugSBERT metrics are kept in a folder, so a re-run trains and
-scores nothing again."""
+"""Augmented SBERT (notebook 06): a cross-encoder trained on gold labels labels sampled
+("silver") pairs for the bi-encoder, measured on all pairs and on the stated test pairs. An
+:class:`AugRun` keeps its models, silver scores and metrics in a folder: a re-run trains nothing."""
 
 from __future__ import annotations
 
@@ -27,9 +25,7 @@ from .sweeps import COLLAPSED_SPREAD
 __all__ = [
     "GOLD_SOURCES",
     "ROWS",
-    "gold_set",
     "AugSettings",
-    "AugTraining",
     "AugRun",
     "augsbert_metrics",
     "augsbert_table",
@@ -45,60 +41,14 @@ ROWS = ("sbert", "cross_encoder", *smp.SAMPLERS)
 SCORES = ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")
 SILVER = ("silver_positive_share", "true_positive_share", "silver_precision")
 LABELLER = ("label_seconds", "pairs_per_second", "threshold", "silver_logit_std", "collapsed")
-FIELDS = (*SCORES, "f1", "n_gold", "n_silver", *SILVER, *LABELLER, "seconds")  # in the metrics
 FLAT = " (flat calibration: on its training pairs the cosine does not rise with the label)"
-
-
-def gold_set(
-    source: str, prepared: dict, settings: LoopSettings, root, task: str, seed: int, *, max_pairs
-) -> tuple[np.ndarray, np.ndarray]:
-    """Gold training pairs and labels: ``stated`` (``max_pairs`` of the heuristically balanced
-    training data) or ``uncertainty`` (what notebook 03's uncertainty run under ``root``
-    collected, read back from its run folder)."""
-    pools, eval_sets = prepared[task]
-    if source == "stated":
-        ids = sample_pairs(stated_pairs(pools["train"])[0], max_pairs, seed=seed)
-        return ids, pools["train"].labels(ids)
-    if source != "uncertainty":
-        raise ValueError(f"gold source must be one of {GOLD_SOURCES}, got {source!r}")
-    folder = run_folder(root, settings.config(task, source, seed), pools, eval_sets)
-    if load_result(folder) is None:
-        raise FileNotFoundError(
-            f"no finished {source} run of {task} (seed {seed}) at {folder}: run notebook 03 "
-            f"with the same profile first (notebooks 04-07 read its runs back)"
-        )
-    return run_labels(folder)
-
-
-@dataclass(frozen=True)
-class AugTraining:
-    """How notebook 06 trains the cross-encoder and the bi-encoder; ``augsbert_epochs``, when
-    set, replaces the bi-encoders' epochs here only (notebook 03's runs keep ``cosine_epochs``)."""
-
-    concat: TrainSettings
-    cosine: TrainSettings
-    augsbert_epochs: int | None = None
-
-    @classmethod
-    def from_params(cls, params: dict) -> AugTraining:
-        return cls(
-            TrainSettings.from_params(params, "concatbert"),
-            TrainSettings.from_params(params, "cosinebert"),
-            params.get("augsbert_epochs") or None,
-        )
-
-    def configs(self, task: str, seed: int) -> dict:
-        """``{"concatbert": TrainConfig, "cosinebert": TrainConfig}`` for ``task`` and ``seed``."""
-        cosine = self.cosine.config(task, seed)
-        if self.augsbert_epochs:
-            cosine = replace(cosine, epochs=self.augsbert_epochs)
-        return {"concatbert": self.concat.config(task, seed), "cosinebert": cosine}
+FIELDS = (*SCORES, "f1", "n_gold", "n_silver", *SILVER, *LABELLER, "seconds")  # in the metrics
 
 
 @dataclass(frozen=True)
 class AugSettings:
-    """Notebook 06's settings (samplers, gold sets, seeds, training, the cross-encoder's test
-    strata), built once from its parameters."""
+    """Notebook 06's settings, built once from its parameters; ``augsbert_epochs``, when set,
+    replaces the bi-encoders' epochs here only (notebook 03's runs keep ``cosine_epochs``)."""
 
     samplers: tuple
     k: int
@@ -108,7 +58,9 @@ class AugSettings:
     train_max_pairs: int | None
     seeds: tuple
     size_fractions: tuple
-    training: AugTraining
+    concat: TrainSettings
+    cosine: TrainSettings
+    augsbert_epochs: int | None
     concat_strata: EvalConfig
     model: str | None
     max_seq_length: int
@@ -126,12 +78,21 @@ class AugSettings:
             gold_sources=tuple(params["gold_sources"]),
             seeds=tuple(int(s) for s in params["seeds"]),
             size_fractions=tuple(params["size_fractions"]),
-            training=AugTraining.from_params(params),
+            concat=TrainSettings.from_params(params, "concatbert"),
+            cosine=TrainSettings.from_params(params, "cosinebert"),
+            augsbert_epochs=params.get("augsbert_epochs") or None,
             concat_strata=EvalConfig(
                 params["concat_near_m"], params["concat_n_random"], params["seed"]
             ),
             **{name: params[name] for name in same},
         )
+
+    def configs(self, task: str, seed: int) -> dict:
+        """``{"concatbert": TrainConfig, "cosinebert": TrainConfig}`` for ``task`` and ``seed``."""
+        cosine = self.cosine.config(task, seed)
+        if self.augsbert_epochs:
+            cosine = replace(cosine, epochs=self.augsbert_epochs)
+        return {"concatbert": self.concat.config(task, seed), "cosinebert": cosine}
 
 
 class AugRun:
@@ -145,10 +106,8 @@ class AugRun:
         pools, self.eval_sets = prepared[task]
         self.train, self.dev, self.test = pools["train"], pools["dev"], pools["test"]
         self.folder = Path(folder)
-        self.gold_ids, self.gold_y = gold_set(
-            source, prepared, settings, runs_root, task, self.seed, max_pairs=aug.train_max_pairs
-        )
-        self.configs = aug.training.configs(task, self.seed)
+        self.gold_ids, self.gold_y = self._gold(pools, settings, runs_root)
+        self.configs = aug.configs(task, self.seed)
         self.cross, cross_id = self._train("concatbert")
         self.sbert, _ = self._train("cosinebert")
         self.labeller = SilverLabeller(
@@ -159,6 +118,23 @@ class AugRun:
             path=self.folder / f"{cross_id}.silver.npz",
         )
         self._silver = None
+
+    def _gold(self, pools: dict, settings: LoopSettings, root) -> tuple[np.ndarray, np.ndarray]:
+        """Gold pairs and labels: ``stated`` (``train_max_pairs`` of the heuristically balanced
+        training data) or ``uncertainty`` (read back from notebook 03's run under ``root``)."""
+        task, source, seed = self.task, self.source, self.seed
+        if source == "stated":
+            ids = sample_pairs(stated_pairs(self.train)[0], self.aug.train_max_pairs, seed=seed)
+            return ids, self.train.labels(ids)
+        if source != "uncertainty":
+            raise ValueError(f"gold source must be one of {GOLD_SOURCES}, got {source!r}")
+        folder = run_folder(root, settings.config(task, source, seed), pools, self.eval_sets)
+        if load_result(folder) is None:
+            raise FileNotFoundError(
+                f"no finished {source} run of {task} (seed {seed}) at {folder}: run notebook 03 "
+                f"with the same profile first (notebooks 04-07 read its runs back)"
+            )
+        return run_labels(folder)
 
     def _train(self, kind):
         config, model = self.configs[kind], self.aug.model

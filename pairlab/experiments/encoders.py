@@ -1,9 +1,6 @@
-"""Notebook 09's second experiment: does adaptivity pay more when the starting encoder is
-weaker? One model cut to fewer transformer layers (:mod:`pairlab.models.truncate`) gives
-encoders of graded strength; each one's zero-shot all-pairs AP and static-retrieval precision
-come first (:func:`zero_shot`), then uncertainty sampling against static retrieval from each
-(:func:`encoder_variants`), read as the gap between them against the zero-shot AP
-(:func:`encoder_table`, :func:`gap_trend`)."""
+"""Notebook 09's second experiment: does adaptivity pay more from a weaker starting encoder?
+One model cut to fewer layers gives encoders of graded strength; the gap between uncertainty
+sampling and static retrieval from each is read against its zero-shot AP."""
 
 from __future__ import annotations
 

@@ -1,14 +1,7 @@
-"""Findings as data: each claim of the papers, checked on our metrics, is a :class:`Finding`
-record (the claim, where it was judged, a status and the values: the paper's and ours with
-intervals and per seed). One rule per claim, here and nowhere else. No sentence is made here:
-each claim's statement, source and rule in words, and each record's sentence, are written once
-in ``pairlab/templates/findings.md.j2``, which the notebooks (:func:`pairlab.report.markdown`)
-and the documents (``docs/*.j2``) render through one environment. Tests judge statuses and
-values.
-
-The statuses: ``held`` (ours agrees with the paper beyond the noise the rule states), ``in
-part`` (in the paper's direction, within noise or on some seeds only), ``not held``.
-"""
+"""Each claim of the papers, judged on our metrics, as a :class:`Finding` record (the claim,
+where, a status and the values), by one rule per claim; the words, rules included, are in
+``pairlab/templates/findings.md.j2``. Statuses: ``held`` (beyond the noise the rule states),
+``in part`` (the paper's direction, within noise or on some seeds), ``not held``."""
 
 from __future__ import annotations
 

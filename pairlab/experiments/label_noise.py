@@ -1,7 +1,6 @@
-"""Notebook 03's all-pairs runs under annotator noise (notebook 07): each run's annotator is in
-its config, so a noisy run has its own folder. A noise level is a flip rate (both ways; 0 is the
-oracle, notebook 03's own runs) or ``"error_dependent"``: right as often as an LLM was at the
-pair's base-model error (Bansal and Sharma 2023, Appendix B)."""
+"""Notebook 03's runs under annotator noise (notebook 07; the annotator is in the run's config).
+A noise level is a flip rate (0: the oracle) or ``"error_dependent"``: right as often as an LLM
+was at the pair's base-model error (Bansal and Sharma 2023, Appendix B)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The tables and sentences of notebook 08, read from its metrics file (:func:`~pairlab.
-experiments.rankers.ranker_metrics`), so the notebook and RESULTS.md show the same thing: the
-Table 1 analog, assessments and cost, the spread of random subsets, the verdicts, and
-Althammer et al.'s DPR rows beside ours."""
+"""Notebook 08's tables, read from its metrics file (:func:`.rankers.ranker_metrics`) so that
+the notebook and RESULTS.md show the same thing."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Notebook 08 (Althammer et al. 2023: active learning for rankers against random): the
-query-level runs, their curves and per-question test values, the paired tests against random,
-and the metrics file. :func:`prepare_rankers` -> :func:`query_sweep` -> :func:`curves` and
-:func:`per_query` -> :func:`ranker_metrics` (tables: :mod:`.ranker_tables`)."""
+"""Notebook 08 (Althammer et al. 2023): query-level runs, their curves and per-question test
+values, paired tests against random and the metrics file (tables: :mod:`.ranker_tables`)."""
 
 from __future__ import annotations
 

@@ -108,13 +108,10 @@ def spread(values, *, cis=None) -> dict:
 
 
 def seed_means(seeded: list, names=None, *, std_of=None, skip_absent: bool = False) -> dict:
-    """One row of a per-seed experiment (notebooks 06 and 07) as ``{"seeds", "per_seed": {name:
-    [value per seed]}, name: mean, f"{name}_std": sample std}`` from ``[(seed, {name: value})]``.
-
-    ``names``: the fields, in order (default: the first row's). A seed's ``None`` is left out of
-    the mean; a field no seed has is ``None`` (or left out entirely with ``skip_absent``). Lists
-    are averaged element-wise, numbers get a std (ddof 1) when two or more seeds have one, for
-    every field or only those in ``std_of``; other values are kept per seed only."""
+    """``{"seeds", "per_seed": {name: [value per seed]}, name: mean, f"{name}_std": std (ddof
+    1)}`` from ``[(seed, {name: value})]``, for ``names`` (default: the first row's). None is
+    left out of a mean (a field no seed has: None, or absent with ``skip_absent``); lists are
+    averaged element-wise; a std where two seeds have a number (only ``std_of``'s if given)."""
     rows = [row for _, row in seeded]
     out: dict = {"seeds": [int(s) for s, _ in seeded], "per_seed": {}}
     for name in list(rows[0]) if names is None else names:
@@ -163,12 +160,9 @@ def in_order(metrics: dict, order):
 
 
 def compare(a: dict, b: dict, key: str) -> dict:
-    """Whether ``a[key]`` is above ``b[key]`` and whether that gap can be told from noise: by
-    the two 95% intervals (``key_ci``) when both records have them, else by the seeds' spread
-    (``per_seed``, standard deviation with ddof 1); with one seed and no interval it cannot be
-    told. ``a`` and ``b`` are metrics records (a mean with ``per_seed`` beside it). Returns
-    ``{"a", "b", "above", "separated" (None: cannot be told), "basis" ("intervals", "seeds",
-    "one seed"), "spread" (the seeds' std, where that is the basis)}``."""
+    """Whether record ``a``'s ``key`` is above ``b``'s beyond the noise: by both 95% intervals
+    (``key_ci``), else by the seeds' std (ddof 1), else not told. ``{"a", "b", "above",
+    "separated" (None: not told), "basis" ("intervals", "seeds", "one seed"), "spread"}``."""
     x, y = float(a[key]), float(b[key])
     ci_a, ci_b = a.get(f"{key}_ci"), b.get(f"{key}_ci")
     seeds = [[v for v in (r.get("per_seed") or {}).get(key, []) if v is not None] for r in (a, b)]

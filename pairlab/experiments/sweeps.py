@@ -146,13 +146,9 @@ def sweep(
     archive=None,
 ) -> dict:
     """Run every (task, strategy, seed) of ``prepared`` (task -> :func:`pools_and_strata`);
-    returns ``{(task, label, seed): result}``, finished runs read back.
-
-    A strategy is a name or a :class:`Variant`; ``seeds`` are every strategy's, or each one's by
-    label. ``learner(config)`` replaces CosineBERT (tests). ``backend="ray"``: each run a Ray task
-    (:mod:`.distributed`). ``archive`` (a folder, local backend): each run's small record kept
-    there after every round, restored where the run folder is missing
-    (:mod:`pairlab.active.archive`)."""
+    returns ``{(task, label, seed): result}``, finished runs read back. A strategy is a name or
+    a :class:`Variant`; ``seeds`` every strategy's, or each one's by label. ``archive``: a
+    folder keeping each run's small record (:mod:`pairlab.active.archive`)."""
     if backend not in ("local", "ray"):
         raise ValueError(f"backend must be one of ('local', 'ray'), got {backend!r}")
     if backend == "local" and address is not None:

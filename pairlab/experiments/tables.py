@@ -1,7 +1,5 @@
-"""The tables and frames notebooks 03-05 show: the paper's Tables 3-6 beside ours (Tables 3 and
-4 also per seed with their 95% intervals), curves and candidate recall per round, the noise
-between equally good runs and the cost of labels. The headline's verdict is a finding
-(:func:`.findings.adaptive_vs_static`)."""
+"""The tables and frames notebooks 03-05 show: the paper's Tables 3-6 beside ours, curves and
+candidate recall per round, the noise between equally good runs and the cost of labels."""
 
 from __future__ import annotations
 
@@ -11,7 +9,7 @@ import pandas as pd
 from ..active.loop import STAGES
 from ..data.paper import A, B
 from .budget import Budget
-from .summaries import spread
+from .summaries import by_seed, spread
 from .sweeps import ZERO_SHOT
 
 __all__ = [
@@ -83,16 +81,9 @@ def calibration(results: dict) -> pd.DataFrame:
     the batch and the share of it that was positive (calibrated: the two agree)."""
     columns = ["task", "strategy", "round", "batch", "mean p", "positive share"]
     rows = [
-        [
-            t,
-            s,
-            r["round"],
-            r["batch"],
-            r["calibration"]["mean_p"],
-            r["calibration"]["positive_share"],
-        ]
+        [t, s, r["round"], r["batch"], c["mean_p"], c["positive_share"]]
         for t, s, _, r in _rounds(results)
-        if r.get("calibration")
+        if (c := r.get("calibration"))
     ]
     if not rows:
         return pd.DataFrame(columns=columns)
@@ -193,11 +184,9 @@ def seed_set_rounds(results: dict, labels: dict) -> pd.DataFrame:
 def table6(summary: dict, transferred: dict, paper: dict) -> pd.DataFrame:
     """CosineBERT (the run's own model) beside ConcatBERT trained on the same collected labels:
     test P@R20 and AP, mean ± std over seeds, with the paper's Table 6 (QQP only)."""
-    grouped: dict = {}
-    for (task, source, _), m in transferred.items():
-        grouped.setdefault((task, source), []).append(m)
     rows = []
-    for (task, source), runs in grouped.items():
+    for (task, source), seeded in by_seed(transferred).items():
+        runs = [m for _, m in seeded]
         cosine, ref = summary[task][source], paper.get(task, {}).get(source, {})
         rows.append(
             {
@@ -342,9 +331,8 @@ def recall_table(strategies: dict) -> pd.DataFrame:
     frame = _seed_rounds(strategies, "candidate_recall")
     if frame.empty:
         return frame
-    frame = frame.rename(columns={"candidate_recall": "candidate recall"})
     return frame.pivot_table(
-        index=["round", "labels"], columns="strategy", values="candidate recall", aggfunc="mean"
+        index=["round", "labels"], columns="strategy", values="candidate_recall", aggfunc="mean"
     ).round(3)
 
 
