@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ..data import paper
+from .rankers import ACTIVE
 
 __all__ = [
     "table1",
@@ -17,9 +18,8 @@ __all__ = [
     "comparison_table",
 ]
 
-ORDER = ("pretrained", "random", "uncertainty", "qbc", "diversity")
+ORDER = ("pretrained", "random", *ACTIVE)
 NAMES = {"ndcg10": "nDCG@10", "mrr10": "MRR@10", "ap": "all-pairs AP"}
-ACTIVE = ("uncertainty", "qbc", "diversity")
 
 
 def _strategies(by_strategy: dict) -> list[str]:

@@ -42,15 +42,11 @@ METRICS = {"ndcg10": "ndcg", "mrr10": "mrr"}  # metrics-file name -> the run rec
 
 @dataclass(frozen=True)
 class RankerSettings:
-    """Notebook 08's settings, built once from its parameters (:meth:`from_params`): the test
-    strata, the encoder, the bootstrap replicates, the runs' shared :class:`QuerySettings` and
-    the sweep's groups ``((strategy, seeds), ...)``: random with ``random_seeds`` first, then
-    each of ``active_strategies`` with ``active_seeds``."""
+    """Notebook 08's settings, built once from its parameters: the test strata, the runs'
+    shared :class:`QuerySettings` (the encoder and bootstrap replicates among them) and the
+    sweep's groups ``((strategy, seeds), ...)``, random with ``random_seeds`` first."""
 
     strata: EvalConfig
-    model: str | None
-    max_seq_length: int
-    n_boot: int
     query: QuerySettings
     groups: tuple
 
@@ -81,25 +77,22 @@ class RankerSettings:
             members=params["committee_members"],
             share=params["committee_share"],
         )
-        strata = EvalConfig.from_params(params)
-        return cls(
-            strata, params["model"], params["max_seq_length"], params["n_boot"], query, groups
-        )
+        return cls(EvalConfig.from_params(params), query, groups)
 
 
 def prepare_rankers(tasks: dict, settings: RankerSettings) -> dict:
     """``{task: (pools, eval_set)}``: the ``train`` and ``test`` pools of each of ``tasks``
     (:func:`pairlab.data.tasks_for`) and the test split's strata, from pretrained embeddings."""
-    out = {}
-    for name, task in tasks.items():
-        eval_set = pretrained_eval_set(
-            task["test"],
-            settings.strata,
-            model=settings.model,
-            max_seq_length=settings.max_seq_length,
-        )[0]
-        out[name] = ({"train": task["train"], "test": task["test"]}, eval_set)
-    return out
+    q = settings.query
+    return {
+        name: (
+            {"train": task["train"], "test": task["test"]},
+            pretrained_eval_set(
+                task["test"], settings.strata, model=q.model, max_seq_length=q.max_seq_length
+            )[0],
+        )
+        for name, task in tasks.items()
+    }
 
 
 def scale(prepared: dict, settings: QuerySettings) -> pd.DataFrame:
@@ -128,9 +121,8 @@ def protocol_example(prepared: dict, task: str, settings: RankerSettings) -> pd.
     ranker: what each cost (the rank of its first relevant item), what was read first and at
     the first relevant item."""
     train = prepared[task][0]["train"]
-    left, right = embed_pool(
-        train, settings.model, max_seq_length=settings.max_seq_length, show_progress=False
-    )
+    q = settings.query
+    left, right = embed_pool(train, q.model, max_seq_length=q.max_seq_length, show_progress=False)
     questions = np.sort(
         np.random.default_rng(settings.strata.seed).choice(answerable(train), 3, replace=False)
     )
@@ -180,10 +172,9 @@ def pretrained_baseline(
     """The untrained encoder on each task's test split (training size 0): ``{task: {"ndcg",
     "mrr", "ap", "ap_ci", "per_query"}}``, shaped like a run record's ``test``. ``embed(pool)
     -> (left, right)`` replaces the pretrained encoder (tests)."""
+    q = settings.query
     embed = embed or (
-        lambda pool: embed_pool(
-            pool, settings.model, show_progress=False, max_seq_length=settings.max_seq_length
-        )
+        lambda pool: embed_pool(pool, q.model, show_progress=False, max_seq_length=q.max_seq_length)
     )
     return {
         task: ranking_record(
@@ -191,7 +182,7 @@ def pretrained_baseline(
             eval_set,
             *embed(pools["test"]),
             k=10,
-            n_boot=settings.n_boot,
+            n_boot=q.n_boot,
             seed=settings.strata.seed,
         )
         for task, (pools, eval_set) in prepared.items()
