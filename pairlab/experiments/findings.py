@@ -76,14 +76,10 @@ def _status(every: bool, part: bool) -> str:
     return "held" if every else "in part" if part else "not held"
 
 
-def adaptive_vs_static(
-    task: str, strategies: dict, efficiency: dict | None = None, *, paper_labels=None
-) -> Finding | None:
+def adaptive_vs_static(task: str, strategies: dict, efficiency: dict | None = None):
     """The core paper's headline on one task, from a notebook-03 metrics entry (``{strategy:
-    summary}``, with ``zero_shot`` where recorded) and notebook 05's factor per seed
-    (``{"per_seed": [{"seed", "factor", "bound"}]}``); ``paper_labels`` is the paper's budget on
-    this task (default: :data:`pairlab.data.paper.BUDGET`'s). None where either strategy is
-    missing or they share no seed."""
+    summary}``) and notebook 05's factor per seed (``{"per_seed": [{"seed", "factor",
+    "bound"}]}``). None where either strategy is missing or they share no seed."""
     from ..data.paper import BUDGET
 
     if A not in strategies or B not in strategies:
@@ -92,16 +88,7 @@ def adaptive_vs_static(
     seeds = [s for s in x["seeds"] if s in y["seeds"]]
     if not seeds:
         return None
-
-    def per_seed(entry, key):
-        at = [entry["seeds"].index(s) for s in seeds]
-        cis = entry[key].get("ci_per_seed")
-        return [entry[key]["per_seed"][i] for i in at], None if cis is None else [
-            cis[i] for i in at
-        ]
-
-    a_ap, a_ci = per_seed(x, "ap")
-    b_ap, b_ci = per_seed(y, "ap")
+    (a_ap, a_ci), (b_ap, b_ci) = (_at_seeds(entry["ap"], entry["seeds"], seeds) for entry in (x, y))
     above = sum(u > v for u, v in zip(a_ap, b_ap))
     both = a_ci is not None and b_ci is not None
     separated = sum(u[0] > v[1] for u, v in zip(a_ci, b_ci)) if both else None
@@ -127,14 +114,19 @@ def adaptive_vs_static(
         "factor_bounds": [factors.get(int(s), {}).get("bound") for s in seeds],
         "zero_shot_ap": None if zero is None else float(zero["ap"]["mean"]),
         "zero_shot_ap_ci": None if zero is None else zero["ap"].get("ci"),
-        "paper_labels": BUDGET.get(task, {}).get("labels")
-        if paper_labels is None
-        else paper_labels,
+        "paper_labels": BUDGET.get(task, {}).get("labels"),
     }
     n = len(seeds)
     return Finding(
         "adaptive_vs_static", task, _status(above == n and separated == n, above > n / 2), values
     )
+
+
+def _at_seeds(spread: dict, seeds: list, at: list) -> tuple:
+    """``spread``'s values and 95% intervals (None: none recorded) of the seeds ``at``."""
+    i = [seeds.index(s) for s in at]
+    cis = spread.get("ci_per_seed")
+    return [spread["per_seed"][k] for k in i], None if cis is None else [cis[k] for k in i]
 
 
 def budget_regime(task: str, metrics: dict) -> Finding | None:
