@@ -72,8 +72,7 @@ def budget_runs(seeds, other_seeds) -> tuple[list, dict]:
 
 
 def regime(prepared: dict, settings: LoopSettings) -> pd.DataFrame:
-    """Per task: the training positives, the labels after each round, and the labels per
-    positive at the end beside the paper's (16,640 WikiQA labels for 1,040 positives: 16)."""
+    """Per task: the training positives, labels per round and per positive (the paper's beside)."""
     from ..data import paper
 
     rows = []
@@ -131,8 +130,7 @@ def separation(curves: pd.DataFrame) -> pd.DataFrame:
 
 
 def recall_frame(results: dict) -> pd.DataFrame:
-    """Candidate recall per round of every run that searched candidates (NaN where no positive
-    was left to find)."""
+    """Candidate recall per round of every run that searched candidates (NaN: no positive left)."""
     rows = [
         {
             "task": task,
@@ -297,8 +295,7 @@ def _encoder(zero: pd.DataFrame, table: pd.DataFrame) -> dict:
 
 
 def budget_table(metrics: dict) -> pd.DataFrame:
-    """Per task and strategy of the budget experiment: the final dev AP (mean, interval, each
-    seed's) and the share of positives among the labels after round 1 and at the end."""
+    """Per task and strategy of the budget experiment: final dev AP, the labels' positive share."""
     rows = []
     for task, curves in metrics.get("budget", {}).items():
         for name, c in curves.items():
@@ -320,8 +317,7 @@ def budget_table(metrics: dict) -> pd.DataFrame:
 
 
 def encoder_summary(metrics: dict) -> pd.DataFrame:
-    """Per encoder depth and budget: zero-shot test AP, static retrieval's precision, each
-    strategy's test AP (mean over seeds) and the gap, with each seed's."""
+    """Per encoder depth and budget: zero-shot AP, each strategy's test AP and the gap per seed."""
     rows = []
     # the whole model first (a metrics file sorts its keys)
     for n, e in sorted(metrics.get("encoder", {}).items(), key=lambda kv: -int(kv[0])):

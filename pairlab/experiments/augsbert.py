@@ -96,8 +96,7 @@ class AugSettings:
 
 
 class AugRun:
-    """One task, gold source and seed of notebook 06: the gold set, the cross-encoder and the
-    gold-only bi-encoder trained on it (or loaded from ``folder``) and the silver labeller."""
+    """A task, gold source and seed of notebook 06: its models (kept in ``folder``) and labeller."""
 
     def __init__(
         self, task, source, seed, prepared, aug: AugSettings, settings, *, runs_root, folder
@@ -189,8 +188,7 @@ class AugRun:
         return self._silver
 
     def augmented(self, ids, y) -> dict:
-        """The bi-encoder trained on gold + the silver ``ids`` with labels ``y``, measured and
-        kept by model id (:func:`~.baselines.trained_metrics`)."""
+        """The bi-encoder trained on gold + silver ``ids`` with labels ``y``, measured (cached)."""
 
         def measure(trained, seconds):
             flat = {"calibration_flat": bool(trained.info.get("calibration_flat"))}
@@ -207,8 +205,7 @@ class AugRun:
         )
 
     def measure(self, model, eval_set=None) -> dict:
-        """All-pairs AP and P@R20 on ``eval_set`` (default: the bi-encoder's test strata) and the
-        stated test F1 at the model's own dev threshold."""
+        """All-pairs AP and P@R20 on ``eval_set``, stated test F1 at the model's dev threshold."""
         scorer = model.scorer(self.test)  # embeds every test item once, the stated pairs' too
         eval_set = eval_set or self.eval_sets["test"]
         scored = evaluate(eval_set, scorer, n_boot=self.aug.n_boot, seed=self.seed)
@@ -306,8 +303,7 @@ def run_all(prepared: dict, params: dict, settings: LoopSettings, *, runs_root, 
 def size_curves(
     metrics: dict, prepared: dict, params: dict, settings: LoopSettings, *, runs_root, folder
 ) -> pd.DataFrame:
-    """:meth:`AugRun.size_curve` of each task's best sampler on the first gold source, for every
-    seed and size fraction of notebook 06's parameters: one frame."""
+    """:meth:`AugRun.size_curve` of each task's best sampler on the first gold source, per seed."""
     from tqdm.auto import tqdm
 
     aug = AugSettings.from_params(params)
@@ -336,8 +332,7 @@ def augsbert_metrics(runs: dict) -> dict:
 
 
 def augsbert_table(metrics: dict, task: str) -> pd.DataFrame:
-    """One task's table: rows x (gold source, measure), means ± std over seeds, with the paper's
-    Quora-QP F1 (Table 5) beside QQP's."""
+    """One task's rows by gold source, means ± std over seeds, with the paper's Quora-QP F1."""
     from ..data.paper import AUGSBERT_QQP_F1
 
     records = []
@@ -363,8 +358,7 @@ def augsbert_table(metrics: dict, task: str) -> pd.DataFrame:
 
 
 def silver_frame(runs: dict) -> pd.DataFrame:
-    """Every silver pair's cross-encoder margin (logit minus the dev threshold) and label, per
-    task, gold source, seed and sampler (for the silver label distribution figure)."""
+    """Every silver pair's cross-encoder margin (logit minus the dev threshold) and label."""
     columns = ["task", "gold", "seed", "sampler", "margin", "label"]
     frames = [
         pd.DataFrame(dict(zip(columns, (*key, name, s["margin"], s["labels"]))))

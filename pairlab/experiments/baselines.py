@@ -123,8 +123,7 @@ class TrainSettings(PerTask):
 
     @classmethod
     def from_params(cls, params: dict, kind: str) -> TrainSettings:
-        """``kind``'s settings in a notebook's parameters: ``concat_epochs`` or
-        ``cosine_epochs``, ``learning_rate``, ``batch_size`` and ``max_seq_length``."""
+        """``kind``'s settings in a notebook's parameters (``concat_`` or ``cosine_epochs``)."""
         epochs = params["concat_epochs" if kind == "concatbert" else "cosine_epochs"]
         return cls(
             kind, epochs, *(params[k] for k in ("learning_rate", "batch_size", "max_seq_length"))
@@ -157,8 +156,7 @@ def trained_metrics(
 
 
 def train_settings(params: dict, kind: str):
-    """``(task, seed) -> TrainConfig`` of ``kind`` from a notebook's parameters
-    (:class:`TrainSettings`)."""
+    """``(task, seed) -> TrainConfig`` of ``kind`` from a notebook's parameters."""
     return TrainSettings.from_params(params, kind).config
 
 
@@ -202,8 +200,7 @@ def heuristic_metrics(task: str, score, dev: Pool, test: Pool) -> dict:
 
 
 def failure_metrics(heuristics: dict, results: dict, eval_sets: dict, extra: dict) -> dict:
-    """Notebook 02's metrics file: ``{task: {kind: {"heuristic", "all_pairs", ...}}}`` from
-    dicts keyed by (task, kind)."""
+    """Notebook 02's metrics file ``{task: {kind: {"heuristic", "all_pairs", ...}}}``."""
     out: dict = {}
     for (task, kind), result in results.items():
         es = eval_sets[(task, kind)]

@@ -211,8 +211,7 @@ class CaseStudy:
         }
 
     def rows(self, annotator) -> dict:
-        """``{row: metrics}``: the source-only model, source + the whole target annotated, and
-        each strategy's budget annotated."""
+        """``{row: metrics}``: source only, source + the whole target, and each strategy's picks."""
         initial = {**self.measure(self.initial), "n_annotated": 0}
         for part, ids in self.parts.items():
             initial[f"test_pairs_{part}"] = len(ids)
@@ -224,8 +223,7 @@ class CaseStudy:
 
 
 def case_metrics(runs: dict) -> dict:
-    """``{annotation: {row: {auc_all, auc_high_error, auc_low_error, ...: mean over seeds,
-    "per_seed": {...}}}}`` from ``{(annotation, seed): CaseStudy.rows(...)}``."""
+    """``{annotation: {row: seed_means}}`` from ``{(annotation, seed): CaseStudy.rows(...)}``."""
     flat = {
         (a, row, seed): m for (a, seed), rows in sorted(runs.items()) for row, m in rows.items()
     }

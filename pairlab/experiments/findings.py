@@ -231,8 +231,7 @@ def data_efficiency(
 
 
 def adaptivity(metrics: dict) -> list[Finding]:
-    """Every finding of a notebook-09 metrics file: the budget regime per task, then the
-    starting encoder per budget."""
+    """Every finding of a notebook-09 metrics file: budget regime per task, encoder per budget."""
     out = [budget_regime(task, metrics) for task in metrics.get("budget", {})]
     out += [starting_encoder(labels, metrics) for labels in metrics.get("encoder_trend", {})]
     return [f for f in out if f is not None]
@@ -301,8 +300,7 @@ def eagle(metrics: dict) -> list[Finding]:
 
 
 def label_noise(metrics: dict) -> list[Finding]:
-    """Conditional informativeness against uncertainty sampling on all pairs, per task and
-    noise level (notebook 07's ``all_pairs``)."""
+    """The noise claim per task and noise level of notebook 07's ``all_pairs``."""
     return [
         f
         for task, by_noise in metrics.items()

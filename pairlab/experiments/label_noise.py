@@ -80,8 +80,7 @@ def noise_metrics(results: dict) -> dict:
 
 
 def noise_table(by_noise: dict):
-    """One task's table: rows (noise, strategy); AP ± std with its 95% interval, P@R20, the
-    annotator's measured accuracy and the positives the run found."""
+    """One task's table: a row per noise level and strategy."""
     import pandas as pd
 
     records = [

@@ -83,8 +83,7 @@ def effort_table(metrics: dict, task: str) -> pd.DataFrame:
 
 
 def spread_table(metrics: dict, task: str) -> pd.DataFrame:
-    """The paper's RQ1: the best and worst random subset at each size, and whether they differ
-    (paired t-test over test questions)."""
+    """The paper's RQ1: the best and worst random subset at each size, and whether they differ."""
     rows = [
         {
             "questions": s["questions"],
@@ -102,8 +101,7 @@ def spread_table(metrics: dict, task: str) -> pd.DataFrame:
 
 
 def verdict_table(metrics: dict) -> pd.DataFrame:
-    """Per task and strategy: nDCG@10 against random at the largest number of questions and at
-    equal total cost, the Bonferroni-adjusted p of the paired t-test and the verdict."""
+    """Per task and strategy: the verdicts against random at equal questions and at equal cost."""
     rows = []
     for task, by_strategy in metrics.items():
         for strategy in _strategies(by_strategy):

@@ -96,8 +96,7 @@ def prepare_rankers(tasks: dict, settings: RankerSettings) -> dict:
 
 
 def scale(prepared: dict, settings: QuerySettings) -> pd.DataFrame:
-    """Per task: the questions that can be annotated, the right-hand side each one ranks, the
-    test questions measured and the questions annotated per round."""
+    """Per task: the questions annotatable and measured, the items they rank, the rounds."""
     rows = []
     for task, (pools, _) in prepared.items():
         train, test = pools["train"], pools["test"]
@@ -147,8 +146,7 @@ def query_sweep(
     callbacks=(),
     learner: Callable | None = None,
 ) -> dict:
-    """``{(task, strategy, seed): result}`` of every run of ``groups`` (``[(strategy, seeds),
-    ...]``); finished runs are read back."""
+    """``{(task, strategy, seed): result}`` of ``groups`` (``[(strategy, seeds)]``), read back."""
     results = {}
     keys = [(t, s, int(seed)) for t in prepared for s, seeds in groups for seed in seeds]
     with run_progress(len(keys)) as progress:

@@ -82,8 +82,7 @@ def _summary(runs) -> dict:
 
 
 def _round_entry(seed, record: dict) -> dict:
-    """One round of one seed's run: labels, positives found, the candidate recall (None where
-    no candidates were searched) and, where it was evaluated, dev AP with its 95% interval."""
+    """One round of one seed's run, as the metrics file keeps it."""
     dev = record.get("dev") or {}
     recall = record.get("candidate_recall")
     return {
@@ -98,8 +97,7 @@ def _round_entry(seed, record: dict) -> dict:
 
 
 def spread(values, *, cis=None) -> dict:
-    """Mean, std (ddof 0) and the values per seed; ``cis``: each seed's 95% interval, kept as
-    ``ci_per_seed``."""
+    """Mean, std (ddof 0) and values per seed (``cis``, each one's interval: ``ci_per_seed``)."""
     values = [float(v) for v in values]
     out = {"mean": float(np.mean(values)), "std": float(np.std(values)), "per_seed": values}
     if cis is not None:
@@ -151,8 +149,7 @@ def mean_std(row: dict, name: str) -> str:
 
 
 def in_order(metrics: dict, order):
-    """``(key, row name, row)`` of ``{key: {row name: row}}``, each key's rows in ``order`` (the
-    names a key lacks left out): the rows of a per-seed experiment's table."""
+    """``(key, row name, row)`` of ``{key: {row name: row}}``, each key's rows in ``order``."""
     for key, rows in metrics.items():
         for name in order:
             if name in rows:

@@ -39,8 +39,7 @@ MAIN_STRATEGIES = ("random", "static_retrieval", "adaptive_retrieval", "uncertai
 
 
 def pools_and_strata(task: Task, eval_config: EvalConfig, *, model=None, max_seq_length: int = 128):
-    """``(pools, eval_sets)`` of ``task``: its splits and the dev and test strata, drawn from
-    pretrained embeddings (cached), the same for every run of a sweep."""
+    """``(pools, eval_sets)`` of ``task``: its splits and dev and test strata (every run's)."""
     pools = {split: task[split] for split in ("train", "dev", "test")}
     eval_sets = {
         split: pretrained_eval_set(

@@ -130,8 +130,7 @@ def table3(summary: dict, paper: dict, names=None) -> pd.DataFrame:
 
 
 def table5(summary: dict, paper: dict) -> pd.DataFrame:
-    """Stratified sampling (with oracle access to the positives) against the active-learning
-    strategies: labels, positives, test P@R20 and AP, beside the paper's Table 5."""
+    """Stratified sampling (oracle positives) against active learning, and the paper's Table 5."""
     names = ("stratified_match", "stratified_all_positives", "adaptive_retrieval", "uncertainty")
     return table3(summary, paper, names)
 
@@ -182,8 +181,7 @@ def seed_set_rounds(results: dict, labels: dict) -> pd.DataFrame:
 
 
 def table6(summary: dict, transferred: dict, paper: dict) -> pd.DataFrame:
-    """CosineBERT (the run's own model) beside ConcatBERT trained on the same collected labels:
-    test P@R20 and AP, mean ± std over seeds, with the paper's Table 6 (QQP only)."""
+    """CosineBERT beside ConcatBERT trained on the same labels, with the paper's Table 6."""
     rows = []
     for (task, source), seeded in by_seed(transferred).items():
         runs = [m for _, m in seeded]
@@ -326,8 +324,7 @@ def _seed_rounds(strategies: dict, key: str) -> pd.DataFrame:
 
 
 def recall_table(strategies: dict) -> pd.DataFrame:
-    """Candidate recall per round (rows) and strategy (columns), the mean over seeds: the share
-    of the pool's not yet labelled positives that the round's candidate search held."""
+    """Candidate recall per round (rows) and strategy (columns), the mean over seeds."""
     frame = _seed_rounds(strategies, "candidate_recall")
     if frame.empty:
         return frame
