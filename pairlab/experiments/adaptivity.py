@@ -18,7 +18,6 @@ from .encoders import GAP
 from .sweeps import Variant, prepare_active
 
 __all__ = [
-    "EXPERIMENT_TASKS",
     "BUDGET_STRATEGIES",
     "load_experiment",
     "budget_runs",

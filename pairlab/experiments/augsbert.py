@@ -23,14 +23,11 @@ from .summaries import cell, in_order, mean_std, seed_means_by
 from .sweeps import COLLAPSED_SPREAD
 
 __all__ = [
-    "GOLD_SOURCES",
-    "ROWS",
     "AugSettings",
     "AugRun",
     "augsbert_metrics",
     "augsbert_table",
     "silver_frame",
-    "best_sampler",
     "silver_gains",
     "run_all",
     "size_curves",

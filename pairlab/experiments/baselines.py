@@ -29,7 +29,6 @@ __all__ = [
     "train_or_load",
     "trained_metrics",
     "TrainSettings",
-    "train_settings",
     "train_all",
     "heuristic_metrics",
     "failure_metrics",
@@ -155,15 +154,10 @@ def trained_metrics(
     return metrics
 
 
-def train_settings(params: dict, kind: str):
-    """``(task, seed) -> TrainConfig`` of ``kind`` from a notebook's parameters."""
-    return TrainSettings.from_params(params, kind).config
-
-
 def train_all(tasks: dict, train_ids: dict, params: dict, *, folder) -> dict:
     """Every kind of :data:`KINDS` trained (or loaded) on each task's ``train_ids`` with a
     notebook's parameters (seed ``params["seed"]``). Returns ``{(task, kind): (model, id)}``."""
-    configs = {kind: train_settings(params, kind) for kind in KINDS}
+    configs = {kind: TrainSettings.from_params(params, kind).config for kind in KINDS}
     seed, model = params["seed"], params["model"]
     return {
         (name, kind): train_or_load(

@@ -23,8 +23,6 @@ from .summaries import cell, in_order, mean_std, seed_means_by
 
 __all__ = [
     "case_task",
-    "split_by_error",
-    "auc",
     "CaseSettings",
     "CaseStudy",
     "case_metrics",

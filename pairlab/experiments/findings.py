@@ -13,9 +13,7 @@ from ..data.paper import A, B
 from .summaries import compare
 
 __all__ = [
-    "STATUSES",
     "CLAIMS",
-    "COMPARISONS",
     "Finding",
     "adaptive_vs_static",
     "budget_regime",

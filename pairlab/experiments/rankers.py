@@ -29,9 +29,6 @@ __all__ = [
     "curves",
     "with_costs",
     "per_query",
-    "versus_random",
-    "random_spread",
-    "at_equal_cost",
     "verdict",
     "ranker_metrics",
 ]

@@ -14,8 +14,6 @@ __all__ = [
     "summarise",
     "spread",
     "by_seed",
-    "nest",
-    "seed_means",
     "seed_means_by",
     "compare",
     "mean_std",
@@ -241,6 +239,8 @@ def budget_metrics(
     interval, share of collected pairs positive), the efficiency factor per seed with its mean
     and std over the seeds where it is defined, the test AP spreads and the cost table."""
     out: dict = {}
+    factors = data_efficiency.summary(efficiency_frame).to_dict("index")
+    undefined = {"factor_mean": None, "factor_std": None, "seeds_defined": 0, "seeds": 0}
     for task in summary:
         frame = curves_frame[curves_frame["task"] == task]
         columns = ["ap", "ap_lo", "ap_hi", "positives_found"]
@@ -261,16 +261,11 @@ def budget_metrics(
             if len(efficiency_frame)
             else efficiency_frame
         )
-        factor = (
-            data_efficiency.summary(eff).to_dict("index")[task]
-            if len(eff)
-            else {"factor_mean": None, "factor_std": None, "seeds_defined": 0, "seeds": 0}
-        )
         out[task] = {
             "curves": curves_out,
             "efficiency": {
                 "per_seed": [json_row(r) for r in eff.replace({np.nan: None}).to_dict("records")],
-                **{k: plain(v) for k, v in factor.items()},
+                **{k: plain(v) for k, v in factors.get(task, undefined).items()},
             },
             "strategies": summary[task],
             "noise": _records(noise_frame, task),

@@ -21,7 +21,6 @@ from ..data.loaders import Task
 from ..evaluation.strata import EvalConfig, evaluate, pretrained_eval_set
 
 __all__ = [
-    "MAIN_STRATEGIES",
     "Variant",
     "pools_and_strata",
     "zero_shot",
