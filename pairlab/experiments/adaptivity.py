@@ -55,19 +55,9 @@ def budget_runs(seeds, other_seeds) -> tuple[list, dict]:
     """``(strategies, seeds by label)`` for :func:`~.sweeps.sweep`: uncertainty sampling and
     static retrieval on ``seeds``, adaptive retrieval (right after uncertainty sampling, to take
     its models where they pick alike) and random candidates on ``other_seeds``."""
-    every_round = {"curve": True}
-    strategies = [
-        "uncertainty",
-        "adaptive_retrieval",
-        Variant("static_retrieval", "static_retrieval", every_round),
-        Variant("random_candidates", "random_candidates", every_round),
-    ]
-    return strategies, {
-        "uncertainty": list(seeds),
-        "adaptive_retrieval": list(other_seeds),
-        "static_retrieval": list(seeds),
-        "random_candidates": list(other_seeds),
-    }
+    order = ("uncertainty", "adaptive_retrieval", "static_retrieval", "random_candidates")
+    strategies = [s if s in order[:2] else Variant(s, s, {"curve": True}) for s in order]
+    return strategies, {s: list(seeds if s in GAP else other_seeds) for s in order}
 
 
 def regime(prepared: dict, settings: LoopSettings) -> pd.DataFrame:

@@ -145,11 +145,7 @@ class CaseStudy:
         self.parts = {"all": ids, "high_error": test["high"], "low_error": test["low"]}
 
     def pick(self, strategy: str) -> np.ndarray:
-        """The ``budget`` target pairs ``strategy`` picks, scored by the source-trained model."""
-        if strategy not in CASE_STRATEGIES:
-            raise ValueError(
-                f"unknown strategy {strategy!r}; choose from {sorted(CASE_STRATEGIES)}"
-            )
+        """The ``budget`` target pairs ``strategy`` (of :data:`CASE_STRATEGIES`) picks."""
         if strategy not in self._picks:
             target, chosen = self.target, CASE_STRATEGIES[strategy]()
             if self._cosine is None:  # the source-trained model's cosines of the target, once
