@@ -35,9 +35,8 @@ BUDGET_STRATEGIES = ("uncertainty", "static_retrieval", "adaptive_retrieval", "r
 
 
 def load_experiment(params: dict, experiment: str, *, show: bool = True):
-    """``(prepared, settings)`` of one experiment (:func:`~.sweeps.prepare_active`): with
-    ``dataset`` ``"all"`` the budget one on WikiQA and the encoder one on QQP; the budget one
-    with its own ``budget_max_items`` (None: ``max_items``), ``budget_n1`` and ``budget_rounds``."""
+    """``(prepared, settings)`` of the ``budget`` experiment (WikiQA with dataset ``"all"``; its
+    own ``budget_n1``, ``budget_rounds``, ``budget_max_items``) or the ``encoder`` one (QQP)."""
     if experiment not in EXPERIMENT_TASKS:
         raise ValueError(
             f"experiment must be one of {sorted(EXPERIMENT_TASKS)}, got {experiment!r}"
@@ -86,10 +85,8 @@ def regime(prepared: dict, settings: LoopSettings) -> pd.DataFrame:
 
 
 def separation(curves: pd.DataFrame) -> pd.DataFrame:
-    """Per task, for each seed both ran and for their mean curves: the labels from which
-    uncertainty sampling's 95% interval stays above static retrieval's
-    (:func:`~.budget.separation_budget`; NaN: never), the same the other way round, and the gap
-    at the last budget both reached."""
+    """Per task, for each seed both ran and their mean: the labels from which one strategy's 95%
+    interval stays above the other's (NaN: never), each way, and the final gap."""
     a, b = GAP
     rows = []
     for task, frame in curves.groupby("task", sort=False):
@@ -138,9 +135,8 @@ def recall_frame(results: dict) -> pd.DataFrame:
 
 
 def overlap_frame(results: dict, root, a: str = GAP[0], b: str = GAP[1]) -> pd.DataFrame:
-    """Per task, run of ``a`` (a label starting with ``a``, e.g. ``"uncertainty, 2 layers"``) and
-    seed, after each round: the share of the labels ``a`` collected so far that the matching run
-    of ``b`` (``b`` for ``a`` in the label) collected by then. Run folders: ``root/<task>/``."""
+    """Per run of ``a`` (a label starting with ``a``) and round: the share of its labels so far
+    that the matching run of ``b`` (``b`` for ``a`` in the label) had collected by then."""
     rows = []
     for (task, label, seed), result in results.items():
         other = results.get((task, label.replace(a, b, 1), seed))
@@ -175,8 +171,7 @@ def adaptivity_metrics(
     recall: list[pd.DataFrame],
     overlap: list[pd.DataFrame],
 ) -> dict:
-    """Notebook 09's metrics file (its layout: :mod:`pairlab.metrics_files`); ``recall`` and
-    ``overlap``: lists of :func:`recall_frame` and :func:`overlap_frame` outputs."""
+    """Notebook 09's metrics file (its layout: :mod:`pairlab.metrics_files`)."""
     recall, overlap = pd.concat(recall, ignore_index=True), pd.concat(overlap, ignore_index=True)
     return plain(
         {

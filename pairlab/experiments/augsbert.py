@@ -212,9 +212,8 @@ class AugRun:
         return {**{k: scored[k] for k in SCORES}, "f1": f1}
 
     def rows(self, concat_eval_set) -> dict:
-        """``{row: metrics}`` for every row of :data:`ROWS` the samplers ask for, plus
-        ``"_silver"`` (each sampler's silver ids, labels and margins, for the figures);
-        ``concat_eval_set``: the cross-encoder's (smaller) test strata."""
+        """``{row: metrics}`` of the rows the samplers ask for, and ``"_silver"`` (each sampler's
+        ids, labels and margins); ``concat_eval_set``: the cross-encoder's test strata."""
         name = f"{self.task}/{self.source} seed {self.seed}"
         gold = {"n_gold": int(len(self.gold_ids)), "n_silver": 0}
         rows = {
@@ -316,9 +315,8 @@ def size_curves(
 
 
 def augsbert_metrics(runs: dict) -> dict:
-    """Notebook 06's metrics file from ``{(task, source, seed): AugRun(...).rows(...)}``:
-    ``{task: {source: {row: {field: mean over seeds, ..., "per_seed": {field: [...]}}}}}``.
-    Intervals are the mean of the seeds' interval bounds (each seed's own is in ``per_seed``)."""
+    """Notebook 06's metrics file ``{task: {source: {row: seed_means}}}`` from ``{(task, source,
+    seed): AugRun.rows}``; an interval is the mean of the seeds' bounds."""
     flat = {
         (task, source, row, seed): m
         for (task, source, seed), rows in sorted(runs.items())

@@ -82,10 +82,8 @@ def train_or_load(
     model=None,
     labels: np.ndarray | None = None,
 ):
-    """Train ``kind`` on ``train_ids`` of ``pool`` with their imputed labels (or ``labels``, one
-    per id), or load the model an earlier run saved under ``folder`` with the same id; its
-    logits and embeddings are kept in the folder's ``outputs/`` and read back. Returns (model,
-    model_id)."""
+    """``(model, model_id)``: ``kind`` trained on ``train_ids`` of ``pool`` (labels: the pool's or
+    ``labels``), or loaded where ``folder`` holds one of that id, its outputs cached beside."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
     if labels is not None and len(labels) != len(train_ids):
@@ -139,9 +137,8 @@ class TrainSettings(PerTask):
 def trained_metrics(
     pool: Pool, ids, labels, config: TrainConfig, *, model, folder, measure
 ) -> dict:
-    """``measure(model, seconds)`` of a CosineBERT trained on ``ids`` of ``pool`` with ``labels``
-    in ``seconds``, kept as JSON under ``folder`` by the model's id: a re-run reads it back
-    instead of training again (the model itself, 90 MB, is not kept)."""
+    """``measure(model, seconds)`` of a CosineBERT trained on ``ids`` with ``labels``, kept as
+    JSON under ``folder`` by the model's id (the model is not kept): a re-run reads it back."""
     order = np.argsort(ids, kind="stable")
     ids, labels = np.asarray(ids)[order], np.asarray(labels).astype(np.int8)[order]
     path = Path(folder) / f"{model_id('cosinebert', pool, ids, config, model, labels)}.json"

@@ -44,9 +44,7 @@ def run_on_ray(
     gpus_per_run: float | None = None,
 ) -> dict:
     """``{key: result}`` of the sweep's ``runs`` (``(key, config, folder)``), each a Ray task of
-    ``cpus_per_run`` CPUs (its torch threads) and ``gpus_per_run`` GPUs (None: one where the
-    cluster has GPUs); finished runs are read back without Ray. Events reach ``callbacks`` in
-    this process as the runs emit them."""
+    ``cpus_per_run`` CPUs and ``gpus_per_run`` GPUs (None: one where the cluster has GPUs)."""
     if not (isinstance(cpus_per_run, (int, float)) and cpus_per_run >= 1):
         raise ValueError(f"cpus_per_run must be a number >= 1, got {cpus_per_run!r}")
     if not (gpus_per_run is None or isinstance(gpus_per_run, (int, float)) and gpus_per_run >= 0):

@@ -129,9 +129,8 @@ class CaseStudy:
         return self._base[pool.split](np.asarray(ids, np.int64)).astype(np.float64)
 
     def _split(self):
-        """Sorted ids: ``source`` (labelled, the middle of the base error), ``target``
-        (unlabelled, both ends), ``high`` (the target's high-error end) and ``parts``, the
-        test pairs by part."""
+        """Sorted ids: ``source`` (the middle of the base error), ``target`` (both ends), ``high``
+        (the high end) and ``parts``, the test pairs by part."""
 
         def by_error(pool: Pool, n: int | None):
             ids = sample_pairs(stated_pairs(pool)[0], n, seed=self.seed)
@@ -255,10 +254,8 @@ def case_table(metrics: dict):
 
 
 def run_case_study(prepared: dict, params: dict, *, folder) -> dict:
-    """:meth:`CaseStudy.rows` for each seed and annotation (:class:`CaseSettings`): ``clean``,
-    the oracle, and ``llm_like``, right as often as ``error_accuracy`` says for the pair's
-    base-error bin (assumed: the paper plots such accuracies but prints no numbers). Returns
-    ``{(annotation, seed): rows}``."""
+    """``{(annotation, seed): CaseStudy.rows}``: ``clean`` (the oracle) and ``llm_like``, right as
+    often as ``error_accuracy`` says per base-error bin (assumed: the paper prints no numbers)."""
     from tqdm.auto import tqdm
 
     from ..annotators import ErrorDependentOracle, Oracle

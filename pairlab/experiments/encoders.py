@@ -49,10 +49,8 @@ def encoder_layers(model, layers) -> dict[int, int | None]:
 def zero_shot(
     prepared: dict, layers: dict, settings: LoopSettings, *, rounds: int, seed: int = 0
 ) -> pd.DataFrame:
-    """Each encoder before any training, one row per depth: its all-pairs test AP (the cosine,
-    with a 95% bootstrap interval) and the share of positives among the pairs a static-retrieval
-    run of ``rounds`` rounds would label with it (the top pairs by its cosine among every item's
-    m nearest neighbours, ties by pair id)."""
+    """Each encoder before training, a row per depth: its test AP (95% interval) and the positive
+    share of the pairs a static-retrieval run of ``rounds`` rounds would label with it."""
     from tqdm.auto import tqdm
 
     ((task, (pools, eval_sets)),) = _one_task(prepared).items()

@@ -207,8 +207,7 @@ def data_efficiency(
     task: str, efficiency: dict | None, paper: float | None = None
 ) -> Finding | None:
     """The data-efficiency claim from an efficiency entry (``{"per_seed": [{"seed", "factor",
-    "bound"}], "factor_mean", ...}``, notebooks 05 and 09 record it); ``paper`` the paper's
-    factor on this task, where it gives one."""
+    "bound"}], ...}``); ``paper``: the paper's factor on this task, if it gives one."""
     if not efficiency or not efficiency.get("per_seed"):
         return None
     rows = efficiency["per_seed"]
@@ -241,9 +240,7 @@ def _beyond(c: dict) -> str:
 
 
 def augsbert(metrics: dict) -> list[Finding]:
-    """The Augmented SBERT claims per task and gold source of a notebook-06 metrics file
-    (``{task: {source: {row: record}}}``): silver helps (the best sampler against gold-only
-    SBERT), BM25 above RS, and the paper's ranking of the samplers."""
+    """The Augmented SBERT claims per task and gold source of a notebook-06 metrics file."""
     from ..augment.samplers import SAMPLERS
 
     out = []

@@ -62,9 +62,8 @@ def noise_variants(
 
 
 def noise_metrics(results: dict) -> dict:
-    """``{task: {noise: {strategy: {ap, ap_ci, p_at_r20, p_at_r20_ci, annotator_accuracy,
-    no_answer, positives_found, labels}}}}`` (means over seeds, ``per_seed`` beside) from the
-    sweep of :func:`noise_variants`. The oracle's accuracy is 1 by definition."""
+    """``{task: {noise: {strategy: seed_means}}}`` of a sweep of :func:`noise_variants` (the
+    oracle's accuracy is 1 by definition)."""
     rows = {}
     for (task, label, seed), result in results.items():  # the sweep's order: noise levels as given
         strategy, noise = label.split("|")

@@ -145,9 +145,8 @@ def paper_table() -> pd.DataFrame:
 
 
 def comparison_table(metrics: dict) -> pd.DataFrame:
-    """Where the paper and this suite can be compared: per strategy, its nDCG@10 minus random's
-    at the largest size, and how many sizes differed significantly (better / worse), on each
-    of the paper's DPR test sets and on each of our tasks."""
+    """Per strategy and test set (the paper's and ours): nDCG@10 minus random's at the largest
+    size and how many sizes differed significantly."""
     columns = {}
     for test_set, by_strategy in paper.ALTHAMMER_DPR.items():
         for strategy in ACTIVE:

@@ -114,8 +114,7 @@ def scale(prepared: dict, settings: QuerySettings) -> pd.DataFrame:
 
 def protocol_example(prepared: dict, task: str, settings: RankerSettings) -> pd.DataFrame:
     """The annotation protocol on 3 random training questions of ``task`` under the pretrained
-    ranker: what each cost (the rank of its first relevant item), what was read first and at
-    the first relevant item."""
+    ranker: each one's cost (the rank of its first relevant item) and what was read."""
     train = prepared[task][0]["train"]
     q = settings.query
     left, right = embed_pool(train, q.model, max_seq_length=q.max_seq_length, show_progress=False)
@@ -224,8 +223,7 @@ def with_costs(frame: pd.DataFrame, budget: Budget) -> pd.DataFrame:
 
 def per_query(results: dict) -> dict:
     """``{(task, strategy, seed): {"questions": (n_q,), "ndcg": (rounds, n_q), "mrr": ...}}``:
-    every run's per-question test values after each round (the same questions in every run of
-    a task, checked)."""
+    every run's per-question test values (the same questions in a task's runs, checked)."""
     out, questions = {}, {}
     for (task, strategy, seed), result in results.items():
         records = [r["test"]["per_query"] for r in result["records"]]
@@ -346,9 +344,8 @@ def verdict(difference: float, significant: bool) -> str:
 
 
 def ranker_metrics(frame: pd.DataFrame, queries: dict, baseline: dict) -> dict:
-    """The metrics file: ``{task: {strategy: {sizes, ndcg10: {mean, per_seed}, mrr10, ap,
-    assessments, costs, ...}}}`` with ``pretrained`` (size 0) first; random also holds its
-    subsets' spread, each active strategy its tests and verdicts against random."""
+    """The metrics file ``{task: {strategy: {sizes, ndcg10: {mean, per_seed}, ...}}}``,
+    ``pretrained`` (size 0) first, each active strategy with its tests against random."""
     out = {}
     for task, rows in frame.groupby("task", sort=False):
         entries = {"pretrained": _pretrained_entry(baseline[task])}

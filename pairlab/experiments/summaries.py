@@ -27,9 +27,8 @@ __all__ = [
 
 
 def summarise(results: dict) -> dict:
-    """The metrics file's ``{task: {strategy: {labels, positives_found, ap, p_at_r20, ...}}}``:
-    test metrics as mean, std (over seeds, ddof 0: the paper's three runs) and per seed, the
-    mean dev AP after each round, and the mean seconds per stage of a run."""
+    """The metrics file's ``{task: {strategy: {labels, positives_found, ap, p_at_r20, ...}}}``
+    (std over seeds with ddof 0, as the paper's three runs)."""
     return nest({key: _summary(runs) for key, runs in by_seed(results).items()})
 
 
@@ -235,9 +234,8 @@ def budget_metrics(
     noise_frame: pd.DataFrame,
     cost_frame: pd.DataFrame,
 ) -> dict:
-    """Notebook 05's metrics file: per task the mean curve of each strategy (labels, dev AP and
-    interval, share of collected pairs positive), the efficiency factor per seed with its mean
-    and std over the seeds where it is defined, the test AP spreads and the cost table."""
+    """Notebook 05's metrics file: per task each strategy's mean curve, the efficiency factors,
+    the test AP spreads and the cost table."""
     out: dict = {}
     factors = data_efficiency.summary(efficiency_frame).to_dict("index")
     undefined = {"factor_mean": None, "factor_std": None, "seeds_defined": 0, "seeds": 0}

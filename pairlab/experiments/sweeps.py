@@ -186,9 +186,8 @@ def sweep(
 
 
 def sharing(settings: LoopSettings) -> Callable | None:
-    """The learner factory ``settings.share_models`` asks for: None (the default learner, sharing
-    the seed round) or, with ``all``, one sharing every round's model through the cache: a run
-    whose labels up to a round are another's loads that round's model instead of training it."""
+    """The learner factory ``settings.share_models`` asks for: None (the default, sharing the seed
+    round) or, with ``all``, one sharing every round's model through the cache."""
     return _share_every_round if settings.share_models == "all" else None
 
 
@@ -212,9 +211,8 @@ def _configs(prepared: dict, strategies, seeds, settings: LoopSettings):
 
 @contextmanager
 def run_progress(total: int):
-    """A callback counting finished runs (computed or read back) on a tqdm bar: text where
-    ``$PAIRLAB_PROGRESS`` is ``text`` (the runner sets it, so papermill shows it), else
-    tqdm.auto's (a widget in JupyterLab)."""
+    """A callback counting finished runs on a tqdm bar (text where ``$PAIRLAB_PROGRESS`` is
+    ``text``, as the runner sets it for papermill)."""
     if os.environ.get("PAIRLAB_PROGRESS") == "text":
         from tqdm import tqdm
     else:
@@ -307,10 +305,8 @@ def transfer(
     max_seq_length: int = 128,
     n_boot: int = 1000,
 ) -> dict:
-    """ConcatBERT trained on the labels each source run collected, measured on all test pairs
-    (Table 6): ``{(task, source, seed): metrics}``. ``train_config(task, seed)`` gives its
-    :class:`TrainConfig`; its test strata (``eval_config``) are smaller than CosineBERT's, as a
-    cross-encoder scores every pair. Trained models are cached under ``folder``."""
+    """``{(task, source, seed): metrics}`` of ConcatBERT trained on the labels each source run
+    collected (Table 6), on its own smaller test strata (``eval_config``); cached in ``folder``."""
     from .baselines import train_or_load
 
     out = {}

@@ -37,9 +37,7 @@ def _rounds(results: dict):
 
 
 def curves(results: dict) -> pd.DataFrame:
-    """One row per evaluated round: task, strategy, seed, round, labels, positives found and
-    their share of the labels, dev AP / P@R20 with their intervals, and the candidate recall
-    (NaN where the strategy searched no candidates)."""
+    """One row per evaluated round of every run (candidate recall NaN where none was searched)."""
     return pd.DataFrame(
         [
             {
@@ -158,9 +156,8 @@ def table4(summary: dict, paper: dict, budget: dict) -> pd.DataFrame:
 
 
 def seed_set_rounds(results: dict, labels: dict) -> pd.DataFrame:
-    """Per round of each run: dev AP, and the queried batch's positive share beside the model's
-    mean p for it (the calibration story of the paper's Figure 3b). ``labels`` maps a results
-    label (e.g. ``"uncertainty"``) to the seed set's name shown."""
+    """Per round of each run labelled in ``labels`` (label -> seed set's name): dev AP, the batch's
+    positive share and the model's mean p for it (the paper's Figure 3b)."""
     return pd.DataFrame(
         [
             {
@@ -229,9 +226,8 @@ def costs(
     per_hour: float = 75.0,
     dollars_per_hour: float = 50.0,
 ) -> pd.DataFrame:
-    """What each strategy's labels cost to annotate (``per_hour`` judgements at
-    ``dollars_per_hour``) beside the compute one run took (measured); with ``efficiency_frame``
-    also what reaching the reference's full-budget dev AP costs."""
+    """What each strategy's labels cost to annotate beside the compute one run took; with
+    ``efficiency_frame`` also what reaching the reference's full-budget dev AP costs."""
     price = Budget(per_hour, dollars_per_hour)
     rows = [
         {
@@ -334,9 +330,8 @@ def recall_table(strategies: dict) -> pd.DataFrame:
 
 
 def curve_table(strategies: dict) -> pd.DataFrame:
-    """The Figure 4 analog's numbers, per strategy and seed (rows) and labels (columns): dev
-    AP after the round with its 95% bootstrap interval, and the positive share of the labels
-    collected so far."""
+    """The Figure 4 analog per strategy and seed (rows) and labels (columns): dev AP with its 95%
+    interval and the positive share of the labels so far."""
     frame = _seed_rounds(strategies, "dev_ap")
     if frame.empty:
         return frame
