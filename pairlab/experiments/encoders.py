@@ -53,7 +53,9 @@ def zero_shot(
     share of the pairs a static-retrieval run of ``rounds`` rounds would label with it."""
     from tqdm.auto import tqdm
 
-    ((task, (pools, eval_sets)),) = _one_task(prepared).items()
+    if len(prepared) != 1:
+        raise ValueError(f"the encoder experiment runs on one task, got {sorted(prepared)}")
+    ((task, (pools, eval_sets)),) = prepared.items()
     own = settings.for_task(task)
     budget = settings.config(task, "static_retrieval", rounds=rounds).budget
     train, test = pools["train"], pools["test"]
@@ -162,9 +164,3 @@ def gap_trend(table: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows).set_index("labels")
-
-
-def _one_task(prepared: dict) -> dict:
-    if len(prepared) != 1:
-        raise ValueError(f"the encoder experiment runs on one task, got {sorted(prepared)}")
-    return prepared
