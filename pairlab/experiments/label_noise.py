@@ -4,6 +4,8 @@ was at the pair's base-model error (Bansal and Sharma 2023, Appendix B)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from .summaries import cell, mean_std, seed_means_by
 from .sweeps import Variant
 
@@ -47,17 +49,11 @@ def noise_variants(
 ) -> list[Variant]:
     """One :class:`Variant` per strategy and noise level, labelled ``"<strategy>|<noise>"``."""
 
-    def fields(noise):
-        return lambda task, seed: {
-            "annotator": noise_spec(
-                noise, seed, accuracy=accuracy, model=model, max_seq_length=max_seq_length
-            )
-        }
-
+    spec = partial(noise_spec, accuracy=accuracy, model=model, max_seq_length=max_seq_length)
     return [
-        Variant(f"{strategy}|{noise_name(noise)}", strategy, fields(noise))
-        for noise in noises
-        for strategy in strategies
+        Variant(f"{s}|{noise_name(n)}", s, lambda task, seed, n=n: {"annotator": spec(n, seed)})
+        for n in noises
+        for s in strategies
     ]
 
 
