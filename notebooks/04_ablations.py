@@ -217,7 +217,7 @@ print(seed_table.to_string())
 transferred = experiments.transfer(
     prepared, results, ["stated", "static_retrieval", "stratified_match", "uncertainty"],
     transfer_seeds, ctx.path("active"), eval_config=EvalConfig(cfg.concat_near_m, transfer_n_random, cfg.seed),
-    train_config=baselines.train_settings(ctx.params, "concatbert"), folder=ctx.path("transfer_models"), model=cfg.model,
+    train_config=baselines.TrainSettings.from_params(ctx.params, "concatbert").config, folder=ctx.path("transfer_models"), model=cfg.model,
     max_seq_length=cfg.max_seq_length, n_boot=cfg.n_boot)
 
 # %%

@@ -258,12 +258,13 @@ for column in ("zero-shot AP", "static precision"):
 # `encoder_rounds`. The whole model at notebook 03's budget is notebook 03's run, read back.
 
 # %%
-total = encoders.encoder_rounds(enc_prepared, layers, encoder_rounds, encoders.GAP, encoder_seeds, enc_settings)
-dashboard = RunDashboard(total, title="notebook 09: encoders")
+variants = encoders.encoder_variants(layers, encoder_rounds, encoders.GAP)
+dashboard = RunDashboard(experiments.total_rounds(enc_prepared, variants, encoder_seeds, enc_settings),
+                         title="notebook 09: encoders")
 display(dashboard)
-enc_results = encoders.encoder_sweep(enc_prepared, layers, encoder_rounds, encoders.GAP, encoder_seeds,
-                                     enc_settings, ctx.path("active"), callbacks=[dashboard, PrintLog()],
-                                     backend=backend, address=address)
+enc_results = encoders.by_depth(experiments.sweep(enc_prepared, variants, encoder_seeds, enc_settings,
+                                                  ctx.path("active"), callbacks=[dashboard, PrintLog()],
+                                                  backend=backend, address=address))
 
 # %% [markdown]
 # ### 2.3 The gap against the encoder's zero-shot AP

@@ -255,7 +255,10 @@ def test_seed_set_means_average_over_seeds(base):
 
 
 def test_train_settings_read_a_notebooks_parameters():
-    from pairlab.experiments.baselines import train_settings
+    from pairlab.experiments.baselines import TrainSettings
+
+    def train_settings(params, kind):
+        return TrainSettings.from_params(params, kind).config
 
     params = {
         "concat_epochs": {"qqp": 2, "wikiqa": 3},

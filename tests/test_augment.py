@@ -224,10 +224,7 @@ def test_findings_compare_silver_over_stated_and_adaptive_gold():
         rows["sbert"]["ap"] = 0.55 + 0.02 * s  # best sampler (bm25_ss, 0.6) gains 0.05 and 0.03
         runs[("qqp", "uncertainty", s)] = rows
     m = augsbert.augsbert_metrics(runs)
-    stated, adaptive = (
-        augsbert.silver_gain(m["qqp"]["stated"]),
-        augsbert.silver_gain(m["qqp"]["uncertainty"]),
-    )
+    stated, adaptive = (augsbert.silver_gains(m)["qqp"][s] for s in ("stated", "uncertainty"))
     assert stated[0] == pytest.approx(0.6) and stated[1] == pytest.approx([0.6, 0.6])
     assert adaptive[0] == pytest.approx(0.04) and adaptive[1] == pytest.approx([0.05, 0.03])
     from pairlab import report
@@ -238,7 +235,7 @@ def test_findings_compare_silver_over_stated_and_adaptive_gold():
 
 
 def test_augsbert_epochs_change_only_the_bi_encoders_trained_in_notebook_06():
-    from pairlab.experiments.augsbert import AugTraining
+    from pairlab.experiments.augsbert import AugSettings
 
     params = {
         "concat_epochs": {"qqp": 2, "wikiqa": 3},
@@ -246,13 +243,16 @@ def test_augsbert_epochs_change_only_the_bi_encoders_trained_in_notebook_06():
         "learning_rate": 2e-5,
         "batch_size": 16,
         "max_seq_length": 64,
+        **dict.fromkeys(("samplers", "gold_sources", "seeds", "size_fractions"), ()),
+        **dict.fromkeys(("k", "silver_items", "kde_pairs", "train_max_pairs", "n_boot"), 1),
+        **dict.fromkeys(("concat_near_m", "concat_n_random", "seed", "model"), None),
     }
-    same = AugTraining.from_params({**params, "augsbert_epochs": None}).configs("wikiqa", 1)
+    same = AugSettings.from_params({**params, "augsbert_epochs": None}).configs("wikiqa", 1)
     assert (
         same["cosinebert"].epochs == 2
         and same["concatbert"].epochs == 3
         and same["cosinebert"].seed == 1
     )
-    fewer = AugTraining.from_params({**params, "augsbert_epochs": 1}).configs("wikiqa", 1)
+    fewer = AugSettings.from_params({**params, "augsbert_epochs": 1}).configs("wikiqa", 1)
     assert fewer["cosinebert"].epochs == 1 and fewer["concatbert"] == same["concatbert"]
     assert fewer["cosinebert"].max_seq_length == 64

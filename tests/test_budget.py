@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from pairlab.experiments.budget import annotation_cost, labels_to_reach, separation_budget
+from pairlab.experiments import costs
+from pairlab.experiments.budget import Budget, labels_to_reach, separation_budget
 from pairlab.experiments.data_efficiency import factor as efficiency_factor
 
 LABELS = [100, 200, 400, 800]
@@ -58,11 +59,17 @@ def test_separation_of_two_noisy_curves_from_their_intervals():
     assert math.isnan(separation_budget(labels, static - half, adaptive + half))  # the other way
 
 
-def test_annotation_cost_uses_the_stated_rates():
-    cost = annotation_cost([75, 150], compute_seconds=1800)
-    assert np.allclose(cost["annotator_hours"], [1.0, 2.0])
-    assert np.allclose(cost["dollars"], [50.0, 100.0]) and cost["compute_hours"] == 0.5
-    assert np.allclose(annotation_cost([300], per_hour=100, dollars_per_hour=20)["dollars"], [60.0])
+def test_costs_use_the_stated_rates():
+
+    entry = {
+        "labels": 150,
+        "seconds_per_run": {"train": 1000.0, "embed": 800.0},
+        "ap": {"mean": 0.5},
+    }
+    row = costs({"toy": {"random": entry}}).loc[("toy", "random")]
+    assert (row["annotator hours"], row["annotation $"]) == (2.0, 100.0)
+    assert row["compute hours (measured)"] == 0.5
+    assert Budget(100, 20).annotation([300]) == pytest.approx([60.0])
 
 
 @pytest.mark.parametrize(
@@ -82,6 +89,6 @@ def test_bad_curves_are_clear_errors(labels, values, match):
 
 def test_bad_rates_are_clear_errors():
     with pytest.raises(ValueError, match="per_hour must be positive"):
-        annotation_cost([10], per_hour=0)
+        costs({}, per_hour=0)
     with pytest.raises(ValueError, match="reference_labels must be positive"):
         efficiency_factor(LABELS, AP, 0, 0.3)

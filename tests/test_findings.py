@@ -3,6 +3,7 @@ records' validation, and the sentences rendered once from the template's macros
 (pairlab.report.markdown) with the records' own numbers."""
 
 import json
+from dataclasses import replace
 
 import pytest
 from test_adaptivity import metrics_for_docs
@@ -35,8 +36,9 @@ def test_the_reasons_given_come_from_the_values():
     the record's values: a budget under a tenth of the paper's, a zero-shot AP at least 0.8 of
     the better strategy's, and what our encoder saw of the task; none where it held."""
 
-    def why(task, strategies, **kwargs):
-        found = findings.adaptive_vs_static(task, strategies, **kwargs)
+    def why(task, strategies, **values):
+        found = findings.adaptive_vs_static(task, strategies)
+        found = replace(found, values={**found.values, **values})
         text = report.markdown("bullets", [found])
         return text.partition("Why it may differ from the paper: ")[2]
 

@@ -379,10 +379,10 @@ def test_int8_concatbert_ap_inside_the_float32_models_interval_on_the_smoke_pool
     from pairlab.data import load_task
     from pairlab.evaluation import EvalConfig, build_eval_set, evaluate
     from pairlab.experiments.baselines import (
+        TrainSettings,
         sample_pairs,
         stated_pairs,
         train_or_load,
-        train_settings,
     )
     from pairlab.profiles import load_profile
 
@@ -392,9 +392,9 @@ def test_int8_concatbert_ap_inside_the_float32_models_interval_on_the_smoke_pool
     ids = sample_pairs(
         stated_pairs(pool["train"])[0], params["train_max_pairs"], seed=params["seed"]
     )
-    settings = train_settings(
+    settings = TrainSettings.from_params(
         {"learning_rate": 2e-5, "batch_size": 16, **params, "concat_epochs": 3}, "concatbert"
-    )
+    ).config
     model, _ = train_or_load(
         "concatbert",
         pool["train"],

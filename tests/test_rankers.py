@@ -30,7 +30,7 @@ def sweep(tmp_path_factory):
         PREPARED, GROUPS, SETTINGS, root, learner=lambda config: FakeLearner(VECTORS)
     )
     learner = FakeLearner(VECTORS)
-    settings = rankers.RankerSettings(EvalConfig(seed=0), None, 64, 20, SETTINGS, tuple(GROUPS))
+    settings = rankers.RankerSettings(EvalConfig(seed=0), SETTINGS, tuple(GROUPS))
     baseline = rankers.pretrained_baseline(PREPARED, settings, embed=learner.pretrained_embeddings)
     budget = Budget()
     frame = rankers.curves(results, budget)

@@ -236,7 +236,7 @@ def test_backend_and_address_flags_reach_the_notebooks_that_sweep(monkeypatch, c
     )
     assert seen["overrides"] == {"backend": "ray", "address": "auto"}
     check_profile(seen["overrides"], declared(), name="overrides")  # a notebook declares them
-    calls = ("experiments.sweep", "encoders.encoder_sweep")  # the sweeps of ActiveRun runs
+    calls = ("experiments.sweep",)  # the sweeps of ActiveRun runs
     sweeping = [
         nb
         for nb in notebooks(ROOT)

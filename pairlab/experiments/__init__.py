@@ -1,10 +1,6 @@
-"""Experiments behind notebooks 02-09: sweeps (:mod:`.sweeps`; on Ray, :mod:`.distributed`), their
-tables and metrics files (:mod:`.tables`, :mod:`.summaries`, :mod:`.budget`,
-:mod:`.data_efficiency`; importable from here), and each notebook's experiment: 02
-:mod:`.baselines`, 06 :mod:`.augsbert`, 07 :mod:`.eagle` and
-:mod:`.label_noise`, 08 :mod:`.rankers` (:mod:`.ranker_tables`), 09 :mod:`.adaptivity` and
-:mod:`.encoders`. A claim checked is a record (:mod:`.findings`), put in words only by
-``pairlab/templates/findings.md.j2``."""
+"""Experiments behind notebooks 02-09: sweeps and their tables and metrics files (importable
+from here), each notebook's own experiment in its module, and the papers' claims judged as
+records (:mod:`.findings`), put in words only by ``pairlab/templates/findings.md.j2``."""
 
 from . import (
     adaptivity,

@@ -18,7 +18,6 @@ from .encoders import GAP
 from .sweeps import Variant, prepare_active
 
 __all__ = [
-    "EXPERIMENT_TASKS",
     "BUDGET_STRATEGIES",
     "load_experiment",
     "budget_runs",
@@ -36,9 +35,8 @@ BUDGET_STRATEGIES = ("uncertainty", "static_retrieval", "adaptive_retrieval", "r
 
 
 def load_experiment(params: dict, experiment: str, *, show: bool = True):
-    """``(prepared, settings)`` of one experiment (:func:`~.sweeps.prepare_active`): with
-    ``dataset`` ``"all"`` the budget one on WikiQA and the encoder one on QQP; the budget one
-    with its own ``budget_max_items`` (None: ``max_items``), ``budget_n1`` and ``budget_rounds``."""
+    """``(prepared, settings)`` of the ``budget`` experiment (WikiQA with dataset ``"all"``; its
+    own ``budget_n1``, ``budget_rounds``, ``budget_max_items``) or the ``encoder`` one (QQP)."""
     if experiment not in EXPERIMENT_TASKS:
         raise ValueError(
             f"experiment must be one of {sorted(EXPERIMENT_TASKS)}, got {experiment!r}"
@@ -53,29 +51,16 @@ def load_experiment(params: dict, experiment: str, *, show: bool = True):
 
 
 def budget_runs(seeds, other_seeds) -> tuple[list, dict]:
-    """The budget experiment's ``(strategies, seeds by label)`` for :func:`~.sweeps.sweep`:
-    uncertainty sampling and static retrieval (retrained every round) on ``seeds``, adaptive
-    retrieval and random candidates (retrained every round) on ``other_seeds``. Adaptive
-    retrieval runs right after uncertainty sampling, so that where the two pick the same pairs it
-    takes the models the last runs trained (:class:`~pairlab.active.learner.RecentModels`)."""
-    every_round = {"curve": True}
-    strategies = [
-        "uncertainty",
-        "adaptive_retrieval",
-        Variant("static_retrieval", "static_retrieval", every_round),
-        Variant("random_candidates", "random_candidates", every_round),
-    ]
-    return strategies, {
-        "uncertainty": list(seeds),
-        "adaptive_retrieval": list(other_seeds),
-        "static_retrieval": list(seeds),
-        "random_candidates": list(other_seeds),
-    }
+    """``(strategies, seeds by label)`` for :func:`~.sweeps.sweep`: uncertainty sampling and
+    static retrieval on ``seeds``, adaptive retrieval (right after uncertainty sampling, to take
+    its models where they pick alike) and random candidates on ``other_seeds``."""
+    order = ("uncertainty", "adaptive_retrieval", "static_retrieval", "random_candidates")
+    strategies = [s if s in order[:2] else Variant(s, s, {"curve": True}) for s in order]
+    return strategies, {s: list(seeds if s in GAP else other_seeds) for s in order}
 
 
 def regime(prepared: dict, settings: LoopSettings) -> pd.DataFrame:
-    """Per task: the training positives, the labels after each round, and the labels per
-    positive at the end beside the paper's (16,640 WikiQA labels for 1,040 positives: 16)."""
+    """Per task: the training positives, labels per round and per positive (the paper's beside)."""
     from ..data import paper
 
     rows = []
@@ -100,10 +85,8 @@ def regime(prepared: dict, settings: LoopSettings) -> pd.DataFrame:
 
 
 def separation(curves: pd.DataFrame) -> pd.DataFrame:
-    """Per task, for each seed both ran and for their mean curves: the labels from which
-    uncertainty sampling's 95% interval stays above static retrieval's
-    (:func:`~.budget.separation_budget`; NaN: never), the same the other way round, and the gap
-    at the last budget both reached."""
+    """Per task, for each seed both ran and their mean: the labels from which one strategy's 95%
+    interval stays above the other's (NaN: never), each way, and the final gap."""
     a, b = GAP
     rows = []
     for task, frame in curves.groupby("task", sort=False):
@@ -133,8 +116,7 @@ def separation(curves: pd.DataFrame) -> pd.DataFrame:
 
 
 def recall_frame(results: dict) -> pd.DataFrame:
-    """Candidate recall per round of every run that searched candidates (NaN where no positive
-    was left to find)."""
+    """Candidate recall per round of every run that searched candidates (NaN: no positive left)."""
     rows = [
         {
             "task": task,
@@ -153,9 +135,8 @@ def recall_frame(results: dict) -> pd.DataFrame:
 
 
 def overlap_frame(results: dict, root, a: str = GAP[0], b: str = GAP[1]) -> pd.DataFrame:
-    """Per task, run of ``a`` (a label starting with ``a``, e.g. ``"uncertainty, 2 layers"``) and
-    seed, after each round: the share of the labels ``a`` collected so far that the matching run
-    of ``b`` (``b`` for ``a`` in the label) collected by then. Run folders: ``root/<task>/``."""
+    """Per run of ``a`` (a label starting with ``a``) and round: the share of its labels so far
+    that the matching run of ``b`` (``b`` for ``a`` in the label) had collected by then."""
     rows = []
     for (task, label, seed), result in results.items():
         other = results.get((task, label.replace(a, b, 1), seed))
@@ -190,8 +171,7 @@ def adaptivity_metrics(
     recall: list[pd.DataFrame],
     overlap: list[pd.DataFrame],
 ) -> dict:
-    """Notebook 09's metrics file (its layout: :mod:`pairlab.metrics_files`); ``recall`` and
-    ``overlap``: lists of :func:`recall_frame` and :func:`overlap_frame` outputs."""
+    """Notebook 09's metrics file (its layout: :mod:`pairlab.metrics_files`)."""
     recall, overlap = pd.concat(recall, ignore_index=True), pd.concat(overlap, ignore_index=True)
     return plain(
         {
@@ -299,8 +279,7 @@ def _encoder(zero: pd.DataFrame, table: pd.DataFrame) -> dict:
 
 
 def budget_table(metrics: dict) -> pd.DataFrame:
-    """Per task and strategy of the budget experiment: the final dev AP (mean, interval, each
-    seed's) and the share of positives among the labels after round 1 and at the end."""
+    """Per task and strategy of the budget experiment: final dev AP, the labels' positive share."""
     rows = []
     for task, curves in metrics.get("budget", {}).items():
         for name, c in curves.items():
@@ -322,8 +301,7 @@ def budget_table(metrics: dict) -> pd.DataFrame:
 
 
 def encoder_summary(metrics: dict) -> pd.DataFrame:
-    """Per encoder depth and budget: zero-shot test AP, static retrieval's precision, each
-    strategy's test AP (mean over seeds) and the gap, with each seed's."""
+    """Per encoder depth and budget: zero-shot AP, each strategy's test AP and the gap per seed."""
     rows = []
     # the whole model first (a metrics file sorts its keys)
     for n, e in sorted(metrics.get("encoder", {}).items(), key=lambda kv: -int(kv[0])):

@@ -1,8 +1,6 @@
-"""Augmented SBERT on the all-pairs tasks (notebook 06): a cross-encoder trained on gold labels
-labels sampled ("silver") pairs for the bi-encoder, measured on all pairs and on the stated
-(balanced) test pairs the paper reports. One :class:`AugRun` is a task, a gold source and a
-seed; its models, silver scores and AugSBERT metrics are kept in a folder, so a re-run trains and
-scores nothing again."""
+"""Augmented SBERT (notebook 06): a cross-encoder trained on gold labels labels sampled
+("silver") pairs for the bi-encoder, measured on all pairs and on the stated test pairs. An
+:class:`AugRun` keeps its models, silver scores and metrics in a folder: a re-run trains nothing."""
 
 from __future__ import annotations
 
@@ -21,22 +19,16 @@ from ..data.pairs import union_sorted
 from ..evaluation import heuristic
 from ..evaluation.strata import EvalConfig, evaluate
 from .baselines import TrainSettings, sample_pairs, stated_pairs, train_or_load, trained_metrics
-from .summaries import in_order, mean_std, seed_means
+from .summaries import cell, in_order, mean_std, seed_means_by
 from .sweeps import COLLAPSED_SPREAD
 
 __all__ = [
-    "GOLD_SOURCES",
-    "ROWS",
-    "gold_set",
     "AugSettings",
-    "AugTraining",
     "AugRun",
     "augsbert_metrics",
     "augsbert_table",
     "silver_frame",
-    "best_sampler",
     "silver_gains",
-    "silver_gain",
     "run_all",
     "size_curves",
 ]
@@ -46,60 +38,14 @@ ROWS = ("sbert", "cross_encoder", *smp.SAMPLERS)
 SCORES = ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")
 SILVER = ("silver_positive_share", "true_positive_share", "silver_precision")
 LABELLER = ("label_seconds", "pairs_per_second", "threshold", "silver_logit_std", "collapsed")
-FIELDS = (*SCORES, "f1", "n_gold", "n_silver", *SILVER, *LABELLER, "seconds")  # in the metrics
 FLAT = " (flat calibration: on its training pairs the cosine does not rise with the label)"
-
-
-def gold_set(
-    source: str, prepared: dict, settings: LoopSettings, root, task: str, seed: int, *, max_pairs
-) -> tuple[np.ndarray, np.ndarray]:
-    """Gold training pairs and labels: ``stated`` (``max_pairs`` of the heuristically balanced
-    training data) or ``uncertainty`` (what notebook 03's uncertainty run under ``root``
-    collected, read back from its run folder)."""
-    pools, eval_sets = prepared[task]
-    if source == "stated":
-        ids = sample_pairs(stated_pairs(pools["train"])[0], max_pairs, seed=seed)
-        return ids, pools["train"].labels(ids)
-    if source != "uncertainty":
-        raise ValueError(f"gold source must be one of {GOLD_SOURCES}, got {source!r}")
-    folder = run_folder(root, settings.config(task, source, seed), pools, eval_sets)
-    if load_result(folder) is None:
-        raise FileNotFoundError(
-            f"no finished {source} run of {task} (seed {seed}) at {folder}: run notebook 03 "
-            f"with the same profile first (notebooks 04-07 read its runs back)"
-        )
-    return run_labels(folder)
-
-
-@dataclass(frozen=True)
-class AugTraining:
-    """How notebook 06 trains the cross-encoder and the bi-encoder; ``augsbert_epochs``, when
-    set, replaces the bi-encoders' epochs here only (notebook 03's runs keep ``cosine_epochs``)."""
-
-    concat: TrainSettings
-    cosine: TrainSettings
-    augsbert_epochs: int | None = None
-
-    @classmethod
-    def from_params(cls, params: dict) -> AugTraining:
-        return cls(
-            TrainSettings.from_params(params, "concatbert"),
-            TrainSettings.from_params(params, "cosinebert"),
-            params.get("augsbert_epochs") or None,
-        )
-
-    def configs(self, task: str, seed: int) -> dict:
-        """``{"concatbert": TrainConfig, "cosinebert": TrainConfig}`` for ``task`` and ``seed``."""
-        cosine = self.cosine.config(task, seed)
-        if self.augsbert_epochs:
-            cosine = replace(cosine, epochs=self.augsbert_epochs)
-        return {"concatbert": self.concat.config(task, seed), "cosinebert": cosine}
+FIELDS = (*SCORES, "f1", "n_gold", "n_silver", *SILVER, *LABELLER, "seconds")  # in the metrics
 
 
 @dataclass(frozen=True)
 class AugSettings:
-    """Notebook 06's settings (samplers, gold sets, seeds, training, the cross-encoder's test
-    strata), built once from its parameters."""
+    """Notebook 06's settings, built once from its parameters; ``augsbert_epochs``, when set,
+    replaces the bi-encoders' epochs here only (notebook 03's runs keep ``cosine_epochs``)."""
 
     samplers: tuple
     k: int
@@ -109,7 +55,9 @@ class AugSettings:
     train_max_pairs: int | None
     seeds: tuple
     size_fractions: tuple
-    training: AugTraining
+    concat: TrainSettings
+    cosine: TrainSettings
+    augsbert_epochs: int | None
     concat_strata: EvalConfig
     model: str | None
     max_seq_length: int
@@ -127,17 +75,25 @@ class AugSettings:
             gold_sources=tuple(params["gold_sources"]),
             seeds=tuple(int(s) for s in params["seeds"]),
             size_fractions=tuple(params["size_fractions"]),
-            training=AugTraining.from_params(params),
+            concat=TrainSettings.from_params(params, "concatbert"),
+            cosine=TrainSettings.from_params(params, "cosinebert"),
+            augsbert_epochs=params.get("augsbert_epochs") or None,
             concat_strata=EvalConfig(
                 params["concat_near_m"], params["concat_n_random"], params["seed"]
             ),
             **{name: params[name] for name in same},
         )
 
+    def configs(self, task: str, seed: int) -> dict:
+        """``{"concatbert": TrainConfig, "cosinebert": TrainConfig}`` for ``task`` and ``seed``."""
+        cosine = self.cosine.config(task, seed)
+        if self.augsbert_epochs:
+            cosine = replace(cosine, epochs=self.augsbert_epochs)
+        return {"concatbert": self.concat.config(task, seed), "cosinebert": cosine}
+
 
 class AugRun:
-    """One task, gold source and seed of notebook 06: the gold set, the cross-encoder and the
-    gold-only bi-encoder trained on it (or loaded from ``folder``) and the silver labeller."""
+    """A task, gold source and seed of notebook 06: its models (kept in ``folder``) and labeller."""
 
     def __init__(
         self, task, source, seed, prepared, aug: AugSettings, settings, *, runs_root, folder
@@ -146,10 +102,8 @@ class AugRun:
         pools, self.eval_sets = prepared[task]
         self.train, self.dev, self.test = pools["train"], pools["dev"], pools["test"]
         self.folder = Path(folder)
-        self.gold_ids, self.gold_y = gold_set(
-            source, prepared, settings, runs_root, task, self.seed, max_pairs=aug.train_max_pairs
-        )
-        self.configs = aug.training.configs(task, self.seed)
+        self.gold_ids, self.gold_y = self._gold(pools, settings, runs_root)
+        self.configs = aug.configs(task, self.seed)
         self.cross, cross_id = self._train("concatbert")
         self.sbert, _ = self._train("cosinebert")
         self.labeller = SilverLabeller(
@@ -160,6 +114,23 @@ class AugRun:
             path=self.folder / f"{cross_id}.silver.npz",
         )
         self._silver = None
+
+    def _gold(self, pools: dict, settings: LoopSettings, root) -> tuple[np.ndarray, np.ndarray]:
+        """Gold pairs and labels: ``stated`` (``train_max_pairs`` of the heuristically balanced
+        training data) or ``uncertainty`` (read back from notebook 03's run under ``root``)."""
+        task, source, seed = self.task, self.source, self.seed
+        if source == "stated":
+            ids = sample_pairs(stated_pairs(self.train)[0], self.aug.train_max_pairs, seed=seed)
+            return ids, self.train.labels(ids)
+        if source != "uncertainty":
+            raise ValueError(f"gold source must be one of {GOLD_SOURCES}, got {source!r}")
+        folder = run_folder(root, settings.config(task, source, seed), pools, self.eval_sets)
+        if load_result(folder) is None:
+            raise FileNotFoundError(
+                f"no finished {source} run of {task} (seed {seed}) at {folder}: run notebook 03 "
+                f"with the same profile first (notebooks 04-07 read its runs back)"
+            )
+        return run_labels(folder)
 
     def _train(self, kind):
         config, model = self.configs[kind], self.aug.model
@@ -214,8 +185,7 @@ class AugRun:
         return self._silver
 
     def augmented(self, ids, y) -> dict:
-        """The bi-encoder trained on gold + the silver ``ids`` with labels ``y``, measured and
-        kept by model id (:func:`~.baselines.trained_metrics`)."""
+        """The bi-encoder trained on gold + silver ``ids`` with labels ``y``, measured (cached)."""
 
         def measure(trained, seconds):
             flat = {"calibration_flat": bool(trained.info.get("calibration_flat"))}
@@ -232,8 +202,7 @@ class AugRun:
         )
 
     def measure(self, model, eval_set=None) -> dict:
-        """All-pairs AP and P@R20 on ``eval_set`` (default: the bi-encoder's test strata) and the
-        stated test F1 at the model's own dev threshold."""
+        """All-pairs AP and P@R20 on ``eval_set``, stated test F1 at the model's dev threshold."""
         scorer = model.scorer(self.test)  # embeds every test item once, the stated pairs' too
         eval_set = eval_set or self.eval_sets["test"]
         scored = evaluate(eval_set, scorer, n_boot=self.aug.n_boot, seed=self.seed)
@@ -243,9 +212,8 @@ class AugRun:
         return {**{k: scored[k] for k in SCORES}, "f1": f1}
 
     def rows(self, concat_eval_set) -> dict:
-        """``{row: metrics}`` for every row of :data:`ROWS` the samplers ask for, plus
-        ``"_silver"`` (each sampler's silver ids, labels and margins, for the figures);
-        ``concat_eval_set``: the cross-encoder's (smaller) test strata."""
+        """``{row: metrics}`` of the rows the samplers ask for, and ``"_silver"`` (each sampler's
+        ids, labels and margins); ``concat_eval_set``: the cross-encoder's test strata."""
         name = f"{self.task}/{self.source} seed {self.seed}"
         gold = {"n_gold": int(len(self.gold_ids)), "n_silver": 0}
         rows = {
@@ -331,8 +299,7 @@ def run_all(prepared: dict, params: dict, settings: LoopSettings, *, runs_root, 
 def size_curves(
     metrics: dict, prepared: dict, params: dict, settings: LoopSettings, *, runs_root, folder
 ) -> pd.DataFrame:
-    """:meth:`AugRun.size_curve` of each task's best sampler on the first gold source, for every
-    seed and size fraction of notebook 06's parameters: one frame."""
+    """:meth:`AugRun.size_curve` of each task's best sampler on the first gold source, per seed."""
     from tqdm.auto import tqdm
 
     aug = AugSettings.from_params(params)
@@ -348,25 +315,19 @@ def size_curves(
 
 
 def augsbert_metrics(runs: dict) -> dict:
-    """Notebook 06's metrics file from ``{(task, source, seed): AugRun(...).rows(...)}``:
-    ``{task: {source: {row: {field: mean over seeds, ..., "per_seed": {field: [...]}}}}}``.
-    Intervals are the mean of the seeds' interval bounds (each seed's own is in ``per_seed``)."""
-    grouped: dict = {}
-    for (task, source, seed), rows in sorted(runs.items()):
-        for row, m in rows.items():
-            if not row.startswith("_"):
-                grouped.setdefault((task, source, row), []).append((seed, m))
-    out: dict = {}
-    for (task, source, row), seeded in grouped.items():
-        out.setdefault(task, {}).setdefault(source, {})[row] = seed_means(
-            seeded, FIELDS, skip_absent=True
-        )
-    return out
+    """Notebook 06's metrics file ``{task: {source: {row: seed_means}}}`` from ``{(task, source,
+    seed): AugRun.rows}``; an interval is the mean of the seeds' bounds."""
+    flat = {
+        (task, source, row, seed): m
+        for (task, source, seed), rows in sorted(runs.items())
+        for row, m in rows.items()
+        if not row.startswith("_")
+    }
+    return seed_means_by(flat, FIELDS, skip_absent=True)
 
 
 def augsbert_table(metrics: dict, task: str) -> pd.DataFrame:
-    """One task's table: rows x (gold source, measure), means ± std over seeds, with the paper's
-    Quora-QP F1 (Table 5) beside QQP's."""
+    """One task's rows by gold source, means ± std over seeds, with the paper's Quora-QP F1."""
     from ..data.paper import AUGSBERT_QQP_F1
 
     records = []
@@ -379,8 +340,8 @@ def augsbert_table(metrics: dict, task: str) -> pd.DataFrame:
             "P@R20": mean_std(m, "p_at_r20"),
             "F1 (stated)": mean_std(m, "f1"),
             "silver": int(round(m.get("n_silver", 0))),
-            "silver positive": _share(m.get("silver_positive_share")),
-            "silver precision": _share(m.get("silver_precision")),
+            "silver positive": cell(m.get("silver_positive_share"), ".1%"),
+            "silver precision": cell(m.get("silver_precision"), ".1%"),
         }
         if task == "qqp":
             paper = AUGSBERT_QQP_F1.get(row)
@@ -391,13 +352,8 @@ def augsbert_table(metrics: dict, task: str) -> pd.DataFrame:
     return pd.DataFrame(records).set_index(["gold", "model"])
 
 
-def _share(value) -> str:
-    return "-" if value is None else f"{value:.1%}"
-
-
 def silver_frame(runs: dict) -> pd.DataFrame:
-    """Every silver pair's cross-encoder margin (logit minus the dev threshold) and label, per
-    task, gold source, seed and sampler (for the silver label distribution figure)."""
+    """Every silver pair's cross-encoder margin (logit minus the dev threshold) and label."""
     columns = ["task", "gold", "seed", "sampler", "margin", "label"]
     frames = [
         pd.DataFrame(dict(zip(columns, (*key, name, s["margin"], s["labels"]))))
@@ -416,22 +372,20 @@ def best_sampler(metrics: dict, task: str, source: str = "stated") -> str:
 
 
 def silver_gains(metrics: dict) -> dict:
-    """``{task: {source: (mean, per seed)}}``: each gold source's :func:`silver_gain`, for the
-    tasks where two or more sources have one."""
+    """``{task: {source: (mean, per seed)}}``: the best sampler's AP minus the gold-only SBERT's,
+    for the tasks where two or more gold sources have both."""
     out = {}
     for task, by_source in metrics.items():
-        gains = {s: g for s, rows in by_source.items() if (g := silver_gain(rows)) is not None}
+        gains = {}
+        for source, rows in by_source.items():
+            samplers = [r for r in smp.SAMPLERS if r in rows]
+            if samplers and "sbert" in rows:
+                best = max(samplers, key=lambda r: rows[r]["ap"])
+                ours, gold = (
+                    (rows[r].get("per_seed") or {}).get("ap", []) for r in (best, "sbert")
+                )
+                gain = rows[best]["ap"] - rows["sbert"]["ap"]
+                gains[source] = gain, [a - b for a, b in zip(ours, gold)]
         if len(gains) > 1:
             out[task] = gains
     return out
-
-
-def silver_gain(rows: dict) -> tuple[float, list[float]] | None:
-    """The best sampler's AP minus the gold-only SBERT's, as a mean and per seed (None without
-    samplers)."""
-    samplers = [r for r in smp.SAMPLERS if r in rows]
-    if not samplers or "sbert" not in rows:
-        return None
-    best = max(samplers, key=lambda r: rows[r]["ap"])
-    best_ap, sbert_ap = ((rows[r].get("per_seed") or {}).get("ap", []) for r in (best, "sbert"))
-    return rows[best]["ap"] - rows["sbert"]["ap"], [a - b for a, b in zip(best_ap, sbert_ap)]

@@ -29,7 +29,6 @@ __all__ = [
     "train_or_load",
     "trained_metrics",
     "TrainSettings",
-    "train_settings",
     "train_all",
     "heuristic_metrics",
     "failure_metrics",
@@ -83,10 +82,8 @@ def train_or_load(
     model=None,
     labels: np.ndarray | None = None,
 ):
-    """Train ``kind`` on ``train_ids`` of ``pool`` with their imputed labels (or ``labels``, one
-    per id), or load the model an earlier run saved under ``folder`` with the same id; its
-    logits and embeddings are kept in the folder's ``outputs/`` and read back. Returns (model,
-    model_id)."""
+    """``(model, model_id)``: ``kind`` trained on ``train_ids`` of ``pool`` (labels: the pool's or
+    ``labels``), or loaded where ``folder`` holds one of that id, its outputs cached beside."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
     if labels is not None and len(labels) != len(train_ids):
@@ -123,8 +120,7 @@ class TrainSettings(PerTask):
 
     @classmethod
     def from_params(cls, params: dict, kind: str) -> TrainSettings:
-        """``kind``'s settings in a notebook's parameters: ``concat_epochs`` or
-        ``cosine_epochs``, ``learning_rate``, ``batch_size`` and ``max_seq_length``."""
+        """``kind``'s settings in a notebook's parameters (``concat_`` or ``cosine_epochs``)."""
         epochs = params["concat_epochs" if kind == "concatbert" else "cosine_epochs"]
         return cls(
             kind, epochs, *(params[k] for k in ("learning_rate", "batch_size", "max_seq_length"))
@@ -141,9 +137,8 @@ class TrainSettings(PerTask):
 def trained_metrics(
     pool: Pool, ids, labels, config: TrainConfig, *, model, folder, measure
 ) -> dict:
-    """``measure(model, seconds)`` of a CosineBERT trained on ``ids`` of ``pool`` with ``labels``
-    in ``seconds``, kept as JSON under ``folder`` by the model's id: a re-run reads it back
-    instead of training again (the model itself, 90 MB, is not kept)."""
+    """``measure(model, seconds)`` of a CosineBERT trained on ``ids`` with ``labels``, kept as
+    JSON under ``folder`` by the model's id (the model is not kept): a re-run reads it back."""
     order = np.argsort(ids, kind="stable")
     ids, labels = np.asarray(ids)[order], np.asarray(labels).astype(np.int8)[order]
     path = Path(folder) / f"{model_id('cosinebert', pool, ids, config, model, labels)}.json"
@@ -156,16 +151,10 @@ def trained_metrics(
     return metrics
 
 
-def train_settings(params: dict, kind: str):
-    """``(task, seed) -> TrainConfig`` of ``kind`` from a notebook's parameters
-    (:class:`TrainSettings`)."""
-    return TrainSettings.from_params(params, kind).config
-
-
 def train_all(tasks: dict, train_ids: dict, params: dict, *, folder) -> dict:
     """Every kind of :data:`KINDS` trained (or loaded) on each task's ``train_ids`` with a
     notebook's parameters (seed ``params["seed"]``). Returns ``{(task, kind): (model, id)}``."""
-    configs = {kind: train_settings(params, kind) for kind in KINDS}
+    configs = {kind: TrainSettings.from_params(params, kind).config for kind in KINDS}
     seed, model = params["seed"], params["model"]
     return {
         (name, kind): train_or_load(
@@ -202,8 +191,7 @@ def heuristic_metrics(task: str, score, dev: Pool, test: Pool) -> dict:
 
 
 def failure_metrics(heuristics: dict, results: dict, eval_sets: dict, extra: dict) -> dict:
-    """Notebook 02's metrics file: ``{task: {kind: {"heuristic", "all_pairs", ...}}}`` from
-    dicts keyed by (task, kind)."""
+    """Notebook 02's metrics file ``{task: {kind: {"heuristic", "all_pairs", ...}}}``."""
     out: dict = {}
     for (task, kind), result in results.items():
         es = eval_sets[(task, kind)]

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-__all__ = ["labels_to_reach", "separation_budget", "annotation_cost", "Budget", "round_hours"]
+__all__ = ["labels_to_reach", "separation_budget", "Budget", "round_hours"]
 
 GPU_STAGES = ("train", "embed")  # what runs on the accelerator when there is one
 
@@ -75,24 +75,6 @@ def separation_budget(labels, lower, upper) -> float:
         return float("nan")
     together = np.flatnonzero(~apart)
     return float(x[together[-1] + 1] if len(together) else x[0])
-
-
-def annotation_cost(
-    labels, *, per_hour: float = 75.0, dollars_per_hour: float = 50.0, compute_seconds: float = 0.0
-) -> dict:
-    """Annotator hours and dollars (:class:`Budget`) for ``labels`` judgements, beside the compute
-    time."""
-    n = np.asarray(labels, dtype=np.float64)
-    if (n < 0).any() or not compute_seconds >= 0:
-        raise ValueError(f"label counts and compute_seconds must be non-negative, got {labels!r}")
-    dollars = Budget(per_hour, dollars_per_hour).annotation(n)
-    hours = n / per_hour
-    return {
-        "labels": n,
-        "annotator_hours": hours,
-        "dollars": dollars,
-        "compute_hours": compute_seconds / 3600.0,
-    }
 
 
 def _curve(labels, values) -> tuple[np.ndarray, np.ndarray]:

@@ -59,8 +59,7 @@ def factors(curves: pd.DataFrame, *, strategy: str = A, reference: str = B) -> p
 
 
 def summary(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per task of :func:`factors`: the factor's mean and std (ddof 0) over the seeds where it is
-    defined, and how many seeds those are of how many."""
+    """Per task of :func:`factors`: the factor's mean and std (ddof 0) over the seeds with one."""
     rows = []
     for task, eff in frame.groupby("task") if len(frame) else ():
         finite = eff["factor"][np.isfinite(eff["factor"])]

@@ -1,11 +1,7 @@
-"""Sweeps on Ray: each run (task, strategy, seed) one Ray task with its resources declared, so a
-cluster or a machine with several GPUs runs as many at once as fit.
-
-Runs write their folders where the local backend writes them (``root`` on a file system every
-node sees), so either backend reads back or resumes the other's runs. A run's events go to an
-actor (:class:`Mailbox`) and from there to the driver's callbacks while the runs execute. A
-worker killed mid-run is retried by Ray (``RETRIES``), and the retry resumes from the folder.
-Ray is imported here only, when a sweep asks for it: ``pip install pairlab[ray]``."""
+"""Sweeps on Ray (``pip install pairlab[ray]``, imported only here): each run one Ray task with
+its resources declared, writing its folder where the local backend would (``root`` on a file
+system every node sees), so either backend resumes the other's runs; a killed worker's run is
+retried (``RETRIES``) and resumes. Events reach the driver's callbacks through an actor."""
 
 from __future__ import annotations
 
@@ -22,13 +18,7 @@ INSTALL = "pip install 'pairlab[ray]'"
 RETRIES = 3  # a run whose worker died (killed, out of memory, node lost) starts again, resuming
 POLL_SECONDS = 0.25  # how often the driver hands the mailbox's events to its callbacks
 # what a worker takes from the driver's environment: the cache folder, model sharing, offline hubs
-FORWARDED = (
-    "PAIRLAB_",
-    "HF_",
-    "TRANSFORMERS_",
-    "TOKENIZERS_PARALLELISM",
-    "SENTENCE_TRANSFORMERS_HOME",
-)
+FORWARDED = ("PAIRLAB_", "HF_", "TRANSFORMERS_", "TOKENIZERS_", "SENTENCE_TRANSFORMERS_HOME")
 
 
 def connect(address: str | None = None):
@@ -39,10 +29,7 @@ def connect(address: str | None = None):
     except ImportError:
         raise ImportError(f"backend='ray' needs Ray, which is not installed: {INSTALL}") from None
     if not ray.is_initialized():
-        if address is None:
-            ray.init(address="local", include_dashboard=False)
-        else:
-            ray.init(address=address)
+        ray.init(address=address or "local", include_dashboard=False if address is None else None)
     return ray
 
 
@@ -57,14 +44,10 @@ def run_on_ray(
     gpus_per_run: float | None = None,
 ) -> dict:
     """``{key: result}`` of the sweep's ``runs`` (``(key, config, folder)``), each a Ray task of
-    ``cpus_per_run`` CPUs (its torch threads) and ``gpus_per_run`` GPUs (None: one where the
-    cluster has GPUs); finished runs are read back without Ray. Events reach ``callbacks`` in
-    this process as the runs emit them."""
+    ``cpus_per_run`` CPUs and ``gpus_per_run`` GPUs (None: one where the cluster has GPUs)."""
     if not (isinstance(cpus_per_run, (int, float)) and cpus_per_run >= 1):
         raise ValueError(f"cpus_per_run must be a number >= 1, got {cpus_per_run!r}")
-    if gpus_per_run is not None and not (
-        isinstance(gpus_per_run, (int, float)) and gpus_per_run >= 0
-    ):
+    if not (gpus_per_run is None or isinstance(gpus_per_run, (int, float)) and gpus_per_run >= 0):
         raise ValueError(f"gpus_per_run must be None or a number >= 0, got {gpus_per_run!r}")
     results = {key: finished_run(config, folder) for key, config, folder in runs}
     for key, config, folder in runs:
@@ -118,10 +101,8 @@ def _submit(ray, runs, prepared, callbacks, learner, cpus: float, gpus: float | 
 
 
 class Mailbox:
-    """The Ray actor holding the runs' events until the driver takes them, each run's in the
-    order it sent them. A run sends without waiting (a task waiting in ``ray.get`` lends its CPU
-    to another run), so a worker killed mid-run may lose its last few events; its retry reports
-    from ``run_started`` (``resumed`` rounds) on."""
+    """The Ray actor holding the runs' events, each run's in order, until the driver takes them.
+    A run sends without waiting, so a killed worker may lose its last few events."""
 
     def __init__(self):
         self.events = []
@@ -164,6 +145,6 @@ def _execute(
 
 def gpus_per_run(ray, gpus: float | None) -> float:
     """``gpus``, or with None one GPU per run where the cluster has GPUs, else none."""
-    if gpus is not None:
-        return gpus
-    return 1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0
+    if gpus is None:
+        return 1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0
+    return gpus

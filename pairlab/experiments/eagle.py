@@ -1,15 +1,11 @@
-"""EAGLE's case study (Bansal and Sharma 2023, section 3.2; notebook 07): which inputs should a
-noisy annotator label, when the unlabelled target is what the base model finds easiest and
-hardest? A task's stated training pairs are split by the pretrained model's squared error: the
-30% lowest and 30% highest are the target, the middle 40% the labelled source. Each strategy
-(the suite's own, with the target as candidates) picks 10% of all the pairs from the target, an
-annotator labels them, and a bi-encoder trained on source + annotated pairs is measured by AUC on
-the stated test pairs (all, and their high- and low-error 30%, split the same way).
-"""
+"""EAGLE's case study (Bansal and Sharma 2023, section 3.2; notebook 07): stated training pairs
+split by the pretrained model's error (both 30% ends the target, the middle the labelled source);
+each strategy picks from the target for an annotator, and a bi-encoder trained on source +
+annotated pairs is measured by AUC on the stated test pairs (all, high- and low-error)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,20 +19,14 @@ from ..data.tasks import BUILT_IN, like
 from ..models.embed import embed_pool
 from ..models.scoring import CosineScorer
 from .baselines import TrainSettings, sample_pairs, stated_pairs, train_or_load, trained_metrics
-from .summaries import in_order, mean_std, seed_means
+from .summaries import cell, in_order, mean_std, seed_means_by
 
 __all__ = [
-    "CASE_STRATEGIES",
-    "CASE_ROWS",
     "case_task",
-    "split_by_error",
-    "auc",
     "CaseSettings",
-    "LLMSettings",
     "CaseStudy",
     "case_metrics",
     "case_table",
-    "case_annotators",
     "run_case_study",
     "llm_section",
 ]
@@ -78,22 +68,9 @@ def auc(labels: np.ndarray, scores: np.ndarray) -> float | None:
 
 
 @dataclass(frozen=True)
-class LLMSettings:
-    """An OpenAI-compatible endpoint for notebook 07's LLM section (its ``llm_*`` parameters)."""
-
-    base_url: str
-    model: str
-    api_key_env: str
-    max_pairs: int
-    price_per_1k_input: float | None
-    price_per_1k_output: float | None
-
-
-@dataclass(frozen=True)
 class CaseSettings:
-    """Notebook 07's case study, built once from its ``case_*`` parameters: the LLM-like
-    annotator's accuracy per base-error bin, the encoder, the bi-encoder's training and the LLM
-    endpoint (None when ``llm_base_url`` is not set)."""
+    """Notebook 07's case study, built once from its ``case_*`` parameters, the LLM-like
+    annotator's accuracy per base-error bin, the encoder and the bi-encoder's training."""
 
     task: str
     seeds: tuple
@@ -105,28 +82,16 @@ class CaseSettings:
     model: str | None
     max_seq_length: int
     train: TrainSettings
-    llm: LLMSettings | None = None
 
     @classmethod
     def from_params(cls, params: dict) -> CaseSettings:
-        llm = None
-        if params.get("llm_base_url"):
-            if not params.get("llm_model"):
-                raise ValueError(
-                    "llm_base_url is set but llm_model is not: name the endpoint's model"
-                )
-            llm = LLMSettings(**{f.name: params[f"llm_{f.name}"] for f in fields(LLMSettings)})
-        case = {
-            name: params[f"case_{name}"]
-            for name in ("task", "pairs", "test_pairs", "share", "budget")
-        }
+        case = {k: params[f"case_{k}"] for k in ("task", "pairs", "test_pairs", "share", "budget")}
         return cls(
             seeds=tuple(int(s) for s in params["seeds"]),
             error_accuracy=tuple(params["error_accuracy"]),
             model=params["model"],
             max_seq_length=params["max_seq_length"],
             train=TrainSettings.from_params(params, "cosinebert"),
-            llm=llm,
             **case,
         )
 
@@ -164,9 +129,8 @@ class CaseStudy:
         return self._base[pool.split](np.asarray(ids, np.int64)).astype(np.float64)
 
     def _split(self):
-        """Sorted ids: ``source`` (labelled, the middle of the base error), ``target``
-        (unlabelled, both ends), ``high`` (the target's high-error end) and ``parts``, the
-        test pairs by part."""
+        """Sorted ids: ``source`` (the middle of the base error), ``target`` (both ends), ``high``
+        (the high end) and ``parts``, the test pairs by part."""
 
         def by_error(pool: Pool, n: int | None):
             ids = sample_pairs(stated_pairs(pool)[0], n, seed=self.seed)
@@ -180,11 +144,7 @@ class CaseStudy:
         self.parts = {"all": ids, "high_error": test["high"], "low_error": test["low"]}
 
     def pick(self, strategy: str) -> np.ndarray:
-        """The ``budget`` target pairs ``strategy`` picks, scored by the source-trained model."""
-        if strategy not in CASE_STRATEGIES:
-            raise ValueError(
-                f"unknown strategy {strategy!r}; choose from {sorted(CASE_STRATEGIES)}"
-            )
+        """The ``budget`` target pairs ``strategy`` (of :data:`CASE_STRATEGIES`) picks."""
         if strategy not in self._picks:
             target, chosen = self.target, CASE_STRATEGIES[strategy]()
             if self._cosine is None:  # the source-trained model's cosines of the target, once
@@ -244,8 +204,7 @@ class CaseStudy:
         }
 
     def rows(self, annotator) -> dict:
-        """``{row: metrics}``: the source-only model, source + the whole target annotated, and
-        each strategy's budget annotated."""
+        """``{row: metrics}``: source only, source + the whole target, and each strategy's picks."""
         initial = {**self.measure(self.initial), "n_annotated": 0}
         for part, ids in self.parts.items():
             initial[f"test_pairs_{part}"] = len(ids)
@@ -257,82 +216,62 @@ class CaseStudy:
 
 
 def case_metrics(runs: dict) -> dict:
-    """``{annotation: {row: {auc_all, auc_high_error, auc_low_error, ...: mean over seeds,
-    "per_seed": {...}}}}`` from ``{(annotation, seed): CaseStudy.rows(...)}``."""
-    grouped: dict = {}
-    for (annotation, seed), rows in sorted(runs.items()):
-        for row, m in rows.items():
-            grouped.setdefault((annotation, row), []).append((seed, m))
-    out: dict = {}
-    for (annotation, row), seeded in grouped.items():
-        out.setdefault(annotation, {})[row] = seed_means(seeded)
-    return out
+    """``{annotation: {row: seed_means}}`` from ``{(annotation, seed): CaseStudy.rows(...)}``."""
+    flat = {
+        (a, row, seed): m for (a, seed), rows in sorted(runs.items()) for row, m in rows.items()
+    }
+    return seed_means_by(flat)
 
 
 def case_table(metrics: dict):
     """The Table 1 / Table 4 analog: AUC (all, high and low base error; mean ± std over seeds)
-    per annotation and row, with the paper's gpt-3.5-turbo AUC beside the noisy annotation's
-    rows (Table 1; conditional informativeness from Table 4, measured on another split) and its
-    ground-truth AUC (Table 4) beside the clean rows."""
+    per annotation and row, beside the paper's AUC: gpt-3.5-turbo's (Table 1; conditional
+    informativeness from Table 4) for the noisy rows, the ground truth's (Table 4) for the clean."""
     import pandas as pd
 
     from ..data.paper import EAGLE_TABLE1, EAGLE_TABLE4
 
     records = []
     for annotation, row, m in in_order(metrics, CASE_ROWS):
-        rec = {
-            "annotation": annotation,
-            "row": row,
-            **{f"AUC {part.replace('_', ' ')}": mean_std(m, f"auc_{part}") for part in PARTS},
-            "annotated": int(m.get("n_annotated", 0)),
-            "annotator accuracy": _share(m.get("annotator_accuracy"), ".1%"),
-            "high-error share": _share(m.get("high_error_share"), ".0%"),
-        }
-        paper = (
-            EAGLE_TABLE4["clean"].get(row)
-            if annotation == "clean"
-            else EAGLE_TABLE1.get(row) or EAGLE_TABLE4["llm"].get(row)
+        if annotation == "clean":
+            paper = EAGLE_TABLE4["clean"].get(row)
+        else:
+            paper = EAGLE_TABLE1.get(row) or EAGLE_TABLE4["llm"].get(row)
+        if paper is not None:
+            mean, std = paper[0] if isinstance(paper[0], tuple) else paper
+        records.append(
+            {
+                "annotation": annotation,
+                "row": row,
+                **{f"AUC {p.replace('_', ' ')}": mean_std(m, f"auc_{p}") for p in PARTS},
+                "annotated": int(m.get("n_annotated", 0)),
+                "annotator accuracy": cell(m.get("annotator_accuracy"), ".1%"),
+                "high-error share": cell(m.get("high_error_share"), ".0%"),
+                "paper AUC (all)": "-" if paper is None else f"{mean / 100:.3f} ± {std / 100:.3f}",
+            }
         )
-        rec["paper AUC (all)"] = "-" if paper is None else _paper(paper)
-        records.append(rec)
     return pd.DataFrame(records).set_index(["annotation", "row"])
 
 
-def _share(value, spec: str) -> str:
-    return "-" if value is None else format(value, spec)
-
-
-def _paper(value) -> str:
-    mean, std = value[0] if isinstance(value[0], tuple) else value
-    return f"{mean / 100:.3f} ± {std / 100:.3f}"
-
-
-def case_annotators(study: CaseStudy) -> dict:
-    """``clean`` (the oracle) and ``llm_like``: right as often as ``error_accuracy`` says for the
-    pair's base-error bin (assumed: the paper plots such accuracies but prints no numbers)."""
-    from ..annotators import ErrorDependentOracle, Oracle
-
-    accuracy = list(study.case.error_accuracy)
-    noisy = ErrorDependentOracle(
-        lambda pool, ids: base_error(pool, ids, study.base_cosine(pool, ids)),
-        accuracy,
-        error_edges(len(accuracy)),
-        seed=study.seed,
-    )
-    return {"clean": Oracle(), "llm_like": noisy}
-
-
 def run_case_study(prepared: dict, params: dict, *, folder) -> dict:
-    """:meth:`CaseStudy.rows` for each seed and annotation on the case study's task
-    (:class:`CaseSettings`), with a progress bar. Returns ``{(annotation, seed): rows}``."""
+    """``{(annotation, seed): CaseStudy.rows}``: ``clean`` (the oracle) and ``llm_like``, right as
+    often as ``error_accuracy`` says per base-error bin (assumed: the paper prints no numbers)."""
     from tqdm.auto import tqdm
 
+    from ..annotators import ErrorDependentOracle, Oracle
+
     case = CaseSettings.from_params(params)
-    task = case_task(prepared, case)
-    pools, runs = prepared[task][0], {}
+    task = case_task(prepared, case.task)
+    runs, accuracy = {}, list(case.error_accuracy)
     for seed in tqdm(case.seeds, desc=f"{task} case study"):
-        study = CaseStudy(pools, case, task, seed, folder)
-        for name, annotator in case_annotators(study).items():
+        study = CaseStudy(prepared[task][0], case, task, seed, folder)
+        noisy = ErrorDependentOracle(
+            lambda pool, ids: base_error(pool, ids, study.base_cosine(pool, ids)),
+            accuracy,
+            error_edges(len(accuracy)),
+            seed=study.seed,
+        )
+        for name, annotator in {"clean": Oracle(), "llm_like": noisy}.items():
             runs[(name, int(seed))] = rows = study.rows(annotator)
             best = max(CASE_STRATEGIES, key=lambda r: rows[r]["auc_all"] or 0.0)
             print(
@@ -343,10 +282,8 @@ def run_case_study(prepared: dict, params: dict, *, folder) -> dict:
     return runs
 
 
-def case_task(prepared: dict, case: CaseSettings) -> str:
-    """The case study's task: ``case.task``; with a pair file as the dataset (one task, not
-    built in), that file's task."""
-    task = case.task
+def case_task(prepared: dict, task: str) -> str:
+    """``task``, or with a pair file as the dataset (one task, not built in), that file's task."""
     if task not in prepared and len(prepared) == 1 and next(iter(prepared)) not in BUILT_IN:
         return next(iter(prepared))
     if task not in prepared:
@@ -365,29 +302,29 @@ def llm_section(prepared: dict, params: dict, *, cache, folder) -> dict | None:
 
     from ..annotators import LLMAnnotator
 
-    case = CaseSettings.from_params(params)
-    if case.llm is None:
+    if not params.get("llm_base_url"):
         print("no LLM endpoint set (llm_base_url): section skipped; nothing was sent")
         return None
-    llm = case.llm
-    task, seed = case_task(prepared, case), case.seeds[0]
+    if not params.get("llm_model"):
+        raise ValueError("llm_base_url is set but llm_model is not: name the endpoint's model")
+    case = CaseSettings.from_params(params)
+    task = case_task(prepared, case.task)
     pools = prepared[task][0]
-    study = CaseStudy(pools, case, task, seed, folder)
-    picked = study.pick("conditional_informativeness")[: int(llm.max_pairs)]
+    study = CaseStudy(pools, case, task, case.seeds[0], folder)
+    picked = study.pick("conditional_informativeness")[: int(params["llm_max_pairs"])]
     annotator = LLMAnnotator(
-        base_url=llm.base_url,
-        model=llm.model,
-        api_key=os.environ.get(llm.api_key_env) or None,
+        base_url=params["llm_base_url"],
+        model=params["llm_model"],
+        api_key=os.environ.get(params["llm_api_key_env"]) or None,
         cache=cache,
         task=like(task, pools["train"].symmetric),  # a file: its kind's prompt
-        price_per_1k_input=llm.price_per_1k_input,
-        price_per_1k_output=llm.price_per_1k_output,
+        price_per_1k_input=params["llm_price_per_1k_input"],
+        price_per_1k_output=params["llm_price_per_1k_output"],
     )
-    left, right = pools["train"].texts(picked)
-    print(f"before sending anything: {annotator.estimate_cost(left, right)}")
+    print(f"before sending anything: {annotator.estimate_cost(*pools['train'].texts(picked))}")
     row = study.row(picked, annotator)
     print(
-        f"{llm.model} on {len(picked)} pairs: accuracy {row['annotator_accuracy']}, "
+        f"{params['llm_model']} on {len(picked)} pairs: accuracy {row['annotator_accuracy']}, "
         f"{row['no_answer']} unanswered, AUC {mean_std(row, 'auc_all')}; usage {annotator.usage}"
     )
-    return {**row, "usage": dict(annotator.usage), "model": llm.model}
+    return {**row, "usage": dict(annotator.usage), "model": params["llm_model"]}

@@ -1,9 +1,6 @@
-"""Notebook 09's second experiment: does adaptivity pay more when the starting encoder is
-weaker? One model cut to fewer transformer layers (:mod:`pairlab.models.truncate`) gives
-encoders of graded strength; each one's zero-shot all-pairs AP and static-retrieval precision
-come first (:func:`zero_shot`), then uncertainty sampling against static retrieval from each
-(:func:`encoder_sweep`), read as the gap between them against the zero-shot AP
-(:func:`encoder_table`, :func:`gap_trend`)."""
+"""Notebook 09's second experiment: does adaptivity pay more from a weaker starting encoder?
+One model cut to fewer layers gives encoders of graded strength; the gap between uncertainty
+sampling and static retrieval from each is read against its zero-shot AP."""
 
 from __future__ import annotations
 
@@ -18,14 +15,14 @@ from ..models.embed import embed_pool, load_encoder, resolve_model
 from ..models.scoring import CosineScorer
 from ..models.truncate import transformer_layers, truncated_model
 from .summaries import judge
-from .sweeps import Variant, sweep, total_rounds
+from .sweeps import Variant
 
 __all__ = [
     "GAP",
     "encoder_layers",
     "zero_shot",
-    "encoder_sweep",
-    "encoder_rounds",
+    "encoder_variants",
+    "by_depth",
     "encoder_runs",
     "encoder_table",
     "gap_trend",
@@ -52,13 +49,13 @@ def encoder_layers(model, layers) -> dict[int, int | None]:
 def zero_shot(
     prepared: dict, layers: dict, settings: LoopSettings, *, rounds: int, seed: int = 0
 ) -> pd.DataFrame:
-    """Each encoder before any training, one row per depth: its all-pairs test AP (the cosine,
-    with a 95% bootstrap interval) and the share of positives among the pairs a static-retrieval
-    run of ``rounds`` rounds would label with it (the top pairs by its cosine among every item's
-    m nearest neighbours, ties by pair id)."""
+    """Each encoder before training, a row per depth: its test AP (95% interval) and the positive
+    share of the pairs a static-retrieval run of ``rounds`` rounds would label with it."""
     from tqdm.auto import tqdm
 
-    ((task, (pools, eval_sets)),) = _one_task(prepared).items()
+    if len(prepared) != 1:
+        raise ValueError(f"the encoder experiment runs on one task, got {sorted(prepared)}")
+    ((task, (pools, eval_sets)),) = prepared.items()
     own = settings.for_task(task)
     budget = settings.config(task, "static_retrieval", rounds=rounds).budget
     train, test = pools["train"], pools["test"]
@@ -78,8 +75,9 @@ def zero_shot(
     return pd.DataFrame(rows).set_index("layers")
 
 
-def _variants(layers: dict, rounds, strategies) -> list[Variant]:
-    """One variant per depth, round count and strategy, labelled ``"strategy|depth|rounds"``."""
+def encoder_variants(layers: dict, rounds, strategies) -> list[Variant]:
+    """One variant per depth, round count and strategy, labelled ``"strategy|depth|rounds"``, to
+    :func:`~.sweeps.sweep` on the one task of the encoder experiment."""
     return [
         Variant(f"{s}|{n}|{r}", s, {"encoder_layers": setting, "rounds": int(r)})
         for n, setting in layers.items()
@@ -88,30 +86,17 @@ def _variants(layers: dict, rounds, strategies) -> list[Variant]:
     ]
 
 
-def encoder_sweep(
-    prepared: dict, layers: dict, rounds, strategies, seeds, settings: LoopSettings, root, **options
-) -> dict:
-    """Every (depth, round count, strategy, seed) run on the one task of ``prepared``
-    (:func:`~.sweeps.sweep` with its ``options``; finished runs, notebook 03's among them, are
-    read back). Returns ``{(depth, labels, strategy, seed): result}``."""
-    variants = _variants(layers, rounds, strategies)
-    found = sweep(_one_task(prepared), variants, seeds, settings, root, **options)
+def by_depth(results: dict) -> dict:
+    """A sweep of :func:`encoder_variants` as ``{(depth, labels, strategy, seed): result}``."""
     out = {}
-    for (_, label, seed), result in found.items():
+    for (_, label, seed), result in results.items():
         strategy, n, _ = label.split("|")
         out[(int(n), int(result["labels"]), strategy, seed)] = result
     return out
 
 
-def encoder_rounds(
-    prepared: dict, layers: dict, rounds, strategies, seeds, settings: LoopSettings
-) -> int:
-    """Rounds :func:`encoder_sweep` will run (for a progress bar)."""
-    return total_rounds(prepared, _variants(layers, rounds, strategies), seeds, settings)
-
-
 def encoder_runs(results: dict) -> dict:
-    """:func:`encoder_sweep`'s results as a sweep's ``{(task, "strategy, n layers", seed):
+    """:func:`by_depth`'s results as a sweep's ``{(task, "strategy, n layers", seed):
     result}``, the largest budget of each (its first rounds are the smaller budget's)."""
     return {
         (result["config"]["task"], f"{strategy}, {n} layers", seed): result
@@ -119,21 +104,21 @@ def encoder_runs(results: dict) -> dict:
     }
 
 
-def encoder_table(results: dict, zero: pd.DataFrame, *, gap=GAP) -> pd.DataFrame:
+def encoder_table(results: dict, zero: pd.DataFrame) -> pd.DataFrame:
     """One row per depth and budget: the zero-shot AP and static precision, each strategy's test
     AP over the seeds both ran (mean, mean 95% interval, per seed) and the gap between them (mean,
     std with ddof 0, per seed, and whether the intervals tell it from noise: ``judged``)."""
-    a, b = gap
+    a, b = GAP
     rows = []
     for n, labels in sorted({k[:2] for k in results}, key=lambda k: (-k[0], k[1])):
-        runs = {s: {k[3]: r for k, r in results.items() if k[:3] == (n, labels, s)} for s in gap}
+        runs = {s: {k[3]: r for k, r in results.items() if k[:3] == (n, labels, s)} for s in GAP}
         seeds = sorted(set(runs[a]) & set(runs[b]))
         if not seeds:
             continue
         row = {"layers": n, "labels": labels}
         row.update(zero.loc[n, ["zero-shot AP", "static precision"]])
         record = {}
-        for s in gap:
+        for s in GAP:
             values = [runs[s][seed]["test"]["ap"] for seed in seeds]
             ci = np.mean([runs[s][seed]["test"]["ap_ci"] for seed in seeds], axis=0)
             r = record[s] = {"ap": float(np.mean(values)), "ap_ci": [float(ci[0]), float(ci[1])]}
@@ -179,9 +164,3 @@ def gap_trend(table: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows).set_index("labels")
-
-
-def _one_task(prepared: dict) -> dict:
-    if len(prepared) != 1:
-        raise ValueError(f"the encoder experiment runs on one task, got {sorted(prepared)}")
-    return prepared

@@ -1,14 +1,7 @@
-"""Findings as data: each claim of the papers, checked on our metrics, is a :class:`Finding`
-record (the claim, where it was judged, a status and the values: the paper's and ours with
-intervals and per seed). One rule per claim, here and nowhere else. No sentence is made here:
-each claim's statement, source and rule in words, and each record's sentence, are written once
-in ``pairlab/templates/findings.md.j2``, which the notebooks (:func:`pairlab.report.markdown`)
-and the documents (``docs/*.j2``) render through one environment. Tests judge statuses and
-values.
-
-The statuses: ``held`` (ours agrees with the paper beyond the noise the rule states), ``in
-part`` (in the paper's direction, within noise or on some seeds only), ``not held``.
-"""
+"""Each claim of the papers, judged on our metrics, as a :class:`Finding` record (the claim,
+where, a status and the values), by one rule per claim; the words, rules included, are in
+``pairlab/templates/findings.md.j2``. Statuses: ``held`` (beyond the noise the rule states),
+``in part`` (the paper's direction, within noise or on some seeds), ``not held``."""
 
 from __future__ import annotations
 
@@ -20,9 +13,7 @@ from ..data.paper import A, B
 from .summaries import compare
 
 __all__ = [
-    "STATUSES",
     "CLAIMS",
-    "COMPARISONS",
     "Finding",
     "adaptive_vs_static",
     "budget_regime",
@@ -83,14 +74,10 @@ def _status(every: bool, part: bool) -> str:
     return "held" if every else "in part" if part else "not held"
 
 
-def adaptive_vs_static(
-    task: str, strategies: dict, efficiency: dict | None = None, *, paper_labels=None
-) -> Finding | None:
+def adaptive_vs_static(task: str, strategies: dict, efficiency: dict | None = None):
     """The core paper's headline on one task, from a notebook-03 metrics entry (``{strategy:
-    summary}``, with ``zero_shot`` where recorded) and notebook 05's factor per seed
-    (``{"per_seed": [{"seed", "factor", "bound"}]}``); ``paper_labels`` is the paper's budget on
-    this task (default: :data:`pairlab.data.paper.BUDGET`'s). None where either strategy is
-    missing or they share no seed."""
+    summary}``) and notebook 05's factor per seed (``{"per_seed": [{"seed", "factor",
+    "bound"}]}``). None where either strategy is missing or they share no seed."""
     from ..data.paper import BUDGET
 
     if A not in strategies or B not in strategies:
@@ -99,16 +86,7 @@ def adaptive_vs_static(
     seeds = [s for s in x["seeds"] if s in y["seeds"]]
     if not seeds:
         return None
-
-    def per_seed(entry, key):
-        at = [entry["seeds"].index(s) for s in seeds]
-        cis = entry[key].get("ci_per_seed")
-        return [entry[key]["per_seed"][i] for i in at], None if cis is None else [
-            cis[i] for i in at
-        ]
-
-    a_ap, a_ci = per_seed(x, "ap")
-    b_ap, b_ci = per_seed(y, "ap")
+    (a_ap, a_ci), (b_ap, b_ci) = (_at_seeds(entry["ap"], entry["seeds"], seeds) for entry in (x, y))
     above = sum(u > v for u, v in zip(a_ap, b_ap))
     both = a_ci is not None and b_ci is not None
     separated = sum(u[0] > v[1] for u, v in zip(a_ci, b_ci)) if both else None
@@ -134,14 +112,19 @@ def adaptive_vs_static(
         "factor_bounds": [factors.get(int(s), {}).get("bound") for s in seeds],
         "zero_shot_ap": None if zero is None else float(zero["ap"]["mean"]),
         "zero_shot_ap_ci": None if zero is None else zero["ap"].get("ci"),
-        "paper_labels": BUDGET.get(task, {}).get("labels")
-        if paper_labels is None
-        else paper_labels,
+        "paper_labels": BUDGET.get(task, {}).get("labels"),
     }
     n = len(seeds)
     return Finding(
         "adaptive_vs_static", task, _status(above == n and separated == n, above > n / 2), values
     )
+
+
+def _at_seeds(spread: dict, seeds: list, at: list) -> tuple:
+    """``spread``'s values and 95% intervals (None: none recorded) of the seeds ``at``."""
+    i = [seeds.index(s) for s in at]
+    cis = spread.get("ci_per_seed")
+    return [spread["per_seed"][k] for k in i], None if cis is None else [cis[k] for k in i]
 
 
 def budget_regime(task: str, metrics: dict) -> Finding | None:
@@ -224,8 +207,7 @@ def data_efficiency(
     task: str, efficiency: dict | None, paper: float | None = None
 ) -> Finding | None:
     """The data-efficiency claim from an efficiency entry (``{"per_seed": [{"seed", "factor",
-    "bound"}], "factor_mean", ...}``, notebooks 05 and 09 record it); ``paper`` the paper's
-    factor on this task, where it gives one."""
+    "bound"}], ...}``); ``paper``: the paper's factor on this task, if it gives one."""
     if not efficiency or not efficiency.get("per_seed"):
         return None
     rows = efficiency["per_seed"]
@@ -246,8 +228,7 @@ def data_efficiency(
 
 
 def adaptivity(metrics: dict) -> list[Finding]:
-    """Every finding of a notebook-09 metrics file: the budget regime per task, then the
-    starting encoder per budget."""
+    """Every finding of a notebook-09 metrics file: budget regime per task, encoder per budget."""
     out = [budget_regime(task, metrics) for task in metrics.get("budget", {})]
     out += [starting_encoder(labels, metrics) for labels in metrics.get("encoder_trend", {})]
     return [f for f in out if f is not None]
@@ -259,9 +240,7 @@ def _beyond(c: dict) -> str:
 
 
 def augsbert(metrics: dict) -> list[Finding]:
-    """The Augmented SBERT claims per task and gold source of a notebook-06 metrics file
-    (``{task: {source: {row: record}}}``): silver helps (the best sampler against gold-only
-    SBERT), BM25 above RS, and the paper's ranking of the samplers."""
+    """The Augmented SBERT claims per task and gold source of a notebook-06 metrics file."""
     from ..augment.samplers import SAMPLERS
 
     out = []
@@ -316,8 +295,7 @@ def eagle(metrics: dict) -> list[Finding]:
 
 
 def label_noise(metrics: dict) -> list[Finding]:
-    """Conditional informativeness against uncertainty sampling on all pairs, per task and
-    noise level (notebook 07's ``all_pairs``)."""
+    """The noise claim per task and noise level of notebook 07's ``all_pairs``."""
     return [
         f
         for task, by_noise in metrics.items()

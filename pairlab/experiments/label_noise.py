@@ -1,11 +1,12 @@
-"""Notebook 03's all-pairs runs under annotator noise (notebook 07): each run's annotator is in
-its config, so a noisy run has its own folder. A noise level is a flip rate (both ways; 0 is the
-oracle, notebook 03's own runs) or ``"error_dependent"``: right as often as an LLM was at the
-pair's base-model error (Bansal and Sharma 2023, Appendix B)."""
+"""Notebook 03's runs under annotator noise (notebook 07; the annotator is in the run's config).
+A noise level is a flip rate (0: the oracle) or ``"error_dependent"``: right as often as an LLM
+was at the pair's base-model error (Bansal and Sharma 2023, Appendix B)."""
 
 from __future__ import annotations
 
-from .summaries import mean_std, seed_means
+from functools import partial
+
+from .summaries import cell, mean_std, seed_means_by
 from .sweeps import Variant
 
 __all__ = ["noise_name", "noise_spec", "noise_variants", "noise_metrics", "noise_table"]
@@ -48,50 +49,33 @@ def noise_variants(
 ) -> list[Variant]:
     """One :class:`Variant` per strategy and noise level, labelled ``"<strategy>|<noise>"``."""
 
-    def fields(noise):
-        return lambda task, seed: {
-            "annotator": noise_spec(
-                noise, seed, accuracy=accuracy, model=model, max_seq_length=max_seq_length
-            )
-        }
-
+    spec = partial(noise_spec, accuracy=accuracy, model=model, max_seq_length=max_seq_length)
     return [
-        Variant(f"{strategy}|{noise_name(noise)}", strategy, fields(noise))
-        for noise in noises
-        for strategy in strategies
+        Variant(f"{s}|{noise_name(n)}", s, lambda task, seed, n=n: {"annotator": spec(n, seed)})
+        for n in noises
+        for s in strategies
     ]
 
 
 def noise_metrics(results: dict) -> dict:
-    """``{task: {noise: {strategy: {ap, ap_ci, p_at_r20, p_at_r20_ci, annotator_accuracy,
-    no_answer, positives_found, labels}}}}`` (means over seeds, ``per_seed`` beside) from the
-    sweep of :func:`noise_variants`. The oracle's accuracy is 1 by definition."""
-    grouped: dict = {}
+    """``{task: {noise: {strategy: seed_means}}}`` of a sweep of :func:`noise_variants` (the
+    oracle's accuracy is 1 by definition)."""
+    rows = {}
     for (task, label, seed), result in results.items():  # the sweep's order: noise levels as given
         strategy, noise = label.split("|")
         note = result.get("annotation") or {"accuracy": 1.0, "no_answer": 0}
-        row = {k: result["test"][k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")}
-        row.update(
-            annotator_accuracy=note["accuracy"],
-            no_answer=note["no_answer"],
-            positives_found=result["positives_found"],
-            labels=result["labels"],
-        )
-        by_noise = grouped.setdefault(task, {}).setdefault(noise, {})
-        by_noise.setdefault(strategy, []).append((seed, row))
-    std_of = ("ap", "p_at_r20", "annotator_accuracy")
-    return {
-        task: {
-            noise: {s: seed_means(seeded, std_of=std_of) for s, seeded in by_strategy.items()}
-            for noise, by_strategy in by_noise.items()
+        rows[(task, noise, strategy, seed)] = {
+            **{k: result["test"][k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")},
+            "annotator_accuracy": note["accuracy"],
+            "no_answer": note["no_answer"],
+            "positives_found": result["positives_found"],
+            "labels": result["labels"],
         }
-        for task, by_noise in grouped.items()
-    }
+    return seed_means_by(rows, std_of=("ap", "p_at_r20", "annotator_accuracy"))
 
 
 def noise_table(by_noise: dict):
-    """One task's table: rows (noise, strategy); AP ± std with its 95% interval, P@R20, the
-    annotator's measured accuracy and the positives the run found."""
+    """One task's table: a row per noise level and strategy."""
     import pandas as pd
 
     records = [
@@ -101,7 +85,7 @@ def noise_table(by_noise: dict):
             "AP": mean_std(m, "ap"),
             "AP 95% CI": "[{:.3f}, {:.3f}]".format(*m["ap_ci"]),
             "P@R20": f"{m['p_at_r20']:.3f}",
-            "annotator accuracy": _share(m["annotator_accuracy"]),
+            "annotator accuracy": cell(m["annotator_accuracy"], ".1%"),
             "positives found": f"{m['positives_found']:.1f}",
             "labels": int(m["labels"]),
         }
@@ -109,7 +93,3 @@ def noise_table(by_noise: dict):
         for strategy, m in by_strategy.items()
     ]
     return pd.DataFrame(records).set_index(["noise", "strategy"])
-
-
-def _share(value) -> str:
-    return "-" if value is None else f"{value:.1%}"

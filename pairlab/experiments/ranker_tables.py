@@ -1,7 +1,5 @@
-"""The tables and sentences of notebook 08, read from its metrics file (:func:`~pairlab.
-experiments.rankers.ranker_metrics`), so the notebook and RESULTS.md show the same thing: the
-Table 1 analog, assessments and cost, the spread of random subsets, the verdicts, and
-Althammer et al.'s DPR rows beside ours."""
+"""Notebook 08's tables, read from its metrics file (:func:`.rankers.ranker_metrics`) so that
+the notebook and RESULTS.md show the same thing."""
 
 from __future__ import annotations
 
@@ -9,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ..data import paper
+from .rankers import ACTIVE
 
 __all__ = [
     "table1",
@@ -19,9 +18,8 @@ __all__ = [
     "comparison_table",
 ]
 
-ORDER = ("pretrained", "random", "uncertainty", "qbc", "diversity")
+ORDER = ("pretrained", "random", *ACTIVE)
 NAMES = {"ndcg10": "nDCG@10", "mrr10": "MRR@10", "ap": "all-pairs AP"}
-ACTIVE = ("uncertainty", "qbc", "diversity")
 
 
 def _strategies(by_strategy: dict) -> list[str]:
@@ -85,8 +83,7 @@ def effort_table(metrics: dict, task: str) -> pd.DataFrame:
 
 
 def spread_table(metrics: dict, task: str) -> pd.DataFrame:
-    """The paper's RQ1: the best and worst random subset at each size, and whether they differ
-    (paired t-test over test questions)."""
+    """The paper's RQ1: the best and worst random subset at each size, and whether they differ."""
     rows = [
         {
             "questions": s["questions"],
@@ -104,8 +101,7 @@ def spread_table(metrics: dict, task: str) -> pd.DataFrame:
 
 
 def verdict_table(metrics: dict) -> pd.DataFrame:
-    """Per task and strategy: nDCG@10 against random at the largest number of questions and at
-    equal total cost, the Bonferroni-adjusted p of the paired t-test and the verdict."""
+    """Per task and strategy: the verdicts against random at equal questions and at equal cost."""
     rows = []
     for task, by_strategy in metrics.items():
         for strategy in _strategies(by_strategy):
@@ -149,9 +145,8 @@ def paper_table() -> pd.DataFrame:
 
 
 def comparison_table(metrics: dict) -> pd.DataFrame:
-    """Where the paper and this suite can be compared: per strategy, its nDCG@10 minus random's
-    at the largest size, and how many sizes differed significantly (better / worse), on each
-    of the paper's DPR test sets and on each of our tasks."""
+    """Per strategy and test set (the paper's and ours): nDCG@10 minus random's at the largest
+    size and how many sizes differed significantly."""
     columns = {}
     for test_set, by_strategy in paper.ALTHAMMER_DPR.items():
         for strategy in ACTIVE:

@@ -1,7 +1,5 @@
-"""Notebook 08 (Althammer et al. 2023: active learning for rankers against random): the
-query-level runs, their curves and per-question test values, the paired tests against random,
-and the metrics file. :func:`prepare_rankers` -> :func:`query_sweep` -> :func:`curves` and
-:func:`per_query` -> :func:`ranker_metrics` (tables: :mod:`.ranker_tables`)."""
+"""Notebook 08 (Althammer et al. 2023): query-level runs, their curves and per-question test
+values, paired tests against random and the metrics file (tables: :mod:`.ranker_tables`)."""
 
 from __future__ import annotations
 
@@ -31,9 +29,6 @@ __all__ = [
     "curves",
     "with_costs",
     "per_query",
-    "versus_random",
-    "random_spread",
-    "at_equal_cost",
     "verdict",
     "ranker_metrics",
 ]
@@ -44,15 +39,11 @@ METRICS = {"ndcg10": "ndcg", "mrr10": "mrr"}  # metrics-file name -> the run rec
 
 @dataclass(frozen=True)
 class RankerSettings:
-    """Notebook 08's settings, built once from its parameters (:meth:`from_params`): the test
-    strata, the encoder, the bootstrap replicates, the runs' shared :class:`QuerySettings` and
-    the sweep's groups ``((strategy, seeds), ...)``: random with ``random_seeds`` first, then
-    each of ``active_strategies`` with ``active_seeds``."""
+    """Notebook 08's settings, built once from its parameters: the test strata, the runs'
+    shared :class:`QuerySettings` (the encoder and bootstrap replicates among them) and the
+    sweep's groups ``((strategy, seeds), ...)``, random with ``random_seeds`` first."""
 
     strata: EvalConfig
-    model: str | None
-    max_seq_length: int
-    n_boot: int
     query: QuerySettings
     groups: tuple
 
@@ -83,30 +74,26 @@ class RankerSettings:
             members=params["committee_members"],
             share=params["committee_share"],
         )
-        strata = EvalConfig.from_params(params)
-        return cls(
-            strata, params["model"], params["max_seq_length"], params["n_boot"], query, groups
-        )
+        return cls(EvalConfig.from_params(params), query, groups)
 
 
 def prepare_rankers(tasks: dict, settings: RankerSettings) -> dict:
     """``{task: (pools, eval_set)}``: the ``train`` and ``test`` pools of each of ``tasks``
     (:func:`pairlab.data.tasks_for`) and the test split's strata, from pretrained embeddings."""
-    out = {}
-    for name, task in tasks.items():
-        eval_set = pretrained_eval_set(
-            task["test"],
-            settings.strata,
-            model=settings.model,
-            max_seq_length=settings.max_seq_length,
-        )[0]
-        out[name] = ({"train": task["train"], "test": task["test"]}, eval_set)
-    return out
+    q = settings.query
+    return {
+        name: (
+            {"train": task["train"], "test": task["test"]},
+            pretrained_eval_set(
+                task["test"], settings.strata, model=q.model, max_seq_length=q.max_seq_length
+            )[0],
+        )
+        for name, task in tasks.items()
+    }
 
 
 def scale(prepared: dict, settings: QuerySettings) -> pd.DataFrame:
-    """Per task: the questions that can be annotated, the right-hand side each one ranks, the
-    test questions measured and the questions annotated per round."""
+    """Per task: the questions annotatable and measured, the items they rank, the rounds."""
     rows = []
     for task, (pools, _) in prepared.items():
         train, test = pools["train"], pools["test"]
@@ -127,12 +114,10 @@ def scale(prepared: dict, settings: QuerySettings) -> pd.DataFrame:
 
 def protocol_example(prepared: dict, task: str, settings: RankerSettings) -> pd.DataFrame:
     """The annotation protocol on 3 random training questions of ``task`` under the pretrained
-    ranker: what each cost (the rank of its first relevant item), what was read first and at
-    the first relevant item."""
+    ranker: each one's cost (the rank of its first relevant item) and what was read."""
     train = prepared[task][0]["train"]
-    left, right = embed_pool(
-        train, settings.model, max_seq_length=settings.max_seq_length, show_progress=False
-    )
+    q = settings.query
+    left, right = embed_pool(train, q.model, max_seq_length=q.max_seq_length, show_progress=False)
     questions = np.sort(
         np.random.default_rng(settings.strata.seed).choice(answerable(train), 3, replace=False)
     )
@@ -157,8 +142,7 @@ def query_sweep(
     callbacks=(),
     learner: Callable | None = None,
 ) -> dict:
-    """``{(task, strategy, seed): result}`` of every run of ``groups`` (``[(strategy, seeds),
-    ...]``); finished runs are read back."""
+    """``{(task, strategy, seed): result}`` of ``groups`` (``[(strategy, seeds)]``), read back."""
     results = {}
     keys = [(t, s, int(seed)) for t in prepared for s, seeds in groups for seed in seeds]
     with run_progress(len(keys)) as progress:
@@ -182,10 +166,9 @@ def pretrained_baseline(
     """The untrained encoder on each task's test split (training size 0): ``{task: {"ndcg",
     "mrr", "ap", "ap_ci", "per_query"}}``, shaped like a run record's ``test``. ``embed(pool)
     -> (left, right)`` replaces the pretrained encoder (tests)."""
+    q = settings.query
     embed = embed or (
-        lambda pool: embed_pool(
-            pool, settings.model, show_progress=False, max_seq_length=settings.max_seq_length
-        )
+        lambda pool: embed_pool(pool, q.model, show_progress=False, max_seq_length=q.max_seq_length)
     )
     return {
         task: ranking_record(
@@ -193,7 +176,7 @@ def pretrained_baseline(
             eval_set,
             *embed(pools["test"]),
             k=10,
-            n_boot=settings.n_boot,
+            n_boot=q.n_boot,
             seed=settings.strata.seed,
         )
         for task, (pools, eval_set) in prepared.items()
@@ -240,8 +223,7 @@ def with_costs(frame: pd.DataFrame, budget: Budget) -> pd.DataFrame:
 
 def per_query(results: dict) -> dict:
     """``{(task, strategy, seed): {"questions": (n_q,), "ndcg": (rounds, n_q), "mrr": ...}}``:
-    every run's per-question test values after each round (the same questions in every run of
-    a task, checked)."""
+    every run's per-question test values (the same questions in a task's runs, checked)."""
     out, questions = {}, {}
     for (task, strategy, seed), result in results.items():
         records = [r["test"]["per_query"] for r in result["records"]]
@@ -362,9 +344,8 @@ def verdict(difference: float, significant: bool) -> str:
 
 
 def ranker_metrics(frame: pd.DataFrame, queries: dict, baseline: dict) -> dict:
-    """The metrics file: ``{task: {strategy: {sizes, ndcg10: {mean, per_seed}, mrr10, ap,
-    assessments, costs, ...}}}`` with ``pretrained`` (size 0) first; random also holds its
-    subsets' spread, each active strategy its tests and verdicts against random."""
+    """The metrics file ``{task: {strategy: {sizes, ndcg10: {mean, per_seed}, ...}}}``,
+    ``pretrained`` (size 0) first, each active strategy with its tests against random."""
     out = {}
     for task, rows in frame.groupby("task", sort=False):
         entries = {"pretrained": _pretrained_entry(baseline[task])}

@@ -13,9 +13,11 @@ from . import data_efficiency
 __all__ = [
     "summarise",
     "spread",
-    "seed_means",
+    "by_seed",
+    "seed_means_by",
     "compare",
     "mean_std",
+    "cell",
     "in_order",
     "judge",
     "seed_set_means",
@@ -25,16 +27,28 @@ __all__ = [
 
 
 def summarise(results: dict) -> dict:
-    """The metrics file's ``{task: {strategy: {labels, positives_found, ap, p_at_r20, ...}}}``:
-    test metrics as mean, std (over seeds, ddof 0: the paper's three runs) and per seed, the
-    mean dev AP after each round, and the mean seconds per stage of a run."""
-    grouped: dict = {}
-    for (task, strategy, seed), result in results.items():  # the sweep's order
-        grouped.setdefault(task, {}).setdefault(strategy, []).append((seed, result))
-    return {
-        task: {name: _summary(runs) for name, runs in strategies.items()}
-        for task, strategies in grouped.items()
-    }
+    """The metrics file's ``{task: {strategy: {labels, positives_found, ap, p_at_r20, ...}}}``
+    (std over seeds with ddof 0, as the paper's three runs)."""
+    return nest({key: _summary(runs) for key, runs in by_seed(results).items()})
+
+
+def by_seed(runs: dict) -> dict:
+    """``{(*key, seed): value}`` as ``{key: [(seed, value), ...]}``, in the runs' order."""
+    out: dict = {}
+    for (*key, seed), value in runs.items():
+        out.setdefault(tuple(key), []).append((seed, value))
+    return out
+
+
+def nest(flat: dict) -> dict:
+    """``{(a, b, c): value}`` as ``{a: {b: {c: value}}}``, in the keys' order."""
+    out: dict = {}
+    for (*outer, last), value in flat.items():
+        inner = out
+        for key in outer:
+            inner = inner.setdefault(key, {})
+        inner[last] = value
+    return out
 
 
 def _summary(runs) -> dict:
@@ -65,8 +79,7 @@ def _summary(runs) -> dict:
 
 
 def _round_entry(seed, record: dict) -> dict:
-    """One round of one seed's run: labels, positives found, the candidate recall (None where
-    no candidates were searched) and, where it was evaluated, dev AP with its 95% interval."""
+    """One round of one seed's run, as the metrics file keeps it."""
     dev = record.get("dev") or {}
     recall = record.get("candidate_recall")
     return {
@@ -81,8 +94,7 @@ def _round_entry(seed, record: dict) -> dict:
 
 
 def spread(values, *, cis=None) -> dict:
-    """Mean, std (ddof 0) and the values per seed; ``cis``: each seed's 95% interval, kept as
-    ``ci_per_seed``."""
+    """Mean, std (ddof 0) and values per seed (``cis``, each one's interval: ``ci_per_seed``)."""
     values = [float(v) for v in values]
     out = {"mean": float(np.mean(values)), "std": float(np.std(values)), "per_seed": values}
     if cis is not None:
@@ -91,13 +103,10 @@ def spread(values, *, cis=None) -> dict:
 
 
 def seed_means(seeded: list, names=None, *, std_of=None, skip_absent: bool = False) -> dict:
-    """One row of a per-seed experiment (notebooks 06 and 07) as ``{"seeds", "per_seed": {name:
-    [value per seed]}, name: mean, f"{name}_std": sample std}`` from ``[(seed, {name: value})]``.
-
-    ``names``: the fields, in order (default: the first row's). A seed's ``None`` is left out of
-    the mean; a field no seed has is ``None`` (or left out entirely with ``skip_absent``). Lists
-    are averaged element-wise, numbers get a std (ddof 1) when two or more seeds have one, for
-    every field or only those in ``std_of``; other values are kept per seed only."""
+    """``{"seeds", "per_seed": {name: [value per seed]}, name: mean, f"{name}_std": std (ddof
+    1)}`` from ``[(seed, {name: value})]``, for ``names`` (default: the first row's). None is
+    left out of a mean (a field no seed has: None, or absent with ``skip_absent``); lists are
+    averaged element-wise; a std where two seeds have a number (only ``std_of``'s if given)."""
     rows = [row for _, row in seeded]
     out: dict = {"seeds": [int(s) for s, _ in seeded], "per_seed": {}}
     for name in list(rows[0]) if names is None else names:
@@ -117,6 +126,16 @@ def seed_means(seeded: list, names=None, *, std_of=None, skip_absent: bool = Fal
     return out
 
 
+def seed_means_by(runs: dict, names=None, **options) -> dict:
+    """``{(*key, seed): row}`` as nested ``{key...: seed_means(rows of its seeds)}``."""
+    return nest({k: seed_means(v, names, **options) for k, v in by_seed(runs).items()})
+
+
+def cell(value, spec: str = ".3f") -> str:
+    """``value`` as a table cell formatted by ``spec``, ``-`` for None."""
+    return "-" if value is None else format(value, spec)
+
+
 def mean_std(row: dict, name: str) -> str:
     """A :func:`seed_means` row's ``name`` as a table cell: ``0.512 ± 0.013`` (the std where two
     or more seeds gave one), ``-`` where no seed has it."""
@@ -127,8 +146,7 @@ def mean_std(row: dict, name: str) -> str:
 
 
 def in_order(metrics: dict, order):
-    """``(key, row name, row)`` of ``{key: {row name: row}}``, each key's rows in ``order`` (the
-    names a key lacks left out): the rows of a per-seed experiment's table."""
+    """``(key, row name, row)`` of ``{key: {row name: row}}``, each key's rows in ``order``."""
     for key, rows in metrics.items():
         for name in order:
             if name in rows:
@@ -136,12 +154,9 @@ def in_order(metrics: dict, order):
 
 
 def compare(a: dict, b: dict, key: str) -> dict:
-    """Whether ``a[key]`` is above ``b[key]`` and whether that gap can be told from noise: by
-    the two 95% intervals (``key_ci``) when both records have them, else by the seeds' spread
-    (``per_seed``, standard deviation with ddof 1); with one seed and no interval it cannot be
-    told. ``a`` and ``b`` are metrics records (a mean with ``per_seed`` beside it). Returns
-    ``{"a", "b", "above", "separated" (None: cannot be told), "basis" ("intervals", "seeds",
-    "one seed"), "spread" (the seeds' std, where that is the basis)}``."""
+    """Whether record ``a``'s ``key`` is above ``b``'s beyond the noise: by both 95% intervals
+    (``key_ci``), else by the seeds' std (ddof 1), else not told. ``{"a", "b", "above",
+    "separated" (None: not told), "basis" ("intervals", "seeds", "one seed"), "spread"}``."""
     x, y = float(a[key]), float(b[key])
     ci_a, ci_b = a.get(f"{key}_ci"), b.get(f"{key}_ci")
     seeds = [[v for v in (r.get("per_seed") or {}).get(key, []) if v is not None] for r in (a, b)]
@@ -194,10 +209,7 @@ def ablation_metrics(summary: dict, seed_rounds: pd.DataFrame, transferred: dict
                 for r, m in means.loc[(task, seed_set)].iterrows()
             ],
         }
-    grouped: dict = {}
-    for (task, source, seed), m in transferred.items():
-        grouped.setdefault((task, source), []).append((seed, m))
-    for (task, source), runs in grouped.items():
+    for (task, source), runs in by_seed(transferred).items():
         per_seed = {k: [m[k] for _, m in runs] for k in runs[0][1]}
         out[task]["transfer"][source] = {
             "seeds": [s for s, _ in runs],
@@ -222,10 +234,11 @@ def budget_metrics(
     noise_frame: pd.DataFrame,
     cost_frame: pd.DataFrame,
 ) -> dict:
-    """Notebook 05's metrics file: per task the mean curve of each strategy (labels, dev AP and
-    interval, share of collected pairs positive), the efficiency factor per seed with its mean
-    and std over the seeds where it is defined, the test AP spreads and the cost table."""
+    """Notebook 05's metrics file: per task each strategy's mean curve, the efficiency factors,
+    the test AP spreads and the cost table."""
     out: dict = {}
+    factors = data_efficiency.summary(efficiency_frame).to_dict("index")
+    undefined = {"factor_mean": None, "factor_std": None, "seeds_defined": 0, "seeds": 0}
     for task in summary:
         frame = curves_frame[curves_frame["task"] == task]
         columns = ["ap", "ap_lo", "ap_hi", "positives_found"]
@@ -246,16 +259,11 @@ def budget_metrics(
             if len(efficiency_frame)
             else efficiency_frame
         )
-        factor = (
-            data_efficiency.summary(eff).to_dict("index")[task]
-            if len(eff)
-            else {"factor_mean": None, "factor_std": None, "seeds_defined": 0, "seeds": 0}
-        )
         out[task] = {
             "curves": curves_out,
             "efficiency": {
                 "per_seed": [json_row(r) for r in eff.replace({np.nan: None}).to_dict("records")],
-                **{k: plain(v) for k, v in factor.items()},
+                **{k: plain(v) for k, v in factors.get(task, undefined).items()},
             },
             "strategies": summary[task],
             "noise": _records(noise_frame, task),

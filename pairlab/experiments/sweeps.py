@@ -21,7 +21,6 @@ from ..data.loaders import Task
 from ..evaluation.strata import EvalConfig, evaluate, pretrained_eval_set
 
 __all__ = [
-    "MAIN_STRATEGIES",
     "Variant",
     "pools_and_strata",
     "zero_shot",
@@ -39,8 +38,7 @@ MAIN_STRATEGIES = ("random", "static_retrieval", "adaptive_retrieval", "uncertai
 
 
 def pools_and_strata(task: Task, eval_config: EvalConfig, *, model=None, max_seq_length: int = 128):
-    """``(pools, eval_sets)`` of ``task``: its splits and the dev and test strata, drawn from
-    pretrained embeddings (cached), the same for every run of a sweep."""
+    """``(pools, eval_sets)`` of ``task``: its splits and dev and test strata (every run's)."""
     pools = {split: task[split] for split in ("train", "dev", "test")}
     eval_sets = {
         split: pretrained_eval_set(
@@ -66,21 +64,16 @@ def zero_shot(
     for task, (pools, eval_sets) in prepared.items():
         test = pools["test"]
         left, right = embed_pool(test, model, max_seq_length=max_seq_length, show_progress=False)
-        result = evaluate(
-            eval_sets["test"], CosineScorer(test.space, left, right), n_boot=n_boot, seed=seed
-        )
+        scorer = CosineScorer(test.space, left, right)
+        result = evaluate(eval_sets["test"], scorer, n_boot=n_boot, seed=seed)
+        none = {"mean": 0.0, "std": 0.0, "per_seed": []}
         out[task] = {
             "seeds": [],
             "labels": 0,
-            "positives_found": {"mean": 0.0, "std": 0.0, "per_seed": []},
+            "positives_found": dict(none),
             **{
-                key: {
-                    "mean": float(result[key]),
-                    "std": 0.0,
-                    "per_seed": [],
-                    "ci": [float(v) for v in result[f"{key}_ci"]],
-                }
-                for key in ("ap", "p_at_r20")
+                k: {**none, "mean": float(result[k]), "ci": [float(v) for v in result[f"{k}_ci"]]}
+                for k in ("ap", "p_at_r20")
             },
             "dev_ap_per_round": [],
             "rounds_per_seed": [],
@@ -150,16 +143,10 @@ def sweep(
     gpus_per_run: float | None = None,
     archive=None,
 ) -> dict:
-    """Run every (task, strategy, seed); returns ``{(task, label, seed): result}``.
-
-    ``prepared``: task -> :func:`pools_and_strata`'s output; ``settings``: the other
-    :class:`ActiveConfig` fields (a per-task dict allowed for any, e.g. ``{"rounds": {"qqp":
-    5}}``). A strategy is a name or a :class:`Variant`; ``seeds`` are every strategy's, or a dict
-    of each one's own by label. Finished runs are read back; ``learner(config)`` replaces
-    CosineBERT (tests). ``backend="ray"``: each run a Ray task of ``cpus_per_run`` CPUs and
-    ``gpus_per_run`` GPUs on the cluster at ``address`` (:mod:`.distributed`). ``archive`` (a
-    folder, local backend): each run's small record kept there after every round and restored
-    on a machine without the run folder (:mod:`pairlab.active.archive`)."""
+    """Run every (task, strategy, seed) of ``prepared`` (task -> :func:`pools_and_strata`);
+    returns ``{(task, label, seed): result}``, finished runs read back. A strategy is a name or
+    a :class:`Variant`; ``seeds`` every strategy's, or each one's by label. ``archive``: a
+    folder keeping each run's small record (:mod:`pairlab.active.archive`)."""
     if backend not in ("local", "ray"):
         raise ValueError(f"backend must be one of ('local', 'ray'), got {backend!r}")
     if backend == "local" and address is not None:
@@ -199,9 +186,8 @@ def sweep(
 
 
 def sharing(settings: LoopSettings) -> Callable | None:
-    """The learner factory ``settings.share_models`` asks for: None (the default learner, sharing
-    the seed round) or, with ``all``, one sharing every round's model through the cache: a run
-    whose labels up to a round are another's loads that round's model instead of training it."""
+    """The learner factory ``settings.share_models`` asks for: None (the default, sharing the seed
+    round) or, with ``all``, one sharing every round's model through the cache."""
     return _share_every_round if settings.share_models == "all" else None
 
 
@@ -225,9 +211,8 @@ def _configs(prepared: dict, strategies, seeds, settings: LoopSettings):
 
 @contextmanager
 def run_progress(total: int):
-    """A callback counting finished runs (computed or read back) on a tqdm bar: text where
-    ``$PAIRLAB_PROGRESS`` is ``text`` (the runner sets it, so papermill shows it), else
-    tqdm.auto's (a widget in JupyterLab)."""
+    """A callback counting finished runs on a tqdm bar (text where ``$PAIRLAB_PROGRESS`` is
+    ``text``, as the runner sets it for papermill)."""
     if os.environ.get("PAIRLAB_PROGRESS") == "text":
         from tqdm import tqdm
     else:
@@ -320,10 +305,8 @@ def transfer(
     max_seq_length: int = 128,
     n_boot: int = 1000,
 ) -> dict:
-    """ConcatBERT trained on the labels each source run collected, measured on all test pairs
-    (Table 6): ``{(task, source, seed): metrics}``. ``train_config(task, seed)`` gives its
-    :class:`TrainConfig`; its test strata (``eval_config``) are smaller than CosineBERT's, as a
-    cross-encoder scores every pair. Trained models are cached under ``folder``."""
+    """``{(task, source, seed): metrics}`` of ConcatBERT trained on the labels each source run
+    collected (Table 6), on its own smaller test strata (``eval_config``); cached in ``folder``."""
     from .baselines import train_or_load
 
     out = {}

@@ -1,7 +1,5 @@
-"""The tables and frames notebooks 03-05 show: the paper's Tables 3-6 beside ours (Tables 3 and
-4 also per seed with their 95% intervals), curves and candidate recall per round, the noise
-between equally good runs and the cost of labels. The headline's verdict is a finding
-(:func:`.findings.adaptive_vs_static`)."""
+"""The tables and frames notebooks 03-05 show: the paper's Tables 3-6 beside ours, curves and
+candidate recall per round, the noise between equally good runs and the cost of labels."""
 
 from __future__ import annotations
 
@@ -10,8 +8,8 @@ import pandas as pd
 
 from ..active.loop import STAGES
 from ..data.paper import A, B
-from . import budget as budget_views
-from .summaries import spread
+from .budget import Budget
+from .summaries import by_seed, spread
 from .sweeps import ZERO_SHOT
 
 __all__ = [
@@ -39,9 +37,7 @@ def _rounds(results: dict):
 
 
 def curves(results: dict) -> pd.DataFrame:
-    """One row per evaluated round: task, strategy, seed, round, labels, positives found and
-    their share of the labels, dev AP / P@R20 with their intervals, and the candidate recall
-    (NaN where the strategy searched no candidates)."""
+    """One row per evaluated round of every run (candidate recall NaN where none was searched)."""
     return pd.DataFrame(
         [
             {
@@ -83,16 +79,9 @@ def calibration(results: dict) -> pd.DataFrame:
     the batch and the share of it that was positive (calibrated: the two agree)."""
     columns = ["task", "strategy", "round", "batch", "mean p", "positive share"]
     rows = [
-        [
-            t,
-            s,
-            r["round"],
-            r["batch"],
-            r["calibration"]["mean_p"],
-            r["calibration"]["positive_share"],
-        ]
+        [t, s, r["round"], r["batch"], c["mean_p"], c["positive_share"]]
         for t, s, _, r in _rounds(results)
-        if r.get("calibration")
+        if (c := r.get("calibration"))
     ]
     if not rows:
         return pd.DataFrame(columns=columns)
@@ -113,9 +102,9 @@ def _pct(value) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
-def _ap_table(summary: dict, paper: dict, names=None) -> pd.DataFrame:
-    """Test P@R20 and AP, mean ± std over seeds, beside the paper's, per task and strategy: the
-    strategies in ``names`` (with their positives), else all, the zero-shot row first."""
+def table3(summary: dict, paper: dict, names=None) -> pd.DataFrame:
+    """Test P@R20 and AP, mean ± std over seeds, beside the paper's Table 3, per task and
+    strategy: those in ``names`` (with their positives), else all, the zero-shot row first."""
     rows = []
     for task, strategies in summary.items():
         for name in names or sorted(strategies, key=lambda n: n != ZERO_SHOT):
@@ -138,16 +127,10 @@ def _ap_table(summary: dict, paper: dict, names=None) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["task", "strategy"])
 
 
-def table3(summary: dict, paper: dict) -> pd.DataFrame:
-    """Test P@R20 and AP per strategy, mean ± std over seeds, beside the paper's Table 3."""
-    return _ap_table(summary, paper)
-
-
 def table5(summary: dict, paper: dict) -> pd.DataFrame:
-    """Stratified sampling (with oracle access to the positives) against the active-learning
-    strategies: labels, positives, test P@R20 and AP, beside the paper's Table 5."""
+    """Stratified sampling (oracle positives) against active learning, and the paper's Table 5."""
     names = ("stratified_match", "stratified_all_positives", "adaptive_retrieval", "uncertainty")
-    return _ap_table(summary, paper, names)
+    return table3(summary, paper, names)
 
 
 def table4(summary: dict, paper: dict, budget: dict) -> pd.DataFrame:
@@ -173,9 +156,8 @@ def table4(summary: dict, paper: dict, budget: dict) -> pd.DataFrame:
 
 
 def seed_set_rounds(results: dict, labels: dict) -> pd.DataFrame:
-    """Per round of each run: dev AP, and the queried batch's positive share beside the model's
-    mean p for it (the calibration story of the paper's Figure 3b). ``labels`` maps a results
-    label (e.g. ``"uncertainty"``) to the seed set's name shown."""
+    """Per round of each run labelled in ``labels`` (label -> seed set's name): dev AP, the batch's
+    positive share and the model's mean p for it (the paper's Figure 3b)."""
     return pd.DataFrame(
         [
             {
@@ -196,13 +178,10 @@ def seed_set_rounds(results: dict, labels: dict) -> pd.DataFrame:
 
 
 def table6(summary: dict, transferred: dict, paper: dict) -> pd.DataFrame:
-    """CosineBERT (the run's own model) beside ConcatBERT trained on the same collected labels:
-    test P@R20 and AP, mean ± std over seeds, with the paper's Table 6 (QQP only)."""
-    grouped: dict = {}
-    for (task, source, _), m in transferred.items():
-        grouped.setdefault((task, source), []).append(m)
+    """CosineBERT beside ConcatBERT trained on the same labels, with the paper's Table 6."""
     rows = []
-    for (task, source), runs in grouped.items():
+    for (task, source), seeded in by_seed(transferred).items():
+        runs = [m for _, m in seeded]
         cosine, ref = summary[task][source], paper.get(task, {}).get(source, {})
         rows.append(
             {
@@ -221,10 +200,11 @@ def table6(summary: dict, transferred: dict, paper: dict) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["task", "data"])
 
 
-def noise(summary: dict, groups, *, gap=(A, B)) -> pd.DataFrame:
+def noise(summary: dict, groups) -> pd.DataFrame:
     """How far test AP moves between runs that should be equally good (random label sets of the
-    same size, training seeds), beside the gap between the two strategies of ``gap``: one row
-    per task and group with the runs' mean, std, min, max and range of test AP."""
+    same size, training seeds), beside the gap between uncertainty sampling and static
+    retrieval: one row per task and group with the runs' mean, std, min, max and range."""
+    gap = (A, B)
     rows = []
     for task, strategies in summary.items():
         for name in (g for g in groups if g in strategies):
@@ -246,36 +226,29 @@ def costs(
     per_hour: float = 75.0,
     dollars_per_hour: float = 50.0,
 ) -> pd.DataFrame:
-    """What each strategy's labels cost to annotate (``per_hour`` judgements at
-    ``dollars_per_hour``) beside the compute one run took (measured); with ``efficiency_frame``
-    also what reaching the reference's full-budget dev AP costs."""
-    prices = {"per_hour": per_hour, "dollars_per_hour": dollars_per_hour}
-    rows = []
-    for task, strategies in summary.items():
-        for name, entry in strategies.items():
-            compute = sum(entry["seconds_per_run"].values())
-            cost = budget_views.annotation_cost(
-                [entry["labels"]], **prices, compute_seconds=compute
-            )
-            rows.append(
-                {
-                    "task": task,
-                    "strategy": name,
-                    "labels": entry["labels"],
-                    "annotator hours": float(cost["annotator_hours"][0]),
-                    "annotation $": float(cost["dollars"][0]),
-                    "compute hours (measured)": cost["compute_hours"],
-                    "test AP": entry["ap"]["mean"],
-                }
-            )
+    """What each strategy's labels cost to annotate beside the compute one run took; with
+    ``efficiency_frame`` also what reaching the reference's full-budget dev AP costs."""
+    price = Budget(per_hour, dollars_per_hour)
+    rows = [
+        {
+            "task": task,
+            "strategy": name,
+            "labels": entry["labels"],
+            "annotator hours": entry["labels"] / per_hour,
+            "annotation $": float(price.annotation(entry["labels"])),
+            "compute hours (measured)": sum(entry["seconds_per_run"].values()) / 3600.0,
+            "test AP": entry["ap"]["mean"],
+        }
+        for task, strategies in summary.items()
+        for name, entry in strategies.items()
+    ]
     frame = pd.DataFrame(rows).set_index(["task", "strategy"])
     if efficiency_frame is not None and not efficiency_frame.empty:
         needed = efficiency_frame.groupby("task")["labels needed"].mean()
         for task, labels in needed[np.isfinite(needed)].items():
-            cost = budget_views.annotation_cost([labels], **prices)
             frame.loc[
                 (task, "uncertainty to static's AP"), ["labels", "annotator hours", "annotation $"]
-            ] = (round(labels), float(cost["annotator_hours"][0]), float(cost["dollars"][0]))
+            ] = (round(labels), labels / per_hour, float(price.annotation(labels)))
     return frame.round(3)
 
 
@@ -347,21 +320,18 @@ def _seed_rounds(strategies: dict, key: str) -> pd.DataFrame:
 
 
 def recall_table(strategies: dict) -> pd.DataFrame:
-    """Candidate recall per round (rows) and strategy (columns), the mean over seeds: the share
-    of the pool's not yet labelled positives that the round's candidate search held."""
+    """Candidate recall per round (rows) and strategy (columns), the mean over seeds."""
     frame = _seed_rounds(strategies, "candidate_recall")
     if frame.empty:
         return frame
-    frame = frame.rename(columns={"candidate_recall": "candidate recall"})
     return frame.pivot_table(
-        index=["round", "labels"], columns="strategy", values="candidate recall", aggfunc="mean"
+        index=["round", "labels"], columns="strategy", values="candidate_recall", aggfunc="mean"
     ).round(3)
 
 
 def curve_table(strategies: dict) -> pd.DataFrame:
-    """The Figure 4 analog's numbers, per strategy and seed (rows) and labels (columns): dev
-    AP after the round with its 95% bootstrap interval, and the positive share of the labels
-    collected so far."""
+    """The Figure 4 analog per strategy and seed (rows) and labels (columns): dev AP with its 95%
+    interval and the positive share of the labels so far."""
     frame = _seed_rounds(strategies, "dev_ap")
     if frame.empty:
         return frame

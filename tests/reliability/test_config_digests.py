@@ -10,7 +10,8 @@ import json
 import pytest
 
 from pairlab.active.config import LoopSettings
-from pairlab.experiments.augsbert import AugTraining
+from pairlab.experiments.augsbert import AugSettings
+from pairlab.experiments.baselines import KINDS, TrainSettings
 from pairlab.io import to_json
 from pairlab.runner import load_profile, notebooks
 
@@ -40,12 +41,8 @@ def test_the_profiles_configs_keep_their_digests(profile):
     configs = []
     for task in ("qqp", "wikiqa"):
         configs.append(settings.config(task, "uncertainty", 0).to_dict())
-        for number in ("02", "06"):
-            configs += [
-                c.to_dict()
-                for c in AugTraining.from_params(parameters(profile, number))
-                .configs(task, 0)
-                .values()
-            ]
+        p02, p06 = parameters(profile, "02"), parameters(profile, "06")
+        configs += [TrainSettings.from_params(p02, k).config(task, 0).to_dict() for k in KINDS]
+        configs += [c.to_dict() for c in AugSettings.from_params(p06).configs(task, 0).values()]
     digest = hashlib.sha256(json.dumps(to_json(configs), sort_keys=True).encode()).hexdigest()[:16]
     assert digest == PINNED[profile], f"{profile}: run folders and model ids would move ({digest})"
