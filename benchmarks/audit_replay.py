@@ -42,9 +42,8 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--as-the-session",
         action="store_true",
-        help="with --prior bounded: from the round whose answers put a record in more matches "
-        "than the bound (its check's records_over), that round and the ones before it are "
-        "replayed under the calibration's prior, as the session estimates (issue 59)",
+        help="each round and the ones before it under the prior and bound its check records "
+        "(the bound the answers allowed then), as the session estimates (issue 59)",
     )
     parser.add_argument(
         "--audit", type=int, default=None, help="audit pairs a round (default: the round's)"
@@ -83,8 +82,8 @@ def main(argv=None) -> int:
                 check = {**check, "audit_size": args.audit}
                 checks[i] = check
             prior, bounded = args.prior, bound
-            if args.as_the_session and check.get("records_over"):
-                prior, bounded = "recalibrated", {}
+            if args.as_the_session:
+                prior, bounded = check["prior"], {"max_positives": check["max_positives"]}
             out = replay_coverage(
                 check["strata"],
                 check["audit_size"],

@@ -185,17 +185,18 @@ display(pd.DataFrame({c: rounds[-1][c] for c in ("M", "n", "k", "known")}).T if 
 # A stratum's unaudited pairs hold `(M - n) * rate` matches, the rate a posterior mean: the
 # prior (the model's calibrated scores, shifted and tilted over a grid of possible calibration
 # errors) updated by `k` in `n`. `matches_per_record` drops the grid points that expect more
-# unfound matches than `matches_per_record` times the records of the smaller table, until your
-# answers put a record in more matches than that: from then on no round assumes it.
+# unfound matches than `matches_per_record` times the records of the smaller table; once your
+# answers put a record in more matches than that, the bound rises to one more than the most
+# matches any record has, for every round.
 
 # %%
 space = session.pool.space
-use = audit.assumption(space, *session.store.labelled())  # records in more matches than stated
-bound = None if not use["holds"] else matches_per_record * (
+use = audit.assumption(space, *session.store.labelled())  # the matches a record it assumes now
+bound = None if use["per_record"] is None else use["per_record"] * (
     space.n_left if space.symmetric else min(space.n_left, space.n_right))
 for row in rounds:
-    if bound is None and row["design"].prior == "bounded":  # answers broke it: no round assumes it
-        row["design"] = replace(row["design"], prior="recalibrated", max_positives=None)
+    if row["design"].prior == "bounded":  # every round under the bound the answers allow now
+        row["design"] = replace(row["design"], max_positives=bound)
     d, M, n, k = row["design"], row["M"], row["n"], row["k"]
     prior = rate_prior(d.rates, prior=d.prior, strength=d.strength, sizes=M, max_positives=bound)
     a, b = prior.a + k, prior.b + n - k  # (grid, H): each grid point's Betas after the audit

@@ -509,12 +509,13 @@ def test_a_strategy_that_found_no_match_records_no_infinity():
     json.dumps(records, allow_nan=False)
 
 
-def test_matches_per_record_bounds_the_audit_prior_while_the_answers_keep_to_it(tmp_path):
+def test_matches_per_record_bounds_the_audit_prior_and_rises_with_the_answers(tmp_path):
     """``matches_per_record``: audits are drawn under the bounded prior, at most that many
     matches a record of the smaller side still to find; the bound is saved with each round's
     design and read back by the estimate (one a record by default; None: the calibration's
-    prior). Once the answers put a record in more matches than that, no round assumes it: the
-    toy's clusters (up to 4 records: at most 3 matches a record) keep to 4 and break 1."""
+    prior). Once the answers put a record in more matches than that, the bound rises to one
+    more than the most any record has, for every round: the toy's clusters (up to 4 records,
+    at most 3 matches a record) keep to 4 and break 1."""
     from pairlab.session.audit import SessionAudit
 
     def session(folder, **options):
@@ -529,22 +530,27 @@ def test_matches_per_record_bounds_the_audit_prior_while_the_answers_keep_to_it(
     records_ = space.n_left if space.symmetric else min(space.n_left, space.n_right)
     assert all(d.prior == "bounded" and d.max_positives == 4 * records_ for d in designs)
     estimate = kept.estimate()
-    assert estimate["assumption"] == {"matches_per_record": 4, "records_over": 0, "holds": True}
+    assert estimate["assumption"]["records_over"] == 0
+    assert estimate["assumption"]["per_record"] == 4
     assert estimate["bound"] == 4 * records_ and estimate["total"] >= estimate["found"]
     assert "matches are still unfound (matches_per_record)" in estimate["sentence"]
+    assert "matches a record: its interval is wider" not in estimate["sentence"]
 
     designs, broken = session("broken")  # one a record by default; the toy's clusters break it
     estimate, use = broken.estimate(), broken.record_use()
-    assert use["records_in_several"] > 0 and estimate["assumption"]["holds"] is False
+    most = estimate["assumption"]["most"]
+    assert use["records_in_several"] > 0 and most > 1
     assert estimate["assumption"]["records_over"] == use["records_in_several"]
-    assert estimate["bound"] is None and designs[-1].prior == "recalibrated"
-    assert "no longer assumes matches_per_record=1: its interval is wider" in estimate["sentence"]
+    assert estimate["bound"] == (most + 1) * records_  # every round re-read under it
+    assert designs[0].max_positives == 1.0 * records_  # drawn before any record had two
+    assert f"now assumes at most {most + 1} matches a record" in estimate["sentence"]
     unbounded = [d.prior for d in session("unbounded", matches_per_record=None)[0]]
     assert unbounded == ["recalibrated"] * len(unbounded)
 
 
 def test_the_assumption_counts_records_in_more_matches_than_the_bound():
-    """Records over the bound, on each side of two tables or among one table's records."""
+    """Records over the bound, on each side of two tables or among one table's records, and
+    the bound that follows: the stated one, or one more than the most matches of a record."""
     from pairlab.data.pairs import PairSpace
     from pairlab.session.audit import SessionAudit
 
@@ -552,16 +558,20 @@ def test_the_assumption_counts_records_in_more_matches_than_the_bound():
     ids = two.encode(np.array([0, 0, 1, 2, 2]), np.array([0, 1, 1, 2, 3]))
     labels = np.array([1, 1, 1, 0, 1])  # left 0 matches two; right 1 is matched twice
     one = SessionAudit("unused", matches_per_record=1).assumption(two, ids, labels)
-    assert one == {"matches_per_record": 1, "records_over": 2, "holds": False}
-    assert SessionAudit("unused", matches_per_record=2).assumption(two, ids, labels)["holds"]
+    assert one == {"matches_per_record": 1, "records_over": 2, "most": 2, "per_record": 3.0}
+    assert (
+        SessionAudit("unused", matches_per_record=2).assumption(two, ids, labels)["per_record"] == 2
+    )
     none = SessionAudit("unused").assumption(two, ids, labels)
-    assert none == {"matches_per_record": None, "records_over": 0, "holds": False}
+    assert none["per_record"] is None and SessionAudit("unused").bound(two, none) == {}
     sym = PairSpace(4, 4, symmetric=True)
     pairs = sym.encode(np.array([0, 1]), np.array([1, 2]))  # record 1 is in both
-    assert (
-        SessionAudit("unused", matches_per_record=1).assumption(sym, pairs, [1, 1])["records_over"]
-        == 1
-    )
+    use = SessionAudit("unused", matches_per_record=1).assumption(sym, pairs, [1, 1])
+    assert use["records_over"] == 1 and use["per_record"] == 3.0
+    assert SessionAudit("unused", matches_per_record=1).bound(sym, use) == {
+        "prior": "bounded",
+        "max_positives": 12.0,
+    }
 
 
 def test_the_stopping_sentence_says_when_the_stated_bound_sets_the_estimate():

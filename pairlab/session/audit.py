@@ -41,25 +41,31 @@ class SessionAudit:
         self.matches_per_record = matches_per_record
 
     def assumption(self, space, ids, labels) -> dict:
-        """Whether the answers so far (pair ids, 1/0/-1 ``labels``) keep to
-        ``matches_per_record``: ``records_over``, the records in more labelled matches than it
-        allows one record (rounded up, at least 1; 0 where no bound is stated), and ``holds``: a
-        bound is stated and the answers keep to it."""
-        m, over = self.matches_per_record, 0
-        if m is not None:
-            left, right = space.decode(np.asarray(ids, np.int64)[np.asarray(labels) == 1])
-            sides = [np.concatenate([left, right])] if space.symmetric else [left, right]
-            most = max(np.ceil(m), 1)
-            over = sum(int((np.bincount(side) > most).sum()) for side in sides)
-        return {"matches_per_record": m, "records_over": over, "holds": m is not None and not over}
+        """How many matches a record the estimate assumes, from the answers so far (pair ids,
+        1/0/-1 ``labels``): ``matches_per_record`` while no record has more labelled matches
+        than it allows (rounded up, at least 1), else one more than the most any record has
+        (``most``); ``records_over``: the records beyond the stated bound. None where no bound
+        is stated (``per_record`` None: the calibration's prior)."""
+        m = self.matches_per_record
+        use = {"matches_per_record": m, "records_over": 0, "most": 0, "per_record": m}
+        if m is None:
+            return use
+        left, right = space.decode(np.asarray(ids, np.int64)[np.asarray(labels) == 1])
+        sides = [np.concatenate([left, right])] if space.symmetric else [left, right]
+        counts = [np.bincount(side) for side in sides if len(side)]
+        use["most"] = max((int(c.max()) for c in counts), default=0)
+        use["records_over"] = sum(int((c > max(np.ceil(m), 1)).sum()) for c in counts)
+        if use["records_over"]:  # the answers break the stated bound: room for one more
+            use["per_record"] = float(use["most"] + 1)
+        return use
 
     def bound(self, space, use: dict) -> dict:
-        """The prior settings of a draw on ``space``: the bounded prior and its bound while the
-        answers keep to it (``use``: :meth:`assumption`), else none (the calibration's prior)."""
-        if not use["holds"]:
+        """The prior settings of a draw on ``space`` under ``use`` (:meth:`assumption`): the
+        bounded prior at ``per_record`` matches a record of the smaller side, or none."""
+        if use["per_record"] is None:
             return {}
         records = space.n_left if space.symmetric else min(space.n_left, space.n_right)
-        return {"prior": "bounded", "max_positives": float(self.matches_per_record * records)}
+        return {"prior": "bounded", "max_positives": float(use["per_record"] * records)}
 
     def path(self, round: int) -> Path:
         return self.folder / f"round_{round:02d}.npz"
@@ -174,17 +180,18 @@ class SessionAudit:
         combined over rounds, the model's precision and recall from the latest round's strata.
         None before one audit answer per stratum (``n_strata``): with fewer, most strata rest on
         the prior alone (a session of nearly all matches first said 100% found with 2% found).
-        Once the answers break ``matches_per_record`` (:meth:`assumption`), every round is
-        estimated under the calibration's prior, without the bound (``assumption``)."""
+        Every round is estimated under the bound the answers allow now (:meth:`assumption`): it
+        rises once a record has more labelled matches than ``matches_per_record``."""
         if self.audit_answers(store) < self.n_strata:
             return None
         found = int(store.counts()["positives"])
         use = self.assumption(space, *store.labelled())
+        bound = self.bound(space, use).get("max_positives")
         audits, labels = [], []
         for r in self.rounds():
             design, excluded, excluded_stratum = self.load(r)
-            if design.prior == "bounded" and not use["holds"]:
-                design = replace(design, prior="recalibrated", max_positives=None)
+            if design.prior == "bounded":
+                design = replace(design, max_positives=bound)
             answers = store.answers(design.ids)
             keep = answers >= 0
             if not keep.any():
