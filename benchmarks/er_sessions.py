@@ -237,6 +237,7 @@ def main(argv=None) -> int:
         audit=audit,
         store=session.store,
         total=estimate["total"] if estimate else None,
+        total_ci=estimate["total_ci"] if estimate else None,
     )
     seconds["cross_encoder_and_choice"] = time.perf_counter() - t
     scored = {}
@@ -248,6 +249,11 @@ def main(argv=None) -> int:
             "audit_estimate": matcher.estimate,
             "expected_precision": decided["expected_precision"],
             **best_f1(found.ids, matcher.proba, positives),
+        }
+        scored[matcher.name]["covered"] = {  # does the audit's interval hold the true value?
+            k: bool(ci[0] <= scored[matcher.name][k] <= ci[1])
+            for k in ("precision", "recall", "f1")
+            if (ci := matcher.estimate.get(f"{k}_ci")) is not None
         }
 
     out = {

@@ -11,7 +11,14 @@ from pairlab.annotators.person import SessionStore
 from pairlab.evaluation.audit import Audit
 from pairlab.models.training import TrainConfig
 from pairlab.session.audit import SessionAudit
-from pairlab.session.export import Candidates, Matcher, audit_counts, choose, cross_encoder
+from pairlab.session.export import (
+    Candidates,
+    Matcher,
+    audit_counts,
+    choose,
+    cross_encoder,
+    quality_intervals,
+)
 
 
 def design(ids, stratum, unlabelled):
@@ -157,3 +164,56 @@ def test_an_export_run_again_reads_the_cross_encoders_scores_back(
     assert len(trainings) == 2
     export(labels, cache=None)  # no cache folder: always trained
     assert len(trainings) == 3
+
+
+def test_the_export_quality_intervals_hold_the_share_found_and_widen_with_unaudited_calls():
+    """Issue 59: an export of the labelled matches alone has precision 1 and the session's
+    share-found interval as its recall; predictions no audit answer fell on may be anything
+    (precision 0-1), so their interval spans that; the point estimates lie inside."""
+    alone = quality_intervals(713, 0, None, 0.0, (690.0, 1_040.0), 0.95)
+    assert alone["precision_ci"] == [1.0, 1.0]
+    assert alone["recall_ci"] == [713 / 1_040, 713 / 713]  # the total is at least what is found
+    assert alone["f1_ci"] == [2 * 713 / (713 + 1_040), 1.0]
+    blind = quality_intervals(100, 100, None, 0.0, (150.0, 250.0), 0.95)
+    assert blind["precision_ci"] == [0.5, 1.0] and blind["recall_ci"] == [100 / 250, 1.0]
+    lo, hi = quality_intervals(100, 100, 0.75, 40.0, (150.0, 250.0), 0.95)["precision_ci"]
+    assert 0.5 < lo < (100 + 0.75 * 100) / 200 < hi < 1.0  # around 30 of 40 audited calls right
+    few = quality_intervals(100, 100, 0.75, 4.0, (150.0, 250.0), 0.95)["precision_ci"]
+    assert few[0] < lo and few[1] > hi  # fewer answers, a wider interval
+
+
+def test_the_chosen_estimate_carries_its_intervals(audited):
+    audit, store = audited
+    ids = np.array([1, 2, 3, 4, 11, 12, 13, 14, 20, 21], np.int64)
+    found = Candidates(ids, np.zeros(len(ids)), m=5)
+    precise = Matcher("bi-encoder", np.where(np.isin(ids, [1, 2, 20]), 0.95, 0.1), 0.5)
+    choose(
+        [precise],
+        found,
+        said_yes=np.array([1, 2, 11]),
+        labelled=np.array([1, 2, 3, 4, 11, 12, 13, 14]),
+        trained=np.empty(0, np.int64),
+        audit=audit,
+        store=store,
+        total=10.0,
+        total_ci=[6.0, 20.0],
+    )
+    e = precise.estimate
+    assert e["audit_predicted"] == 2 and e["audit_predicted_effective"] == 2.0  # pairs 1, 2
+    for key in ("precision", "recall", "f1"):
+        assert e[f"{key}_ci"][0] <= e[key] <= e[f"{key}_ci"][1], key
+
+
+def test_the_matcher_choice_names_each_estimated_f1_with_its_interval():
+    from pairlab.session.worker import sentence
+
+    choice = {
+        "chosen": "bi-encoder",
+        "why": "higher_f1",
+        "estimates": {
+            "bi-encoder": {"f1": 0.83, "f1_ci": [0.61, 0.95]},
+            "cross-encoder": {"f1": 0.8},
+        },
+    }
+    said = sentence(choice, "matcher_choice")
+    assert "bi-encoder 0.830 (95% interval 0.61-0.95), cross-encoder 0.800)" in said

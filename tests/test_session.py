@@ -591,3 +591,23 @@ def test_the_stopping_sentence_says_when_the_stated_bound_sets_the_estimate():
     assert "at most 1,000 matches are still unfound" in loose and "raise" not in loose
     tight = stopping_sentence({**base, "bound": 95.0})
     assert "the interval reaches that bound" in tight and "raise matches_per_record" in tight
+
+
+def test_the_sentence_says_when_the_unfound_rest_on_the_scores_not_the_audit():
+    """Never silently optimistic (issue 59): where the model's scores, not the audit's answers,
+    carry most of the estimate of the unfound matches, the sentence says the audit alone cannot
+    bound the share found from below; where the audit carries it, the sentence is silent."""
+    from pairlab.session.worker import sentence as stopping_sentence
+
+    base = {
+        "found": 40,
+        "total": 80.0,
+        "recall_found": 0.5,
+        "recall_found_ci": (0.3, 0.8),
+        "total_ci": (50.0, 130.0),
+        "audit_labels": 26,
+    }
+    leaning = stopping_sentence({**base, "prior_weight": 0.88})
+    assert "estimated mostly from the model's scores (88% of the weight)" in leaning
+    assert "not from the 26 audit answers" in leaning
+    assert "model's scores" not in stopping_sentence({**base, "prior_weight": 0.3})

@@ -40,6 +40,7 @@ __all__ = [
     "untrainable",
     "audit_counts",
     "choose",
+    "quality_intervals",
 ]
 
 MATCHERS = ("auto", "bi-encoder", "cross-encoder")
@@ -152,7 +153,7 @@ def audit_counts(audit, store, predicted: np.ndarray, held: np.ndarray) -> dict 
     matches) from every audit round of ``audit`` (a :class:`~.audit.SessionAudit`) answered in
     ``store``, leaving out the audit pairs in ``held`` (sorted: pairs a model trained on). None
     without an audit answer."""
-    estimates, weights = [], []
+    estimates, weights, in_predicted = [], [], []
     for r in audit.rounds():
         design = audit.load(r)[0]
         answers = store.answers(design.ids)
@@ -165,14 +166,18 @@ def audit_counts(audit, store, predicted: np.ndarray, held: np.ndarray) -> dict 
         hit = isin_sorted(design.ids[keep], predicted)
         estimates.append((float((weight * y * hit).sum()), float((weight * (1 - y) * hit).sum())))
         weights.append(int(keep.sum()))
+        in_predicted.append(weight[hit])
     if not estimates:
         return None
     tp, fp = np.average(np.array(estimates), axis=0, weights=weights)
+    w = np.concatenate(in_predicted)
     return {
         "tp": float(tp),
         "fp": float(fp),
         "audit_answers": int(sum(weights)),
         "audit_rounds": len(weights),
+        "audit_predicted": int(len(w)),  # audit answers among the predictions
+        "audit_predicted_effective": float(w.sum() ** 2 / (w**2).sum()) if len(w) else 0.0,
     }
 
 
@@ -186,12 +191,20 @@ def choose(
     audit,
     store,
     total: float | None,
+    total_ci=None,
+    level: float = 0.95,
 ) -> tuple[Matcher, dict]:
     """Estimate each matcher's export quality from the audit and pick the best F1 (``why``:
     "higher_f1"), else the first matcher, the bi-encoder ("no_audit_estimate"). ``said_yes``: the person's yes
     answers (all in the export), ``labelled``: every answered pair (sorted; the matchers'
     predictions among them are replaced by the answers), ``trained``: the pairs the models
-    trained on (sorted), ``total``: the audit's estimated number of matching pairs."""
+    trained on (sorted), ``total``: the audit's estimated number of matching pairs.
+
+    The export's precision, recall and F1 get intervals (``*_ci``) from two: ``total_ci`` (the
+    audit's interval of the total; without it, ``total`` alone) and a Jeffreys interval at
+    ``level`` for the precision of the predicted unlabelled pairs from the audit answers among
+    them (none: anywhere in 0-1). Each quality is monotone in both, so its interval takes their
+    corners: it holds wherever both do (at least 90% at ``level`` 0.95)."""
     for matcher in matchers:
         calls = matcher.predicted(found.ids)
         predicted = np.setdiff1d(calls, labelled)
@@ -209,8 +222,17 @@ def choose(
             estimate.update(
                 counts,
                 precision_unlabelled=precision,
+                precision=tp / estimate["exported"] if estimate["exported"] else None,
                 f1=2 * tp / (estimate["exported"] + matching),
                 recall=tp / matching,
+                **quality_intervals(
+                    len(said_yes),
+                    len(predicted),
+                    precision,
+                    counts["audit_predicted_effective"],
+                    total_ci or (total, total),
+                    level,
+                ),
             )
         matcher.estimate = estimate
     scored = [m for m in matchers if m.estimate.get("f1") is not None]
@@ -218,6 +240,31 @@ def choose(
         return matchers[0], {"chosen": matchers[0].name, "why": "no_audit_estimate"}
     best = max(scored, key=lambda m: m.estimate["f1"])
     return best, {"chosen": best.name, "why": "higher_f1"}
+
+
+def quality_intervals(
+    yes: int, predicted: int, precision: float | None, n: float, total_ci, level: float
+) -> dict:
+    """The intervals of an export's precision, recall and F1 (:func:`choose`): ``yes`` labelled
+    matches and ``predicted`` unlabelled pairs exported, whose ``precision`` the audit estimates
+    from ``n`` answers (their effective number, Kish's, under the strata's weights; 0: none),
+    ``total_ci`` the interval of the matching pairs in all."""
+    from scipy.stats import beta
+
+    p_lo, p_hi = 0.0, 1.0  # no audit answer among the predictions: any precision
+    if n > 0:  # Jeffreys, the ends at 0 and 1 where all are wrong or right (Brown et al. 2001)
+        k = precision * n
+        p_lo, p_hi = beta.ppf([(1 - level) / 2, (1 + level) / 2], k + 0.5, n - k + 0.5)
+        p_lo, p_hi = (0.0 if k == 0 else p_lo), (1.0 if k == n else p_hi)
+    tp = (yes + p_lo * predicted, yes + p_hi * predicted)  # true positives exported: low, high
+    exported = yes + predicted
+    t_lo, t_hi = total_ci
+    worst, best = max(t_hi, tp[0]), max(t_lo, tp[1])  # the total cannot be below what is found
+    return {
+        "precision_ci": [tp[0] / exported, tp[1] / exported] if exported else None,
+        "recall_ci": [tp[0] / worst, tp[1] / best],
+        "f1_ci": [2 * tp[0] / (exported + worst), 2 * tp[1] / (exported + best)],
+    }
 
 
 LABELS = {1: "match", 0: "no match", -1: "unsure"}
@@ -382,6 +429,7 @@ def export_session(
         audit=audit,
         store=session.store,
         total=estimate["total"] if estimate else None,
+        total_ci=estimate["total_ci"] if estimate else None,
     )
     if matcher != "auto":
         best = next(o for o in options if o.name == matcher)
