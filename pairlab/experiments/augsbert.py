@@ -104,8 +104,12 @@ class AugRun:
         self.folder = Path(folder)
         self.gold_ids, self.gold_y = self._gold(pools, settings, runs_root)
         self.configs = aug.configs(task, self.seed)
-        self.cross, cross_id = self._train("concatbert")
-        self.sbert, _ = self._train("cosinebert")
+        (self.cross, cross_id), (self.sbert, _) = (
+            train_or_load(
+                kind, self.train, self.gold_ids, self.configs[kind], folder=folder, model=aug.model
+            )
+            for kind in ("concatbert", "cosinebert")
+        )
         self.labeller = SilverLabeller(
             self.cross,
             self.train,
@@ -131,12 +135,6 @@ class AugRun:
                 f"with the same profile first (notebooks 04-07 read its runs back)"
             )
         return run_labels(folder)
-
-    def _train(self, kind):
-        config, model = self.configs[kind], self.aug.model
-        return train_or_load(
-            kind, self.train, self.gold_ids, config, folder=self.folder, model=model
-        )
 
     def threshold(self, model) -> float:
         """The paper's threshold for classification: ``model``'s best F1 on the stated dev pairs."""
@@ -378,9 +376,8 @@ def silver_gains(metrics: dict) -> dict:
     for task, by_source in metrics.items():
         gains = {}
         for source, rows in by_source.items():
-            samplers = [r for r in smp.SAMPLERS if r in rows]
-            if samplers and "sbert" in rows:
-                best = max(samplers, key=lambda r: rows[r]["ap"])
+            if "sbert" in rows and set(smp.SAMPLERS) & set(rows):
+                best = best_sampler(metrics, task, source)
                 ours, gold = (
                     (rows[r].get("per_seed") or {}).get("ap", []) for r in (best, "sbert")
                 )

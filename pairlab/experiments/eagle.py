@@ -105,7 +105,19 @@ class CaseStudy:
         self.config = case.train.config(task, seed)
         self.seed, self.folder = int(seed), Path(folder)
         self._base, self._picks, self._cosine = {}, {}, None
-        self._split()
+
+        def by_error(pool: Pool, n: int | None):
+            ids = sample_pairs(stated_pairs(pool)[0], n, seed=self.seed)
+            error = base_error(pool, ids, self.base_cosine(pool, ids))
+            return ids, split_by_error(ids, error, share=case.share)
+
+        # sorted ids: ``source`` (the middle of the base error), ``target`` (both ends), ``high``
+        # (the high end) and ``parts``, the test pairs by part
+        _, train = by_error(self.train, case.pairs)
+        ids, test = by_error(self.test, case.test_pairs)
+        self.source, self.high = train["middle"], train["high"]
+        self.target = union_sorted(train["low"], train["high"])
+        self.parts = {"all": ids, "high_error": test["high"], "low_error": test["low"]}
         self.budget = int(round(case.budget * (len(self.source) + len(self.target))))
         if not 0 < self.budget <= len(self.target):
             raise ValueError(f"a budget of {self.budget} pairs for a target of {len(self.target)}")
@@ -127,21 +139,6 @@ class CaseStudy:
             )
             self._base[pool.split] = CosineScorer(pool.space, *embedded)
         return self._base[pool.split](np.asarray(ids, np.int64)).astype(np.float64)
-
-    def _split(self):
-        """Sorted ids: ``source`` (the middle of the base error), ``target`` (both ends), ``high``
-        (the high end) and ``parts``, the test pairs by part."""
-
-        def by_error(pool: Pool, n: int | None):
-            ids = sample_pairs(stated_pairs(pool)[0], n, seed=self.seed)
-            error = base_error(pool, ids, self.base_cosine(pool, ids))
-            return ids, split_by_error(ids, error, share=self.case.share)
-
-        _, train = by_error(self.train, self.case.pairs)
-        ids, test = by_error(self.test, self.case.test_pairs)
-        self.source, self.high = train["middle"], train["high"]
-        self.target = union_sorted(train["low"], train["high"])
-        self.parts = {"all": ids, "high_error": test["high"], "low_error": test["low"]}
 
     def pick(self, strategy: str) -> np.ndarray:
         """The ``budget`` target pairs ``strategy`` (of :data:`CASE_STRATEGIES`) picks."""
@@ -169,13 +166,10 @@ class CaseStudy:
 
     def measure(self, model) -> dict:
         """AUC of ``model`` on each test part."""
-        every = self.parts["all"]  # the other parts are subsets: its pairs are scored once
-        order = np.argsort(every, kind="stable")
+        every = self.parts["all"]  # sorted, the other parts its subsets: its pairs scored once
         scores = model.score_pairs(self.test, every)
         return {
-            f"auc_{part}": auc(
-                self.test.labels(ids), scores[order[np.searchsorted(every, ids, sorter=order)]]
-            )
+            f"auc_{part}": auc(self.test.labels(ids), scores[np.searchsorted(every, ids)])
             for part, ids in self.parts.items()
         }
 

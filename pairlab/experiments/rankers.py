@@ -294,17 +294,6 @@ def random_spread(frame: pd.DataFrame, queries: dict, task: str) -> list[dict]:
     return out
 
 
-def _interpolate(x: np.ndarray, values: np.ndarray, at: float) -> np.ndarray:
-    """Each column of ``values`` (rounds, n_q) linearly interpolated at ``x = at`` (``x`` the
-    rounds' increasing costs; clamped to the first or last round outside them)."""
-    if len(x) == 1:
-        return values[0]
-    k = int(np.clip(np.searchsorted(x, at), 1, len(x) - 1))
-    span = x[k] - x[k - 1]
-    w = float(np.clip((at - x[k - 1]) / span, 0.0, 1.0)) if span > 0 else 1.0
-    return values[k - 1] * (1 - w) + values[k] * w
-
-
 def at_equal_cost(
     frame: pd.DataFrame,
     queries: dict,
@@ -319,16 +308,16 @@ def at_equal_cost(
     costs = frame[frame["task"] == task].groupby(["strategy", "round"])["total_cost"].mean()
     mean_cost = {s: costs.loc[s].to_numpy() for s in (strategy, "random")}
     at = float(min(mean_cost[strategy][-1], mean_cost["random"][-1]))
-    ours, theirs = (
-        _interpolate(mean_cost[s], _mean_over_seeds(queries, task, s, "ndcg"), at)
+    ours, theirs = (  # each question's value linearly between the rounds' mean costs
+        [np.interp(at, mean_cost[s], v) for v in _mean_over_seeds(queries, task, s, "ndcg").T]
         for s in (strategy, "random")
     )
     test = paired_test(ours, theirs)
     adjusted = bonferroni(test["p"], n_comparisons)
     return {
         "cost": at,
-        "value": float(ours.mean()),
-        "random": float(theirs.mean()),
+        "value": float(np.mean(ours)),
+        "random": float(np.mean(theirs)),
         "difference": test["difference"],
         "p": test["p"],
         "p_adjusted": float(adjusted),

@@ -124,10 +124,6 @@ class Variant:
         return dict(self.overrides(task, seed) if callable(self.overrides) else self.overrides)
 
 
-def _variant(entry) -> Variant:
-    return entry if isinstance(entry, Variant) else Variant(str(entry), str(entry))
-
-
 def sweep(
     prepared: dict,
     strategies,
@@ -200,7 +196,7 @@ def _share_every_round(config: ActiveConfig):
 def _configs(prepared: dict, strategies, seeds, settings: LoopSettings):
     """``((task, label, seed), config)`` of every run: by task, then strategy, then seed."""
     for task in prepared:
-        for entry in map(_variant, strategies):
+        for entry in (s if isinstance(s, Variant) else Variant(str(s), str(s)) for s in strategies):
             for seed in seeds[entry.label] if isinstance(seeds, dict) else seeds:
                 fields = entry.fields(task, int(seed))
                 yield (

@@ -278,8 +278,6 @@ def interval_table(
                     "AP": _with_ci(ap["per_seed"][i], ap_ci[i]),
                     "P@R20": _with_ci(p20["per_seed"][i], p20_ci[i]),
                     "positives": f"{found['per_seed'][i]:,.0f}",
-                    "AP (paper)": "",
-                    "positives (paper)": "",
                 }
             )
         ref3 = (paper_table3 or {}).get(name, {})
@@ -297,7 +295,7 @@ def interval_table(
                 "positives (paper)": "-" if ref4 is None else f"{ref4:,}",
             }
         )
-    return pd.DataFrame(rows).set_index(["strategy", "seed"])
+    return pd.DataFrame(rows).fillna("").set_index(["strategy", "seed"])  # no paper per seed
 
 
 def _mean_std(spread: dict) -> str:
