@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 from pathlib import Path
 
 import numpy as np
@@ -56,8 +55,16 @@ def read_source(source, *, what: str) -> tuple[pd.DataFrame, np.ndarray | None, 
     else:
         read = _read_jsonl if kind == "jsonl" else _read_delimited
         frame, lines, skipped = read(path, kind, what)
+        if not len(frame) and not skipped:
+            raise NoRowsError(
+                f"{path} has a header and no rows: expected one {what} per line after it"
+            )
         if not len(frame):
-            raise NoRowsError(_no_rows(path, skipped, what))
+            first = skipped[0]
+            raise NoRowsError(
+                f"{path} holds no well-formed row: all {len(skipped):,} were skipped "
+                f"(line {first.line}: {first.reason})"
+            )
     return frame, lines, ReadReport([str(path)], len(frame), skipped), str(source)
 
 
@@ -148,14 +155,6 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     return frame
 
 
-def _no_rows(path: Path, skipped: list, what: str) -> str:
-    if not skipped:
-        return f"{path} has a header and no rows: expected one {what} per line after it"
-    first = skipped[0]
-    why = f"line {first.line}: {first.reason}"
-    return f"{path} holds no well-formed row: all {len(skipped):,} were skipped ({why})"
-
-
 def check_columns(frame: pd.DataFrame, columns: dict, source: str, *, remedy: str) -> None:
     """A ``ValueError`` naming the columns of ``columns`` (role -> column name, ``None``: not
     asked for) that ``frame`` lacks, the columns it has, and ``remedy``."""
@@ -187,11 +186,7 @@ def text_column(column: pd.Series) -> pd.Series:
     """The column as strings, kept as they are; missing values become empty strings."""
     if column.map(type).eq(str).all():
         return column
-    return column.map(lambda v: v if isinstance(v, str) else "" if _missing(v) else str(v))
-
-
-def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    return column.where(column.notna(), "").map(str)
 
 
 def blank(column: pd.Series) -> np.ndarray:
