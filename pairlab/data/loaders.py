@@ -57,16 +57,16 @@ def data_files(name: str, data_dir=None) -> list[Path]:
     raise ValueError(f"unknown task {name!r}; expected one of {TASKS}")
 
 
-def read_raw(name: str, data_dir=None, *, strict: bool = False) -> dict:
+def read_raw(name: str, data_dir=None) -> dict:
     """The raw rows of a task: ``{"frame": DataFrame}`` (QQP) or ``{split: DataFrame}`` (WikiQA),
     plus ``"report"``."""
     files = data_files(name, data_dir)
     if name == "qqp":
-        frame, report = read_qqp(files[0], strict=strict)
+        frame, report = read_qqp(files[0])
         return {"frame": frame, "report": report}
     out, report = {}, ReadReport()
     for split, path in zip(SPLITS, files):
-        out[split], part = read_wikiqa(path, strict=strict)
+        out[split], part = read_wikiqa(path)
         report = report.merge(part)
     return {**out, "report": report}
 
@@ -87,11 +87,10 @@ def load_task(
     seed: int = 0,
     fractions=(0.5, 0.25, 0.25),
     max_items=None,
-    strict: bool = False,
 ) -> Task:
     """Read and build the all-pairs task ``name`` (``"qqp"`` or ``"wikiqa"``). ``fractions``:
     QQP's split shares (WikiQA keeps its own); ``max_items``: the cap on left items per split."""
-    raw = read_raw(name, data_dir, strict=strict)
+    raw = read_raw(name, data_dir)
     if name == "qqp":
         build = partial(build_qqp, raw["frame"], seed=seed, fractions=fractions)
     else:
@@ -122,14 +121,7 @@ def load_tasks(
     options = _pair_options(path, pairs_symmetric, pairs_columns, pairs_threshold)
     kind = like(name, options["symmetric"])
     cap = max_items.get(name, max_items.get(kind)) if per_task(max_items) else max_items
-    task = load_pairs(
-        path,
-        **options,
-        seed=kwargs.get("seed", 0),
-        max_items=cap,
-        fractions=kwargs.get("fractions", (0.5, 0.25, 0.25)),
-        name=name,
-    )
+    task = load_pairs(path, **options, **kwargs, max_items=cap, name=name)
     return {task.name: task}
 
 

@@ -138,7 +138,7 @@ def pair_rows(frame: pd.DataFrame, columns: dict, report, positive_threshold, so
     ``split`` where a split column is named) and ``report`` with the rows skipped. ``columns``
     maps those roles (and ``left_id``, ``right_id``) to ``frame``'s column names."""
     check_columns(frame, columns, source, remedy=COLUMNS_REMEDY)
-    at = located(source, lines, len(frame))[1]
+    at = located(source, lines)
     labels, bad_label = _labels(frame[columns["label"]], positive_threshold, columns["label"], at)
     out = pd.DataFrame({side: text_column(frame[columns[side]]) for side in ("left", "right")})
     out["label"] = labels

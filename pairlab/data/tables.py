@@ -171,15 +171,9 @@ def check_columns(frame: pd.DataFrame, columns: dict, source: str, *, remedy: st
     )
 
 
-def located(source: str, lines, n: int):
-    """Each of ``n`` rows' line (or number from 1) and ``at(i)``: where row ``i`` is, for messages
-    (``file.csv:12`` or ``<DataFrame> row 12``)."""
-    where = lines if lines is not None else np.arange(1, n + 1)
-
-    def at(i: int) -> str:
-        return f"{source}:{where[i]}" if lines is not None else f"{source} row {where[i]}"
-
-    return where, at
+def located(source: str, lines):
+    """``at(i)``: where row ``i`` is, for messages (``file.csv:12`` or ``<DataFrame> row 12``)."""
+    return lambda i: f"{source}:{lines[i]}" if lines is not None else f"{source} row {i + 1}"
 
 
 def text_column(column: pd.Series) -> pd.Series:
@@ -203,7 +197,7 @@ def flag(reasons: pd.Series, mask, reason) -> None:
 def skip_rows(frame: pd.DataFrame, reasons: pd.Series, where: str, lines, what: str, report):
     """Which rows have a reason to be skipped (bool (n,)), and ``report`` with them moved to the
     skipped ones, in line order; a ``NoRowsError`` when every row has one."""
-    line, at = located(where, lines, len(frame))
+    line = lines if lines is not None else np.arange(1, len(frame) + 1)
     bad = reasons.notna().to_numpy()
     skipped = [
         SkippedRow(where, int(line[i]), reasons.iloc[i], " | ".join(map(str, frame.iloc[i]))[:120])
@@ -212,7 +206,7 @@ def skip_rows(frame: pd.DataFrame, reasons: pd.Series, where: str, lines, what: 
     if bad.all():
         raise NoRowsError(
             f"{where} holds no usable {what}: all {len(frame):,} were skipped "
-            f"({skipped[0].reason} at {at(0)})"
+            f"({skipped[0].reason} at {located(where, lines)(0)})"
         )
     skipped = sorted(report.skipped + skipped, key=lambda row: row.line)
     return bad, ReadReport(report.files, report.rows_read - int(bad.sum()), skipped)
