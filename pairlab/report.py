@@ -161,14 +161,9 @@ def collect(profile: str, root: Path | None = None) -> list[Path]:
     if not found:
         raise FileNotFoundError(f"no metrics files in {source}: run `make run PROFILE={profile}`")
     target.mkdir(parents=True, exist_ok=True)
-    copied = []
-    for metrics in found:
-        config = metrics.with_name(metrics.name.replace(".metrics.json", ".config.json"))
-        for path in (metrics, config):
-            copied.append(Path(shutil.copy2(path, target / path.name)))
-    if (source / "timings.json").is_file():
-        copied.append(Path(shutil.copy2(source / "timings.json", target / "timings.json")))
-    return copied
+    configs = [m.with_name(m.name.replace(".metrics.json", ".config.json")) for m in found]
+    files = [*found, *configs, *source.glob("timings.json")]
+    return [Path(shutil.copy2(path, target / path.name)) for path in files]
 
 
 def bench_table(results: dict) -> str:

@@ -3,7 +3,7 @@ each built by :func:`~pairlab.data.pairfile.load_pairs`."""
 
 from __future__ import annotations
 
-from functools import partial
+from functools import partial, reduce
 from pathlib import Path
 
 import pandas as pd
@@ -21,7 +21,6 @@ __all__ = [
     "load_task",
     "load_tasks",
     "tasks_for",
-    "read_raw",
     "build_qqp",
     "build_wikiqa",
     "data_files",
@@ -57,20 +56,6 @@ def data_files(name: str, data_dir=None) -> list[Path]:
     raise ValueError(f"unknown task {name!r}; expected one of {TASKS}")
 
 
-def read_raw(name: str, data_dir=None) -> dict:
-    """The raw rows of a task: ``{"frame": DataFrame}`` (QQP) or ``{split: DataFrame}`` (WikiQA),
-    plus ``"report"``."""
-    files = data_files(name, data_dir)
-    if name == "qqp":
-        frame, report = read_qqp(files[0])
-        return {"frame": frame, "report": report}
-    out, report = {}, ReadReport()
-    for split, path in zip(SPLITS, files):
-        out[split], part = read_wikiqa(path)
-        report = report.merge(part)
-    return {**out, "report": report}
-
-
 def _wikiqa_file(folder: Path, split: str) -> Path:
     """``WikiQA-<split>.tsv`` in ``folder`` or its ``WikiQACorpus`` (Microsoft's zip), else a
     variant such as ``WikiQA-train.reformatted.tsv``."""
@@ -90,13 +75,16 @@ def load_task(
 ) -> Task:
     """Read and build the all-pairs task ``name`` (``"qqp"`` or ``"wikiqa"``). ``fractions``:
     QQP's split shares (WikiQA keeps its own); ``max_items``: the cap on left items per split."""
-    raw = read_raw(name, data_dir)
+    files = data_files(name, data_dir)
     if name == "qqp":
-        build = partial(build_qqp, raw["frame"], seed=seed, fractions=fractions)
+        frame, report = read_qqp(files[0])
+        build = partial(build_qqp, frame, seed=seed, fractions=fractions)
     else:
-        build = partial(build_wikiqa, raw, seed=seed)
+        frames, reports = zip(*map(read_wikiqa, files))
+        report = reduce(ReadReport.merge, reports)
+        build = partial(build_wikiqa, dict(zip(SPLITS, frames)), seed=seed)
     task = build(max_items=max_items)
-    return Task(task.name, task.splits, task.notes, raw["report"], rebuild=build)
+    return Task(task.name, task.splits, task.notes, report, rebuild=build)
 
 
 def load_tasks(
