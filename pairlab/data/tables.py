@@ -51,7 +51,13 @@ def read_source(source, *, what: str) -> tuple[pd.DataFrame, np.ndarray | None, 
     if not path.is_file():
         raise FileNotFoundError(f"{what} file not found: {path}")
     if kind == "parquet":
-        frame, lines, skipped = _read_parquet(path), None, []
+        try:
+            frame, lines, skipped = pd.read_parquet(path), None, []
+        except (OSError, ValueError, ImportError) as error:  # pyarrow's ArrowInvalid: ValueError
+            why = f"{type(error).__name__}: {error}"
+            raise ValueError(f"{path} is not a readable Parquet file ({why})") from None
+        if frame.empty:
+            raise NoRowsError(f"{path} holds no rows")
     else:
         read = _read_jsonl if kind == "jsonl" else _read_delimited
         frame, lines, skipped = read(path, kind, what)
@@ -141,18 +147,6 @@ def _read_jsonl(path: Path, kind: str, what: str):
         records.append(record)
         lines.append(number)
     return pd.DataFrame.from_records(records), np.asarray(lines), skipped
-
-
-def _read_parquet(path: Path) -> pd.DataFrame:
-    try:
-        frame = pd.read_parquet(path)
-    except (OSError, ValueError, ImportError) as error:  # pyarrow's ArrowInvalid is a ValueError
-        raise ValueError(
-            f"{path} is not a readable Parquet file ({type(error).__name__}: {error})"
-        ) from None
-    if frame.empty:
-        raise NoRowsError(f"{path} holds no rows")
-    return frame
 
 
 def check_columns(frame: pd.DataFrame, columns: dict, source: str, *, remedy: str) -> None:
