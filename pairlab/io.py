@@ -167,7 +167,16 @@ def _read_rows(path, parse, header_prefix: str, expected: str, *, strict: bool):
             raise MalformedRowError(f"{path}:{number}: {reason}: {line[:120]!r}")
         skipped.append(SkippedRow(str(path), number, reason, line[:120]))
     if not rows:
-        raise NoRowsError(_no_rows(path, number, skipped, expected))
+        found = (
+            f"its {number} line(s) hold no data row (a header only)" if number else "it is empty"
+        )
+        if skipped:
+            found = f"all {len(skipped):,} of its rows are malformed and were skipped (line "
+            found += f"{skipped[0].line}: {skipped[0].reason})"
+        raise NoRowsError(
+            f"{path} holds no well-formed row: {found}. Expected {expected}, tab-separated with "
+            "no quoting; replace the file with the release's (see the data folder's README)."
+        )
     return rows, ReadReport([str(path)], len(rows), skipped)
 
 
@@ -181,17 +190,6 @@ def decoded(path):
             except UnicodeDecodeError as bad:
                 byte = f"byte 0x{raw[bad.start]:02x} at column {bad.start + 1}"
                 yield number, raw.decode("utf-8", "replace"), f"not UTF-8 text ({byte})"
-
-
-def _no_rows(path: Path, lines: int, skipped: list, expected: str) -> str:
-    found = f"its {lines} line(s) hold no data row (a header only)" if lines else "it is empty"
-    if skipped:
-        found = f"all {len(skipped):,} of its rows are malformed and were skipped (line "
-        found += f"{skipped[0].line}: {skipped[0].reason})"
-    return (
-        f"{path} holds no well-formed row: {found}. Expected {expected}, tab-separated with "
-        "no quoting; replace the file with the release's (see the data folder's README)."
-    )
 
 
 def to_json(value, *, missing: bool = False):

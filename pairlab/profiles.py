@@ -18,7 +18,6 @@ __all__ = [
     "load_profile",
     "resolve",
     "settings",
-    "declared",
     "own_and_shared",
     "check_profile",
     "notebook_number",
@@ -40,7 +39,15 @@ def load_profile(name: str, root: Path | None = None, *, notebook: str | None = 
     if not path.is_file():
         known = sorted(p.stem for p in (root / "profiles").glob("*.yaml") if p.stem != BASE)
         raise FileNotFoundError(f"no profile {name!r} ({path}); known profiles: {known}")
-    profile = _checked(yaml.safe_load(path.read_text()) or {}, str(path))
+    profile = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(profile, dict):
+        raise ValueError(f"{path} must hold a mapping of parameter names to values")
+    sections = profile.get(SECTION) or {}
+    if not isinstance(sections, dict) or not all(isinstance(v, dict) for v in sections.values()):
+        raise ValueError(
+            f'{path}: {SECTION!r} must map notebook numbers ("03 04 05") to '
+            f"mappings of parameters, got {sections!r}"
+        )
     if name != BASE:
         profile.setdefault("run_dir", f"runs/{name}")
         profile.setdefault("figures_dir", f"figures/{name}")
@@ -56,12 +63,6 @@ def settings(notebook: str, *profiles: dict, root: Path | None = None) -> dict:
     return out
 
 
-def declared(path, root: Path | None = None) -> list[str]:
-    """Every parameter of the notebook at ``path``: its cell's names, then its shared settings."""
-    own, rest = own_and_shared(path, root)
-    return [*own, *rest]
-
-
 def own_and_shared(path, root: Path | None = None) -> tuple[list[str], list[str]]:
     """``(the names the parameters cell of the notebook at path sets, the shared settings it
     takes)``: those ``profiles/base.yaml`` gives it, less its own, where its cell has a
@@ -72,19 +73,6 @@ def own_and_shared(path, root: Path | None = None) -> tuple[list[str], list[str]
     if "profile" not in own:
         return own, []
     return own, [n for n in resolve(load_profile(BASE, root), path) if n not in own]
-
-
-def _checked(profile, source: str) -> dict:
-    """``profile`` checked: a mapping, its ``notebooks`` section numbers to mappings."""
-    if not isinstance(profile, dict):
-        raise ValueError(f"{source} must hold a mapping of parameter names to values")
-    sections = profile.get(SECTION) or {}
-    if not isinstance(sections, dict) or not all(isinstance(v, dict) for v in sections.values()):
-        raise ValueError(
-            f'{source}: {SECTION!r} must map notebook numbers ("03 04 05") to '
-            f"mappings of parameters, got {sections!r}"
-        )
-    return profile
 
 
 def resolve(profile: dict, notebook: str) -> dict:

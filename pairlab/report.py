@@ -148,8 +148,9 @@ def run_compute(notebooks: dict | None) -> tuple[float, int]:
 def timing_cell(timings: dict, profile: str, compute: tuple[float, int] | None = None) -> str:
     """A profile's recorded time for a table cell; ``compute`` (:func:`run_compute`) is said
     beside it where the runs computed more than twice the record (an archive read back)."""
-    cell = _macro("report.md.j2", "timing_cell")(timings.get(profile), *(compute or (0.0, 0)))
-    return str(cell).strip()
+    return markdown(
+        "timing_cell", timings.get(profile), *(compute or (0.0, 0)), template="report.md.j2"
+    )
 
 
 def collect(profile: str, root: Path | None = None) -> list[Path]:
@@ -160,23 +161,14 @@ def collect(profile: str, root: Path | None = None) -> list[Path]:
     if not found:
         raise FileNotFoundError(f"no metrics files in {source}: run `make run PROFILE={profile}`")
     target.mkdir(parents=True, exist_ok=True)
-    copied = []
-    for metrics in found:
-        config = metrics.with_name(metrics.name.replace(".metrics.json", ".config.json"))
-        for path in (metrics, config):
-            copied.append(Path(shutil.copy2(path, target / path.name)))
-    if (source / "timings.json").is_file():
-        copied.append(Path(shutil.copy2(source / "timings.json", target / "timings.json")))
-    return copied
-
-
-def _macro(template: str, name: str):
-    return getattr(environment().get_template(template).module, name)
+    configs = [m.with_name(m.name.replace(".metrics.json", ".config.json")) for m in found]
+    files = [*found, *configs, *source.glob("timings.json")]
+    return [Path(shutil.copy2(path, target / path.name)) for path in files]
 
 
 def bench_table(results: dict) -> str:
     """A benchmark results file as a markdown table, with the round's stages below it."""
-    return str(_macro("report.md.j2", "bench_table")(results))
+    return markdown("bench_table", results, template="report.md.j2")
 
 
 def find_row(results: dict, start: str, **fields) -> dict | None:

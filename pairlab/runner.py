@@ -23,7 +23,6 @@ from .profiles import (  # noqa: F401  (load_profile, resolve: the runner's publ
     SELECT,
     WITHOUT_DATA,
     check_profile,
-    declared as declared_parameters,
     load_profile,
     notebook_number as _number,
     own_and_shared,
@@ -86,15 +85,14 @@ def run(
     if os.environ.get("PAIRLAB_DATA_DIR"):  # kernels run in notebooks/: pass an absolute path
         os.environ["PAIRLAB_DATA_DIR"] = str(Path(os.environ["PAIRLAB_DATA_DIR"]).resolve())
     selected = notebooks(root, select or loaded.get(SELECT))
-    declared = {nb.stem: set(declared_parameters(nb, root)) for nb in notebooks(root)}
+    declared = {nb.stem: set().union(*own_and_shared(nb, root)) for nb in notebooks(root)}
     check_profile(loaded, declared, name=profile)
     check_profile(overrides, declared, name="overrides (-p)")
     each = [settings(nb.stem, loaded, overrides, root=root) for nb in selected]
     fallback = data_or_fixture(profile, each, loaded.get(WITHOUT_DATA))
     if fallback:
         overrides["data_dir"] = fallback
-    first = settings(selected[0].stem, loaded, overrides, root=root)
-    out_dir = root / first["run_dir"]
+    out_dir = root / each[0]["run_dir"]
     out_dir.mkdir(parents=True, exist_ok=True)
     if record_times:
         expected = expected_time(profile, [nb.stem for nb in selected], root)
@@ -114,7 +112,7 @@ def run(
         print(
             f"[{profile}] {len(selected)} notebook(s) in {_minutes(wall)}: "
             f"executed notebooks and metrics in {shown(out_dir, root)}/, figures in "
-            f"{shown(root / first['figures_dir'], root)}/",
+            f"{shown(root / each[0]['figures_dir'], root)}/",
             flush=True,
         )
     return [out_dir / nb.name for nb in selected]

@@ -3,7 +3,8 @@ import pandas as pd
 import pytest
 from conftest import FIXTURES
 
-from pairlab.data import build_qqp, load_task, load_tasks, read_raw
+from pairlab.data import build_qqp, data_files, load_task, load_tasks
+from pairlab.io import read_qqp
 from pairlab.paths import DataNotFoundError
 
 
@@ -42,7 +43,7 @@ def test_real_qqp_counts_match_the_data_readme(qqp):
 
 
 def test_real_qqp_split_is_closed_under_stated_pairs(qqp, data_dir):
-    frame = read_raw("qqp", data_dir)["frame"]
+    frame = read_qqp(data_files("qqp", data_dir)[0])[0]
     split_of = {}
     for name in ("train", "dev", "test"):
         for text in qqp[name].left_texts:

@@ -27,9 +27,9 @@ def test_the_four_profiles_exist():
 
 def declared() -> dict[str, set]:
     """Each notebook's parameters: its cell's and the shared settings it takes from its profile."""
-    from pairlab.profiles import declared as of
+    from pairlab.profiles import own_and_shared
 
-    return {nb.stem: set(of(nb, ROOT)) for nb in notebooks(ROOT)}
+    return {nb.stem: set().union(*own_and_shared(nb, ROOT)) for nb in notebooks(ROOT)}
 
 
 @pytest.mark.parametrize("profile", [*PROFILES, "base"])

@@ -107,18 +107,16 @@ def build_asymmetric(
         notes["fractions"] = list(check_fractions(fractions))
     frames = {split: frames[split][frames[split]["left_key"].isin(kept[split])] for split in SPLITS}
     everything = pd.concat(list(frames.values()), ignore_index=True)
-    right_keys = pd.unique(everything["right_key"])
-    right_index = pd.Index(right_keys)
-    right_texts = _first_texts(
-        everything["right"], right_index.get_indexer(everything["right_key"]), len(right_keys)
-    )
+    right_index, right_texts = _distinct(everything, "right")
     notes |= {"rows": len(everything), "n_right": len(right_texts)}
     notes["subsampled"] = max_items is not None
     splits = {
         split: _asymmetric_pool(name, split, frames[split], right_texts, right_index, notes)
         for split in SPLITS
     }
-    notes["left_items_in_several_splits"] = _shared_items(splits)
+    seen = [set(pool.left_texts) for pool in splits.values()]
+    shared = (seen[0] & seen[1]) | (seen[0] & seen[2]) | (seen[1] & seen[2])
+    notes["left_items_in_several_splits"] = len(shared)
     return Task(name, splits, notes)
 
 
@@ -144,11 +142,10 @@ def _random_split(rows: pd.DataFrame, fractions, max_items, rng):
 
 
 def _asymmetric_pool(name, split, frame, right_texts, right_index, notes) -> Pool:
-    left_keys = pd.unique(frame["left_key"])
-    q = pd.Index(left_keys).get_indexer(frame["left_key"])
-    left_texts = _first_texts(frame["left"], q, len(left_keys))
+    left_index, left_texts = _distinct(frame, "left")
+    q = left_index.get_indexer(frame["left_key"])
     s = right_index.get_indexer(frame["right_key"])
-    space = PairSpace(len(left_keys), len(right_texts), False)
+    space = PairSpace(len(left_texts), len(right_texts), False)
     codes = space.encode(q, s)
     label = frame["label"].to_numpy()
     positives = as_id_set(codes[label == 1])
@@ -161,15 +158,10 @@ def _asymmetric_pool(name, split, frame, right_texts, right_index, notes) -> Poo
     )
 
 
-def _first_texts(texts: pd.Series, index: np.ndarray, n: int) -> np.ndarray:
-    """The first text of each of ``n`` items, given each row's item ``index``."""
-    _, first = np.unique(index, return_index=True)
-    return texts.to_numpy(object)[first]
-
-
-def _shared_items(splits: dict[str, Pool]) -> int:
-    seen = [set(pool.left_texts) for pool in splits.values()]
-    return len((seen[0] & seen[1]) | (seen[0] & seen[2]) | (seen[1] & seen[2]))
+def _distinct(frame: pd.DataFrame, side: str) -> tuple[pd.Index, np.ndarray]:
+    """The distinct keys of ``side`` in the order they appear, and each one's first text."""
+    first = ~frame[f"{side}_key"].duplicated().to_numpy()
+    return pd.Index(frame[f"{side}_key"].to_numpy()[first]), frame[side].to_numpy(object)[first]
 
 
 def _sample(items: np.ndarray, cap, rng) -> np.ndarray:

@@ -121,7 +121,7 @@ def load_items(
     check_columns(frame, {"id": id, **roles}, where, remedy=remedy)
     ids = as_ids(frame[id]) if id is not None else np.arange(len(frame)).astype(str).astype(object)
     texts = serialise(frame, fields)
-    reasons, notes = _skips(ids, texts, id, fields, located(where, lines, len(frame))[1])
+    reasons, notes = _skips(ids, texts, id, fields, located(where, lines))
     skipped_by_reader = len(report.skipped)
     bad, report = skip_rows(frame, reasons, where, lines, "record", report)
     texts, ids = texts[~bad], ids[~bad]

@@ -3,7 +3,7 @@ each built by :func:`~pairlab.data.pairfile.load_pairs`."""
 
 from __future__ import annotations
 
-from functools import partial
+from functools import partial, reduce
 from pathlib import Path
 
 import pandas as pd
@@ -21,7 +21,6 @@ __all__ = [
     "load_task",
     "load_tasks",
     "tasks_for",
-    "read_raw",
     "build_qqp",
     "build_wikiqa",
     "data_files",
@@ -57,20 +56,6 @@ def data_files(name: str, data_dir=None) -> list[Path]:
     raise ValueError(f"unknown task {name!r}; expected one of {TASKS}")
 
 
-def read_raw(name: str, data_dir=None, *, strict: bool = False) -> dict:
-    """The raw rows of a task: ``{"frame": DataFrame}`` (QQP) or ``{split: DataFrame}`` (WikiQA),
-    plus ``"report"``."""
-    files = data_files(name, data_dir)
-    if name == "qqp":
-        frame, report = read_qqp(files[0], strict=strict)
-        return {"frame": frame, "report": report}
-    out, report = {}, ReadReport()
-    for split, path in zip(SPLITS, files):
-        out[split], part = read_wikiqa(path, strict=strict)
-        report = report.merge(part)
-    return {**out, "report": report}
-
-
 def _wikiqa_file(folder: Path, split: str) -> Path:
     """``WikiQA-<split>.tsv`` in ``folder`` or its ``WikiQACorpus`` (Microsoft's zip), else a
     variant such as ``WikiQA-train.reformatted.tsv``."""
@@ -87,17 +72,19 @@ def load_task(
     seed: int = 0,
     fractions=(0.5, 0.25, 0.25),
     max_items=None,
-    strict: bool = False,
 ) -> Task:
     """Read and build the all-pairs task ``name`` (``"qqp"`` or ``"wikiqa"``). ``fractions``:
     QQP's split shares (WikiQA keeps its own); ``max_items``: the cap on left items per split."""
-    raw = read_raw(name, data_dir, strict=strict)
+    files = data_files(name, data_dir)
     if name == "qqp":
-        build = partial(build_qqp, raw["frame"], seed=seed, fractions=fractions)
+        frame, report = read_qqp(files[0])
+        build = partial(build_qqp, frame, seed=seed, fractions=fractions)
     else:
-        build = partial(build_wikiqa, raw, seed=seed)
+        frames, reports = zip(*map(read_wikiqa, files))
+        report = reduce(ReadReport.merge, reports)
+        build = partial(build_wikiqa, dict(zip(SPLITS, frames)), seed=seed)
     task = build(max_items=max_items)
-    return Task(task.name, task.splits, task.notes, raw["report"], rebuild=build)
+    return Task(task.name, task.splits, task.notes, report, rebuild=build)
 
 
 def load_tasks(
@@ -122,14 +109,7 @@ def load_tasks(
     options = _pair_options(path, pairs_symmetric, pairs_columns, pairs_threshold)
     kind = like(name, options["symmetric"])
     cap = max_items.get(name, max_items.get(kind)) if per_task(max_items) else max_items
-    task = load_pairs(
-        path,
-        **options,
-        seed=kwargs.get("seed", 0),
-        max_items=cap,
-        fractions=kwargs.get("fractions", (0.5, 0.25, 0.25)),
-        name=name,
-    )
+    task = load_pairs(path, **options, **kwargs, max_items=cap, name=name)
     return {task.name: task}
 
 

@@ -81,11 +81,8 @@ def load_pairs(
     columns["split"] = split_column
     rows, report = pair_rows(frame, columns, report, positive_threshold, where, lines)
     name = name or (pair_task_name(source) if not isinstance(source, pd.DataFrame) else "pairs")
-    if symmetric:
-        build = partial(build_symmetric, name, rows, keyed=left_id is not None)
-    else:
-        build = partial(build_asymmetric, name, rows)
-    build = partial(build, seed=seed, fractions=fractions)
+    build = partial(build_symmetric, keyed=left_id is not None) if symmetric else build_asymmetric
+    build = partial(build, name, rows, seed=seed, fractions=fractions)
     task = build(max_items=max_items)
     if check_splits:
         _check_splits(task, where)
@@ -138,7 +135,7 @@ def pair_rows(frame: pd.DataFrame, columns: dict, report, positive_threshold, so
     ``split`` where a split column is named) and ``report`` with the rows skipped. ``columns``
     maps those roles (and ``left_id``, ``right_id``) to ``frame``'s column names."""
     check_columns(frame, columns, source, remedy=COLUMNS_REMEDY)
-    at = located(source, lines, len(frame))[1]
+    at = located(source, lines)
     labels, bad_label = _labels(frame[columns["label"]], positive_threshold, columns["label"], at)
     out = pd.DataFrame({side: text_column(frame[columns[side]]) for side in ("left", "right")})
     out["label"] = labels
@@ -171,7 +168,7 @@ def _labels(column: pd.Series, threshold, name: str, at):
     text = text_column(column).str.strip().str.lower()
     number = pd.to_numeric(text.map(lambda t: _TRUE_FALSE.get(t, t)), errors="coerce")
     number = number.to_numpy(float)
-    empty = (text == "").to_numpy() | (text == "nan").to_numpy()
+    empty = text.isin(["", "nan"]).to_numpy()
     not_number = ~empty & ~np.isfinite(number)
     if not_number.any() and not_number.sum() == (~empty).sum():
         i = int(np.flatnonzero(not_number)[0])

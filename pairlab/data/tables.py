@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 from pathlib import Path
 
 import numpy as np
@@ -52,12 +51,26 @@ def read_source(source, *, what: str) -> tuple[pd.DataFrame, np.ndarray | None, 
     if not path.is_file():
         raise FileNotFoundError(f"{what} file not found: {path}")
     if kind == "parquet":
-        frame, lines, skipped = _read_parquet(path), None, []
+        try:
+            frame, lines, skipped = pd.read_parquet(path), None, []
+        except (OSError, ValueError, ImportError) as error:  # pyarrow's ArrowInvalid: ValueError
+            why = f"{type(error).__name__}: {error}"
+            raise ValueError(f"{path} is not a readable Parquet file ({why})") from None
+        if frame.empty:
+            raise NoRowsError(f"{path} holds no rows")
     else:
         read = _read_jsonl if kind == "jsonl" else _read_delimited
         frame, lines, skipped = read(path, kind, what)
+        if not len(frame) and not skipped:
+            raise NoRowsError(
+                f"{path} has a header and no rows: expected one {what} per line after it"
+            )
         if not len(frame):
-            raise NoRowsError(_no_rows(path, skipped, what))
+            first = skipped[0]
+            raise NoRowsError(
+                f"{path} holds no well-formed row: all {len(skipped):,} were skipped "
+                f"(line {first.line}: {first.reason})"
+            )
     return frame, lines, ReadReport([str(path)], len(frame), skipped), str(source)
 
 
@@ -136,26 +149,6 @@ def _read_jsonl(path: Path, kind: str, what: str):
     return pd.DataFrame.from_records(records), np.asarray(lines), skipped
 
 
-def _read_parquet(path: Path) -> pd.DataFrame:
-    try:
-        frame = pd.read_parquet(path)
-    except (OSError, ValueError, ImportError) as error:  # pyarrow's ArrowInvalid is a ValueError
-        raise ValueError(
-            f"{path} is not a readable Parquet file ({type(error).__name__}: {error})"
-        ) from None
-    if frame.empty:
-        raise NoRowsError(f"{path} holds no rows")
-    return frame
-
-
-def _no_rows(path: Path, skipped: list, what: str) -> str:
-    if not skipped:
-        return f"{path} has a header and no rows: expected one {what} per line after it"
-    first = skipped[0]
-    why = f"line {first.line}: {first.reason}"
-    return f"{path} holds no well-formed row: all {len(skipped):,} were skipped ({why})"
-
-
 def check_columns(frame: pd.DataFrame, columns: dict, source: str, *, remedy: str) -> None:
     """A ``ValueError`` naming the columns of ``columns`` (role -> column name, ``None``: not
     asked for) that ``frame`` lacks, the columns it has, and ``remedy``."""
@@ -172,26 +165,16 @@ def check_columns(frame: pd.DataFrame, columns: dict, source: str, *, remedy: st
     )
 
 
-def located(source: str, lines, n: int):
-    """Each of ``n`` rows' line (or number from 1) and ``at(i)``: where row ``i`` is, for messages
-    (``file.csv:12`` or ``<DataFrame> row 12``)."""
-    where = lines if lines is not None else np.arange(1, n + 1)
-
-    def at(i: int) -> str:
-        return f"{source}:{where[i]}" if lines is not None else f"{source} row {where[i]}"
-
-    return where, at
+def located(source: str, lines):
+    """``at(i)``: where row ``i`` is, for messages (``file.csv:12`` or ``<DataFrame> row 12``)."""
+    return lambda i: f"{source}:{lines[i]}" if lines is not None else f"{source} row {i + 1}"
 
 
 def text_column(column: pd.Series) -> pd.Series:
     """The column as strings, kept as they are; missing values become empty strings."""
     if column.map(type).eq(str).all():
         return column
-    return column.map(lambda v: v if isinstance(v, str) else "" if _missing(v) else str(v))
-
-
-def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    return column.where(column.notna(), "").map(str)
 
 
 def blank(column: pd.Series) -> np.ndarray:
@@ -208,7 +191,7 @@ def flag(reasons: pd.Series, mask, reason) -> None:
 def skip_rows(frame: pd.DataFrame, reasons: pd.Series, where: str, lines, what: str, report):
     """Which rows have a reason to be skipped (bool (n,)), and ``report`` with them moved to the
     skipped ones, in line order; a ``NoRowsError`` when every row has one."""
-    line, at = located(where, lines, len(frame))
+    line = lines if lines is not None else np.arange(1, len(frame) + 1)
     bad = reasons.notna().to_numpy()
     skipped = [
         SkippedRow(where, int(line[i]), reasons.iloc[i], " | ".join(map(str, frame.iloc[i]))[:120])
@@ -217,7 +200,7 @@ def skip_rows(frame: pd.DataFrame, reasons: pd.Series, where: str, lines, what: 
     if bad.all():
         raise NoRowsError(
             f"{where} holds no usable {what}: all {len(frame):,} were skipped "
-            f"({skipped[0].reason} at {at(0)})"
+            f"({skipped[0].reason} at {located(where, lines)(0)})"
         )
     skipped = sorted(report.skipped + skipped, key=lambda row: row.line)
     return bad, ReadReport(report.files, report.rows_read - int(bad.sum()), skipped)
