@@ -125,25 +125,10 @@ class LabelingSession:
                 "annotator='oracle' needs oracle_pairs: the file of every true pair "
                 "(first two columns: left id, right id)"
             )
-        self.items, self.data = (
-            items,
-            dict(  # what sibling() opens again
-                right=right,
-                model=model,
-                oracle_pairs=oracle_pairs,
-                positives=positives,
-                negatives=negatives,
-                name=name,
-            ),
-        )
-        self.pool = record_pairs(
-            items,
-            right,
-            positives=positives,
-            negatives=negatives,
-            all_positives=oracle_pairs,
-            name=name,
-        )
+        self.items = items
+        known = dict(positives=positives, negatives=negatives, name=name)
+        self.data = dict(right=right, model=model, oracle_pairs=oracle_pairs, **known)  # sibling()
+        self.pool = record_pairs(items, right, all_positives=oracle_pairs, **known)
         if self.settings.budget > self.pool.n_pairs:  # before any round is planned
             raise ValueError(
                 f"a budget of {self.settings.budget:,} labels exceeds the "
