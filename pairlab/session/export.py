@@ -323,7 +323,6 @@ def export_session(
 
     if matcher not in MATCHERS:
         raise ValueError(f"matcher must be one of {MATCHERS}, got {matcher!r}")
-    folder.mkdir(parents=True, exist_ok=True)
     labels = label_frame(session.pool, session.store)
     write_atomic(folder / "labels.csv", lambda tmp: labels.to_csv(tmp, index=False))
     out = {"labels": int(np.isin(labels["label"], (0, 1)).sum()), "folder": str(folder)}
