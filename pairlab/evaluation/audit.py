@@ -327,13 +327,10 @@ def _rank_cuts(desc_scores, ranks) -> np.ndarray:
     """Boundaries (descending) below the first ``r`` scores for each rank r, each moved down
     to the next gap wider than ``_GAP`` (ties stay together)."""
     gaps = np.flatnonzero(desc_scores[:-1] - desc_scores[1:] > _GAP)  # gap after index g
-    cuts = []
-    for r in ranks:  # r may be fractional (a sample's rank): the gap at or after ceil(r) - 1
-        k = np.searchsorted(gaps, int(np.ceil(r)) - 1)
-        if k < len(gaps):
-            g = gaps[k]
-            cuts.append((desc_scores[g] + desc_scores[g + 1]) / 2.0)
-    return np.unique(cuts)[::-1]
+    # a rank may be fractional (a sample's rank): the gap at or after ceil(r) - 1
+    k = np.searchsorted(gaps, np.ceil(np.asarray(ranks, np.float64)).astype(np.int64) - 1)
+    g = gaps[k[k < len(gaps)]]
+    return np.unique((desc_scores[g] + desc_scores[g + 1]) / 2.0)[::-1]
 
 
 def _bin(scores, bounds) -> np.ndarray:
