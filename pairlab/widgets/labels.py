@@ -104,12 +104,11 @@ class LabelStore:
         frame = self.marks(task=task, split=split, model_id=model_id)
         if pair_ids is not None:
             frame = frame[frame["pair_id"].isin(np.asarray(pair_ids, dtype=np.int64))]
-        out = {}
-        for stratum in STRATA:
-            marks = frame.loc[frame["stratum"] == stratum, "mark"]
-            errors = int((marks == "real_error").sum())
-            out[stratum] = (errors, errors + int((marks == "actually_positive").sum()))
-        return out
+        n = pd.crosstab(frame["stratum"], frame["mark"]).reindex(
+            STRATA, columns=MARKS, fill_value=0
+        )
+        errors, positive = n["real_error"], n["actually_positive"]
+        return {s: (int(errors[s]), int(errors[s] + positive[s])) for s in STRATA}
 
     def close(self) -> None:
         """Close the connection (every mark is already committed)."""
