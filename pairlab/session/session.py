@@ -7,7 +7,6 @@ kernel), ``audit/``, ``cache/`` (the export's cross-encoder scores) and ``export
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import fields, replace
 from pathlib import Path
 
@@ -228,13 +227,12 @@ class LabelingSession:
             self.process.join(timeout)
         self.process = None
 
-    def wait(self, *, poll: float = 1.0, timeout: float | None = None) -> dict | None:
+    def wait(self, *, timeout: float | None = None) -> dict | None:
         """Block until the worker has finished the run; returns the result (None on timeout)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while self.process is not None and self.process.is_alive():
-            if deadline is not None and time.monotonic() > deadline:
+        if self.process is not None:
+            self.process.join(timeout)
+            if self.process.is_alive():
                 return None
-            time.sleep(poll)
         return self.result()
 
     def result(self) -> dict | None:
