@@ -92,9 +92,8 @@ class LabelStore:
             where.append(f"id IN (SELECT MAX(id) FROM marks GROUP BY {', '.join(KEY)})")
         sql = "SELECT * FROM marks" + (" WHERE " + " AND ".join(where) if where else "")
         with self._lock:
-            cursor = self._conn.execute(sql + " ORDER BY id", list(given.values()))
-            rows, columns = cursor.fetchall(), [d[0] for d in cursor.description]
-        return pd.DataFrame(rows, columns=columns).astype({"id": np.int64, "pair_id": np.int64})
+            frame = pd.read_sql_query(sql + " ORDER BY id", self._conn, params=list(given.values()))
+        return frame.astype({"id": np.int64, "pair_id": np.int64})
 
     def counts(
         self, *, task: str, split: str, model_id: str, pair_ids=None
