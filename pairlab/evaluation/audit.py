@@ -120,8 +120,10 @@ def stratify(
     lower boundaries come from the score quantiles of ``n_sample`` uniform pairs (``seed``);
     every size is counted exactly.
     """
-    counts = dict(n_strata=n_strata, first=first, max_enumerated=max_enumerated)
-    _check_options(**counts, n_sample=n_sample, block_elements=block_elements)
+    counts = dict(n_strata=n_strata, first=first, max_enumerated=max_enumerated, n_sample=n_sample)
+    for name, value in {**counts, "block_elements": block_elements}.items():
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     if not callable(probability):
         raise TypeError(f"probability must map scores to probabilities, got {probability!r}")
     if threshold is not None and not np.isfinite(threshold):
@@ -164,12 +166,6 @@ def stratify(
         scorer,
         probability,
     )
-
-
-def _check_options(**options) -> None:
-    for name, value in options.items():
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
 
 
 @dataclass(frozen=True, eq=False)
