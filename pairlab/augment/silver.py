@@ -62,20 +62,12 @@ class SilverLabeller:
             merged = np.concatenate([self.ids, new])
             order = np.argsort(merged, kind="stable")
             self.ids, self.logits = merged[order], np.concatenate([self.logits, logits])[order]
-            self._save()
+            if self.path is not None:
+                saved = dict(ids=self.ids, logits=self.logits, n_scored=self.n_scored)
+                write_atomic(self.path, lambda tmp: np.savez(tmp, seconds=self.seconds, **saved))
         return self.logits[np.searchsorted(self.ids, ids)]
 
     @property
     def pairs_per_second(self) -> float | None:
         """Scoring throughput over every pair scored, earlier runs included (None before any)."""
         return self.n_scored / self.seconds if self.seconds > 0 else None
-
-    def _save(self) -> None:
-        if self.path is None:
-            return
-        write_atomic(
-            self.path,
-            lambda tmp: np.savez(
-                tmp, ids=self.ids, logits=self.logits, seconds=self.seconds, n_scored=self.n_scored
-            ),
-        )

@@ -120,8 +120,10 @@ def stratify(
     lower boundaries come from the score quantiles of ``n_sample`` uniform pairs (``seed``);
     every size is counted exactly.
     """
-    counts = dict(n_strata=n_strata, first=first, max_enumerated=max_enumerated)
-    _check_options(**counts, n_sample=n_sample, block_elements=block_elements)
+    counts = dict(n_strata=n_strata, first=first, max_enumerated=max_enumerated, n_sample=n_sample)
+    for name, value in {**counts, "block_elements": block_elements}.items():
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     if not callable(probability):
         raise TypeError(f"probability must map scores to probabilities, got {probability!r}")
     if threshold is not None and not np.isfinite(threshold):
@@ -164,12 +166,6 @@ def stratify(
         scorer,
         probability,
     )
-
-
-def _check_options(**options) -> None:
-    for name, value in options.items():
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -327,13 +323,10 @@ def _rank_cuts(desc_scores, ranks) -> np.ndarray:
     """Boundaries (descending) below the first ``r`` scores for each rank r, each moved down
     to the next gap wider than ``_GAP`` (ties stay together)."""
     gaps = np.flatnonzero(desc_scores[:-1] - desc_scores[1:] > _GAP)  # gap after index g
-    cuts = []
-    for r in ranks:  # r may be fractional (a sample's rank): the gap at or after ceil(r) - 1
-        k = np.searchsorted(gaps, int(np.ceil(r)) - 1)
-        if k < len(gaps):
-            g = gaps[k]
-            cuts.append((desc_scores[g] + desc_scores[g + 1]) / 2.0)
-    return np.unique(cuts)[::-1]
+    # a rank may be fractional (a sample's rank): the gap at or after ceil(r) - 1
+    k = np.searchsorted(gaps, np.ceil(np.asarray(ranks, np.float64)).astype(np.int64) - 1)
+    g = gaps[k[k < len(gaps)]]
+    return np.unique((desc_scores[g] + desc_scores[g + 1]) / 2.0)[::-1]
 
 
 def _bin(scores, bounds) -> np.ndarray:

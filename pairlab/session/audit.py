@@ -81,7 +81,8 @@ class SessionAudit:
             return np.empty(0, np.int64), np.empty(0, np.int64)
         model = state.model
         if one_class(model):  # its probabilities were never fitted to both answers
-            self._note(round, "one_class")
+            skipped = {"round": round, "why": "one_class"}
+            write_json(self.folder / f"skipped_round_{round:02d}.json", skipped)
             return np.empty(0, np.int64), np.empty(0, np.int64)
         left, right = state.embeddings  # under the selection model: the one trained so far
         calibration = model.calibration
@@ -132,11 +133,8 @@ class SessionAudit:
         return [read_json(p) for p in sorted(self.folder.glob("coverage_round_*.json"))]
 
     def _save(self, round: int, design: Audit, excluded, excluded_stratum) -> None:
-        values = asdict(design)
-        if values["max_positives"] is None:  # saved as NaN: an .npz holds no None
-            values["max_positives"] = np.nan
-        arrays = {k: np.asarray(v) for k, v in values.items()}
-        self.folder.mkdir(parents=True, exist_ok=True)
+        # max_positives None saved as NaN: an .npz holds no None
+        arrays = {k: np.asarray(np.nan if v is None else v) for k, v in asdict(design).items()}
         write_atomic(
             self.path(round),
             lambda tmp: np.savez(
@@ -156,10 +154,6 @@ class SessionAudit:
         bound = float(values.pop("max_positives"))
         scalars["max_positives"] = None if np.isnan(bound) else bound
         return Audit(**values, **scalars), excluded, excluded_stratum
-
-    def _note(self, round: int, why: str) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        write_json(self.folder / f"skipped_round_{round:02d}.json", {"round": round, "why": why})
 
     def skipped(self) -> list[dict]:
         """The rounds that drew no audit, and why ("one_class": the model saw one answer only,

@@ -308,16 +308,12 @@ def find_matches(ids: np.ndarray, matcher, labels: pd.DataFrame, pool) -> tuple[
     above = matcher.proba >= matcher.threshold
     model_ids = ids[above & ~isin_sorted(ids, no)]
     chosen = np.union1d(model_ids, yes)
-    score = np.full(len(chosen), np.nan)
-    at = np.searchsorted(ids, chosen)
-    found = (at < len(ids)) & (ids[np.minimum(at, len(ids) - 1)] == chosen)
-    score[found] = matcher.proba[at[found]]
     left_ids, right_ids = pool.record_ids(chosen)
     frame = pd.DataFrame(
         {
             "left_id": left_ids,
             "right_id": right_ids,
-            "score": score,
+            "score": pd.Series(matcher.proba, ids).reindex(chosen).to_numpy(np.float64),
             "source": np.where(isin_sorted(chosen, yes), "labelled", "model"),
             "pair_id": chosen,
         }
@@ -337,19 +333,18 @@ def find_matches(ids: np.ndarray, matcher, labels: pd.DataFrame, pool) -> tuple[
 def clusters(pool, pair_ids) -> pd.DataFrame:
     """One cluster id per record of a one-table pool: connected components of ``pair_ids``
     (records matching nothing are clusters of one), the largest cluster first."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
+    from ..data.build import components
 
-    n = pool.space.n_left
-    i, j = pool.space.decode(np.asarray(pair_ids, np.int64))
-    graph = coo_matrix((np.ones(len(i)), (i, j)), shape=(n, n))
-    _, component = connected_components(graph, directed=False)
+    component = components(pool.space.n_left, *pool.space.decode(np.asarray(pair_ids, np.int64)))
     sizes = np.bincount(component)
-    rank = np.empty(len(sizes), np.int64)
-    rank[np.lexsort((np.arange(len(sizes)), -sizes))] = np.arange(len(sizes))
-    cluster = rank[component]
+    rank = np.argsort(np.argsort(-sizes, kind="stable"))  # ties: the lower component first
     return pd.DataFrame(
-        {"id": pool.left.ids, "cluster": cluster, "size": sizes[component], "text": pool.left.texts}
+        {
+            "id": pool.left.ids,
+            "cluster": rank[component],
+            "size": sizes[component],
+            "text": pool.left.texts,
+        }
     ).sort_values(["cluster", "id"], kind="stable")
 
 
@@ -375,7 +370,6 @@ def export_session(
 
     if matcher not in MATCHERS:
         raise ValueError(f"matcher must be one of {MATCHERS}, got {matcher!r}")
-    folder.mkdir(parents=True, exist_ok=True)
     labels = label_frame(session.pool, session.store)
     write_atomic(folder / "labels.csv", lambda tmp: labels.to_csv(tmp, index=False))
     out = {"labels": int(np.isin(labels["label"], (0, 1)).sum()), "folder": str(folder)}

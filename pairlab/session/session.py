@@ -7,7 +7,6 @@ kernel), ``audit/``, ``cache/`` (the export's cross-encoder scores) and ``export
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import fields, replace
 from pathlib import Path
 
@@ -125,25 +124,10 @@ class LabelingSession:
                 "annotator='oracle' needs oracle_pairs: the file of every true pair "
                 "(first two columns: left id, right id)"
             )
-        self.items, self.data = (
-            items,
-            dict(  # what sibling() opens again
-                right=right,
-                model=model,
-                oracle_pairs=oracle_pairs,
-                positives=positives,
-                negatives=negatives,
-                name=name,
-            ),
-        )
-        self.pool = record_pairs(
-            items,
-            right,
-            positives=positives,
-            negatives=negatives,
-            all_positives=oracle_pairs,
-            name=name,
-        )
+        self.items = items
+        known = dict(positives=positives, negatives=negatives, name=name)
+        self.data = dict(right=right, model=model, oracle_pairs=oracle_pairs, **known)  # sibling()
+        self.pool = record_pairs(items, right, all_positives=oracle_pairs, **known)
         if self.settings.budget > self.pool.n_pairs:  # before any round is planned
             raise ValueError(
                 f"a budget of {self.settings.budget:,} labels exceeds the "
@@ -243,13 +227,12 @@ class LabelingSession:
             self.process.join(timeout)
         self.process = None
 
-    def wait(self, *, poll: float = 1.0, timeout: float | None = None) -> dict | None:
+    def wait(self, *, timeout: float | None = None) -> dict | None:
         """Block until the worker has finished the run; returns the result (None on timeout)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while self.process is not None and self.process.is_alive():
-            if deadline is not None and time.monotonic() > deadline:
+        if self.process is not None:
+            self.process.join(timeout)
+            if self.process.is_alive():
                 return None
-            time.sleep(poll)
         return self.result()
 
     def result(self) -> dict | None:

@@ -64,7 +64,14 @@ class RunDashboard:
         seconds = record.get("seconds", {})
         for stage, took in seconds.items():
             self._totals[stage] = self._totals.get(stage, 0.0) + took
-        self.status.value = self._status(key, record)
+        dev, recall = record.get("dev"), record.get("candidate_recall")
+        scored = f"dev AP {dev['ap']:.3f}" if dev else "not evaluated this round"
+        reach = "" if recall is None else f" · candidate recall {recall:.0%}"
+        self.status.value = (
+            f"<b>{self.title}</b> · {_name(key)} · round {record['round']} · "
+            f"{record['labels']:,} labels · {record['positives_found']:,} positives found · "
+            f"{scored}{reach}"
+        )
         stages = [s for s in STAGES if s in self._totals]
         times = {
             "last round": [f"{seconds.get(s, 0.0):.1f}" for s in stages],
@@ -72,13 +79,13 @@ class RunDashboard:
         }
         self.times.value = _table(pd.DataFrame(times, index=stages).T, "seconds")
         if "candidate_recall" in record:  # runs from before it was recorded have none
-            self._recalls.setdefault(_name(key), {})[record["round"]] = record["candidate_recall"]
+            self._recalls.setdefault(_name(key), {})[record["round"]] = recall
             recalls = pd.DataFrame(self._recalls).T.sort_index(axis=1)
             percent = recalls.map(lambda v: "–" if pd.isna(v) else f"{v:.0%}")
             self.recall.value = _table(percent, "candidate recall, round")
-        if record.get("dev") is None:
+        if dev is None:
             return
-        ap, (low, high) = record["dev"]["ap"], record["dev"]["ap_ci"]
+        ap, (low, high) = dev["ap"], dev["ap_ci"]
         if key not in self._traces:
             self._traces[key] = len(self.figure.data)
             bars = dict(type="data", symmetric=False, array=[], arrayminus=[])
@@ -89,16 +96,6 @@ class RunDashboard:
             trace.y = (*trace.y, ap)
             trace.error_y.array = (*(trace.error_y.array or ()), high - ap)
             trace.error_y.arrayminus = (*(trace.error_y.arrayminus or ()), ap - low)
-
-    def _status(self, key, record: dict) -> str:
-        dev, recall = record.get("dev"), record.get("candidate_recall")
-        ap = f"dev AP {dev['ap']:.3f}" if dev else "not evaluated this round"
-        reach = "" if recall is None else f" · candidate recall {recall:.0%}"
-        return (
-            f"<b>{self.title}</b> · {_name(key)} · round {record['round']} · "
-            f"{record['labels']:,} labels · {record['positives_found']:,} positives found · "
-            f"{ap}{reach}"
-        )
 
     @classmethod
     def open(cls, folder, *, title: str | None = None) -> RunDashboard:

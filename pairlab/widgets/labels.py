@@ -92,9 +92,8 @@ class LabelStore:
             where.append(f"id IN (SELECT MAX(id) FROM marks GROUP BY {', '.join(KEY)})")
         sql = "SELECT * FROM marks" + (" WHERE " + " AND ".join(where) if where else "")
         with self._lock:
-            cursor = self._conn.execute(sql + " ORDER BY id", list(given.values()))
-            rows, columns = cursor.fetchall(), [d[0] for d in cursor.description]
-        return pd.DataFrame(rows, columns=columns).astype({"id": np.int64, "pair_id": np.int64})
+            frame = pd.read_sql_query(sql + " ORDER BY id", self._conn, params=list(given.values()))
+        return frame.astype({"id": np.int64, "pair_id": np.int64})
 
     def counts(
         self, *, task: str, split: str, model_id: str, pair_ids=None
@@ -104,12 +103,11 @@ class LabelStore:
         frame = self.marks(task=task, split=split, model_id=model_id)
         if pair_ids is not None:
             frame = frame[frame["pair_id"].isin(np.asarray(pair_ids, dtype=np.int64))]
-        out = {}
-        for stratum in STRATA:
-            marks = frame.loc[frame["stratum"] == stratum, "mark"]
-            errors = int((marks == "real_error").sum())
-            out[stratum] = (errors, errors + int((marks == "actually_positive").sum()))
-        return out
+        n = pd.crosstab(frame["stratum"], frame["mark"]).reindex(
+            STRATA, columns=MARKS, fill_value=0
+        )
+        errors, positive = n["real_error"], n["actually_positive"]
+        return {s: (int(errors[s]), int(errors[s] + positive[s])) for s in STRATA}
 
     def close(self) -> None:
         """Close the connection (every mark is already committed)."""

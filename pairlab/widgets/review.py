@@ -191,14 +191,14 @@ class FalsePositiveBrowser:
         """The pair on show: ``pair_id, stratum, score, left, right, mark`` (None if none)."""
         if not len(self._pairs):
             return None
-        mine = self.store.marks(**self._where, annotator=self.annotator)
-        row = with_texts_and_marks(self.pool, self._pairs.iloc[[self._pos]], mine).iloc[0]
+        row = self.table([self._pos]).iloc[0]
         return {**row, "pair_id": int(row["pair_id"]), "score": float(row["score"])}
 
-    def table(self) -> pd.DataFrame:
-        """The pairs being browsed with their texts and this annotator's current marks."""
+    def table(self, rows=slice(None)) -> pd.DataFrame:
+        """The pairs being browsed (those at positions ``rows``) with their texts and this
+        annotator's current marks."""
         mine = self.store.marks(**self._where, annotator=self.annotator)
-        return with_texts_and_marks(self.pool, self._pairs, mine)
+        return with_texts_and_marks(self.pool, self._pairs.iloc[rows], mine)
 
     def summary_dict(self) -> dict:
         """:func:`corrected_summary` at the slider's recall, plus ``recall`` and ``marked``."""
