@@ -13,6 +13,7 @@ import shutil
 import time
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -204,10 +205,7 @@ class RunFolderRun:
     def _members(self, state, criterion) -> list:
         """Round ``state.round``'s committee, each member trained as that round's model (with its
         own seed) on its own ``criterion.share`` of the answered labels."""
-
-        def train(ids, labels, k):
-            return self.learner.train(self.pool, ids, labels, round=state.round, member=k)
-
+        train = partial(self.learner.train, self.pool, round=state.round)
         c = criterion
         return train_committee(
             train, state.labelled, state.labels, state.rng, members=c.members, share=c.share
@@ -357,16 +355,10 @@ class ActiveRun(RunFolderRun):
     def _beyond(self, labelled, batch, batch_labels, truth):
         """The batch with the answers given beyond it (a person's spare candidates)."""
         ids, labels = self.annotator.answered_beyond(np.union1d(labelled, batch))
-        if not len(ids):
-            return batch, batch_labels, truth
-        order = np.argsort(np.concatenate([batch, ids]), kind="stable")
         if truth is not None:
-            truth = np.concatenate([truth, self.pool.labels(ids)])[order]
-        return (
-            np.concatenate([batch, ids])[order],
-            np.concatenate([batch_labels, labels]).astype(np.int8)[order],
-            truth,
-        )
+            truth = store.append_batch(batch, truth, None, ids, self.pool.labels(ids), 0)[1]
+        batch, batch_labels, _ = store.append_batch(batch, batch_labels, None, ids, labels, 0)
+        return batch, batch_labels, truth
 
     def _train(self, i: int, ids, labels, stages, record: dict):
         """Round ``i``'s model, trained on every answered label, exported, measured and saved."""

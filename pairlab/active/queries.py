@@ -26,7 +26,7 @@ from .committee import check_committee, member_scores, ordering_vote_entropy
 from .config import PerTask
 from .learner import CosineBERTLearner
 from .loop import RunFolderRun, Stages
-from .strategies import kmeans_pick, positive, smallest
+from .strategies import filled, kmeans_pick, positive, smallest
 
 __all__ = [
     "QueryState",
@@ -121,12 +121,8 @@ class CommitteeQuestions(QueryStrategy):
 
     def select(self, state, n):
         _check_room(state, n)
-        if state.member_scores is None:
-            raise ValueError(
-                f"round {state.round}: a committee reads QueryState.member_scores, which the "
-                "loop fills for a strategy whose `reads` names it"
-            )
-        return smallest(state.questions, n, -ordering_vote_entropy(state.member_scores))
+        entropy = ordering_vote_entropy(filled(state, "member_scores"))
+        return smallest(state.questions, n, -entropy)
 
 
 class DiverseQuestions(QueryStrategy):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..annotators.factory import base_error
 from ..data.loaders import Pool
 from ..data.pairs import PairSpace, as_id_set, isin_sorted, sample_range, setdiff_sorted
 from ..evaluation.candidates import neighbour_pairs
@@ -42,6 +43,7 @@ __all__ = [
     "pair_features",
     "of_matched_records",
     "smallest",
+    "filled",
 ]
 
 SELECTION_MODELS = ("pretrained", "trained")
@@ -241,7 +243,7 @@ class ConditionalInformativeness(Strategy):
     reads = ("base_cosine",)
 
     def select(self, state, n):
-        base = np.asarray(_read(state, "base_cosine"), np.float64)
+        base = np.asarray(filled(state, "base_cosine"), np.float64)
         deviation = (_percentile(state.cosine) - _percentile(base)) ** 2
         return _top(state, n, -deviation)
 
@@ -283,7 +285,7 @@ class Committee(Strategy):
         return {"members": self.members, "share": self.share}
 
     def select(self, state, n):
-        logits = _read(state, "member_logits")  # (members, n_candidates)
+        logits = filled(state, "member_logits")  # (members, n_candidates)
         return _top(state, n, -label_vote_entropy(logits), -logits.std(axis=0))
 
 
@@ -306,7 +308,7 @@ class Diversity(Strategy):
             sample = np.sort(
                 state.rng.choice(sample, size=self.points_per_cluster * n, replace=False)
             )
-        left, right = _read(state, "embeddings")
+        left, right = filled(state, "embeddings")
         features = pair_features(state.pool.space, left, right, sample)
         return np.sort(sample[kmeans_pick(features, n, state.rng)])
 
@@ -485,20 +487,20 @@ def pair_features(space: PairSpace, left: np.ndarray, right: np.ndarray, pair_id
     return np.concatenate([u * v, np.abs(u - v)], axis=1).astype(np.float32)
 
 
-def _read(state: RoundState, name: str) -> np.ndarray:
-    """``state``'s field ``name``, which the loop fills for a criterion that ``reads`` it."""
+def filled(state, name: str) -> np.ndarray:
+    """``state``'s field ``name`` (a :class:`RoundState`'s or a query-level state's), which the
+    loop fills for a criterion that ``reads`` it."""
     value = getattr(state, name)
     if value is None:
         raise ValueError(
-            f"round {state.round}: this strategy reads RoundState.{name}, which is None "
-            f"(the loop fills it for a criterion whose `reads` names it)"
+            f"round {state.round}: this strategy reads {type(state).__name__}.{name}, which is "
+            "None (the loop fills it for a criterion whose `reads` names it)"
         )
     return value
 
 
 def _base_error(state: RoundState) -> np.ndarray:
-    score = np.clip(np.asarray(_read(state, "base_cosine"), np.float64), 0.0, 1.0)
-    return (score - state.pool.labels(state.candidates)) ** 2
+    return base_error(state.pool, state.candidates, filled(state, "base_cosine"))
 
 
 def _percentile(x: np.ndarray) -> np.ndarray:
