@@ -92,9 +92,6 @@ class UncertainQuestions(QueryStrategy):
     def __init__(self, top_k: int = 20):
         self.top_k = positive("top_k", top_k)
 
-    def params(self):
-        return {"top_k": self.top_k}
-
     def select(self, state, n):
         _check_room(state, n)
         left, right = state.embeddings
@@ -115,9 +112,6 @@ class CommitteeQuestions(QueryStrategy):
     def __init__(self, top_k: int = 20, members: int = 2, share: float = 0.8):
         self.top_k = positive("top_k", top_k)
         self.members, self.share = check_committee(members, share)
-
-    def params(self):
-        return {"top_k": self.top_k, "members": self.members, "share": self.share}
 
     def select(self, state, n):
         _check_room(state, n)

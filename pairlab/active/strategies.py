@@ -113,9 +113,6 @@ class CandidateSearch(Strategy):
     def criterion(self) -> Strategy:
         return self.base.criterion
 
-    def params(self):
-        return {"base": self.base, "model": self.model, "m": self.m, "index": self.index}
-
     def restrict(self, state: RoundState, left, right, model=None) -> RoundState:
         """``state`` over ``D_close`` of the item embeddings under ``model`` (None: pretrained):
         sorted candidates, float64 cosines and, under a calibrated model, logits."""
@@ -207,9 +204,6 @@ class StratifiedMatch(Strategy):
         self.n_positive = positive("n_positive", n_positive, minimum=0)
         self.n_negative = positive("n_negative", n_negative, minimum=0)
 
-    def params(self):
-        return {"n_positive": self.n_positive, "n_negative": self.n_negative}
-
     def select(self, state, n):
         total = self.n_positive + self.n_negative
         if total != state.budget:
@@ -281,9 +275,6 @@ class Committee(Strategy):
     def __init__(self, members: int = 2, share: float = 0.8):
         self.members, self.share = check_committee(members, share)
 
-    def params(self):
-        return {"members": self.members, "share": self.share}
-
     def select(self, state, n):
         logits = filled(state, "member_logits")  # (members, n_candidates)
         return _top(state, n, -label_vote_entropy(logits), -logits.std(axis=0))
@@ -297,9 +288,6 @@ class Diversity(Strategy):
 
     def __init__(self, points_per_cluster: int = 64):
         self.points_per_cluster = positive("points_per_cluster", points_per_cluster)
-
-    def params(self):
-        return {"points_per_cluster": self.points_per_cluster}
 
     def select(self, state, n):
         _enough_candidates(state, n)
@@ -328,9 +316,6 @@ class OneToOne(Strategy):
     @property
     def criterion(self) -> Strategy:
         return self.base.criterion
-
-    def params(self):
-        return {"base": self.base}
 
     def select(self, state, n):
         keep = ~of_matched_records(state.pool.space, state.candidates, state.labelled, state.labels)

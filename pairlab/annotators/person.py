@@ -232,6 +232,9 @@ class PersonAnnotator(Annotator):
         self.audits, self.spares, self.audit = tuple(map(int, audits)), int(spares), audit
         self.round = 0
 
+    def params(self) -> dict:  # not the oracle's pool, nor the audit's function
+        return {"store": str(self.store.path), "who": self.who}
+
     def start_round(self, round: int, state, batch) -> None:
         """Post round ``round``'s pairs: the batch with the audit sample shuffled in (seeded by
         the round), then the spare candidates. Posting again (a restarted worker) is a no-op."""
