@@ -274,7 +274,8 @@ class ActiveRun(RunFolderRun):
             recall = candidate_recall(state.candidates, self.pool.positives, labelled)
             record["candidate_recall"] = None if np.isnan(recall) else recall
         ids, all_labels, _ = store.append_batch(labelled, labels, None, batch, batch_labels, i)
-        if self._trains(i):
+        # the last round trains, and every round of a curve or an adaptive run
+        if i == len(self.config.schedule()) or self.config.curve or self.strategy.adaptive:
             model = self._train(i, ids, all_labels, stages, record)
         record.update(
             positives_found=self._positives_found(ids, all_labels),
@@ -378,11 +379,6 @@ class ActiveRun(RunFolderRun):
         self._save_model(model, i)
         return model
 
-    def _trains(self, i: int) -> bool:
-        """Whether round ``i`` trains: the last, and every round of a curve or adaptive run."""
-        last = i == len(self.config.schedule())
-        return last or self.config.curve or self.strategy.adaptive
-
     def _evaluate(self, model, split: str) -> dict:
         left, right = self._embed(model, self.pools[split])
         scorer = CosineScorer(self.pools[split].space, left, right)  # ranks as p: w >= 0
@@ -392,7 +388,7 @@ class ActiveRun(RunFolderRun):
         return {k: result[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")}
 
     def _finish(self, model, records, ids, labels) -> dict:
-        info = getattr(model, "info", {})
+        info = model.info
         result = {
             "config": to_json(self.config.to_dict()),
             "folder": self.folder.name,

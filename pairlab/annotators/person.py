@@ -103,7 +103,7 @@ class SessionStore:
     def answers(self, pair_ids) -> np.ndarray:
         """(n,) int8 current answers of ``pair_ids``: 1, 0, -1 (unsure) or :data:`UNANSWERED`."""
         ids = np.asarray(pair_ids, dtype=np.int64).ravel()
-        current = self._current().set_index("pair_id")["label"]
+        current = self._read(_CURRENT).set_index("pair_id")["label"]
         out = current.reindex(ids, fill_value=UNANSWERED).to_numpy(np.int8)
         out[out == WITHDRAWN] = UNANSWERED
         return out
@@ -111,7 +111,7 @@ class SessionStore:
     def labelled(self) -> tuple[np.ndarray, np.ndarray]:
         """The pairs answered yes or no now (sorted int64 ids) and their 0/1 labels (int8); an
         unsure or undone answer is not one."""
-        current = self._current()
+        current = self._read(_CURRENT)
         current = current[current["label"].isin((0, 1))].sort_values("pair_id")
         return current["pair_id"].to_numpy(np.int64), current["label"].to_numpy(np.int8)
 
@@ -191,9 +191,6 @@ class SessionStore:
         with self._lock:
             rows = self._conn.execute("SELECT key, value, updated_at FROM status").fetchall()
         return {key: {"value": value, "updated_at": at} for key, value, at in rows}
-
-    def _current(self) -> pd.DataFrame:
-        return self._read(_CURRENT)
 
     def _read(self, sql: str) -> pd.DataFrame:
         with self._lock:
