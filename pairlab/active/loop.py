@@ -93,8 +93,8 @@ class PrintLog:
             print(f"{who}: runs on {p['host']} (Ray node {p['node'][:8]}, pid {p['pid']})")
         elif event == "run_waiting":
             print(f"{who}: another process is running it in {p['folder'].name}; waiting for it")
-        elif event == "run_started" and (p["resumed"] or p.get("removed_temporaries")):
-            removed = p.get("removed_temporaries")
+        elif event == "run_started" and (p["resumed"] or p["removed_temporaries"]):
+            removed = p["removed_temporaries"]
             print(
                 f"{who}: resuming after round {p['resumed']} of {len(p['schedule'])}"
                 + (f" ({removed} temporary file(s) of a killed run removed)" if removed else "")
@@ -330,9 +330,12 @@ class ActiveRun(RunFolderRun):
         record["calibration"] = _batch_calibration(state, batch, known)
         if self.config.annotator is None:
             return batch, labels, truth
-        n = len(batch)  # the answers beyond the batch count as this round's
-        batch, labels, truth = self._beyond(state.labelled, batch, labels, truth)
-        record["annotation"] = {**annotation, "beyond_batch": int(len(batch) - n)}
+        # the answers given beyond the batch (a person's spare candidates) count as this round's
+        ids, answers = self.annotator.answered_beyond(np.union1d(state.labelled, batch))
+        if truth is not None:
+            truth = store.append_batch(batch, truth, None, ids, self.pool.labels(ids), 0)[1]
+        batch, labels, _ = store.append_batch(batch, labels, None, ids, answers, 0)
+        record["annotation"] = {**annotation, "beyond_batch": int(len(ids))}
         return batch, labels, truth
 
     def _annotate(self, batch, truth):
@@ -352,14 +355,6 @@ class ActiveRun(RunFolderRun):
         after = self.annotator.usage
         keys = ("requests", "prompt_tokens", "completion_tokens", "cost")
         return labels, {**note, **{k: after[k] - before.get(k, 0) for k in keys if k in after}}
-
-    def _beyond(self, labelled, batch, batch_labels, truth):
-        """The batch with the answers given beyond it (a person's spare candidates)."""
-        ids, labels = self.annotator.answered_beyond(np.union1d(labelled, batch))
-        if truth is not None:
-            truth = store.append_batch(batch, truth, None, ids, self.pool.labels(ids), 0)[1]
-        batch, batch_labels, _ = store.append_batch(batch, batch_labels, None, ids, labels, 0)
-        return batch, batch_labels, truth
 
     def _train(self, i: int, ids, labels, stages, record: dict):
         """Round ``i``'s model, trained on every answered label, exported, measured and saved."""
