@@ -319,21 +319,10 @@ class OneToOne(Strategy):
 
     def select(self, state, n):
         keep = ~of_matched_records(state.pool.space, state.candidates, state.labelled, state.labels)
-        if keep.all():
-            return self.base.select(state, n)
-
-        def part(x):
-            return None if x is None else x[..., keep]
-
-        narrowed = replace(
-            state,
-            candidates=state.candidates[keep],
-            cosine=state.cosine[keep],
-            logits=part(state.logits),
-            base_cosine=part(state.base_cosine),
-            member_logits=part(state.member_logits),
-        )
-        return self.base.select(narrowed, n)
+        per_candidate = ("candidates", "cosine", "logits", "base_cosine", "member_logits")
+        values = {name: getattr(state, name) for name in per_candidate}  # the last axis each
+        narrowed = {name: v[..., keep] for name, v in values.items() if v is not None}
+        return self.base.select(replace(state, **narrowed), n)
 
 
 def of_matched_records(space, candidates, labelled, labels) -> np.ndarray:
