@@ -298,13 +298,10 @@ class PersonAnnotator(Annotator):
 def _spares(state, shown, n: int) -> np.ndarray:
     """The ``n`` candidates of ``state`` nearest the model's decision boundary (smallest |logit|;
     by cosine, highest first, under the pretrained encoder) outside ``shown``."""
-    candidates = state.candidates
-    if n <= 0 or not len(candidates):
-        return np.empty(0, np.int64)
     score = np.abs(state.logits) if state.logits is not None else -np.asarray(state.cosine)
-    order = np.argsort(score, kind="stable")
-    free = order[~np.isin(candidates[order], shown)]
-    return candidates[free[:n]]
+    order = np.argsort(score, kind="stable")  # none over a whole-pool strategy (no candidates)
+    free = order[~np.isin(state.candidates[order], shown)]
+    return state.candidates[free[: max(n, 0)]]
 
 
 def _check_name(annotator) -> None:
