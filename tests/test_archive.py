@@ -5,7 +5,7 @@ import shutil
 import numpy as np
 from conftest import POOLS, VECTORS, FakeLearner, run
 
-from pairlab.active import archive
+from pairlab.active import archive, store
 from pairlab.active.store import load_result, round_ids
 
 
@@ -43,14 +43,14 @@ def test_a_run_resumed_from_its_archive_asks_what_it_would_have_asked(tmp_path):
         crashing.run()
     except KeyboardInterrupt:
         pass
-    assert archive.rounds_in(tmp_path / "archive") == 2
+    assert store.rounds_in(tmp_path / "archive") == 2
     shutil.rmtree(tmp_path / "part")  # the machine is lost
     resumed, again = run(tmp_path / "part")
     resumed.archive = tmp_path / "archive"
     resumed.run()
     for a, b in zip(round_ids(again), round_ids(folder)):
         np.testing.assert_array_equal(a, b)
-    assert archive.rounds_in(tmp_path / "archive") == 3
+    assert store.rounds_in(tmp_path / "archive") == 3
     assert (tmp_path / "archive" / "result.json").is_file()
 
 

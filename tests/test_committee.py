@@ -51,7 +51,7 @@ def test_members_train_on_their_own_share_of_the_answered_labels():
     ids = np.arange(10, dtype=np.int64) * 3
     labels = np.array([1, 0, 0, -1, 0, 1, 0, 0, -1, 0], dtype=np.int8)
     models = train_committee(
-        lambda i, y, k: seen.append((i, y, k)) or k,
+        lambda i, y, member: seen.append((i, y, member)) or member,
         ids,
         labels,
         np.random.default_rng(1),

@@ -234,7 +234,7 @@ def handed(strategy, state: RoundState, model=None) -> RoundState:
         state = replace(state, base_cosine=_pretrained_cosine(state.candidates))
     if "member_logits" in criterion.reads:
         members = train_committee(
-            lambda ids, labels, k: Member(ids, k),
+            lambda ids, labels, member: Member(ids, member),
             state.labelled,
             state.labels,
             state.rng,

@@ -15,21 +15,13 @@ import numpy as np
 from ..io import read_json, write_atomic, write_json
 from . import store
 
-__all__ = ["save", "restore", "rounds_in", "rekey"]
-
-
-def rounds_in(folder: Path) -> int:
-    """Finished rounds in a run folder or an archive (its consecutive round records)."""
-    i = 0
-    while (Path(folder) / "rounds" / f"round_{i + 1:02d}.json").is_file():
-        i += 1
-    return i
+__all__ = ["save", "restore", "rekey"]
 
 
 def save(folder, archive) -> Path:
     """Write (or bring up to date) the archive of run folder ``folder`` at ``archive``."""
     folder, archive = Path(folder), Path(archive)
-    n = rounds_in(folder)
+    n = store.rounds_in(folder)
     if n == 0:
         return archive
     (archive / "rounds").mkdir(parents=True, exist_ok=True)
@@ -54,8 +46,8 @@ def restore(archive, folder, pool) -> int:
     """Replace run folder ``folder`` by ``archive`` where it holds more finished rounds; returns
     the rounds restored (0: none). ``pool``, the run's training pool, writes ``labels.csv``."""
     archive, folder = Path(archive), Path(folder)
-    n = rounds_in(archive)
-    if n <= rounds_in(folder) or not (archive / "config.json").is_file():
+    n = store.rounds_in(archive)
+    if n <= store.rounds_in(folder) or not (archive / "config.json").is_file():
         return 0
     shutil.rmtree(folder, ignore_errors=True)  # fewer rounds than the archive: never mixed
     (folder / "rounds").mkdir(parents=True)

@@ -151,15 +151,10 @@ def _body(fn: types.FunctionType) -> bytes:
     except (OSError, TypeError, SyntaxError, IndentationError):
         return _compiled(fn.__code__)
     for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (
-            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-            and body
-            and isinstance(body[0], ast.Expr)
-            and isinstance(getattr(body[0], "value", None), ast.Constant)
-            and isinstance(body[0].value.value, str)
+        if isinstance(node, ast.AsyncFunctionDef | ast.FunctionDef | ast.ClassDef) and (
+            ast.get_docstring(node, clean=False) is not None
         ):
-            node.body = body[1:] or [ast.Pass()]
+            node.body = node.body[1:] or [ast.Pass()]
     return _canonical(tree).encode()
 
 

@@ -22,18 +22,16 @@ __all__ = [
 def vote_entropy(votes) -> np.ndarray:
     """(...,) float64 vote entropy from ``votes`` (..., n_outcomes): how many members voted for
     each outcome (every row sums to the committee size)."""
+    from scipy.stats import entropy
+
     votes = np.asarray(votes, dtype=np.float64)
     if votes.ndim < 1 or votes.shape[-1] < 2 or (votes < 0).any():
         raise ValueError(
             f"votes must be non-negative counts over >= 2 outcomes, got shape {votes.shape}"
         )
-    members = votes.sum(axis=-1, keepdims=True)
-    if not (members > 0).all():
+    if not (votes.sum(axis=-1) > 0).all():
         raise ValueError("every decision needs at least one vote")
-    share = votes / members
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(share > 0, -share * np.log(share), 0.0)  # 0 log 0 = 0
-    return terms.sum(axis=-1)
+    return entropy(votes, axis=-1)  # of the shares V_c / M, with 0 log 0 = 0
 
 
 def label_vote_entropy(logits) -> np.ndarray:
@@ -88,7 +86,7 @@ def train_committee(
     members: int = 2,
     share: float = 0.8,
 ) -> list:
-    """``members`` models, member k trained by ``train(ids, labels, k)`` on its own uniform
+    """``members`` models, member k trained by ``train(ids, labels, member=k)`` on its own uniform
     ``share`` (at least one) of the answered labels (-1, no answer, is never trained on)."""
     ids, labels = np.asarray(ids, np.int64), np.asarray(labels, np.int8)
     if ids.shape != labels.shape:
@@ -99,7 +97,7 @@ def train_committee(
         raise ValueError("a committee needs labelled data to train on")
     size = max(1, int(round(share * len(ids))))
     parts = [np.sort(rng.choice(len(ids), size=size, replace=False)) for _ in range(members)]
-    return [train(ids[part], labels[part], k) for k, part in enumerate(parts)]
+    return [train(ids[part], labels[part], member=k) for k, part in enumerate(parts)]
 
 
 def member_scores(

@@ -13,6 +13,7 @@ import shutil
 import time
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -92,8 +93,8 @@ class PrintLog:
             print(f"{who}: runs on {p['host']} (Ray node {p['node'][:8]}, pid {p['pid']})")
         elif event == "run_waiting":
             print(f"{who}: another process is running it in {p['folder'].name}; waiting for it")
-        elif event == "run_started" and (p["resumed"] or p.get("removed_temporaries")):
-            removed = p.get("removed_temporaries")
+        elif event == "run_started" and (p["resumed"] or p["removed_temporaries"]):
+            removed = p["removed_temporaries"]
             print(
                 f"{who}: resuming after round {p['resumed']} of {len(p['schedule'])}"
                 + (f" ({removed} temporary file(s) of a killed run removed)" if removed else "")
@@ -204,10 +205,7 @@ class RunFolderRun:
     def _members(self, state, criterion) -> list:
         """Round ``state.round``'s committee, each member trained as that round's model (with its
         own seed) on its own ``criterion.share`` of the answered labels."""
-
-        def train(ids, labels, k):
-            return self.learner.train(self.pool, ids, labels, round=state.round, member=k)
-
+        train = partial(self.learner.train, self.pool, round=state.round)
         c = criterion
         return train_committee(
             train, state.labelled, state.labels, state.rng, members=c.members, share=c.share
@@ -276,7 +274,8 @@ class ActiveRun(RunFolderRun):
             recall = candidate_recall(state.candidates, self.pool.positives, labelled)
             record["candidate_recall"] = None if np.isnan(recall) else recall
         ids, all_labels, _ = store.append_batch(labelled, labels, None, batch, batch_labels, i)
-        if self._trains(i):
+        # the last round trains, and every round of a curve or an adaptive run
+        if i == len(self.config.schedule()) or self.config.curve or self.strategy.adaptive:
             model = self._train(i, ids, all_labels, stages, record)
         record.update(
             positives_found=self._positives_found(ids, all_labels),
@@ -331,9 +330,12 @@ class ActiveRun(RunFolderRun):
         record["calibration"] = _batch_calibration(state, batch, known)
         if self.config.annotator is None:
             return batch, labels, truth
-        n = len(batch)  # the answers beyond the batch count as this round's
-        batch, labels, truth = self._beyond(state.labelled, batch, labels, truth)
-        record["annotation"] = {**annotation, "beyond_batch": int(len(batch) - n)}
+        # the answers given beyond the batch (a person's spare candidates) count as this round's
+        ids, answers = self.annotator.answered_beyond(np.union1d(state.labelled, batch))
+        if truth is not None:
+            truth = store.append_batch(batch, truth, None, ids, self.pool.labels(ids), 0)[1]
+        batch, labels, _ = store.append_batch(batch, labels, None, ids, answers, 0)
+        record["annotation"] = {**annotation, "beyond_batch": int(len(ids))}
         return batch, labels, truth
 
     def _annotate(self, batch, truth):
@@ -354,20 +356,6 @@ class ActiveRun(RunFolderRun):
         keys = ("requests", "prompt_tokens", "completion_tokens", "cost")
         return labels, {**note, **{k: after[k] - before.get(k, 0) for k in keys if k in after}}
 
-    def _beyond(self, labelled, batch, batch_labels, truth):
-        """The batch with the answers given beyond it (a person's spare candidates)."""
-        ids, labels = self.annotator.answered_beyond(np.union1d(labelled, batch))
-        if not len(ids):
-            return batch, batch_labels, truth
-        order = np.argsort(np.concatenate([batch, ids]), kind="stable")
-        if truth is not None:
-            truth = np.concatenate([truth, self.pool.labels(ids)])[order]
-        return (
-            np.concatenate([batch, ids])[order],
-            np.concatenate([batch_labels, labels]).astype(np.int8)[order],
-            truth,
-        )
-
     def _train(self, i: int, ids, labels, stages, record: dict):
         """Round ``i``'s model, trained on every answered label, exported, measured and saved."""
         answered = labels >= 0
@@ -386,11 +374,6 @@ class ActiveRun(RunFolderRun):
         self._save_model(model, i)
         return model
 
-    def _trains(self, i: int) -> bool:
-        """Whether round ``i`` trains: the last, and every round of a curve or adaptive run."""
-        last = i == len(self.config.schedule())
-        return last or self.config.curve or self.strategy.adaptive
-
     def _evaluate(self, model, split: str) -> dict:
         left, right = self._embed(model, self.pools[split])
         scorer = CosineScorer(self.pools[split].space, left, right)  # ranks as p: w >= 0
@@ -400,7 +383,7 @@ class ActiveRun(RunFolderRun):
         return {k: result[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")}
 
     def _finish(self, model, records, ids, labels) -> dict:
-        info = getattr(model, "info", {})
+        info = model.info
         result = {
             "config": to_json(self.config.to_dict()),
             "folder": self.folder.name,

@@ -26,7 +26,7 @@ from .committee import check_committee, member_scores, ordering_vote_entropy
 from .config import PerTask
 from .learner import CosineBERTLearner
 from .loop import RunFolderRun, Stages
-from .strategies import kmeans_pick, positive, smallest
+from .strategies import filled, kmeans_pick, positive, smallest
 
 __all__ = [
     "QueryState",
@@ -92,9 +92,6 @@ class UncertainQuestions(QueryStrategy):
     def __init__(self, top_k: int = 20):
         self.top_k = positive("top_k", top_k)
 
-    def params(self):
-        return {"top_k": self.top_k}
-
     def select(self, state, n):
         _check_room(state, n)
         left, right = state.embeddings
@@ -116,17 +113,10 @@ class CommitteeQuestions(QueryStrategy):
         self.top_k = positive("top_k", top_k)
         self.members, self.share = check_committee(members, share)
 
-    def params(self):
-        return {"top_k": self.top_k, "members": self.members, "share": self.share}
-
     def select(self, state, n):
         _check_room(state, n)
-        if state.member_scores is None:
-            raise ValueError(
-                f"round {state.round}: a committee reads QueryState.member_scores, which the "
-                "loop fills for a strategy whose `reads` names it"
-            )
-        return smallest(state.questions, n, -ordering_vote_entropy(state.member_scores))
+        entropy = ordering_vote_entropy(filled(state, "member_scores"))
+        return smallest(state.questions, n, -entropy)
 
 
 class DiverseQuestions(QueryStrategy):

@@ -27,6 +27,7 @@ __all__ = [
     "finished_run",
     "run_labels",
     "round_ids",
+    "rounds_in",
     "write_config",
     "differing_keys",
     "resume",
@@ -190,17 +191,23 @@ def write_config(folder: Path, config: dict) -> None:
     write_json(path, config)
 
 
+def rounds_in(folder) -> int:
+    """Finished rounds in a run folder or an archive (its consecutive round records)."""
+    i = 0
+    while (Path(folder) / "rounds" / f"round_{i + 1:02d}.json").is_file():
+        i += 1
+    return i
+
+
 def resume(folder: Path, n_rounds: int):
     """Finished rounds' records, sorted ids, labels and rounds; an unfinished round is dropped."""
     records, ids, labels = [], np.empty(0, np.int64), np.empty(0, np.int8)
     rounds = np.empty(0, np.int16)
-    for i in range(1, n_rounds + 1):
-        record_path = folder / "rounds" / f"round_{i:02d}.json"
-        if not record_path.is_file():
-            break
+    for i in range(1, min(rounds_in(folder), n_rounds) + 1):
         f = read_batch(folder, i)
         ids, labels, rounds = append_batch(ids, labels, rounds, f["ids"], f["labels"], i)
-        records.append(read_json(record_path, remedy=_redo_round(folder, i), kind=RunFolderError))
+        record = folder / "rounds" / f"round_{i:02d}.json"
+        records.append(read_json(record, remedy=_redo_round(folder, i), kind=RunFolderError))
     for stale in (folder / "rounds").glob("round_*.npz"):
         match = ROUND_FILE.fullmatch(stale.name)  # a killed writer's temporary is not a round
         if match and int(match.group(1)) > len(records):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..annotators.factory import base_error
 from ..data.loaders import Pool
 from ..data.pairs import PairSpace, as_id_set, isin_sorted, sample_range, setdiff_sorted
 from ..evaluation.candidates import neighbour_pairs
@@ -42,6 +43,7 @@ __all__ = [
     "pair_features",
     "of_matched_records",
     "smallest",
+    "filled",
 ]
 
 SELECTION_MODELS = ("pretrained", "trained")
@@ -110,9 +112,6 @@ class CandidateSearch(Strategy):
     @property
     def criterion(self) -> Strategy:
         return self.base.criterion
-
-    def params(self):
-        return {"base": self.base, "model": self.model, "m": self.m, "index": self.index}
 
     def restrict(self, state: RoundState, left, right, model=None) -> RoundState:
         """``state`` over ``D_close`` of the item embeddings under ``model`` (None: pretrained):
@@ -205,9 +204,6 @@ class StratifiedMatch(Strategy):
         self.n_positive = positive("n_positive", n_positive, minimum=0)
         self.n_negative = positive("n_negative", n_negative, minimum=0)
 
-    def params(self):
-        return {"n_positive": self.n_positive, "n_negative": self.n_negative}
-
     def select(self, state, n):
         total = self.n_positive + self.n_negative
         if total != state.budget:
@@ -241,7 +237,7 @@ class ConditionalInformativeness(Strategy):
     reads = ("base_cosine",)
 
     def select(self, state, n):
-        base = np.asarray(_read(state, "base_cosine"), np.float64)
+        base = np.asarray(filled(state, "base_cosine"), np.float64)
         deviation = (_percentile(state.cosine) - _percentile(base)) ** 2
         return _top(state, n, -deviation)
 
@@ -279,11 +275,8 @@ class Committee(Strategy):
     def __init__(self, members: int = 2, share: float = 0.8):
         self.members, self.share = check_committee(members, share)
 
-    def params(self):
-        return {"members": self.members, "share": self.share}
-
     def select(self, state, n):
-        logits = _read(state, "member_logits")  # (members, n_candidates)
+        logits = filled(state, "member_logits")  # (members, n_candidates)
         return _top(state, n, -label_vote_entropy(logits), -logits.std(axis=0))
 
 
@@ -296,9 +289,6 @@ class Diversity(Strategy):
     def __init__(self, points_per_cluster: int = 64):
         self.points_per_cluster = positive("points_per_cluster", points_per_cluster)
 
-    def params(self):
-        return {"points_per_cluster": self.points_per_cluster}
-
     def select(self, state, n):
         _enough_candidates(state, n)
         sample = state.candidates
@@ -306,7 +296,7 @@ class Diversity(Strategy):
             sample = np.sort(
                 state.rng.choice(sample, size=self.points_per_cluster * n, replace=False)
             )
-        left, right = _read(state, "embeddings")
+        left, right = filled(state, "embeddings")
         features = pair_features(state.pool.space, left, right, sample)
         return np.sort(sample[kmeans_pick(features, n, state.rng)])
 
@@ -327,26 +317,12 @@ class OneToOne(Strategy):
     def criterion(self) -> Strategy:
         return self.base.criterion
 
-    def params(self):
-        return {"base": self.base}
-
     def select(self, state, n):
         keep = ~of_matched_records(state.pool.space, state.candidates, state.labelled, state.labels)
-        if keep.all():
-            return self.base.select(state, n)
-
-        def part(x):
-            return None if x is None else x[..., keep]
-
-        narrowed = replace(
-            state,
-            candidates=state.candidates[keep],
-            cosine=state.cosine[keep],
-            logits=part(state.logits),
-            base_cosine=part(state.base_cosine),
-            member_logits=part(state.member_logits),
-        )
-        return self.base.select(narrowed, n)
+        per_candidate = ("candidates", "cosine", "logits", "base_cosine", "member_logits")
+        values = {name: getattr(state, name) for name in per_candidate}  # the last axis each
+        narrowed = {name: v[..., keep] for name, v in values.items() if v is not None}
+        return self.base.select(replace(state, **narrowed), n)
 
 
 def of_matched_records(space, candidates, labelled, labels) -> np.ndarray:
@@ -485,20 +461,20 @@ def pair_features(space: PairSpace, left: np.ndarray, right: np.ndarray, pair_id
     return np.concatenate([u * v, np.abs(u - v)], axis=1).astype(np.float32)
 
 
-def _read(state: RoundState, name: str) -> np.ndarray:
-    """``state``'s field ``name``, which the loop fills for a criterion that ``reads`` it."""
+def filled(state, name: str) -> np.ndarray:
+    """``state``'s field ``name`` (a :class:`RoundState`'s or a query-level state's), which the
+    loop fills for a criterion that ``reads`` it."""
     value = getattr(state, name)
     if value is None:
         raise ValueError(
-            f"round {state.round}: this strategy reads RoundState.{name}, which is None "
-            f"(the loop fills it for a criterion whose `reads` names it)"
+            f"round {state.round}: this strategy reads {type(state).__name__}.{name}, which is "
+            "None (the loop fills it for a criterion whose `reads` names it)"
         )
     return value
 
 
 def _base_error(state: RoundState) -> np.ndarray:
-    score = np.clip(np.asarray(_read(state, "base_cosine"), np.float64), 0.0, 1.0)
-    return (score - state.pool.labels(state.candidates)) ** 2
+    return base_error(state.pool, state.candidates, filled(state, "base_cosine"))
 
 
 def _percentile(x: np.ndarray) -> np.ndarray:

@@ -5,6 +5,7 @@ is that pair's answer. Each prompt's answers are one committed transaction (WAL,
 
 from __future__ import annotations
 
+import json
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
@@ -15,8 +16,6 @@ import pandas as pd
 from ..io import open_durable
 
 __all__ = ["AnswerCache"]
-
-_CHUNK = 500  # keys per SELECT, well under sqlite's bound-parameter limit
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -46,17 +45,13 @@ class AnswerCache:
 
     def get(self, keys) -> dict[str, int]:
         """``{key: label}`` (the newest answer) of those ``keys`` answered before."""
-        keys = list(dict.fromkeys(keys))
-        found: dict[str, int] = {}
-        with self._lock:
-            for start in range(0, len(keys), _CHUNK):
-                chunk = keys[start : start + _CHUNK]
-                marks = ", ".join("?" * len(chunk))
-                rows = self._conn.execute(
-                    f"SELECT key, label FROM answers WHERE key IN ({marks}) ORDER BY id", chunk
-                )
-                found.update(rows.fetchall())  # ordered by id: the newest row wins
-        return found
+        with self._lock:  # every key in one JSON parameter: no bound-parameter limit
+            rows = self._conn.execute(
+                "SELECT key, label FROM answers WHERE key IN (SELECT value FROM json_each(?)) "
+                "ORDER BY id",
+                (json.dumps(list(keys)),),
+            )
+            return dict(rows.fetchall())  # ordered by id: the newest row wins
 
     def put(
         self,

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..data.loaders import Pool
 from .base import Annotator
+from .llm import LLMAnnotator
 from .oracles import ErrorDependentOracle, NoisyOracle, Oracle
 
 __all__ = [
@@ -56,13 +57,8 @@ def annotator_class(spec: dict | None) -> type | None:
     """The class of the annotator ``spec`` describes, unbuilt (what a run's code digest reads);
     None for a kind not built from a spec."""
     kind = "oracle" if spec is None else spec.get("kind") if isinstance(spec, dict) else None
-    if kind == "llm":
-        from .llm import LLMAnnotator
-
-        return LLMAnnotator
-    return {"oracle": Oracle, "noisy": NoisyOracle, "error_dependent": ErrorDependentOracle}.get(
-        kind
-    )
+    classes = (Oracle, NoisyOracle, ErrorDependentOracle, LLMAnnotator)  # in KINDS' order
+    return dict(zip(KINDS, classes)).get(kind)
 
 
 def base_error(pool: Pool, ids: np.ndarray, base_cosine: np.ndarray) -> np.ndarray:

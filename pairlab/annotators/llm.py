@@ -322,8 +322,8 @@ def build_messages(task: str, left_texts, right_texts) -> list[dict]:
             f"{len(left_texts)} and {len(right_texts)}"
         )
     a, b = _SIDES[task]
-    blocks = [
-        f"Pair {k}:\n{a}: {_one_line(left)}\n{b}: {_one_line(right)}"
+    blocks = [  # one line per text, so a newline inside a text cannot break the numbering
+        f"Pair {k}:\n{a}: {' '.join(left.split())}\n{b}: {' '.join(right.split())}"
         for k, (left, right) in enumerate(zip(left_texts, right_texts), start=1)
     ]
     user = "\n\n".join([f"{_INSTRUCTION[task]} {_FORMAT}", *blocks, "Pairs:"])
@@ -359,13 +359,6 @@ def answer_key(model: str, task: str, left_text: str, right_text: str) -> str:
     two texts (hex, 64 characters)."""
     payload = json.dumps([PROMPT_VERSION, model, task, left_text, right_text], ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
-
-def _one_line(text) -> str:
-    """One line per text, so a newline inside a text cannot break the numbering."""
-    if not isinstance(text, str):
-        raise ValueError(f"pair texts must be strings, got {type(text).__name__}: {text!r}")
-    return " ".join(text.split())
 
 
 def _message_tokens(messages: list[dict]) -> int:

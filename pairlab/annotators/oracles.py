@@ -55,13 +55,6 @@ class NoisyOracle(Annotator):
         rate = np.where(truth == 1, self.flip_positive, self.flip_negative)
         return _flip(truth, pair_uniform(ids, self.seed) < rate)
 
-    def params(self) -> dict:
-        return {
-            "flip_positive": self.flip_positive,
-            "flip_negative": self.flip_negative,
-            "seed": self.seed,
-        }
-
 
 class ErrorDependentOracle(Annotator):
     """The oracle, right with probability ``accuracy[bin]`` ((q,) in [0, 1]) in the pair's bin of

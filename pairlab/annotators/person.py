@@ -103,7 +103,7 @@ class SessionStore:
     def answers(self, pair_ids) -> np.ndarray:
         """(n,) int8 current answers of ``pair_ids``: 1, 0, -1 (unsure) or :data:`UNANSWERED`."""
         ids = np.asarray(pair_ids, dtype=np.int64).ravel()
-        current = self._current().set_index("pair_id")["label"]
+        current = self._read(_CURRENT).set_index("pair_id")["label"]
         out = current.reindex(ids, fill_value=UNANSWERED).to_numpy(np.int8)
         out[out == WITHDRAWN] = UNANSWERED
         return out
@@ -111,7 +111,7 @@ class SessionStore:
     def labelled(self) -> tuple[np.ndarray, np.ndarray]:
         """The pairs answered yes or no now (sorted int64 ids) and their 0/1 labels (int8); an
         unsure or undone answer is not one."""
-        current = self._current()
+        current = self._read(_CURRENT)
         current = current[current["label"].isin((0, 1))].sort_values("pair_id")
         return current["pair_id"].to_numpy(np.int64), current["label"].to_numpy(np.int8)
 
@@ -192,9 +192,6 @@ class SessionStore:
             rows = self._conn.execute("SELECT key, value, updated_at FROM status").fetchall()
         return {key: {"value": value, "updated_at": at} for key, value, at in rows}
 
-    def _current(self) -> pd.DataFrame:
-        return self._read(_CURRENT)
-
     def _read(self, sql: str) -> pd.DataFrame:
         with self._lock:
             return pd.read_sql_query(sql, self._conn)
@@ -231,6 +228,9 @@ class PersonAnnotator(Annotator):
         self.who, self.poll, self.oracle = who, float(poll), oracle
         self.audits, self.spares, self.audit = tuple(map(int, audits)), int(spares), audit
         self.round = 0
+
+    def params(self) -> dict:  # not the oracle's pool, nor the audit's function
+        return {"store": str(self.store.path), "who": self.who}
 
     def start_round(self, round: int, state, batch) -> None:
         """Post round ``round``'s pairs: the batch with the audit sample shuffled in (seeded by
@@ -298,13 +298,10 @@ class PersonAnnotator(Annotator):
 def _spares(state, shown, n: int) -> np.ndarray:
     """The ``n`` candidates of ``state`` nearest the model's decision boundary (smallest |logit|;
     by cosine, highest first, under the pretrained encoder) outside ``shown``."""
-    candidates = state.candidates
-    if n <= 0 or not len(candidates):
-        return np.empty(0, np.int64)
     score = np.abs(state.logits) if state.logits is not None else -np.asarray(state.cosine)
-    order = np.argsort(score, kind="stable")
-    free = order[~np.isin(candidates[order], shown)]
-    return candidates[free[:n]]
+    order = np.argsort(score, kind="stable")  # none over a whole-pool strategy (no candidates)
+    free = order[~np.isin(state.candidates[order], shown)]
+    return state.candidates[free[: max(n, 0)]]
 
 
 def _check_name(annotator) -> None:

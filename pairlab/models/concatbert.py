@@ -4,7 +4,6 @@ in one input. Scores are raw logits: a float32 sigmoid saturates to 1.0 and woul
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 from pathlib import Path
@@ -28,17 +27,6 @@ __all__ = ["ConcatBERT"]
 INFO_FILE = "pairlab_info.json"
 
 
-@contextlib.contextmanager
-def _expected_notices():
-    """Silence what loading a bi-encoder checkpoint as a fresh cross-encoder always logs
-    (sentence-transformers' "Converting ...", transformers' report of the new head)."""
-    logging.disable(logging.WARNING)
-    try:
-        yield
-    finally:
-        logging.disable(logging.NOTSET)
-
-
 class ConcatBERT:
     """A cross-encoder scoring (left, right) text pairs."""
 
@@ -55,10 +43,16 @@ class ConcatBERT:
         from sentence_transformers import CrossEncoder
 
         torch.manual_seed(seed)  # the head's initialisation
-        with loading(model) as name, _expected_notices(), quiet_progress():
-            ce = CrossEncoder(
-                name, num_labels=1, max_length=max_seq_length, device=device or default_device()
-            )
+        # silenced: what loading a bi-encoder checkpoint as a fresh cross-encoder always logs
+        # (sentence-transformers' "Converting ...", transformers' report of the new head)
+        logging.disable(logging.WARNING)
+        try:
+            with loading(model) as name, quiet_progress():
+                ce = CrossEncoder(
+                    name, num_labels=1, max_length=max_seq_length, device=device or default_device()
+                )
+        finally:
+            logging.disable(logging.NOTSET)
         return cls(ce, info={"model": str(model), "trained_on": 0})
 
     @classmethod

@@ -132,7 +132,6 @@ def encode(
     *,
     batch_size: int = 64,
     max_seq_length: int | None = None,
-    device=None,
     cache: bool = True,
     show_progress: bool = True,
     encoder=None,
@@ -147,7 +146,7 @@ def encode(
         return _encode(encoder, texts, batch_size, show_progress)
 
     def compute():
-        loaded = load_encoder(model, device=device, max_seq_length=max_seq_length)
+        loaded = load_encoder(model, max_seq_length=max_seq_length)
         return _encode(loaded, texts, batch_size, show_progress, "torch")
 
     if not cache:
