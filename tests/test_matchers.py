@@ -176,6 +176,8 @@ def test_the_export_quality_intervals_hold_the_share_found_and_widen_with_unaudi
     assert alone["f1_ci"] == [2 * 713 / (713 + 1_040), 1.0]
     blind = quality_intervals(100, 100, None, 0.0, (150.0, 250.0), 0.95)
     assert blind["precision_ci"] == [0.5, 1.0] and blind["recall_ci"] == [100 / 250, 1.0]
+    weightless = quality_intervals(100, 100, None, 5.0, (150.0, 250.0), 0.95)  # tp = fp = 0
+    assert weightless["precision_ci"] == [0.5, 1.0]
     lo, hi = quality_intervals(100, 100, 0.75, 40.0, (150.0, 250.0), 0.95)["precision_ci"]
     assert 0.5 < lo < (100 + 0.75 * 100) / 200 < hi < 1.0  # around 30 of 40 audited calls right
     few = quality_intervals(100, 100, 0.75, 4.0, (150.0, 250.0), 0.95)["precision_ci"]

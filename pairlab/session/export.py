@@ -252,7 +252,9 @@ def quality_intervals(
     from scipy.stats import beta
 
     p_lo, p_hi = 0.0, 1.0  # no audit answer among the predictions: any precision
-    if n > 0:  # Jeffreys, the ends at 0 and 1 where all are wrong or right (Brown et al. 2001)
+    if (
+        n > 0 and precision is not None
+    ):  # Jeffreys, the ends at 0 and 1 where all are wrong or right (Brown et al. 2001)
         k = precision * n
         p_lo, p_hi = beta.ppf([(1 - level) / 2, (1 + level) / 2], k + 0.5, n - k + 0.5)
         p_lo, p_hi = (0.0 if k == 0 else p_lo), (1.0 if k == n else p_hi)
