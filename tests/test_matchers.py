@@ -55,6 +55,14 @@ def audited(tmp_path):
     return audit, store
 
 
+# the person's yes answers, every answered pair and the pairs trained on, for choose()
+ANSWERED = dict(
+    said_yes=np.array([1, 2, 11]),
+    labelled=np.array([1, 2, 3, 4, 11, 12, 13, 14]),
+    trained=np.empty(0, np.int64),
+)
+
+
 def test_counts_weight_each_audit_pair_by_its_stratum(audited):
     audit, store = audited
     counts = audit_counts(audit, store, np.array([1, 3, 11]), held=np.empty(0, np.int64))
@@ -81,9 +89,7 @@ def test_the_choice_is_the_higher_estimated_f1(audited):
     best, why = choose(
         [precise, loose],
         found,
-        said_yes=np.array([1, 2, 11]),
-        labelled=np.array([1, 2, 3, 4, 11, 12, 13, 14]),
-        trained=np.empty(0, np.int64),
+        **ANSWERED,
         audit=audit,
         store=store,
         total=10.0,
@@ -96,9 +102,7 @@ def test_the_choice_is_the_higher_estimated_f1(audited):
     choose(
         [precise],
         found,
-        said_yes=np.array([1, 2, 11]),
-        labelled=np.array([1, 2, 3, 4, 11, 12, 13, 14]),
-        trained=np.empty(0, np.int64),
+        **ANSWERED,
         audit=audit,
         store=store,
         total=2.0,
@@ -192,9 +196,7 @@ def test_the_chosen_estimate_carries_its_intervals(audited):
     choose(
         [precise],
         found,
-        said_yes=np.array([1, 2, 11]),
-        labelled=np.array([1, 2, 3, 4, 11, 12, 13, 14]),
-        trained=np.empty(0, np.int64),
+        **ANSWERED,
         audit=audit,
         store=store,
         total=10.0,

@@ -574,18 +574,21 @@ def test_the_assumption_counts_records_in_more_matches_than_the_bound():
     }
 
 
+# an estimate record as the session returns it: 40 matches found of about 80
+ESTIMATE = {
+    "found": 40,
+    "total": 80.0,
+    "recall_found": 0.5,
+    "recall_found_ci": (0.3, 0.8),
+    "total_ci": (50.0, 130.0),
+}
+
+
 def test_the_stopping_sentence_says_when_the_stated_bound_sets_the_estimate():
     """The sentence names the bound it assumes, and warns when the interval's top reaches it."""
     from pairlab.session.worker import sentence as stopping_sentence
 
-    base = {
-        "found": 40,
-        "total": 80.0,
-        "recall_found": 0.5,
-        "recall_found_ci": (0.3, 0.8),
-        "total_ci": (50.0, 130.0),
-        "recent": {"pairs": 50, "positives": 3},
-    }
+    base = {**ESTIMATE, "recent": {"pairs": 50, "positives": 3}}
     assert "matches_per_record" not in stopping_sentence(base)
     loose = stopping_sentence({**base, "bound": 1000.0})
     assert "at most 1,000 matches are still unfound" in loose and "raise" not in loose
@@ -599,14 +602,7 @@ def test_the_sentence_says_when_the_unfound_rest_on_the_scores_not_the_audit():
     bound the share found from below; where the audit carries it, the sentence is silent."""
     from pairlab.session.worker import sentence as stopping_sentence
 
-    base = {
-        "found": 40,
-        "total": 80.0,
-        "recall_found": 0.5,
-        "recall_found_ci": (0.3, 0.8),
-        "total_ci": (50.0, 130.0),
-        "audit_labels": 26,
-    }
+    base = {**ESTIMATE, "audit_labels": 26}
     leaning = stopping_sentence({**base, "prior_weight": 0.88})
     assert "estimated mostly from the model's scores (88% of the weight)" in leaning
     assert "not from the 26 audit answers" in leaning
