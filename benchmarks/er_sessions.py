@@ -9,7 +9,8 @@ training questions as one table of records, their duplicate pairs the truth. The
 table's true matches) plays the person in a :class:`LabelingSession` (the loop of
 notebook 03, CosineBERT retrained each round, 10% audit pairs), timed end to end; with
 ``--coverage N``, each audit round's design is also redrawn N times to check how often the
-recall interval covers the truth. Then the
+recall interval covers the truth, and at the export 5N sets of audit rounds are drawn afresh
+over the final model's strata to check the export's intervals (``coverage`` per matcher). Then the
 matches are found two ways, each scored against the truth (precision, recall, F1 over all
 pairs of the two tables):
 
@@ -233,9 +234,7 @@ def main(argv=None) -> int:
         found,
         said_yes=np.sort(answered.loc[answered["label"] == 1, "pair_id"].to_numpy(np.int64)),
         labelled=np.sort(labels["pair_id"].to_numpy(np.int64)),
-        trained=trained,
-        audit=audit,
-        store=session.store,
+        rounds=pick.audit_rounds(audit, session.store, trained),
         total=estimate["total"] if estimate else None,
         total_ci=estimate["total_ci"] if estimate else None,
     )
@@ -255,6 +254,10 @@ def main(argv=None) -> int:
             for k in ("precision", "recall", "f1")
             if (ci := matcher.estimate.get(f"{k}_ci")) is not None
         }
+        if estimate and args.coverage:
+            scored[matcher.name]["coverage"] = export_coverage(
+                pool, model, found, matcher, labels, audit, estimate, repeats=args.coverage * 5
+            )
 
     out = {
         "table": args.table,
@@ -307,6 +310,70 @@ def main(argv=None) -> int:
         )
     )
     return 0
+
+
+def export_coverage(pool, model, found, matcher, labels, audit, estimate, *, repeats, seed=0):
+    """How often the export's intervals hold the truth over fresh audits: ``repeats`` times,
+    as many rounds as the session audited, each of its size, drawn over the final model's score
+    strata among the pairs unlabelled now, answered by the truth; the session's interval of the
+    total kept. Returns the share covered and the mean width of ``tp`` (the true positives
+    among the predictions), precision, recall and F1."""
+    from pairlab.data.pairs import isin_sorted
+    from pairlab.evaluation.audit import draw_audit, stratify
+    from pairlab.session import export as pick
+
+    answered = labels[labels["label"].isin((0, 1))]
+    labelled = np.sort(answered["pair_id"].to_numpy(np.int64))
+    yes = np.sort(answered.loc[answered["label"] == 1, "pair_id"].to_numpy(np.int64))
+    positives = pool.positives
+    left = model.embed(pool.left_texts, show_progress=False)
+    right = left if pool.symmetric else model.embed(pool.right_texts, show_progress=False)
+    strata = stratify(
+        pool.space, left, right, probability=model.calibration.proba, n_strata=12, seed=seed
+    )
+    sizes = [
+        len(design.ids) for design, _ in pick.audit_rounds(audit, _NoStore(), np.empty(0, np.int64))
+    ]
+    prior = audit.bound(pool.space, audit.assumption(pool.space, labelled, answered["label"]))
+    truth_labels = isin_sorted(labelled, positives).astype(np.int64)
+    calls = matcher.predicted(found.ids)
+    rng = np.random.default_rng(seed)
+    tallies = {k: [] for k in ("tp", "precision", "recall", "f1")}
+    for _ in range(repeats):
+        designs = [draw_audit(strata, n, labelled, truth_labels, seed=rng, **prior) for n in sizes]
+        drawn = np.unique(np.concatenate([d.ids for d in designs]))
+        rounds = [(d, isin_sorted(d.ids, positives).astype(np.int64)) for d in designs]
+        predicted = np.setdiff1d(np.setdiff1d(calls, labelled), drawn)
+        said_yes = np.union1d(yes, drawn[isin_sorted(drawn, positives)])
+        counts = pick.audit_counts(rounds, matcher, found, predicted)
+        ci = pick.quality_intervals(
+            len(said_yes), len(predicted), counts["tp_ci"], estimate["total_ci"]
+        )
+        tp = int(isin_sorted(predicted, positives).sum())
+        exported = len(said_yes) + len(predicted)
+        truth = {
+            "tp": tp,
+            "precision": (len(said_yes) + tp) / exported,
+            "recall": (len(said_yes) + tp) / len(positives),
+            "f1": 2 * (len(said_yes) + tp) / (exported + len(positives)),
+        }
+        ci["tp_ci"] = counts["tp_ci"]
+        for k, held in tallies.items():
+            lo, hi = ci[f"{k}_ci"]
+            held.append((lo <= truth[k] <= hi, hi - lo))
+    return {
+        "repeats": repeats,
+        "rounds": len(sizes),
+        **{k: float(np.mean([c for c, _ in v])) for k, v in tallies.items()},
+        "mean_width": {k: float(np.mean([w for _, w in v])) for k, v in tallies.items()},
+    }
+
+
+class _NoStore:
+    """A store with no answers: :func:`export_coverage` reads only the rounds' designs."""
+
+    def answers(self, ids):
+        return np.full(len(ids), -1)
 
 
 def records(table: str):

@@ -96,7 +96,7 @@ Estimate: point:float? ci:[float?]?
 MatcherEstimate: threshold?:float? predicted?:int exported?:int tp?:float? fp?:float?
     recall?:float? f1?:float? precision_unlabelled?:float? audit_answers?:int audit_rounds?:int
     precision?:float? precision_ci?:[float]? recall_ci?:[float]? f1_ci?:[float]?
-    audit_predicted?:int audit_predicted_effective?:float
+    audit_predicted?:int tp_ci?:[float]? expected_tp?:float?
 Session: labels?:int positives?:int unsure?:int rounds?:int audit_labels?:int
     est_positives?:Estimate est_recall?:Estimate est_sentence?:str true_recall?:float?
     true_positives?:int threshold?:float? matcher?:str matcher_estimates?:{MatcherEstimate}

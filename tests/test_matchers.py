@@ -1,5 +1,5 @@
-"""The export's choice of matcher (pairlab.session.export): inverse-probability estimates of a
-matcher's true and false positives from audit rounds held out of training, and the choice by
+"""The export's choice of matcher (pairlab.session.export): a difference estimate of a
+matcher's true positives from audit rounds held out of training, and the choice by
 the estimated F1, on a hand-built audit whose answers are known; the cross-encoder's scores kept
 for an export run again."""
 
@@ -15,6 +15,7 @@ from pairlab.session.export import (
     Candidates,
     Matcher,
     audit_counts,
+    audit_rounds,
     choose,
     cross_encoder,
     quality_intervals,
@@ -39,43 +40,56 @@ def design(ids, stratum, unlabelled):
 
 @pytest.fixture
 def audited(tmp_path):
-    """One audit round: stratum 0 (100 unlabelled pairs) audited at ids 1-4, stratum 1 (10,000
-    pairs) at ids 11-14; the answers: 1, 2 and 11 match."""
+    """Two audit rounds over stratum 0 (100 unlabelled pairs) and stratum 1 (10,000): round 2
+    at ids 1-4 and 11-14, round 3 at ids 5-8 and 15-18; the answers: 1, 2, 5 and 11 match."""
     audit = SessionAudit(tmp_path / "audit")
-    audit._save(
-        2,
-        design([1, 2, 3, 4, 11, 12, 13, 14], [0, 0, 0, 0, 1, 1, 1, 1], [100, 10_000]),
-        np.empty(0, np.int64),
-        np.empty(0, np.int64),
-    )
     store = SessionStore(tmp_path / "labels.sqlite")
-    store.post(2, [1, 2, 3, 4, 11, 12, 13, 14], "audit")
-    for pair, label in zip([1, 2, 3, 4, 11, 12, 13, 14], [1, 1, 0, 0, 1, 0, 0, 0]):
-        store.answer(pair, label, annotator="oracle")
+    for r, ids in ((2, [1, 2, 3, 4, 11, 12, 13, 14]), (3, [5, 6, 7, 8, 15, 16, 17, 18])):
+        strata = [0, 0, 0, 0, 1, 1, 1, 1]
+        empty = np.empty(0, np.int64)
+        audit._save(r, design(ids, strata, [100, 10_000]), empty, empty)
+        store.post(r, ids, "audit")
+        for pair in ids:
+            store.answer(pair, int(pair in (1, 2, 5, 11)), annotator="oracle")
     return audit, store
 
 
-# the person's yes answers, every answered pair and the pairs trained on, for choose()
+# the person's yes answers and every answered pair, for choose()
 ANSWERED = dict(
-    said_yes=np.array([1, 2, 11]),
-    labelled=np.array([1, 2, 3, 4, 11, 12, 13, 14]),
-    trained=np.empty(0, np.int64),
+    said_yes=np.array([1, 2, 5, 11]),
+    labelled=np.array([1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13, 14, 15, 16, 17, 18]),
 )
+NONE = np.empty(0, np.int64)
+FOUND = Candidates(np.array([1, 3, 5, *range(20, 40)], np.int64), np.zeros(23), m=5)
+PROBA = np.array([0.9, 0.9, 0.9] + [0.5] * 20)  # a matcher's: the audited calls, then 20-39
 
 
-def test_counts_weight_each_audit_pair_by_its_stratum(audited):
+def test_the_true_positives_are_the_probabilities_corrected_by_the_audit(audited):
     audit, store = audited
-    counts = audit_counts(audit, store, np.array([1, 3, 11]), held=np.empty(0, np.int64))
-    # stratum 0: weight 100 / 4 = 25 (1 true, 3 false); stratum 1: 10,000 / 4 = 2,500 (11 true)
-    assert counts["tp"] == pytest.approx(25 + 2500) and counts["fp"] == pytest.approx(25)
-    held = audit_counts(audit, store, np.array([1, 3, 11]), held=np.array([11]))
-    assert held["tp"] == pytest.approx(25) and held["audit_answers"] == 7  # 11 left out
-    assert (
-        audit_counts(
-            SessionAudit(audit.folder.parent / "none"), store, np.array([1]), np.empty(0, np.int64)
-        )
-        is None
-    )
+    matcher = Matcher("bi-encoder", PROBA, 0.5)  # calls 1, 3, 5 and 20-39
+    predicted = np.arange(20, 40)
+    counts = audit_counts(audit_rounds(audit, store, NONE), matcher, FOUND, predicted)
+    # each audit pair called stands for its stratum less itself: 100 / 4 - 1 = 24 pairs;
+    # round 2: 1 matches (+0.1), 3 does not (-0.9); round 3: 5 matches (+0.1)
+    corrections = [24 * (0.1 - 0.9), 24 * 0.1]
+    assert counts["tp"] == pytest.approx(20 * 0.5 + np.mean(corrections))
+    assert counts["expected_tp"] == pytest.approx(10.0) and counts["audit_predicted"] == 3
+    assert 0.0 <= counts["tp_ci"][0] < counts["tp"] < counts["tp_ci"][1] <= 20.0
+    held = audit_counts(audit_rounds(audit, store, np.array([3])), matcher, FOUND, predicted)
+    # 3 left out (trained on): 1 stands for 100 / 3 - 1 pairs; the rounds weigh 7 and 8 answers
+    assert held["tp"] == pytest.approx(10.0 + (7 * (100 / 3 - 1) * 0.1 + 8 * 24 * 0.1) / 15)
+    assert held["audit_answers"] == 15
+    one_round = [audit_rounds(audit, store, NONE)[0]]
+    assert audit_counts(one_round, matcher, FOUND, predicted) is None  # no spread to read
+
+
+def test_the_correction_interval_narrows_as_the_rounds_agree(audited):
+    audit, store = audited
+    rounds = audit_rounds(audit, store, NONE)
+    matcher = Matcher("bi-encoder", PROBA, 0.5)
+    few = audit_counts(rounds, matcher, FOUND, np.arange(20, 40))["tp_ci"]
+    many = audit_counts(rounds * 10, matcher, FOUND, np.arange(20, 40))["tp_ci"]
+    assert many[1] - many[0] < few[1] - few[0]
 
 
 def test_the_choice_is_the_higher_estimated_f1(audited):
@@ -86,27 +100,16 @@ def test_the_choice_is_the_higher_estimated_f1(audited):
     loose = Matcher(
         "cross-encoder", np.where(np.isin(ids, [1, 2, 3, 4, 12, 13, 20, 21]), 0.95, 0.1), 0.5
     )
-    best, why = choose(
-        [precise, loose],
-        found,
-        **ANSWERED,
-        audit=audit,
-        store=store,
-        total=10.0,
-    )
+    rounds = audit_rounds(audit, store, NONE)
+    best, why = choose([precise, loose], found, **ANSWERED, rounds=rounds, total=10.0)
     assert best is precise and why["chosen"] == "bi-encoder"
+    # precise: 20 at 0.95, its audited calls 1 and 2 both match: all of it (clipped at 1)
     assert precise.estimate["precision_unlabelled"] == pytest.approx(1.0)
-    assert loose.estimate["precision_unlabelled"] == pytest.approx(50 / (50 + 2 * 25 + 2 * 2500))
+    # loose: 3, 4, 12 and 13 called and none matches, 12 and 13 for 2,499 pairs each: none
+    assert loose.estimate["precision_unlabelled"] == pytest.approx(0.0)
     assert precise.estimate["predicted"] == 1 and loose.estimate["predicted"] == 2  # 20; 20, 21
-    assert precise.estimate["f1"] == pytest.approx(2 * (3 + 1) / (4 + 10))
-    choose(
-        [precise],
-        found,
-        **ANSWERED,
-        audit=audit,
-        store=store,
-        total=2.0,
-    )
+    assert precise.estimate["f1"] == pytest.approx(2 * (4 + 1) / (5 + 10))
+    choose([precise], found, **ANSWERED, rounds=rounds, total=2.0)
     assert precise.estimate["recall"] == 1.0 and precise.estimate["f1"] <= 1.0  # total below found
 
 
@@ -121,11 +124,9 @@ def test_without_an_estimated_total_the_bi_encoder_is_kept(audited):
     best, why = choose(
         [first, second],
         found,
-        said_yes=np.empty(0, np.int64),
-        labelled=np.empty(0, np.int64),
-        trained=np.empty(0, np.int64),
-        audit=audit,
-        store=store,
+        said_yes=NONE,
+        labelled=NONE,
+        rounds=audit_rounds(audit, store, NONE),
         total=None,
     )
     assert best is first and why["why"] == "no_audit_estimate"
@@ -172,38 +173,25 @@ def test_an_export_run_again_reads_the_cross_encoders_scores_back(
 
 def test_the_export_quality_intervals_hold_the_share_found_and_widen_with_unaudited_calls():
     """Issue 59: an export of the labelled matches alone has precision 1 and the session's
-    share-found interval as its recall; predictions no audit answer fell on may be anything
-    (precision 0-1), so their interval spans that; the point estimates lie inside."""
-    alone = quality_intervals(713, 0, None, 0.0, (690.0, 1_040.0), 0.95)
+    share-found interval as its recall; predictions with no interval of their true positives
+    may be anything (precision 0-1), so their interval spans that."""
+    alone = quality_intervals(713, 0, None, (690.0, 1_040.0))
     assert alone["precision_ci"] == [1.0, 1.0]
     assert alone["recall_ci"] == [713 / 1_040, 713 / 713]  # the total is at least what is found
     assert alone["f1_ci"] == [2 * 713 / (713 + 1_040), 1.0]
-    blind = quality_intervals(100, 100, None, 0.0, (150.0, 250.0), 0.95)
+    blind = quality_intervals(100, 100, None, (150.0, 250.0))
     assert blind["precision_ci"] == [0.5, 1.0] and blind["recall_ci"] == [100 / 250, 1.0]
-    weightless = quality_intervals(100, 100, None, 5.0, (150.0, 250.0), 0.95)  # tp = fp = 0
-    assert weightless["precision_ci"] == [0.5, 1.0]
-    lo, hi = quality_intervals(100, 100, 0.75, 40.0, (150.0, 250.0), 0.95)["precision_ci"]
-    assert 0.5 < lo < (100 + 0.75 * 100) / 200 < hi < 1.0  # around 30 of 40 audited calls right
-    few = quality_intervals(100, 100, 0.75, 4.0, (150.0, 250.0), 0.95)["precision_ci"]
-    assert few[0] < lo and few[1] > hi  # fewer answers, a wider interval
+    lo, hi = quality_intervals(100, 100, (60.0, 90.0), (150.0, 250.0))["precision_ci"]
+    assert (lo, hi) == (160 / 200, 190 / 200)
 
 
 def test_the_chosen_estimate_carries_its_intervals(audited):
     audit, store = audited
-    ids = np.array([1, 2, 3, 4, 11, 12, 13, 14, 20, 21], np.int64)
-    found = Candidates(ids, np.zeros(len(ids)), m=5)
-    precise = Matcher("bi-encoder", np.where(np.isin(ids, [1, 2, 20]), 0.95, 0.1), 0.5)
-    choose(
-        [precise],
-        found,
-        **ANSWERED,
-        audit=audit,
-        store=store,
-        total=10.0,
-        total_ci=[6.0, 20.0],
-    )
-    e = precise.estimate
-    assert e["audit_predicted"] == 2 and e["audit_predicted_effective"] == 2.0  # pairs 1, 2
+    matcher = Matcher("bi-encoder", PROBA, 0.5)
+    rounds = audit_rounds(audit, store, NONE)
+    choose([matcher], FOUND, **ANSWERED, rounds=rounds, total=30.0, total_ci=[25.0, 40.0])
+    e = matcher.estimate
+    assert e["audit_predicted"] == 3 and e["predicted"] == 20  # 1, 3, 5 audited; 20-39
     for key in ("precision", "recall", "f1"):
         assert e[f"{key}_ci"][0] <= e[key] <= e[f"{key}_ci"][1], key
 

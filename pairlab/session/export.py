@@ -5,10 +5,9 @@ the person's answers applied) and, for one table, ``clusters.csv`` (one cluster 
 Which model decides the matches: the session's bi-encoder (CosineBERT), or a cross-encoder
 (ConcatBERT) trained on the same labels re-scoring its candidates (each record's ``m`` nearest
 neighbours), each thresholded for the target precision (:func:`precision_threshold`). The audit
-pairs, never trained on, judge both: a matcher's true and false positives among the unlabelled
-pairs it predicts are estimated by inverse-probability weighting (``M_h / n_h`` per stratum),
-the rounds averaged by their audit answers; the higher estimated F1 of the export decides
-(without audit answers, the bi-encoder)."""
+pairs, never trained on, judge both: the true positives among the unlabelled pairs a matcher
+predicts are its probabilities' sum corrected by the audit's residuals (:func:`audit_counts`);
+the higher estimated F1 of the export decides (without audit answers, the bi-encoder)."""
 
 from __future__ import annotations
 
@@ -38,6 +37,7 @@ __all__ = [
     "bi_encoder",
     "cross_encoder",
     "untrainable",
+    "audit_rounds",
     "audit_counts",
     "choose",
     "quality_intervals",
@@ -148,36 +148,63 @@ def untrainable(labels) -> str | None:
     return None
 
 
-def audit_counts(audit, store, predicted: np.ndarray, held: np.ndarray) -> dict | None:
-    """Estimated true and false positives among ``predicted`` (sorted pair ids a matcher calls
-    matches) from every audit round of ``audit`` (a :class:`~.audit.SessionAudit`) answered in
-    ``store``, leaving out the audit pairs in ``held`` (sorted: pairs a model trained on). None
-    without an audit answer."""
-    estimates, weights, in_predicted = [], [], []
+def audit_rounds(audit, store, held) -> list:
+    """Each round of ``audit`` (a :class:`~.audit.SessionAudit`) as its design and the answers
+    in ``store`` to its pairs (-1: none yet, or a pair in ``held``, sorted: one a model trained
+    on)."""
+    out = []
     for r in audit.rounds():
         design = audit.load(r)[0]
-        answers = store.answers(design.ids)
-        keep = (answers >= 0) & ~isin_sorted(design.ids, held)
+        out.append((design, np.where(isin_sorted(design.ids, held), -1, store.answers(design.ids))))
+    return out
+
+
+def audit_counts(rounds, matcher, found: Candidates, predicted, level=0.95) -> dict | None:
+    """The true positives among ``predicted`` (sorted ids of the unlabelled candidates
+    ``matcher`` calls matches) by a difference estimator (Särndal et al. 1992, 6.3): the sum of
+    the matcher's probabilities over them, corrected by each audit round's residuals (answer
+    minus probability) on the audit pairs it calls matches, weighted by their strata.
+    ``rounds``: :func:`audit_rounds`. The rounds are replicates of one correction: its interval
+    at ``level`` takes their spread (Student's t) and the outcomes' own under the
+    probabilities. None without two answered rounds."""
+    from scipy.stats import t as student
+
+    calls = matcher.predicted(found.ids)
+    corrections, answers, hits = [], [], 0
+    for design, y in rounds:
+        keep = y >= 0
         if not keep.any():
             continue
-        stratum, y = design.stratum[keep], answers[keep].astype(np.float64)
+        ids, stratum, y = design.ids[keep], design.stratum[keep], y[keep]
         n = np.bincount(stratum, minlength=len(design.sizes))
-        weight = np.divide(design.unlabelled, n, out=np.zeros(len(n)), where=n > 0)[stratum]
-        hit = isin_sorted(design.ids[keep], predicted)
-        estimates.append((float((weight * y * hit).sum()), float((weight * (1 - y) * hit).sum())))
-        weights.append(int(keep.sum()))
-        in_predicted.append(weight[hit])
-    if not estimates:
+        weight = design.unlabelled[stratum] / n[stratum]  # the pairs each stood for at the draw
+        hit = isin_sorted(ids, calls)
+        residual = y[hit] - matcher.proba[np.searchsorted(found.ids, ids[hit])]
+        # minus one: the audit pair itself is answered now, not among the predictions
+        corrections.append(float(((weight[hit] - 1) * residual).sum()))
+        answers.append(len(ids))
+        hits += int(hit.sum())
+    if len(corrections) < 2:
         return None
-    tp, fp = np.average(np.array(estimates), axis=0, weights=weights)
-    w = np.concatenate(in_predicted)
+    p = matcher.proba[isin_sorted(found.ids, predicted)]
+    share = np.asarray(answers) / sum(answers)
+    correction = float(share @ corrections)
+    spread = (
+        float(share**2 @ (np.asarray(corrections) - correction) ** 2)
+        * len(share)
+        / (len(share) - 1)
+    )
+    sd = np.sqrt(spread + float((p * (1 - p)).sum()))
+    tp = float(np.clip(p.sum() + correction, 0, len(p)))
+    half = float(student.ppf((1 + level) / 2, len(share) - 1) * sd)
     return {
-        "tp": float(tp),
-        "fp": float(fp),
-        "audit_answers": int(sum(weights)),
-        "audit_rounds": len(weights),
-        "audit_predicted": int(len(w)),  # audit answers among the predictions
-        "audit_predicted_effective": float(w.sum() ** 2 / (w**2).sum()) if len(w) else 0.0,
+        "tp": tp,
+        "fp": len(p) - tp,
+        "tp_ci": [max(tp - half, 0.0), min(tp + half, float(len(p)))],
+        "expected_tp": float(p.sum()),
+        "audit_answers": int(sum(answers)),
+        "audit_rounds": len(answers),
+        "audit_predicted": hits,  # audit answers among the calls
     }
 
 
@@ -187,51 +214,38 @@ def choose(
     *,
     said_yes: np.ndarray,
     labelled: np.ndarray,
-    trained: np.ndarray,
-    audit,
-    store,
+    rounds: list,
     total: float | None,
     total_ci=None,
     level: float = 0.95,
 ) -> tuple[Matcher, dict]:
-    """Estimate each matcher's export quality from the audit and pick the best F1 (``why``:
-    "higher_f1"), else the first matcher, the bi-encoder ("no_audit_estimate"). ``said_yes``: the person's yes
-    answers (all in the export), ``labelled``: every answered pair (sorted; the matchers'
-    predictions among them are replaced by the answers), ``trained``: the pairs the models
-    trained on (sorted), ``total``: the audit's estimated number of matching pairs.
-
-    The export's precision, recall and F1 get intervals (``*_ci``) from two: ``total_ci`` (the
-    audit's interval of the total; without it, ``total`` alone) and a Jeffreys interval at
-    ``level`` for the precision of the predicted unlabelled pairs from the audit answers among
-    them (none: anywhere in 0-1). Each quality is monotone in both, so its interval takes their
-    corners: it holds wherever both do (at least 90% at ``level`` 0.95)."""
+    """Estimate each matcher's export quality from the audit (:func:`audit_counts`) and pick
+    the best F1 (``why``: "higher_f1"), else the first matcher, the bi-encoder
+    ("no_audit_estimate"). ``said_yes``: the person's yes answers (all in the export),
+    ``labelled``: every answered pair (sorted; the matchers' predictions among them are replaced
+    by the answers), ``rounds``: the audit's (:func:`audit_rounds`), ``total``: the
+    audit's estimated number of matching pairs, ``total_ci`` its interval (without it,
+    ``total`` alone). Each quality is monotone in the true positives and the total, so its
+    interval (``*_ci``) takes the corners of theirs: it holds wherever both do."""
     for matcher in matchers:
-        calls = matcher.predicted(found.ids)
-        predicted = np.setdiff1d(calls, labelled)
-        counts = audit_counts(audit, store, calls, trained)
+        predicted = np.setdiff1d(matcher.predicted(found.ids), labelled)
+        counts = audit_counts(rounds, matcher, found, predicted, level)
         estimate = {
             "predicted": int(len(predicted)),
             "threshold": matcher.threshold,
             "exported": int(len(predicted) + len(said_yes)),
         }
         if counts is not None and total:
-            seen = counts["tp"] + counts["fp"]
-            precision = counts["tp"] / seen if seen > 0 else None
-            tp = len(said_yes) + (precision or 0.0) * len(predicted)
+            tp = len(said_yes) + counts["tp"]
             matching = max(total, tp)  # the estimated total cannot be below what is found
             estimate.update(
                 counts,
-                precision_unlabelled=precision,
+                precision_unlabelled=counts["tp"] / len(predicted) if len(predicted) else None,
                 precision=tp / estimate["exported"] if estimate["exported"] else None,
                 f1=2 * tp / (estimate["exported"] + matching),
                 recall=tp / matching,
                 **quality_intervals(
-                    len(said_yes),
-                    len(predicted),
-                    precision,
-                    counts["audit_predicted_effective"],
-                    total_ci or (total, total),
-                    level,
+                    len(said_yes), len(predicted), counts["tp_ci"], total_ci or (total, total)
                 ),
             )
         matcher.estimate = estimate
@@ -242,23 +256,13 @@ def choose(
     return best, {"chosen": best.name, "why": "higher_f1"}
 
 
-def quality_intervals(
-    yes: int, predicted: int, precision: float | None, n: float, total_ci, level: float
-) -> dict:
+def quality_intervals(yes: int, predicted: int, tp_ci, total_ci) -> dict:
     """The intervals of an export's precision, recall and F1 (:func:`choose`): ``yes`` labelled
-    matches and ``predicted`` unlabelled pairs exported, whose ``precision`` the audit estimates
-    from ``n`` answers (their effective number, Kish's, under the strata's weights; 0: none),
-    ``total_ci`` the interval of the matching pairs in all."""
-    from scipy.stats import beta
-
-    p_lo, p_hi = 0.0, 1.0  # no audit answer among the predictions: any precision
-    if (
-        n > 0 and precision is not None
-    ):  # Jeffreys, the ends at 0 and 1 where all are wrong or right (Brown et al. 2001)
-        k = precision * n
-        p_lo, p_hi = beta.ppf([(1 - level) / 2, (1 + level) / 2], k + 0.5, n - k + 0.5)
-        p_lo, p_hi = (0.0 if k == 0 else p_lo), (1.0 if k == n else p_hi)
-    tp = (yes + p_lo * predicted, yes + p_hi * predicted)  # true positives exported: low, high
+    matches and ``predicted`` unlabelled pairs exported, ``tp_ci`` the interval of the true
+    positives among those (None: 0 to all), ``total_ci`` the interval of the matching pairs in
+    all."""
+    lo, hi = tp_ci if tp_ci is not None else (0.0, float(predicted))
+    tp = (yes + lo, yes + hi)  # true positives exported: low, high
     exported = yes + predicted
     t_lo, t_hi = total_ci
     worst, best = max(t_hi, tp[0]), max(t_lo, tp[1])  # the total cannot be below what is found
@@ -421,9 +425,7 @@ def export_session(
         found,
         said_yes=yes,
         labelled=np.sort(labels["pair_id"].to_numpy(np.int64)),
-        trained=trained,
-        audit=audit,
-        store=session.store,
+        rounds=audit_rounds(audit, session.store, trained),
         total=estimate["total"] if estimate else None,
         total_ci=estimate["total_ci"] if estimate else None,
     )
