@@ -258,14 +258,19 @@ print(use["sentence"] or f"(one_to_one = {one_to_one}: nothing in these counts a
 # can judge both: the export keeps the one whose matches the audit estimates the higher F1.
 # Training the cross-encoder is most of an export's time; run this cell again with the same
 # answers (after a kernel restart, say) and its scores are read back from the session folder.
+# While the rounds still run, this cell says so: run it again when the widget says finished.
 
 # %%
 out = Path(export_dir) if export_dir else ctx.path("10_export")
-exported = session.export(out, target_precision=target_precision)
-print("matcher:", report.markdown("matcher_choice", exported, template="session.md.j2"))
-print(pd.DataFrame(exported["estimates"]).T.round(3).to_string())
-print({k: v for k, v in exported.items() if k not in ("folder", "estimates", "why")}, "->", ctx.shown(out))
-display(session.largest_clusters(out) if right is None else session.matches_frame(out).head(10))
+exported = session.export(out, target_precision=target_precision) if session.result() else {}
+if not exported:
+    print(f"not yet: the rounds are still running ({session.counts()['labels']:,} of {budget:,} "
+          "labels); run this cell again when the widget says the session is finished")
+else:
+    print("matcher:", report.markdown("matcher_choice", exported, template="session.md.j2"))
+    print(pd.DataFrame(exported["estimates"]).T.round(3).to_string())
+    print({k: v for k, v in exported.items() if k not in ("folder", "estimates", "why")}, "->", ctx.shown(out))
+    display(session.largest_clusters(out) if right is None else session.matches_frame(out).head(10))
 
 # %% [markdown]
 # ## 5. With the oracle: against random labelling and static retrieval

@@ -209,3 +209,11 @@ def test_the_matcher_choice_names_each_estimated_f1_with_its_interval():
     }
     said = sentence(choice, "matcher_choice")
     assert "bi-encoder 0.830 (95% interval 0.61-0.95), cross-encoder 0.800)" in said
+    assert "adds no pair" not in said
+    nothing = sentence({**choice, "matches": 713, "labelled_matches": 713}, "matcher_choice")
+    assert nothing.endswith(
+        "it adds no pair to your 713 labelled matches: matches.csv holds your own yes answers"
+    )
+    assert "adds no pair" not in sentence(
+        {**choice, "matches": 714, "labelled_matches": 713}, "matcher_choice"
+    )

@@ -362,9 +362,9 @@ class LabelingSession:
         return matches.sort_values("score", ascending=False, na_position="first")
 
     def metrics(self, exported: dict, *, oracle_pairs: bool = False) -> dict:
-        """The session's figures for the notebook's metrics file; with the truth known
-        (``oracle_pairs``), the exported matches' precision, recall and F1 against it and the
-        recall the labels reached."""
+        """The session's figures for the notebook's metrics file (``exported``: the export's
+        record, empty before it); with the truth known (``oracle_pairs``), the exported matches'
+        precision, recall and F1 against it and the recall the labels reached."""
         from .export import match_quality
 
         counts, estimate = self.counts(), self.estimate()
@@ -382,7 +382,7 @@ class LabelingSession:
             },
             "est_sentence": estimate["sentence"],
         }
-        if oracle_pairs and self.pool.truth_known:
+        if oracle_pairs and self.pool.truth_known and exported:
             out.update(match_quality(self, exported))
         return out
 
