@@ -23,7 +23,7 @@ import numpy as np
 
 from ..data.pairs import isin_sorted
 from .audit import Audit, AuditStrata, draw_audit
-from .audit_prior import design, rate_prior
+from .audit_prior import rate_prior
 
 __all__ = [
     "estimate",
@@ -303,22 +303,9 @@ def _replayed_design(
     if floor is None:
         floor = 1 if n >= len(sizes) else 0
     floor = floor if floor * int((m > 0).sum()) <= n else 0  # too few pairs for every stratum
-    rates = np.asarray(frame["rates"], np.float64)
-    bound = None if max_positives is None else float(max_positives)
-    options = dict(prior=prior, strength=strength, floor=floor, max_positives=bound)
-    alloc, variance = design(rates, m, int(n), **options)
-    audit = Audit(
-        np.arange(alloc.sum(), dtype=np.int64),
-        np.repeat(np.arange(len(m)), alloc),
-        sizes,
-        m,
-        np.asarray(frame["known"], np.int64),
-        rates,
-        np.asarray(frame["predicted"], bool),
-        prior,
-        float(strength),
-        variance,
-        bound,
+    options = dict(prior=prior, strength=strength, floor=floor, max_positives=max_positives)
+    audit = Audit.planned(
+        int(n), sizes, m, frame["known"], frame["rates"], frame["predicted"], **options
     )
     return audit, np.asarray(frame["positives_unlabelled"], np.int64)
 
