@@ -11,7 +11,7 @@ float64 scores, so block and per-pair arithmetic agree on each pair's stratum.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -193,6 +193,29 @@ class Audit:
     def allocation(self) -> np.ndarray:
         return np.bincount(self.stratum, minlength=len(self.sizes)).astype(np.int64)
 
+    @classmethod
+    def planned(
+        cls, n, sizes, unlabelled, known, rates, predicted, *, prior, strength, floor, max_positives
+    ) -> Audit:
+        """The audit :func:`.audit_prior.design` plans for ``n`` pairs over strata given per
+        stratum (H,); its ``ids`` are placeholders ``0..n-1`` until drawn."""
+        bound = None if max_positives is None else float(max_positives)
+        options = dict(prior=prior, strength=strength, floor=floor, max_positives=bound)
+        alloc, variance = design(rates, unlabelled, n, **options)
+        return cls(
+            np.arange(alloc.sum(), dtype=np.int64),
+            np.repeat(np.arange(len(sizes)), alloc),
+            np.array(sizes, np.int64),  # a copy: the strata's own stay as they are
+            np.asarray(unlabelled, np.int64),
+            np.asarray(known, np.int64),
+            np.asarray(rates, np.float64),
+            np.asarray(predicted, bool),
+            prior,
+            float(strength),
+            variance,
+            bound,
+        )
+
 
 def draw_audit(
     strata: AuditStrata,
@@ -222,28 +245,15 @@ def draw_audit(
         np.maximum(strata.prob_sums - lab_sums, 0.0) / np.maximum(unlabelled, 1),
         0.5,
     )
-    bound = None if max_positives is None else float(max_positives)
-    alloc, variance = design(
-        rates, unlabelled, n, prior=prior, strength=strength, floor=floor, max_positives=bound
-    )
+    options = dict(prior=prior, strength=strength, floor=floor, max_positives=max_positives)
+    audit = Audit.planned(n, strata.sizes, unlabelled, known, rates, strata.predicted, **options)
+    alloc = audit.allocation
     ids = [
         _draw_enumerated(strata.members(h), alloc[h], labelled, rng)
         for h in range(strata.enumerated)
     ]
     ids += _draw_by_rejection(strata, alloc, labelled, rng)
-    return Audit(
-        np.concatenate(ids).astype(np.int64),
-        np.repeat(np.arange(n_strata), alloc),
-        strata.sizes.copy(),
-        unlabelled.astype(np.int64),
-        known,
-        rates,
-        strata.predicted,
-        prior,
-        float(strength),
-        variance,
-        bound,
-    )
+    return replace(audit, ids=np.concatenate(ids).astype(np.int64))
 
 
 def _draw_enumerated(members, k, labelled, rng) -> np.ndarray:

@@ -4,16 +4,13 @@ each with a 95% interval, from an audit drawn by :func:`.audit.draw_audit`.
 Every stratum h is labelled pairs (a census: ``known`` positives) plus ``M_h`` unlabelled ones,
 of which ``n_h`` were audited and ``k_h`` were positive. The ``M_h - n_h`` unaudited pairs hold
 ``X_h ~ Binomial(M_h - n_h, p_h)`` positives, ``p_h`` from the posterior of the strata's rate
-prior (:mod:`.audit_prior`). This finite-population beta-binomial posterior covers recall at the
-nominal level (Webber 2012); here it runs per stratum with the prior of OASIS (Marchant and
-Rubinstein 2017) centred on each stratum's calibrated probability. Intervals are equal-tailed
-quantiles of Monte Carlo draws of all strata at once, so the total, the share found and the
-model's precision and recall keep their joint dependence (``T >= found`` in every draw).
-
-Under a flat prior a huge stratum whose audit holds only zeros has a useless upper bound; the
-calibrated prior pins it down, and ``prior_weight`` is the share of the unseen positives resting
-on it. :func:`estimate_wald` (frequentist) undercovers at these rates.
-"""
+prior (:mod:`.audit_prior`): a finite-population beta-binomial posterior, which covers recall at
+the nominal level (Webber 2012). Intervals are equal-tailed quantiles of Monte Carlo draws of all
+strata at once, so the total, the share found and the model's precision and recall keep their
+joint dependence (``T >= found`` in every draw). Under a flat prior a huge stratum whose audit
+holds only zeros has a useless upper bound; the calibrated prior pins it down, and
+``prior_weight`` is the share of the unseen positives resting on it. :func:`estimate_wald`
+(frequentist) undercovers at these rates."""
 
 from __future__ import annotations
 
@@ -23,7 +20,7 @@ import numpy as np
 
 from ..data.pairs import isin_sorted
 from .audit import Audit, AuditStrata, draw_audit
-from .audit_prior import design, rate_prior
+from .audit_prior import rate_prior
 
 __all__ = [
     "estimate",
@@ -303,22 +300,9 @@ def _replayed_design(
     if floor is None:
         floor = 1 if n >= len(sizes) else 0
     floor = floor if floor * int((m > 0).sum()) <= n else 0  # too few pairs for every stratum
-    rates = np.asarray(frame["rates"], np.float64)
-    bound = None if max_positives is None else float(max_positives)
-    options = dict(prior=prior, strength=strength, floor=floor, max_positives=bound)
-    alloc, variance = design(rates, m, int(n), **options)
-    audit = Audit(
-        np.arange(alloc.sum(), dtype=np.int64),
-        np.repeat(np.arange(len(m)), alloc),
-        sizes,
-        m,
-        np.asarray(frame["known"], np.int64),
-        rates,
-        np.asarray(frame["predicted"], bool),
-        prior,
-        float(strength),
-        variance,
-        bound,
+    options = dict(prior=prior, strength=strength, floor=floor, max_positives=max_positives)
+    audit = Audit.planned(
+        int(n), sizes, m, frame["known"], frame["rates"], frame["predicted"], **options
     )
     return audit, np.asarray(frame["positives_unlabelled"], np.int64)
 

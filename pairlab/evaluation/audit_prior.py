@@ -159,11 +159,9 @@ def design(
     belief = rate_prior(
         rates, prior=prior, strength=strength, sizes=unlabelled, max_positives=max_positives
     )
-    linear = {
-        "deviation_var": belief.deviation_var,
-        "shared": belief.shared,
-        "shared_var": belief.shared_var,
-    }
+    linear = dict(
+        deviation_var=belief.deviation_var, shared=belief.shared, shared_var=belief.shared_var
+    )
     alloc = allocate(unlabelled, belief.centre, n, floor=floor, **linear)
     return alloc, expected_variance(alloc, unlabelled, belief.centre, **linear)
 

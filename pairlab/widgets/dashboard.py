@@ -72,12 +72,11 @@ class RunDashboard:
             f"{record['labels']:,} labels · {record['positives_found']:,} positives found · "
             f"{scored}{reach}"
         )
-        stages = [s for s in STAGES if s in self._totals]
         times = {
-            "last round": [f"{seconds.get(s, 0.0):.1f}" for s in stages],
-            "all rounds": [f"{self._totals[s]:.0f}" for s in stages],
+            "last round": [f"{seconds.get(s, 0.0):.1f}" for s in STAGES],
+            "all rounds": [f"{self._totals[s]:.0f}" for s in STAGES],
         }
-        self.times.value = _table(pd.DataFrame(times, index=stages).T, "seconds")
+        self.times.value = _table(pd.DataFrame(times, index=list(STAGES)).T, "seconds")
         if "candidate_recall" in record:  # runs from before it was recorded have none
             self._recalls.setdefault(_name(key), {})[record["round"]] = recall
             recalls = pd.DataFrame(self._recalls).T.sort_index(axis=1)
