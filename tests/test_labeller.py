@@ -116,6 +116,32 @@ def test_previous_while_waiting_shows_the_last_pair_again(store, make):
     assert store.history()["seconds"].isna().tolist() == [False, False, True, False]
 
 
+def test_a_finished_or_stopped_session_says_what_comes_next(store, make):
+    """Issue 60: the finished screen points to the export, a stopped worker to start()."""
+    store.set_status("worker", "finished")
+    widget = make()
+    assert "finished: every pair is answered; session.export() writes the matches" in (
+        widget.pair.value
+    )
+    store.set_status("worker", "stopped")
+    wait_for(lambda: "session.start() goes on from the last round" in widget.pair.value)
+
+
+def test_the_kernel_beats_to_the_page_that_says_when_it_is_gone(store, make, monkeypatch):
+    """Issue 60: a dead kernel's widget looked alive. The refresher thread sends a heartbeat
+    every 2 s; the page disables the key box after ``quiet`` seconds without one (its script is
+    checked in a browser, tests/browser/test_labeller.py)."""
+    from pairlab.widgets.keycatcher import KeyCatcher
+
+    beats = []
+    monkeypatch.setattr(KeyCatcher, "send", lambda self, content: beats.append(content))
+    widget = make(quiet=7.5)
+    assert widget.keys.quiet == 7.5 and "kernel is gone" in widget.keys.gone
+    wait_for(lambda: beats)
+    assert beats[0] == {"beat": True}
+    assert "quiet * 1000" in KeyCatcher._esm  # the page's clock
+
+
 def test_previous_with_nothing_answered_does_nothing(store, make):
     store.post(0, [1], "batch")
     widget = make()

@@ -1,5 +1,7 @@
 """A keyboard box for widgets: each key press is exactly one message and no text is kept (a
-synced text box cleared after each read read "ep" typed fast as e, e, p); auto-repeat ignored."""
+synced text box cleared after each read read "ep" typed fast as e, e, p); auto-repeat ignored.
+The kernel's side sends a heartbeat (:meth:`KeyCatcher.beat`); after ``quiet`` seconds without
+one the box is disabled and says the kernel is gone (a dead kernel's page keeps its widgets)."""
 
 from __future__ import annotations
 
@@ -26,11 +28,40 @@ class KeyCatcher(anywidget.AnyWidget):
         if (!event.repeat) model.send({ key: event.key });
       });
       model.on("change:placeholder", () => { input.placeholder = model.get("placeholder"); });
+      const gone = document.createElement("div");
+      gone.className = "pairlab-keys-gone";
+      gone.style.cssText = "display:none;color:#b00;font-weight:bold;margin-top:0.3em";
+      gone.textContent = model.get("gone");
+      let last = Date.now();
+      model.on("msg:custom", (msg) => {
+        if (!msg.beat) return;
+        last = Date.now();
+        gone.style.display = "none";
+        input.disabled = false;
+      });
+      const timer = setInterval(() => {
+        const quiet = model.get("quiet");
+        if (quiet > 0 && Date.now() - last > quiet * 1000) {
+          gone.style.display = "block";
+          input.disabled = true;
+        }
+      }, 1000);
       el.appendChild(input);
+      el.appendChild(gone);
+      return () => clearInterval(timer);
     }
     export default { render };
     """
     placeholder = traitlets.Unicode("").tag(sync=True)
+    quiet = traitlets.Float(0.0).tag(sync=True)  # seconds without a beat: gone (0: never said)
+    gone = traitlets.Unicode(
+        "The kernel is gone: nothing you press now is saved (every answer before is). "
+        "Restart the kernel and run the notebook again to go on."
+    ).tag(sync=True)
+
+    def beat(self) -> None:
+        """Tell the page the kernel is alive."""
+        self.send({"beat": True})
 
     def on_key(self, handler) -> None:
         """Call ``handler(key)`` for each key press (one character: the box sends no other)."""

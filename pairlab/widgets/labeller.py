@@ -34,12 +34,14 @@ _BOX = (
 )
 _GREY = "<span style='color:#555'>{}</span>"
 _SETTLE = 0.05  # seconds the refresher lets an answer's burst settle before it reads the counts
+_BEAT = 2.0  # seconds between the kernel's heartbeats to the page
 _LIVE: weakref.WeakValueDictionary[tuple, LabellingWidget] = weakref.WeakValueDictionary()
 
 
 class LabellingWidget:
     """Shows a :class:`SessionStore`'s queued pairs one at a time and records a person's answers
-    (``texts(pair_id) -> (left, right)``); a second one on the same store closes the first."""
+    (``texts(pair_id) -> (left, right)``); a second one on the same store closes the first.
+    After ``quiet`` seconds without the kernel's heartbeat the page says the kernel is gone."""
 
     def __init__(
         self,
@@ -50,6 +52,7 @@ class LabellingWidget:
         left_title: str = "left",
         right_title: str = "right",
         poll: float = 0.25,
+        quiet: float = 10.0,
     ):
         if isinstance(poll, bool) or not isinstance(poll, (int, float)) or not 0 < poll <= 60:
             raise ValueError(f"poll must be a number of seconds in (0, 60], got {poll!r}")
@@ -62,7 +65,7 @@ class LabellingWidget:
         self._points = _curve(store.history())  # (labels, positives) after each change
         self._wake, self._stop = threading.Event(), threading.Event()
         self._thread = threading.Thread(target=self._run, name="pairlab-labeller", daemon=True)
-        self._build()
+        self._build(float(quiet))
         key = (str(store.path.resolve()), annotator)
         if (earlier := _LIVE.get(key)) is not None:
             earlier.close()
@@ -120,6 +123,10 @@ class LabellingWidget:
         if item is None:
             worker = _worker(self.store.status())
             text = "waiting for the next pairs" + (f": {worker}" if worker else "")
+            if worker.startswith("finished"):
+                text = "finished: every pair is answered; session.export() writes the matches"
+            elif worker.startswith("stopped"):
+                text = "the rounds stopped: session.start() goes on from the last round"
             self.pair.value = (
                 "<div class='pairlab-label-waiting' style='padding:2em;color:#555;"
                 f"font-style:italic'>{html.escape(text)}</div>"
@@ -166,7 +173,11 @@ class LabellingWidget:
             )
 
     def _run(self) -> None:
+        beaten = 0.0
         while not self._stop.is_set():
+            if time.monotonic() - beaten >= _BEAT:  # from this thread: a busy kernel beats too
+                self.keys.beat()
+                beaten = time.monotonic()
             if self._wake.wait(self.poll):
                 self._stop.wait(_SETTLE)  # keys typed in a burst: one refresh after them
             self._wake.clear()  # an answer from here on wakes the next round
@@ -180,7 +191,7 @@ class LabellingWidget:
                 if self._stop.wait(self.poll):
                     return
 
-    def _build(self) -> None:
+    def _build(self, quiet: float) -> None:
         import ipywidgets as w  # optional dependency: only the widget needs it
 
         from .keycatcher import KeyCatcher
@@ -190,7 +201,7 @@ class LabellingWidget:
             w.HTML().add_class(tag(name)) for name in ("status", "guide", "counts", "plot")
         )
         self.pair = w.HTML(layout=w.Layout(width="auto")).add_class(tag("pair"))
-        self.keys = KeyCatcher(placeholder=KEYS_HELP, layout=w.Layout(width="34em"))
+        self.keys = KeyCatcher(placeholder=KEYS_HELP, quiet=quiet, layout=w.Layout(width="34em"))
         self.keys.add_class(tag("keys")).on_key(self.press)
         self.buttons = {}
         for key, text, style in _BUTTONS:

@@ -380,6 +380,22 @@ def test_latency_is_recorded(session):
     assert all(g["p95_ms"] < 10 * TARGET_MS for g in groups.values() if g["n"]), groups
 
 
+def test_a_dead_kernel_is_said_plainly(session):
+    """Issue 60: after a SIGKILL of the kernel the widget kept its pair and buttons and keys did
+    nothing. Within its quiet time (10 s) without the kernel's heartbeat the key box is
+    disabled and says the kernel is gone. Last: the page's kernel does not come back."""
+    from playwright.sync_api import expect
+
+    page = session.page
+    gone = page.locator(".pairlab-keys-gone").last
+    assert not gone.is_visible()  # a live kernel beats every 2 s
+    output = page.locator(".jp-OutputArea-output", has_text="LABELLER READY").last
+    os.kill(int(output.inner_text().split()[-1]), signal.SIGKILL)
+    expect(gone).to_be_visible(timeout=30_000)
+    expect(gone).to_contain_text("The kernel is gone")
+    expect(page.locator("input.pairlab-keys").last).to_be_disabled()
+
+
 def latency_groups(keys, views, log, origin, burns) -> dict:
     """Key to next view (ms), each key matched with the first view after it and after the view
     of the key before; grouped by speed (burst, human) and by load (a key pressed while the
