@@ -1,6 +1,6 @@
 """Notebook 09, when adaptivity pays: the budget experiment (its runs, :func:`budget_runs`, on a
-pool of many labels per positive, :func:`regime`), what it shares with the encoder experiment
-(:mod:`.encoders`), and the metrics file (:func:`adaptivity_metrics`) and its tables."""
+pool of many labels per positive, :func:`~.sweeps.scale`), what it shares with the encoder
+experiment (:mod:`.encoders`), and the metrics file (:func:`adaptivity_metrics`) and its tables."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..active.config import LoopSettings
 from ..active.store import round_ids
 from ..io import json_row, plain
 from . import data_efficiency
@@ -21,7 +20,6 @@ __all__ = [
     "BUDGET_STRATEGIES",
     "load_experiment",
     "budget_runs",
-    "regime",
     "separation",
     "recall_frame",
     "overlap_frame",
@@ -57,31 +55,6 @@ def budget_runs(seeds, other_seeds) -> tuple[list, dict]:
     order = ("uncertainty", "adaptive_retrieval", "static_retrieval", "random_candidates")
     strategies = [s if s in order[:2] else Variant(s, s, {"curve": True}) for s in order]
     return strategies, {s: list(seeds if s in GAP else other_seeds) for s in order}
-
-
-def regime(prepared: dict, settings: LoopSettings) -> pd.DataFrame:
-    """Per task: the training positives, labels per round and per positive (the paper's beside)."""
-    from ..data import paper
-
-    rows = []
-    for task, (pools, _) in prepared.items():
-        sizes = np.cumsum(settings.config(task, "random").schedule())
-        positives = pools["train"].n_positives
-        ref = paper.BUDGET.get(task, {}).get("labels", 0) / paper.TABLE1.get(task, {}).get(
-            "train", {}
-        ).get("positives", np.nan)
-        rows.append(
-            {
-                "task": task,
-                "train positives": positives,
-                "rounds": len(sizes),
-                "labels after each round": ", ".join(f"{n:,}" for n in sizes),
-                "labels": int(sizes[-1]),
-                "labels per positive": sizes[-1] / positives,
-                "paper labels per positive": ref,
-            }
-        )
-    return pd.DataFrame(rows).set_index("task")
 
 
 def separation(curves: pd.DataFrame) -> pd.DataFrame:
@@ -180,7 +153,7 @@ def adaptivity_metrics(
             },
             "regime": {
                 task: {
-                    "positives": row["train positives"],
+                    "positives": row["positives"],
                     "labels": row["labels"],
                     "rounds": row["rounds"],
                     "labels_per_positive": row["labels per positive"],

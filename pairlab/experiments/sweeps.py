@@ -94,7 +94,7 @@ def with_zero_shot(summary: dict, zero: dict) -> dict:
 def prepare_active(params: dict, *, show: bool = True):
     """``(prepared, settings)`` of notebooks 03-07: each task's :func:`pools_and_strata` and the
     :class:`LoopSettings`; ``show`` displays this run's sizes beside the paper's (:func:`scale`)."""
-    from ..data import loaders, paper
+    from ..data import loaders
 
     tasks = loaders.tasks_for(params)  # a file's task gains the per-task settings of its kind
     eval_config, settings = EvalConfig.from_params(params), LoopSettings.from_params(params)
@@ -107,7 +107,7 @@ def prepare_active(params: dict, *, show: bool = True):
     if show:
         from IPython.display import display
 
-        display(scale(prepared, settings, paper.BUDGET))
+        display(scale(prepared, settings))
     return prepared, settings
 
 
@@ -229,23 +229,28 @@ def total_rounds(prepared: dict, strategies, seeds, settings: LoopSettings) -> i
     )
 
 
-def scale(prepared: dict, settings: LoopSettings, budget: dict) -> pd.DataFrame:
-    """This run's sizes beside the paper's ``budget`` (:data:`pairlab.data.paper.BUDGET`)."""
+def scale(prepared: dict, settings: LoopSettings) -> pd.DataFrame:
+    """Per task: this run's sizes beside the paper's (:data:`pairlab.data.paper.BUDGET`), labels
+    per positive among them (the regime notebook 09 reads)."""
+    from ..data import paper
+
     rows = []
     for task, (pools, _) in prepared.items():
-        config = settings.config(task, "random")
-        train = pools["train"]
-        ref = budget.get(task, {})
+        config, train = settings.config(task, "random"), pools["train"]
+        ref = paper.BUDGET.get(task, {})
+        positives = paper.TABLE1.get(task, {}).get("train", {}).get("positives", np.nan)
         rows.append(
             {
                 "task": task,
                 "train items": f"{len(train.left_texts):,} x {len(train.right_texts):,}",
-                "train pairs": f"{train.n_pairs:,}",
-                "positives": f"{train.n_positives:,}",
+                "train pairs": train.n_pairs,
+                "positives": train.n_positives,
                 "n1": config.schedule()[0],
                 "rounds": len(config.schedule()),
-                "labels": f"{config.budget:,}",
-                "paper labels": f"{ref.get('labels', 0):,}",
+                "labels": config.budget,
+                "paper labels": ref.get("labels", 0),
+                "labels per positive": config.budget / train.n_positives,
+                "paper labels per positive": ref.get("labels", 0) / positives,
                 "neighbours m": config.candidate_m,
                 "paper m": ref.get("neighbours"),
                 "max seq length": config.max_seq_length,
