@@ -14,6 +14,7 @@ from ..io import json_row, plain
 from . import data_efficiency
 from .budget import separation_budget
 from .encoders import GAP
+from .summaries import cell
 from .sweeps import Variant, prepare_active
 
 __all__ = [
@@ -264,8 +265,8 @@ def budget_table(metrics: dict) -> pd.DataFrame:
                     "seeds": len(dev["seeds"]),
                     "labels": c["labels"][-1],
                     "final dev AP": dev["mean"][-1],
-                    "95% interval": _interval(dev["ci"][-1]),
-                    "per seed": ", ".join(_cell(row[-1]) for row in dev["per_seed"]),
+                    "95% interval": "-".join(map(cell, dev["ci"][-1])),
+                    "per seed": ", ".join(cell(row[-1]) for row in dev["per_seed"]),
                     "positive share, round 1": c["positive_share"][0],
                     "positive share, end": c["positive_share"][-1],
                 }
@@ -284,7 +285,7 @@ def encoder_summary(metrics: dict) -> pd.DataFrame:
                 {
                     "layers": int(n),
                     "zero-shot AP": e["zero_shot_ap"],
-                    "95% interval": _interval(e["zero_shot_ap_ci"]),
+                    "95% interval": "-".join(map(cell, e["zero_shot_ap_ci"])),
                     "static precision": e["static_precision"],
                     "labels": labels,
                     f"{GAP[0]} AP": e[GAP[0]]["test_ap"]["mean"][k],
@@ -294,11 +295,3 @@ def encoder_summary(metrics: dict) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
-
-
-def _interval(ci) -> str:
-    return f"{_cell(ci[0])}-{_cell(ci[1])}"
-
-
-def _cell(value) -> str:
-    return "–" if value is None else f"{value:.3f}"

@@ -132,7 +132,8 @@ def budget_regime(task: str, metrics: dict) -> Finding | None:
     curves = metrics.get("budget", {}).get(task, {})
     if A not in curves or B not in curves:
         return None
-    ours, theirs = ({s: row[-1] for s, row in _seed_rows(curves[k])} for k in (A, B))
+    dev = [curves[k]["dev_ap"] for k in (A, B)]
+    ours, theirs = ({s: row[-1] for s, row in zip(d["seeds"], d["per_seed"])} for d in dev)
     seeds = [s for s in ours if s in theirs and None not in (ours[s], theirs[s])]
     wins = sum(ours[s] > theirs[s] for s in seeds)
     above = metrics.get("separation", {}).get(task, {}).get("mean", {}).get(f"{A}_above_from")
@@ -154,10 +155,6 @@ def budget_regime(task: str, metrics: dict) -> Finding | None:
         "paper_labels_per_positive": regime.get("paper_labels_per_positive"),
     }
     return Finding("budget_regime", task, status, values)
-
-
-def _seed_rows(curve: dict):
-    return zip(curve["dev_ap"]["seeds"], curve["dev_ap"]["per_seed"])
 
 
 def starting_encoder(labels, metrics: dict) -> Finding | None:
