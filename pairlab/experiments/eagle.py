@@ -9,12 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from ..active import strategies as st
 from ..active.strategies import RoundState
 from ..annotators.factory import base_error, error_edges
 from ..data.loaders import Pool
 from ..data.pairs import isin_sorted, union_sorted
+from ..data.paper import EAGLE_TABLE1, EAGLE_TABLE4
 from ..data.tasks import BUILT_IN, like
 from ..models.embed import embed_pool
 from ..models.scoring import CosineScorer
@@ -221,10 +223,6 @@ def case_table(metrics: dict):
     """The Table 1 / Table 4 analog: AUC (all, high and low base error; mean ± std over seeds)
     per annotation and row, beside the paper's AUC: gpt-3.5-turbo's (Table 1; conditional
     informativeness from Table 4) for the noisy rows, the ground truth's (Table 4) for the clean."""
-    import pandas as pd
-
-    from ..data.paper import EAGLE_TABLE1, EAGLE_TABLE4
-
     records = []
     for annotation, row, m in in_order(metrics, CASE_ROWS):
         if annotation == "clean":

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ..data.paper import A, B
+from ..data.paper import BUDGET, A, B
 from .summaries import compare
 
 __all__ = [
@@ -78,8 +78,6 @@ def adaptive_vs_static(task: str, strategies: dict, efficiency: dict | None = No
     """The core paper's headline on one task, from a notebook-03 metrics entry (``{strategy:
     summary}``) and notebook 05's factor per seed (``{"per_seed": [{"seed", "factor",
     "bound"}]}``). None where either strategy is missing or they share no seed."""
-    from ..data.paper import BUDGET
-
     if A not in strategies or B not in strategies:
         return None
     x, y = strategies[A], strategies[B]

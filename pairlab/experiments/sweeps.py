@@ -17,8 +17,12 @@ import pandas as pd
 from ..active.config import ActiveConfig, LoopSettings
 from ..active.loop import ActiveRun
 from ..active.store import run_folder, run_labels
+from ..data import loaders, paper
 from ..data.loaders import Task
 from ..evaluation.strata import EvalConfig, evaluate, pretrained_eval_set
+from ..models.embed import embed_pool
+from ..models.scoring import CosineScorer
+from .baselines import train_or_load
 
 __all__ = [
     "Variant",
@@ -57,9 +61,6 @@ def zero_shot(
 ) -> dict:
     """The pretrained encoder's cosine with no labels, per task: its test metrics on the strata
     every run is measured on, as a :func:`summarise` entry with no seeds and a 95% ``ci``."""
-    from ..evaluation import CosineScorer
-    from ..models.embed import embed_pool
-
     out = {}
     for task, (pools, eval_sets) in prepared.items():
         test = pools["test"]
@@ -94,8 +95,6 @@ def with_zero_shot(summary: dict, zero: dict) -> dict:
 def prepare_active(params: dict, *, show: bool = True):
     """``(prepared, settings)`` of notebooks 03-07: each task's :func:`pools_and_strata` and the
     :class:`LoopSettings`; ``show`` displays this run's sizes beside the paper's (:func:`scale`)."""
-    from ..data import loaders
-
     tasks = loaders.tasks_for(params)  # a file's task gains the per-task settings of its kind
     eval_config, settings = EvalConfig.from_params(params), LoopSettings.from_params(params)
     prepared = {
@@ -232,8 +231,6 @@ def total_rounds(prepared: dict, strategies, seeds, settings: LoopSettings) -> i
 def scale(prepared: dict, settings: LoopSettings) -> pd.DataFrame:
     """Per task: this run's sizes beside the paper's (:data:`pairlab.data.paper.BUDGET`), labels
     per positive among them (the regime notebook 09 reads)."""
-    from ..data import paper
-
     rows = []
     for task, (pools, _) in prepared.items():
         config, train = settings.config(task, "random"), pools["train"]
@@ -308,8 +305,6 @@ def transfer(
 ) -> dict:
     """``{(task, source, seed): metrics}`` of ConcatBERT trained on the labels each source run
     collected (Table 6), on its own smaller test strata (``eval_config``); cached in ``folder``."""
-    from .baselines import train_or_load
-
     out = {}
     for task, (pools, _) in prepared.items():
         test = pools["test"]
