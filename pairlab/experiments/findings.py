@@ -305,7 +305,7 @@ def rankers(metrics: dict) -> list[Finding]:
     out = []
     for task, by_strategy in metrics.items():
         verdicts = {
-            s: {k: entry["verdict"][k] for k in ("equal_questions", "equal_cost")}
+            s: entry["verdict"]
             for s, entry in by_strategy.items()
             if isinstance(entry, dict) and entry.get("verdict")
         }
@@ -316,19 +316,7 @@ def rankers(metrics: dict) -> list[Finding]:
         ]
         # the claim is that none is better: held where none is, not held where one is at both
         status = _status(not any(map(any, better)), not any(map(all, better)))
-        values = {
-            "strategies": {
-                s: {
-                    k: {
-                        "verdict": v["verdict"],
-                        "difference": v["difference"],
-                        "p": v["p_adjusted"],
-                    }
-                    for k, v in by_k.items()
-                }
-                for s, by_k in verdicts.items()
-            },
-            "questions": next(iter(verdicts.values()))["equal_questions"].get("questions"),
-        }
+        questions = next(iter(verdicts.values()))["equal_questions"].get("questions")
+        values = {"strategies": verdicts, "questions": questions}
         out.append(Finding("no_better_than_random", task, status, values))
     return out
