@@ -5,6 +5,7 @@ annotated pairs is measured by AUC on the stated test pairs (all, high- and low-
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pandas as pd
 
 from ..active import strategies as st
 from ..active.strategies import RoundState
+from ..annotators import ErrorDependentOracle, LLMAnnotator, Oracle
 from ..annotators.factory import base_error, error_edges
 from ..data.loaders import Pool
 from ..data.pairs import isin_sorted, union_sorted
@@ -250,8 +252,6 @@ def run_case_study(prepared: dict, params: dict, *, folder) -> dict:
     often as ``error_accuracy`` says per base-error bin (assumed: the paper prints no numbers)."""
     from tqdm.auto import tqdm
 
-    from ..annotators import ErrorDependentOracle, Oracle
-
     case = CaseSettings.from_params(params)
     task = case_task(prepared, case.task)
     runs, accuracy = {}, list(case.error_accuracy)
@@ -290,10 +290,6 @@ def llm_section(prepared: dict, params: dict, *, cache, folder) -> dict | None:
     """The first seed's conditional-informativeness picks (at most ``llm_max_pairs``) labelled by
     the ``llm_base_url`` endpoint after printing the cost estimate: the row's metrics with the
     endpoint's usage, or None when no endpoint is set."""
-    import os
-
-    from ..annotators import LLMAnnotator
-
     if not params.get("llm_base_url"):
         print("no LLM endpoint set (llm_base_url): section skipped; nothing was sent")
         return None
