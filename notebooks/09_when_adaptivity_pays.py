@@ -107,8 +107,8 @@ ctx = setup(cfg, globals())  # run and figure folders; every setting and knob re
 # searches can pick from.
 
 # %%
-prepared, settings = adaptivity.load_experiment(ctx.params, "budget")
-budget_regime = adaptivity.regime(prepared, settings)
+prepared, settings = adaptivity.load_experiment(ctx.params, "budget", show=False)
+budget_regime = experiments.scale(prepared, settings)  # its sizes, labels per positive among them
 budget_regime
 
 # %% [markdown]

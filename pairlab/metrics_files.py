@@ -32,7 +32,7 @@ StrategySummary: labels:int seeds:[int] positives_found:SeedSpread ap:SeedSpread
     seconds_per_run:{float} runs:[str] recorded_by?:str
 Efficiency: per_seed:[EfficiencySeed] factor_mean:float? factor_std:float? seeds_defined:int
     seeds:int
-EfficiencySeed: seed:int task?:str static_retrieval_labels:int static_retrieval_dev_ap
+EfficiencySeed: seed:int static_retrieval_labels:int static_retrieval_dev_ap
     static_retrieval_labels_needed:float? uncertainty_final_dev_ap labels_needed:float?
     factor:float? bound:str
 PretrainedCosine: ap ap_ci:ci p_at_r20 p_at_r20_ci:ci exact_ap? exact_p_at_r20?

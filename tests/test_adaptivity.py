@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from conftest import BASE, EVAL_SETS, POOLS, VECTORS, FakeLearner
 
-from pairlab import report
+from pairlab import experiments, report
 from pairlab.active import ActiveRun, run_folder
 from pairlab.active.config import LoopSettings
 from pairlab.experiments import adaptivity, encoders
@@ -94,7 +94,7 @@ def test_overlap_is_the_share_of_a_runs_labels_the_other_also_collected(tmp_path
     assert against_random["overlap"].iloc[-1] < 1.0
 
 
-def test_budget_runs_and_regime():
+def test_budget_runs_and_the_scale_notebook_09_reads_its_regime_from():
     strategies, seeds = adaptivity.budget_runs([0, 1, 2], [0])
     assert [getattr(s, "label", s) for s in strategies] == list(seeds)
     assert seeds == {
@@ -105,8 +105,8 @@ def test_budget_runs_and_regime():
     }
     static = next(s for s in strategies if getattr(s, "label", "") == "static_retrieval")
     assert static.fields("toy", 0) == {"curve": True}
-    row = adaptivity.regime({"toy": (POOLS, EVAL_SETS)}, SETTINGS).loc["toy"]
-    assert row["labels after each round"] == "12, 30, 57" and row["labels"] == 57
+    row = experiments.scale({"toy": (POOLS, EVAL_SETS)}, SETTINGS).loc["toy"]
+    assert (row["n1"], row["rounds"], row["labels"]) == (12, 3, 57)
     assert row["labels per positive"] == pytest.approx(57 / POOLS["train"].n_positives)
 
 
@@ -204,7 +204,7 @@ def metrics_for_docs(folder) -> dict:
             {"task": "toy", "seed": 1, **reference, "labels needed": float("nan")},
         ]
     ).assign(factor=[2.0, float("nan")], bound=["exact", "not reached"])
-    regime = adaptivity.regime({"toy": (POOLS, EVAL_SETS)}, SETTINGS)
+    regime = experiments.scale({"toy": (POOLS, EVAL_SETS)}, SETTINGS)
     recall = adaptivity.recall_frame(toy_results(folder))
     overlap = pd.DataFrame(
         [

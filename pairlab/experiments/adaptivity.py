@@ -1,6 +1,6 @@
 """Notebook 09, when adaptivity pays: the budget experiment (its runs, :func:`budget_runs`, on a
-pool of many labels per positive, :func:`regime`), what it shares with the encoder experiment
-(:mod:`.encoders`), and the metrics file (:func:`adaptivity_metrics`) and its tables."""
+pool of many labels per positive, :func:`~.sweeps.scale`), what it shares with the encoder
+experiment (:mod:`.encoders`), and the metrics file (:func:`adaptivity_metrics`) and its tables."""
 
 from __future__ import annotations
 
@@ -9,19 +9,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..active.config import LoopSettings
 from ..active.store import round_ids
 from ..io import json_row, plain
 from . import data_efficiency
 from .budget import separation_budget
 from .encoders import GAP
+from .summaries import cell
 from .sweeps import Variant, prepare_active
 
 __all__ = [
     "BUDGET_STRATEGIES",
     "load_experiment",
     "budget_runs",
-    "regime",
     "separation",
     "recall_frame",
     "overlap_frame",
@@ -57,31 +56,6 @@ def budget_runs(seeds, other_seeds) -> tuple[list, dict]:
     order = ("uncertainty", "adaptive_retrieval", "static_retrieval", "random_candidates")
     strategies = [s if s in order[:2] else Variant(s, s, {"curve": True}) for s in order]
     return strategies, {s: list(seeds if s in GAP else other_seeds) for s in order}
-
-
-def regime(prepared: dict, settings: LoopSettings) -> pd.DataFrame:
-    """Per task: the training positives, labels per round and per positive (the paper's beside)."""
-    from ..data import paper
-
-    rows = []
-    for task, (pools, _) in prepared.items():
-        sizes = np.cumsum(settings.config(task, "random").schedule())
-        positives = pools["train"].n_positives
-        ref = paper.BUDGET.get(task, {}).get("labels", 0) / paper.TABLE1.get(task, {}).get(
-            "train", {}
-        ).get("positives", np.nan)
-        rows.append(
-            {
-                "task": task,
-                "train positives": positives,
-                "rounds": len(sizes),
-                "labels after each round": ", ".join(f"{n:,}" for n in sizes),
-                "labels": int(sizes[-1]),
-                "labels per positive": sizes[-1] / positives,
-                "paper labels per positive": ref,
-            }
-        )
-    return pd.DataFrame(rows).set_index("task")
 
 
 def separation(curves: pd.DataFrame) -> pd.DataFrame:
@@ -180,7 +154,7 @@ def adaptivity_metrics(
             },
             "regime": {
                 task: {
-                    "positives": row["train positives"],
+                    "positives": row["positives"],
                     "labels": row["labels"],
                     "rounds": row["rounds"],
                     "labels_per_positive": row["labels per positive"],
@@ -291,8 +265,8 @@ def budget_table(metrics: dict) -> pd.DataFrame:
                     "seeds": len(dev["seeds"]),
                     "labels": c["labels"][-1],
                     "final dev AP": dev["mean"][-1],
-                    "95% interval": _interval(dev["ci"][-1]),
-                    "per seed": ", ".join(_cell(row[-1]) for row in dev["per_seed"]),
+                    "95% interval": "-".join(map(cell, dev["ci"][-1])),
+                    "per seed": ", ".join(cell(row[-1]) for row in dev["per_seed"]),
                     "positive share, round 1": c["positive_share"][0],
                     "positive share, end": c["positive_share"][-1],
                 }
@@ -311,7 +285,7 @@ def encoder_summary(metrics: dict) -> pd.DataFrame:
                 {
                     "layers": int(n),
                     "zero-shot AP": e["zero_shot_ap"],
-                    "95% interval": _interval(e["zero_shot_ap_ci"]),
+                    "95% interval": "-".join(map(cell, e["zero_shot_ap_ci"])),
                     "static precision": e["static_precision"],
                     "labels": labels,
                     f"{GAP[0]} AP": e[GAP[0]]["test_ap"]["mean"][k],
@@ -321,11 +295,3 @@ def encoder_summary(metrics: dict) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
-
-
-def _interval(ci) -> str:
-    return f"{_cell(ci[0])}-{_cell(ci[1])}"
-
-
-def _cell(value) -> str:
-    return "–" if value is None else f"{value:.3f}"

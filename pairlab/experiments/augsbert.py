@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from itertools import product
 from pathlib import Path
 
 import numpy as np
@@ -16,8 +17,9 @@ from ..active.store import load_result, run_folder, run_labels
 from ..augment import samplers as smp
 from ..augment.silver import SilverLabeller
 from ..data.pairs import union_sorted
+from ..data.paper import AUGSBERT_QQP_F1
 from ..evaluation import heuristic
-from ..evaluation.strata import EvalConfig, evaluate
+from ..evaluation.strata import EvalConfig, evaluate, pretrained_eval_set
 from .baselines import TrainSettings, sample_pairs, stated_pairs, train_or_load, trained_metrics
 from .summaries import cell, in_order, mean_std, seed_means_by
 from .sweeps import COLLAPSED_SPREAD
@@ -274,11 +276,7 @@ class AugRun:
 def run_all(prepared: dict, params: dict, settings: LoopSettings, *, runs_root, folder) -> dict:
     """:meth:`AugRun.rows` for every task, gold source and seed of notebook 06's parameters; the
     cross-encoder's test strata are drawn once per task. Returns ``{(task, source, seed): rows}``."""
-    from itertools import product
-
     from tqdm.auto import tqdm
-
-    from ..evaluation.strata import pretrained_eval_set
 
     aug = AugSettings.from_params(params)
     concat_eval = {
@@ -326,8 +324,6 @@ def augsbert_metrics(runs: dict) -> dict:
 
 def augsbert_table(metrics: dict, task: str) -> pd.DataFrame:
     """One task's rows by gold source, means ± std over seeds, with the paper's Quora-QP F1."""
-    from ..data.paper import AUGSBERT_QQP_F1
-
     records = []
     for source, row, m in in_order(metrics[task], ROWS):
         rec = {

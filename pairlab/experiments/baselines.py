@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from ..active.config import PerTask
 from ..data.loaders import Pool
 from ..data.pairs import union_sorted
+from ..data.paper import TABLE2_BERT, TABLE3
 from ..evaluation import heuristic
 from ..io import write_json
 from ..models.concatbert import ConcatBERT
@@ -209,10 +211,6 @@ def failure_metrics(heuristics: dict, results: dict, eval_sets: dict, extra: dic
 
 def table2(metrics: dict):
     """Table 2 of the paper beside ours: one row per task and model."""
-    import pandas as pd
-
-    from ..data.paper import TABLE2_BERT, TABLE3
-
     rows = []
     for task, by_kind in metrics.items():
         for kind, m in by_kind.items():

@@ -22,15 +22,14 @@ def factor(labels, values, reference_labels: float, reference_value: float) -> f
     return float(reference_labels / labels_to_reach(labels, values, reference_value))
 
 
-def factors(curves: pd.DataFrame, *, strategy: str = A, reference: str = B) -> pd.DataFrame:
-    """Per task and seed: the labels ``strategy`` and ``reference`` need to first reach
-    ``reference``'s full-budget dev AP, and the factor, their ratio. ``bound``: exact, a lower
-    bound (``strategy``'s first point already passed it), both at the first point, or not
-    reached."""
+def factors(curves: pd.DataFrame) -> pd.DataFrame:
+    """Per task and seed: the labels uncertainty sampling (A) and static retrieval (B) need to
+    first reach B's full-budget dev AP, and the factor, their ratio. ``bound``: exact, a lower
+    bound (A's first point already passed it), both at the first point, or not reached."""
     rows = []
     for (task, seed), frame in curves.groupby(["task", "seed"], sort=False):
-        mine = frame[frame["strategy"] == strategy].sort_values("labels")
-        ref = frame[frame["strategy"] == reference].sort_values("labels")
+        mine = frame[frame["strategy"] == A].sort_values("labels")
+        ref = frame[frame["strategy"] == B].sort_values("labels")
         if mine.empty or ref.empty:
             continue
         target = float(ref["ap"].iloc[-1])
@@ -46,10 +45,10 @@ def factors(curves: pd.DataFrame, *, strategy: str = A, reference: str = B) -> p
             {
                 "task": task,
                 "seed": seed,
-                f"{reference} labels": int(ref["labels"].iloc[-1]),
-                f"{reference} dev AP": target,
-                f"{reference} labels needed": ref_needed,
-                f"{strategy} final dev AP": float(mine["ap"].iloc[-1]),
+                f"{B} labels": int(ref["labels"].iloc[-1]),
+                f"{B} dev AP": target,
+                f"{B} labels needed": ref_needed,
+                f"{A} final dev AP": float(mine["ap"].iloc[-1]),
                 "labels needed": needed,
                 "factor": factor(mine["labels"], mine["ap"], ref_needed, target),
                 "bound": bound,

@@ -5,16 +5,20 @@ annotated pairs is measured by AUC on the stated test pairs (all, high- and low-
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from ..active import strategies as st
 from ..active.strategies import RoundState
+from ..annotators import ErrorDependentOracle, LLMAnnotator, Oracle
 from ..annotators.factory import base_error, error_edges
 from ..data.loaders import Pool
 from ..data.pairs import isin_sorted, union_sorted
+from ..data.paper import EAGLE_TABLE1, EAGLE_TABLE4
 from ..data.tasks import BUILT_IN, like
 from ..models.embed import embed_pool
 from ..models.scoring import CosineScorer
@@ -221,10 +225,6 @@ def case_table(metrics: dict):
     """The Table 1 / Table 4 analog: AUC (all, high and low base error; mean ± std over seeds)
     per annotation and row, beside the paper's AUC: gpt-3.5-turbo's (Table 1; conditional
     informativeness from Table 4) for the noisy rows, the ground truth's (Table 4) for the clean."""
-    import pandas as pd
-
-    from ..data.paper import EAGLE_TABLE1, EAGLE_TABLE4
-
     records = []
     for annotation, row, m in in_order(metrics, CASE_ROWS):
         if annotation == "clean":
@@ -251,8 +251,6 @@ def run_case_study(prepared: dict, params: dict, *, folder) -> dict:
     """``{(annotation, seed): CaseStudy.rows}``: ``clean`` (the oracle) and ``llm_like``, right as
     often as ``error_accuracy`` says per base-error bin (assumed: the paper prints no numbers)."""
     from tqdm.auto import tqdm
-
-    from ..annotators import ErrorDependentOracle, Oracle
 
     case = CaseSettings.from_params(params)
     task = case_task(prepared, case.task)
@@ -292,10 +290,6 @@ def llm_section(prepared: dict, params: dict, *, cache, folder) -> dict | None:
     """The first seed's conditional-informativeness picks (at most ``llm_max_pairs``) labelled by
     the ``llm_base_url`` endpoint after printing the cost estimate: the row's metrics with the
     endpoint's usage, or None when no endpoint is set."""
-    import os
-
-    from ..annotators import LLMAnnotator
-
     if not params.get("llm_base_url"):
         print("no LLM endpoint set (llm_base_url): section skipped; nothing was sent")
         return None

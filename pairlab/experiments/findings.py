@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ..data.paper import A, B
+from ..data.paper import BUDGET, A, B
 from .summaries import compare
 
 __all__ = [
@@ -78,8 +78,6 @@ def adaptive_vs_static(task: str, strategies: dict, efficiency: dict | None = No
     """The core paper's headline on one task, from a notebook-03 metrics entry (``{strategy:
     summary}``) and notebook 05's factor per seed (``{"per_seed": [{"seed", "factor",
     "bound"}]}``). None where either strategy is missing or they share no seed."""
-    from ..data.paper import BUDGET
-
     if A not in strategies or B not in strategies:
         return None
     x, y = strategies[A], strategies[B]
@@ -132,7 +130,8 @@ def budget_regime(task: str, metrics: dict) -> Finding | None:
     curves = metrics.get("budget", {}).get(task, {})
     if A not in curves or B not in curves:
         return None
-    ours, theirs = ({s: row[-1] for s, row in _seed_rows(curves[k])} for k in (A, B))
+    dev = [curves[k]["dev_ap"] for k in (A, B)]
+    ours, theirs = ({s: row[-1] for s, row in zip(d["seeds"], d["per_seed"])} for d in dev)
     seeds = [s for s in ours if s in theirs and None not in (ours[s], theirs[s])]
     wins = sum(ours[s] > theirs[s] for s in seeds)
     above = metrics.get("separation", {}).get(task, {}).get("mean", {}).get(f"{A}_above_from")
@@ -154,10 +153,6 @@ def budget_regime(task: str, metrics: dict) -> Finding | None:
         "paper_labels_per_positive": regime.get("paper_labels_per_positive"),
     }
     return Finding("budget_regime", task, status, values)
-
-
-def _seed_rows(curve: dict):
-    return zip(curve["dev_ap"]["seeds"], curve["dev_ap"]["per_seed"])
 
 
 def starting_encoder(labels, metrics: dict) -> Finding | None:
@@ -310,7 +305,7 @@ def rankers(metrics: dict) -> list[Finding]:
     out = []
     for task, by_strategy in metrics.items():
         verdicts = {
-            s: {k: entry["verdict"][k] for k in ("equal_questions", "equal_cost")}
+            s: entry["verdict"]
             for s, entry in by_strategy.items()
             if isinstance(entry, dict) and entry.get("verdict")
         }
@@ -321,19 +316,7 @@ def rankers(metrics: dict) -> list[Finding]:
         ]
         # the claim is that none is better: held where none is, not held where one is at both
         status = _status(not any(map(any, better)), not any(map(all, better)))
-        values = {
-            "strategies": {
-                s: {
-                    k: {
-                        "verdict": v["verdict"],
-                        "difference": v["difference"],
-                        "p": v["p_adjusted"],
-                    }
-                    for k, v in by_k.items()
-                }
-                for s, by_k in verdicts.items()
-            },
-            "questions": next(iter(verdicts.values()))["equal_questions"].get("questions"),
-        }
+        questions = next(iter(verdicts.values()))["equal_questions"].get("questions")
+        values = {"strategies": verdicts, "questions": questions}
         out.append(Finding("no_better_than_random", task, status, values))
     return out

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from functools import partial
 
+import pandas as pd
+
 from .summaries import cell, mean_std, seed_means_by
 from .sweeps import Variant
 
@@ -76,8 +78,6 @@ def noise_metrics(results: dict) -> dict:
 
 def noise_table(by_noise: dict):
     """One task's table: a row per noise level and strategy."""
-    import pandas as pd
-
     records = [
         {
             "noise": level,

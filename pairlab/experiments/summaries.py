@@ -237,8 +237,8 @@ def budget_metrics(
     """Notebook 05's metrics file: per task each strategy's mean curve, the efficiency factors,
     the test AP spreads and the cost table."""
     out: dict = {}
-    factors = data_efficiency.summary(efficiency_frame).to_dict("index")
-    undefined = {"factor_mean": None, "factor_std": None, "seeds_defined": 0, "seeds": 0}
+    efficiency = data_efficiency.record(efficiency_frame)
+    undefined = dict(per_seed=[], factor_mean=None, factor_std=None, seeds_defined=0, seeds=0)
     for task in summary:
         frame = curves_frame[curves_frame["task"] == task]
         columns = ["ap", "ap_lo", "ap_hi", "positives_found"]
@@ -254,22 +254,14 @@ def budget_metrics(
             ]
             for strategy, rows in frame.groupby("strategy", sort=False)
         }
-        eff = (
-            efficiency_frame[efficiency_frame["task"] == task]
-            if len(efficiency_frame)
-            else efficiency_frame
-        )
         out[task] = {
             "curves": curves_out,
-            "efficiency": {
-                "per_seed": [json_row(r) for r in eff.replace({np.nan: None}).to_dict("records")],
-                **{k: plain(v) for k, v in factors.get(task, undefined).items()},
-            },
+            "efficiency": efficiency.get(task, undefined),
             "strategies": summary[task],
             "noise": _records(noise_frame, task),
             "costs": _records(cost_frame, task),
         }
-    return out
+    return plain(out)
 
 
 def _records(frame: pd.DataFrame, task: str) -> list[dict]:

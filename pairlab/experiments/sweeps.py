@@ -17,8 +17,12 @@ import pandas as pd
 from ..active.config import ActiveConfig, LoopSettings
 from ..active.loop import ActiveRun
 from ..active.store import run_folder, run_labels
+from ..data import loaders, paper
 from ..data.loaders import Task
 from ..evaluation.strata import EvalConfig, evaluate, pretrained_eval_set
+from ..models.embed import embed_pool
+from ..models.scoring import CosineScorer
+from .baselines import train_or_load
 
 __all__ = [
     "Variant",
@@ -57,9 +61,6 @@ def zero_shot(
 ) -> dict:
     """The pretrained encoder's cosine with no labels, per task: its test metrics on the strata
     every run is measured on, as a :func:`summarise` entry with no seeds and a 95% ``ci``."""
-    from ..evaluation import CosineScorer
-    from ..models.embed import embed_pool
-
     out = {}
     for task, (pools, eval_sets) in prepared.items():
         test = pools["test"]
@@ -94,8 +95,6 @@ def with_zero_shot(summary: dict, zero: dict) -> dict:
 def prepare_active(params: dict, *, show: bool = True):
     """``(prepared, settings)`` of notebooks 03-07: each task's :func:`pools_and_strata` and the
     :class:`LoopSettings`; ``show`` displays this run's sizes beside the paper's (:func:`scale`)."""
-    from ..data import loaders, paper
-
     tasks = loaders.tasks_for(params)  # a file's task gains the per-task settings of its kind
     eval_config, settings = EvalConfig.from_params(params), LoopSettings.from_params(params)
     prepared = {
@@ -107,7 +106,7 @@ def prepare_active(params: dict, *, show: bool = True):
     if show:
         from IPython.display import display
 
-        display(scale(prepared, settings, paper.BUDGET))
+        display(scale(prepared, settings))
     return prepared, settings
 
 
@@ -229,23 +228,26 @@ def total_rounds(prepared: dict, strategies, seeds, settings: LoopSettings) -> i
     )
 
 
-def scale(prepared: dict, settings: LoopSettings, budget: dict) -> pd.DataFrame:
-    """This run's sizes beside the paper's ``budget`` (:data:`pairlab.data.paper.BUDGET`)."""
+def scale(prepared: dict, settings: LoopSettings) -> pd.DataFrame:
+    """Per task: this run's sizes beside the paper's (:data:`pairlab.data.paper.BUDGET`), labels
+    per positive among them (the regime notebook 09 reads)."""
     rows = []
     for task, (pools, _) in prepared.items():
-        config = settings.config(task, "random")
-        train = pools["train"]
-        ref = budget.get(task, {})
+        config, train = settings.config(task, "random"), pools["train"]
+        ref = paper.BUDGET.get(task, {})
+        positives = paper.TABLE1.get(task, {}).get("train", {}).get("positives", np.nan)
         rows.append(
             {
                 "task": task,
                 "train items": f"{len(train.left_texts):,} x {len(train.right_texts):,}",
-                "train pairs": f"{train.n_pairs:,}",
-                "positives": f"{train.n_positives:,}",
+                "train pairs": train.n_pairs,
+                "positives": train.n_positives,
                 "n1": config.schedule()[0],
                 "rounds": len(config.schedule()),
-                "labels": f"{config.budget:,}",
-                "paper labels": f"{ref.get('labels', 0):,}",
+                "labels": config.budget,
+                "paper labels": ref.get("labels", 0),
+                "labels per positive": config.budget / train.n_positives,
+                "paper labels per positive": ref.get("labels", 0) / positives,
                 "neighbours m": config.candidate_m,
                 "paper m": ref.get("neighbours"),
                 "max seq length": config.max_seq_length,
@@ -303,8 +305,6 @@ def transfer(
 ) -> dict:
     """``{(task, source, seed): metrics}`` of ConcatBERT trained on the labels each source run
     collected (Table 6), on its own smaller test strata (``eval_config``); cached in ``folder``."""
-    from .baselines import train_or_load
-
     out = {}
     for task, (pools, _) in prepared.items():
         test = pools["test"]

@@ -83,8 +83,6 @@ def calibration(results: dict) -> pd.DataFrame:
         for t, s, _, r in _rounds(results)
         if (c := r.get("calibration"))
     ]
-    if not rows:
-        return pd.DataFrame(columns=columns)
     return pd.DataFrame(rows, columns=columns).groupby(columns[:3]).mean().round(3)
 
 
