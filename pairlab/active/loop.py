@@ -319,7 +319,7 @@ class ActiveRun(RunFolderRun):
     def _ask(self, state: RoundState, batch, stages, record: dict):
         """The batch with those a person answered beyond it, their labels and the oracle's (None
         where no one knows them); ``record`` gets the batch's positives and calibration."""
-        truth = self.pool.labels(batch) if _truth_known(self.pool) else None  # a person's records
+        truth = self.pool.labels(batch) if self.pool.truth_known else None  # a person's records
         labels = truth
         if self.config.annotator is not None:
             self.annotator.start_round(state.round, state, batch)  # a session posts its pairs
@@ -394,7 +394,7 @@ class ActiveRun(RunFolderRun):
             "final_dev": records[-1].get("dev"),
             "model_info": {k: info[k] for k in ("calibration", "trained_on") if k in info},
         }
-        if self.config.annotator is not None and _truth_known(self.pool):
+        if self.config.annotator is not None and self.pool.truth_known:
             result["annotation"] = _agreement(labels, self.pool.labels(ids))
         if self.config.keep_model:
             self.learner.save(model, self.folder / "model")
@@ -402,7 +402,7 @@ class ActiveRun(RunFolderRun):
 
     def _positives_found(self, ids, labels) -> int:
         """Positives among the labelled pairs: the truth's where it is known, else the answers'."""
-        if _truth_known(self.pool):
+        if self.pool.truth_known:
             return int(isin_sorted(ids, self.pool.positives).sum())
         return int((np.asarray(labels) == 1).sum())
 
@@ -468,11 +468,6 @@ def _annotator(config: ActiveConfig, annotator):
     return annotator
 
 
-def _truth_known(pool: Pool) -> bool:
-    """Whether ``pool`` knows every label; a person's own records do not (``RecordPool``)."""
-    return getattr(pool, "truth_known", True)
-
-
 def _agreement(labels: np.ndarray, truth: np.ndarray) -> dict:
     """Accuracy of the answered labels against the oracle's, flips each way, no-answers."""
     answered = labels >= 0
@@ -493,7 +488,7 @@ def _check_inputs(config: ActiveConfig, pools, eval_sets) -> None:
     pool = pools["train"]
     if pool.task != config.task:
         raise ValueError(f"config is for task {config.task!r} but the pool is {pool.task!r}")
-    if config.annotator is None and not _truth_known(pool):
+    if config.annotator is None and not pool.truth_known:
         raise ValueError(
             f"{pool.task}: no truth is known for these pairs, so the simulated "
             "oracle cannot label them: give an annotator (a person's session)"

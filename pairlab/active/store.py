@@ -164,7 +164,7 @@ def write_labels_csv(folder: Path, pool: Pool, ids, labels, rounds) -> None:
     frame = pd.DataFrame(
         {"round": rounds[order], "left": left, "right": right, "label": labels[order]}
     )
-    if getattr(pool, "truth_known", True):  # a person's own records have no oracle
+    if pool.truth_known:  # a person's own records have no oracle
         frame["oracle"] = pool.labels(ids[order])
     write_atomic(folder / "labels.csv", lambda tmp: frame.to_csv(tmp, index=False))
 
