@@ -56,19 +56,17 @@ class Stages:
 
     @contextmanager
     def __call__(self, stage: str):
-        start, finished = time.perf_counter(), False
+        start = time.perf_counter()
         self.emit("stage_started", round=self.round, stage=stage)
         self._inner.append(0.0)
         try:
             yield
-            finished = True
         finally:
             total = time.perf_counter() - start
             seconds = total - self._inner.pop()
             self._inner[-1] += total
             self.times[stage] = self.times.get(stage, 0.0) + seconds
-            if finished:
-                self.emit("stage", round=self.round, stage=stage, seconds=seconds)
+        self.emit("stage", round=self.round, stage=stage, seconds=seconds)  # a finished stage
 
     @contextmanager
     def exports_out_of(self, stage: str):
@@ -318,43 +316,35 @@ class ActiveRun(RunFolderRun):
 
     def _ask(self, state: RoundState, batch, stages, record: dict):
         """The batch with those a person answered beyond it, their labels and the oracle's (None
-        where no one knows them); ``record`` gets the batch's positives and calibration."""
+        where no one knows them); ``record`` gets the batch's positives and calibration, and
+        how another annotator's labels compare with the oracle's and what they cost."""
         truth = self.pool.labels(batch) if self.pool.truth_known else None  # a person's records
         labels = truth
         if self.config.annotator is not None:
             self.annotator.start_round(state.round, state, batch)  # a session posts its pairs
+            before = dict(self.annotator.usage)
             with stages("annotate"):
-                labels, annotation = self._annotate(batch, truth)
+                labels = np.asarray(self.annotator.annotate(self.pool, batch), np.int8)
+            if labels.shape != batch.shape or not np.isin(labels, (-1, 0, 1)).all():
+                raise RuntimeError(
+                    f"{self.annotator!r} returned {labels.shape} labels outside (1, 0, -1) "
+                    f"for a batch of {len(batch)}"
+                )
         known = truth if truth is not None else (labels == 1).astype(np.int8)
         record["positives_in_batch"] = int(known.sum())
         record["calibration"] = _batch_calibration(state, batch, known)
         if self.config.annotator is None:
             return batch, labels, truth
+        after = self.annotator.usage
+        keys = ("requests", "prompt_tokens", "completion_tokens", "cost")
+        spent = {k: after[k] - before.get(k, 0) for k in keys if k in after}
         # the answers given beyond the batch (a person's spare candidates) count as this round's
         ids, answers = self.annotator.answered_beyond(np.union1d(state.labelled, batch))
+        record["annotation"] = {**_agreement(labels, truth), **spent, "beyond_batch": len(ids)}
         if truth is not None:
             truth = store.append_batch(batch, truth, None, ids, self.pool.labels(ids), 0)[1]
         batch, labels, _ = store.append_batch(batch, labels, None, ids, answers, 0)
-        record["annotation"] = {**annotation, "beyond_batch": int(len(ids))}
         return batch, labels, truth
-
-    def _annotate(self, batch, truth):
-        """The annotator's labels of ``batch`` (1, 0, -1: no answer) and a note of how they
-        compare with the oracle's ``truth`` and what they cost."""
-        before = dict(self.annotator.usage)
-        labels = np.asarray(self.annotator.annotate(self.pool, batch), np.int8)
-        if labels.shape != batch.shape or not np.isin(labels, (-1, 0, 1)).all():
-            raise RuntimeError(
-                f"{self.annotator!r} returned {labels.shape} labels outside (1, 0, -1) "
-                f"for a batch of {len(batch)}"
-            )
-        if truth is not None:
-            note = _agreement(labels, truth)
-        else:
-            note = {"no_answer": int((labels < 0).sum())}
-        after = self.annotator.usage
-        keys = ("requests", "prompt_tokens", "completion_tokens", "cost")
-        return labels, {**note, **{k: after[k] - before.get(k, 0) for k in keys if k in after}}
 
     def _train(self, i: int, ids, labels, stages, record: dict):
         """Round ``i``'s model, trained on every answered label, exported, measured and saved."""
@@ -468,9 +458,12 @@ def _annotator(config: ActiveConfig, annotator):
     return annotator
 
 
-def _agreement(labels: np.ndarray, truth: np.ndarray) -> dict:
-    """Accuracy of the answered labels against the oracle's, flips each way, no-answers."""
+def _agreement(labels: np.ndarray, truth: np.ndarray | None) -> dict:
+    """Accuracy of the answered labels against the oracle's, flips each way, no-answers (only
+    these where the truth is unknown)."""
     answered = labels >= 0
+    if truth is None:
+        return {"no_answer": int((~answered).sum())}
     return {
         "accuracy": float((labels[answered] == truth[answered]).mean()) if answered.any() else None,
         "no_answer": int((~answered).sum()),
