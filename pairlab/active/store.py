@@ -176,12 +176,8 @@ def differing_keys(old: dict, new: dict) -> list[str]:
 
 def write_config(folder: Path, config: dict) -> None:
     """Write ``config.json``; a folder holding another config's run is an error."""
-    path = folder / "config.json"
-    old = (
-        read_json(path, remedy="delete it; it is written again", kind=RunFolderError)
-        if path.is_file()
-        else config
-    )
+    path, redo = folder / "config.json", "delete it; it is written again"
+    old = read_json(path, remedy=redo, kind=RunFolderError) if path.is_file() else config
     if old != config:
         differ = differing_keys(old, config) if isinstance(old, dict) else ["everything"]
         raise ValueError(
