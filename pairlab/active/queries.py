@@ -296,13 +296,12 @@ class QueryRun(RunFolderRun):
             members = self._members(state, strategy)
         unique, where = np.unique(items, return_inverse=True)  # embed only the texts scored
         rows = np.broadcast_to(np.arange(len(items))[:, None], items.shape)
+        cols = where.reshape(items.shape)  # (n_free, top_k) rows of the embedded candidates
         scores = []
         for member in members:
             questions = self.learner.embed(member, self.pool.left_texts[state.questions])
             candidates = self.learner.embed(member, self.pool.right_texts[unique])
-            scores.append(
-                member_scores(member, questions, candidates, rows, where.reshape(items.shape))
-            )
+            scores.append(member_scores(member, questions, candidates, rows, cols))
         return np.stack(scores)
 
     def _evaluate(self, model) -> dict:
