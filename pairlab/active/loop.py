@@ -127,6 +127,16 @@ class RunFolderRun:
     archive = None  # the folder of the run's committed copy (:mod:`.archive`), if any
     _pretrained = None
 
+    def __init__(self, config, pools: dict[str, Pool], folder, *, learner=None, callbacks=()):
+        if pools["train"].task != config.task:
+            raise ValueError(
+                f"config is for task {config.task!r} but the pool is {pools['train'].task!r}"
+            )
+        self.config, self.pools, self.pool = config, pools, pools["train"]
+        self.folder, self.callbacks = Path(folder), list(callbacks)
+        self.learner = learner if learner is not None else CosineBERTLearner(config)
+        self.strategy = config.make_strategy()
+
     def run(self) -> dict:
         """Run, resume or read back the whole run under the folder's lock (another process
         waits, then reads it back), restoring an archive of more rounds first; its result."""
@@ -243,16 +253,12 @@ class ActiveRun(RunFolderRun):
         archive=None,
     ):
         _check_inputs(config, pools, eval_sets)
-        self.annotator = _annotator(config, annotator)
-        self.config, self.pools, self.eval_sets = config, pools, eval_sets
-        self.pool, self.folder = pools["train"], Path(folder)
-        self.learner = learner if learner is not None else CosineBERTLearner(config)
-        self.strategy = config.make_strategy()
+        super().__init__(config, pools, folder, learner=learner, callbacks=callbacks)
+        self.annotator, self.eval_sets = _annotator(config, annotator), eval_sets
         # a strategy that selects with the trained model has none before round 1: the seed set
         self.seed_strategy = (
             config.make_strategy(config.seed_set) if self.strategy.adaptive else self.strategy
         )
-        self.callbacks = list(callbacks)
         self.archive = None if archive is None else Path(archive)
 
     def _round(self, i: int, n: int, model, labelled: np.ndarray, labels: np.ndarray, records):
@@ -479,8 +485,6 @@ def _check_inputs(config: ActiveConfig, pools, eval_sets) -> None:
         if split not in eval_sets:
             raise ValueError(f"the {split!r} split needs both a pool and an evaluation set")
     pool = pools["train"]
-    if pool.task != config.task:
-        raise ValueError(f"config is for task {config.task!r} but the pool is {pool.task!r}")
     if config.annotator is None and not pool.truth_known:
         raise ValueError(
             f"{pool.task}: no truth is known for these pairs, so the simulated "

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 
 import numpy as np
 
@@ -24,7 +23,6 @@ from ..params import Configurable
 from . import store
 from .committee import check_committee, member_scores, ordering_vote_entropy
 from .config import PerTask
-from .learner import CosineBERTLearner
 from .loop import RunFolderRun, Stages
 from .strategies import filled, kmeans_pick, positive, smallest
 
@@ -223,21 +221,14 @@ class QueryRun(RunFolderRun):
             raise ValueError(
                 f"a query-level run needs the 'train' and 'test' pools, got {sorted(pools)}"
             )
-        if pools["train"].task != config.task:
-            raise ValueError(
-                f"config is for task {config.task!r} but the pool is {pools['train'].task!r}"
-            )
-        self.config, self.pools, self.eval_set = config, pools, eval_set
-        self.pool, self.folder = pools["train"], Path(folder)
-        self.questions = answerable(self.pool)
+        super().__init__(config, pools, folder, learner=learner, callbacks=callbacks)
+        self.eval_set, self.questions = eval_set, answerable(self.pool)
         if config.budget > len(self.questions):
             raise ValueError(
                 f"{config.task}/train has {len(self.questions)} questions with a "
                 f"relevant item, fewer than the {config.budget} the batches "
                 f"{config.schedule()} annotate: lower them or keep more questions"
             )
-        self.learner = learner if learner is not None else CosineBERTLearner(config)
-        self.strategy, self.callbacks = config.make_strategy(), list(callbacks)
 
     def _round(self, i: int, n: int, model, ids, labels, records):
         done = union_sorted(*[np.asarray(r["questions"], np.int64) for r in records])
