@@ -177,7 +177,13 @@ class RunFolderRun:
                 records.append(record)
                 self._archived()
                 self._emit("round_finished", record=record)
-            result = self._finish(model, records, ids, labels)
+            result = {
+                "config": to_json(self.config.to_dict()),
+                "folder": self.folder.name,
+                "records": records,
+                "labels": int(len(ids)),
+                **self._finish(model, records, ids, labels),  # the run's own fields
+            }
         store.write_labels_csv(self.folder, self.pool, ids, labels, rounds)
         write_json(self.folder / "result.json", result)
         store.drop_models(self.folder, keep=None)
@@ -381,10 +387,6 @@ class ActiveRun(RunFolderRun):
     def _finish(self, model, records, ids, labels) -> dict:
         info = model.info
         result = {
-            "config": to_json(self.config.to_dict()),
-            "folder": self.folder.name,
-            "records": records,
-            "labels": int(len(ids)),
             "positives_found": self._positives_found(ids, labels),
             "test": self._evaluate(model, "test") if "test" in self.pools else None,
             "final_dev": records[-1].get("dev"),

@@ -16,7 +16,6 @@ from ..data.pairs import isin_sorted, setdiff_sorted, union_sorted
 from ..data.tasks import Pool
 from ..evaluation.ranking import answerable, rank_metrics, top_items
 from ..evaluation.strata import EvalSet, evaluate
-from ..io import to_json
 from ..models.scoring import CosineScorer
 from ..models.training import default_device, number
 from ..params import Configurable
@@ -304,10 +303,6 @@ class QueryRun(RunFolderRun):
 
     def _finish(self, model, records, ids, labels) -> dict:
         return {
-            "config": to_json(self.config.to_dict()),
-            "folder": self.folder.name,
-            "records": records,
-            "labels": int(len(ids)),
             "questions": int(sum(len(r["questions"]) for r in records)),
             "assessments": int(sum(sum(r["assessments"]) for r in records)),
             "test": {k: v for k, v in records[-1]["test"].items() if k != "per_query"},
