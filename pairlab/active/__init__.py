@@ -5,24 +5,17 @@ query level for rankers (:mod:`.queries`)."""
 
 from .config import ActiveConfig, schedule
 from .learner import CosineBERTLearner
-from .loop import STAGES, ActiveRun, PrintLog, reliability
-from .queries import QUERY_STRATEGIES, QueryConfig, QueryRun
-from .store import load_result, run_folder, run_labels
-from .strategies import STRATEGIES, make_strategy, register_strategy
+from .loop import ActiveRun, PrintLog, reliability
+from .queries import QueryConfig, QueryRun
+from .store import run_folder, run_labels
 
 __all__ = [
     "ActiveConfig",
     "ActiveRun",
     "CosineBERTLearner",
     "PrintLog",
-    "QUERY_STRATEGIES",
     "QueryConfig",
     "QueryRun",
-    "STAGES",
-    "STRATEGIES",
-    "load_result",
-    "make_strategy",
-    "register_strategy",
     "reliability",
     "run_folder",
     "run_labels",

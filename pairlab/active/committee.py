@@ -60,9 +60,7 @@ def ordering_vote_entropy(scores, *, block: int = 256) -> np.ndarray:
     out = np.empty(scores.shape[1])
     for start in range(0, scores.shape[1], block):  # bounds the (M, block, k, k) comparisons
         r = rank[:, start : start + block]
-        above = (r[:, :, :, None] < r[:, :, None, :]).sum(axis=0)[
-            :, upper
-        ]  # members ranking i over j
+        above = (r[:, :, :, None] < r[:, :, None, :]).sum(axis=0)[:, upper]  # votes for i over j
         votes = np.stack([above, scores.shape[0] - above], axis=-1)
         out[start : start + block] = vote_entropy(votes).sum(axis=-1)
     return out

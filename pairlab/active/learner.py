@@ -18,15 +18,16 @@ from ..models.truncate import truncated_model
 from ..paths import cache_dir
 from .config import ActiveConfig
 
-__all__ = ["CosineBERTLearner", "MEMBER_SEED", "RecentModels", "Embeddings"]
+__all__ = ["CosineBERTLearner", "MEMBER_SEED", "RecentModels"]
 
 MEMBER_SEED = 100_000  # committee member k trains with the round's seed + (k + 1) * this
 
 
 class RecentModels(OrderedDict):
-    """The last ``size`` models this process trained in rounds the disk cache does not share,
-    keyed like it: a run whose labels up to a round are another's takes that model (adaptive
-    retrieval and uncertainty sampling, where every candidate's p is below 1/2)."""
+    """The last ``size`` models used, by key. :data:`RECENT`: those trained in rounds the disk
+    cache does not share, keyed like it (a run whose labels up to a round are another's takes
+    that model: adaptive retrieval and uncertainty sampling, where every candidate's p is below
+    1/2); :data:`EMBEDDINGS`: the loop's one cache of item embeddings, by model."""
 
     def __init__(self, size: int = 4):
         super().__init__()
@@ -42,22 +43,8 @@ class RecentModels(OrderedDict):
         return self[key]
 
 
-class Embeddings(RecentModels):
-    """The loop's one cache of item embeddings: the last ``size`` models used, each with its
-    embeddings of every texts array asked for (by the texts' digest)."""
-
-    def __call__(self, model, texts, compute) -> np.ndarray:
-        """``compute()``, the (n, dim) embeddings of ``texts`` under ``model``, computed once."""
-        # keyed by id: the model is held, so its id is not reused meanwhile
-        _, kept = self.hold(id(model), lambda: (model, {}))
-        key = text_digest(texts)
-        if key not in kept:
-            kept[key] = compute()
-        return kept[key]
-
-
 RECENT = RecentModels()
-EMBEDDINGS = Embeddings()
+EMBEDDINGS = RecentModels()  # id(model) -> (model, {texts digest: (n, dim) embeddings})
 
 
 class CosineBERTLearner:
@@ -141,7 +128,13 @@ class CosineBERTLearner:
 
     @staticmethod
     def embed(model, texts) -> np.ndarray:
-        return EMBEDDINGS(model, texts, lambda: model.embed(texts, show_progress=False))
+        """(n, dim) embeddings of ``texts`` under ``model``, computed once while it is held."""
+        # keyed by id: the model is held, so its id is not reused meanwhile
+        _, kept = EMBEDDINGS.hold(id(model), lambda: (model, {}))
+        key = text_digest(texts)
+        if key not in kept:
+            kept[key] = model.embed(texts, show_progress=False)
+        return kept[key]
 
     @staticmethod
     def export_for_inference(model) -> None:

@@ -56,19 +56,17 @@ class Stages:
 
     @contextmanager
     def __call__(self, stage: str):
-        start, finished = time.perf_counter(), False
+        start = time.perf_counter()
         self.emit("stage_started", round=self.round, stage=stage)
         self._inner.append(0.0)
         try:
             yield
-            finished = True
         finally:
             total = time.perf_counter() - start
             seconds = total - self._inner.pop()
             self._inner[-1] += total
             self.times[stage] = self.times.get(stage, 0.0) + seconds
-            if finished:
-                self.emit("stage", round=self.round, stage=stage, seconds=seconds)
+        self.emit("stage", round=self.round, stage=stage, seconds=seconds)  # a finished stage
 
     @contextmanager
     def exports_out_of(self, stage: str):
@@ -129,6 +127,16 @@ class RunFolderRun:
     archive = None  # the folder of the run's committed copy (:mod:`.archive`), if any
     _pretrained = None
 
+    def __init__(self, config, pools: dict[str, Pool], folder, *, learner=None, callbacks=()):
+        if pools["train"].task != config.task:
+            raise ValueError(
+                f"config is for task {config.task!r} but the pool is {pools['train'].task!r}"
+            )
+        self.config, self.pools, self.pool = config, pools, pools["train"]
+        self.folder, self.callbacks = Path(folder), list(callbacks)
+        self.learner = learner if learner is not None else CosineBERTLearner(config)
+        self.strategy = config.make_strategy()
+
     def run(self) -> dict:
         """Run, resume or read back the whole run under the folder's lock (another process
         waits, then reads it back), restoring an archive of more rounds first; its result."""
@@ -169,7 +177,13 @@ class RunFolderRun:
                 records.append(record)
                 self._archived()
                 self._emit("round_finished", record=record)
-            result = self._finish(model, records, ids, labels)
+            result = {
+                "config": to_json(self.config.to_dict()),
+                "folder": self.folder.name,
+                "records": records,
+                "labels": int(len(ids)),
+                **self._finish(model, records, ids, labels),  # the run's own fields
+            }
         store.write_labels_csv(self.folder, self.pool, ids, labels, rounds)
         write_json(self.folder / "result.json", result)
         store.drop_models(self.folder, keep=None)
@@ -245,16 +259,12 @@ class ActiveRun(RunFolderRun):
         archive=None,
     ):
         _check_inputs(config, pools, eval_sets)
-        self.annotator = _annotator(config, annotator)
-        self.config, self.pools, self.eval_sets = config, pools, eval_sets
-        self.pool, self.folder = pools["train"], Path(folder)
-        self.learner = learner if learner is not None else CosineBERTLearner(config)
-        self.strategy = config.make_strategy()
+        super().__init__(config, pools, folder, learner=learner, callbacks=callbacks)
+        self.annotator, self.eval_sets = _annotator(config, annotator), eval_sets
         # a strategy that selects with the trained model has none before round 1: the seed set
         self.seed_strategy = (
             config.make_strategy(config.seed_set) if self.strategy.adaptive else self.strategy
         )
-        self.callbacks = list(callbacks)
         self.archive = None if archive is None else Path(archive)
 
     def _round(self, i: int, n: int, model, labelled: np.ndarray, labels: np.ndarray, records):
@@ -318,43 +328,35 @@ class ActiveRun(RunFolderRun):
 
     def _ask(self, state: RoundState, batch, stages, record: dict):
         """The batch with those a person answered beyond it, their labels and the oracle's (None
-        where no one knows them); ``record`` gets the batch's positives and calibration."""
-        truth = self.pool.labels(batch) if _truth_known(self.pool) else None  # a person's records
+        where no one knows them); ``record`` gets the batch's positives and calibration, and
+        how another annotator's labels compare with the oracle's and what they cost."""
+        truth = self.pool.labels(batch) if self.pool.truth_known else None  # a person's records
         labels = truth
         if self.config.annotator is not None:
             self.annotator.start_round(state.round, state, batch)  # a session posts its pairs
+            before = dict(self.annotator.usage)
             with stages("annotate"):
-                labels, annotation = self._annotate(batch, truth)
+                labels = np.asarray(self.annotator.annotate(self.pool, batch), np.int8)
+            if labels.shape != batch.shape or not np.isin(labels, (-1, 0, 1)).all():
+                raise RuntimeError(
+                    f"{self.annotator!r} returned {labels.shape} labels outside (1, 0, -1) "
+                    f"for a batch of {len(batch)}"
+                )
         known = truth if truth is not None else (labels == 1).astype(np.int8)
         record["positives_in_batch"] = int(known.sum())
         record["calibration"] = _batch_calibration(state, batch, known)
         if self.config.annotator is None:
             return batch, labels, truth
+        after = self.annotator.usage
+        keys = ("requests", "prompt_tokens", "completion_tokens", "cost")
+        spent = {k: after[k] - before.get(k, 0) for k in keys if k in after}
         # the answers given beyond the batch (a person's spare candidates) count as this round's
         ids, answers = self.annotator.answered_beyond(np.union1d(state.labelled, batch))
+        record["annotation"] = {**_agreement(labels, truth), **spent, "beyond_batch": len(ids)}
         if truth is not None:
             truth = store.append_batch(batch, truth, None, ids, self.pool.labels(ids), 0)[1]
         batch, labels, _ = store.append_batch(batch, labels, None, ids, answers, 0)
-        record["annotation"] = {**annotation, "beyond_batch": int(len(ids))}
         return batch, labels, truth
-
-    def _annotate(self, batch, truth):
-        """The annotator's labels of ``batch`` (1, 0, -1: no answer) and a note of how they
-        compare with the oracle's ``truth`` and what they cost."""
-        before = dict(self.annotator.usage)
-        labels = np.asarray(self.annotator.annotate(self.pool, batch), np.int8)
-        if labels.shape != batch.shape or not np.isin(labels, (-1, 0, 1)).all():
-            raise RuntimeError(
-                f"{self.annotator!r} returned {labels.shape} labels outside (1, 0, -1) "
-                f"for a batch of {len(batch)}"
-            )
-        if truth is not None:
-            note = _agreement(labels, truth)
-        else:
-            note = {"no_answer": int((labels < 0).sum())}
-        after = self.annotator.usage
-        keys = ("requests", "prompt_tokens", "completion_tokens", "cost")
-        return labels, {**note, **{k: after[k] - before.get(k, 0) for k in keys if k in after}}
 
     def _train(self, i: int, ids, labels, stages, record: dict):
         """Round ``i``'s model, trained on every answered label, exported, measured and saved."""
@@ -385,16 +387,12 @@ class ActiveRun(RunFolderRun):
     def _finish(self, model, records, ids, labels) -> dict:
         info = model.info
         result = {
-            "config": to_json(self.config.to_dict()),
-            "folder": self.folder.name,
-            "records": records,
-            "labels": int(len(ids)),
             "positives_found": self._positives_found(ids, labels),
             "test": self._evaluate(model, "test") if "test" in self.pools else None,
             "final_dev": records[-1].get("dev"),
             "model_info": {k: info[k] for k in ("calibration", "trained_on") if k in info},
         }
-        if self.config.annotator is not None and _truth_known(self.pool):
+        if self.config.annotator is not None and self.pool.truth_known:
             result["annotation"] = _agreement(labels, self.pool.labels(ids))
         if self.config.keep_model:
             self.learner.save(model, self.folder / "model")
@@ -402,7 +400,7 @@ class ActiveRun(RunFolderRun):
 
     def _positives_found(self, ids, labels) -> int:
         """Positives among the labelled pairs: the truth's where it is known, else the answers'."""
-        if _truth_known(self.pool):
+        if self.pool.truth_known:
             return int(isin_sorted(ids, self.pool.positives).sum())
         return int((np.asarray(labels) == 1).sum())
 
@@ -468,14 +466,12 @@ def _annotator(config: ActiveConfig, annotator):
     return annotator
 
 
-def _truth_known(pool: Pool) -> bool:
-    """Whether ``pool`` knows every label; a person's own records do not (``RecordPool``)."""
-    return getattr(pool, "truth_known", True)
-
-
-def _agreement(labels: np.ndarray, truth: np.ndarray) -> dict:
-    """Accuracy of the answered labels against the oracle's, flips each way, no-answers."""
+def _agreement(labels: np.ndarray, truth: np.ndarray | None) -> dict:
+    """Accuracy of the answered labels against the oracle's, flips each way, no-answers (only
+    these where the truth is unknown)."""
     answered = labels >= 0
+    if truth is None:
+        return {"no_answer": int((~answered).sum())}
     return {
         "accuracy": float((labels[answered] == truth[answered]).mean()) if answered.any() else None,
         "no_answer": int((~answered).sum()),
@@ -491,9 +487,7 @@ def _check_inputs(config: ActiveConfig, pools, eval_sets) -> None:
         if split not in eval_sets:
             raise ValueError(f"the {split!r} split needs both a pool and an evaluation set")
     pool = pools["train"]
-    if pool.task != config.task:
-        raise ValueError(f"config is for task {config.task!r} but the pool is {pool.task!r}")
-    if config.annotator is None and not _truth_known(pool):
+    if config.annotator is None and not pool.truth_known:
         raise ValueError(
             f"{pool.task}: no truth is known for these pairs, so the simulated "
             "oracle cannot label them: give an annotator (a person's session)"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 
 import numpy as np
 
@@ -17,14 +16,12 @@ from ..data.pairs import isin_sorted, setdiff_sorted, union_sorted
 from ..data.tasks import Pool
 from ..evaluation.ranking import answerable, rank_metrics, top_items
 from ..evaluation.strata import EvalSet, evaluate
-from ..io import to_json
 from ..models.scoring import CosineScorer
 from ..models.training import default_device, number
 from ..params import Configurable
 from . import store
 from .committee import check_committee, member_scores, ordering_vote_entropy
 from .config import PerTask
-from .learner import CosineBERTLearner
 from .loop import RunFolderRun, Stages
 from .strategies import filled, kmeans_pick, positive, smallest
 
@@ -223,21 +220,14 @@ class QueryRun(RunFolderRun):
             raise ValueError(
                 f"a query-level run needs the 'train' and 'test' pools, got {sorted(pools)}"
             )
-        if pools["train"].task != config.task:
-            raise ValueError(
-                f"config is for task {config.task!r} but the pool is {pools['train'].task!r}"
-            )
-        self.config, self.pools, self.eval_set = config, pools, eval_set
-        self.pool, self.folder = pools["train"], Path(folder)
-        self.questions = answerable(self.pool)
+        super().__init__(config, pools, folder, learner=learner, callbacks=callbacks)
+        self.eval_set, self.questions = eval_set, answerable(self.pool)
         if config.budget > len(self.questions):
             raise ValueError(
                 f"{config.task}/train has {len(self.questions)} questions with a "
                 f"relevant item, fewer than the {config.budget} the batches "
                 f"{config.schedule()} annotate: lower them or keep more questions"
             )
-        self.learner = learner if learner is not None else CosineBERTLearner(config)
-        self.strategy, self.callbacks = config.make_strategy(), list(callbacks)
 
     def _round(self, i: int, n: int, model, ids, labels, records):
         done = union_sorted(*[np.asarray(r["questions"], np.int64) for r in records])
@@ -296,13 +286,12 @@ class QueryRun(RunFolderRun):
             members = self._members(state, strategy)
         unique, where = np.unique(items, return_inverse=True)  # embed only the texts scored
         rows = np.broadcast_to(np.arange(len(items))[:, None], items.shape)
+        cols = where.reshape(items.shape)  # (n_free, top_k) rows of the embedded candidates
         scores = []
         for member in members:
             questions = self.learner.embed(member, self.pool.left_texts[state.questions])
             candidates = self.learner.embed(member, self.pool.right_texts[unique])
-            scores.append(
-                member_scores(member, questions, candidates, rows, where.reshape(items.shape))
-            )
+            scores.append(member_scores(member, questions, candidates, rows, cols))
         return np.stack(scores)
 
     def _evaluate(self, model) -> dict:
@@ -314,10 +303,6 @@ class QueryRun(RunFolderRun):
 
     def _finish(self, model, records, ids, labels) -> dict:
         return {
-            "config": to_json(self.config.to_dict()),
-            "folder": self.folder.name,
-            "records": records,
-            "labels": int(len(ids)),
             "questions": int(sum(len(r["questions"]) for r in records)),
             "assessments": int(sum(sum(r["assessments"]) for r in records)),
             "test": {k: v for k, v in records[-1]["test"].items() if k != "per_query"},

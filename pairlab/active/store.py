@@ -164,7 +164,7 @@ def write_labels_csv(folder: Path, pool: Pool, ids, labels, rounds) -> None:
     frame = pd.DataFrame(
         {"round": rounds[order], "left": left, "right": right, "label": labels[order]}
     )
-    if getattr(pool, "truth_known", True):  # a person's own records have no oracle
+    if pool.truth_known:  # a person's own records have no oracle
         frame["oracle"] = pool.labels(ids[order])
     write_atomic(folder / "labels.csv", lambda tmp: frame.to_csv(tmp, index=False))
 
@@ -176,12 +176,8 @@ def differing_keys(old: dict, new: dict) -> list[str]:
 
 def write_config(folder: Path, config: dict) -> None:
     """Write ``config.json``; a folder holding another config's run is an error."""
-    path = folder / "config.json"
-    old = (
-        read_json(path, remedy="delete it; it is written again", kind=RunFolderError)
-        if path.is_file()
-        else config
-    )
+    path, redo = folder / "config.json", "delete it; it is written again"
+    old = read_json(path, remedy=redo, kind=RunFolderError) if path.is_file() else config
     if old != config:
         differ = differing_keys(old, config) if isinstance(old, dict) else ["everything"]
         raise ValueError(

@@ -16,6 +16,7 @@ import os
 import re
 import threading
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from contextlib import suppress
 
 import numpy as np
 
@@ -202,14 +203,10 @@ class LLMAnnotator(Annotator):
         answers = self.cache.get(keys)
         if self.reask_no_answers:
             answers = {key: label for key, label in answers.items() if label != NO_ANSWER}
-        todo = {k: (a, b) for k, a, b in zip(keys, left, right) if k not in answers}
-        items, n = list(todo.items()), self.pairs_per_prompt
+        todo = {k: (k, a, b) for k, a, b in zip(keys, left, right) if k not in answers}
+        items, n = list(todo.values()), self.pairs_per_prompt
         chunks = [items[i : i + n] for i in range(0, len(items), n)]
-        return (
-            keys,
-            answers,
-            [([k for k, _ in c], [a for _, (a, _) in c], [b for _, (_, b) in c]) for c in chunks],
-        )
+        return keys, answers, [tuple(map(list, zip(*chunk))) for chunk in chunks]  # transposed
 
     def _run(self, batches: list) -> dict:
         """``{key: label}`` of every pair of ``batches``, ``concurrency`` prompts at a time. On
@@ -233,17 +230,13 @@ class LLMAnnotator(Annotator):
         """One prompt's ``{key: label}``, committed to the cache before returning. A reply cut
         off by the token limit is no answer, even if the part that came parses."""
         messages = build_messages(self.task, left, right)
-        labels, attempts, raw = None, 0, None
-        while labels is None and attempts <= self.parse_retries:
-            (raw, finish), attempts = self._complete(messages), attempts + 1
-            try:
-                if finish == "length":
-                    raise AnswerFormatError(f"the answer was cut off at the token limit: {raw!r}")
-                labels = parse_answer(raw, len(keys))
-            except AnswerFormatError:
-                continue  # asked again, up to parse_retries times
-        if labels is None:
-            labels = np.full(len(keys), NO_ANSWER, dtype=np.int8)
+        labels = np.full(len(keys), NO_ANSWER, dtype=np.int8)  # unless an answer parses
+        for attempts in range(1, self.parse_retries + 2):  # asked again on a malformed answer
+            raw, finish = self._complete(messages)
+            if finish != "length":
+                with suppress(AnswerFormatError):
+                    labels = parse_answer(raw, len(keys))
+                    break
         self.cache.put(
             keys,
             labels,

@@ -74,22 +74,20 @@ class ErrorDependentOracle(Annotator):
     def annotate(self, pool: Pool, pair_ids) -> np.ndarray:
         """(n,) int8 noisy labels of ``pair_ids`` ((n,) int64)."""
         ids = check_pair_ids(pool, pair_ids)
-        bins = np.searchsorted(self.edges, self._errors(pool, ids), side="right")  # (n,)
-        flip_rate = 1.0 - self.accuracy[bins]
-        return _flip(pool.labels(ids), pair_uniform(ids, self.seed) < flip_rate)
-
-    def _errors(self, pool: Pool, ids: np.ndarray) -> np.ndarray:
-        if callable(self.base_error):
+        if not callable(self.base_error):
+            if len(self.base_error) < pool.n_pairs:
+                raise ValueError(
+                    f"base_error holds {len(self.base_error)} errors but the pool has "
+                    f"{pool.n_pairs} pairs"
+                )
+            errors = self.base_error[ids]
+        else:
             errors = np.asarray(self.base_error(pool, ids), dtype=np.float64)
             if errors.shape != ids.shape:
                 raise ValueError(f"base_error returned shape {errors.shape}, expected {ids.shape}")
-            return _check_errors(errors, "base_error(pool, ids)")
-        if len(self.base_error) < pool.n_pairs:
-            raise ValueError(
-                f"base_error holds {len(self.base_error)} errors but the pool has "
-                f"{pool.n_pairs} pairs"
-            )
-        return self.base_error[ids]
+            _check_errors(errors, "base_error(pool, ids)")
+        bins = np.searchsorted(self.edges, errors, side="right")  # (n,)
+        return _flip(pool.labels(ids), pair_uniform(ids, self.seed) < 1.0 - self.accuracy[bins])
 
     def params(self) -> dict:
         return {"accuracy": self.accuracy.tolist(), "edges": self.edges.tolist(), "seed": self.seed}

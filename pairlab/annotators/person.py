@@ -237,8 +237,11 @@ class PersonAnnotator(Annotator):
         the round), then the spare candidates. Posting again (a restarted worker) is a no-op."""
         self.round = round
         batch = np.asarray(batch, np.int64)
-        rng = np.random.default_rng([round, 7919])
-        n_audit = self._audit_size(round)
+        # the audit pairs planned up to this round less those posted before it (a round whose
+        # model could not stratify an audit passes its pairs on)
+        queue = self.store.queue()
+        posted = int(((queue["kind"] == "audit") & (queue["round"] < round)).sum())
+        n_audit = max(sum(self.audits[:round]) - posted, 0)
         audit, strata = (
             self.audit(round, state, batch, n_audit)
             if n_audit and self.audit
@@ -247,20 +250,13 @@ class PersonAnnotator(Annotator):
         shown = np.concatenate([batch, audit])
         kinds = np.array(["batch"] * len(batch) + ["audit"] * len(audit))
         stratum = np.concatenate([np.full(len(batch), -1), strata]).astype(np.int64)
-        order = rng.permutation(len(shown))
+        order = np.random.default_rng([round, 7919]).permutation(len(shown))
         self.store.post(round, shown[order], kinds[order].tolist(), strata=stratum[order])
         spare = _spares(state, shown, self.spares)
         if len(spare):
             self.store.post(round, spare, "spare")
         if self.oracle is not None:
             self._answer_as_oracle(np.concatenate([shown, spare]))
-
-    def _audit_size(self, round: int) -> int:
-        """Round ``round``'s audit pairs: those planned up to it less those posted before it (a
-        round whose model could not stratify an audit passes its pairs on)."""
-        queue = self.store.queue()
-        before = int(((queue["kind"] == "audit") & (queue["round"] < round)).sum())
-        return max(sum(self.audits[:round]) - before, 0)
 
     def annotate(self, pool, pair_ids) -> np.ndarray:
         ids = check_pair_ids(pool, pair_ids)

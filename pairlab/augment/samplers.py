@@ -56,11 +56,9 @@ def lexical_pairs(pool: Pool, k: int, *, items=None, exclude=None) -> np.ndarray
     )
     depth = min(k + int(pool.symmetric), pool.space.n_right)  # one more: the item itself
     queries = bm25s.tokenize(list(pool.left_texts[items]), stopwords="en", show_progress=False)
-    hits, scores = retriever.retrieve(
-        queries, k=depth, show_progress=False, n_threads=1
-    )  # best first
+    hits, scores = retriever.retrieve(queries, k=depth, show_progress=False, n_threads=1)
     rows = np.repeat(items, depth)
-    cols = np.asarray(hits, dtype=np.int64).ravel()
+    cols = np.asarray(hits, dtype=np.int64).ravel()  # each row's best first
     keep = np.asarray(scores).ravel() > 0
     if pool.symmetric:
         keep &= cols != rows

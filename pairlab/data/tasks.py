@@ -38,6 +38,7 @@ class Pool:
     symmetric: bool
     positives: np.ndarray  # (n_pos,) int64 sorted pair ids
     stated_negatives: np.ndarray  # (n_stated_neg,) int64 sorted pair ids
+    truth_known = True  # every pair's label is known (a person's RecordPool may not know it)
 
     @property
     def space(self) -> PairSpace:
