@@ -50,3 +50,27 @@ def test_undo_takes_back_only_the_annotators_own_answers(tmp_path):
     assert store.undo(annotator="ann") is None  # bob's answer is bob's to take back
     assert store.undo(annotator="bob") == 1
     store.close()
+
+
+def test_spares_respect_one_to_one():
+    """Issue 60: with one_to_one the spares skip the records of a labelled match, as the
+    strategy's batch does (52 spares of a Walmart-Amazon session paired a matched record)."""
+    from types import SimpleNamespace
+
+    from pairlab.annotators.person import _spares
+    from pairlab.data.pairs import PairSpace
+
+    space = PairSpace(4, 5, symmetric=False)  # left 0-3, right 0-4: pair id = left * 5 + right
+    candidates = np.array([1, 2, 6, 7, 12, 18], np.int64)  # (0,1) (0,2) (1,1) (1,2) (2,2) (3,3)
+    state = SimpleNamespace(
+        pool=SimpleNamespace(space=space),
+        candidates=candidates,
+        logits=np.zeros(len(candidates)),  # all as near the boundary: queue order
+        cosine=None,
+        labelled=np.array([0], np.int64),  # (0, 0): a match
+        labels=np.array([1]),
+    )
+    shown = np.array([12], np.int64)
+    assert _spares(state, shown, 10).tolist() == [1, 2, 6, 7, 18]
+    # left record 0 is matched: (0,1) and (0,2) go; right record 0 is in no candidate
+    assert _spares(state, shown, 10, one_to_one=True).tolist() == [6, 7, 18]

@@ -24,10 +24,9 @@ from pairlab.active.strategies import (
     StratifiedMatch,
     Uncertainty,
     make_strategy,
-    of_matched_records,
 )
 from pairlab.data import Pool
-from pairlab.data.pairs import PairSpace, as_id_set, isin_sorted
+from pairlab.data.pairs import PairSpace, as_id_set, isin_sorted, of_matched_records
 from pairlab.models.cosinebert import Calibration
 
 N_ITEMS = 40

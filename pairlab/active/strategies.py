@@ -13,7 +13,14 @@ import numpy as np
 
 from ..annotators.factory import base_error
 from ..data.loaders import Pool
-from ..data.pairs import PairSpace, as_id_set, isin_sorted, sample_range, setdiff_sorted
+from ..data.pairs import (
+    PairSpace,
+    as_id_set,
+    isin_sorted,
+    of_matched_records,
+    sample_range,
+    setdiff_sorted,
+)
 from ..evaluation.candidates import neighbour_pairs
 from ..params import Configurable
 from .committee import check_committee, label_vote_entropy
@@ -41,7 +48,6 @@ __all__ = [
     "register_strategy",
     "kmeans_pick",
     "pair_features",
-    "of_matched_records",
     "smallest",
     "filled",
 ]
@@ -323,23 +329,6 @@ class OneToOne(Strategy):
         values = {name: getattr(state, name) for name in per_candidate}  # the last axis each
         narrowed = {name: v[..., keep] for name, v in values.items() if v is not None}
         return self.base.select(replace(state, **narrowed), n)
-
-
-def of_matched_records(space, candidates, labelled, labels) -> np.ndarray:
-    """(n_candidates,) bool: which sorted ``candidates`` hold a record of a pair ``labelled`` a
-    match (``labels``: their answers; None: nothing known), on either side in one table."""
-    candidates = np.asarray(candidates, np.int64)
-    if labels is None or not len(candidates):
-        return np.zeros(len(candidates), bool)
-    matches = np.asarray(labelled, np.int64)[np.asarray(labels) == 1]
-    if not len(matches):
-        return np.zeros(len(candidates), bool)
-    left, right = space.decode(matches)
-    i, j = space.decode(candidates)
-    if space.symmetric:
-        records = np.unique(np.concatenate([left, right]))
-        return isin_sorted(i, records) | isin_sorted(j, records)
-    return isin_sorted(i, np.unique(left)) | isin_sorted(j, np.unique(right))
 
 
 # name -> (the criterion's class, its CandidateSearch's selection model; None: the whole pool)

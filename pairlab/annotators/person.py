@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..data.pairs import of_matched_records
 from ..io import open_durable
 from .base import NO_ANSWER, Annotator, check_pair_ids
 
@@ -223,10 +224,12 @@ class PersonAnnotator(Annotator):
         audits=(),
         spares: int = 0,
         audit=None,
+        one_to_one: bool = False,
     ):
         self.store = store if isinstance(store, SessionStore) else SessionStore(store)
         self.who, self.poll, self.oracle = who, float(poll), oracle
         self.audits, self.spares, self.audit = tuple(map(int, audits)), int(spares), audit
+        self.one_to_one = bool(one_to_one)  # spares skip the records of a labelled match, too
         self.round = 0
 
     def params(self) -> dict:  # not the oracle's pool, nor the audit's function
@@ -252,7 +255,7 @@ class PersonAnnotator(Annotator):
         stratum = np.concatenate([np.full(len(batch), -1), strata]).astype(np.int64)
         order = np.random.default_rng([round, 7919]).permutation(len(shown))
         self.store.post(round, shown[order], kinds[order].tolist(), strata=stratum[order])
-        spare = _spares(state, shown, self.spares)
+        spare = _spares(state, shown, self.spares, self.one_to_one)
         if len(spare):
             self.store.post(round, spare, "spare")
         if self.oracle is not None:
@@ -291,12 +294,18 @@ class PersonAnnotator(Annotator):
             self.store.answer(int(pair_id), int(label), annotator=self.who)
 
 
-def _spares(state, shown, n: int) -> np.ndarray:
+def _spares(state, shown, n: int, one_to_one: bool = False) -> np.ndarray:
     """The ``n`` candidates of ``state`` nearest the model's decision boundary (smallest |logit|;
-    by cosine, highest first, under the pretrained encoder) outside ``shown``."""
+    by cosine, highest first, under the pretrained encoder) outside ``shown`` (``one_to_one``:
+    and with neither record in a labelled match)."""
     score = np.abs(state.logits) if state.logits is not None else -np.asarray(state.cosine)
     order = np.argsort(score, kind="stable")  # none over a whole-pool strategy (no candidates)
     free = order[~np.isin(state.candidates[order], shown)]
+    if one_to_one:
+        matched = of_matched_records(
+            state.pool.space, state.candidates[free], state.labelled, state.labels
+        )
+        free = free[~matched]
     return state.candidates[free[: max(n, 0)]]
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
+    "of_matched_records",
     "PairSpace",
     "as_id_set",
     "check_id_set",
@@ -157,6 +158,23 @@ def union_sorted(*sets: np.ndarray) -> np.ndarray:
     if not sets:
         return np.empty(0, dtype=np.int64)
     return as_id_set(np.concatenate([np.asarray(s, dtype=np.int64) for s in sets]))
+
+
+def of_matched_records(space, candidates, labelled, labels) -> np.ndarray:
+    """(n_candidates,) bool: which sorted ``candidates`` hold a record of a pair ``labelled`` a
+    match (``labels``: their answers; None: nothing known), on either side in one table."""
+    candidates = np.asarray(candidates, np.int64)
+    if labels is None or not len(candidates):
+        return np.zeros(len(candidates), bool)
+    matches = np.asarray(labelled, np.int64)[np.asarray(labels) == 1]
+    if not len(matches):
+        return np.zeros(len(candidates), bool)
+    left, right = space.decode(matches)
+    i, j = space.decode(candidates)
+    if space.symmetric:
+        records = np.unique(np.concatenate([left, right]))
+        return isin_sorted(i, records) | isin_sorted(j, records)
+    return isin_sorted(i, np.unique(left)) | isin_sorted(j, np.unique(right))
 
 
 def _check_range(name: str, values: np.ndarray, upper: int) -> None:

@@ -293,7 +293,7 @@ class LabelingSession:
         (records in more than one), ``non_matches_of_matched`` (non-match answers pairing a
         matched record: what ``one_to_one`` spares), ``advice`` (:func:`one_to_one_advice`) and
         its ``sentence``."""
-        from ..active.strategies import of_matched_records
+        from ..data.pairs import of_matched_records
 
         ids, labels = self.store.labelled()
         space = self.pool.space

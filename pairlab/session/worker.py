@@ -61,6 +61,7 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
         audits=job.audits,
         spares=spares,
         audit=audit,
+        one_to_one=s.one_to_one,
     )
 
     def status(event: str, **p) -> None:
