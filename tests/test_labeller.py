@@ -127,6 +127,23 @@ def test_a_finished_or_stopped_session_says_what_comes_next(store, make):
     wait_for(lambda: "session.start() goes on from the last round" in widget.pair.value)
 
 
+def test_the_guide_says_when_the_first_estimate_comes(store, make):
+    """Issue 60: the guide said "from round 2 on" and the first estimate came after about 290
+    labels: the worker now states the audit answers it needs and has after each round."""
+    from pairlab.session.worker import sentence
+
+    pending = {"answered": 5, "needed": 12, "share": 0.1, "first_round": 2}
+    said = sentence(pending, "estimate_pending")
+    assert said == (
+        "how far: the first estimate of the matches found comes once 12 audit pairs are "
+        "answered (5 so far; from round 2 on, about 10% of the pairs shown are audit pairs)"
+    )
+    assert "audit_share=0" in sentence({**pending, "share": 0.0}, "estimate_pending")
+    widget = make()
+    store.set_status("estimate_pending", said)
+    wait_for(lambda: "12 audit pairs are answered (5 so far" in widget.guide.value)
+
+
 def test_the_kernel_beats_to_the_page_that_says_when_it_is_gone(store, make, monkeypatch):
     """Issue 60: a dead kernel's widget looked alive. The refresher thread sends a heartbeat
     every 2 s; the page disables the key box after ``quiet`` seconds without one (its script is
@@ -166,7 +183,9 @@ def test_a_pair_posted_later_is_picked_up_and_close_stops_the_thread(store, make
 
 def test_the_stopping_guide_shows_the_latest_estimate_escaped(store, make):
     widget = make()
-    assert "the first estimate of the matches found comes from round 2" in widget.guide.value
+    assert "the first estimate of the matches found comes once enough audit pairs (mixed in " in (
+        widget.guide.value
+    )
     store.set_status("estimate", "about 85% (78-91%) of the matches found <b>")
     wait_for(lambda: "about 85% (78-91%) of the matches found &lt;b&gt;" in widget.guide.value)
     assert "how far" in widget.guide.value

@@ -16,7 +16,7 @@ from .. import templating
 from ..active.config import ActiveConfig
 from ..active.loop import ActiveRun
 from ..annotators.person import PersonAnnotator, SessionStore
-from .audit import SessionAudit
+from .audit import MIN_ROUND, SessionAudit
 from .settings import SessionSettings
 
 __all__ = ["Job", "run_job", "log_estimate", "spawn"]
@@ -73,7 +73,10 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
             r = p["record"]
             done = f"{r['labels']:,} labels, {r['positives_found']:,} matches"
             store.set_status("worker", f"round {r['round']} done: {done}")
-            log_estimate(job.folder, audit, store, job.pool.space, round=r["round"])
+            if log_estimate(job.folder, audit, store, job.pool.space, round=r["round"]) is None:
+                answered = {"answered": audit.audit_answers(store), "needed": audit.n_strata}
+                pending = {**answered, "share": s.audit_share, "first_round": MIN_ROUND}
+                store.set_status("estimate_pending", sentence(pending, "estimate_pending"))
         elif event == "run_finished":
             store.set_status("worker", "finished: every round is labelled")
 

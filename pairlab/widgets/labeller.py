@@ -167,8 +167,12 @@ class LabellingWidget:
                 f"pairs): {html.escape(estimate['value'])}"
                 if estimate
                 else _GREY.format(
-                    "how far: the first estimate of the matches found comes from round 2 on, "
-                    "once enough audit pairs are answered"
+                    html.escape(
+                        pending["value"]
+                        if (pending := status.get("estimate_pending"))
+                        else "how far: the first estimate of the matches found comes once "
+                        "enough audit pairs (mixed in from round 2 on) are answered"
+                    )
                 )
             )
 
