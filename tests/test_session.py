@@ -266,6 +266,21 @@ def test_a_person_labels_every_pair_once_and_spares_join_the_next_round(tmp_path
     assert np.isin(answered_spares["pair_id"], labelled).all() or len(rounds) == 3
 
 
+def test_a_new_session_queues_its_first_pairs_before_any_embedding(tmp_path):
+    """Issue 60: a person waited 17 minutes for round 1's embedding. start() first queues a
+    batch of BM25 pairs (a random record each with its most similar), once: a begun session's
+    queue goes on."""
+    session = LabelingSession(records(), tmp_path, annotator="person", batch=12, budget=36)
+    session._first_pairs()
+    queue = session.store.queue()
+    # one a record; two records whose best is each other give one pair
+    assert 9 <= len(queue) <= 12 and set(queue["kind"]) == {"spare"} and set(queue["round"]) == {1}
+    left, right = session.pool.space.decode(queue["pair_id"].to_numpy(np.int64))
+    assert (left != right).all()
+    session._first_pairs()
+    assert len(session.store.queue()) == len(queue)  # once
+
+
 def test_a_restarted_worker_asks_no_answered_pair_again(tmp_path):
     pool = record_pairs(records(), all_positives=truth(), name="toy")
     config = ActiveConfig(

@@ -214,11 +214,29 @@ class LabelingSession:
 
     def start(self) -> LabelingSession:
         """Start (or resume) the loop in a worker process; the person labels in :meth:`widget`
-        meanwhile. A worker still running is kept."""
+        meanwhile, from the first pairs (:meth:`_first_pairs`) on. A worker still running is
+        kept."""
         if self.process is None or not self.process.is_alive():
             self._ready_to_run()
+            self._first_pairs()
             self.process = spawn(self.job)
         return self
+
+    def _first_pairs(self) -> None:
+        """A new session's first pairs, to label while round 1 embeds the records (minutes for
+        25,000 records on 2 cores): ``batch`` random records of the left table, each with its
+        most similar right record by BM25 (seconds), queued as spares: they join round 1's
+        labels."""
+        from ..augment.samplers import lexical_pairs
+
+        if (self.store.queue()["kind"] != "given").any():
+            return  # the session has begun: its queue goes on
+        rng = np.random.default_rng([self.settings.seed, 1])
+        n = min(self.settings.batch, self.pool.space.n_left)
+        items = np.sort(rng.choice(self.pool.space.n_left, size=n, replace=False))
+        known = np.concatenate([self.pool.known_positives, self.pool.stated_negatives])
+        ids = lexical_pairs(self.pool, 1, items=items, exclude=known)
+        self.store.post(1, rng.permutation(ids), "spare")
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the worker (every answer is already saved; the run resumes on start())."""
