@@ -74,20 +74,12 @@ def read_source(source, *, what: str) -> tuple[pd.DataFrame, np.ndarray | None, 
     return frame, lines, ReadReport([str(path)], len(frame), skipped), str(source)
 
 
-def _texts(path: Path, bad: set):
-    """The file's lines as text (:func:`~pairlab.io.decoded`), adding those not UTF-8 to ``bad``."""
-    for number, text, reason in decoded(path):
-        if reason:
-            bad.add(number)
-        yield text
-
-
 def _read_delimited(path: Path, kind: str, what: str):
-    bad: set = set()
-    quoting = csv.QUOTE_MINIMAL if kind == "csv" else csv.QUOTE_NONE
-    reader = csv.reader(
-        _texts(path, bad), delimiter="," if kind == "csv" else "\t", quoting=quoting, strict=False
-    )
+    numbered = list(decoded(path))
+    bad = {number for number, _, reason in numbered if reason}  # lines that are not UTF-8
+    delimiter, quoting = (",", csv.QUOTE_MINIMAL) if kind == "csv" else ("\t", csv.QUOTE_NONE)
+    texts = [text for _, text, _ in numbered]
+    reader = csv.reader(texts, delimiter=delimiter, quoting=quoting, strict=False)
     try:
         header = next(reader, None)
         if header is None or not any(h.strip() for h in header):
