@@ -308,6 +308,11 @@ class DurableStore:
         with self._lock:
             return pd.read_sql_query(sql, self._conn, params=params)
 
+    def _write(self, sql: str, row: tuple) -> int:
+        """The new row's id, committed (and fsynced) before returning."""
+        with self._lock, self._conn:
+            return int(self._conn.execute(sql, row).lastrowid)
+
     def close(self) -> None:
         """Close the connection (every write is already committed)."""
         with self._lock:

@@ -138,13 +138,13 @@ def papermill_parameters(profile: str, notebook: Path, loaded: dict, overrides: 
 def data_or_fixture(profile: str, params: list[dict], without_data) -> str | None:
     """``None`` when the data files the notebooks need are found; else the profile's
     ``without_data`` folder (said loudly), or an error saying how to get them."""
-    from .data.loaders import TASKS, data_files
+    from .data.loaders import BUILT_IN, data_files
 
     wanted = {
         (name, p.get("data_dir"))
         for p in params
-        for name in (TASKS if p.get("dataset", "all") == "all" else (p["dataset"],))
-        if name in TASKS
+        for name in (BUILT_IN if p.get("dataset", "all") == "all" else (p["dataset"],))
+        if name in BUILT_IN
     }
     try:
         for name, folder in sorted(wanted, key=str):

@@ -188,10 +188,6 @@ class SessionStore(DurableStore):
             rows = self._conn.execute("SELECT key, value, updated_at FROM status").fetchall()
         return {key: {"value": value, "updated_at": at} for key, value, at in rows}
 
-    def _write(self, sql: str, row: tuple) -> int:
-        with self._lock, self._conn:  # one transaction: committed (and fsynced) on exit
-            return int(self._conn.execute(sql, row).lastrowid)
-
 
 class PersonAnnotator(Annotator):
     """A labelling session's annotator: each round posts the batch with ``audits[r - 1]`` audit

@@ -67,8 +67,7 @@ class LabelStore(DurableStore):
         row = dict(pair_id=int(pair_id), **names, stratum=stratum, mark=mark, created_at=now)
         row |= dict(left_text=left_text, right_text=right_text)
         sql = f"INSERT INTO marks ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"
-        with self._lock, self._conn:  # one transaction per mark: committed (and fsynced) on exit
-            return int(self._conn.execute(sql, tuple(row.values())).lastrowid)
+        return self._write(sql, tuple(row.values()))  # one transaction per mark
 
     def marks(
         self,
