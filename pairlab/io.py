@@ -304,9 +304,9 @@ class DurableStore:
                 "a copy if you have one), and a new, empty file is made"
             ) from error
 
-    def _read(self, sql: str, params=()) -> pd.DataFrame:
+    def _read(self, sql: str, args=()) -> pd.DataFrame:
         with self._lock:
-            return pd.read_sql_query(sql, self._conn, params=params)
+            return pd.read_sql_query(sql, self._conn, params=args)
 
     def _write(self, sql: str, row: tuple) -> int:
         """The new row's id, committed (and fsynced) before returning."""
