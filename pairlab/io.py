@@ -12,6 +12,7 @@ import re
 import shutil
 import socket
 import sqlite3
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
-    "open_durable",
+    "DurableStore",
     "MalformedRowError",
     "NoRowsError",
     "CorruptFileError",
@@ -275,28 +276,53 @@ def write_atomic(path, write, *, setting: str = "run_dir") -> Path:
     return path
 
 
-def open_durable(path, schema: str, *, timeout: float = 30.0) -> sqlite3.Connection:
-    """An SQLite connection (WAL, ``synchronous=FULL``, ``schema`` applied) for an append-only
-    file several threads and processes write, locking around every use."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, timeout=timeout, check_same_thread=False)
-    try:
-        conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-        _set_wal(conn, timeout)
-        conn.execute("PRAGMA synchronous = FULL")
-        with conn:
-            conn.executescript(schema)
-    except sqlite3.DatabaseError as error:
-        conn.close()
-        if isinstance(error, sqlite3.OperationalError):  # locked, read-only: not the file's fault
-            raise
-        raise CorruptFileError(
-            f"{path} is not a readable SQLite file ({error}): it holds labels that people or a "
-            "paid service made, so it is not deleted; move it aside (and restore it from a copy "
-            "if you have one), and a new, empty file is made"
-        ) from error
-    return conn
+class DurableStore:
+    """An append-only SQLite file that threads and processes write (WAL, ``synchronous=FULL``,
+    the subclass's ``SCHEMA`` applied): each use of ``_conn`` holds ``_lock``, each write is one
+    committed transaction (``with self._lock, self._conn``)."""
+
+    SCHEMA = ""
+
+    def __init__(self, path, *, timeout: float = 30.0):
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(self.path, timeout=timeout, check_same_thread=False)
+        try:
+            self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            _set_wal(self._conn, timeout)
+            self._conn.execute("PRAGMA synchronous = FULL")
+            with self._conn:
+                self._conn.executescript(self.SCHEMA)
+        except sqlite3.DatabaseError as error:
+            self._conn.close()
+            if isinstance(error, sqlite3.OperationalError):  # locked, read-only: not the file
+                raise
+            raise CorruptFileError(
+                f"{self.path} is not a readable SQLite file ({error}): it holds labels that people "
+                "or a paid service made, so it is not deleted; move it aside (and restore it from "
+                "a copy if you have one), and a new, empty file is made"
+            ) from error
+
+    def _read(self, sql: str, args=()) -> pd.DataFrame:
+        with self._lock:
+            return pd.read_sql_query(sql, self._conn, params=args)
+
+    def _write(self, sql: str, row: tuple) -> int:
+        """The new row's id, committed (and fsynced) before returning."""
+        with self._lock, self._conn:
+            return int(self._conn.execute(sql, row).lastrowid)
+
+    def close(self) -> None:
+        """Close the connection (every write is already committed)."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def _set_wal(conn: sqlite3.Connection, timeout: float) -> None:

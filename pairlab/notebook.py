@@ -209,8 +209,7 @@ def _inference(params: dict, quiet: bool) -> None:
     in force for this process; ``params`` get the ones in force."""
     from .models.inference import ENV, backend, use
 
-    asked = {"inference_backend": params["inference_backend"]}
-    asked["concat_backend"] = params.get("concat_backend")
+    asked = {key: params.get(key) for key in ("inference_backend", "concat_backend")}
     use(asked["inference_backend"], cross_encoder=asked["concat_backend"])
     running = {"inference_backend": backend(), "concat_backend": backend("cross-encoder")}
     for key in [k for k in asked if k in params]:

@@ -7,16 +7,20 @@ them, and in ``shared`` the shared settings that ``-p`` or ``--dataset`` change;
 from __future__ import annotations
 
 import argparse
+import atexit
 import datetime
 import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import yaml
+from jupyter_client.manager import AsyncKernelManager
 
 from .paths import project_root, shown
 from .profiles import (  # noqa: F401  (load_profile, resolve: the runner's public names)
@@ -134,13 +138,13 @@ def papermill_parameters(profile: str, notebook: Path, loaded: dict, overrides: 
 def data_or_fixture(profile: str, params: list[dict], without_data) -> str | None:
     """``None`` when the data files the notebooks need are found; else the profile's
     ``without_data`` folder (said loudly), or an error saying how to get them."""
-    from .data.loaders import TASKS, data_files
+    from .data.loaders import BUILT_IN, data_files
 
     wanted = {
         (name, p.get("data_dir"))
         for p in params
-        for name in (TASKS if p.get("dataset", "all") == "all" else (p["dataset"],))
-        if name in TASKS
+        for name in (BUILT_IN if p.get("dataset", "all") == "all" else (p["dataset"],))
+        if name in BUILT_IN
     }
     try:
         for name, folder in sorted(wanted, key=str):
@@ -193,33 +197,19 @@ def _minutes(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds // 60:.0f} min {seconds % 60:02.0f} s"
 
 
-def _local_kernel_manager():
+class LocalKernelManager(AsyncKernelManager):
     """papermill's kernel manager: IPC sockets in a private temporary folder, not TCP ports (no
-    unencrypted-TCP warning), built on first use (jupyter_client is slow to import)."""
-    import atexit
-    import shutil
-    import tempfile
+    unencrypted-TCP warning); papermill (nbclient) imports it by its dotted name."""
 
-    from jupyter_client.manager import AsyncKernelManager
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        folder = tempfile.mkdtemp(prefix="pairlab-kernel-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        self.transport, self.ip = "ipc", os.path.join(folder, "kernel")
 
-    class LocalKernelManager(AsyncKernelManager):
-        def __init__(self, **kwargs):
-            super().__init__(**kwargs)
-            folder = tempfile.mkdtemp(prefix="pairlab-kernel-")
-            atexit.register(shutil.rmtree, folder, ignore_errors=True)
-            self.transport, self.ip = "ipc", os.path.join(folder, "kernel")
-
-        async def _async_interrupt_kernel(self):  # no SIGINT to an idle kernel shutting down
-            if not self.shutting_down:
-                await super()._async_interrupt_kernel()
-
-    return LocalKernelManager
-
-
-def __getattr__(name: str):
-    if name == "LocalKernelManager":  # papermill (nbclient) imports it by this dotted name
-        return _local_kernel_manager()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    async def _async_interrupt_kernel(self):  # no SIGINT to an idle kernel shutting down
+        if not self.shutting_down:
+            await super()._async_interrupt_kernel()
 
 
 def after(notebook: Path) -> list[str]:

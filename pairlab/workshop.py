@@ -47,19 +47,13 @@ def check(nb, name: str = "notebook") -> list[dict]:
             raise ValueError(f"{name}: exercise cell {ex['exercise']} must be markdown (the task)")
         if ex["solution"] is None:
             raise ValueError(f"{name}: exercise {ex['title']!r} has no solution cell")
-        between = nb.cells[ex["exercise"] + 1 : ex["solution"]]
-        if nb.cells[ex["solution"]].cell_type != "code" or any(
-            c.cell_type != "markdown" for c in between
-        ):
+        kinds = [c.cell_type for c in nb.cells[ex["exercise"] + 1 : ex["solution"] + 1]]
+        if kinds != ["markdown"] * (len(kinds) - 1) + ["code"]:
             raise ValueError(
                 f"{name}: the solution of {ex['title']!r} must be the first code cell "
                 "after its exercise"
             )
-    _independent(nb, found, name)
-    return found
-
-
-def _independent(nb, found, name) -> None:
+    # participants run every cell but the solutions: no other cell may read what only one defines
     solutions = {ex["solution"]: ex["title"] for ex in found}
     defined, only_in = set(), {}
     for i, cell in enumerate(nb.cells):
@@ -76,6 +70,7 @@ def _independent(nb, found, name) -> None:
                 f"{only_in[late[0]]!r}: participants will not have it"
             )
         defined |= stored
+    return found
 
 
 def _names(source: str) -> tuple[set, set]:

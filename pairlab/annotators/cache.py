@@ -6,14 +6,12 @@ is that pair's answer. Each prompt's answers are one committed transaction (WAL,
 from __future__ import annotations
 
 import json
-import threading
 from datetime import datetime, timezone
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ..io import open_durable
+from ..io import DurableStore
 
 __all__ = ["AnswerCache"]
 
@@ -35,13 +33,10 @@ CREATE INDEX IF NOT EXISTS answers_key ON answers (key);
 """
 
 
-class AnswerCache:
+class AnswerCache(DurableStore):
     """Answers of pairs by cache key in the SQLite file at ``path`` (created if missing)."""
 
-    def __init__(self, path, *, timeout: float = 30.0):
-        self.path = Path(path)
-        self._lock = threading.Lock()
-        self._conn = open_durable(self.path, _SCHEMA, timeout=timeout)  # WAL, synchronous=FULL
+    SCHEMA = _SCHEMA
 
     def get(self, keys) -> dict[str, int]:
         """``{key: label}`` (the newest answer) of those ``keys`` answered before."""
@@ -86,19 +81,7 @@ class AnswerCache:
 
     def to_pandas(self) -> pd.DataFrame:
         """Every row, history included, oldest first."""
-        with self._lock:
-            return pd.read_sql_query("SELECT * FROM answers ORDER BY id", self._conn)
-
-    def close(self) -> None:
-        """Close the connection (every answer is already committed)."""
-        with self._lock:
-            self._conn.close()
-
-    def __enter__(self) -> AnswerCache:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+        return self._read("SELECT * FROM answers ORDER BY id")
 
     def __len__(self) -> int:
         with self._lock:

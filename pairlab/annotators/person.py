@@ -5,7 +5,6 @@ Rows are only appended: a pair's answer is its latest row, an undo a row withdra
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -15,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.pairs import of_matched_records
-from ..io import open_durable
+from ..io import DurableStore
 from .base import NO_ANSWER, Annotator, check_pair_ids
 
 __all__ = ["SessionStore", "QueueItem", "PersonAnnotator", "KINDS", "ANSWERS", "UNANSWERED"]
@@ -68,14 +67,11 @@ class QueueItem:
     kind: str
 
 
-class SessionStore:
+class SessionStore(DurableStore):
     """The queue and the answers of one labelling session in the SQLite file at ``path`` (a lock
     around the connection: widget callbacks run on threads)."""
 
-    def __init__(self, path, *, timeout: float = 30.0):
-        self.path = Path(path)
-        self._lock = threading.Lock()
-        self._conn = open_durable(self.path, _SCHEMA, timeout=timeout)
+    SCHEMA = _SCHEMA
 
     # -- the loop's side ----------------------------------------------------------------------
 
@@ -192,18 +188,6 @@ class SessionStore:
         with self._lock:
             rows = self._conn.execute("SELECT key, value, updated_at FROM status").fetchall()
         return {key: {"value": value, "updated_at": at} for key, value, at in rows}
-
-    def _read(self, sql: str) -> pd.DataFrame:
-        with self._lock:
-            return pd.read_sql_query(sql, self._conn)
-
-    def _write(self, sql: str, row: tuple) -> int:
-        with self._lock, self._conn:  # one transaction: committed (and fsynced) on exit
-            return int(self._conn.execute(sql, row).lastrowid)
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
 
 
 class PersonAnnotator(Annotator):

@@ -74,14 +74,12 @@ def _symmetric_pool(name, split, members, texts, clusters, a, b, label, notes) -
     left, right = pairs_within_groups(clusters[members])
     positives = as_id_set(space.encode(left, right))
     inside = (local[a] >= 0) & (local[b] >= 0)
-    stated = as_id_set(
-        space.encode(local[a[inside & (label == 0)]], local[b[inside & (label == 0)]])
+    stated, stated_pos = (
+        as_id_set(space.encode(local[a[inside & (label == y)]], local[b[inside & (label == y)]]))
+        for y in (0, 1)
     )
     flipped = isin_sorted(stated, positives)
     notes.setdefault("stated_negatives_made_positive_by_closure", {})[split] = int(flipped.sum())
-    stated_pos = as_id_set(
-        space.encode(local[a[inside & (label == 1)]], local[b[inside & (label == 1)]])
-    )
     notes.setdefault("stated_positives", {})[split] = len(stated_pos)
     return Pool(name, split, texts[members], texts[members], True, positives, stated[~flipped])
 

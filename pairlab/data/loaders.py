@@ -17,7 +17,6 @@ __all__ = [
     "Pool",
     "Task",
     "SPLITS",
-    "TASKS",
     "load_task",
     "load_tasks",
     "tasks_for",
@@ -29,7 +28,6 @@ __all__ = [
     "pair_file",
 ]
 
-TASKS = BUILT_IN
 QQP_FILES = ("quora_duplicate_questions.tsv", "qqp_subset.tsv")
 QQP_COLUMNS = dict(
     left="question1", right="question2", label="is_duplicate", left_id="qid1", right_id="qid2"
@@ -53,7 +51,7 @@ def data_files(name: str, data_dir=None) -> list[Path]:
         return [first_file([root / "qqp" / name for name in QQP_FILES], missing)]
     if name == "wikiqa":
         return [_wikiqa_file(root / "wikiqa", split) for split in SPLITS]
-    raise ValueError(f"unknown task {name!r}; expected one of {TASKS}")
+    raise ValueError(f"unknown task {name!r}; expected one of {BUILT_IN}")
 
 
 def _wikiqa_file(folder: Path, split: str) -> Path:
@@ -101,8 +99,8 @@ def load_tasks(
     the path of a pair file, read by :func:`load_pairs` with ``pairs_symmetric`` (required),
     ``pairs_columns`` (role -> the file's column) and ``pairs_threshold``. ``max_items`` may be
     keyed by task name; a file's task takes the entry of the built-in task of its kind."""
-    if dataset in TASKS + ("all",):
-        names = TASKS if dataset == "all" else (dataset,)
+    if dataset in BUILT_IN + ("all",):
+        names = BUILT_IN if dataset == "all" else (dataset,)
         caps = {n: max_items.get(n) if per_task(max_items) else max_items for n in names}
         return {n: load_task(n, data_dir, **kwargs, max_items=caps[n]) for n in names}
     path, name = pair_file(dataset), pair_task_name(dataset)
@@ -133,9 +131,8 @@ def tasks_for(params: dict) -> dict[str, Task]:
 
 def per_task(value) -> bool:
     """Whether a setting is given per task (``{"qqp": ..., "wikiqa": ...}``), not per split."""
-    return (
-        isinstance(value, dict) and bool(set(value) & set(TASKS)) and not set(value) & set(SPLITS)
-    )
+    keys = set(value) if isinstance(value, dict) else set()
+    return bool(keys & set(BUILT_IN)) and not keys & set(SPLITS)
 
 
 def pair_file(dataset) -> Path:

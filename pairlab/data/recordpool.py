@@ -71,11 +71,8 @@ class RecordPool(Pool):
 
     def __repr__(self) -> str:
         sides = f"{len(self.left):,} x {len(self.right):,} records"
-        known = (
-            "all"
-            if self.truth_known
-            else f"{len(self.stated_negatives):,} negatives, the rest unlabelled"
-        )
+        known = f"{len(self.stated_negatives):,} negatives, the rest unlabelled"
+        known = "all" if self.truth_known else known
         return (
             f"RecordPool({self.task}: {sides}, {self.n_pairs:,} pairs, "
             f"{len(self.positives):,} positives ({known}))"

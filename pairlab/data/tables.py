@@ -74,20 +74,12 @@ def read_source(source, *, what: str) -> tuple[pd.DataFrame, np.ndarray | None, 
     return frame, lines, ReadReport([str(path)], len(frame), skipped), str(source)
 
 
-def _texts(path: Path, bad: set):
-    """The file's lines as text (:func:`~pairlab.io.decoded`), adding those not UTF-8 to ``bad``."""
-    for number, text, reason in decoded(path):
-        if reason:
-            bad.add(number)
-        yield text
-
-
 def _read_delimited(path: Path, kind: str, what: str):
-    bad: set = set()
-    quoting = csv.QUOTE_MINIMAL if kind == "csv" else csv.QUOTE_NONE
-    reader = csv.reader(
-        _texts(path, bad), delimiter="," if kind == "csv" else "\t", quoting=quoting, strict=False
-    )
+    numbered = list(decoded(path))
+    bad = {number for number, _, reason in numbered if reason}  # lines that are not UTF-8
+    delimiter, quoting = (",", csv.QUOTE_MINIMAL) if kind == "csv" else ("\t", csv.QUOTE_NONE)
+    texts = [text for _, text, _ in numbered]
+    reader = csv.reader(texts, delimiter=delimiter, quoting=quoting, strict=False)
     try:
         header = next(reader, None)
         if header is None or not any(h.strip() for h in header):
@@ -104,18 +96,15 @@ def _read_delimited(path: Path, kind: str, what: str):
             start, end, previous = previous + 1, reader.line_num, reader.line_num
             if not any(f.strip() for f in fields):
                 continue
-            reason = (
-                "not UTF-8 text"
-                if any(n in bad for n in range(start, end + 1))
-                else None
-                if len(fields) == len(header)
-                else f"expected {len(header)} fields, found {len(fields)}"
-            )
-            if reason:
-                skipped.append(SkippedRow(str(path), start, reason, ",".join(fields)[:120]))
+            if any(n in bad for n in range(start, end + 1)):
+                reason = "not UTF-8 text"
+            elif len(fields) != len(header):
+                reason = f"expected {len(header)} fields, found {len(fields)}"
+            else:
+                rows.append(fields)
+                lines.append(start)
                 continue
-            rows.append(fields)
-            lines.append(start)
+            skipped.append(SkippedRow(str(path), start, reason, ",".join(fields)[:120]))
     except csv.Error as error:
         raise ValueError(
             f"{path}:{reader.line_num}: not readable as {kind.upper()} ({error})"
@@ -152,8 +141,7 @@ def _read_jsonl(path: Path, kind: str, what: str):
 def check_columns(frame: pd.DataFrame, columns: dict, source: str, *, remedy: str) -> None:
     """A ``ValueError`` naming the columns of ``columns`` (role -> column name, ``None``: not
     asked for) that ``frame`` lacks, the columns it has, and ``remedy``."""
-    named = {role: col for role, col in columns.items() if col is not None}
-    missing = {role: col for role, col in named.items() if col not in frame.columns}
+    missing = {r: c for r, c in columns.items() if c is not None and c not in frame.columns}
     if not missing:
         return
     header = SUFFIXES.get(Path(source).suffix.lower()) in ("csv", "tsv")

@@ -233,11 +233,11 @@ class CosineBERT:
             raise ValueError("this CosineBERT is not calibrated: train it or call calibrate()")
         return self.calibration
 
-    def scorer(self, pool) -> PoolScorer:
-        """Scores pair ids of ``pool`` from embeddings of its items, computed once."""
+    def scorer(self, pool) -> CosineScorer:
+        """Calibrated logits of pair ids of ``pool``, from embeddings of its items computed once."""
         left = self.embed(pool.left_texts)
         right = left if pool.symmetric else self.embed(pool.right_texts)
-        return PoolScorer(pool.space, left, right, self.calibration)
+        return CosineScorer(pool.space, left, right, self.calibration)
 
     def save(self, path) -> Path:
         path = Path(path)
@@ -259,15 +259,3 @@ class CosineBERT:
             encoder = load_encoder(str(path), device=device)
             calibration = Calibration(**payload["calibration"]) if payload["calibration"] else None
             return cls(encoder, calibration, info=payload["info"])
-
-
-class PoolScorer(CosineScorer):
-    """Logits (monotone in cosine) of pair ids, from fixed item embeddings."""
-
-    def __init__(self, space, left: np.ndarray, right: np.ndarray, calibration: Calibration | None):
-        super().__init__(space, left, right)
-        self.calibration = calibration
-
-    def __call__(self, pair_ids) -> np.ndarray:
-        cosine = super().__call__(pair_ids).astype(np.float64)
-        return cosine if self.calibration is None else self.calibration.logits(cosine)

@@ -11,10 +11,17 @@ __all__ = ["CosineScorer"]
 
 
 class CosineScorer:
-    """Scores pairs by the cosine of fixed unit-norm embeddings (the pretrained baseline)."""
+    """Scores pairs by the cosine (float32) of fixed unit-norm embeddings (the pretrained
+    baseline), or by ``calibration.logits`` of it (float64, CosineBERT's) where one is given."""
 
-    def __init__(self, space: PairSpace, left_emb: np.ndarray, right_emb: np.ndarray | None = None):
-        self.space = space
+    def __init__(
+        self,
+        space: PairSpace,
+        left_emb: np.ndarray,
+        right_emb: np.ndarray | None = None,
+        calibration=None,
+    ):
+        self.space, self.calibration = space, calibration
         self.left = np.asarray(left_emb, dtype=np.float32)
         self.right = self.left if right_emb is None else np.asarray(right_emb, dtype=np.float32)
 
@@ -26,4 +33,4 @@ class CosineScorer:
         for start in range(0, len(ids), batch_size):
             i, j = self.space.decode(ids[start : start + batch_size])
             out[start : start + batch_size] = np.einsum("nd,nd->n", self.left[i], self.right[j])
-        return out
+        return out if self.calibration is None else self.calibration.logits(out)

@@ -41,11 +41,8 @@ def truncate_layers(encoder, n_layers: int):
     """Keep the first ``n_layers`` transformer layers of ``encoder`` (in place; returned); with 0
     the pooled output is the embedding layer's."""
     layers = transformer_layers(encoder)
-    if (
-        isinstance(n_layers, bool)
-        or not isinstance(n_layers, int)
-        or not 0 <= n_layers <= len(layers)
-    ):
+    whole = isinstance(n_layers, int) and not isinstance(n_layers, bool)
+    if not (whole and 0 <= n_layers <= len(layers)):
         raise ValueError(
             f"n_layers must be an integer from 0 to the model's {len(layers)}, got {n_layers!r}"
         )

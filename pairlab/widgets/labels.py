@@ -5,14 +5,12 @@ when reading *current* marks. Each ``add`` is its own committed transaction (WAL
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime, timezone
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ..io import open_durable
+from ..io import DurableStore
 
 __all__ = ["LabelStore", "MARKS", "STRATA", "check_name"]
 
@@ -38,13 +36,10 @@ CREATE INDEX IF NOT EXISTS marks_key ON marks (task, split, model_id, pair_id, a
 """
 
 
-class LabelStore:
+class LabelStore(DurableStore):
     """Append-only manual marks of pairs in the SQLite file at ``path`` (created if missing)."""
 
-    def __init__(self, path, *, timeout: float = 30.0):
-        self.path = Path(path)
-        self._lock = threading.Lock()
-        self._conn = open_durable(self.path, _SCHEMA, timeout=timeout)  # WAL, synchronous=FULL
+    SCHEMA = _SCHEMA
 
     def add(
         self,
@@ -72,8 +67,7 @@ class LabelStore:
         row = dict(pair_id=int(pair_id), **names, stratum=stratum, mark=mark, created_at=now)
         row |= dict(left_text=left_text, right_text=right_text)
         sql = f"INSERT INTO marks ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"
-        with self._lock, self._conn:  # one transaction per mark: committed (and fsynced) on exit
-            return int(self._conn.execute(sql, tuple(row.values())).lastrowid)
+        return self._write(sql, tuple(row.values()))  # one transaction per mark
 
     def marks(
         self,
@@ -91,8 +85,7 @@ class LabelStore:
         if current:
             where.append(f"id IN (SELECT MAX(id) FROM marks GROUP BY {', '.join(KEY)})")
         sql = "SELECT * FROM marks" + (" WHERE " + " AND ".join(where) if where else "")
-        with self._lock:
-            frame = pd.read_sql_query(sql + " ORDER BY id", self._conn, params=list(given.values()))
+        frame = self._read(sql + " ORDER BY id", list(given.values()))
         return frame.astype({"id": np.int64, "pair_id": np.int64})
 
     def counts(
@@ -108,17 +101,6 @@ class LabelStore:
         )
         errors, positive = n["real_error"], n["actually_positive"]
         return {s: (int(errors[s]), int(errors[s] + positive[s])) for s in STRATA}
-
-    def close(self) -> None:
-        """Close the connection (every mark is already committed)."""
-        with self._lock:
-            self._conn.close()
-
-    def __enter__(self) -> LabelStore:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def check_name(name: str, value) -> None:
