@@ -188,6 +188,23 @@ def test_malformed_rows_are_reported_as_load_pairs_reports_them(tmp_path):
     assert records.notes["skipped_by_reader"] == 2 and len(records) == 12
 
 
+def test_an_unclosed_quote_that_swallows_rows_is_an_error_naming_its_line(tmp_path):
+    """Issue 60: one unclosed quote on line 11 of 33 read lines 11-33 as one row; the summary
+    said "skipped 1 malformed row" and a session began on 9 of 32 records. A quoted row that
+    spans lines and has the wrong field count is now an error at its line; a quoted field
+    that holds a line break in a well-formed row is still read."""
+    rows = [f"{k},title {k},brand {k}" for k in range(1, 33)]
+    rows[9] = '10,"title 10,brand 10'  # line 11: the quote is never closed
+    path = write(tmp_path / "shop.csv", ["id,title,brand", *rows])
+    with pytest.raises(
+        ValueError, match=r"shop.csv:11: a quote opened on this line .* lines 11-33"
+    ):
+        load_items(path, text=["title", "brand"], id="id")
+    ok = write(tmp_path / "ok.csv", ["id,title,brand", '1,"two', 'lines",acme', "2,lamp,acme"])
+    records = load_items(ok, text=["title", "brand"], id="id")
+    assert len(records) == 2 and "two\nlines" in records.texts[0]
+
+
 def test_identical_texts_under_two_ids_are_kept_and_counted():
     records = load_items(PRODUCTS, text=["title", "brand", "price"], id="id")
     assert len(records) == 4  # kept: two ids may be two items with one description

@@ -98,6 +98,12 @@ def _read_delimited(path: Path, kind: str, what: str):
                 continue
             if any(n in bad for n in range(start, end + 1)):
                 reason = "not UTF-8 text"
+            elif len(fields) != len(header) and end > start:  # never a skip: lines lost
+                raise ValueError(
+                    f"{path}:{start}: a quote opened on this line is closed on line {end} or "
+                    f"never, so lines {start}-{end} read as one row of {len(fields)} fields "
+                    f"(the header has {len(header)}): close the quote, or remove it"
+                )
             elif len(fields) != len(header):
                 reason = f"expected {len(header)} fields, found {len(fields)}"
             else:
