@@ -114,8 +114,10 @@ for table in filter(None, (left, right)):
 # (`strategy`), among each record's `candidate_m` nearest neighbours. Where each record has at
 # most one match (`one_to_one`), a record whose match you have confirmed is not asked again (on
 # Walmart-Amazon, `benchmarks/er_label_use.py` counts how many labels went to such pairs without
-# it). The loop runs in a worker process; you never wait for it: while a model trains, you
-# label the audit pairs and the next most uncertain candidates. Every answer is saved before the
+# it). The loop runs in a worker process; while the first round embeds your records, you label
+# a batch of first pairs (a random record and its most similar by BM25: seconds, not minutes),
+# and while a model trains, the audit pairs and the next most uncertain candidates (spares:
+# one batch's worth, which a long round can outlast). Every answer is saved before the
 # next pair shows: close the notebook, restart the kernel, run the cells again, and you continue
 # where you stopped.
 
