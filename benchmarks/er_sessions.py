@@ -331,9 +331,7 @@ def export_coverage(pool, model, found, matcher, labels, audit, estimate, *, rep
     strata = stratify(
         pool.space, left, right, probability=model.calibration.proba, n_strata=12, seed=seed
     )
-    sizes = [
-        len(design.ids) for design, _ in pick.audit_rounds(audit, _NoStore(), np.empty(0, np.int64))
-    ]
+    sizes = [len(audit.load(r)[0].ids) for r in audit.rounds()]
     prior = audit.bound(pool.space, audit.assumption(pool.space, labelled, answered["label"]))
     truth_labels = isin_sorted(labelled, positives).astype(np.int64)
     calls = matcher.predicted(found.ids)
@@ -367,13 +365,6 @@ def export_coverage(pool, model, found, matcher, labels, audit, estimate, *, rep
         **{k: float(np.mean([c for c, _ in v])) for k, v in tallies.items()},
         "mean_width": {k: float(np.mean([w for _, w in v])) for k, v in tallies.items()},
     }
-
-
-class _NoStore:
-    """A store with no answers: :func:`export_coverage` reads only the rounds' designs."""
-
-    def answers(self, ids):
-        return np.full(len(ids), -1)
 
 
 def records(table: str):
