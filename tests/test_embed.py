@@ -61,3 +61,24 @@ def test_each_distinct_text_is_encoded_once_and_put_back_in_place(tiny_model):
         assert np.allclose(
             emb[i], encode([text], encoder=encoder, show_progress=False)[0], atol=1e-5
         )
+
+
+def test_encoding_counts_its_records_in_whole_batches_equal_to_one_call(tiny_model):
+    """Issue 60: a wait shows the records embedded and the time left. The texts go in chunks of
+    16 batches in sentence-transformers' own order, so each batch holds the texts it would in
+    one call: the embeddings are bitwise those of one call."""
+    import torch
+
+    from pairlab.models.embed import load_encoder
+    from pairlab.progress import listening
+
+    encoder = load_encoder(tiny_model)
+    texts = [f"record {i} " + "word " * (i % 7) for i in range(700)]
+    seen = []
+    with listening(lambda p: seen.append((p.done, p.total, p.unit, p.seconds_left))):
+        emb = embed.encode(texts, encoder=encoder, batch_size=8, show_progress=False)
+    assert [s[0] for s in seen] == [128, 256, 384, 512, 640, 700]
+    assert {s[1:3] for s in seen} == {(700, "records embedded")} and seen[-1][3] == 0
+    with torch.inference_mode():
+        one = encoder.encode(texts, batch_size=8, convert_to_numpy=True, normalize_embeddings=True)
+    assert np.array_equal(emb, one)

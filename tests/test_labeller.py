@@ -1,5 +1,6 @@
 """The labelling widget without a browser: its key handler driven directly, the store read back."""
 
+import json
 import re
 import threading
 import time
@@ -125,6 +126,20 @@ def test_a_finished_or_stopped_session_says_what_comes_next(store, make):
     )
     store.set_status("worker", "stopped")
     wait_for(lambda: "session.start() goes on from the last round" in widget.pair.value)
+
+
+def test_the_workers_step_shows_as_a_bar_with_the_time_left(store, make):
+    """Issue 60: "round 2: embedding the records (8 min 12 s)" said nothing of how far along."""
+    widget = make()
+    assert widget.bar.layout.display == "none"
+    step = {"unit": "records embedded", "done": 12800, "total": 24622, "left": 130.0}
+    store.set_status("progress", json.dumps(step))
+    wait_for(
+        lambda: "12,800 of 24,622 records embedded, about 2 min 10 s left" in widget.bar_text.value
+    )
+    assert widget.bar.layout.display is None and abs(widget.bar.value - 12800 / 24622) < 1e-9
+    store.set_status("progress", "")  # the next stage began
+    wait_for(lambda: widget.bar.layout.display == "none" and not widget.bar_text.value)
 
 
 def test_the_guide_says_when_the_first_estimate_comes(store, make):

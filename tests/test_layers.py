@@ -18,6 +18,7 @@ LAYERS = [
         "io": "raw readers (quotes are text, bad rows counted), JSON, atomic writes and locks",
         "params": "constructor arguments as a strategy's or annotator's own config",
         "paths": "where the project, the data, the cache and the runs live",
+        "progress": "work done and time left inside a long step, for whoever listens",
         "templating": "the one Jinja environment: every sentence pairlab shows is a macro",
     },
     {"data": "pair ids, tasks and pools, your pair files and record tables, the papers' numbers"},

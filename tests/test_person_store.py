@@ -74,3 +74,27 @@ def test_spares_respect_one_to_one():
     assert _spares(state, shown, 10).tolist() == [1, 2, 6, 7, 18]
     # left record 0 is matched: (0,1) and (0,2) go; right record 0 is in no candidate
     assert _spares(state, shown, 10, one_to_one=True).tolist() == [6, 7, 18]
+
+
+def test_the_queue_is_topped_up_while_rounds_remain(tmp_path):
+    """Issue 60: 64 spares lasted a minute of a 16-25 minute round. With ``spares=None`` the
+    worker keeps ``low`` pairs to answer queued, from the reserve (best first, none queued
+    twice; one_to_one: none of a matched record), and stops once the last round is answered."""
+    from pairlab.annotators.person import PersonAnnotator
+    from pairlab.data.pairs import PairSpace
+
+    store = SessionStore(tmp_path / "s.sqlite")
+    space = PairSpace(4, 5, symmetric=False)  # pair id = left * 5 + right
+    person = PersonAnnotator(store, spares=None, audits=(0, 0), one_to_one=True, space=space)
+    person.reserve = np.array([12, 1, 2, 6, 7, 18, 3], np.int64)
+    store.post(1, [12, 0], "batch")
+    assert person.top_up(low=2, chunk=3) == 0  # two to answer: enough
+    store.answer(0, 1, annotator="person")  # (0, 0) a match: left 0 and right 0 are taken
+    assert person.top_up(low=2, chunk=3) == 3
+    assert store.queue()["pair_id"].tolist() == [12, 0, 6, 7, 18]  # 12 queued; 1, 2, 3 of left 0
+    assert person.top_up(low=2, chunk=3) == 0
+    for pair in (12, 6, 7):
+        store.answer(pair, 0, annotator="person")
+    person.round, person.closed = 2, True  # the last round's pairs are answered
+    assert person.top_up(low=2, chunk=3) == 0
+    store.close()

@@ -193,8 +193,10 @@ class SessionStore(DurableStore):
 class PersonAnnotator(Annotator):
     """A labelling session's annotator: each round posts the batch with ``audits[r - 1]`` audit
     pairs mixed in (``audit(round, state, batch, n) -> (pair_ids, strata)``, held out of
-    training) and ``spares`` candidates to label while the model trains; :meth:`annotate` polls
-    until the batch is answered. ``oracle``: a pool whose truth answers at once (a simulation)."""
+    training) and ``spares`` candidates to label while the model trains (``None``: none posted
+    with the round; :meth:`top_up` keeps the queue from running dry from :attr:`reserve`, the
+    candidates nearest the boundary, best first); :meth:`annotate` polls until the batch is
+    answered. ``oracle``: a pool whose truth answers at once (a simulation)."""
 
     name = "person"
 
@@ -206,14 +208,16 @@ class PersonAnnotator(Annotator):
         poll: float = 0.2,
         oracle=None,
         audits=(),
-        spares: int = 0,
+        spares: int | None = 0,
         audit=None,
         one_to_one: bool = False,
+        space=None,
     ):
         self.store = store if isinstance(store, SessionStore) else SessionStore(store)
         self.who, self.poll, self.oracle = who, float(poll), oracle
-        self.audits, self.spares, self.audit = tuple(map(int, audits)), int(spares), audit
+        self.audits, self.spares, self.audit = tuple(map(int, audits)), spares, audit
         self.one_to_one = bool(one_to_one)  # spares skip the records of a labelled match, too
+        self.space, self.reserve, self.closed = space, np.empty(0, np.int64), False
         self.round = 0
 
     def params(self) -> dict:  # not the oracle's pool, nor the audit's function
@@ -239,7 +243,12 @@ class PersonAnnotator(Annotator):
         stratum = np.concatenate([np.full(len(batch), -1), strata]).astype(np.int64)
         order = np.random.default_rng([round, 7919]).permutation(len(shown))
         self.store.post(round, shown[order], kinds[order].tolist(), strata=stratum[order])
-        spare = _spares(state, shown, self.spares, self.one_to_one)
+        topped = self.spares is None
+        ranked = _spares(
+            state, shown, len(state.candidates) if topped else self.spares, self.one_to_one
+        )
+        spare = ranked[:0] if topped else ranked
+        self.space, self.reserve = state.pool.space, ranked if topped else self.reserve
         if len(spare):
             self.store.post(round, spare, "spare")
         if self.oracle is not None:
@@ -253,8 +262,21 @@ class PersonAnnotator(Annotator):
         while True:
             answers = self.store.answers(ids)
             if (answers != UNANSWERED).all():
+                self.closed = self.round >= len(self.audits)  # the last round's: no spares after
                 return answers.astype(np.int8)
             time.sleep(self.poll)
+
+    def top_up(self, low: int = 12, chunk: int = 16) -> int:
+        """With fewer than ``low`` pairs left to answer and rounds to come, queue the next
+        ``chunk`` of :attr:`reserve` (not queued before; ``one_to_one``: nor of a record in a
+        labelled match) as spares of the round; returns how many were queued."""
+        if self.closed or self.store.counts()["queued"] >= low:
+            return 0
+        queued = np.sort(self.store.queue()["pair_id"].to_numpy(np.int64))
+        free = self.reserve[~np.isin(self.reserve, queued)]
+        if self.one_to_one and len(free):
+            free = free[~of_matched_records(self.space, free, *self.store.labelled())]
+        return self.store.post(max(self.round, 1), free[:chunk], "spare")
 
     def held_out(self) -> np.ndarray:
         """The audit pairs posted so far (sorted int64): no strategy may pick them for a batch,

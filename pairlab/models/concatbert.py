@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..progress import Progress
 from .embed import cached_array, loading, saved_model, text_digest
 from .inference import backend, cache_tag, for_inference
 from .training import (
@@ -86,15 +87,20 @@ class ConcatBERT:
 
         on = backend("cross-encoder")
 
-        def compute():  # on the cross-encoders' inference backend in force
-            out = for_inference(self.model, name=on).predict(
-                list(zip(left, right)),
-                batch_size=batch_size,
-                show_progress_bar=show_progress,
-                activation_fn=torch.nn.Identity(),
-                convert_to_numpy=True,
-            )
-            out = np.asarray(out, dtype=np.float64).reshape(-1)
+        def compute():  # on the cross-encoders' inference backend in force, in whole batches
+            runner, pairs = for_inference(self.model, name=on), list(zip(left, right))
+            order = np.argsort([-len(a) - len(b) for a, b in pairs])  # as it sorts them
+            out = np.empty(len(pairs))
+            with Progress(len(pairs), "pairs scored", show=show_progress) as done:
+                for chunk in np.array_split(order, np.arange(512, len(order), 512)):
+                    out[chunk] = runner.predict(
+                        [pairs[i] for i in chunk],
+                        batch_size=batch_size,
+                        show_progress_bar=False,
+                        activation_fn=torch.nn.Identity(),
+                        convert_to_numpy=True,
+                    ).reshape(-1)
+                    done.advance(len(chunk))
             if not np.isfinite(out).all():
                 raise ValueError("the cross-encoder returned non-finite scores")
             return out

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..io import CorruptFileError, remove_stale, write_atomic
 from ..paths import cache_dir
+from ..progress import Progress
 from .inference import for_inference
 
 if TYPE_CHECKING:
@@ -198,20 +199,33 @@ def embed_pool(
 
 def _encode(encoder, texts, batch_size, show_progress, backend=None) -> np.ndarray:
     """Each distinct text encoded once (pairs repeat their items, and the forward pass is the
-    cost), on ``backend`` (default: the one in force)."""
+    cost), on ``backend`` (default: the one in force), counted in a :class:`Progress`: in
+    chunks of whole batches, in the order sentence-transformers batches them (longest first),
+    so that each batch holds the texts it would in one call."""
     import torch
 
     unique, inverse = np.unique(np.asarray(texts, dtype=object), return_inverse=True)
     runner = for_inference(encoder, name=backend)
-    with torch.inference_mode():
-        emb = runner.encode(
-            list(unique),
-            batch_size=batch_size,
-            show_progress_bar=show_progress,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-        )
-    emb = np.ascontiguousarray(np.asarray(emb, dtype=np.float32)[inverse.reshape(-1)])
+    order = np.argsort([-len(text) for text in unique])  # as sentence-transformers sorts
+    chunks = np.array_split(order, np.arange(16 * batch_size, len(order), 16 * batch_size))
+    parts = []
+    with (
+        torch.inference_mode(),
+        Progress(len(unique), "records embedded", show=show_progress) as done,
+    ):
+        for chunk in chunks:
+            parts.append(
+                runner.encode(
+                    list(unique[chunk]),
+                    batch_size=batch_size,
+                    show_progress_bar=False,
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                )
+            )
+            done.advance(len(chunk))
+    emb = np.asarray(np.concatenate(parts), dtype=np.float32)[np.argsort(order)]
+    emb = np.ascontiguousarray(emb[inverse.reshape(-1)])
     if not np.isfinite(emb).all():
         raise ValueError("the encoder returned non-finite embeddings")
     return emb

@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..progress import Progress, listened
+
 __all__ = [
     "TrainConfig",
     "number",
@@ -281,4 +283,23 @@ def trainer(model, loss, dataset, config: TrainConfig, *, quiet: bool = False, *
     for callback in list(built.callback_handler.callbacks) if quiet else []:
         if type(callback).__name__ in bars:
             built.remove_callback(callback)
+    if listened():  # the steps counted for whoever listens (a session's widget, a kernel's log)
+        built.add_callback(_steps())
     return built
+
+
+def _steps():
+    """A trainer callback counting the training steps in a :class:`~pairlab.progress.Progress`."""
+    from transformers import TrainerCallback
+
+    class Steps(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kwargs):
+            self.done = Progress(state.max_steps, "training steps")
+
+        def on_step_end(self, args, state, control, **kwargs):
+            self.done.advance()
+
+        def on_train_end(self, args, state, control, **kwargs):
+            self.done.__exit__()
+
+    return Steps()

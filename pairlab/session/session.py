@@ -18,9 +18,10 @@ from ..annotators.person import UNANSWERED, SessionStore
 from ..data.items import Records
 from ..data.recordpool import RecordPool, record_pairs
 from ..io import read_json, to_json, write_json
+from ..progress import listening
 from .audit import SessionAudit
 from .settings import SessionSettings, audits, split
-from .worker import Job, log_estimate, run_job, sentence, spawn
+from .worker import Job, first_pairs, log_estimate, run_job, sentence, spawn
 
 __all__ = ["LabelingSession", "one_to_one_advice", "session_config"]
 
@@ -189,7 +190,8 @@ class LabelingSession:
                 "a person's session runs in the background: call start(), then label in widget()"
             )
         self._ready_to_run()
-        return run_job(self.job, callbacks=callbacks, learner=learner)
+        with listening():  # each step's bar, for a kernel's output and a papermill log
+            return run_job(self.job, callbacks=callbacks, learner=learner)
 
     def _ready_to_run(self) -> None:
         """Before the loop runs: a grown budget (rounds after the run's own, nothing else
@@ -224,19 +226,14 @@ class LabelingSession:
 
     def _first_pairs(self) -> None:
         """A new session's first pairs, to label while round 1 embeds the records (minutes for
-        25,000 records on 2 cores): ``batch`` random records of the left table, each with its
-        most similar right record by BM25 (seconds), queued as spares: they join round 1's
-        labels."""
-        from ..augment.samplers import lexical_pairs
-
+        25,000 records on 2 cores): :func:`.worker.first_pairs` of ``batch`` records, queued as
+        spares (they join round 1's labels); the worker tops them up as they are answered."""
         if (self.store.queue()["kind"] != "given").any():
             return  # the session has begun: its queue goes on
-        rng = np.random.default_rng([self.settings.seed, 1])
-        n = min(self.settings.batch, self.pool.space.n_left)
-        items = np.sort(rng.choice(self.pool.space.n_left, size=n, replace=False))
         known = np.concatenate([self.pool.known_positives, self.pool.stated_negatives])
-        ids = lexical_pairs(self.pool, 1, items=items, exclude=known)
-        self.store.post(1, rng.permutation(ids), "spare")
+        self.store.post(
+            1, first_pairs(self.pool, self.settings.seed, self.settings.batch, known), "spare"
+        )
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the worker (every answer is already saved; the run resumes on start())."""
@@ -354,7 +351,10 @@ class LabelingSession:
         (:func:`.export.export_session`)."""
         from .export import export_session
 
-        return export_session(self, Path(folder) if folder else self.folder / "export", **options)
+        with listening():
+            return export_session(
+                self, Path(folder) if folder else self.folder / "export", **options
+            )
 
     def largest_clusters(self, folder=None, *, n: int = 5):
         """The records of the ``n`` largest clusters of an export (one table)."""

@@ -12,14 +12,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from .. import templating
 from ..active.config import ActiveConfig
 from ..active.loop import ActiveRun
 from ..annotators.person import PersonAnnotator, SessionStore
+from ..progress import Progress, listened, listening
 from .audit import MIN_ROUND, SessionAudit
 from .settings import SessionSettings
 
-__all__ = ["Job", "run_job", "log_estimate", "spawn"]
+__all__ = ["Job", "run_job", "log_estimate", "spawn", "first_pairs"]
 
 STAGES = {  # the loop's stages as the widget's status line shows them
     "embed": "embedding the records",
@@ -53,15 +56,15 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
         coverage=int(s.coverage) if oracle else 0,
         matches_per_record=s.matches_per_record,
     )
-    spares = 0 if oracle else s.batch if s.spares is None else int(s.spares)
     annotator = PersonAnnotator(
         store,
         who=s.annotator,
         oracle=job.pool if oracle else None,
         audits=job.audits,
-        spares=spares,
+        spares=0 if oracle else s.spares,
         audit=audit,
         one_to_one=s.one_to_one,
+        space=job.pool.space,
     )
 
     def status(event: str, **p) -> None:
@@ -69,6 +72,7 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
         if event == "stage_started":
             stage = STAGES.get(p["stage"], p["stage"])
             store.set_status("worker", f"round {p['round']}: {stage}")
+            store.set_status("progress", "")  # the stage's own comes as it works
         elif event == "round_finished":
             r = p["record"]
             done = f"{r['labels']:,} labels, {r['positives_found']:,} matches"
@@ -89,11 +93,68 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
         learner=learner,
         callbacks=[status, *callbacks],
     )
+    stop = threading.Event()
+    if annotator.spares is None:  # the person never waits for a round: the queue kept topped up
+        annotator.reserve = first_pairs(job.pool, s.seed, 16 * s.batch)
+        threading.Thread(target=_top_up, args=(annotator, stop), daemon=True).start()
     try:
-        return run.run()
+        with contextlib.nullcontext() if listened() else listening(_progress(store)):
+            result = run.run()
+            stop.set()
+            if s.annotator == "person" and job.config.keep_model:  # the export reads them back
+                store.set_status(
+                    "worker", "preparing the export: the final model embeds the records"
+                )
+                from .export import candidates, final_model
+
+                candidates(job.pool, final_model(job.folder), s.candidate_m)
+        return result
     finally:
+        stop.set()
         done = (job.folder / "run" / "result.json").is_file()
         store.set_status("worker", "finished" if done else "stopped")
+        store.set_status("progress", "")
+
+
+def first_pairs(pool, seed: int, n: int, exclude=()) -> np.ndarray:
+    """Pairs to label before any model: the first ``n`` records of the left table in a seeded
+    order, each with its most similar right record by BM25 (seconds, not minutes), in that
+    order (the same first pairs for a larger ``n``)."""
+    from ..augment.samplers import lexical_pairs
+
+    order = np.random.default_rng([seed, 1]).permutation(pool.space.n_left)[:n]
+    ids = lexical_pairs(pool, 1, items=order, exclude=np.sort(np.asarray(exclude, np.int64)))
+    position = np.full(pool.space.n_left, len(order))
+    position[order] = np.arange(len(order))
+    left, right = pool.space.decode(ids)
+    key = np.minimum(position[left], position[right]) if pool.symmetric else position[left]
+    return ids[np.argsort(key, kind="stable")]
+
+
+def _top_up(annotator: PersonAnnotator, stop: threading.Event, every: float = 1.0) -> None:
+    """Every ``every`` seconds until ``stop``: :meth:`PersonAnnotator.top_up`; a failure is
+    shown as the worker's status (the person would wait without saying why)."""
+    while not stop.wait(every):
+        try:
+            annotator.top_up()
+        except Exception as error:
+            annotator.store.set_status("worker", f"spares stopped: {error!r}")
+            raise
+
+
+def _progress(store: SessionStore, every: float = 1.0):
+    """A :func:`~pairlab.progress.listening` callback writing a step's work done and time left
+    to the store's status "progress" (JSON), at most every ``every`` seconds, for the widget."""
+    last = [0.0]
+
+    def write(done: Progress) -> None:
+        if time.monotonic() - last[0] >= every or done.done >= done.total:
+            last[0] = time.monotonic()
+            left = done.seconds_left
+            value = {"unit": done.unit, "done": done.done, "total": done.total, "left": left}
+            store.set_status("progress", json.dumps(value))
+
+    return write
 
 
 def log_estimate(

@@ -6,6 +6,7 @@ changes under one lock, and the key path does only the answer and the next pair.
 from __future__ import annotations
 
 import html
+import json
 import re
 import threading
 import time
@@ -162,6 +163,7 @@ class LabellingWidget:
             )
             self.plot.value = sparkline_svg(self._points)
             self.status.value = _GREY.format(f"worker: {html.escape(worker)}") if worker else ""
+            self._progress(status.get("progress"))
             self.guide.value = (
                 f"<b>how far</b> (estimated {elapsed(_age(estimate))} ago, from the audit "
                 f"pairs): {html.escape(estimate['value'])}"
@@ -175,6 +177,20 @@ class LabellingWidget:
                     )
                 )
             )
+
+    def _progress(self, status: dict | None) -> None:
+        """The worker's step as a bar with the work done and the time left (hidden between
+        steps)."""
+        step = json.loads(status["value"]) if status and status["value"] else None
+        self.bar.layout.display = None if step else "none"
+        if step:
+            self.bar.value = step["done"] / max(step["total"], 1)
+            left = f", about {elapsed(step['left'])} left" if step["left"] is not None else ""
+            self.bar_text.value = _GREY.format(
+                f"{step['done']:,} of {step['total']:,} {html.escape(step['unit'])}{left}"
+            )
+        else:
+            self.bar_text.value = ""
 
     def _run(self) -> None:
         beaten = 0.0
@@ -205,6 +221,8 @@ class LabellingWidget:
             w.HTML().add_class(tag(name)) for name in ("status", "guide", "counts", "plot")
         )
         self.pair = w.HTML(layout=w.Layout(width="auto")).add_class(tag("pair"))
+        self.bar = w.FloatProgress(min=0.0, max=1.0, layout=w.Layout(display="none"))
+        self.bar_text = w.HTML().add_class(tag("progress"))
         self.keys = KeyCatcher(placeholder=KEYS_HELP, quiet=quiet, layout=w.Layout(width="34em"))
         self.keys.add_class(tag("keys")).on_key(self.press)
         self.buttons = {}
@@ -217,7 +235,8 @@ class LabellingWidget:
             w.HBox([*self.buttons.values(), self.keys]),
             w.HBox([self.counts_html, self.plot], layout=w.Layout(align_items="center")),
         ]
-        self.widget = w.VBox([self.status, self.pair, *rows, self.guide])
+        progress = w.HBox([self.bar, self.bar_text], layout=w.Layout(align_items="center"))
+        self.widget = w.VBox([self.status, progress, self.pair, *rows, self.guide])
         self.widget.add_class("pairlab-label")
 
 

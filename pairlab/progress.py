@@ -1,0 +1,69 @@
+"""Work done and time left inside a long step (records embedded, training steps, pairs scored):
+each step counts its work in a :class:`Progress`; who sees it is set around the step by
+:func:`listening`: a labelling session's worker writes it for the widget, a kernel's run draws a
+text bar on stderr (a papermill log keeps its lines), and elsewhere a step shows its bar only
+where its caller asks (``show``)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+__all__ = ["Progress", "listening", "BARS"]
+
+BARS = "bars"  # listening(BARS): a text bar for every step, asked for or not
+_LISTENER: ContextVar = ContextVar("pairlab_progress", default=None)
+
+
+@contextmanager
+def listening(listener=BARS):
+    """Within the block, each :class:`Progress` calls ``listener(progress)`` as it advances (or,
+    with :data:`BARS`, draws its text bar)."""
+    token = _LISTENER.set(listener)
+    try:
+        yield
+    finally:
+        _LISTENER.reset(token)
+
+
+def listened() -> bool:
+    """Whether a :func:`listening` block is open (steps that are quiet by default report)."""
+    return _LISTENER.get() is not None
+
+
+class Progress:
+    """``total`` units of ``unit`` ("records embedded") done as :meth:`advance` says, with the
+    seconds left at the rate so far; a context manager that closes its bar."""
+
+    def __init__(self, total: int, unit: str, *, show: bool = False):
+        self.total, self.unit, self.done = int(total), unit, 0
+        self.start = time.perf_counter()
+        listener = _LISTENER.get()
+        self.listener = listener if callable(listener) else None
+        self.bar = None
+        if listener == BARS or (listener is None and show):
+            from tqdm import tqdm  # text, not a widget: a papermill log keeps its lines
+
+            self.bar = tqdm(total=self.total, desc=unit, mininterval=10, file=sys.stderr)
+
+    def advance(self, n: int = 1) -> None:
+        self.done += int(n)
+        if self.bar is not None:
+            self.bar.update(int(n))
+        if self.listener is not None:
+            self.listener(self)
+
+    @property
+    def seconds_left(self) -> float | None:
+        if not self.done:
+            return None
+        return (time.perf_counter() - self.start) / self.done * max(self.total - self.done, 0)
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.close()
