@@ -45,7 +45,7 @@ from pairlab.data import load_items
 from pairlab.evaluation.audit_estimate import combine_rounds
 from pairlab.evaluation.audit_prior import rate_prior
 from pairlab.models.truncate import truncated_model
-from pairlab.notebook import load_settings, setup
+from pairlab.notebook import load_settings, parameters, setup
 from pairlab.paths import find_file
 from pairlab.session import (
     LabelingSession,
@@ -77,6 +77,7 @@ strategy = "uncertainty"           # which pairs to ask: "uncertainty", "adaptiv
 one_to_one = False                 # True: each record matches at most one other (two catalogues of distinct products): never ask a pair of a record already matched
 candidate_m = 20                   # candidate neighbours per record each round
 target_precision = 0.9             # the exported matches' threshold is chosen for this precision
+matcher = "bi-encoder"             # who decides the exported matches: "bi-encoder" (seconds), "auto" (also a cross-encoder, the audit keeps the better: tens of minutes on 25,000 records)
 seed = 0
 coverage_seeds = [0, 1, 2]        # oracle only: session trajectories (seeds) whose audit intervals are checked ([]: none)
 coverage_repeats = 100            # oracle only: fresh audits redrawn at each round of each of those sessions
@@ -101,8 +102,10 @@ ctx = setup(cfg, globals())  # run and figure folders; every setting and knob re
 # (likely duplicates).
 
 # %%
-left = load_items(find_file(items), text=text, id=id)
-right = load_items(find_file(right_items), text=right_text, id=right_id) if right_items else None
+with parameters(items=items, text=text, id=id):  # a bad file or column: one line naming them
+    left = load_items(find_file(items), text=text, id=id)
+with parameters(right_items=right_items, right_text=right_text, right_id=right_id):
+    right = load_items(find_file(right_items), text=right_text, id=right_id) if right_items else None
 for table in filter(None, (left, right)):
     print(table.summary())
 
@@ -116,20 +119,22 @@ for table in filter(None, (left, right)):
 # Walmart-Amazon, `benchmarks/er_label_use.py` counts how many labels went to such pairs without
 # it). The loop runs in a worker process; while the first round embeds your records, you label
 # a batch of first pairs (a random record and its most similar by BM25: seconds, not minutes),
-# and while a model trains, the audit pairs and the next most uncertain candidates (spares:
-# one batch's worth, which a long round can outlast). Every answer is saved before the
-# next pair shows: close the notebook, restart the kernel, run the cells again, and you continue
+# and while a model trains and embeds, the next most uncertain candidates of the last model
+# (spares, topped up as you answer them: you never wait for a round; they join the next round's
+# labels, on top of the budget). A bar above the pair shows the worker's step, with the time
+# left. Every answer is saved before the next pair shows: close the notebook, restart the kernel, run the cells again, and you continue
 # where you stopped.
 
 # %%
 encoder = truncated_model(model, model_layers)  # the model itself where model_layers is None
-session = LabelingSession(left, ctx.path("10_session"), right=right, model=encoder,
-                          strategy=strategy, batch=batch, budget=budget, annotator=annotator,
-                          oracle_pairs=find_file(oracle_pairs) if annotator == "oracle" else None,
-                          audit_share=audit_share, candidate_m=candidate_m, seed=seed,
-                          epochs=epochs, max_seq_length=max_seq_length,
-                          coverage=coverage_repeats if coverage_seeds else 0,
-                          matches_per_record=matches_per_record, one_to_one=one_to_one)
+with parameters():  # a bad setting: one line naming it
+    session = LabelingSession(left, ctx.path("10_session"), right=right, model=encoder,
+                              strategy=strategy, batch=batch, budget=budget, annotator=annotator,
+                              oracle_pairs=find_file(oracle_pairs) if annotator == "oracle" else None,
+                              audit_share=audit_share, candidate_m=candidate_m, seed=seed,
+                              epochs=epochs, max_seq_length=max_seq_length,
+                              coverage=coverage_repeats if coverage_seeds else 0,
+                              matches_per_record=matches_per_record, one_to_one=one_to_one)
 print(session)
 if annotator == "person":
     session.start()
@@ -257,14 +262,17 @@ print(use["sentence"] or f"(one_to_one = {one_to_one}: nothing in these counts a
 # Which matcher: the session's bi-encoder scores each record's nearest neighbours; a
 # cross-encoder (both records in one input: slower, and usually sharper on near misses) trained
 # on the same labels re-scores those candidates. The audit pairs were never trained on, so they
-# can judge both: the export keeps the one whose matches the audit estimates the higher F1.
-# Training the cross-encoder is most of an export's time; run this cell again with the same
-# answers (after a kernel restart, say) and its scores are read back from the session folder.
+# can judge both: with `matcher = "auto"` the export keeps the one whose matches the audit
+# estimates the higher F1. The bi-encoder alone (the default) takes seconds: the worker embeds
+# the records with the final model as the rounds end. The cross-encoder's training and scoring
+# take tens of minutes on 25,000 records, and on the Walmart-Amazon and DBLP-ACM sessions of
+# `benchmarks/README.md` it never beat the bi-encoder; run this cell again with the same answers
+# (after a kernel restart, say) and its scores are read back from the session folder.
 # While the rounds still run, this cell says so: run it again when the widget says finished.
 
 # %%
 out = Path(export_dir) if export_dir else ctx.path("10_export")
-exported = session.export(out, target_precision=target_precision) if session.result() else {}
+exported = session.export(out, target_precision=target_precision, matcher=matcher) if session.result() else {}
 if not exported:
     print(f"not yet: the rounds are still running ({session.counts()['labels']:,} of {budget:,} "
           "labels); run this cell again when the widget says the session is finished")

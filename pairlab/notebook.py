@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import platform
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -13,7 +14,15 @@ from types import MappingProxyType
 from .io import not_writable, to_json, write_json
 from .paths import project_root, shown
 
-__all__ = ["Context", "Settings", "load_settings", "png_export", "setup"]
+__all__ = [
+    "Context",
+    "ParameterError",
+    "Settings",
+    "load_settings",
+    "parameters",
+    "png_export",
+    "setup",
+]
 
 
 @dataclass(frozen=True)
@@ -258,3 +267,27 @@ def _writable(folder: Path, setting: str) -> None:
             pass
     except OSError as error:
         raise not_writable(folder, error, setting=setting) from error
+
+
+class ParameterError(Exception):
+    """A notebook parameter to change, shown as its one line without a traceback (IPython's
+    ``_render_traceback_``; the error it came from stays ``__cause__``, for ``%debug``)."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
+
+
+@contextmanager
+def parameters(**given):
+    """A bad file, column or value inside the block as a :class:`ParameterError` naming the
+    notebook parameters ``given`` (name=value) to change (none given: the error names them)."""
+    try:
+        yield
+    except (ValueError, TypeError, OSError, KeyError) as error:
+        change = ", ".join(f"{name} = {value!r}" for name, value in given.items())
+        where = (
+            f"change the parameters cell's {change}"
+            if change
+            else "change it in the parameters cell"
+        )
+        raise ParameterError(f"{error} ({where})") from error

@@ -304,3 +304,20 @@ def test_a_notebook_completes_without_a_browser(tmp_path, monkeypatch):
         "two.html",
         "plotly.min.js",
     }
+
+
+def test_a_bad_parameter_is_one_line_naming_it(capsys):
+    """Issue 60: a wrong text column or a missing file sat under a 10-60 line traceback and named
+    load_items(text=...), not the notebook's parameter. In IPython it is one line."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.run_cell(
+        "from pairlab.data import load_items\n"
+        "from pairlab.notebook import parameters\n"
+        "with parameters(right_items='fixtures/records/shop_b.csv', right_text='titel'):\n"
+        "    load_items('fixtures/records/shop_b.csv', text='titel')\n"
+    )
+    shown = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert len(shown) == 1 and shown[0].startswith("ParameterError: "), shown
+    assert "no column 'titel'" in shown[0] and "right_text = 'titel'" in shown[0]
