@@ -1,0 +1,149 @@
+"""A labelling session at one person's pace: the worker runs the rounds as in notebook 10
+(``annotator="person"``) while this process answers the queued pairs as the widget would, one
+every ``--pace`` seconds, from the table's true matches. It measures what the person meets:
+
+- the time from this script's start (imports included) to the first pair on show;
+- every wait (no pair to answer while rounds remain), with the worker's status at the time,
+  and their share of the session until the last round's pairs are answered;
+- each round's stages (the run's records), and the end: the final model's training and the
+  export's preparation, then the export itself (``session.export``) and its matches' quality.
+
+    python benchmarks/person_pace.py walmart_amazon --budget 300 --batch 64 --one-to-one \\
+        --folder /tmp/pace --out benchmarks/results/er/person_pace-walmart_amazon-b300.json
+
+Not a test: nothing is asserted; the times depend on the machine and its load (``load``).
+"""
+
+from __future__ import annotations
+
+import time
+
+START = time.perf_counter()
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.er_sessions import TABLES  # noqa: E402
+from pairlab.data import load_items  # noqa: E402
+from pairlab.paths import data_dir  # noqa: E402
+from pairlab.session import LabelingSession  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("table", choices=["dblp_acm", "walmart_amazon"])
+    parser.add_argument("--budget", type=int, default=300)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--pace", type=float, default=3.0, help="seconds a pair")
+    parser.add_argument("--spares", type=int, default=None, help="a round's (default: topped up)")
+    parser.add_argument("--one-to-one", action="store_true")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--matcher", default="bi-encoder")
+    parser.add_argument("--folder", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+
+    left_file, right_file, fields = TABLES[args.table]
+    folder = data_dir() / "er" / args.table
+    left = load_items(folder / left_file, text=fields, id="id")
+    right = load_items(folder / right_file, text=fields, id="id")
+    session = LabelingSession(
+        left,
+        args.folder,
+        right=right,
+        annotator="person",
+        oracle_pairs=folder / "matches.csv",  # read here to answer, never by the worker
+        budget=args.budget,
+        batch=args.batch,
+        spares=args.spares,
+        one_to_one=args.one_to_one,
+        seed=args.seed,
+    )
+    session.start()
+    started = time.perf_counter() - START
+    store, pool = session.store, session.pool
+    after, first, answers, waits, waiting = 0, None, 0, [], None
+    while True:
+        item = store.next_pair(after=after)
+        now = time.perf_counter() - START
+        if item is None:
+            worker = store.status().get("worker", {}).get("value", "")
+            if worker.startswith(("finished", "stopped")) or not session.process.is_alive():
+                break
+            if waiting is None:
+                waiting = {"from": now, "at": time.time(), "status": worker}
+            time.sleep(0.1)
+            continue
+        if waiting is not None:
+            waits.append({**waiting, "seconds": now - waiting["from"]})
+            waiting = None
+        first = now if first is None else first
+        time.sleep(args.pace)
+        label = int(pool.labels(np.array([item.pair_id]))[0])
+        store.answer(item.pair_id, label, annotator="person", seconds=args.pace)
+        after, answers = item.seq, answers + 1
+    session.wait()
+    finished = time.perf_counter() - START
+    if waiting is not None:
+        waits.append({**waiting, "seconds": finished - waiting["from"]})
+    result = session.result()
+    records = result["records"]
+    # the rounds' end: the last round's own pairs (batch and audit) all answered
+    history = store.history()
+    own = history[(history["round"] == len(records)) & history["kind"].isin(("batch", "audit"))]
+    end = pd.to_datetime(own["created_at"]).max().timestamp()
+    between = [w for w in waits if w["at"] < end]
+    export_start = time.perf_counter()
+    exported = session.export(args.folder / "export", matcher=args.matcher)
+    export_seconds = time.perf_counter() - export_start
+    quality = session.metrics(exported, oracle_pairs=True)
+    record = {
+        "table": args.table,
+        "budget": args.budget,
+        "batch": args.batch,
+        "pace": args.pace,
+        "spares": args.spares,
+        "one_to_one": args.one_to_one,
+        "seed": args.seed,
+        "records": int(pool.space.n_left + pool.space.n_right),
+        "cpus": os.cpu_count(),
+        "load": os.getloadavg(),
+        "start_seconds": started,
+        "first_pair_seconds": first,
+        "answers": answers,
+        "labels": result["labels"],
+        "rounds": len(records),
+        "round_stages": [r["seconds"] for r in records],
+        "waits": waits,
+        "wait_between_rounds_seconds": sum(w["seconds"] for w in between),
+        "session_seconds": end - (time.time() - (time.perf_counter() - START)) - (first or 0),
+        "end_wait_seconds": sum(w["seconds"] for w in waits if w["at"] >= end),
+        "finished_seconds": finished,
+        "export_seconds": export_seconds,
+        "export": {
+            k: exported.get(k) for k in ("matches", "by_model", "labelled_matches", "chosen")
+        },
+        "quality": {k: quality.get(k) for k in ("precision", "recall", "f1", "true_recall")},
+        "estimate": quality.get("est_sentence"),
+    }
+    record["wait_share"] = record["wait_between_rounds_seconds"] / max(record["session_seconds"], 1)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(record, indent=1, default=str) + "\n")
+    print(
+        json.dumps(
+            {k: v for k, v in record.items() if k not in ("waits", "round_stages")}, default=str
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
