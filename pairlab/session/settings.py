@@ -34,7 +34,7 @@ class SessionSettings:
     budget: int = 1408
     annotator: str = "person"
     audit_share: float = 0.1
-    spares: int | None = None  # person only: pairs a round beyond its own; None: topped up as answered
+    spares: int | None = None  # person only: a round's beyond its own; None: kept topped up
     candidate_m: int = 20
     seed: int = 0
     epochs: object = 2
