@@ -6,6 +6,7 @@ where its caller asks (``show``)."""
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
 from contextlib import contextmanager
@@ -35,11 +36,13 @@ def listened() -> bool:
 
 class Progress:
     """``total`` units of ``unit`` ("records embedded") done as :meth:`advance` says, with the
-    seconds left at the rate so far; a context manager that closes its bar."""
+    seconds left at the rate so far (``cost``: each unit's work, in the order done, where units
+    differ: the longest texts are embedded first); a context manager that closes its bar."""
 
-    def __init__(self, total: int, unit: str, *, show: bool = False):
+    def __init__(self, total: int, unit: str, *, show: bool = False, cost=None):
         self.total, self.unit, self.done = int(total), unit, 0
         self.start = time.perf_counter()
+        self.cost = None if cost is None else [0.0, *itertools.accumulate(map(float, cost))]
         listener = _LISTENER.get()
         self.listener = listener if callable(listener) else None
         self.bar = None
@@ -59,7 +62,10 @@ class Progress:
     def seconds_left(self) -> float | None:
         if not self.done:
             return None
-        return (time.perf_counter() - self.start) / self.done * max(self.total - self.done, 0)
+        done, left = self.done, max(self.total - self.done, 0)
+        if self.cost is not None:
+            done, left = self.cost[self.done], self.cost[-1] - self.cost[self.done]
+        return (time.perf_counter() - self.start) / done * left if done else None
 
     def __enter__(self) -> Progress:
         return self

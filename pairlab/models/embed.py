@@ -206,12 +206,13 @@ def _encode(encoder, texts, batch_size, show_progress, backend=None) -> np.ndarr
 
     unique, inverse = np.unique(np.asarray(texts, dtype=object), return_inverse=True)
     runner = for_inference(encoder, name=backend)
-    order = np.argsort([-len(text) for text in unique])  # as sentence-transformers sorts
+    lengths = np.array([len(text) for text in unique])
+    order = np.argsort(-lengths)  # as sentence-transformers sorts them
     chunks = np.array_split(order, np.arange(16 * batch_size, len(order), 16 * batch_size))
     parts = []
     with (
         torch.inference_mode(),
-        Progress(len(unique), "records embedded", show=show_progress) as done,
+        Progress(len(unique), "records embedded", show=show_progress, cost=lengths[order]) as done,
     ):
         for chunk in chunks:
             parts.append(
