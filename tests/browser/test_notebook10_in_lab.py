@@ -30,7 +30,7 @@ def notebook10(folder, **knobs) -> nbformat.NotebookNode:
     at = next(i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", []))
     values = {"shared": {"run_dir": str(folder / "runs"), "figures_dir": str(folder / "figures")}}
     values |= dict(annotator="person", budget=24, batch=8, audit_share=0.25, candidate_m=5)
-    values |= dict(epochs=1, max_seq_length=32, model_layers=2, coverage_seeds=[], **knobs)
+    values |= dict(epochs=1, max_seq_length=32, model_layers=2, coverage_seeds=[]) | knobs
     source = "\n".join(f"{name} = {value!r}" for name, value in values.items())
     nb.cells.insert(at + 1, nbformat.v4.new_code_cell(source))
     return nb
