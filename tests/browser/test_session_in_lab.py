@@ -211,7 +211,7 @@ def test_the_export_loads(person, tmp_path):
         epochs=1,
         max_seq_length=32,
     )
-    written = session.export(tmp_path / "export")
+    written = session.export(tmp_path / "export", matcher="auto")
     labels = pd.read_csv(tmp_path / "export" / "labels.csv")
     assert len(labels) == len(set(person.answered))
     matches = pd.read_csv(tmp_path / "export" / "matches.csv")
