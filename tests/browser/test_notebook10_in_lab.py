@@ -9,19 +9,15 @@ The tests share one page and run in file order.
 
 from __future__ import annotations
 
-import random
-import sqlite3
 import time
-from contextlib import closing
 
 import nbformat
 import pytest
 
 from .conftest import ROOT, menu, open_notebook
-from .test_session_in_lab import truth
+from .test_session_in_lab import Person
 
 NOTEBOOK = ROOT / "notebooks" / "10_label_your_own_pairs.ipynb"
-HUMAN = (0.3, 0.6)  # seconds between a pair showing and the next key
 
 
 def notebook10(folder, **knobs) -> nbformat.NotebookNode:
@@ -34,47 +30,6 @@ def notebook10(folder, **knobs) -> nbformat.NotebookNode:
     source = "\n".join(f"{name} = {value!r}" for name, value in values.items())
     nb.cells.insert(at + 1, nbformat.v4.new_code_cell(source))
     return nb
-
-
-class Person:
-    """Answers the pair on show with the truth, at human speed."""
-
-    def __init__(self, page, folder):
-        self.page, self.folder, self.matches = page, folder, truth()
-        self.answered, self.dead_ends = [], []
-
-    def status(self, key: str) -> str:
-        with closing(sqlite3.connect(self.folder / "labels.sqlite")) as conn:
-            found = conn.execute(f"SELECT value FROM status WHERE key = '{key}'").fetchall()
-        return found[0][0] if found else ""
-
-    def pair(self, timeout: float = 2) -> int | None:
-        view = self.page.locator(".pairlab-label-pair .pairlab-label-view")
-        try:
-            view.first.wait_for(timeout=timeout * 1000)
-        except Exception:
-            return None
-        return int(view.first.get_attribute("data-pair"))
-
-    def label_to_the_end(self, timeout: float = 600) -> None:
-        self.page.locator(".pairlab-label-keys input").first.click()
-        deadline = time.monotonic() + timeout
-        while not self.status("worker").startswith("finished"):
-            assert time.monotonic() < deadline, f"stuck; worker: {self.status('worker')}"
-            pair = self.pair()
-            if pair is None:
-                waiting = self.page.locator(".pairlab-label-waiting").first.inner_text()
-                self.dead_ends += [waiting] if "stopped" in waiting or "gone" in waiting else []
-                continue
-            self.page.keyboard.press("y" if pair in self.matches else "n")
-            self.page.wait_for_function(
-                "p => { const v = document.querySelector('.pairlab-label-pair "
-                ".pairlab-label-view'); return !v || Number(v.dataset.pair) !== p; }",
-                arg=pair,
-                timeout=10_000,
-            )
-            self.answered.append(pair)
-            time.sleep(random.uniform(*HUMAN))
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +45,7 @@ def person(chromium, lab, tmp_path_factory):
         workspace="notebook10",
     )
     folder = next((work / "runs").glob("10_session*"))
-    first = Person(page, folder).pair(timeout=60)
+    first = Person(page, folder).on_show(timeout=60)
     page.first_pair_seconds = time.monotonic() - start
     assert first is not None, "no pair on show after Run All"
     yield Person(page, folder)
@@ -104,8 +59,8 @@ def test_the_first_pair_shows_while_round_1_embeds(person):
 
 
 def test_the_person_labels_to_the_finished_screen(person):
-    person.label_to_the_end()
-    assert not person.dead_ends, person.dead_ends
+    """At human speed until the worker is finished: a worker that stops is "stuck"."""
+    person.label(lambda: person.status("worker").startswith("finished"), timeout=600)
     assert len(person.answered) == len(set(person.answered)), "a pair was asked twice"
     assert len(person.answered) >= 24  # the budget, and the spares answered meanwhile
     done = person.page.locator(".pairlab-label-waiting", has_text="session.export()")
