@@ -110,11 +110,6 @@ class ConcatBERT:
         )
         return cached_array(self.output_cache, key, compute)
 
-    def predict_proba(self, pairs) -> np.ndarray:
-        """p(y=1) of (left, right) text pairs."""
-        logits = self.logits(*(zip(*pairs) if len(pairs) else ((), ())))
-        return 1.0 / (1.0 + np.exp(-logits))
-
     def score_pairs(self, pool, pair_ids) -> np.ndarray:
         """Logits of pair ids of ``pool``."""
         return self.logits(*pool.texts(np.asarray(pair_ids, dtype=np.int64)))
