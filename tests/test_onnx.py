@@ -311,7 +311,8 @@ class CalibratingLearner(PreparingLearner):
         start = time.perf_counter()
         model = super().train(*args, **kwargs)
         time.sleep(0.3)
-        inference._record({"kind": "fake", "backend": "onnx", "digest": "-", "seconds": 0.25})
+        for made in inference._RECORDERS:  # what an export records in each open recording
+            made.append({"kind": "fake", "backend": "onnx", "digest": "-", "seconds": 0.25})
         self.walls.append(time.perf_counter() - start)
         return model
 

@@ -84,11 +84,6 @@ def use(name: str | tuple, *, cross_encoder: str | None = None) -> str:
     return backend()
 
 
-def _record(export: dict) -> None:
-    for made in _RECORDERS:
-        made.append(export)
-
-
 @contextmanager
 def recording_exports():
     """The exports made while the block runs, as a list that fills as they happen: one
@@ -210,7 +205,8 @@ def _exported(first, output: str, name: str) -> Path:
                 ) from error
             seconds = time.perf_counter() - start
             kind = type(first.model).__name__
-            _record({"kind": kind, "backend": step, "digest": digest, "seconds": seconds})
+            for made in _RECORDERS:
+                made.append({"kind": kind, "backend": step, "digest": digest, "seconds": seconds})
     return folder / FILES[name]
 
 
