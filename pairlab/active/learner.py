@@ -29,9 +29,7 @@ class RecentModels(OrderedDict):
     that model: adaptive retrieval and uncertainty sampling, where every candidate's p is below
     1/2); :data:`EMBEDDINGS`: the loop's one cache of item embeddings, by model."""
 
-    def __init__(self, size: int = 4):
-        super().__init__()
-        self.size = size
+    size = 4
 
     def hold(self, key, make):
         """The entry of ``key``, made by ``make()`` if it is not held."""
