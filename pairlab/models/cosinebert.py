@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -196,19 +197,14 @@ class CosineBERT:
             self.info["head_log_loss"] = Calibration(**self.info["head"]).log_loss(cosine, labels)
         return self.calibration
 
-    def embed(self, texts, *, batch_size: int = 64, show_progress: bool = True) -> np.ndarray:
+    def embed(self, texts, *, show_progress: bool = True) -> np.ndarray:
         """Unit-norm embeddings (n, dim) float32 from this encoder; cached on disk only in the
         ``output_cache`` folder of a saved model."""
         texts = [str(t) for t in texts]
-
-        def compute():
-            return encode(
-                texts, encoder=self.encoder, batch_size=batch_size, show_progress=show_progress
-            )
-
         key = self.output_cache and text_digest(
             texts, head=["embeddings", self.encoder.max_seq_length, *cache_tag()]
         )
+        compute = partial(encode, texts, encoder=self.encoder, show_progress=show_progress)
         return cached_array(self.output_cache, key, compute)
 
     def cosine(self, left_texts, right_texts, *, show_progress: bool = False) -> np.ndarray:

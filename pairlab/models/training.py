@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import gc
+import io
 import shutil
 import tempfile
 import weakref
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext, redirect_stderr
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -262,9 +263,6 @@ def quiet_progress():
 def trainer(model, loss, dataset, config: TrainConfig, *, quiet: bool = False, **arguments):
     """sentence-transformers' trainer (its cross-encoder one for a ``CrossEncoder``) with
     ``config``'s arguments; ``quiet`` drops the progress bars (the loop has its own events)."""
-    import contextlib
-    import io
-
     import sentence_transformers as st
 
     ce = st.cross_encoder
@@ -277,7 +275,7 @@ def trainer(model, loss, dataset, config: TrainConfig, *, quiet: bool = False, *
         )
     args = training_arguments(args_cls, config, **arguments)
     # the model-card callback draws a bar while it picks widget examples at construction
-    with contextlib.redirect_stderr(io.StringIO()) if quiet else contextlib.nullcontext():
+    with redirect_stderr(io.StringIO()) if quiet else nullcontext():
         built = trainer_cls(model=model, args=args, train_dataset=dataset, loss=loss)
     bars = ("ProgressCallback", "NotebookProgressCallback")  # the terminal's and the notebook's
     for callback in list(built.callback_handler.callbacks) if quiet else []:
