@@ -216,11 +216,10 @@ class RunFolderRun:
         shutil.rmtree(store.model_path(self.folder, i), ignore_errors=True)  # a crash's leftover
         self.learner.save(model, store.model_path(self.folder, i))
 
-    def _members(self, state, criterion) -> list:
+    def _members(self, state, c) -> list:
         """Round ``state.round``'s committee, each member trained as that round's model (with its
-        own seed) on its own ``criterion.share`` of the answered labels."""
+        own seed) on its own share ``c.share`` of the answered labels."""
         train = partial(self.learner.train, self.pool, round=state.round)
-        c = criterion
         return train_committee(
             train, state.labelled, state.labels, state.rng, members=c.members, share=c.share
         )
@@ -228,8 +227,7 @@ class RunFolderRun:
     def _embed(self, model, pool: Pool) -> tuple[np.ndarray, np.ndarray]:
         """Item embeddings of ``pool`` under ``model`` (the learner caches them)."""
         left = self.learner.embed(model, pool.left_texts)
-        same = pool.right_texts is pool.left_texts  # a symmetric pool
-        return left, left if same else self.learner.embed(model, pool.right_texts)
+        return left, left if pool.symmetric else self.learner.embed(model, pool.right_texts)
 
     def _embeddings(self, model) -> tuple[np.ndarray, np.ndarray]:
         """The training pool's item embeddings under ``model`` (None: the pretrained encoder)."""
