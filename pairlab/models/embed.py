@@ -150,10 +150,8 @@ def encode(
         loaded = load_encoder(model, max_seq_length=max_seq_length)
         return _encode(loaded, texts, batch_size, show_progress, "torch")
 
-    if not cache:
-        return compute()
-    key = text_digest(texts, head=[model_fingerprint(model), max_seq_length])
-    return cached_array(cache_dir() / "embeddings", key, compute)
+    key = cache and text_digest(texts, head=[model_fingerprint(model), max_seq_length])
+    return cached_array(cache_dir() / "embeddings" if cache else None, key, compute)
 
 
 def text_digest(*columns, head=()) -> str:
