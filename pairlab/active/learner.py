@@ -24,10 +24,9 @@ MEMBER_SEED = 100_000  # committee member k trains with the round's seed + (k + 
 
 
 class RecentModels(OrderedDict):
-    """The last ``size`` models used, by key. :data:`RECENT`: those trained in rounds the disk
-    cache does not share, keyed like it (a run whose labels up to a round are another's takes
-    that model: adaptive retrieval and uncertainty sampling, where every candidate's p is below
-    1/2); :data:`EMBEDDINGS`: the loop's one cache of item embeddings, by model."""
+    """The last ``size`` entries used, by key. :data:`RECENT`: models of rounds the disk cache
+    does not share, keyed like it (runs whose labels agree up to a round share its model);
+    :data:`EMBEDDINGS`: the loop's one cache of item embeddings, by model."""
 
     size = 4
 

@@ -196,10 +196,9 @@ def embed_pool(
 
 
 def _encode(encoder, texts, batch_size, show_progress, backend=None) -> np.ndarray:
-    """Each distinct text encoded once (pairs repeat their items, and the forward pass is the
-    cost), on ``backend`` (default: the one in force), counted in a :class:`Progress`: in
-    chunks of whole batches, in the order sentence-transformers batches them (longest first),
-    so that each batch holds the texts it would in one call."""
+    """Each distinct text encoded once (pairs repeat their items) on ``backend`` (default: the
+    one in force), longest first in chunks of whole batches, as sentence-transformers batches
+    them in one call, counted in a :class:`Progress`."""
     import torch
 
     unique, inverse = np.unique(np.asarray(texts, dtype=object), return_inverse=True)
