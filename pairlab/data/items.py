@@ -168,12 +168,17 @@ def _skips(ids: np.ndarray, texts: pd.Series, id, fields: list[str], at) -> tupl
     reasons = pd.Series(None, index=texts.index, dtype=object)
     flag(reasons, no_id, f"empty id in column {id!r}")
     flag(reasons, no_text, f"empty text: every field of {list(fields)} is empty")
-    again = _repeated_ids(ids, reasons.isna().to_numpy(), at)
-    flag(reasons, again.notna().to_numpy(), again.to_numpy(object))
+    usable = np.flatnonzero(reasons.isna().to_numpy())  # a later usable row's id: skipped
+    first = pd.Series(usable).groupby(ids[usable]).transform("first").to_numpy()
+    again = pd.Series(ids[usable]).duplicated().to_numpy()
+    reasons.iloc[usable[again]] = [
+        f"id {ids[r]!r} again: the record at {at(f)} is kept"
+        for r, f in zip(usable[again], first[again])
+    ]
     return reasons, {
         "empty_ids": int(no_id.sum()),
         "empty_texts": int((no_text & ~no_id).sum()),
-        "duplicate_ids": int(again.notna().sum()),
+        "duplicate_ids": int(again.sum()),
     }
 
 
@@ -189,20 +194,6 @@ def serialise(frame: pd.DataFrame, fields: list[str]) -> pd.Series:
         has = value.ne("")
         joint = np.where(out.ne("") & has, SEPARATOR, "")
         out = out + joint + (f"{name}: " + value).where(has, "")
-    return out
-
-
-def _repeated_ids(ids: np.ndarray, usable: np.ndarray, at) -> pd.Series:
-    """Why each usable row whose id an earlier usable row has is skipped; ``None`` elsewhere."""
-    position = pd.Series(np.flatnonzero(usable))
-    kept_ids = pd.Series(ids[usable])
-    first = position.groupby(kept_ids.to_numpy()).transform("first").to_numpy()
-    again = kept_ids.duplicated(keep="first").to_numpy()
-    out = pd.Series(None, index=range(len(ids)), dtype=object)
-    rows, firsts = position.to_numpy()[again], first[again]
-    out.iloc[rows] = [
-        f"id {ids[r]!r} again: the record at {at(f)} is kept" for r, f in zip(rows, firsts)
-    ]
     return out
 
 
