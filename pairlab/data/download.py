@@ -1,5 +1,5 @@
 """``make data``: QQP and WikiQA from their official sources into ``./data``
-(``python -m pairlab.data.download [DEST] [--base-url URL] [--checksums FILE] [--only NAME]``).
+(``python -m pairlab.data.download [DEST] [--base-url URL] [--only NAME]``).
 Each file goes to ``<name>.part``, resumed with an HTTP ``Range`` request after an interruption,
 and is checked against its published SHA256 before it is renamed into place."""
 
@@ -79,9 +79,8 @@ def download(
     log=print,
 ) -> list[Path]:
     """Fetch, verify and unpack the ``names`` sources into ``dest``; returns the data files.
-    ``base_url`` (``$PAIRLAB_DATA_BASE_URL``) replaces each URL's folder (a mirror);
-    ``checksums`` (``$PAIRLAB_DATA_CHECKSUMS``, a sha256sum file) replace the published ones."""
-    base_url = base_url or os.environ.get("PAIRLAB_DATA_BASE_URL")
+    ``base_url`` replaces each URL's folder (a mirror); ``checksums`` (``$PAIRLAB_DATA_CHECKSUMS``,
+    a sha256sum file) replace the published ones."""
     overrides = checksums or _read_checksums(os.environ.get("PAIRLAB_DATA_CHECKSUMS"))
     out = []
     for name in names:
@@ -219,11 +218,9 @@ def main(argv=None) -> int:
     parser.add_argument("dest", nargs="?", default="data", help="the data folder (default ./data)")
     parser.add_argument("--only", choices=sorted(SOURCES), action="append", help="one source")
     parser.add_argument("--base-url", help="fetch the same file names from this URL's folder")
-    parser.add_argument("--checksums", help="verify against this sha256sum-format file instead")
     args = parser.parse_args(argv)
-    names, checksums = tuple(args.only or SOURCES), _read_checksums(args.checksums)
     try:
-        files = download(args.dest, names=names, base_url=args.base_url, checksums=checksums)
+        files = download(args.dest, names=tuple(args.only or SOURCES), base_url=args.base_url)
     except (OSError, ValueError) as error:
         print(f"make data: error: {error}", file=sys.stderr)
         return 1
