@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..io import ReadReport, read_qqp, read_wikiqa
 from ..paths import DATA_LAYOUT, data_dir as resolve_data_dir, first_file, project_root
-from .pairfile import SUFFIXES, is_pair_file, load_pairs, pair_task_name
+from .pairfile import SUFFIXES, load_pairs, pair_task_name
 from .tasks import BUILT_IN, SPLITS, Pool, Task, like
 
 __all__ = [
@@ -137,7 +137,9 @@ def per_task(value) -> bool:
 
 def pair_file(dataset) -> Path:
     """The pair file a ``dataset`` parameter names: as given, else relative to the project root."""
-    if not isinstance(dataset, (str, Path)) or not is_pair_file(dataset):
+    text = str(dataset)
+    named = Path(text).suffix.lower() in SUFFIXES or "/" in text or "\\" in text
+    if not isinstance(dataset, (str, Path)) or not (named or Path(text).is_file()):
         raise ValueError(
             f"dataset must be 'qqp', 'wikiqa', 'all' or the path of a pair file "
             f"({', '.join(sorted(SUFFIXES))}), got {dataset!r}"

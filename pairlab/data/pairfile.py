@@ -24,7 +24,7 @@ from .tables import (
 )
 from .tasks import BUILT_IN, SPLITS, Task
 
-__all__ = ["load_pairs", "pair_rows", "SUFFIXES", "is_pair_file", "pair_task_name"]
+__all__ = ["load_pairs", "pair_rows", "SUFFIXES", "pair_task_name"]
 
 SPLIT_ALIASES = {"validation": "dev", "valid": "dev", "val": "dev"}
 _TRUE_FALSE = {"true": 1.0, "false": 0.0, "yes": 1.0, "no": 0.0}
@@ -121,13 +121,6 @@ def pair_task_name(path) -> str:
     """A file's task name: its stem (``faq`` for ``faq.jsonl``), never a built-in task's."""
     stem = Path(path).stem or "pairs"
     return f"{stem}_file" if stem in BUILT_IN else stem  # never mistaken for the paper's tasks
-
-
-def is_pair_file(dataset) -> bool:
-    """Whether ``dataset`` (a notebook's parameter) names a file rather than a task."""
-    text = str(dataset)
-    path_like = "/" in text or "\\" in text or Path(text).is_file()
-    return Path(text).suffix.lower() in SUFFIXES or path_like
 
 
 def pair_rows(frame: pd.DataFrame, columns: dict, report, positive_threshold, source: str, lines):
