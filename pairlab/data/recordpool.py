@@ -213,8 +213,7 @@ def _closure(space: PairSpace, ids: np.ndarray, role: str, notes: dict) -> np.nd
     if not space.symmetric:
         return ids
     a, b = space.decode(ids)
-    members = np.unique(np.r_[a, b])  # only records in some pair: the rest are alone
-    local = np.searchsorted(members, np.r_[a, b])
+    members, local = np.unique(np.r_[a, b], return_inverse=True)  # records in no pair: alone
     groups = components(len(members), local[: len(a)], local[len(a) :])
     i, j = pairs_within_groups(groups)
     closed = as_id_set(space.encode(members[i], members[j]))
