@@ -131,9 +131,7 @@ def combine_rounds(
 
     Each round estimates T without bias given the rounds before it, so their errors are
     uncorrelated; estimates and posterior draws are averaged with weights ``1 /
-    design_variance``, fixed at each draw. Returns ``{"total", "total_ci", "found",
-    "recall_found", "recall_found_ci", "weights", "rounds"}``.
-    """
+    design_variance``, fixed at each draw."""
     audits, labels = list(audits), list(labels)
     if not audits or len(audits) != len(labels):
         raise ValueError(f"need one label array per audit, got {len(audits)} and {len(labels)}")
@@ -177,8 +175,7 @@ def coverage(
 ) -> dict:
     """How often fresh audits' intervals cover the truth on a pool whose ``positives`` (sorted
     int64 ids) are all known: ``repeats`` audits of ``n`` pairs, ``labelled`` (sorted ids)
-    fixed. Returns :func:`_tally`'s keys (``total``, ``recall_found`` and, with a threshold,
-    ``precision``, ``recall``), the settings, ``"strata"`` (:func:`_frame`), ``"seconds"``."""
+    fixed. :func:`_tally` of ``total``, ``recall_found`` (and the model's precision, recall)."""
     if method not in ("bayes", "wald"):
         raise ValueError(f"method must be 'bayes' or 'wald', got {method!r}")
     if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
@@ -267,8 +264,7 @@ def replay_coverage(
 ) -> dict:
     """:func:`coverage` from a check's per-stratum record (its ``"strata"``): a fresh audit's
     hits per stratum are hypergeometric, the counts a draw of pairs gives, so a recorded check
-    replays under another ``prior`` or size ``n`` without the pairs. Returns :func:`coverage`'s
-    keys (without the model's precision and recall, ``"strata"`` and the settings)."""
+    replays under another ``prior`` or size ``n`` without the pairs."""
     audit, p_unl = _replayed_design(frame, n, prior, strength, floor, max_positives)
     found = int(audit.known.sum())
     truth = _truth_of(found + p_unl.sum(), found)
@@ -330,9 +326,8 @@ def replay_combined(
 ) -> dict:
     """The coverage of what a session shows at its latest round: :func:`combine_rounds` over
     every round's audit, each redrawn from its recorded check (``checks``, in round order, each
-    with ``"strata"`` and ``"audit_size"``). Returns :func:`_tally`'s keys for ``total`` and
-    ``recall_found``, ``"rounds"``, ``"audit_pairs"``, ``"repeats"``. ``prior`` None: each round
-    under its recorded prior (``"recalibrated"`` if none); a name: every round under it."""
+    with ``"strata"`` and ``"audit_size"``). ``prior`` None: each round under its recorded prior
+    (``"recalibrated"`` if none); a name: every round under it."""
     checks = list(checks)
     if not checks:
         raise ValueError("no recorded checks to replay")
