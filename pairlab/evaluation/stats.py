@@ -43,20 +43,15 @@ def split_stats(pool: Pool, eval_set: EvalSet | None = None) -> dict:
 
 def table1(tasks: dict[str, Task], eval_sets: dict | None = None) -> pd.DataFrame:
     """Table 1 of the paper, ours beside theirs: one row per task and split."""
-    columns = {  # ours -> (column, the paper's key)
-        "n_positives": ("positives", "positives"),
-        "n_pairs": ("pairs", "pairs"),
-        "ratio": ("ratio 1:", "ratio"),
-        "n_stated_negatives": ("stated neg.", "stated_negatives"),
-        "n_nearby_negatives": ("nearby neg.", "nearby_negatives"),
-    }
+    keys = ("n_positives", "n_pairs", "ratio", "n_stated_negatives", "n_nearby_negatives")
+    columns = ("positives", "pairs", "ratio 1:", "stated neg.", "nearby neg.")  # in TABLE1's order
     rows = []
     for name, task in tasks.items():
         for split in SPLITS:
             ours = split_stats(task[split], (eval_sets or {}).get(name, {}).get(split))
             paper = TABLE1.get(name, {}).get(split, dict.fromkeys(TABLE1_COLUMNS))  # a file's
             row = {"task": name, "split": split}
-            for key, (column, theirs) in columns.items():
+            for key, column, theirs in zip(keys, columns, TABLE1_COLUMNS):
                 row |= {column: ours.get(key), f"paper {column}": paper[theirs]}
             rows.append(row)
     return pd.DataFrame(rows).set_index(["task", "split"])
