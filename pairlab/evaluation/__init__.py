@@ -1,6 +1,4 @@
-"""Evaluation on all pairs: :mod:`.strata` (importable from here), :mod:`.metrics`,
-:mod:`.candidates`, :mod:`.heuristic`, :mod:`.stats`, :mod:`.ranking`, :mod:`.significance`,
-and the audit (:mod:`.audit`, :mod:`.audit_prior`, :mod:`.audit_estimate`)."""
+"""Evaluation on all pairs, its modules below; :mod:`.strata`'s names are importable from here."""
 
 from . import (
     audit,
