@@ -44,6 +44,7 @@ __all__ = [
     "is_temporary",
     "remove_stale",
     "locked",
+    "check_name",
 ]
 
 
@@ -323,6 +324,12 @@ class DurableStore:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def check_name(name: str, value) -> None:
+    """A store's name column (an annotator, a task): a non-empty string, else a ValueError."""
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{name} must be a non-empty string, got {value!r}")
 
 
 def _set_wal(conn: sqlite3.Connection, timeout: float) -> None:

@@ -512,11 +512,10 @@ def test_a_strategy_that_found_no_match_records_no_infinity():
 
     pool = SimpleNamespace(positives=list(range(69)), left=None)
     session = Fake(
-        annotator="oracle",
         config=SimpleNamespace(strategy="uncertainty"),
         pool=pool,
         folder=__import__("pathlib").Path("/tmp/x"),
-        settings=SimpleNamespace(strategy="uncertainty", one_to_one=False),
+        settings=SimpleNamespace(strategy="uncertainty", one_to_one=False, annotator="oracle"),
     )
     frame = comparison.compare_strategies(session, ["random"])
     records = frame.reset_index().to_dict("records")

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.pairs import of_matched_records
-from ..io import DurableStore
+from ..io import DurableStore, check_name
 from .base import NO_ANSWER, Annotator, check_pair_ids
 
 __all__ = ["SessionStore", "QueueItem", "PersonAnnotator", "KINDS", "ANSWERS", "UNANSWERED"]
@@ -134,7 +134,7 @@ class SessionStore(DurableStore):
         """Append and commit the answer ``label`` (1, 0, -1: unsure) of ``pair_id``; its row id."""
         if label not in (1, 0, NO_ANSWER):
             raise ValueError(f"label must be 1, 0 or {NO_ANSWER} (unsure), got {label!r}")
-        _check_name(annotator)
+        check_name("annotator", annotator)
         seconds = None if seconds is None else float(seconds)
         row = (int(pair_id), int(label), annotator, _utc_now(), seconds)
         return self._write(f"{_INSERT} (?, ?, ?, ?, ?)", row)  # committed (and fsynced) on exit
@@ -142,7 +142,7 @@ class SessionStore(DurableStore):
     def undo(self, *, annotator: str) -> int | None:
         """Withdraw ``annotator``'s latest current answer (never another's), so the pair is asked
         again; returns its pair id, or None."""
-        _check_name(annotator)
+        check_name("annotator", annotator)
         with self._lock, self._conn:  # the choice and the withdrawal in one transaction
             row = self._conn.execute(
                 "SELECT pair_id FROM answers WHERE id IN (SELECT MAX(id) FROM "
@@ -313,11 +313,6 @@ def _spares(state, shown, n: int, one_to_one: bool = False) -> np.ndarray:
         )
         free = free[~matched]
     return state.candidates[free[: max(n, 0)]]
-
-
-def _check_name(annotator) -> None:
-    if not isinstance(annotator, str) or not annotator:
-        raise ValueError(f"annotator must be a non-empty name, got {annotator!r}")
 
 
 def _utc_now() -> str:

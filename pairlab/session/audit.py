@@ -167,9 +167,7 @@ class SessionAudit:
         """Audit pairs answered yes or no so far, over every round."""
         return int(sum((store.answers(self.load(r)[0].ids) >= 0).sum() for r in self.rounds()))
 
-    def estimate(
-        self, store: SessionStore, space, *, level: float = 0.95, seed: int = 0
-    ) -> dict | None:
+    def estimate(self, store: SessionStore, space) -> dict | None:
         """The estimates from every audit round's answers so far: the total and the share found
         combined over rounds, the model's precision and recall from the latest round's strata.
         None before one audit answer per stratum (``n_strata``): with fewer, most strata rest on
@@ -203,8 +201,8 @@ class SessionAudit:
             labels.append(answers[keep].astype(np.int64))
         if not audits:
             return None
-        combined = combine_rounds(audits, labels, found=found, level=level, seed=seed)
-        latest = estimate(audits[-1], labels[-1], found=found, level=level, seed=seed)
+        combined = combine_rounds(audits, labels, found=found)
+        latest = estimate(audits[-1], labels[-1], found=found)
         rested = [r["prior_weight"] for r in combined["rounds"]]
         return {
             **{k: v for k, v in combined.items() if k != "rounds"},

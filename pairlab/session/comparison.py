@@ -14,7 +14,7 @@ def compare_strategies(session, strategies, *, learner=None) -> pd.DataFrame:
     per match (None where it found none) and the share of all true matches found."""
     from ..active.strategies import CandidateSearch, make_strategy
 
-    if session.annotator != "oracle":
+    if session.settings.annotator != "oracle":
         raise ValueError(
             "compare needs the oracle as the person: the matches found are counted "
             "against the truth, which a person's session does not know"

@@ -1,13 +1,8 @@
 """What a labelling session gives the person: ``labels.csv`` (every answer), the trained model,
-``matches.csv`` (every pair the matcher calls a match at the threshold for a target precision,
-the person's answers applied) and, for one table, ``clusters.csv`` (one cluster id per record).
-
-Which model decides the matches: the session's bi-encoder (CosineBERT), or a cross-encoder
-(ConcatBERT) trained on the same labels re-scoring its candidates (each record's ``m`` nearest
-neighbours), each thresholded for the target precision (:func:`precision_threshold`). The audit
-pairs, never trained on, judge both: the true positives among the unlabelled pairs a matcher
-predicts are its probabilities' sum corrected by the audit's residuals (:func:`audit_counts`);
-the higher estimated F1 of the export decides (without audit answers, the bi-encoder)."""
+``matches.csv`` (the pairs a matcher calls matches at a target precision, the person's answers
+applied) and, for one table, ``clusters.csv`` (one cluster id per record). The matcher is the
+session's bi-encoder or a cross-encoder trained on its labels re-scoring the candidates; the
+audit pairs, never trained on, estimate each one's F1 (:func:`choose`)."""
 
 from __future__ import annotations
 
@@ -234,19 +229,16 @@ def choose(
     rounds: list,
     total: float | None,
     total_ci=None,
-    level: float = 0.95,
 ) -> tuple[Matcher, dict]:
-    """Estimate each matcher's export quality from the audit (:func:`audit_counts`) and pick
-    the best F1 (``why``: "higher_f1"), else the first matcher, the bi-encoder
-    ("no_audit_estimate"). ``said_yes``: the person's yes answers (all in the export),
-    ``labelled``: every answered pair (sorted; the matchers' predictions among them are replaced
-    by the answers), ``rounds``: the audit's (:func:`audit_rounds`), ``total``: the
-    audit's estimated number of matching pairs, ``total_ci`` its interval (without it,
-    ``total`` alone). Each quality is monotone in the true positives and the total, so its
-    interval (``*_ci``) takes the corners of theirs: it holds wherever both do."""
+    """Estimate each matcher's export quality from the audit (:func:`audit_counts`) and pick the
+    best F1 (``why``: "higher_f1"), else the first matcher, the bi-encoder ("no_audit_estimate").
+    ``said_yes``: the person's yes answers (all exported); ``labelled``: every answered pair
+    (sorted; its answers replace the matchers' predictions); ``rounds``: :func:`audit_rounds`;
+    ``total``: the audit's estimated matching pairs, ``total_ci`` its interval (None: ``total``);
+    the ``*_ci`` intervals: :func:`quality_intervals`."""
     for matcher in matchers:
         predicted = np.setdiff1d(matcher.predicted(found.ids), labelled)
-        counts = audit_counts(rounds, matcher, found, predicted, level)
+        counts = audit_counts(rounds, matcher, found, predicted)
         estimate = {
             "predicted": int(len(predicted)),
             "threshold": matcher.threshold,
@@ -274,10 +266,10 @@ def choose(
 
 
 def quality_intervals(yes: int, predicted: int, tp_ci, total_ci) -> dict:
-    """The intervals of an export's precision, recall and F1 (:func:`choose`): ``yes`` labelled
-    matches and ``predicted`` unlabelled pairs exported, ``tp_ci`` the interval of the true
-    positives among those (None: 0 to all), ``total_ci`` the interval of the matching pairs in
-    all."""
+    """The intervals of an export's precision, recall and F1, each monotone in the true positives
+    and the total, so the corners of theirs: ``yes`` labelled matches and ``predicted`` unlabelled
+    pairs exported, ``tp_ci`` the true positives' interval among those (None: 0 to all),
+    ``total_ci`` the matching pairs'."""
     lo, hi = tp_ci if tp_ci is not None else (0.0, float(predicted))
     tp = (yes + lo, yes + hi)  # true positives exported: low, high
     exported = yes + predicted
@@ -378,15 +370,12 @@ def export_session(
     target_precision: float = 0.9,
     m: int | None = None,
     matcher: str = "bi-encoder",
-    cross_encoder_epochs: int = 3,
 ) -> dict:
     """Write the session's labels, model, matches and clusters under ``folder``. ``matcher``:
-    which model decides the matches: ``"bi-encoder"`` (the session's final
-    CosineBERT), ``"cross-encoder"`` (ConcatBERT trained on the session's training labels,
-    re-scoring the bi-encoder's candidates: tens of minutes on 25,000 records and 2 cores) or
-    ``"auto"`` (both, the one whose export the audit estimates the higher F1). The result's
-    ``why``: "asked_for", "higher_f1", "no_audit_estimate" or "cross_encoder_untrainable" (its
-    training labels all one answer). A worker still preparing the export is waited for."""
+    ``"bi-encoder"`` (the session's final CosineBERT), ``"cross-encoder"`` (ConcatBERT trained
+    on the session's training labels: tens of minutes on 25,000 records and 2 cores) or
+    ``"auto"`` (the one :func:`choose` picks). The result's ``why``: "asked_for", "higher_f1",
+    "no_audit_estimate" or "cross_encoder_untrainable" (its training labels all one answer)."""
     from ..active.store import round_ids
     from ..models.training import TrainConfig
     from .audit import SessionAudit
@@ -420,7 +409,7 @@ def export_session(
                 target_precision,
                 model=config.model,
                 config=TrainConfig(
-                    epochs=cross_encoder_epochs,
+                    epochs=3,
                     seed=config.seed,
                     max_seq_length=config.max_seq_length,
                     precision=config.precision,

@@ -146,10 +146,6 @@ class LabelingSession:
         self.process = None
         self._give_known()
 
-    @property
-    def annotator(self) -> str:
-        return self.settings.annotator
-
     def _audited(self) -> bool:
         """Whether the audit can be drawn: a share asked for, and a strategy that trains the
         model whose scores stratify it."""
@@ -284,19 +280,13 @@ class LabelingSession:
         estimate = log_estimate(self.folder, audit, self.store, self.pool.space)
         if estimate is not None:
             return estimate
-        skipped, drawn = audit.skipped(), audit.rounds()
-        counts = self.counts()
+        skipped, counts = audit.skipped(), self.counts()
+        why = "answers" if audit.rounds() else "one_class" if skipped else "first_model"
         waiting = {
             "found": counts["positives"],
             "labels": counts["labels"],
             "total": None,
-            "waiting": "no_audit"
-            if not self.settings.audit_share
-            else "one_class"
-            if skipped and not drawn
-            else "first_model"
-            if not drawn
-            else "answers",
+            "waiting": why if self.settings.audit_share else "no_audit",
             "skipped_round": skipped[-1]["round"] if skipped else None,
             "audit_answers": audit.audit_answers(self.store),
             "n_strata": audit.n_strata,
@@ -410,6 +400,6 @@ class LabelingSession:
 
     def __repr__(self) -> str:
         return (
-            f"LabelingSession({self.pool.task}: {self.annotator}, {self.config.strategy}, "
+            f"LabelingSession({self.pool.task}: {self.settings.annotator}, {self.config.strategy}, "
             f"{self.settings.budget:,} answers in {len(self.shown)} rounds, {self.folder})"
         )

@@ -10,9 +10,9 @@ from datetime import datetime, timezone
 import numpy as np
 import pandas as pd
 
-from ..io import DurableStore
+from ..io import DurableStore, check_name
 
-__all__ = ["LabelStore", "MARKS", "STRATA", "check_name"]
+__all__ = ["LabelStore", "MARKS", "STRATA"]
 
 MARKS = ("real_error", "actually_positive", "unsure")
 STRATA = ("near", "rand")
@@ -101,8 +101,3 @@ class LabelStore(DurableStore):
         )
         errors, positive = n["real_error"], n["actually_positive"]
         return {s: (int(errors[s]), int(errors[s] + positive[s])) for s in STRATA}
-
-
-def check_name(name: str, value) -> None:
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"{name} must be a non-empty string, got {value!r}")

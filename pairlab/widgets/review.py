@@ -17,7 +17,8 @@ import pandas as pd
 from ..data.loaders import Pool
 from ..evaluation import metrics
 from ..evaluation.strata import EvalSet
-from .labels import STRATA, LabelStore, check_name
+from ..io import check_name
+from .labels import STRATA, LabelStore
 
 __all__ = [
     "FalsePositiveBrowser",
