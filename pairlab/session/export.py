@@ -283,33 +283,22 @@ def quality_intervals(yes: int, predicted: int, tp_ci, total_ci) -> dict:
 
 
 LABELS = {1: "match", 0: "no match", -1: "unsure"}
+LABEL_COLUMNS = (
+    "pair_id left_id right_id left right label answer answered_at seconds annotator round audit"
+).split()
 
 
 def label_frame(pool, store: SessionStore) -> pd.DataFrame:
     """Every pair with a current answer, in the order answered: both records' ids and texts,
     the answer (1, 0, -1: unsure), when, by whom, its round and whether it was an audit pair."""
-    history = store.history()
-    current = history.drop_duplicates("pair_id", keep="last")
-    current = current[current["label"].isin((1, 0, -1))].sort_values("id")
-    ids = current["pair_id"].to_numpy(np.int64)
-    left_ids, right_ids = pool.record_ids(ids)
-    left, right = pool.texts(ids)
-    return pd.DataFrame(
-        {
-            "pair_id": ids,
-            "left_id": left_ids,
-            "right_id": right_ids,
-            "left": left,
-            "right": right,
-            "label": current["label"].to_numpy(),
-            "answer": current["label"].map(LABELS).to_numpy(),
-            "answered_at": current["created_at"].to_numpy(),
-            "seconds": current["seconds"].to_numpy(),
-            "annotator": current["annotator"].to_numpy(),
-            "round": current["round"].to_numpy(),
-            "audit": (current["kind"] == "audit").to_numpy(),
-        }
-    )
+    history = store.history().drop_duplicates("pair_id", keep="last")
+    frame = history[history["label"].isin((1, 0, -1))].sort_values("id").reset_index(drop=True)
+    frame["pair_id"] = ids = frame["pair_id"].to_numpy(np.int64)
+    frame["left_id"], frame["right_id"] = pool.record_ids(ids)
+    frame["left"], frame["right"] = pool.texts(ids)
+    frame["answer"] = frame["label"].map(LABELS).to_numpy()
+    frame["audit"] = frame["kind"] == "audit"
+    return frame.rename(columns={"created_at": "answered_at"})[LABEL_COLUMNS]
 
 
 def find_matches(ids: np.ndarray, matcher, labels: pd.DataFrame, pool) -> tuple[pd.DataFrame, dict]:
