@@ -1,7 +1,6 @@
-"""Durable LLM answers, one row per pair, in an append-only SQLite file: the newest row of a key
-is that pair's answer. Each prompt's answers are one committed transaction (WAL,
-``synchronous=FULL``): a killed run loses no answer. Every use of the connection holds its lock.
-"""
+"""Durable LLM answers, one row per pair, in an append-only SQLite file (a
+:class:`~pairlab.io.DurableStore`): the newest row of a key is that pair's answer; each prompt's
+answers are one committed transaction, so a killed run loses no answer."""
 
 from __future__ import annotations
 

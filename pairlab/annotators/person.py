@@ -68,8 +68,7 @@ class QueueItem:
 
 
 class SessionStore(DurableStore):
-    """The queue and the answers of one labelling session in the SQLite file at ``path`` (a lock
-    around the connection: widget callbacks run on threads)."""
+    """The queue and the answers of one labelling session in the SQLite file at ``path``."""
 
     SCHEMA = _SCHEMA
 

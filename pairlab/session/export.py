@@ -161,9 +161,8 @@ def untrainable(labels) -> str | None:
 
 
 def audit_rounds(audit, store, held) -> list:
-    """Each round of ``audit`` (a :class:`~.audit.SessionAudit`) as its design and the answers
-    in ``store`` to its pairs (-1: none yet, or a pair in ``held``, sorted: one a model trained
-    on)."""
+    """Each round of ``audit`` (a :class:`~.audit.SessionAudit`) as its design and the answers in
+    ``store`` to its pairs (-1: none yet, or a pair in the sorted ``held``, trained on)."""
     out = []
     for r in audit.rounds():
         design = audit.load(r)[0]
@@ -302,10 +301,9 @@ def label_frame(pool, store: SessionStore) -> pd.DataFrame:
 
 
 def find_matches(ids: np.ndarray, matcher, labels: pd.DataFrame, pool) -> tuple[pd.DataFrame, dict]:
-    """The matches of ``matcher`` (a :class:`Matcher` over the candidate ``ids``):
-    the candidates at or above its threshold, plus the pairs the person said match, minus those
-    they said do not. Returns the matches (left_id, right_id, score, source) and what was
-    decided (threshold, counts)."""
+    """The matches of ``matcher`` (a :class:`Matcher` over the candidate ``ids``): the candidates
+    at or above its threshold, plus the pairs the person said match, minus those they said do not
+    (left_id, right_id, score, source, pair_id); and what was decided (threshold, counts)."""
     said = labels.set_index("pair_id")["label"] if len(labels) else pd.Series(dtype=np.int64)
     yes = np.sort(said.index[said == 1].to_numpy(np.int64))
     no = np.sort(said.index[said == 0].to_numpy(np.int64))

@@ -211,9 +211,8 @@ class LabelingSession:
         write_json(self.folder / SETTINGS_FILE, to_json(self.settings.to_dict()))
 
     def start(self) -> LabelingSession:
-        """Start (or resume) the loop in a worker process; the person labels in :meth:`widget`
-        meanwhile, from the first pairs (:meth:`_first_pairs`) on. A worker still running is
-        kept."""
+        """Start (or resume) the loop in a worker process (one still running is kept); the person
+        labels in :meth:`widget` meanwhile, from the first pairs (:meth:`_first_pairs`) on."""
         if self.process is None or not self.process.is_alive():
             self._ready_to_run()
             self._first_pairs()
@@ -336,9 +335,7 @@ class LabelingSession:
     # -- out ----------------------------------------------------------------------------------
 
     def export(self, folder=None, **options) -> dict:
-        """Write labels.csv, the model, matches.csv and (one table) clusters.csv to ``folder``
-        (default: the session folder's ``export/``); returns what was written
-        (:func:`.export.export_session`)."""
+        """:func:`.export.export_session` to ``folder`` (default: the session's ``export/``)."""
         from .export import export_session
 
         with listening():

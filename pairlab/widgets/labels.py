@@ -1,7 +1,6 @@
-"""Durable manual labels of putative false positives, in an append-only SQLite file: a newer
-mark of the same pair by the same annotator (task, split and model) supersedes the older one
-when reading *current* marks. Each ``add`` is its own committed transaction (WAL,
-``synchronous=FULL``); widget callbacks run on subshell threads, so each use holds a lock."""
+"""Durable manual labels of putative false positives in an append-only SQLite file (a
+:class:`~pairlab.io.DurableStore`): a newer mark of the same pair by the same annotator (task,
+split and model) supersedes the older one when reading *current* marks."""
 
 from __future__ import annotations
 
