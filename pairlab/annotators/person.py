@@ -8,7 +8,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -201,10 +200,9 @@ class PersonAnnotator(Annotator):
 
     def __init__(
         self,
-        store: SessionStore | str | Path,
+        store: SessionStore,
         *,
         who: str = "person",
-        poll: float = 0.2,
         oracle=None,
         audits=(),
         spares: int | None = 0,
@@ -212,8 +210,7 @@ class PersonAnnotator(Annotator):
         one_to_one: bool = False,
         space=None,
     ):
-        self.store = store if isinstance(store, SessionStore) else SessionStore(store)
-        self.who, self.poll, self.oracle = who, float(poll), oracle
+        self.store, self.who, self.oracle = store, who, oracle
         self.audits, self.spares, self.audit = tuple(map(int, audits)), spares, audit
         self.one_to_one = bool(one_to_one)  # spares skip the records of a labelled match, too
         self.space, self.reserve, self.closed = space, np.empty(0, np.int64), False
@@ -263,7 +260,7 @@ class PersonAnnotator(Annotator):
             if (answers != UNANSWERED).all():
                 self.closed = self.round >= len(self.audits)  # the last round's: no spares after
                 return answers.astype(np.int8)
-            time.sleep(self.poll)
+            time.sleep(0.2)  # a person answers in seconds
 
     def top_up(self, low: int = 12, chunk: int = 16) -> int:
         """With fewer than ``low`` pairs left to answer and rounds to come, queue the next
