@@ -82,22 +82,18 @@ def train_or_load(
     *,
     folder,
     model=None,
-    labels: np.ndarray | None = None,
 ):
-    """``(model, model_id)``: ``kind`` trained on ``train_ids`` of ``pool`` (labels: the pool's or
-    ``labels``), or loaded where ``folder`` holds one of that id, its outputs cached beside."""
+    """``(model, model_id)``: ``kind`` trained on ``train_ids`` of ``pool`` with the pool's labels,
+    or loaded where ``folder`` holds one of that id, its outputs cached beside."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
-    if labels is not None and len(labels) != len(train_ids):
-        raise ValueError(f"{len(train_ids)} training pairs but {len(labels)} labels")
-    name = model_id(kind, pool, train_ids, config, model, labels)
+    name = model_id(kind, pool, train_ids, config, model)
     path = Path(folder) / name
     if (path / "pairlab_done").is_file():
         trained = KINDS[kind].load(path)
     else:
         left, right = pool.texts(train_ids)
-        y = pool.labels(train_ids) if labels is None else np.asarray(labels, dtype=np.int8)
-        trained = KINDS[kind].train(left, right, y, model=model, config=config)
+        trained = KINDS[kind].train(left, right, pool.labels(train_ids), model=model, config=config)
         shutil.rmtree(path / OUTPUTS, ignore_errors=True)  # outputs of a half-saved earlier model
         trained.save(path)
         (path / "pairlab_done").write_text("saved\n")  # last: a half-saved model is retrained
