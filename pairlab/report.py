@@ -171,18 +171,14 @@ def bench_table(results: dict) -> str:
     return markdown("bench_table", results, template="report.md.j2")
 
 
-def find_row(results: dict, start: str, **fields) -> dict | None:
-    """The row of a benchmark results file whose name starts with ``start`` (and whose
-    ``fields`` have these values), or None (an older results file)."""
-    for r in results["rows"]:
-        if r["row"].startswith(start) and all(r.get(k) == v for k, v in fields.items()):
-            return r
-    return None
+def find_row(results: dict, start: str) -> dict | None:
+    """The first row of a benchmark results file whose name starts with ``start``, or None."""
+    return next((r for r in results["rows"] if r["row"].startswith(start)), None)
 
 
-def bench_row(results: dict, start: str, **fields) -> dict:
+def bench_row(results: dict, start: str) -> dict:
     """:func:`find_row`, or a KeyError where the results have no such row."""
-    if (found := find_row(results, start, **fields)) is None:
+    if (found := find_row(results, start)) is None:
         raise KeyError(f"no benchmark row starting {start!r} in the {results['profile']} results")
     return found
 
