@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..active.config import ActiveConfig, LoopSettings
+from ..active.config import LoopSettings
 from ..active.loop import ActiveRun
 from ..active.store import run_folder, run_labels
 from ..data import loaders, paper
@@ -183,13 +183,13 @@ def sweep(
 def sharing(settings: LoopSettings) -> Callable | None:
     """The learner factory ``settings.share_models`` asks for: None (the default, sharing the seed
     round) or, with ``all``, one sharing every round's model through the cache."""
-    return _share_every_round if settings.share_models == "all" else None
-
-
-def _share_every_round(config: ActiveConfig):
+    if settings.share_models != "all":
+        return None
     from ..active.learner import CosineBERTLearner
 
-    return CosineBERTLearner(config, shared_rounds=range(1, len(config.schedule()) + 1))
+    return lambda config: CosineBERTLearner(
+        config, shared_rounds=range(1, len(config.schedule()) + 1)
+    )
 
 
 def _configs(prepared: dict, strategies, seeds, settings: LoopSettings):
