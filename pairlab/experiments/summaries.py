@@ -8,6 +8,7 @@ import pandas as pd
 
 from ..active.loop import STAGES
 from ..io import json_row, plain
+from ..templating import markdown
 from . import data_efficiency
 
 __all__ = [
@@ -170,17 +171,8 @@ def compare(a: dict, b: dict, key: str) -> dict:
 
 
 def judge(a: dict, b: dict, key: str) -> str:
-    """:func:`compare` as a line: ``yes``/``no``, both values and how the gap was judged (the
-    words are part of notebook 09's metrics file: its ``judged``)."""
-    c = compare(a, b, key)
-    if c["basis"] == "intervals":
-        how = "95% intervals " + ("apart" if c["separated"] else "overlap: not separated")
-    elif c["basis"] == "seeds":
-        how = f"gap {'above' if c['separated'] else 'within'} the seeds' std {c['spread']:.3f}"
-        how += "" if c["separated"] else ": not separated"
-    else:
-        how = "one seed, no interval: the gap cannot be judged"
-    return f"{'yes' if c['above'] else 'no'} ({c['a']:.3f} vs {c['b']:.3f}; {how})"
+    """:func:`compare` as a line, in the words of ``findings.md.j2``'s ``judged``."""
+    return markdown("judged", compare(a, b, key))
 
 
 def seed_set_means(seed_rounds: pd.DataFrame) -> pd.DataFrame:
