@@ -92,14 +92,7 @@ def separation(curves: pd.DataFrame) -> pd.DataFrame:
 def recall_frame(results: dict) -> pd.DataFrame:
     """Candidate recall per round of every run that searched candidates (NaN: no positive left)."""
     rows = [
-        {
-            "task": task,
-            "strategy": label,
-            "seed": seed,
-            "round": r["round"],
-            "labels": r["labels"],
-            "candidate_recall": r.get("candidate_recall"),
-        }
+        (task, label, seed, r["round"], r["labels"], r.get("candidate_recall"))
         for (task, label, seed), result in results.items()
         for r in result["records"]
         if r.get("candidates")
@@ -120,17 +113,8 @@ def overlap_frame(results: dict, root, a: str = GAP[0], b: str = GAP[1]) -> pd.D
         mine, both = np.empty(0, np.int64), np.empty(0, np.int64)
         for i, (x, y) in enumerate(zip(ours, theirs), start=1):
             mine, both = np.union1d(mine, x), np.union1d(both, y)
-            rows.append(
-                {
-                    "task": task,
-                    "strategy": label,
-                    "seed": seed,
-                    "round": i,
-                    "labels": len(mine),
-                    "overlap": len(np.intersect1d(mine, both, assume_unique=True))
-                    / max(len(mine), 1),
-                }
-            )
+            shared = len(np.intersect1d(mine, both, assume_unique=True))
+            rows.append((task, label, seed, i, len(mine), shared / max(len(mine), 1)))
     return pd.DataFrame(rows, columns=["task", "strategy", "seed", "round", "labels", "overlap"])
 
 

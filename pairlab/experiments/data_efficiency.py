@@ -62,15 +62,8 @@ def summary(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for task, eff in frame.groupby("task") if len(frame) else ():
         finite = eff["factor"][np.isfinite(eff["factor"])]
-        rows.append(
-            {
-                "task": task,
-                "factor_mean": float(finite.mean()) if len(finite) else None,
-                "factor_std": float(finite.std(ddof=0)) if len(finite) else None,
-                "seeds_defined": int(len(finite)),
-                "seeds": int(len(eff)),
-            }
-        )
+        spread = (float(finite.mean()), float(finite.std(ddof=0))) if len(finite) else (None, None)
+        rows.append((task, *spread, int(len(finite)), int(len(eff))))
     columns = ["task", "factor_mean", "factor_std", "seeds_defined", "seeds"]
     return pd.DataFrame(rows, columns=columns).set_index("task")
 
