@@ -20,6 +20,7 @@ from ..data.loaders import Pool
 from ..data.pairs import isin_sorted, union_sorted
 from ..data.paper import EAGLE_TABLE1, EAGLE_TABLE4
 from ..data.tasks import BUILT_IN, like
+from ..evaluation import heuristic
 from ..models.embed import embed_pool
 from ..models.scoring import CosineScorer
 from .baselines import TrainSettings, sample_pairs, stated_pairs, train_or_load, trained_metrics
@@ -63,12 +64,8 @@ def split_by_error(ids: np.ndarray, error: np.ndarray, *, share: float = 0.3) ->
 
 
 def auc(labels: np.ndarray, scores: np.ndarray) -> float | None:
-    """ROC AUC (scikit-learn); None when the pairs hold one class only."""
-    from sklearn.metrics import roc_auc_score
-
-    if len(np.unique(labels)) < 2:
-        return None
-    return float(roc_auc_score(labels, scores))
+    """:func:`~pairlab.evaluation.heuristic.roc_auc`, or None when the pairs hold one class only."""
+    return heuristic.roc_auc(labels, scores) if len(np.unique(labels)) > 1 else None
 
 
 @dataclass(frozen=True)
