@@ -146,8 +146,7 @@ def run_compute(notebooks: dict | None) -> tuple[float, int]:
 
 
 def timing_cell(timings: dict, profile: str, compute: tuple[float, int] | None = None) -> str:
-    """A profile's recorded time for a table cell; ``compute`` (:func:`run_compute`) is said
-    beside it where the runs computed more than twice the record (an archive read back)."""
+    """``report.md.j2``'s ``timing_cell`` of a profile, ``compute`` from :func:`run_compute`."""
     return markdown(
         "timing_cell", timings.get(profile), *(compute or (0.0, 0)), template="report.md.j2"
     )

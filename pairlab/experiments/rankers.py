@@ -333,8 +333,7 @@ def verdict(difference: float, significant: bool) -> str:
 
 
 def ranker_metrics(frame: pd.DataFrame, queries: dict, baseline: dict) -> dict:
-    """The metrics file ``{task: {strategy: {sizes, ndcg10: {mean, per_seed}, ...}}}``,
-    ``pretrained`` (size 0) first, each active strategy with its tests against random."""
+    """Notebook 08's metrics file (its layout: :mod:`pairlab.metrics_files`), ``pretrained`` first."""
     out = {}
     for task, rows in frame.groupby("task", sort=False):
         entries = {"pretrained": _pretrained_entry(baseline[task])}

@@ -28,8 +28,7 @@ __all__ = [
 
 
 def summarise(results: dict) -> dict:
-    """The metrics file's ``{task: {strategy: {labels, positives_found, ap, p_at_r20, ...}}}``
-    (std over seeds with ddof 0, as the paper's three runs)."""
+    """Notebook 03's metrics file (its layout: :mod:`pairlab.metrics_files`), stds ddof 0."""
     return nest({key: _summary(runs) for key, runs in by_seed(results).items()})
 
 
@@ -183,8 +182,7 @@ def seed_set_means(seed_rounds: pd.DataFrame) -> pd.DataFrame:
 
 
 def ablation_metrics(summary: dict, seed_rounds: pd.DataFrame, transferred: dict) -> dict:
-    """Notebook 04's metrics file: ``{task: {"strategies": summary, "seed_set": {name: per-round
-    means}, "transfer": {source: {"labels", "ap", "p_at_r20", ...}}}}``."""
+    """Notebook 04's metrics file (its layout: :mod:`pairlab.metrics_files`)."""
     out = {task: {"strategies": s, "seed_set": {}, "transfer": {}} for task, s in summary.items()}
     means = seed_set_means(seed_rounds)
     for (task, seed_set), rows in seed_rounds.groupby(["task", "seed set"], sort=False):
@@ -226,8 +224,7 @@ def budget_metrics(
     noise_frame: pd.DataFrame,
     cost_frame: pd.DataFrame,
 ) -> dict:
-    """Notebook 05's metrics file: per task each strategy's mean curve, the efficiency factors,
-    the test AP spreads and the cost table."""
+    """Notebook 05's metrics file (its layout: :mod:`pairlab.metrics_files`)."""
     out: dict = {}
     efficiency = data_efficiency.record(efficiency_frame)
     undefined = dict(per_seed=[], factor_mean=None, factor_std=None, seeds_defined=0, seeds=0)
