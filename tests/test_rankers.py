@@ -31,7 +31,11 @@ def sweep(tmp_path_factory):
     )
     learner = FakeLearner(VECTORS)
     settings = rankers.RankerSettings(EvalConfig(seed=0), SETTINGS, tuple(GROUPS))
-    baseline = rankers.pretrained_baseline(PREPARED, settings, embed=learner.pretrained_embeddings)
+    with pytest.MonkeyPatch.context() as patch:  # the toy vectors stand in for the encoder
+        patch.setattr(
+            rankers, "embed_pool", lambda pool, *_, **__: learner.pretrained_embeddings(pool)
+        )
+        baseline = rankers.pretrained_baseline(PREPARED, settings)
     budget = Budget()
     frame = rankers.curves(results, budget)
     queries = rankers.per_query(results)

@@ -160,21 +160,17 @@ def query_sweep(
     return results
 
 
-def pretrained_baseline(
-    prepared: dict, settings: RankerSettings, *, embed: Callable | None = None
-) -> dict:
+def pretrained_baseline(prepared: dict, settings: RankerSettings) -> dict:
     """The untrained encoder on each task's test split (training size 0): ``{task: {"ndcg",
-    "mrr", "ap", "ap_ci", "per_query"}}``, shaped like a run record's ``test``. ``embed(pool)
-    -> (left, right)`` replaces the pretrained encoder (tests)."""
+    "mrr", "ap", "ap_ci", "per_query"}}``, shaped like a run record's ``test``."""
     q = settings.query
-    embed = embed or (
-        lambda pool: embed_pool(pool, q.model, show_progress=False, max_seq_length=q.max_seq_length)
-    )
     return {
         task: ranking_record(
             pools["test"],
             eval_set,
-            *embed(pools["test"]),
+            *embed_pool(
+                pools["test"], q.model, max_seq_length=q.max_seq_length, show_progress=False
+            ),
             k=10,
             n_boot=q.n_boot,
             seed=settings.strata.seed,
