@@ -152,9 +152,8 @@ def timing_cell(timings: dict, profile: str, compute: tuple[float, int] | None =
     )
 
 
-def collect(profile: str, root: Path | None = None) -> list[Path]:
+def collect(profile: str, root: Path) -> list[Path]:
     """Copy a finished run's metrics, config and timings files into ``results/<profile>/``."""
-    root = root or project_root()
     source, target = root / "runs" / profile, root / "results" / profile
     found = sorted(source.glob("*.metrics.json"))
     if not found:
@@ -281,9 +280,8 @@ def render(document: str, root: Path | None = None) -> str:
     )
 
 
-def stale(root: Path | None = None, documents=tuple(DOCUMENTS)) -> list[str]:
+def stale(root: Path, documents=tuple(DOCUMENTS)) -> list[str]:
     """Those of ``documents`` whose committed text differs from their rendering."""
-    root = root or project_root()
     return [
         doc
         for doc in documents
