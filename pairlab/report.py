@@ -192,10 +192,8 @@ def _frame(records: list[dict], columns: dict | None = None):
 def reference(results: dict, notebook: str):
     """``(profile, record)`` of the first profile in :data:`PROFILE_ORDER` that recorded
     ``notebook``, else ``(None, None)``."""
-    for profile in PROFILE_ORDER:
-        if notebook in results.get(profile, {}):
-            return profile, results[profile][notebook]
-    return None, None
+    found = (p for p in PROFILE_ORDER if notebook in results.get(p, {}))
+    return next(((p, results[p][notebook]) for p in found), (None, None))
 
 
 HEADLINE_ORDER = ("paper", "paper-cpu", "paper-cpu-qqp", "cpu", "demo", "quick", "smoke")
@@ -206,19 +204,16 @@ def headline_findings(results: dict) -> list[dict]:
     profile whose notebook 03 ran on that task (with its notebook 05's efficiency)."""
     from .experiments.findings import adaptive_vs_static
 
-    out, seen = [], set()
+    out: dict = {}  # task -> its finding, from the first profile in HEADLINE_ORDER with one
     for profile in HEADLINE_ORDER:
         record = results.get(profile, {}).get("03_cosinebert_active_learning")
         curves = results.get(profile, {}).get("05_budget_curves")
         for task, strategies in (record or {}).get("metrics", {}).items():
-            if task in seen:
-                continue
             efficiency = (curves or {}).get("metrics", {}).get(task, {}).get("efficiency")
-            found = adaptive_vs_static(task, strategies, efficiency)
+            found = None if task in out else adaptive_vs_static(task, strategies, efficiency)
             if found is not None:
-                seen.add(task)
-                out.append({**found.as_dict(), "profile": profile})
-    return out
+                out[task] = {**found.as_dict(), "profile": profile}
+    return list(out.values())
 
 
 def render(document: str, root: Path | None = None) -> str:
