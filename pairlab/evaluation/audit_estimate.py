@@ -129,9 +129,12 @@ def combine_rounds(
 ) -> dict:
     """The total and the share found from several audit rounds (each with its own strata).
 
-    Each round estimates T without bias given the rounds before it, so their errors are
-    uncorrelated; estimates and posterior draws are averaged with weights ``1 /
-    design_variance``, fixed at each draw."""
+    Estimates are averaged with weights ``1 / design_variance``, fixed at each draw, and so
+    are the rounds' posterior draws, each round's in sorted order: their audits are independent,
+    but the unaudited pairs rest on the calibrated scores of similar models, whose errors the
+    rounds share. Averaged as independent, six rounds on the many-to-many catalogues put the
+    truth below the interval 17% of the time; in sorted order the interval is the weighted mean
+    of the rounds' own, never narrower than what they know."""
     audits, labels = list(audits), list(labels)
     if not audits or len(audits) != len(labels):
         raise ValueError(f"need one label array per audit, got {len(audits)} and {len(labels)}")
@@ -143,7 +146,7 @@ def combine_rounds(
     var = np.array([a.design_variance for a in audits])
     w = (var == 0).astype(np.float64) if (var == 0).any() else 1.0 / var
     w /= w.sum()
-    draws = np.sum([wr * est["total_draws"] for wr, est in zip(w, rounds)], axis=0)
+    draws = np.sum([wr * np.sort(est["total_draws"]) for wr, est in zip(w, rounds)], axis=0)
     total = max(float(np.sum([wr * est["total"] for wr, est in zip(w, rounds)])), found)
     lo, hi = _interval(np.maximum(draws, found), level)
     return {
