@@ -25,7 +25,7 @@ def notebook10(folder, **knobs) -> nbformat.NotebookNode:
     nb = nbformat.read(NOTEBOOK, as_version=4)
     at = next(i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", []))
     values = {"shared": {"run_dir": str(folder / "runs"), "figures_dir": str(folder / "figures")}}
-    values |= dict(annotator="person", budget=24, batch=8, audit_share=0.25, candidate_m=5)
+    values |= dict(annotator="person", budget=16, batch=8, audit_share=0.25, candidate_m=5)
     values |= dict(epochs=1, max_seq_length=32, model_layers=2, coverage_seeds=[]) | knobs
     source = "\n".join(f"{name} = {value!r}" for name, value in values.items())
     nb.cells.insert(at + 1, nbformat.v4.new_code_cell(source))
@@ -62,7 +62,7 @@ def test_the_person_labels_to_the_finished_screen(person):
     """At human speed until the worker is finished: a worker that stops is "stuck"."""
     person.label(lambda: person.status("worker").startswith("finished"), timeout=600)
     assert len(person.answered) == len(set(person.answered)), "a pair was asked twice"
-    assert len(person.answered) >= 24  # the budget, and the spares answered meanwhile
+    assert len(person.answered) >= 16  # the budget, and the spares answered meanwhile
     done = person.page.locator(".pairlab-label-waiting", has_text="session.export()")
     done.first.wait_for(timeout=30_000)
 
