@@ -215,7 +215,10 @@ for row in rounds:
 # %% [markdown]
 # Each round estimates the same total; they are averaged with weights fixed when each was drawn
 # (one over its design's expected variance). The interval comes from posterior draws of every
-# stratum at once: the estimator's own `combine_rounds`, given the counts above.
+# stratum at once, each round's draws averaged in sorted order: the rounds' audits are
+# independent, but their unaudited pairs rest on similar models' scores, whose errors repeat, so
+# the combined interval is no narrower than the rounds' own. That is the estimator's own
+# `combine_rounds`, given the counts above.
 
 # %%
 if rounds:
