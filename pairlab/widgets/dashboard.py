@@ -6,6 +6,7 @@ run's dev-AP curve, the status line, the candidate-recall and the stage-time tab
 from __future__ import annotations
 
 import json
+from copy import deepcopy
 from pathlib import Path
 
 import pandas as pd
@@ -95,6 +96,11 @@ class RunDashboard:
             trace.y = (*trace.y, ap)
             trace.error_y.array = (*(trace.error_y.array or ()), high - ap)
             trace.error_y.arrayminus = (*(trace.error_y.arrayminus or ()), ap - low)
+        # The page draws the figure from this state and then follows plotly's update messages;
+        # plotly writes it only on display, so a page that loads after a round (a busy machine)
+        # would miss that round's messages and draw an empty figure (plotly/plotly.py#4956).
+        self.figure._widget_data = deepcopy(self.figure._data)
+        self.figure._widget_layout = deepcopy(self.figure._layout_obj._props)
 
     @classmethod
     def open(cls, folder, *, title: str | None = None) -> RunDashboard:
