@@ -2,7 +2,7 @@
 from here), each notebook's own experiment in its module, and the papers' claims judged as
 records (:mod:`.findings`), put in words only by ``pairlab/templates/findings.md.j2``."""
 
-from . import (
+from . import (  # noqa: F401 (exported: __all__ below)
     adaptivity,
     augsbert,
     baselines,
@@ -19,28 +19,8 @@ from . import (
     tables,
 )
 from .summaries import *  # noqa: F401,F403
-from .summaries import __all__ as _summaries
 from .sweeps import *  # noqa: F401,F403
-from .sweeps import __all__ as _sweeps
 from .tables import *  # noqa: F401,F403
-from .tables import __all__ as _tables
 
-__all__ = [
-    "adaptivity",
-    "augsbert",
-    "baselines",
-    "budget",
-    "data_efficiency",
-    "eagle",
-    "encoders",
-    "findings",
-    "label_noise",
-    "ranker_tables",
-    "rankers",
-    "summaries",
-    "sweeps",
-    "tables",
-    *_sweeps,
-    *_tables,
-    *_summaries,
-]
+# the modules above and the public names of summaries, sweeps and tables
+__all__ = sorted(name for name in globals() if not name.startswith("_"))
