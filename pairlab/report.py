@@ -12,6 +12,7 @@ import argparse
 import json
 import shutil
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 from .metrics_files import check_file
@@ -212,7 +213,7 @@ def headline_findings(results: dict) -> list[dict]:
             efficiency = (curves or {}).get("metrics", {}).get(task, {}).get("efficiency")
             found = None if task in out else adaptive_vs_static(task, strategies, efficiency)
             if found is not None:
-                out[task] = {**found.as_dict(), "profile": profile}
+                out[task] = {**asdict(found), "profile": profile}
     return list(out.values())
 
 

@@ -3,7 +3,7 @@ records' validation, and the sentences rendered once from the template's macros
 (pairlab.report.markdown) with the records' own numbers."""
 
 import json
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import pytest
 from test_adaptivity import metrics_for_docs
@@ -136,7 +136,7 @@ def test_a_record_names_a_known_claim_and_status():
         findings.Finding("beats_everything", "t", "held")
     with pytest.raises(ValueError, match="status must be one of"):
         findings.Finding("data_efficiency", "t", "yes")
-    record = findings.data_efficiency("qqp", {"per_seed": [{"seed": 0, "factor": 2.0}]}).as_dict()
+    record = asdict(findings.data_efficiency("qqp", {"per_seed": [{"seed": 0, "factor": 2.0}]}))
     assert record["claim"] == "data_efficiency" and "(Mussmann" in report.markdown(
         "bullets", [record]
     )

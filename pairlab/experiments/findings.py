@@ -5,7 +5,7 @@ where, a status and the values), by one rule per claim; the words, rules include
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -65,9 +65,6 @@ class Finding:
             raise ValueError(f"unknown claim {self.claim!r}; known: {sorted(CLAIMS)}")
         if self.status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def _status(every: bool, part: bool) -> str:
