@@ -221,7 +221,6 @@ def render(document: str, root: Path | None = None) -> str:
     """The text of ``document`` (a key of :data:`DOCUMENTS`) rendered from the committed files."""
     from . import experiments, workshop
     from .data import paper
-    from .experiments import baselines
 
     root = root or project_root()
     if document not in DOCUMENTS:
@@ -265,7 +264,6 @@ def render(document: str, root: Path | None = None) -> str:
             profile_order=PROFILE_ORDER,
             paper=paper,
             experiments=experiments,
-            baselines=baselines,
             frame=_frame,
             reliability=reliability,
             ray_bench=ray_bench,
