@@ -31,6 +31,8 @@ __all__ = [
 
 EXPERIMENT_TASKS = {"budget": "wikiqa", "encoder": "qqp"}  # with dataset "all"
 BUDGET_STRATEGIES = ("uncertainty", "static_retrieval", "adaptive_retrieval", "random_candidates")
+# the columns of :func:`~.sweeps.scale` the metrics file keeps as its ``regime``
+REGIME = ["positives", "labels", "rounds", "labels per positive", "paper labels per positive"]
 
 
 def load_experiment(params: dict, experiment: str, *, show: bool = True):
@@ -137,14 +139,7 @@ def adaptivity_metrics(
                 task: _budget_curves(frame) for task, frame in curves.groupby("task", sort=False)
             },
             "regime": {
-                task: {
-                    "positives": row["positives"],
-                    "labels": row["labels"],
-                    "rounds": row["rounds"],
-                    "labels_per_positive": row["labels per positive"],
-                    "paper_labels_per_positive": row["paper labels per positive"],
-                }
-                for task, row in regime_frame.iterrows()
+                task: json_row(row[REGIME].to_dict()) for task, row in regime_frame.iterrows()
             },
             "efficiency": data_efficiency.record(efficiency_frame),
             "separation": _separation(separation_frame),
