@@ -35,6 +35,7 @@ __all__ = [
 
 ACTIVE = ("uncertainty", "qbc", "diversity")  # the paper's three strategies, compared with random
 METRICS = {"ndcg10": "ndcg", "mrr10": "mrr"}  # metrics-file name -> the run records' key
+COSTS = ("annotation_cost", "compute_cost", "total_cost")  # dollars, by :func:`with_costs`
 
 
 @dataclass(frozen=True)
@@ -385,19 +386,14 @@ def _entry(rows: pd.DataFrame) -> dict:
             **spread("ap"),
             "ci_per_seed": [by_seed[s][["ap_lo", "ap_hi"]].values.tolist() for s in seeds],
         },
-        "assessments": mean["assessments"].tolist(),
+        **{key: mean[key].tolist() for key in (*COSTS, "assessments", "pairs")},
         "assessments_per_seed": [by_seed[s]["assessments"].astype(int).tolist() for s in seeds],
-        "pairs": mean["pairs"].tolist(),
-        "annotation_cost": mean["annotation_cost"].tolist(),
-        "compute_cost": mean["compute_cost"].tolist(),
-        "total_cost": mean["total_cost"].tolist(),
         "compute_hours": {"gpu": mean["gpu_hours"].tolist(), "cpu": mean["cpu_hours"].tolist()},
     }
 
 
 def _pretrained_entry(test: dict) -> dict:
     """The untrained encoder as a curve of one point at size 0 (no assessment, no cost)."""
-    costs = ("assessments", "pairs", "annotation_cost", "compute_cost", "total_cost")
     row = {
         "seed": 0,
         "round": 0,
@@ -405,6 +401,6 @@ def _pretrained_entry(test: dict) -> dict:
         **{key: test[key] for key in ("ndcg", "mrr", "ap")},
         "ap_lo": test["ap_ci"][0],
         "ap_hi": test["ap_ci"][1],
-        **dict.fromkeys([*costs, "gpu_hours", "cpu_hours"], 0.0),
+        **dict.fromkeys([*COSTS, "assessments", "pairs", "gpu_hours", "cpu_hours"], 0.0),
     }
     return _entry(pd.DataFrame([row]))
