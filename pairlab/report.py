@@ -182,12 +182,11 @@ def bench_row(results: dict, start: str) -> dict:
     return found
 
 
-def _frame(records: list[dict], columns: dict | None = None):
+def _frame(records: list[dict], columns: dict):
     """A table of JSON records; ``columns`` maps each key shown, in order, to its header."""
     import pandas as pd
 
-    frame = pd.DataFrame(records)
-    return frame[list(columns)].rename(columns=columns) if columns else frame
+    return pd.DataFrame(records)[list(columns)].rename(columns=columns)
 
 
 def reference(results: dict, notebook: str):
