@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from functools import cached_property
 from itertools import product
 from pathlib import Path
 
@@ -119,7 +120,6 @@ class AugRun:
             gold=self.gold_ids,
             path=self.folder / f"{cross_id}.silver.npz",
         )
-        self._silver = None
 
     def _gold(self, pools: dict, settings: LoopSettings, root) -> tuple[np.ndarray, np.ndarray]:
         """Gold pairs and labels: ``stated`` (``train_max_pairs`` of the heuristically balanced
@@ -143,13 +143,12 @@ class AugRun:
         ids, y = stated_pairs(self.dev)
         return heuristic.best_threshold(y, model.score_pairs(self.dev, ids), metric="f1")
 
+    @cached_property
     def silver(self) -> dict:
         """``{sampler: (ids, silver labels, seconds to sample)}``, drawn once. The neighbour
         samplers query the gold pairs' items (at most ``silver_items``); RS draws as many pairs
         as BM25 and SS aim at (k per item); KDE labels ``kde_pairs`` random pairs and keeps every
         silver positive with negatives at the gold ratio."""
-        if self._silver is not None:
-            return self._silver
         p, train, gold, seed = self.aug, self.train, self.gold_ids, self.seed
         wanted = p.samplers
         emb = self.sbert.scorer(train)
@@ -181,8 +180,7 @@ class AugRun:
         if "bm25_ss" in wanted:
             found["bm25_ss"] = union_sorted(found["bm25"], found["ss"])
             seconds["bm25_ss"] = seconds["bm25"] + seconds["ss"]
-        self._silver = {name: (*self.labeller.label(found[name]), seconds[name]) for name in wanted}
-        return self._silver
+        return {name: (*self.labeller.label(found[name]), seconds[name]) for name in wanted}
 
     def augmented(self, ids, y) -> dict:
         """The bi-encoder trained on gold + silver ``ids`` with labels ``y``, measured (cached)."""
@@ -220,7 +218,7 @@ class AugRun:
             "sbert": {**self.measure(self.sbert), **gold},
             "cross_encoder": {**self.measure(self.cross, concat_eval_set), **gold},
         }
-        for sampler, (ids, y, sample_seconds) in self.silver().items():
+        for sampler, (ids, y, sample_seconds) in self.silver.items():
             measured, truth = self.augmented(ids, y), self.train.labels(ids)
             share = float(y.mean()) if len(y) else None
             rows[sampler] = {
@@ -254,14 +252,14 @@ class AugRun:
             )
         rows["_silver"] = {
             sampler: {"ids": ids, "labels": y, "margin": labeller.score(ids) - labeller.threshold}
-            for sampler, (ids, y, _) in self.silver().items()
+            for sampler, (ids, y, _) in self.silver.items()
         }
         return rows
 
     def size_curve(self, sampler: str, fractions) -> list[dict]:
         """AP against silver-set size: the bi-encoder on gold + a uniform, seeded ``fraction`` of
         ``sampler``'s silver pairs, for each fraction (0 is gold only)."""
-        ids, y, _ = self.silver()[sampler]
+        ids, y, _ = self.silver[sampler]
         key = {"task": self.task, "gold": self.source, "seed": self.seed, "sampler": sampler}
         out = []
         for fraction in fractions:
