@@ -72,8 +72,6 @@ def precision_threshold(proba: np.ndarray, target: float) -> float:
     if not 0.0 < target <= 1.0:
         raise ValueError(f"target precision must be in (0, 1], got {target!r}")
     p = np.sort(np.asarray(proba, np.float64))[::-1]
-    if not len(p):
-        return 1.0
     expected = np.cumsum(p) / np.arange(1, len(p) + 1)
     ok = np.nonzero(expected >= target)[0]
     return float(p[ok[-1]]) if len(ok) else 1.0
