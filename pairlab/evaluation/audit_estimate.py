@@ -219,14 +219,9 @@ def _frame(audit: Audit, strata: AuditStrata, positives) -> dict:
     """Per stratum, what every fresh audit of a coverage check shares: the design's frame and
     ``positives_unlabelled`` (the truth it samples from), enough to replay it without pairs."""
     true = np.bincount(strata.stratum_of(positives), minlength=strata.n_strata)
-    return {
-        "sizes": audit.sizes.tolist(),
-        "unlabelled": audit.unlabelled.tolist(),
-        "known": audit.known.tolist(),
-        "rates": audit.rates.tolist(),
-        "predicted": audit.predicted.tolist(),
-        "positives_unlabelled": (true - audit.known).tolist(),
-    }
+    shared = ("sizes", "unlabelled", "known", "rates", "predicted")
+    frame = {name: getattr(audit, name).tolist() for name in shared}
+    return {**frame, "positives_unlabelled": (true - audit.known).tolist()}
 
 
 def _tally(truth: dict, estimates: list, audits: bool = True) -> dict:
