@@ -7,7 +7,7 @@ kernel), ``audit/``, ``cache/`` (the export's cross-encoder scores) and ``export
 from __future__ import annotations
 
 import json
-from dataclasses import fields, replace
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -66,7 +66,7 @@ def planned_rounds(folder: Path, settings: SessionSettings, *, audited: bool):
     old = read_json(path) if path.is_file() and (folder / "run" / "config.json").is_file() else None
     if not isinstance(old, dict):
         return shown, audit
-    new = to_json(settings.to_dict())
+    new = to_json(asdict(settings))
     if differing_keys(old, new) != ["budget"] or not old["budget"] < settings.budget:
         return shown, audit  # the same budget, or a change the run folder's check refuses
     done, done_audit = replace(settings, budget=int(old["budget"])).rounds(audited=audited)
@@ -208,7 +208,7 @@ class LabelingSession:
                 "<the old settings>).labels(); positives=labels[labels.label == 1][['left_id', "
                 "'right_id']], and negatives= likewise"
             )
-        write_json(self.folder / SETTINGS_FILE, to_json(self.settings.to_dict()))
+        write_json(self.folder / SETTINGS_FILE, to_json(asdict(self.settings)))
 
     def start(self) -> LabelingSession:
         """Start (or resume) the loop in a worker process (one still running is kept); the person

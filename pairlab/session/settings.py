@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -70,9 +70,6 @@ class SessionSettings:
         audit's among them (:func:`audits`; none where ``audited`` is False)."""
         shown = split(self.budget, self.batch)
         return shown, audits(shown, self.audit_share if audited else 0.0, first=1)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def audits(shown, share: float, *, first: int) -> tuple[int, ...]:
