@@ -27,7 +27,6 @@ class KeyCatcher(anywidget.AnyWidget):
         event.stopPropagation();  // and JupyterLab's own shortcuts do not see the key
         if (!event.repeat) model.send({ key: event.key });
       });
-      model.on("change:placeholder", () => { input.placeholder = model.get("placeholder"); });
       const gone = document.createElement("div");
       gone.className = "pairlab-keys-gone";
       gone.style.cssText = "display:none;color:#b00;font-weight:bold;margin-top:0.3em";
