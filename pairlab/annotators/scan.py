@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse import csr_matrix
 
 from ..data.tasks import Pool
 
@@ -76,10 +77,6 @@ def _relevant_matrix(pool: Pool, questions: np.ndarray) -> np.ndarray:
     left, right = pool.space.decode(pool.positives)
     if pool.symmetric:  # a positive pair is relevant to both its questions
         left, right = np.concatenate([left, right]), np.concatenate([right, left])
-    row_of = np.full(pool.space.n_left, -1, dtype=np.int64)
-    row_of[questions] = np.arange(len(questions))
-    rows = row_of[left]
-    keep = rows >= 0
-    out = np.zeros((len(questions), pool.space.n_right), dtype=bool)
-    out[rows[keep], right[keep]] = True
-    return out
+    shape = (pool.space.n_left, pool.space.n_right)
+    relevant = csr_matrix((np.ones(len(left), bool), (left, right)), shape=shape)
+    return relevant[questions].toarray()
