@@ -15,7 +15,7 @@ from pairlab.models.training import (
     length_buckets,
     native_bf16,
     training_arguments,
-    training_attention,
+    training_context,
 )
 
 
@@ -95,10 +95,10 @@ def test_bf16_on_cpu_trains_with_eager_attention_and_restores_the_kernel(tiny_mo
     encoder = SentenceTransformer(tiny_model, device="cpu")
     inner = encoder[0].auto_model
     before = inner.config._attn_implementation
-    with training_attention(encoder, TrainConfig(precision="bf16")):
+    with training_context(encoder, TrainConfig(precision="bf16")):
         assert inner.config._attn_implementation == "eager"
     assert inner.config._attn_implementation == before
-    with training_attention(encoder, TrainConfig()):
+    with training_context(encoder, TrainConfig()):
         assert inner.config._attn_implementation == before
 
 
@@ -118,8 +118,11 @@ def test_the_trainers_full_collections_skip_the_objects_alive_before(kind, tiny_
     assert gc.get_freeze_count() == 0  # and given back to the collector afterwards
 
 
-def test_the_collector_is_given_back_when_training_fails():
-    with pytest.raises(RuntimeError), training.collector_frozen():
+def test_the_collector_is_given_back_when_training_fails(tiny_model):
+    from sentence_transformers import SentenceTransformer
+
+    encoder = SentenceTransformer(tiny_model, device="cpu")
+    with pytest.raises(RuntimeError), training.training_context(encoder, TrainConfig()):
         assert gc.get_freeze_count() > 0
         raise RuntimeError("the training failed")
     assert gc.get_freeze_count() == 0

@@ -15,12 +15,11 @@ from .embed import cached_array, loading, saved_model, text_digest
 from .inference import backend, cache_tag, for_inference
 from .training import (
     TrainConfig,
-    collector_frozen,
     default_device,
     pair_dataset,
     quiet_progress,
     trainer,
-    training_attention,
+    training_context,
 )
 
 __all__ = ["ConcatBERT"]
@@ -66,7 +65,7 @@ class ConcatBERT:
         dataset = pair_dataset(left_texts, right_texts, labels)
         trained = cls.untrained(model, max_seq_length=config.max_seq_length, seed=config.seed)
         loss = BinaryCrossEntropyLoss(trained.model)
-        with training_attention(trained.model, config), collector_frozen():
+        with training_context(trained.model, config):
             trainer(trained.model, loss, dataset, config).train()
         trained.model.eval()
         trained.info.update(trained_on=len(dataset), config=config.to_dict())

@@ -21,13 +21,7 @@ from . import training
 from .embed import cached_array, encode, load_encoder, saved_model, text_digest
 from .inference import cache_tag
 from .scoring import CosineScorer
-from .training import (
-    TrainConfig,
-    collector_frozen,
-    disable_dropout,
-    pair_dataset,
-    training_attention,
-)
+from .training import TrainConfig, disable_dropout, pair_dataset, training_context
 
 __all__ = ["CosineBCELoss", "Calibration", "CosineBERT", "HEAD_LR_FACTOR"]
 
@@ -174,7 +168,7 @@ class CosineBERT:
         disable_dropout(encoder)
         torch.manual_seed(config.seed)
         loss = CosineBCELoss(encoder)
-        with training_attention(encoder, config), collector_frozen():
+        with training_context(encoder, config):
             trainer(encoder, loss, dataset, config, quiet=quiet).train()
         encoder.eval()
         info = {"model": str(model), "trained_on": len(dataset), "config": config.to_dict()}

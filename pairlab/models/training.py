@@ -24,8 +24,7 @@ __all__ = [
     "quiet_progress",
     "length_buckets",
     "native_bf16",
-    "collector_frozen",
-    "training_attention",
+    "training_context",
     "trainer",
 ]
 
@@ -184,33 +183,25 @@ def length_buckets(
 
 
 @contextmanager
-def collector_frozen():
-    """Train with the objects alive now frozen out of ``Trainer.train``'s full ``gc.collect()``
-    (in a notebook kernel ~500,000 objects: 0.25-0.4 s a training)."""
+def training_context(model, config: TrainConfig):
+    """Train ``model`` with the objects alive now frozen out of ``Trainer.train``'s full
+    ``gc.collect()`` (in a notebook kernel ~500,000 objects: 0.25-0.4 s a training), and with
+    eager attention where ``config`` is bf16 on CPU (the fused kernel's bf16 backward is slower
+    than fp32 there), restoring the model's own kernel afterwards."""
+    from transformers import PreTrainedModel
+
+    inner = []
+    if config.precision == "bf16" and default_device() == "cpu":
+        inner = [m for m in model.modules() if isinstance(m, PreTrainedModel)]
+        inner = [m for m in inner if not any(m is not o and m in set(o.modules()) for o in inner)]
+    was = [m.config._attn_implementation for m in inner]
+    for m in inner:
+        m.set_attn_implementation("eager")
     gc.freeze()
     try:
         yield
     finally:
         gc.unfreeze()
-
-
-@contextmanager
-def training_attention(model, config: TrainConfig):
-    """Train ``model`` with eager attention where ``config`` is bf16 on CPU (the fused kernel's
-    bf16 backward is slower than fp32 there), restoring the model's own kernel afterwards."""
-    from transformers import PreTrainedModel
-
-    if config.precision != "bf16" or default_device() != "cpu":
-        yield
-        return
-    inner = [m for m in model.modules() if isinstance(m, PreTrainedModel)]
-    inner = [m for m in inner if not any(m is not o and m in set(o.modules()) for o in inner)]
-    was = [m.config._attn_implementation for m in inner]
-    for m in inner:
-        m.set_attn_implementation("eager")
-    try:
-        yield
-    finally:
         for m, name in zip(inner, was):
             m.set_attn_implementation(name)
 
