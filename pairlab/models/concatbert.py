@@ -4,14 +4,13 @@ in one input. Scores are raw logits: a float32 sigmoid saturates to 1.0 and woul
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
 import numpy as np
 
 from ..progress import Progress
-from .embed import cached_array, loading, saved_model, text_digest
+from .embed import cached_array, loading, save_model, saved_model, text_digest
 from .inference import backend, cache_tag, for_inference
 from .training import (
     TrainConfig,
@@ -118,18 +117,11 @@ class ConcatBERT:
         return lambda pair_ids: self.score_pairs(pool, pair_ids)
 
     def save(self, path) -> Path:
-        path = Path(path)
-        self.model.save(str(path))
-        (path / INFO_FILE).write_text(json.dumps(self.info, indent=2))
-        return path
+        return save_model(self.model, path, INFO_FILE, self.info)
 
     @classmethod
     def load(cls, path, *, device=None) -> ConcatBERT:
         from sentence_transformers import CrossEncoder
 
-        path = Path(path)
-        if not (path / INFO_FILE).is_file():
-            raise FileNotFoundError(f"{path} is not a saved ConcatBERT (no {INFO_FILE})")
-        with saved_model(path):
-            ce = CrossEncoder(str(path), device=device or default_device())
-            return cls(ce, info=json.loads((path / INFO_FILE).read_text()))
+        with saved_model(path, INFO_FILE, "ConcatBERT") as info:
+            return cls(CrossEncoder(str(path), device=device or default_device()), info=info)

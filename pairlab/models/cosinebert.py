@@ -6,7 +6,6 @@ the frozen encoder's cosines of the training pairs (:class:`Calibration`) for a 
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
@@ -18,7 +17,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from . import training
-from .embed import cached_array, encode, load_encoder, saved_model, text_digest
+from .embed import cached_array, encode, load_encoder, save_model, saved_model, text_digest
 from .inference import cache_tag
 from .scoring import CosineScorer
 from .training import TrainConfig, disable_dropout, pair_dataset, training_context
@@ -230,22 +229,13 @@ class CosineBERT:
         return CosineScorer(pool.space, left, right, self.calibration)
 
     def save(self, path) -> Path:
-        path = Path(path)
-        self.encoder.save(str(path))
-        payload = {
-            "calibration": asdict(self.calibration) if self.calibration else None,
-            "info": self.info,
-        }
-        (path / CALIBRATION_FILE).write_text(json.dumps(payload, indent=2))
-        return path
+        calibration = asdict(self.calibration) if self.calibration else None
+        payload = {"calibration": calibration, "info": self.info}
+        return save_model(self.encoder, path, CALIBRATION_FILE, payload)
 
     @classmethod
     def load(cls, path, *, device=None) -> CosineBERT:
-        path = Path(path)
-        if not (path / CALIBRATION_FILE).is_file():
-            raise FileNotFoundError(f"{path} is not a saved CosineBERT (no {CALIBRATION_FILE})")
-        with saved_model(path):
-            payload = json.loads((path / CALIBRATION_FILE).read_text())
+        with saved_model(path, CALIBRATION_FILE, "CosineBERT") as payload:
             encoder = load_encoder(str(path), device=device)
             calibration = Calibration(**payload["calibration"]) if payload["calibration"] else None
             return cls(encoder, calibration, info=payload["info"])

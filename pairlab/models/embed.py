@@ -29,6 +29,7 @@ __all__ = [
     "resolve_model",
     "load_encoder",
     "loading",
+    "save_model",
     "saved_model",
     "encode",
     "embed_pool",
@@ -80,12 +81,23 @@ def loading(model):
         ) from error
 
 
+def save_model(model, path, file: str, payload) -> Path:
+    """Save ``model`` in the folder ``path``, with pairlab's ``payload`` as its JSON ``file``."""
+    path = Path(path)
+    model.save(str(path))
+    (path / file).write_text(json.dumps(payload, indent=2))
+    return path
+
+
 @contextmanager
-def saved_model(path):
-    """Inside the block, a saved model folder that does not load is a :class:`CorruptFileError`
-    saying to delete it (it is trained again)."""
+def saved_model(path, file: str, kind: str):
+    """Yields the JSON ``file`` of a ``kind`` that :func:`save_model` saved in ``path`` (a
+    FileNotFoundError where there is none); inside the block, a saved model folder that does not
+    load is a :class:`CorruptFileError` saying to delete it (it is trained again)."""
+    if not (Path(path) / file).is_file():
+        raise FileNotFoundError(f"{path} is not a saved {kind} (no {file})")
     try:
-        yield
+        yield json.loads((Path(path) / file).read_text())
     except Exception as error:
         cause = error.__cause__ if isinstance(error, ModelLoadError) and error.__cause__ else error
         first = (str(cause).strip().splitlines() or [""])[0][:300]
