@@ -29,9 +29,7 @@ def save(folder, archive) -> Path:
     arrays = {
         "ids": np.concatenate([b["ids"] for b in batches]).astype(np.int64),
         "labels": np.concatenate([b["labels"] for b in batches]).astype(np.int8),
-        "rounds": np.concatenate(
-            [np.full(len(b["ids"]), i, np.int16) for i, b in enumerate(batches, 1)]
-        ),
+        "rounds": np.repeat(np.arange(1, n + 1, dtype=np.int16), [len(b["ids"]) for b in batches]),
     }
     if all("oracle" in b for b in batches):
         arrays["oracle"] = np.concatenate([b["oracle"] for b in batches]).astype(np.int8)
