@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
+from dataclasses import fields
 from functools import cached_property
 from pathlib import Path
 
@@ -106,17 +107,10 @@ class CosineBERTLearner:
     def _train_config(self, round: int, member: int | None):
         from ..models.training import TrainConfig
 
-        c = self.config
+        c = self.config  # its training settings (a query-level run's have no speed settings)
+        shared = {f.name: getattr(c, f.name) for f in fields(TrainConfig) if hasattr(c, f.name)}
         seed = c.seed * 1000 + round + (0 if member is None else MEMBER_SEED * (member + 1))
-        return TrainConfig(
-            learning_rate=c.learning_rate,
-            epochs=c.epochs,
-            batch_size=c.batch_size,
-            max_seq_length=c.max_seq_length,
-            seed=seed,
-            precision=getattr(c, "precision", "fp32"),
-            batch_order=getattr(c, "batch_order", "random"),
-        )
+        return TrainConfig(**{**shared, "seed": seed})
 
     def _digest(self, train_config, left, right, labels) -> str:
         labels = np.asarray(labels, dtype=np.int8).tolist()
