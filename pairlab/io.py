@@ -197,14 +197,12 @@ def decoded(path):
 def to_json(value, *, missing: bool = False):
     """Plain-Python copy of ``value`` (numpy as numbers and lists, paths as strings);
     ``missing``: NaN and pandas' NA become None."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        value = value.tolist()  # a list, or a Python number
     if isinstance(value, dict):
         return {str(k): to_json(v, missing=missing) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_json(v, missing=missing) for v in value]
-    if isinstance(value, np.ndarray):
-        return to_json(value.tolist(), missing=missing)
-    if isinstance(value, np.generic):
-        value = value.item()
     if isinstance(value, Path):
         return str(value)
     if missing and (value is pd.NA or (isinstance(value, float) and np.isnan(value))):
