@@ -285,9 +285,5 @@ def parameters(**given):
         yield
     except (ValueError, TypeError, OSError, KeyError) as error:
         change = ", ".join(f"{name} = {value!r}" for name, value in given.items())
-        where = (
-            f"change the parameters cell's {change}"
-            if change
-            else "change it in the parameters cell"
-        )
-        raise ParameterError(f"{error} ({where})") from error
+        where = f"the parameters cell's {change}" if change else "it in the parameters cell"
+        raise ParameterError(f"{error} (change {where})") from error
