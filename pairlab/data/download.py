@@ -159,11 +159,9 @@ def _transfer(url: str, part: Path, seconds_left: float) -> None:
         have = have if response.status == 206 else 0  # a server ignoring the Range: start again
         size = response.headers.get("Content-Length")
         total = have + int(size) if size else None
-        bar = tqdm(total=total, initial=have, unit="B", unit_scale=True, file=sys.stderr)
-        with open(part, "ab" if have else "wb") as out, bar:
-            while chunk := response.read(CHUNK):
-                out.write(chunk)
-                bar.update(len(chunk))
+        with open(part, "ab" if have else "wb") as out:
+            with tqdm.wrapattr(out, "write", total=total, initial=have, file=sys.stderr) as counted:
+                shutil.copyfileobj(response, counted, CHUNK)
     if total is not None and part.stat().st_size < total:
         raise http.client.IncompleteRead(b"", total - part.stat().st_size)
 
