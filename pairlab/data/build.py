@@ -181,10 +181,8 @@ def _assign_splits(groups: np.ndarray, fractions, rng) -> tuple[np.ndarray, np.n
     ends = np.cumsum(sizes[order])
     middle = (ends - sizes[order] / 2.0) / ends[-1]
     cuts = np.cumsum(fractions)[:-1]
-    split_of_group = np.empty(len(sizes), dtype=np.int64)
-    split_of_group[order] = np.searchsorted(cuts, middle, side="right")
-    rank = np.empty(len(sizes), dtype=np.int64)
-    rank[order] = np.arange(len(sizes))
+    rank = np.argsort(order)  # each component's place in the random order
+    split_of_group = np.searchsorted(cuts, middle, side="right")[rank]
     return split_of_group[groups], rank
 
 
@@ -194,8 +192,7 @@ def _cap_by_group(members: np.ndarray, groups: np.ndarray, rank: np.ndarray, cap
         return members
     order = members[np.argsort(rank[groups[members]], kind="stable")]
     g = groups[order]
-    starts = np.r_[True, g[1:] != g[:-1]]
-    group_end = np.cumsum(np.bincount(np.cumsum(starts) - 1))  # items up to each group's end
+    group_end = np.flatnonzero(np.r_[g[1:] != g[:-1], True]) + 1  # items up to each group's end
     n_groups = max(1, int(np.searchsorted(group_end, cap, side="right")))
     return np.sort(order[: group_end[n_groups - 1]])
 
