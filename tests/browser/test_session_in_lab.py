@@ -1,7 +1,8 @@
 """A real labelling session in JupyterLab (issue 34): LabelingSession's worker process with the
-offline MiniLM on the fixture catalogues (80 x 77 products), the widget answered by a simulated
-person with the truth, three rounds of 8 pairs with audit pairs and spares. The kernel is
-restarted in the middle of round 2: running the cells again starts a new worker that resumes
+offline MiniLM cut to its first 2 layers (the smoke profile's encoder: the same code paths at a
+third of the arithmetic) on the fixture catalogues (80 x 77 products), the widget answered by a
+simulated person with the truth, three rounds of 8 pairs with audit pairs and spares. The kernel
+is restarted in the middle of round 2: running the cells again starts a new worker that resumes
 the run, and the widget continues at the first unanswered pair, asking no answered pair again.
 At the end the export's files load: labels.csv, matches.csv and the model folder through
 ``SentenceTransformer(path)``.
@@ -31,13 +32,14 @@ CELLS = [
     """import os, sys
 sys.path[:0] = [ROOT]
 from pairlab.data import load_items
+from pairlab.models.truncate import truncated_model
 from pairlab.session import LabelingSession
 fields = ["title", "brand", "modelno", "price"]
 shop_a = load_items(RECORDS + "/shop_a.csv", text=fields, id="id", name="shop A")
 shop_b = load_items(RECORDS + "/shop_b.csv", text=fields, id="id", name="shop B")
 session = LabelingSession(shop_a, FOLDER, right=shop_b, batch=BATCH, budget=BUDGET,
                           spares=SPARES, audit_share=AUDIT_SHARE, candidate_m=5, epochs=1,
-                          max_seq_length=32)
+                          max_seq_length=32, model=truncated_model(None, 2))
 session.start()
 session.widget()""",
     """print("SESSION READY", os.getpid())""",
@@ -196,6 +198,7 @@ def test_the_export_loads(person, tmp_path):
     from sentence_transformers import SentenceTransformer
 
     from pairlab.data import load_items
+    from pairlab.models.truncate import truncated_model
     from pairlab.session import LabelingSession
 
     fields = ["title", "brand", "modelno", "price"]
@@ -210,6 +213,7 @@ def test_the_export_loads(person, tmp_path):
         candidate_m=5,
         epochs=1,
         max_seq_length=32,
+        model=truncated_model(None, 2),
     )
     written = session.export(tmp_path / "export", matcher="auto")
     labels = pd.read_csv(tmp_path / "export" / "labels.csv")
