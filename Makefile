@@ -69,19 +69,18 @@ RUN_ARGS := $(if $(DATASET),--dataset '$(DATASET)') \
 run: install
 	$(BIN)/python -m pairlab.runner --profile $(PROFILE) --jobs $(JOBS) $(RUN_ARGS)
 
-# The browser tests start with the unit tests and run beside them, the smoke notebooks and nbval:
-# they wait on a browser and a kernel much of the time, and fill the idle moments of the others
-# (the last test files of a worker, a notebook waiting for notebook 03). Their output is printed
+# The browser tests run beside the smoke notebooks and nbval (they wait on a browser and a
+# kernel much of the time: on 2 cores this saves about 1.5 minutes). Their output is printed
 # last, so a skip and its reason are the last lines `make test` prints. Their kernels get one
-# thread, as the notebooks beside them do: a pool of every core on cores the others hold waits on
-# descheduled threads.
-test: install lint
+# thread, as the notebooks beside them do: a pool of every core on cores the notebooks hold
+# waits on descheduled threads.
+test: unit
 	@mkdir -p runs
 	@OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(MAKE) --no-print-directory test-browser \
 		> runs/test-browser.log 2>&1 & browser=$$!; \
-	$(MAKE) --no-print-directory unit && $(MAKE) --no-print-directory nbval; checks=$$?; \
+	$(MAKE) --no-print-directory nbval; notebooks=$$?; \
 	wait $$browser; status=$$?; cat runs/test-browser.log; \
-	[ $$checks = 0 ] && [ $$status = 0 ]
+	[ $$notebooks = 0 ] && [ $$status = 0 ]
 
 # ruff, configured in pyproject.toml as sentence-transformers configures it: lint and the format
 # check over the whole tree (notebooks are linted as their .py twins, not formatted), before the
