@@ -17,9 +17,10 @@ def test_dashboard_follows_a_live_run(tmp_path):
     assert list(trace.x) == [r["labels"] for r in result["records"]]
     assert list(trace.y) == pytest.approx([r["dev"]["ap"] for r in result["records"]])
     assert "57 labels" in board.status.value and "train" in board.times.value
-    # a page that first draws the figure now (after the rounds' update messages) draws every point
+    # the figure shown holds every point in the state a page draws it from, not in messages
     (drawn,) = board.figure._widget_data
     assert list(drawn["x"]) == list(trace.x) and list(drawn["y"]) == list(trace.y)
+    assert board.widget.children[2] is board.figure
 
 
 def test_dashboard_opens_finished_run_folders(tmp_path):

@@ -6,7 +6,6 @@ run's dev-AP curve, the status line, the candidate-recall and the stage-time tab
 from __future__ import annotations
 
 import json
-from copy import deepcopy
 from pathlib import Path
 
 import pandas as pd
@@ -29,7 +28,7 @@ class RunDashboard:
         )
         self.status = w.HTML(f"<b>{title}</b>: waiting for the first round")
         self.times, self.recall = w.HTML(), w.HTML()
-        self.figure = go.FigureWidget().update_layout(
+        self.curves = go.Figure().update_layout(
             height=360,
             margin=dict(l=50, r=20, t=40, b=40),
             title="dev AP after each round",
@@ -37,6 +36,7 @@ class RunDashboard:
             yaxis_title="dev all-pairs AP",
             template="plotly_white",
         )
+        self.figure = go.FigureWidget(self.curves)  # a new one each round: see _add_round
         self.widget = w.VBox([self.status, self.progress, self.figure, self.recall, self.times])
         for name in ("status", "progress", "figure", "recall", "times"):
             getattr(self, name).add_class(f"pairlab-dashboard-{name}")  # for the browser tests
@@ -87,20 +87,23 @@ class RunDashboard:
             return
         ap, (low, high) = dev["ap"], dev["ap_ci"]
         if key not in self._traces:
-            self._traces[key] = len(self.figure.data)
+            self._traces[key] = len(self.curves.data)
             bars = dict(type="data", symmetric=False, array=[], arrayminus=[])
-            self.figure.add_scatter(x=[], y=[], mode="lines+markers", name=_name(key), error_y=bars)
-        trace = self.figure.data[self._traces[key]]
-        with self.figure.batch_update():
-            trace.x = (*trace.x, record["labels"])
-            trace.y = (*trace.y, ap)
-            trace.error_y.array = (*(trace.error_y.array or ()), high - ap)
-            trace.error_y.arrayminus = (*(trace.error_y.arrayminus or ()), ap - low)
-        # The page draws the figure from this state and then follows plotly's update messages;
-        # plotly writes it only on display, so a page that loads after a round (a busy machine)
-        # would miss that round's messages and draw an empty figure (plotly/plotly.py#4956).
-        self.figure._widget_data = deepcopy(self.figure._data)
-        self.figure._widget_layout = deepcopy(self.figure._layout_obj._props)
+            self.curves.add_scatter(x=[], y=[], mode="lines+markers", name=_name(key), error_y=bars)
+        trace = self.curves.data[self._traces[key]]
+        trace.x = (*trace.x, record["labels"])
+        trace.y = (*trace.y, ap)
+        trace.error_y.array = (*(trace.error_y.array or ()), high - ap)
+        trace.error_y.arrayminus = (*(trace.error_y.arrayminus or ()), ap - low)
+        # A new FigureWidget holds every point in the state a page draws it from. A shown
+        # widget's changes travel as messages that a page whose plotly code loaded after them
+        # (a busy machine) never applies: its figure stayed empty (plotly/plotly.py#4956). The
+        # old one stays open: its page may still send it the sizes plotly drew it at.
+        import plotly.graph_objects as go
+
+        old, self.figure = self.figure, go.FigureWidget(self.curves)
+        self.figure.add_class("pairlab-dashboard-figure")
+        self.widget.children = [self.figure if c is old else c for c in self.widget.children]
 
     @classmethod
     def open(cls, folder, *, title: str | None = None) -> RunDashboard:
