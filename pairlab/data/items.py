@@ -54,6 +54,8 @@ class Records:
     notes: dict = field(default_factory=dict)  # counts: records, skipped by reason, truncated, ...
 
     def __post_init__(self):
+        if len(self.ids) != len(self.texts):
+            raise ValueError(f"records {self.name!r}: {len(self.ids)} ids, {len(self.texts)} texts")
         if not self._index.is_unique:
             twice = self._index[self._index.duplicated()].unique()[:_EXAMPLES]
             raise ValueError(f"records {self.name!r}: ids must be distinct; {list(twice)} repeat")

@@ -35,6 +35,9 @@ class PairSpace:
     symmetric: bool
 
     def __post_init__(self):
+        for name, value in (("n_left", self.n_left), ("n_right", self.n_right)):
+            if not isinstance(value, (int, np.integer)) or value < 0:
+                raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
         if self.symmetric and self.n_left != self.n_right:
             raise ValueError(
                 f"a symmetric pool has one item set: n_left={self.n_left} != n_right={self.n_right}"

@@ -133,6 +133,9 @@ def _check_sides(left, right, symmetric: bool) -> None:
             f"{left.name!r} has {len(left)} record(s): at least two records are needed for "
             "duplicates within one table (two tables to match need one each)"
         )
+    if not symmetric and min(len(left), len(right)) < 1:
+        sizes = f"{left.name!r} has {len(left)}, {right.name!r} has {len(right)}"
+        raise ValueError(f"two tables to match need a record each: {sizes}")
 
 
 def _truth(
