@@ -13,14 +13,15 @@ def test_dashboard_follows_a_live_run(tmp_path):
     active, _ = run(tmp_path, callbacks=[board])
     result = active.run()
     assert board.progress.value == 3 and board.progress.bar_style == "success"
-    (trace,) = board.figure.data
+    (trace,) = board.curves.data
     assert list(trace.x) == [r["labels"] for r in result["records"]]
     assert list(trace.y) == pytest.approx([r["dev"]["ap"] for r in result["records"]])
     assert "57 labels" in board.status.value and "train" in board.times.value
-    # the figure shown holds every point in the state a page draws it from, not in messages
-    (drawn,) = board.figure._widget_data
-    assert list(drawn["x"]) == list(trace.x) and list(drawn["y"]) == list(trace.y)
-    assert board.widget.children[2] is board.figure
+    # the figure shown holds every point in the widget's state, which a page draws whole
+    ((shown,),) = [
+        o["data"]["application/vnd.plotly.v1+json"]["data"] for o in board.figure.outputs
+    ]
+    assert shown["x"] == list(trace.x) and shown["y"] == pytest.approx(list(trace.y))
 
 
 def test_dashboard_opens_finished_run_folders(tmp_path):
@@ -29,7 +30,7 @@ def test_dashboard_opens_finished_run_folders(tmp_path):
     board = RunDashboard.open(tmp_path)
     assert board.progress.max == 6 and board.progress.value == 6
     assert board.progress.bar_style == "success" and "2 of 2 runs finished" in board.status.value
-    assert sorted(t.name for t in board.figure.data) == ["toy/random/0", "toy/uncertainty/0"]
+    assert sorted(t.name for t in board.curves.data) == ["toy/random/0", "toy/uncertainty/0"]
     with pytest.raises(FileNotFoundError, match="no active-learning run folder"):
         RunDashboard.open(tmp_path / "nothing")
 

@@ -183,7 +183,7 @@ def test_a_local_ray_instance_gives_the_local_sweeps_files_and_shows_runs_live(
         for p in recorder.of("round_finished")
         if p["record"]["round"] == 1
     } - {None}  # a seed-round model was shared
-    assert board.progress.value == board.progress.max == 8 and len(board.figure.data) == 4
+    assert board.progress.value == board.progress.max == 8 and len(board.curves.data) == 4
     assert "4/4" in capsys.readouterr().err  # the progress bar counted the finished runs
     again = Recorder(root)
     read_back = experiments.sweep(

@@ -1,4 +1,4 @@
-"""A live dashboard of active-learning runs (ipywidgets + a plotly FigureWidget), a callback of
+"""A live dashboard of active-learning runs (ipywidgets and a plotly figure), a callback of
 :class:`pairlab.active.ActiveRun`: each finished round moves the progress bar and adds to its
 run's dev-AP curve, the status line, the candidate-recall and the stage-time tables.
 ``RunDashboard.open(folder)`` shows finished (or half-finished) run folders the same way."""
@@ -36,7 +36,12 @@ class RunDashboard:
             yaxis_title="dev all-pairs AP",
             template="plotly_white",
         )
-        self.figure = go.FigureWidget(self.curves)  # a new one each round: see _add_round
+        # The figure is shown whole in an Output widget, drawn by JupyterLab's plotly renderer,
+        # after each round. A plotly FigureWidget sends its changes as messages instead, which a
+        # page whose plotly code loads after them (a busy machine) never applies: the live curve
+        # stayed empty in 3 of 5 make test runs on a loaded machine (plotly/plotly.py#4956).
+        self.figure = w.Output()
+        self._draw()
         self.widget = w.VBox([self.status, self.progress, self.figure, self.recall, self.times])
         for name in ("status", "progress", "figure", "recall", "times"):
             getattr(self, name).add_class(f"pairlab-dashboard-{name}")  # for the browser tests
@@ -95,15 +100,12 @@ class RunDashboard:
         trace.y = (*trace.y, ap)
         trace.error_y.array = (*(trace.error_y.array or ()), high - ap)
         trace.error_y.arrayminus = (*(trace.error_y.arrayminus or ()), ap - low)
-        # A new FigureWidget holds every point in the state a page draws it from. A shown
-        # widget's changes travel as messages that a page whose plotly code loaded after them
-        # (a busy machine) never applies: its figure stayed empty (plotly/plotly.py#4956). The
-        # old one stays open: its page may still send it the sizes plotly drew it at.
-        import plotly.graph_objects as go
+        self._draw()
 
-        old, self.figure = self.figure, go.FigureWidget(self.curves)
-        self.figure.add_class("pairlab-dashboard-figure")
-        self.widget.children = [self.figure if c is old else c for c in self.widget.children]
+    def _draw(self) -> None:
+        figure = json.loads(self.curves.to_json())
+        data = {"application/vnd.plotly.v1+json": figure, "text/plain": "dev AP after each round"}
+        self.figure.outputs = ({"output_type": "display_data", "data": data, "metadata": {}},)
 
     @classmethod
     def open(cls, folder, *, title: str | None = None) -> RunDashboard:

@@ -255,8 +255,8 @@ def x_range(board) -> list[float]:
 
 def test_live_dashboard_followed_the_run_and_turned_green(page):
     """Three rounds: a full green bar, round 3 in the status, three dev-AP points, the stage
-    times; a box zoom narrows the x axis and a double click restores it (two relayout
-    messages from plotly to the kernel), the three points still drawn."""
+    times; a box zoom narrows the x axis and a double click restores it, the three points still
+    drawn."""
     board = dashboard(page, 0)
     board.scroll_into_view_if_needed()
     wait_finished(board, "round 3")
