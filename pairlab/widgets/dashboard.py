@@ -103,8 +103,10 @@ class RunDashboard:
         self._draw()
 
     def _draw(self) -> None:
-        figure = json.loads(self.curves.to_json())
-        data = {"application/vnd.plotly.v1+json": figure, "text/plain": "dev AP after each round"}
+        import plotly.io as pio
+
+        data = pio.renderers["plotly_mimetype"].to_mimebundle(self.curves.to_dict())
+        data["text/plain"] = "dev AP after each round"
         self.figure.outputs = ({"output_type": "display_data", "data": data, "metadata": {}},)
 
     @classmethod
