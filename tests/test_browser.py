@@ -150,7 +150,9 @@ def test_actually_positive_marks_raise_the_corrected_precision(browser):
 def keydown(browser, keys: str) -> None:
     """Each key as the browser's key box sends it: one widget message per key press."""
     for key in keys:
-        browser.keys._handle_custom_msg({"key": key}, [])  # ipywidgets' own dispatch
+        sent = browser.keys.sent = getattr(browser.keys, "sent", -1) + 1
+        message = {"key": key, "view": "page", "seq": sent}
+        browser.keys._handle_custom_msg(message, [])  # ipywidgets' own dispatch
 
 
 def test_each_key_press_is_one_action(browser, store):

@@ -174,6 +174,27 @@ def test_the_kernel_beats_to_the_page_that_says_when_it_is_gone(store, make, mon
     assert "quiet * 1000" in KeyCatcher._esm  # the page's clock
 
 
+def test_keys_run_in_the_order_the_page_sent_them():
+    """ipykernel 7 ran a burst's first keys on the main thread and the rest on a subshell thread,
+    which answered two pairs with each other's keys (CI, 2026-11-29): a key that comes ahead of
+    its turn waits, per page view."""
+    from pairlab.widgets.keycatcher import KeyCatcher
+
+    keys, seen = KeyCatcher(), []
+    keys.on_key(seen.append)
+    for view, seq, key in [
+        ("a", 1, "n"),
+        ("b", 0, "u"),
+        ("a", 0, "y"),
+        ("a", 3, "p"),
+        ("a", 2, "u"),
+    ]:
+        keys._handle_custom_msg({"key": key, "view": view, "seq": seq}, [])
+    assert seen == ["u", "y", "n", "u", "p"]
+    keys._handle_custom_msg({"key": "y", "view": "a", "seq": 3}, [])  # sent once: not twice
+    assert seen == ["u", "y", "n", "u", "p"]
+
+
 def test_previous_with_nothing_answered_does_nothing(store, make):
     store.post(0, [1], "batch")
     widget = make()

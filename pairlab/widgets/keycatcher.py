@@ -1,9 +1,14 @@
 """A keyboard box for widgets: each key press is exactly one message and no text is kept (a
 synced text box cleared after each read read "ep" typed fast as e, e, p); auto-repeat ignored.
-The kernel's side sends a heartbeat (:meth:`KeyCatcher.beat`); after ``quiet`` seconds without
-one the box is disabled and says the kernel is gone (a dead kernel's page keeps its widgets)."""
+Each message carries its page view and its number there: ipykernel 7 may hand a comm's messages
+to the main thread and then to a subshell thread, which can run them out of turn, so a key that
+comes early waits for the ones before it. The kernel's side sends a heartbeat
+(:meth:`KeyCatcher.beat`); after ``quiet`` seconds without one the box is disabled and says the
+kernel is gone (a dead kernel's page keeps its widgets)."""
 
 from __future__ import annotations
+
+import threading
 
 import anywidget
 import traitlets
@@ -21,11 +26,13 @@ class KeyCatcher(anywidget.AnyWidget):
       input.placeholder = model.get("placeholder");
       input.setAttribute("aria-label", model.get("placeholder"));
       input.style.width = "100%";
+      const view = Date.now().toString(36) + Math.random().toString(36).slice(2);
+      let seq = 0;
       input.addEventListener("keydown", (event) => {
         if (event.ctrlKey || event.metaKey || event.altKey || event.key.length !== 1) return;
         event.preventDefault();  // no text accumulates, so nothing can be read twice
         event.stopPropagation();  // and JupyterLab's own shortcuts do not see the key
-        if (!event.repeat) model.send({ key: event.key });
+        if (!event.repeat) model.send({ key: event.key, view, seq: seq++ });
       });
       const gone = document.createElement("div");
       gone.className = "pairlab-keys-gone";
@@ -58,10 +65,31 @@ class KeyCatcher(anywidget.AnyWidget):
         "Restart the kernel and run the notebook again to go on."
     ).tag(sync=True)
 
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._handlers: list = []
+        self._turn = threading.Lock()
+        self._held: dict[str, dict[int, str]] = {}  # a page view's keys that came early
+        self._next: dict[str, int] = {}  # a page view's number of the key whose turn it is
+        self.on_msg(self._received)
+
     def beat(self) -> None:
         """Tell the page the kernel is alive."""
         self.send({"beat": True})
 
     def on_key(self, handler) -> None:
-        """Call ``handler(key)`` for each key press (one character: the box sends no other)."""
-        self.on_msg(lambda _widget, content, _buffers: handler(content["key"]))
+        """Call ``handler(key)`` for each key press (one character: the box sends no other), in
+        the order the page's view sent them."""
+        self._handlers.append(handler)
+
+    def _received(self, _widget, content: dict, _buffers) -> None:
+        view = str(content["view"])
+        with self._turn:  # whichever thread holds the next key runs every key in turn
+            held, turn = self._held.setdefault(view, {}), self._next.get(view, 0)
+            if int(content["seq"]) >= turn:  # a number run already: sent twice, run once
+                held[int(content["seq"])] = content["key"]
+            while turn in held:
+                key, turn = held.pop(turn), turn + 1
+                self._next[view] = turn
+                for handler in self._handlers:
+                    handler(key)

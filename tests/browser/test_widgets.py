@@ -190,14 +190,17 @@ def test_an_empty_stratum_and_back_keeps_the_place(page, browser):
 
 
 def set_recall(page, browser, value: float, timeout: float = 20) -> None:
-    """Type ``value`` into the recall slider's readout; returns once the summary shows it."""
+    """Type ``value`` into the recall slider's readout; returns once the summary shows it and the
+    list's length has changed. The kernel writes the position last, but the page applies each
+    widget's update on its own promise chain, so the summary may show first (CI, 2026-11-29)."""
+    listed = browser.position()[1]
     browser.part("recall").locator(".widget-readout").click()
     page.keyboard.press("Control+A")
     page.keyboard.type(str(value))
     page.keyboard.press("Enter")
     deadline = time.monotonic() + timeout
-    while browser.summary()["recall"] != value:
-        assert time.monotonic() < deadline, browser.summary()["text"]
+    while browser.summary()["recall"] != value or browser.position()[1] == listed:
+        assert time.monotonic() < deadline, (browser.summary()["text"], browser.position())
         time.sleep(0.1)
 
 
