@@ -71,9 +71,9 @@ def main() -> None:
     session.start()
     started = time.perf_counter() - START
     store, pool = session.store, session.pool
-    after, first, answers, waits, waiting = 0, None, 0, [], None
+    first, answers, waits, waiting = None, 0, [], None
     while True:
-        item = store.next_pair(after=after)
+        item = store.next_pair()
         now = time.perf_counter() - START
         if item is None:
             worker = store.status().get("worker", {}).get("value", "")
@@ -90,7 +90,7 @@ def main() -> None:
         time.sleep(args.pace)
         label = int(pool.labels(np.array([item.pair_id]))[0])
         store.answer(item.pair_id, label, annotator="person", seconds=args.pace)
-        after, answers = item.seq, answers + 1
+        answers += 1
     session.wait()
     finished = time.perf_counter() - START
     if waiting is not None:

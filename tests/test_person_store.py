@@ -1,5 +1,8 @@
 """SessionStore's queries against a plain-Python reading of the same answer rows."""
 
+import multiprocessing
+import time
+
 import numpy as np
 
 from pairlab.annotators.person import NO_ANSWER, UNANSWERED, WITHDRAWN, SessionStore
@@ -34,7 +37,6 @@ def test_next_pair_and_counts_follow_answers_and_undos(tmp_path):
             store.undo(annotator="a")
         else:
             store.answer(item.pair_id, int(rng.choice([1, 0, NO_ANSWER])), annotator="a")
-    assert store.next_pair(after=10**9) is None
     store.close()
 
 
@@ -98,3 +100,45 @@ def test_the_queue_is_topped_up_while_rounds_remain(tmp_path):
     person.round, person.closed = 2, True  # the last round's pairs are answered
     assert person.top_up(low=2, chunk=3) == 0
     store.close()
+
+
+def test_pages_hold_their_pair_until_answered_or_the_lease_ends(tmp_path):
+    store = SessionStore(tmp_path / "s.sqlite")
+    store.post(0, [10, 11, 12], "batch")
+    a = store.next_pair(page="a", annotator="ann", lease=60)
+    b = store.next_pair(page="b", annotator="bo", lease=0.2)
+    assert (a.pair_id, b.pair_id) == (10, 11)
+    assert store.next_pair(page="a", annotator="ann").pair_id == 10  # asked again: the same
+    store.answer(10, 1, annotator="ann")
+    assert store.next_pair(page="a", annotator="ann").pair_id == 12  # 11 is b's
+    assert store.next_pair(page="c", annotator="cy") is None  # 11 and 12 are held
+    time.sleep(0.3)  # b's lease ends: its pair goes to the next page that asks
+    assert store.next_pair(page="c", annotator="cy").pair_id == 11
+    store.release(annotator="ann")  # ann's new page takes over ann's pairs
+    assert store.next_pair(page="a2", annotator="ann").pair_id == 12
+    assert store.annotators() == {"ann": 1}
+
+
+def claim_all(path, page: str, out) -> None:
+    """Claim and answer pairs as one page until none is left; ``out`` gets the pairs."""
+    store, got = SessionStore(path), []
+    while (item := store.next_pair(page=page, annotator=page)) is not None:
+        got.append(item.pair_id)
+        store.answer(item.pair_id, 1, annotator=page)
+    out.put(got)
+
+
+def test_pages_in_four_processes_never_get_one_pair(tmp_path):
+    path = tmp_path / "s.sqlite"
+    SessionStore(path).post(0, np.arange(200), "batch")
+    context = multiprocessing.get_context("spawn")
+    out = context.Queue()
+    workers = [context.Process(target=claim_all, args=(path, f"p{i}", out)) for i in range(4)]
+    for worker in workers:
+        worker.start()
+    got = [out.get(timeout=60) for _ in workers]
+    for worker in workers:
+        worker.join(timeout=60)
+    pairs = np.concatenate(got)
+    assert len(pairs) == 200 and len(np.unique(pairs)) == 200, [len(g) for g in got]
+    assert len(SessionStore(path).history()) == 200  # one answer each: none asked twice

@@ -48,6 +48,12 @@ CREATE TABLE IF NOT EXISTS status (
     value TEXT NOT NULL,
     updated_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS claims (
+    pair_id INTEGER PRIMARY KEY,
+    page TEXT NOT NULL,
+    annotator TEXT NOT NULL,
+    until REAL NOT NULL
+);
 """
 _CURRENT = (
     "SELECT pair_id, label FROM answers WHERE id IN (SELECT MAX(id) FROM answers GROUP BY pair_id)"
@@ -116,26 +122,63 @@ class SessionStore(DurableStore):
 
     # -- the person's side --------------------------------------------------------------------
 
-    def next_pair(self, *, after: int = 0) -> QueueItem | None:
-        """The first queued pair (by queue order, past ``seq`` ``after``) without an answer."""
+    def next_pair(
+        self, *, page: str | None = None, annotator: str = "", lease: float = 120
+    ) -> QueueItem | None:
+        """The first queued pair (by queue order) without an answer.
+        ``page``: one that no other page holds, then held for ``page`` (``annotator``'s) for
+        ``lease`` seconds or until answered, in place of the pair it held: pages in several
+        processes never get one pair at once, and a closed page's pair comes back."""
         # the queue in order, each pair's latest answer from the answers_pair index: a join with
         # the current answers took 290 ms at 20,000 queued pairs (called per key press)
-        with self._lock:
+        held = "AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.pair_id = q.pair_id AND c.page != ?"
+        held = f"{held} AND c.until > ?)" if page is not None else ""
+        now = time.time()
+        args = (WITHDRAWN, WITHDRAWN) + ((page, now) if page is not None else ())
+        with self._lock, self._conn:
+            if page is not None:  # the choice and the claim in one write transaction
+                self._conn.execute("BEGIN IMMEDIATE")
             row = self._conn.execute(
-                "SELECT q.seq, q.pair_id, q.round, q.kind FROM queue q WHERE q.seq > ? AND "
-                f"COALESCE(({_LATEST}), ?) = ? ORDER BY q.seq LIMIT 1",
-                (int(after), WITHDRAWN, WITHDRAWN),
+                "SELECT q.seq, q.pair_id, q.round, q.kind FROM queue q WHERE "
+                f"COALESCE(({_LATEST}), ?) = ? {held} ORDER BY q.seq LIMIT 1",
+                args,
             ).fetchone()
+            if page is not None:
+                self._conn.execute("DELETE FROM claims WHERE page = ?", (page,))
+            if page is not None and row is not None:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?)",
+                    (row[1], page, annotator, now + float(lease)),
+                )
         return None if row is None else QueueItem(*row)
 
+    def release(self, *, annotator: str) -> None:
+        """Free the pairs ``annotator``'s pages hold: a new page of that person (a restarted
+        kernel, a reloaded page) takes over."""
+        self._write("DELETE FROM claims WHERE annotator = ?", (annotator,))
+
     def answer(self, pair_id, label: int, *, annotator: str, seconds: float | None = None) -> int:
-        """Append and commit the answer ``label`` (1, 0, -1: unsure) of ``pair_id``; its row id."""
+        """Append and commit the answer ``label`` (1, 0, -1: unsure) of ``pair_id``, freeing the
+        pair's claim; the answer's row id."""
         if label not in (1, 0, NO_ANSWER):
             raise ValueError(f"label must be 1, 0 or {NO_ANSWER} (unsure), got {label!r}")
         check_name("annotator", annotator)
         seconds = None if seconds is None else float(seconds)
         row = (int(pair_id), int(label), annotator, _utc_now(), seconds)
-        return self._write(f"{_INSERT} (?, ?, ?, ?, ?)", row)  # committed (and fsynced) on exit
+        with self._lock, self._conn:  # committed (and fsynced) on exit
+            self._conn.execute("DELETE FROM claims WHERE pair_id = ?", (int(pair_id),))
+            return int(self._conn.execute(f"{_INSERT} (?, ?, ?, ?, ?)", row).lastrowid)
+
+    def annotators(self) -> dict[str, int]:
+        """Each annotator's current answers (yes, no or unsure), most first."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT annotator, COUNT(*) FROM answers WHERE id IN (SELECT MAX(id) FROM "
+                "answers GROUP BY pair_id) AND label != ? GROUP BY annotator "
+                "ORDER BY COUNT(*) DESC, annotator",
+                (WITHDRAWN,),
+            ).fetchall()
+        return dict(rows)
 
     def undo(self, *, annotator: str) -> int | None:
         """Withdraw ``annotator``'s latest current answer (never another's), so the pair is asked

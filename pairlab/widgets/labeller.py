@@ -10,6 +10,7 @@ import json
 import re
 import threading
 import time
+import uuid
 import weakref
 from datetime import datetime, timezone
 
@@ -42,7 +43,9 @@ _LIVE: weakref.WeakValueDictionary[tuple, LabellingWidget] = weakref.WeakValueDi
 class LabellingWidget:
     """Shows a :class:`SessionStore`'s queued pairs one at a time and records a person's answers
     (``texts(pair_id) -> (left, right)``); a second one on the same store closes the first.
-    After ``quiet`` seconds without the kernel's heartbeat the page says the kernel is gone."""
+    The pair on show is held for ``lease`` seconds or until answered: pages of other annotators
+    (in other kernels too) get other pairs. After ``quiet`` seconds without the kernel's
+    heartbeat the page says the kernel is gone."""
 
     def __init__(
         self,
@@ -54,6 +57,7 @@ class LabellingWidget:
         right_title: str = "right",
         poll: float = 0.25,
         quiet: float = 10.0,
+        lease: float = 120.0,
     ):
         if isinstance(poll, bool) or not isinstance(poll, (int, float)) or not 0 < poll <= 60:
             raise ValueError(f"poll must be a number of seconds in (0, 60], got {poll!r}")
@@ -61,7 +65,7 @@ class LabellingWidget:
         self.titles = (str(left_title), str(right_title))
         self._lock = threading.RLock()
         self._item: QueueItem | None = None  # the pair on show, None while waiting
-        self._after = 0  # every queued pair up to this seq has an answer
+        self.page, self.lease = uuid.uuid4().hex, float(lease)  # the pair on show is held
         self._shown_at, self._views = 0.0, 0  # when the pair on show came; a number a view
         self._points = _curve(store.history())  # (labels, positives) after each change
         self._wake, self._stop = threading.Event(), threading.Event()
@@ -71,8 +75,9 @@ class LabellingWidget:
         if (earlier := _LIVE.get(key)) is not None:
             earlier.close()
         _LIVE[key] = self
+        store.release(annotator=annotator)  # this person's earlier page (a restarted kernel)
         with self._lock:
-            self._show(store.next_pair(after=0))
+            self._show(self._next())
         self._refresh()
         self._thread.start()
 
@@ -91,8 +96,7 @@ class LabellingWidget:
                 return None
             seconds = time.monotonic() - self._shown_at
             self.store.answer(item.pair_id, label, annotator=self.annotator, seconds=seconds)
-            self._after = max(self._after, item.seq)
-            self._show(self.store.next_pair(after=self._after))
+            self._show(self._next())
         self._wake.set()  # counts and plot: the refresher's, off the key's path
         return item.pair_id
 
@@ -102,8 +106,7 @@ class LabellingWidget:
             pair_id = self.store.undo(annotator=self.annotator)
             if pair_id is None:
                 return None
-            self._after = 0  # the withdrawn pair lies behind: look from the start of the queue
-            self._show(self.store.next_pair(after=0))
+            self._show(self._next())
         self._wake.set()
         return pair_id
 
@@ -117,6 +120,10 @@ class LabellingWidget:
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
+
+    def _next(self) -> QueueItem | None:
+        """The next pair no other page holds, now held for this one."""
+        return self.store.next_pair(page=self.page, annotator=self.annotator, lease=self.lease)
 
     def _show(self, item: QueueItem | None) -> None:
         """Put ``item`` on show (caller holds the lock); None: the waiting message."""
@@ -154,7 +161,7 @@ class LabellingWidget:
         worker, estimate = _worker(status), status.get("estimate")
         with self._lock:
             if self._item is None and not self._stop.is_set():
-                self._show(self.store.next_pair(after=self._after))
+                self._show(self._next())
             _extend(self._points, counts)
             self.counts_html.value = (
                 f"<div style='margin-right:1.5em'><b>{counts['labels']:,}</b> labels · "
