@@ -22,7 +22,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION = 1
 # debugpy, scikit-learn's linear models): 26 s of compiling across the smoke run's 21 processes.
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: install data run test test-slow lint format unit notebooks-smoke nbval test-browser test-reliability bench bench-ray docs lab workshop sync clean
+.PHONY: install data label run test test-slow lint format unit notebooks-smoke nbval test-browser test-reliability bench bench-ray docs lab workshop sync clean
 
 install: $(VENV)/.installed
 
@@ -164,6 +164,17 @@ docs: install
 
 lab: install
 	$(BIN)/jupyter lab notebooks/
+
+# Label with a team (README): make label ITEMS=tickets.csv TEXT=body serves a labelling session
+# as a page, each person on their own; RIGHT=other.csv RIGHT_TEXT=col matches two tables,
+# ONE_TO_ONE=1, FOLDER (default runs/label/<ITEMS' name>: the same folder resumes), HOST, PORT
+# and TOKEN as `python -m pairlab.label serve --help` says.
+FOLDER ?= runs/label/$(basename $(notdir $(ITEMS)))
+label: install
+	$(BIN)/python -m pairlab.label serve '$(ITEMS)' --text '$(TEXT)' --folder '$(FOLDER)' \
+		$(if $(RIGHT),--right '$(RIGHT)') $(if $(RIGHT_TEXT),--right-text '$(RIGHT_TEXT)') \
+		$(if $(ONE_TO_ONE),--one-to-one) $(if $(HOST),--host '$(HOST)') \
+		$(if $(PORT),--port '$(PORT)') $(if $(TOKEN),--token '$(TOKEN)')
 
 # Participant copies for a workshop (WORKSHOP.md): workshop/NN_*.ipynb, every solution cell
 # replaced by an empty one and every output dropped; `make lab` still opens the full notebooks.

@@ -39,6 +39,7 @@ LAYERS = [
         "runner": "papermill runs of the suite under a profile",
         "report": "the documents rendered from committed results",
         "workshop": "participant copies of the notebooks, without solutions",
+        "label": "a labelling session served as a page for a team (Voilà)",
     },
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}

@@ -261,8 +261,9 @@ class LabelingSession:
         from ..widgets.labeller import LabellingWidget
 
         right = self.pool.left if self.pool.symmetric else self.pool.right
-        titles = {"left_title": self.pool.left.name, "right_title": right.name, **kwargs}
-        return LabellingWidget(self.store, self.texts, annotator=self.settings.annotator, **titles)
+        titles = {"left_title": self.pool.left.name, "right_title": right.name}
+        options = {"annotator": self.settings.annotator, **titles, **kwargs}
+        return LabellingWidget(self.store, self.texts, **options)
 
     def counts(self) -> dict:
         return self.store.counts()

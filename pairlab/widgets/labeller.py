@@ -157,7 +157,7 @@ class LabellingWidget:
         )
 
     def _refresh(self) -> None:
-        counts, status = self.store.counts(), self.store.status()
+        counts, status, who = self.store.counts(), self.store.status(), self.store.annotators()
         worker, estimate = _worker(status), status.get("estimate")
         with self._lock:
             if self._item is None and not self._stop.is_set():
@@ -168,6 +168,9 @@ class LabellingWidget:
                 f"<b>{counts['positives']:,}</b> positives · {counts['unsure']:,} unsure · "
                 f"{counts['queued']:,} queued</div>"
             )
+            who.pop("given", None)  # the pairs known before the session
+            team = ", ".join(f"{html.escape(name)} {n:,}" for name, n in who.items())
+            self.counts_html.value += _GREY.format(f"answered by {team}") if len(who) > 1 else ""
             self.plot.value = sparkline_svg(self._points)
             self.status.value = _GREY.format(f"worker: {html.escape(worker)}") if worker else ""
             self._progress(status.get("progress"))
