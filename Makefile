@@ -127,12 +127,13 @@ test-browser: install
 		echo "browser tests skipped: $$(cat runs/browser-tests.skipped)"; fi
 
 # The reliability catalogue's long versions (20 kills of a real-model run, 1,000 marks per
-# writer; `make test` runs short ones), its figures written to results/reliability/ and
-# rendered into RELIABILITY.md. About 10 minutes on 2 cores.
+# writer; `make test` runs short ones) and the team page's killed server (three Chromium pages
+# answering), its figures written to results/reliability/ and rendered into RELIABILITY.md.
+# About 12 minutes on 2 cores.
 test-reliability: install
 	rm -rf results/reliability
 	PAIRLAB_RELIABILITY=full PAIRLAB_RELIABILITY_OUT=results/reliability \
-		$(BIN)/python -m pytest -q -p no:cacheprovider tests/reliability
+		$(BIN)/python -m pytest -q -p no:cacheprovider tests/reliability tests/browser/test_team.py
 	$(BIN)/python -m pairlab.report
 
 # pairlab against sentence-transformers' own tools and the machine's matmul rate, and the

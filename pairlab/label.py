@@ -27,6 +27,7 @@ __all__ = ["open_session", "page", "main"]
 
 TEAM_FILE = "team.json"  # the records and settings the pages reopen the session with
 PAGE_FILE = "page.ipynb"
+TOKEN_FILE = "token"  # a generated token, kept for the next start
 LOOPBACK = ("127.0.0.1", "localhost")
 
 
@@ -88,18 +89,19 @@ def labelling(session, name: str):
         f"<b>{html.escape(session.pool.task)}</b>: labelling as <b>{html.escape(name)}"
         "</b> (every answer is saved at once; close the page whenever you like)"
     )
-    lease = read_json(session.folder / TEAM_FILE)["lease"]
-    widget = session.widget(annotator=name, lease=lease).widget
-    return w.VBox([head.add_class("pairlab-team-who"), widget])
+    labeller = session.widget(annotator=name, lease=read_json(session.folder / TEAM_FILE)["lease"])
+    labeller.keys.gone = (
+        "The server is gone: nothing you press now is saved (every answer before is). Reload "
+        "this page once the session is served again, and you go on where you stopped."
+    )
+    return w.VBox([head.add_class("pairlab-team-who"), labeller.widget])
 
 
 def serve(args) -> int:
     """Check the input, start the session's worker, then serve the page until interrupted."""
     folder = Path(args.folder).resolve()
-    token = args.token
-    if args.host not in LOOPBACK and not token:
-        token = secrets.token_urlsafe(24)  # as Jupyter's own server does
     with socket.socket() as probe:  # a port in use: said before anything starts
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds
         try:
             probe.bind((args.host, args.port))
         except OSError as error:
@@ -145,6 +147,7 @@ def serve(args) -> int:
     )
     nbformat.write(notebook, folder / PAGE_FILE)
     session.start()
+    token = args.token or (_saved_token(folder) if args.host not in LOOPBACK else "")
     address = f"http://{args.host}:{args.port}/" + (f"?token={token}" if token else "")
     print(f"{session}\nopen {address} (each person: their own page; Ctrl-C stops)", flush=True)
     import tornado.web
@@ -170,6 +173,17 @@ def serve(args) -> int:
     finally:
         session.stop()
     return 0
+
+
+def _saved_token(folder: Path) -> str:
+    """The folder's token, generated once (as Jupyter's own server does) and kept, readable by
+    its owner alone, so that the pages' address outlives a restart of the server."""
+    path = folder / TOKEN_FILE
+    if not path.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        path.touch(mode=0o600)
+        path.write_text(secrets.token_urlsafe(24))
+    return path.read_text().strip()
 
 
 def main(argv=None) -> int:
@@ -205,7 +219,9 @@ def main(argv=None) -> int:
     up.add_argument("--folder", required=True, help="the session's folder (resumed if it exists)")
     up.add_argument("--host", default="127.0.0.1", help="the address to listen on")
     up.add_argument("--port", type=int, default=8866)
-    up.add_argument("--token", help="the pages' token (off 127.0.0.1: generated if not given)")
+    up.add_argument(
+        "--token", help="the pages' token (off 127.0.0.1: generated once and kept if not given)"
+    )
     out = commands.add_parser("export", help="write a session's matches and clusters")
     out.add_argument("--folder", required=True)
     args = parser.parse_args(argv)

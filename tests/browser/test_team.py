@@ -36,47 +36,67 @@ def sql(folder, query: str):
         return conn.execute(query).fetchall()
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    """``(address with the token, folder)`` of a served session of the ticket table, each text
-    ending in markup; the server is stopped by its process group afterwards."""
-    from pairlab.models.truncate import truncated_model
+class Server:
+    """``python -m pairlab.label serve`` of the ticket table, each text ending in markup."""
 
-    work = tmp_path_factory.mktemp("team")
-    items = pd.read_csv(ROOT / "fixtures" / "records" / "tickets.csv")
-    items["body"] = [f"{body} {HOSTILE[i % 2]}" for i, body in enumerate(items["body"])]
-    items.to_csv(work / "tickets.csv", index=False)
-    folder, log = work / "session", work / "serve.log"
-    command = [sys.executable, "-m", "pairlab.label", "serve", str(work / "tickets.csv")]
-    command += ["--text", "body", "--id", "id", "--folder", str(folder), "--host", HOST]
-    command += ["--port", str(_free_port()), "--budget", "64", "--batch", "32"]
-    command += ["--model", truncated_model(None, 2)]  # MiniLM cut to 2 layers: quick rounds
-    with open(log, "w") as out:
-        server = subprocess.Popen(
-            command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True
-        )
-    try:
+    def __init__(self, work):
+        from pairlab.models.truncate import truncated_model
+
+        items = pd.read_csv(ROOT / "fixtures" / "records" / "tickets.csv")
+        items["body"] = [f"{body} {HOSTILE[i % 2]}" for i, body in enumerate(items["body"])]
+        items.to_csv(work / "tickets.csv", index=False)
+        self.folder, self.log, self.process = work / "session", work / "serve.log", None
+        self.command = [sys.executable, "-m", "pairlab.label", "serve", str(work / "tickets.csv")]
+        self.command += ["--text", "body", "--id", "id", "--folder", str(self.folder)]
+        self.command += ["--host", HOST, "--port", str(_free_port()), "--budget", "64"]
+        self.command += ["--batch", "32", "--model", truncated_model(None, 2)]  # quick rounds
+
+    def start(self) -> str:
+        """Serve (again); returns the address with the token once Voilà answers."""
+        with open(self.log, "w") as out:
+            self.process = subprocess.Popen(
+                self.command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True
+            )
         deadline = time.monotonic() + 120
-        while not (found := re.search(r"open (http\S+token=\S+)", log.read_text())):
-            assert server.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
+        while not (found := re.search(r"open (http\S+token=\S+)", self.log.read_text())):
+            assert self.process.poll() is None, self.log.read_text()
+            assert time.monotonic() < deadline, self.log.read_text()
             time.sleep(0.2)
-        address = found.group(1)
         while True:  # Voilà listens a moment after the address is printed
             try:
-                urllib.request.urlopen(address, timeout=5).close()
-                break
+                urllib.request.urlopen(found.group(1), timeout=5).close()
+                return found.group(1)
             except OSError:
-                assert server.poll() is None and time.monotonic() < deadline, log.read_text()
+                assert self.process.poll() is None, self.log.read_text()
+                assert time.monotonic() < deadline, self.log.read_text()
                 time.sleep(0.3)
-        yield address, folder
-    finally:
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGTERM)
+
+    def kill(self, sig=signal.SIGKILL) -> None:
+        """The server's process alone: its worker and kernels see it gone and exit."""
+        self.process.send_signal(sig)
+        self.process.wait(timeout=20)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
             try:
-                server.wait(timeout=20)
+                self.process.wait(timeout=20)
             except subprocess.TimeoutExpired:
-                os.killpg(server.pid, signal.SIGKILL)
+                os.killpg(self.process.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    server = Server(tmp_path_factory.mktemp("team"))
+    server.address = server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def served(server):
+    """``(address with the token, folder)`` of the served session."""
+    return server.address, server.folder
 
 
 def status(url: str, headers=None) -> int:
@@ -162,3 +182,71 @@ def test_three_people_label_at_once(served, chromium):
     finally:
         for page in pages:
             page.close()
+
+
+@pytest.mark.skipif(
+    os.environ.get("PAIRLAB_RELIABILITY") != "full", reason="make test-reliability runs it"
+)
+def test_a_killed_server_loses_no_saved_answer_and_asks_no_pair_twice(server, chromium):
+    """SIGKILL the server while three pages answer, serve again: every answer a page showed as
+    saved (the next pair came) is in the file, the pages say to reload, and the reloaded pages
+    ask none of the answered pairs again."""
+    before = {pair for (pair,) in sql(server.folder, "SELECT pair_id FROM answers")}
+    pages = [open_page(chromium, server.address, name) for name in ("dee", "eve", "fay")]
+    saved, killed = [], False
+    try:
+        for turn in range(6):
+            for page in pages:
+                if turn == 3 and page is pages[1] and not killed:
+                    server.kill()  # mid-round, between one page's key and the next's
+                    killed = True
+                view = page.locator(".pairlab-label-pair .pairlab-label-view").first
+                shown, pair = view.get_attribute("data-view"), int(view.get_attribute("data-pair"))
+                page.keyboard.press("n")
+                try:
+                    page.wait_for_function(NEXT, arg=shown, timeout=3_000 if killed else 30_000)
+                    saved.append(pair)  # the next pair came: the page showed this one saved
+                except Exception:
+                    assert killed, "an answer was not taken while the server ran"
+        rows = {pair for (pair,) in sql(server.folder, "SELECT pair_id FROM answers")}
+        assert set(saved) <= rows, f"saved on the page, missing in the file: {set(saved) - rows}"
+        for page in pages:  # within the key box's quiet time (10 s), it says what to do
+            gone = page.locator(".pairlab-keys-gone").first
+            gone.wait_for(state="visible", timeout=30_000)
+            assert "Reload this page" in gone.inner_text()
+        server.address = server.start()
+        answered = rows | before
+        for page in pages:
+            page.goto(page.url)  # the person reloads
+            view = page.locator(".pairlab-label-pair .pairlab-label-view").first
+            view.wait_for(timeout=120_000)
+            for _ in range(3):
+                shown, pair = view.get_attribute("data-view"), int(view.get_attribute("data-pair"))
+                assert pair not in answered, f"pair {pair} asked again after the restart"
+                page.locator(".pairlab-label-keys input").first.press("n")
+                page.wait_for_function(NEXT, arg=shown, timeout=30_000)
+                answered.add(pair)
+        history = sql(server.folder, "SELECT pair_id FROM answers WHERE annotator != 'given'")
+        assert len(history) == len({p for (p,) in history}), "a pair answered twice"
+    except Exception:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        for k, page in enumerate(pages):
+            page.screenshot(path=str(SCREENSHOTS / f"team-kill-{k}.png"), full_page=True)
+        raise
+    finally:
+        for page in pages:
+            page.close()
+
+
+NEXT = (
+    "old => { const v = document.querySelector('.pairlab-label-pair .pairlab-label-view');"
+    " return !v || v.dataset.view !== old; }"
+)
+
+
+def open_page(chromium, address: str, name: str):
+    page = chromium.new_page(viewport={"width": 1300, "height": 900})
+    page.goto(f"{address}&annotator={urllib.parse.quote(name)}")
+    page.locator(".pairlab-label-view").first.wait_for(timeout=120_000)
+    page.locator(".pairlab-label-keys input").first.click()
+    return page
