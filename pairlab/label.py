@@ -122,6 +122,7 @@ def serve(args) -> int:
             "budget": args.budget,
             "batch": args.batch,
             "one_to_one": args.one_to_one,
+            "agreement_share": args.agreement,
             "seed": args.seed,
         },
     }
@@ -208,6 +209,12 @@ def main(argv=None) -> int:
     up.add_argument("--one-to-one", action="store_true", help="each record matches at most one")
     up.add_argument("--budget", type=int, default=1408, help="the answers to give in all")
     up.add_argument("--batch", type=int, default=128, help="pairs a round")
+    up.add_argument(
+        "--agreement",
+        type=float,
+        default=0.05,
+        help="the share of pairs asked of two people, to measure their agreement (0.05)",
+    )
     up.add_argument("--seed", type=int, default=0)
     up.add_argument("--model", help="the encoder: a name or a folder (default: all-MiniLM-L6-v2)")
     up.add_argument(

@@ -4,6 +4,7 @@ import multiprocessing
 import time
 
 import numpy as np
+import pytest
 
 from pairlab.annotators.person import NO_ANSWER, UNANSWERED, WITHDRAWN, SessionStore
 
@@ -142,3 +143,48 @@ def test_pages_in_four_processes_never_get_one_pair(tmp_path):
     pairs = np.concatenate(got)
     assert len(pairs) == 200 and len(np.unique(pairs)) == 200, [len(g) for g in got]
     assert len(SessionStore(path).history()) == 200  # one answer each: none asked twice
+
+
+def test_agreement_pairs_go_to_two_people_and_a_tie_to_a_third(tmp_path):
+    from pairlab.annotators.person import agreement_pairs
+
+    ids = np.arange(400)
+    twice = agreement_pairs(ids, 0.25)
+    assert 60 < len(twice) < 140 and np.array_equal(twice, agreement_pairs(ids[::-1], 0.25)[::-1])
+    store = SessionStore(tmp_path / "s.sqlite")
+    once, double = int(np.setdiff1d(ids, twice)[0]), int(twice[0])
+    store.post(0, [once, double], "batch", agreement=0.25)
+    for pair in (once, double):
+        assert store.next_pair(annotator="ann").pair_id == pair
+        store.answer(pair, 1, annotator="ann")
+    assert store.next_pair(annotator="ann") is None  # never a pair she answered
+    assert store.next_pair(annotator="bo").pair_id == double  # the agreement pair, once more
+    store.answer(double, 0, annotator="bo")
+    assert store.answers([once, double]).tolist() == [1, NO_ANSWER]  # a tie: unsure for now
+    assert store.next_pair(annotator="bo") is None
+    assert store.next_pair(annotator="cy").pair_id == double  # a third person settles it
+    store.answer(double, 0, annotator="cy")
+    assert store.answers([double]).tolist() == [0] and store.next_pair(annotator="dee") is None
+    store.undo(annotator="cy")  # her answer withdrawn: the tie is back
+    assert store.answers([double]).tolist() == [NO_ANSWER]
+
+
+def test_agreement_is_cohens_kappa_with_its_interval(tmp_path):
+    from sklearn.metrics import cohen_kappa_score
+
+    store = SessionStore(tmp_path / "s.sqlite")
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 2, 60)
+    b = np.where(rng.random(60) < 0.8, a, 1 - a)  # agrees 80% of the time
+    for pair, (x, y) in enumerate(zip(a, b)):
+        store.answer(pair, int(x), annotator="ann")
+        store.answer(pair, int(y), annotator="bo")
+    store.answer(99, 1, annotator="ann")  # answered once: not compared
+    found = store.agreement()
+    assert found["pairs"] == 60
+    assert found["kappa"] == pytest.approx(cohen_kappa_score(a, b))
+    low, high = found["kappa_ci"]
+    assert low < found["kappa"] < high and 0.1 < high - low < 0.6
+    disagree = found["disagree"]
+    assert sorted(disagree["pair_id"]) == list(np.flatnonzero(a != b))
+    assert set(disagree["label"]) == {NO_ANSWER}  # ties, each waiting for a third person

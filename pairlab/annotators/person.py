@@ -16,7 +16,16 @@ from ..data.pairs import of_matched_records
 from ..io import DurableStore, check_name
 from .base import NO_ANSWER, Annotator, check_pair_ids
 
-__all__ = ["SessionStore", "QueueItem", "PersonAnnotator", "KINDS", "ANSWERS", "UNANSWERED"]
+__all__ = [
+    "SessionStore",
+    "QueueItem",
+    "PersonAnnotator",
+    "KINDS",
+    "ANSWERS",
+    "UNANSWERED",
+    "agreement_pairs",
+    "cohen_kappa",
+]
 
 # why a pair is queued: the strategy's, the audit's, filler while the model trains, or known
 # before the session (answered by "given")
@@ -48,6 +57,9 @@ CREATE TABLE IF NOT EXISTS status (
     value TEXT NOT NULL,
     updated_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS agreement (
+    pair_id INTEGER PRIMARY KEY
+);
 CREATE TABLE IF NOT EXISTS claims (
     pair_id INTEGER PRIMARY KEY,
     page TEXT NOT NULL,
@@ -55,11 +67,23 @@ CREATE TABLE IF NOT EXISTS claims (
     until REAL NOT NULL
 );
 """
+# each person's answer to a pair is their latest row of it; an undo row withdraws it
+_LIVE = (
+    f"SELECT pair_id, annotator, label FROM answers WHERE id IN (SELECT MAX(id) FROM answers "
+    f"GROUP BY pair_id, annotator) AND label != {WITHDRAWN}"
+)
+# a pair's answer: its people's yes and no by majority, unsure where they tie (a third person's
+# answer settles it) or where nobody said yes or no; a pair without a live answer has none
 _CURRENT = (
-    "SELECT pair_id, label FROM answers WHERE id IN (SELECT MAX(id) FROM answers GROUP BY pair_id)"
+    "SELECT pair_id, CASE WHEN SUM(label = 1) > SUM(label = 0) THEN 1 WHEN SUM(label = 0) > "
+    f"SUM(label = 1) THEN 0 ELSE {NO_ANSWER} END AS label FROM ({_LIVE}) GROUP BY pair_id"
+)
+# per pair: its yes and no answers, and whether the person asking has answered it
+_SAID = (
+    "SELECT pair_id, SUM(label = 1) AS yes, SUM(label = 0) AS no, MAX(annotator = ?) AS mine "
+    f"FROM ({_LIVE}) GROUP BY pair_id"
 )
 _INSERT = "INSERT INTO answers (pair_id, label, annotator, created_at, seconds) VALUES"
-_LATEST = "SELECT a.label FROM answers a WHERE a.pair_id = q.pair_id ORDER BY a.id DESC LIMIT 1"
 
 
 @dataclass(frozen=True)
@@ -79,9 +103,10 @@ class SessionStore(DurableStore):
 
     # -- the loop's side ----------------------------------------------------------------------
 
-    def post(self, round: int, pair_ids, kinds, *, strata=None) -> int:
+    def post(self, round: int, pair_ids, kinds, *, strata=None, agreement: float = 0.0) -> int:
         """Queue ``pair_ids`` in order for ``round`` (``kinds``: one of :data:`KINDS` or one per
-        pair); a pair queued before keeps its place. Returns how many pairs were new."""
+        pair); a pair queued before keeps its place. ``agreement``: the share of pairs asked of
+        two people (:func:`agreement_pairs`). Returns how many pairs were new."""
         ids = np.asarray(pair_ids, dtype=np.int64).ravel()
         kinds = [kinds] * len(ids) if isinstance(kinds, str) else list(kinds)
         strata = [None] * len(ids) if strata is None else [int(s) for s in strata]
@@ -92,6 +117,7 @@ class SessionStore(DurableStore):
             raise ValueError(f"kinds must be among {KINDS}, got {bad}")
         now = _utc_now()
         rows = [(int(p), int(round), k, s, now) for p, k, s in zip(ids, kinds, strata)]
+        twice = [(int(p),) for p in agreement_pairs(ids, agreement)]
         with self._lock, self._conn:
             before = self._conn.total_changes
             self._conn.executemany(
@@ -99,15 +125,15 @@ class SessionStore(DurableStore):
                 "posted_at) VALUES (?, ?, ?, ?, ?)",
                 rows,
             )
-            return self._conn.total_changes - before
+            new = self._conn.total_changes - before
+            self._conn.executemany("INSERT OR IGNORE INTO agreement VALUES (?)", twice)
+            return new
 
     def answers(self, pair_ids) -> np.ndarray:
         """(n,) int8 current answers of ``pair_ids``: 1, 0, -1 (unsure) or :data:`UNANSWERED`."""
         ids = np.asarray(pair_ids, dtype=np.int64).ravel()
         current = self._read(_CURRENT).set_index("pair_id")["label"]
-        out = current.reindex(ids, fill_value=UNANSWERED).to_numpy(np.int8)
-        out[out == WITHDRAWN] = UNANSWERED
-        return out
+        return current.reindex(ids, fill_value=UNANSWERED).to_numpy(np.int8)
 
     def labelled(self) -> tuple[np.ndarray, np.ndarray]:
         """The pairs answered yes or no now (sorted int64 ids) and their 0/1 labels (int8); an
@@ -123,9 +149,11 @@ class SessionStore(DurableStore):
     # -- the person's side --------------------------------------------------------------------
 
     def next_pair(
-        self, *, page: str | None = None, annotator: str = "", lease: float = 120
+        self, *, annotator: str = "person", page: str | None = None, lease: float = 120
     ) -> QueueItem | None:
-        """The first queued pair (by queue order) without an answer.
+        """The first queued pair (by queue order) that needs ``annotator``'s answer: one without
+        an answer, an agreement pair with one person's yes or no, or a pair whose yes and no
+        tie; never one ``annotator`` has answered.
         ``page``: one that no other page holds, then held for ``page`` (``annotator``'s) for
         ``lease`` seconds or until answered, in place of the pair it held: pages in several
         processes never get one pair at once, and a closed page's pair comes back."""
@@ -134,13 +162,15 @@ class SessionStore(DurableStore):
         held = "AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.pair_id = q.pair_id AND c.page != ?"
         held = f"{held} AND c.until > ?)" if page is not None else ""
         now = time.time()
-        args = (WITHDRAWN, WITHDRAWN) + ((page, now) if page is not None else ())
+        args = (annotator,) + ((page, now) if page is not None else ())
         with self._lock, self._conn:
             if page is not None:  # the choice and the claim in one write transaction
                 self._conn.execute("BEGIN IMMEDIATE")
             row = self._conn.execute(
-                "SELECT q.seq, q.pair_id, q.round, q.kind FROM queue q WHERE "
-                f"COALESCE(({_LATEST}), ?) = ? {held} ORDER BY q.seq LIMIT 1",
+                f"SELECT q.seq, q.pair_id, q.round, q.kind FROM queue q LEFT JOIN ({_SAID}) s "
+                "USING (pair_id) WHERE (s.pair_id IS NULL OR (NOT s.mine AND ((s.yes + s.no = 1 "
+                "AND q.pair_id IN (SELECT pair_id FROM agreement)) OR (s.yes = s.no AND s.yes > 0)"
+                f"))) {held} ORDER BY q.seq LIMIT 1",
                 args,
             ).fetchone()
             if page is not None:
@@ -173,12 +203,38 @@ class SessionStore(DurableStore):
         """Each annotator's current answers (yes, no or unsure), most first."""
         with self._lock:
             rows = self._conn.execute(
-                "SELECT annotator, COUNT(*) FROM answers WHERE id IN (SELECT MAX(id) FROM "
-                "answers GROUP BY pair_id) AND label != ? GROUP BY annotator "
-                "ORDER BY COUNT(*) DESC, annotator",
-                (WITHDRAWN,),
+                f"SELECT annotator, COUNT(*) FROM ({_LIVE}) GROUP BY annotator "
+                "ORDER BY COUNT(*) DESC, annotator"
             ).fetchall()
         return dict(rows)
+
+    def agreement(self) -> dict:
+        """How the pairs answered yes or no by two people agree: ``pairs`` (their count, each
+        person's first answer), ``kappa`` (Cohen's) and its 95% bootstrap ``kappa_ci`` (None
+        below 2 pairs or where every answer is one label), ``disagree`` (``pair_id, first,
+        first_label, second, second_label, label`` of the pairs they disagree on, ``label``
+        their answer now: -1 while a tie waits for a third person)."""
+        live = self._read(f"SELECT * FROM ({_LIVE}) WHERE label IN (0, 1)")
+        current = self._read(_CURRENT).set_index("pair_id")["label"]
+        twice = live[live.duplicated("pair_id", keep=False)].groupby("pair_id").head(2)
+        first, second = twice.groupby("pair_id").nth(0), twice.groupby("pair_id").nth(1)
+        first, second = first.set_index("pair_id"), second.set_index("pair_id").loc[first.pair_id]
+        a, b = first["label"].to_numpy(), second["label"].to_numpy()
+        out = {"pairs": len(a), "kappa": None, "kappa_ci": None}
+        if len(a) >= 2 and len(set(a) | set(b)) > 1:
+            out["kappa"], out["kappa_ci"] = cohen_kappa(a, b)
+        differ = first.index[a != b]
+        out["disagree"] = pd.DataFrame(
+            {
+                "pair_id": differ,
+                "first": first.loc[differ, "annotator"].to_numpy(),
+                "first_label": first.loc[differ, "label"].to_numpy(),
+                "second": second.loc[differ, "annotator"].to_numpy(),
+                "second_label": second.loc[differ, "label"].to_numpy(),
+                "label": current.reindex(differ).to_numpy(),
+            }
+        )
+        return out
 
     def undo(self, *, annotator: str) -> int | None:
         """Withdraw ``annotator``'s latest current answer (never another's), so the pair is asked
@@ -186,10 +242,9 @@ class SessionStore(DurableStore):
         check_name("annotator", annotator)
         with self._lock, self._conn:  # the choice and the withdrawal in one transaction
             row = self._conn.execute(
-                "SELECT pair_id FROM answers WHERE id IN (SELECT MAX(id) FROM "
-                "answers GROUP BY pair_id) AND label != ? AND annotator = ? "
-                "ORDER BY id DESC LIMIT 1",
-                (WITHDRAWN, annotator),
+                "SELECT pair_id FROM answers WHERE id IN (SELECT MAX(id) FROM answers WHERE "
+                "annotator = ? GROUP BY pair_id) AND label != ? ORDER BY id DESC LIMIT 1",
+                (annotator, WITHDRAWN),
             ).fetchone()
             if row is None:
                 return None
@@ -208,8 +263,7 @@ class SessionStore(DurableStore):
             ).fetchone()
             queued = self._conn.execute(
                 f"SELECT (SELECT COUNT(*) FROM queue) - COUNT(*) FROM ({_CURRENT}) a JOIN queue q "
-                "USING (pair_id) WHERE a.label != ?",
-                (WITHDRAWN,),
+                "USING (pair_id)"
             ).fetchone()[0]
         values = map(int, (labels, positives, unsure, queued))
         return dict(zip(("labels", "positives", "unsure", "queued"), values))
@@ -252,12 +306,13 @@ class PersonAnnotator(Annotator):
         audit=None,
         one_to_one: bool = False,
         space=None,
+        agreement: float = 0.0,
     ):
         self.store, self.who, self.oracle = store, who, oracle
         self.audits, self.spares, self.audit = tuple(map(int, audits)), spares, audit
         self.one_to_one = bool(one_to_one)  # spares skip the records of a labelled match, too
         self.space, self.reserve, self.closed = space, np.empty(0, np.int64), False
-        self.round = 0
+        self.round, self.agreement = 0, float(agreement)  # the share asked of two people
 
     def params(self) -> dict:  # not the oracle's pool, nor the audit's function
         return {"store": str(self.store.path), "who": self.who}
@@ -281,7 +336,13 @@ class PersonAnnotator(Annotator):
         kinds = np.array(["batch"] * len(batch) + ["audit"] * len(audit))
         stratum = np.concatenate([np.full(len(batch), -1), strata]).astype(np.int64)
         order = np.random.default_rng([round, 7919]).permutation(len(shown))
-        self.store.post(round, shown[order], kinds[order].tolist(), strata=stratum[order])
+        self.store.post(
+            round,
+            shown[order],
+            kinds[order].tolist(),
+            strata=stratum[order],
+            agreement=self.agreement,
+        )
         topped = self.spares is None
         ranked = _spares(
             state, shown, len(state.candidates) if topped else self.spares, self.one_to_one
@@ -289,7 +350,7 @@ class PersonAnnotator(Annotator):
         spare = ranked[:0] if topped else ranked
         self.space, self.reserve = state.pool.space, ranked if topped else self.reserve
         if len(spare):
-            self.store.post(round, spare, "spare")
+            self.store.post(round, spare, "spare", agreement=self.agreement)
         if self.oracle is not None:
             self._answer_as_oracle(np.concatenate([shown, spare]))
 
@@ -315,7 +376,7 @@ class PersonAnnotator(Annotator):
         free = self.reserve[~np.isin(self.reserve, queued)]
         if self.one_to_one and len(free):
             free = free[~of_matched_records(self.space, free, *self.store.labelled())]
-        return self.store.post(max(self.round, 1), free[:chunk], "spare")
+        return self.store.post(max(self.round, 1), free[:chunk], "spare", agreement=self.agreement)
 
     def held_out(self) -> np.ndarray:
         """The audit pairs posted so far (sorted int64): no strategy may pick them for a batch,
@@ -352,6 +413,42 @@ def _spares(state, shown, n: int, one_to_one: bool = False) -> np.ndarray:
         )
         free = free[~matched]
     return state.candidates[free[: max(n, 0)]]
+
+
+def cohen_kappa(a, b, *, n_boot: int = 2000, seed: int = 0) -> tuple[float, tuple]:
+    """Cohen's kappa of two people's 0/1 answers to the same pairs (scikit-learn's) and its 95%
+    percentile interval over ``n_boot`` resamples of the pairs."""
+    from scipy.stats import bootstrap
+    from sklearn.metrics import cohen_kappa_score
+
+    def kappa(x, y, axis=-1):  # binary answers, vectorised over resamples
+        agree = (x == y).mean(axis)
+        px, py = x.mean(axis), y.mean(axis)
+        chance = px * py + (1 - px) * (1 - py)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(chance < 1, (agree - chance) / (1 - chance), 1.0)
+
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    point = float(cohen_kappa_score(a, b))
+    found = bootstrap(
+        (a, b),
+        kappa,
+        paired=True,
+        vectorized=True,
+        n_resamples=n_boot,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
+    return point, (float(found.confidence_interval.low), float(found.confidence_interval.high))
+
+
+def agreement_pairs(pair_ids, share: float) -> np.ndarray:
+    """The ``share`` of ``pair_ids`` asked of two people: a fixed pseudo-random draw per pair id
+    (the same pairs in every process and on every restart)."""
+    ids = np.asarray(pair_ids, dtype=np.int64)
+    with np.errstate(over="ignore"):
+        key = ids.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    return ids[(key >> np.uint64(11)) / 2.0**53 < share]
 
 
 def _utc_now() -> str:

@@ -287,10 +287,13 @@ LABEL_COLUMNS = (
 
 def label_frame(pool, store: SessionStore) -> pd.DataFrame:
     """Every pair with a current answer, in the order answered: both records' ids and texts,
-    the answer (1, 0, -1: unsure), when, by whom, its round and whether it was an audit pair."""
-    history = store.history().drop_duplicates("pair_id", keep="last")
-    frame = history[history["label"].isin((1, 0, -1))].sort_values("id").reset_index(drop=True)
+    the answer (1, 0, -1: unsure; people who disagree: their majority, unsure on a tie), when,
+    by whom (the last to answer), its round and whether it was an audit pair."""
+    mine = store.history().drop_duplicates(["pair_id", "annotator"], keep="last")
+    frame = mine[mine["label"].isin((1, 0, -1))].drop_duplicates("pair_id", keep="last")
+    frame = frame.sort_values("id").reset_index(drop=True)
     frame["pair_id"] = ids = frame["pair_id"].to_numpy(np.int64)
+    frame["label"] = store.answers(ids)
     frame["left_id"], frame["right_id"] = pool.record_ids(ids)
     frame["left"], frame["right"] = pool.texts(ids)
     frame["answer"] = frame["label"].map(LABELS).to_numpy()

@@ -226,9 +226,8 @@ class LabelingSession:
         if (self.store.queue()["kind"] != "given").any():
             return  # the session has begun: its queue goes on
         known = np.concatenate([self.pool.known_positives, self.pool.stated_negatives])
-        self.store.post(
-            1, first_pairs(self.pool, self.settings.seed, self.settings.batch, known), "spare"
-        )
+        pairs = first_pairs(self.pool, self.settings.seed, self.settings.batch, known)
+        self.store.post(1, pairs, "spare", agreement=self.settings.agreement_share)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the worker (every answer is already saved; the run resumes on start())."""

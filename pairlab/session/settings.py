@@ -27,7 +27,8 @@ class SessionSettings:
     the audit's included, ``batch`` a round; ``audit_share`` of each round's from the second are
     the audit's. ``matches_per_record``: the estimate's assumption, at most that many matches a
     record left to find (``None``: calibration alone). ``one_to_one``: a matched record's pairs
-    are never asked. ``train``: more :class:`~pairlab.active.config.ActiveConfig` fields."""
+    are never asked. ``agreement_share``: of the pairs asked, those asked of two people (a team
+    labelling at once: their agreement is measured; a tie waits for a third person). ``train``: more :class:`~pairlab.active.config.ActiveConfig` fields."""
 
     strategy: str = "uncertainty"
     batch: int = 64
@@ -42,6 +43,7 @@ class SessionSettings:
     coverage: int = 0  # oracle only: fresh audits redrawn each round to check the intervals
     matches_per_record: float | None = 1.0
     one_to_one: bool = False
+    agreement_share: float = 0.0
     train: dict = field(default_factory=dict)
 
     def __post_init__(self):
@@ -54,9 +56,10 @@ class SessionSettings:
         if self.spares is not None:
             positive("spares", self.spares, minimum=0)
         positive("coverage", self.coverage, minimum=0)
-        share = self.audit_share
-        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share < 1:
-            raise ValueError(f"audit_share must be a number in [0, 1), got {share!r}")
+        for name in ("audit_share", "agreement_share"):
+            share = getattr(self, name)
+            if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share < 1:
+                raise ValueError(f"{name} must be a number in [0, 1), got {share!r}")
         bound = self.matches_per_record
         if bound is not None and (isinstance(bound, bool) or not bound > 0):
             raise ValueError(f"matches_per_record must be > 0, got {bound!r}")

@@ -65,6 +65,7 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
         audit=audit,
         one_to_one=s.one_to_one,
         space=job.pool.space,
+        agreement=s.agreement_share,
     )
 
     def status(event: str, **p) -> None:
@@ -165,7 +166,7 @@ def log_estimate(
     estimate = audit.estimate(store, space)
     if estimate is None:
         return None
-    history = store.history().drop_duplicates("pair_id", keep="last")
+    history = store.history().drop_duplicates(["pair_id", "annotator"], keep="last")
     answered = history[history["label"].isin((0, 1)) & (history["annotator"] != "given")]
     tail = answered.sort_values("id").tail(50)
     recent = {"pairs": int(len(tail)), "positives": int((tail["label"] == 1).sum())}

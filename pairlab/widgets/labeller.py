@@ -66,6 +66,7 @@ class LabellingWidget:
         self._lock = threading.RLock()
         self._item: QueueItem | None = None  # the pair on show, None while waiting
         self.page, self.lease = uuid.uuid4().hex, float(lease)  # the pair on show is held
+        self._who: dict = {}  # the answers per person the agreement was last shown for
         self._shown_at, self._views = 0.0, 0  # when the pair on show came; a number a view
         self._points = _curve(store.history())  # (labels, positives) after each change
         self._wake, self._stop = threading.Event(), threading.Event()
@@ -168,6 +169,9 @@ class LabellingWidget:
                 f"<b>{counts['positives']:,}</b> positives · {counts['unsure']:,} unsure · "
                 f"{counts['queued']:,} queued</div>"
             )
+            if who != self._who:  # a new answer: the agreement may have moved
+                self._who = dict(who)
+                self.agreement.value = self._agreement()
             who.pop("given", None)  # the pairs known before the session
             team = ", ".join(f"{html.escape(name)} {n:,}" for name, n in who.items())
             self.counts_html.value += _GREY.format(f"answered by {team}") if len(who) > 1 else ""
@@ -187,6 +191,35 @@ class LabellingWidget:
                     )
                 )
             )
+
+    def _agreement(self) -> str:
+        """The pairs two people answered: Cohen's kappa and the pairs they disagree on."""
+        found = self.store.agreement()
+        if not found["pairs"]:
+            return ""
+        kappa = (
+            ""
+            if found["kappa"] is None
+            else (
+                "Cohen's kappa <b>{:.2f}</b> [{:.2f}, {:.2f}] · ".format(
+                    found["kappa"], *found["kappa_ci"]
+                )
+            )
+        )
+        disagree = found["disagree"]
+        rows = []
+        for row in disagree.head(10).itertuples():
+            left, right = (html.escape(_short(t)) for t in self.texts(row.pair_id))
+            said = f"{html.escape(row.first)} {_SAID[row.first_label]}, "
+            said += f"{html.escape(row.second)} {_SAID[row.second_label]}"
+            now = "waiting for a third answer" if row.label < 0 else f"now {_SAID[row.label]}"
+            rows.append(f"<li>pair {row.pair_id} ({said}: {now}): {left} ↔ {right}</li>")
+        more = f"<li>and {len(disagree) - 10} more</li>" if len(disagree) > 10 else ""
+        return (
+            f"<b>agreement</b>: {found['pairs']:,} pairs answered by two people · {kappa}"
+            f"{len(disagree)} disagreements (a tie counts as unsure until a third person's "
+            f"answer settles it){'<ul>' + ''.join(rows) + more + '</ul>' if rows else ''}"
+        )
 
     def _progress(self, status: dict | None) -> None:
         """The worker's step as a bar with the work done and the time left (hidden between
@@ -227,8 +260,9 @@ class LabellingWidget:
         from .keycatcher import KeyCatcher
 
         tag = "pairlab-label-{}".format  # stable handles for the browser tests
-        self.status, self.guide, self.counts_html, self.plot = (
-            w.HTML().add_class(tag(name)) for name in ("status", "guide", "counts", "plot")
+        self.status, self.guide, self.counts_html, self.plot, self.agreement = (
+            w.HTML().add_class(tag(name))
+            for name in ("status", "guide", "counts", "plot", "agreement")
         )
         self.pair = w.HTML(layout=w.Layout(width="auto")).add_class(tag("pair"))
         self.bar = w.FloatProgress(min=0.0, max=1.0, layout=w.Layout(display="none"))
@@ -246,8 +280,16 @@ class LabellingWidget:
             w.HBox([self.counts_html, self.plot], layout=w.Layout(align_items="center")),
         ]
         progress = w.HBox([self.bar, self.bar_text], layout=w.Layout(align_items="center"))
-        self.widget = w.VBox([self.status, progress, self.pair, *rows, self.guide])
+        self.widget = w.VBox([self.status, progress, self.pair, *rows, self.guide, self.agreement])
         self.widget.add_class("pairlab-label")
+
+
+_SAID = {1: "match", 0: "not a match", -1: "unsure"}
+
+
+def _short(text, most: int = 80) -> str:
+    text = str(text)
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def _close(widget) -> None:

@@ -50,6 +50,7 @@ class Server:
         self.command += ["--text", "body", "--id", "id", "--folder", str(self.folder)]
         self.command += ["--host", HOST, "--port", str(_free_port()), "--budget", "64"]
         self.command += ["--batch", "32", "--model", truncated_model(None, 2)]  # quick rounds
+        self.command += ["--agreement", "0.3"]  # a third of the pairs asked of two people
 
     def start(self) -> str:
         """Serve (again); returns the address with the token once Voilà answers."""
@@ -133,6 +134,8 @@ def test_without_the_token_pages_and_websockets_are_refused(served):
 
 
 def test_three_people_label_at_once(served, chromium):
+    from playwright.sync_api import expect
+
     address, folder = served
     pages = []
     for name in NAMES:
@@ -156,8 +159,17 @@ def test_three_people_label_at_once(served, chromium):
                 )
                 time.sleep(0.1)
         rows = sql(folder, "SELECT pair_id, annotator FROM answers WHERE annotator != 'given'")
-        assert len(rows) == PER_PERSON * len(NAMES)
-        assert len({pair for pair, _ in rows}) == len(rows), "a pair went to two people"
+        assert len(rows) == PER_PERSON * len(NAMES) == len(set(rows)), "a pair asked twice"
+        twice = {pair for (pair,) in sql(folder, "SELECT pair_id FROM agreement")}
+        per_pair = pd.Series([pair for pair, _ in rows]).value_counts()
+        assert set(per_pair[per_pair > 1].index) <= twice, "a pair went to two people"
+        assert per_pair.max() <= 2  # no tie yet: all said no
+        both = int((per_pair == 2).sum())
+        assert both > 0, "no agreement pair came to a second person"
+        for page in pages:  # the agreement line, refreshed from the file
+            agreement = page.locator(".pairlab-label-agreement").first
+            expect(agreement).to_contain_text(f"{both} pairs answered by two people")
+            expect(agreement).to_contain_text("0 disagreements")
         assert pd.Series([who for _, who in rows]).value_counts().to_dict() == {
             name: PER_PERSON for name in NAMES
         }  # names stored as given
@@ -216,18 +228,22 @@ def test_a_killed_server_loses_no_saved_answer_and_asks_no_pair_twice(server, ch
             assert "Reload this page" in gone.inner_text()
         server.address = server.start()
         answered = rows | before
+        twice = {pair for (pair,) in sql(server.folder, "SELECT pair_id FROM agreement")}
         for page in pages:
             page.goto(page.url)  # the person reloads
             view = page.locator(".pairlab-label-pair .pairlab-label-view").first
             view.wait_for(timeout=120_000)
             for _ in range(3):
                 shown, pair = view.get_attribute("data-view"), int(view.get_attribute("data-pair"))
-                assert pair not in answered, f"pair {pair} asked again after the restart"
+                assert pair not in answered - twice, f"pair {pair} asked again after the restart"
                 page.locator(".pairlab-label-keys input").first.press("n")
                 page.wait_for_function(NEXT, arg=shown, timeout=30_000)
                 answered.add(pair)
-        history = sql(server.folder, "SELECT pair_id FROM answers WHERE annotator != 'given'")
-        assert len(history) == len({p for (p,) in history}), "a pair answered twice"
+        history = sql(server.folder, "SELECT pair_id, annotator FROM answers")
+        assert len(history) == len(set(history)), "a pair asked twice of one person"
+        per_pair = pd.Series([pair for pair, _ in history]).value_counts()
+        assert set(per_pair[per_pair > 1].index) <= twice, "a pair went to two people"
+        assert per_pair.max() <= 2  # every answer no: no tie for a third person
     except Exception:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         for k, page in enumerate(pages):
