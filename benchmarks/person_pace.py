@@ -1,10 +1,12 @@
-"""A labelling session at one person's pace: the worker runs the rounds as in notebook 10
-(``annotator="person"``) while this process answers the queued pairs as the widget would, one
-every ``--pace`` seconds, from the table's true matches. It measures what the person meets:
+"""A labelling session at one person's pace, or a team's (``--people N``: N pages at once, as
+``python -m pairlab.label serve`` serves them): the worker runs the rounds as in notebook 10
+(``annotator="person"``) while this process answers the queued pairs as the widget would, each
+person one every ``--pace`` seconds, from the table's true matches. It measures what they meet:
 
 - the time from this script's start (imports included) to the first pair on show;
-- every wait (no pair to answer while rounds remain), with the worker's status at the time,
-  and their share of the session until the last round's pairs are answered;
+- every wait (a person with no pair to answer while rounds remain), with the worker's status
+  at the time, and the share of the session until the last round's pairs are answered in which
+  any person waited;
 - each round's stages (the run's records), and the end: the final model's training and the
   export's preparation, then the export itself (``session.export``) and its matches' quality.
 
@@ -24,6 +26,7 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import sys  # noqa: E402
+import threading  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -44,6 +47,7 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=300)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--pace", type=float, default=3.0, help="seconds a pair")
+    parser.add_argument("--people", type=int, default=1, help="pages answering at once")
     parser.add_argument("--spares", type=int, default=None, help="a round's (default: topped up)")
     parser.add_argument("--one-to-one", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
@@ -71,30 +75,45 @@ def main() -> None:
     session.start()
     started = time.perf_counter() - START
     store, pool = session.store, session.pool
-    first, answers, waits, waiting = None, 0, [], None
-    while True:
-        item = store.next_pair()
-        now = time.perf_counter() - START
-        if item is None:
-            worker = store.status().get("worker", {}).get("value", "")
-            if worker.startswith(("finished", "stopped")) or not session.process.is_alive():
-                break
-            if waiting is None:
-                waiting = {"from": now, "at": time.time(), "status": worker}
-            time.sleep(0.1)
-            continue
+    firsts, counts, waits = [], [], []
+
+    def person(k: int) -> None:
+        """One page: the next pair no other page holds, answered after ``pace`` seconds."""
+        name = "person" if args.people == 1 else f"person{k}"
+        first, answers, waiting = None, 0, None
+        while True:
+            item = store.next_pair(annotator=name, page=name)
+            now = time.perf_counter() - START
+            if item is None:
+                worker = store.status().get("worker", {}).get("value", "")
+                if worker.startswith(("finished", "stopped")) or not session.process.is_alive():
+                    break
+                if waiting is None:
+                    waiting = {"page": k, "from": now, "at": time.time(), "status": worker}
+                time.sleep(0.1)
+                continue
+            if waiting is not None:
+                waits.append({**waiting, "seconds": now - waiting["from"]})
+                waiting = None
+            first = now if first is None else first
+            time.sleep(args.pace)
+            label = int(pool.labels(np.array([item.pair_id]))[0])
+            store.answer(item.pair_id, label, annotator=name, seconds=args.pace)
+            answers += 1
         if waiting is not None:
-            waits.append({**waiting, "seconds": now - waiting["from"]})
-            waiting = None
-        first = now if first is None else first
-        time.sleep(args.pace)
-        label = int(pool.labels(np.array([item.pair_id]))[0])
-        store.answer(item.pair_id, label, annotator="person", seconds=args.pace)
-        answers += 1
+            waits.append({**waiting, "seconds": time.perf_counter() - START - waiting["from"]})
+        firsts.append(first)
+        counts.append(answers)
+
+    pages = [threading.Thread(target=person, args=(k,)) for k in range(args.people)]
+    for page in pages:
+        page.start()
+    for page in pages:
+        page.join()
     session.wait()
     finished = time.perf_counter() - START
-    if waiting is not None:
-        waits.append({**waiting, "seconds": finished - waiting["from"]})
+    first = min((f for f in firsts if f is not None), default=None)
+    answers = sum(counts)
     result = session.result()
     records = result["records"]
     # the rounds' end: the last round's own pairs (batch and audit) all answered
@@ -102,6 +121,7 @@ def main() -> None:
     own = history[(history["round"] == len(records)) & history["kind"].isin(("batch", "audit"))]
     end = pd.to_datetime(own["created_at"]).max().timestamp()
     between = [w for w in waits if w["at"] < end]
+    any_waiting = union_seconds([(w["at"], min(w["at"] + w["seconds"], end)) for w in between])
     export_start = time.perf_counter()
     exported = session.export(args.folder / "export", matcher=args.matcher)
     export_seconds = time.perf_counter() - export_start
@@ -111,6 +131,7 @@ def main() -> None:
         "budget": args.budget,
         "batch": args.batch,
         "pace": args.pace,
+        "people": args.people,
         "spares": args.spares,
         "one_to_one": args.one_to_one,
         "seed": args.seed,
@@ -124,7 +145,8 @@ def main() -> None:
         "rounds": len(records),
         "round_stages": [r["seconds"] for r in records],
         "waits": waits,
-        "wait_between_rounds_seconds": sum(w["seconds"] for w in between),
+        "wait_between_rounds_seconds": any_waiting,
+        "answers_per_person": counts,
         "session_seconds": end - (time.time() - (time.perf_counter() - START)) - (first or 0),
         "end_wait_seconds": sum(w["seconds"] for w in waits if w["at"] >= end),
         "finished_seconds": finished,
@@ -143,6 +165,16 @@ def main() -> None:
             {k: v for k, v in record.items() if k not in ("waits", "round_stages")}, default=str
         )
     )
+
+
+def union_seconds(intervals) -> float:
+    """The seconds covered by any of ``intervals`` ``(start, end)``."""
+    total, reach = 0.0, -np.inf
+    for start, end in sorted(intervals):
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total
 
 
 if __name__ == "__main__":

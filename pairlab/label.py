@@ -16,6 +16,7 @@ import argparse
 import secrets
 import socket
 import sys
+import threading
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -60,7 +61,8 @@ def page(folder, *, query: str | None = None):
     if given:
         display(labelling(session, given))
         return
-    name = w.Text(placeholder="your name", description="Name").add_class("pairlab-team-name")
+    name = w.Text(placeholder="your name", description="Name", continuous_update=False)
+    name.add_class("pairlab-team-name")  # its value comes on Enter or when it loses the focus
     start = w.Button(description="start labelling", button_style="primary")
     start.add_class("pairlab-team-start")
     box = w.VBox(
@@ -70,12 +72,15 @@ def page(folder, *, query: str | None = None):
         ]
     )
 
-    def begin(_=None):
-        if name.value.strip():
-            box.children = [labelling(session, name.value.strip())]
+    once = threading.Lock()  # the click and the name may come on two threads
+
+    def begin(_=None):  # the click or the name, whichever comes second
+        with once:
+            if name.value.strip() and len(box.children) > 1:
+                box.children = [labelling(session, name.value.strip())]
 
     start.on_click(begin)
-    name.on_submit(begin)
+    name.observe(begin, names="value")
     display(box)
 
 

@@ -12,7 +12,8 @@ from pairlab.annotators.person import NO_ANSWER, UNANSWERED, WITHDRAWN, SessionS
 def reference(store):
     """(first unanswered pair id or None, counts) from the rows themselves."""
     latest = dict(zip(store.history()["pair_id"], store.history()["label"]))
-    queue = store.queue()["pair_id"].tolist()
+    queue = store.queue().sort_values(["kind"], key=lambda k: k == "spare", kind="stable")
+    queue = queue["pair_id"].tolist()  # a round's own pairs before the spares
     open_ = [p for p in queue if latest.get(p, WITHDRAWN) == WITHDRAWN]
     labels = [v for v in latest.values() if v != WITHDRAWN]
     counts = {
@@ -188,3 +189,19 @@ def test_agreement_is_cohens_kappa_with_its_interval(tmp_path):
     disagree = found["disagree"]
     assert sorted(disagree["pair_id"]) == list(np.flatnonzero(a != b))
     assert set(disagree["label"]) == {NO_ANSWER}  # ties, each waiting for a third person
+
+
+def test_a_team_keeps_as_many_pairs_queued_as_it_answered_in_the_last_half_minute(tmp_path):
+    """Issue 58: three people answer a pair every 3 s each; twelve queued pairs last 12 s."""
+    from pairlab.annotators.person import PersonAnnotator
+
+    store = SessionStore(tmp_path / "s.sqlite")
+    person = PersonAnnotator(store, spares=None, audits=(0, 0))
+    person.reserve = np.arange(1000, 1200, dtype=np.int64)
+    store.post(1, np.arange(60), "batch")
+    for pair in range(40):
+        store.answer(pair, 0, annotator=f"p{pair % 3}")
+    assert store.answered_since(time.time() - 30) == 40
+    assert person.top_up() == 40  # 20 left to answer, fewer than the 40 of the last 30 s
+    assert store.counts()["queued"] == 60 and person.top_up() == 0
+    assert person.top_up(pace=0.0) == 0  # one person's pace: 12 are enough

@@ -37,6 +37,7 @@ _BOX = (
 _GREY = "<span style='color:#555'>{}</span>"
 _SETTLE = 0.05  # seconds the refresher lets an answer's burst settle before it reads the counts
 _BEAT = 2.0  # seconds between the kernel's heartbeats to the page
+_AGREEMENT_EVERY = 5.0  # seconds at least between two computations of the agreement (~20 ms)
 _LIVE: weakref.WeakValueDictionary[tuple, LabellingWidget] = weakref.WeakValueDictionary()
 
 
@@ -67,6 +68,7 @@ class LabellingWidget:
         self._item: QueueItem | None = None  # the pair on show, None while waiting
         self.page, self.lease = uuid.uuid4().hex, float(lease)  # the pair on show is held
         self._who: dict = {}  # the answers per person the agreement was last shown for
+        self._agreed = -np.inf  # when (time.monotonic())
         self._shown_at, self._views = 0.0, 0  # when the pair on show came; a number a view
         self._points = _curve(store.history())  # (labels, positives) after each change
         self._wake, self._stop = threading.Event(), threading.Event()
@@ -169,8 +171,8 @@ class LabellingWidget:
                 f"<b>{counts['positives']:,}</b> positives · {counts['unsure']:,} unsure · "
                 f"{counts['queued']:,} queued</div>"
             )
-            if who != self._who:  # a new answer: the agreement may have moved
-                self._who = dict(who)
+            if who != self._who and time.monotonic() - self._agreed > _AGREEMENT_EVERY:
+                self._who, self._agreed = dict(who), time.monotonic()  # an answer came since
                 self.agreement.value = self._agreement()
             who.pop("given", None)  # the pairs known before the session
             team = ", ".join(f"{html.escape(name)} {n:,}" for name, n in who.items())

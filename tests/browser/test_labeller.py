@@ -138,11 +138,12 @@ class Session:
         return view, pair if pair is None else int(pair)
 
     def first_open(self) -> int | None:
-        """The first queued pair without a current answer, from the file."""
+        """The first queued pair without a current answer (a round's own before the spares),
+        from the file."""
         found = self.sql(
             "SELECT q.pair_id FROM queue q WHERE COALESCE((SELECT a.label FROM "
             "answers a WHERE a.pair_id = q.pair_id ORDER BY a.id DESC LIMIT 1), -3) "
-            "= -3 ORDER BY q.seq LIMIT 1"
+            "= -3 ORDER BY q.kind = 'spare', q.seq LIMIT 1"
         )
         return found[0][0] if found else None
 

@@ -8,6 +8,7 @@ The tests share one server and run in file order.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -19,7 +20,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from contextlib import closing
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -138,10 +141,15 @@ def test_three_people_label_at_once(served, chromium):
 
     address, folder = served
     pages = []
-    for name in NAMES:
+    for name in NAMES[:2]:  # ?annotator= in the address
         page = chromium.new_page(viewport={"width": 1300, "height": 900})
         page.goto(f"{address}&annotator={urllib.parse.quote(name)}")
         pages.append(page)
+    page = chromium.new_page(viewport={"width": 1300, "height": 900})
+    page.goto(address)  # the name typed into the page's box
+    page.locator(".pairlab-team-name input").fill(NAMES[2])
+    page.locator(".pairlab-team-start").click()
+    pages.append(page)
     try:
         for page in pages:
             page.locator(".pairlab-label-view").first.wait_for(timeout=120_000)
@@ -168,8 +176,10 @@ def test_three_people_label_at_once(served, chromium):
         assert both > 0, "no agreement pair came to a second person"
         for page in pages:  # the agreement line, refreshed from the file
             agreement = page.locator(".pairlab-label-agreement").first
-            expect(agreement).to_contain_text(f"{both} pairs answered by two people")
-            expect(agreement).to_contain_text("0 disagreements")
+            expect(agreement).to_contain_text(
+                f"{both} pairs answered by two people", timeout=20_000
+            )
+            expect(agreement).to_contain_text("0 disagreements", timeout=20_000)
         assert pd.Series([who for _, who in rows]).value_counts().to_dict() == {
             name: PER_PERSON for name in NAMES
         }  # names stored as given
@@ -199,16 +209,17 @@ def test_three_people_label_at_once(served, chromium):
 @pytest.mark.skipif(
     os.environ.get("PAIRLAB_RELIABILITY") != "full", reason="make test-reliability runs it"
 )
-def test_a_killed_server_loses_no_saved_answer_and_asks_no_pair_twice(server, chromium):
+def test_a_killed_server_loses_no_saved_answer_and_asks_no_pair_twice(server, chromium, request):
     """SIGKILL the server while three pages answer, serve again: every answer a page showed as
     saved (the next pair came) is in the file, the pages say to reload, and the reloaded pages
     ask none of the answered pairs again."""
     before = {pair for (pair,) in sql(server.folder, "SELECT pair_id FROM answers")}
-    pages = [open_page(chromium, server.address, name) for name in ("dee", "eve", "fay")]
-    saved, killed = [], False
+    names = ("dee", "eve", "fay")
+    pages = [open_page(chromium, server.address, name) for name in names]
+    saved, killed = [], False  # (pair, person): agreement pairs are asked of two people
     try:
         for turn in range(6):
-            for page in pages:
+            for page, name in zip(pages, names):
                 if turn == 3 and page is pages[1] and not killed:
                     server.kill()  # mid-round, between one page's key and the next's
                     killed = True
@@ -217,17 +228,17 @@ def test_a_killed_server_loses_no_saved_answer_and_asks_no_pair_twice(server, ch
                 page.keyboard.press("n")
                 try:
                     page.wait_for_function(NEXT, arg=shown, timeout=3_000 if killed else 30_000)
-                    saved.append(pair)  # the next pair came: the page showed this one saved
+                    saved.append((pair, name))  # the next pair came: this one was saved
                 except Exception:
                     assert killed, "an answer was not taken while the server ran"
-        rows = {pair for (pair,) in sql(server.folder, "SELECT pair_id FROM answers")}
+        rows = set(sql(server.folder, "SELECT pair_id, annotator FROM answers"))
         assert set(saved) <= rows, f"saved on the page, missing in the file: {set(saved) - rows}"
         for page in pages:  # within the key box's quiet time (10 s), it says what to do
             gone = page.locator(".pairlab-keys-gone").first
             gone.wait_for(state="visible", timeout=30_000)
             assert "Reload this page" in gone.inner_text()
         server.address = server.start()
-        answered = rows | before
+        answered = {pair for pair, _ in rows} | before
         twice = {pair for (pair,) in sql(server.folder, "SELECT pair_id FROM agreement")}
         for page in pages:
             page.goto(page.url)  # the person reloads
@@ -244,6 +255,15 @@ def test_a_killed_server_loses_no_saved_answer_and_asks_no_pair_twice(server, ch
         per_pair = pd.Series([pair for pair, _ in history]).value_counts()
         assert set(per_pair[per_pair > 1].index) <= twice, "a pair went to two people"
         assert per_pair.max() <= 2  # every answer no: no tie for a third person
+        keep(
+            request,
+            pages=len(pages),
+            saved_before_the_kill=len(saved),
+            saved_and_in_the_file=len(set(saved) & rows),
+            lost=len(set(saved) - rows),
+            asked_again_of_one_person=len(history) - len(set(history)),
+            answered_after_the_restart=3 * len(pages),
+        )
     except Exception:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         for k, page in enumerate(pages):
@@ -266,3 +286,110 @@ def open_page(chromium, address: str, name: str):
     page.locator(".pairlab-label-view").first.wait_for(timeout=120_000)
     page.locator(".pairlab-label-keys input").first.click()
     return page
+
+
+LOAD_PAGES, LOAD_EACH, LOAD_BURST = 4, 250, 25
+
+
+def keep(request, **figures) -> None:
+    """A reliability check's figures, as tests/reliability's ``record`` writes them, for
+    RELIABILITY.md (``$PAIRLAB_RELIABILITY_OUT``, else ``runs/reliability``)."""
+    out = Path(os.environ.get("PAIRLAB_RELIABILITY_OUT") or ROOT / "runs" / "reliability")
+    out.mkdir(parents=True, exist_ok=True)
+    figures = {"test": request.node.nodeid, "mode": "full", **figures}
+    path = out / f"{request.node.name}.json"
+    path.write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n")
+
+
+@pytest.mark.skipif(
+    os.environ.get("PAIRLAB_RELIABILITY") != "full", reason="make test-reliability runs it"
+)
+def test_four_pages_of_250_answers_lose_and_double_none(tmp_path, chromium, request):
+    """Four pages answer 250 pairs each while rounds retrain: half the keys 200 ms apart (each
+    key's next pair timed in the page: keydown to the view's mutation), half in bursts at 0 ms.
+    1,000 rows exactly, none doubled, none lost; the latency percentiles per page go to
+    RELIABILITY.md with the other reliability figures."""
+    from .test_labeller import OBSERVE, _percentiles
+
+    server = Server(tmp_path)
+    server.command[server.command.index("--budget") + 1] = "1024"
+    server.command[server.command.index("--batch") + 1] = "128"
+    server.command[server.command.index("--agreement") + 1] = "0"
+    address = server.start()
+    pages, sent = [], [[] for _ in range(LOAD_PAGES)]  # the keys each page sent on a pair
+    try:
+        for k in range(LOAD_PAGES):
+            page = open_page(chromium, address, f"load{k}")
+            page.origin = page.locator(".pairlab-label-pair").first.evaluate(OBSERVE)
+            pages.append(page)
+        started, waits, stages = time.monotonic(), 0, set()
+        worker = "SELECT value FROM status WHERE key = 'worker'"
+        while min(map(len, sent)) < LOAD_EACH // 2:  # 200 ms apart on each page, in turn
+            stages.update(value for (value,) in sql(server.folder, worker))
+            if not any(p.locator(".pairlab-label-pair .pairlab-label-view").count() for p in pages):
+                time.sleep(0.2)  # every page waits for pairs
+            for k, page in enumerate(pages):
+                view = page.locator(".pairlab-label-pair .pairlab-label-view")
+                if len(sent[k]) >= LOAD_EACH // 2 or not view.count():
+                    waits += not view.count()
+                    continue
+                shown = view.first.get_attribute("data-view")
+                page.keyboard.press("n")
+                sent[k].append("timed")
+                page.wait_for_function(NEXT, arg=shown, timeout=60_000)
+            time.sleep(max(0.0, 0.2 - 0.05 * LOAD_PAGES))
+        while min(map(len, sent)) < LOAD_EACH:  # bursts at 0 ms, once enough pairs wait
+            stages.update(value for (value,) in sql(server.folder, worker))
+            queued = sql(server.folder, "SELECT COUNT(*) FROM queue")[0][0]
+            answered = sql(server.folder, "SELECT COUNT(DISTINCT pair_id) FROM answers")[0][0]
+            if queued - answered < LOAD_BURST * LOAD_PAGES + LOAD_PAGES:
+                time.sleep(0.5)
+                continue
+            for k, page in enumerate(pages):
+                keys = page.locator(".pairlab-label-keys input").first
+                keys.press_sequentially("n" * LOAD_BURST, delay=0)
+                sent[k] += ["burst"] * LOAD_BURST
+            deadline = time.monotonic() + 60
+            while sql(server.folder, "SELECT COUNT(*) FROM answers")[0][0] < sum(map(len, sent)):
+                assert time.monotonic() < deadline, "a burst's answers did not all land"
+                time.sleep(0.1)
+        seconds = time.monotonic() - started
+        time.sleep(1.0)  # a doubled answer would land now
+        rows = sql(server.folder, "SELECT pair_id, annotator FROM answers")
+        per_page = pd.Series([who for _, who in rows]).value_counts().to_dict()
+        rounds = len(list((server.folder / "run" / "rounds").glob("round_*.json")))
+        figures = {
+            "pages": LOAD_PAGES,
+            "answers_per_page": LOAD_EACH,
+            "rows_expected": sum(map(len, sent)),
+            "rows_kept": len(rows),
+            "duplicated": len(rows) - len({pair for pair, _ in rows}),
+            "lost": sum(map(len, sent)) - len(rows),
+            "seconds": round(seconds, 1),
+            "turns_a_page_had_no_pair": waits,
+            "rounds_finished": rounds,
+            "worker_meanwhile": sorted(stages),
+            "latency_200ms_keys": {},
+        }
+        for k, page in enumerate(pages):
+            lab = page.evaluate("window.__labeller")
+            keys = sorted(lab["keys"], key=lambda e: e["t"])[: LOAD_EACH // 2]  # the timed ones
+            views = sorted(v["t"] for v in lab["views"])
+            ms = [next((v for v in views if v > key["t"]), np.nan) - key["t"] for key in keys]
+            figures["latency_200ms_keys"][f"load{k}"] = _percentiles([m for m in ms if m == m])
+        keep(request, **figures)
+        assert figures["rows_kept"] == figures["rows_expected"] == LOAD_PAGES * LOAD_EACH
+        assert figures["duplicated"] == 0 and figures["lost"] == 0
+        assert per_page == {f"load{k}": LOAD_EACH for k in range(LOAD_PAGES)}
+        assert any("training" in stage for stage in stages), stages  # retrained meanwhile
+        for name, found in figures["latency_200ms_keys"].items():
+            assert found["p95_ms"] <= 100, (name, found)
+    except Exception:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        for k, page in enumerate(pages):
+            page.screenshot(path=str(SCREENSHOTS / f"team-load-{k}.png"), full_page=True)
+        raise
+    finally:
+        for page in pages:
+            page.close()
+        server.stop()
