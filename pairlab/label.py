@@ -239,7 +239,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.command == "serve":
         return serve(args)
-    result = open_session(args.folder).export()
+    try:
+        result = open_session(args.folder).export()
+    except (FileNotFoundError, ValueError) as error:  # no session there, or rounds to come
+        raise SystemExit(f"error: {error}") from None
     print(f"{result.get('matches')} matches in {Path(args.folder) / 'export'}")
     return 0
 

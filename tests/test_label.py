@@ -57,3 +57,9 @@ def refused_keeping(tmp_path, *args) -> str:
         main(["serve", *args, "--folder", str(tmp_path / "s"), "--port", "0"])
     assert (tmp_path / "s" / TEAM_FILE).read_text() == '{"items": "other.csv"}'
     return str(stop.value)
+
+
+def test_export_of_a_folder_without_a_session(tmp_path):
+    with pytest.raises(SystemExit) as stop:
+        main(["export", "--folder", str(tmp_path)])
+    assert str(stop.value).startswith("error: ") and "team.json" in str(stop.value)
