@@ -128,6 +128,18 @@ def test_a_finished_or_stopped_session_says_what_comes_next(store, make):
     wait_for(lambda: "session.start() goes on from the last round" in widget.pair.value)
 
 
+def test_once_the_rounds_are_over_no_spare_is_asked(store, make):
+    """A spare on show when the worker finishes gives way to the finished screen (spares are
+    for the wait between rounds); a round's own pairs left unanswered are still asked."""
+    store.post(1, [5, 6], "spare")
+    widget = make()
+    assert widget._item.pair_id == 5
+    store.set_status("worker", "finished: every round is labelled")
+    wait_for(lambda: "finished: every pair is answered" in widget.pair.value)
+    store.post(2, [7], "batch")
+    wait_for(lambda: widget._item is not None and widget._item.pair_id == 7)
+
+
 def test_the_workers_step_shows_as_a_bar_with_the_time_left(store, make):
     """Issue 60: "round 2: embedding the records (8 min 12 s)" said nothing of how far along."""
     widget = make()

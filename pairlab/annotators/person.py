@@ -150,12 +150,18 @@ class SessionStore(DurableStore):
     # -- the person's side --------------------------------------------------------------------
 
     def next_pair(
-        self, *, annotator: str = "person", page: str | None = None, lease: float = 120
+        self,
+        *,
+        annotator: str = "person",
+        page: str | None = None,
+        lease: float = 120,
+        spares: bool = True,
     ) -> QueueItem | None:
         """The first queued pair that needs ``annotator``'s answer (a round's own pairs before
         the spares, each in queue order, so a backlog of spares never holds a round up): one
         without an answer, an agreement pair with one person's yes or no, or a pair whose yes
-        and no tie; never one ``annotator`` has answered.
+        and no tie; never one ``annotator`` has answered (``spares`` False: nor a spare, once
+        the rounds are over).
         ``page``: one that no other page holds, then held for ``page`` (``annotator``'s) for
         ``lease`` seconds or until answered, in place of the pair it held: pages in several
         processes never get one pair at once, and a closed page's pair comes back."""
@@ -163,6 +169,7 @@ class SessionStore(DurableStore):
         # the current answers took 290 ms at 20,000 queued pairs (called per key press)
         held = "AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.pair_id = q.pair_id AND c.page != ?"
         held = f"{held} AND c.until > ?)" if page is not None else ""
+        held += "" if spares else " AND q.kind != 'spare'"
         now = time.time()
         args = (annotator,) + ((page, now) if page is not None else ())
         with self._lock, self._claiming(page is not None), self._conn:

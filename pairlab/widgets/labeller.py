@@ -125,8 +125,12 @@ class LabellingWidget:
         return self.widget._repr_mimebundle_(**kwargs)
 
     def _next(self) -> QueueItem | None:
-        """The next pair no other page holds, now held for this one."""
-        return self.store.next_pair(page=self.page, annotator=self.annotator, lease=self.lease)
+        """The next pair no other page holds, now held for this one; once the rounds are over,
+        no spare (the finished screen, not a model's leftovers)."""
+        over = _worker(self.store.status()).startswith("finished")
+        return self.store.next_pair(
+            page=self.page, annotator=self.annotator, lease=self.lease, spares=not over
+        )
 
     def _show(self, item: QueueItem | None) -> None:
         """Put ``item`` on show (caller holds the lock); None: the waiting message."""
@@ -163,7 +167,10 @@ class LabellingWidget:
         counts, status, who = self.store.counts(), self.store.status(), self.store.annotators()
         worker, estimate = _worker(status), status.get("estimate")
         with self._lock:
-            if self._item is None and not self._stop.is_set():
+            over = worker.startswith("finished")  # a spare on show is no longer asked
+            if not self._stop.is_set() and (
+                self._item is None or over and self._item.kind == "spare"
+            ):
                 self._show(self._next())
             _extend(self._points, counts)
             self.counts_html.value = (
