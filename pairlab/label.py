@@ -95,6 +95,7 @@ def labelling(session, name: str):
         "</b> (every answer is saved at once; close the page whenever you like)"
     )
     labeller = session.widget(annotator=name, lease=read_json(session.folder / TEAM_FILE)["lease"])
+    labeller.keys.autofocus = True  # a page of its own: the keys go to the pairs at once
     labeller.keys.gone = (
         "The server is gone: nothing you press now is saved (every answer before is). Reload "
         "this page once the session is served again, and you go on where you stopped."

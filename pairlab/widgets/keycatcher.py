@@ -54,12 +54,14 @@ class KeyCatcher(anywidget.AnyWidget):
       }, 1000);
       el.appendChild(input);
       el.appendChild(gone);
+      if (model.get("autofocus")) setTimeout(() => input.focus(), 0);  // once it is on the page
       return () => clearInterval(timer);
     }
     export default { render };
     """
     placeholder = traitlets.Unicode("").tag(sync=True)
     quiet = traitlets.Float(0.0).tag(sync=True)  # seconds without a beat: gone (0: never said)
+    autofocus = traitlets.Bool(False).tag(sync=True)  # the keys go here as soon as it shows
     gone = traitlets.Unicode(
         "The kernel is gone: nothing you press now is saved (every answer before is). "
         "Restart the kernel and run the notebook again to go on."

@@ -151,9 +151,9 @@ def test_three_people_label_at_once(served, chromium):
     page.locator(".pairlab-team-start").click()
     pages.append(page)
     try:
-        for page in pages:
+        for page in pages:  # the key box has the focus: the person just types
             page.locator(".pairlab-label-view").first.wait_for(timeout=120_000)
-            page.locator(".pairlab-label-keys input").first.click()
+            expect(page.locator(".pairlab-label-keys input").first).to_be_focused()
         for _ in range(PER_PERSON):  # in turn, a key each, 0.1 s apart: three at once
             for page in pages:
                 view = page.locator(".pairlab-label-pair .pairlab-label-view").first
