@@ -8,6 +8,7 @@ The tests share one server and run in file order.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -103,6 +104,24 @@ def served(server):
     return server.address, server.folder
 
 
+@contextlib.contextmanager
+def kept(pages: list, name: str, *, then=None):
+    """The pages a test opens: a screenshot of each where the test fails, all closed at the end
+    (then ``then()``)."""
+    try:
+        yield pages
+    except Exception:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        for k, page in enumerate(pages):
+            page.screenshot(path=str(SCREENSHOTS / f"{name}-{k}.png"), full_page=True)
+        raise
+    finally:
+        for page in pages:
+            page.close()
+        if then is not None:
+            then()
+
+
 def status(url: str, headers=None) -> int:
     try:
         with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {})) as r:
@@ -150,7 +169,7 @@ def test_three_people_label_at_once(served, chromium):
     page.locator(".pairlab-team-name input").fill(NAMES[2])
     page.locator(".pairlab-team-start").click()
     pages.append(page)
-    try:
+    with kept(pages, "team-page"):
         for page in pages:  # the key box has the focus: the person just types
             page.locator(".pairlab-label-view").first.wait_for(timeout=120_000)
             expect(page.locator(".pairlab-label-keys input").first).to_be_focused()
@@ -196,14 +215,6 @@ def test_three_people_label_at_once(served, chromium):
             )
             counts = page.locator(".pairlab-label-counts").first.inner_text()
             assert f"{len(rows)} labels" in counts or "answered by" in counts, counts
-    except Exception:
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        for k, page in enumerate(pages):
-            page.screenshot(path=str(SCREENSHOTS / f"team-page-{k}.png"), full_page=True)
-        raise
-    finally:
-        for page in pages:
-            page.close()
 
 
 @pytest.mark.skipif(
@@ -217,7 +228,7 @@ def test_a_killed_server_loses_no_saved_answer_and_asks_no_pair_twice(server, ch
     names = ("dee", "eve", "fay")
     pages = [open_page(chromium, server.address, name) for name in names]
     saved, killed = [], False  # (pair, person): agreement pairs are asked of two people
-    try:
+    with kept(pages, "team-kill"):
         for turn in range(6):
             for page, name in zip(pages, names):
                 if turn == 3 and page is pages[1] and not killed:
@@ -264,14 +275,6 @@ def test_a_killed_server_loses_no_saved_answer_and_asks_no_pair_twice(server, ch
             asked_again_of_one_person=len(history) - len(set(history)),
             answered_after_the_restart=3 * len(pages),
         )
-    except Exception:
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        for k, page in enumerate(pages):
-            page.screenshot(path=str(SCREENSHOTS / f"team-kill-{k}.png"), full_page=True)
-        raise
-    finally:
-        for page in pages:
-            page.close()
 
 
 NEXT = (
@@ -317,7 +320,7 @@ def test_four_pages_of_250_answers_lose_and_double_none(tmp_path, chromium, requ
     server.command[server.command.index("--agreement") + 1] = "0"
     address = server.start()
     pages, sent = [], [[] for _ in range(LOAD_PAGES)]  # the keys each page sent on a pair
-    try:
+    with kept(pages, "team-load", then=server.stop):
         for k in range(LOAD_PAGES):
             page = open_page(chromium, address, f"load{k}")
             page.origin = page.locator(".pairlab-label-pair").first.evaluate(OBSERVE)
@@ -384,12 +387,3 @@ def test_four_pages_of_250_answers_lose_and_double_none(tmp_path, chromium, requ
         assert any("training" in stage for stage in stages), stages  # retrained meanwhile
         for name, found in figures["latency_200ms_keys"].items():
             assert found["p95_ms"] <= 100, (name, found)
-    except Exception:
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        for k, page in enumerate(pages):
-            page.screenshot(path=str(SCREENSHOTS / f"team-load-{k}.png"), full_page=True)
-        raise
-    finally:
-        for page in pages:
-            page.close()
-        server.stop()
