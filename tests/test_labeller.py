@@ -140,6 +140,19 @@ def test_once_the_rounds_are_over_no_spare_is_asked(store, make):
     wait_for(lambda: widget._item is not None and widget._item.pair_id == 7)
 
 
+def test_the_agreement_of_two_people_shows_with_the_pairs_they_disagree_on(store, make):
+    """Issue 58: kappa with its interval, and each disagreement with its texts (escaped)."""
+    for pair in range(6):
+        store.answer(pair, pair % 2, annotator="ann")
+        store.answer(pair, 0 if pair == 3 else pair % 2, annotator="<b>bo</b>")
+    widget = make()
+    text = widget.agreement.value
+    assert "6 pairs answered by two people" in text and "Cohen's kappa <b>0.67</b> [" in text
+    assert "1 disagreements" in text
+    assert "pair 3 (ann match, &lt;b&gt;bo&lt;/b&gt; no match: " in text
+    assert "waiting for a third answer" in text
+
+
 def test_the_workers_step_shows_as_a_bar_with_the_time_left(store, make):
     """Issue 60: "round 2: embedding the records (8 min 12 s)" said nothing of how far along."""
     widget = make()

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..annotators.person import SessionStore
+from ..annotators.person import SAID, SessionStore
 from ..data.pairs import isin_sorted
 from ..io import write_atomic, write_json
 
@@ -279,7 +279,6 @@ def quality_intervals(yes: int, predicted: int, tp_ci, total_ci) -> dict:
     }
 
 
-LABELS = {1: "match", 0: "no match", -1: "unsure"}
 LABEL_COLUMNS = (
     "pair_id left_id right_id left right label answer answered_at seconds annotator round audit"
 ).split()
@@ -296,7 +295,7 @@ def label_frame(pool, store: SessionStore) -> pd.DataFrame:
     frame["label"] = store.answers(ids)
     frame["left_id"], frame["right_id"] = pool.record_ids(ids)
     frame["left"], frame["right"] = pool.texts(ids)
-    frame["answer"] = frame["label"].map(LABELS).to_numpy()
+    frame["answer"] = frame["label"].map(SAID).to_numpy()
     frame["audit"] = frame["kind"] == "audit"
     return frame.rename(columns={"created_at": "answered_at"})[LABEL_COLUMNS]
 

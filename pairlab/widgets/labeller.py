@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from ..annotators.person import ANSWERS, QueueItem, SessionStore
+from ..annotators.person import ANSWERS, SAID, QueueItem, SessionStore
 from .review import marked, words
 
 __all__ = ["LabellingWidget", "record_html", "shared_words", "sparkline_svg", "elapsed"]
@@ -206,22 +206,17 @@ class LabellingWidget:
         found = self.store.agreement()
         if not found["pairs"]:
             return ""
+        kappa, (low, high) = found["kappa"], found["kappa_ci"] or (None, None)
         kappa = (
-            ""
-            if found["kappa"] is None
-            else (
-                "Cohen's kappa <b>{:.2f}</b> [{:.2f}, {:.2f}] · ".format(
-                    found["kappa"], *found["kappa_ci"]
-                )
-            )
+            "" if kappa is None else f"Cohen's kappa <b>{kappa:.2f}</b> [{low:.2f}, {high:.2f}] · "
         )
         disagree = found["disagree"]
         rows = []
         for row in disagree.head(10).itertuples():
             left, right = (html.escape(_short(t)) for t in self.texts(row.pair_id))
-            said = f"{html.escape(row.first)} {_SAID[row.first_label]}, "
-            said += f"{html.escape(row.second)} {_SAID[row.second_label]}"
-            now = "waiting for a third answer" if row.label < 0 else f"now {_SAID[row.label]}"
+            said = f"{html.escape(row.first)} {SAID[row.first_label]}, "
+            said += f"{html.escape(row.second)} {SAID[row.second_label]}"
+            now = "waiting for a third answer" if row.label < 0 else f"now {SAID[row.label]}"
             rows.append(f"<li>pair {row.pair_id} ({said}: {now}): {left} ↔ {right}</li>")
         more = f"<li>and {len(disagree) - 10} more</li>" if len(disagree) > 10 else ""
         return (
@@ -291,9 +286,6 @@ class LabellingWidget:
         progress = w.HBox([self.bar, self.bar_text], layout=w.Layout(align_items="center"))
         self.widget = w.VBox([self.status, progress, self.pair, *rows, self.guide, self.agreement])
         self.widget.add_class("pairlab-label")
-
-
-_SAID = {1: "match", 0: "not a match", -1: "unsure"}
 
 
 def _short(text, most: int = 80) -> str:
