@@ -47,7 +47,7 @@ def open_session(folder):
     )
 
 
-def page(folder, *, query: str | None = None):
+def page(folder):
     """What a page shows: a box for the person's name (or ``?annotator=NAME`` in the address),
     then the session's labelling widget answering as that name."""
     import os
@@ -56,7 +56,7 @@ def page(folder, *, query: str | None = None):
     from IPython.display import display
 
     session = open_session(folder)
-    query = os.environ.get("QUERY_STRING", "") if query is None else query  # Voilà sets it
+    query = os.environ.get("QUERY_STRING", "")  # the page's address: Voilà sets it
     given = parse_qs(query).get("annotator", [""])[0].strip()
     if given:
         display(labelling(session, given))
