@@ -205,3 +205,45 @@ def test_a_team_keeps_as_many_pairs_queued_as_it_answered_in_the_last_half_minut
     assert person.top_up() == 40  # 20 left to answer, fewer than the 40 of the last 30 s
     assert store.counts()["queued"] == 60 and person.top_up() == 0
     assert person.top_up(pace=0.0) == 0  # one person's pace: 12 are enough
+
+
+def test_spares_spend_the_budget_and_the_last_round_brings_the_audit(tmp_path):
+    """Issue 58: a team answering spares while the model trains spends the budget (the answers
+    given, the audit's included) in fewer rounds: the spares stop a pair short of it, the next
+    round asks what is left, and that last round brings every audit pair still to come and
+    withdraws the spares nobody holds."""
+    from types import SimpleNamespace
+
+    from pairlab.annotators.person import PersonAnnotator
+
+    store = SessionStore(tmp_path / "s.sqlite")
+    drawn = []
+
+    def audit(round, state, batch, n):
+        drawn.append(n)
+        return np.arange(500, 500 + n, dtype=np.int64) + 100 * round, np.zeros(n, np.int64)
+
+    person = PersonAnnotator(store, spares=None, audits=(0, 2, 2, 2), audit=audit, budget=40)
+    person.reserve = np.arange(1000, 1100, dtype=np.int64)
+    assert person.room(1, 10) == 10  # 40 less the 6 audit pairs to come
+    store.post(1, np.arange(10), "batch")
+    for pair in range(10):
+        store.answer(pair, 0, annotator="ann")
+    for _ in range(3):
+        person.top_up(low=30, chunk=30)
+    assert store.spent()["free"] == 23  # 40 - 10 answered - 6 audit - 1 left for a round
+    for pair in range(1000, 1020):
+        store.answer(pair, 1, annotator="bo")
+    assert person.top_up(low=30, chunk=30) == 0
+    page = store.next_pair(annotator="cy", page="cy")  # a page holds one spare
+    assert page.kind == "spare" and store.spent()["held"] == 1
+    assert person.room(2, 10) == 3  # 40 - 30 answered - 1 held - 6 audit pairs to come
+    space = SimpleNamespace(space=None)
+    state = SimpleNamespace(candidates=np.arange(2000, 2010), logits=np.zeros(10), pool=space)
+    person.start_round(2, state, np.arange(20, 23))
+    assert person.closed and drawn == [6]  # the last round: all the audit pairs to come
+    queue = store.queue()
+    assert (queue["kind"] == "spare").sum() == 21  # 20 answered, 1 held; 2 withdrawn
+    assert store.spent() == {"answered": 30, "asked": 9, "held": 1, "free": 0, "audit": 6}
+    assert person.top_up(low=30, chunk=30) == 0
+    store.close()

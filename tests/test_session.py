@@ -18,7 +18,7 @@ from pairlab.io import ReadReport, to_json
 from pairlab.metrics_files import check
 from pairlab.session import LabelingSession, SessionSettings, compare_strategies
 from pairlab.session.export import clusters, label_frame, precision_threshold
-from pairlab.session.worker import Job, run_job
+from pairlab.session.worker import Job, first_pairs, run_job
 
 TRAIN = POOLS["train"]
 
@@ -264,6 +264,36 @@ def test_a_person_labels_every_pair_once_and_spares_join_the_next_round(tmp_path
     queue = store.queue()
     answered_spares = queue[(queue["kind"] == "spare") & queue["pair_id"].isin(asked)]
     assert np.isin(answered_spares["pair_id"], labelled).all() or len(rounds) == 3
+
+
+def test_a_team_faster_than_the_rounds_spends_the_budget_in_fewer_rounds(tmp_path):
+    """Issue 58: the spares a team answers while the model trains spend the budget, too: the
+    rounds ask what it has left, the last trains on every answer, and no answer goes beyond."""
+    pool = record_pairs(records(), all_positives=truth(), name="toy")
+    config = ActiveConfig(
+        task="toy",
+        strategy="uncertainty",
+        batches=(12, 12, 12),
+        candidate_m=6,
+        n_boot=2,
+        curve=False,
+        annotator={"kind": "person", "name": "person"},
+    )
+    settings = SessionSettings(batch=12, budget=36, audit_share=0.0)
+    store = SessionStore(tmp_path / "labels.sqlite")
+    store.post(1, first_pairs(pool, 0, 12), "spare")  # as start() does
+    stop, answers = threading.Event(), []
+    thread = threading.Thread(target=person, args=(store, pool, stop, answers), daemon=True)
+    thread.start()
+    try:
+        result = run_job(Job(config, pool, tmp_path, settings), learner=FakeLearner(VECTORS))
+    finally:
+        stop.set()
+        thread.join(5)
+    labelled = np.concatenate(round_ids(tmp_path / "run"))
+    assert len(answers) == len(store.history()) <= 36
+    assert len(labelled) == len(np.unique(labelled)) == result["labels"] == len(answers)
+    assert len(result["records"]) < 3  # the spares answered took the third round's place
 
 
 def test_a_new_session_queues_its_first_pairs_before_any_embedding(tmp_path):

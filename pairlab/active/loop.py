@@ -166,9 +166,10 @@ class RunFolderRun:
         with quiet_progress():
             model = self._load_model(len(records), ids, labels) if records else None
             for i in range(len(records) + 1, len(sizes) + 1):
-                model, record, batch, batch_labels = self._round(
-                    i, sizes[i - 1], model, ids, labels, records
-                )
+                n = self._size(i, sizes[i - 1])
+                if n == 0:  # the budget is spent (a team's spare answers spend it, too)
+                    break
+                model, record, batch, batch_labels = self._round(i, n, model, ids, labels, records)
                 write_json(self.folder / "rounds" / f"round_{i:02d}.json", record)  # round done
                 store.drop_models(self.folder, keep=i)
                 ids, labels, rounds = store.append_batch(
@@ -190,6 +191,10 @@ class RunFolderRun:
         self._archived()
         self._emit("run_finished", result=result, folder=self.folder)
         return result
+
+    def _size(self, i: int, n: int) -> int:
+        """Round ``i``'s batch: the schedule's ``n``, or less where the budget has less left."""
+        return n
 
     def _archived(self) -> None:
         if self.archive:
@@ -265,10 +270,14 @@ class ActiveRun(RunFolderRun):
         )
         self.archive = None if archive is None else Path(archive)
 
+    def _size(self, i: int, n: int) -> int:
+        return self.annotator.room(i, n)
+
     def _round(self, i: int, n: int, model, labelled: np.ndarray, labels: np.ndarray, records):
         strategy = self.strategy if i > 1 else self.seed_strategy
         stages = Stages(self._emit, i)
         state = self._state(strategy, i, model, labelled, labels, stages)
+        n = self._size(i, n)  # again: a team's spare answers while the records embedded count
         with stages("select"):
             batch = np.asarray(strategy.select(state, n), dtype=np.int64)
         _check_batch(self.pool, state.unavailable, batch, n, strategy)
@@ -283,7 +292,8 @@ class ActiveRun(RunFolderRun):
             record["candidate_recall"] = None if np.isnan(recall) else recall
         ids, all_labels, _ = store.append_batch(labelled, labels, None, batch, batch_labels, i)
         # the last round trains, and every round of a curve or an adaptive run
-        if i == len(self.config.schedule()) or self.config.curve or self.strategy.adaptive:
+        last = i == len(self.config.schedule()) or n < self.config.schedule()[i - 1]
+        if last or self.config.curve or self.strategy.adaptive:
             model = self._train(i, ids, all_labels, stages, record)
         record.update(
             positives_found=self._positives_found(ids, all_labels),

@@ -15,7 +15,7 @@ NO_ANSWER = -1  # the annotator gave no usable answer for this pair
 
 class Annotator(Configurable):
     """Answers label requests; subclasses set ``name`` and implement ``annotate``. The loop asks
-    four things besides, whose defaults are an oracle's."""
+    five things besides, whose defaults are an oracle's."""
 
     name = "annotator"
 
@@ -26,6 +26,11 @@ class Annotator(Configurable):
     def held_out(self) -> np.ndarray:
         """Sorted int64 pair ids no batch may hold (a session's audit pairs); none by default."""
         return np.empty(0, np.int64)
+
+    def room(self, round: int, n: int) -> int:
+        """How many of the schedule's ``n`` pairs round ``round`` may ask (0: the budget is spent
+        and the loop ends; a team's spare answers spend it, too); ``n`` by default."""
+        return n
 
     def start_round(self, round: int, state, batch) -> None:
         """Told round ``round``'s :class:`~pairlab.active.strategies.RoundState` and its ``batch``

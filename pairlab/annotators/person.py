@@ -300,6 +300,33 @@ class SessionStore(DurableStore):
         values = map(int, (labels, positives, unsure, queued))
         return dict(zip(("labels", "positives", "unsure", "queued"), values))
 
+    def spent(self) -> dict:
+        """The budget's use (the pairs known before the session aside): ``answered`` (an answer
+        now, unsure included), ``asked`` (a round's own or audit pairs without one), ``held``
+        and ``free`` (spares without one, held by a page now or not), ``audit`` (audit pairs
+        queued)."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT COALESCE(SUM(a.pair_id IS NOT NULL), 0), COALESCE(SUM(a.pair_id IS NULL "
+                "AND q.kind != 'spare'), 0), COALESCE(SUM(a.pair_id IS NULL AND q.kind = 'spare' "
+                "AND c.pair_id IS NOT NULL), 0), COALESCE(SUM(a.pair_id IS NULL AND q.kind = "
+                "'spare' AND c.pair_id IS NULL), 0), COALESCE(SUM(q.kind = 'audit'), 0) FROM "
+                f"queue q LEFT JOIN ({_CURRENT}) a USING (pair_id) LEFT JOIN (SELECT pair_id FROM "
+                "claims WHERE until > ?) c USING (pair_id) WHERE q.kind != 'given'",
+                (time.time(),),
+            ).fetchone()
+        return dict(zip(("answered", "asked", "held", "free", "audit"), map(int, row)))
+
+    def withdraw_spares(self) -> int:
+        """Take the spares nobody has answered or holds out of the queue (the budget is spent
+        on the last round's pairs); how many."""
+        with self._lock, self._conn:
+            return self._conn.execute(
+                "DELETE FROM queue WHERE kind = 'spare' AND pair_id NOT IN (SELECT pair_id FROM "
+                "answers) AND pair_id NOT IN (SELECT pair_id FROM claims WHERE until > ?)",
+                (time.time(),),
+            ).rowcount
+
     def history(self) -> pd.DataFrame:
         """Every answer row, undos included, oldest first, with the pair's round and kind."""
         return self._read(
@@ -323,7 +350,9 @@ class PersonAnnotator(Annotator):
     training) and ``spares`` candidates to label while the model trains (``None``: none posted
     with the round; :meth:`top_up` keeps the queue from running dry from :attr:`reserve`, the
     candidates nearest the boundary, best first); :meth:`annotate` polls until the batch is
-    answered. ``oracle``: a pool whose truth answers at once (a simulation)."""
+    answered. ``budget``: the answers the session asks for, the spares' included, so that a
+    team answering faster than the rounds run spends it in fewer rounds (:meth:`room`).
+    ``oracle``: a pool whose truth answers at once (a simulation)."""
 
     name = "person"
 
@@ -339,8 +368,9 @@ class PersonAnnotator(Annotator):
         one_to_one: bool = False,
         space=None,
         agreement: float = 0.0,
+        budget: int | None = None,
     ):
-        self.store, self.who, self.oracle = store, who, oracle
+        self.store, self.who, self.oracle, self.budget = store, who, oracle, budget
         self.audits, self.spares, self.audit = tuple(map(int, audits)), spares, audit
         self.one_to_one = bool(one_to_one)  # spares skip the records of a labelled match, too
         self.space, self.reserve, self.closed = space, np.empty(0, np.int64), False
@@ -349,16 +379,35 @@ class PersonAnnotator(Annotator):
     def params(self) -> dict:  # not the oracle's pool, nor the audit's function
         return {"store": str(self.store.path), "who": self.who}
 
+    def room(self, round: int, n: int) -> int:
+        """The budget less the answers given or asked (the spares' held by a page included) and
+        the audit pairs still to come, at most ``n``."""
+        return n if self.budget is None else int(np.clip(self._left(free=False), 0, n))
+
+    def _left(self, *, free: bool = True) -> int:
+        """The budget not spent or asked for, less the audit pairs still to come (``free``:
+        less the spares queued and not held, too)."""
+        s = self.store.spent()
+        used = s["answered"] + s["asked"] + s["held"] + (s["free"] if free else 0)
+        return self.budget - used - max(sum(self.audits) - s["audit"], 0)
+
     def start_round(self, round: int, state, batch) -> None:
         """Post round ``round``'s pairs: the batch with the audit sample shuffled in (seeded by
-        the round), then the spare candidates. Posting again (a restarted worker) is a no-op."""
+        the round), then the spare candidates. Posting again (a restarted worker) is a no-op.
+        The round whose batch spends the budget is the last: the rest of the audit comes with
+        it, and the spares nobody holds are withdrawn."""
         self.round = round
         batch = np.asarray(batch, np.int64)
-        # the audit pairs planned up to this round less those posted before it (a round whose
-        # model could not stratify an audit passes its pairs on)
         queue = self.store.queue()
         posted = int(((queue["kind"] == "audit") & (queue["round"] < round)).sum())
-        n_audit = max(sum(self.audits[:round]) - posted, 0)
+        reposted = int(((queue["kind"] == "batch") & (queue["round"] == round)).sum())
+        if self.budget is not None and self._left(free=False) + reposted <= len(batch):
+            self.closed = True
+            self.store.withdraw_spares()
+        # the audit pairs planned up to this round (the last: all) less those posted before it
+        # (a round whose model could not stratify an audit passes its pairs on)
+        planned = self.audits if self.closed else self.audits[:round]
+        n_audit = max(sum(planned) - posted, 0)
         audit, strata = (
             self.audit(round, state, batch, n_audit)
             if n_audit and self.audit
@@ -376,9 +425,8 @@ class PersonAnnotator(Annotator):
             agreement=self.agreement,
         )
         topped = self.spares is None
-        ranked = _spares(
-            state, shown, len(state.candidates) if topped else self.spares, self.one_to_one
-        )
+        n_spare = len(state.candidates) if topped else self._cap(self.spares)
+        ranked = _spares(state, shown, n_spare, self.one_to_one)
         spare = ranked[:0] if topped else ranked
         self.space, self.reserve = state.pool.space, ranked if topped else self.reserve
         if len(spare):
@@ -394,7 +442,8 @@ class PersonAnnotator(Annotator):
         while True:
             answers = self.store.answers(ids)
             if (answers != UNANSWERED).all():
-                self.closed = self.round >= len(self.audits)  # the last round's: no spares after
+                # the last round's: no spares after
+                self.closed = self.closed or self.round >= len(self.audits)
                 return answers.astype(np.int8)
             time.sleep(0.2)  # a person answers in seconds
 
@@ -404,14 +453,19 @@ class PersonAnnotator(Annotator):
         next ``chunk`` (or that many) of :attr:`reserve` (not queued before; ``one_to_one``: nor
         of a record in a labelled match) as spares of the round; returns how many were queued."""
         recent = self.store.answered_since(time.time() - pace)
-        low, chunk = max(low, recent), max(chunk, recent)
-        if self.closed or self.store.counts()["queued"] >= low:
+        low, chunk = max(low, recent), self._cap(max(chunk, recent))
+        if self.closed or not chunk or self.store.counts()["queued"] >= low:
             return 0
         queued = np.sort(self.store.queue()["pair_id"].to_numpy(np.int64))
         free = self.reserve[~np.isin(self.reserve, queued)]
         if self.one_to_one and len(free):
             free = free[~of_matched_records(self.space, free, *self.store.labelled())]
         return self.store.post(max(self.round, 1), free[:chunk], "spare", agreement=self.agreement)
+
+    def _cap(self, n: int) -> int:
+        """At most ``n`` spares, within the budget and leaving a pair to the next round (which
+        trains on the spares answered meanwhile)."""
+        return n if self.budget is None else int(np.clip(self._left() - 1, 0, n))
 
     def held_out(self) -> np.ndarray:
         """The audit pairs posted so far (sorted int64): no strategy may pick them for a batch,

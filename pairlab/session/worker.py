@@ -66,6 +66,7 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
         one_to_one=s.one_to_one,
         space=job.pool.space,
         agreement=s.agreement_share,
+        budget=s.budget,
     )
 
     def status(event: str, **p) -> None:
