@@ -207,28 +207,35 @@ def test_a_team_keeps_as_many_pairs_queued_as_it_answered_in_the_last_half_minut
     assert person.top_up(pace=0.0) == 0  # one person's pace: 12 are enough
 
 
-def test_spares_spend_the_budget_and_the_last_round_brings_the_audit(tmp_path):
+def test_spares_spend_the_budget_and_the_audit_comes_before_a_wait(tmp_path):
     """Issue 58: a team answering spares while the model trains spends the budget (the answers
-    given, the audit's included) in fewer rounds: the spares stop a pair short of it, the next
-    round asks what is left, and that last round brings every audit pair still to come and
-    withdraws the spares nobody holds."""
+    given, the audit's included) in fewer rounds. The spares stop a pair short of it; where the
+    answers of a round's time would reach that, the audit pairs still to come are posted at the
+    round's end (under its model, as the next round's), so the pages answer them while the last
+    round embeds; that round asks what is left and withdraws the spares nobody holds."""
     from types import SimpleNamespace
 
+    from pairlab.active.strategies import RoundState
     from pairlab.annotators.person import PersonAnnotator
 
     store = SessionStore(tmp_path / "s.sqlite")
     drawn = []
 
     def audit(round, state, batch, n):
-        drawn.append(n)
-        return np.arange(500, 500 + n, dtype=np.int64) + 100 * round, np.zeros(n, np.int64)
+        drawn.append((round, n, state.labelled.tolist(), state.held_out.tolist()))
+        return np.arange(500, 500 + n, dtype=np.int64), np.zeros(n, np.int64)
 
     person = PersonAnnotator(store, spares=None, audits=(0, 2, 2, 2), audit=audit, budget=40)
-    person.reserve = np.arange(1000, 1100, dtype=np.int64)
     assert person.room(1, 10) == 10  # 40 less the 6 audit pairs to come
-    store.post(1, np.arange(10), "batch")
+    pool = SimpleNamespace(space=None)
+    state = RoundState(1, pool, np.empty(0, np.int64), 40, None, candidates=np.arange(2000, 2010))
+    person.start_round(1, state, np.arange(10))  # round 1: no audit
+    person.reserve = np.arange(1000, 1100, dtype=np.int64)
+    person.since = time.time() - 60
     for pair in range(10):
         store.answer(pair, 0, annotator="ann")
+    person.annotate(SimpleNamespace(space=SimpleNamespace(check=lambda ids: None)), np.arange(10))
+    assert drawn == []  # 10 answers in the round's time: the budget leaves 23 to spares
     for _ in range(3):
         person.top_up(low=30, chunk=30)
     assert store.spent()["free"] == 23  # 40 - 10 answered - 6 audit - 1 left for a round
@@ -238,12 +245,47 @@ def test_spares_spend_the_budget_and_the_last_round_brings_the_audit(tmp_path):
     page = store.next_pair(annotator="cy", page="cy")  # a page holds one spare
     assert page.kind == "spare" and store.spent()["held"] == 1
     assert person.room(2, 10) == 3  # 40 - 30 answered - 1 held - 6 audit pairs to come
-    space = SimpleNamespace(space=None)
-    state = SimpleNamespace(candidates=np.arange(2000, 2010), logits=np.zeros(10), pool=space)
+    person.since = time.time() - 60  # round 2: 3 pairs, while 30 answers came in its time
     person.start_round(2, state, np.arange(20, 23))
-    assert person.closed and drawn == [6]  # the last round: all the audit pairs to come
+    assert person.closed and drawn == [(2, 6, [], [])]  # the last round: all the audit to come
     queue = store.queue()
     assert (queue["kind"] == "spare").sum() == 21  # 20 answered, 1 held; 2 withdrawn
     assert store.spent() == {"answered": 30, "asked": 9, "held": 1, "free": 0, "audit": 6}
     assert person.top_up(low=30, chunk=30) == 0
+    store.close()
+
+
+def test_the_audit_to_come_is_posted_when_a_rounds_answers_would_spend_the_spares(tmp_path):
+    """The audit pairs are drawn under the round's model outside every pair queued."""
+    from types import SimpleNamespace
+
+    from pairlab.active.strategies import RoundState
+    from pairlab.annotators.person import PersonAnnotator
+
+    store = SessionStore(tmp_path / "s.sqlite")
+    drawn = []
+
+    def audit(round, state, batch, n):
+        drawn.append((round, n, state.labelled.tolist(), state.held_out.tolist()))
+        return np.arange(500, 500 + n, dtype=np.int64), np.zeros(n, np.int64)
+
+    person = PersonAnnotator(store, spares=None, audits=(0, 2, 2, 2), audit=audit, budget=40)
+    pool = SimpleNamespace(space=SimpleNamespace(check=lambda ids: None))
+    state = RoundState(1, pool, np.empty(0, np.int64), 40, None)
+    person.start_round(1, state, np.arange(10))
+    store.post(1, [1000, 1001], "spare")
+    for pair in [*range(10), 1000]:
+        store.answer(pair, pair % 2, annotator="ann")  # 11 answers in the round's time
+    person.since = time.time() - 60
+    person.reserve = np.arange(1002, 1100, dtype=np.int64)
+    person.top_up(low=30, chunk=30)  # 40 - 11 answered - 1 queued - 6 to come - 1: 21 more
+    for pair in range(1002, 1012):
+        store.answer(pair, 0, annotator="ann")  # 21 answers now in the round's time
+    person.annotate(pool, np.arange(10))  # 21 answers in its time, 2 left to spares: audit now
+    labelled = [*range(10), 1000, *range(1002, 1012)]
+    assert drawn == [(2, 6, labelled, [*range(10), *range(1000, 1023)])]
+    queue = store.queue()
+    assert (queue.loc[queue["kind"] == "audit", "round"] == 2).sum() == 6
+    assert person.room(2, 20) == 13  # 40 - 21 answered - 6 asked (the 12 spares queued aside)
+    assert person.top_up(low=30, chunk=30) == 0  # the spares queued fill the budget but a pair
     store.close()

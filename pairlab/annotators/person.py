@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 import numpy as np
@@ -375,6 +375,7 @@ class PersonAnnotator(Annotator):
         self.one_to_one = bool(one_to_one)  # spares skip the records of a labelled match, too
         self.space, self.reserve, self.closed = space, np.empty(0, np.int64), False
         self.round, self.agreement = 0, float(agreement)  # the share asked of two people
+        self.state, self.since = None, time.time()  # the last round's state; its pairs' end
 
     def params(self) -> dict:  # not the oracle's pool, nor the audit's function
         return {"store": str(self.store.path), "who": self.who}
@@ -396,7 +397,7 @@ class PersonAnnotator(Annotator):
         the round), then the spare candidates. Posting again (a restarted worker) is a no-op.
         The round whose batch spends the budget is the last: the rest of the audit comes with
         it, and the spares nobody holds are withdrawn."""
-        self.round = round
+        self.round, self.state = round, state
         batch = np.asarray(batch, np.int64)
         queue = self.store.queue()
         posted = int(((queue["kind"] == "audit") & (queue["round"] < round)).sum())
@@ -444,6 +445,7 @@ class PersonAnnotator(Annotator):
             if (answers != UNANSWERED).all():
                 # the last round's: no spares after
                 self.closed = self.closed or self.round >= len(self.audits)
+                self._audit_ahead()
                 return answers.astype(np.int8)
             time.sleep(0.2)  # a person answers in seconds
 
@@ -461,6 +463,30 @@ class PersonAnnotator(Annotator):
         if self.one_to_one and len(free):
             free = free[~of_matched_records(self.space, free, *self.store.labelled())]
         return self.store.post(max(self.round, 1), free[:chunk], "spare", agreement=self.agreement)
+
+    def _audit_ahead(self) -> None:
+        """Where the answers of the last round's time (its pairs, the model's training, the
+        records' embedding) would spend what the budget leaves to spares, post the audit pairs
+        still to come now, drawn under the last model as the next round's: the team answers
+        them while the last round embeds, instead of waiting for it."""
+        now, since = time.time(), self.since
+        self.since = now
+        queue = self.store.queue()
+        to_come = sum(self.audits) - int((queue["kind"] == "audit").sum())
+        if self.spares is not None or self.budget is None or self.closed or to_come <= 0:
+            return
+        if (
+            self.state is None
+            or self.audit is None
+            or self._left() > self.store.answered_since(since)
+        ):
+            return
+        asked = np.union1d(self.state.held_out, queue["pair_id"].to_numpy(np.int64))
+        state = replace(self.state, **dict(zip(("labelled", "labels"), self.store.labelled())))
+        round = self.round + 1
+        ids, strata = self.audit(round, replace(state, held_out=asked), asked[:0], to_come)
+        order = np.random.default_rng([round, 7919]).permutation(len(ids))
+        self.store.post(round, ids[order], "audit", strata=strata[order], agreement=self.agreement)
 
     def _cap(self, n: int) -> int:
         """At most ``n`` spares, within the budget and leaving a pair to the next round (which
