@@ -73,7 +73,8 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
         """The loop's progress in the store's status, for the widget; the estimate each round."""
         if event == "stage_started":
             stage = STAGES.get(p["stage"], p["stage"])
-            store.set_status("worker", f"round {p['round']}: {stage}")
+            last = " (the last)" if annotator.closed else ""  # the budget is asked
+            store.set_status("worker", f"round {p['round']}{last}: {stage}")
             store.set_status("progress", "")  # the stage's own comes as it works
         elif event == "round_finished":
             r = p["record"]
