@@ -40,6 +40,8 @@ from pairlab.data import load_items  # noqa: E402
 from pairlab.paths import data_dir  # noqa: E402
 from pairlab.session import LabelingSession  # noqa: E402
 
+COMMIT = os.popen(f"git -C {ROOT} rev-parse --short HEAD").read().strip()  # the code measured
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -137,6 +139,7 @@ def main() -> None:
         "seed": args.seed,
         "records": int(pool.space.n_left + pool.space.n_right),
         "cpus": os.cpu_count(),
+        "commit": COMMIT,
         "load": os.getloadavg(),
         "start_seconds": started,
         "first_pair_seconds": first,

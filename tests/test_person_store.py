@@ -238,7 +238,7 @@ def test_spares_spend_the_budget_and_the_audit_comes_before_a_wait(tmp_path):
     assert drawn == []  # 10 answers in the round's time: the budget leaves 23 to spares
     for _ in range(3):
         person.top_up(low=30, chunk=30)
-    assert store.spent()["free"] == 23  # 40 - 10 answered - 6 audit - 1 left for a round
+    assert store.spent()["free"] == 24  # 40 - 10 answered - 6 audit pairs to come
     for pair in range(1000, 1020):
         store.answer(pair, 1, annotator="bo")
     assert person.top_up(low=30, chunk=30) == 0
@@ -278,14 +278,14 @@ def test_the_audit_to_come_is_posted_when_a_rounds_answers_would_spend_the_spare
         store.answer(pair, pair % 2, annotator="ann")  # 11 answers in the round's time
     person.since = time.time() - 60
     person.reserve = np.arange(1002, 1100, dtype=np.int64)
-    person.top_up(low=30, chunk=30)  # 40 - 11 answered - 1 queued - 6 to come - 1: 21 more
+    person.top_up(low=30, chunk=30)  # 40 - 11 answered - 1 queued - 6 to come: 22 more
     for pair in range(1002, 1012):
         store.answer(pair, 0, annotator="ann")  # 21 answers now in the round's time
-    person.annotate(pool, np.arange(10))  # 21 answers in its time, 2 left to spares: audit now
+    person.annotate(pool, np.arange(10))  # 21 answers in its time, none left to spares: audit
     labelled = [*range(10), 1000, *range(1002, 1012)]
-    assert drawn == [(2, 6, labelled, [*range(10), *range(1000, 1023)])]
+    assert drawn == [(2, 6, labelled, [*range(10), *range(1000, 1024)])]
     queue = store.queue()
     assert (queue.loc[queue["kind"] == "audit", "round"] == 2).sum() == 6
     assert person.room(2, 20) == 13  # 40 - 21 answered - 6 asked (the 12 spares queued aside)
-    assert person.top_up(low=30, chunk=30) == 0  # the spares queued fill the budget but a pair
+    assert person.top_up(low=30, chunk=30) == 0  # the spares queued fill the budget
     store.close()

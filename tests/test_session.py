@@ -296,6 +296,48 @@ def test_a_team_faster_than_the_rounds_spends_the_budget_in_fewer_rounds(tmp_pat
     assert len(result["records"]) < 3  # the spares answered took the third round's place
 
 
+def test_a_budget_spent_on_spares_ends_with_a_round_that_only_trains(tmp_path):
+    """Where a team's spares spend the budget while a model trains, the next round chooses
+    nothing and embeds nothing: it trains on those answers and ends the run."""
+    from pairlab.annotators import Annotator
+
+    pool = record_pairs(records(), all_positives=truth(), name="toy")
+    spares = np.sort(first_pairs(pool, 0, 12))
+
+    class Team(Annotator):
+        name = "team"
+
+        round = 0
+
+        def room(self, round, n):
+            self.round = round
+            return n if round == 1 else 0  # the spares answered meanwhile spend the rest
+
+        def annotate(self, pool, pair_ids):
+            return pool.labels(pair_ids).astype(np.int8)
+
+        def answered_beyond(self, labelled):  # answered while round 1's model trained
+            ids = np.setdiff1d(spares, labelled) if self.round > 1 else spares[:0]
+            return ids, pool.labels(ids).astype(np.int8)
+
+    config = ActiveConfig(
+        task="toy",
+        strategy="uncertainty",
+        batches=(12, 12, 12),
+        candidate_m=6,
+        n_boot=2,
+        curve=False,
+        annotator={"kind": "person", "name": "team"},
+    )
+    run = ActiveRun(config, {"train": pool}, {}, tmp_path, annotator=Team())
+    run.learner = FakeLearner(VECTORS)
+    result = run.run()
+    first, last = result["records"]
+    assert last["batch"] == 0 and "embed" not in last["seconds"] and "train" in last["seconds"]
+    labelled = np.concatenate(round_ids(tmp_path))
+    assert result["labels"] == len(labelled) == len(np.union1d(labelled, spares))
+
+
 def test_a_new_session_queues_its_first_pairs_before_any_embedding(tmp_path):
     """Issue 60: a person waited 17 minutes for round 1's embedding. start() first queues a
     batch of BM25 pairs (a random record each with its most similar), once: a begun session's

@@ -397,9 +397,11 @@ class PersonAnnotator(Annotator):
         the round), then the spare candidates. Posting again (a restarted worker) is a no-op.
         The round whose batch spends the budget is the last: the rest of the audit comes with
         it, and the spares nobody holds are withdrawn."""
-        self.round, self.state = round, state
         batch = np.asarray(batch, np.int64)
         queue = self.store.queue()
+        if state.model is None and self.state is not None and self.state.model is not None:
+            state = self._now(self.state, queue)  # a round that chose nothing: the last model
+        self.round, self.state = round, state
         posted = int(((queue["kind"] == "audit") & (queue["round"] < round)).sum())
         reposted = int(((queue["kind"] == "batch") & (queue["round"] == round)).sum())
         if self.budget is not None and self._left(free=False) + reposted <= len(batch):
@@ -481,17 +483,22 @@ class PersonAnnotator(Annotator):
             or self._left() > self.store.answered_since(since)
         ):
             return
-        asked = np.union1d(self.state.held_out, queue["pair_id"].to_numpy(np.int64))
-        state = replace(self.state, **dict(zip(("labelled", "labels"), self.store.labelled())))
         round = self.round + 1
-        ids, strata = self.audit(round, replace(state, held_out=asked), asked[:0], to_come)
+        ids, strata = self.audit(
+            round, self._now(self.state, queue), np.empty(0, np.int64), to_come
+        )
         order = np.random.default_rng([round, 7919]).permutation(len(ids))
         self.store.post(round, ids[order], "audit", strata=strata[order], agreement=self.agreement)
 
+    def _now(self, state, queue):
+        """``state`` (a round's, its model's) with the answers now, every queued pair held out."""
+        asked = np.union1d(state.held_out, queue["pair_id"].to_numpy(np.int64))
+        labelled, labels = self.store.labelled()
+        return replace(state, labelled=labelled, labels=labels, held_out=asked)
+
     def _cap(self, n: int) -> int:
-        """At most ``n`` spares, within the budget and leaving a pair to the next round (which
-        trains on the spares answered meanwhile)."""
-        return n if self.budget is None else int(np.clip(self._left() - 1, 0, n))
+        """At most ``n`` spares, within the budget (the next round trains on them)."""
+        return n if self.budget is None else int(np.clip(self._left(), 0, n))
 
     def held_out(self) -> np.ndarray:
         """The audit pairs posted so far (sorted int64): no strategy may pick them for a batch,
