@@ -289,3 +289,27 @@ def test_the_audit_to_come_is_posted_when_a_rounds_answers_would_spend_the_spare
     assert person.room(2, 20) == 13  # 40 - 21 answered - 6 asked (the 12 spares queued aside)
     assert person.top_up(low=30, chunk=30) == 0  # the spares queued fill the budget
     store.close()
+
+
+def test_the_reserve_is_ranked_by_the_model_just_trained(tmp_path):
+    """Issue 58: a team's spares while the next round embeds come from the newest model, which
+    scores only the reserve's next pairs (their records embedded: seconds, not minutes)."""
+    from pairlab.annotators.person import PersonAnnotator
+
+    store = SessionStore(tmp_path / "s.sqlite")
+    person = PersonAnnotator(store, spares=None, audits=(0, 0))
+    person.reserve = np.arange(10, 20, dtype=np.int64)
+    store.post(1, [12], "spare")
+    scored = []
+
+    def score(ids):
+        scored.append(ids.tolist())
+        return ids - 15.0  # a logit: 15 on the boundary
+
+    person.trained(score, shortlist=5)
+    assert scored == [[10, 11, 13, 14, 15]]  # the queued pair aside
+    assert person.reserve.tolist() == [15, 14, 13, 11, 10, 16, 17, 18, 19]
+    person.closed = True  # the budget asked: no more spares to rank
+    person.trained(score, shortlist=5)
+    assert len(scored) == 1
+    store.close()

@@ -466,6 +466,18 @@ class PersonAnnotator(Annotator):
             free = free[~of_matched_records(self.space, free, *self.store.labelled())]
         return self.store.post(max(self.round, 1), free[:chunk], "spare", agreement=self.agreement)
 
+    def trained(self, score, shortlist: int = 1024) -> None:
+        """Rank the reserve's next ``shortlist`` pairs by the model just trained (nearest its
+        boundary first; only their records embedded, seconds not minutes), so that the spares
+        asked while the next round embeds the records are the newest model's, not the last."""
+        if self.spares is not None or self.closed or not len(self.reserve):
+            return
+        queued = self.store.queue()["pair_id"].to_numpy(np.int64)
+        free = self.reserve[~np.isin(self.reserve, queued)]
+        head = free[:shortlist]
+        order = np.argsort(np.abs(score(head)), kind="stable")
+        self.reserve = np.concatenate([head[order], free[len(head) :]])
+
     def _audit_ahead(self) -> None:
         """Where the answers of the last round's time (its pairs, the model's training, the
         records' embedding) would spend what the budget leaves to spares, post the audit pairs
