@@ -309,7 +309,9 @@ def test_the_reserve_is_ranked_by_the_model_just_trained(tmp_path):
     person.trained(score, shortlist=5)
     assert scored == [[10, 11, 13, 14, 15]]  # the queued pair aside
     assert person.reserve.tolist() == [15, 14, 13, 11, 10, 16, 17, 18, 19]
-    person.closed = True  # the budget asked: no more spares to rank
+    store.post(1, person.reserve, "spare")
+    person.trained(score, shortlist=5)  # every pair of the reserve queued: nothing to score
+    person.closed, person.reserve = True, np.arange(30, 40)  # the budget asked: no more spares
     person.trained(score, shortlist=5)
     assert len(scored) == 1
     store.close()

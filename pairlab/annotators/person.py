@@ -475,6 +475,8 @@ class PersonAnnotator(Annotator):
         queued = self.store.queue()["pair_id"].to_numpy(np.int64)
         free = self.reserve[~np.isin(self.reserve, queued)]
         head = free[:shortlist]
+        if not len(head):
+            return
         order = np.argsort(np.abs(score(head)), kind="stable")
         self.reserve = np.concatenate([head[order], free[len(head) :]])
 
