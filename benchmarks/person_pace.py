@@ -5,8 +5,10 @@ person one every ``--pace`` seconds, from the table's true matches. It measures 
 
 - the time from this script's start (imports included) to the first pair on show;
 - every wait (a person with no pair to answer while rounds remain), with the worker's status
-  at the time, and the share of the session until the last round's pairs are answered in which
-  any person waited;
+  at the time, and the share of the session until the last answer (the budget asked) in which
+  any person waited; the same share read back from the answers' times (a page's gap between
+  two answers beyond ``pace``: ``answer_gaps``), which ``--record-only`` uses alone to make the
+  record of a finished session folder whose measuring process was lost;
 - each round's stages (the run's records), and the end: the final model's training and the
   export's preparation, then the export itself (``session.export``) and its matches' quality.
 
@@ -56,6 +58,7 @@ def main() -> None:
     parser.add_argument("--matcher", default="bi-encoder")
     parser.add_argument("--folder", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--record-only", action="store_true", help="of a finished --folder")
     args = parser.parse_args()
 
     left_file, right_file, fields = TABLES[args.table]
@@ -74,9 +77,13 @@ def main() -> None:
         one_to_one=args.one_to_one,
         seed=args.seed,
     )
+    store, pool = session.store, session.pool
+    if args.record_only:  # the pages' own measures are gone: the answers' times alone
+        names = store.annotators()
+        write(args, session, None, [None] * len(names), list(names.values()), None)
+        return
     session.start()
     started = time.perf_counter() - START
-    store, pool = session.store, session.pool
     firsts, counts, waits = [], [], []
 
     def person(k: int) -> None:
@@ -114,16 +121,29 @@ def main() -> None:
         page.join()
     session.wait()
     finished = time.perf_counter() - START
+    write(args, session, waits, firsts, counts, {"start": started, "finished": finished})
+
+
+def write(args, session, waits, firsts, counts, times) -> None:
+    """The record of the finished session (``waits`` None: from the answers' times alone)."""
+    store, pool = session.store, session.pool
     first = min((f for f in firsts if f is not None), default=None)
     answers = sum(counts)
     result = session.result()
     records = result["records"]
-    # the rounds' end: the last round's own pairs (batch and audit) all answered
+    # the rounds' end: the last answer (the budget asked; a last round may choose nothing)
     history = store.history()
-    own = history[(history["round"] == len(records)) & history["kind"].isin(("batch", "audit"))]
-    end = pd.to_datetime(own["created_at"]).max().timestamp()
-    between = [w for w in waits if w["at"] < end]
-    any_waiting = union_seconds([(w["at"], min(w["at"] + w["seconds"], end)) for w in between])
+    answered = history[history["annotator"] != "given"]
+    stamps = pd.to_datetime(answered["created_at"]).map(pd.Timestamp.timestamp)
+    end, begin = stamps.max(), stamps.min()
+    gaps = answer_gaps(answered.assign(at=stamps), args.pace)
+    gap_waiting = union_seconds([(a, min(b, end)) for a, b in gaps])
+    if waits is None:
+        any_waiting, first = gap_waiting, None
+    else:
+        between = [w for w in waits if w["at"] < end]
+        any_waiting = union_seconds([(w["at"], min(w["at"] + w["seconds"], end)) for w in between])
+    times = times or {}
     export_start = time.perf_counter()
     exported = session.export(args.folder / "export", matcher=args.matcher)
     export_seconds = time.perf_counter() - export_start
@@ -141,7 +161,7 @@ def main() -> None:
         "cpus": os.cpu_count(),
         "commit": COMMIT,
         "load": os.getloadavg(),
-        "start_seconds": started,
+        "start_seconds": times.get("start"),
         "first_pair_seconds": first,
         "answers": answers,
         "labels": result["labels"],
@@ -149,10 +169,15 @@ def main() -> None:
         "round_stages": [r["seconds"] for r in records],
         "waits": waits,
         "wait_between_rounds_seconds": any_waiting,
+        "answer_gaps_wait_seconds": gap_waiting,  # the same from the answers' times
         "answers_per_person": counts,
-        "session_seconds": end - (time.time() - (time.perf_counter() - START)) - (first or 0),
-        "end_wait_seconds": sum(w["seconds"] for w in waits if w["at"] >= end),
-        "finished_seconds": finished,
+        "session_seconds": end
+        - (begin - args.pace if waits is None else time.time() - (time.perf_counter() - START))
+        - (first or 0),
+        "end_wait_seconds": None
+        if waits is None
+        else sum(w["seconds"] for w in waits if w["at"] >= end),
+        "finished_seconds": times.get("finished"),
         "export_seconds": export_seconds,
         "export": {
             k: exported.get(k) for k in ("matches", "by_model", "labelled_matches", "chosen")
@@ -168,6 +193,17 @@ def main() -> None:
             {k: v for k, v in record.items() if k not in ("waits", "round_stages")}, default=str
         )
     )
+
+
+def answer_gaps(answered: pd.DataFrame, pace: float, slack: float = 0.5) -> list[tuple]:
+    """Each page's waits read from its answers' times ``at``: the time between an answer and
+    the next beyond ``pace`` (by more than ``slack``: a key press's own latency aside)."""
+    out = []
+    for _, rows in answered.sort_values("at").groupby("annotator"):
+        at = rows["at"].to_numpy()
+        wait = np.diff(at) - pace
+        out += [(a, a + w) for a, w in zip(at[:-1], wait) if w > slack]
+    return out
 
 
 def union_seconds(intervals) -> float:
