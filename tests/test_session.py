@@ -18,7 +18,7 @@ from pairlab.io import ReadReport, to_json
 from pairlab.metrics_files import check
 from pairlab.session import LabelingSession, SessionSettings, compare_strategies
 from pairlab.session.export import clusters, label_frame, precision_threshold
-from pairlab.session.worker import Job, first_pairs, run_job
+from pairlab.session.worker import Job, SessionRun, first_pairs, run_job
 
 TRAIN = POOLS["train"]
 
@@ -320,6 +320,9 @@ def test_a_budget_spent_on_spares_ends_with_a_round_that_only_trains(tmp_path):
             ids = np.setdiff1d(spares, labelled) if self.round > 1 else spares[:0]
             return ids, pool.labels(ids).astype(np.int8)
 
+        def trained(self, score):  # the next spares ranked by the model just trained
+            scored.append(score(spares[:3]))
+
     config = ActiveConfig(
         task="toy",
         strategy="uncertainty",
@@ -329,10 +332,12 @@ def test_a_budget_spent_on_spares_ends_with_a_round_that_only_trains(tmp_path):
         curve=False,
         annotator={"kind": "person", "name": "team"},
     )
-    run = ActiveRun(config, {"train": pool}, {}, tmp_path, annotator=Team())
+    scored = []
+    run = SessionRun(config, {"train": pool}, {}, tmp_path, annotator=Team())
     run.learner = FakeLearner(VECTORS)
     result = run.run()
     first, last = result["records"]
+    assert len(scored) == 2 and all(s.shape == (3,) and np.isfinite(s).all() for s in scored)
     assert last["batch"] == 0 and "embed" not in last["seconds"] and "train" in last["seconds"]
     labelled = np.concatenate(round_ids(tmp_path))
     assert result["labels"] == len(labelled) == len(np.union1d(labelled, spares))

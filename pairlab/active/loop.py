@@ -272,9 +272,6 @@ class ActiveRun(RunFolderRun):
         )
         self.archive = None if archive is None else Path(archive)
 
-    def _size(self, i: int, n: int) -> int:
-        return self.annotator.room(i, n)
-
     def _round(self, i: int, n: int, model, labelled: np.ndarray, labels: np.ndarray, records):
         strategy = self.strategy if i > 1 else self.seed_strategy
         stages = Stages(self._emit, i)
@@ -298,7 +295,6 @@ class ActiveRun(RunFolderRun):
         last = i == len(self.config.schedule()) or n < self.config.schedule()[i - 1]
         if last or self.config.curve or self.strategy.adaptive:
             model = self._train(i, ids, all_labels, stages, record)
-            self.annotator.trained(partial(self._score, model))  # a team's next spares
         record.update(
             positives_found=self._positives_found(ids, all_labels),
             seconds=stages.times,
@@ -339,15 +335,6 @@ class ActiveRun(RunFolderRun):
                 logits = [member_scores(m, *self._embeddings(m), rows, cols) for m in members]
             state = replace(state, member_logits=np.stack(logits))
         return state
-
-    def _score(self, model, pair_ids) -> np.ndarray:
-        """Calibrated logits of ``pair_ids`` under ``model``, embedding only their records."""
-        rows, cols = self.pool.space.decode(np.asarray(pair_ids, np.int64))
-        left, rows = np.unique(rows, return_inverse=True)
-        right, cols = np.unique(cols, return_inverse=True)
-        texts = self.pool.left_texts, self.pool.right_texts
-        embedded = [self.learner.embed(model, t[k]) for t, k in zip(texts, (left, right))]
-        return member_scores(model, *embedded, rows, cols)
 
     def _ask(self, state: RoundState, batch, stages, record: dict):
         """The batch with those a person answered beyond it, their labels and the oracle's (None

@@ -15,7 +15,7 @@ NO_ANSWER = -1  # the annotator gave no usable answer for this pair
 
 class Annotator(Configurable):
     """Answers label requests; subclasses set ``name`` and implement ``annotate``. The loop asks
-    six things besides, whose defaults are an oracle's."""
+    four things besides, whose defaults are an oracle's."""
 
     name = "annotator"
 
@@ -27,18 +27,9 @@ class Annotator(Configurable):
         """Sorted int64 pair ids no batch may hold (a session's audit pairs); none by default."""
         return np.empty(0, np.int64)
 
-    def room(self, round: int, n: int) -> int:
-        """How many of the schedule's ``n`` pairs round ``round`` may ask (0: the budget is spent
-        and the loop ends; a team's spare answers spend it, too); ``n`` by default."""
-        return n
-
     def start_round(self, round: int, state, batch) -> None:
         """Told round ``round``'s :class:`~pairlab.active.strategies.RoundState` and its ``batch``
         before :meth:`annotate` (a session posts its pairs then); nothing by default."""
-
-    def trained(self, score) -> None:
-        """Told that a round's model has trained: ``score(pair_ids)`` gives its calibrated logits
-        (embedding only those pairs' records); nothing by default."""
 
     def answered_beyond(self, labelled) -> tuple[np.ndarray, np.ndarray]:
         """Pairs answered outside ``labelled`` (sorted int64) and their int8 labels, which count
