@@ -207,6 +207,18 @@ def test_a_team_keeps_as_many_pairs_queued_as_it_answered_in_the_last_half_minut
     assert person.top_up(pace=0.0) == 0  # one person's pace: 12 are enough
 
 
+def recording_audit():
+    """``(drawn, audit)``: an audit function that draws pairs 500.. and records in ``drawn`` each
+    call's round, size, and the state's labelled and held-out pairs."""
+    drawn = []
+
+    def audit(round, state, batch, n):
+        drawn.append((round, n, state.labelled.tolist(), state.held_out.tolist()))
+        return np.arange(500, 500 + n, dtype=np.int64), np.zeros(n, np.int64)
+
+    return drawn, audit
+
+
 def test_spares_spend_the_budget_and_the_audit_comes_before_a_wait(tmp_path):
     """Issue 58: a team answering spares while the model trains spends the budget (the answers
     given, the audit's included) in fewer rounds. The spares stop a pair short of it; where the
@@ -219,12 +231,7 @@ def test_spares_spend_the_budget_and_the_audit_comes_before_a_wait(tmp_path):
     from pairlab.annotators.person import PersonAnnotator
 
     store = SessionStore(tmp_path / "s.sqlite")
-    drawn = []
-
-    def audit(round, state, batch, n):
-        drawn.append((round, n, state.labelled.tolist(), state.held_out.tolist()))
-        return np.arange(500, 500 + n, dtype=np.int64), np.zeros(n, np.int64)
-
+    drawn, audit = recording_audit()
     person = PersonAnnotator(store, spares=None, audits=(0, 2, 2, 2), audit=audit, budget=40)
     assert person.room(1, 10) == 10  # 40 less the 6 audit pairs to come
     pool = SimpleNamespace(space=None)
@@ -263,12 +270,7 @@ def test_the_audit_to_come_is_posted_when_a_rounds_answers_would_spend_the_spare
     from pairlab.annotators.person import PersonAnnotator
 
     store = SessionStore(tmp_path / "s.sqlite")
-    drawn = []
-
-    def audit(round, state, batch, n):
-        drawn.append((round, n, state.labelled.tolist(), state.held_out.tolist()))
-        return np.arange(500, 500 + n, dtype=np.int64), np.zeros(n, np.int64)
-
+    drawn, audit = recording_audit()
     person = PersonAnnotator(store, spares=None, audits=(0, 2, 2, 2), audit=audit, budget=40)
     pool = SimpleNamespace(space=SimpleNamespace(check=lambda ids: None))
     state = RoundState(1, pool, np.empty(0, np.int64), 40, None)

@@ -219,6 +219,19 @@ def test_record_use_counts_where_the_labelled_matches_sit(tmp_path):
     assert sentence({**many, "advice": ""}, "one_to_one") == ""
 
 
+def toy_loop(annotator: str) -> ActiveConfig:
+    """The loop of a session on the toy pool: uncertainty, 3 rounds of 12, ``annotator``'s."""
+    return ActiveConfig(
+        task="toy",
+        strategy="uncertainty",
+        batches=(12, 12, 12),
+        candidate_m=6,
+        n_boot=2,
+        curve=False,
+        annotator={"kind": "person", "name": annotator},
+    )
+
+
 def person(store: SessionStore, pool, stop: threading.Event, answers: list, delay=0.0):
     """A simulated person: answers the next queued pair from the truth until ``stop``."""
     while not stop.is_set():
@@ -234,15 +247,7 @@ def person(store: SessionStore, pool, stop: threading.Event, answers: list, dela
 
 def test_a_person_labels_every_pair_once_and_spares_join_the_next_round(tmp_path):
     pool = record_pairs(records(), all_positives=truth(), name="toy")
-    config = ActiveConfig(
-        task="toy",
-        strategy="uncertainty",
-        batches=(12, 12, 12),
-        candidate_m=6,
-        n_boot=2,
-        curve=False,
-        annotator={"kind": "person", "name": "person"},
-    )
+    config = toy_loop("person")
     job = Job(config, pool, tmp_path, SessionSettings(spares=5))
     store = SessionStore(tmp_path / "labels.sqlite")
     stop, answers = threading.Event(), []
@@ -270,15 +275,7 @@ def test_a_team_faster_than_the_rounds_spends_the_budget_in_fewer_rounds(tmp_pat
     """Issue 58: the spares a team answers while the model trains spend the budget, too: the
     rounds ask what it has left, the last trains on every answer, and no answer goes beyond."""
     pool = record_pairs(records(), all_positives=truth(), name="toy")
-    config = ActiveConfig(
-        task="toy",
-        strategy="uncertainty",
-        batches=(12, 12, 12),
-        candidate_m=6,
-        n_boot=2,
-        curve=False,
-        annotator={"kind": "person", "name": "person"},
-    )
+    config = toy_loop("person")
     settings = SessionSettings(batch=12, budget=36, audit_share=0.0)
     store = SessionStore(tmp_path / "labels.sqlite")
     store.post(1, first_pairs(pool, 0, 12), "spare")  # as start() does
@@ -323,15 +320,7 @@ def test_a_budget_spent_on_spares_ends_with_a_round_that_only_trains(tmp_path):
         def trained(self, score):  # the next spares ranked by the model just trained
             scored.append(score(spares[:3]))
 
-    config = ActiveConfig(
-        task="toy",
-        strategy="uncertainty",
-        batches=(12, 12, 12),
-        candidate_m=6,
-        n_boot=2,
-        curve=False,
-        annotator={"kind": "person", "name": "team"},
-    )
+    config = toy_loop("team")
     scored = []
     run = SessionRun(config, {"train": pool}, {}, tmp_path, annotator=Team())
     run.learner = FakeLearner(VECTORS)
@@ -360,15 +349,7 @@ def test_a_new_session_queues_its_first_pairs_before_any_embedding(tmp_path):
 
 def test_a_restarted_worker_asks_no_answered_pair_again(tmp_path):
     pool = record_pairs(records(), all_positives=truth(), name="toy")
-    config = ActiveConfig(
-        task="toy",
-        strategy="uncertainty",
-        batches=(12, 12, 12),
-        candidate_m=6,
-        n_boot=2,
-        curve=False,
-        annotator={"kind": "person", "name": "oracle"},
-    )
+    config = toy_loop("oracle")
     job = Job(config, pool, tmp_path, SessionSettings(annotator="oracle"))
     with pytest.raises(KeyboardInterrupt):
         run_job(job, learner=FakeLearner(VECTORS, crash_at_round=2))
