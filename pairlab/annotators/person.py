@@ -489,13 +489,10 @@ class PersonAnnotator(Annotator):
         self.since = now
         queue = self.store.queue()
         to_come = sum(self.audits) - int((queue["kind"] == "audit").sum())
-        if self.spares is not None or self.budget is None or self.closed or to_come <= 0:
+        topped = self.spares is None and self.budget is not None and not self.closed
+        if not topped or to_come <= 0 or self.state is None or self.audit is None:
             return
-        if (
-            self.state is None
-            or self.audit is None
-            or self._left() > self.store.answered_since(since)
-        ):
+        if self._left() > self.store.answered_since(since):  # the spares will last the round
             return
         round = self.round + 1
         ids, strata = self.audit(
