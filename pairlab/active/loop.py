@@ -178,7 +178,7 @@ class RunFolderRun:
                 records.append(record)
                 self._archived()
                 self._emit("round_finished", record=record)
-                if record["batch"] < sizes[i - 1]:
+                if record.get("batch", n) < sizes[i - 1]:  # pairs (a round of questions: n)
                     break  # the round that spent the budget
             result = {
                 "config": to_json(self.config.to_dict()),
