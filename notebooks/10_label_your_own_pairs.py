@@ -121,7 +121,8 @@ for table in filter(None, (left, right)):
 # a batch of first pairs (a random record and its most similar by BM25: seconds, not minutes),
 # and while a model trains and embeds, the next most uncertain candidates of the last model
 # (spares, topped up as you answer them: you never wait for a round; they join the next round's
-# labels, on top of the budget). A bar above the pair shows the worker's step, with the time
+# labels and spend the budget, so a team answering faster than the rounds run ends in fewer
+# rounds). A bar above the pair shows the worker's step, with the time
 # left. Every answer is saved before the next pair shows: close the notebook, restart the kernel, run the cells again, and you continue
 # where you stopped.
 

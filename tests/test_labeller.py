@@ -126,6 +126,8 @@ def test_a_finished_or_stopped_session_says_what_comes_next(store, make):
     )
     store.set_status("worker", "stopped")
     wait_for(lambda: "session.start() goes on from the last round" in widget.pair.value)
+    store.set_status("worker", "round 4 (the last): training the model")  # the budget asked
+    wait_for(lambda: "no more pairs: the budget is asked (round 4" in widget.pair.value)
 
 
 def test_once_the_rounds_are_over_no_spare_is_asked(store, make):

@@ -205,3 +205,115 @@ def test_a_team_keeps_as_many_pairs_queued_as_it_answered_in_the_last_half_minut
     assert person.top_up() == 40  # 20 left to answer, fewer than the 40 of the last 30 s
     assert store.counts()["queued"] == 60 and person.top_up() == 0
     assert person.top_up(pace=0.0) == 0  # one person's pace: 12 are enough
+
+
+def recording_audit():
+    """``(drawn, audit)``: an audit function that draws pairs 500.. and records in ``drawn`` each
+    call's round, size, and the state's labelled and held-out pairs."""
+    drawn = []
+
+    def audit(round, state, batch, n):
+        drawn.append((round, n, state.labelled.tolist(), state.held_out.tolist()))
+        return np.arange(500, 500 + n, dtype=np.int64), np.zeros(n, np.int64)
+
+    return drawn, audit
+
+
+def test_spares_spend_the_budget_and_the_audit_comes_before_a_wait(tmp_path):
+    """Issue 58: a team answering spares while the model trains spends the budget (the answers
+    given, the audit's included) in fewer rounds. The spares stop a pair short of it; where the
+    answers of a round's time would reach that, the audit pairs still to come are posted at the
+    round's end (under its model, as the next round's), so the pages answer them while the last
+    round embeds; that round asks what is left and withdraws the spares nobody holds."""
+    from types import SimpleNamespace
+
+    from pairlab.active.strategies import RoundState
+    from pairlab.annotators.person import PersonAnnotator
+
+    store = SessionStore(tmp_path / "s.sqlite")
+    drawn, audit = recording_audit()
+    person = PersonAnnotator(store, spares=None, audits=(0, 2, 2, 2), audit=audit, budget=40)
+    assert person.room(1, 10) == 10  # 40 less the 6 audit pairs to come
+    pool = SimpleNamespace(space=None)
+    state = RoundState(1, pool, np.empty(0, np.int64), 40, None, candidates=np.arange(2000, 2010))
+    person.start_round(1, state, np.arange(10))  # round 1: no audit
+    person.reserve = np.arange(1000, 1100, dtype=np.int64)
+    person.since = time.time() - 60
+    for pair in range(10):
+        store.answer(pair, 0, annotator="ann")
+    person.annotate(SimpleNamespace(space=SimpleNamespace(check=lambda ids: None)), np.arange(10))
+    assert drawn == []  # 10 answers in the round's time: the budget leaves 23 to spares
+    for _ in range(3):
+        person.top_up(low=30, chunk=30)
+    assert store.spent()["free"] == 24  # 40 - 10 answered - 6 audit pairs to come
+    for pair in range(1000, 1020):
+        store.answer(pair, 1, annotator="bo")
+    assert person.top_up(low=30, chunk=30) == 0
+    page = store.next_pair(annotator="cy", page="cy")  # a page holds one spare
+    assert page.kind == "spare" and store.spent()["held"] == 1
+    assert person.room(2, 10) == 3  # 40 - 30 answered - 1 held - 6 audit pairs to come
+    person.since = time.time() - 60  # round 2: 3 pairs, while 30 answers came in its time
+    person.start_round(2, state, np.arange(20, 23))
+    assert person.closed and drawn == [(2, 6, [], [])]  # the last round: all the audit to come
+    queue = store.queue()
+    assert (queue["kind"] == "spare").sum() == 21  # 20 answered, 1 held; 2 withdrawn
+    assert store.spent() == {"answered": 30, "asked": 9, "held": 1, "free": 0, "audit": 6}
+    assert person.top_up(low=30, chunk=30) == 0
+    store.close()
+
+
+def test_the_audit_to_come_is_posted_when_a_rounds_answers_would_spend_the_spares(tmp_path):
+    """The audit pairs are drawn under the round's model outside every pair queued."""
+    from types import SimpleNamespace
+
+    from pairlab.active.strategies import RoundState
+    from pairlab.annotators.person import PersonAnnotator
+
+    store = SessionStore(tmp_path / "s.sqlite")
+    drawn, audit = recording_audit()
+    person = PersonAnnotator(store, spares=None, audits=(0, 2, 2, 2), audit=audit, budget=40)
+    pool = SimpleNamespace(space=SimpleNamespace(check=lambda ids: None))
+    state = RoundState(1, pool, np.empty(0, np.int64), 40, None)
+    person.start_round(1, state, np.arange(10))
+    store.post(1, [1000, 1001], "spare")
+    for pair in [*range(10), 1000]:
+        store.answer(pair, pair % 2, annotator="ann")  # 11 answers in the round's time
+    person.since = time.time() - 60
+    person.reserve = np.arange(1002, 1100, dtype=np.int64)
+    person.top_up(low=30, chunk=30)  # 40 - 11 answered - 1 queued - 6 to come: 22 more
+    for pair in range(1002, 1012):
+        store.answer(pair, 0, annotator="ann")  # 21 answers now in the round's time
+    person.annotate(pool, np.arange(10))  # 21 answers in its time, none left to spares: audit
+    labelled = [*range(10), 1000, *range(1002, 1012)]
+    assert drawn == [(2, 6, labelled, [*range(10), *range(1000, 1024)])]
+    queue = store.queue()
+    assert (queue.loc[queue["kind"] == "audit", "round"] == 2).sum() == 6
+    assert person.room(2, 20) == 13  # 40 - 21 answered - 6 asked (the 12 spares queued aside)
+    assert person.top_up(low=30, chunk=30) == 0  # the spares queued fill the budget
+    store.close()
+
+
+def test_the_reserve_is_ranked_by_the_model_just_trained(tmp_path):
+    """Issue 58: a team's spares while the next round embeds come from the newest model, which
+    scores only the reserve's next pairs (their records embedded: seconds, not minutes)."""
+    from pairlab.annotators.person import PersonAnnotator
+
+    store = SessionStore(tmp_path / "s.sqlite")
+    person = PersonAnnotator(store, spares=None, audits=(0, 0))
+    person.reserve = np.arange(10, 20, dtype=np.int64)
+    store.post(1, [12], "spare")
+    scored = []
+
+    def score(ids):
+        scored.append(ids.tolist())
+        return ids - 15.0  # a logit: 15 on the boundary
+
+    person.trained(score, shortlist=5)
+    assert scored == [[10, 11, 13, 14, 15]]  # the queued pair aside
+    assert person.reserve.tolist() == [15, 14, 13, 11, 10, 16, 17, 18, 19]
+    store.post(1, person.reserve, "spare")
+    person.trained(score, shortlist=5)  # every pair of the reserve queued: nothing to score
+    person.closed, person.reserve = True, np.arange(30, 40)  # the budget asked: no more spares
+    person.trained(score, shortlist=5)
+    assert len(scored) == 1
+    store.close()

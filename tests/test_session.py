@@ -18,7 +18,7 @@ from pairlab.io import ReadReport, to_json
 from pairlab.metrics_files import check
 from pairlab.session import LabelingSession, SessionSettings, compare_strategies
 from pairlab.session.export import clusters, label_frame, precision_threshold
-from pairlab.session.worker import Job, run_job
+from pairlab.session.worker import Job, SessionRun, first_pairs, run_job
 
 TRAIN = POOLS["train"]
 
@@ -219,6 +219,19 @@ def test_record_use_counts_where_the_labelled_matches_sit(tmp_path):
     assert sentence({**many, "advice": ""}, "one_to_one") == ""
 
 
+def toy_loop(annotator: str) -> ActiveConfig:
+    """The loop of a session on the toy pool: uncertainty, 3 rounds of 12, ``annotator``'s."""
+    return ActiveConfig(
+        task="toy",
+        strategy="uncertainty",
+        batches=(12, 12, 12),
+        candidate_m=6,
+        n_boot=2,
+        curve=False,
+        annotator={"kind": "person", "name": annotator},
+    )
+
+
 def person(store: SessionStore, pool, stop: threading.Event, answers: list, delay=0.0):
     """A simulated person: answers the next queued pair from the truth until ``stop``."""
     while not stop.is_set():
@@ -234,15 +247,7 @@ def person(store: SessionStore, pool, stop: threading.Event, answers: list, dela
 
 def test_a_person_labels_every_pair_once_and_spares_join_the_next_round(tmp_path):
     pool = record_pairs(records(), all_positives=truth(), name="toy")
-    config = ActiveConfig(
-        task="toy",
-        strategy="uncertainty",
-        batches=(12, 12, 12),
-        candidate_m=6,
-        n_boot=2,
-        curve=False,
-        annotator={"kind": "person", "name": "person"},
-    )
+    config = toy_loop("person")
     job = Job(config, pool, tmp_path, SessionSettings(spares=5))
     store = SessionStore(tmp_path / "labels.sqlite")
     stop, answers = threading.Event(), []
@@ -266,6 +271,67 @@ def test_a_person_labels_every_pair_once_and_spares_join_the_next_round(tmp_path
     assert np.isin(answered_spares["pair_id"], labelled).all() or len(rounds) == 3
 
 
+def test_a_team_faster_than_the_rounds_spends_the_budget_in_fewer_rounds(tmp_path):
+    """Issue 58: the spares a team answers while the model trains spend the budget, too: the
+    rounds ask what it has left, the last trains on every answer, and no answer goes beyond."""
+    pool = record_pairs(records(), all_positives=truth(), name="toy")
+    config = toy_loop("person")
+    settings = SessionSettings(batch=12, budget=36, audit_share=0.0)
+    store = SessionStore(tmp_path / "labels.sqlite")
+    store.post(1, first_pairs(pool, 0, 12), "spare")  # as start() does
+    stop, answers = threading.Event(), []
+    thread = threading.Thread(target=person, args=(store, pool, stop, answers), daemon=True)
+    thread.start()
+    try:
+        result = run_job(Job(config, pool, tmp_path, settings), learner=FakeLearner(VECTORS))
+    finally:
+        stop.set()
+        thread.join(5)
+    labelled = np.concatenate(round_ids(tmp_path / "run"))
+    assert len(answers) == len(store.history()) <= 36
+    assert len(labelled) == len(np.unique(labelled)) == result["labels"] == len(answers)
+    assert len(result["records"]) < 3  # the spares answered took the third round's place
+
+
+def test_a_budget_spent_on_spares_ends_with_a_round_that_only_trains(tmp_path):
+    """Where a team's spares spend the budget while a model trains, the next round chooses
+    nothing and embeds nothing: it trains on those answers and ends the run."""
+    from pairlab.annotators import Annotator
+
+    pool = record_pairs(records(), all_positives=truth(), name="toy")
+    spares = np.sort(first_pairs(pool, 0, 12))
+
+    class Team(Annotator):
+        name = "team"
+
+        round = 0
+
+        def room(self, round, n):
+            self.round = round
+            return n if round == 1 else 0  # the spares answered meanwhile spend the rest
+
+        def annotate(self, pool, pair_ids):
+            return pool.labels(pair_ids).astype(np.int8)
+
+        def answered_beyond(self, labelled):  # answered while round 1's model trained
+            ids = np.setdiff1d(spares, labelled) if self.round > 1 else spares[:0]
+            return ids, pool.labels(ids).astype(np.int8)
+
+        def trained(self, score):  # the next spares ranked by the model just trained
+            scored.append(score(spares[:3]))
+
+    config = toy_loop("team")
+    scored = []
+    run = SessionRun(config, {"train": pool}, {}, tmp_path, annotator=Team())
+    run.learner = FakeLearner(VECTORS)
+    result = run.run()
+    first, last = result["records"]
+    assert len(scored) == 2 and all(s.shape == (3,) and np.isfinite(s).all() for s in scored)
+    assert last["batch"] == 0 and "embed" not in last["seconds"] and "train" in last["seconds"]
+    labelled = np.concatenate(round_ids(tmp_path))
+    assert result["labels"] == len(labelled) == len(np.union1d(labelled, spares))
+
+
 def test_a_new_session_queues_its_first_pairs_before_any_embedding(tmp_path):
     """Issue 60: a person waited 17 minutes for round 1's embedding. start() first queues a
     batch of BM25 pairs (a random record each with its most similar), once: a begun session's
@@ -283,15 +349,7 @@ def test_a_new_session_queues_its_first_pairs_before_any_embedding(tmp_path):
 
 def test_a_restarted_worker_asks_no_answered_pair_again(tmp_path):
     pool = record_pairs(records(), all_positives=truth(), name="toy")
-    config = ActiveConfig(
-        task="toy",
-        strategy="uncertainty",
-        batches=(12, 12, 12),
-        candidate_m=6,
-        n_boot=2,
-        curve=False,
-        annotator={"kind": "person", "name": "oracle"},
-    )
+    config = toy_loop("oracle")
     job = Job(config, pool, tmp_path, SessionSettings(annotator="oracle"))
     with pytest.raises(KeyboardInterrupt):
         run_job(job, learner=FakeLearner(VECTORS, crash_at_round=2))

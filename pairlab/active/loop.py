@@ -166,9 +166,10 @@ class RunFolderRun:
         with quiet_progress():
             model = self._load_model(len(records), ids, labels) if records else None
             for i in range(len(records) + 1, len(sizes) + 1):
-                model, record, batch, batch_labels = self._round(
-                    i, sizes[i - 1], model, ids, labels, records
-                )
+                n = self._size(i, sizes[i - 1])  # a team's spare answers spend the budget, too
+                if n == 0 and not len(self.annotator.answered_beyond(ids)[0]):
+                    break  # the budget is spent, and trained on
+                model, record, batch, batch_labels = self._round(i, n, model, ids, labels, records)
                 write_json(self.folder / "rounds" / f"round_{i:02d}.json", record)  # round done
                 store.drop_models(self.folder, keep=i)
                 ids, labels, rounds = store.append_batch(
@@ -177,6 +178,8 @@ class RunFolderRun:
                 records.append(record)
                 self._archived()
                 self._emit("round_finished", record=record)
+                if record.get("batch", n) < sizes[i - 1]:  # pairs (a round of questions: n)
+                    break  # the round that spent the budget
             result = {
                 "config": to_json(self.config.to_dict()),
                 "folder": self.folder.name,
@@ -190,6 +193,10 @@ class RunFolderRun:
         self._archived()
         self._emit("run_finished", result=result, folder=self.folder)
         return result
+
+    def _size(self, i: int, n: int) -> int:
+        """Round ``i``'s batch: the schedule's ``n``, or less where the budget has less left."""
+        return n
 
     def _archived(self) -> None:
         if self.archive:
@@ -268,9 +275,11 @@ class ActiveRun(RunFolderRun):
     def _round(self, i: int, n: int, model, labelled: np.ndarray, labels: np.ndarray, records):
         strategy = self.strategy if i > 1 else self.seed_strategy
         stages = Stages(self._emit, i)
-        state = self._state(strategy, i, model, labelled, labels, stages)
+        # n 0: the budget went to a team's spares, which the round trains on, choosing nothing
+        state = self._state(strategy, i, model, labelled, labels, stages, search=n > 0)
+        n = self._size(i, n)  # again: a team's spare answers while the records embedded count
         with stages("select"):
-            batch = np.asarray(strategy.select(state, n), dtype=np.int64)
+            batch = np.asarray(strategy.select(state, n) if n else [], dtype=np.int64)
         _check_batch(self.pool, state.unavailable, batch, n, strategy)
         record = {"round": i, "strategy": strategy.name, "batch": n}
         record["candidates"] = int(len(state.candidates))
@@ -283,7 +292,8 @@ class ActiveRun(RunFolderRun):
             record["candidate_recall"] = None if np.isnan(recall) else recall
         ids, all_labels, _ = store.append_batch(labelled, labels, None, batch, batch_labels, i)
         # the last round trains, and every round of a curve or an adaptive run
-        if i == len(self.config.schedule()) or self.config.curve or self.strategy.adaptive:
+        last = i == len(self.config.schedule()) or n < self.config.schedule()[i - 1]
+        if last or self.config.curve or self.strategy.adaptive:
             model = self._train(i, ids, all_labels, stages, record)
         record.update(
             positives_found=self._positives_found(ids, all_labels),
@@ -292,7 +302,9 @@ class ActiveRun(RunFolderRun):
         )
         return model, record, batch, batch_labels
 
-    def _state(self, strategy: Strategy, i: int, model, labelled, labels, stages) -> RoundState:
+    def _state(
+        self, strategy: Strategy, i: int, model, labelled, labels, stages, *, search=True
+    ) -> RoundState:
         """Round ``i``'s plain data for ``strategy``: over candidates, those of ``D_close`` under
         the selection model and what the criterion ``reads``."""
         state = RoundState(
@@ -304,8 +316,8 @@ class ActiveRun(RunFolderRun):
             labels=labels,
             held_out=self.annotator.held_out(),  # a session's audit pairs
         )
-        if not isinstance(strategy, CandidateSearch):
-            return state  # it chooses from the whole pool
+        if not isinstance(strategy, CandidateSearch) or not search:
+            return state  # it chooses from the whole pool (or nothing)
         model = model if strategy.adaptive else None
         with stages("embed"):
             left, right = self._embeddings(model)
@@ -434,7 +446,7 @@ def reliability(proba: np.ndarray, labels: np.ndarray, *, bins: int = 10) -> lis
 
 def _batch_calibration(state: RoundState, batch, batch_labels) -> dict | None:
     """The selection model's calibration on the batch: mean p, share positive, reliability."""
-    if state.logits is None:
+    if state.logits is None or not len(batch):
         return None
     p = 1.0 / (1.0 + np.exp(-state.logits[np.searchsorted(state.candidates, batch)]))
     return {

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 import numpy as np
@@ -300,6 +300,33 @@ class SessionStore(DurableStore):
         values = map(int, (labels, positives, unsure, queued))
         return dict(zip(("labels", "positives", "unsure", "queued"), values))
 
+    def spent(self) -> dict:
+        """The budget's use (the pairs known before the session aside): ``answered`` (an answer
+        now, unsure included), ``asked`` (a round's own or audit pairs without one), ``held``
+        and ``free`` (spares without one, held by a page now or not), ``audit`` (audit pairs
+        queued)."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT COALESCE(SUM(a.pair_id IS NOT NULL), 0), COALESCE(SUM(a.pair_id IS NULL "
+                "AND q.kind != 'spare'), 0), COALESCE(SUM(a.pair_id IS NULL AND q.kind = 'spare' "
+                "AND c.pair_id IS NOT NULL), 0), COALESCE(SUM(a.pair_id IS NULL AND q.kind = "
+                "'spare' AND c.pair_id IS NULL), 0), COALESCE(SUM(q.kind = 'audit'), 0) FROM "
+                f"queue q LEFT JOIN ({_CURRENT}) a USING (pair_id) LEFT JOIN (SELECT pair_id FROM "
+                "claims WHERE until > ?) c USING (pair_id) WHERE q.kind != 'given'",
+                (time.time(),),
+            ).fetchone()
+        return dict(zip(("answered", "asked", "held", "free", "audit"), map(int, row)))
+
+    def withdraw_spares(self) -> int:
+        """Take the spares nobody has answered or holds out of the queue (the budget is spent
+        on the last round's pairs); how many."""
+        with self._lock, self._conn:
+            return self._conn.execute(
+                "DELETE FROM queue WHERE kind = 'spare' AND pair_id NOT IN (SELECT pair_id FROM "
+                "answers) AND pair_id NOT IN (SELECT pair_id FROM claims WHERE until > ?)",
+                (time.time(),),
+            ).rowcount
+
     def history(self) -> pd.DataFrame:
         """Every answer row, undos included, oldest first, with the pair's round and kind."""
         return self._read(
@@ -323,7 +350,9 @@ class PersonAnnotator(Annotator):
     training) and ``spares`` candidates to label while the model trains (``None``: none posted
     with the round; :meth:`top_up` keeps the queue from running dry from :attr:`reserve`, the
     candidates nearest the boundary, best first); :meth:`annotate` polls until the batch is
-    answered. ``oracle``: a pool whose truth answers at once (a simulation)."""
+    answered. ``budget``: the answers the session asks for, the spares' included, so that a
+    team answering faster than the rounds run spends it in fewer rounds (:meth:`room`).
+    ``oracle``: a pool whose truth answers at once (a simulation)."""
 
     name = "person"
 
@@ -339,26 +368,49 @@ class PersonAnnotator(Annotator):
         one_to_one: bool = False,
         space=None,
         agreement: float = 0.0,
+        budget: int | None = None,
     ):
-        self.store, self.who, self.oracle = store, who, oracle
+        self.store, self.who, self.oracle, self.budget = store, who, oracle, budget
         self.audits, self.spares, self.audit = tuple(map(int, audits)), spares, audit
         self.one_to_one = bool(one_to_one)  # spares skip the records of a labelled match, too
         self.space, self.reserve, self.closed = space, np.empty(0, np.int64), False
         self.round, self.agreement = 0, float(agreement)  # the share asked of two people
+        self.state, self.since = None, time.time()  # the last round's state; its pairs' end
 
     def params(self) -> dict:  # not the oracle's pool, nor the audit's function
         return {"store": str(self.store.path), "who": self.who}
 
+    def room(self, round: int, n: int) -> int:
+        """The budget less the answers given or asked (the spares' held by a page included) and
+        the audit pairs still to come, at most ``n``."""
+        return n if self.budget is None else int(np.clip(self._left(free=False), 0, n))
+
+    def _left(self, *, free: bool = True) -> int:
+        """The budget not spent or asked for, less the audit pairs still to come (``free``:
+        less the spares queued and not held, too)."""
+        s = self.store.spent()
+        used = s["answered"] + s["asked"] + s["held"] + (s["free"] if free else 0)
+        return self.budget - used - max(sum(self.audits) - s["audit"], 0)
+
     def start_round(self, round: int, state, batch) -> None:
         """Post round ``round``'s pairs: the batch with the audit sample shuffled in (seeded by
-        the round), then the spare candidates. Posting again (a restarted worker) is a no-op."""
-        self.round = round
+        the round), then the spare candidates. Posting again (a restarted worker) is a no-op.
+        The round whose batch spends the budget is the last: the rest of the audit comes with
+        it, and the spares nobody holds are withdrawn."""
         batch = np.asarray(batch, np.int64)
-        # the audit pairs planned up to this round less those posted before it (a round whose
-        # model could not stratify an audit passes its pairs on)
         queue = self.store.queue()
+        if state.model is None and self.state is not None and self.state.model is not None:
+            state = self._now(self.state, queue)  # a round that chose nothing: the last model
+        self.round, self.state = round, state
         posted = int(((queue["kind"] == "audit") & (queue["round"] < round)).sum())
-        n_audit = max(sum(self.audits[:round]) - posted, 0)
+        reposted = int(((queue["kind"] == "batch") & (queue["round"] == round)).sum())
+        if self.budget is not None and self._left(free=False) + reposted <= len(batch):
+            self.closed = True
+            self.store.withdraw_spares()
+        # the audit pairs planned up to this round (the last: all) less those posted before it
+        # (a round whose model could not stratify an audit passes its pairs on)
+        planned = self.audits if self.closed else self.audits[:round]
+        n_audit = max(sum(planned) - posted, 0)
         audit, strata = (
             self.audit(round, state, batch, n_audit)
             if n_audit and self.audit
@@ -376,9 +428,8 @@ class PersonAnnotator(Annotator):
             agreement=self.agreement,
         )
         topped = self.spares is None
-        ranked = _spares(
-            state, shown, len(state.candidates) if topped else self.spares, self.one_to_one
-        )
+        n_spare = len(state.candidates) if topped else self._cap(self.spares)
+        ranked = _spares(state, shown, n_spare, self.one_to_one)
         spare = ranked[:0] if topped else ranked
         self.space, self.reserve = state.pool.space, ranked if topped else self.reserve
         if len(spare):
@@ -394,7 +445,9 @@ class PersonAnnotator(Annotator):
         while True:
             answers = self.store.answers(ids)
             if (answers != UNANSWERED).all():
-                self.closed = self.round >= len(self.audits)  # the last round's: no spares after
+                # the last round's: no spares after
+                self.closed = self.closed or self.round >= len(self.audits)
+                self._audit_ahead()
                 return answers.astype(np.int8)
             time.sleep(0.2)  # a person answers in seconds
 
@@ -404,14 +457,59 @@ class PersonAnnotator(Annotator):
         next ``chunk`` (or that many) of :attr:`reserve` (not queued before; ``one_to_one``: nor
         of a record in a labelled match) as spares of the round; returns how many were queued."""
         recent = self.store.answered_since(time.time() - pace)
-        low, chunk = max(low, recent), max(chunk, recent)
-        if self.closed or self.store.counts()["queued"] >= low:
+        low, chunk = max(low, recent), self._cap(max(chunk, recent))
+        if self.closed or not chunk or self.store.counts()["queued"] >= low:
             return 0
         queued = np.sort(self.store.queue()["pair_id"].to_numpy(np.int64))
         free = self.reserve[~np.isin(self.reserve, queued)]
         if self.one_to_one and len(free):
             free = free[~of_matched_records(self.space, free, *self.store.labelled())]
         return self.store.post(max(self.round, 1), free[:chunk], "spare", agreement=self.agreement)
+
+    def trained(self, score, shortlist: int = 1024) -> None:
+        """Rank the reserve's next ``shortlist`` pairs by the model just trained (nearest its
+        boundary first; only their records embedded, seconds not minutes), so that the spares
+        asked while the next round embeds the records are the newest model's, not the last."""
+        if self.spares is not None or self.closed or not len(self.reserve):
+            return
+        queued = self.store.queue()["pair_id"].to_numpy(np.int64)
+        free = self.reserve[~np.isin(self.reserve, queued)]
+        head = free[:shortlist]
+        if not len(head):
+            return
+        order = np.argsort(np.abs(score(head)), kind="stable")
+        self.reserve = np.concatenate([head[order], free[len(head) :]])
+
+    def _audit_ahead(self) -> None:
+        """Where the answers of the last round's time (its pairs, the model's training, the
+        records' embedding) would spend what the budget leaves to spares, post the audit pairs
+        still to come now, drawn under the last model as the next round's: the team answers
+        them while the last round embeds, instead of waiting for it."""
+        now, since = time.time(), self.since
+        self.since = now
+        queue = self.store.queue()
+        to_come = sum(self.audits) - int((queue["kind"] == "audit").sum())
+        topped = self.spares is None and self.budget is not None and not self.closed
+        if not topped or to_come <= 0 or self.state is None or self.audit is None:
+            return
+        if self._left() > self.store.answered_since(since):  # the spares will last the round
+            return
+        round = self.round + 1
+        ids, strata = self.audit(
+            round, self._now(self.state, queue), np.empty(0, np.int64), to_come
+        )
+        order = np.random.default_rng([round, 7919]).permutation(len(ids))
+        self.store.post(round, ids[order], "audit", strata=strata[order], agreement=self.agreement)
+
+    def _now(self, state, queue):
+        """``state`` (a round's, its model's) with the answers now, every queued pair held out."""
+        asked = np.union1d(state.held_out, queue["pair_id"].to_numpy(np.int64))
+        labelled, labels = self.store.labelled()
+        return replace(state, labelled=labelled, labels=labels, held_out=asked)
+
+    def _cap(self, n: int) -> int:
+        """At most ``n`` spares, within the budget (the next round trains on them)."""
+        return n if self.budget is None else int(np.clip(self._left(), 0, n))
 
     def held_out(self) -> np.ndarray:
         """The audit pairs posted so far (sorted int64): no strategy may pick them for a batch,

@@ -24,8 +24,8 @@ def split(total: int, batch: int) -> tuple[int, ...]:
 class SessionSettings:
     """What a :class:`~pairlab.session.LabelingSession` does with its records. ``annotator``:
     ``"person"`` (the widget) or ``"oracle"`` (the truth answers). ``budget``: the answers given,
-    the audit's included, ``batch`` a round; ``audit_share`` of each round's from the second are
-    the audit's. ``matches_per_record``: the estimate's assumption, at most that many matches a
+    the audit's and the spares' included, ``batch`` a round at most; ``audit_share`` of each
+    round's from the second are the audit's. ``matches_per_record``: the estimate's assumption, at most that many matches a
     record left to find (``None``: calibration alone). ``one_to_one``: a matched record's pairs
     are never asked. ``agreement_share``: of the pairs asked, those asked of two people (a team
     labelling at once: their agreement is measured; a tie waits for a third person). ``train``: more :class:`~pairlab.active.config.ActiveConfig` fields."""

@@ -10,11 +10,13 @@ import os
 import threading
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from .. import templating
+from ..active.committee import member_scores
 from ..active.config import ActiveConfig
 from ..active.loop import ActiveRun
 from ..annotators.person import PersonAnnotator, SessionStore
@@ -66,13 +68,15 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
         one_to_one=s.one_to_one,
         space=job.pool.space,
         agreement=s.agreement_share,
+        budget=s.budget,
     )
 
     def status(event: str, **p) -> None:
         """The loop's progress in the store's status, for the widget; the estimate each round."""
         if event == "stage_started":
             stage = STAGES.get(p["stage"], p["stage"])
-            store.set_status("worker", f"round {p['round']}: {stage}")
+            last = " (the last)" if annotator.closed else ""  # the budget is asked
+            store.set_status("worker", f"round {p['round']}{last}: {stage}")
             store.set_status("progress", "")  # the stage's own comes as it works
         elif event == "round_finished":
             r = p["record"]
@@ -85,7 +89,7 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
         elif event == "run_finished":
             store.set_status("worker", "finished: every round is labelled")
 
-    run = ActiveRun(
+    run = SessionRun(
         job.config,
         {"train": job.pool},
         {},
@@ -115,6 +119,28 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
         done = (job.folder / "run" / "result.json").is_file()
         store.set_status("worker", "finished" if done else "stopped")
         store.set_status("progress", "")
+
+
+class SessionRun(ActiveRun):
+    """Notebook 03's loop sized by the session's budget: a team's spares spend it, too
+    (:meth:`PersonAnnotator.room`), and each trained model ranks the next spares."""
+
+    def _size(self, i: int, n: int) -> int:
+        return self.annotator.room(i, n)
+
+    def _train(self, i: int, ids, labels, stages, record: dict):
+        model = super()._train(i, ids, labels, stages, record)
+        self.annotator.trained(partial(self._score, model))
+        return model
+
+    def _score(self, model, pair_ids) -> np.ndarray:
+        """Calibrated logits of ``pair_ids`` under ``model``, embedding only their records."""
+        rows, cols = self.pool.space.decode(np.asarray(pair_ids, np.int64))
+        left, rows = np.unique(rows, return_inverse=True)
+        right, cols = np.unique(cols, return_inverse=True)
+        texts = self.pool.left_texts, self.pool.right_texts
+        embedded = [self.learner.embed(model, t[k]) for t, k in zip(texts, (left, right))]
+        return member_scores(model, *embedded, rows, cols)
 
 
 def first_pairs(pool, seed: int, n: int, exclude=()) -> np.ndarray:

@@ -142,6 +142,8 @@ class LabellingWidget:
                 text = "finished: every pair is answered; session.export() writes the matches"
             elif worker.startswith("stopped"):
                 text = "the rounds stopped: session.start() goes on from the last round"
+            elif "(the last)" in worker or worker.startswith("preparing the export"):
+                text = f"no more pairs: the budget is asked ({worker})"
             self.pair.value = (
                 "<div class='pairlab-label-waiting' style='padding:2em;color:#555;"
                 f"font-style:italic'>{html.escape(text)}</div>"
