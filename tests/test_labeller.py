@@ -136,7 +136,7 @@ def test_once_the_rounds_are_over_no_spare_is_asked(store, make):
     store.post(1, [5, 6], "spare")
     widget = make()
     assert widget._item.pair_id == 5
-    store.set_status("worker", "finished: every round is labelled")
+    store.set_status("worker", "finished")
     wait_for(lambda: "finished: every pair is answered" in widget.pair.value)
     store.post(2, [7], "batch")
     wait_for(lambda: widget._item is not None and widget._item.pair_id == 7)

@@ -293,6 +293,30 @@ def test_the_audit_to_come_is_posted_when_a_rounds_answers_would_spend_the_spare
     store.close()
 
 
+def test_an_audit_no_round_could_draw_comes_under_the_final_model(tmp_path):
+    """A team faster than round 1's embedding spends the budget on spares before any model is
+    trained (round 1 only trains): the audit still to come is drawn under the final model,
+    outside every answered pair, so every answer of the budget is asked; once only."""
+    from types import SimpleNamespace
+
+    from pairlab.active.strategies import RoundState
+    from pairlab.annotators.person import PersonAnnotator
+
+    store = SessionStore(tmp_path / "s.sqlite")
+    drawn, audit = recording_audit()
+    person = PersonAnnotator(store, spares=None, audits=(0, 2), audit=audit, budget=16)
+    store.post(1, np.arange(14), "spare")
+    for pair in range(14):
+        store.answer(pair, pair % 2, annotator="ann")
+    assert person.room(1, 8) == 0  # 16 less 14 answered less the 2 audit pairs to come
+    final = RoundState(2, SimpleNamespace(space=None), np.empty(0, np.int64), 16, None)
+    assert person.last_audit(final) == 2
+    assert drawn == [(2, 2, list(range(14)), list(range(14)))]
+    assert store.spent() == {"answered": 14, "asked": 2, "held": 0, "free": 0, "audit": 2}
+    assert person.last_audit(final) == 0  # posted: none to come
+    store.close()
+
+
 def test_the_reserve_is_ranked_by_the_model_just_trained(tmp_path):
     """Issue 58: a team's spares while the next round embeds come from the newest model, which
     scores only the reserve's next pairs (their records embedded: seconds, not minutes)."""

@@ -487,19 +487,27 @@ class PersonAnnotator(Annotator):
         them while the last round embeds, instead of waiting for it."""
         now, since = time.time(), self.since
         self.since = now
-        queue = self.store.queue()
-        to_come = sum(self.audits) - int((queue["kind"] == "audit").sum())
         topped = self.spares is None and self.budget is not None and not self.closed
-        if not topped or to_come <= 0 or self.state is None or self.audit is None:
+        if not topped or self.state is None:
             return
         if self._left() > self.store.answered_since(since):  # the spares will last the round
             return
-        round = self.round + 1
-        ids, strata = self.audit(
-            round, self._now(self.state, queue), np.empty(0, np.int64), to_come
-        )
+        self.last_audit(replace(self.state, round=self.round + 1))
+
+    def last_audit(self, state) -> int:
+        """Post the audit pairs still to come, drawn under ``state``'s model as round
+        ``state.round``'s; how many. After the last round (a team's spares spent the budget
+        before a trained model could draw them) with the final model's state: the pages answer
+        them before the session finishes, so every answer of the budget is asked."""
+        queue = self.store.queue()
+        to_come = sum(self.audits) - int((queue["kind"] == "audit").sum())
+        if to_come <= 0 or self.audit is None:
+            return 0
+        round = state.round
+        ids, strata = self.audit(round, self._now(state, queue), np.empty(0, np.int64), to_come)
         order = np.random.default_rng([round, 7919]).permutation(len(ids))
         self.store.post(round, ids[order], "audit", strata=strata[order], agreement=self.agreement)
+        return len(ids)
 
     def _now(self, state, queue):
         """``state`` (a round's, its model's) with the answers now, every queued pair held out."""

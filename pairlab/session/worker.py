@@ -9,7 +9,7 @@ import json
 import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -86,8 +86,6 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
                 answered = {"answered": audit.audit_answers(store), "needed": audit.n_strata}
                 pending = {**answered, "share": s.audit_share, "first_round": MIN_ROUND}
                 store.set_status("estimate_pending", sentence(pending, "estimate_pending"))
-        elif event == "run_finished":
-            store.set_status("worker", "finished: every round is labelled")
 
     run = SessionRun(
         job.config,
@@ -112,13 +110,34 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
                 )
                 from .export import candidates, final_model
 
-                candidates(job.pool, final_model(job.folder), s.candidate_m)
+                model = final_model(job.folder)
+                candidates(job.pool, model, s.candidate_m)
+                _last_audit(job, annotator, audit, model, round=len(result["records"]) + 1)
         return result
     finally:
         stop.set()
         done = (job.folder / "run" / "result.json").is_file()
         store.set_status("worker", "finished" if done else "stopped")
         store.set_status("progress", "")
+
+
+def _last_audit(job: Job, annotator: PersonAnnotator, audit, model, *, round: int) -> None:
+    """The audit pairs the rounds could not draw (the budget spent before a trained model),
+    drawn under the final model (its embeddings are the export's), and the session's last
+    estimate once the pages have answered them."""
+    from ..active.strategies import RoundState
+
+    store, pool = annotator.store, job.pool
+    left = model.embed(pool.left_texts)  # read back: the export's candidates embedded them
+    right = left if pool.symmetric else model.embed(pool.right_texts)
+    labelled, labels = store.labelled()
+    state = RoundState(round, pool, labelled, job.settings.budget, None, labels, model=model)
+    if not annotator.last_audit(replace(state, embeddings=(left, right))):
+        return
+    store.set_status("worker", f"round {round} (the last): waiting for the audit's answers")
+    while store.spent()["asked"]:
+        time.sleep(0.2)
+    log_estimate(job.folder, audit, store, pool.space, round=round)
 
 
 class SessionRun(ActiveRun):

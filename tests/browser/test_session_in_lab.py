@@ -1,7 +1,8 @@
 """A real labelling session in JupyterLab (issue 34): LabelingSession's worker process with the
 offline MiniLM cut to its first 2 layers (the smoke profile's encoder: the same code paths at a
 third of the arithmetic) on the fixture catalogues (80 x 77 products), the widget answered by a
-simulated person with the truth, three rounds of 8 pairs with audit pairs and spares. The kernel
+simulated person with the truth, a budget of 48 answers in rounds of 8 pairs with audit pairs
+and spares (which spend the budget too: four rounds, at a person's speed). The kernel
 is restarted in the middle of round 2: running the cells again starts a new worker that resumes
 the run, and the widget continues at the first unanswered pair, asking no answered pair again.
 At the end the export's files load: labels.csv, matches.csv and the model folder through
@@ -25,7 +26,7 @@ from .conftest import ROOT, open_notebook, restart_and_rerun
 from .widgets_notebook import kernel_notebook
 
 RECORDS = ROOT / "fixtures" / "records"
-BATCH, BUDGET, SPARES, AUDIT_SHARE = 8, 24, 4, 0.2
+BATCH, BUDGET, SPARES, AUDIT_SHARE = 8, 48, 4, 0.2
 HUMAN = (0.05, 0.2)  # seconds between a pair showing and the next key
 
 CELLS = [
@@ -187,9 +188,10 @@ def test_every_answer_is_one_row_and_the_run_took_them(person):
     import json
 
     result = json.loads((person.folder / "run" / "result.json").read_text())
-    # the budget holds the audit (2 pairs of 8 in rounds 2 and 3): the run's labels are the
-    # batches and the spares answered beyond them, never the audit's (held out of training)
-    assert BUDGET - 4 <= result["labels"] < len(rows)
+    # the budget is every answer: the batches, the spares answered beyond them and the audit,
+    # which is held out of training
+    audit = person.sql("SELECT COUNT(*) FROM queue WHERE kind = 'audit'")[0][0]
+    assert len(rows) == BUDGET and result["labels"] == BUDGET - audit
 
 
 def test_the_export_loads(person, tmp_path):
