@@ -132,7 +132,8 @@ def _last_audit(job: Job, annotator: PersonAnnotator, audit, model, *, round: in
     right = left if pool.symmetric else model.embed(pool.right_texts)
     labelled, labels = store.labelled()
     state = RoundState(round, pool, labelled, job.settings.budget, None, labels, model=model)
-    if not annotator.last_audit(replace(state, embeddings=(left, right))):
+    annotator.last_audit(replace(state, embeddings=(left, right)))
+    if not store.spent()["asked"]:  # (a restarted worker: posted before, maybe answered)
         return
     store.set_status("worker", f"round {round} (the last): waiting for the audit's answers")
     while store.spent()["asked"]:
