@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.er_sessions import TABLES  # noqa: E402
 from pairlab.data import load_items  # noqa: E402
+from pairlab.models.inference import backend  # noqa: E402
 from pairlab.paths import data_dir  # noqa: E402
 from pairlab.session import LabelingSession  # noqa: E402
 
@@ -114,14 +115,25 @@ def main() -> None:
         firsts.append(first)
         counts.append(answers)
 
+    timeline, done = [], threading.Event()
+
+    def watch() -> None:
+        """The worker's status as it changes: its steps' times, the stages' gaps included."""
+        while not done.wait(0.5):
+            worker = store.status().get("worker", {}).get("value", "")
+            if not timeline or timeline[-1][1] != worker:
+                timeline.append((round(time.perf_counter() - START, 1), worker))
+
     pages = [threading.Thread(target=person, args=(k,)) for k in range(args.people)]
-    for page in pages:
-        page.start()
+    for thread in [*pages, threading.Thread(target=watch, daemon=True)]:
+        thread.start()
     for page in pages:
         page.join()
     session.wait()
+    done.set()
     finished = time.perf_counter() - START
-    write(args, session, waits, firsts, counts, {"start": started, "finished": finished})
+    times = {"start": started, "finished": finished, "timeline": timeline}
+    write(args, session, waits, firsts, counts, times)
 
 
 def write(args, session, waits, firsts, counts, times) -> None:
@@ -160,6 +172,7 @@ def write(args, session, waits, firsts, counts, times) -> None:
         "records": int(pool.space.n_left + pool.space.n_right),
         "cpus": os.cpu_count(),
         "commit": COMMIT,
+        "inference": backend(),  # the worker's encoder ($PAIRLAB_INFERENCE_BACKEND)
         "load": os.getloadavg(),
         "start_seconds": times.get("start"),
         "first_pair_seconds": first,
@@ -183,6 +196,11 @@ def write(args, session, waits, firsts, counts, times) -> None:
             k: exported.get(k) for k in ("matches", "by_model", "labelled_matches", "chosen")
         },
         "quality": {k: quality.get(k) for k in ("precision", "recall", "f1", "true_recall")},
+        "answers_by_kind": {  # the matches among each kind of pair asked
+            kind: {"answers": len(g), "matches": int((g["label"] == 1).sum())}
+            for kind, g in answered.drop_duplicates("pair_id", keep="last").groupby("kind")
+        },
+        "timeline": times.get("timeline"),
         "estimate": quality.get("est_sentence"),
     }
     record["wait_share"] = record["wait_between_rounds_seconds"] / max(record["session_seconds"], 1)
@@ -190,7 +208,8 @@ def write(args, session, waits, firsts, counts, times) -> None:
     args.out.write_text(json.dumps(record, indent=1, default=str) + "\n")
     print(
         json.dumps(
-            {k: v for k, v in record.items() if k not in ("waits", "round_stages")}, default=str
+            {k: v for k, v in record.items() if k not in ("waits", "round_stages", "timeline")},
+            default=str,
         )
     )
 
