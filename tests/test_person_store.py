@@ -317,6 +317,24 @@ def test_an_audit_no_round_could_draw_comes_under_the_final_model(tmp_path):
     store.close()
 
 
+def test_no_batch_may_pick_a_pair_answered_or_held_for_the_audit(tmp_path):
+    """A team answers spares while a round embeds the records; the round's batch, chosen after,
+    must not pick them: it would ask nothing and spend the budget (a Walmart-Amazon team
+    session ended 52 answers short of 1,408 so). Queued spares not yet answered stay free, and
+    a round's own pairs, which the round picks again after a restart."""
+    from pairlab.annotators.person import PersonAnnotator
+
+    store = SessionStore(tmp_path / "s.sqlite")
+    person = PersonAnnotator(store, spares=None, audits=(0, 2), budget=40)
+    store.post(1, [10, 11, 12], "spare")
+    store.post(2, [20, 21], "audit")
+    store.post(2, [30], "batch")
+    for pair, label in ((11, 1), (12, -1), (30, 0)):  # unsure is an answer, too
+        store.answer(pair, label, annotator="ann")
+    assert person.held_out().tolist() == [11, 12, 20, 21]  # round 2's own pair: picked again
+    store.close()
+
+
 def test_the_reserve_is_ranked_by_the_model_just_trained(tmp_path):
     """Issue 58: a team's spares while the next round embeds come from the newest model, which
     scores only the reserve's next pairs (their records embedded: seconds, not minutes)."""

@@ -321,6 +321,7 @@ class ActiveRun(RunFolderRun):
         model = model if strategy.adaptive else None
         with stages("embed"):
             left, right = self._embeddings(model)
+        state = replace(state, held_out=self.annotator.held_out())  # answered meanwhile, too
         with stages("search"):
             state = strategy.restrict(state, left, right, model)
         criterion = strategy.criterion

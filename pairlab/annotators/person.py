@@ -520,10 +520,15 @@ class PersonAnnotator(Annotator):
         return n if self.budget is None else int(np.clip(self._left(), 0, n))
 
     def held_out(self) -> np.ndarray:
-        """The audit pairs posted so far (sorted int64): no strategy may pick them for a batch,
-        so that no model trains on them (:attr:`~pairlab.active.strategies.RoundState.held_out`)."""
+        """The pairs no strategy may pick for a batch (sorted int64,
+        :attr:`~pairlab.active.strategies.RoundState.held_out`): the audit pairs posted so far,
+        so that no model trains on them, and the spares answered (a team's, while the round
+        embedded: picking one would ask nothing, and spend the budget). A round's own pairs
+        answered before a restart stay: the round, run again, picks them again."""
         queue = self.store.queue()
-        return np.unique(queue.loc[queue["kind"] == "audit", "pair_id"].to_numpy(np.int64))
+        ids, kind = queue["pair_id"].to_numpy(np.int64), queue["kind"].to_numpy()
+        answered = self.store.answers(ids) != UNANSWERED
+        return np.unique(ids[(kind == "audit") | ((kind == "spare") & answered)])
 
     def answered_beyond(self, labelled) -> tuple[np.ndarray, np.ndarray]:
         """Pairs answered (yes or no) outside ``labelled`` (sorted int64) and their labels: the
