@@ -520,11 +520,9 @@ class PersonAnnotator(Annotator):
         return n if self.budget is None else int(np.clip(self._left(), 0, n))
 
     def held_out(self) -> np.ndarray:
-        """The pairs no strategy may pick for a batch (sorted int64,
-        :attr:`~pairlab.active.strategies.RoundState.held_out`): the audit pairs posted so far,
-        so that no model trains on them, and the spares answered (a team's, while the round
-        embedded: picking one would ask nothing, and spend the budget). A round's own pairs
-        answered before a restart stay: the round, run again, picks them again."""
+        """The pairs no batch may pick (sorted int64): the audit pairs posted, which no model
+        trains on, and the spares answered (while a round embedded: a pick would ask nothing).
+        A round's own answered pairs are not: after a restart, the round picks them again."""
         queue = self.store.queue()
         ids, kind = queue["pair_id"].to_numpy(np.int64), queue["kind"].to_numpy()
         answered = self.store.answers(ids) != UNANSWERED
