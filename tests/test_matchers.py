@@ -1,4 +1,4 @@
-"""The export's choice of matcher (pairlab.session.export): a difference estimate of a
+"""The export's choice of matcher (pairlab.session.export): a ratio estimate of a
 matcher's true positives from audit rounds held out of training, and the choice by
 the estimated F1, on a hand-built audit whose answers are known; the cross-encoder's scores kept
 for an export run again."""
@@ -69,16 +69,18 @@ def test_the_true_positives_are_the_probabilities_corrected_by_the_audit(audited
     matcher = Matcher("bi-encoder", PROBA, 0.5)  # calls 1, 3, 5 and 20-39
     predicted = np.arange(20, 40)
     counts = audit_counts(audit_rounds(audit, store, NONE), matcher, FOUND, predicted)
-    # each audit pair called stands for its stratum less itself: 100 / 4 - 1 = 24 pairs;
+    # the audited calls' mean residual, each round's weighted by stratum, the rounds by calls:
     # round 2: 1 matches (+0.1), 3 does not (-0.9); round 3: 5 matches (+0.1)
-    corrections = [24 * (0.1 - 0.9), 24 * 0.1]
-    assert counts["tp"] == pytest.approx(20 * 0.5 + np.mean(corrections))
+    mean = (2 * (0.1 - 0.9) / 2 + 0.1) / 3
+    assert counts["tp"] == pytest.approx(20 * (0.5 + mean))
     assert counts["expected_tp"] == pytest.approx(10.0) and counts["audit_predicted"] == 3
     assert 0.0 <= counts["tp_ci"][0] < counts["tp"] < counts["tp_ci"][1] <= 20.0
     held = audit_counts(audit_rounds(audit, store, np.array([3])), matcher, FOUND, predicted)
-    # 3 left out (trained on): 1 stands for 100 / 3 - 1 pairs; the rounds weigh 7 and 8 answers
-    assert held["tp"] == pytest.approx(10.0 + (7 * (100 / 3 - 1) * 0.1 + 8 * 24 * 0.1) / 15)
+    # 3 left out (trained on): the audited calls 1 and 5 both match
+    assert held["tp"] == pytest.approx(20 * 0.6)
     assert held["audit_answers"] == 15
+    alone = audit_counts(audit_rounds(audit, store, np.array([5])), matcher, FOUND, predicted)
+    assert alone["tp_ci"] == [0.0, 20.0]  # one round holds a call: no spread, no bound
     one_round = [audit_rounds(audit, store, NONE)[0]]
     assert audit_counts(one_round, matcher, FOUND, predicted) is None  # no spread to read
 
@@ -105,8 +107,9 @@ def test_the_choice_is_the_higher_estimated_f1(audited):
     assert best is precise and why["chosen"] == "bi-encoder"
     # precise: 20 at 0.95, its audited calls 1 and 2 both match: all of it (clipped at 1)
     assert precise.estimate["precision_unlabelled"] == pytest.approx(1.0)
-    # loose: 3, 4, 12 and 13 called and none matches, 12 and 13 for 2,499 pairs each: none
-    assert loose.estimate["precision_unlabelled"] == pytest.approx(0.0)
+    # loose: 3, 4, 12 and 13 called and none matches, 12 and 13 standing for 2,500 pairs each
+    mean = (25 * (2 * 0.05 - 2 * 0.95) + 2 * 2_500 * -0.95) / (4 * 25 + 2 * 2_500)
+    assert loose.estimate["precision_unlabelled"] == pytest.approx(0.95 + mean)
     assert precise.estimate["predicted"] == 1 and loose.estimate["predicted"] == 2  # 20; 20, 21
     assert precise.estimate["f1"] == pytest.approx(2 * (4 + 1) / (5 + 10))
     choose([precise], found, **ANSWERED, rounds=rounds, total=2.0)
@@ -217,3 +220,6 @@ def test_the_matcher_choice_names_each_estimated_f1_with_its_interval():
     assert "adds no pair" not in sentence(
         {**choice, "matches": 714, "labelled_matches": 713}, "matcher_choice"
     )
+    blind = {"f1": 0.8, "f1_ci": [0.5, 0.9], "predicted": 29, "tp_ci": [0.0, 29.0]}
+    said = sentence({**choice, "estimates": {"bi-encoder": blind}}, "matcher_choice")
+    assert "too few audit pairs among the 29 pairs it adds to bound how many of them" in said

@@ -170,50 +170,53 @@ def audit_rounds(audit, store, held) -> list:
 
 def audit_counts(rounds, matcher, found: Candidates, predicted, level=0.95) -> dict | None:
     """The true positives among ``predicted`` (sorted ids of the unlabelled candidates
-    ``matcher`` calls matches) by a difference estimator (Särndal et al. 1992, 6.3): the sum of
-    the matcher's probabilities over them, corrected by each audit round's residuals (answer
-    minus probability) on the audit pairs it calls matches, weighted by their strata.
-    ``rounds``: :func:`audit_rounds`. The rounds are replicates of one correction: its interval
-    at ``level`` takes their spread (Student's t) and the outcomes' own under the
-    probabilities. None without two answered rounds."""
+    ``matcher`` calls matches): their probabilities, each corrected by the mean residual (answer
+    minus probability) of the audit pairs the matcher calls matches, weighted by their strata (a
+    ratio estimator, Särndal et al. 1992, 7.3.1: a mean scales to the calls unlabelled now, where
+    a total would scale to those at the draw). ``rounds``: :func:`audit_rounds`, replicates of
+    the mean: its interval at ``level`` takes their spread (Student's t) and the predicted
+    pairs' own outcomes under the corrected probabilities; with fewer than two rounds holding a
+    call it is 0 to all, as the audit cannot bound them. None without two answered rounds."""
     from scipy.stats import t as student
 
     calls = matcher.predicted(found.ids)
-    corrections, answers, hits = [], [], 0
+    means, hits, answers = [], [], []
     for design, y in rounds:
         keep = y >= 0
         if not keep.any():
             continue
+        answers.append(int(keep.sum()))
         ids, stratum, y = design.ids[keep], design.stratum[keep], y[keep]
-        n = np.bincount(stratum, minlength=len(design.sizes))
-        weight = design.unlabelled[stratum] / n[stratum]  # the pairs each stood for at the draw
         hit = isin_sorted(ids, calls)
-        residual = y[hit] - matcher.proba[np.searchsorted(found.ids, ids[hit])]
-        # minus one: the audit pair itself is answered now, not among the predictions
-        corrections.append(float(((weight[hit] - 1) * residual).sum()))
-        answers.append(len(ids))
-        hits += int(hit.sum())
-    if len(corrections) < 2:
+        if hit.any():
+            n = np.bincount(stratum, minlength=len(design.sizes))
+            weight = (design.unlabelled[stratum] / n[stratum])[hit]  # what each stood for
+            residual = y[hit] - matcher.proba[np.searchsorted(found.ids, ids[hit])]
+            means.append(float(weight @ residual / weight.sum()))
+            hits.append(int(hit.sum()))
+    if len(answers) < 2:
         return None
     p = matcher.proba[isin_sorted(found.ids, predicted)]
-    share = np.asarray(answers) / sum(answers)
-    correction = float(share @ corrections)
-    spread = (
-        float(share**2 @ (np.asarray(corrections) - correction) ** 2)
-        * len(share)
-        / (len(share) - 1)
-    )
-    sd = np.sqrt(spread + float((p * (1 - p)).sum()))
-    tp = float(np.clip(p.sum() + correction, 0, len(p)))
+    out = {
+        "expected_tp": float(p.sum()),
+        "audit_answers": sum(answers),
+        "audit_rounds": len(answers),
+        "audit_predicted": sum(hits),  # audit answers among the calls
+    }
+    share = np.asarray(hits) / max(sum(hits), 1)
+    mean = float(share @ means)
+    q = np.clip(p + mean, 0, 1)  # the corrected probabilities
+    tp = float(q.sum())
+    if len(means) < 2:  # no spread to read: the audit cannot bound them
+        return {**out, "tp": tp, "fp": len(p) - tp, "tp_ci": [0.0, float(len(p))]}
+    spread = float(share**2 @ (np.asarray(means) - mean) ** 2) * len(share) / (len(share) - 1)
+    sd = np.sqrt(len(p) ** 2 * spread + float((q * (1 - q)).sum()))
     half = float(student.ppf((1 + level) / 2, len(share) - 1) * sd)
     return {
+        **out,
         "tp": tp,
         "fp": len(p) - tp,
         "tp_ci": [max(tp - half, 0.0), min(tp + half, float(len(p)))],
-        "expected_tp": float(p.sum()),
-        "audit_answers": int(sum(answers)),
-        "audit_rounds": len(answers),
-        "audit_predicted": hits,  # audit answers among the calls
     }
 
 
