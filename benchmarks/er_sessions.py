@@ -290,6 +290,7 @@ def main(argv=None) -> int:
         "coverage": session.coverage_checks(),
         "reference": DIAL.get(args.table),
         "cpus": os.cpu_count(),
+        "commit": os.popen(f"git -C {ROOT} rev-parse --short HEAD").read().strip(),  # the export's
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
