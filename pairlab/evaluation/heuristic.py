@@ -27,19 +27,13 @@ def best_threshold(labels, scores, *, metric: str = "f1") -> float:
 
 def accuracy_f1(labels, scores, threshold: float) -> dict:
     """Accuracy, precision, recall and F1 of ``score >= threshold``."""
+    from sklearn.metrics import accuracy_score, precision_recall_fscore_support
+
     y, s = _check(labels, scores)
-    pred = s >= threshold
-    tp = int(np.sum(pred & (y == 1)))
-    precision = tp / max(int(pred.sum()), 1)
-    recall = tp / max(int(y.sum()), 1)
-    f1 = 2 * precision * recall / (precision + recall) if tp else 0.0
-    return {
-        "accuracy": float(np.mean(pred == (y == 1))),
-        "precision": precision,
-        "recall": recall,
-        "f1": f1,
-        "threshold": float(threshold),
-    }
+    pred = (s >= threshold).astype(np.int64)
+    scores = precision_recall_fscore_support(y, pred, average="binary", zero_division=0)[:3]
+    out = dict(zip(("precision", "recall", "f1"), map(float, scores)))
+    return {"accuracy": float(accuracy_score(y, pred)), **out, "threshold": float(threshold)}
 
 
 def clean_map(query_ids, labels, scores) -> float:

@@ -59,9 +59,7 @@ def labels_to_reach(labels, values, target: float) -> float:
     if len(reached) == 0:
         return float("nan")
     k = int(reached[0])
-    if k == 0:
-        return float(x[0])
-    return float(x[k - 1] + (target - y[k - 1]) / (y[k] - y[k - 1]) * (x[k] - x[k - 1]))
+    return float(np.interp(target, y[k - 1 : k + 1], x[k - 1 : k + 1]) if k else x[0])
 
 
 def separation_budget(labels, lower, upper) -> float:
