@@ -283,6 +283,4 @@ def timeless(value):
     """A record or result without what the machine measured (``seconds``, ``peak_rss_mb``)."""
     if isinstance(value, dict):
         return {k: timeless(v) for k, v in value.items() if k not in ("seconds", "peak_rss_mb")}
-    if isinstance(value, list):
-        return [timeless(v) for v in value]
-    return value
+    return [timeless(v) for v in value] if isinstance(value, list) else value

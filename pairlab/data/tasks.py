@@ -22,9 +22,7 @@ BUILT_IN = ("qqp", "wikiqa")
 def like(name: str, symmetric: bool) -> str:
     """``name`` if it is a built-in task, else the built-in task of the same kind: ``"qqp"``
     (symmetric) or ``"wikiqa"``."""
-    if name in BUILT_IN:
-        return name
-    return "qqp" if symmetric else "wikiqa"
+    return name if name in BUILT_IN else ("qqp" if symmetric else "wikiqa")
 
 
 @dataclass(frozen=True, eq=False)

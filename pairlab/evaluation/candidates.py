@@ -176,9 +176,7 @@ def candidate_recall(candidates, positives, labelled=None) -> float:
     candidates = check_id_set("candidates", candidates)
     positives = check_id_set("positives", positives)
     remaining = positives[~isin_sorted(positives, labelled)]
-    if len(remaining) == 0:
-        return float("nan")
-    return float(isin_sorted(remaining, candidates).mean())
+    return float(isin_sorted(remaining, candidates).mean()) if len(remaining) else float("nan")
 
 
 def first_m_per_row(rows: np.ndarray, keep: np.ndarray, m: int) -> np.ndarray:
