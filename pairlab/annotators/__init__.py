@@ -5,12 +5,7 @@ from .base import NO_ANSWER, Annotator
 from .cache import AnswerCache
 from .factory import make_annotator
 from .llm import AnswerFormatError, LLMAnnotator, LLMEndpointError, LLMRequestError, parse_answer
-from .oracles import (
-    ErrorDependentOracle,
-    NoisyOracle,
-    Oracle,
-    pair_uniform,
-)
+from .oracles import ErrorDependentOracle, NoisyOracle, Oracle, pair_uniform
 
 __all__ = [
     "NO_ANSWER",

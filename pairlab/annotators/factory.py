@@ -12,13 +12,7 @@ from .base import Annotator
 from .llm import LLMAnnotator
 from .oracles import ErrorDependentOracle, NoisyOracle, Oracle
 
-__all__ = [
-    "KINDS",
-    "make_annotator",
-    "annotator_class",
-    "base_error",
-    "error_edges",
-]
+__all__ = ["KINDS", "make_annotator", "annotator_class", "base_error", "error_edges"]
 
 KINDS = ("oracle", "noisy", "error_dependent", "llm")
 

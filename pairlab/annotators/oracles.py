@@ -15,12 +15,7 @@ import numpy as np
 from ..data.loaders import Pool
 from .base import Annotator, check_pair_ids
 
-__all__ = [
-    "Oracle",
-    "NoisyOracle",
-    "ErrorDependentOracle",
-    "pair_uniform",
-]
+__all__ = ["Oracle", "NoisyOracle", "ErrorDependentOracle", "pair_uniform"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)

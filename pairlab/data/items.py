@@ -11,23 +11,9 @@ import numpy as np
 import pandas as pd
 
 from ..io import ReadReport
-from .tables import (
-    blank,
-    check_columns,
-    flag,
-    located,
-    read_source,
-    skip_rows,
-    text_column,
-)
+from .tables import blank, check_columns, flag, located, read_source, skip_rows, text_column
 
-__all__ = [
-    "Records",
-    "load_items",
-    "read_id_pairs",
-    "UnknownIdError",
-    "SEPARATOR",
-]
+__all__ = ["Records", "load_items", "read_id_pairs", "UnknownIdError", "SEPARATOR"]
 
 MAX_CHARS = 10_000
 SEPARATOR = " | "

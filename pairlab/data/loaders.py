@@ -64,12 +64,7 @@ def _wikiqa_file(folder: Path, split: str) -> Path:
 
 
 def load_task(
-    name: str,
-    data_dir=None,
-    *,
-    seed: int = 0,
-    fractions=(0.5, 0.25, 0.25),
-    max_items=None,
+    name: str, data_dir=None, *, seed: int = 0, fractions=(0.5, 0.25, 0.25), max_items=None
 ) -> Task:
     """Read and build the all-pairs task ``name`` (``"qqp"`` or ``"wikiqa"``). ``fractions``:
     QQP's split shares (WikiQA keeps its own); ``max_items``: the cap on left items per split."""

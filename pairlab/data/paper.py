@@ -95,10 +95,7 @@ BUDGET = {
 # Table 5: stratified sampling (oracle access to the positives) against active learning, whose
 # rows Table 5 repeats from Table 3.
 TABLE5 = {
-    task: {
-        **stratified,
-        **{s: TABLE3[task][s] for s in ("adaptive_retrieval", "uncertainty")},
-    }
+    task: {**stratified, **{s: TABLE3[task][s] for s in ("adaptive_retrieval", "uncertainty")}}
     for task, stratified in {
         "qqp": {
             "stratified_match": {"p_at_r20": 0.351, "ap": 0.190},
@@ -123,7 +120,7 @@ TABLE6 = {
             "stratified_match": (0.351, 0.190, 0.290, 0.164),
             "uncertainty": (0.602, 0.325, 0.236, 0.089),
         }.items()
-    },
+    }
 }
 
 # Section 5.6 / appendix B.1 (QQP dev AP): static retrieval's full budget against the round at

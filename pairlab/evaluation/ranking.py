@@ -8,14 +8,7 @@ import numpy as np
 from ..data.tasks import Pool
 from .candidates import build_index, search
 
-__all__ = [
-    "ndcg_at_k",
-    "mrr_at_k",
-    "answerable",
-    "relevant_counts",
-    "top_items",
-    "rank_metrics",
-]
+__all__ = ["ndcg_at_k", "mrr_at_k", "answerable", "relevant_counts", "top_items", "rank_metrics"]
 
 
 def ndcg_at_k(rel: np.ndarray, n_rel: np.ndarray, k: int = 10) -> np.ndarray:

@@ -120,11 +120,7 @@ def evaluate(
 
 
 def exact_all_pairs(
-    pool: Pool,
-    left_emb: np.ndarray,
-    right_emb: np.ndarray | None = None,
-    *,
-    recall: float = 0.2,
+    pool: Pool, left_emb: np.ndarray, right_emb: np.ndarray | None = None, *, recall: float = 0.2
 ) -> dict:
     """Exact AP and P@R of cosine scores over every pair of a pool small enough to enumerate,
     scored blockwise (left items x all right items): ``{"ap", "p_at_r", "n_pairs"}``."""

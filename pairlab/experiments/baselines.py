@@ -75,13 +75,7 @@ def model_id(
 
 
 def train_or_load(
-    kind: str,
-    pool: Pool,
-    train_ids: np.ndarray,
-    config: TrainConfig,
-    *,
-    folder,
-    model=None,
+    kind: str, pool: Pool, train_ids: np.ndarray, config: TrainConfig, *, folder, model=None
 ):
     """``(model, model_id)``: ``kind`` trained on ``train_ids`` of ``pool`` with the pool's labels,
     or loaded where ``folder`` holds one of that id, its outputs cached beside."""

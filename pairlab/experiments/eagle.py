@@ -123,12 +123,7 @@ class CaseStudy:
         if not 0 < self.budget <= len(self.target):
             raise ValueError(f"a budget of {self.budget} pairs for a target of {len(self.target)}")
         self.initial, _ = train_or_load(
-            "cosinebert",
-            self.train,
-            self.source,
-            self.config,
-            folder=self.folder,
-            model=case.model,
+            "cosinebert", self.train, self.source, self.config, folder=self.folder, model=case.model
         )
 
     def base_cosine(self, pool: Pool, ids) -> np.ndarray:

@@ -167,10 +167,7 @@ def panels(tasks, *rows: str, title: str, height: int = 420, **options) -> go.Fi
     titles = [f"{t.upper()}: {what}" if what else t.upper() for what in rows or [""] for t in tasks]
     grid = dict(shared_xaxes=True, vertical_spacing=0.08) if len(rows) > 1 else {}
     fig = make_subplots(
-        rows=max(len(rows), 1),
-        cols=max(len(tasks), 1),
-        subplot_titles=titles,
-        **(grid | options),
+        rows=max(len(rows), 1), cols=max(len(tasks), 1), subplot_titles=titles, **(grid | options)
     )
     return fig.update_layout(template=TEMPLATE, height=height, title=title)
 
