@@ -41,6 +41,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+COMMIT = os.popen(f"git -C {ROOT} rev-parse --short HEAD").read().strip()  # the code loaded
 
 TABLES = {  # folder under <data>/er: (left file, right file, text fields)
     "walmart_amazon": ("walmart.csv", "amazon.csv", ["title", "brand", "modelno", "price"]),
@@ -290,7 +291,7 @@ def main(argv=None) -> int:
         "coverage": session.coverage_checks(),
         "reference": DIAL.get(args.table),
         "cpus": os.cpu_count(),
-        "commit": os.popen(f"git -C {ROOT} rev-parse --short HEAD").read().strip(),  # the export's
+        "commit": COMMIT,
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
