@@ -175,7 +175,7 @@ class LabellingWidget:
             ):
                 self._show(self._next())
             _extend(self._points, counts)
-            self.counts_html.value = (
+            line = (
                 f"<div style='margin-right:1.5em'><b>{counts['labels']:,}</b> labels · "
                 f"<b>{counts['positives']:,}</b> positives · {counts['unsure']:,} unsure · "
                 f"{counts['queued']:,} queued</div>"
@@ -185,7 +185,8 @@ class LabellingWidget:
                 self.agreement.value = self._agreement()
             who.pop("given", None)  # the pairs known before the session
             team = ", ".join(f"{html.escape(name)} {n:,}" for name, n in who.items())
-            self.counts_html.value += _GREY.format(f"answered by {team}") if len(who) > 1 else ""
+            answered = _GREY.format(f"answered by {team}") if len(who) > 1 else ""
+            self.counts_html.value = line + answered  # at once: never the line without its team
             self.plot.value = sparkline_svg(self._points)
             self.status.value = _GREY.format(f"worker: {html.escape(worker)}") if worker else ""
             self._progress(status.get("progress"))

@@ -213,8 +213,10 @@ def test_three_people_label_at_once(served, chromium):
                 ).count()
                 == 0
             )
-            counts = page.locator(".pairlab-label-counts").first.inner_text()
-            assert f"{len(rows)} labels" in counts or "answered by" in counts, counts
+            counts = page.locator(".pairlab-label-counts").first  # refreshed by a background thread
+            expect(counts).to_contain_text(f"{len(per_pair)} labels", timeout=20_000)  # pairs
+            for who in NAMES:  # each one's answers, the names as text
+                expect(counts).to_contain_text(f"{who} {PER_PERSON}", timeout=20_000)
 
 
 @pytest.mark.skipif(
