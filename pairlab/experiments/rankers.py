@@ -252,14 +252,18 @@ def versus_random(
     (each the mean of its seeds per question, as the paper's Random is the mean of 4 runs) and
     the Bonferroni-adjusted p."""
     ours, theirs = (_mean_over_seeds(queries, task, s, key) for s in (strategy, "random"))
-    tests = [paired_test(a, b) for a, b in zip(ours, theirs)]
-    p = [t["p"] for t in tests]
-    adjusted = bonferroni(np.array(p), n_comparisons).tolist()
+    tests = [_tested(a, b, n_comparisons) for a, b in zip(ours, theirs)]
+    return {k: [t[k] for t in tests] for k in ("difference", "p", "p_adjusted", "significant")}
+
+
+def _tested(ours, theirs, n_comparisons: int) -> dict:
+    """The paired t-test of ``ours`` against ``theirs`` with its Bonferroni-adjusted p."""
+    test = paired_test(ours, theirs)
+    adjusted = float(bonferroni(test["p"], n_comparisons))
     return {
-        "difference": [t["difference"] for t in tests],
-        "p": p,
+        **{k: test[k] for k in ("difference", "p")},
         "p_adjusted": adjusted,
-        "significant": [bool(a < ALPHA) for a in adjusted],
+        "significant": adjusted < ALPHA,
     }
 
 
@@ -309,17 +313,8 @@ def at_equal_cost(
         [np.interp(at, mean_cost[s], v) for v in _mean_over_seeds(queries, task, s, "ndcg").T]
         for s in (strategy, "random")
     )
-    test = paired_test(ours, theirs)
-    adjusted = bonferroni(test["p"], n_comparisons)
-    return {
-        "cost": at,
-        "value": float(np.mean(ours)),
-        "random": float(np.mean(theirs)),
-        "difference": test["difference"],
-        "p": test["p"],
-        "p_adjusted": float(adjusted),
-        "significant": bool(adjusted < ALPHA),
-    }
+    mean = {"cost": at, "value": float(np.mean(ours)), "random": float(np.mean(theirs))}
+    return {**mean, **_tested(ours, theirs, n_comparisons)}
 
 
 def verdict(difference: float, significant: bool) -> str:
@@ -347,18 +342,16 @@ def ranker_metrics(frame: pd.DataFrame, queries: dict, baseline: dict) -> dict:
                 entry["p_value_vs_random"] = tests["ndcg10"]["p"]
                 entry["vs_random"] = tests
                 cost = at_equal_cost(frame, queries, task, strategy, n_comparisons=n)
-                last = tests["ndcg10"]
+                cost["verdict"] = verdict(cost["difference"], cost["significant"])
+                last = {k: v[-1] for k, v in tests["ndcg10"].items()}
                 entry["verdict"] = {
                     "equal_questions": {
                         "questions": entry["sizes"][-1],
-                        "difference": last["difference"][-1],
-                        "p_adjusted": last["p_adjusted"][-1],
-                        "verdict": verdict(last["difference"][-1], last["significant"][-1]),
+                        "difference": last["difference"],
+                        "p_adjusted": last["p_adjusted"],
+                        "verdict": verdict(last["difference"], last["significant"]),
                     },
-                    "equal_cost": {
-                        **cost,
-                        "verdict": verdict(cost["difference"], cost["significant"]),
-                    },
+                    "equal_cost": cost,
                 }
             entries[strategy] = entry
         out[task] = entries
