@@ -162,6 +162,7 @@ def starting_encoder(labels, metrics: dict) -> Finding | None:
     grows = sum(d > 0 for d in per_seed)
     apart = _separated_above(metrics.get("encoder", {}), int(labels))
     every = bool(per_seed) and grows == len(per_seed) and rho is not None and rho < 0
+    status = _status(str(trend["weakest"]) in apart and every, grows > 0)
     values = {
         "labels": int(labels),
         "rho": rho,
@@ -173,12 +174,7 @@ def starting_encoder(labels, metrics: dict) -> Finding | None:
         "strongest": trend["strongest"],
         "apart": apart,
     }
-    return Finding(
-        "starting_encoder",
-        "qqp",
-        _status(str(trend["weakest"]) in apart and every, grows > 0),
-        values,
-    )
+    return Finding("starting_encoder", "qqp", status, values)
 
 
 def _separated_above(encoder: dict, labels: int) -> list[str]:
@@ -258,10 +254,9 @@ def augsbert(metrics: dict) -> list[Finding]:
                 out.append(Finding("bm25_above_rs", where, _beyond(ap), {**ap, "f1": f1}))
             if {"rs", "kde", "bm25"} <= set(samplers):
                 top, last = set(order[:2]) == {"bm25", "kde"}, order[-1] == "rs"
+                status = _status(top and last, top or last)
                 values = {"order": order, "top_two": top, "rs_last": last}
-                out.append(
-                    Finding("sampler_ranking", where, _status(top and last, top or last), values)
-                )
+                out.append(Finding("sampler_ranking", where, status, values))
     return out
 
 

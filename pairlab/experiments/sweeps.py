@@ -196,12 +196,9 @@ def _configs(prepared: dict, strategies, seeds, settings: LoopSettings):
     """``((task, label, seed), config)`` of every run: by task, then strategy, then seed."""
     for task in prepared:
         for entry in (s if isinstance(s, Variant) else Variant(str(s), str(s)) for s in strategies):
-            for seed in seeds[entry.label] if isinstance(seeds, dict) else seeds:
-                fields = entry.fields(task, int(seed))
-                yield (
-                    (task, entry.label, int(seed)),
-                    settings.config(task, entry.strategy, seed, **fields),
-                )
+            for seed in map(int, seeds[entry.label] if isinstance(seeds, dict) else seeds):
+                config = settings.config(task, entry.strategy, seed, **entry.fields(task, seed))
+                yield (task, entry.label, seed), config
 
 
 @contextmanager

@@ -202,15 +202,14 @@ def noise(summary: dict, groups) -> pd.DataFrame:
     """How far test AP moves between runs that should be equally good (random label sets of the
     same size, training seeds), beside the gap between uncertainty sampling and static
     retrieval: one row per task and group with the runs' mean, std, min, max and range."""
-    gap = (A, B)
     rows = []
     for task, strategies in summary.items():
         for name in (g for g in groups if g in strategies):
             v = np.asarray(strategies[name]["ap"]["per_seed"])
             rows.append([task, name, len(v), v.mean(), v.std(), v.min(), v.max(), np.ptp(v)])
-        if all(g in strategies for g in gap):
-            diff = strategies[gap[0]]["ap"]["mean"] - strategies[gap[1]]["ap"]["mean"]
-            rows.append([task, f"gap: {gap[0]} - {gap[1]} (means)", None, diff, *[None] * 4])
+        if A in strategies and B in strategies:
+            diff = strategies[A]["ap"]["mean"] - strategies[B]["ap"]["mean"]
+            rows.append([task, f"gap: {A} - {B} (means)", None, diff, *[None] * 4])
     columns = ["task", "runs of", "n", "mean AP", "std", "min", "max", "range"]
     frame = pd.DataFrame(rows, columns=columns)
     frame["n"] = frame["n"].astype("Int64")
