@@ -210,10 +210,9 @@ def table2(metrics: dict):
             row = {"task": task, "model": kind}
             for name in ("accuracy", "f1") if "accuracy" in h else ("c_map", "a_f1"):
                 row[name], row[f"paper {name}"] = h[name], paper.get(name) if concat else None
-            row["P@R20"] = a["p_at_r20"]
-            row["P@R20 95% CI"] = "[{:.3f}, {:.3f}]".format(*a["p_at_r20_ci"])
-            row["AP"] = a["ap"]
-            row["AP 95% CI"] = "[{:.3f}, {:.3f}]".format(*a["ap_ci"])
+            for key, name in (("p_at_r20", "P@R20"), ("ap", "AP")):
+                row[name] = a[key]
+                row[f"{name} 95% CI"] = "[{:.3f}, {:.3f}]".format(*a[f"{key}_ci"])
             row["paper P@R20"], row["paper AP"] = paper.get("p_at_r20"), paper.get("ap")
             rows.append(row)
     return pd.DataFrame(rows).set_index(["task", "model"])

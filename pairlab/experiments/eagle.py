@@ -200,9 +200,7 @@ class CaseStudy:
             initial[f"test_pairs_{part}"] = len(ids)
             initial[f"test_positives_{part}"] = int(self.test.labels(ids).sum())
         out = {"initial": initial, "full_target": self.row(self.target, annotator)}
-        for strategy in CASE_STRATEGIES:
-            out[strategy] = self.row(self.pick(strategy), annotator)
-        return out
+        return out | {s: self.row(self.pick(s), annotator) for s in CASE_STRATEGIES}
 
 
 def case_metrics(runs: dict) -> dict:

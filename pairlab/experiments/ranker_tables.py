@@ -39,8 +39,7 @@ def table1(metrics: dict, task: str, *, metric: str = "ndcg10") -> pd.DataFrame:
         cells = dict.fromkeys(sizes, "")
         tests = entry.get("vs_random", {}).get(metric)
         for k, size in enumerate(entry["sizes"]):
-            value = entry[metric]["mean"][k]
-            cell = f"{value:.3f}"
+            cell = f"{entry[metric]['mean'][k]:.3f}"
             if strategy == "random" and len(entry["seeds"]) > 1:
                 seeds = [run[k] for run in entry[metric]["per_seed"]]
                 cell += f" ({min(seeds):.3f}-{max(seeds):.3f})"
@@ -60,10 +59,8 @@ def effort_table(metrics: dict, task: str) -> pd.DataFrame:
     random = by_strategy["random"]
     per_question_random = random["assessments"][-1] / random["sizes"][-1]
     rows = []
-    for strategy in _strategies(by_strategy):
+    for strategy in (s for s in _strategies(by_strategy) if s != "pretrained"):
         entry = by_strategy[strategy]
-        if strategy == "pretrained":
-            continue
         per_question = entry["assessments"][-1] / entry["sizes"][-1]
         rows.append(
             {
@@ -149,24 +146,22 @@ def comparison_table(metrics: dict) -> pd.DataFrame:
     size and how many sizes differed significantly."""
     columns = {}
     for test_set, by_strategy in paper.ALTHAMMER_DPR.items():
-        for strategy in ACTIVE:
-            diff = np.array(by_strategy[strategy]) - np.array(by_strategy["random"])
-            sig = [
-                (test_set, strategy, n) in paper.ALTHAMMER_SIGNIFICANT
-                for n in paper.ALTHAMMER_SIZES
+        column = columns[f"paper (DPR), {test_set}"] = {}
+        for s in ACTIVE:
+            marked = [
+                (test_set, s, n) in paper.ALTHAMMER_SIGNIFICANT for n in paper.ALTHAMMER_SIZES
             ]
-            columns.setdefault(f"paper (DPR), {test_set}", {})[strategy] = _compared(
-                diff, np.array(sig)
-            )
+            column[s] = _compared(np.subtract(by_strategy[s], by_strategy["random"]), marked)
     for task, by_strategy in metrics.items():
-        for strategy in (s for s in ACTIVE if s in by_strategy):
-            tests = by_strategy[strategy]["vs_random"]["ndcg10"]
-            columns.setdefault(f"ours, {task}", {})[strategy] = _compared(
-                np.array(tests["difference"]), np.array(tests["significant"])
-            )
+        for s in (s for s in ACTIVE if s in by_strategy):
+            tests = by_strategy[s]["vs_random"]["ndcg10"]
+            diff, marked = tests["difference"], tests["significant"]
+            columns.setdefault(f"ours, {task}", {})[s] = _compared(diff, marked)
     return pd.DataFrame(columns).rename_axis("strategy")
 
 
-def _compared(diff: np.ndarray, significant: np.ndarray) -> str:
+def _compared(diff, significant) -> str:
+    """The difference from random at the largest size; the sizes where it was significant."""
+    diff, significant = np.asarray(diff), np.asarray(significant, dtype=bool)
     better, worse = int((significant & (diff > 0)).sum()), int((significant & (diff < 0)).sum())
     return f"{diff[-1]:+.3f} (significantly better at {better}, worse at {worse} sizes)"
