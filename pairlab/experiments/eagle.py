@@ -141,8 +141,7 @@ class CaseStudy:
         if strategy not in self._picks:
             target, chosen = self.target, CASE_STRATEGIES[strategy]()
             if self._cosine is None:  # the source-trained model's cosines of the target, once
-                left, right = self.train.texts(target)
-                self._cosine = self.initial.cosine(left, right).astype(np.float64)
+                self._cosine = self.initial.cosine(*self.train.texts(target)).astype(np.float64)
             state = RoundState(
                 round=2,
                 pool=self.train,
