@@ -70,8 +70,7 @@ def noise_metrics(results: dict) -> dict:
             **{k: result["test"][k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")},
             "annotator_accuracy": note["accuracy"],
             "no_answer": note["no_answer"],
-            "positives_found": result["positives_found"],
-            "labels": result["labels"],
+            **{k: result[k] for k in ("positives_found", "labels")},
         }
     return seed_means_by(rows, std_of=("ap", "p_at_r20", "annotator_accuracy"))
 
