@@ -190,14 +190,8 @@ class SessionAudit:
                 continue
             census = store.answers(excluded) == 1  # the labelled positives of each stratum, now
             known = np.bincount(excluded_stratum[census], minlength=len(design.sizes))
-            audits.append(
-                replace(
-                    design,
-                    ids=design.ids[keep],
-                    stratum=design.stratum[keep],
-                    known=known.astype(np.int64),
-                )
-            )
+            answered = dict(ids=design.ids[keep], stratum=design.stratum[keep])
+            audits.append(replace(design, **answered, known=known.astype(np.int64)))
             labels.append(answers[keep].astype(np.int64))
         if not audits:
             return None
@@ -208,10 +202,7 @@ class SessionAudit:
             **{k: v for k, v in combined.items() if k != "rounds"},
             "prior_weight": float(np.dot(combined["weights"], rested)),  # unfound: from scores
             "assumption": use,
-            "precision": latest["precision"],
-            "precision_ci": latest["precision_ci"],
-            "recall": latest["recall"],
-            "recall_ci": latest["recall_ci"],
+            **{k: latest[k] for k in ("precision", "precision_ci", "recall", "recall_ci")},
             "audit_labels": int(sum(len(y) for y in labels)),
             "audit_positives": int(sum(int(y.sum()) for y in labels)),
             "audit_rounds": len(audits),

@@ -24,6 +24,7 @@ __all__ = [
     "clusters",
     "match_quality",
     "pair_quality",
+    "read_matches",
     "MATCHERS",
     "Candidates",
     "Matcher",
@@ -207,17 +208,13 @@ def audit_counts(rounds, matcher, found: Candidates, predicted, level=0.95) -> d
     mean = float(share @ means)
     q = np.clip(p + mean, 0, 1)  # the corrected probabilities
     tp = float(q.sum())
-    if len(means) < 2:  # no spread to read: the audit cannot bound them
-        return {**out, "tp": tp, "fp": len(p) - tp, "tp_ci": [0.0, float(len(p))]}
-    spread = float(share**2 @ (np.asarray(means) - mean) ** 2) * len(share) / (len(share) - 1)
-    sd = np.sqrt(len(p) ** 2 * spread + float((q * (1 - q)).sum()))
-    half = float(student.ppf((1 + level) / 2, len(share) - 1) * sd)
-    return {
-        **out,
-        "tp": tp,
-        "fp": len(p) - tp,
-        "tp_ci": [max(tp - half, 0.0), min(tp + half, float(len(p)))],
-    }
+    out.update(tp=tp, fp=len(p) - tp, tp_ci=[0.0, float(len(p))])  # no spread: no bound
+    if len(means) >= 2:
+        spread = float(share**2 @ (np.asarray(means) - mean) ** 2) * len(share) / (len(share) - 1)
+        sd = np.sqrt(len(p) ** 2 * spread + float((q * (1 - q)).sum()))
+        half = float(student.ppf((1 + level) / 2, len(share) - 1) * sd)
+        out["tp_ci"] = [max(tp - half, 0.0), min(tp + half, float(len(p)))]
+    return out
 
 
 def choose(
@@ -463,17 +460,17 @@ def pair_quality(ids, positives) -> dict:
     }
 
 
+def read_matches(folder, pool) -> tuple[pd.DataFrame, np.ndarray]:
+    """The export in ``folder``'s ``matches.csv`` and its pairs' ids in ``pool``."""
+    matches = pd.read_csv(Path(folder) / "matches.csv", dtype={"left_id": str, "right_id": str})
+    return matches, pool.pair_ids(*(matches[c].to_numpy(object) for c in ("left_id", "right_id")))
+
+
 def match_quality(session, exported: dict) -> dict:
     """Precision, recall and F1 of an export's matches against the pool's truth (a simulation),
     and the recall of the matches the person's labels found (``true_recall``)."""
-    matches = pd.read_csv(
-        Path(exported["folder"]) / "matches.csv", dtype={"left_id": str, "right_id": str}
-    )
     pool = session.pool
-    scored = pair_quality(
-        pool.pair_ids(matches["left_id"].to_numpy(object), matches["right_id"].to_numpy(object)),
-        pool.positives,
-    )
+    scored = pair_quality(read_matches(exported["folder"], pool)[1], pool.positives)
     ids, labels = session.store.labelled()
     yes = ids[labels == 1]
     return {k: scored[k] for k in ("precision", "recall", "f1")} | {

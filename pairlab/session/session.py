@@ -14,6 +14,7 @@ import numpy as np
 
 from ..active.config import ActiveConfig
 from ..active.store import differing_keys
+from ..active.strategies import make_strategy
 from ..annotators.person import UNANSWERED, SessionStore
 from ..data.items import Records
 from ..data.recordpool import RecordPool, record_pairs
@@ -136,22 +137,15 @@ class LabelingSession:
             )
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
+        # an audit needs a share asked for and a strategy training the model that stratifies it
+        audited = self.settings.audit_share > 0 and make_strategy(self.settings.strategy).adaptive
         # the same session with a larger budget: its run goes on when run() or start() is called
-        self.shown, self.audits = planned_rounds(
-            self.folder, self.settings, audited=self._audited()
-        )
+        self.shown, self.audits = planned_rounds(self.folder, self.settings, audited=audited)
         batches = np.subtract(self.shown, self.audits)
         self.config = session_config(self.pool, self.settings, batches, model=model)
         self.store = SessionStore(self.folder / "labels.sqlite")
         self.process = None
         self._give_known()
-
-    def _audited(self) -> bool:
-        """Whether the audit can be drawn: a share asked for, and a strategy that trains the
-        model whose scores stratify it."""
-        from ..active.strategies import make_strategy
-
-        return self.settings.audit_share > 0 and make_strategy(self.settings.strategy).adaptive
 
     def sibling(self, folder, **changes) -> LabelingSession:
         """A session on the same records and known pairs in ``folder``, with ``changes`` to
@@ -354,15 +348,9 @@ class LabelingSession:
 
     def matches_frame(self, folder=None):
         """An export's matches with both records' texts, highest score first."""
-        import pandas as pd
+        from .export import read_matches
 
-        matches = pd.read_csv(
-            Path(folder or self.folder / "export") / "matches.csv",
-            dtype={"left_id": str, "right_id": str},
-        )
-        ids = self.pool.pair_ids(
-            matches["left_id"].to_numpy(object), matches["right_id"].to_numpy(object)
-        )
+        matches, ids = read_matches(folder or self.folder / "export", self.pool)
         matches["left"], matches["right"] = self.pool.texts(ids)
         return matches.sort_values("score", ascending=False, na_position="first")
 
