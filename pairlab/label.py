@@ -13,6 +13,8 @@ token. ``export`` writes ``DIR/export/matches.csv`` and ``clusters.csv``.
 from __future__ import annotations
 
 import argparse
+import html
+import os
 import secrets
 import socket
 import sys
@@ -50,8 +52,6 @@ def open_session(folder):
 def page(folder):
     """What a page shows: a box for the person's name (or ``?annotator=NAME`` in the address),
     then the session's labelling widget answering as that name."""
-    import os
-
     import ipywidgets as w
     from IPython.display import display
 
@@ -86,8 +86,6 @@ def page(folder):
 
 def labelling(session, name: str):
     """The page's widget: whose answers these are, then the session's labelling widget."""
-    import html
-
     import ipywidgets as w
 
     head = w.HTML(

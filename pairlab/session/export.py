@@ -13,9 +13,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..active.store import round_ids
 from ..annotators.person import SAID, SessionStore
+from ..data.build import components
 from ..data.pairs import isin_sorted
+from ..evaluation.candidates import neighbour_pairs
 from ..io import write_atomic, write_json
+from ..models.training import TrainConfig
+from .audit import SessionAudit
 
 __all__ = [
     "export_session",
@@ -95,8 +100,6 @@ def final_model(folder: Path):
 
 
 def candidates(pool, model, m: int) -> Candidates:
-    from ..evaluation.candidates import neighbour_pairs
-
     left = model.embed(pool.left_texts)
     right = left if pool.symmetric else model.embed(pool.right_texts)
     ids, cosine = neighbour_pairs(pool.space, left, right, m=min(m, pool.space.n_right))
@@ -335,8 +338,6 @@ def find_matches(ids: np.ndarray, matcher, labels: pd.DataFrame, pool) -> tuple[
 def clusters(pool, pair_ids) -> pd.DataFrame:
     """One cluster id per record of a one-table pool: connected components of ``pair_ids``
     (records matching nothing are clusters of one), the largest cluster first."""
-    from ..data.build import components
-
     component = components(pool.space.n_left, *pool.space.decode(np.asarray(pair_ids, np.int64)))
     sizes = np.bincount(component)
     rank = np.argsort(np.argsort(-sizes, kind="stable"))  # ties: the lower component first
@@ -363,10 +364,6 @@ def export_session(
     on the session's training labels: tens of minutes on 25,000 records and 2 cores) or
     ``"auto"`` (the one :func:`choose` picks). The result's ``why``: "asked_for", "higher_f1",
     "no_audit_estimate" or "cross_encoder_untrainable" (its training labels all one answer)."""
-    from ..active.store import round_ids
-    from ..models.training import TrainConfig
-    from .audit import SessionAudit
-
     if matcher not in MATCHERS:
         raise ValueError(f"matcher must be one of {MATCHERS}, got {matcher!r}")
     labels = label_frame(session.pool, session.store)

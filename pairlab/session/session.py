@@ -11,16 +11,19 @@ from dataclasses import asdict, fields, replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from ..active.config import ActiveConfig
-from ..active.store import differing_keys
+from ..active.store import differing_keys, load_result
 from ..active.strategies import make_strategy
 from ..annotators.person import UNANSWERED, SessionStore
 from ..data.items import Records
+from ..data.pairs import of_matched_records
 from ..data.recordpool import RecordPool, record_pairs
 from ..io import read_json, to_json, write_json
 from ..progress import listening
 from .audit import SessionAudit
+from .export import export_session, label_frame, match_quality, read_matches
 from .settings import SessionSettings, audits, split
 from .worker import Job, first_pairs, log_estimate, run_job, sentence, spawn
 
@@ -239,8 +242,6 @@ class LabelingSession:
         return self.result()
 
     def result(self) -> dict | None:
-        from ..active.store import load_result
-
         return load_result(self.folder / "run")
 
     # -- the person's side --------------------------------------------------------------------
@@ -291,8 +292,6 @@ class LabelingSession:
         (records in more than one), ``non_matches_of_matched`` (non-match answers pairing a
         matched record: what ``one_to_one`` spares), ``advice`` (:func:`one_to_one_advice`) and
         its ``sentence``."""
-        from ..data.pairs import of_matched_records
-
         ids, labels = self.store.labelled()
         space = self.pool.space
         left, right = space.decode(ids[labels == 1])
@@ -310,8 +309,6 @@ class LabelingSession:
     def estimate_table(self):
         """The estimates logged so far, one row each (after every round, and every call of
         :meth:`estimate`)."""
-        import pandas as pd
-
         path = self.folder / "estimates.jsonl"
         rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
         columns = (
@@ -322,16 +319,12 @@ class LabelingSession:
 
     def labels(self):
         """Every current answer with its pair's records (:func:`.export.label_frame`)."""
-        from .export import label_frame
-
         return label_frame(self.pool, self.store)
 
     # -- out ----------------------------------------------------------------------------------
 
     def export(self, folder=None, **options) -> dict:
         """:func:`.export.export_session` to ``folder`` (default: the session's ``export/``)."""
-        from .export import export_session
-
         with listening():
             return export_session(
                 self, Path(folder) if folder else self.folder / "export", **options
@@ -339,8 +332,6 @@ class LabelingSession:
 
     def largest_clusters(self, folder=None, *, n: int = 5):
         """The records of the ``n`` largest clusters of an export (one table)."""
-        import pandas as pd
-
         table = pd.read_csv(
             Path(folder or self.folder / "export") / "clusters.csv", dtype={"id": str}
         )
@@ -348,8 +339,6 @@ class LabelingSession:
 
     def matches_frame(self, folder=None):
         """An export's matches with both records' texts, highest score first."""
-        from .export import read_matches
-
         matches, ids = read_matches(folder or self.folder / "export", self.pool)
         matches["left"], matches["right"] = self.pool.texts(ids)
         return matches.sort_values("score", ascending=False, na_position="first")
@@ -358,8 +347,6 @@ class LabelingSession:
         """The session's figures for the notebook's metrics file (``exported``: the export's
         record, empty before it); with the truth known (``oracle_pairs``), the exported matches'
         precision, recall and F1 against it and the recall the labels reached."""
-        from .export import match_quality
-
         counts, estimate = self.counts(), self.estimate()
         out = {
             **{k: counts[k] for k in ("labels", "positives", "unsure")},

@@ -5,6 +5,7 @@ assessments and hours (under papermill: at the prices it was built with)."""
 from __future__ import annotations
 
 import pandas as pd
+import plotly.graph_objects as go
 
 from ..experiments.budget import Budget
 from ..experiments.rankers import with_costs
@@ -26,7 +27,6 @@ class CostCalculator:
 
     def __init__(self, frame: pd.DataFrame, budget: Budget = Budget()):
         import ipywidgets as w
-        import plotly.graph_objects as go
 
         self.frame = frame
         self.sliders = {
@@ -65,8 +65,6 @@ class CostCalculator:
 
     def static(self):
         """The figure as it stands, as a plain ``go.Figure`` (to save as HTML and PNG)."""
-        import plotly.graph_objects as go
-
         return go.Figure(self.figure)
 
     def _summary(self, budget: Budget) -> str:
