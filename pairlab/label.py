@@ -65,12 +65,8 @@ def page(folder):
     name.add_class("pairlab-team-name")  # its value comes on Enter or when it loses the focus
     start = w.Button(description="start labelling", button_style="primary")
     start.add_class("pairlab-team-start")
-    box = w.VBox(
-        [
-            w.HTML("<b>Who is labelling?</b> Your answers are saved under this name."),
-            w.HBox([name, start]),
-        ]
-    )
+    who = w.HTML("<b>Who is labelling?</b> Your answers are saved under this name.")
+    box = w.VBox([who, w.HBox([name, start])])
 
     once = threading.Lock()  # the click and the name may come on two threads
 
@@ -185,7 +181,6 @@ def _saved_token(folder: Path) -> str:
     its owner alone, so that the pages' address outlives a restart of the server."""
     path = folder / TOKEN_FILE
     if not path.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
         path.touch(mode=0o600)
         path.write_text(secrets.token_urlsafe(24))
     return path.read_text().strip()

@@ -422,9 +422,8 @@ def export_session(
     elif skipped:
         choice["why"] = "cross_encoder_untrainable"
     matches, decided = find_matches(found.ids, best, labels, session.pool)
-    write_atomic(
-        folder / "matches.csv", lambda tmp: matches.drop(columns="pair_id").to_csv(tmp, index=False)
-    )
+    shown = matches.drop(columns="pair_id")
+    write_atomic(folder / "matches.csv", lambda tmp: shown.to_csv(tmp, index=False))
     out.update(
         matches=int(len(matches)),
         target_precision=target_precision,

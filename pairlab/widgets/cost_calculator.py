@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 
 from ..experiments.budget import Budget
 from ..experiments.rankers import with_costs
+from . import Shown
 from .ranker_plots import cost_figure
 
 __all__ = ["CostCalculator", "SLIDERS"]
@@ -22,7 +23,7 @@ SLIDERS = {
 }
 
 
-class CostCalculator:
+class CostCalculator(Shown):
     """Sliders over a :class:`Budget` and the cost figure of ``frame``, redrawn on every change."""
 
     def __init__(self, frame: pd.DataFrame, budget: Budget = Budget()):
@@ -78,6 +79,3 @@ class CostCalculator:
         ]
         hour = f"<i>(at {budget.assessments_per_hour:g} assessments an hour)</i>"
         return f"total cost at the largest size · {' · '.join(parts)} {hour}"
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
