@@ -65,19 +65,14 @@ def planned_rounds(folder: Path, settings: SessionSettings, *, audited: bool):
     """``(shown, audit)`` per round (:meth:`SessionSettings.rounds`); where ``folder`` holds this
     session's run with a smaller budget, that run's rounds first, then the rest in rounds of
     ``batch``, so the loop goes on from its last finished round."""
-    shown, audit = settings.rounds(audited=audited)
     path = folder / SETTINGS_FILE
-    old = read_json(path) if path.is_file() and (folder / "run" / "config.json").is_file() else None
-    if not isinstance(old, dict):
-        return shown, audit
-    new = to_json(asdict(settings))
-    if differing_keys(old, new) != ["budget"] or not old["budget"] < settings.budget:
-        return shown, audit  # the same budget, or a change the run folder's check refuses
-    done, done_audit = replace(settings, budget=int(old["budget"])).rounds(audited=audited)
-    more = split(settings.budget - sum(done), settings.batch)
-    return done + more, done_audit + audits(
-        more, settings.audit_share if audited else 0.0, first=len(done) + 1
-    )
+    old = read_json(path) if path.is_file() and (folder / "run" / "config.json").is_file() else {}
+    grown = isinstance(old, dict) and differing_keys(old, to_json(asdict(settings))) == ["budget"]
+    if not grown or not old["budget"] < settings.budget:  # no run, the same budget, or a
+        return settings.rounds(audited=audited)  # change the run folder's check refuses
+    done = split(int(old["budget"]), settings.batch)
+    shown = done + split(settings.budget - sum(done), settings.batch)
+    return shown, audits(shown, settings.audit_share if audited else 0.0, first=1)
 
 
 def one_to_one_advice(use: dict, one_to_one: bool) -> str:
