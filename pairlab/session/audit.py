@@ -79,13 +79,12 @@ class SessionAudit:
             return design.ids, design.stratum
         if round < MIN_ROUND or state.model is None or n <= 0:
             return np.empty(0, np.int64), np.empty(0, np.int64)
-        model = state.model
-        if one_class(model):  # its probabilities were never fitted to both answers
+        if one_class(state.model):  # its probabilities were never fitted to both answers
             skipped = {"round": round, "why": "one_class"}
             write_json(self.folder / f"skipped_round_{round:02d}.json", skipped)
             return np.empty(0, np.int64), np.empty(0, np.int64)
         left, right = state.embeddings  # under the selection model: the one trained so far
-        calibration = model.calibration
+        calibration = state.model.calibration
         threshold = calibration.mean + calibration.std * (-calibration.bias / calibration.weight)
         rates = audit_calibration(state, left, right)
         strata = stratify(

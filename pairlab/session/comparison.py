@@ -96,7 +96,7 @@ def coverage_table(sessions, *, seed: int = 0) -> dict:
         repeats = np.array([c["repeats"] for c, _ in pairs])
 
         def pooled(values):
-            return float(np.sum(np.asarray(values) * repeats) / repeats.sum())
+            return float(np.average(values, weights=repeats))
 
         out[budget] = {
             "covered": pooled([s["coverage"]["recall_found"] for _, s in pairs]),
