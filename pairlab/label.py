@@ -13,6 +13,8 @@ token. ``export`` writes ``DIR/export/matches.csv`` and ``clusters.csv``.
 from __future__ import annotations
 
 import argparse
+import html
+import os
 import secrets
 import socket
 import sys
@@ -50,8 +52,6 @@ def open_session(folder):
 def page(folder):
     """What a page shows: a box for the person's name (or ``?annotator=NAME`` in the address),
     then the session's labelling widget answering as that name."""
-    import os
-
     import ipywidgets as w
     from IPython.display import display
 
@@ -65,12 +65,8 @@ def page(folder):
     name.add_class("pairlab-team-name")  # its value comes on Enter or when it loses the focus
     start = w.Button(description="start labelling", button_style="primary")
     start.add_class("pairlab-team-start")
-    box = w.VBox(
-        [
-            w.HTML("<b>Who is labelling?</b> Your answers are saved under this name."),
-            w.HBox([name, start]),
-        ]
-    )
+    who = w.HTML("<b>Who is labelling?</b> Your answers are saved under this name.")
+    box = w.VBox([who, w.HBox([name, start])])
 
     once = threading.Lock()  # the click and the name may come on two threads
 
@@ -86,8 +82,6 @@ def page(folder):
 
 def labelling(session, name: str):
     """The page's widget: whose answers these are, then the session's labelling widget."""
-    import html
-
     import ipywidgets as w
 
     head = w.HTML(
@@ -187,7 +181,6 @@ def _saved_token(folder: Path) -> str:
     its owner alone, so that the pages' address outlives a restart of the server."""
     path = folder / TOKEN_FILE
     if not path.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
         path.touch(mode=0o600)
         path.write_text(secrets.token_urlsafe(24))
     return path.read_text().strip()

@@ -6,9 +6,13 @@ tagged ``your-answer`` and drops all outputs, so no later cell may read what a s
 from __future__ import annotations
 
 import argparse
+import ast
+import copy
 import re
 import sys
 from pathlib import Path
+
+import nbformat
 
 __all__ = ["exercises", "check", "participant_copy", "write", "guide"]
 
@@ -75,8 +79,6 @@ def check(nb, name: str = "notebook") -> list[dict]:
 
 def _names(source: str) -> tuple[set, set]:
     """(names bound, names read) of a code cell; IPython magics and shell lines skipped."""
-    import ast
-
     code = "\n".join(
         "" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()
     )
@@ -94,9 +96,6 @@ def _names(source: str) -> tuple[set, set]:
 
 def participant_copy(nb):
     """A copy of ``nb``, its solutions replaced by empty tagged code cells, without outputs."""
-    import copy
-
-    import nbformat
     from nbconvert.preprocessors import ClearOutputPreprocessor
 
     out, _ = ClearOutputPreprocessor().preprocess(copy.deepcopy(nb), {})
@@ -112,8 +111,6 @@ def participant_copy(nb):
 def write(notebooks, out_dir) -> list[tuple[Path, int]]:
     """Participant copies of ``notebooks`` (.ipynb paths) in ``out_dir``, each checked first;
     returns each written path with its number of exercises."""
-    import nbformat
-
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     written = []
     for path in map(Path, notebooks):
@@ -126,8 +123,6 @@ def write(notebooks, out_dir) -> list[tuple[Path, int]]:
 def guide(root: Path, seconds: dict | None = None) -> list[dict]:
     """What WORKSHOP.md lists per notebook: ``{"stem", "number", "title", "after", "seconds",
     "exercises"}`` (title: its first heading; seconds: from a timings file's ``notebooks``)."""
-    import nbformat
-
     out = []
     for path in sorted(Path(root, "notebooks").glob("[0-9][0-9]_*.ipynb")):
         nb = nbformat.read(path, as_version=4)

@@ -79,13 +79,12 @@ class SessionAudit:
             return design.ids, design.stratum
         if round < MIN_ROUND or state.model is None or n <= 0:
             return np.empty(0, np.int64), np.empty(0, np.int64)
-        model = state.model
-        if one_class(model):  # its probabilities were never fitted to both answers
+        if one_class(state.model):  # its probabilities were never fitted to both answers
             skipped = {"round": round, "why": "one_class"}
             write_json(self.folder / f"skipped_round_{round:02d}.json", skipped)
             return np.empty(0, np.int64), np.empty(0, np.int64)
         left, right = state.embeddings  # under the selection model: the one trained so far
-        calibration = model.calibration
+        calibration = state.model.calibration
         threshold = calibration.mean + calibration.std * (-calibration.bias / calibration.weight)
         rates = audit_calibration(state, left, right)
         strata = stratify(
@@ -190,14 +189,8 @@ class SessionAudit:
                 continue
             census = store.answers(excluded) == 1  # the labelled positives of each stratum, now
             known = np.bincount(excluded_stratum[census], minlength=len(design.sizes))
-            audits.append(
-                replace(
-                    design,
-                    ids=design.ids[keep],
-                    stratum=design.stratum[keep],
-                    known=known.astype(np.int64),
-                )
-            )
+            answered = dict(ids=design.ids[keep], stratum=design.stratum[keep])
+            audits.append(replace(design, **answered, known=known.astype(np.int64)))
             labels.append(answers[keep].astype(np.int64))
         if not audits:
             return None
@@ -208,10 +201,7 @@ class SessionAudit:
             **{k: v for k, v in combined.items() if k != "rounds"},
             "prior_weight": float(np.dot(combined["weights"], rested)),  # unfound: from scores
             "assumption": use,
-            "precision": latest["precision"],
-            "precision_ci": latest["precision_ci"],
-            "recall": latest["recall"],
-            "recall_ci": latest["recall_ci"],
+            **{k: latest[k] for k in ("precision", "precision_ci", "recall", "recall_ci")},
             "audit_labels": int(sum(len(y) for y in labels)),
             "audit_positives": int(sum(int(y.sum()) for y in labels)),
             "audit_rounds": len(audits),

@@ -6,14 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..active.strategies import CandidateSearch, make_strategy
+from ..evaluation.audit_estimate import replay_combined
+from ..io import json_row
+
 __all__ = ["compare_strategies", "comparison_record", "coverage_sessions", "coverage_table"]
 
 
 def compare_strategies(session, strategies, *, learner=None) -> pd.DataFrame:
     """One row per strategy (the session's first, with the oracle): labels, matches found, labels
     per match (None where it found none) and the share of all true matches found."""
-    from ..active.strategies import CandidateSearch, make_strategy
-
     if session.settings.annotator != "oracle":
         raise ValueError(
             "compare needs the oracle as the person: the matches found are counted "
@@ -42,8 +44,6 @@ def compare_strategies(session, strategies, *, learner=None) -> pd.DataFrame:
 def comparison_record(frame: pd.DataFrame | None) -> list[dict] | None:
     """:func:`compare_strategies`' table as the metrics file's ``comparison`` rows (snake_case
     keys); None without one."""
-    from ..io import json_row
-
     if frame is None:
         return None
     return [json_row(row) for row in frame.reset_index().to_dict("records")]
@@ -82,8 +82,6 @@ def coverage_sessions(session, seeds, *, learner=None) -> list:
 def coverage_table(sessions, *, seed: int = 0) -> dict:
     """``{budget: {"covered", "mean_width", "round_*", "sessions", "repeats", "truth"}}`` of the
     share found, pooled over sessions: audit rounds so far combined, ``round_*`` the round's."""
-    from ..evaluation.audit_estimate import replay_combined
-
     by_budget = {}
     for session in sessions:
         schedule = np.cumsum(session.config.schedule())
@@ -98,7 +96,7 @@ def coverage_table(sessions, *, seed: int = 0) -> dict:
         repeats = np.array([c["repeats"] for c, _ in pairs])
 
         def pooled(values):
-            return float(np.sum(np.asarray(values) * repeats) / repeats.sum())
+            return float(np.average(values, weights=repeats))
 
         out[budget] = {
             "covered": pooled([s["coverage"]["recall_found"] for _, s in pairs]),

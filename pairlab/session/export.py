@@ -13,9 +13,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..active.store import round_ids
 from ..annotators.person import SAID, SessionStore
+from ..data.build import components
 from ..data.pairs import isin_sorted
+from ..evaluation.candidates import neighbour_pairs
 from ..io import write_atomic, write_json
+from ..models.training import TrainConfig
+from .audit import SessionAudit
 
 __all__ = [
     "export_session",
@@ -24,6 +29,7 @@ __all__ = [
     "clusters",
     "match_quality",
     "pair_quality",
+    "read_matches",
     "MATCHERS",
     "Candidates",
     "Matcher",
@@ -94,8 +100,6 @@ def final_model(folder: Path):
 
 
 def candidates(pool, model, m: int) -> Candidates:
-    from ..evaluation.candidates import neighbour_pairs
-
     left = model.embed(pool.left_texts)
     right = left if pool.symmetric else model.embed(pool.right_texts)
     ids, cosine = neighbour_pairs(pool.space, left, right, m=min(m, pool.space.n_right))
@@ -207,17 +211,13 @@ def audit_counts(rounds, matcher, found: Candidates, predicted, level=0.95) -> d
     mean = float(share @ means)
     q = np.clip(p + mean, 0, 1)  # the corrected probabilities
     tp = float(q.sum())
-    if len(means) < 2:  # no spread to read: the audit cannot bound them
-        return {**out, "tp": tp, "fp": len(p) - tp, "tp_ci": [0.0, float(len(p))]}
-    spread = float(share**2 @ (np.asarray(means) - mean) ** 2) * len(share) / (len(share) - 1)
-    sd = np.sqrt(len(p) ** 2 * spread + float((q * (1 - q)).sum()))
-    half = float(student.ppf((1 + level) / 2, len(share) - 1) * sd)
-    return {
-        **out,
-        "tp": tp,
-        "fp": len(p) - tp,
-        "tp_ci": [max(tp - half, 0.0), min(tp + half, float(len(p)))],
-    }
+    out.update(tp=tp, fp=len(p) - tp, tp_ci=[0.0, float(len(p))])  # no spread: no bound
+    if len(means) >= 2:
+        spread = float(share**2 @ (np.asarray(means) - mean) ** 2) * len(share) / (len(share) - 1)
+        sd = np.sqrt(len(p) ** 2 * spread + float((q * (1 - q)).sum()))
+        half = float(student.ppf((1 + level) / 2, len(share) - 1) * sd)
+        out["tp_ci"] = [max(tp - half, 0.0), min(tp + half, float(len(p)))]
+    return out
 
 
 def choose(
@@ -338,8 +338,6 @@ def find_matches(ids: np.ndarray, matcher, labels: pd.DataFrame, pool) -> tuple[
 def clusters(pool, pair_ids) -> pd.DataFrame:
     """One cluster id per record of a one-table pool: connected components of ``pair_ids``
     (records matching nothing are clusters of one), the largest cluster first."""
-    from ..data.build import components
-
     component = components(pool.space.n_left, *pool.space.decode(np.asarray(pair_ids, np.int64)))
     sizes = np.bincount(component)
     rank = np.argsort(np.argsort(-sizes, kind="stable"))  # ties: the lower component first
@@ -366,10 +364,6 @@ def export_session(
     on the session's training labels: tens of minutes on 25,000 records and 2 cores) or
     ``"auto"`` (the one :func:`choose` picks). The result's ``why``: "asked_for", "higher_f1",
     "no_audit_estimate" or "cross_encoder_untrainable" (its training labels all one answer)."""
-    from ..active.store import round_ids
-    from ..models.training import TrainConfig
-    from .audit import SessionAudit
-
     if matcher not in MATCHERS:
         raise ValueError(f"matcher must be one of {MATCHERS}, got {matcher!r}")
     labels = label_frame(session.pool, session.store)
@@ -428,9 +422,8 @@ def export_session(
     elif skipped:
         choice["why"] = "cross_encoder_untrainable"
     matches, decided = find_matches(found.ids, best, labels, session.pool)
-    write_atomic(
-        folder / "matches.csv", lambda tmp: matches.drop(columns="pair_id").to_csv(tmp, index=False)
-    )
+    shown = matches.drop(columns="pair_id")
+    write_atomic(folder / "matches.csv", lambda tmp: shown.to_csv(tmp, index=False))
     out.update(
         matches=int(len(matches)),
         target_precision=target_precision,
@@ -463,17 +456,17 @@ def pair_quality(ids, positives) -> dict:
     }
 
 
+def read_matches(folder, pool) -> tuple[pd.DataFrame, np.ndarray]:
+    """The export in ``folder``'s ``matches.csv`` and its pairs' ids in ``pool``."""
+    matches = pd.read_csv(Path(folder) / "matches.csv", dtype={"left_id": str, "right_id": str})
+    return matches, pool.pair_ids(*(matches[c].to_numpy(object) for c in ("left_id", "right_id")))
+
+
 def match_quality(session, exported: dict) -> dict:
     """Precision, recall and F1 of an export's matches against the pool's truth (a simulation),
     and the recall of the matches the person's labels found (``true_recall``)."""
-    matches = pd.read_csv(
-        Path(exported["folder"]) / "matches.csv", dtype={"left_id": str, "right_id": str}
-    )
     pool = session.pool
-    scored = pair_quality(
-        pool.pair_ids(matches["left_id"].to_numpy(object), matches["right_id"].to_numpy(object)),
-        pool.positives,
-    )
+    scored = pair_quality(read_matches(exported["folder"], pool)[1], pool.positives)
     ids, labels = session.store.labelled()
     yes = ids[labels == 1]
     return {k: scored[k] for k in ("precision", "recall", "f1")} | {

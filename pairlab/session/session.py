@@ -11,15 +11,19 @@ from dataclasses import asdict, fields, replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from ..active.config import ActiveConfig
-from ..active.store import differing_keys
+from ..active.store import differing_keys, load_result
+from ..active.strategies import make_strategy
 from ..annotators.person import UNANSWERED, SessionStore
 from ..data.items import Records
+from ..data.pairs import of_matched_records
 from ..data.recordpool import RecordPool, record_pairs
 from ..io import read_json, to_json, write_json
 from ..progress import listening
 from .audit import SessionAudit
+from .export import export_session, label_frame, match_quality, read_matches
 from .settings import SessionSettings, audits, split
 from .worker import Job, first_pairs, log_estimate, run_job, sentence, spawn
 
@@ -61,19 +65,14 @@ def planned_rounds(folder: Path, settings: SessionSettings, *, audited: bool):
     """``(shown, audit)`` per round (:meth:`SessionSettings.rounds`); where ``folder`` holds this
     session's run with a smaller budget, that run's rounds first, then the rest in rounds of
     ``batch``, so the loop goes on from its last finished round."""
-    shown, audit = settings.rounds(audited=audited)
     path = folder / SETTINGS_FILE
-    old = read_json(path) if path.is_file() and (folder / "run" / "config.json").is_file() else None
-    if not isinstance(old, dict):
-        return shown, audit
-    new = to_json(asdict(settings))
-    if differing_keys(old, new) != ["budget"] or not old["budget"] < settings.budget:
-        return shown, audit  # the same budget, or a change the run folder's check refuses
-    done, done_audit = replace(settings, budget=int(old["budget"])).rounds(audited=audited)
-    more = split(settings.budget - sum(done), settings.batch)
-    return done + more, done_audit + audits(
-        more, settings.audit_share if audited else 0.0, first=len(done) + 1
-    )
+    old = read_json(path) if path.is_file() and (folder / "run" / "config.json").is_file() else {}
+    grown = isinstance(old, dict) and differing_keys(old, to_json(asdict(settings))) == ["budget"]
+    if not grown or not old["budget"] < settings.budget:  # no run, the same budget, or a
+        return settings.rounds(audited=audited)  # change the run folder's check refuses
+    done = split(int(old["budget"]), settings.batch)
+    shown = done + split(settings.budget - sum(done), settings.batch)
+    return shown, audits(shown, settings.audit_share if audited else 0.0, first=1)
 
 
 def one_to_one_advice(use: dict, one_to_one: bool) -> str:
@@ -136,22 +135,15 @@ class LabelingSession:
             )
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
+        # an audit needs a share asked for and a strategy training the model that stratifies it
+        audited = self.settings.audit_share > 0 and make_strategy(self.settings.strategy).adaptive
         # the same session with a larger budget: its run goes on when run() or start() is called
-        self.shown, self.audits = planned_rounds(
-            self.folder, self.settings, audited=self._audited()
-        )
+        self.shown, self.audits = planned_rounds(self.folder, self.settings, audited=audited)
         batches = np.subtract(self.shown, self.audits)
         self.config = session_config(self.pool, self.settings, batches, model=model)
         self.store = SessionStore(self.folder / "labels.sqlite")
         self.process = None
         self._give_known()
-
-    def _audited(self) -> bool:
-        """Whether the audit can be drawn: a share asked for, and a strategy that trains the
-        model whose scores stratify it."""
-        from ..active.strategies import make_strategy
-
-        return self.settings.audit_share > 0 and make_strategy(self.settings.strategy).adaptive
 
     def sibling(self, folder, **changes) -> LabelingSession:
         """A session on the same records and known pairs in ``folder``, with ``changes`` to
@@ -245,8 +237,6 @@ class LabelingSession:
         return self.result()
 
     def result(self) -> dict | None:
-        from ..active.store import load_result
-
         return load_result(self.folder / "run")
 
     # -- the person's side --------------------------------------------------------------------
@@ -297,8 +287,6 @@ class LabelingSession:
         (records in more than one), ``non_matches_of_matched`` (non-match answers pairing a
         matched record: what ``one_to_one`` spares), ``advice`` (:func:`one_to_one_advice`) and
         its ``sentence``."""
-        from ..data.pairs import of_matched_records
-
         ids, labels = self.store.labelled()
         space = self.pool.space
         left, right = space.decode(ids[labels == 1])
@@ -316,8 +304,6 @@ class LabelingSession:
     def estimate_table(self):
         """The estimates logged so far, one row each (after every round, and every call of
         :meth:`estimate`)."""
-        import pandas as pd
-
         path = self.folder / "estimates.jsonl"
         rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
         columns = (
@@ -328,16 +314,12 @@ class LabelingSession:
 
     def labels(self):
         """Every current answer with its pair's records (:func:`.export.label_frame`)."""
-        from .export import label_frame
-
         return label_frame(self.pool, self.store)
 
     # -- out ----------------------------------------------------------------------------------
 
     def export(self, folder=None, **options) -> dict:
         """:func:`.export.export_session` to ``folder`` (default: the session's ``export/``)."""
-        from .export import export_session
-
         with listening():
             return export_session(
                 self, Path(folder) if folder else self.folder / "export", **options
@@ -345,8 +327,6 @@ class LabelingSession:
 
     def largest_clusters(self, folder=None, *, n: int = 5):
         """The records of the ``n`` largest clusters of an export (one table)."""
-        import pandas as pd
-
         table = pd.read_csv(
             Path(folder or self.folder / "export") / "clusters.csv", dtype={"id": str}
         )
@@ -354,15 +334,7 @@ class LabelingSession:
 
     def matches_frame(self, folder=None):
         """An export's matches with both records' texts, highest score first."""
-        import pandas as pd
-
-        matches = pd.read_csv(
-            Path(folder or self.folder / "export") / "matches.csv",
-            dtype={"left_id": str, "right_id": str},
-        )
-        ids = self.pool.pair_ids(
-            matches["left_id"].to_numpy(object), matches["right_id"].to_numpy(object)
-        )
+        matches, ids = read_matches(folder or self.folder / "export", self.pool)
         matches["left"], matches["right"] = self.pool.texts(ids)
         return matches.sort_values("score", ascending=False, na_position="first")
 
@@ -370,8 +342,6 @@ class LabelingSession:
         """The session's figures for the notebook's metrics file (``exported``: the export's
         record, empty before it); with the truth known (``oracle_pairs``), the exported matches'
         precision, recall and F1 against it and the recall the labels reached."""
-        from .export import match_quality
-
         counts, estimate = self.counts(), self.estimate()
         out = {
             **{k: counts[k] for k in ("labels", "positives", "unsure")},

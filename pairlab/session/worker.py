@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import multiprocessing
 import os
 import threading
 import time
@@ -19,9 +20,11 @@ from .. import templating
 from ..active.committee import member_scores
 from ..active.config import ActiveConfig
 from ..active.loop import ActiveRun
+from ..active.strategies import RoundState
 from ..annotators.person import PersonAnnotator, SessionStore
 from ..progress import Progress, listened, listening
 from .audit import MIN_ROUND, SessionAudit
+from .export import candidates, final_model
 from .settings import SessionSettings
 
 __all__ = ["Job", "run_job", "log_estimate", "spawn", "first_pairs"]
@@ -108,8 +111,6 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
                 store.set_status(
                     "worker", "preparing the export: the final model embeds the records"
                 )
-                from .export import candidates, final_model
-
                 model = final_model(job.folder)
                 candidates(job.pool, model, s.candidate_m)
                 _last_audit(job, annotator, audit, model, round=len(result["records"]) + 1)
@@ -125,8 +126,6 @@ def _last_audit(job: Job, annotator: PersonAnnotator, audit, model, *, round: in
     """The audit pairs the rounds could not draw (the budget spent before a trained model),
     drawn under the final model (its embeddings are the export's), and the session's last
     estimate once the pages have answered them."""
-    from ..active.strategies import RoundState
-
     store, pool = annotator.store, job.pool
     left = model.embed(pool.left_texts)  # read back: the export's candidates embedded them
     right = left if pool.symmetric else model.embed(pool.right_texts)
@@ -231,8 +230,6 @@ def sentence(record: dict, macro: str = "estimate") -> str:
 
 def spawn(job: Job):
     """Start the loop in a spawned child process; returns the ``multiprocessing.Process``."""
-    import multiprocessing
-
     process = multiprocessing.get_context("spawn").Process(
         target=_work,
         args=(job, os.getpid()),

@@ -14,3 +14,10 @@ __all__ = [
     "ranker_plots",
     "review",
 ]
+
+
+class Shown:
+    """A widget's holder, shown in a notebook as its ipywidgets ``widget``."""
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)

@@ -5,9 +5,11 @@ assessments and hours (under papermill: at the prices it was built with)."""
 from __future__ import annotations
 
 import pandas as pd
+import plotly.graph_objects as go
 
 from ..experiments.budget import Budget
 from ..experiments.rankers import with_costs
+from . import Shown
 from .ranker_plots import cost_figure
 
 __all__ = ["CostCalculator", "SLIDERS"]
@@ -21,12 +23,11 @@ SLIDERS = {
 }
 
 
-class CostCalculator:
+class CostCalculator(Shown):
     """Sliders over a :class:`Budget` and the cost figure of ``frame``, redrawn on every change."""
 
     def __init__(self, frame: pd.DataFrame, budget: Budget = Budget()):
         import ipywidgets as w
-        import plotly.graph_objects as go
 
         self.frame = frame
         self.sliders = {
@@ -65,8 +66,6 @@ class CostCalculator:
 
     def static(self):
         """The figure as it stands, as a plain ``go.Figure`` (to save as HTML and PNG)."""
-        import plotly.graph_objects as go
-
         return go.Figure(self.figure)
 
     def _summary(self, budget: Budget) -> str:
@@ -80,6 +79,3 @@ class CostCalculator:
         ]
         hour = f"<i>(at {budget.assessments_per_hour:g} assessments an hour)</i>"
         return f"total cost at the largest size · {' · '.join(parts)} {hour}"
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)

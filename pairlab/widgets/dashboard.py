@@ -12,11 +12,12 @@ import pandas as pd
 
 from ..active.loop import STAGES, strategy_label
 from ..active.store import load_result
+from . import Shown
 
 __all__ = ["RunDashboard"]
 
 
-class RunDashboard:
+class RunDashboard(Shown):
     """Round, labels, positives, dev AP per round and time per stage of one or more runs."""
 
     def __init__(self, total_rounds: int = 0, *, title: str = "active learning"):
@@ -126,9 +127,6 @@ class RunDashboard:
         board.progress.bar_style = "success" if finished == len(runs) else "info"
         board.status.value += f" · {finished} of {len(runs)} runs finished"
         return board
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
 
 
 def _name(key: tuple) -> str:

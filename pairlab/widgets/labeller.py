@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from ..annotators.person import ANSWERS, SAID, QueueItem, SessionStore
+from . import Shown
 from .review import marked, words
 
 __all__ = ["LabellingWidget", "record_html", "shared_words", "sparkline_svg", "elapsed"]
@@ -35,13 +36,17 @@ _BOX = (
     "padding:0.4em 0.6em;max-height:22em;overflow-y:auto;overflow-wrap:anywhere"
 )
 _GREY = "<span style='color:#555'>{}</span>"
+_FIRST_ESTIMATE = (
+    "how far: the first estimate of the matches found comes once enough audit pairs (mixed in "
+    "from round 2 on) are answered"
+)
 _SETTLE = 0.05  # seconds the refresher lets an answer's burst settle before it reads the counts
 _BEAT = 2.0  # seconds between the kernel's heartbeats to the page
 _AGREEMENT_EVERY = 5.0  # seconds at least between two computations of the agreement (~20 ms)
 _LIVE: weakref.WeakValueDictionary[tuple, LabellingWidget] = weakref.WeakValueDictionary()
 
 
-class LabellingWidget:
+class LabellingWidget(Shown):
     """Shows a :class:`SessionStore`'s queued pairs one at a time and records a person's answers
     (``texts(pair_id) -> (left, right)``); a second one on the same store closes the first.
     The pair on show is held for ``lease`` seconds or until answered: pages of other annotators
@@ -121,9 +126,6 @@ class LabellingWidget:
             self._thread.join(timeout=max(5.0, 4 * self.poll))
         _close(self.widget)
 
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
-
     def _next(self) -> QueueItem | None:
         """The next pair no other page holds, now held for this one; once the rounds are over,
         no spare (the finished screen, not a model's leftovers)."""
@@ -190,18 +192,12 @@ class LabellingWidget:
             self.plot.value = sparkline_svg(self._points)
             self.status.value = _GREY.format(f"worker: {html.escape(worker)}") if worker else ""
             self._progress(status.get("progress"))
+            pending = status.get("estimate_pending")
             self.guide.value = (
                 f"<b>how far</b> (estimated {elapsed(_age(estimate))} ago, from the audit "
                 f"pairs): {html.escape(estimate['value'])}"
                 if estimate
-                else _GREY.format(
-                    html.escape(
-                        pending["value"]
-                        if (pending := status.get("estimate_pending"))
-                        else "how far: the first estimate of the matches found comes once "
-                        "enough audit pairs (mixed in from round 2 on) are answered"
-                    )
-                )
+                else _GREY.format(html.escape(pending["value"] if pending else _FIRST_ESTIMATE))
             )
 
     def _agreement(self) -> str:

@@ -357,9 +357,8 @@ def cost_figure(
     frame = curves[curves["strategy"].isin(strategies)]
     fig = active_curves_figure(frame.assign(labels=frame["labels"] * dollars_per_label))
     fig.update_xaxes(title="annotation cost ($)", tickprefix="$")
-    return fig.update_layout(
-        title=f"dev AP against annotation cost (${dollars_per_label:.2f} a label)"
-    )
+    title = f"dev AP against annotation cost (${dollars_per_label:.2f} a label)"
+    return fig.update_layout(title=title)
 
 
 def silver_figure(silver: pd.DataFrame) -> go.Figure:

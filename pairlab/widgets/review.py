@@ -18,6 +18,7 @@ from ..data.loaders import Pool
 from ..evaluation import metrics
 from ..evaluation.strata import EvalSet
 from ..io import check_name
+from . import Shown
 from .labels import STRATA, LabelStore
 
 __all__ = [
@@ -160,7 +161,7 @@ def _check_scores(eval_set: EvalSet, scores) -> dict[str, np.ndarray]:
     return out
 
 
-class FalsePositiveBrowser:
+class FalsePositiveBrowser(Shown):
     """Walks one model's putative false positives at a recall and records manual marks. The
     pairs come in a fixed pseudo-random order, so the marked pairs are a uniform sample of each
     stratum's (eq. 14); callbacks may run on a subshell thread, so each action holds a lock."""
@@ -244,9 +245,6 @@ class FalsePositiveBrowser:
             elif action is not None:
                 self.step(action)
 
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
-
     def _build(self, recall: float) -> None:
         import ipywidgets as w  # optional dependency: only the widget needs it
 
@@ -315,7 +313,7 @@ class FalsePositiveBrowser:
         self.position.value = f"{self._pos + 1 if n else 0} of {n}"
 
 
-class RunPicker:
+class RunPicker(Shown):
     """A dropdown of scored runs ``{name: (pool, eval_set, scores, model_id)}``; picking one
     shows its :class:`FalsePositiveBrowser`, built on the first pick and kept."""
 
@@ -340,9 +338,6 @@ class RunPicker:
             *data, model_id = self.runs[name]  # pool, eval set, scores
             self.browsers[name] = FalsePositiveBrowser(*data, model_id=model_id, **self._options)
         self.widget.children = [self.dropdown, self.browsers[name].widget]
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
 
 
 def _pair_html(pair: dict) -> str:
