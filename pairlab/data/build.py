@@ -39,8 +39,7 @@ def build_symmetric(
         members = np.flatnonzero(split_of == s)
         members = _cap_by_group(members, groups, group_order, cap_of(max_items, split))
         splits[split] = _symmetric_pool(name, split, members, texts, clusters, a, b, label, notes)
-    notes["fractions"] = list(fractions)
-    notes["subsampled"] = max_items is not None
+    notes |= {"fractions": list(fractions), "subsampled": max_items is not None}
     return Task(name, splits, notes)
 
 
@@ -101,8 +100,9 @@ def build_asymmetric(
             for split in SPLITS
         }
     else:
-        frames, kept = _random_split(rows, check_fractions(fractions), max_items, rng)
-        notes["fractions"] = list(check_fractions(fractions))
+        fractions = check_fractions(fractions)
+        frames, kept = _random_split(rows, fractions, max_items, rng)
+        notes["fractions"] = list(fractions)
     frames = {split: frames[split][frames[split]["left_key"].isin(kept[split])] for split in SPLITS}
     everything = pd.concat(list(frames.values()), ignore_index=True)
     right_index, right_texts = _distinct(everything, "right")

@@ -186,9 +186,7 @@ def serialise(frame: pd.DataFrame, fields: list[str]) -> pd.Series:
 def as_ids(values) -> np.ndarray:
     """``values`` as id strings, (n,) object: strings stripped, integers (and integral floats: an
     int column with gaps) as ``str`` of the integer (``12``, never ``"12.0"``), missing ``""``."""
-    series = (
-        values if isinstance(values, pd.Series) else pd.Series(np.asarray(values, dtype=object))
-    )
+    series = values if isinstance(values, pd.Series) else pd.Series(np.asarray(values, object))
     whole = pd.api.types.is_bool_dtype(series) or pd.api.types.is_integer_dtype(series)
     if whole and not series.isna().any():
         return series.astype(str).to_numpy(object)

@@ -1,6 +1,6 @@
 """Evaluation on all pairs, its modules below; :mod:`.strata`'s names are importable from here."""
 
-from . import (
+from . import (  # noqa: F401 (exported: __all__ below)
     audit,
     audit_estimate,
     audit_prior,
@@ -13,18 +13,6 @@ from . import (
     strata,
 )
 from .strata import *  # noqa: F401,F403
-from .strata import __all__ as _strata
 
-__all__ = [
-    "audit",
-    "audit_estimate",
-    "audit_prior",
-    "candidates",
-    "heuristic",
-    "metrics",
-    "ranking",
-    "significance",
-    "stats",
-    "strata",
-    *_strata,
-]
+# the modules above and the public names of strata
+__all__ = sorted(name for name in globals() if not name.startswith("_"))

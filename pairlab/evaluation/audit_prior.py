@@ -6,11 +6,8 @@ The kinds:
   (logit q_h - c))``, ``q_h`` its mean calibrated probability, with a level shift ``alpha ~
   N(0, 2^2)`` and a tail slope ``log beta ~ N(0, 0.5^2)`` pivoting at ``c``, the logit where
   the expected positives sit: hits anywhere correct the strata too poor for the audit to see.
-  The slope's sd was 0.3 until Walmart-Amazon sessions showed the learner's calibration 1.4-3x
-  too steep (tail rates 60-3000x the calibrated ones; ``benchmarks/audit_replay.py``); the
-  level's sd was 1.2 until catalogues whose records match 1-4 others showed tail rates 4-2,000x
-  the calibrated ones where the strata held most unfound matches, with 13 audit pairs a round to
-  see them (``audit_replay-many_to_many-*.log``, issue 59).
+  The sds are wide because replays found the learner's calibration 1.4-3x too steep and tail
+  rates up to 2,000x the calibrated ones (``benchmarks/audit_replay.py``, issue 59).
 - ``"bounded"``: the same with ``log beta ~ N(-1.5, 1)``, dropping the grid points that expect
   more than ``max_positives`` unlabelled positives (about one match a record).
 - ``"calibrated"``: one Beta per stratum centred on ``q_h`` with ``strength`` pseudo-counts of

@@ -134,9 +134,8 @@ def construction_metrics(
             result = results.get(name, {}).get(split)
             if result is not None:
                 cosine = {k: result[k] for k in ("ap", "ap_ci", "p_at_r20", "p_at_r20_ci")}
-                if exact and split in exact.get(name, {}):
-                    cosine["exact_ap"] = exact[name][split]["ap"]
-                    cosine["exact_p_at_r20"] = exact[name][split]["p_at_r"]
+                if point := (exact or {}).get(name, {}).get(split):
+                    cosine |= {"exact_ap": point["ap"], "exact_p_at_r20": point["p_at_r"]}
                 entry["pretrained_cosine"] = cosine
             out[name][split] = entry
         out[name]["notes"] = task.notes | {"malformed_rows_skipped": len(task.report.skipped)}

@@ -157,8 +157,7 @@ def summary(results: dict, exact: dict | None = None) -> pd.DataFrame:
             for label, key in (("AP", "ap"), ("P@R20", "p_at_r20")):
                 row[label] = r[key]
                 row[f"{label} 95% CI"] = "[{:.4f}, {:.4f}]".format(*r[f"{key}_ci"])
-            if exact and split in exact.get(name, {}):
-                row["exact AP"] = exact[name][split]["ap"]
-                row["exact P@R20"] = exact[name][split]["p_at_r"]
+            if point := (exact or {}).get(name, {}).get(split):
+                row |= {"exact AP": point["ap"], "exact P@R20": point["p_at_r"]}
             rows.append(row)
     return pd.DataFrame(rows).set_index(["name", "split"])

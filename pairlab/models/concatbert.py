@@ -32,8 +32,7 @@ class ConcatBERT:
     output_cache: Path | None = None  # a folder for logits, where the weights are saved
 
     def __init__(self, cross_encoder, *, info: dict | None = None):
-        self.model = cross_encoder
-        self.info = dict(info or {})
+        self.model, self.info = cross_encoder, dict(info or {})
 
     @classmethod
     def untrained(cls, model=None, *, max_seq_length: int = 128, seed: int = 0, device=None):

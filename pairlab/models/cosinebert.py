@@ -138,9 +138,7 @@ class CosineBERT:
     def __init__(
         self, encoder, calibration: Calibration | None = None, *, info: dict | None = None
     ):
-        self.encoder = encoder
-        self.calibration = calibration
-        self.info = dict(info or {})
+        self.encoder, self.calibration, self.info = encoder, calibration, dict(info or {})
 
     @classmethod
     def pretrained(cls, model=None, *, max_seq_length: int = 128, device=None) -> CosineBERT:

@@ -74,11 +74,8 @@ class TrainConfig:
 
     def to_dict(self) -> dict:
         """The fields, without the speed settings at their defaults (older digests hold)."""
-        out = asdict(self)
-        for name, default in (("precision", "fp32"), ("batch_order", "random")):
-            if out[name] == default:
-                del out[name]
-        return out
+        speed_defaults = {"precision": "fp32", "batch_order": "random"}
+        return {k: v for k, v in asdict(self).items() if speed_defaults.get(k) != v}
 
 
 def pair_dataset(left_texts, right_texts, labels):
