@@ -49,7 +49,7 @@ __all__ = [
 
 
 class MalformedRowError(ValueError):
-    """A row that does not have the expected fields, raised under ``strict=True``."""
+    """A row without the expected fields: its reason from a parser, then (``strict``) where."""
 
 
 class NoRowsError(ValueError):
@@ -102,13 +102,13 @@ def read_qqp(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport]:
 
     def parse(fields):
         if len(fields) != 6:
-            raise _Bad(f"expected 6 tab-separated fields, found {len(fields)}")
+            raise MalformedRowError(f"expected 6 tab-separated fields, found {len(fields)}")
         try:
             qid1, qid2, label = int(fields[1]), int(fields[2]), int(fields[5])
         except ValueError:
-            raise _Bad("qid1, qid2 and is_duplicate must be integers") from None
+            raise MalformedRowError("qid1, qid2 and is_duplicate must be integers") from None
         if label not in (0, 1):
-            raise _Bad(f"is_duplicate must be 0 or 1, found {label}")
+            raise MalformedRowError(f"is_duplicate must be 0 or 1, found {label}")
         return qid1, qid2, fields[3], fields[4], label
 
     expected = "a QQP TSV (id, qid1, qid2, question1, question2, is_duplicate)"
@@ -128,11 +128,11 @@ def read_wikiqa(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport
         elif len(fields) == 5:
             question, title, sentence, label = fields[1], None, fields[3], fields[4]
         else:
-            raise _Bad(f"expected 7 (or 5) tab-separated fields, found {len(fields)}")
+            raise MalformedRowError(f"expected 7 (or 5) tab-separated fields, found {len(fields)}")
         if label not in ("0", "1"):
-            raise _Bad(f"Label must be 0 or 1, found {label!r}")
+            raise MalformedRowError(f"Label must be 0 or 1, found {label!r}")
         if not question.strip() or not sentence.strip():
-            raise _Bad("empty question or sentence")
+            raise MalformedRowError("empty question or sentence")
         return question, title, sentence, int(label)
 
     expected = (
@@ -142,10 +142,6 @@ def read_wikiqa(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport
     rows, report = _read_rows(path, parse, "QuestionID\t", expected, strict=strict)
     frame = pd.DataFrame(rows, columns=["question", "title", "sentence", "label"])
     return frame, report
-
-
-class _Bad(Exception):
-    """The reason a row is malformed."""
 
 
 def _read_rows(path, parse, header_prefix: str, expected: str, *, strict: bool):
@@ -163,7 +159,7 @@ def _read_rows(path, parse, header_prefix: str, expected: str, *, strict: bool):
             try:
                 rows.append(parse(line.split("\t")))
                 continue
-            except _Bad as bad:
+            except MalformedRowError as bad:
                 reason = str(bad)
         if strict:
             raise MalformedRowError(f"{path}:{number}: {reason}: {line[:120]!r}")

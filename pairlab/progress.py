@@ -60,8 +60,6 @@ class Progress:
 
     @property
     def seconds_left(self) -> float | None:
-        if not self.done:
-            return None
         done, left = self.done, max(self.total - self.done, 0)
         if self.cost is not None:
             done, left = self.cost[self.done], self.cost[-1] - self.cost[self.done]

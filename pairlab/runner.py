@@ -182,7 +182,6 @@ def _execute(profile: str, notebook: Path, params: dict, out_dir: Path, root: Pa
         kernel_name=KERNEL,
         cwd=str(notebook.parent),
         progress_bar=sys.stderr.isatty() and not remote,
-        report_mode=False,
         store_widget_state=False,
         stderr_file=sys.stderr if remote else None,
         kernel_manager_class=f"{__name__}.LocalKernelManager",
@@ -354,9 +353,8 @@ def main(argv=None) -> int:
                 raise ValueError(
                     f"parameter {name!r}: {text!r} is not a YAML value ({error})"
                 ) from None
-        for name in ("dataset", "backend", "address"):
-            if getattr(args, name):
-                overrides[name] = getattr(args, name)
+        given = {name: getattr(args, name) for name in ("dataset", "backend", "address")}
+        overrides.update({name: value for name, value in given.items() if value})
         run(
             args.profile,
             select=args.notebooks,

@@ -24,7 +24,6 @@ def save(folder, archive) -> Path:
     n = store.rounds_in(folder)
     if n == 0:
         return archive
-    (archive / "rounds").mkdir(parents=True, exist_ok=True)
     batches = [store.read_batch(folder, i) for i in range(1, n + 1)]
     arrays = {
         "ids": np.concatenate([b["ids"] for b in batches]).astype(np.int64),
@@ -48,7 +47,6 @@ def restore(archive, folder, pool) -> int:
     if n <= store.rounds_in(folder) or not (archive / "config.json").is_file():
         return 0
     shutil.rmtree(folder, ignore_errors=True)  # fewer rounds than the archive: never mixed
-    (folder / "rounds").mkdir(parents=True)
     write_json(folder / "config.json", read_json(archive / "config.json"))
     with np.load(archive / "labels.npz") as f:
         arrays = {k: f[k] for k in f.files}

@@ -117,15 +117,8 @@ class PerTask:
     def from_params(cls, params: dict, **fields):
         """From an active-learning notebook's parameters: the model, its training
         (``cosine_epochs``) and the bootstrap replicates, and the subclass's own ``fields``."""
-        return cls(
-            model=params["model"],
-            epochs=params["cosine_epochs"],
-            learning_rate=params["learning_rate"],
-            batch_size=params["batch_size"],
-            max_seq_length=params["max_seq_length"],
-            n_boot=params["n_boot"],
-            **fields,
-        )
+        same = ("model", "learning_rate", "batch_size", "max_seq_length", "n_boot")
+        return cls(epochs=params["cosine_epochs"], **{k: params[k] for k in same}, **fields)
 
 
 @dataclass(frozen=True)
@@ -147,13 +140,10 @@ class LoopSettings(PerTask, _LoopFields):
     def from_params(cls, params: dict) -> LoopSettings:
         """From an active-learning notebook's parameters (``train_precision`` and
         ``train_batch_order`` default to the fp32 reference path where not declared)."""
+        same = {k: params[k] for k in ("n1", "rounds", "growth", "candidate_m", "curve")}
         return super().from_params(
             params,
-            n1=params["n1"],
-            rounds=params["rounds"],
-            growth=params["growth"],
-            candidate_m=params["candidate_m"],
-            curve=params["curve"],
+            **same,
             precision=params.get("train_precision", "fp32"),
             batch_order=params.get("train_batch_order", "random"),
             share_models=params.get("share_models", "seed"),

@@ -79,8 +79,12 @@ class CosineBERTLearner:
         """Round ``round``'s model; with ``member``, committee member ``member`` of that round
         (its own training seed, never shared)."""
         from ..models.cosinebert import CosineBERT
+        from ..models.training import TrainConfig
 
-        train_config = self._train_config(round, member)
+        c = self.config  # its training settings (a query-level run's have no speed settings)
+        shared = {f.name: getattr(c, f.name) for f in fields(TrainConfig) if hasattr(c, f.name)}
+        seed = c.seed * 1000 + round + (0 if member is None else MEMBER_SEED * (member + 1))
+        train_config = TrainConfig(**{**shared, "seed": seed})
         left, right = pool.texts(ids)
 
         def fit():
@@ -90,7 +94,8 @@ class CosineBERTLearner:
 
         if member is not None or not self.sharing:
             return fit()
-        key = self._digest(train_config, left, right, labels)
+        head = [self.VERSION, model_fingerprint(self.model), train_config.to_dict()]
+        key = text_digest(left, right, head=[*head, np.asarray(labels, np.int8).tolist()])
         if round not in self.shared_rounds:
             return RECENT.hold(key, fit)
         path = cache_dir() / "models" / key
@@ -103,19 +108,6 @@ class CosineBERTLearner:
                 write_atomic(path, model.save, setting="$PAIRLAB_CACHE_DIR")  # never half a model
         model.cache_key = key
         return model
-
-    def _train_config(self, round: int, member: int | None):
-        from ..models.training import TrainConfig
-
-        c = self.config  # its training settings (a query-level run's have no speed settings)
-        shared = {f.name: getattr(c, f.name) for f in fields(TrainConfig) if hasattr(c, f.name)}
-        seed = c.seed * 1000 + round + (0 if member is None else MEMBER_SEED * (member + 1))
-        return TrainConfig(**{**shared, "seed": seed})
-
-    def _digest(self, train_config, left, right, labels) -> str:
-        labels = np.asarray(labels, dtype=np.int8).tolist()
-        head = [self.VERSION, model_fingerprint(self.model), train_config.to_dict(), labels]
-        return text_digest(left, right, head=head)
 
     @staticmethod
     def embed(model, texts) -> np.ndarray:

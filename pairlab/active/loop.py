@@ -110,12 +110,9 @@ class PrintLog:
                 f"{r['labels']:,} pairs; test nDCG {test['ndcg']:.3f}, MRR {test['mrr']:.3f}, "
                 f"AP {test['ap']:.3f}"
             )
-        dev = r.get("dev")
-        ap = (
-            f"dev AP {dev['ap']:.3f} [{dev['ap_ci'][0]:.3f}, {dev['ap_ci'][1]:.3f}]"
-            if dev
-            else "not evaluated"
-        )
+        ap = "not evaluated"
+        if dev := r.get("dev"):
+            ap = f"dev AP {dev['ap']:.3f} [{dev['ap_ci'][0]:.3f}, {dev['ap_ci'][1]:.3f}]"
         secs = " ".join(f"{k} {v:.0f}s" for k, v in r["seconds"].items())
         return f"{r['labels']:,} labels, {r['positives_found']:,} positives; {ap}; {secs}"
 
@@ -355,7 +352,14 @@ class ActiveRun(RunFolderRun):
                 )
         known = truth if truth is not None else (labels == 1).astype(np.int8)
         record["positives_in_batch"] = int(known.sum())
-        record["calibration"] = _batch_calibration(state, batch, known)
+        record["calibration"] = None  # the selection model's on the batch, where it has one
+        if state.logits is not None and len(batch):
+            p = 1.0 / (1.0 + np.exp(-state.logits[np.searchsorted(state.candidates, batch)]))
+            record["calibration"] = {
+                "mean_p": float(p.mean()),
+                "positive_share": float(np.mean(known)),
+                "table": reliability(p, known),
+            }
         if self.config.annotator is None:
             return batch, labels, truth
         after = self.annotator.usage
@@ -445,18 +449,6 @@ def reliability(proba: np.ndarray, labels: np.ndarray, *, bins: int = 10) -> lis
     ]
 
 
-def _batch_calibration(state: RoundState, batch, batch_labels) -> dict | None:
-    """The selection model's calibration on the batch: mean p, share positive, reliability."""
-    if state.logits is None or not len(batch):
-        return None
-    p = 1.0 / (1.0 + np.exp(-state.logits[np.searchsorted(state.candidates, batch)]))
-    return {
-        "mean_p": float(p.mean()),
-        "positive_share": float(np.mean(batch_labels)),
-        "table": reliability(p, batch_labels),
-    }
-
-
 def _annotator(config: ActiveConfig, annotator):
     """``annotator`` if given (``config.annotator`` describing it), else ``config.annotator``'s."""
     from ..annotators import Annotator, make_annotator
@@ -519,11 +511,8 @@ def _check_batch(pool: Pool, unavailable, batch, n: int, strategy: Strategy) -> 
     pool.space.check(batch)
     if len(np.unique(batch)) != n:
         raise RuntimeError(f"{where} returned a pair twice in one batch")
-    if isin_sorted(batch, unavailable).any():
-        raise RuntimeError(
-            f"{where} returned {int(isin_sorted(batch, unavailable).sum())} already-labelled or "
-            "held-out pairs"
-        )
+    if taken := int(isin_sorted(batch, unavailable).sum()):
+        raise RuntimeError(f"{where} returned {taken} already-labelled or held-out pairs")
     left, right = pool.space.decode(batch)
     if pool.symmetric and (left == right).any():
         raise RuntimeError(f"{where} returned a self pair")

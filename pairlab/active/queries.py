@@ -319,11 +319,7 @@ def ranking_record(test: Pool, eval_set: EvalSet, left, right, *, k: int, n_boot
         "mrr": ranks["mrr_mean"],
         "ap": ap["ap"],
         "ap_ci": ap["ap_ci"],
-        "per_query": {
-            "questions": ranks["questions"].tolist(),
-            "ndcg": ranks["ndcg"].tolist(),
-            "mrr": ranks["mrr"].tolist(),
-        },
+        "per_query": {k: ranks[k].tolist() for k in ("questions", "ndcg", "mrr")},
     }
 
 

@@ -42,24 +42,32 @@ def scan_to_first_relevant(
             f"embeddings of {left.shape[0]} x {right.shape[0]} items do not match "
             f"the pool's {pool.space.n_left} x {pool.space.n_right}"
         )
-    parts = [
-        _scan_block(pool, left, right, questions[start : start + block])
-        for start in range(0, len(questions), block)
-    ]
-    assessments = np.concatenate([p[0] for p in parts]) if parts else np.empty(0, np.int64)
-    items = np.concatenate([p[1] for p in parts]) if parts else np.empty(0, np.int64)
+    rows, cols = pool.space.decode(pool.positives)
+    if pool.symmetric:  # a positive pair is relevant to both its questions
+        rows, cols = np.concatenate([rows, cols]), np.concatenate([cols, rows])
+    shape = (pool.space.n_left, pool.space.n_right)
+    relevant = csr_matrix((np.ones(len(rows), bool), (rows, cols)), shape=shape)
+    empty = np.empty(0, np.int64)
+    parts = (
+        [(empty, empty)]
+        + [  # (assessments, items) of each block
+            _scan_block(pool, left, right, questions[start : start + block], relevant)
+            for start in range(0, len(questions), block)
+        ]
+    )
+    assessments, items = map(np.concatenate, zip(*parts))
     ids = pool.space.encode(np.repeat(questions, assessments), items)
     return Scan(questions, assessments, items, ids, pool.labels(ids))
 
 
-def _scan_block(pool: Pool, left, right, questions) -> tuple[np.ndarray, np.ndarray]:
-    """(assessments, scanned items in rank order) of a block of questions."""
+def _scan_block(pool: Pool, left, right, questions, relevant) -> tuple[np.ndarray, np.ndarray]:
+    """(assessments, scanned items in rank order) of a block of questions; ``relevant``: the
+    (n_left, n_right) sparse matrix of relevant pairs."""
     scores = left[questions].astype(np.float32) @ right.astype(np.float32).T  # (block, n_right)
     if pool.symmetric:
         scores[np.arange(len(questions)), questions] = -np.inf  # never itself
     order = np.argsort(-scores, axis=1, kind="stable")  # rank order, ties by item index
-    relevant = _relevant_matrix(pool, questions)
-    ranked = np.take_along_axis(relevant, order, axis=1)
+    ranked = np.take_along_axis(relevant[questions].toarray(), order, axis=1)
     found = ranked.any(axis=1)
     if not found.all():
         missing = questions[~found][:5].tolist()
@@ -70,13 +78,3 @@ def _scan_block(pool: Pool, left, right, questions) -> tuple[np.ndarray, np.ndar
     assessments = np.argmax(ranked, axis=1).astype(np.int64) + 1
     scanned = np.arange(order.shape[1])[None, :] < assessments[:, None]
     return assessments, order[scanned].astype(np.int64)  # row-major: question by question
-
-
-def _relevant_matrix(pool: Pool, questions: np.ndarray) -> np.ndarray:
-    """(n_questions, n_right) bool: the relevant right items of each question."""
-    left, right = pool.space.decode(pool.positives)
-    if pool.symmetric:  # a positive pair is relevant to both its questions
-        left, right = np.concatenate([left, right]), np.concatenate([right, left])
-    shape = (pool.space.n_left, pool.space.n_right)
-    relevant = csr_matrix((np.ones(len(left), bool), (left, right)), shape=shape)
-    return relevant[questions].toarray()
