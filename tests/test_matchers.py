@@ -94,6 +94,22 @@ def test_the_correction_interval_narrows_as_the_rounds_agree(audited):
     assert many[1] - many[0] < few[1] - few[0]
 
 
+def test_rounds_that_agree_by_chance_keep_the_models_own_noise(audited):
+    """Every audited call matches (1 and 5, one a round, at 0.9): the rounds' means agree, so
+    their spread is 0, and the interval takes what the model itself expects the means to vary
+    (each 0.9 * 0.1), not the predicted pairs' outcomes alone (DBLP-ACM: 10% coverage)."""
+    from scipy.stats import t as student
+
+    audit, store = audited
+    rounds = audit_rounds(audit, store, np.array([3])) * 5  # ten rounds, each mean +0.1
+    matcher = Matcher("bi-encoder", PROBA, 0.5)
+    counts = audit_counts(rounds, matcher, FOUND, np.arange(20, 40))
+    assert counts["tp"] == pytest.approx(20 * 0.6)
+    spread = 10 * 0.1**2 * (0.9 * 0.1)  # the ten means' variance, each weighted a tenth
+    half = student.ppf(0.975, 9) * np.sqrt(20**2 * spread + 20 * 0.6 * 0.4)
+    assert counts["tp_ci"] == pytest.approx([12 - half, 12 + half])
+
+
 def test_the_choice_is_the_higher_estimated_f1(audited):
     audit, store = audited
     ids = np.array([1, 2, 3, 4, 11, 12, 13, 14, 20, 21], np.int64)

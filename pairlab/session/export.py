@@ -178,13 +178,15 @@ def audit_counts(rounds, matcher, found: Candidates, predicted, level=0.95) -> d
     minus probability) of the audit pairs the matcher calls matches, weighted by their strata (a
     ratio estimator, Särndal et al. 1992, 7.3.1: a mean scales to the calls unlabelled now, where
     a total would scale to those at the draw). ``rounds``: :func:`audit_rounds`, replicates of
-    the mean: its interval at ``level`` takes their spread (Student's t) and the predicted
-    pairs' own outcomes under the corrected probabilities; with fewer than two rounds holding a
-    call it is 0 to all, as the audit cannot bound them. None without two answered rounds."""
+    the mean: its interval at ``level`` takes their spread (Student's t; at least the spread the
+    model's probabilities of the audited calls imply, as rounds whose calls all match agree by
+    chance) and the predicted pairs' own outcomes under the corrected probabilities; with fewer
+    than two rounds holding a call it is 0 to all, as the audit cannot bound them. None without
+    two answered rounds."""
     from scipy.stats import t as student
 
     calls = matcher.predicted(found.ids)
-    means, hits, answers = [], [], []
+    means, hits, answers, noise = [], [], [], []
     for design, y in rounds:
         keep = y >= 0
         if not keep.any():
@@ -195,8 +197,9 @@ def audit_counts(rounds, matcher, found: Candidates, predicted, level=0.95) -> d
         if hit.any():
             n = np.bincount(stratum, minlength=len(design.sizes))
             weight = (design.unlabelled[stratum] / n[stratum])[hit]  # what each stood for
-            residual = y[hit] - matcher.proba[np.searchsorted(found.ids, ids[hit])]
-            means.append(float(weight @ residual / weight.sum()))
+            proba = matcher.proba[np.searchsorted(found.ids, ids[hit])]
+            means.append(float(weight @ (y[hit] - proba) / weight.sum()))
+            noise.append(float(weight**2 @ (proba * (1 - proba)) / weight.sum() ** 2))
             hits.append(int(hit.sum()))
     if len(answers) < 2:
         return None
@@ -214,6 +217,7 @@ def audit_counts(rounds, matcher, found: Candidates, predicted, level=0.95) -> d
     out.update(tp=tp, fp=len(p) - tp, tp_ci=[0.0, float(len(p))])  # no spread: no bound
     if len(means) >= 2:
         spread = float(share**2 @ (np.asarray(means) - mean) ** 2) * len(share) / (len(share) - 1)
+        spread = max(spread, float(share**2 @ noise))  # rounds alike by chance: the model's own
         sd = np.sqrt(len(p) ** 2 * spread + float((q * (1 - q)).sum()))
         half = float(student.ppf((1 + level) / 2, len(share) - 1) * sd)
         out["tp_ci"] = [max(tp - half, 0.0), min(tp + half, float(len(p)))]
