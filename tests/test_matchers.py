@@ -106,7 +106,7 @@ def test_rounds_that_agree_by_chance_keep_the_models_own_noise(audited):
     counts = audit_counts(rounds, matcher, FOUND, np.arange(20, 40))
     assert counts["tp"] == pytest.approx(20 * 0.6)
     spread = 10 * 0.1**2 * (0.9 * 0.1)  # the ten means' variance, each weighted a tenth
-    half = student.ppf(0.975, 9) * np.sqrt(20**2 * spread + 20 * 0.6 * 0.4)
+    half = student.ppf(0.975, 9) * np.sqrt(20**2 * spread + 20 * 0.6 * 0.4) + 0.5  # a count
     assert counts["tp_ci"] == pytest.approx([12 - half, 12 + half])
 
 

@@ -180,9 +180,10 @@ def audit_counts(rounds, matcher, found: Candidates, predicted, level=0.95) -> d
     a total would scale to those at the draw). ``rounds``: :func:`audit_rounds`, replicates of
     the mean: its interval at ``level`` takes their spread (Student's t; at least the spread the
     model's probabilities of the audited calls imply, as rounds whose calls all match agree by
-    chance) and the predicted pairs' own outcomes under the corrected probabilities; with fewer
-    than two rounds holding a call it is 0 to all, as the audit cannot bound them. None without
-    two answered rounds."""
+    chance) and the predicted pairs' own outcomes under the corrected probabilities, widened by
+    half a pair (a count's continuity correction: a few predicted pairs are a handful of yes/no
+    outcomes); with fewer than two rounds holding a call it is 0 to all, as the audit cannot bound
+    them. None without two answered rounds."""
     from scipy.stats import t as student
 
     calls = matcher.predicted(found.ids)
@@ -219,7 +220,7 @@ def audit_counts(rounds, matcher, found: Candidates, predicted, level=0.95) -> d
         spread = float(share**2 @ (np.asarray(means) - mean) ** 2) * len(share) / (len(share) - 1)
         spread = max(spread, float(share**2 @ noise))  # rounds alike by chance: the model's own
         sd = np.sqrt(len(p) ** 2 * spread + float((q * (1 - q)).sum()))
-        half = float(student.ppf((1 + level) / 2, len(share) - 1) * sd)
+        half = float(student.ppf((1 + level) / 2, len(share) - 1) * sd) + 0.5
         out["tp_ci"] = [max(tp - half, 0.0), min(tp + half, float(len(p)))]
     return out
 
