@@ -181,6 +181,11 @@ def test_the_guide_says_when_the_first_estimate_comes(store, make):
         "answered (5 so far; from round 2 on, about 10% of the pairs shown are audit pairs)"
     )
     assert "audit_share=0" in sentence({**pending, "share": 0.0}, "estimate_pending")
+    # a model of one answer draws no audit: the line says so, not "once 12 are answered"
+    skipped = sentence({**pending, "skipped": True}, "estimate_pending")
+    assert "no estimate yet: every answer so far is the same" in skipped
+    last = sentence({**pending, "skipped": True, "last": True}, "estimate_pending")
+    assert "budget went to the model's candidates" in last and "12" not in last
     widget = make()
     store.set_status("estimate_pending", said)
     wait_for(lambda: "12 audit pairs are answered (5 so far" in widget.guide.value)

@@ -2,6 +2,7 @@
 
 import multiprocessing
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -314,6 +315,36 @@ def test_an_audit_no_round_could_draw_comes_under_the_final_model(tmp_path):
     assert drawn == [(2, 2, list(range(14)), list(range(14)))]
     assert store.spent() == {"answered": 14, "asked": 2, "held": 0, "free": 0, "audit": 2}
     assert person.last_audit(final) == 0  # posted: none to come
+    store.close()
+
+
+def test_an_audit_no_model_could_draw_leaves_its_labels_to_the_candidates(tmp_path):
+    """Every answer a match: no model can rank the audit's strata (one class), so the audit
+    posts nothing, and the session finished 2 answers short of its budget (notebook 10's lab
+    test). The rest goes to the final model's candidates nearest its boundary, outside every
+    queued pair; once."""
+    from types import SimpleNamespace
+
+    from pairlab.active.strategies import RoundState
+    from pairlab.annotators.person import PersonAnnotator
+
+    store = SessionStore(tmp_path / "s.sqlite")
+    none = lambda round, state, batch, n: (np.empty(0, np.int64),) * 2  # noqa: E731 (one class)
+    person = PersonAnnotator(store, spares=None, audits=(0, 2), audit=none, budget=16)
+    store.post(1, np.arange(14), "batch")
+    for pair in range(14):
+        store.answer(pair, 1, annotator="ann")
+    candidates = np.array([3, 20, 21, 22, 23], np.int64)
+    logits = np.array([0.0, 5.0, -0.5, 0.2, 9.0])  # nearest the boundary: 3 (queued), 22, 21
+    pool = SimpleNamespace(space=None)
+    final = RoundState(2, pool, np.empty(0, np.int64), 16, None, candidates=candidates)
+    final = replace(final, cosine=np.zeros(5), logits=logits)
+    assert person.last_audit(final) == 0
+    assert person.spend_rest(final) == 2
+    queue = store.queue()
+    assert queue["pair_id"].tolist()[-2:] == [22, 21] and set(queue["kind"]) == {"batch"}
+    assert store.spent() == {"answered": 14, "asked": 2, "held": 0, "free": 0, "audit": 0}
+    assert person.spend_rest(final) == 0  # a restarted worker: none left
     store.close()
 
 

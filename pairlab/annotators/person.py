@@ -509,6 +509,19 @@ class PersonAnnotator(Annotator):
         self.store.post(round, ids[order], "audit", strata=strata[order], agreement=self.agreement)
         return len(ids)
 
+    def spend_rest(self, state) -> int:
+        """Post what the budget leaves unasked after the last audit (one no model could draw:
+        every answer so far the same) as ``state``'s candidates nearest the final model's
+        boundary, so that every answer of the budget is asked; how many (once: a restarted
+        worker finds none left)."""
+        if self.budget is None:
+            return 0
+        s, queue = self.store.spent(), self.store.queue()
+        rest = self.budget - s["answered"] - s["asked"] - s["held"] - s["free"]
+        queued = queue["pair_id"].to_numpy(np.int64)
+        ids = _spares(self._now(state, queue), queued, rest, self.one_to_one)
+        return self.store.post(state.round, ids, "batch", agreement=self.agreement)
+
     def _now(self, state, queue):
         """``state`` (a round's, its model's) with the answers now, every queued pair held out."""
         asked = np.union1d(state.held_out, queue["pair_id"].to_numpy(np.int64))

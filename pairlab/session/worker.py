@@ -88,6 +88,7 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
             if log_estimate(job.folder, audit, store, job.pool.space, round=r["round"]) is None:
                 answered = {"answered": audit.audit_answers(store), "needed": audit.n_strata}
                 pending = {**answered, "share": s.audit_share, "first_round": MIN_ROUND}
+                pending["skipped"] = bool(audit.skipped()) and not audit.rounds()
                 store.set_status("estimate_pending", sentence(pending, "estimate_pending"))
 
     run = SessionRun(
@@ -112,8 +113,9 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
                     "worker", "preparing the export: the final model embeds the records"
                 )
                 model = final_model(job.folder)
-                candidates(job.pool, model, s.candidate_m)
-                _last_audit(job, annotator, audit, model, round=len(result["records"]) + 1)
+                found = candidates(job.pool, model, s.candidate_m)
+                round = len(result["records"]) + 1
+                _last_audit(job, annotator, audit, model, found, round=round)
         return result
     finally:
         stop.set()
@@ -122,16 +124,23 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
         store.set_status("progress", "")
 
 
-def _last_audit(job: Job, annotator: PersonAnnotator, audit, model, *, round: int) -> None:
+def _last_audit(job: Job, annotator: PersonAnnotator, audit, model, found, *, round: int):
     """The audit pairs the rounds could not draw (the budget spent before a trained model),
     drawn under the final model (its embeddings are the export's), and the session's last
-    estimate once the pages have answered them."""
+    estimate once the pages have answered them. An audit the final model cannot draw either
+    (every answer the same) leaves its labels to the model's candidates ``found``."""
     store, pool = annotator.store, job.pool
     left = model.embed(pool.left_texts)  # read back: the export's candidates embedded them
     right = left if pool.symmetric else model.embed(pool.right_texts)
     labelled, labels = store.labelled()
+    logits = model.calibration.logits(found.cosine)
     state = RoundState(round, pool, labelled, job.settings.budget, None, labels, model=model)
+    state = replace(state, candidates=found.ids, cosine=found.cosine, logits=logits)
     annotator.last_audit(replace(state, embeddings=(left, right)))
+    annotator.spend_rest(state)
+    if audit.skipped() and not audit.rounds():
+        pending = {"share": job.settings.audit_share, "skipped": True, "last": True}
+        store.set_status("estimate_pending", sentence(pending, "estimate_pending"))
     if not store.spent()["asked"]:  # (a restarted worker: posted before, maybe answered)
         return
     store.set_status("worker", f"round {round} (the last): waiting for the audit's answers")

@@ -9,7 +9,6 @@ The tests share one page and run in file order.
 
 from __future__ import annotations
 
-import json
 import time
 
 import nbformat
@@ -63,16 +62,13 @@ def test_the_person_labels_to_the_finished_screen(person):
     """At human speed until the worker is finished: a worker that stops is "stuck"."""
     person.label(lambda: person.status("worker").startswith("finished"), timeout=600)
     assert len(person.answered) == len(set(person.answered)), "a pair was asked twice"
-    # the budget: every answer, spares and audit included; short of it only where every answer
-    # was a match (the fixture's easy pairs), as a model of one answer cannot rank the pairs to
-    # audit: those are never asked (a known gap: the rest of the budget is left unspent)
-    assert len(person.answered) <= 16
-    if len(person.answered) < 16:
-        skipped = [json.loads(f.read_text()) for f in (person.folder / "audit").glob("skipped_*")]
-        assert skipped and {s["why"] for s in skipped} == {"one_class"}, skipped
-        assert set(person.sql("SELECT label FROM answers")) == {(1,)}
-        assert not person.sql("SELECT pair_id FROM queue WHERE kind = 'audit'")
-        assert len(person.answered) == len(person.sql("SELECT pair_id FROM queue"))
+    # the budget: every answer, spares and audit included. The fixture's first pairs are all
+    # matches, and a model of one answer cannot rank the pairs to audit: their share of the
+    # budget goes to the final model's candidates, and the page says why there is no estimate
+    assert len(person.answered) == 16
+    skipped = list((person.folder / "audit").glob("skipped_*"))
+    if skipped and not list((person.folder / "audit").glob("round_*")):
+        assert "no estimate in this session" in person.status("estimate_pending")
     done = person.page.locator(".pairlab-label-waiting", has_text="session.export()")
     done.first.wait_for(timeout=30_000)
 
