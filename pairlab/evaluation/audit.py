@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..data.pairs import PairSpace, check_id_set, isin_sorted, setdiff_sorted
-from .audit_prior import design
+from .audit_prior import allocate, expected_variance, rate_prior
 
 __all__ = ["AuditStrata", "Audit", "PairCosine", "stratify", "draw_audit"]
 
@@ -197,11 +197,13 @@ class Audit:
     def planned(
         cls, n, sizes, unlabelled, known, rates, predicted, *, prior, strength, floor, max_positives
     ) -> Audit:
-        """The audit :func:`.audit_prior.design` plans for ``n`` pairs over strata given per
-        stratum (H,); its ``ids`` are placeholders ``0..n-1`` until drawn."""
+        """The audit of ``n`` pairs over strata given per stratum (H,) that ``prior`` plans
+        (:func:`.audit_prior.allocate`); its ``ids`` are placeholders ``0..n-1`` until drawn."""
         bound = None if max_positives is None else float(max_positives)
-        options = dict(prior=prior, strength=strength, floor=floor, max_positives=bound)
-        alloc, variance = design(rates, unlabelled, n, **options)
+        options = dict(prior=prior, strength=strength, sizes=unlabelled, max_positives=bound)
+        belief = rate_prior(rates, **options)
+        linear = {k: getattr(belief, k) for k in ("deviation_var", "shared", "shared_var")}
+        alloc = allocate(unlabelled, belief.centre, n, floor=floor, **linear)
         return cls(
             np.arange(alloc.sum(), dtype=np.int64),
             np.repeat(np.arange(len(sizes)), alloc),
@@ -212,7 +214,7 @@ class Audit:
             np.asarray(predicted, bool),
             prior,
             float(strength),
-            variance,
+            expected_variance(alloc, unlabelled, belief.centre, **linear),
             bound,
         )
 
@@ -229,7 +231,7 @@ def draw_audit(
     floor: int = 1,
     max_positives: float | None = None,
 ) -> Audit:
-    """An audit of ``n`` pairs: ``n_h`` (:func:`.audit_prior.design` under ``prior``) drawn
+    """An audit of ``n`` pairs: ``n_h`` (:meth:`Audit.planned` under ``prior``) drawn
     uniformly without replacement from each stratum's pairs not in ``labelled`` (sorted int64 ids
     with 0/1 ``labels``), at least ``floor`` a stratum. ``seed``: an int or a Generator."""
     labelled, labels = _labelled(strata.space, labelled, labels)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-__all__ = ["PRIORS", "RatePrior", "rate_prior", "allocate", "expected_variance", "design"]
+__all__ = ["PRIORS", "RatePrior", "rate_prior", "allocate", "expected_variance"]
 
 PRIORS = ("recalibrated", "bounded", "calibrated", "oasis", "jeffreys")
 LEVEL_SD, SLOPE_SD = 2.0, 0.5  # prior sd of alpha and of log(beta) ("recalibrated")
@@ -148,22 +148,6 @@ def _centred(centre, strength, log_weight, deviation, shared, shared_var, q=None
     return RatePrior(
         s * centre, s * (1.0 - centre), log_weight, mean, deviation, shared, shared_var
     )
-
-
-def design(
-    rates, unlabelled, n: int, *, prior, strength, floor, max_positives
-) -> tuple[np.ndarray, float]:
-    """An audit of ``n`` pairs over strata with mean calibrated probabilities ``rates`` (H,) and
-    ``unlabelled`` pairs (H,) under ``prior``: its allocation (int64 (H,)) and the expected
-    posterior variance of the total at draw time."""
-    belief = rate_prior(
-        rates, prior=prior, strength=strength, sizes=unlabelled, max_positives=max_positives
-    )
-    linear = dict(
-        deviation_var=belief.deviation_var, shared=belief.shared, shared_var=belief.shared_var
-    )
-    alloc = allocate(unlabelled, belief.centre, n, floor=floor, **linear)
-    return alloc, expected_variance(alloc, unlabelled, belief.centre, **linear)
 
 
 def allocate(
