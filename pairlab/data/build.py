@@ -15,15 +15,7 @@ from .tasks import SPLITS, Pool, Task
 __all__ = ["build_symmetric", "build_asymmetric", "components", "pairs_within_groups"]
 
 
-def build_symmetric(
-    name: str,
-    rows: pd.DataFrame,
-    *,
-    seed: int = 0,
-    fractions=(0.5, 0.25, 0.25),
-    max_items=None,
-    keyed: bool = False,
-) -> Task:
+def build_symmetric(name: str, rows: pd.DataFrame, *, seed, fractions, max_items, keyed) -> Task:
     """Symmetric task (duplicates, paraphrases): the items are the distinct keys of both columns,
     sorted; positives the transitive closure of the stated ones; items split by connected
     components of all stated pairs, so none crosses splits. ``keyed``: the keys are ids."""
@@ -83,9 +75,7 @@ def _symmetric_pool(name, split, members, texts, clusters, a, b, label, notes) -
     return Pool(name, split, texts[members], texts[members], True, positives, stated[~flipped])
 
 
-def build_asymmetric(
-    name: str, rows: pd.DataFrame, *, seed: int = 0, fractions=(0.5, 0.25, 0.25), max_items=None
-) -> Task:
+def build_asymmetric(name: str, rows: pd.DataFrame, *, seed, fractions, max_items) -> Task:
     """Asymmetric task (question -> answer): each split's left items (the ``split`` column's,
     else a random split by ``fractions``) x every distinct right item kept."""
     rng = np.random.default_rng(seed)
