@@ -249,18 +249,12 @@ def draw_audit(
     )
     options = dict(prior=prior, strength=strength, floor=floor, max_positives=max_positives)
     audit = Audit.planned(n, strata.sizes, unlabelled, known, rates, strata.predicted, **options)
-    alloc = audit.allocation
-    ids = [
-        _draw_enumerated(strata.members(h), alloc[h], labelled, rng)
-        for h in range(strata.enumerated)
-    ]
+    alloc, ids = audit.allocation, []
+    for h in range(strata.enumerated):  # a uniform draw from each enumerated frame
+        frame = setdiff_sorted(strata.members(h), labelled)
+        ids.append(np.sort(rng.choice(frame, alloc[h], replace=False)) if alloc[h] else frame[:0])
     ids += _draw_by_rejection(strata, alloc, labelled, rng)
     return replace(audit, ids=np.concatenate(ids).astype(np.int64))
-
-
-def _draw_enumerated(members, k, labelled, rng) -> np.ndarray:
-    frame = setdiff_sorted(members, labelled)
-    return np.sort(rng.choice(frame, size=int(k), replace=False)) if k else frame[:0]
 
 
 def _draw_by_rejection(strata: AuditStrata, alloc, labelled, rng) -> list:

@@ -108,17 +108,11 @@ def rate_prior(
         half = np.full((1, len(q)), 0.5)
         return RatePrior(half, half, np.zeros(1), half[0], np.full(len(q), 2.0), *none)
     if prior == "oasis":
-        return RatePrior(
-            strength * q[None, :],
-            strength * (1 - q)[None, :],
-            np.zeros(1),
-            q,
-            1.0 / ((strength + 1) * q * (1 - q)),
-            *none,
-        )
+        a, b = strength * q[None, :], strength * (1 - q)[None, :]
+        return RatePrior(a, b, np.zeros(1), q, 1.0 / ((strength + 1) * q * (1 - q)), *none)
     deviation = 1.0 / ((strength / np.minimum(q, 1 - q) + 1) * q * (1 - q))  # ~1/strength
     if prior == "calibrated":
-        return _centred(q[None, :], strength, np.zeros(1), deviation, *none)
+        return _centred(q[None, :], q, strength, np.zeros(1), deviation, *none)
     logit = np.log(q) - np.log1p(-q)
     size = np.ones(len(q)) if sizes is None else np.asarray(sizes, dtype=np.float64)
     expected = size * q
@@ -136,18 +130,14 @@ def rate_prior(
         keep = total <= max(float(bound), total.min())
         centre, log_weight = centre[keep], log_weight[keep]
     shared = np.stack([np.ones(len(q)), logit - pivot], axis=1)  # d logit / d(alpha, log beta)
-    return _centred(
-        centre, strength, log_weight, deviation, shared, np.array([LEVEL_SD, slope_sd]) ** 2, q
-    )
+    shared_var = np.array([LEVEL_SD, slope_sd]) ** 2
+    return _centred(centre, q, strength, log_weight, deviation, shared, shared_var)
 
 
-def _centred(centre, strength, log_weight, deviation, shared, shared_var, q=None) -> RatePrior:
+def _centred(centre, q, strength, log_weight, deviation, shared, shared_var) -> RatePrior:
     """Betas with mean ``centre`` holding ``strength`` pseudo-counts of the rarer class."""
     s = strength / np.minimum(centre, 1.0 - centre)
-    mean = centre[0] if q is None else q
-    return RatePrior(
-        s * centre, s * (1.0 - centre), log_weight, mean, deviation, shared, shared_var
-    )
+    return RatePrior(s * centre, s * (1.0 - centre), log_weight, q, deviation, shared, shared_var)
 
 
 def allocate(

@@ -143,15 +143,9 @@ def construction_metrics(
 
 
 def static_retrieval_yield(
-    pool: Pool,
-    budgets=None,
-    *,
-    m: int,
-    model=None,
-    max_seq_length: int | None = None,
-    seed: int = 0,
+    pool: Pool, *, m: int, model=None, max_seq_length: int | None = None, seed: int = 0
 ) -> pd.DataFrame:
     """:func:`retrieval_yield` over each left item's top-``m`` pretrained neighbours."""
     left, right = embed_pool(pool, model, max_seq_length=max_seq_length)
     ids, scores = neighbour_pairs(pool.space, left, right, m=m)
-    return retrieval_yield(pool, ids, scores, budgets, seed=seed)
+    return retrieval_yield(pool, ids, scores, seed=seed)
