@@ -348,11 +348,7 @@ def _probabilities(probability, scores) -> np.ndarray:
 
 
 def _labelled(space, labelled, labels):
-    if labelled is None:
-        if labels is not None:
-            raise ValueError("labels given without labelled pair ids")
-        return np.empty(0, dtype=np.int64), np.empty(0)
-    ids = check_id_set("labelled", labelled)
+    ids = check_id_set("labelled", [] if labelled is None else labelled)
     y = np.asarray([] if labels is None else labels, np.float64)
     if y.shape != ids.shape:
         raise ValueError(f"labelled and labels must be of equal length, got {ids.shape}, {y.shape}")
