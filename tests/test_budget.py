@@ -7,7 +7,6 @@ import pytest
 
 from pairlab.experiments import costs
 from pairlab.experiments.budget import Budget, labels_to_reach, separation_budget
-from pairlab.experiments.data_efficiency import factor as efficiency_factor
 
 LABELS = [100, 200, 400, 800]
 AP = [0.10, 0.30, 0.50, 0.55]
@@ -18,17 +17,6 @@ def test_labels_to_reach_interpolates_between_rounds():
     assert labels_to_reach(LABELS, AP, 0.30) == 200.0
     assert labels_to_reach(LABELS, AP, 0.05) == 100.0  # reached at the first round already
     assert math.isnan(labels_to_reach(LABELS, AP, 0.60))
-
-
-def test_efficiency_factor_is_reference_labels_over_labels_needed():
-    # static retrieval reaches 0.40 with 3,000 labels; this curve needs 300: 10x
-    assert efficiency_factor(LABELS, AP, 3000, 0.40) == pytest.approx(10.0)
-    # the paper's QQP: uncertainty passes static retrieval's 232,100-label AP after 16,640
-    paper_like = efficiency_factor(
-        [2048, 5120, 9728, 16640], [0.15, 0.19, 0.21, 0.226], 232_100, 0.219
-    )
-    assert paper_like == pytest.approx(232_100 / (9728 + (0.219 - 0.21) / 0.016 * 6912), rel=1e-9)
-    assert math.isnan(efficiency_factor(LABELS, AP, 3000, 0.9))
 
 
 def test_a_curve_that_dips_counts_its_first_crossing():
@@ -90,5 +78,3 @@ def test_bad_curves_are_clear_errors(labels, values, match):
 def test_bad_rates_are_clear_errors():
     with pytest.raises(ValueError, match="per_hour must be positive"):
         costs({}, per_hour=0)
-    with pytest.raises(ValueError, match="reference_labels must be positive"):
-        efficiency_factor(LABELS, AP, 0, 0.3)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.sparse import coo_matrix
+from scipy.sparse import coo_matrix, csr_matrix, triu
 from scipy.sparse.csgraph import connected_components
 
 from .pairs import PairSpace, as_id_set, isin_sorted, setdiff_sorted
@@ -15,15 +15,7 @@ from .tasks import SPLITS, Pool, Task
 __all__ = ["build_symmetric", "build_asymmetric", "components", "pairs_within_groups"]
 
 
-def build_symmetric(
-    name: str,
-    rows: pd.DataFrame,
-    *,
-    seed: int = 0,
-    fractions=(0.5, 0.25, 0.25),
-    max_items=None,
-    keyed: bool = False,
-) -> Task:
+def build_symmetric(name: str, rows: pd.DataFrame, *, seed, fractions, max_items, keyed) -> Task:
     """Symmetric task (duplicates, paraphrases): the items are the distinct keys of both columns,
     sorted; positives the transitive closure of the stated ones; items split by connected
     components of all stated pairs, so none crosses splits. ``keyed``: the keys are ids."""
@@ -83,9 +75,7 @@ def _symmetric_pool(name, split, members, texts, clusters, a, b, label, notes) -
     return Pool(name, split, texts[members], texts[members], True, positives, stated[~flipped])
 
 
-def build_asymmetric(
-    name: str, rows: pd.DataFrame, *, seed: int = 0, fractions=(0.5, 0.25, 0.25), max_items=None
-) -> Task:
+def build_asymmetric(name: str, rows: pd.DataFrame, *, seed, fractions, max_items) -> Task:
     """Asymmetric task (question -> answer): each split's left items (the ``split`` column's,
     else a random split by ``fractions``) x every distinct right item kept."""
     rng = np.random.default_rng(seed)
@@ -198,18 +188,11 @@ def _cap_by_group(members: np.ndarray, groups: np.ndarray, rank: np.ndarray, cap
 
 
 def pairs_within_groups(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """All index pairs (i < j by position) of items sharing a label."""
-    order = np.argsort(labels, kind="stable")
-    sorted_labels = labels[order]
-    starts = np.r_[0, np.flatnonzero(sorted_labels[1:] != sorted_labels[:-1]) + 1]
-    sizes = np.diff(np.r_[starts, len(labels)])
-    group_end = np.repeat(starts + sizes, sizes)
-    position = np.arange(len(labels))
-    counts = group_end - position - 1  # partners after each item in its group
-    left = np.repeat(position, counts)
-    offset = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-    right = np.repeat(position + 1, counts) + offset
-    return order[left], order[right]
+    """All index pairs ``(i, j)``, ``i < j``, of items sharing a label (int64 arrays)."""
+    n = len(labels)
+    member = csr_matrix((np.ones(n), (np.arange(n), labels)), shape=(n, labels.max(initial=-1) + 1))
+    same = triu(member @ member.T, k=1, format="coo")  # item x item: 1 where labels agree
+    return same.row.astype(np.int64), same.col.astype(np.int64)
 
 
 def check_fractions(fractions) -> tuple[float, float, float]:

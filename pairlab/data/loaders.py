@@ -174,16 +174,8 @@ def build_qqp(
     """Question-deduplication task: :func:`load_pairs` with QQP's columns, items by qid."""
     if frame.empty:
         raise ValueError("QQP frame has no rows: nothing to build a task from")
-    task = load_pairs(
-        frame,
-        symmetric=True,
-        **QQP_COLUMNS,
-        seed=seed,
-        fractions=fractions,
-        max_items=max_items,
-        name="qqp",
-        check_splits=False,
-    )
+    options = dict(seed=seed, fractions=fractions, max_items=max_items, check_splits=False)
+    task = load_pairs(frame, symmetric=True, **QQP_COLUMNS, name="qqp", **options)
     notes = {QQP_NOTES.get(k, k): v for k, v in task.notes.items()}
     return Task("qqp", task.splits, notes)
 
@@ -194,18 +186,9 @@ def build_wikiqa(raw: dict, *, seed: int = 0, max_items=None) -> Task:
     rows = pd.concat([raw[s].assign(split=s) for s in SPLITS], ignore_index=True)
     with_titles = bool(rows["title"].notna().all())
     rows["right"] = rows["title"] + " . " + rows["sentence"] if with_titles else rows["sentence"]
-    task = load_pairs(
-        rows,
-        symmetric=False,
-        left="question",
-        right="right",
-        label="label",
-        split_column="split",
-        seed=seed,
-        max_items=max_items,
-        name="wikiqa",
-        check_splits=False,
-    )
+    columns = dict(left="question", right="right", label="label", split_column="split")
+    options = dict(seed=seed, max_items=max_items, name="wikiqa", check_splits=False)
+    task = load_pairs(rows, symmetric=False, **columns, **options)
     notes = {
         ("questions_in_several_splits" if k == "left_items_in_several_splits" else k): v
         for k, v in task.notes.items()

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..data.pairs import PairSpace, check_id_set, isin_sorted, setdiff_sorted
-from .audit_prior import design
+from .audit_prior import allocate, expected_variance, rate_prior
 
 __all__ = ["AuditStrata", "Audit", "PairCosine", "stratify", "draw_audit"]
 
@@ -197,11 +197,13 @@ class Audit:
     def planned(
         cls, n, sizes, unlabelled, known, rates, predicted, *, prior, strength, floor, max_positives
     ) -> Audit:
-        """The audit :func:`.audit_prior.design` plans for ``n`` pairs over strata given per
-        stratum (H,); its ``ids`` are placeholders ``0..n-1`` until drawn."""
+        """The audit of ``n`` pairs over strata given per stratum (H,) that ``prior`` plans
+        (:func:`.audit_prior.allocate`); its ``ids`` are placeholders ``0..n-1`` until drawn."""
         bound = None if max_positives is None else float(max_positives)
-        options = dict(prior=prior, strength=strength, floor=floor, max_positives=bound)
-        alloc, variance = design(rates, unlabelled, n, **options)
+        options = dict(prior=prior, strength=strength, sizes=unlabelled, max_positives=bound)
+        belief = rate_prior(rates, **options)
+        linear = {k: getattr(belief, k) for k in ("deviation_var", "shared", "shared_var")}
+        alloc = allocate(unlabelled, belief.centre, n, floor=floor, **linear)
         return cls(
             np.arange(alloc.sum(), dtype=np.int64),
             np.repeat(np.arange(len(sizes)), alloc),
@@ -212,7 +214,7 @@ class Audit:
             np.asarray(predicted, bool),
             prior,
             float(strength),
-            variance,
+            expected_variance(alloc, unlabelled, belief.centre, **linear),
             bound,
         )
 
@@ -229,7 +231,7 @@ def draw_audit(
     floor: int = 1,
     max_positives: float | None = None,
 ) -> Audit:
-    """An audit of ``n`` pairs: ``n_h`` (:func:`.audit_prior.design` under ``prior``) drawn
+    """An audit of ``n`` pairs: ``n_h`` (:meth:`Audit.planned` under ``prior``) drawn
     uniformly without replacement from each stratum's pairs not in ``labelled`` (sorted int64 ids
     with 0/1 ``labels``), at least ``floor`` a stratum. ``seed``: an int or a Generator."""
     labelled, labels = _labelled(strata.space, labelled, labels)
@@ -247,18 +249,12 @@ def draw_audit(
     )
     options = dict(prior=prior, strength=strength, floor=floor, max_positives=max_positives)
     audit = Audit.planned(n, strata.sizes, unlabelled, known, rates, strata.predicted, **options)
-    alloc = audit.allocation
-    ids = [
-        _draw_enumerated(strata.members(h), alloc[h], labelled, rng)
-        for h in range(strata.enumerated)
-    ]
+    alloc, ids = audit.allocation, []
+    for h in range(strata.enumerated):  # a uniform draw from each enumerated frame
+        frame = setdiff_sorted(strata.members(h), labelled)
+        ids.append(np.sort(rng.choice(frame, alloc[h], replace=False)) if alloc[h] else frame[:0])
     ids += _draw_by_rejection(strata, alloc, labelled, rng)
     return replace(audit, ids=np.concatenate(ids).astype(np.int64))
-
-
-def _draw_enumerated(members, k, labelled, rng) -> np.ndarray:
-    frame = setdiff_sorted(members, labelled)
-    return np.sort(rng.choice(frame, size=int(k), replace=False)) if k else frame[:0]
 
 
 def _draw_by_rejection(strata: AuditStrata, alloc, labelled, rng) -> list:
@@ -352,11 +348,7 @@ def _probabilities(probability, scores) -> np.ndarray:
 
 
 def _labelled(space, labelled, labels):
-    if labelled is None:
-        if labels is not None:
-            raise ValueError("labels given without labelled pair ids")
-        return np.empty(0, dtype=np.int64), np.empty(0)
-    ids = check_id_set("labelled", labelled)
+    ids = check_id_set("labelled", [] if labelled is None else labelled)
     y = np.asarray([] if labels is None else labels, np.float64)
     if y.shape != ids.shape:
         raise ValueError(f"labelled and labels must be of equal length, got {ids.shape}, {y.shape}")

@@ -45,13 +45,8 @@ def estimate(
         raise ValueError(f"n_draws must be an integer >= 2, got {n_draws!r}")
     n = audit.allocation
     rest = audit.unlabelled - n
-    belief = rate_prior(
-        audit.rates,
-        prior=audit.prior,
-        strength=audit.strength,
-        sizes=audit.unlabelled,
-        max_positives=audit.max_positives,
-    )
+    options = dict(prior=audit.prior, strength=audit.strength, max_positives=audit.max_positives)
+    belief = rate_prior(audit.rates, sizes=audit.unlabelled, **options)
     post = belief.posterior(k, n)
     rng = np.random.default_rng(seed)
     positives = audit.known + k + rng.binomial(rest, post.draw(n_draws, rng))  # (n_draws, H)
@@ -172,7 +167,6 @@ def coverage(
     prior: str = "recalibrated",
     strength: float = 1.0,
     floor: int = 1,
-    level: float = 0.95,
     n_draws: int = 4000,
     max_positives: float | None = None,
 ) -> dict:
@@ -194,16 +188,21 @@ def coverage(
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
     options = dict(floor=floor, prior=prior, strength=strength, max_positives=max_positives)
-    estimates, frame = [], None
+    estimates = []
     for _ in range(repeats):
         audit = draw_audit(strata, n, labelled, labels, seed=rng, **options)
-        frame = frame or _frame(audit, strata, positives)
         y = isin_sorted(audit.ids, positives).astype(np.int64)
         estimates.append(
-            estimate(audit, y, found=found, level=level, n_draws=n_draws, seed=rng)
+            estimate(audit, y, found=found, n_draws=n_draws, seed=rng)
             if method == "bayes"
-            else estimate_wald(audit, y, found=found, level=level)
+            else estimate_wald(audit, y, found=found)
         )
+    # per stratum, the design every fresh audit shares and the truth it samples from: enough
+    # to replay the check without pairs (replay_coverage)
+    shared = ("sizes", "unlabelled", "known", "rates", "predicted")
+    frame = {name: getattr(audit, name).tolist() for name in shared}
+    true = np.bincount(strata.stratum_of(positives), minlength=strata.n_strata)
+    frame["positives_unlabelled"] = (true - audit.known).tolist()
     return {
         **_tally(truth, estimates),
         "repeats": repeats,
@@ -213,15 +212,6 @@ def coverage(
         "strata": frame,
         "seconds": time.perf_counter() - start,
     }
-
-
-def _frame(audit: Audit, strata: AuditStrata, positives) -> dict:
-    """Per stratum, what every fresh audit of a coverage check shares: the design's frame and
-    ``positives_unlabelled`` (the truth it samples from), enough to replay it without pairs."""
-    true = np.bincount(strata.stratum_of(positives), minlength=strata.n_strata)
-    shared = ("sizes", "unlabelled", "known", "rates", "predicted")
-    frame = {name: getattr(audit, name).tolist() for name in shared}
-    return {**frame, "positives_unlabelled": (true - audit.known).tolist()}
 
 
 def _tally(truth: dict, estimates: list, audits: bool = True) -> dict:
@@ -256,7 +246,6 @@ def replay_coverage(
     prior: str = "recalibrated",
     strength: float = 1.0,
     floor: int | None = None,
-    level: float = 0.95,
     n_draws: int = 2000,
     max_positives: float | None = None,
 ) -> dict:
@@ -268,9 +257,7 @@ def replay_coverage(
     truth = _truth_of(found + p_unl.sum(), found)
     rng = np.random.default_rng(seed)
     estimates = [
-        estimate(
-            audit, _hits(audit, p_unl, rng), found=found, level=level, n_draws=n_draws, seed=rng
-        )
+        estimate(audit, _hits(audit, p_unl, rng), found=found, n_draws=n_draws, seed=rng)
         for _ in range(repeats)
     ]
     return {
@@ -280,14 +267,7 @@ def replay_coverage(
     }
 
 
-def _replayed_design(
-    frame: dict,
-    n: int,
-    prior: str,
-    strength: float,
-    floor: int | None,
-    max_positives: float | None = None,
-):
+def _replayed_design(frame: dict, n: int, prior: str, strength, floor, max_positives=None):
     """A recorded frame's audit design of ``n`` pairs under ``prior`` (placeholder ids) and its
     true positives per stratum. ``floor`` None: one a stratum where ``n`` is enough, as sessions."""
     sizes, m = np.asarray(frame["sizes"], np.int64), np.asarray(frame["unlabelled"], np.int64)
@@ -318,7 +298,6 @@ def replay_combined(
     prior: str | None = None,
     strength: float = 1.0,
     floor: int | None = None,
-    level: float = 0.95,
     n_draws: int = 2000,
     max_positives: float | None = None,
 ) -> dict:
@@ -343,9 +322,7 @@ def replay_combined(
     estimates = []
     for _ in range(repeats):
         labels = [_hits(audit, p_unl, rng) for audit, p_unl in designs]
-        estimates.append(
-            combine_rounds(audits, labels, found=found, level=level, n_draws=n_draws, seed=rng)
-        )
+        estimates.append(combine_rounds(audits, labels, found=found, n_draws=n_draws, seed=rng))
     return {
         **_tally(truth, estimates, audits=False),
         "rounds": len(checks),

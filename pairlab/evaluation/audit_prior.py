@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-__all__ = ["PRIORS", "RatePrior", "rate_prior", "allocate", "expected_variance", "design"]
+__all__ = ["PRIORS", "RatePrior", "rate_prior", "allocate", "expected_variance"]
 
 PRIORS = ("recalibrated", "bounded", "calibrated", "oasis", "jeffreys")
 LEVEL_SD, SLOPE_SD = 2.0, 0.5  # prior sd of alpha and of log(beta) ("recalibrated")
@@ -108,17 +108,11 @@ def rate_prior(
         half = np.full((1, len(q)), 0.5)
         return RatePrior(half, half, np.zeros(1), half[0], np.full(len(q), 2.0), *none)
     if prior == "oasis":
-        return RatePrior(
-            strength * q[None, :],
-            strength * (1 - q)[None, :],
-            np.zeros(1),
-            q,
-            1.0 / ((strength + 1) * q * (1 - q)),
-            *none,
-        )
+        a, b = strength * q[None, :], strength * (1 - q)[None, :]
+        return RatePrior(a, b, np.zeros(1), q, 1.0 / ((strength + 1) * q * (1 - q)), *none)
     deviation = 1.0 / ((strength / np.minimum(q, 1 - q) + 1) * q * (1 - q))  # ~1/strength
     if prior == "calibrated":
-        return _centred(q[None, :], strength, np.zeros(1), deviation, *none)
+        return _centred(q[None, :], q, strength, np.zeros(1), deviation, *none)
     logit = np.log(q) - np.log1p(-q)
     size = np.ones(len(q)) if sizes is None else np.asarray(sizes, dtype=np.float64)
     expected = size * q
@@ -136,34 +130,14 @@ def rate_prior(
         keep = total <= max(float(bound), total.min())
         centre, log_weight = centre[keep], log_weight[keep]
     shared = np.stack([np.ones(len(q)), logit - pivot], axis=1)  # d logit / d(alpha, log beta)
-    return _centred(
-        centre, strength, log_weight, deviation, shared, np.array([LEVEL_SD, slope_sd]) ** 2, q
-    )
+    shared_var = np.array([LEVEL_SD, slope_sd]) ** 2
+    return _centred(centre, q, strength, log_weight, deviation, shared, shared_var)
 
 
-def _centred(centre, strength, log_weight, deviation, shared, shared_var, q=None) -> RatePrior:
+def _centred(centre, q, strength, log_weight, deviation, shared, shared_var) -> RatePrior:
     """Betas with mean ``centre`` holding ``strength`` pseudo-counts of the rarer class."""
     s = strength / np.minimum(centre, 1.0 - centre)
-    mean = centre[0] if q is None else q
-    return RatePrior(
-        s * centre, s * (1.0 - centre), log_weight, mean, deviation, shared, shared_var
-    )
-
-
-def design(
-    rates, unlabelled, n: int, *, prior, strength, floor, max_positives
-) -> tuple[np.ndarray, float]:
-    """An audit of ``n`` pairs over strata with mean calibrated probabilities ``rates`` (H,) and
-    ``unlabelled`` pairs (H,) under ``prior``: its allocation (int64 (H,)) and the expected
-    posterior variance of the total at draw time."""
-    belief = rate_prior(
-        rates, prior=prior, strength=strength, sizes=unlabelled, max_positives=max_positives
-    )
-    linear = dict(
-        deviation_var=belief.deviation_var, shared=belief.shared, shared_var=belief.shared_var
-    )
-    alloc = allocate(unlabelled, belief.centre, n, floor=floor, **linear)
-    return alloc, expected_variance(alloc, unlabelled, belief.centre, **linear)
+    return RatePrior(s * centre, s * (1.0 - centre), log_weight, q, deviation, shared, shared_var)
 
 
 def allocate(

@@ -162,15 +162,7 @@ class _Stratum:
 
 
 def corrected_precision(
-    tp: float,
-    fp_near: float,
-    fp_rand: float,
-    *,
-    near_marks=(0, 0),
-    rand_marks=(0, 0),
-    level: float = 0.95,
-    n_draws: int = 20000,
-    seed: int = 0,
+    tp: float, fp_near: float, fp_rand: float, *, near_marks=(0, 0), rand_marks=(0, 0), level=0.95
 ) -> dict:
     """Precision corrected by manual labels of putative false positives (paper eq. 14):
     ``{"precision", "ci", "imputed_precision", "p_near", "p_rand"}``. ``*_marks = (real_errors,
@@ -180,7 +172,7 @@ def corrected_precision(
         raise ValueError(
             f"counts must be non-negative, got tp={tp}, fp_near={fp_near}, fp_rand={fp_rand}"
         )
-    rng = np.random.default_rng(seed)
+    rng, n_draws = np.random.default_rng(0), 20_000
     shares, draws = [], []
     for name, (errors, marked) in (("near_marks", near_marks), ("rand_marks", rand_marks)):
         if not 0 <= errors <= marked:

@@ -76,15 +76,11 @@ def cluster_sizes(pool: Pool) -> pd.Series:
 
 
 def retrieval_yield(
-    pool: Pool,
-    candidate_ids: np.ndarray,
-    candidate_scores: np.ndarray,
-    budgets=None,
-    *,
-    seed: int = 0,
+    pool: Pool, candidate_ids, candidate_scores, budgets=None, *, seed: int = 0
 ) -> pd.DataFrame:
     """Positives found labelling ``b`` pairs for each budget ``b`` (default: a geometric grid): the
-    top-``b`` candidates by score, ``b`` random pairs (one draw) and random labelling's mean."""
+    top-``b`` of the candidates (int64 pair ids) by score, ``b`` random pairs (one draw) and
+    random labelling's mean."""
     if len(candidate_ids) == 0:
         raise ValueError("no candidate pairs to rank")
     if budgets is None:
@@ -143,15 +139,9 @@ def construction_metrics(
 
 
 def static_retrieval_yield(
-    pool: Pool,
-    budgets=None,
-    *,
-    m: int,
-    model=None,
-    max_seq_length: int | None = None,
-    seed: int = 0,
+    pool: Pool, *, m: int, model=None, max_seq_length: int | None = None, seed: int = 0
 ) -> pd.DataFrame:
     """:func:`retrieval_yield` over each left item's top-``m`` pretrained neighbours."""
     left, right = embed_pool(pool, model, max_seq_length=max_seq_length)
     ids, scores = neighbour_pairs(pool.space, left, right, m=m)
-    return retrieval_yield(pool, ids, scores, budgets, seed=seed)
+    return retrieval_yield(pool, ids, scores, seed=seed)

@@ -95,9 +95,7 @@ def pretrained_eval_set(
     return build_eval_set(pool, left, right, config), CosineScorer(pool.space, left, right)
 
 
-def evaluate(
-    eval_set: EvalSet, score, *, recall: float = 0.2, n_boot: int = 1000, seed: int = 0
-) -> dict:
+def evaluate(eval_set: EvalSet, score, *, n_boot: int = 1000, seed: int = 0) -> dict:
     """All-pairs metrics of ``score`` (pair ids -> float scores) on ``eval_set``: ``{"ap",
     "ap_ci", "p_at_r20", "p_at_r20_ci", "curve", "scores"}`` (each stratum's scores)."""
     scores = {}
@@ -107,22 +105,19 @@ def evaluate(
             raise ValueError(f"scorer returned shape {values.shape} for {len(ids)} {name} pairs")
         scores[name] = values
     args = (scores["positive"], scores["near"], scores["rand"], eval_set.n_neg_total)
-    boot = metrics.bootstrap(*args, n_boot=n_boot, recall=recall, seed=seed)
-    key = f"p_at_r{round(recall * 100)}"
+    boot = metrics.bootstrap(*args, n_boot=n_boot, recall=0.2, seed=seed)
     return {
         "ap": boot["ap"],
         "ap_ci": boot["ap_ci"],
-        key: boot["p_at_r"],
-        f"{key}_ci": boot["p_at_r_ci"],
+        "p_at_r20": boot["p_at_r"],
+        "p_at_r20_ci": boot["p_at_r_ci"],
         "curve": metrics.pr_curve(*args),
         "scores": scores,
     }
 
 
-def exact_all_pairs(
-    pool: Pool, left_emb: np.ndarray, right_emb: np.ndarray | None = None, *, recall: float = 0.2
-) -> dict:
-    """Exact AP and P@R of cosine scores over every pair of a pool small enough to enumerate,
+def exact_all_pairs(pool: Pool, left_emb: np.ndarray, right_emb: np.ndarray | None = None) -> dict:
+    """Exact AP and P@R20 of cosine scores over every pair of a pool small enough to enumerate,
     scored blockwise (left items x all right items): ``{"ap", "p_at_r", "n_pairs"}``."""
     right_emb = left_emb if pool.symmetric else right_emb
     positive = np.sort(
@@ -141,7 +136,7 @@ def exact_all_pairs(
     tp = metrics.count_at_least(positive, thresholds)
     return {
         "ap": metrics.ap_from_counts(tp, fp, pool.n_positives),
-        "p_at_r": metrics.precision_at_recall_from_counts(tp, fp, pool.n_positives, recall),
+        "p_at_r": metrics.precision_at_recall_from_counts(tp, fp, pool.n_positives, 0.2),
         "n_pairs": pool.n_pairs,
     }
 

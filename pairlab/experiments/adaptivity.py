@@ -14,7 +14,7 @@ from ..io import json_row, plain
 from . import data_efficiency
 from .budget import separation_budget
 from .encoders import GAP
-from .summaries import cell
+from .summaries import cell, nest
 from .sweeps import Variant, prepare_active
 
 __all__ = [
@@ -142,7 +142,12 @@ def adaptivity_metrics(
                 task: json_row(row[REGIME].to_dict()) for task, row in regime_frame.iterrows()
             },
             "efficiency": data_efficiency.record(efficiency_frame),
-            "separation": _separation(separation_frame),
+            "separation": nest(
+                {
+                    (row.pop("task"), str(row.pop("seed"))): json_row(row)
+                    for row in separation_frame.to_dict("records")
+                }
+            ),
             "encoder": _encoder(zero, table),
             "encoder_trend": {
                 str(labels): json_row(row.to_dict()) for labels, row in trend.iterrows()
@@ -187,14 +192,6 @@ def _budget_curves(frame: pd.DataFrame) -> dict:
             },
             "positive_share": (mean["positives_found"] / mean.index).tolist(),
         }
-    return out
-
-
-def _separation(frame: pd.DataFrame) -> dict:
-    out: dict = {}
-    for row in frame.to_dict("records"):
-        task, seed = row.pop("task"), row.pop("seed")
-        out.setdefault(task, {})[str(seed)] = json_row(row)
     return out
 
 

@@ -204,9 +204,8 @@ class AugRun:
         scorer = model.scorer(self.test)  # embeds every test item once, the stated pairs' too
         eval_set = eval_set or self.eval_sets["test"]
         scored = evaluate(eval_set, scorer, n_boot=self.aug.n_boot, seed=self.seed)
-        threshold = self.threshold(model)
         ids, y = stated_pairs(self.test)
-        f1 = heuristic.accuracy_f1(y, scorer(ids), threshold)["f1"]
+        f1 = heuristic.accuracy_f1(y, scorer(ids), self.threshold(model))["f1"]
         return {**{k: scored[k] for k in SCORES}, "f1": f1}
 
     def rows(self, concat_eval_set) -> dict:

@@ -11,15 +11,7 @@ from ..data.paper import A, B
 from ..io import json_row
 from .budget import labels_to_reach
 
-__all__ = ["factor", "factors", "summary", "record", "table"]
-
-
-def factor(labels, values, reference_labels: float, reference_value: float) -> float:
-    """``reference_labels`` over the labels the curve (``labels``, ``values``) needs to reach
-    ``reference_value`` (``nan`` if it never does)."""
-    if not reference_labels > 0:
-        raise ValueError(f"reference_labels must be positive, got {reference_labels!r}")
-    return float(reference_labels / labels_to_reach(labels, values, reference_value))
+__all__ = ["factors", "summary", "record", "table"]
 
 
 def factors(curves: pd.DataFrame) -> pd.DataFrame:
@@ -50,7 +42,7 @@ def factors(curves: pd.DataFrame) -> pd.DataFrame:
                 f"{B} labels needed": ref_needed,
                 f"{A} final dev AP": float(mine["ap"].iloc[-1]),
                 "labels needed": needed,
-                "factor": factor(mine["labels"], mine["ap"], ref_needed, target),
+                "factor": float(ref_needed / needed),
                 "bound": bound,
             }
         )

@@ -27,7 +27,6 @@ from .baselines import TrainSettings, sample_pairs, stated_pairs, train_or_load,
 from .summaries import cell, in_order, mean_std, seed_means_by
 
 __all__ = [
-    "case_task",
     "CaseSettings",
     "CaseStudy",
     "case_metrics",
@@ -85,8 +84,17 @@ class CaseSettings:
     train: TrainSettings
 
     @classmethod
-    def from_params(cls, params: dict) -> CaseSettings:
+    def from_params(cls, params: dict, prepared: dict) -> CaseSettings:
+        """The task is ``case_task``, or with a pair file as the dataset (one task, not built
+        in), that file's task; it must be one of ``prepared``."""
         case = {k: params[f"case_{k}"] for k in ("task", "pairs", "test_pairs", "share", "budget")}
+        if len(prepared) == 1 and next(iter(prepared)) not in BUILT_IN:
+            case["task"] = next(iter(prepared))
+        if case["task"] not in prepared:
+            raise ValueError(
+                f"the case study runs on {case['task']!r}, which this run did not load "
+                f"(dataset: {sorted(prepared)}); set case_task or dataset"
+            )
         return cls(
             seeds=tuple(int(s) for s in params["seeds"]),
             error_accuracy=tuple(params["error_accuracy"]),
@@ -98,12 +106,13 @@ class CaseSettings:
 
 
 class CaseStudy:
-    """One seed of the case study on ``task``'s train and test pools; the source-trained model
+    """One seed of the case study on its task's train and test pools; the source-trained model
     is kept in ``folder``, the others only as their metrics."""
 
-    def __init__(self, pools: dict, case: CaseSettings, task: str, seed: int, folder):
+    def __init__(self, prepared: dict, case: CaseSettings, seed: int, folder):
+        pools = prepared[case.task][0]
         self.train, self.test, self.case = pools["train"], pools["test"], case
-        self.config = case.train.config(task, seed)
+        self.config = case.train.config(case.task, seed)
         self.seed, self.folder = int(seed), Path(folder)
         self._base, self._picks, self._cosine = {}, {}, None
 
@@ -241,11 +250,10 @@ def run_case_study(prepared: dict, params: dict, *, folder) -> dict:
     often as ``error_accuracy`` says per base-error bin (assumed: the paper prints no numbers)."""
     from tqdm.auto import tqdm
 
-    case = CaseSettings.from_params(params)
-    task = case_task(prepared, case.task)
-    runs, accuracy = {}, list(case.error_accuracy)
+    case = CaseSettings.from_params(params, prepared)
+    task, runs, accuracy = case.task, {}, list(case.error_accuracy)
     for seed in tqdm(case.seeds, desc=f"{task} case study"):
-        study = CaseStudy(prepared[task][0], case, task, seed, folder)
+        study = CaseStudy(prepared, case, seed, folder)
         noisy = ErrorDependentOracle(
             lambda pool, ids: base_error(pool, ids, study.base_cosine(pool, ids)),
             accuracy,
@@ -263,18 +271,6 @@ def run_case_study(prepared: dict, params: dict, *, folder) -> dict:
     return runs
 
 
-def case_task(prepared: dict, task: str) -> str:
-    """``task``, or with a pair file as the dataset (one task, not built in), that file's task."""
-    if task not in prepared and len(prepared) == 1 and next(iter(prepared)) not in BUILT_IN:
-        return next(iter(prepared))
-    if task not in prepared:
-        raise ValueError(
-            f"the case study runs on {task!r}, which this run did not load "
-            f"(dataset: {sorted(prepared)}); set case_task or dataset"
-        )
-    return task
-
-
 def llm_section(prepared: dict, params: dict, *, cache, folder) -> dict | None:
     """The first seed's conditional-informativeness picks (at most ``llm_max_pairs``) labelled by
     the ``llm_base_url`` endpoint after printing the cost estimate: the row's metrics with the
@@ -284,21 +280,19 @@ def llm_section(prepared: dict, params: dict, *, cache, folder) -> dict | None:
         return None
     if not params.get("llm_model"):
         raise ValueError("llm_base_url is set but llm_model is not: name the endpoint's model")
-    case = CaseSettings.from_params(params)
-    task = case_task(prepared, case.task)
-    pools = prepared[task][0]
-    study = CaseStudy(pools, case, task, case.seeds[0], folder)
+    case = CaseSettings.from_params(params, prepared)
+    study = CaseStudy(prepared, case, case.seeds[0], folder)
     picked = study.pick("conditional_informativeness")[: int(params["llm_max_pairs"])]
     annotator = LLMAnnotator(
         base_url=params["llm_base_url"],
         model=params["llm_model"],
         api_key=os.environ.get(params["llm_api_key_env"]) or None,
         cache=cache,
-        task=like(task, pools["train"].symmetric),  # a file: its kind's prompt
+        task=like(case.task, study.train.symmetric),  # a file: its kind's prompt
         price_per_1k_input=params["llm_price_per_1k_input"],
         price_per_1k_output=params["llm_price_per_1k_output"],
     )
-    print(f"before sending anything: {annotator.estimate_cost(*pools['train'].texts(picked))}")
+    print(f"before sending anything: {annotator.estimate_cost(*study.train.texts(picked))}")
     row = study.row(picked, annotator)
     print(
         f"{params['llm_model']} on {len(picked)} pairs: accuracy {row['annotator_accuracy']}, "

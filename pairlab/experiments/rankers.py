@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..active.queries import COST_STAGES, QueryRun, QuerySettings, ranking_record
+from ..active.queries import COST_STAGES, QUERY_STRATEGIES, QueryRun, QuerySettings, ranking_record
 from ..active.store import run_folder
 from ..annotators.scan import scan_to_first_relevant
 from ..evaluation.ranking import answerable
@@ -50,8 +50,6 @@ class RankerSettings:
 
     @classmethod
     def from_params(cls, params: dict) -> RankerSettings:
-        from ..active.queries import QUERY_STRATEGIES
-
         per_round, rounds = params["questions_per_round"], int(params["query_rounds"])
         if isinstance(per_round, dict):
             batches = {task: (int(n),) * rounds for task, n in per_round.items()}
@@ -225,11 +223,10 @@ def per_query(results: dict) -> dict:
     for (task, strategy, seed), result in results.items():
         records = [r["test"]["per_query"] for r in result["records"]]
         asked = np.asarray(records[0]["questions"], dtype=np.int64)
-        if task in questions and not np.array_equal(questions[task], asked):
+        if not np.array_equal(questions.setdefault(task, asked), asked):
             raise ValueError(
                 f"the {task} runs measured different test questions: they are not paired"
             )
-        questions[task] = asked
         out[(task, strategy, seed)] = {
             "questions": asked,
             **{key: np.array([r[key] for r in records]) for key in ("ndcg", "mrr")},

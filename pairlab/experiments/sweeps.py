@@ -38,8 +38,6 @@ __all__ = [
     "transfer",
 ]
 
-MAIN_STRATEGIES = ("random", "static_retrieval", "adaptive_retrieval", "uncertainty")
-
 
 def pools_and_strata(task: Task, eval_config: EvalConfig, *, model=None, max_seq_length: int = 128):
     """``(pools, eval_sets)`` of ``task``: its splits and dev and test strata (every run's)."""
