@@ -48,24 +48,19 @@ STAGES = ("embed", "search", "select", "annotate", "train", "export", "evaluate"
 
 
 class Stages:
-    """Wall time per stage of one round, each emitted as a ``stage`` event; a stage inside
-    another counts once (the outer keeps only its own time)."""
+    """Wall time per stage of one round (the stages follow one another), each emitted as a
+    ``stage`` event."""
 
     def __init__(self, emit, round: int):
-        self.emit, self.round, self.times, self._inner = emit, round, {}, [0.0]
+        self.emit, self.round, self.times = emit, round, {}
 
     @contextmanager
     def __call__(self, stage: str):
         start = time.perf_counter()
         self.emit("stage_started", round=self.round, stage=stage)
-        self._inner.append(0.0)
-        try:
-            yield
-        finally:
-            total = time.perf_counter() - start
-            seconds = total - self._inner.pop()
-            self._inner[-1] += total
-            self.times[stage] = self.times.get(stage, 0.0) + seconds
+        yield
+        seconds = time.perf_counter() - start
+        self.times[stage] = self.times.get(stage, 0.0) + seconds
         self.emit("stage", round=self.round, stage=stage, seconds=seconds)  # a finished stage
 
     @contextmanager
