@@ -330,9 +330,8 @@ class ActiveRun(RunFolderRun):
         return state
 
     def _ask(self, state: RoundState, batch, stages, record: dict):
-        """The batch with those a person answered beyond it, their labels and the oracle's (None
-        where no one knows them); ``record`` gets the batch's positives and calibration, and
-        how another annotator's labels compare with the oracle's and what they cost."""
+        """The batch and the pairs answered beyond it, their labels and the oracle's (None where
+        unknown); ``record`` gets the batch's positives, calibration and annotation figures."""
         truth = self.pool.labels(batch) if self.pool.truth_known else None  # a person's records
         labels = truth
         if self.config.annotator is not None:
