@@ -13,7 +13,8 @@ from pairlab.models.cosinebert import (
     CosineBERT,
     trainer,
 )
-from pairlab.models.training import TrainConfig, pair_dataset
+from pairlab.models.embed import load_encoder
+from pairlab.models.training import TrainConfig, disable_dropout, pair_dataset
 
 BASE = [
     "How do I learn Python?",
@@ -54,7 +55,8 @@ def cosinebert():
 
 
 def test_cosine_head_forward_is_the_formula():
-    encoder = CosineBERT.pretrained().encoder
+    encoder = load_encoder()
+    disable_dropout(encoder)
     loss = CosineBCELoss(encoder, w_init=-3.0, b_init=0.5)  # a negative raw w acts as |w|
     loss.train()
     features = [encoder.tokenize(BASE[:4]), encoder.tokenize(PARA[:4])]
@@ -131,7 +133,7 @@ def test_calibration_validates():
     with pytest.raises(ValueError, match="both positive and negative"):
         Calibration.fit(np.array([0.1, 0.2]), np.array([1, 1]))
     with pytest.raises(ValueError, match="not calibrated"):
-        CosineBERT.pretrained().predict_proba([("a", "b")])
+        CosineBERT(load_encoder()).predict_proba([("a", "b")])
     with pytest.raises(FileNotFoundError, match="not a saved CosineBERT"):
         CosineBERT.load("/nonexistent")
 
@@ -166,7 +168,7 @@ def test_training_data_is_validated():
 
 
 def test_head_learns_ten_thousand_times_faster_than_the_encoder():
-    encoder = CosineBERT.pretrained().encoder
+    encoder = load_encoder()
     loss = CosineBCELoss(encoder)
     left, right, labels = toy_pairs()
     config = TrainConfig(learning_rate=2e-5)

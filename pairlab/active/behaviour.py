@@ -159,9 +159,8 @@ def _body(fn: types.FunctionType) -> bytes:
 
 
 def _canonical(node) -> str:
-    """A syntax tree as text, the same on every Python version: without positions and empty
-    fields (3.12 gave every function and class an empty ``type_params``, which ``ast.dump``
-    writes)."""
+    """A syntax tree as text without positions or empty fields (``ast.dump`` writes 3.12's empty
+    ``type_params``), the same on every Python version."""
     if isinstance(node, ast.AST):
         fields = ((name, getattr(node, name, None)) for name in node._fields)
         inner = ",".join(

@@ -3,7 +3,7 @@ n_i = n1 * growth^(i-1) pairs)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from fractions import Fraction
 
 from ..models.training import TrainConfig, number
@@ -60,15 +60,13 @@ class ActiveConfig(_LoopFields):
     def __post_init__(self):
         self.make_strategy()  # fails early on a bad name or parameters
         # one form per number, so the same settings find the same run folder (epochs 1 and 1.0)
-        object.__setattr__(self, "epochs", number("epochs", self.epochs, whole=True))
-        for name in ("growth", "learning_rate"):
-            object.__setattr__(self, name, number(name, getattr(self, name)))
-        for name in ("epochs", "learning_rate", "batch_size"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
+        own = {f.name: getattr(self, f.name) for f in fields(TrainConfig) if hasattr(self, f.name)}
+        train = TrainConfig(**own)  # checks the training settings, and writes each number once
+        for name in ("epochs", "learning_rate"):
+            object.__setattr__(self, name, getattr(train, name))
+        object.__setattr__(self, "growth", number("growth", self.growth))
         if self.encoder_layers is not None:
             positive("encoder_layers", self.encoder_layers, minimum=0)
-        TrainConfig(precision=self.precision, batch_order=self.batch_order)  # checks both
         if self.seed_set not in ("static_retrieval", "stated"):
             raise ValueError(
                 f"seed_set must be 'static_retrieval' or 'stated', got {self.seed_set!r}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 from dataclasses import fields
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 
 import numpy as np
@@ -86,12 +86,9 @@ class CosineBERTLearner:
         seed = c.seed * 1000 + round + (0 if member is None else MEMBER_SEED * (member + 1))
         train_config = TrainConfig(**{**shared, "seed": seed})
         left, right = pool.texts(ids)
-
-        def fit():
-            return CosineBERT.train(
-                left, right, labels, model=self.model, config=train_config, quiet=True
-            )
-
+        fit = partial(
+            CosineBERT.train, left, right, labels, model=self.model, config=train_config, quiet=True
+        )
         if member is not None or not self.sharing:
             return fit()
         head = [self.VERSION, model_fingerprint(self.model), train_config.to_dict()]

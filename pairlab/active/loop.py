@@ -48,24 +48,19 @@ STAGES = ("embed", "search", "select", "annotate", "train", "export", "evaluate"
 
 
 class Stages:
-    """Wall time per stage of one round, each emitted as a ``stage`` event; a stage inside
-    another counts once (the outer keeps only its own time)."""
+    """Wall time per stage of one round (the stages follow one another), each emitted as a
+    ``stage`` event."""
 
     def __init__(self, emit, round: int):
-        self.emit, self.round, self.times, self._inner = emit, round, {}, [0.0]
+        self.emit, self.round, self.times = emit, round, {}
 
     @contextmanager
     def __call__(self, stage: str):
         start = time.perf_counter()
         self.emit("stage_started", round=self.round, stage=stage)
-        self._inner.append(0.0)
-        try:
-            yield
-        finally:
-            total = time.perf_counter() - start
-            seconds = total - self._inner.pop()
-            self._inner[-1] += total
-            self.times[stage] = self.times.get(stage, 0.0) + seconds
+        yield
+        seconds = time.perf_counter() - start
+        self.times[stage] = self.times.get(stage, 0.0) + seconds
         self.emit("stage", round=self.round, stage=stage, seconds=seconds)  # a finished stage
 
     @contextmanager
@@ -335,9 +330,8 @@ class ActiveRun(RunFolderRun):
         return state
 
     def _ask(self, state: RoundState, batch, stages, record: dict):
-        """The batch with those a person answered beyond it, their labels and the oracle's (None
-        where no one knows them); ``record`` gets the batch's positives and calibration, and
-        how another annotator's labels compare with the oracle's and what they cost."""
+        """The batch and the pairs answered beyond it, their labels and the oracle's (None where
+        unknown); ``record`` gets the batch's positives, calibration and annotation figures."""
         truth = self.pool.labels(batch) if self.pool.truth_known else None  # a person's records
         labels = truth
         if self.config.annotator is not None:

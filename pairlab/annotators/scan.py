@@ -47,34 +47,22 @@ def scan_to_first_relevant(
         rows, cols = np.concatenate([rows, cols]), np.concatenate([cols, rows])
     shape = (pool.space.n_left, pool.space.n_right)
     relevant = csr_matrix((np.ones(len(rows), bool), (rows, cols)), shape=shape)
-    empty = np.empty(0, np.int64)
-    parts = (
-        [(empty, empty)]
-        + [  # (assessments, items) of each block
-            _scan_block(pool, left, right, questions[start : start + block], relevant)
-            for start in range(0, len(questions), block)
-        ]
-    )
-    assessments, items = map(np.concatenate, zip(*parts))
+    assessments, items = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
+    for first in range(0, len(questions), block):  # (block, n_right) scores at a time
+        part = questions[first : first + block]
+        scores = left[part].astype(np.float32) @ right.astype(np.float32).T
+        if pool.symmetric:
+            scores[np.arange(len(part)), part] = -np.inf  # never itself
+        order = np.argsort(-scores, axis=1, kind="stable")  # rank order, ties by item index
+        ranked = np.take_along_axis(relevant[part].toarray(), order, axis=1)
+        if not (found := ranked.any(axis=1)).all():
+            raise ValueError(
+                f"question(s) {part[~found][:5].tolist()} of {pool.task}/{pool.split} have no "
+                "relevant item: scanning to the first relevant one would never stop"
+            )
+        assessments.append(np.argmax(ranked, axis=1).astype(np.int64) + 1)
+        scanned = np.arange(order.shape[1])[None, :] < assessments[-1][:, None]
+        items.append(order[scanned].astype(np.int64))  # row-major: question by question
+    assessments, items = np.concatenate(assessments), np.concatenate(items)
     ids = pool.space.encode(np.repeat(questions, assessments), items)
     return Scan(questions, assessments, items, ids, pool.labels(ids))
-
-
-def _scan_block(pool: Pool, left, right, questions, relevant) -> tuple[np.ndarray, np.ndarray]:
-    """(assessments, scanned items in rank order) of a block of questions; ``relevant``: the
-    (n_left, n_right) sparse matrix of relevant pairs."""
-    scores = left[questions].astype(np.float32) @ right.astype(np.float32).T  # (block, n_right)
-    if pool.symmetric:
-        scores[np.arange(len(questions)), questions] = -np.inf  # never itself
-    order = np.argsort(-scores, axis=1, kind="stable")  # rank order, ties by item index
-    ranked = np.take_along_axis(relevant[questions].toarray(), order, axis=1)
-    found = ranked.any(axis=1)
-    if not found.all():
-        missing = questions[~found][:5].tolist()
-        raise ValueError(
-            f"question(s) {missing} of {pool.task}/{pool.split} have no relevant "
-            "item: scanning to the first relevant one would never stop"
-        )
-    assessments = np.argmax(ranked, axis=1).astype(np.int64) + 1
-    scanned = np.arange(order.shape[1])[None, :] < assessments[:, None]
-    return assessments, order[scanned].astype(np.int64)  # row-major: question by question

@@ -141,13 +141,6 @@ class CosineBERT:
         self.encoder, self.calibration, self.info = encoder, calibration, dict(info or {})
 
     @classmethod
-    def pretrained(cls, model=None, *, max_seq_length: int = 128, device=None) -> CosineBERT:
-        """The untrained encoder (no calibration: use it for cosines and neighbour search)."""
-        encoder = load_encoder(model, device=device, max_seq_length=max_seq_length)
-        disable_dropout(encoder)
-        return cls(encoder, info={"model": str(model), "trained_on": 0})
-
-    @classmethod
     def train(
         cls,
         left_texts,

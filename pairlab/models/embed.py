@@ -208,9 +208,8 @@ def embed_pool(
 
 
 def _encode(encoder, texts, batch_size, show_progress, backend=None) -> np.ndarray:
-    """Each distinct text encoded once (pairs repeat their items) on ``backend`` (default: the
-    one in force), longest first in chunks of whole batches, as sentence-transformers batches
-    them in one call, counted in a :class:`Progress`."""
+    """Each distinct text encoded once on ``backend`` (default: the one in force), longest first
+    in chunks of whole batches (as sentence-transformers sorts them), counted in a Progress."""
     import torch
 
     unique, inverse = np.unique(np.asarray(texts, dtype=object), return_inverse=True)

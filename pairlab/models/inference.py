@@ -66,8 +66,7 @@ def backend(kind: str = "encoder") -> str:
     ``$PAIRLAB_INFERENCE_BACKEND``, else what :func:`use` chose for that kind, else torch."""
     if kind not in ("encoder", "cross-encoder"):
         raise ValueError(f"kind must be one of ('encoder', 'cross-encoder'), got {kind!r}")
-    value = os.environ.get(ENV)
-    if value:
+    if value := os.environ.get(ENV):
         return _check(value, f"${ENV}")
     encoder, cross_encoder = _chosen
     return cross_encoder or encoder if kind == "cross-encoder" else encoder

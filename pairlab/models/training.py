@@ -63,8 +63,9 @@ class TrainConfig:
         for name in ("learning_rate", "adam_epsilon", "weight_decay", "warmup_ratio"):
             object.__setattr__(self, name, number(name, getattr(self, name)))
         object.__setattr__(self, "epochs", number("epochs", self.epochs, whole=True))
-        if self.learning_rate <= 0 or self.epochs <= 0 or self.batch_size < 1:
-            raise ValueError(f"learning_rate, epochs and batch_size must be positive: {self}")
+        for name in ("learning_rate", "epochs", "batch_size"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
         if self.max_seq_length < 8:
             raise ValueError(f"max_seq_length must be >= 8, got {self.max_seq_length}")
         if self.precision not in PRECISIONS:
@@ -253,14 +254,9 @@ def trainer(model, loss, dataset, config: TrainConfig, *, quiet: bool = False, *
     ``config``'s arguments; ``quiet`` drops the progress bars (the loop has its own events)."""
     import sentence_transformers as st
 
-    ce = st.cross_encoder
-    if isinstance(model, st.CrossEncoder):
-        trainer_cls, args_cls = ce.CrossEncoderTrainer, ce.CrossEncoderTrainingArguments
-    else:
-        trainer_cls, args_cls = (
-            st.SentenceTransformerTrainer,
-            st.SentenceTransformerTrainingArguments,
-        )
+    ce = isinstance(model, st.CrossEncoder)
+    trainer_cls = st.CrossEncoderTrainer if ce else st.SentenceTransformerTrainer
+    args_cls = st.CrossEncoderTrainingArguments if ce else st.SentenceTransformerTrainingArguments
     args = training_arguments(args_cls, config, **arguments)
     # the model-card callback draws a bar while it picks widget examples at construction
     with redirect_stderr(io.StringIO()) if quiet else nullcontext():
