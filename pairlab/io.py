@@ -140,8 +140,7 @@ def read_wikiqa(path, *, strict: bool = False) -> tuple[pd.DataFrame, ReadReport
         "Label)"
     )
     rows, report = _read_rows(path, parse, "QuestionID\t", expected, strict=strict)
-    frame = pd.DataFrame(rows, columns=["question", "title", "sentence", "label"])
-    return frame, report
+    return pd.DataFrame(rows, columns=["question", "title", "sentence", "label"]), report
 
 
 def _read_rows(path, parse, header_prefix: str, expected: str, *, strict: bool):

@@ -195,12 +195,7 @@ def main(argv=None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     up = commands.add_parser("serve", help="serve a labelling session to a team")
     up.add_argument("items", help="the records: a CSV, TSV, JSON-lines or Parquet file")
-    up.add_argument(
-        "--text",
-        required=True,
-        action="append",
-        help="the column of each record's text (repeat for several columns)",
-    )
+    up.add_argument("--text", required=True, action="append", help="a text column (repeatable)")
     up.add_argument("--id", help="the column of the record ids (default: row numbers)")
     up.add_argument("--right", help="a second table to match against (default: one table)")
     up.add_argument("--right-text", action="append", help="its text column(s) (default: --text)")
@@ -208,26 +203,14 @@ def main(argv=None) -> int:
     up.add_argument("--one-to-one", action="store_true", help="each record matches at most one")
     up.add_argument("--budget", type=int, default=1408, help="the answers to give in all")
     up.add_argument("--batch", type=int, default=128, help="pairs a round")
-    up.add_argument(
-        "--agreement",
-        type=float,
-        default=0.05,
-        help="the share of pairs asked of two people, to measure their agreement (0.05)",
-    )
+    up.add_argument("--agreement", type=float, default=0.05, help="share two people answer")
     up.add_argument("--seed", type=int, default=0)
     up.add_argument("--model", help="the encoder: a name or a folder (default: all-MiniLM-L6-v2)")
-    up.add_argument(
-        "--lease",
-        type=float,
-        default=120.0,
-        help="seconds a page holds a pair it shows before it goes to another page",
-    )
+    up.add_argument("--lease", type=float, default=120.0, help="seconds a page holds its pair")
     up.add_argument("--folder", required=True, help="the session's folder (resumed if it exists)")
     up.add_argument("--host", default="127.0.0.1", help="the address to listen on")
     up.add_argument("--port", type=int, default=8866)
-    up.add_argument(
-        "--token", help="the pages' token (off 127.0.0.1: generated once and kept if not given)"
-    )
+    up.add_argument("--token", help="the pages' token (off 127.0.0.1: generated and kept)")
     out = commands.add_parser("export", help="write a session's matches and clusters")
     out.add_argument("--folder", required=True)
     args = parser.parse_args(argv)

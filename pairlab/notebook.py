@@ -33,7 +33,7 @@ class Context:
     run_dir: Path
     figures_dir: Path
     params: dict = field(default_factory=dict)  # the parameters the config file records
-    png_skipped: list = field(default_factory=list, repr=False, compare=False)  # said once
+    png_skipped: list = field(default_factory=list, repr=False, compare=False)
 
     @property
     def metrics_path(self) -> Path:
@@ -55,7 +55,16 @@ class Context:
         and, where kaleido finds a Chrome/Chromium, a static ``<name>.png`` beside it."""
         path = self.figures_dir / f"{name}.html"
         fig.write_html(path, include_plotlyjs="directory", full_html=True)
-        _write_png(fig, path.with_suffix(".png"), self.png_skipped)
+        available, reason = png_export()
+        if available:
+            fig.write_image(
+                path.with_suffix(".png"), width=1100, height=fig.layout.height or 450, scale=2
+            )
+        elif not self.png_skipped:  # said once
+            how = "install a browser (apt install chromium) or fetch one with plotly_get_chrome"
+            how = "unset PAIRLAB_PNG" if "PAIRLAB_PNG" in reason else how
+            print(f"PNG figures skipped: {reason}. The HTML figures are written. For PNGs, {how}.")
+            self.png_skipped.append(reason)
         return path
 
     def record_metrics(self, metrics: dict) -> Path:
@@ -243,19 +252,6 @@ def png_export() -> tuple[bool, str]:
     given = os.environ.get("BROWSER_PATH")
     where = f" (BROWSER_PATH={given!r} is not a program)" if given else ""
     return False, f"kaleido found no Chrome or Chromium{where}"
-
-
-def _write_png(fig, path: Path, skipped: list) -> None:
-    """Static export through kaleido where a browser is there; else say why, once (``skipped``)."""
-    available, reason = png_export()
-    if available:
-        fig.write_image(path, width=1100, height=fig.layout.height or 450, scale=2)
-        return
-    if not skipped:
-        how = "install a browser (apt install chromium) or fetch one with plotly_get_chrome"
-        how = "unset PAIRLAB_PNG" if "PAIRLAB_PNG" in reason else how
-        print(f"PNG figures skipped: {reason}. The HTML figures are written. For PNGs, {how}.")
-        skipped.append(reason)
 
 
 def _writable(folder: Path, setting: str) -> None:

@@ -310,9 +310,8 @@ def _record_times(path: Path, seconds: dict, *, jobs: int, wall: float | None) -
     write_json(path, record)
 
 
-def expected_time(profile: str, selected: list[str], root: Path | None = None) -> str:
+def expected_time(profile: str, selected: list[str], root: Path) -> str:
     """What to expect, from the recorded times (:func:`_timings`)."""
-    root = root or project_root()
     for path, t in _timings(profile, root):
         known = [t["notebooks"][nb] for nb in selected if nb in t.get("notebooks", {})]
         if known:

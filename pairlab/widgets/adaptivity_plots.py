@@ -7,6 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..data.paper import A, B
 from .plots import TEMPLATE, _axes, _tasks, panels, seed_curves
 
 __all__ = ["recall_figure", "encoder_gap_figure"]
@@ -25,9 +26,7 @@ def recall_figure(recall: pd.DataFrame) -> go.Figure:
     return _axes(fig, "round", "unlabelled positives among the candidates", dtick=1)
 
 
-def encoder_gap_figure(
-    table: pd.DataFrame, *, gap=("uncertainty", "static_retrieval")
-) -> go.Figure:
+def encoder_gap_figure(table: pd.DataFrame) -> go.Figure:
     """Each strategy's test AP (left) and their gap (right, ± its std, each seed a point) against
     the starting encoder's zero-shot AP, a line style a budget, labelled by depth."""
     frame = table.reset_index()
@@ -40,7 +39,7 @@ def encoder_gap_figure(
             lo=frame[f"{s} CI"].str[0],
             hi=frame[f"{s} CI"].str[1],
         )
-        for s in gap
+        for s in (A, B)
     )
     seeds = frame.assign(
         line=[f"gap, {b}" for b in budget],
@@ -50,7 +49,7 @@ def encoder_gap_figure(
         hi=frame["gap"] + frame["gap std"],
     ).explode(["gap per seed", "seed"])
     seeds["gap per seed"] = seeds["gap per seed"].astype(float)
-    titles = ("Test AP by starting encoder", f"Gap: {gap[0]} - {gap[1]}")
+    titles = ("Test AP by starting encoder", f"Gap: {A} - {B}")
     fig = make_subplots(rows=1, cols=2, subplot_titles=titles)
     where = dict(x="zero-shot AP", by="line", dash="labels", facet=None, interval=("lo", "hi"))
     seed_curves(fig, ap, y="ap", colour="strategy", seeds=False, **where)

@@ -300,7 +300,8 @@ def _close(widget) -> None:
 
 def shared_words(left: str, right: str) -> set[str]:
     """Lower-cased word tokens found in both texts' values (field names left out)."""
-    return _words(left) & _words(right)
+    left, right = (" ".join(v for _, v in _fields(t) or [("", t)]) for t in (left, right))
+    return words(left) & words(right)
 
 
 def record_html(text: str, shared: set[str]) -> str:
@@ -356,11 +357,6 @@ def elapsed(seconds: float) -> str:
     if seconds < 3600:
         return f"{seconds // 60} min {seconds % 60} s"
     return f"{seconds // 3600} h {seconds % 3600 // 60} min"
-
-
-def _words(text: str) -> set[str]:
-    fields = _fields(text)
-    return set().union(*(words(v) for _, v in fields)) if fields else words(text)
 
 
 def _fields(text: str) -> list[list[str]] | None:

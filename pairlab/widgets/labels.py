@@ -17,7 +17,11 @@ MARKS = ("real_error", "actually_positive", "unsure")
 STRATA = ("near", "rand")
 KEY = ("pair_id", "task", "split", "model_id", "annotator")  # a newer mark of a key supersedes
 
-_SCHEMA = """
+
+class LabelStore(DurableStore):
+    """Append-only manual marks of pairs in the SQLite file at ``path`` (created if missing)."""
+
+    SCHEMA = """
 CREATE TABLE IF NOT EXISTS marks (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     pair_id INTEGER NOT NULL,
@@ -33,12 +37,6 @@ CREATE TABLE IF NOT EXISTS marks (
 );
 CREATE INDEX IF NOT EXISTS marks_key ON marks (task, split, model_id, pair_id, annotator);
 """
-
-
-class LabelStore(DurableStore):
-    """Append-only manual marks of pairs in the SQLite file at ``path`` (created if missing)."""
-
-    SCHEMA = _SCHEMA
 
     def add(
         self,

@@ -8,6 +8,8 @@ import plotly.graph_objects as go
 from plotly.colors import hex_to_rgb
 from plotly.subplots import make_subplots
 
+from ..data.paper import A, B
+
 __all__ = [
     "seed_curves",
     "panels",
@@ -304,15 +306,10 @@ def seed_set_figure(rounds: pd.DataFrame) -> go.Figure:
     return _axes(fig, "round", "dev all-pairs AP", "share (solid) / mean p (dotted)", dtick=1)
 
 
-def budget_curves_figure(
-    curves: pd.DataFrame,
-    strategies=("uncertainty", "static_retrieval"),
-    *,
-    reference: dict | None = None,
-) -> go.Figure:
+def budget_curves_figure(curves: pd.DataFrame, *, reference: dict | None = None) -> go.Figure:
     """Dev AP against labels (top) and the collected pairs' positive share (bottom), a column a
     task; ``reference`` ``{task: labels}`` marks where a strategy passed the other's budget."""
-    frame = curves[curves["strategy"].isin(strategies)]
+    frame = curves[curves["strategy"].isin((A, B))]
     tasks = _tasks(frame)
     title = "Adaptive vs static labels at equal budgets (band: mean 95% bootstrap interval)"
     fig = panels(tasks, "dev AP", "collected pairs that are positive", height=620, title=title)
@@ -347,14 +344,9 @@ def noise_figure(summary: dict, groups) -> go.Figure:
     return _axes(fig, None, "test all-pairs AP")
 
 
-def cost_figure(
-    curves: pd.DataFrame,
-    *,
-    dollars_per_label: float,
-    strategies=("uncertainty", "static_retrieval"),
-) -> go.Figure:
+def cost_figure(curves: pd.DataFrame, *, dollars_per_label: float) -> go.Figure:
     """Dev AP against what the labels cost to annotate, per task."""
-    frame = curves[curves["strategy"].isin(strategies)]
+    frame = curves[curves["strategy"].isin((A, B))]
     fig = active_curves_figure(frame.assign(labels=frame["labels"] * dollars_per_label))
     fig.update_xaxes(title="annotation cost ($)", tickprefix="$")
     title = f"dev AP against annotation cost (${dollars_per_label:.2f} a label)"
