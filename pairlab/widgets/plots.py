@@ -306,10 +306,13 @@ def seed_set_figure(rounds: pd.DataFrame) -> go.Figure:
     return _axes(fig, "round", "dev all-pairs AP", "share (solid) / mean p (dotted)", dtick=1)
 
 
-def budget_curves_figure(curves: pd.DataFrame, *, reference: dict | None = None) -> go.Figure:
+def budget_curves_figure(
+    curves: pd.DataFrame, *, strategies=(A, B), reference: dict | None = None
+) -> go.Figure:
     """Dev AP against labels (top) and the collected pairs' positive share (bottom), a column a
-    task; ``reference`` ``{task: labels}`` marks where a strategy passed the other's budget."""
-    frame = curves[curves["strategy"].isin((A, B))]
+    task, of ``strategies``; ``reference`` ``{task: labels}`` marks where a strategy passed the
+    other's budget."""
+    frame = curves[curves["strategy"].isin(strategies)]
     tasks = _tasks(frame)
     title = "Adaptive vs static labels at equal budgets (band: mean 95% bootstrap interval)"
     fig = panels(tasks, "dev AP", "collected pairs that are positive", height=620, title=title)
