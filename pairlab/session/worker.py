@@ -10,7 +10,7 @@ import multiprocessing
 import os
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -133,10 +133,20 @@ def _last_audit(job: Job, annotator: PersonAnnotator, audit, model, found, *, ro
     left = model.embed(pool.left_texts)  # read back: the export's candidates embedded them
     right = left if pool.symmetric else model.embed(pool.right_texts)
     labelled, labels = store.labelled()
-    logits = model.calibration.logits(found.cosine)
-    state = RoundState(round, pool, labelled, job.settings.budget, None, labels, model=model)
-    state = replace(state, candidates=found.ids, cosine=found.cosine, logits=logits)
-    annotator.last_audit(replace(state, embeddings=(left, right)))
+    state = RoundState(
+        round,
+        pool,
+        labelled,
+        job.settings.budget,
+        None,
+        labels,
+        model=model,
+        candidates=found.ids,
+        cosine=found.cosine,
+        logits=model.calibration.logits(found.cosine),
+        embeddings=(left, right),
+    )
+    annotator.last_audit(state)
     annotator.spend_rest(state)
     if audit.skipped() and not audit.rounds():
         pending = {"share": job.settings.audit_share, "skipped": True, "last": True}
