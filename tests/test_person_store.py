@@ -263,6 +263,35 @@ def test_spares_spend_the_budget_and_the_audit_comes_before_a_wait(tmp_path):
     store.close()
 
 
+def test_a_last_audit_drawn_short_leaves_no_wait_for_the_final_model(tmp_path):
+    """Walmart-Amazon seed 1 (a team in rounds of 64): the last round's audit drew 89 of its 90
+    pairs (the strata's allocation), and the pages waited 192 s for the final model to draw the
+    one left. What the budget leaves goes to the round's candidates at once; after the rounds
+    no audit pair is drawn beyond the budget."""
+    from types import SimpleNamespace
+
+    from pairlab.active.strategies import RoundState
+    from pairlab.annotators.person import PersonAnnotator
+
+    store = SessionStore(tmp_path / "s.sqlite")
+    short = lambda round, state, batch, n: (np.arange(500, 500 + n - 1), np.zeros(n - 1, int))  # noqa: E731
+    person = PersonAnnotator(store, spares=None, audits=(0, 4), audit=short, budget=20)
+    candidates = np.array([3, 20, 21, 22, 23], np.int64)
+    logits = np.array([0.0, 5.0, -0.5, 0.2, 9.0])  # nearest the boundary: 3 (queued), 22, 21
+    state = RoundState(2, SimpleNamespace(space=None), np.arange(10), 20, None)
+    state = replace(state, candidates=candidates, cosine=np.zeros(5), logits=logits)
+    store.post(1, np.arange(10), "batch")
+    for pair in range(10):
+        store.answer(pair, pair % 2, annotator="ann")
+    assert person.room(2, 64) == 6  # 20 - 10 answered - 4 audit pairs to come
+    person.start_round(2, state, np.arange(30, 36))
+    queue = store.queue()
+    assert person.closed and (queue["kind"] == "audit").sum() == 3  # one short
+    assert queue["pair_id"].tolist()[-1] == 22 and store.spent()["asked"] == 10  # the budget
+    assert person.last_audit(replace(state, round=3)) == 0  # nothing beyond it
+    store.close()
+
+
 def test_the_audit_to_come_is_posted_when_a_rounds_answers_would_spend_the_spares(tmp_path):
     """The audit pairs are drawn under the round's model outside every pair queued."""
     from types import SimpleNamespace

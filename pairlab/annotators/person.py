@@ -434,8 +434,10 @@ class PersonAnnotator(Annotator):
         self.space, self.reserve = state.pool.space, ranked if topped else self.reserve
         if len(spare):
             self.store.post(round, spare, "spare", agreement=self.agreement)
+        if self.closed and 0 < len(audit) < n_audit:  # drawn short: no wait for the final model
+            self.spend_rest(state)
         if self.oracle is not None:
-            self._answer_as_oracle(np.concatenate([shown, spare]))
+            self._answer_as_oracle(self.store.queue()["pair_id"].to_numpy(np.int64))
 
     def annotate(self, pool, pair_ids) -> np.ndarray:
         ids = check_pair_ids(pool, pair_ids)
@@ -500,7 +502,7 @@ class PersonAnnotator(Annotator):
         before a trained model could draw them) with the final model's state: the pages answer
         them before the session finishes, so every answer of the budget is asked."""
         queue = self.store.queue()
-        to_come = sum(self.audits) - int((queue["kind"] == "audit").sum())
+        to_come = min(sum(self.audits) - int((queue["kind"] == "audit").sum()), self._rest())
         if to_come <= 0 or self.audit is None:
             return 0
         round = state.round
@@ -516,11 +518,17 @@ class PersonAnnotator(Annotator):
         worker finds none left)."""
         if self.budget is None:
             return 0
-        s, queue = self.store.spent(), self.store.queue()
-        rest = self.budget - s["answered"] - s["asked"] - s["held"] - s["free"]
+        queue = self.store.queue()
         queued = queue["pair_id"].to_numpy(np.int64)
-        ids = _spares(self._now(state, queue), queued, rest, self.one_to_one)
+        ids = _spares(self._now(state, queue), queued, self._rest(), self.one_to_one)
         return self.store.post(state.round, ids, "batch", agreement=self.agreement)
+
+    def _rest(self) -> int:
+        """The budget not answered, asked, held or queued (no budget: unbounded)."""
+        if self.budget is None:
+            return np.iinfo(np.int64).max
+        s = self.store.spent()
+        return self.budget - s["answered"] - s["asked"] - s["held"] - s["free"]
 
     def _now(self, state, queue):
         """``state`` (a round's, its model's) with the answers now, every queued pair held out."""
