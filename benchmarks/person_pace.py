@@ -173,6 +173,7 @@ def write(args, session, waits, firsts, counts, times) -> None:
         "cpus": os.cpu_count(),
         "commit": COMMIT,
         "inference": backend(),  # the worker's encoder ($PAIRLAB_INFERENCE_BACKEND)
+        "precision": session.config.precision,  # its training arithmetic
         "load": os.getloadavg(),
         "start_seconds": times.get("start"),
         "first_pair_seconds": first,
