@@ -107,6 +107,22 @@ def test_a_one_to_one_session_never_asks_a_record_already_matched(tmp_path):
     assert list(table.index) == ["uncertainty", "random", "static_retrieval"]
 
 
+def test_a_session_trains_in_bf16_where_native_and_a_run_goes_on_in_its_own(tmp_path):
+    """A team's rounds keep up when training runs in bfloat16 (twice as fast where the CPU does
+    it natively); a folder whose run trained in fp32 goes on in fp32, not refused as changed,
+    and ``train`` still chooses."""
+    from pairlab.io import write_json
+    from pairlab.models.training import native_bf16
+
+    native = "bf16" if native_bf16() else "fp32"
+    assert LabelingSession(records(), tmp_path / "s", **oracle_toy()).config.precision == native
+    old = LabelingSession(records(), tmp_path / "o", **oracle_toy(), precision="fp32")
+    write_json(tmp_path / "o" / "run" / "config.json", to_json(old.config.to_dict()))
+    again = LabelingSession(records(), tmp_path / "o", **oracle_toy())
+    assert again.config == old.config and again.config.precision == "fp32"
+    again._ready_to_run()  # the folder's run and the settings agree: no error
+
+
 def test_a_larger_budget_goes_on_from_the_last_round_and_other_changes_are_refused(tmp_path):
     """A person who wants more labels re-runs the cell with a larger budget: the finished run
     goes on, asking what one run with that budget asks (the rounds of 12, 12 then 12); an

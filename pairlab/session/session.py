@@ -34,15 +34,16 @@ ONE_TO_ONE_EVIDENCE = 20  # labelled matches, all on distinct records, before su
 
 
 def session_config(
-    pool: RecordPool, settings: SessionSettings, batches, *, model=None
+    pool: RecordPool, settings: SessionSettings, batches, *, model=None, precision=None
 ) -> ActiveConfig:
     """The loop's settings for a session: the strategy picks ``batches`` pairs a round (the
-    pairs shown less the audit's), the final model kept, trained in bfloat16 where the CPU does
-    it natively (twice as fast: the rounds keep up with a team) unless ``train`` says."""
+    pairs shown less the audit's), the final model kept, trained in ``precision`` (None:
+    bfloat16 where the CPU does it natively, twice as fast, so that the rounds keep up with a
+    team) unless ``train`` says."""
     from ..models.training import native_bf16
 
     one_to_one = {"strategy_params": {"one_to_one": True}} if settings.one_to_one else {}
-    precision = "bf16" if native_bf16() else "fp32"
+    precision = precision or ("bf16" if native_bf16() else "fp32")
     return ActiveConfig(
         task=pool.task,
         strategy=settings.strategy,
@@ -144,7 +145,11 @@ class LabelingSession:
         # the same session with a larger budget: its run goes on when run() or start() is called
         self.shown, self.audits = planned_rounds(self.folder, self.settings, audited=audited)
         batches = np.subtract(self.shown, self.audits)
-        self.config = session_config(self.pool, self.settings, batches, model=model)
+        run = self.folder / "run" / "config.json"  # a run goes on in its own arithmetic
+        precision = read_json(run).get("precision") if run.is_file() else None
+        self.config = session_config(
+            self.pool, self.settings, batches, model=model, precision=precision
+        )
         self.store = SessionStore(self.folder / "labels.sqlite")
         self.process = None
         self._give_known()
