@@ -411,6 +411,9 @@ class PersonAnnotator(Annotator):
         # (a round whose model could not stratify an audit passes its pairs on)
         planned = self.audits if self.closed else self.audits[:round]
         n_audit = max(sum(planned) - posted, 0)
+        if self.closed:  # within the budget: a page may have taken a spare since the batch's size
+            new = np.setdiff1d(batch, self.store.queue()["pair_id"].to_numpy(np.int64)).size
+            n_audit = max(min(n_audit, self._rest() - new), 0)
         audit, strata = (
             self.audit(round, state, batch, n_audit)
             if n_audit and self.audit
