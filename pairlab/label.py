@@ -202,7 +202,7 @@ def main(argv=None) -> int:
     up.add_argument("--right-id", help="its id column")
     up.add_argument("--one-to-one", action="store_true", help="each record matches at most one")
     up.add_argument("--budget", type=int, default=1408, help="the answers to give in all")
-    up.add_argument("--batch", type=int, default=64, help="pairs a round")
+    up.add_argument("--batch", type=int, default=32, help="pairs a round (few: more rounds)")
     up.add_argument("--agreement", type=float, default=0.05, help="share two people answer")
     up.add_argument("--seed", type=int, default=0)
     up.add_argument("--model", help="the encoder: a name or a folder (default: all-MiniLM-L6-v2)")
