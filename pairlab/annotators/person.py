@@ -385,12 +385,14 @@ class PersonAnnotator(Annotator):
         the audit pairs still to come, at most ``n``."""
         return n if self.budget is None else int(np.clip(self._left(free=False), 0, n))
 
-    def _left(self, *, free: bool = True) -> int:
+    def _left(self, *, free: bool = True, to_come: bool = True) -> int:
         """The budget not spent or asked for, less the audit pairs still to come (``free``:
-        less the spares queued and not held, too)."""
+        less the spares queued and not held, too; no budget: unbounded)."""
+        if self.budget is None:
+            return np.iinfo(np.int64).max
         s = self.store.spent()
         used = s["answered"] + s["asked"] + s["held"] + (s["free"] if free else 0)
-        return self.budget - used - max(sum(self.audits) - s["audit"], 0)
+        return self.budget - used - (max(sum(self.audits) - s["audit"], 0) if to_come else 0)
 
     def start_round(self, round: int, state, batch) -> None:
         """Post round ``round``'s pairs: the batch with the audit sample shuffled in (seeded by
@@ -413,7 +415,7 @@ class PersonAnnotator(Annotator):
         n_audit = max(sum(planned) - posted, 0)
         if self.closed:  # within the budget: a page may have taken a spare since the batch's size
             new = np.setdiff1d(batch, self.store.queue()["pair_id"].to_numpy(np.int64)).size
-            n_audit = max(min(n_audit, self._rest() - new), 0)
+            n_audit = max(min(n_audit, self._left(to_come=False) - new), 0)
         audit, strata = (
             self.audit(round, state, batch, n_audit)
             if n_audit and self.audit
@@ -505,7 +507,9 @@ class PersonAnnotator(Annotator):
         before a trained model could draw them) with the final model's state: the pages answer
         them before the session finishes, so every answer of the budget is asked."""
         queue = self.store.queue()
-        to_come = min(sum(self.audits) - int((queue["kind"] == "audit").sum()), self._rest())
+        to_come = min(
+            sum(self.audits) - int((queue["kind"] == "audit").sum()), self._left(to_come=False)
+        )
         if to_come <= 0 or self.audit is None:
             return 0
         round = state.round
@@ -523,15 +527,8 @@ class PersonAnnotator(Annotator):
             return 0
         queue = self.store.queue()
         queued = queue["pair_id"].to_numpy(np.int64)
-        ids = _spares(self._now(state, queue), queued, self._rest(), self.one_to_one)
+        ids = _spares(self._now(state, queue), queued, self._left(to_come=False), self.one_to_one)
         return self.store.post(state.round, ids, "batch", agreement=self.agreement)
-
-    def _rest(self) -> int:
-        """The budget not answered, asked, held or queued (no budget: unbounded)."""
-        if self.budget is None:
-            return np.iinfo(np.int64).max
-        s = self.store.spent()
-        return self.budget - s["answered"] - s["asked"] - s["held"] - s["free"]
 
     def _now(self, state, queue):
         """``state`` (a round's, its model's) with the answers now, every queued pair held out."""
