@@ -6,11 +6,15 @@ person one every ``--pace`` seconds, from the table's true matches. It measures 
 - the time from this script's start (imports included) to the first pair on show;
 - every wait (a person with no pair to answer while rounds remain), with the worker's status
   at the time, and the share of the session until the last answer (the budget asked) in which
-  any person waited; the same share read back from the answers' times (a page's gap between
-  two answers beyond ``pace``: ``answer_gaps``), which ``--record-only`` uses alone to make the
-  record of a finished session folder whose measuring process was lost;
+  any person waited, and the seconds of it before the budget's last pair was taken (after it,
+  no pair is left to show: the other pages wait for the last answers); the same read back from
+  the answers' times (a page's gap between two answers beyond ``pace``: ``answer_gaps``),
+  which ``--record-only`` uses alone to make the record of a finished session folder whose
+  measuring process was lost;
 - each round's stages (the run's records), and the end: the final model's training and the
-  export's preparation, then the export itself (``session.export``) and its matches' quality.
+  export's preparation, then the export itself (``session.export``) and its matches' quality;
+- with ``--coverage N``, how often fresh audits' intervals hold the truth: each audit round's
+  (the worker redraws it N times) and the export's (5N times, as ``er_sessions.py`` checks it).
 
     python benchmarks/person_pace.py walmart_amazon --budget 300 --batch 64 --one-to-one \\
         --folder /tmp/pace --out benchmarks/results/er/person_pace-walmart_amazon-b300.json
@@ -57,6 +61,12 @@ def main() -> None:
     parser.add_argument("--one-to-one", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--matcher", default="bi-encoder")
+    parser.add_argument(
+        "--coverage",
+        type=int,
+        default=0,
+        help="redraw each audit round N times (and the export's audit 5N) against the truth",
+    )
     parser.add_argument("--folder", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--record-only", action="store_true", help="of a finished --folder")
@@ -77,6 +87,7 @@ def main() -> None:
         spares=args.spares,
         one_to_one=args.one_to_one,
         seed=args.seed,
+        coverage=args.coverage,  # checked by the worker, which answers nothing from the truth
     )
     store, pool = session.store, session.pool
     if args.record_only:  # the pages' own measures are gone: the answers' times alone
@@ -150,16 +161,20 @@ def write(args, session, waits, firsts, counts, times) -> None:
     end, begin = stamps.max(), stamps.min()
     gaps = answer_gaps(answered.assign(at=stamps), args.pace)
     gap_waiting = union_seconds([(a, min(b, end)) for a, b in gaps])
+    out = handed_out(answered, stamps, args.budget) or end
     if waits is None:
         any_waiting, first = gap_waiting, None
+        left_waiting = union_seconds([(a, min(b, out)) for a, b in gaps])
     else:
         between = [w for w in waits if w["at"] < end]
         any_waiting = union_seconds([(w["at"], min(w["at"] + w["seconds"], end)) for w in between])
+        left_waiting = union_seconds([(w["at"], min(w["at"] + w["seconds"], out)) for w in waits])
     times = times or {}
     export_start = time.perf_counter()
     exported = session.export(args.folder / "export", matcher=args.matcher)
     export_seconds = time.perf_counter() - export_start
     quality = session.metrics(exported, oracle_pairs=True)
+    covered = export_check(session, args.coverage * 5) if args.coverage else None
     record = {
         "table": args.table,
         "budget": args.budget,
@@ -184,6 +199,7 @@ def write(args, session, waits, firsts, counts, times) -> None:
         "waits": waits,
         "wait_between_rounds_seconds": any_waiting,
         "answer_gaps_wait_seconds": gap_waiting,  # the same from the answers' times
+        "wait_with_pairs_left_seconds": left_waiting,  # before the budget's last pair was taken
         "answers_per_person": counts,
         "session_seconds": end
         - (begin - args.pace if waits is None else time.time() - (time.perf_counter() - START))
@@ -203,6 +219,8 @@ def write(args, session, waits, firsts, counts, times) -> None:
         },
         "timeline": times.get("timeline"),
         "estimate": quality.get("est_sentence"),
+        "coverage": session.coverage_checks(),  # each audit round's, with --coverage
+        "export_coverage": covered,
     }
     record["wait_share"] = record["wait_between_rounds_seconds"] / max(record["session_seconds"], 1)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -215,6 +233,25 @@ def write(args, session, waits, firsts, counts, times) -> None:
     )
 
 
+def export_check(session, repeats: int) -> dict:
+    """How often the bi-encoder export's intervals hold the truth over ``repeats`` fresh audits
+    (:func:`benchmarks.er_sessions.export_coverage`, as the solo sessions' records check it)."""
+    from benchmarks.er_sessions import export_coverage
+    from pairlab.session import export as pick
+    from pairlab.session.audit import SessionAudit
+
+    pool, folder = session.pool, session.folder
+    model = pick.final_model(folder)
+    found = pick.candidates(pool, model, session.config.candidate_m)
+    audit = SessionAudit(folder / "audit", matches_per_record=session.settings.matches_per_record)
+    estimate = audit.estimate(session.store, pool.space)
+    if estimate is None:
+        return None
+    labels = pick.label_frame(pool, session.store)
+    matcher = pick.bi_encoder(model, found, 0.9)  # the export's default target precision
+    return export_coverage(pool, model, found, matcher, labels, audit, estimate, repeats=repeats)
+
+
 def answer_gaps(answered: pd.DataFrame, pace: float, slack: float = 0.5) -> list[tuple]:
     """Each page's waits read from its answers' times ``at``: the time between an answer and
     the next beyond ``pace`` (by more than ``slack``: a key press's own latency aside)."""
@@ -224,6 +261,15 @@ def answer_gaps(answered: pd.DataFrame, pace: float, slack: float = 0.5) -> list
         wait = np.diff(at) - pace
         out += [(a, a + w) for a, w in zip(at[:-1], wait) if w > slack]
     return out
+
+
+def handed_out(answered: pd.DataFrame, stamps: pd.Series, budget: int) -> float | None:
+    """When the budget's last pair was taken (its answer's time less the person's seconds on
+    it): after it, a page with no pair waits for nothing the session could give. None where
+    the budget was not all answered."""
+    if len(answered) < budget:
+        return None
+    return float((stamps - answered["seconds"].fillna(0)).max())
 
 
 def union_seconds(intervals) -> float:
