@@ -17,6 +17,7 @@ from pairlab.data.recordpool import record_pairs
 from pairlab.io import ReadReport, to_json
 from pairlab.metrics_files import check
 from pairlab.session import LabelingSession, SessionSettings, compare_strategies
+from pairlab.session.audit import SessionAudit
 from pairlab.session.export import clusters, label_frame, precision_threshold
 from pairlab.session.worker import Job, SessionRun, first_pairs, run_job
 
@@ -307,6 +308,33 @@ def test_a_team_faster_than_the_rounds_spends_the_budget_in_fewer_rounds(tmp_pat
     assert len(answers) == len(store.history()) <= 36
     assert len(labelled) == len(np.unique(labelled)) == result["labels"] == len(answers)
     assert len(result["records"]) < 3  # the spares answered took the third round's place
+
+
+@pytest.mark.parametrize("truth_known", [True, False])
+def test_a_simulated_team_checks_its_audits_coverage_where_the_truth_is_known(
+    tmp_path, truth_known
+):
+    """A team simulated from the truth (benchmarks/person_pace.py) redraws each audit round's
+    design against it, as an oracle session does; a real person's session, whose pool does not
+    know the truth, has nothing to check against."""
+    truth_pool = record_pairs(records(), all_positives=truth(), name="toy")
+    pool = truth_pool if truth_known else record_pairs(records(), name="toy")
+    settings = SessionSettings(batch=12, budget=36, audit_share=0.25, coverage=3, spares=0)
+    job = Job(toy_loop("person"), pool, tmp_path, settings, audits=(0, 3, 3))
+    store = SessionStore(tmp_path / "labels.sqlite")
+    stop, answers = threading.Event(), []
+    thread = threading.Thread(target=person, args=(store, truth_pool, stop, answers), daemon=True)
+    thread.start()
+    try:
+        run_job(job, learner=FakeLearner(VECTORS))
+    finally:
+        stop.set()
+        thread.join(5)
+    audit = SessionAudit(tmp_path / "audit")
+    checks = audit.coverage_rounds()
+    assert audit.rounds(), "no audit was drawn: nothing to check"
+    assert [c["round"] for c in checks] == (audit.rounds() if truth_known else [])
+    assert all(c["repeats"] == 3 and 0 <= c["coverage"]["total"] <= 1 for c in checks)
 
 
 def test_a_budget_spent_on_spares_ends_with_a_round_that_only_trains(tmp_path):

@@ -40,7 +40,7 @@ class SessionSettings:
     seed: int = 0
     epochs: object = 2
     max_seq_length: int = 128
-    coverage: int = 0  # oracle only: fresh audits redrawn each round to check the intervals
+    coverage: int = 0  # with oracle_pairs: fresh audits redrawn each round to check intervals
     matches_per_record: float | None = 1.0
     one_to_one: bool = False
     agreement_share: float = 0.0

@@ -54,11 +54,11 @@ class Job:
 def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
     """Run (or resume) the session's loop in this process; returns the run's result."""
     store, s = SessionStore(job.folder / "labels.sqlite"), job.settings
-    oracle = s.annotator == "oracle"  # the truth answers; only it can check the coverage
-    audit = SessionAudit(
+    oracle = s.annotator == "oracle"  # the truth answers
+    audit = SessionAudit(  # coverage: checked where the truth is known (a simulated person too)
         job.folder / "audit",
         seed=job.config.seed,
-        coverage=int(s.coverage) if oracle else 0,
+        coverage=int(s.coverage) if job.pool.truth_known else 0,
         matches_per_record=s.matches_per_record,
     )
     annotator = PersonAnnotator(
