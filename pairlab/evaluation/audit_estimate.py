@@ -119,11 +119,11 @@ def estimate_wald(audit: Audit, labels, *, found=None, level: float = 0.95) -> d
 def combine_rounds(
     audits, labels, *, found: int, level: float = 0.95, n_draws: int = 10_000, seed: int = 0
 ) -> dict:
-    """The total and the share found from several audit rounds (each with its own strata): the
-    estimates and each round's sorted posterior draws averaged with weights ``1 /
-    design_variance``. Sorted, since the rounds share their models' calibration errors: averaged
-    as independent, six rounds on the many-to-many catalogues put the truth below the interval
-    17% of the time; sorted, the interval is the weighted mean of the rounds' own."""
+    """The total and the share found from several audit rounds (each with its own strata):
+    estimates and each round's sorted posterior draws averaged with weights
+    ``1 / design_variance``. Sorted, since the rounds share their models' calibration errors:
+    averaged as independent, six rounds on the many-to-many catalogues put the truth below the
+    interval 17% of the time; sorted, the interval is the weighted mean of the rounds' own."""
     audits, labels = list(audits), list(labels)
     if not audits or len(audits) != len(labels):
         raise ValueError(f"need one label array per audit, got {len(audits)} and {len(labels)}")
