@@ -22,12 +22,11 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import EVAL_SETS, POOLS
+from conftest import EVAL_SETS, POOLS, compare_runs, timeless
 
 from pairlab import experiments
 from pairlab.active import CosineBERTLearner
 from pairlab.active.config import LoopSettings
-from pairlab.active.store import compare_runs
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'pairlab[ray]'")
 pytestmark = pytest.mark.slow  # real Ray instances: make test-slow (CI) runs them
@@ -144,7 +143,6 @@ class Recorder:
 
 def without_times(results: dict) -> dict:
     """Results as their result.json files hold them, wall times aside."""
-    from pairlab.active.store import timeless
     from pairlab.io import to_json
 
     return {key: to_json(timeless(result)) for key, result in results.items()}

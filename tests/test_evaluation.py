@@ -62,9 +62,9 @@ def test_fp_estimate_is_unbiased_against_exact_enumeration(pool_and_emb):
     fps = []
     for seed in range(500):
         es = build_eval_set(pool, emb, config=EvalConfig(near_m=3, n_random=400, seed=seed))
-        fps.append(
-            metrics.estimate_fp(thresholds, scorer(es.near), scorer(es.rand), es.n_neg_total)
-        )
+        # pr_curve's false positives at each distinct positive score: here the thresholds
+        curve = metrics.pr_curve(thresholds, scorer(es.near), scorer(es.rand), es.n_neg_total)
+        fps.append(curve["fp"])
     fps = np.array(fps)
     se = fps.std(axis=0, ddof=1) / np.sqrt(len(fps))
     assert (se[1:] > 0).all(), "the random stratum should make estimates vary"

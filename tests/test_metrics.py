@@ -36,8 +36,9 @@ def test_hand_worked_example():
     assert estimate_precision_at_recall([0.5], [0.5], [], 1, recall=1.0) == 0.5
 
 
-def test_estimate_fp_is_eq_13():
-    fp = metrics.estimate_fp([0.75, 0.0], [0.7, 0.8], [0.9, 0.1, -1.0, 0.2], 102)
+def test_estimated_fp_is_eq_13():
+    # pr_curve's false positives at each distinct positive score: here the thresholds
+    fp = metrics.pr_curve([0.75, 0.0], [0.7, 0.8], [0.9, 0.1, -1.0, 0.2], 102)["fp"]
     w = (102 - 2) / 4
     assert fp.tolist() == [1 + w * 1, 2 + w * 3]
 

@@ -255,7 +255,7 @@ def test_every_rounds_model_is_shared_when_the_settings_ask(tmp_path, monkeypatc
     from pairlab.experiments.sweeps import sharing
 
     monkeypatch.setenv("PAIRLAB_CACHE_DIR", str(tmp_path))
-    with pytest.raises(ValueError, match="share_models must be one of"):
+    with pytest.raises(ValueError, match="share_models must be 'seed' or 'all'"):
         LoopSettings(share_models="every")
     base = dict(n1=4, rounds=3, epochs=1, batch_size=8, model=tiny_model)
     shared, default = LoopSettings(**base, share_models="all"), LoopSettings(**base)

@@ -90,7 +90,6 @@ def rekey(root, *, dry_run: bool = False, stale: bool = False) -> list[tuple[Pat
 
 
 def main(argv=None) -> int:
-    """``python -m pairlab.active.archive --rekey ROOT [--stale] [--dry-run]``."""
     import argparse
 
     parser = argparse.ArgumentParser(

@@ -97,9 +97,6 @@ class ActiveConfig(_LoopFields):
         return asdict(self)
 
 
-SHARE_MODELS = ("seed", "all")  # LoopSettings.share_models
-
-
 class PerTask:
     """Settings shared by the runs of a sweep over tasks (a frozen dataclass): any field may be
     a per-task dict (``rounds={"qqp": 5, "wikiqa": 4}``), which :meth:`for_task` resolves."""
@@ -129,10 +126,8 @@ class LoopSettings(PerTask, _LoopFields):
     share_models: str = "seed"
 
     def __post_init__(self):
-        if self.share_models not in SHARE_MODELS:
-            raise ValueError(
-                f"share_models must be one of {SHARE_MODELS}, got {self.share_models!r}"
-            )
+        if self.share_models not in ("seed", "all"):
+            raise ValueError(f"share_models must be 'seed' or 'all', got {self.share_models!r}")
 
     @classmethod
     def from_params(cls, params: dict) -> LoopSettings:

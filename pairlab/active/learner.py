@@ -25,9 +25,7 @@ MEMBER_SEED = 100_000  # committee member k trains with the round's seed + (k + 
 
 
 class RecentModels(OrderedDict):
-    """The last ``size`` entries used, by key. :data:`RECENT`: models of rounds the disk cache
-    does not share, keyed like it (runs whose labels agree up to a round share its model);
-    :data:`EMBEDDINGS`: the loop's one cache of item embeddings, by model."""
+    """The last ``size`` entries used, by key."""
 
     size = 4
 
@@ -41,7 +39,7 @@ class RecentModels(OrderedDict):
         return self[key]
 
 
-RECENT = RecentModels()
+RECENT = RecentModels()  # models of rounds the disk cache does not share, keyed like it
 EMBEDDINGS = RecentModels()  # id(model) -> (model, {texts digest: (n, dim) embeddings})
 
 

@@ -37,8 +37,6 @@ __all__ = [
     "append_batch",
     "model_path",
     "drop_models",
-    "compare_runs",
-    "timeless",
     "RunFolderError",
 ]
 
@@ -246,41 +244,3 @@ def drop_models(folder: Path, keep: int | None) -> None:
     for path in folder.glob("model_round_*"):
         if keep is None or int(path.name.rsplit("_", 1)[1]) != keep:
             shutil.rmtree(path, ignore_errors=True)
-
-
-def compare_runs(a, b) -> dict:
-    """Two sweeps' roots of run folders compared, wall times aside (``labels.csv`` byte for
-    byte): the runs, rounds and files compared and the paths that differ or only one holds."""
-    a, b = Path(a), Path(b)
-    found = [{p.parent.relative_to(root) for p in root.glob("*/*/result.json")} for root in (a, b)]
-    differ = sorted(str(run) for run in found[0] ^ found[1])
-    both = sorted(found[0] & found[1])
-    rounds = files = 0
-    for run in both:
-        names = ["labels.csv", "result.json"] + sorted(
-            str(p.relative_to(a / run)) for p in (a / run / "rounds").glob("round_[0-9][0-9].*")
-        )
-        rounds += sum(name.endswith(".npz") for name in names)
-        files += len(names)
-        differ += [
-            str(run / name) for name in names if not _same_file(a / run / name, b / run / name)
-        ]
-    return {"runs": len(both), "rounds": rounds, "files": files, "differ": differ}
-
-
-def _same_file(x: Path, y: Path) -> bool:
-    if not y.is_file():
-        return False
-    if x.suffix == ".npz":
-        with np.load(x) as f, np.load(y) as g:
-            return f.files == g.files and all(np.array_equal(f[k], g[k]) for k in f.files)
-    if x.suffix == ".json":
-        return timeless(json.loads(x.read_text())) == timeless(json.loads(y.read_text()))
-    return x.read_bytes() == y.read_bytes()
-
-
-def timeless(value):
-    """A record or result without what the machine measured (``seconds``, ``peak_rss_mb``)."""
-    if isinstance(value, dict):
-        return {k: timeless(v) for k, v in value.items() if k not in ("seconds", "peak_rss_mb")}
-    return [timeless(v) for v in value] if isinstance(value, list) else value

@@ -14,5 +14,4 @@ from . import (  # noqa: F401 (exported: __all__ below)
 )
 from .strata import *  # noqa: F401,F403
 
-# the modules above and the public names of strata
 __all__ = sorted(name for name in globals() if not name.startswith("_"))

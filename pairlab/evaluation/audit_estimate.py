@@ -1,16 +1,13 @@
 """How far am I? The pool's positives, the share found and the model's precision and recall,
 each with a 95% interval, from an audit drawn by :func:`.audit.draw_audit`.
 
-Every stratum h is labelled pairs (a census: ``known`` positives) plus ``M_h`` unlabelled ones,
-of which ``n_h`` were audited and ``k_h`` were positive. The ``M_h - n_h`` unaudited pairs hold
-``X_h ~ Binomial(M_h - n_h, p_h)`` positives, ``p_h`` from the posterior of the strata's rate
-prior (:mod:`.audit_prior`): a finite-population beta-binomial posterior, which covers recall at
-the nominal level (Webber 2012). Intervals are equal-tailed quantiles of Monte Carlo draws of all
-strata at once, so the total, the share found and the model's precision and recall keep their
-joint dependence (``T >= found`` in every draw). Under a flat prior a huge stratum whose audit
-holds only zeros has a useless upper bound; the calibrated prior pins it down, and
-``prior_weight`` is the share of the unseen positives resting on it. :func:`estimate_wald`
-(frequentist) undercovers at these rates."""
+Stratum h holds labelled pairs (``known`` positives) and ``M_h`` unlabelled ones, ``n_h`` of
+them audited with ``k_h`` positives; the other ``M_h - n_h`` hold ``Binomial(M_h - n_h, p_h)``
+positives, ``p_h`` from the rate prior's posterior (:mod:`.audit_prior`): a finite-population
+beta-binomial posterior, which covers recall at the nominal level (Webber 2012). Intervals are
+quantiles of joint draws of all strata (``T >= found`` in each). A flat prior leaves a huge
+all-zero stratum unbounded above; the calibrated prior pins it down, and ``prior_weight`` is the
+share of the unseen positives resting on it. :func:`estimate_wald` undercovers at these rates."""
 
 from __future__ import annotations
 
@@ -122,14 +119,11 @@ def estimate_wald(audit: Audit, labels, *, found=None, level: float = 0.95) -> d
 def combine_rounds(
     audits, labels, *, found: int, level: float = 0.95, n_draws: int = 10_000, seed: int = 0
 ) -> dict:
-    """The total and the share found from several audit rounds (each with its own strata).
-
-    Estimates are averaged with weights ``1 / design_variance``, fixed at each draw, and so
-    are the rounds' posterior draws, each round's in sorted order: their audits are independent,
-    but the unaudited pairs rest on the calibrated scores of similar models, whose errors the
-    rounds share. Averaged as independent, six rounds on the many-to-many catalogues put the
-    truth below the interval 17% of the time; in sorted order the interval is the weighted mean
-    of the rounds' own, never narrower than what they know."""
+    """The total and the share found from several audit rounds (each with its own strata):
+    estimates and each round's sorted posterior draws averaged with weights
+    ``1 / design_variance``. Sorted, since the rounds share their models' calibration errors:
+    averaged as independent, six rounds on the many-to-many catalogues put the truth below the
+    interval 17% of the time; sorted, the interval is the weighted mean of the rounds' own."""
     audits, labels = list(audits), list(labels)
     if not audits or len(audits) != len(labels):
         raise ValueError(f"need one label array per audit, got {len(audits)} and {len(labels)}")

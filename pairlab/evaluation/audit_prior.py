@@ -1,6 +1,5 @@
 """The prior of each audit stratum's match rate (what the calibrated scores say before the
 audit): a mixture of Betas over the strata's rates, updated by audit counts in closed form.
-The kinds:
 
 - ``"recalibrated"`` (default): stratum h's rate is centred on ``sigmoid(c + alpha + beta *
   (logit q_h - c))``, ``q_h`` its mean calibrated probability, with a level shift ``alpha ~
@@ -13,9 +12,6 @@ The kinds:
 - ``"calibrated"``: one Beta per stratum centred on ``q_h`` with ``strength`` pseudo-counts of
   the rarer class; ``"oasis"``: ``strength`` pseudo-pairs whatever the rate (Marchant and
   Rubinstein 2017); ``"jeffreys"``: Beta(1/2, 1/2), the scores ignored.
-
-:func:`allocate` spreads an audit over the strata to minimise the expected posterior variance
-of the unlabelled positives.
 """
 
 from __future__ import annotations

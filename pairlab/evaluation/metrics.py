@@ -10,7 +10,6 @@ import numpy as np
 __all__ = [
     "estimate_ap",
     "estimate_precision_at_recall",
-    "estimate_fp",
     "pr_curve",
     "bootstrap",
     "corrected_precision",
@@ -37,15 +36,6 @@ def estimate_precision_at_recall(
     pos, near, rand, w = _validate(pos_scores, near_neg_scores, rand_neg_scores, n_neg_total)
     tp, fp = _curve(pos, near, rand, w)[1:]
     return precision_at_recall_from_counts(tp, fp, len(pos), recall)
-
-
-def estimate_fp(thresholds, near_neg_scores, rand_neg_scores, n_neg_total) -> np.ndarray:
-    """Estimated false positives (eq. 13) at each threshold: float64 array like ``thresholds``."""
-    near = as_scores("near_neg_scores", near_neg_scores)
-    rand = as_scores("rand_neg_scores", rand_neg_scores)
-    w = _rand_weight(len(near), len(rand), n_neg_total)
-    thresholds = as_scores("thresholds", thresholds)
-    return count_at_least(np.sort(near), thresholds) + w * count_at_least(np.sort(rand), thresholds)
 
 
 def pr_curve(pos_scores, near_neg_scores, rand_neg_scores, n_neg_total) -> dict:
@@ -82,8 +72,8 @@ def bootstrap(
     level: float = 0.95,
     seed: int = 0,
 ) -> dict:
-    """Stratified bootstrap of AP and P@R: ``{"ap", "ap_ci", "p_at_r", "p_at_r_ci", "ap_samples",
-    "p_at_r_samples"}``, the original sample's points and percentile intervals."""
+    """Stratified bootstrap of AP and P@R: ``{"ap", "ap_ci", "p_at_r", "p_at_r_ci"}``, the
+    original sample's points and percentile intervals."""
     if not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
         raise ValueError(f"n_boot must be an integer >= 2, got {n_boot!r}")
     if not 0.0 < level < 1.0:
@@ -100,8 +90,6 @@ def bootstrap(
         "ap_ci": [float(low[0]), float(high[0])],
         "p_at_r": precision_at_recall_from_counts(tp, fp, len(pos), recall),
         "p_at_r_ci": [float(low[1]), float(high[1])],
-        "ap_samples": samples[:, 0],
-        "p_at_r_samples": samples[:, 1],
     }
 
 
