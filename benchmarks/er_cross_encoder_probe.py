@@ -86,7 +86,7 @@ def main(argv=None) -> int:
             )
             model = CosineBERT.train(*train, config=config, quiet=True)
             trained = time.time() - t
-            scores = model.predict_proba(list(zip(test[0], test[1])))
+            scores = model.calibration.proba(model.cosine(test[0], test[1]))
         else:
             lr, epochs = setting.split(":")
             config = TrainConfig(

@@ -40,7 +40,7 @@ def test_the_published_checksums_are_pinned_with_their_sources():
     assert SOURCES["qqp"].url == "http://qim.fs.quoracdn.net/quora_duplicate_questions.tsv"
     assert SOURCES["wikiqa"].url.endswith("/WikiQACorpus.zip")
     for source in SOURCES.values():  # a download without a known checksum would say "UNVERIFIED"
-        assert len(source.sha256) == 64 and int(source.sha256, 16) and source.size > 1_000_000
+        assert len(source.sha256) == 64 and int(source.sha256, 16)
     text = (ROOT / "pairlab" / "data" / "download.py").read_text()
     assert text.count("huggingface/datasets") >= 2, "each checksum says where it was published"
 
@@ -131,7 +131,6 @@ def test_an_unreachable_source_stops_after_its_attempts_and_keeps_the_part(tmp_p
             base_url=url,
             checksums=sums,
             attempts=2,
-            deadline=20,
             log=lambda _: None,
         )
 

@@ -77,7 +77,7 @@ def test_training_keeps_w_non_negative_and_calibration_lowers_log_loss(cosineber
     # the refit is the best logistic model on the training cosines: never worse than the head
     assert cosinebert.info["calibration_log_loss"] < cosinebert.info["head_log_loss"]
     left, right, labels = toy_pairs()
-    p = cosinebert.predict_proba(list(zip(left, right)))
+    p = cosinebert.calibration.proba(cosinebert.cosine(left, right))
     assert ((p > 0.5) == (labels == 1)).mean() >= 0.9
 
 
@@ -120,12 +120,11 @@ def test_platts_targets_keep_a_fit_on_few_separable_pairs_from_claiming_certaint
 
 
 def test_save_load_round_trip_gives_identical_scores(cosinebert, tmp_path):
-    left, right, _ = toy_pairs()
-    before = cosinebert.predict_proba(list(zip(left, right)))
+    before = cosinebert.score_pairs(*_toy_pool())
     cosinebert.save(tmp_path / "cosinebert")
     loaded = CosineBERT.load(tmp_path / "cosinebert")
     assert loaded.calibration == cosinebert.calibration
-    assert np.array_equal(loaded.predict_proba(list(zip(left, right))), before)
+    assert np.array_equal(loaded.score_pairs(*_toy_pool()), before)
     assert (tmp_path / "cosinebert" / "modules.json").is_file()  # a standard ST folder
 
 
@@ -133,7 +132,7 @@ def test_calibration_validates():
     with pytest.raises(ValueError, match="both positive and negative"):
         Calibration.fit(np.array([0.1, 0.2]), np.array([1, 1]))
     with pytest.raises(ValueError, match="not calibrated"):
-        CosineBERT(load_encoder()).predict_proba([("a", "b")])
+        CosineBERT(load_encoder()).score_pairs(*_toy_pool())
     with pytest.raises(FileNotFoundError, match="not a saved CosineBERT"):
         CosineBERT.load("/nonexistent")
 
@@ -192,7 +191,7 @@ def test_cosinebert_trained_on_one_class_keeps_its_head_as_calibration(tiny_mode
     )
     assert "one class" in model.info["calibration"]
     assert model.calibration == Calibration(**model.info["head"])
-    assert np.isfinite(model.predict_proba(list(zip(BASE[:2], PARA[:2])))).all()
+    assert np.isfinite(model.score_pairs(*_toy_pool())).all()
 
 
 def _toy_pool():

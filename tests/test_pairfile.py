@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from conftest import FIXTURES
 
-from pairlab.data import SPLITS, build_qqp, load_pairs, load_task, load_tasks, tasks_for
+from pairlab.data import SPLITS, build_qqp, like, load_pairs, load_task, load_tasks, tasks_for
 from pairlab.data.loaders import QQP_COLUMNS
 from pairlab.evaluation import stats
 from pairlab.io import NoRowsError
@@ -37,7 +37,7 @@ def test_symmetric_file_takes_the_closure_and_splits_by_components(tmp_path):
         tmp_path / "dups.csv", ["text1,text2,label", *[f"{a},{b},{y}" for a, b, y in chain_rows()]]
     )
     task = load_pairs(path, symmetric=True)
-    assert task.name == "dups" and task.symmetric and task.like == "qqp"
+    assert task.name == "dups" and task.symmetric and like(task.name, task.symmetric) == "qqp"
     members = [set(task[s].left_texts) for s in SPLITS]
     assert sum(map(len, members)) == 48 and not (members[0] & members[1] or members[1] & members[2])
     for pool in task.splits.values():
@@ -125,7 +125,7 @@ def test_asymmetric_jsonl_pairs_each_splits_left_items_with_every_right_item(tmp
         right_id="aid",
         seed=3,
     )
-    assert task.like == "wikiqa" and not task.symmetric
+    assert like(task.name, task.symmetric) == "wikiqa" and not task.symmetric
     lefts = [set(task[s].left_texts) for s in SPLITS]
     assert [len(x) for x in lefts] == [20, 10, 10] and not (
         lefts[0] & lefts[1] or lefts[0] & lefts[2]

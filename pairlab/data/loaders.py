@@ -118,9 +118,10 @@ def tasks_for(params: dict) -> dict[str, Task]:
         **{k: params.get(k) for k in PAIR_OPTIONS},
     )
     for name, task in tasks.items():
+        kind = like(name, task.symmetric)
         for key, value in list(params.items()):
-            if per_task(value) and name not in value and task.like in value:
-                params[key] = {**value, name: value[task.like]}
+            if per_task(value) and name not in value and kind in value:
+                params[key] = {**value, name: value[kind]}
     return tasks
 
 

@@ -102,11 +102,6 @@ class Task:
     def symmetric(self) -> bool:
         return next(iter(self.splits.values())).symmetric
 
-    @property
-    def like(self) -> str:
-        """The built-in task whose per-task settings this one takes (:func:`like`)."""
-        return like(self.name, self.symmetric)
-
     def resized(self, max_items) -> Task:
         """The task built again from the same rows, seed and fractions with ``max_items``."""
         if self.rebuild is None:

@@ -198,20 +198,11 @@ class CosineBERT:
         both = self.embed(left + right, show_progress=show_progress)
         return np.einsum("nd,nd->n", both[: len(left)], both[len(left) :]).astype(np.float64)
 
-    def predict_proba(self, pairs) -> np.ndarray:
-        """Calibrated p(y=1) of (left, right) text pairs."""
-        left, right = zip(*pairs) if len(pairs) else ((), ())
-        return self._calibrated().proba(self.cosine(left, right))
-
     def score_pairs(self, pool, pair_ids) -> np.ndarray:
         """Calibrated logits of a few pair ids of ``pool`` (embeds only their texts)."""
-        texts = pool.texts(np.asarray(pair_ids, np.int64))
-        return self._calibrated().logits(self.cosine(*texts))
-
-    def _calibrated(self) -> Calibration:
         if self.calibration is None:
             raise ValueError("this CosineBERT is not calibrated: train it or call calibrate()")
-        return self.calibration
+        return self.calibration.logits(self.cosine(*pool.texts(np.asarray(pair_ids, np.int64))))
 
     def scorer(self, pool) -> CosineScorer:
         """Calibrated logits of pair ids of ``pool``, from embeddings of its items computed once."""

@@ -233,8 +233,7 @@ def _encode(encoder, texts, batch_size, show_progress, backend=None) -> np.ndarr
                 )
             )
             done.advance(len(chunk))
-    emb = np.asarray(np.concatenate(parts), dtype=np.float32)[np.argsort(order)]
-    emb = np.ascontiguousarray(emb[inverse.reshape(-1)])
+    emb = np.asarray(np.concatenate(parts), np.float32)[np.argsort(order)[inverse.reshape(-1)]]
     if not np.isfinite(emb).all():
         raise ValueError("the encoder returned non-finite embeddings")
     return emb

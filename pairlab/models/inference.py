@@ -95,10 +95,10 @@ def recording_exports():
         _RECORDERS.remove(made)
 
 
-def cache_tag(name: str | None = None, *, kind: str = "encoder") -> list[str]:
-    """What cache keys of model outputs add for the backend (``name``, default: ``kind``'s in
+def cache_tag(name: str | None = None) -> list[str]:
+    """What cache keys of model outputs add for the backend (``name``, default: the encoders' in
     force): nothing for torch and float32 ONNX (equal within rounding), else its name."""
-    return ["onnx-int8"] if (name or backend(kind)) == "onnx-int8" else []
+    return ["onnx-int8"] if (name or backend()) == "onnx-int8" else []
 
 
 def for_inference(model, *, name: str | None = None):

@@ -99,7 +99,7 @@ def pair_dataset(left_texts, right_texts, labels):
     )
 
 
-def training_arguments(args_cls, config: TrainConfig, *, output_dir: str | None = None, **extra):
+def training_arguments(args_cls, config: TrainConfig, **extra):
     """sentence-transformers training arguments from ``config`` (no checkpoints, no logging
     services); bf16 on a CPU without native bfloat16 (emulated, tens of times slower) is refused."""
     import torch
@@ -116,9 +116,9 @@ def training_arguments(args_cls, config: TrainConfig, *, output_dir: str | None 
         extra.setdefault(
             "batch_sampler", lambda data, **kw: length_buckets(data, **{**kw, "seed": config.seed})
         )
-    scratch = None if output_dir else tempfile.mkdtemp(prefix="pairlab-train-")
+    scratch = tempfile.mkdtemp(prefix="pairlab-train-")  # the trainer writes nothing there
     args = args_cls(
-        output_dir=output_dir or scratch,
+        output_dir=scratch,
         bf16=config.precision == "bf16",
         num_train_epochs=config.epochs,
         per_device_train_batch_size=config.batch_size,
@@ -136,8 +136,7 @@ def training_arguments(args_cls, config: TrainConfig, *, output_dir: str | None 
         dataloader_drop_last=False,
         **extra,
     )
-    if scratch is not None:  # the trainer writes nothing there: it goes with the arguments
-        weakref.finalize(args, shutil.rmtree, scratch, True)
+    weakref.finalize(args, shutil.rmtree, scratch, True)  # it goes with the arguments
     return args
 
 

@@ -235,7 +235,6 @@ def test_make_data_without_a_connection(tmp_path, served):
             base_url=url,
             checksums=sums,
             attempts=2,
-            deadline=20,
             log=lambda _: None,
         )
 
