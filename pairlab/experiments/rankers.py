@@ -370,8 +370,7 @@ def _entry(rows: pd.DataFrame) -> dict:
     return {
         "seeds": seeds,
         "sizes": [int(q) for q in mean["questions"]],
-        "ndcg10": spread("ndcg"),
-        "mrr10": spread("mrr"),
+        **{name: spread(key) for name, key in METRICS.items()},
         "ap": {
             **spread("ap"),
             "ci_per_seed": [by_seed[s][["ap_lo", "ap_hi"]].values.tolist() for s in seeds],

@@ -84,10 +84,7 @@ def zero_shot(
 
 def with_zero_shot(summary: dict, zero: dict) -> dict:
     """``summary`` with each task's :func:`zero_shot` entry first, under :data:`ZERO_SHOT`."""
-    return {
-        task: ({ZERO_SHOT: zero[task], **strategies} if task in zero else strategies)
-        for task, strategies in summary.items()
-    }
+    return {task: {ZERO_SHOT: zero[task], **strategies} for task, strategies in summary.items()}
 
 
 def prepare_active(params: dict, *, show: bool = True):
