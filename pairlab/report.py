@@ -15,7 +15,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from .metrics_files import check_file
+from .metrics_files import check
 from .paths import project_root
 from .profiles import BASE
 from .templating import FILTERS, environment, markdown
@@ -80,7 +80,8 @@ def load_results(root: Path | None = None) -> dict:
                 "its parameters cannot be audited"
             )
         out.setdefault(path.parent.name, {})[notebook] = {
-            "metrics": check_file(path),  # its declared layout, or an error naming what differs
+            # its declared layout, or an error naming what differs
+            "metrics": check(notebook, json.loads(path.read_text()), source=str(path)),
             "config": json.loads(config.read_text()),
         }
     return out
