@@ -12,15 +12,13 @@ keys refused, so a key renamed in the code but not here fails at the notebook th
 from __future__ import annotations
 
 import functools
-import json
 import re
-from pathlib import Path
 from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 from typing_extensions import NotRequired, TypedDict
 
-__all__ = ["LAYOUTS", "RECORDS", "MetricsLayoutError", "check", "check_file"]
+__all__ = ["LAYOUTS", "RECORDS", "MetricsLayoutError", "check"]
 
 RECORDS = """
 SeedSpread: mean:float? std:float? per_seed:[float?] ci_per_seed?:[ci] ci?:ci
@@ -181,11 +179,3 @@ def check(notebook: str, metrics: Any, *, source: str | None = None) -> Any:
             + (f"\n  ... and {more} more" if more > 0 else "")
         ) from None
     return metrics
-
-
-def check_file(path) -> Any:
-    """The metrics file at ``path``, read and checked against its notebook's layout."""
-    path = Path(path)
-    return check(
-        path.name.removesuffix(".metrics.json"), json.loads(path.read_text()), source=str(path)
-    )

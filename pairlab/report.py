@@ -15,7 +15,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from .metrics_files import check_file
+from .metrics_files import check
 from .paths import project_root
 from .profiles import BASE
 from .templating import FILTERS, environment, markdown
@@ -33,7 +33,6 @@ __all__ = [
     "render",
     "run_compute",
     "stale",
-    "timing_cell",
 ]
 
 # document -> its template (paths relative to the project root)
@@ -81,7 +80,8 @@ def load_results(root: Path | None = None) -> dict:
                 "its parameters cannot be audited"
             )
         out.setdefault(path.parent.name, {})[notebook] = {
-            "metrics": check_file(path),  # its declared layout, or an error naming what differs
+            # its declared layout, or an error naming what differs
+            "metrics": check(notebook, json.loads(path.read_text()), source=str(path)),
             "config": json.loads(config.read_text()),
         }
     return out
@@ -130,27 +130,16 @@ def run_compute(notebooks: dict | None) -> tuple[float, int]:
     per_run: dict[str, float] = {}
 
     def walk(node):
-        if isinstance(node, dict):
-            runs, seconds = node.get("runs"), node.get("seconds_per_run")
-            if isinstance(runs, list) and isinstance(seconds, dict):
-                per_run.update({name: float(sum(seconds.values())) for name in runs})
-                return
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
+        if isinstance(node, dict) and "seconds_per_run" in node:  # a sweep's summary
+            seconds = float(sum(node["seconds_per_run"].values()))
+            per_run.update(dict.fromkeys(node["runs"], seconds))
+        elif isinstance(node, (dict, list)):
+            for value in node.values() if isinstance(node, dict) else node:
                 walk(value)
 
     for entry in (notebooks or {}).values():
         walk(entry["metrics"])
     return sum(per_run.values()), len(per_run)
-
-
-def timing_cell(timings: dict, profile: str, compute: tuple[float, int] | None = None) -> str:
-    """``report.md.j2``'s ``timing_cell`` of a profile, ``compute`` from :func:`run_compute`."""
-    return markdown(
-        "timing_cell", timings.get(profile), *(compute or (0.0, 0)), template="report.md.j2"
-    )
 
 
 def collect(profile: str, root: Path) -> list[Path]:
@@ -251,8 +240,11 @@ def render(document: str, root: Path | None = None) -> str:
         .render(
             **extra,
             # the README's make-run line gives the record alone (compute=False)
-            timing_cell=lambda p, compute=True: timing_cell(
-                timings, p, run_compute(results.get(p)) if compute else None
+            timing_cell=lambda p, compute=True: markdown(
+                "timing_cell",
+                timings.get(p),
+                *(run_compute(results.get(p)) if compute else (0.0, 0)),
+                template="report.md.j2",
             ),
             results=results,
             bench=bench,

@@ -127,17 +127,21 @@ def test_a_profile_read_back_from_its_archive_says_what_its_runs_computed():
             "wall_seconds": 60.0,
         }
     }
-    cell = report.timing_cell(timings, "p", report.run_compute(results))
+
+    def timing_cell(compute):
+        return report.markdown("timing_cell", timings["p"], *compute, template="report.md.j2")
+
+    cell = timing_cell(report.run_compute(results))
     assert cell == (
         "1 min (2 notebooks; 2 CPU cores, 2026-11-27), reading back 3 runs that computed for "
         "2.5 hours (their round records' stage seconds, summed)"
     )
     timings["p"]["wall_seconds"] = 6000.0  # computed here, within the record: nothing added
-    assert report.timing_cell(timings, "p", report.run_compute(results)) == (
+    assert timing_cell(report.run_compute(results)) == (
         "100 min (2 notebooks; 2 CPU cores, 2026-11-27)"
     )
     timings["p"].update(notebooks={"03_x": 50.0}, wall_seconds=60.0)  # one of each: no plural
-    assert report.timing_cell(timings, "p", (9000.0, 1)).startswith(
+    assert timing_cell((9000.0, 1)).startswith(
         "1 min (1 notebook; 2 CPU cores, 2026-11-27), reading back 1 run that computed"
     )
 

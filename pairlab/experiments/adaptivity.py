@@ -206,24 +206,17 @@ def _encoder(zero: pd.DataFrame, table: pd.DataFrame) -> dict:
             "static_precision": z["static precision"],
             "static_labels": int(z["static labels"]),
         }
-        for s in GAP:
-            entry[s] = {
-                "labels": labels,
-                "test_ap": {
-                    "mean": rows[f"{s} AP"].tolist(),
-                    "ci": rows[f"{s} CI"].tolist(),
-                    "seeds": rows["seeds"].tolist(),
-                    "per_seed": rows[f"{s} per seed"].tolist(),
-                },
-            }
-        entry["gap"] = {
-            "labels": labels,
-            "mean": rows["gap"].tolist(),
-            "std": rows["gap std"].tolist(),
-            "seeds": rows["seeds"].tolist(),
-            "per_seed": rows["gap per seed"].tolist(),
-            "judged": rows["judged"].tolist(),
+        for s in GAP:  # a metrics file's key -> the table's column
+            ap = {"mean": f"{s} AP", "ci": f"{s} CI", "seeds": "seeds", "per_seed": f"{s} per seed"}
+            entry[s] = {"labels": labels, "test_ap": {k: rows[c].tolist() for k, c in ap.items()}}
+        gap = {
+            "mean": "gap",
+            "std": "gap std",
+            "seeds": "seeds",
+            "per_seed": "gap per seed",
+            "judged": "judged",
         }
+        entry["gap"] = {"labels": labels, **{k: rows[c].tolist() for k, c in gap.items()}}
         out[str(n)] = entry
     return out
 

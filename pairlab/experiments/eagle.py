@@ -114,7 +114,7 @@ class CaseStudy:
         self.train, self.test, self.case = pools["train"], pools["test"], case
         self.config = case.train.config(case.task, seed)
         self.seed, self.folder = int(seed), Path(folder)
-        self._base, self._picks, self._cosine = {}, {}, None
+        self._base, self._picks = {}, {}
 
         def by_error(pool: Pool, n: int | None):
             ids = sample_pairs(stated_pairs(pool)[0], n, seed=self.seed)
@@ -134,6 +134,7 @@ class CaseStudy:
         self.initial, _ = train_or_load(
             "cosinebert", self.train, self.source, self.config, folder=self.folder, model=case.model
         )
+        self.target_cosine = self.initial.cosine(*self.train.texts(self.target)).astype(np.float64)
 
     def base_cosine(self, pool: Pool, ids) -> np.ndarray:
         """(n,) cosines of ``ids`` under the pretrained encoder (embeddings cached on disk)."""
@@ -149,8 +150,6 @@ class CaseStudy:
         """The ``budget`` target pairs ``strategy`` (of :data:`CASE_STRATEGIES`) picks."""
         if strategy not in self._picks:
             target, chosen = self.target, CASE_STRATEGIES[strategy]()
-            if self._cosine is None:  # the source-trained model's cosines of the target, once
-                self._cosine = self.initial.cosine(*self.train.texts(target)).astype(np.float64)
             state = RoundState(
                 round=2,
                 pool=self.train,
@@ -158,8 +157,8 @@ class CaseStudy:
                 budget=self.budget,
                 rng=np.random.default_rng([self.seed, 7]),
                 candidates=target,
-                cosine=self._cosine,
-                logits=self.initial.calibration.logits(self._cosine),
+                cosine=self.target_cosine,
+                logits=self.initial.calibration.logits(self.target_cosine),
                 model=self.initial,
                 base_cosine=(
                     self.base_cosine(self.train, target) if "base_cosine" in chosen.reads else None

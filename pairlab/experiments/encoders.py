@@ -115,15 +115,13 @@ def encoder_table(results: dict, zero: pd.DataFrame) -> pd.DataFrame:
         seeds = sorted(set(runs[a]) & set(runs[b]))
         if not seeds:
             continue
-        row = {"layers": n, "labels": labels}
-        row.update(zero.loc[n, ["zero-shot AP", "static precision"]])
-        record = {}
+        row = {"layers": n, "labels": labels, **zero.loc[n, ["zero-shot AP", "static precision"]]}
+        record = {}  # each strategy as :func:`.summaries.compare` reads it
         for s in GAP:
-            values = [runs[s][seed]["test"]["ap"] for seed in seeds]
-            ci = np.mean([runs[s][seed]["test"]["ap_ci"] for seed in seeds], axis=0)
-            r = record[s] = {"ap": float(np.mean(values)), "ap_ci": [float(ci[0]), float(ci[1])]}
-            r["per_seed"] = {"ap": [float(v) for v in values]}
-            row |= {f"{s} AP": r["ap"], f"{s} CI": r["ap_ci"], f"{s} per seed": r["per_seed"]["ap"]}
+            values = [float(runs[s][seed]["test"]["ap"]) for seed in seeds]
+            ci = np.mean([runs[s][seed]["test"]["ap_ci"] for seed in seeds], axis=0).tolist()
+            record[s] = {"ap": float(np.mean(values)), "ap_ci": ci, "per_seed": {"ap": values}}
+            row |= {f"{s} AP": record[s]["ap"], f"{s} CI": ci, f"{s} per seed": values}
         diffs = np.subtract(record[a]["per_seed"]["ap"], record[b]["per_seed"]["ap"])
         row.update(
             {

@@ -94,8 +94,6 @@ def adaptive_vs_static(task: str, strategies: dict, efficiency: dict | None = No
         "labels": int(x["labels"]),
         "a_ap": a_ap,
         "b_ap": b_ap,
-        "a_ci": a_ci,
-        "b_ci": b_ci,
         "a_ap_mean": float(np.mean(a_ap)),
         "b_ap_mean": float(np.mean(b_ap)),
         "above": above,
@@ -296,11 +294,7 @@ def rankers(metrics: dict) -> list[Finding]:
     verdicts against random at equal questions and at equal cost (:func:`.rankers.verdict`)."""
     out = []
     for task, by_strategy in metrics.items():
-        verdicts = {
-            s: entry["verdict"]
-            for s, entry in by_strategy.items()
-            if isinstance(entry, dict) and entry.get("verdict")
-        }
+        verdicts = {s: entry["verdict"] for s, entry in by_strategy.items() if entry.get("verdict")}
         if not verdicts:
             continue
         better = [

@@ -370,8 +370,7 @@ def _entry(rows: pd.DataFrame) -> dict:
     return {
         "seeds": seeds,
         "sizes": [int(q) for q in mean["questions"]],
-        "ndcg10": spread("ndcg"),
-        "mrr10": spread("mrr"),
+        **{name: spread(key) for name, key in METRICS.items()},
         "ap": {
             **spread("ap"),
             "ci_per_seed": [by_seed[s][["ap_lo", "ap_hi"]].values.tolist() for s in seeds],
@@ -385,9 +384,7 @@ def _entry(rows: pd.DataFrame) -> dict:
 def _pretrained_entry(test: dict) -> dict:
     """The untrained encoder as a curve of one point at size 0 (no assessment, no cost)."""
     row = {
-        "seed": 0,
-        "round": 0,
-        "questions": 0,
+        **dict.fromkeys(("seed", "round", "questions"), 0),
         **{key: test[key] for key in ("ndcg", "mrr", "ap")},
         "ap_lo": test["ap_ci"][0],
         "ap_hi": test["ap_ci"][1],

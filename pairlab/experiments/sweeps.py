@@ -84,10 +84,7 @@ def zero_shot(
 
 def with_zero_shot(summary: dict, zero: dict) -> dict:
     """``summary`` with each task's :func:`zero_shot` entry first, under :data:`ZERO_SHOT`."""
-    return {
-        task: ({ZERO_SHOT: zero[task], **strategies} if task in zero else strategies)
-        for task, strategies in summary.items()
-    }
+    return {task: {ZERO_SHOT: zero[task], **strategies} for task, strategies in summary.items()}
 
 
 def prepare_active(params: dict, *, show: bool = True):
@@ -257,23 +254,21 @@ def stratified_variants(results: dict, prepared: dict, settings: LoopSettings) -
     ``stratified_match``, uniform positives and negatives in the counts the uncertainty run of
     the same task and seed collected; ``stratified_all_positives``, every positive of the pool
     plus as many uniform negatives, or up to the active-learning budget if that is larger."""
-
-    def budget(task):
-        return settings.config(task, "random").budget
+    budget = {task: settings.config(task, "random").budget for task in prepared}
 
     def matched(task, seed):
         if (task, "uncertainty", seed) not in results:
             raise KeyError(f"stratified_match needs the 'uncertainty' run of {task} seed {seed}")
         found = int(results[(task, "uncertainty", seed)]["positives_found"])
         return {
-            "strategy_params": {"n_positive": found, "n_negative": budget(task) - found},
-            "batches": (budget(task),),
+            "strategy_params": {"n_positive": found, "n_negative": budget[task] - found},
+            "batches": (budget[task],),
             "curve": False,
         }
 
     def all_positives(task, seed):
         positives = prepared[task][0]["train"].n_positives
-        return {"batches": (max(2 * positives, budget(task)),), "curve": False}
+        return {"batches": (max(2 * positives, budget[task]),), "curve": False}
 
     return [
         Variant("stratified_match", "stratified_match", matched),
