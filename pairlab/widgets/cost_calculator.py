@@ -64,10 +64,6 @@ class CostCalculator(Shown):
                     trace.base = new.base
         self.summary.value = self._summary(self.budget)
 
-    def static(self):
-        """The figure as it stands, as a plain ``go.Figure`` (to save as HTML and PNG)."""
-        return go.Figure(self.figure)
-
     def _summary(self, budget: Budget) -> str:
         """Each task's total cost at the largest size per strategy (mean over seeds)."""
         costed = with_costs(self.frame, budget)
