@@ -23,7 +23,7 @@ import yaml
 from jupyter_client.manager import AsyncKernelManager
 
 from .paths import project_root, shown
-from .profiles import (  # noqa: F401  (load_profile, resolve: the runner's public names)
+from .profiles import (
     SELECT,
     WITHOUT_DATA,
     check_profile,
@@ -37,13 +37,9 @@ from .profiles import (  # noqa: F401  (load_profile, resolve: the runner's publ
 __all__ = [
     "KERNEL",
     "after",
-    "check_profile",
     "expected_time",
-    "load_profile",
     "notebooks",
     "order_times",
-    "recorded_times",
-    "resolve",
     "run",
     "start_order",
     "threads_per_job",
@@ -276,10 +272,11 @@ def start_order(selected: list[Path], waits: dict, times: dict) -> list[Path]:
 
 
 def order_times(profile: str, root: Path) -> dict:
-    """Seconds per notebook to order a run's start by: the profile's recorded times, else
-    another profile's (the notebooks' relative weight differs little)."""
+    """Seconds per notebook to order a run's start by: the profile's recorded times
+    (:func:`_timings`), else another profile's (the notebooks' relative weight differs little)."""
     names = (profile, "quick", "demo", "cpu", "smoke")
-    return next((times for name in names if (times := recorded_times(name, root))), {})
+    recorded = (t.get("notebooks") for name in names for _, t in _timings(name, root))
+    return next(filter(None, recorded), {})
 
 
 def _timings(profile: str, root: Path) -> list:
@@ -287,11 +284,6 @@ def _timings(profile: str, root: Path) -> list:
     machine's last ``runs/<profile>/timings.json``, where they exist."""
     paths = [root / folder / profile / TIMINGS for folder in ("results", "runs")]
     return [(path, json.loads(path.read_text())) for path in paths if path.is_file()]
-
-
-def recorded_times(profile: str, root: Path) -> dict:
-    """Seconds per notebook recorded for ``profile`` (:func:`_timings`); empty when none."""
-    return next((t.get("notebooks", {}) for _, t in _timings(profile, root)), {})
 
 
 def _record_times(path: Path, seconds: dict, *, jobs: int, wall: float | None) -> None:
