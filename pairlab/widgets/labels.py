@@ -73,15 +73,13 @@ CREATE INDEX IF NOT EXISTS marks_key ON marks (task, split, model_id, pair_id, a
         split: str | None = None,
         model_id: str | None = None,
         annotator: str | None = None,
-        current: bool = True,
     ) -> pd.DataFrame:
-        """Marks matching the given filters, oldest first (``current``: each key's latest)."""
+        """Current marks (each key's latest) matching the given filters, oldest first."""
         given = dict(task=task, split=split, model_id=model_id, annotator=annotator)
         given = {column: value for column, value in given.items() if value is not None}
         where = [f"{column} = ?" for column in given]
-        if current:
-            where.append(f"id IN (SELECT MAX(id) FROM marks GROUP BY {', '.join(KEY)})")
-        sql = "SELECT * FROM marks" + (" WHERE " + " AND ".join(where) if where else "")
+        where.append(f"id IN (SELECT MAX(id) FROM marks GROUP BY {', '.join(KEY)})")
+        sql = "SELECT * FROM marks WHERE " + " AND ".join(where)
         frame = self._read(sql + " ORDER BY id", list(given.values()))
         return frame.astype({"id": np.int64, "pair_id": np.int64})
 
