@@ -88,7 +88,8 @@ def test_latest_mark_supersedes_and_counts(tmp_path):
         assert len(every_mark(store)) == 6 and len(current) == 4
         mine = current[(current["pair_id"] == 1) & (current["annotator"] == "ann")]
         assert mine["mark"].tolist() == ["actually_positive"]
-        assert store.counts(**WHERE) == {"near": (1, 2), "rand": (1, 1)}
+        assert store.counts(**WHERE, pair_ids=[1, 2, 3, 4]) == {"near": (1, 2), "rand": (1, 1)}
+        assert store.counts(**WHERE, pair_ids=[2, 3]) == {"near": (0, 0), "rand": (1, 1)}
 
 
 def _write_many(path, name, n):

@@ -84,13 +84,12 @@ CREATE INDEX IF NOT EXISTS marks_key ON marks (task, split, model_id, pair_id, a
         return frame.astype({"id": np.int64, "pair_id": np.int64})
 
     def counts(
-        self, *, task: str, split: str, model_id: str, pair_ids=None
+        self, *, task: str, split: str, model_id: str, pair_ids
     ) -> dict[str, tuple[int, int]]:
-        """``{stratum: (real_errors, judged)}`` of current marks (of ``pair_ids`` only, if given),
-        judged = real errors + actually positive: ``corrected_precision``'s ``*_marks``."""
+        """``{stratum: (real_errors, judged)}`` of the current marks of ``pair_ids``, judged = real
+        errors + actually positive: ``corrected_precision``'s ``*_marks``."""
         frame = self.marks(task=task, split=split, model_id=model_id)
-        if pair_ids is not None:
-            frame = frame[frame["pair_id"].isin(np.asarray(pair_ids, dtype=np.int64))]
+        frame = frame[frame["pair_id"].isin(np.asarray(pair_ids, dtype=np.int64))]
         n = pd.crosstab(frame["stratum"], frame["mark"]).reindex(
             STRATA, columns=MARKS, fill_value=0
         )
