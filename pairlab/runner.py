@@ -33,6 +33,7 @@ from .profiles import (
     resolve,
     settings,
 )
+from .templating import seconds as duration
 
 __all__ = [
     "KERNEL",
@@ -110,7 +111,7 @@ def run(
         complete = len(selected) == len(notebooks(root, loaded.get(SELECT)))
         _record_times(out_dir / TIMINGS, seconds, jobs=jobs, wall=wall if complete else None)
         print(
-            f"[{profile}] {len(selected)} notebook(s) in {_minutes(wall)}: "
+            f"[{profile}] {len(selected)} notebook(s) in {duration(wall)}: "
             f"executed notebooks and metrics in {shown(out_dir, root)}/, figures in "
             f"{shown(root / each[0]['figures_dir'], root)}/",
             flush=True,
@@ -183,13 +184,9 @@ def _execute(profile: str, notebook: Path, params: dict, out_dir: Path, root: Pa
         kernel_manager_class=f"{__name__}.LocalKernelManager",
     )
     seconds = time.perf_counter() - start
-    done = f"{notebook.stem} done in {_minutes(seconds)} -> {shown(output, root)}"
+    done = f"{notebook.stem} done in {duration(seconds)} -> {shown(output, root)}"
     print(f"[{profile}] {done}", flush=True)
     return seconds
-
-
-def _minutes(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds // 60:.0f} min {seconds % 60:02.0f} s"
 
 
 class LocalKernelManager(AsyncKernelManager):

@@ -302,7 +302,7 @@ def test_a_notebook_runs_on_local_ipc_sockets_and_prints_one_line(tmp_path, capf
     assert "without encryption" not in printed.err + printed.out
     assert "KeyboardInterrupt" not in printed.err + printed.out  # no SIGINT to an idle kernel
     assert re.fullmatch(
-        r"\[probe\] 01_probe done in \d+ s -> out/01_probe\.ipynb\n", printed.out
+        r"\[probe\] 01_probe done in [\d.]+ s -> out/01_probe\.ipynb\n", printed.out
     ), printed.out
 
 
