@@ -126,8 +126,7 @@ def load_settings(
             f'profile = {profile!r}: name a profile in profiles/ ("quick", "smoke", '
             '"cpu"...); the notebook\'s shared settings come from it'
         )
-    path = Path(path) if path else _notebook_file(notebook)
-    names = own_and_shared(path)[1]
+    names = own_and_shared(_notebook_file(notebook, path))[1]
     values = load_profile(profile, notebook=notebook)
     unknown = sorted(set(shared or {}) - set(names))
     if unknown:
@@ -146,8 +145,8 @@ def load_settings(
     return Settings(notebook, profile, values)
 
 
-def _notebook_file(notebook: str) -> Path:
-    return project_root() / "notebooks" / f"{notebook}.ipynb"
+def _notebook_file(notebook: str, path=None) -> Path:
+    return Path(path) if path else project_root() / "notebooks" / f"{notebook}.ipynb"
 
 
 def setup(
@@ -196,7 +195,7 @@ def _knobs(notebook: str, namespace: dict, path) -> dict:
     """The values of the names the parameters cell assigns, but ``profile`` and ``shared``."""
     from .profiles import own_and_shared
 
-    path = Path(path) if path else _notebook_file(notebook)
+    path = _notebook_file(notebook, path)
     if not path.is_file():
         raise FileNotFoundError(f"no notebook {path} to read the parameters of {notebook!r} from")
     names = [n for n in own_and_shared(path)[0] if n not in ("profile", "shared")]
