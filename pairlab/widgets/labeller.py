@@ -389,9 +389,6 @@ def _worker(status: dict) -> str:
 
 
 def _age(status: dict) -> float:
-    """Seconds since a status row's ``updated_at`` (0 when it cannot be read)."""
-    try:
-        then = datetime.fromisoformat(status["updated_at"])
-    except (TypeError, ValueError):
-        return 0.0
+    """Seconds since a status row's ``updated_at`` (the store writes it, in UTC ISO-8601)."""
+    then = datetime.fromisoformat(status["updated_at"])
     return (datetime.now(timezone.utc) - then).total_seconds()
