@@ -35,10 +35,6 @@ class Context:
     params: dict = field(default_factory=dict)  # the parameters the config file records
     png_skipped: list = field(default_factory=list, repr=False, compare=False)
 
-    @property
-    def metrics_path(self) -> Path:
-        return self.run_dir / f"{self.notebook}.metrics.json"
-
     def path(self, name: str) -> Path:
         """A file in this notebook's run folder."""
         return self.run_dir / name
@@ -68,12 +64,13 @@ class Context:
         return path
 
     def record_metrics(self, metrics: dict) -> Path:
-        """Write the notebook's metrics file atomically, once it has its declared layout
-        (:mod:`.metrics_files`)."""
+        """Write ``<run_dir>/<notebook>.metrics.json`` atomically, once it has its declared
+        layout (:mod:`.metrics_files`)."""
         from .metrics_files import check
 
-        check(self.notebook, to_json(metrics), source=str(self.metrics_path))
-        return write_json(self.metrics_path, metrics)
+        path = self.path(f"{self.notebook}.metrics.json")
+        check(self.notebook, to_json(metrics), source=str(path))
+        return write_json(path, metrics)
 
 
 class Settings:
