@@ -34,7 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pairlab import data, runner  # noqa: E402
+from pairlab import data, profiles  # noqa: E402
 from pairlab.data import Pool  # noqa: E402
 from pairlab.data.pairs import PairSpace, as_id_set  # noqa: E402
 from pairlab.evaluation import EvalConfig, build_eval_set, evaluate, exact_all_pairs  # noqa: E402
@@ -503,14 +503,14 @@ def main(argv=None) -> int:
     if args.markdown:
         print(bench_table(json.loads(Path(args.markdown).read_text())))
         return 0
-    profile = runner.load_profile(args.profile, notebook="01")  # the dataset notebook's sizes
+    profile = profiles.load_profile(args.profile, notebook="01")  # the dataset notebook's sizes
     # the round first, so that the peak memory reported with it is the round's (model, pools,
     # training), not the synthetic 10^8-pair rows'
     first = (
         []
         if args.skip_round
         else active_rounds(
-            runner.load_profile(args.profile, notebook="03"), None, second=not args.inference_only
+            profiles.load_profile(args.profile, notebook="03"), None, second=not args.inference_only
         )
     )
     tasks = data.load_tasks("all", None, seed=0, max_items=profile["max_items"])

@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pairlab import experiments, runner  # noqa: E402
+from pairlab import experiments, profiles, runner  # noqa: E402
 from pairlab.models.embed import embed_pool  # noqa: E402
 
 SITE = ROOT / "tests" / "ray_site"
@@ -80,7 +80,7 @@ def notebook_params(profile: str) -> dict:
 
     cell = papermill.inspect_notebook(str(runner.notebooks(select=["03"])[0]))
     defaults = {name: ast.literal_eval(p["default"]) for name, p in cell.items()}
-    return {**defaults, **runner.load_profile(profile, notebook="03")}
+    return {**defaults, **profiles.load_profile(profile, notebook="03")}
 
 
 def warm_cache(params: dict, cache: Path):

@@ -209,7 +209,7 @@ fig
 
 # %%
 calculator = CostCalculator(frame, budget)
-ctx.save_figure(calculator.static(), "08_cost_calculator")
+ctx.save_figure(calculator.figure, "08_cost_calculator")
 calculator
 
 # %% [markdown]

@@ -35,10 +35,6 @@ class Context:
     params: dict = field(default_factory=dict)  # the parameters the config file records
     png_skipped: list = field(default_factory=list, repr=False, compare=False)
 
-    @property
-    def metrics_path(self) -> Path:
-        return self.run_dir / f"{self.notebook}.metrics.json"
-
     def path(self, name: str) -> Path:
         """A file in this notebook's run folder."""
         return self.run_dir / name
@@ -68,12 +64,13 @@ class Context:
         return path
 
     def record_metrics(self, metrics: dict) -> Path:
-        """Write the notebook's metrics file atomically, once it has its declared layout
-        (:mod:`.metrics_files`)."""
+        """Write ``<run_dir>/<notebook>.metrics.json`` atomically, once it has its declared
+        layout (:mod:`.metrics_files`)."""
         from .metrics_files import check
 
-        check(self.notebook, to_json(metrics), source=str(self.metrics_path))
-        return write_json(self.metrics_path, metrics)
+        path = self.path(f"{self.notebook}.metrics.json")
+        check(self.notebook, to_json(metrics), source=str(path))
+        return write_json(path, metrics)
 
 
 class Settings:
@@ -126,8 +123,7 @@ def load_settings(
             f'profile = {profile!r}: name a profile in profiles/ ("quick", "smoke", '
             '"cpu"...); the notebook\'s shared settings come from it'
         )
-    path = Path(path) if path else _notebook_file(notebook)
-    names = own_and_shared(path)[1]
+    names = own_and_shared(_notebook_file(notebook, path))[1]
     values = load_profile(profile, notebook=notebook)
     unknown = sorted(set(shared or {}) - set(names))
     if unknown:
@@ -146,8 +142,8 @@ def load_settings(
     return Settings(notebook, profile, values)
 
 
-def _notebook_file(notebook: str) -> Path:
-    return project_root() / "notebooks" / f"{notebook}.ipynb"
+def _notebook_file(notebook: str, path=None) -> Path:
+    return Path(path) if path else project_root() / "notebooks" / f"{notebook}.ipynb"
 
 
 def setup(
@@ -196,7 +192,7 @@ def _knobs(notebook: str, namespace: dict, path) -> dict:
     """The values of the names the parameters cell assigns, but ``profile`` and ``shared``."""
     from .profiles import own_and_shared
 
-    path = Path(path) if path else _notebook_file(notebook)
+    path = _notebook_file(notebook, path)
     if not path.is_file():
         raise FileNotFoundError(f"no notebook {path} to read the parameters of {notebook!r} from")
     names = [n for n in own_and_shared(path)[0] if n not in ("profile", "shared")]

@@ -1,8 +1,6 @@
-"""Work done and time left inside a long step (records embedded, training steps, pairs scored):
-each step counts its work in a :class:`Progress`; who sees it is set around the step by
-:func:`listening`: a labelling session's worker writes it for the widget, a kernel's run draws a
-text bar on stderr (a papermill log keeps its lines), and elsewhere a step shows its bar only
-where its caller asks (``show``)."""
+"""Work done and time left inside a long step (records embedded, training steps, pairs scored),
+for whoever :func:`listening` names around it: a session's worker (for its widget), a kernel's
+run (a text bar on stderr, which a papermill log keeps); else a bar only where asked (``show``)."""
 
 from __future__ import annotations
 

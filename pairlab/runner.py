@@ -23,7 +23,7 @@ import yaml
 from jupyter_client.manager import AsyncKernelManager
 
 from .paths import project_root, shown
-from .profiles import (  # noqa: F401  (load_profile, resolve: the runner's public names)
+from .profiles import (
     SELECT,
     WITHOUT_DATA,
     check_profile,
@@ -33,17 +33,14 @@ from .profiles import (  # noqa: F401  (load_profile, resolve: the runner's publ
     resolve,
     settings,
 )
+from .templating import seconds as duration
 
 __all__ = [
     "KERNEL",
     "after",
-    "check_profile",
     "expected_time",
-    "load_profile",
     "notebooks",
     "order_times",
-    "recorded_times",
-    "resolve",
     "run",
     "start_order",
     "threads_per_job",
@@ -114,7 +111,7 @@ def run(
         complete = len(selected) == len(notebooks(root, loaded.get(SELECT)))
         _record_times(out_dir / TIMINGS, seconds, jobs=jobs, wall=wall if complete else None)
         print(
-            f"[{profile}] {len(selected)} notebook(s) in {_minutes(wall)}: "
+            f"[{profile}] {len(selected)} notebook(s) in {duration(wall)}: "
             f"executed notebooks and metrics in {shown(out_dir, root)}/, figures in "
             f"{shown(root / each[0]['figures_dir'], root)}/",
             flush=True,
@@ -187,13 +184,9 @@ def _execute(profile: str, notebook: Path, params: dict, out_dir: Path, root: Pa
         kernel_manager_class=f"{__name__}.LocalKernelManager",
     )
     seconds = time.perf_counter() - start
-    done = f"{notebook.stem} done in {_minutes(seconds)} -> {shown(output, root)}"
+    done = f"{notebook.stem} done in {duration(seconds)} -> {shown(output, root)}"
     print(f"[{profile}] {done}", flush=True)
     return seconds
-
-
-def _minutes(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds // 60:.0f} min {seconds % 60:02.0f} s"
 
 
 class LocalKernelManager(AsyncKernelManager):
@@ -276,10 +269,11 @@ def start_order(selected: list[Path], waits: dict, times: dict) -> list[Path]:
 
 
 def order_times(profile: str, root: Path) -> dict:
-    """Seconds per notebook to order a run's start by: the profile's recorded times, else
-    another profile's (the notebooks' relative weight differs little)."""
+    """Seconds per notebook to order a run's start by: the profile's recorded times
+    (:func:`_timings`), else another profile's (the notebooks' relative weight differs little)."""
     names = (profile, "quick", "demo", "cpu", "smoke")
-    return next((times for name in names if (times := recorded_times(name, root))), {})
+    recorded = (t.get("notebooks") for name in names for _, t in _timings(name, root))
+    return next(filter(None, recorded), {})
 
 
 def _timings(profile: str, root: Path) -> list:
@@ -287,11 +281,6 @@ def _timings(profile: str, root: Path) -> list:
     machine's last ``runs/<profile>/timings.json``, where they exist."""
     paths = [root / folder / profile / TIMINGS for folder in ("results", "runs")]
     return [(path, json.loads(path.read_text())) for path in paths if path.is_file()]
-
-
-def recorded_times(profile: str, root: Path) -> dict:
-    """Seconds per notebook recorded for ``profile`` (:func:`_timings`); empty when none."""
-    return next((t.get("notebooks", {}) for _, t in _timings(profile, root)), {})
 
 
 def _record_times(path: Path, seconds: dict, *, jobs: int, wall: float | None) -> None:

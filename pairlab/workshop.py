@@ -14,6 +14,9 @@ from pathlib import Path
 
 import nbformat
 
+from .paths import shown
+from .runner import after, notebooks
+
 __all__ = ["exercises", "check", "participant_copy", "write", "guide"]
 
 EXERCISE, SOLUTION, ANSWER = "exercise", "solution", "your-answer"
@@ -124,15 +127,14 @@ def guide(root: Path, seconds: dict | None = None) -> list[dict]:
     """What WORKSHOP.md lists per notebook: ``{"stem", "number", "title", "after", "seconds",
     "exercises"}`` (title: its first heading; seconds: from a timings file's ``notebooks``)."""
     out = []
-    for path in sorted(Path(root, "notebooks").glob("[0-9][0-9]_*.ipynb")):
+    for path in notebooks(Path(root)):
         nb = nbformat.read(path, as_version=4)
         text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
         heading = re.search(r"^# (.*)$", text, re.M)
         title = heading[1].split("·", 1)[-1].strip() if heading else path.stem
-        after = [str(n) for n in nb.metadata.get("pairlab", {}).get("after", [])]
         exercise_titles = [ex["title"] for ex in exercises(nb)]
         out.append(
-            dict(stem=path.stem, number=path.stem[:2], title=title, after=after)
+            dict(stem=path.stem, number=path.stem[:2], title=title, after=after(path))
             | dict(seconds=(seconds or {}).get(path.stem), exercises=exercise_titles)
         )
     return out
@@ -143,9 +145,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(root / "workshop"), help="default: workshop/")
     args = parser.parse_args(argv)
-    for path, n in write(sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")), args.out):
-        shown = path.relative_to(root) if path.is_relative_to(root) else path
-        print(f"{shown}: {n} exercise(s), solutions removed")
+    for path, n in write(notebooks(root), args.out):
+        print(f"{shown(path, root)}: {n} exercise(s), solutions removed")
     return 0
 
 

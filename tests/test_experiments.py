@@ -63,9 +63,7 @@ def test_paper_reference_tables_agree_with_the_budget():
 def test_figures_draw_every_strategy(results):
     from pairlab.widgets import plots
 
-    fig = plots.active_curves_figure(
-        experiments.curves(results), paper={"toy": {"uncertainty": {"ap": 0.3}}}
-    )
+    fig = plots.active_curves_figure(experiments.curves(results))
     assert {t.name for t in fig.data if t.name} == {"random", "uncertainty"}
     summary = experiments.summarise(results)
     bars = plots.positives_figure(

@@ -22,6 +22,11 @@ def _add(store, pair_id, mark="real_error", *, stratum="near", annotator="ann", 
     )
 
 
+def every_mark(store):
+    """Every row, superseded marks too: the append-only file as written."""
+    return store._read("SELECT * FROM marks ORDER BY id")
+
+
 def test_round_trip(tmp_path):
     with LabelStore(tmp_path / "sub" / "labels.sqlite") as store:
         row = store.add(
@@ -52,7 +57,7 @@ def test_marks_survive_reopening(tmp_path):
     with LabelStore(path) as store:
         ids = [_add(store, k) for k in range(5)]
     with LabelStore(path) as store:  # a restarted kernel
-        assert store.marks(current=False)["id"].tolist() == ids
+        assert every_mark(store)["id"].tolist() == ids
 
 
 @pytest.mark.parametrize("field, value", [("mark", "wrong"), ("stratum", "positive")])
@@ -61,7 +66,7 @@ def test_bad_mark_or_stratum_raises(tmp_path, field, value):
     with LabelStore(tmp_path / "labels.sqlite") as store:
         with pytest.raises(ValueError, match=f"{field} must be one of .*{value}"):
             store.add(1, **WHERE, annotator="ann", **kwargs)
-        assert len(store.marks(current=False)) == 0
+        assert len(every_mark(store)) == 0
 
 
 @pytest.mark.parametrize("pair_id", [-1, 1.5, "3", True])
@@ -80,10 +85,11 @@ def test_latest_mark_supersedes_and_counts(tmp_path):
         _add(store, 3, "real_error", stratum="rand")
         _add(store, 4, "real_error", model_id="m1")  # another model's marks are not counted
         current = store.marks(**WHERE)
-        assert len(store.marks(current=False)) == 6 and len(current) == 4
+        assert len(every_mark(store)) == 6 and len(current) == 4
         mine = current[(current["pair_id"] == 1) & (current["annotator"] == "ann")]
         assert mine["mark"].tolist() == ["actually_positive"]
-        assert store.counts(**WHERE) == {"near": (1, 2), "rand": (1, 1)}
+        assert store.counts(**WHERE, pair_ids=[1, 2, 3, 4]) == {"near": (1, 2), "rand": (1, 1)}
+        assert store.counts(**WHERE, pair_ids=[2, 3]) == {"near": (0, 0), "rand": (1, 1)}
 
 
 def _write_many(path, name, n):
@@ -102,7 +108,7 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
         worker.join(timeout=60)
     assert [worker.exitcode for worker in workers] == [0, 0]
     with LabelStore(path) as store:
-        frame = store.marks(current=False)
+        frame = every_mark(store)
     assert len(frame) == 400 and frame["id"].is_unique
     assert frame.groupby("annotator").size().to_dict() == {"w0": 200, "w1": 200}
 
@@ -127,8 +133,8 @@ def test_one_store_used_from_several_threads_loses_nothing(tmp_path):
     for thread in threads:
         thread.join(timeout=60)
     assert errors == []
-    frame = store.marks(current=False)
-    assert sorted(frame["id"]) == sorted(rows) and len(store.marks(current=False)) == 400
+    frame = every_mark(store)
+    assert sorted(frame["id"]) == sorted(rows) and len(every_mark(store)) == 400
     assert frame.groupby("annotator").size().to_dict() == {f"t{k}": 100 for k in range(4)}
     with closing(sqlite3.connect(store.path)) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -173,7 +179,7 @@ def test_killed_writer_loses_no_committed_mark(tmp_path):
             proc.kill()
         proc.stdout.close()
     with LabelStore(path) as store:
-        stored = set(store.marks(current=False)["id"])
+        stored = set(every_mark(store)["id"])
         assert set(printed) <= stored
         assert store._conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     with closing(sqlite3.connect(path)) as conn:  # a plain reader sees the same rows
@@ -193,7 +199,7 @@ def test_opening_waits_for_another_process_converting_the_file(tmp_path):
     try:
         with LabelStore(path, timeout=10) as store:
             store.add(1, **WHERE, stratum="near", mark="unsure", annotator="late")
-            assert len(store.marks(current=False)) == 1
+            assert len(every_mark(store)) == 1
     finally:
         release.join()
         holder.close()

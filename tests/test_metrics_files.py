@@ -49,16 +49,17 @@ def test_every_declared_field_name_is_snake_case():
 def test_a_notebook_writing_another_layout_fails_where_it_writes(tmp_path):
     ctx = notebook.Context("10_label_your_own_pairs", tmp_path, tmp_path)
     good = json.loads((ROOT / "results/quick/10_label_your_own_pairs.metrics.json").read_text())
-    assert ctx.record_metrics(good).is_file()
+    path = ctx.record_metrics(good)
+    assert path.is_file()
     bad = json.loads(json.dumps(good))
     bad["comparison"][0]["matches found"] = bad["comparison"][0].pop("matches_found")
-    ctx.metrics_path.unlink()
+    path.unlink()
     with pytest.raises(metrics_files.MetricsLayoutError) as raised:
         ctx.record_metrics(bad)
     message = str(raised.value)
     assert "comparison / 0 / matches_found: Field required" in message
     assert "comparison / 0 / matches found: Extra inputs are not permitted" in message
-    assert not ctx.metrics_path.exists()  # nothing written
+    assert not path.exists()  # nothing written
     other = notebook.Context("99_my_own", tmp_path, tmp_path)  # a user's notebook: not declared
     assert other.record_metrics({"anything": [1, "two"]}).is_file()
 

@@ -10,7 +10,8 @@ import pytest
 from pairlab.active import ActiveConfig
 from pairlab.active.config import LoopSettings
 from pairlab.io import to_json
-from pairlab.runner import load_profile, notebooks
+from pairlab.profiles import load_profile
+from pairlab.runner import notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 

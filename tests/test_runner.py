@@ -7,7 +7,8 @@ import nbformat
 import pytest
 
 from pairlab import runner
-from pairlab.runner import check_profile, load_profile, notebooks, resolve
+from pairlab.profiles import check_profile, load_profile, resolve
+from pairlab.runner import notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILES = sorted(p.stem for p in (ROOT / "profiles").glob("*.yaml") if p.stem != "base")
@@ -215,12 +216,11 @@ def test_the_notebook_others_wait_for_starts_first_then_the_longest(monkeypatch)
     log = []
     monkeypatch.setattr(runner.subprocess, "Popen", lambda c, env, cwd: FakeChild(c, log))
     monkeypatch.setattr(runner.time, "sleep", lambda s: None)
-    monkeypatch.setattr(runner, "recorded_times", lambda profile, root: times)
+    monkeypatch.setattr(runner, "_timings", lambda profile, root: [(None, {"notebooks": times})])
     runner._run_parallel("smoke", selected, {}, 2, ROOT)
     # a profile's first run is ordered by another profile's times, not the declared order
-    monkeypatch.setattr(
-        runner, "recorded_times", lambda profile, root: times if profile == "quick" else {}
-    )
+    recorded = {"quick": [(None, {"notebooks": times})]}
+    monkeypatch.setattr(runner, "_timings", lambda profile, root: recorded.get(profile, []))
     assert runner.order_times("never-run", ROOT) == times
     assert [n for event, n in log if event == "start"][:2] == ["03", "02"]
 
@@ -302,7 +302,7 @@ def test_a_notebook_runs_on_local_ipc_sockets_and_prints_one_line(tmp_path, capf
     assert "without encryption" not in printed.err + printed.out
     assert "KeyboardInterrupt" not in printed.err + printed.out  # no SIGINT to an idle kernel
     assert re.fullmatch(
-        r"\[probe\] 01_probe done in \d+ s -> out/01_probe\.ipynb\n", printed.out
+        r"\[probe\] 01_probe done in [\d.]+ s -> out/01_probe\.ipynb\n", printed.out
     ), printed.out
 
 

@@ -56,17 +56,8 @@ class CostCalculator(Shown):
 
     def redraw(self, change=None) -> None:
         """Recompute every cost at the sliders' prices and move the figure's traces to them."""
-        fresh = cost_figure(with_costs(self.frame, self.budget))
-        with self.figure.batch_update():
-            for trace, new in zip(self.figure.data, fresh.data):
-                trace.x, trace.y = new.x, new.y
-                if new.type == "bar":
-                    trace.base = new.base
+        self.figure.update(data=cost_figure(with_costs(self.frame, self.budget)).data)
         self.summary.value = self._summary(self.budget)
-
-    def static(self):
-        """The figure as it stands, as a plain ``go.Figure`` (to save as HTML and PNG)."""
-        return go.Figure(self.figure)
 
     def _summary(self, budget: Budget) -> str:
         """Each task's total cost at the largest size per strategy (mean over seeds)."""

@@ -48,7 +48,6 @@ class RunDashboard(Shown):
             getattr(self, name).add_class(f"pairlab-dashboard-{name}")  # for the browser tests
         self.widget.add_class("pairlab-dashboard")
         self.title = title
-        self._traces: dict[tuple, int] = {}
         self._recalls: dict[str, dict[int, float | None]] = {}  # run -> round -> recall
         self._totals = dict.fromkeys(STAGES, 0.0)
 
@@ -92,11 +91,11 @@ class RunDashboard(Shown):
         if dev is None:
             return
         ap, (low, high) = dev["ap"], dev["ap_ci"]
-        if key not in self._traces:
-            self._traces[key] = len(self.curves.data)
+        trace = next(self.curves.select_traces(dict(name=_name(key))), None)
+        if trace is None:  # the run's first evaluated round
             bars = dict(type="data", symmetric=False, array=[], arrayminus=[])
             self.curves.add_scatter(x=[], y=[], mode="lines+markers", name=_name(key), error_y=bars)
-        trace = self.curves.data[self._traces[key]]
+            trace = self.curves.data[-1]
         trace.x = (*trace.x, record["labels"])
         trace.y = (*trace.y, ap)
         trace.error_y.array = (*(trace.error_y.array or ()), high - ap)

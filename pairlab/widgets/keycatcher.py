@@ -1,10 +1,9 @@
-"""A keyboard box for widgets: each key press is exactly one message and no text is kept (a
-synced text box cleared after each read read "ep" typed fast as e, e, p); auto-repeat ignored.
-Each message carries its page view and its number there: ipykernel 7 may hand a comm's messages
-to the main thread and then to a subshell thread, which can run them out of turn, so a key that
-comes early waits for the ones before it. The kernel's side sends a heartbeat
-(:meth:`KeyCatcher.beat`); after ``quiet`` seconds without one the box is disabled and says the
-kernel is gone (a dead kernel's page keeps its widgets)."""
+"""A keyboard box for widgets: each key press is one message and no text is kept (a synced text
+box cleared after each read read "ep" typed fast as e, e, p); auto-repeat ignored. A message
+carries its page view and its number there: ipykernel 7 may run a comm's messages on the main
+and a subshell thread out of turn, so a key that comes early waits for those before it. The
+kernel sends a heartbeat (:meth:`KeyCatcher.beat`); after ``quiet`` seconds without one the box
+is disabled and says the kernel is gone (a dead kernel's page keeps its widgets)."""
 
 from __future__ import annotations
 

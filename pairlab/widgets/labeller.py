@@ -84,9 +84,7 @@ class LabellingWidget(Shown):
             earlier.close()
         _LIVE[key] = self
         store.release(annotator=annotator)  # this person's earlier page (a restarted kernel)
-        with self._lock:
-            self._show(self._next())
-        self._refresh()
+        self._refresh()  # shows the first pair
         self._thread.start()
 
     def press(self, key: str) -> int | None:
@@ -225,8 +223,7 @@ class LabellingWidget(Shown):
         )
 
     def _progress(self, status: dict | None) -> None:
-        """The worker's step as a bar with the work done and the time left (hidden between
-        steps)."""
+        """The worker's step as a bar with the work done and time left (hidden between steps)."""
         step = json.loads(status["value"]) if status and status["value"] else None
         self.bar.layout.display = None if step else "none"
         if step:
@@ -392,9 +389,6 @@ def _worker(status: dict) -> str:
 
 
 def _age(status: dict) -> float:
-    """Seconds since a status row's ``updated_at`` (0 when it cannot be read)."""
-    try:
-        then = datetime.fromisoformat(status["updated_at"])
-    except (TypeError, ValueError):
-        return 0.0
+    """Seconds since a status row's ``updated_at`` (the store writes it, in UTC ISO-8601)."""
+    then = datetime.fromisoformat(status["updated_at"])
     return (datetime.now(timezone.utc) - then).total_seconds()

@@ -73,26 +73,23 @@ CREATE INDEX IF NOT EXISTS marks_key ON marks (task, split, model_id, pair_id, a
         split: str | None = None,
         model_id: str | None = None,
         annotator: str | None = None,
-        current: bool = True,
     ) -> pd.DataFrame:
-        """Marks matching the given filters, oldest first (``current``: each key's latest)."""
+        """Current marks (each key's latest) matching the given filters, oldest first."""
         given = dict(task=task, split=split, model_id=model_id, annotator=annotator)
         given = {column: value for column, value in given.items() if value is not None}
         where = [f"{column} = ?" for column in given]
-        if current:
-            where.append(f"id IN (SELECT MAX(id) FROM marks GROUP BY {', '.join(KEY)})")
-        sql = "SELECT * FROM marks" + (" WHERE " + " AND ".join(where) if where else "")
+        where.append(f"id IN (SELECT MAX(id) FROM marks GROUP BY {', '.join(KEY)})")
+        sql = "SELECT * FROM marks WHERE " + " AND ".join(where)
         frame = self._read(sql + " ORDER BY id", list(given.values()))
         return frame.astype({"id": np.int64, "pair_id": np.int64})
 
     def counts(
-        self, *, task: str, split: str, model_id: str, pair_ids=None
+        self, *, task: str, split: str, model_id: str, pair_ids
     ) -> dict[str, tuple[int, int]]:
-        """``{stratum: (real_errors, judged)}`` of current marks (of ``pair_ids`` only, if given),
-        judged = real errors + actually positive: ``corrected_precision``'s ``*_marks``."""
+        """``{stratum: (real_errors, judged)}`` of the current marks of ``pair_ids``, judged = real
+        errors + actually positive: ``corrected_precision``'s ``*_marks``."""
         frame = self.marks(task=task, split=split, model_id=model_id)
-        if pair_ids is not None:
-            frame = frame[frame["pair_id"].isin(np.asarray(pair_ids, dtype=np.int64))]
+        frame = frame[frame["pair_id"].isin(np.asarray(pair_ids, dtype=np.int64))]
         n = pd.crosstab(frame["stratum"], frame["mark"]).reindex(
             STRATA, columns=MARKS, fill_value=0
         )

@@ -466,7 +466,8 @@ def test_command_line_says_what_is_wrong_without_a_traceback(case):
 
 
 def test_a_profile_or_notebook_that_does_not_exist_in_python():
-    from pairlab.runner import load_profile, notebooks
+    from pairlab.profiles import load_profile
+    from pairlab.runner import notebooks
 
     with clear_error(
         "a profile or notebook number that does not exist",

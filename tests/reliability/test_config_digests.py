@@ -13,7 +13,8 @@ from pairlab.active.config import LoopSettings
 from pairlab.experiments.augsbert import AugSettings
 from pairlab.experiments.baselines import KINDS, TrainSettings
 from pairlab.io import to_json
-from pairlab.runner import load_profile, notebooks
+from pairlab.profiles import load_profile
+from pairlab.runner import notebooks
 
 PINNED = {  # every profile's notebook 03 run configs and notebook 02 and 06 training configs
     "smoke": "6dd51755c2f82fa8",  # moved on purpose: smoke cut to 4 layers and 24 word pieces
