@@ -249,23 +249,16 @@ class SessionStore(DurableStore):
         live = self._read(f"SELECT * FROM ({_LIVE}) WHERE label IN (0, 1)")
         current = self._read(_CURRENT).set_index("pair_id")["label"]
         twice = live[live.duplicated("pair_id", keep=False)].groupby("pair_id").head(2)
-        first, second = twice.groupby("pair_id").nth(0), twice.groupby("pair_id").nth(1)
-        first, second = first.set_index("pair_id"), second.set_index("pair_id").loc[first.pair_id]
-        a, b = first["label"].to_numpy(), second["label"].to_numpy()
+        first = twice.drop_duplicates("pair_id").set_index("pair_id")
+        both = first.join(twice[twice.duplicated("pair_id")].set_index("pair_id"), rsuffix="_2")
+        a, b = both["label"].to_numpy(), both["label_2"].to_numpy()
         out = {"pairs": len(a), "kappa": None, "kappa_ci": None}
         if len(a) >= 2 and len(set(a) | set(b)) > 1:
             out["kappa"], out["kappa_ci"] = cohen_kappa(a, b)
-        differ = first.index[a != b]
-        out["disagree"] = pd.DataFrame(
-            {
-                "pair_id": differ,
-                "first": first.loc[differ, "annotator"].to_numpy(),
-                "first_label": first.loc[differ, "label"].to_numpy(),
-                "second": second.loc[differ, "annotator"].to_numpy(),
-                "second_label": second.loc[differ, "label"].to_numpy(),
-                "label": current.reindex(differ).to_numpy(),
-            }
-        )
+        disagree = both[a != b].reset_index()
+        disagree.columns = ["pair_id", "first", "first_label", "second", "second_label"]
+        disagree["label"] = current.reindex(disagree["pair_id"]).to_numpy()
+        out["disagree"] = disagree
         return out
 
     def undo(self, *, annotator: str) -> int | None:
@@ -380,10 +373,10 @@ class PersonAnnotator(Annotator):
     def params(self) -> dict:  # not the oracle's pool, nor the audit's function
         return {"store": str(self.store.path), "who": self.who}
 
-    def room(self, round: int, n: int) -> int:
-        """The budget less the answers given or asked (the spares' held by a page included) and
-        the audit pairs still to come, at most ``n``."""
-        return n if self.budget is None else int(np.clip(self._left(free=False), 0, n))
+    def room(self, n: int, *, free: bool = False) -> int:
+        """At most ``n``: the budget less the answers given or asked (the spares' held by a page
+        included; ``free``: the spares queued, too) and the audit pairs still to come."""
+        return int(np.clip(self._left(free=free), 0, n))
 
     def _left(self, *, free: bool = True, to_come: bool = True) -> int:
         """The budget not spent or asked for, less the audit pairs still to come (``free``:
@@ -432,12 +425,11 @@ class PersonAnnotator(Annotator):
             strata=stratum[order],
             agreement=self.agreement,
         )
-        topped = self.spares is None
-        n_spare = len(state.candidates) if topped else self._cap(self.spares)
-        ranked = _spares(state, shown, n_spare, self.one_to_one)
-        spare = ranked[:0] if topped else ranked
-        self.space, self.reserve = state.pool.space, ranked if topped else self.reserve
-        if len(spare):
+        self.space = state.pool.space
+        if self.spares is None:  # none posted now: top_up queues them from the reserve
+            self.reserve = _spares(state, shown, len(state.candidates), self.one_to_one)
+        else:
+            spare = _spares(state, shown, self.room(self.spares, free=True), self.one_to_one)
             self.store.post(round, spare, "spare", agreement=self.agreement)
         if self.closed and 0 < len(audit) < n_audit:  # drawn short: no wait for the final model
             self.spend_rest(state)
@@ -464,11 +456,10 @@ class PersonAnnotator(Annotator):
         next ``chunk`` (or that many) of :attr:`reserve` (not queued before; ``one_to_one``: nor
         of a record in a labelled match) as spares of the round; returns how many were queued."""
         recent = self.store.answered_since(time.time() - pace)
-        low, chunk = max(low, recent), self._cap(max(chunk, recent))
+        low, chunk = max(low, recent), self.room(max(chunk, recent), free=True)
         if self.closed or not chunk or self.store.counts()["queued"] >= low:
             return 0
-        queued = np.sort(self.store.queue()["pair_id"].to_numpy(np.int64))
-        free = self.reserve[~np.isin(self.reserve, queued)]
+        free = self.reserve[~np.isin(self.reserve, self.store.queue()["pair_id"])]
         if self.one_to_one and len(free):
             free = free[~of_matched_records(self.space, free, *self.store.labelled())]
         return self.store.post(max(self.round, 1), free[:chunk], "spare", agreement=self.agreement)
@@ -477,10 +468,9 @@ class PersonAnnotator(Annotator):
         """Rank the reserve's next ``shortlist`` pairs by the model just trained (nearest its
         boundary first; only their records embedded, seconds not minutes), so that the spares
         asked while the next round embeds the records are the newest model's, not the last."""
-        if self.spares is not None or self.closed or not len(self.reserve):
+        if self.spares is not None or self.closed:
             return
-        queued = self.store.queue()["pair_id"].to_numpy(np.int64)
-        free = self.reserve[~np.isin(self.reserve, queued)]
+        free = self.reserve[~np.isin(self.reserve, self.store.queue()["pair_id"])]
         head = free[:shortlist]
         if not len(head):
             return
@@ -492,14 +482,10 @@ class PersonAnnotator(Annotator):
         records' embedding) would spend what the budget leaves to spares, post the audit pairs
         still to come now, drawn under the last model as the next round's: the team answers
         them while the last round embeds, instead of waiting for it."""
-        now, since = time.time(), self.since
-        self.since = now
+        since, self.since = self.since, time.time()
         topped = self.spares is None and self.budget is not None and not self.closed
-        if not topped or self.state is None:
-            return
-        if self._left() > self.store.answered_since(since):  # the spares will last the round
-            return
-        self.last_audit(replace(self.state, round=self.round + 1))
+        if topped and self.state is not None and self._left() <= self.store.answered_since(since):
+            self.last_audit(replace(self.state, round=self.round + 1))
 
     def last_audit(self, state) -> int:
         """Post the audit pairs still to come, drawn under ``state``'s model as round
@@ -535,10 +521,6 @@ class PersonAnnotator(Annotator):
         asked = np.union1d(state.held_out, queue["pair_id"].to_numpy(np.int64))
         labelled, labels = self.store.labelled()
         return replace(state, labelled=labelled, labels=labels, held_out=asked)
-
-    def _cap(self, n: int) -> int:
-        """At most ``n`` spares, within the budget (the next round trains on them)."""
-        return n if self.budget is None else int(np.clip(self._left(), 0, n))
 
     def held_out(self) -> np.ndarray:
         """The pairs no batch may pick (sorted int64): the audit pairs posted, which no model
@@ -581,10 +563,9 @@ def _spares(state, shown, n: int, one_to_one: bool = False) -> np.ndarray:
 
 
 def cohen_kappa(a, b, *, n_boot: int = 2000, seed: int = 0) -> tuple[float, tuple]:
-    """Cohen's kappa of two people's 0/1 answers to the same pairs (scikit-learn's) and its 95%
-    percentile interval over ``n_boot`` resamples of the pairs."""
+    """Cohen's kappa of two people's 0/1 answers to the same pairs and its 95% percentile
+    interval over ``n_boot`` resamples of the pairs."""
     from scipy.stats import bootstrap
-    from sklearn.metrics import cohen_kappa_score
 
     def kappa(x, y, axis=-1):  # binary answers, vectorised over resamples
         agree = (x == y).mean(axis)
@@ -594,8 +575,7 @@ def cohen_kappa(a, b, *, n_boot: int = 2000, seed: int = 0) -> tuple[float, tupl
             return np.where(chance < 1, (agree - chance) / (1 - chance), 1.0)
 
     a, b = np.asarray(a, float), np.asarray(b, float)
-    point = float(cohen_kappa_score(a, b))
-    found = bootstrap(
+    low, high = bootstrap(
         (a, b),
         kappa,
         paired=True,
@@ -603,8 +583,8 @@ def cohen_kappa(a, b, *, n_boot: int = 2000, seed: int = 0) -> tuple[float, tupl
         n_resamples=n_boot,
         method="percentile",
         rng=np.random.default_rng(seed),
-    )
-    return point, (float(found.confidence_interval.low), float(found.confidence_interval.high))
+    ).confidence_interval
+    return float(kappa(a, b)), (float(low), float(high))
 
 
 def agreement_pairs(pair_ids, share: float) -> np.ndarray:
