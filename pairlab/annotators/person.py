@@ -116,22 +116,18 @@ class SessionStore(DurableStore):
         strata = [None] * len(ids) if strata is None else [int(s) for s in strata]
         if len(kinds) != len(ids) or len(strata) != len(ids):
             raise ValueError(f"{len(ids)} pairs but {len(kinds)} kinds and {len(strata)} strata")
-        bad = sorted(set(kinds) - set(KINDS))
-        if bad:
+        if bad := sorted(set(kinds) - set(KINDS)):
             raise ValueError(f"kinds must be among {KINDS}, got {bad}")
         now = _utc_now()
         rows = [(int(p), int(round), k, s, now) for p, k, s in zip(ids, kinds, strata)]
         twice = [(int(p),) for p in agreement_pairs(ids, agreement)]
         with self._lock, self._conn:
-            before = self._conn.total_changes
-            self._conn.executemany(
+            self._conn.executemany("INSERT OR IGNORE INTO agreement VALUES (?)", twice)
+            return self._conn.executemany(
                 "INSERT OR IGNORE INTO queue (pair_id, round, kind, stratum, "
                 "posted_at) VALUES (?, ?, ?, ?, ?)",
                 rows,
-            )
-            new = self._conn.total_changes - before
-            self._conn.executemany("INSERT OR IGNORE INTO agreement VALUES (?)", twice)
-            return new
+            ).rowcount  # the rows inserted, not those ignored
 
     def answers(self, pair_ids) -> np.ndarray:
         """(n,) int8 current answers of ``pair_ids``: 1, 0, -1 (unsure) or :data:`UNANSWERED`."""
