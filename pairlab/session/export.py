@@ -312,9 +312,8 @@ def find_matches(ids: np.ndarray, matcher, labels: pd.DataFrame, pool) -> tuple[
     """The matches of ``matcher`` (a :class:`Matcher` over the candidate ``ids``): the candidates
     at or above its threshold, plus the pairs the person said match, minus those they said do not
     (left_id, right_id, score, source, pair_id); and what was decided (threshold, counts)."""
-    said = labels.set_index("pair_id")["label"] if len(labels) else pd.Series(dtype=np.int64)
-    yes = np.sort(said.index[said == 1].to_numpy(np.int64))
-    no = np.sort(said.index[said == 0].to_numpy(np.int64))
+    said, label = labels["pair_id"].to_numpy(np.int64), labels["label"].to_numpy()
+    yes, no = np.sort(said[label == 1]), np.sort(said[label == 0])
     above = matcher.proba >= matcher.threshold
     model_ids = ids[above & ~isin_sorted(ids, no)]
     chosen = np.union1d(model_ids, yes)
