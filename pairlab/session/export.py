@@ -385,10 +385,8 @@ def export_session(
     trained = np.unique(np.concatenate([np.empty(0, np.int64), *round_ids(session.folder / "run")]))
     answered = labels[labels["label"].isin((0, 1))]
     training = answered[isin_sorted(answered["pair_id"].to_numpy(np.int64), trained)]
-    skipped = untrainable(training["label"]) if matcher != "bi-encoder" else None
-    if matcher == "cross-encoder" and skipped:
-        raise ValueError(f"matcher='cross-encoder': {skipped}")
-    if matcher != "bi-encoder" and not skipped:
+    skipped = untrainable(training["label"]) if matcher == "auto" else None
+    if matcher != "bi-encoder" and not skipped:  # asked for, untrainable: cross_encoder says why
         options.append(
             cross_encoder(
                 session.pool,
