@@ -92,11 +92,9 @@ _INSERT = "INSERT INTO answers (pair_id, label, annotator, created_at, seconds) 
 
 @dataclass(frozen=True)
 class QueueItem:
-    """One queued pair: its place in the queue, pair id, round and why it is asked."""
+    """One queued pair: its id and why it is asked (one of :data:`KINDS`)."""
 
-    seq: int
     pair_id: int
-    round: int
     kind: str
 
 
@@ -174,7 +172,7 @@ class SessionStore(DurableStore):
             if page is not None:  # the choice and the claim in one write transaction
                 self._conn.execute("BEGIN IMMEDIATE")
             row = self._conn.execute(
-                f"SELECT q.seq, q.pair_id, q.round, q.kind FROM queue q LEFT JOIN ({_SAID}) s "
+                f"SELECT q.pair_id, q.kind FROM queue q LEFT JOIN ({_SAID}) s "
                 "USING (pair_id) WHERE (s.pair_id IS NULL OR (NOT s.mine AND ((s.yes + s.no = 1 "
                 "AND q.pair_id IN (SELECT pair_id FROM agreement)) OR (s.yes = s.no AND s.yes > 0)"
                 f"))) {held} ORDER BY q.kind = 'spare', q.seq LIMIT 1",
@@ -185,7 +183,7 @@ class SessionStore(DurableStore):
             if page is not None and row is not None:
                 self._conn.execute(
                     "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?)",
-                    (row[1], page, annotator, now + float(lease)),
+                    (row[0], page, annotator, now + float(lease)),
                 )
         return None if row is None else QueueItem(*row)
 
