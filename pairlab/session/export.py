@@ -165,11 +165,8 @@ def untrainable(labels) -> str | None:
 def audit_rounds(audit, store, held) -> list:
     """Each round of ``audit`` (a :class:`~.audit.SessionAudit`) as its design and the answers in
     ``store`` to its pairs (-1: none yet, or a pair in the sorted ``held``, trained on)."""
-    out = []
-    for r in audit.rounds():
-        design = audit.load(r)[0]
-        out.append((design, np.where(isin_sorted(design.ids, held), -1, store.answers(design.ids))))
-    return out
+    designs = [audit.load(r)[0] for r in audit.rounds()]
+    return [(d, np.where(isin_sorted(d.ids, held), -1, store.answers(d.ids))) for d in designs]
 
 
 def audit_counts(rounds, matcher, found: Candidates, predicted, level=0.95) -> dict | None:
