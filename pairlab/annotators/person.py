@@ -275,17 +275,13 @@ class SessionStore(DurableStore):
     def counts(self) -> dict:
         """Answers so far: ``labels`` (yes or no), ``positives``, ``unsure``, ``queued``."""
         with self._lock:  # in SQL: the widget shows these after every key press
-            labels, positives, unsure = self._conn.execute(
-                "SELECT COALESCE(SUM(label IN (0, 1)), 0), COALESCE(SUM(label = 1), 0), "
-                f"COALESCE(SUM(label = ?), 0) FROM ({_CURRENT})",
+            row = self._conn.execute(
+                "SELECT COALESCE(SUM(a.label IN (0, 1)), 0), COALESCE(SUM(a.label = 1), 0), "
+                "COALESCE(SUM(a.label = ?), 0), (SELECT COUNT(*) FROM queue) - COUNT(q.pair_id) "
+                f"FROM ({_CURRENT}) a LEFT JOIN queue q USING (pair_id)",
                 (NO_ANSWER,),
             ).fetchone()
-            queued = self._conn.execute(
-                f"SELECT (SELECT COUNT(*) FROM queue) - COUNT(*) FROM ({_CURRENT}) a JOIN queue q "
-                "USING (pair_id)"
-            ).fetchone()[0]
-        values = map(int, (labels, positives, unsure, queued))
-        return dict(zip(("labels", "positives", "unsure", "queued"), values))
+        return dict(zip(("labels", "positives", "unsure", "queued"), map(int, row)))
 
     def spent(self) -> dict:
         """The budget's use (the pairs known before the session aside): ``answered`` (an answer
