@@ -163,8 +163,6 @@ class LabelingSession:
         "given": never asked, trained on from the first round (they join its labels)."""
         positives, negatives = self.pool.known_positives, self.pool.stated_negatives
         known = np.concatenate([positives, negatives])
-        if not len(known):
-            return
         labels = np.repeat([1, 0], [len(positives), len(negatives)])
         self.store.post(0, known, "given")
         new = self.store.answers(known) == UNANSWERED  # given once: a reopened session has them
@@ -222,10 +220,10 @@ class LabelingSession:
         """A new session's first pairs, to label while round 1 embeds the records (minutes for
         25,000 records on 2 cores): :func:`.worker.first_pairs` of ``batch`` records, queued as
         spares (they join round 1's labels); the worker tops them up as they are answered."""
-        if (self.store.queue()["kind"] != "given").any():
+        queue = self.store.queue()
+        if (queue["kind"] != "given").any():
             return  # the session has begun: its queue goes on
-        known = np.concatenate([self.pool.known_positives, self.pool.stated_negatives])
-        pairs = first_pairs(self.pool, self.settings.seed, self.settings.batch, known)
+        pairs = first_pairs(self.pool, self.settings.seed, self.settings.batch, queue["pair_id"])
         self.store.post(1, pairs, "spare", agreement=self.settings.agreement_share)
 
     def stop(self, timeout: float = 10.0) -> None:
