@@ -237,7 +237,7 @@ def test_spares_spend_the_budget_and_the_audit_comes_before_a_wait(tmp_path, rac
     store = SessionStore(tmp_path / "s.sqlite")
     drawn, audit = recording_audit()
     person = PersonAnnotator(store, spares=None, audits=(0, 2, 2, 2), audit=audit, budget=40)
-    assert person.room(10) == 10  # 40 less the 6 audit pairs to come
+    assert person.room(1, 10) == 10  # 40 less the 6 audit pairs to come
     pool = SimpleNamespace(space=None)
     state = RoundState(1, pool, np.empty(0, np.int64), 40, None, candidates=np.arange(2000, 2010))
     person.start_round(1, state, np.arange(10))  # round 1: no audit
@@ -255,7 +255,7 @@ def test_spares_spend_the_budget_and_the_audit_comes_before_a_wait(tmp_path, rac
     assert person.top_up(low=30, chunk=30) == 0
     page = store.next_pair(annotator="cy", page="cy")  # a page holds one spare
     assert page.kind == "spare" and store.spent()["held"] == 1
-    assert person.room(10) == 3  # 40 - 30 answered - 1 held - 6 audit pairs to come
+    assert person.room(2, 10) == 3  # 40 - 30 answered - 1 held - 6 audit pairs to come
     person.since = time.time() - 60  # round 2: 3 pairs, while 30 answers came in its time
     if race:  # between the batch's size and its posting, a second page takes a spare
         assert store.next_pair(annotator="di", page="di").kind == "spare"
@@ -290,7 +290,7 @@ def test_a_last_audit_drawn_short_leaves_no_wait_for_the_final_model(tmp_path):
     store.post(1, np.arange(10), "batch")
     for pair in range(10):
         store.answer(pair, pair % 2, annotator="ann")
-    assert person.room(64) == 6  # 20 - 10 answered - 4 audit pairs to come
+    assert person.room(2, 64) == 6  # 20 - 10 answered - 4 audit pairs to come
     person.start_round(2, state, np.arange(30, 36))
     queue = store.queue()
     assert person.closed and (queue["kind"] == "audit").sum() == 3  # one short
@@ -325,7 +325,7 @@ def test_the_audit_to_come_is_posted_when_a_rounds_answers_would_spend_the_spare
     assert drawn == [(2, 6, labelled, [*range(10), *range(1000, 1024)])]
     queue = store.queue()
     assert (queue.loc[queue["kind"] == "audit", "round"] == 2).sum() == 6
-    assert person.room(20) == 13  # 40 - 21 answered - 6 asked (the 12 spares queued aside)
+    assert person.room(2, 20) == 13  # 40 - 21 answered - 6 asked (the 12 spares queued aside)
     assert person.top_up(low=30, chunk=30) == 0  # the spares queued fill the budget
     store.close()
 
@@ -345,7 +345,7 @@ def test_an_audit_no_round_could_draw_comes_under_the_final_model(tmp_path):
     store.post(1, np.arange(14), "spare")
     for pair in range(14):
         store.answer(pair, pair % 2, annotator="ann")
-    assert person.room(8) == 0  # 16 less 14 answered less the 2 audit pairs to come
+    assert person.room(1, 8) == 0  # 16 less 14 answered less the 2 audit pairs to come
     final = RoundState(2, SimpleNamespace(space=None), np.empty(0, np.int64), 16, None)
     assert person.last_audit(final) == 2
     assert drawn == [(2, 2, list(range(14)), list(range(14)))]

@@ -243,13 +243,13 @@ class SessionStore(DurableStore):
         live = self._read(f"SELECT * FROM ({_LIVE}) WHERE label IN (0, 1)")
         current = self._read(_CURRENT).set_index("pair_id")["label"]
         twice = live[live.duplicated("pair_id", keep=False)].groupby("pair_id").head(2)
-        first = twice.drop_duplicates("pair_id").set_index("pair_id")
-        both = first.join(twice[twice.duplicated("pair_id")].set_index("pair_id"), rsuffix="_2")
+        first, second = twice.drop_duplicates("pair_id"), twice[twice.duplicated("pair_id")]
+        both = first.merge(second, on="pair_id", suffixes=("", "_2"))  # in first's order
         a, b = both["label"].to_numpy(), both["label_2"].to_numpy()
         out = {"pairs": len(a), "kappa": None, "kappa_ci": None}
         if len(a) >= 2 and len(set(a) | set(b)) > 1:
             out["kappa"], out["kappa_ci"] = cohen_kappa(a, b)
-        disagree = both[a != b].reset_index()
+        disagree = both[a != b].reset_index(drop=True)
         disagree.columns = ["pair_id", "first", "first_label", "second", "second_label"]
         disagree["label"] = current.reindex(disagree["pair_id"]).to_numpy()
         out["disagree"] = disagree
@@ -363,9 +363,10 @@ class PersonAnnotator(Annotator):
     def params(self) -> dict:  # not the oracle's pool, nor the audit's function
         return {"store": str(self.store.path), "who": self.who}
 
-    def room(self, n: int, *, free: bool = False) -> int:
-        """At most ``n``: the budget less the answers given or asked (the spares' held by a page
-        included; ``free``: the spares queued, too) and the audit pairs still to come."""
+    def room(self, round: int, n: int, *, free: bool = False) -> int:
+        """At most ``n`` (``round``: the loop's, unused): the budget less the answers given or
+        asked (the spares' held by a page included; ``free``: and those queued) and the audit
+        pairs still to come."""
         return int(np.clip(self._left(free=free), 0, n))
 
     def _left(self, *, free: bool = True, to_come: bool = True) -> int:
@@ -419,7 +420,7 @@ class PersonAnnotator(Annotator):
         if self.spares is None:  # none posted now: top_up queues them from the reserve
             self.reserve = _spares(state, shown, len(state.candidates), self.one_to_one)
         else:
-            spare = _spares(state, shown, self.room(self.spares, free=True), self.one_to_one)
+            spare = _spares(state, shown, self.room(round, self.spares, free=True), self.one_to_one)
             self.store.post(round, spare, "spare", agreement=self.agreement)
         if self.closed and 0 < len(audit) < n_audit:  # drawn short: no wait for the final model
             self.spend_rest(state)
@@ -446,7 +447,7 @@ class PersonAnnotator(Annotator):
         next ``chunk`` (or that many) of :attr:`reserve` (not queued before; ``one_to_one``: nor
         of a record in a labelled match) as spares of the round; returns how many were queued."""
         recent = self.store.answered_since(time.time() - pace)
-        low, chunk = max(low, recent), self.room(max(chunk, recent), free=True)
+        low, chunk = max(low, recent), self.room(self.round, max(chunk, recent), free=True)
         if self.closed or not chunk or self.store.counts()["queued"] >= low:
             return 0
         free = self.reserve[~np.isin(self.reserve, self.store.queue()["pair_id"])]

@@ -161,7 +161,7 @@ class SessionRun(ActiveRun):
     (:meth:`PersonAnnotator.room`), and each trained model ranks the next spares."""
 
     def _size(self, i: int, n: int) -> int:
-        return self.annotator.room(n)
+        return self.annotator.room(i, n)
 
     def _train(self, i: int, ids, labels, stages, record: dict):
         model = super()._train(i, ids, labels, stages, record)
