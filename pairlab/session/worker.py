@@ -148,12 +148,11 @@ def _last_audit(job: Job, annotator: PersonAnnotator, audit, *, round: int):
     if audit.skipped() and not audit.rounds():
         pending = {"share": job.settings.audit_share, "skipped": True, "last": True}
         store.set_status("estimate_pending", sentence(pending, "estimate_pending"))
-    if not store.spent()["asked"]:  # (a restarted worker: posted before, maybe answered)
-        return
-    store.set_status("worker", f"round {round} (the last): waiting for the audit's answers")
-    while store.spent()["asked"]:
-        time.sleep(0.2)
-    log_estimate(job.folder, audit, store, pool.space, round=round)
+    if store.spent()["asked"]:  # (a restarted worker: posted before, maybe answered)
+        store.set_status("worker", f"round {round} (the last): waiting for the audit's answers")
+        while store.spent()["asked"]:
+            time.sleep(0.2)
+        log_estimate(job.folder, audit, store, pool.space, round=round)
 
 
 class SessionRun(ActiveRun):
