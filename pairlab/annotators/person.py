@@ -92,11 +92,9 @@ _INSERT = "INSERT INTO answers (pair_id, label, annotator, created_at, seconds) 
 
 @dataclass(frozen=True)
 class QueueItem:
-    """One queued pair: its place in the queue, pair id, round and why it is asked."""
+    """One queued pair: its id and why it is asked (one of :data:`KINDS`)."""
 
-    seq: int
     pair_id: int
-    round: int
     kind: str
 
 
@@ -116,22 +114,18 @@ class SessionStore(DurableStore):
         strata = [None] * len(ids) if strata is None else [int(s) for s in strata]
         if len(kinds) != len(ids) or len(strata) != len(ids):
             raise ValueError(f"{len(ids)} pairs but {len(kinds)} kinds and {len(strata)} strata")
-        bad = sorted(set(kinds) - set(KINDS))
-        if bad:
+        if bad := sorted(set(kinds) - set(KINDS)):
             raise ValueError(f"kinds must be among {KINDS}, got {bad}")
         now = _utc_now()
         rows = [(int(p), int(round), k, s, now) for p, k, s in zip(ids, kinds, strata)]
         twice = [(int(p),) for p in agreement_pairs(ids, agreement)]
         with self._lock, self._conn:
-            before = self._conn.total_changes
-            self._conn.executemany(
+            self._conn.executemany("INSERT OR IGNORE INTO agreement VALUES (?)", twice)
+            return self._conn.executemany(
                 "INSERT OR IGNORE INTO queue (pair_id, round, kind, stratum, "
                 "posted_at) VALUES (?, ?, ?, ?, ?)",
                 rows,
-            )
-            new = self._conn.total_changes - before
-            self._conn.executemany("INSERT OR IGNORE INTO agreement VALUES (?)", twice)
-            return new
+            ).rowcount  # the rows inserted, not those ignored
 
     def answers(self, pair_ids) -> np.ndarray:
         """(n,) int8 current answers of ``pair_ids``: 1, 0, -1 (unsure) or :data:`UNANSWERED`."""
@@ -178,7 +172,7 @@ class SessionStore(DurableStore):
             if page is not None:  # the choice and the claim in one write transaction
                 self._conn.execute("BEGIN IMMEDIATE")
             row = self._conn.execute(
-                f"SELECT q.seq, q.pair_id, q.round, q.kind FROM queue q LEFT JOIN ({_SAID}) s "
+                f"SELECT q.pair_id, q.kind FROM queue q LEFT JOIN ({_SAID}) s "
                 "USING (pair_id) WHERE (s.pair_id IS NULL OR (NOT s.mine AND ((s.yes + s.no = 1 "
                 "AND q.pair_id IN (SELECT pair_id FROM agreement)) OR (s.yes = s.no AND s.yes > 0)"
                 f"))) {held} ORDER BY q.kind = 'spare', q.seq LIMIT 1",
@@ -189,7 +183,7 @@ class SessionStore(DurableStore):
             if page is not None and row is not None:
                 self._conn.execute(
                     "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?)",
-                    (row[1], page, annotator, now + float(lease)),
+                    (row[0], page, annotator, now + float(lease)),
                 )
         return None if row is None else QueueItem(*row)
 
@@ -249,23 +243,16 @@ class SessionStore(DurableStore):
         live = self._read(f"SELECT * FROM ({_LIVE}) WHERE label IN (0, 1)")
         current = self._read(_CURRENT).set_index("pair_id")["label"]
         twice = live[live.duplicated("pair_id", keep=False)].groupby("pair_id").head(2)
-        first, second = twice.groupby("pair_id").nth(0), twice.groupby("pair_id").nth(1)
-        first, second = first.set_index("pair_id"), second.set_index("pair_id").loc[first.pair_id]
-        a, b = first["label"].to_numpy(), second["label"].to_numpy()
+        first, second = twice.drop_duplicates("pair_id"), twice[twice.duplicated("pair_id")]
+        both = first.merge(second, on="pair_id", suffixes=("", "_2"))  # in first's order
+        a, b = both["label"].to_numpy(), both["label_2"].to_numpy()
         out = {"pairs": len(a), "kappa": None, "kappa_ci": None}
         if len(a) >= 2 and len(set(a) | set(b)) > 1:
             out["kappa"], out["kappa_ci"] = cohen_kappa(a, b)
-        differ = first.index[a != b]
-        out["disagree"] = pd.DataFrame(
-            {
-                "pair_id": differ,
-                "first": first.loc[differ, "annotator"].to_numpy(),
-                "first_label": first.loc[differ, "label"].to_numpy(),
-                "second": second.loc[differ, "annotator"].to_numpy(),
-                "second_label": second.loc[differ, "label"].to_numpy(),
-                "label": current.reindex(differ).to_numpy(),
-            }
-        )
+        disagree = both[a != b].reset_index(drop=True)
+        disagree.columns = ["pair_id", "first", "first_label", "second", "second_label"]
+        disagree["label"] = current.reindex(disagree["pair_id"]).to_numpy()
+        out["disagree"] = disagree
         return out
 
     def undo(self, *, annotator: str) -> int | None:
@@ -288,17 +275,13 @@ class SessionStore(DurableStore):
     def counts(self) -> dict:
         """Answers so far: ``labels`` (yes or no), ``positives``, ``unsure``, ``queued``."""
         with self._lock:  # in SQL: the widget shows these after every key press
-            labels, positives, unsure = self._conn.execute(
-                "SELECT COALESCE(SUM(label IN (0, 1)), 0), COALESCE(SUM(label = 1), 0), "
-                f"COALESCE(SUM(label = ?), 0) FROM ({_CURRENT})",
+            row = self._conn.execute(
+                "SELECT COALESCE(SUM(a.label IN (0, 1)), 0), COALESCE(SUM(a.label = 1), 0), "
+                "COALESCE(SUM(a.label = ?), 0), (SELECT COUNT(*) FROM queue) - COUNT(q.pair_id) "
+                f"FROM ({_CURRENT}) a LEFT JOIN queue q USING (pair_id)",
                 (NO_ANSWER,),
             ).fetchone()
-            queued = self._conn.execute(
-                f"SELECT (SELECT COUNT(*) FROM queue) - COUNT(*) FROM ({_CURRENT}) a JOIN queue q "
-                "USING (pair_id)"
-            ).fetchone()[0]
-        values = map(int, (labels, positives, unsure, queued))
-        return dict(zip(("labels", "positives", "unsure", "queued"), values))
+        return dict(zip(("labels", "positives", "unsure", "queued"), map(int, row)))
 
     def spent(self) -> dict:
         """The budget's use (the pairs known before the session aside): ``answered`` (an answer
@@ -380,10 +363,11 @@ class PersonAnnotator(Annotator):
     def params(self) -> dict:  # not the oracle's pool, nor the audit's function
         return {"store": str(self.store.path), "who": self.who}
 
-    def room(self, round: int, n: int) -> int:
-        """The budget less the answers given or asked (the spares' held by a page included) and
-        the audit pairs still to come, at most ``n``."""
-        return n if self.budget is None else int(np.clip(self._left(free=False), 0, n))
+    def room(self, round: int, n: int, *, free: bool = False) -> int:
+        """At most ``n`` (``round``: the loop's, unused): the budget less the answers given or
+        asked (the spares' held by a page included; ``free``: and those queued) and the audit
+        pairs still to come."""
+        return int(np.clip(self._left(free=free), 0, n))
 
     def _left(self, *, free: bool = True, to_come: bool = True) -> int:
         """The budget not spent or asked for, less the audit pairs still to come (``free``:
@@ -432,12 +416,11 @@ class PersonAnnotator(Annotator):
             strata=stratum[order],
             agreement=self.agreement,
         )
-        topped = self.spares is None
-        n_spare = len(state.candidates) if topped else self._cap(self.spares)
-        ranked = _spares(state, shown, n_spare, self.one_to_one)
-        spare = ranked[:0] if topped else ranked
-        self.space, self.reserve = state.pool.space, ranked if topped else self.reserve
-        if len(spare):
+        self.space = state.pool.space
+        if self.spares is None:  # none posted now: top_up queues them from the reserve
+            self.reserve = _spares(state, shown, len(state.candidates), self.one_to_one)
+        else:
+            spare = _spares(state, shown, self.room(round, self.spares, free=True), self.one_to_one)
             self.store.post(round, spare, "spare", agreement=self.agreement)
         if self.closed and 0 < len(audit) < n_audit:  # drawn short: no wait for the final model
             self.spend_rest(state)
@@ -464,11 +447,10 @@ class PersonAnnotator(Annotator):
         next ``chunk`` (or that many) of :attr:`reserve` (not queued before; ``one_to_one``: nor
         of a record in a labelled match) as spares of the round; returns how many were queued."""
         recent = self.store.answered_since(time.time() - pace)
-        low, chunk = max(low, recent), self._cap(max(chunk, recent))
+        low, chunk = max(low, recent), self.room(self.round, max(chunk, recent), free=True)
         if self.closed or not chunk or self.store.counts()["queued"] >= low:
             return 0
-        queued = np.sort(self.store.queue()["pair_id"].to_numpy(np.int64))
-        free = self.reserve[~np.isin(self.reserve, queued)]
+        free = self.reserve[~np.isin(self.reserve, self.store.queue()["pair_id"])]
         if self.one_to_one and len(free):
             free = free[~of_matched_records(self.space, free, *self.store.labelled())]
         return self.store.post(max(self.round, 1), free[:chunk], "spare", agreement=self.agreement)
@@ -477,10 +459,9 @@ class PersonAnnotator(Annotator):
         """Rank the reserve's next ``shortlist`` pairs by the model just trained (nearest its
         boundary first; only their records embedded, seconds not minutes), so that the spares
         asked while the next round embeds the records are the newest model's, not the last."""
-        if self.spares is not None or self.closed or not len(self.reserve):
+        if self.spares is not None or self.closed:
             return
-        queued = self.store.queue()["pair_id"].to_numpy(np.int64)
-        free = self.reserve[~np.isin(self.reserve, queued)]
+        free = self.reserve[~np.isin(self.reserve, self.store.queue()["pair_id"])]
         head = free[:shortlist]
         if not len(head):
             return
@@ -492,14 +473,10 @@ class PersonAnnotator(Annotator):
         records' embedding) would spend what the budget leaves to spares, post the audit pairs
         still to come now, drawn under the last model as the next round's: the team answers
         them while the last round embeds, instead of waiting for it."""
-        now, since = time.time(), self.since
-        self.since = now
+        since, self.since = self.since, time.time()
         topped = self.spares is None and self.budget is not None and not self.closed
-        if not topped or self.state is None:
-            return
-        if self._left() > self.store.answered_since(since):  # the spares will last the round
-            return
-        self.last_audit(replace(self.state, round=self.round + 1))
+        if topped and self.state is not None and self._left() <= self.store.answered_since(since):
+            self.last_audit(replace(self.state, round=self.round + 1))
 
     def last_audit(self, state) -> int:
         """Post the audit pairs still to come, drawn under ``state``'s model as round
@@ -535,10 +512,6 @@ class PersonAnnotator(Annotator):
         asked = np.union1d(state.held_out, queue["pair_id"].to_numpy(np.int64))
         labelled, labels = self.store.labelled()
         return replace(state, labelled=labelled, labels=labels, held_out=asked)
-
-    def _cap(self, n: int) -> int:
-        """At most ``n`` spares, within the budget (the next round trains on them)."""
-        return n if self.budget is None else int(np.clip(self._left(), 0, n))
 
     def held_out(self) -> np.ndarray:
         """The pairs no batch may pick (sorted int64): the audit pairs posted, which no model
@@ -581,10 +554,9 @@ def _spares(state, shown, n: int, one_to_one: bool = False) -> np.ndarray:
 
 
 def cohen_kappa(a, b, *, n_boot: int = 2000, seed: int = 0) -> tuple[float, tuple]:
-    """Cohen's kappa of two people's 0/1 answers to the same pairs (scikit-learn's) and its 95%
-    percentile interval over ``n_boot`` resamples of the pairs."""
+    """Cohen's kappa of two people's 0/1 answers to the same pairs and its 95% percentile
+    interval over ``n_boot`` resamples of the pairs."""
     from scipy.stats import bootstrap
-    from sklearn.metrics import cohen_kappa_score
 
     def kappa(x, y, axis=-1):  # binary answers, vectorised over resamples
         agree = (x == y).mean(axis)
@@ -594,8 +566,7 @@ def cohen_kappa(a, b, *, n_boot: int = 2000, seed: int = 0) -> tuple[float, tupl
             return np.where(chance < 1, (agree - chance) / (1 - chance), 1.0)
 
     a, b = np.asarray(a, float), np.asarray(b, float)
-    point = float(cohen_kappa_score(a, b))
-    found = bootstrap(
+    low, high = bootstrap(
         (a, b),
         kappa,
         paired=True,
@@ -603,8 +574,8 @@ def cohen_kappa(a, b, *, n_boot: int = 2000, seed: int = 0) -> tuple[float, tupl
         n_resamples=n_boot,
         method="percentile",
         rng=np.random.default_rng(seed),
-    )
-    return point, (float(found.confidence_interval.low), float(found.confidence_interval.high))
+    ).confidence_interval
+    return float(kappa(a, b)), (float(low), float(high))
 
 
 def agreement_pairs(pair_ids, share: float) -> np.ndarray:

@@ -11,7 +11,6 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
-from scipy.special import expit
 
 from ..annotators.person import SessionStore
 from ..evaluation.audit import Audit, PairCosine, draw_audit, stratify
@@ -91,7 +90,7 @@ class SessionAudit:
             state.pool.space,
             left,
             right,
-            probability=lambda cosine: expit(rates.logits(cosine)),
+            probability=rates.proba,
             n_strata=self.n_strata,
             threshold=float(threshold),
             seed=self.seed + round,

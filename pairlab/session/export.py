@@ -165,11 +165,8 @@ def untrainable(labels) -> str | None:
 def audit_rounds(audit, store, held) -> list:
     """Each round of ``audit`` (a :class:`~.audit.SessionAudit`) as its design and the answers in
     ``store`` to its pairs (-1: none yet, or a pair in the sorted ``held``, trained on)."""
-    out = []
-    for r in audit.rounds():
-        design = audit.load(r)[0]
-        out.append((design, np.where(isin_sorted(design.ids, held), -1, store.answers(design.ids))))
-    return out
+    designs = [audit.load(r)[0] for r in audit.rounds()]
+    return [(d, np.where(isin_sorted(d.ids, held), -1, store.answers(d.ids))) for d in designs]
 
 
 def audit_counts(rounds, matcher, found: Candidates, predicted, level=0.95) -> dict | None:
@@ -312,9 +309,8 @@ def find_matches(ids: np.ndarray, matcher, labels: pd.DataFrame, pool) -> tuple[
     """The matches of ``matcher`` (a :class:`Matcher` over the candidate ``ids``): the candidates
     at or above its threshold, plus the pairs the person said match, minus those they said do not
     (left_id, right_id, score, source, pair_id); and what was decided (threshold, counts)."""
-    said = labels.set_index("pair_id")["label"] if len(labels) else pd.Series(dtype=np.int64)
-    yes = np.sort(said.index[said == 1].to_numpy(np.int64))
-    no = np.sort(said.index[said == 0].to_numpy(np.int64))
+    said, label = labels["pair_id"].to_numpy(np.int64), labels["label"].to_numpy()
+    yes, no = np.sort(said[label == 1]), np.sort(said[label == 0])
     above = matcher.proba >= matcher.threshold
     model_ids = ids[above & ~isin_sorted(ids, no)]
     chosen = np.union1d(model_ids, yes)
@@ -386,10 +382,8 @@ def export_session(
     trained = np.unique(np.concatenate([np.empty(0, np.int64), *round_ids(session.folder / "run")]))
     answered = labels[labels["label"].isin((0, 1))]
     training = answered[isin_sorted(answered["pair_id"].to_numpy(np.int64), trained)]
-    skipped = untrainable(training["label"]) if matcher != "bi-encoder" else None
-    if matcher == "cross-encoder" and skipped:
-        raise ValueError(f"matcher='cross-encoder': {skipped}")
-    if matcher != "bi-encoder" and not skipped:
+    skipped = untrainable(training["label"]) if matcher == "auto" else None
+    if matcher != "bi-encoder" and not skipped:  # asked for, untrainable: cross_encoder says why
         options.append(
             cross_encoder(
                 session.pool,

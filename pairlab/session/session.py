@@ -24,7 +24,7 @@ from ..io import read_json, to_json, write_json
 from ..progress import listening
 from .audit import SessionAudit
 from .export import export_session, label_frame, match_quality, read_matches
-from .settings import SessionSettings, audits, split
+from .settings import SessionSettings
 from .worker import Job, first_pairs, log_estimate, run_job, sentence, spawn
 
 __all__ = ["LabelingSession", "one_to_one_advice", "session_config"]
@@ -73,11 +73,9 @@ def planned_rounds(folder: Path, settings: SessionSettings, *, audited: bool):
     path = folder / SETTINGS_FILE
     old = read_json(path) if path.is_file() and (folder / "run" / "config.json").is_file() else {}
     grown = isinstance(old, dict) and differing_keys(old, to_json(asdict(settings))) == ["budget"]
-    if not grown or not old["budget"] < settings.budget:  # no run, the same budget, or a
-        return settings.rounds(audited=audited)  # change the run folder's check refuses
-    done = split(int(old["budget"]), settings.batch)
-    shown = done + split(settings.budget - sum(done), settings.batch)
-    return shown, audits(shown, settings.audit_share if audited else 0.0, first=1)
+    # no run, the same budget, or a change the run folder's check refuses: the plan from scratch
+    done = int(old["budget"]) if grown and old["budget"] < settings.budget else 0
+    return settings.rounds(audited=audited, done=done)
 
 
 def one_to_one_advice(use: dict, one_to_one: bool) -> str:
@@ -165,8 +163,6 @@ class LabelingSession:
         "given": never asked, trained on from the first round (they join its labels)."""
         positives, negatives = self.pool.known_positives, self.pool.stated_negatives
         known = np.concatenate([positives, negatives])
-        if not len(known):
-            return
         labels = np.repeat([1, 0], [len(positives), len(negatives)])
         self.store.post(0, known, "given")
         new = self.store.answers(known) == UNANSWERED  # given once: a reopened session has them
@@ -224,10 +220,10 @@ class LabelingSession:
         """A new session's first pairs, to label while round 1 embeds the records (minutes for
         25,000 records on 2 cores): :func:`.worker.first_pairs` of ``batch`` records, queued as
         spares (they join round 1's labels); the worker tops them up as they are answered."""
-        if (self.store.queue()["kind"] != "given").any():
+        queue = self.store.queue()
+        if (queue["kind"] != "given").any():
             return  # the session has begun: its queue goes on
-        known = np.concatenate([self.pool.known_positives, self.pool.stated_negatives])
-        pairs = first_pairs(self.pool, self.settings.seed, self.settings.batch, known)
+        pairs = first_pairs(self.pool, self.settings.seed, self.settings.batch, queue["pair_id"])
         self.store.post(1, pairs, "spare", agreement=self.settings.agreement_share)
 
     def stop(self, timeout: float = 10.0) -> None:

@@ -68,17 +68,18 @@ class SessionSettings:
         if not isinstance(self.train, dict):
             raise TypeError(f"train must be a dict of ActiveConfig fields, got {self.train!r}")
 
-    def rounds(self, *, audited: bool = True) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """``(shown, audit)``: the pairs each round shows (``sum(shown) == budget``) and the
-        audit's among them (:func:`audits`; none where ``audited`` is False)."""
-        shown = split(self.budget, self.batch)
-        return shown, audits(shown, self.audit_share if audited else 0.0, first=1)
+    def rounds(self, *, audited: bool = True, done: int = 0) -> tuple[tuple[int, ...], ...]:
+        """``(shown, audit)``: the pairs each round shows (``sum(shown) == budget``; the first
+        ``done`` in the rounds a run of that budget had) and the audit's among them
+        (:func:`audits`; none where ``audited`` is False)."""
+        shown = split(done, self.batch) + split(self.budget - done, self.batch)
+        return shown, audits(shown, self.audit_share if audited else 0.0)
 
 
-def audits(shown, share: float, *, first: int) -> tuple[int, ...]:
-    """The audit's pairs in each round of ``shown`` pairs, numbered from ``first``: none in
-    round 1, else ``audit_share`` of the round's pairs, rounded, leaving the strategy one."""
+def audits(shown, share: float) -> tuple[int, ...]:
+    """The audit's pairs in each round of ``shown`` pairs: none in round 1, else ``share`` of
+    the round's pairs, rounded, leaving the strategy one."""
     return tuple(
         0 if i < 2 or s < 2 else min(int(np.floor(s * share + 0.5)), s - 1)  # half up
-        for i, s in enumerate(shown, start=first)
+        for i, s in enumerate(shown, start=1)
     )

@@ -109,13 +109,7 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
             result = run.run()
             stop.set()
             if s.annotator == "person" and job.config.keep_model:  # the export reads them back
-                store.set_status(
-                    "worker", "preparing the export: the final model embeds the records"
-                )
-                model = final_model(job.folder)
-                found = candidates(job.pool, model, s.candidate_m)
-                round = len(result["records"]) + 1
-                _last_audit(job, annotator, audit, model, found, round=round)
+                _last_audit(job, annotator, audit, round=len(result["records"]) + 1)
         return result
     finally:
         stop.set()
@@ -124,13 +118,16 @@ def run_job(job: Job, *, callbacks=(), learner=None) -> dict:
         store.set_status("progress", "")
 
 
-def _last_audit(job: Job, annotator: PersonAnnotator, audit, model, found, *, round: int):
+def _last_audit(job: Job, annotator: PersonAnnotator, audit, *, round: int):
     """The audit pairs the rounds could not draw (the budget spent before a trained model),
     drawn under the final model (its embeddings are the export's), and the session's last
     estimate once the pages have answered them. An audit the final model cannot draw either
-    (every answer the same) leaves its labels to the model's candidates ``found``."""
+    (every answer the same) leaves its labels to the model's candidates."""
     store, pool = annotator.store, job.pool
-    left = model.embed(pool.left_texts)  # read back: the export's candidates embedded them
+    store.set_status("worker", "preparing the export: the final model embeds the records")
+    model = final_model(job.folder)
+    found = candidates(pool, model, job.settings.candidate_m)
+    left = model.embed(pool.left_texts)  # read back: the candidates embedded them
     right = left if pool.symmetric else model.embed(pool.right_texts)
     labelled, labels = store.labelled()
     state = RoundState(
@@ -151,12 +148,11 @@ def _last_audit(job: Job, annotator: PersonAnnotator, audit, model, found, *, ro
     if audit.skipped() and not audit.rounds():
         pending = {"share": job.settings.audit_share, "skipped": True, "last": True}
         store.set_status("estimate_pending", sentence(pending, "estimate_pending"))
-    if not store.spent()["asked"]:  # (a restarted worker: posted before, maybe answered)
-        return
-    store.set_status("worker", f"round {round} (the last): waiting for the audit's answers")
-    while store.spent()["asked"]:
-        time.sleep(0.2)
-    log_estimate(job.folder, audit, store, pool.space, round=round)
+    if store.spent()["asked"]:  # (a restarted worker: posted before, maybe answered)
+        store.set_status("worker", f"round {round} (the last): waiting for the audit's answers")
+        while store.spent()["asked"]:
+            time.sleep(0.2)
+        log_estimate(job.folder, audit, store, pool.space, round=round)
 
 
 class SessionRun(ActiveRun):
