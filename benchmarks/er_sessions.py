@@ -340,7 +340,18 @@ def export_coverage(pool, model, found, matcher, labels, audit, estimate, *, rep
     rng = np.random.default_rng(seed)
     tallies = {k: [] for k in ("tp", "precision", "recall", "f1")}
     for _ in range(repeats):
-        designs = [draw_audit(strata, n, labelled, truth_labels, seed=rng, **prior) for n in sizes]
+        designs = [  # a small audit goes where it informs most, as the session draws it
+            draw_audit(
+                strata,
+                n,
+                labelled,
+                truth_labels,
+                seed=rng,
+                floor=int(n >= strata.n_strata),
+                **prior,
+            )
+            for n in sizes
+        ]
         drawn = np.unique(np.concatenate([d.ids for d in designs]))
         rounds = [(d, isin_sorted(d.ids, positives).astype(np.int64)) for d in designs]
         predicted = np.setdiff1d(np.setdiff1d(calls, labelled), drawn)
