@@ -276,7 +276,7 @@ def union_seconds(intervals) -> float:
     """The seconds covered by any of ``intervals`` ``(start, end)``."""
     total, reach = 0.0, -np.inf
     for start, end in sorted(intervals):
-        if end > reach:
+        if end > max(start, reach):  # an interval that ends before it starts is empty
             total += end - max(start, reach)
             reach = end
     return total

@@ -159,3 +159,22 @@ def test_the_targets_judge_the_backend_rows_when_a_run_has_them(tmp_path):
     page = report.render("benchmarks/README.md", tmp_path)
     assert "| 2.00x (100 vs 50 texts/s), 1 - cosine at most 6e-08 | yes |" in page
     assert "| 1.50x (400 vs 267 pairs/s), largest logit difference 4e-08 | no |" in page
+
+
+def test_a_teams_wait_counts_only_while_the_budget_had_a_pair_to_hand_out():
+    """person_pace.py: two pages that answered theirs while a third holds the budget's last
+    pair wait for nothing the session could give; a gap before that pair was taken counts."""
+    import pandas as pd
+
+    from benchmarks.person_pace import handed_out, union_seconds
+
+    assert union_seconds([(0, 2), (1, 3), (5, 6)]) == 4
+    assert union_seconds([(4, 3.9), (4, 5)]) == 1  # one that ends before it starts is empty
+    answered = pd.DataFrame({"seconds": [3.0, 3.0, 3.0, None]})
+    stamps = pd.Series([10.0, 12.0, 14.0, 14.5])  # taken at 7, 9, 11; the last without seconds
+    assert handed_out(answered, stamps, budget=4) == 14.5  # taken as it was answered
+    assert handed_out(answered, stamps, budget=5) is None  # the budget not all answered
+    last = handed_out(answered.iloc[:3], stamps.iloc[:3], budget=3)
+    assert last == 11.0
+    waits = [(10.0, 13.0), (11.005, 14.0)]  # a page short of pairs from 10, two at the end
+    assert union_seconds([(a, min(b, last)) for a, b in waits]) == 1.0
