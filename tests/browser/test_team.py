@@ -343,13 +343,19 @@ def test_four_pages_of_250_answers_lose_and_double_none(tmp_path, chromium, requ
                 sent[k].append("timed")
                 page.wait_for_function(NEXT, arg=shown, timeout=60_000)
             time.sleep(max(0.0, 0.2 - 0.05 * LOAD_PAGES))
+        waiting_since = time.monotonic()
         while min(map(len, sent)) < LOAD_EACH:  # bursts at 0 ms, once enough pairs wait
             stages.update(value for (value,) in sql(server.folder, worker))
             queued = sql(server.folder, "SELECT COUNT(*) FROM queue")[0][0]
             answered = sql(server.folder, "SELECT COUNT(DISTINCT pair_id) FROM answers")[0][0]
             if queued - answered < LOAD_BURST * LOAD_PAGES + LOAD_PAGES:
+                assert time.monotonic() - waiting_since < 180, (
+                    f"{queued - answered} pairs wait unanswered after 3 minutes, short of a burst "
+                    f"on every page ({LOAD_BURST * LOAD_PAGES + LOAD_PAGES}); the worker: {stages}"
+                )
                 time.sleep(0.5)
                 continue
+            waiting_since = time.monotonic()
             for k, page in enumerate(pages):
                 keys = page.locator(".pairlab-label-keys input").first
                 keys.press_sequentially("n" * LOAD_BURST, delay=0)
