@@ -233,9 +233,10 @@ def write(args, session, waits, firsts, counts, times) -> None:
     )
 
 
-def export_check(session, repeats: int) -> dict:
+def export_check(session, repeats: int) -> dict | None:
     """How often the bi-encoder export's intervals hold the truth over ``repeats`` fresh audits
-    (:func:`benchmarks.er_sessions.export_coverage`, as the solo sessions' records check it)."""
+    (:func:`benchmarks.er_sessions.export_coverage`, as the solo records check it); None
+    before any audit estimate."""
     from benchmarks.er_sessions import export_coverage
     from pairlab.session import export as pick
     from pairlab.session.audit import SessionAudit
